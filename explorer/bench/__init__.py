@@ -1,0 +1,1 @@
+"""Qt-free: benchmark workloads, honest timing, and a worker process that streams results."""

@@ -1,0 +1,104 @@
+"""The ``device-explorer`` command line.
+
+The GUI is the default; every sub-command prints text, or JSON with ``--json``. This module
+builds the parser and dispatches; the work lives in ``explorer.commands.*``, imported only for
+the sub-command asked for, so ``devices --json`` never loads Qt and ``--help`` loads nothing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Sequence
+
+from explorer import __version__
+from explorer.errors import UserError
+
+PANELS = ("devices", "visualizer", "benchmarks")
+
+
+def _add_json(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--json", action="store_true", help="print JSON (snake_case keys) instead of text")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="device-explorer",
+        description="See and measure how compute devices work. With no sub-command, opens the window.",
+    )
+    parser.add_argument("--version", action="version", version=f"device-explorer {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    p = sub.add_parser("gui", help="open the main window (the default)")
+    p.add_argument("--panel", choices=PANELS, default=None, help="panel to show first")
+    p.set_defaults(handler="explorer.commands.gui:run_gui")
+
+    p = sub.add_parser("devices", help="list the devices found (CPU, NVIDIA GPUs)")
+    _add_json(p)
+    p.add_argument("--catalog", action="store_true", help="also list catalog GPUs (spec sheets, not present)")
+    p.set_defaults(handler="explorer.commands.devices:run_devices")
+
+    p = sub.add_parser("occupancy", help="occupancy of one block configuration on a device or compute capability")
+    target = p.add_mutually_exclusive_group(required=True)
+    target.add_argument("--device", metavar="NAME", help='device name or unique part of it ("1650", "h100")')
+    target.add_argument("--cc", metavar="X.Y", help="compute capability, e.g. 8.6")
+    p.add_argument("--threads", type=str, required=True, metavar="N", help="threads per block")
+    p.add_argument("--regs", type=str, default="32", metavar="R", help="registers per thread (default 32)")
+    p.add_argument("--smem", type=str, default="0", metavar="BYTES", help="shared memory per block in bytes")
+    _add_json(p)
+    p.set_defaults(handler="explorer.commands.launch:run_occupancy")
+
+    p = sub.add_parser("launch", help="how a whole launch is dispatched: warps, idle lanes, waves")
+    p.add_argument("--device", required=True, metavar="NAME", help='device name or unique part ("1650")')
+    p.add_argument("--grid", required=True, metavar="X[,Y[,Z]]", help="grid dimensions in blocks")
+    p.add_argument("--block", required=True, metavar="X[,Y[,Z]]", help="block dimensions in threads")
+    p.add_argument("--smem", type=str, default="0", metavar="B", help="dynamic shared memory per block, bytes")
+    p.add_argument("--regs", type=str, default="32", metavar="R", help="registers per thread (default 32)")
+    p.add_argument("--n", type=str, default=None, metavar="N", help="problem size: threads past N are idle")
+    _add_json(p)
+    p.set_defaults(handler="explorer.commands.launch:run_launch")
+
+    p = sub.add_parser("bench", help="run a benchmark workload headless, one line per point")
+    p.add_argument("workload", nargs="?", help="workload name (omit to list them)")
+    p.add_argument("--device", default="cpu", metavar="cpu|cuda:N", help="where to run (default cpu)")
+    p.add_argument("--sizes", nargs="+", default=None, metavar="SIZE", help="problem sizes (default: the workload's)")
+    p.add_argument("--repeats", type=int, default=None, metavar="N", help="timed repeats per point")
+    p.add_argument("--csv", default=None, metavar="FILE", help="also write the results to a CSV file")
+    _add_json(p)
+    p.set_defaults(handler="explorer.commands.bench:run_bench")
+
+    p = sub.add_parser("screenshot", help="render the window offscreen to a PNG")
+    p.add_argument("--panel", choices=PANELS, default="devices")
+    p.add_argument("--out", required=True, metavar="FILE.png")
+    p.add_argument("--size", default="1280x800", metavar="WxH", help="window size (default 1280x800)")
+    p.set_defaults(handler="explorer.commands.gui:run_screenshot")
+
+    p = sub.add_parser("self-test", help="import every dependency, probe devices, run a tiny workload")
+    _add_json(p)
+    p.set_defaults(handler="explorer.commands.selftest:run_self_test")
+    return parser
+
+
+def _resolve(handler: str):
+    module_name, func_name = handler.split(":")
+    return getattr(importlib.import_module(module_name), func_name)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    handler = getattr(args, "handler", "explorer.commands.gui:run_gui")
+    if args.command is None:
+        args.panel = None
+    try:
+        return int(_resolve(handler)(args) or 0)
+    except UserError as exc:
+        print(f"device-explorer: error: {exc}", file=sys.stderr)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

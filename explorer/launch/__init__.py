@@ -1,0 +1,1 @@
+"""Qt-free: the CUDA execution model (limits, validation, occupancy, dispatch in waves)."""

@@ -1,0 +1,35 @@
+"""State every panel shares: the devices found, and a place to say things in the status bar.
+
+Panels subscribe to its signals (napari's model/view split): the main window owns one
+``AppContext`` and hands it to each panel's constructor as ``Panel(context, parent)``.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QObject, Signal
+
+from explorer.devices.model import Device, Discovery
+
+
+class AppContext(QObject):
+    #: emitted with the new ``Discovery`` whenever devices are (re)discovered
+    discovery_changed = Signal(object)
+    #: a short message for the status bar
+    status_message = Signal(str)
+
+    def __init__(self, discovery: Discovery | None = None, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.discovery: Discovery | None = discovery
+
+    def set_discovery(self, discovery: Discovery) -> None:
+        self.discovery = discovery
+        self.discovery_changed.emit(discovery)
+
+    @property
+    def devices(self) -> list[Device]:
+        return list(self.discovery.devices) if self.discovery else []
+
+    @property
+    def gpus(self) -> list[Device]:
+        """Present GPUs first, then catalog GPUs: what the launch visualizer can choose from."""
+        return [d for d in self.devices if d.kind == "cuda"] + [d for d in self.devices if d.kind == "catalog"]
