@@ -99,6 +99,7 @@ class Device:
     cuda_cores_per_sm: int | None = None
     clock_sm_mhz: int | None = None  # current
     clock_sm_max_mhz: int | None = None  # boost / max
+    clock_sm_base_mhz: int | None = None  # catalog: the sheet's base clock
     fp32_peak_gflops: float | None = None
     # memory
     memory_total_bytes: int | None = None
@@ -119,6 +120,8 @@ class Device:
     processes: list[GpuProcess] = field(default_factory=list)
     cpu: CpuDetails | None = None
     form_factor: str | None = None  # catalog: "laptop", "desktop", "data centre"
+    tdp_w: float | None = None  # catalog: board power / TDP from the sheet
+    chip: str | None = None  # catalog: GPU die, e.g. "TU117"
     # where the numbers came from, and why some are missing
     source: str = ""
     unavailable: dict[str, str] = field(default_factory=dict)
