@@ -1,0 +1,317 @@
+"""Run a vector add for real with one launch configuration, and record who wrote each element.
+
+The visualizer *predicts* which block and thread handles element ``i``; this module checks the
+prediction against numba's CUDA: a kernel launched with exactly the grid and block the user chose
+writes, for each element it touches, the linear block and thread index that touched it, and counts
+the writes (so an element written twice, or never, is seen).
+
+On a machine with an NVIDIA GPU the kernel runs on the GPU. Without one it runs under numba's CUDA
+simulator, which must be switched on *before* numba is imported; so the work always runs in a
+child process (``python -m explorer.launch.realrun``) with the environment it needs, and a crash
+there never takes the window down. The simulator runs every CUDA thread as a Python thread, so it
+is slow: sizes it would take too long for are refused up front with one line naming the limit.
+
+Qt-free; numba and numpy are imported only inside the functions that need them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from explorer.errors import UserError
+
+if TYPE_CHECKING:  # pragma: no cover
+    import numpy as np
+
+# The simulator runs each CUDA thread as a Python thread, one block after another. Measured on the
+# project's 2-core build machine (numba 0.68.1): 0.08 to 0.10 ms per launched thread, whatever the
+# shape (6 x 1024 threads: 0.57 s; 98 x 1024, the N = 100000 lesson: 9.7 s; 8^3 x 8^3: 20.7 s).
+# 131072 threads keep a run under about 15 s; beyond that a class would wait for minutes.
+SIMULATOR_MAX_THREADS = 131072
+SIMULATOR_MS_PER_THREAD = 0.1
+# On a GPU the limit is what we can sensibly copy back and draw, not the GPU's speed.
+GPU_MAX_ELEMENTS = 1 << 26
+GPU_MAX_THREADS = 1 << 31
+
+Dim = tuple[int, int, int]
+
+
+@dataclass
+class RealRunResult:
+    """What the kernel wrote: per element, the block and thread that wrote it (-1: untouched)."""
+
+    grid: Dim
+    block: Dim
+    n: int
+    backend: str  # "gpu" or "simulator"
+    device_name: str
+    block_of_element: np.ndarray  # int64, length n; -1 where no thread wrote
+    thread_of_element: np.ndarray  # int64, length n; -1 where no thread wrote
+    writes_per_element: np.ndarray  # int32, length n; 1 everywhere for a correct launch
+    sum_correct: bool  # c == a + b wherever an element was written
+    kernel_s: float  # launch + synchronize, seconds (the simulator's is Python time)
+    total_s: float  # child process wall time, including numba's import and compile
+
+    @property
+    def untouched(self) -> int:
+        return int((self.writes_per_element == 0).sum())
+
+    @property
+    def written_twice(self) -> int:
+        return int((self.writes_per_element > 1).sum())
+
+    def summary(self) -> str:
+        """One line for the UI's status: where it ran, what it found."""
+        where = "on the GPU" if self.backend == "gpu" else "under numba's CUDA simulator (no GPU here)"
+        parts = [f"Ran {self.n:,} elements {where} ({self.device_name}) in {self.kernel_s * 1000:.1f} ms"]
+        if self.untouched:
+            parts.append(f"{self.untouched:,} elements untouched: the grid has too few threads")
+        if self.written_twice:
+            parts.append(f"{self.written_twice:,} elements written more than once")
+        if not self.untouched and not self.written_twice:
+            parts.append("every element written exactly once")
+        if not self.sum_correct:
+            parts.append("c != a + b somewhere")
+        return "; ".join(parts) + "."
+
+
+def _dims(value: Any) -> Dim:
+    """Accept a Dim3-like object (``.x .y .z``) or a sequence of 1 to 3 ints."""
+    if hasattr(value, "x"):
+        return (int(value.x), int(value.y), int(value.z))
+    seq = [int(v) for v in value]
+    while len(seq) < 3:
+        seq.append(1)
+    return (seq[0], seq[1], seq[2])
+
+
+def _count(d: Dim) -> int:
+    return d[0] * d[1] * d[2]
+
+
+def check_size(grid: Any, block: Any, n: int | None, *, simulator: bool) -> int:
+    """Refuse a run that would take minutes or not fit; return the element count n.
+
+    Raises UserError with one line naming the limit, the value and the limit's size.
+    """
+    g, b = _dims(grid), _dims(block)
+    threads = _count(g) * _count(b)
+    n_elements = threads if n is None else int(n)
+    if n_elements < 1:
+        raise UserError(f"problem size N is {n_elements}; it must be at least 1")
+    if simulator:
+        if threads > SIMULATOR_MAX_THREADS:
+            raise UserError(
+                f"the launch has {threads:,} threads; numba's CUDA simulator (no GPU here) runs at most "
+                f"{SIMULATOR_MAX_THREADS:,} (at about {SIMULATOR_MS_PER_THREAD} ms per thread this one would take "
+                f"{threads * SIMULATOR_MS_PER_THREAD / 1000:,.0f} s)"
+            )
+        if n_elements > SIMULATOR_MAX_THREADS * 4:
+            raise UserError(
+                f"N is {n_elements:,}; a simulator run keeps at most {SIMULATOR_MAX_THREADS * 4:,} elements"
+            )
+    else:
+        if threads > GPU_MAX_THREADS:
+            raise UserError(f"the launch has {threads:,} threads; a real run launches at most {GPU_MAX_THREADS:,}")
+        if n_elements > GPU_MAX_ELEMENTS:
+            raise UserError(f"N is {n_elements:,}; a real run keeps at most {GPU_MAX_ELEMENTS:,} elements")
+    return n_elements
+
+
+_KERNEL = None
+# numba.cuda, bound by _kernel(). The kernel must reach it as a module global: the simulator swaps
+# the globals a kernel sees for its own fake ``cuda`` module, which a closure variable would escape.
+cuda: Any = None
+
+
+def _record_vector_add(a, b, c, block_of, thread_of, writes, n):
+    # Blocks and threads are linearised x-fastest, as the visualizer draws them.
+    block_linear = cuda.blockIdx.x + cuda.gridDim.x * (cuda.blockIdx.y + cuda.gridDim.y * cuda.blockIdx.z)
+    thread_linear = cuda.threadIdx.x + cuda.blockDim.x * (cuda.threadIdx.y + cuda.blockDim.y * cuda.threadIdx.z)
+    threads_per_block = cuda.blockDim.x * cuda.blockDim.y * cuda.blockDim.z
+    i = block_linear * threads_per_block + thread_linear
+    if i < n:  # the guard: threads past the problem size do nothing
+        c[i] = a[i] + b[i]
+        block_of[i] = block_linear
+        thread_of[i] = thread_linear
+        cuda.atomic.add(writes, i, 1)
+
+
+def _kernel():
+    """Compile (once) the recording kernel; numba is imported here, never at module import."""
+    global _KERNEL, cuda
+    if _KERNEL is None:
+        from numba import cuda as numba_cuda
+
+        cuda = numba_cuda
+        _KERNEL = numba_cuda.jit(_record_vector_add)
+    return _KERNEL
+
+
+def run_here(grid: Any, block: Any, n: int | None) -> RealRunResult:
+    """Run the kernel in this process, with numba in whatever mode the environment selected.
+
+    Use ``run_real`` from a UI or a process that has already imported numba without the simulator.
+    """
+    import numpy as np
+    from numba import cuda
+
+    simulator = os.environ.get("NUMBA_ENABLE_CUDASIM") == "1"
+    g, b = _dims(grid), _dims(block)
+    n_elements = check_size(g, b, n, simulator=simulator)
+    t_total = time.perf_counter()
+    if not simulator and not cuda.is_available():
+        raise UserError("no usable CUDA GPU was found by numba; run with the simulator instead")
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal(n_elements).astype(np.float32)
+    bb = rng.standard_normal(n_elements).astype(np.float32)
+    kernel = _kernel()
+    d_a, d_b = cuda.to_device(a), cuda.to_device(bb)
+    d_c = cuda.to_device(np.zeros(n_elements, np.float32))
+    d_block = cuda.to_device(np.full(n_elements, -1, np.int64))
+    d_thread = cuda.to_device(np.full(n_elements, -1, np.int64))
+    d_writes = cuda.to_device(np.zeros(n_elements, np.int32))
+    cuda.synchronize()
+    t0 = time.perf_counter()
+    kernel[g, b](d_a, d_b, d_c, d_block, d_thread, d_writes, n_elements)
+    cuda.synchronize()
+    kernel_s = time.perf_counter() - t0
+    c = d_c.copy_to_host()
+    writes = d_writes.copy_to_host()
+    written = writes > 0
+    sum_correct = bool(np.allclose(c[written], (a + bb)[written]))
+    if simulator:
+        device_name = "numba CUDA simulator"
+    else:
+        device_name = cuda.get_current_device().name
+        device_name = device_name.decode() if isinstance(device_name, bytes) else str(device_name)
+    return RealRunResult(
+        grid=g,
+        block=b,
+        n=n_elements,
+        backend="simulator" if simulator else "gpu",
+        device_name=device_name,
+        block_of_element=d_block.copy_to_host(),
+        thread_of_element=d_thread.copy_to_host(),
+        writes_per_element=writes,
+        sum_correct=sum_correct,
+        kernel_s=kernel_s,
+        total_s=time.perf_counter() - t_total,
+    )
+
+
+def _save(result: RealRunResult, path: str) -> None:
+    import numpy as np
+
+    meta = {
+        "grid": list(result.grid),
+        "block": list(result.block),
+        "n": result.n,
+        "backend": result.backend,
+        "device_name": result.device_name,
+        "sum_correct": result.sum_correct,
+        "kernel_s": result.kernel_s,
+        "total_s": result.total_s,
+    }
+    with open(path, "wb") as fh:
+        np.savez(
+            fh,
+            meta=np.frombuffer(json.dumps(meta).encode(), dtype=np.uint8),
+            block_of_element=result.block_of_element,
+            thread_of_element=result.thread_of_element,
+            writes_per_element=result.writes_per_element,
+        )
+
+
+def _load(path: str, total_s: float) -> RealRunResult:
+    import numpy as np
+
+    with np.load(path) as data:
+        meta = json.loads(bytes(data["meta"]).decode())
+        return RealRunResult(
+            grid=tuple(meta["grid"]),
+            block=tuple(meta["block"]),
+            n=meta["n"],
+            backend=meta["backend"],
+            device_name=meta["device_name"],
+            block_of_element=data["block_of_element"],
+            thread_of_element=data["thread_of_element"],
+            writes_per_element=data["writes_per_element"],
+            sum_correct=meta["sum_correct"],
+            kernel_s=meta["kernel_s"],
+            total_s=total_s,
+        )
+
+
+def run_real(
+    grid: Any, block: Any, n: int | None, *, simulator: bool, timeout_s: float = 300.0
+) -> RealRunResult:
+    """Run the kernel in a child process (GPU, or the simulator when ``simulator``) and load its result.
+
+    Blocks until the child finishes: call it from a worker thread, never the UI thread. The size is
+    checked here first so a refused run costs nothing.
+    """
+    g, b = _dims(grid), _dims(block)
+    check_size(g, b, n, simulator=simulator)
+    env = dict(os.environ)
+    if simulator:
+        env["NUMBA_ENABLE_CUDASIM"] = "1"
+    else:
+        env.pop("NUMBA_ENABLE_CUDASIM", None)
+    fd, path = tempfile.mkstemp(prefix="explorer-realrun-", suffix=".npz")
+    os.close(fd)
+    cmd = [
+        sys.executable, "-m", "explorer.launch.realrun",
+        "--grid", ",".join(map(str, g)), "--block", ",".join(map(str, b)), "--out", path,
+    ]  # fmt: skip
+    if n is not None:
+        cmd += ["--n", str(int(n))]
+    t0 = time.perf_counter()
+    try:
+        try:
+            proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            raise UserError(f"the real run took longer than {timeout_s:.0f} s and was stopped") from None
+        if proc.returncode != 0:
+            lines = [ln for ln in (proc.stderr or "").strip().splitlines() if ln.strip()]
+            raise UserError(lines[-1] if lines else f"the real run failed (exit status {proc.returncode})")
+        return _load(path, time.perf_counter() - t0)
+    finally:
+        try:
+            os.unlink(path)
+        except OSError:
+            pass
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Child-process entry: run, save an .npz, print nothing on success; one line on stderr on failure."""
+    parser = argparse.ArgumentParser(prog="python -m explorer.launch.realrun")
+    parser.add_argument("--grid", required=True)
+    parser.add_argument("--block", required=True)
+    parser.add_argument("--n", type=int, default=None)
+    parser.add_argument("--out", required=True)
+    args = parser.parse_args(argv)
+    try:
+        grid = _dims(int(v) for v in args.grid.split(","))
+        block = _dims(int(v) for v in args.block.split(","))
+        result = run_here(grid, block, args.n)
+        _save(result, args.out)
+    except UserError as exc:
+        print(str(exc), file=sys.stderr)
+        return 2
+    except Exception as exc:  # noqa: BLE001 - the parent shows one line, never a traceback
+        print(f"the real run failed: {type(exc).__name__}: {exc}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
