@@ -130,7 +130,22 @@ def merge_gpu_views(runtime: list[Device], nvml: list[Device], numba: list[Devic
     return merged
 
 
-def _probe_gpus(nvml: Any, torch: Any, numba: Any) -> tuple[list[Device], list[ProbeReport]]:
+def cuda_driver_loadable() -> bool:
+    """Whether the CUDA driver library (libcuda / nvcuda.dll) can be loaded: a cheap hint that torch may see a GPU."""
+    import ctypes
+    import sys
+
+    names = ["nvcuda.dll"] if sys.platform.startswith("win") else ["libcuda.so.1", "libcuda.so", "libcuda.dylib"]
+    for name in names:
+        try:
+            ctypes.CDLL(name)
+            return True
+        except OSError:
+            continue
+    return False
+
+
+def _probe_gpus(nvml: Any, torch: Any, numba: Any, quick: bool = False) -> tuple[list[Device], list[ProbeReport]]:
     reports: list[ProbeReport] = []
     nvml_devices: list[Device] = []
     torch_devices: list[Device] = []
@@ -143,6 +158,11 @@ def _probe_gpus(nvml: Any, torch: Any, numba: Any) -> tuple[list[Device], list[P
         reports.append(nvml_result.report)
     except Exception as exc:
         reports.append(_failed("nvml", exc))
+    if quick and not nvml_devices and torch is None and numba is None and not cuda_driver_loadable():
+        skipped = "Not asked: NVML sees no GPU and the CUDA driver library cannot be loaded."
+        reports.append(ProbeReport("torch", False, skipped))
+        reports.append(ProbeReport("numba", False, skipped))
+        return [], reports
     try:
         from explorer.devices.cuda import probe_torch
 
@@ -173,11 +193,14 @@ def discover(
     numba: Any = None,
     probe_cpu: bool = True,
     probe_gpus: bool = True,
+    quick: bool = False,
 ) -> Discovery:
     """Everything the app can know about this machine's compute devices. Never raises.
 
     ``nvml``, ``torch`` and ``numba`` are the modules to ask (tests pass stand-ins); ``None``
     imports the real one lazily. ``probe_gpus=False`` skips them all (fast, CPU + catalog only).
+    ``quick=True`` skips importing torch and numba (seconds) when neither NVML nor the CUDA
+    driver library is there, so they could not find a GPU anyway; the reports then say so.
     """
     devices: list[Device] = []
     reports: list[ProbeReport] = []
@@ -192,7 +215,7 @@ def discover(
             reports.append(_failed("cpu", exc))
     if probe_gpus:
         try:
-            gpus, gpu_reports = _probe_gpus(nvml, torch, numba)
+            gpus, gpu_reports = _probe_gpus(nvml, torch, numba, quick)
         except Exception as exc:  # belt and braces: _probe_gpus already catches per probe
             gpus, gpu_reports = [], [_failed("gpu", exc)]
         devices.extend(gpus)
@@ -214,7 +237,7 @@ def _default_discovery() -> Discovery:
     global _cached
     with _cache_lock:
         if _cached is None:
-            _cached = discover()
+            _cached = discover(quick=True)
         return _cached
 
 

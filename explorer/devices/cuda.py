@@ -1,0 +1,234 @@
+"""NVIDIA GPUs as a CUDA program sees them: through torch and through numba.
+
+These are the numbers the launch lessons need (compute capability, SMs, threads, warps,
+shared memory, registers) and the CUDA ordinals programs use. Both libraries are passed in
+(``None`` imports them lazily: they take seconds to load, so never at window start-up).
+
+When nothing is found the report says why in words: "torch was built without CUDA (CPU-only
+build 2.13.0+cpu)", "torch is not installed", "CUDA driver not found ...".
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from explorer.devices.model import CudaLimits, Device, ProbeReport
+
+
+def _bus_id(domain: Any, bus: Any, device: Any) -> str | None:
+    try:
+        return f"{int(domain or 0):04x}:{int(bus):02x}:{int(device):02x}.0"
+    except (TypeError, ValueError):
+        return None
+
+
+def _int_or_none(value: Any) -> int | None:
+    try:
+        return None if value is None else int(value)
+    except (TypeError, ValueError):
+        return None
+
+
+# --------------------------------------------------------------------------- torch
+
+
+def torch_no_gpu_reason(torch: Any) -> str:
+    """Why ``torch.cuda.is_available()`` is False, in a student's words."""
+    version = getattr(torch, "__version__", "unknown")
+    built_for = getattr(getattr(torch, "version", None), "cuda", None)
+    if not built_for:
+        hip = getattr(getattr(torch, "version", None), "hip", None)
+        if hip:
+            return f"torch {version} was built for AMD ROCm (HIP {hip}), not for NVIDIA CUDA."
+        return (
+            f"torch was built without CUDA (CPU-only build {version}): install a CUDA build of torch "
+            "to use an NVIDIA GPU from torch."
+        )
+    visible = os.environ.get("CUDA_VISIBLE_DEVICES")
+    if visible is not None and visible.strip() in ("", "-1"):
+        return f"CUDA_VISIBLE_DEVICES={visible!r} hides every GPU from CUDA."
+    return (
+        f"torch {version} was built for CUDA {built_for} but finds no usable GPU: no NVIDIA GPU, no driver, "
+        f"or a driver too old for CUDA {built_for}."
+    )
+
+
+def _device_from_torch_props(torch: Any, index: int) -> Device:
+    props = torch.cuda.get_device_properties(index)
+    dev = Device(kind="cuda", name=str(props.name), index=index, key=f"cuda:{index}", vendor="NVIDIA", source="torch.cuda")
+    dev.compute_capability = (int(props.major), int(props.minor))
+    dev.sm_count = _int_or_none(getattr(props, "multi_processor_count", None))
+    dev.memory_total_bytes = _int_or_none(getattr(props, "total_memory", None))
+    uuid = getattr(props, "uuid", None)
+    dev.uuid = str(uuid) if uuid is not None else None
+    if getattr(props, "pci_bus_id", None) is not None:
+        dev.pci_bus_id = _bus_id(getattr(props, "pci_domain_id", 0), props.pci_bus_id, getattr(props, "pci_device_id", 0))
+    bus_width = _int_or_none(getattr(props, "memory_bus_width", None))
+    if bus_width:
+        dev.memory_bus_width_bits = bus_width
+    mem_clock_khz = _int_or_none(getattr(props, "memory_clock_rate", None))
+    if mem_clock_khz:
+        dev.clock_memory_max_mhz = mem_clock_khz // 1000
+    sm_clock_khz = _int_or_none(getattr(props, "clock_rate", None))
+    if sm_clock_khz:
+        dev.clock_sm_max_mhz = sm_clock_khz // 1000
+    limits = CudaLimits(
+        max_threads_per_sm=_int_or_none(getattr(props, "max_threads_per_multi_processor", None)),
+        warp_size=_int_or_none(getattr(props, "warp_size", None)),
+        shared_mem_per_block_bytes=_int_or_none(getattr(props, "shared_memory_per_block", None)),
+        shared_mem_per_block_optin_bytes=_int_or_none(getattr(props, "shared_memory_per_block_optin", None)),
+        shared_mem_per_sm_bytes=_int_or_none(getattr(props, "shared_memory_per_multiprocessor", None)),
+        regs_per_sm=_int_or_none(getattr(props, "regs_per_multiprocessor", None)),
+        l2_cache_bytes=_int_or_none(getattr(props, "L2_cache_size", None)),
+    )
+    dev.limits = limits
+    return dev
+
+
+def probe_torch(torch: Any = None) -> tuple[list[Device], ProbeReport]:
+    """The GPUs torch can use, by CUDA ordinal. Never raises."""
+    if torch is None:
+        try:
+            import torch
+        except ImportError:
+            return [], ProbeReport("torch", False, "torch is not installed, so the app cannot run GPU work through it.")
+        except Exception as exc:  # a broken install (missing shared library, ...)
+            return [], ProbeReport("torch", False, f"torch is installed but failed to import: {exc}")
+    try:
+        available = bool(torch.cuda.is_available())
+    except Exception as exc:
+        return [], ProbeReport("torch", False, f"torch could not query CUDA: {exc}")
+    if not available:
+        return [], ProbeReport("torch", False, torch_no_gpu_reason(torch))
+    devices: list[Device] = []
+    problems: list[str] = []
+    try:
+        count = int(torch.cuda.device_count())
+    except Exception as exc:
+        return [], ProbeReport("torch", False, f"torch could not count CUDA devices: {exc}")
+    for i in range(count):
+        try:
+            devices.append(_device_from_torch_props(torch, i))
+        except Exception as exc:
+            problems.append(f"cuda:{i}: {exc}")
+    built_for = getattr(getattr(torch, "version", None), "cuda", None)
+    message = f"torch {getattr(torch, '__version__', '?')} (CUDA {built_for}) sees {len(devices)} GPU(s)."
+    if problems:
+        message += " Could not read " + "; ".join(problems) + "."
+    return devices, ProbeReport("torch", bool(devices), message, len(devices))
+
+
+# --------------------------------------------------------------------------- numba
+
+_NUMBA_LIMITS = {
+    "max_threads_per_block": "MAX_THREADS_PER_BLOCK",
+    "max_threads_per_sm": "MAX_THREADS_PER_MULTI_PROCESSOR",
+    "max_blocks_per_sm": "MAX_BLOCKS_PER_MULTIPROCESSOR",
+    "warp_size": "WARP_SIZE",
+    "shared_mem_per_block_bytes": "MAX_SHARED_MEMORY_PER_BLOCK",
+    "shared_mem_per_block_optin_bytes": "MAX_SHARED_MEMORY_PER_BLOCK_OPTIN",
+    "shared_mem_per_sm_bytes": "MAX_SHARED_MEMORY_PER_MULTIPROCESSOR",
+    "regs_per_block": "MAX_REGISTERS_PER_BLOCK",
+    "regs_per_sm": "MAX_REGISTERS_PER_MULTIPROCESSOR",
+    "l2_cache_bytes": "L2_CACHE_SIZE",
+}
+
+
+def numba_no_gpu_reason(exc: BaseException | None) -> str:
+    text = " ".join(str(exc).split()) if exc is not None else ""
+    low = text.lower()
+    if "cannot be found" in low or "libcuda" in low or "driver library" in low:
+        return "CUDA driver not found (numba could not load libcuda): no NVIDIA driver is installed."
+    if "no cuda gpus" in low or "no device" in low or "cuda_error_no_device" in low:
+        return "The CUDA driver is installed but reports no NVIDIA GPU."
+    if "insufficient" in low and "driver" in low:
+        return "The NVIDIA driver is too old for this numba/CUDA version: update the driver."
+    if text:
+        return f"numba found no usable CUDA GPU: {text}"
+    return "numba found no usable CUDA GPU."
+
+
+def _device_from_numba(gpu: Any, index: int) -> Device:
+    def attr(name: str) -> int | None:
+        try:
+            return _int_or_none(getattr(gpu, name))
+        except Exception:
+            return None
+
+    name = getattr(gpu, "name", f"CUDA device {index}")
+    name = name.decode(errors="replace") if isinstance(name, bytes) else str(name)
+    dev = Device(kind="cuda", name=name, index=index, key=f"cuda:{index}", vendor="NVIDIA", source="numba.cuda")
+    cc = getattr(gpu, "compute_capability", None)
+    if cc:
+        dev.compute_capability = (int(cc[0]), int(cc[1]))
+    uuid = getattr(gpu, "uuid", None)
+    dev.uuid = str(uuid) if uuid else None
+    bus = attr("PCI_BUS_ID")
+    if bus is not None:
+        dev.pci_bus_id = _bus_id(attr("PCI_DOMAIN_ID"), bus, attr("PCI_DEVICE_ID"))
+    dev.sm_count = attr("MULTIPROCESSOR_COUNT")
+    dev.memory_bus_width_bits = attr("GLOBAL_MEMORY_BUS_WIDTH")
+    mem_khz = attr("MEMORY_CLOCK_RATE")
+    dev.clock_memory_max_mhz = mem_khz // 1000 if mem_khz else None
+    sm_khz = attr("CLOCK_RATE")
+    dev.clock_sm_max_mhz = sm_khz // 1000 if sm_khz else None
+    limits = CudaLimits(**{k: attr(v) for k, v in _NUMBA_LIMITS.items()})
+    block = (attr("MAX_BLOCK_DIM_X"), attr("MAX_BLOCK_DIM_Y"), attr("MAX_BLOCK_DIM_Z"))
+    grid = (attr("MAX_GRID_DIM_X"), attr("MAX_GRID_DIM_Y"), attr("MAX_GRID_DIM_Z"))
+    limits.max_block_dim = block if None not in block else None  # type: ignore[assignment]
+    limits.max_grid_dim = grid if None not in grid else None  # type: ignore[assignment]
+    dev.limits = limits
+    if dev.memory_bus_width_bits and dev.clock_memory_max_mhz:
+        # CUDA reports the memory clock such that bytes/s = 2 x clock x bus width / 8 (double data rate).
+        dev.memory_bandwidth_gbps = round(2 * dev.clock_memory_max_mhz * 1e6 * dev.memory_bus_width_bits / 8 / 1e9, 1)
+        dev.notes.append(
+            "Memory bandwidth is the theoretical peak from CUDA's memory clock and bus width "
+            "(2 x clock x width / 8), not a measurement."
+        )
+    return dev
+
+
+def probe_numba(numba: Any = None) -> tuple[list[Device], ProbeReport]:
+    """The GPUs numba.cuda sees, read from device attributes without creating a context."""
+    if os.environ.get("NUMBA_ENABLE_CUDASIM") == "1" and numba is None:
+        return [], ProbeReport(
+            "numba", False, "numba's CUDA simulator is on (NUMBA_ENABLE_CUDASIM=1): kernels run on the CPU, no GPU is probed."
+        )
+    if numba is None:
+        try:
+            import numba.cuda  # noqa: F401  (imports the sub-package)
+        except ImportError:
+            return [], ProbeReport("numba", False, "numba is not installed, so CUDA kernels cannot be written in Python.")
+        except Exception as exc:
+            return [], ProbeReport("numba", False, f"numba is installed but failed to import: {exc}")
+        import numba as numba_module
+
+        numba = numba_module
+    cuda = numba.cuda
+    try:
+        available = bool(cuda.is_available())
+    except Exception as exc:
+        return [], ProbeReport("numba", False, numba_no_gpu_reason(exc))
+    if not available:
+        try:
+            _ = list(cuda.gpus)  # raises the driver's own explanation
+            reason: BaseException | None = None
+        except Exception as exc:
+            reason = exc
+        return [], ProbeReport("numba", False, numba_no_gpu_reason(reason))
+    devices: list[Device] = []
+    problems: list[str] = []
+    try:
+        gpus = list(cuda.gpus)
+    except Exception as exc:
+        return [], ProbeReport("numba", False, numba_no_gpu_reason(exc))
+    for i, gpu in enumerate(gpus):
+        try:
+            devices.append(_device_from_numba(gpu, i))
+        except Exception as exc:
+            problems.append(f"cuda:{i}: {exc}")
+    message = f"numba {getattr(numba, '__version__', '?')} sees {len(devices)} GPU(s)."
+    if problems:
+        message += " Could not read " + "; ".join(problems) + "."
+    return devices, ProbeReport("numba", bool(devices), message, len(devices))
