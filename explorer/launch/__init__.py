@@ -1,1 +1,57 @@
-"""Qt-free: the CUDA execution model (limits, validation, occupancy, dispatch in waves)."""
+"""Qt-free: the CUDA execution model (limits, validation, occupancy, dispatch in waves).
+
+API notes for callers (additions to /tmp/api-launch.md; nothing in it was renamed):
+- ``occupancy(...)`` also takes ``carveout_percent`` (keyword, CUDA's -1/0..100 preference).
+- ``Occupancy.blocks_limit_regs`` / ``blocks_limit_smem`` are ``UNLIMITED`` (2**31-1, NVIDIA's
+  INT_MAX) when the block uses no registers / no shared memory at all; ``to_dict()`` gives null.
+  Extra fields: ``regs_per_thread``, ``smem_per_block_bytes``, ``max_blocks_per_sm``,
+  ``regs_per_sm``, ``reg_alloc_unit``, ``reserved_smem_per_block_bytes``; ``block_limits()``.
+- ``ArchLimits`` has one extra field, ``reg_sub_partitions``, and ``label`` / ``cc_string``.
+- ``validate(config, limits, device_name=None)``: without a name, messages say
+  "compute capability X.Y (Arch)". ``notes(config, limits)`` lists allowed-but-notable things
+  (shared memory that needs the opt-in). ``check()`` raises instead of returning the list.
+- ``LaunchPlan`` adds ``uncovered_elements`` (n past the last thread: the launch is too small),
+  ``notes`` and ``block_busy_threads(block_linear)``.
+"""
+
+from explorer.launch.config import (
+    Dim3,
+    LaunchConfig,
+    LaunchValidationError,
+    check,
+    notes,
+    parse_launch,
+    validate,
+)
+from explorer.launch.limits import ArchLimits, known_ccs, limits_for_cc, limits_for_device, parse_cc
+from explorer.launch.occupancy import (
+    UNLIMITED,
+    Occupancy,
+    Sweep,
+    occupancy,
+    sweep_block_size,
+    sweep_registers,
+    sweep_shared_memory,
+)
+
+__all__ = [
+    "ArchLimits",
+    "Dim3",
+    "LaunchConfig",
+    "LaunchValidationError",
+    "Occupancy",
+    "Sweep",
+    "UNLIMITED",
+    "check",
+    "known_ccs",
+    "limits_for_cc",
+    "limits_for_device",
+    "notes",
+    "occupancy",
+    "parse_cc",
+    "parse_launch",
+    "sweep_block_size",
+    "sweep_registers",
+    "sweep_shared_memory",
+    "validate",
+]

@@ -1,0 +1,257 @@
+"""A kernel launch as the student writes it, and every way it can break a device's limits.
+
+Students type launches into a text box or a command line, so everything here starts from
+text and ends in either a ``LaunchConfig`` or one line per broken limit that names the limit,
+the value given and what the device allows. A launch CUDA itself would refuse ("too many
+resources requested for launch") is refused here too, with the reason spelled out.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from explorer.errors import UserError
+from explorer.launch.limits import ArchLimits
+
+_SPLIT = re.compile(r"\s*[,x×*]\s*|\s+")
+
+
+class LaunchValidationError(UserError):
+    """One or more broken limits; ``str()`` joins them with '; ' so the CLI prints one line."""
+
+    def __init__(self, problems: list[str]):
+        self.problems = list(problems)
+        super().__init__("; ".join(self.problems))
+
+
+def parse_int(text: Any, what: str) -> int:
+    """A whole number from user text ('1024', ' 64 ', '1_000', '1e3' is refused); else a validation error."""
+    if isinstance(text, bool):
+        raise LaunchValidationError([f"{what} is {text!r}; it must be a whole number"])
+    if isinstance(text, int):
+        return text
+    if isinstance(text, float):
+        if text.is_integer():
+            return int(text)
+        raise LaunchValidationError([f"{what} is {text}; it must be a whole number"])
+    raw = str(text).strip()
+    try:
+        return int(raw.replace("_", ""), 10)
+    except ValueError:
+        shown = raw if raw else "empty"
+        raise LaunchValidationError([f"{what} is {shown!r}; it must be a whole number"]) from None
+
+
+@dataclass(frozen=True)
+class Dim3:
+    """CUDA's dim3: x varies fastest when blocks or threads are numbered."""
+
+    x: int = 1
+    y: int = 1
+    z: int = 1
+
+    @property
+    def count(self) -> int:
+        return self.x * self.y * self.z
+
+    @property
+    def dims_used(self) -> int:
+        """1, 2 or 3: the highest axis longer than one (a (64, 1, 1) block is one-dimensional)."""
+        if self.z != 1:
+            return 3
+        if self.y != 1:
+            return 2
+        return 1
+
+    def as_tuple(self) -> tuple[int, int, int]:
+        return (self.x, self.y, self.z)
+
+    def __str__(self) -> str:
+        return f"({self.x}, {self.y}, {self.z})"
+
+    @classmethod
+    def parse(cls, text: Any, what: str = "size") -> Dim3:
+        """'64', '64,2', '64x2x1', '(64, 2, 1)', an int or a tuple; missing axes are 1."""
+        if isinstance(text, Dim3):
+            return text
+        if isinstance(text, (int, float)) and not isinstance(text, bool):
+            return cls(parse_int(text, f"{what} x"))
+        if isinstance(text, (tuple, list)):
+            parts = list(text)
+        else:
+            raw = str(text).strip().strip("()[]").strip()
+            if not raw:
+                raise LaunchValidationError([f"{what} is empty; give X, X,Y or X,Y,Z"])
+            parts = [p for p in _SPLIT.split(raw) if p != ""]
+        if not 1 <= len(parts) <= 3:
+            raise LaunchValidationError([f"{what} has {len(parts)} numbers ({text}); give X, X,Y or X,Y,Z"])
+        problems: list[str] = []
+        values: list[int] = []
+        for axis, part in zip("xyz", parts, strict=False):
+            try:
+                values.append(parse_int(part, f"{what} {axis}"))
+            except LaunchValidationError as exc:
+                problems.extend(exc.problems)
+        if problems:
+            raise LaunchValidationError(problems)
+        return cls(*values)
+
+
+@dataclass(frozen=True)
+class LaunchConfig:
+    """``kernel<<<grid, block, shared_mem_bytes>>>`` plus what the compiler chose (registers) and N."""
+
+    grid: Dim3
+    block: Dim3
+    shared_mem_bytes: int = 0
+    regs_per_thread: int = 32
+    n: int | None = None  # problem size: threads with a global index >= n do no work
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "grid": list(self.grid.as_tuple()),
+            "block": list(self.block.as_tuple()),
+            "shared_mem_bytes": self.shared_mem_bytes,
+            "regs_per_thread": self.regs_per_thread,
+            "n": self.n,
+        }
+
+
+def parse_launch(grid: Any, block: Any, smem: Any = 0, regs: Any = 32, n: Any = None) -> LaunchConfig:
+    """Text from the CLI or the UI -> LaunchConfig; every unparsable field is reported at once."""
+    problems: list[str] = []
+    parsed: dict[str, Any] = {}
+    for key, value, what in (("grid", grid, "grid"), ("block", block, "block")):
+        try:
+            parsed[key] = Dim3.parse(value, what)
+        except LaunchValidationError as exc:
+            problems.extend(exc.problems)
+    scalars = (("smem", smem, "shared memory per block"), ("regs", regs, "registers per thread"))
+    for key, value, what in scalars:
+        try:
+            parsed[key] = parse_int(0 if value is None else value, what)
+        except LaunchValidationError as exc:
+            problems.extend(exc.problems)
+    if n is None or (isinstance(n, str) and not n.strip()):
+        parsed["n"] = None
+    else:
+        try:
+            parsed["n"] = parse_int(n, "problem size n")
+        except LaunchValidationError as exc:
+            problems.extend(exc.problems)
+    if problems:
+        raise LaunchValidationError(problems)
+    return LaunchConfig(parsed["grid"], parsed["block"], parsed["smem"], parsed["regs"], parsed["n"])
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _positive(value: Any, what: str, problems: list[str]) -> bool:
+    if not _is_int(value):
+        problems.append(f"{what} is {value!r}; it must be a whole number")
+        return False
+    if value < 1:
+        problems.append(f"{what} is {value}; it must be at least 1")
+        return False
+    return True
+
+
+def validate(config: LaunchConfig, limits: ArchLimits, device_name: str | None = None) -> list[str]:
+    """Every limit ``config`` breaks on this device, one line each; an empty list means it launches."""
+    dev = device_name or limits.label
+    problems: list[str] = []
+    dims_ok = True
+    block_axis_problems: list[tuple[int, str]] = []
+    for kind, dim, maxima, unit in (
+        ("grid", config.grid, limits.max_grid_dim, "blocks"),
+        ("block", config.block, limits.max_block_dim, "threads"),
+    ):
+        for axis, value, most in zip("xyz", dim.as_tuple(), maxima, strict=True):
+            if not _positive(value, f"{kind} {axis}", problems):
+                dims_ok = False
+            elif value > most:
+                text = f"{kind} {axis} is {value}; {dev} allows at most {most} {unit} in {axis}"
+                if kind == "block":
+                    block_axis_problems.append((most, text))
+                else:
+                    problems.append(text)
+    threads = config.block.count if dims_ok else None
+    too_many = threads is not None and threads > limits.max_threads_per_block
+    if too_many:
+        problems.append(
+            f"block has {threads} threads; {dev} allows at most {limits.max_threads_per_block} per block"
+        )
+    # "block x is 2048" says nothing the thread count did not; block z over 64 still does.
+    problems.extend(
+        t for most, t in block_axis_problems if not (too_many and most >= limits.max_threads_per_block)
+    )
+    smem = config.shared_mem_bytes
+    if not _is_int(smem):
+        problems.append(f"shared memory per block is {smem!r}; it must be a whole number of bytes")
+    elif smem < 0:
+        problems.append(f"shared memory per block is {smem} bytes; it cannot be negative")
+    elif smem > limits.max_smem_per_block_optin_bytes:
+        if limits.max_smem_per_block_optin_bytes > limits.max_smem_per_block_bytes:
+            problems.append(
+                f"shared memory per block is {smem} bytes; {dev} allows at most "
+                f"{limits.max_smem_per_block_optin_bytes} bytes per block even with the opt-in "
+                f"(cudaFuncAttributeMaxDynamicSharedMemorySize), {limits.max_smem_per_block_bytes} without"
+            )
+        else:
+            problems.append(
+                f"shared memory per block is {smem} bytes; {dev} allows at most "
+                f"{limits.max_smem_per_block_bytes} bytes per block"
+            )
+    regs = config.regs_per_thread
+    regs_ok = _positive(regs, "registers per thread", problems)
+    if regs_ok and regs > limits.max_regs_per_thread:
+        problems.append(
+            f"registers per thread is {regs}; {dev} allows at most {limits.max_regs_per_thread} per thread"
+        )
+        regs_ok = False
+    if regs_ok and threads is not None and threads <= limits.max_threads_per_block:
+        needed = registers_per_block(limits, threads, regs)
+        if needed > limits.max_regs_per_block:
+            problems.append(
+                f"block needs {needed} registers ({threads} threads x {regs} per thread, allocated per warp "
+                f"in units of {limits.reg_alloc_unit}); {dev} allows at most {limits.max_regs_per_block} per block"
+            )
+    if config.n is not None:
+        _positive(config.n, "problem size n", problems)
+    return problems
+
+
+def registers_per_block(limits: ArchLimits, threads: int, regs_per_thread: int) -> int:
+    """Registers the hardware checks a block against: per-warp allocation, warps rounded up to the
+    number of register-file sub-partitions (cuda_occupancy.h's 'hardware check')."""
+    warps = -(-threads // limits.warp_size)
+    per_warp = _round_up(regs_per_thread * limits.warp_size, limits.reg_alloc_unit)
+    return per_warp * max(warps, _round_up(warps, limits.reg_sub_partitions))
+
+
+def _round_up(x: int, unit: int) -> int:
+    return -(-x // unit) * unit
+
+
+def notes(config: LaunchConfig, limits: ArchLimits) -> list[str]:
+    """Things that are allowed but worth telling a student (opt-in shared memory)."""
+    out: list[str] = []
+    smem = config.shared_mem_bytes
+    if _is_int(smem) and limits.max_smem_per_block_bytes < smem <= limits.max_smem_per_block_optin_bytes:
+        out.append(
+            f"{smem} bytes of shared memory per block is over the default {limits.max_smem_per_block_bytes}: "
+            "the kernel must opt in with cudaFuncSetAttribute(kernel, "
+            f"cudaFuncAttributeMaxDynamicSharedMemorySize, {smem})"
+        )
+    return out
+
+
+def check(config: LaunchConfig, limits: ArchLimits, device_name: str | None = None) -> None:
+    """Raise LaunchValidationError listing every broken limit; return quietly when it launches."""
+    problems = validate(config, limits, device_name)
+    if problems:
+        raise LaunchValidationError(problems)
