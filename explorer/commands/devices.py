@@ -1,0 +1,78 @@
+"""``device-explorer devices [--json] [--catalog]``: what compute devices this machine has.
+
+Text for people (a table, then why no GPU was found when none was), JSON for scripts
+(``Discovery.to_dict()``: keys ``devices`` and ``probes``, stable and snake_case).
+Catalog sheets appear only with ``--catalog``, and always marked as not present.
+"""
+
+from __future__ import annotations
+
+import json
+from argparse import Namespace
+from typing import Any
+
+from explorer.devices.discover import discover
+from explorer.devices.model import Device, Discovery
+
+_GIB = 1024**3
+
+
+def _gib(n: int | None) -> str:
+    return f"{n / _GIB:.1f} GiB" if n else "?"
+
+
+def _row(d: Device) -> list[str]:
+    if d.kind == "cpu":
+        cpu = d.cpu
+        cores = f"{cpu.physical_cores or '?'} cores / {cpu.logical_cores or '?'} threads" if cpu else "?"
+        flags = ", ".join(cpu.isa_flags) if cpu and cpu.isa_flags else "-"
+        clock = f"{d.clock_sm_max_mhz} MHz" if d.clock_sm_max_mhz else "?"
+        return ["cpu", d.name, "-", cores, _gib(d.memory_total_bytes), clock, flags]
+    sms = f"{d.sm_count} SMs" if d.sm_count else "? SMs"
+    clock = f"{d.clock_sm_max_mhz} MHz" if d.clock_sm_max_mhz else "?"
+    where = d.key if d.kind == "cuda" else "catalog (not present)"
+    extra = d.form_factor or (f"driver {d.driver_version}" if d.driver_version else "")
+    return [where, d.name, d.cc_string or "?", sms, _gib(d.memory_total_bytes), clock, extra]
+
+
+def format_table(discovery: Discovery) -> str:
+    header = ["device", "name", "CC", "compute units", "memory", "max clock", "notes"]
+    rows = [header] + [_row(d) for d in discovery.devices]
+    widths = [max(len(r[i]) for r in rows) for i in range(len(header))]
+    lines = ["  ".join(cell.ljust(w) for cell, w in zip(r, widths, strict=True)).rstrip() for r in rows]
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    return "\n".join(lines)
+
+
+def filtered(discovery: Discovery, include_catalog: bool) -> Discovery:
+    if include_catalog:
+        return discovery
+    devices = [d for d in discovery.devices if d.kind != "catalog"]
+    reports = [r for r in discovery.reports if r.probe != "catalog"]
+    return Discovery(devices=devices, reports=reports)
+
+
+def devices_json(discovery: Discovery) -> dict[str, Any]:
+    data = discovery.to_dict()
+    data["why_no_gpu"] = discovery.why_no_gpu()
+    return data
+
+
+def run_devices(args: Namespace) -> int:
+    include_catalog = bool(getattr(args, "catalog", False))
+    discovery = filtered(discover(include_catalog=include_catalog), include_catalog)
+    if getattr(args, "json", False):
+        print(json.dumps(devices_json(discovery), indent=2))
+        return 0
+    print(format_table(discovery))
+    why = discovery.why_no_gpu()
+    if why:
+        print()
+        print(why)
+    for d in discovery.present_gpus:
+        for field_name, reason in sorted(d.unavailable.items()):
+            print(f"  {d.key}: {field_name} unavailable: {reason}")
+    if not include_catalog:
+        print()
+        print("Add --catalog to list spec sheets of well-known GPUs (not present here) for the lessons.")
+    return 0
