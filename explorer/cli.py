@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import multiprocessing
 import sys
 from collections.abc import Sequence
 
@@ -86,6 +87,9 @@ def _resolve(handler: str):
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    # First: in a frozen bundle a multiprocessing worker re-runs this executable, and
+    # freeze_support() turns it into the worker before any argument is parsed.
+    multiprocessing.freeze_support()
     parser = build_parser()
     args = parser.parse_args(argv)
     handler = getattr(args, "handler", "explorer.commands.gui:run_gui")

@@ -1,0 +1,355 @@
+"""``device-explorer self-test``: is this installation (or bundle) whole, and does it work here?
+
+A lab copies the bundle onto thirty machines; this command tells them in a few seconds whether
+each one can run the app: every dependency imports, the data files are found, devices are probed,
+torch computes a right answer on the CPU, a numba kernel runs under the CUDA simulator in a child
+process (the path the launch visualizer's real run takes), and the window renders offscreen.
+
+One line per check, PASS / FAIL / INFO with the reason; exit 0 only when nothing failed. A machine
+without an NVIDIA GPU is not a failure (the app is built to teach on one): that is an INFO line.
+
+The simulator check runs ``python -m explorer.commands.selftest`` (or, in the bundle, the bundle
+itself; see ``explorer.frozen``) with ``NUMBA_ENABLE_CUDASIM=1``: numba reads that switch once, at
+import, so it cannot be flipped in a process that may already have imported numba.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+from typing import Any, Literal
+
+from explorer import __version__
+
+Status = Literal["pass", "fail", "info"]
+
+CHILD_TIMEOUT_S = 180.0
+# Dependencies as (import name, distribution name): the import proves the files are there and the
+# shared libraries load; the version goes into the report so a lab can quote it.
+DEPENDENCIES: tuple[tuple[str, str], ...] = (
+    ("PySide6.QtWidgets", "PySide6-Essentials"),
+    ("pyqtgraph", "pyqtgraph"),
+    ("superqt", "superqt"),
+    ("numpy", "numpy"),
+    ("torch", "torch"),
+    ("numba", "numba"),
+    ("llvmlite", "llvmlite"),
+    ("pynvml", "nvidia-ml-py"),
+    ("psutil", "psutil"),
+    ("cpuinfo", "py-cpuinfo"),
+    ("platformdirs", "platformdirs"),
+)
+MATMUL_N = 256  # small enough for a fraction of a second on any laptop, big enough to use BLAS
+SIM_N = 1000  # elements of the simulator's vector add: 4 blocks of 256 threads, the last one partly idle
+SIM_BLOCK = 256
+
+
+@dataclass
+class Check:
+    name: str
+    status: Status
+    detail: str
+    duration_s: float = 0.0
+
+    def line(self) -> str:
+        return f"{self.status.upper():<4}  {self.name:<22} {self.detail}"
+
+
+class CheckFailed(Exception):
+    """Raised inside a check with the one line the user should read."""
+
+
+def _module_version(module: Any, dist: str) -> str:
+    for attr in ("__version__", "VERSION", "CPUINFO_VERSION_STRING"):
+        value = getattr(module, attr, None)
+        if isinstance(value, str):
+            return value
+        if isinstance(value, tuple) and value:
+            return ".".join(str(v) for v in value)
+    try:
+        from importlib.metadata import version
+
+        return version(dist)
+    except Exception:  # noqa: BLE001 - a bundle may carry no metadata; the import itself is what counts
+        return "version unknown"
+
+
+def check_import(module_name: str, dist: str) -> str:
+    try:
+        module = importlib.import_module(module_name)
+    except Exception as exc:  # noqa: BLE001 - any import failure is this check's answer
+        raise CheckFailed(f"cannot import {module_name}: {type(exc).__name__}: {exc}") from exc
+    if module_name.startswith("PySide6"):
+        import PySide6
+
+        module = PySide6
+    return f"{dist} {_module_version(module, dist)}"
+
+
+def check_resources() -> str:
+    from explorer.resources import resources_dir
+
+    folder = resources_dir()
+    missing = [name for name in ("catalog.json",) if not (folder / name).is_file()]
+    if missing:
+        raise CheckFailed(f"{', '.join(missing)} not found in {folder}")
+    frozen_root = getattr(sys, "_MEIPASS", None)
+    if frozen_root and not str(folder.resolve()).startswith(str(os.path.realpath(frozen_root))):
+        raise CheckFailed(f"the bundle reads data from {folder}, outside the bundle ({frozen_root})")
+    files = sum(1 for p in folder.rglob("*") if p.is_file() and p.suffix != ".pyc")
+    return f"{files} files in {folder}"
+
+
+def check_devices(notes: list[Check]) -> str:
+    from explorer.devices.discover import discover
+
+    discovery = discover()
+    cpu = discovery.cpu
+    if cpu is None:
+        failed = [r.message for r in discovery.reports if r.probe == "cpu"]
+        raise CheckFailed("no CPU found: " + (" ".join(failed) or "the CPU probe reported nothing"))
+    catalog = discovery.catalog
+    if not catalog:
+        failed = [r.message for r in discovery.reports if r.probe == "catalog" and not r.ok]
+        raise CheckFailed("the GPU catalog is empty: " + (" ".join(failed) or "no spec sheets loaded"))
+    gpus = discovery.present_gpus
+    if gpus:
+        names = ", ".join(d.display_name for d in gpus)
+        notes.append(Check("gpu", "info", f"{len(gpus)} NVIDIA GPU(s): {names}"))
+    else:
+        notes.append(Check("gpu", "info", discovery.why_no_gpu() or "no NVIDIA GPU found"))
+    threads = cpu.cpu.logical_cores if cpu.cpu else None
+    return f"CPU {cpu.name} ({threads or '?'} threads), {len(gpus)} GPU(s), {len(catalog)} catalog sheets"
+
+
+def check_cpu_workload() -> str:
+    """A float32 matmul on the CPU, checked against numpy and timed the way the benchmarks time."""
+    import numpy as np
+    import torch
+
+    from explorer.bench.timing import measure_torch
+
+    rng = np.random.default_rng(1)
+    a_np = rng.standard_normal((MATMUL_N, MATMUL_N)).astype(np.float32)
+    b_np = rng.standard_normal((MATMUL_N, MATMUL_N)).astype(np.float32)
+    a, b = torch.from_numpy(a_np), torch.from_numpy(b_np)
+    got = (a @ b).numpy()
+    want = a_np.astype(np.float64) @ b_np.astype(np.float64)
+    err = float(np.max(np.abs(got - want)) / np.max(np.abs(want)))
+    if not err < 1e-4:
+        raise CheckFailed(f"torch's {MATMUL_N}x{MATMUL_N} matmul is wrong: relative error {err:.2e}")
+    timing = measure_torch(lambda: a @ b, budget_s=0.3)
+    gflops = 2 * MATMUL_N**3 / timing.median_s / 1e9
+    return (
+        f"torch {MATMUL_N}x{MATMUL_N} float32 matmul correct, median {timing.median_s * 1e6:.0f} us "
+        f"({gflops:.1f} GFLOP/s, {torch.get_num_threads()} threads)"
+    )
+
+
+def check_gpu_workload() -> str | None:
+    """On a machine whose torch sees a GPU, the same matmul on it; ``None`` when there is none."""
+    import torch
+
+    if not torch.cuda.is_available():
+        return None
+    a = torch.randn(MATMUL_N, MATMUL_N, device="cuda")
+    b = torch.randn(MATMUL_N, MATMUL_N, device="cuda")
+    got = (a @ b).cpu().double()
+    want = a.cpu().double() @ b.cpu().double()
+    err = float((got - want).abs().max() / want.abs().max())
+    if not err < 1e-2:  # TF32 may be on; a broken GPU path is off by far more than this
+        raise CheckFailed(f"the GPU matmul is wrong: relative error {err:.2e}")
+    return f"torch matmul on {torch.cuda.get_device_name(0)} correct"
+
+
+def check_cuda_simulator() -> str:
+    from explorer.frozen import module_command
+
+    cmd, env = module_command("explorer.commands.selftest")
+    env["NUMBA_ENABLE_CUDASIM"] = "1"
+    try:
+        proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=CHILD_TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        raise CheckFailed(f"the simulator child did not finish in {CHILD_TIMEOUT_S:.0f} s") from None
+    lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("{")]
+    if proc.returncode != 0 or not lines:
+        err = [ln for ln in (proc.stderr or "").splitlines() if ln.strip()]
+        raise CheckFailed(f"the simulator child exited with status {proc.returncode}: "
+                          f"{err[-1] if err else 'no output'}")
+    result = json.loads(lines[-1])
+    if not result.get("ok"):
+        raise CheckFailed(result.get("error", "the simulator kernel gave a wrong answer"))
+    return (f"numba {result['numba']} vector add, {result['n']} elements in {result['blocks']} blocks of "
+            f"{SIM_BLOCK}: every element right ({result['kernel_s'] * 1000:.0f} ms in a child process)")
+
+
+def check_real_run() -> str:
+    """The launch visualizer's real run, through its own child-process path, under the simulator."""
+    try:
+        from explorer.launch.realrun import run_real
+    except ImportError as exc:
+        raise CheckFailed(f"explorer.launch.realrun is missing: {exc}") from exc
+    result = run_real((2, 1, 1), (64, 1, 1), 100, simulator=True, timeout_s=CHILD_TIMEOUT_S)
+    if result.untouched or result.written_twice or not result.sum_correct:
+        raise CheckFailed(result.summary())
+    return f"grid 2, block 64, N 100 under the simulator: every element written once ({result.total_s:.1f} s)"
+
+
+def _find_renderer() -> Callable[..., Any]:
+    try:
+        gui = importlib.import_module("explorer.commands.gui")
+    except ImportError as exc:
+        raise CheckFailed(f"explorer.commands.gui cannot be imported ({exc}); the window cannot be rendered") from exc
+    for name in ("render_window", "render_screenshot", "grab_window"):
+        func = getattr(gui, name, None)
+        if callable(func):
+            return func
+    raise CheckFailed("explorer.commands.gui has no render_window(panel, size) function to render offscreen")
+
+
+def check_window() -> str:
+    from PySide6.QtWidgets import QApplication
+
+    if QApplication.instance() is None:
+        # Never flash a window on a lab's screen: the check renders offscreen, like the screenshot command.
+        os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+    render = _find_renderer()
+    image = render("devices", (960, 600))
+    if image is None or image.isNull():
+        raise CheckFailed("the window rendered to an empty image")
+    width, height = image.width(), image.height()
+    colours = {image.pixel(x, y) for x in range(0, width, max(1, width // 64)) for y in range(0, height, max(1, height // 40))}
+    if len(colours) < 4:
+        raise CheckFailed(f"the rendered window is blank ({len(colours)} colour(s) in {width}x{height} pixels)")
+    return f"main window, devices panel, {width}x{height} pixels rendered offscreen ({len(colours)} colours sampled)"
+
+
+def _timed(name: str, func: Callable[[list[Check]], str | None], report: list[Check]) -> None:
+    """Run one check; its PASS line (or FAIL) comes first, then any INFO lines it noted."""
+    t0 = time.perf_counter()
+    notes: list[Check] = []
+    try:
+        detail = func(notes)
+    except CheckFailed as exc:
+        report.append(Check(name, "fail", str(exc), time.perf_counter() - t0))
+        return
+    except Exception as exc:  # noqa: BLE001 - a self-test reports every failure as a line, never a traceback
+        report.append(Check(name, "fail", f"{type(exc).__name__}: {exc}", time.perf_counter() - t0))
+        return
+    if detail is not None:
+        report.append(Check(name, "pass", detail, time.perf_counter() - t0))
+    report.extend(notes)
+
+
+def _plain(func: Callable[[], str | None]) -> Callable[[list[Check]], str | None]:
+    return lambda notes: func()
+
+
+def planned_checks() -> list[tuple[str, Callable[[list[Check]], str | None]]]:
+    """The checks in the order they run: cheap imports first, the slow child process and Qt last."""
+    plan: list[tuple[str, Callable[[list[Check]], str | None]]] = [
+        (f"import {module_name.split('.')[0]}", _plain(lambda m=module_name, d=dist: check_import(m, d)))
+        for module_name, dist in DEPENDENCIES
+    ]
+    plan += [
+        ("resources", _plain(check_resources)),
+        ("devices", check_devices),
+        ("cpu workload", _plain(check_cpu_workload)),
+        ("gpu workload", _plain(check_gpu_workload)),
+        ("cuda simulator", _plain(check_cuda_simulator)),
+        ("launch real run", _plain(check_real_run)),
+        ("window", _plain(check_window)),
+    ]
+    return plan
+
+
+def collect_checks(*, on_check: Callable[[Check], None] | None = None) -> list[Check]:
+    """Run every check in order; ``on_check`` sees each line as soon as it is known (the text output)."""
+    report: list[Check] = []
+    for name, func in planned_checks():
+        shown = len(report)
+        _timed(name, func, report)
+        if on_check:
+            for check in report[shown:]:
+                on_check(check)
+    return report
+
+
+def run_self_test(args: argparse.Namespace) -> int:
+    as_json = bool(getattr(args, "json", False))
+    if not as_json:
+        where = "bundle" if getattr(sys, "frozen", False) else "Python " + sys.version.split()[0]
+        print(f"device-explorer {__version__} self-test ({where}, {sys.executable})", flush=True)
+    t0 = time.perf_counter()
+    checks = collect_checks(on_check=None if as_json else lambda c: print(c.line(), flush=True))
+    failed = [c for c in checks if c.status == "fail"]
+    total_s = time.perf_counter() - t0
+    if as_json:
+        print(json.dumps({
+            "version": __version__,
+            "frozen": bool(getattr(sys, "frozen", False)),
+            "executable": sys.executable,
+            "ok": not failed,
+            "duration_s": round(total_s, 3),
+            "checks": [asdict(c) for c in checks],
+        }, indent=2))
+    else:
+        verdict = "all checks passed" if not failed else f"{len(failed)} check(s) FAILED"
+        print(f"self-test: {verdict} in {total_s:.1f} s")
+    return 1 if failed else 0
+
+
+# --- the child process of the simulator check ---------------------------------------------------
+
+# numba.cuda, bound in the child. The kernel reaches it as a module global because the simulator
+# swaps the globals a kernel sees for its own fake ``cuda`` module; a closure would escape that.
+cuda: Any = None
+
+
+def _vector_add(a, b, out, n):
+    i = cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x
+    if i < n:
+        out[i] = a[i] + b[i]
+
+
+def _simulator_child() -> int:
+    """Run a vector add under the simulator and print one JSON line for the parent to read."""
+    global cuda
+    if os.environ.get("NUMBA_ENABLE_CUDASIM") != "1":
+        print(json.dumps({"ok": False, "error": "NUMBA_ENABLE_CUDASIM=1 was not set in the child"}))
+        return 1
+    try:
+        import numba
+        import numpy as np
+        from numba import cuda as numba_cuda
+
+        cuda = numba_cuda
+        kernel = numba_cuda.jit(_vector_add)
+        rng = np.random.default_rng(2)
+        a = rng.standard_normal(SIM_N).astype(np.float32)
+        b = rng.standard_normal(SIM_N).astype(np.float32)
+        out = np.full(SIM_N, np.nan, dtype=np.float32)
+        blocks = (SIM_N + SIM_BLOCK - 1) // SIM_BLOCK
+        t0 = time.perf_counter()
+        kernel[blocks, SIM_BLOCK](a, b, out, SIM_N)
+        numba_cuda.synchronize()
+        kernel_s = time.perf_counter() - t0
+        ok = bool(np.array_equal(out, a + b))
+        result = {"ok": ok, "numba": numba.__version__, "n": SIM_N, "blocks": blocks, "kernel_s": kernel_s}
+        if not ok:
+            result["error"] = f"{int(np.sum(out != a + b))} of {SIM_N} elements wrong after the simulated kernel"
+    except Exception as exc:  # noqa: BLE001 - the parent turns this into its FAIL line
+        result = {"ok": False, "error": f"{type(exc).__name__}: {exc}"}
+    print(json.dumps(result), flush=True)
+    return 0 if result["ok"] else 1
+
+
+if __name__ == "__main__":
+    sys.exit(_simulator_child())
