@@ -1,0 +1,265 @@
+"""What to run: workload, devices, sizes, repeats and time budget, and the Start / Stop buttons.
+
+Only present devices are offered: the CPU and each CUDA GPU found. Catalog GPUs are spec sheets,
+not hardware, and have no benchmarks; when no GPU is present its row stays, disabled, with the
+reason, so a student sees *why* there is no GPU curve.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QComboBox,
+    QDoubleSpinBox,
+    QFormLayout,
+    QGroupBox,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QPushButton,
+    QSpinBox,
+    QVBoxLayout,
+    QWidget,
+)
+
+from explorer.errors import UserError
+from explorer.ui.bench.sizes import parse_sizes, sizes_text
+
+ERROR_STYLE = "color: #c62828; font-weight: bold;"
+
+
+class BenchControls(QWidget):
+    start_requested = Signal()
+    stop_requested = Signal()
+
+    def __init__(self, context: Any, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        from explorer.bench.workloads import visible_workloads
+
+        self._context = context
+        self._workloads = {w.name: w for w in visible_workloads()}
+        self._device_boxes: dict[str, QCheckBox] = {}
+        self._defaults_text = ""
+
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+
+        what = QGroupBox("Workload")
+        what_layout = QVBoxLayout(what)
+        self.workload_combo = QComboBox()
+        for name, w in self._workloads.items():
+            self.workload_combo.addItem(w.title, name)
+        self.description_label = QLabel(wordWrap=True)
+        self.lesson_label = QLabel(wordWrap=True)
+        self.lesson_label.setObjectName("lesson")
+        self.lesson_label.setStyleSheet("QLabel#lesson { background: #fff8e1; border-left: 4px solid #f9a825; padding: 6px; }")
+        self.lesson_label.setTextFormat(Qt.TextFormat.PlainText)
+        what_layout.addWidget(self.workload_combo)
+        what_layout.addWidget(self.description_label)
+        what_layout.addWidget(self.lesson_label)
+        layout.addWidget(what)
+
+        self.devices_box = QGroupBox("Devices")
+        self._devices_layout = QVBoxLayout(self.devices_box)
+        layout.addWidget(self.devices_box)
+
+        how = QGroupBox("Sizes and timing")
+        form = QFormLayout(how)
+        self.sizes_edit = QLineEdit()
+        self.sizes_edit.setPlaceholderText("e.g. 64, 128, 256 (K, M, G allowed)")
+        self.sizes_hint = QLabel(wordWrap=True)
+        self.sizes_hint.setStyleSheet("color: #555;")
+        self.sizes_error = QLabel(wordWrap=True)
+        self.sizes_error.setStyleSheet(ERROR_STYLE)
+        self.sizes_error.hide()
+        self.reset_sizes_button = QPushButton("Defaults")
+        self.reset_sizes_button.setToolTip("put back the workload's default sizes for the chosen devices")
+        sizes_row = QHBoxLayout()
+        sizes_row.addWidget(self.sizes_edit, 1)
+        sizes_row.addWidget(self.reset_sizes_button)
+        form.addRow("Sizes", sizes_row)
+        form.addRow("", self.sizes_hint)
+        form.addRow("", self.sizes_error)
+        self.repeats_spin = QSpinBox()
+        self.repeats_spin.setRange(0, 1000)
+        self.repeats_spin.setSpecialValueText("auto (until the spread settles)")
+        self.repeats_spin.setToolTip("timed repeats per point; auto repeats until the spread settles or the budget ends")
+        form.addRow("Repeats", self.repeats_spin)
+        self.budget_spin = QDoubleSpinBox()
+        self.budget_spin.setRange(0.1, 600.0)
+        self.budget_spin.setDecimals(1)
+        self.budget_spin.setValue(2.0)
+        self.budget_spin.setSuffix(" s per point")
+        form.addRow("Time budget", self.budget_spin)
+        layout.addWidget(how)
+
+        self.message_label = QLabel(wordWrap=True)
+        self.message_label.setStyleSheet(ERROR_STYLE)
+        self.message_label.hide()
+        layout.addWidget(self.message_label)
+
+        buttons = QHBoxLayout()
+        self.start_button = QPushButton("Start")
+        self.start_button.setDefault(True)
+        self.stop_button = QPushButton("Stop")
+        self.stop_button.setEnabled(False)
+        buttons.addWidget(self.start_button)
+        buttons.addWidget(self.stop_button)
+        layout.addLayout(buttons)
+        layout.addStretch(1)
+
+        self.workload_combo.currentIndexChanged.connect(self._workload_changed)
+        self.sizes_edit.textEdited.connect(self._check_sizes)
+        self.reset_sizes_button.clicked.connect(self._reset_sizes)
+        self.start_button.clicked.connect(self._start_clicked)
+        self.stop_button.clicked.connect(self.stop_requested)
+        context.discovery_changed.connect(lambda _d: self._rebuild_devices())
+
+        self._rebuild_devices()
+        self._workload_changed()
+
+    # --- state the panel reads ----------------------------------------------------------
+    @property
+    def workload(self) -> Any:
+        return self._workloads[self.workload_combo.currentData()]
+
+    def selected_devices(self) -> list[str]:
+        return [key for key, box in self._device_boxes.items() if box.isEnabled() and box.isChecked()]
+
+    def device_box(self, key: str) -> QCheckBox | None:
+        return self._device_boxes.get(key)
+
+    def set_workload(self, name: str) -> None:
+        index = self.workload_combo.findData(name)
+        if index < 0:
+            raise UserError(f"unknown workload {name!r}; known: {', '.join(self._workloads)}")
+        self.workload_combo.setCurrentIndex(index)
+
+    def set_running(self, running: bool) -> None:
+        for w in (self.workload_combo, self.devices_box, self.sizes_edit, self.reset_sizes_button,
+                  self.repeats_spin, self.budget_spin):
+            w.setEnabled(not running)
+        self.start_button.setEnabled(not running)
+        self.stop_button.setEnabled(running)
+
+    def show_message(self, text: str | None) -> None:
+        self.message_label.setText(text or "")
+        self.message_label.setVisible(bool(text))
+
+    def build_plan(self) -> Any | None:
+        """The plan the form describes, or ``None`` with the reason shown inline."""
+        sizes = self._check_sizes()
+        if sizes is None:
+            return None
+        devices = self.selected_devices()
+        if not devices:
+            self.show_message("Choose at least one device.")
+            return None
+        workload = self.workload
+        gpus = [d for d in devices if d != "cpu"]
+        if workload.needs_gpu_count and len(gpus) < workload.needs_gpu_count:
+            self.show_message(
+                f"{workload.title} needs {workload.needs_gpu_count} GPUs chosen; {len(gpus)} chosen "
+                f"and {len(self._present_gpus())} present on this machine."
+            )
+            return None
+        from explorer.bench.runner import BenchPlan
+
+        self.show_message(None)
+        use_defaults = self.sizes_edit.text().strip() == self._defaults_text
+        return BenchPlan(
+            workload=workload.name,
+            devices=devices,
+            sizes=None if use_defaults else sizes,
+            repeats=self.repeats_spin.value() or None,
+            time_budget_s=self.budget_spin.value(),
+        )
+
+    # --- internals ----------------------------------------------------------------------
+    def _present_gpus(self) -> list[Any]:
+        return [d for d in self._context.devices if d.kind == "cuda"]
+
+    def _rebuild_devices(self) -> None:
+        checked = set(self.selected_devices()) if self._device_boxes else {"cpu"}
+        while self._devices_layout.count():
+            item = self._devices_layout.takeAt(0)
+            if item.widget():
+                item.widget().deleteLater()
+        self._device_boxes.clear()
+        cpu = next((d for d in self._context.devices if d.kind == "cpu"), None)
+        cpu_box = QCheckBox(f"CPU: {cpu.name}" if cpu else "CPU")
+        cpu_box.setChecked("cpu" in checked)
+        self._add_device_box("cpu", cpu_box)
+        gpus = self._present_gpus()
+        for gpu in gpus:
+            box = QCheckBox(gpu.display_name)
+            box.setChecked(gpu.key in checked or not checked - {"cpu"})
+            self._add_device_box(gpu.key, box)
+        if not gpus:
+            discovery = self._context.discovery
+            reason = discovery.why_no_gpu() if discovery else "Devices have not been probed yet."
+            box = QCheckBox("GPU: none present on this machine")
+            box.setEnabled(False)
+            box.setToolTip(reason)
+            self._add_device_box("gpu-none", box)
+            why = QLabel(reason, wordWrap=True)
+            why.setStyleSheet("color: #666; margin-left: 22px;")
+            why.setObjectName("no_gpu_reason")
+            self._devices_layout.addWidget(why)
+        self._update_defaults()
+
+    def _add_device_box(self, key: str, box: QCheckBox) -> None:
+        self._device_boxes[key] = box
+        box.toggled.connect(lambda _on: self._update_defaults())
+        self._devices_layout.addWidget(box)
+
+    def _workload_changed(self) -> None:
+        w = self.workload
+        self.description_label.setText(w.description)
+        self.lesson_label.setText(w.lesson)
+        self.lesson_label.setVisible(bool(w.lesson))
+        self.show_message(None)
+        self._update_defaults(force=True)
+
+    def _default_sizes(self) -> list[int]:
+        w = self.workload
+        devices = self.selected_devices()
+        sizes = set(w.default_sizes_cpu) if "cpu" in devices or not devices else set()
+        if any(d != "cpu" for d in devices):
+            sizes |= set(w.default_sizes_gpu)
+        return sorted(sizes)
+
+    def _update_defaults(self, force: bool = False) -> None:
+        w = self.workload
+        untouched = self.sizes_edit.text().strip() == self._defaults_text
+        binary = w.size_format == "bytes"
+        self._defaults_text = sizes_text(self._default_sizes(), binary)
+        self.sizes_hint.setText(
+            f"{w.size_name}; defaults: CPU {sizes_text(w.default_sizes_cpu, binary)}"
+            + (f"; GPU {sizes_text(w.default_sizes_gpu, binary)}" if w.default_sizes_gpu else "")
+        )
+        if force or untouched:
+            self.sizes_edit.setText(self._defaults_text)
+            self._check_sizes()
+
+    def _reset_sizes(self) -> None:
+        self.sizes_edit.setText(self._defaults_text)
+        self._check_sizes()
+
+    def _check_sizes(self) -> list[int] | None:
+        try:
+            sizes = parse_sizes(self.sizes_edit.text())
+        except UserError as exc:
+            self.sizes_error.setText(str(exc))
+            self.sizes_error.show()
+            self.sizes_edit.setStyleSheet("border: 2px solid #c62828;")
+            return None
+        self.sizes_error.hide()
+        self.sizes_edit.setStyleSheet("")
+        return sizes
+
+    def _start_clicked(self) -> None:
+        self.start_requested.emit()

@@ -1,0 +1,31 @@
+"""How the panel writes measured numbers: readable units, no invented precision."""
+
+from __future__ import annotations
+
+
+def seconds_text(value_s: float | None) -> str:
+    """A duration in the unit a student reads at a glance (ns, µs, ms, s)."""
+    if value_s is None:
+        return ""
+    magnitude = abs(value_s)
+    for scale, unit in ((1.0, "s"), (1e-3, "ms"), (1e-6, "µs"), (1e-9, "ns")):
+        if magnitude >= scale or unit == "ns":
+            return f"{value_s / scale:.3g} {unit}"
+    return f"{value_s:.3g} s"
+
+
+def number_text(value: float | None, unit: str = "") -> str:
+    if value is None:
+        return ""
+    text = f"{value:,.0f}" if abs(value) >= 100 else f"{value:.3g}"
+    return f"{text} {unit}".strip()
+
+
+def eta_text(eta_s: float | None) -> str:
+    """Time left as minutes and seconds; unknown until the first point has been timed."""
+    if eta_s is None:
+        return "time left: estimating…"
+    total = int(round(eta_s))
+    if total >= 60:
+        return f"time left: about {total // 60} min {total % 60:02d} s"
+    return f"time left: about {total} s"

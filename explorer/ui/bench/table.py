@@ -1,0 +1,99 @@
+"""The results table: every point as measured, error rows in red with their message."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtCore import QAbstractTableModel, QModelIndex, Qt
+from PySide6.QtGui import QBrush, QColor
+from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableView, QWidget
+
+from explorer.ui.bench.fmt import number_text, seconds_text
+
+COLUMNS = ("size", "device", "variant", "median", "spread", "throughput", "threads", "error")
+_ERROR_FG = QColor("#b71c1c")
+_ERROR_BG = QColor("#ffebee")
+
+
+class ResultsModel(QAbstractTableModel):
+    def __init__(self, parent: Any = None) -> None:
+        super().__init__(parent)
+        self._points: list[Any] = []
+
+    @property
+    def points(self) -> list[Any]:
+        return list(self._points)
+
+    def set_points(self, points: list[Any]) -> None:
+        self.beginResetModel()
+        self._points = list(points)
+        self.endResetModel()
+
+    def append(self, point: Any) -> None:
+        row = len(self._points)
+        self.beginInsertRows(QModelIndex(), row, row)
+        self._points.append(point)
+        self.endInsertRows()
+
+    def rowCount(self, parent: QModelIndex = QModelIndex()) -> int:  # noqa: B008 (Qt's signature)
+        return 0 if parent.isValid() else len(self._points)
+
+    def columnCount(self, parent: QModelIndex = QModelIndex()) -> int:  # noqa: B008
+        return 0 if parent.isValid() else len(COLUMNS)
+
+    def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole):
+        if role == Qt.ItemDataRole.DisplayRole and orientation == Qt.Orientation.Horizontal:
+            return COLUMNS[section]
+        return None
+
+    def data(self, index: QModelIndex, role: int = Qt.ItemDataRole.DisplayRole):
+        if not index.isValid():
+            return None
+        p = self._points[index.row()]
+        column = COLUMNS[index.column()]
+        if role == Qt.ItemDataRole.DisplayRole:
+            return self._text(p, column)
+        if role == Qt.ItemDataRole.ToolTipRole and p.error:
+            return p.error
+        if p.error and role == Qt.ItemDataRole.ForegroundRole:
+            return QBrush(_ERROR_FG)
+        if p.error and role == Qt.ItemDataRole.BackgroundRole:
+            return QBrush(_ERROR_BG)
+        if role == Qt.ItemDataRole.TextAlignmentRole and column in ("size", "median", "spread", "throughput", "threads"):
+            return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+        return None
+
+    @staticmethod
+    def _text(p: Any, column: str) -> str:
+        if column == "size":
+            return p.size_label or str(p.size)
+        if column == "device":
+            return p.device
+        if column == "variant":
+            return p.variant
+        if column == "median":
+            return seconds_text(p.median_s)
+        if column == "spread":
+            return f"± {seconds_text(p.spread_s)}" if p.spread_s is not None else ""
+        if column == "throughput":
+            return number_text(p.throughput, p.throughput_unit)
+        if column == "threads":
+            return "" if p.threads is None else str(p.threads)
+        if column == "error":
+            return p.error or ""
+        return ""
+
+
+class ResultsTable(QTableView):
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.results = ResultsModel(self)
+        self.setModel(self.results)
+        self.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.setAlternatingRowColors(True)
+        self.verticalHeader().hide()
+        header = self.horizontalHeader()
+        header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        header.setStretchLastSection(True)
+        self.results.rowsInserted.connect(lambda *_: self.scrollToBottom())

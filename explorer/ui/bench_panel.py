@@ -1,0 +1,277 @@
+"""The Benchmarks panel: choose a workload, run it on the CPU and present GPUs, watch points arrive.
+
+The engine (``explorer.bench``) measures; this panel only shows. A run streams from a worker
+process through a background thread (``explorer.ui.bench.stream``), so the window stays
+responsive, Stop takes effect at once, and a crashed worker becomes a red row, not a dialog.
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import (
+    QFileDialog,
+    QHBoxLayout,
+    QLabel,
+    QProgressBar,
+    QPushButton,
+    QScrollArea,
+    QSplitter,
+    QVBoxLayout,
+    QWidget,
+)
+
+from explorer.errors import UserError
+from explorer.ui.bench import export
+from explorer.ui.bench.controls import ERROR_STYLE, BenchControls
+from explorer.ui.bench.fmt import eta_text
+from explorer.ui.bench.plot import BenchPlot
+from explorer.ui.bench.stream import RunStream
+from explorer.ui.bench.table import ResultsTable
+
+log = logging.getLogger(__name__)
+
+#: sizes measured for the screenshot: small enough to take seconds on a laptop CPU
+SCREENSHOT_SIZES = (64, 128, 256, 512, 1024, 2048)
+SCREENSHOT_POINTS = 4
+
+
+class BenchPanel(QWidget):
+    #: emitted when a run ends (finished, stopped or failed), after the last point is shown
+    run_finished = Signal()
+
+    def __init__(self, context: Any, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self._context = context
+        self._stream: RunStream | None = None
+        self._total = 0
+
+        self.controls = BenchControls(context)
+        self.plot = BenchPlot()
+        self.table = ResultsTable()
+        self.progress_bar = QProgressBar()
+        self.progress_bar.setTextVisible(True)
+        self.progress_bar.setFormat("no run yet")
+        self.progress_bar.setValue(0)
+        self.progress_bar.setMinimumHeight(26)
+        self.status_label = QLabel()
+        self.message_label = QLabel(wordWrap=True)
+        self.message_label.setStyleSheet(ERROR_STYLE)
+        self.message_label.hide()
+        self.csv_button = QPushButton("Export CSV…")
+        self.json_button = QPushButton("Export JSON…")
+        self.png_button = QPushButton("Export PNG…")
+
+        left = QScrollArea()
+        left.setWidgetResizable(True)
+        left.setWidget(self.controls)
+        left.setMinimumWidth(360)
+        left.setMaximumWidth(430)
+        left.setFrameShape(QScrollArea.Shape.NoFrame)
+
+        right = QWidget()
+        right_layout = QVBoxLayout(right)
+        right_layout.setContentsMargins(0, 0, 0, 0)
+        top = QHBoxLayout()
+        top.addWidget(self.progress_bar, 1)
+        top.addWidget(self.status_label)
+        right_layout.addLayout(top)
+        right_layout.addWidget(self.message_label)
+        splitter = QSplitter(Qt.Orientation.Vertical)
+        splitter.addWidget(self.plot)
+        splitter.addWidget(self.table)
+        splitter.setStretchFactor(0, 3)
+        splitter.setStretchFactor(1, 1)
+        right_layout.addWidget(splitter, 1)
+        exports = QHBoxLayout()
+        exports.addStretch(1)
+        for button in (self.csv_button, self.json_button, self.png_button):
+            exports.addWidget(button)
+        right_layout.addLayout(exports)
+
+        layout = QHBoxLayout(self)
+        layout.addWidget(left)
+        layout.addWidget(right, 1)
+
+        self.controls.start_requested.connect(self.start)
+        self.controls.stop_requested.connect(self.stop)
+        self.controls.workload_combo.currentIndexChanged.connect(
+            lambda _i: self.plot.set_size_name(self.controls.workload.size_name)
+        )
+        self.csv_button.clicked.connect(lambda: self._export_via_dialog("CSV", "CSV files (*.csv)", self.export_csv))
+        self.json_button.clicked.connect(lambda: self._export_via_dialog("JSON", "JSON files (*.json)", self.export_json))
+        self.png_button.clicked.connect(lambda: self._export_via_dialog("PNG", "PNG images (*.png)", self.export_png))
+        self.plot.set_size_name(self.controls.workload.size_name)
+        self._restore_last()
+
+    # --- public API -------------------------------------------------------------------
+    @property
+    def points(self) -> list[Any]:
+        return self.table.results.points
+
+    @property
+    def running(self) -> bool:
+        return self._stream is not None
+
+    def start(self) -> bool:
+        """Start the run the controls describe; ``False`` (reason shown inline) when it cannot."""
+        if self._stream is not None:
+            return False
+        plan = self.controls.build_plan()
+        if plan is None:
+            return False
+        self._show_message(None)
+        self.table.results.set_points([])
+        self.plot.set_points([])
+        self._total = 0
+        self.progress_bar.setRange(0, 0)  # busy until the first progress record gives the total
+        self.progress_bar.setFormat("starting the worker process…")
+        self.status_label.setText("")
+        stream = RunStream(plan, self)
+        stream.point.connect(self._on_point)
+        stream.progress.connect(self._on_progress)
+        stream.failed.connect(self._show_message)
+        stream.ended.connect(self._on_ended)
+        self._stream = stream
+        self.controls.set_running(True)
+        stream.start()
+        return True
+
+    def stop(self) -> None:
+        if self._stream is not None:
+            self.progress_bar.setFormat("stopping…")
+            self._stream.cancel()
+
+    def shutdown(self, timeout_s: float = 10.0) -> None:
+        """Cancel any run and wait for its thread, so closing the window leaves no worker behind."""
+        stream = self._stream
+        if stream is not None:
+            stream.cancel()
+            stream.wait(timeout_s)
+
+    def export_csv(self, path: str | Path) -> Path:
+        return export.export_csv(self.points, path)
+
+    def export_json(self, path: str | Path) -> Path:
+        return export.export_json(self.points, path)
+
+    def export_png(self, path: str | Path) -> Path:
+        return export.export_png(self.plot.main, path)
+
+    def prepare_screenshot(self) -> None:
+        """Show the panel mid-run with real points: measure the CPU matmul at small sizes now.
+
+        The engine runs synchronously here (a screenshot is not interactive); after
+        ``SCREENSHOT_POINTS`` of the sizes the run is cancelled, so the bar is shown part-filled
+        with the engine's own time-left estimate at that moment.
+        """
+        from explorer.bench.runner import BenchPlan, BenchRun
+
+        self.controls.set_workload("matmul")
+        for key in ("cpu",):
+            box = self.controls.device_box(key)
+            if box is not None:
+                box.setChecked(True)
+        self.controls.sizes_edit.setText(", ".join(str(n) for n in SCREENSHOT_SIZES))
+        plan = BenchPlan(workload="matmul", devices=["cpu"], sizes=list(SCREENSHOT_SIZES), time_budget_s=0.5)
+        run = BenchRun(plan)
+        self.table.results.set_points([])
+        measured = 0
+        last_progress = None
+        try:
+            for event in run.events():
+                if hasattr(event, "total"):
+                    last_progress = event
+                    continue
+                self.table.results.append(event)
+                measured += 1
+                if measured >= SCREENSHOT_POINTS:
+                    break
+        finally:
+            run.cancel()
+        self.plot.set_points(self.points)
+        total = last_progress.total if last_progress else len(SCREENSHOT_SIZES)
+        self.progress_bar.setRange(0, total)
+        self.progress_bar.setValue(measured)
+        self.progress_bar.setFormat(f"{measured} / {total} points")
+        self.status_label.setText(eta_text(last_progress.eta_s if last_progress else None))
+        self.controls.set_running(True)
+
+    # --- stream handlers (UI thread) ----------------------------------------------------
+    def _on_point(self, point: Any) -> None:
+        self.table.results.append(point)
+        self.plot.set_points(self.points)
+
+    def _on_progress(self, progress: Any) -> None:
+        self._total = progress.total
+        self.progress_bar.setRange(0, max(progress.total, 1))
+        self.progress_bar.setValue(progress.done)
+        self.progress_bar.setFormat(f"{progress.done} / {progress.total} points")
+        self.status_label.setText(eta_text(progress.eta_s))
+
+    def _on_ended(self) -> None:
+        stream, self._stream = self._stream, None
+        self.controls.set_running(False)
+        done = len(self.points)
+        if self.progress_bar.maximum() == 0:
+            self.progress_bar.setRange(0, max(self._total, 1))
+            self.progress_bar.setValue(min(done, max(self._total, 1)))
+        if stream is not None and stream.cancelled:
+            self.progress_bar.setFormat(f"stopped: {done} / {self._total or done} points")
+        else:
+            self.progress_bar.setFormat(f"done: {done} / {self._total or done} points")
+        self.status_label.setText("")
+        self._save_last()
+        if stream is not None:
+            stream.deleteLater()
+        self.run_finished.emit()
+
+    # --- persistence and messages -----------------------------------------------------
+    def _save_last(self) -> None:
+        if not self.points:
+            return
+        try:
+            from explorer.bench.results import save_last
+
+            save_last(self.points)
+        except (OSError, UserError) as exc:
+            self._show_message(f"could not keep these results for next time: {exc}")
+
+    def _restore_last(self) -> None:
+        try:
+            from explorer.bench.results import load_last
+
+            points = load_last()
+        except (OSError, UserError, ValueError) as exc:
+            log.warning("last benchmark results not restored: %s", exc)
+            return
+        if not points:
+            return
+        try:
+            self.controls.set_workload(points[0].workload)
+        except UserError:
+            pass
+        self.table.results.set_points(points)
+        self.plot.set_points(points)
+        self.progress_bar.setRange(0, len(points))
+        self.progress_bar.setValue(len(points))
+        self.progress_bar.setFormat(f"last results: {len(points)} points")
+
+    def _show_message(self, text: str | None) -> None:
+        self.message_label.setText(text or "")
+        self.message_label.setVisible(bool(text))
+
+    def _export_via_dialog(self, what: str, filter_: str, write) -> None:
+        path, _ = QFileDialog.getSaveFileName(self, f"Export results as {what}", "", filter_)
+        if not path:
+            return
+        try:
+            written = write(path)
+        except (UserError, OSError) as exc:
+            self._show_message(f"export failed: {exc}")
+            return
+        self._show_message(None)
+        self._context.status_message.emit(f"wrote {written}")

@@ -1,0 +1,162 @@
+"""The Benchmarks panel, driven as a user would: real CPU runs through the real engine.
+
+Each run spawns the engine's worker process, so the sizes are tiny and the repeats few; the
+tests wait on what the user would see (rows, curves, the progress bar), never on sleeps.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+
+import pytest
+
+from explorer.devices.model import Device, Discovery, ProbeReport
+from explorer.ui.context import AppContext
+
+RUN_TIMEOUT_MS = 90_000  # worker spawn + torch import on a busy 2-core machine
+
+
+@pytest.fixture(autouse=True)
+def _home(tmp_path, monkeypatch):
+    monkeypatch.setenv("DEVICE_EXPLORER_HOME", str(tmp_path / "home"))
+
+
+def _context(*extra: Device) -> AppContext:
+    cpu = Device(kind="cpu", name="Test CPU", key="cpu")
+    reports = [ProbeReport(probe="nvml", ok=False, message="NVML library not found.")]
+    return AppContext(Discovery(devices=[cpu, *extra], reports=reports))
+
+
+@pytest.fixture
+def panel(qtbot):
+    from explorer.ui.bench_panel import BenchPanel
+
+    p = BenchPanel(_context())
+    qtbot.addWidget(p)
+    yield p
+    p.shutdown()
+
+
+def _configure(panel, sizes: str, workload: str = "matmul", repeats: int = 3, budget_s: float = 0.2) -> None:
+    panel.controls.set_workload(workload)
+    panel.controls.sizes_edit.setText(sizes)
+    panel.controls.repeats_spin.setValue(repeats)
+    panel.controls.budget_spin.setValue(budget_s)
+
+
+def test_cpu_run_streams_points_into_table_and_plot_then_exports(panel, qtbot, tmp_path):
+    _configure(panel, "32, 64, 128")
+    assert panel.start()
+    assert not panel.controls.start_button.isEnabled() and panel.controls.stop_button.isEnabled()
+    # the first point is drawn while the run is still going
+    qtbot.waitUntil(lambda: len(panel.points) >= 1, timeout=RUN_TIMEOUT_MS)
+    assert "cpu" in panel.plot.curve_names()
+    qtbot.waitUntil(lambda: not panel.running, timeout=RUN_TIMEOUT_MS)
+
+    points = panel.points
+    assert [p.size for p in points] == [32, 64, 128]
+    assert all(p.error is None and p.median_s > 0 and p.device == "cpu" for p in points)
+    assert panel.table.model().rowCount() == 3
+    assert panel.progress_bar.value() == panel.progress_bar.maximum() == 3
+    assert panel.controls.start_button.isEnabled()
+    [series] = panel.plot.series
+    assert series.sizes == [32, 64, 128]
+
+    # time mode plots the medians themselves
+    panel.plot.set_mode("time")
+    [item] = panel.plot.main.listDataItems()
+    assert list(item.getOriginalDataset()[1]) == [p.median_s for p in points]
+
+    from explorer.bench.results import read_csv, read_json
+
+    csv_path = panel.export_csv(tmp_path / "out.csv")
+    json_path = panel.export_json(tmp_path / "out.json")
+    png_path = panel.export_png(tmp_path / "out.png")
+    assert [(p.size, p.median_s) for p in read_csv(csv_path)] == [(p.size, p.median_s) for p in points]
+    with csv_path.open() as fh:
+        assert len(list(csv.DictReader(fh))) == 3
+    assert [p.to_dict() for p in read_json(json_path)] == [p.to_dict() for p in points]
+    assert json.loads(json_path.read_text())["points"][0]["workload"] == "matmul"
+    assert png_path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and png_path.stat().st_size > 5_000
+
+    # the last results come back in a new panel (as after a restart)
+    from explorer.ui.bench_panel import BenchPanel
+
+    again = BenchPanel(_context())
+    qtbot.addWidget(again)
+    assert [p.to_dict() for p in again.points] == [p.to_dict() for p in points]
+    assert again.plot.series[0].sizes == [32, 64, 128]
+    assert again.controls.workload.name == "matmul"
+
+
+def test_stop_ends_the_run_promptly_and_the_panel_stays_usable(panel, qtbot):
+    import time
+
+    _configure(panel, "64, 2048, 2048, 2048, 2048", repeats=50, budget_s=30.0)
+    assert panel.start()
+    qtbot.waitUntil(lambda: len(panel.points) >= 1, timeout=RUN_TIMEOUT_MS)
+    t0 = time.perf_counter()
+    panel.controls.stop_button.click()
+    qtbot.waitUntil(lambda: not panel.running, timeout=10_000)
+    assert time.perf_counter() - t0 < 5.0
+    assert len(panel.points) < 5
+    assert "stopped" in panel.progress_bar.format()
+    assert panel.controls.start_button.isEnabled() and not panel.controls.stop_button.isEnabled()
+    assert panel.controls.sizes_edit.isEnabled()
+    assert panel.controls.build_plan() is not None
+
+
+def test_crashing_workload_gives_an_error_row_and_the_panel_lives_on(panel, qtbot):
+    from PySide6.QtCore import Qt
+
+    from explorer.ui.bench.table import COLUMNS
+
+    # "_crash_test" is the engine's hidden test workload: size 2 kills the worker process
+    plan = panel.controls.build_plan()
+    plan.workload, plan.sizes, plan.repeats = "_crash_test", [1, 2, 3], 3
+    panel.controls.build_plan = lambda: plan  # hidden workloads are not in the chooser
+    assert panel.start()
+    qtbot.waitUntil(lambda: not panel.running, timeout=RUN_TIMEOUT_MS)
+    by_size = {p.size: p for p in panel.points}
+    assert sorted(by_size) == [1, 2, 3], "the run goes on after the crash"
+    assert by_size[2].error and by_size[1].error is None and by_size[3].error is None
+    model = panel.table.model()
+    row = panel.points.index(by_size[2])
+    assert model.index(row, COLUMNS.index("error")).data() == by_size[2].error
+    assert model.index(row, 0).data(Qt.ItemDataRole.ForegroundRole).color().red() > 150
+    # plotted: the two good sizes only
+    assert [s.sizes for s in panel.plot.series] == [[1, 3]]
+    assert not panel.message_label.isVisible()
+    assert panel.controls.start_button.isEnabled()
+
+
+@pytest.mark.parametrize(
+    ("text", "named"),
+    [("64, 0, 128", "'0'"), ("64, -5", "'-5'"), ("64, abc", "'abc'"), ("1.5", "'1.5'"), ("", "no sizes")],
+)
+def test_invalid_sizes_are_rejected_inline_naming_the_value(panel, text, named):
+    panel.controls.sizes_edit.setText(text)
+    assert not panel.start()
+    assert not panel.running
+    assert panel.controls.sizes_error.isVisibleTo(panel)
+    assert named in panel.controls.sizes_error.text()
+
+
+def test_only_present_devices_are_offered(qtbot):
+    from explorer.ui.bench_panel import BenchPanel
+
+    catalog = Device(kind="catalog", name="NVIDIA H100 SXM5", key="catalog:h100-sxm5")
+    p = BenchPanel(_context(catalog))
+    qtbot.addWidget(p)
+    boxes = p.controls._device_boxes
+    assert "catalog:h100-sxm5" not in boxes
+    assert not boxes["gpu-none"].isEnabled()
+    assert "NVML library not found" in boxes["gpu-none"].toolTip()
+    assert p.controls.selected_devices() == ["cpu"]
+
+    gpu = Device(kind="cuda", name="NVIDIA GeForce GTX 1650", index=0, key="cuda:0")
+    p.controls._context.set_discovery(Discovery(devices=[Device(kind="cpu", name="c", key="cpu"), gpu], reports=[]))
+    assert p.controls.device_box("cuda:0").isEnabled()
+    assert "gpu-none" not in p.controls._device_boxes
+    assert p.controls.selected_devices() == ["cpu", "cuda:0"]
