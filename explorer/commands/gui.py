@@ -1,0 +1,97 @@
+"""``device-explorer`` (the window) and ``device-explorer screenshot`` (the window, to a PNG).
+
+This module is part of the Qt-free command layer only in that it imports Qt *inside* the two
+functions: the CLI imports it lazily, and only for these two sub-commands.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import re
+from argparse import Namespace
+from pathlib import Path
+
+from explorer.errors import UserError
+
+_SIZE = re.compile(r"^\s*(\d+)\s*[xX×]\s*(\d+)\s*$")
+MIN_SIZE = (640, 480)
+MAX_SIZE = (7680, 4320)
+
+
+def parse_size(text: str) -> tuple[int, int]:
+    """'1280x800' -> (1280, 800); anything else is a one-line UserError naming the limits."""
+    match = _SIZE.match(text or "")
+    if not match:
+        raise UserError(f"--size must look like 1280x800 (width x height in pixels), got {text!r}")
+    width, height = int(match.group(1)), int(match.group(2))
+    if not (MIN_SIZE[0] <= width <= MAX_SIZE[0] and MIN_SIZE[1] <= height <= MAX_SIZE[1]):
+        raise UserError(
+            f"--size {width}x{height} is outside the supported range "
+            f"{MIN_SIZE[0]}x{MIN_SIZE[1]} to {MAX_SIZE[0]}x{MAX_SIZE[1]}"
+        )
+    return width, height
+
+
+def check_output_path(text: str) -> Path:
+    """The PNG path to write, after checking its folder exists and is writable (one-line errors)."""
+    path = Path(text).expanduser()
+    if path.suffix.lower() != ".png":
+        raise UserError(f"--out must name a .png file, got {text!r}")
+    folder = path.parent.resolve() if str(path.parent) else Path.cwd()
+    if not folder.is_dir():
+        raise UserError(f"cannot write {path}: the folder {folder} does not exist")
+    if path.exists() and path.is_dir():
+        raise UserError(f"cannot write {path}: it is a folder")
+    if not os.access(folder, os.W_OK):
+        raise UserError(f"cannot write {path}: the folder {folder} is not writable")
+    return path
+
+
+def open_main_window(panel: str | None = None):
+    """Create the application (if needed) and show the main window; returns (app, window)."""
+    from explorer.ui.app import create_application
+    from explorer.ui.main_window import MainWindow
+
+    app = create_application()
+    window = MainWindow(panel=panel)
+    window.show()
+    return app, window
+
+
+def run_gui(args: Namespace) -> int:
+    # A frozen build re-executes itself for worker processes; this returns at once otherwise.
+    multiprocessing.freeze_support()
+    from explorer.ui.app import ensure_platform_for_headless
+
+    ensure_platform_for_headless()
+    app, _window = open_main_window(getattr(args, "panel", None))
+    return int(app.exec())
+
+
+def run_screenshot(args: Namespace) -> int:
+    out = check_output_path(args.out)
+    width, height = parse_size(getattr(args, "size", "1280x800"))
+    # A screenshot never needs a real screen; offscreen also gives the same picture everywhere.
+    os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+    from explorer.devices.discover import discover
+    from explorer.ui.app import create_application
+    from explorer.ui.context import AppContext
+    from explorer.ui.main_window import MainWindow
+
+    app = create_application()
+    context = AppContext(discover(include_catalog=True))
+    window = MainWindow(context, discover_on_show=False, panel=args.panel)
+    window.resize(width, height)
+    window.show()
+    app.processEvents()
+    window.prepare_screenshot()
+    for _ in range(5):  # layouts settle over a few passes (word-wrapped labels, plots)
+        app.processEvents()
+    pixmap = window.grab()
+    window.close()
+    if not pixmap.save(str(out), "PNG"):
+        raise UserError(f"cannot write {out}: Qt could not save the PNG there")
+    print(out)
+    return 0

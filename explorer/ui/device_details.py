@@ -1,0 +1,229 @@
+"""The right-hand side of the Devices panel: one device's facts, grouped as a student reads them.
+
+Compute (what does the work), Memory (where the data lives), Limits (what a CUDA launch may
+ask for) and, for a GPU in this machine, Live (what its sensors say now). A value the probes
+could not read shows "n/a" with their reason on hover.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QGridLayout, QHBoxLayout, QLabel, QVBoxLayout, QWidget
+
+from explorer.devices.model import CudaLimits, Device
+from explorer.ui import formatting as fmt
+from explorer.ui.widgets import FieldGroup, set_role
+
+Row = tuple[str, str | None, str]  # label, formatted value (None: missing), field name for the reason
+
+
+def _reason(device: Device, field: str) -> str | None:
+    if field in device.unavailable:
+        return device.unavailable[field]
+    head = field.split(".", 1)[0]
+    return device.unavailable.get(head)
+
+
+def _limit(limits: CudaLimits | None, name: str, formatter: Callable[[object], str]) -> str | None:
+    if limits is None:
+        return None
+    value = getattr(limits, name)
+    return None if value is None else formatter(value)
+
+
+def compute_rows(d: Device) -> list[Row]:
+    if d.kind == "cpu":
+        cpu = d.cpu
+        return [
+            ("Model", fmt.text(d.name), "name"),
+            ("Architecture", fmt.text(cpu.architecture if cpu else None), "cpu.architecture"),
+            ("Physical cores", fmt.count(cpu.physical_cores) if cpu else None, "cpu.physical_cores"),
+            ("Logical threads", fmt.count(cpu.logical_cores) if cpu else None, "cpu.logical_cores"),
+            (
+                "Clock",
+                fmt.clocks(cpu.frequency_mhz, cpu.frequency_max_mhz) if cpu else None,
+                "cpu.frequency_mhz",
+            ),
+            (
+                "Vector instructions",
+                ", ".join(f.upper() for f in cpu.isa_flags) if cpu and cpu.isa_flags else None,
+                "cpu.isa_flags",
+            ),
+            ("FP32 peak (estimate)", fmt.gflops(d.fp32_peak_gflops) if d.fp32_peak_gflops else None, "fp32_peak_gflops"),
+        ]
+    rows: list[Row] = [
+        ("Compute capability", d.cc_string, "compute_capability"),
+        ("Architecture", fmt.text(d.architecture) if d.architecture else None, "architecture"),
+    ]
+    if d.kind == "catalog" or d.chip:
+        rows.append(("Chip", d.chip, "chip"))
+    rows += [
+        ("Streaming multiprocessors", fmt.count(d.sm_count) if d.sm_count else None, "sm_count"),
+        ("CUDA cores per SM", fmt.count(d.cuda_cores_per_sm) if d.cuda_cores_per_sm else None, "cuda_cores_per_sm"),
+        ("SM clock", fmt.clocks(d.clock_sm_mhz, d.clock_sm_max_mhz, d.clock_sm_base_mhz), "clock_sm_mhz"),
+        ("FP32 peak", fmt.gflops(d.fp32_peak_gflops) if d.fp32_peak_gflops else None, "fp32_peak_gflops"),
+    ]
+    if d.kind == "catalog":
+        rows.append(("Board power (TDP)", fmt.watts(d.tdp_w) if d.tdp_w else None, "tdp_w"))
+        rows.append(("Form factor", d.form_factor, "form_factor"))
+    return rows
+
+
+def memory_rows(d: Device) -> list[Row]:
+    if d.kind == "cpu":
+        cpu = d.cpu
+        return [
+            ("Total", fmt.binary_bytes(d.memory_total_bytes) if d.memory_total_bytes else None, "memory_total_bytes"),
+            (
+                "Available now",
+                fmt.binary_bytes(cpu.memory_available_bytes) if cpu and cpu.memory_available_bytes else None,
+                "cpu.memory_available_bytes",
+            ),
+        ]
+    return [
+        ("Size", fmt.binary_bytes(d.memory_total_bytes) if d.memory_total_bytes else None, "memory_total_bytes"),
+        ("Type", d.memory_type, "memory_type"),
+        ("Bus width", fmt.count(d.memory_bus_width_bits, "bit") if d.memory_bus_width_bits else None, "memory_bus_width_bits"),
+        ("Bandwidth", fmt.bandwidth(d.memory_bandwidth_gbps) if d.memory_bandwidth_gbps else None, "memory_bandwidth_gbps"),
+        ("Memory clock", fmt.clocks(d.clock_memory_mhz, d.clock_memory_max_mhz), "clock_memory_mhz"),
+        (
+            "L2 cache",
+            _limit(d.limits, "l2_cache_bytes", fmt.binary_bytes),
+            "limits.l2_cache_bytes",
+        ),
+    ]
+
+
+def limits_rows(d: Device) -> list[Row]:
+    lim = d.limits
+    kib = fmt.binary_bytes
+    return [
+        ("Warp size", _limit(lim, "warp_size", fmt.count), "limits.warp_size"),
+        ("Max threads per block", _limit(lim, "max_threads_per_block", fmt.count), "limits.max_threads_per_block"),
+        ("Max threads per SM", _limit(lim, "max_threads_per_sm", fmt.count), "limits.max_threads_per_sm"),
+        ("Max blocks per SM", _limit(lim, "max_blocks_per_sm", fmt.count), "limits.max_blocks_per_sm"),
+        ("Max block size", _limit(lim, "max_block_dim", fmt.dims), "limits.max_block_dim"),
+        ("Max grid size", _limit(lim, "max_grid_dim", fmt.dims), "limits.max_grid_dim"),
+        ("Shared memory per block", _limit(lim, "shared_mem_per_block_bytes", kib), "limits.shared_mem_per_block_bytes"),
+        (
+            "… with opt-in",
+            _limit(lim, "shared_mem_per_block_optin_bytes", kib),
+            "limits.shared_mem_per_block_optin_bytes",
+        ),
+        ("Shared memory per SM", _limit(lim, "shared_mem_per_sm_bytes", kib), "limits.shared_mem_per_sm_bytes"),
+        ("Registers per block", _limit(lim, "regs_per_block", fmt.count), "limits.regs_per_block"),
+        ("Registers per SM", _limit(lim, "regs_per_sm", fmt.count), "limits.regs_per_sm"),
+    ]
+
+
+def identity_rows(d: Device) -> list[Row]:
+    pcie = None
+    if d.pcie_generation is not None or d.pcie_width is not None:
+        now = f"Gen {fmt.text(d.pcie_generation)} x{fmt.text(d.pcie_width)}"
+        top = (
+            f" (max Gen {fmt.text(d.pcie_generation_max)} x{fmt.text(d.pcie_width_max)})"
+            if d.pcie_generation_max or d.pcie_width_max
+            else ""
+        )
+        pcie = now + top
+    return [
+        ("CUDA index", f"cuda:{d.index}" if d.index is not None else None, "index"),
+        ("NVML index", fmt.count(d.nvml_index) if d.nvml_index is not None else None, "nvml_index"),
+        ("UUID", d.uuid, "uuid"),
+        ("PCI bus", d.pci_bus_id, "pci_bus_id"),
+        ("Driver", d.driver_version, "driver_version"),
+        ("CUDA driver API", d.cuda_driver_version, "cuda_driver_version"),
+        ("PCIe link", pcie, "pcie_generation"),
+        ("MIG mode", d.mig_mode, "mig_mode"),
+    ]
+
+
+class DeviceHeader(QWidget):
+    """Name, a present/catalog badge in words (never colour alone) and where the numbers came from."""
+
+    def __init__(self, device: Device, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.setSpacing(4)
+        top = QHBoxLayout()
+        self.title = QLabel(device.name)
+        set_role(self.title, "title")
+        self.title.setWordWrap(True)
+        top.addWidget(self.title, 1)
+        self.badge = QLabel()
+        if device.kind == "catalog":
+            self.badge.setText("catalog — not present")
+            set_role(self.badge, "catalog")
+        elif device.kind == "cuda":
+            self.badge.setText(f"● present on this machine · cuda:{device.index}")
+            set_role(self.badge, "present")
+        else:
+            self.badge.setText("● present on this machine · CPU")
+            set_role(self.badge, "present")
+        top.addWidget(self.badge, 0, Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+        layout.addLayout(top)
+        if device.kind == "catalog":
+            explain = QLabel(
+                "A spec sheet, not hardware in this computer: use it to plan launches and compare "
+                "GPUs. It cannot run benchmarks."
+            )
+            explain.setWordWrap(True)
+            set_role(explain, "muted")
+            layout.addWidget(explain)
+        if device.source:
+            source = QLabel(f"Source: {device.source}")
+            source.setWordWrap(True)
+            set_role(source, "caption")
+            layout.addWidget(source)
+
+
+class DeviceDetails(QWidget):
+    """Rebuilt for each selected device; the Live group is supplied by the panel (it owns the timer)."""
+
+    def __init__(self, device: Device, live_widget: QWidget | None = None, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.device = device
+        self.groups: dict[str, FieldGroup] = {}
+        outer = QVBoxLayout(self)
+        outer.setContentsMargins(0, 0, 0, 0)
+        outer.setSpacing(10)
+        outer.addWidget(DeviceHeader(device))
+
+        grid = QGridLayout()
+        grid.setHorizontalSpacing(12)
+        grid.setVerticalSpacing(10)
+        left = QVBoxLayout()
+        left.setSpacing(10)
+        left.addWidget(self._group("Compute", compute_rows(device)))
+        left.addWidget(self._group("Memory", memory_rows(device)))
+        left.addStretch(1)
+        grid.addLayout(left, 0, 0)
+        if device.is_gpu:
+            right = QVBoxLayout()
+            right.setSpacing(10)
+            right.addWidget(self._group("Limits", limits_rows(device)))
+            if device.kind == "cuda":
+                right.addWidget(self._group("Board", identity_rows(device)))
+            right.addStretch(1)
+            grid.addLayout(right, 0, 1)
+            grid.setColumnStretch(0, 1)
+            grid.setColumnStretch(1, 1)
+        outer.addLayout(grid)
+        if live_widget is not None:
+            outer.addWidget(live_widget)
+        for note in device.notes:
+            label = QLabel(note)
+            label.setWordWrap(True)
+            set_role(label, "caption")
+            outer.addWidget(label)
+        outer.addStretch(1)
+
+    def _group(self, title: str, rows: list[Row]) -> FieldGroup:
+        group = FieldGroup(title)
+        for label, value, field in rows:
+            group.add(label, value, _reason(self.device, field), key=field)
+        self.groups[title] = group
+        return group

@@ -1,0 +1,315 @@
+"""The Devices panel: what is in this machine, what is only a spec sheet, and what the GPUs do now.
+
+Left, a list: the CPU and present GPUs first, then catalog GPUs under their own header, each
+marked "catalog — not present" in words, colour and icon (a teacher's projector may wash out
+colour, so the words carry the meaning). Right, the selected device's details. Above, a
+banner when no GPU was found, with the probes' own explanation.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import QSize, Qt, QTimer, Signal
+from PySide6.QtGui import QBrush, QColor, QFont, QIcon, QPainter, QPen, QPixmap
+from PySide6.QtWidgets import (
+    QHBoxLayout,
+    QLabel,
+    QListWidget,
+    QListWidgetItem,
+    QPushButton,
+    QScrollArea,
+    QSplitter,
+    QVBoxLayout,
+    QWidget,
+)
+
+from explorer.devices.model import Device, Discovery
+from explorer.errors import UserError
+from explorer.ui import formatting as fmt
+from explorer.ui.context import AppContext
+from explorer.ui.device_details import DeviceDetails
+from explorer.ui.live_monitor import LiveMonitor
+from explorer.ui.theme import Theme, current_theme
+from explorer.ui.widgets import Banner, set_role
+
+LOOKING = "Looking for devices…"
+PRESENT_HEADER = "On this machine"
+CATALOG_HEADER = "Catalog — not present"
+CATALOG_HINT = (
+    "The catalog GPUs in the list are spec sheets of real GPUs: the launch visualizer and the "
+    "occupancy lessons work with any of them. Only benchmarks need a GPU in this machine."
+)
+
+_KEY_ROLE = Qt.ItemDataRole.UserRole
+
+
+def _dot(colour: str, hollow: bool, size: int = 18) -> QIcon:
+    pix = QPixmap(size, size)
+    pix.fill(Qt.GlobalColor.transparent)
+    painter = QPainter(pix)
+    painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+    pen = QPen(QColor(colour))
+    pen.setWidth(3)
+    painter.setPen(pen)
+    painter.setBrush(Qt.BrushStyle.NoBrush if hollow else QBrush(QColor(colour)))
+    painter.drawEllipse(3, 3, size - 6, size - 6)
+    painter.end()
+    return QIcon(pix)
+
+
+def list_summary(device: Device) -> str:
+    """The second line of a device's list entry."""
+    if device.kind == "cpu":
+        cpu = device.cpu
+        cores = f"{fmt.count(cpu.physical_cores)} cores, {fmt.count(cpu.logical_cores)} threads" if cpu else ""
+        return " · ".join(p for p in ("CPU", cores) if p)
+    parts = [f"cuda:{device.index}" if device.kind == "cuda" else "catalog"]
+    if device.cc_string:
+        parts.append(f"CC {device.cc_string}")
+    if device.sm_count:
+        parts.append(f"{device.sm_count} SMs")
+    if device.memory_total_bytes:
+        parts.append(fmt.binary_bytes(device.memory_total_bytes, 0))
+    return " · ".join(parts)
+
+
+class DevicesPanel(QWidget):
+    #: the user asked to look for devices again (the main window runs discovery)
+    refresh_requested = Signal()
+
+    export_filter = "JSON (*.json)"
+
+    def __init__(
+        self,
+        context: AppContext,
+        parent: QWidget | None = None,
+        *,
+        nvml: Any = None,
+        clock: Callable[[], float] = time.monotonic,
+        timer: QTimer | None = None,
+        session_factory: Callable[..., Any] | None = None,
+    ) -> None:
+        super().__init__(parent)
+        self.context = context
+        self.monitor = LiveMonitor(nvml=nvml, clock=clock, timer=timer, session_factory=session_factory, parent=self)
+        self.details: DeviceDetails | None = None
+        self.live_view: QWidget | None = None
+        self._selected_key: str | None = None
+
+        outer = QVBoxLayout(self)
+        outer.setContentsMargins(16, 12, 16, 8)
+        outer.setSpacing(10)
+
+        top = QHBoxLayout()
+        title = QLabel("Devices")
+        set_role(title, "pageTitle")
+        top.addWidget(title)
+        self.status_label = QLabel("")
+        set_role(self.status_label, "muted")
+        top.addWidget(self.status_label, 1)
+        self.refresh_button = QPushButton("Refresh")
+        self.refresh_button.setToolTip("Look for devices again (F5)")
+        self.refresh_button.clicked.connect(self.refresh_requested.emit)
+        top.addWidget(self.refresh_button)
+        outer.addLayout(top)
+
+        self.banner = Banner()
+        self.banner.hide()
+        outer.addWidget(self.banner)
+        self.error_label = QLabel("")
+        self.error_label.setWordWrap(True)
+        set_role(self.error_label, "error")
+        self.error_label.hide()
+        outer.addWidget(self.error_label)
+
+        splitter = QSplitter(Qt.Orientation.Horizontal)
+        splitter.setChildrenCollapsible(False)
+        self.device_list = QListWidget()
+        self.device_list.setObjectName("deviceList")
+        self.device_list.setIconSize(QSize(18, 18))
+        self.device_list.setMinimumWidth(340)
+        self.device_list.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.device_list.setWordWrap(True)
+        self.device_list.currentItemChanged.connect(self._on_item_changed)
+        splitter.addWidget(self.device_list)
+        self.scroll = QScrollArea()
+        self.scroll.setObjectName("details")
+        self.scroll.setWidgetResizable(True)
+        self.placeholder = QLabel(LOOKING)
+        self.placeholder.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        set_role(self.placeholder, "muted")
+        self.scroll.setWidget(self.placeholder)
+        splitter.addWidget(self.scroll)
+        splitter.setStretchFactor(0, 0)
+        splitter.setStretchFactor(1, 1)
+        splitter.setSizes([370, 870])
+        outer.addWidget(splitter, 1)
+        self.splitter = splitter
+
+        context.discovery_changed.connect(self.set_discovery)
+        if context.discovery is not None:
+            self.set_discovery(context.discovery)
+        else:
+            self.set_busy(True)
+
+    # ----- state from the main window
+    def set_busy(self, busy: bool) -> None:
+        self.refresh_button.setEnabled(not busy)
+        self.status_label.setText(LOOKING if busy else "")
+        if busy and self.context.discovery is None:
+            self.device_list.clear()
+            item = QListWidgetItem(LOOKING)
+            item.setFlags(Qt.ItemFlag.NoItemFlags)
+            self.device_list.addItem(item)
+
+    def show_error(self, message: str) -> None:
+        self.error_label.setText(message)
+        self.error_label.show()
+
+    def set_discovery(self, discovery: Discovery) -> None:
+        self.error_label.hide()
+        self.status_label.setText("")
+        why = discovery.why_no_gpu()
+        if why:
+            self.banner.set_text("No NVIDIA GPU is listed", f"{why}\n\n{CATALOG_HINT}")
+            self.banner.show()
+        else:
+            self.banner.hide()
+        self.monitor.set_devices(discovery.present_gpus)
+        self._fill_list(discovery)
+
+    # ----- the list
+    def _fill_list(self, discovery: Discovery) -> None:
+        theme = current_theme()
+        keep = self._selected_key
+        self.device_list.blockSignals(True)
+        self.device_list.clear()
+        present = [d for d in discovery.devices if d.present]
+        catalog = discovery.catalog
+        self._add_header(PRESENT_HEADER)
+        for device in present:
+            self._add_device(device, theme)
+        if catalog:
+            self._add_header(CATALOG_HEADER)
+            for device in catalog:
+                self._add_device(device, theme)
+        self.device_list.blockSignals(False)
+        keys = [d.key for d in discovery.devices]
+        default = discovery.present_gpus[0].key if discovery.present_gpus else (present[0].key if present else None)
+        self.select_device(keep if keep in keys else default or (keys[0] if keys else None))
+
+    def _add_header(self, text: str) -> None:
+        item = QListWidgetItem(text.upper())
+        item.setFlags(Qt.ItemFlag.NoItemFlags)
+        font = QFont(self.device_list.font())
+        font.setBold(True)
+        item.setFont(font)
+        item.setData(Qt.ItemDataRole.AccessibleTextRole, text)
+        item.setForeground(QBrush(QColor(current_theme().muted)))
+        self.device_list.addItem(item)
+
+    def _add_device(self, device: Device, theme: Theme) -> None:
+        item = QListWidgetItem(f"{device.name}\n{list_summary(device)}")
+        item.setData(_KEY_ROLE, device.key)
+        if device.kind == "catalog":
+            item.setIcon(_dot(theme.catalog, hollow=True))
+            item.setForeground(QBrush(QColor(theme.catalog)))
+            item.setToolTip(f"{device.name}: a catalog spec sheet, not present in this machine")
+        else:
+            item.setIcon(_dot(theme.present, hollow=False))
+            item.setToolTip(f"{device.name}: present in this machine")
+        self.device_list.addItem(item)
+
+    def device_keys(self) -> list[str]:
+        """Keys of the devices listed, in list order (headers skipped)."""
+        keys = []
+        for row in range(self.device_list.count()):
+            key = self.device_list.item(row).data(_KEY_ROLE)
+            if key:
+                keys.append(key)
+        return keys
+
+    def list_texts(self) -> list[str]:
+        return [self.device_list.item(row).text() for row in range(self.device_list.count())]
+
+    def select_device(self, key: str | None) -> None:
+        for row in range(self.device_list.count()):
+            item = self.device_list.item(row)
+            if key is not None and item.data(_KEY_ROLE) == key:
+                self.device_list.blockSignals(True)
+                self.device_list.setCurrentItem(item)
+                self.device_list.blockSignals(False)
+                self._show_device(key)
+                return
+        self._show_device(None)
+
+    def _on_item_changed(self, current: QListWidgetItem | None, _previous: QListWidgetItem | None) -> None:
+        key = current.data(_KEY_ROLE) if current is not None else None
+        if key:
+            self._show_device(key)
+
+    # ----- the details
+    def _device(self, key: str | None) -> Device | None:
+        if key is None or self.context.discovery is None:
+            return None
+        return next((d for d in self.context.discovery.devices if d.key == key), None)
+
+    def _show_device(self, key: str | None) -> None:
+        device = self._device(key)
+        self._selected_key = key if device else None
+        if device is None:
+            self.details = None
+            self.live_view = None
+            self.placeholder = QLabel(LOOKING if self.context.discovery is None else "Select a device.")
+            self.placeholder.setAlignment(Qt.AlignmentFlag.AlignCenter)
+            set_role(self.placeholder, "muted")
+            self.scroll.setWidget(self.placeholder)
+            return
+        live = None
+        if device.kind == "cuda":
+            from explorer.ui.live_plot import LiveView  # pyqtgraph loads only when a GPU is shown
+
+            live = LiveView(self.monitor, device)
+        body = QWidget()
+        body.setObjectName("detailsBody")
+        layout = QVBoxLayout(body)
+        layout.setContentsMargins(12, 4, 12, 12)
+        self.details = DeviceDetails(device, live)
+        self.live_view = live
+        layout.addWidget(self.details)
+        self.scroll.setWidget(body)  # deletes the previous details
+
+    @property
+    def selected_key(self) -> str | None:
+        return self._selected_key
+
+    # ----- the main window's hooks
+    def tick(self) -> None:
+        """Take one live reading of every present GPU now (the timer calls this each second)."""
+        self.monitor.tick()
+
+    def apply_theme(self, theme: Theme) -> None:
+        if self.context.discovery is not None:
+            self._fill_list(self.context.discovery)
+
+    def export(self, path: Path) -> Path:
+        """Write what discovery found (the same JSON as ``device-explorer devices --json --catalog``)."""
+        if self.context.discovery is None:
+            raise UserError("nothing to export yet: devices are still being discovered")
+        path = Path(path)
+        try:
+            path.write_text(json.dumps(self.context.discovery.to_dict(), indent=2) + "\n", encoding="utf-8")
+        except OSError as exc:
+            raise UserError(f"cannot write {path}: {exc.strerror or exc}") from exc
+        return path
+
+    def prepare_screenshot(self) -> None:
+        self.device_list.scrollToTop()
+
+    def shutdown(self) -> None:
+        self.monitor.stop()

@@ -1,0 +1,96 @@
+"""Turn the core's numbers into the short strings a student reads on screen.
+
+Only unit scaling and wording live here: every value arrives computed by the core, and a
+value the core could not read arrives as ``None`` and becomes ``NA`` (the caller adds the
+reason as a tooltip).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+NA = "n/a"
+
+_BINARY = (("TiB", 1 << 40), ("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10))
+
+
+def _trim(x: float, digits: int) -> str:
+    text = f"{x:.{digits}f}"
+    return text.rstrip("0").rstrip(".") if "." in text else text
+
+
+def binary_bytes(n: int | float | None, digits: int = 1) -> str:
+    """Memory sizes in binary units (what drivers and nvidia-smi report): 4 GiB, 48 KiB."""
+    if n is None:
+        return NA
+    for unit, size in _BINARY:
+        if abs(n) >= size:
+            return f"{_trim(n / size, digits)} {unit}"
+    return f"{int(n)} B"
+
+
+def count(n: int | float | None, unit: str = "") -> str:
+    if n is None:
+        return NA
+    text = f"{int(n):,}" if float(n).is_integer() else f"{n:,.1f}"
+    return f"{text} {unit}".strip()
+
+
+def mhz(value: float | None) -> str:
+    return NA if value is None else f"{value:,.0f} MHz"
+
+
+def clocks(current: float | None, maximum: float | None, base: float | None = None) -> str | None:
+    """"1,590 MHz (max 1,785)"; ``None`` when no clock at all is known."""
+    parts = []
+    if current is not None:
+        parts.append(mhz(current))
+    if base is not None:
+        parts.append(f"base {base:,.0f} MHz" if not parts else f"base {base:,.0f}")
+    if maximum is not None:
+        parts.append(f"max {maximum:,.0f} MHz" if not parts else f"max {maximum:,.0f}")
+    if not parts:
+        return None
+    return parts[0] + (f" ({', '.join(parts[1:])})" if len(parts) > 1 else "")
+
+
+def gflops(value: float | None) -> str:
+    if value is None:
+        return NA
+    if value >= 1000:
+        return f"{_trim(value / 1000, 1)} TFLOP/s"
+    return f"{_trim(value, 1)} GFLOP/s"
+
+
+def bandwidth(gb_per_s: float | None) -> str:
+    return NA if gb_per_s is None else f"{_trim(gb_per_s, 1)} GB/s"
+
+
+def pct(value: float | None) -> str:
+    return NA if value is None else f"{value:.0f} %"
+
+
+def celsius(value: float | None) -> str:
+    return NA if value is None else f"{value:.0f} °C"
+
+
+def watts(value: float | None) -> str:
+    return NA if value is None else f"{_trim(value, 1)} W"
+
+
+def dims(value: Sequence[int] | None) -> str:
+    return NA if value is None else " × ".join(f"{v:,}" for v in value)
+
+
+def used_of_total(used: int | None, total: int | None) -> str:
+    if used is None:
+        return NA
+    if total is None:
+        return binary_bytes(used)
+    return f"{binary_bytes(used)} of {binary_bytes(total)}"
+
+
+def text(value: object | None) -> str:
+    if value is None or value == "":
+        return NA
+    return str(value)

@@ -1,0 +1,118 @@
+"""Sample the present GPUs' sensors about once a second and keep a short history for the plots.
+
+The timer, the clock and the NVML module are injected so tests drive ``tick()`` by hand with
+a fake clock and a stand-in NVML: no sleeps, no real driver. Readings come from the core's
+``NvmlSession``; this object only schedules them and remembers the last minute.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import deque
+from collections.abc import Callable
+from typing import Any
+
+from PySide6.QtCore import QObject, QTimer, Signal
+
+from explorer.devices.model import Device, LiveReading
+
+HISTORY_SAMPLES = 60
+INTERVAL_MS = 1000
+
+
+class LiveMonitor(QObject):
+    #: emitted after each tick that read at least one GPU
+    updated = Signal()
+    #: emitted with a plain sentence when live readings cannot be taken at all
+    unavailable = Signal(str)
+
+    def __init__(
+        self,
+        *,
+        nvml: Any = None,
+        clock: Callable[[], float] = time.monotonic,
+        timer: QTimer | None = None,
+        session_factory: Callable[..., Any] | None = None,
+        history_samples: int = HISTORY_SAMPLES,
+        parent: QObject | None = None,
+    ) -> None:
+        super().__init__(parent)
+        self._nvml = nvml
+        self._clock = clock
+        self._session_factory = session_factory
+        self._session: Any = None
+        self._devices: list[Device] = []
+        self._history: dict[str, deque[LiveReading]] = {}
+        self._history_samples = history_samples
+        self.error: str | None = None
+        self.timer = timer if timer is not None else QTimer(self)
+        self.timer.setInterval(INTERVAL_MS)
+        self.timer.timeout.connect(self.tick)
+
+    # ----- lifecycle
+    def set_devices(self, devices: list[Device]) -> None:
+        """Watch these GPUs (those with an NVML index); starts or stops the timer accordingly."""
+        watched = [d for d in devices if d.kind == "cuda" and d.nvml_index is not None]
+        keys = {d.key for d in watched}
+        self._history = {k: v for k, v in self._history.items() if k in keys}
+        self._devices = watched
+        if not watched:
+            self.stop()
+            return
+        if self._open_session():
+            self.tick()
+            self.timer.start()
+
+    def _open_session(self) -> bool:
+        if self._session is not None:
+            return True
+        try:
+            if self._session_factory is not None:
+                session = self._session_factory(nvml=self._nvml, clock=self._clock)
+            else:
+                from explorer.devices.nvml import NvmlSession
+
+                session = NvmlSession(nvml=self._nvml, clock=self._clock)
+            session.init()
+        except Exception as exc:  # NvmlUnavailable carries a plain sentence
+            self.error = f"Live readings are unavailable: {exc}"
+            self.unavailable.emit(self.error)
+            return False
+        self._session = session
+        self.error = None
+        return True
+
+    def stop(self) -> None:
+        self.timer.stop()
+        if self._session is not None:
+            try:
+                self._session.shutdown()
+            finally:
+                self._session = None
+
+    @property
+    def running(self) -> bool:
+        return self.timer.isActive()
+
+    # ----- sampling
+    def tick(self) -> None:
+        """Read every watched GPU once; a GPU whose read fails gets a reading that says why."""
+        if self._session is None:
+            return
+        for device in self._devices:
+            try:
+                reading = self._session.read_live(device.nvml_index)
+            except Exception as exc:
+                reading = LiveReading(
+                    timestamp_s=self._clock(),
+                    unavailable={"all": f"NVML could not read this GPU: {exc}"},
+                )
+            self._history.setdefault(device.key, deque(maxlen=self._history_samples)).append(reading)
+        self.updated.emit()
+
+    def history(self, key: str) -> list[LiveReading]:
+        return list(self._history.get(key, ()))
+
+    def latest(self, key: str) -> LiveReading | None:
+        samples = self._history.get(key)
+        return samples[-1] if samples else None

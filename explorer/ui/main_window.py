@@ -1,0 +1,367 @@
+"""The main window: a sidebar of the three areas, their pages, menus and a status bar.
+
+The window is on screen before torch and numba load: device discovery (which imports them)
+starts in a background thread once the window has painted, and the Devices panel fills in
+when it returns. The Launch visualizer and Benchmarks panels are imported and built the first
+time they are shown, so their start-up cost is never paid by a teacher who only wants Devices.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+import traceback
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from PySide6.QtCore import QEvent, QObject, Qt, QTimer
+from PySide6.QtGui import QAction, QActionGroup, QCloseEvent, QKeySequence
+from PySide6.QtWidgets import (
+    QApplication,
+    QFileDialog,
+    QHBoxLayout,
+    QLabel,
+    QListWidget,
+    QListWidgetItem,
+    QMainWindow,
+    QMessageBox,
+    QStackedWidget,
+    QVBoxLayout,
+    QWidget,
+)
+
+from explorer.devices.model import Discovery
+from explorer.errors import UserError
+from explorer.ui.about import AboutDialog
+from explorer.ui.context import AppContext
+from explorer.ui.devices_panel import DevicesPanel
+from explorer.ui.theme import apply_theme, current_theme
+from explorer.ui.workers import run_in_background
+
+WINDOW_TITLE = "Device Explorer"
+
+
+@dataclass(frozen=True)
+class PageSpec:
+    key: str  # the CLI's panel name
+    title: str
+    #: modules to try, in order, and the class each must define
+    sources: tuple[tuple[str, str], ...]
+
+
+PAGES = (
+    PageSpec("devices", "Devices", (("explorer.ui.devices_panel", "DevicesPanel"),)),
+    PageSpec("visualizer", "Launch visualizer", (("explorer.ui.visualizer.panel", "VisualizerPanel"),)),
+    PageSpec(
+        "benchmarks",
+        "Benchmarks",
+        (("explorer.ui.bench_panel", "BenchPanel"), ("explorer.ui.bench.panel", "BenchPanel")),
+    ),
+)
+PAGE_KEYS = tuple(p.key for p in PAGES)
+
+
+def _default_discover() -> Discovery:
+    from explorer.devices.discover import discover
+
+    return discover(include_catalog=True)
+
+
+def load_panel_class(spec: PageSpec) -> tuple[type | None, str]:
+    """The panel class for a page, or ``None`` and the reason it is not in this build."""
+    reasons = []
+    for module_name, class_name in spec.sources:
+        try:
+            module = importlib.import_module(module_name)
+        except ModuleNotFoundError as exc:
+            if exc.name and module_name.startswith(exc.name):
+                reasons.append(f"{module_name} is missing")
+                continue
+            return None, f"{module_name} could not be imported: {exc}"
+        except ImportError as exc:
+            return None, f"{module_name} could not be imported: {exc}"
+        cls = getattr(module, class_name, None)
+        if cls is not None:
+            return cls, ""
+        reasons.append(f"{module_name} has no {class_name}")
+    return None, "; ".join(reasons)
+
+
+class _PaintWatcher(QObject):
+    """Calls back once, on the first paint of the watched widget."""
+
+    def __init__(self, target: QWidget, callback: Callable[[], None]) -> None:
+        super().__init__(target)
+        self._callback: Callable[[], None] | None = callback
+        target.installEventFilter(self)
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 (Qt API)
+        if event.type() == QEvent.Type.Paint and self._callback is not None:
+            callback, self._callback = self._callback, None
+            QTimer.singleShot(0, callback)
+        return False
+
+
+class MainWindow(QMainWindow):
+    """Owns the ``AppContext``; panels receive it and react to its signals."""
+
+    def __init__(
+        self,
+        context: AppContext | None = None,
+        *,
+        discover_fn: Callable[[], Discovery] | None = None,
+        discover_on_show: bool = True,
+        panel: str | None = None,
+        devices_panel_options: dict | None = None,
+    ) -> None:
+        super().__init__()
+        self.setWindowTitle(WINDOW_TITLE)
+        self.context = context or AppContext(parent=self)
+        self._discover_fn = discover_fn or _default_discover
+        self._discovering = False
+        self._discover_on_show = discover_on_show and self.context.discovery is None
+        self.panels: dict[str, QWidget] = {}
+        self._containers: dict[str, QWidget] = {}
+
+        central = QWidget()
+        row = QHBoxLayout(central)
+        row.setContentsMargins(0, 0, 0, 0)
+        row.setSpacing(0)
+        self.navigation = QListWidget()
+        self.navigation.setObjectName("navigation")
+        self.navigation.setFixedWidth(210)
+        self.navigation.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
+        self.stack = QStackedWidget()
+        row.addWidget(self.navigation)
+        row.addWidget(self.stack, 1)
+        self.setCentralWidget(central)
+
+        for spec in PAGES:
+            item = QListWidgetItem(spec.title)
+            item.setData(Qt.ItemDataRole.UserRole, spec.key)
+            self.navigation.addItem(item)
+            container = QWidget()
+            container.setObjectName(f"page_{spec.key}")
+            QVBoxLayout(container).setContentsMargins(0, 0, 0, 0)
+            self._containers[spec.key] = container
+            self.stack.addWidget(container)
+
+        # The Devices page is the landing page, so it is built now; the others on first show.
+        self.devices_panel = DevicesPanel(self.context, **(devices_panel_options or {}))
+        self.devices_panel.refresh_requested.connect(self.refresh_devices)
+        self._install_panel("devices", self.devices_panel)
+
+        self._build_menus()
+        self.context.status_message.connect(lambda text: self.statusBar().showMessage(text, 8000))
+        self.context.discovery_changed.connect(self._on_discovery)
+        self.navigation.currentRowChanged.connect(self._on_page_selected)
+        self.show_panel(panel or "devices")
+        if self.context.discovery is None:
+            self.statusBar().showMessage("Looking for devices…")
+        else:
+            self._on_discovery(self.context.discovery)
+        if self._discover_on_show:
+            _PaintWatcher(self, self.start_discovery)
+        self.resize(1280, 800)
+
+    # ----- pages
+    def _install_panel(self, key: str, widget: QWidget) -> None:
+        self.panels[key] = widget
+        self._containers[key].layout().addWidget(widget)
+
+    def _ensure_panel(self, key: str) -> QWidget:
+        if key in self.panels:
+            return self.panels[key]
+        spec = next(p for p in PAGES if p.key == key)
+        cls, reason = load_panel_class(spec)
+        widget: QWidget
+        if cls is None:
+            widget = self._unavailable(spec.title, "is not available in this build.", reason)
+        else:
+            try:
+                widget = cls(self.context)
+            except Exception as exc:  # a broken panel must not take the window down
+                traceback.print_exc(file=sys.stderr)
+                widget = self._unavailable(spec.title, "could not be opened.", f"{type(exc).__name__}: {exc}")
+        self._install_panel(key, widget)
+        return widget
+
+    def _unavailable(self, title: str, what: str, reason: str) -> QWidget:
+        holder = QWidget()
+        layout = QVBoxLayout(holder)
+        layout.setContentsMargins(32, 32, 32, 32)
+        heading = QLabel(f"{title} {what}")
+        heading.setProperty("role", "pageTitle")
+        heading.setWordWrap(True)
+        detail = QLabel(reason)
+        detail.setProperty("role", "muted")
+        detail.setWordWrap(True)
+        layout.addWidget(heading)
+        layout.addWidget(detail)
+        layout.addStretch(1)
+        holder.setProperty("unavailable", True)
+        return holder
+
+    def show_panel(self, key: str) -> QWidget:
+        """Select a page by its CLI name ("devices", "visualizer", "benchmarks") and return its panel."""
+        if key not in PAGE_KEYS:
+            raise UserError(f"unknown panel {key!r}; choose one of {', '.join(PAGE_KEYS)}")
+        row = PAGE_KEYS.index(key)
+        if self.navigation.currentRow() != row:
+            self.navigation.setCurrentRow(row)  # -> _on_page_selected
+        else:
+            self._on_page_selected(row)
+        return self.panels[key]
+
+    def current_panel_key(self) -> str:
+        return PAGE_KEYS[max(self.navigation.currentRow(), 0)]
+
+    def current_panel(self) -> QWidget:
+        return self._ensure_panel(self.current_panel_key())
+
+    def _on_page_selected(self, row: int) -> None:
+        if row < 0:
+            return
+        key = PAGE_KEYS[row]
+        self._ensure_panel(key)
+        self.stack.setCurrentWidget(self._containers[key])
+        self._page_actions[key].setChecked(True)
+        self.export_action.setEnabled(self._can_export(self.panels[key]))
+
+    # ----- menus
+    def _build_menus(self) -> None:
+        bar = self.menuBar()
+        file_menu = bar.addMenu("&File")
+        self.export_action = QAction("&Export…", self)
+        self.export_action.setShortcut(QKeySequence("Ctrl+E"))
+        self.export_action.triggered.connect(self.export_current)
+        file_menu.addAction(self.export_action)
+        file_menu.addSeparator()
+        quit_action = QAction("&Quit", self)
+        quit_action.setShortcut(QKeySequence.StandardKey.Quit)
+        quit_action.setMenuRole(QAction.MenuRole.QuitRole)
+        quit_action.triggered.connect(self.close)
+        file_menu.addAction(quit_action)
+
+        view_menu = bar.addMenu("&View")
+        group = QActionGroup(self)
+        self._page_actions: dict[str, QAction] = {}
+        for number, spec in enumerate(PAGES, start=1):
+            action = QAction(spec.title, self, checkable=True)
+            action.setShortcut(QKeySequence(f"Ctrl+{number}"))
+            action.triggered.connect(lambda _checked=False, k=spec.key: self.show_panel(k))
+            group.addAction(action)
+            view_menu.addAction(action)
+            self._page_actions[spec.key] = action
+        view_menu.addSeparator()
+        self.dark_action = QAction("&Dark theme", self, checkable=True)
+        self.dark_action.setShortcut(QKeySequence("Ctrl+Shift+D"))
+        self.dark_action.toggled.connect(lambda dark: self.set_theme("dark" if dark else "light"))
+        view_menu.addAction(self.dark_action)
+        self.refresh_action = QAction("&Refresh devices", self)
+        self.refresh_action.setShortcut(QKeySequence.StandardKey.Refresh)
+        self.refresh_action.triggered.connect(self.refresh_devices)
+        view_menu.addAction(self.refresh_action)
+
+        help_menu = bar.addMenu("&Help")
+        about = QAction("&About Device Explorer", self)
+        about.setMenuRole(QAction.MenuRole.AboutRole)
+        about.triggered.connect(self.show_about)
+        help_menu.addAction(about)
+
+    def set_theme(self, name: str) -> None:
+        app = QApplication.instance()
+        if isinstance(app, QApplication):
+            theme = apply_theme(app, name)
+            for panel in self.panels.values():
+                hook = getattr(panel, "apply_theme", None)
+                if callable(hook):
+                    hook(theme)
+        self.dark_action.blockSignals(True)
+        self.dark_action.setChecked(current_theme().name == "dark")
+        self.dark_action.blockSignals(False)
+
+    def about_dialog(self) -> AboutDialog:
+        return AboutDialog(self.context.discovery, self)
+
+    def show_about(self) -> None:
+        self.about_dialog().exec()
+
+    # ----- export
+    @staticmethod
+    def _can_export(panel: QWidget) -> bool:
+        return callable(getattr(panel, "export_dialog", None)) or callable(getattr(panel, "export", None))
+
+    def export_current(self) -> None:
+        panel = self.current_panel()
+        custom = getattr(panel, "export_dialog", None)
+        if callable(custom):
+            custom()
+            return
+        export = getattr(panel, "export", None)
+        if not callable(export):
+            return
+        name_filter = getattr(panel, "export_filter", "All files (*)")
+        path, _ = QFileDialog.getSaveFileName(self, "Export", str(Path.home()), name_filter)
+        if not path:
+            return
+        try:
+            written = export(Path(path))
+        except (UserError, OSError) as exc:
+            QMessageBox.warning(self, "Export failed", str(exc))
+            return
+        self.statusBar().showMessage(f"Exported to {written or path}", 8000)
+
+    # ----- devices
+    def start_discovery(self) -> None:
+        """Look for devices in the background; the Devices panel fills in when it returns."""
+        if self._discovering:
+            return
+        self._discovering = True
+        self.refresh_action.setEnabled(False)
+        self.devices_panel.set_busy(True)
+        self.statusBar().showMessage("Looking for devices…")
+        run_in_background(self._discover_fn, self._discovery_done, self._discovery_failed)
+
+    def refresh_devices(self) -> None:
+        self.start_discovery()
+
+    def _discovery_done(self, discovery: Discovery) -> None:
+        self._discovering = False
+        self.refresh_action.setEnabled(True)
+        self.devices_panel.set_busy(False)
+        self.context.set_discovery(discovery)
+
+    def _discovery_failed(self, exc: BaseException) -> None:
+        # discover() never raises by contract; if it still does, say so and keep the window.
+        self._discovering = False
+        self.refresh_action.setEnabled(True)
+        self.devices_panel.set_busy(False)
+        self.devices_panel.show_error(f"Device discovery failed: {type(exc).__name__}: {exc}")
+        self.statusBar().showMessage("Device discovery failed; see the Devices panel.")
+
+    def _on_discovery(self, discovery: Discovery) -> None:
+        gpus = len(discovery.present_gpus)
+        gpu_text = "no NVIDIA GPU" if gpus == 0 else f"{gpus} NVIDIA GPU{'s' if gpus > 1 else ''}"
+        self.statusBar().showMessage(
+            f"Found the CPU, {gpu_text}, and {len(discovery.catalog)} catalog GPUs (spec sheets)."
+            if discovery.cpu
+            else f"Found {gpu_text} and {len(discovery.catalog)} catalog GPUs (spec sheets)."
+        )
+
+    # ----- screenshots and shutdown
+    def prepare_screenshot(self) -> None:
+        hook = getattr(self.current_panel(), "prepare_screenshot", None)
+        if callable(hook):
+            hook()
+
+    def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802 (Qt API)
+        for panel in self.panels.values():
+            hook = getattr(panel, "shutdown", None)
+            if callable(hook):
+                try:
+                    hook()
+                except Exception:
+                    traceback.print_exc(file=sys.stderr)
+        super().closeEvent(event)

@@ -1,0 +1,173 @@
+"""Colours and fonts chosen to survive a classroom projector.
+
+Projectors wash out pale greys and thin type, so both themes use near-black on near-white (or
+the reverse), a base font a notch larger than a desktop default, and one saturated colour per
+meaning: blue for selection, green for "present on this machine", amber for "catalog, not
+present", and a warm banner for warnings. Widgets never hard-code colours: they set an object
+name or a ``role`` property and the one application stylesheet below styles them, so switching
+theme is a single call.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from PySide6.QtGui import QColor, QFont, QPalette
+from PySide6.QtWidgets import QApplication
+
+#: base font size in points: large enough for the back row, small enough for 1280x800
+BASE_FONT_PT = 11
+
+
+@dataclass(frozen=True)
+class Theme:
+    name: str
+    window: str
+    panel: str  # cards and group boxes
+    text: str
+    muted: str  # secondary text; still strong enough on a projector
+    accent: str
+    accent_text: str
+    border: str
+    present: str
+    catalog: str
+    catalog_bg: str
+    banner_bg: str
+    banner_border: str
+    banner_text: str
+    error: str
+    plot_background: str
+    plot_foreground: str
+    plot_pens: tuple[str, str, str, str]  # utilization, memory, temperature, power
+
+
+LIGHT = Theme(
+    name="light",
+    window="#f4f5f7",
+    panel="#ffffff",
+    text="#111418",
+    muted="#3d4450",
+    accent="#1a56b8",
+    accent_text="#ffffff",
+    border="#b8bec8",
+    present="#137333",
+    catalog="#8a4b00",
+    catalog_bg="#fff1dc",
+    banner_bg="#fff4cc",
+    banner_border="#d99a00",
+    banner_text="#2b2100",
+    error="#b3261e",
+    plot_background="#ffffff",
+    plot_foreground="#111418",
+    plot_pens=("#1a56b8", "#137333", "#c2410c", "#7e22ce"),
+)
+
+DARK = Theme(
+    name="dark",
+    window="#1b1d21",
+    panel="#25282d",
+    text="#f2f4f7",
+    muted="#c3c8d0",
+    accent="#5b9bff",
+    accent_text="#0b0d10",
+    border="#4a505a",
+    present="#5fd38a",
+    catalog="#ffb454",
+    catalog_bg="#3a2a12",
+    banner_bg="#3b3116",
+    banner_border="#e0a800",
+    banner_text="#fff3cf",
+    error="#ff8a80",
+    plot_background="#25282d",
+    plot_foreground="#f2f4f7",
+    plot_pens=("#7fb2ff", "#5fd38a", "#ff9a5c", "#d0a2ff"),
+)
+
+THEMES = {t.name: t for t in (LIGHT, DARK)}
+
+_current: Theme = LIGHT
+
+
+def current_theme() -> Theme:
+    return _current
+
+
+def _palette(t: Theme) -> QPalette:
+    p = QPalette()
+    roles = {
+        QPalette.ColorRole.Window: t.window,
+        QPalette.ColorRole.WindowText: t.text,
+        QPalette.ColorRole.Base: t.panel,
+        QPalette.ColorRole.AlternateBase: t.window,
+        QPalette.ColorRole.Text: t.text,
+        QPalette.ColorRole.Button: t.panel,
+        QPalette.ColorRole.ButtonText: t.text,
+        QPalette.ColorRole.Highlight: t.accent,
+        QPalette.ColorRole.HighlightedText: t.accent_text,
+        QPalette.ColorRole.ToolTipBase: t.panel,
+        QPalette.ColorRole.ToolTipText: t.text,
+        QPalette.ColorRole.PlaceholderText: t.muted,
+        QPalette.ColorRole.Link: t.accent,
+    }
+    for role, colour in roles.items():
+        p.setColor(role, QColor(colour))
+    p.setColor(QPalette.ColorGroup.Disabled, QPalette.ColorRole.Text, QColor(t.muted))
+    p.setColor(QPalette.ColorGroup.Disabled, QPalette.ColorRole.ButtonText, QColor(t.muted))
+    return p
+
+
+def stylesheet(t: Theme) -> str:
+    return f"""
+    QToolTip {{ color: {t.text}; background: {t.panel}; border: 1px solid {t.border}; padding: 4px; }}
+    QListWidget#navigation {{
+        background: {t.panel}; border: none; border-right: 1px solid {t.border};
+        font-size: {BASE_FONT_PT + 2}pt; outline: 0;
+    }}
+    QListWidget#navigation::item {{ padding: 12px 14px; }}
+    QListWidget#navigation::item:selected {{ background: {t.accent}; color: {t.accent_text}; }}
+    QListWidget#deviceList {{ background: {t.panel}; border: 1px solid {t.border}; outline: 0; }}
+    QListWidget#deviceList::item {{ padding: 6px 6px; }}
+    QListWidget#deviceList::item:selected {{ background: {t.accent}; color: {t.accent_text}; }}
+    QFrame#banner {{
+        background: {t.banner_bg}; border: 2px solid {t.banner_border}; border-radius: 6px;
+    }}
+    QFrame#banner QLabel {{ color: {t.banner_text}; }}
+    QLabel[role="title"] {{ font-size: {BASE_FONT_PT + 7}pt; font-weight: 600; }}
+    QLabel[role="pageTitle"] {{ font-size: {BASE_FONT_PT + 5}pt; font-weight: 600; }}
+    QLabel[role="muted"] {{ color: {t.muted}; }}
+    QLabel[role="present"] {{
+        color: {t.present}; font-weight: 600;
+    }}
+    QLabel[role="catalog"] {{
+        color: {t.catalog}; background: {t.catalog_bg}; border: 1px solid {t.catalog};
+        border-radius: 4px; padding: 2px 8px; font-weight: 600;
+    }}
+    QLabel[role="na"] {{ color: {t.muted}; font-style: italic; }}
+    QLabel[role="caption"] {{ color: {t.muted}; }}
+    QLabel[role="error"] {{ color: {t.error}; font-weight: 600; }}
+    QGroupBox {{
+        background: {t.panel}; border: 1px solid {t.border}; border-radius: 6px;
+        margin-top: 14px; padding: 10px 8px 6px 8px; font-weight: 600;
+    }}
+    QGroupBox::title {{
+        subcontrol-origin: margin; left: 10px; padding: 0 4px; color: {t.accent};
+        font-size: {BASE_FONT_PT + 1}pt;
+    }}
+    QGroupBox QLabel {{ font-weight: normal; }}
+    QScrollArea#details, QWidget#detailsBody {{ background: {t.window}; border: none; }}
+    QStatusBar {{ border-top: 1px solid {t.border}; }}
+    """
+
+
+def apply_theme(app: QApplication, name_or_theme: str | Theme = "light") -> Theme:
+    """Switch the whole application to a theme; returns the theme now in use."""
+    global _current
+    theme = THEMES[name_or_theme] if isinstance(name_or_theme, str) else name_or_theme
+    _current = theme
+    app.setStyle("Fusion")  # the one style that honours palettes identically on every OS
+    app.setPalette(_palette(theme))
+    font = QFont(app.font())
+    font.setPointSize(BASE_FONT_PT)
+    app.setFont(font)
+    app.setStyleSheet(stylesheet(theme))
+    return theme

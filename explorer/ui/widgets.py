@@ -1,0 +1,87 @@
+"""Small widgets the panels share: a warning banner and a group of "label: value" rows.
+
+A value the core could not read is shown as "n/a" with the core's reason on hover, so one
+missing sensor never hides the rest of a device and the student can find out why.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QFormLayout, QFrame, QGroupBox, QLabel, QVBoxLayout, QWidget
+
+from explorer.ui.formatting import NA
+
+#: tooltip for a missing value whose probe gave no reason
+NO_REASON = "No probe reported this value for this device."
+
+
+def set_role(widget: QWidget, role: str) -> None:
+    """Give a widget a stylesheet role (see theme.py) and make Qt re-read the style."""
+    widget.setProperty("role", role)
+    widget.style().unpolish(widget)
+    widget.style().polish(widget)
+
+
+class Banner(QFrame):
+    """A framed notice in the warm banner colour: a bold title and a paragraph."""
+
+    def __init__(self, title: str = "", body: str = "", parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("banner")
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(14, 10, 14, 10)
+        layout.setSpacing(4)
+        self.title_label = QLabel(title)
+        font = self.title_label.font()
+        font.setBold(True)
+        font.setPointSize(font.pointSize() + 1)
+        self.title_label.setFont(font)
+        self.body_label = QLabel(body)
+        self.body_label.setWordWrap(True)
+        self.body_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        layout.addWidget(self.title_label)
+        layout.addWidget(self.body_label)
+
+    def set_text(self, title: str, body: str) -> None:
+        self.title_label.setText(title)
+        self.body_label.setText(body)
+
+
+class FieldGroup(QGroupBox):
+    """A titled group of rows; ``add`` shows "n/a" plus the reason when the value is missing."""
+
+    def __init__(self, title: str, parent: QWidget | None = None) -> None:
+        super().__init__(title, parent)
+        self.form = QFormLayout(self)
+        self.form.setLabelAlignment(Qt.AlignmentFlag.AlignLeft)
+        self.form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.AllNonFixedFieldsGrow)
+        self.form.setHorizontalSpacing(18)
+        self.form.setVerticalSpacing(6)
+        self.values: dict[str, QLabel] = {}
+
+    def add(self, label: str, value: str | None, reason: str | None = None, *, key: str | None = None) -> QLabel:
+        """Add one row. ``value`` is already formatted; ``None`` or "n/a" means the core has no value."""
+        name = QLabel(label)
+        shown = QLabel()
+        shown.setWordWrap(True)
+        shown.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        set_value(shown, value, reason)
+        self.form.addRow(name, shown)
+        self.values[key or label] = shown
+        return shown
+
+    def clear(self) -> None:
+        while self.form.rowCount():
+            self.form.removeRow(0)
+        self.values.clear()
+
+
+def set_value(label: QLabel, value: str | None, reason: str | None = None) -> None:
+    if value is None or value == NA:
+        label.setText(NA)
+        label.setToolTip(reason or NO_REASON)
+        set_role(label, "na")
+    else:
+        label.setText(value)
+        label.setToolTip(reason or "")
+        set_role(label, "")
