@@ -33,8 +33,14 @@ from explorer.launch.occupancy import (
     sweep_registers,
     sweep_shared_memory,
 )
+from explorer.launch.schedule import SCHEDULER_NOTE, BlockPlacement, LaunchPlan, ThreadInfo, plan_launch
 
 __all__ = [
+    "SCHEDULER_NOTE",
+    "BlockPlacement",
+    "LaunchPlan",
+    "ThreadInfo",
+    "plan_launch",
     "ArchLimits",
     "Dim3",
     "LaunchConfig",

@@ -90,7 +90,14 @@ class Occupancy:
         names = [RESOURCE_NAMES[r] for r in self.limiters]
         parts.append(f"Limited by {_join(names)}.")
         for r in self.limiters:
-            parts.append(self._advice(r))
+            if self.occupancy >= 1.0 and r != "warps":
+                parts.append(
+                    f"{RESOURCE_NAMES[r].capitalize()} are exactly used up too: any more per block would lower occupancy."
+                    if r != "blocks"
+                    else "The per-SM block limit is reached too."
+                )
+            else:
+                parts.append(self._advice(r))
         return " ".join(p for p in parts if p)
 
     def _advice(self, resource: str) -> str:

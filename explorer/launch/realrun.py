@@ -120,7 +120,9 @@ def check_size(grid: Any, block: Any, n: int | None, *, simulator: bool) -> int:
             )
     else:
         if threads > GPU_MAX_THREADS:
-            raise UserError(f"the launch has {threads:,} threads; a real run launches at most {GPU_MAX_THREADS:,}")
+            raise UserError(
+                f"the launch has {threads:,} threads; a real run launches at most {GPU_MAX_THREADS:,}"
+            )
         if n_elements > GPU_MAX_ELEMENTS:
             raise UserError(f"N is {n_elements:,}; a real run keeps at most {GPU_MAX_ELEMENTS:,} elements")
     return n_elements
@@ -135,7 +137,9 @@ cuda: Any = None
 def _record_vector_add(a, b, c, block_of, thread_of, writes, n):
     # Blocks and threads are linearised x-fastest, as the visualizer draws them.
     block_linear = cuda.blockIdx.x + cuda.gridDim.x * (cuda.blockIdx.y + cuda.gridDim.y * cuda.blockIdx.z)
-    thread_linear = cuda.threadIdx.x + cuda.blockDim.x * (cuda.threadIdx.y + cuda.blockDim.y * cuda.threadIdx.z)
+    thread_linear = cuda.threadIdx.x + cuda.blockDim.x * (
+        cuda.threadIdx.y + cuda.blockDim.y * cuda.threadIdx.z
+    )
     threads_per_block = cuda.blockDim.x * cuda.blockDim.y * cuda.blockDim.z
     i = block_linear * threads_per_block + thread_linear
     if i < n:  # the guard: threads past the problem size do nothing
