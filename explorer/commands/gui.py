@@ -72,8 +72,18 @@ def run_gui(args: Namespace) -> int:
 def run_screenshot(args: Namespace) -> int:
     out = check_output_path(args.out)
     width, height = parse_size(getattr(args, "size", "1280x800"))
+    image = render_window(args.panel, (width, height))
+    if not image.save(str(out), "PNG"):
+        raise UserError(f"cannot write {out}: Qt could not save the PNG there")
+    print(out)
+    return 0
+
+
+def render_window(panel: str | None, size: tuple[int, int]):
+    """The main window showing ``panel``, rendered offscreen into a QImage (screenshot, self-test)."""
     # A screenshot never needs a real screen; offscreen also gives the same picture everywhere.
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+    width, height = size
 
     from explorer.devices.discover import discover
     from explorer.ui.app import create_application
@@ -82,16 +92,13 @@ def run_screenshot(args: Namespace) -> int:
 
     app = create_application()
     context = AppContext(discover(include_catalog=True))
-    window = MainWindow(context, discover_on_show=False, panel=args.panel)
+    window = MainWindow(context, discover_on_show=False, panel=panel)
     window.resize(width, height)
     window.show()
     app.processEvents()
     window.prepare_screenshot()
     for _ in range(5):  # layouts settle over a few passes (word-wrapped labels, plots)
         app.processEvents()
-    pixmap = window.grab()
+    image = window.grab().toImage()
     window.close()
-    if not pixmap.save(str(out), "PNG"):
-        raise UserError(f"cannot write {out}: Qt could not save the PNG there")
-    print(out)
-    return 0
+    return image
