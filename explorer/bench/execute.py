@@ -1,0 +1,203 @@
+"""Runs one benchmark point inside the worker process and turns what happened into a BenchPoint.
+
+Whatever a workload raises becomes an error row with one readable line. Errors that leave the
+CUDA context unusable (illegal address, launch failure) are flagged ``fatal`` so the runner
+replaces the worker before the next point; an out-of-memory error is not fatal: the memory is
+released and the run goes on.
+"""
+
+from __future__ import annotations
+
+import importlib
+import platform
+import sys
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+
+from explorer.bench.results import BenchPoint, error_point
+from explorer.bench.timing import Timing, measure, measure_torch
+from explorer.bench.workloads import Workload, get_workload
+
+
+class PointError(Exception):
+    """A point that cannot run here, said in one line (e.g. "needs two GPUs; 0 found")."""
+
+
+@dataclass
+class PointSpec:
+    """One point of a plan: what the parent sends to the worker."""
+
+    index: int
+    workload: str
+    device: str
+    variant: str  # full label, e.g. "cuda:0 pinned H2D"
+    suffix: str  # the workload's variant suffix, e.g. "H2D pinned" ("" for the plain one)
+    size: int
+    repeats: int | None = None
+    budget_s: float = 2.0
+    cpu_threads: int | None = None
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+@dataclass
+class Outcome:
+    """What a workload measured; throughput is derived here so every workload computes it alike."""
+
+    timing: Timing
+    flops: float | None = None  # per step; None -> the workload's count
+    bytes: float | None = None
+    items: float | None = None  # images or elements per step; None -> the size
+    unit: str | None = None  # None -> the workload's unit
+    peak: float | None = None
+    threads: int | None = None
+    dtype: str | None = None
+    extra: dict[str, float | str] = field(default_factory=dict)
+
+
+# --- helpers the workload modules share -------------------------------------------------------
+
+def cuda_index(device: str) -> int | None:
+    if device == "cpu":
+        return None
+    return int(device.split(":", 1)[1])
+
+
+def torch_device(spec: PointSpec):
+    """The torch device for ``spec``, made current; PointError when that GPU is not present."""
+    import torch
+
+    idx = cuda_index(spec.device)
+    if idx is None:
+        return torch.device("cpu")
+    count = torch.cuda.device_count() if torch.cuda.is_available() else 0
+    if idx >= count:
+        raise PointError(f"{spec.device} is not present; {count} CUDA device(s) found")
+    torch.cuda.set_device(idx)
+    return torch.device(spec.device)
+
+
+def torch_sync(dev) -> Callable[[], None] | None:
+    if dev.type != "cuda":
+        return None
+    import torch
+
+    return lambda: torch.cuda.synchronize(dev)
+
+
+def torch_threads(spec: PointSpec) -> int:
+    import torch
+
+    if spec.cpu_threads:
+        torch.set_num_threads(spec.cpu_threads)
+    return torch.get_num_threads()
+
+
+def time_torch(spec: PointSpec, step: Callable[[], object], dev) -> Timing:
+    """A torch step timed with torch.utils.benchmark.Timer on every CPU thread, synchronized on GPUs."""
+    return measure_torch(step, num_threads=torch_threads(spec), repeats=spec.repeats, budget_s=spec.budget_s,
+                         sync=torch_sync(dev))
+
+
+def time_plain(spec: PointSpec, step: Callable[[], object], sync: Callable[[], object] | None = None,
+               naive: bool = False) -> Timing:
+    return measure(step, sync, repeats=spec.repeats, budget_s=spec.budget_s, naive=naive)
+
+
+def versions(device: str) -> dict[str, str]:
+    out = {"python": platform.python_version()}
+    for name in ("torch", "numpy", "numba"):
+        mod = sys.modules.get(name)
+        if mod is not None:
+            out[name] = str(getattr(mod, "__version__", "?"))
+    torch = sys.modules.get("torch")
+    if torch is not None and device != "cpu":
+        out["cuda_runtime"] = str(torch.version.cuda)
+        try:
+            out["cudnn"] = str(torch.backends.cudnn.version())
+        except Exception:
+            pass
+    try:
+        import explorer
+
+        out["device_explorer"] = explorer.__version__
+    except Exception:
+        pass
+    return out
+
+
+# --- error classification ----------------------------------------------------------------------
+
+_OOM_MARKERS = ("out of memory", "cuda_error_out_of_memory", "outofmemory")
+_FATAL_MARKERS = ("illegal memory access", "unspecified launch failure", "device-side assert", "cuda error",
+                  "cuda_error", "cudaerror", "misaligned address", "ecc error")
+
+
+def classify(exc: BaseException) -> tuple[str, bool]:
+    """(one-line message, fatal?) for an exception raised while measuring a point."""
+    if isinstance(exc, PointError):
+        return str(exc), False
+    text = f"{type(exc).__name__}: {exc}"
+    first = text.strip().splitlines()[0] if text.strip() else type(exc).__name__
+    low = text.lower()
+    if isinstance(exc, MemoryError) or any(m in low for m in _OOM_MARKERS):
+        return f"out of memory: {first[:300]}", False
+    if any(m in low for m in _FATAL_MARKERS):
+        return f"device fault (worker replaced): {first[:300]}", True
+    return first[:400], False
+
+
+def _release_memory() -> None:
+    torch = sys.modules.get("torch")
+    if torch is not None and torch.cuda.is_available():
+        try:
+            torch.cuda.empty_cache()
+        except Exception:
+            pass
+
+
+def _throughput(w: Workload, spec: PointSpec, out: Outcome) -> tuple[float | None, str]:
+    unit = out.unit or w.unit
+    t = out.timing.median_s
+    if not t or t <= 0:
+        return None, unit
+    if unit == "GFLOP/s":
+        work = out.flops if out.flops is not None else w.flops(spec.size)
+        return work / t / 1e9, unit
+    if unit == "GB/s":
+        work = out.bytes if out.bytes is not None else w.bytes_moved(spec.size)
+        return work / t / 1e9, unit
+    items = out.items if out.items is not None else float(spec.size)
+    return items / t, unit
+
+
+def run_point(spec: PointSpec) -> tuple[BenchPoint, bool]:
+    """Measure one point; never raises. Returns the point and whether the worker must be replaced."""
+    w = get_workload(spec.workload)
+    label = w.size_label(spec.size)
+    try:
+        module = importlib.import_module(f"explorer.bench.{w.impl}")
+        out: Outcome = module.run(w, spec)
+    except BaseException as exc:  # noqa: B036 - a point must never take the worker down with a traceback
+        if isinstance(exc, (KeyboardInterrupt, SystemExit)):
+            raise
+        message, fatal = classify(exc)
+        _release_memory()
+        p = error_point(w.name, spec.variant, spec.device, spec.size, label, message, w.unit)
+        p.versions = versions(spec.device)
+        p.dtype = w.dtype
+        return p, fatal
+    tp, unit = _throughput(w, spec, out)
+    t = out.timing
+    extra = dict(out.extra)
+    extra.setdefault("timing_method", t.method)
+    if t.steps_per_sample > 1:
+        extra.setdefault("steps_per_sample", float(t.steps_per_sample))
+    point = BenchPoint(
+        workload=w.name, variant=spec.variant, device=spec.device, size=spec.size, size_label=label,
+        median_s=t.median_s, spread_s=t.spread_s, min_s=t.min_s, repeats=t.repeats,
+        throughput=tp, throughput_unit=unit, peak=out.peak, threads=out.threads,
+        dtype=out.dtype or w.dtype, versions=versions(spec.device), extra=extra,
+    )
+    return point, False

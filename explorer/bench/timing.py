@@ -1,0 +1,200 @@
+"""Honest timing: warm up, synchronize, repeat until the spread settles, report median and IQR.
+
+Two traps this module exists to avoid:
+
+* GPU work is queued, not done, when a launch returns. A clock read without a synchronize
+  measures the launch, not the work (the "GPU takes 1 ms" figure in our teaching notebook).
+  Every timed region here ends with the device's ``sync``; the naive reading exists only for the
+  timing lesson (``naive=True``), and even then the queue is drained *outside* the timed region
+  so one sample's work never leaks into the next.
+* ``torch.utils.benchmark.Timer`` runs on ONE thread unless told otherwise; a CPU baseline timed
+  that way is slower than what the user's machine does. We always pass ``torch.get_num_threads()``.
+
+The first calls pay for JIT compilation, cuBLAS handles and the caching allocator, so they are
+run and thrown away before any sample is kept.
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+SETTLED_REL_IQR = 0.05  # stop early once IQR / median is under this, with enough samples
+MIN_SAMPLES = 5
+MAX_SAMPLES = 2000
+TARGET_SAMPLE_S = 1e-3  # group short steps so one sample lasts at least this long
+
+
+@dataclass
+class Timing:
+    """The summary of one timed point; every figure is seconds for ONE step."""
+
+    median_s: float
+    spread_s: float  # interquartile range, or max - min with fewer than 4 samples
+    min_s: float
+    repeats: int  # samples kept
+    steps_per_sample: int
+    method: str  # "perf_counter + sync", "torch.utils.benchmark.Timer", "naive (no sync)"
+    samples_s: list[float]
+
+
+def quartiles(values: Sequence[float]) -> tuple[float, float, float]:
+    """Q1, median, Q3 with the 'inclusive' method, so two samples never give a spread beyond them."""
+    v = sorted(values)
+    if len(v) == 1:
+        return v[0], v[0], v[0]
+    q1, q2, q3 = statistics.quantiles(v, n=4, method="inclusive")
+    return q1, q2, q3
+
+
+def summarize(samples_s: Sequence[float], *, steps_per_sample: int = 1, method: str = "") -> Timing:
+    """Median and spread of per-step times. Under 4 samples quartiles mean little, so the spread is max-min."""
+    if not samples_s:
+        raise ValueError("no samples to summarize")
+    per_step = [s / steps_per_sample for s in samples_s]
+    q1, med, q3 = quartiles(per_step)
+    spread = (q3 - q1) if len(per_step) >= 4 else (max(per_step) - min(per_step))
+    return Timing(median_s=med, spread_s=spread, min_s=min(per_step), repeats=len(per_step),
+                  steps_per_sample=steps_per_sample, method=method, samples_s=per_step)
+
+
+def settled(samples: Sequence[float], rel_iqr: float = SETTLED_REL_IQR, min_samples: int = MIN_SAMPLES) -> bool:
+    if len(samples) < max(min_samples, 4):
+        return False
+    q1, med, q3 = quartiles(samples)
+    return med > 0 and (q3 - q1) / med <= rel_iqr
+
+
+def _noop() -> None:
+    return None
+
+
+def measure(
+    step: Callable[[], object],
+    sync: Callable[[], object] | None = None,
+    *,
+    repeats: int | None = None,
+    budget_s: float = 2.0,
+    warmup: int | None = None,
+    naive: bool = False,
+    clock: Callable[[], float] = time.perf_counter,
+    min_samples: int = MIN_SAMPLES,
+    max_samples: int = MAX_SAMPLES,
+) -> Timing:
+    """Time ``step`` (one unit of work) honestly.
+
+    ``sync`` waits for the device (``torch.cuda.synchronize``, numba ``cuda.synchronize``); for
+    the CPU it is ``None``. With ``repeats`` exactly that many samples are kept; otherwise samples
+    are taken until the spread settles or ``budget_s`` is spent (at least 3 samples unless one
+    alone overruns the budget). Steps shorter than ~1 ms are grouped so the clock's resolution and
+    the synchronize itself do not dominate.
+    """
+    sync = sync or _noop
+    start_all = clock()
+
+    # Warm-up: the first call pays for JIT, library handles and allocations.
+    sync()
+    t0 = clock()
+    step()
+    sync()
+    first = clock() - t0
+    extra_warmups = warmup if warmup is not None else (1 if first < budget_s / 10 else 0)
+    for _ in range(extra_warmups):
+        t0 = clock()
+        step()
+        sync()
+        first = clock() - t0
+
+    # Group short steps into samples of at least TARGET_SAMPLE_S.
+    steps = 1
+    if first > 0 and first < TARGET_SAMPLE_S:
+        steps = min(10_000, max(1, int(TARGET_SAMPLE_S / first) + 1))
+
+    samples: list[float] = []
+    budget_end = start_all + budget_s
+    while True:
+        if naive:
+            t0 = clock()
+            for _ in range(steps):
+                step()
+            elapsed = clock() - t0
+            sync()  # drained outside the timed region: the next sample starts from an idle device
+        else:
+            sync()
+            t0 = clock()
+            for _ in range(steps):
+                step()
+            sync()
+            elapsed = clock() - t0
+        samples.append(elapsed)
+        n = len(samples)
+        if repeats is not None:
+            if n >= repeats:
+                break
+            continue
+        if n >= max_samples:
+            break
+        now = clock()
+        if now >= budget_end and (n >= 3 or (n >= 1 and elapsed >= budget_s)):
+            break
+        per_step = [s / steps for s in samples]
+        if settled(per_step, min_samples=min_samples):
+            break
+    method = "naive (no sync)" if naive else ("perf_counter + sync" if sync is not _noop else "perf_counter")
+    return summarize(samples, steps_per_sample=steps, method=method)
+
+
+def measure_torch(
+    step: Callable[[], object],
+    *,
+    num_threads: int | None = None,
+    repeats: int | None = None,
+    budget_s: float = 2.0,
+    sync: Callable[[], object] | None = None,
+) -> Timing:
+    """Time a torch step with ``torch.utils.benchmark.Timer`` and every CPU thread torch has.
+
+    The Timer synchronizes the current accelerator around each block and picks a block size that
+    hides its own overhead; ``adaptive_autorange`` stops once IQR/median is under our threshold
+    or the budget is spent. A fixed ``repeats`` goes through :func:`measure` (the Timer has no
+    "exactly N samples" mode), with the same synchronize.
+    """
+    import torch
+    from torch.utils.benchmark import Timer
+
+    threads = num_threads or torch.get_num_threads()
+    if repeats is not None:
+        with _torch_threads(threads):
+            return measure(step, sync, repeats=repeats, budget_s=budget_s)
+    # Warm-up (JIT, cuBLAS handle, allocator) before the Timer estimates its block size.
+    step()
+    if sync:
+        sync()
+    timer = Timer(stmt="step()", globals={"step": step}, num_threads=threads)
+    m = timer.adaptive_autorange(threshold=SETTLED_REL_IQR, min_run_time=min(0.05, budget_s / 4),
+                                 max_run_time=budget_s)
+    # m.times are per-step seconds (block time / number_per_run).
+    t = summarize(list(m.times), method="torch.utils.benchmark.Timer")
+    t.steps_per_sample = int(m.number_per_run)
+    return t
+
+
+class _torch_threads:
+    """Run a block with torch set to ``n`` threads, restoring the previous count after."""
+
+    def __init__(self, n: int) -> None:
+        self.n = n
+        self.prev = 0
+
+    def __enter__(self) -> None:
+        import torch
+
+        self.prev = torch.get_num_threads()
+        torch.set_num_threads(self.n)
+
+    def __exit__(self, *exc: object) -> None:
+        import torch
+
+        torch.set_num_threads(self.prev)

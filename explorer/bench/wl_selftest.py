@@ -1,0 +1,32 @@
+"""Test-only workloads ``_crash_test`` and ``_hang_test``: size 2 kills or hangs the worker.
+
+They exist so the runner's recovery (error row, fresh worker, next point) is tested against a
+real segfault and a real hang, not a mock. Other sizes time a real, short Python sum.
+"""
+
+from __future__ import annotations
+
+import time
+
+from explorer.bench.execute import Outcome, PointSpec
+from explorer.bench.timing import measure
+from explorer.bench.workloads import Workload
+
+MISBEHAVING_SIZE = 2
+
+
+def _segfault() -> None:
+    import ctypes
+
+    ctypes.string_at(0)  # reads address 0: SIGSEGV on POSIX, an access violation on Windows
+
+
+def run(w: Workload, spec: PointSpec) -> Outcome:
+    if spec.size == MISBEHAVING_SIZE:
+        if w.name == "_crash_test":
+            _segfault()
+        while True:
+            time.sleep(1.0)
+    data = list(range(spec.size * 1000))
+    timing = measure(lambda: sum(data), repeats=spec.repeats or 5, budget_s=min(spec.budget_s, 0.2))
+    return Outcome(timing, items=float(len(data)), threads=1)

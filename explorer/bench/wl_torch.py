@@ -1,0 +1,153 @@
+"""torch workloads: matmul, the timing lesson, many small syncs vs one copy, two GPUs.
+
+Imported only inside the benchmark worker process.
+"""
+
+from __future__ import annotations
+
+from explorer.bench import peaks
+from explorer.bench.execute import (
+    Outcome,
+    PointError,
+    PointSpec,
+    time_plain,
+    time_torch,
+    torch_device,
+    torch_sync,
+)
+from explorer.bench.workloads import LESSON_MATMULS, SMALL_MATRIX, Workload
+
+
+def run(w: Workload, spec: PointSpec) -> Outcome:
+    if w.name == "matmul":
+        return _matmul(w, spec)
+    if w.name == "timing_lesson":
+        return _timing_lesson(w, spec)
+    if w.name == "small_vs_big":
+        return _small_vs_big(w, spec)
+    if w.name == "two_gpus":
+        return _two_gpus(w, spec)
+    raise PointError(f"workload {w.name} is not a torch workload")
+
+
+def _peak(spec: PointSpec) -> float | None:
+    return peaks.fp32_peak_gflops(spec.device)
+
+
+def _square_operands(n: int, dev, count: int = 3):
+    import torch
+
+    gen = torch.Generator(device="cpu").manual_seed(n)
+    a = torch.rand(n, n, generator=gen).to(dev)
+    b = torch.rand(n, n, generator=gen).to(dev)
+    c = torch.empty(n, n, device=dev)
+    return a, b, c
+
+
+def _matmul(w: Workload, spec: PointSpec) -> Outcome:
+    import torch
+
+    dev = torch_device(spec)
+    a, b, c = _square_operands(spec.size, dev)
+    timing = time_torch(spec, lambda: torch.mm(a, b, out=c), dev)
+    threads = torch.get_num_threads() if dev.type == "cpu" else None
+    return Outcome(timing, peak=_peak(spec), threads=threads)
+
+
+def _timing_lesson(w: Workload, spec: PointSpec) -> Outcome:
+    import torch
+
+    dev = torch_device(spec)
+    a, b, c = _square_operands(spec.size, dev)
+
+    def ten_matmuls() -> None:
+        for _ in range(LESSON_MATMULS):
+            torch.mm(a, b, out=c)
+
+    naive = spec.suffix.startswith("naive")
+    threads = torch.get_num_threads() if dev.type == "cpu" else None
+    if naive:
+        # The mistake on purpose: the clock is read as soon as the launches return. (The queue is
+        # drained after the clock stops, so each sample starts from an idle device.)
+        timing = time_plain(spec, ten_matmuls, torch_sync(dev), naive=True)
+        extra = {"note": "clock read without synchronizing: measures launches, not work"}
+    else:
+        timing = time_torch(spec, ten_matmuls, dev)
+        extra = {"note": "synchronized before the clock is read"}
+    return Outcome(timing, peak=_peak(spec), threads=threads, extra=extra)
+
+
+def _small_vs_big(w: Workload, spec: PointSpec) -> Outcome:
+    import torch
+
+    dev = torch_device(spec)
+    steps = spec.size
+    gen = torch.Generator(device="cpu").manual_seed(steps)
+    a = (torch.randn(SMALL_MATRIX, SMALL_MATRIX, generator=gen) / SMALL_MATRIX**0.5).to(dev)
+    b = (torch.randn(SMALL_MATRIX, SMALL_MATRIX, generator=gen) / SMALL_MATRIX**0.5).to(dev)
+    c = torch.empty(SMALL_MATRIX, SMALL_MATRIX, device=dev)
+
+    if spec.suffix.startswith(".item()"):
+        def run_all() -> list[float]:
+            log: list[float] = []
+            for _ in range(steps):
+                torch.mm(a, b, out=c)
+                log.append(torch.linalg.matrix_norm(c).item())  # waits for the device, copies 4 bytes
+            return log
+        syncs = steps
+    else:
+        def run_all() -> list[float]:
+            log = torch.empty(steps, device=dev)
+            for i in range(steps):
+                torch.mm(a, b, out=c)
+                log[i] = torch.linalg.matrix_norm(c)  # stays on the device: no wait
+            return log.cpu().tolist()  # one copy (and one wait) at the end
+        syncs = 1
+    first = run_all()
+    if len(first) != steps or not all(x == x for x in first):
+        raise PointError("the norm log came back incomplete or NaN")
+    timing = time_torch(spec, run_all, dev)
+    threads = torch.get_num_threads() if dev.type == "cpu" else None
+    return Outcome(timing, peak=_peak(spec), threads=threads,
+                   extra={"syncs_per_run": float(syncs), "us_per_step": timing.median_s / steps * 1e6})
+
+
+def _two_gpus(w: Workload, spec: PointSpec) -> Outcome:
+    import torch
+
+    count = torch.cuda.device_count() if torch.cuda.is_available() else 0
+    if count < 2:
+        raise PointError(f"needs two GPUs; {count} found")
+    dev0 = torch_device(spec)
+    dev1 = torch.device(f"cuda:{(dev0.index + 1) % count}")
+    n = spec.size
+
+    def sync_both() -> None:
+        torch.cuda.synchronize(dev0)
+        torch.cuda.synchronize(dev1)
+
+    extra: dict[str, float | str] = {"second_gpu": str(dev1)}
+    if spec.suffix == "copy to next GPU":
+        src = torch.rand(n, n, device=dev0)
+        dst = torch.empty(n, n, device=dev1)
+        extra["peer_access"] = "yes" if torch.cuda.can_device_access_peer(dev0.index, dev1.index) else "no"
+        timing = time_plain(spec, lambda: dst.copy_(src), sync_both)
+        return Outcome(timing, unit="GB/s", bytes=4.0 * n * n, extra=extra)
+    a0, b0, c0 = _square_operands(n, dev0)
+    if spec.suffix == "two GPUs at once":
+        a1, b1, c1 = _square_operands(n, dev1)
+
+        def both() -> None:
+            torch.mm(a0, b0, out=c0)  # queued on GPU 0; returns at once
+            torch.mm(a1, b1, out=c1)  # queued on GPU 1 while GPU 0 works
+        timing = time_plain(spec, both, sync_both)
+        peak0 = peaks.fp32_peak_gflops(str(dev0))
+        peak1 = peaks.fp32_peak_gflops(str(dev1))
+        peak = peak0 + peak1 if peak0 and peak1 else None
+        return Outcome(timing, peak=peak, extra=extra)
+
+    def in_sequence() -> None:
+        torch.mm(a0, b0, out=c0)
+        torch.mm(a0, b0, out=c0)
+    timing = time_plain(spec, in_sequence, torch_sync(dev0))
+    return Outcome(timing, peak=_peak(spec), extra=extra)
