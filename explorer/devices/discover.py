@@ -150,11 +150,13 @@ def _probe_gpus(nvml: Any, torch: Any, numba: Any, quick: bool = False) -> tuple
     nvml_devices: list[Device] = []
     torch_devices: list[Device] = []
     numba_devices: list[Device] = []
+    mapping_note: str | None = None
     try:
         from explorer.devices.nvml import probe_nvml
 
         nvml_result = probe_nvml(nvml)
         nvml_devices = nvml_result.devices
+        mapping_note = nvml_result.mapping.note if nvml_result.mapping else None
         reports.append(nvml_result.report)
     except Exception as exc:
         reports.append(_failed("nvml", exc))
@@ -182,6 +184,14 @@ def _probe_gpus(nvml: Any, torch: Any, numba: Any, quick: bool = False) -> tuple
     except Exception as exc:
         reports.append(_failed("merge", exc))
         gpus = []
+    if gpus and not (torch_devices or numba_devices):
+        for gpu in gpus:
+            gpu.notes.append(
+                "No CUDA runtime (torch or numba) sees this GPU, so only NVML's view is shown: no CUDA limits, "
+                "and it cannot run the app's GPU benchmarks."
+            )
+            if mapping_note:
+                gpu.notes.append(mapping_note)
     return gpus, reports
 
 

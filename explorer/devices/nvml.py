@@ -424,9 +424,6 @@ def probe_nvml(nvml: Any = None, *, env: dict[str, str] | None = None) -> NvmlPr
                 message += f" CUDA_VISIBLE_DEVICES hides {len(hidden)}: {', '.join(hidden)}."
         if mapping.note:
             message += " " + mapping.note
-            for d in devices:
-                if d.index is not None:
-                    d.notes.append(mapping.note)
         ok = count > 0 and len(mapping.nvml_indices) > 0
         return NvmlProbe(devices, ProbeReport("nvml", ok, message, count), mapping, driver, cuda, hidden)
     finally:
