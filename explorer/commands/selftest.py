@@ -204,14 +204,10 @@ def check_real_run() -> str:
 
 def _find_renderer() -> Callable[..., Any]:
     try:
-        gui = importlib.import_module("explorer.commands.gui")
+        from explorer.commands.gui import render_window
     except ImportError as exc:
-        raise CheckFailed(f"explorer.commands.gui cannot be imported ({exc}); the window cannot be rendered") from exc
-    for name in ("render_window", "render_screenshot", "grab_window"):
-        func = getattr(gui, name, None)
-        if callable(func):
-            return func
-    raise CheckFailed("explorer.commands.gui has no render_window(panel, size) function to render offscreen")
+        raise CheckFailed(f"the window cannot be rendered: {exc}") from exc
+    return render_window
 
 
 def check_window() -> str:

@@ -1,0 +1,158 @@
+"""``device-explorer self-test``: a lab trusts its exit status, so it must fail when something is broken."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from explorer import frozen
+from explorer.commands import selftest
+from explorer.commands.selftest import Check, CheckFailed
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _env(**extra: str) -> dict[str, str]:
+    env = dict(os.environ)
+    env.pop("NUMBA_ENABLE_CUDASIM", None)
+    env.pop(frozen.RUN_MODULE_ENV, None)
+    env.setdefault("QT_QPA_PLATFORM", "offscreen")
+    env.update(extra)
+    return env
+
+
+def test_self_test_passes_on_this_machine_and_reports_every_dependency():
+    proc = subprocess.run(
+        [sys.executable, "-m", "explorer", "self-test", "--json"],
+        cwd=ROOT, env=_env(), capture_output=True, text=True, timeout=300,
+    )
+    report = json.loads(proc.stdout)
+    failed = [f"{c['name']}: {c['detail']}" for c in report["checks"] if c["status"] == "fail"]
+    assert failed == [], failed
+    assert proc.returncode == 0 and report["ok"] is True
+    names = {c["name"] for c in report["checks"]}
+    for module_name, _dist in selftest.DEPENDENCIES:
+        assert f"import {module_name.split('.')[0]}" in names
+    assert {"resources", "devices", "cpu workload", "cuda simulator", "launch real run", "window"} <= names
+    torch_line = next(c for c in report["checks"] if c["name"] == "import torch")
+    import torch
+
+    assert torch.__version__ in torch_line["detail"]
+    # This machine has no NVIDIA GPU: that is reported, and it is not a failure.
+    gpu_lines = [c for c in report["checks"] if c["name"] == "gpu"]
+    assert len(gpu_lines) == 1 and gpu_lines[0]["status"] == "info"
+
+
+def _run_with(monkeypatch, capsys, plan, *, as_json=False):
+    monkeypatch.setattr(selftest, "planned_checks", lambda: plan)
+    code = selftest.run_self_test(argparse.Namespace(json=as_json))
+    return code, capsys.readouterr().out
+
+
+def test_one_failed_check_makes_the_exit_status_nonzero_and_names_the_reason(monkeypatch, capsys):
+    def broken(notes):
+        raise CheckFailed("cannot import torch: OSError: libtorch_cpu.so: cannot open shared object file")
+
+    plan = [("fine", lambda notes: "all good"), ("import torch", broken)]
+    code, out = _run_with(monkeypatch, capsys, plan)
+    assert code == 1
+    assert "PASS  fine" in out
+    assert "FAIL  import torch" in out and "libtorch_cpu.so" in out
+    assert "1 check(s) FAILED" in out
+
+
+def test_an_unexpected_exception_is_a_fail_line_not_a_traceback(monkeypatch, capsys):
+    def crashes(notes):
+        raise ZeroDivisionError("division by zero")
+
+    code, out = _run_with(monkeypatch, capsys, [("devices", crashes)], as_json=True)
+    report = json.loads(out)
+    assert code == 1 and report["ok"] is False
+    assert report["checks"] == [
+        {"name": "devices", "status": "fail", "detail": "ZeroDivisionError: division by zero",
+         "duration_s": report["checks"][0]["duration_s"]}
+    ]
+    assert "Traceback" not in out
+
+
+def test_info_lines_do_not_fail_the_run(monkeypatch, capsys):
+    def with_note(notes):
+        notes.append(Check("gpu", "info", "No NVIDIA GPU was found on this machine."))
+        return "CPU found"
+
+    code, out = _run_with(monkeypatch, capsys, [("devices", with_note)])
+    assert code == 0
+    lines = out.splitlines()
+    # the check's own line comes before the note it made
+    assert lines[1].startswith("PASS  devices") and lines[2].startswith("INFO  gpu")
+
+
+def test_a_missing_dependency_fails_its_import_check():
+    with pytest.raises(CheckFailed, match="cannot import no_such_module_xyz"):
+        selftest.check_import("no_such_module_xyz", "no-such-dist")
+
+
+def test_a_blank_window_render_fails(monkeypatch):
+    from PySide6.QtGui import QColor, QImage
+
+    def blank(panel, size):
+        image = QImage(size[0], size[1], QImage.Format.Format_RGB32)
+        image.fill(QColor("white"))
+        return image
+
+    monkeypatch.setattr(selftest, "_find_renderer", lambda: blank)
+    with pytest.raises(CheckFailed, match="blank"):
+        selftest.check_window()
+
+
+def test_simulator_child_runs_the_kernel_only_with_the_simulator_on():
+    ok = subprocess.run([sys.executable, "-m", "explorer.commands.selftest"], cwd=ROOT,
+                        env=_env(NUMBA_ENABLE_CUDASIM="1"), capture_output=True, text=True, timeout=180)
+    result = json.loads(ok.stdout.strip().splitlines()[-1])
+    assert ok.returncode == 0 and result["ok"] is True and result["n"] == selftest.SIM_N
+    refused = subprocess.run([sys.executable, "-m", "explorer.commands.selftest"], cwd=ROOT,
+                             env=_env(), capture_output=True, text=True, timeout=60)
+    assert refused.returncode == 1
+    assert "NUMBA_ENABLE_CUDASIM=1" in json.loads(refused.stdout)["error"]
+
+
+# --- the bundle's way of starting a child process (explorer.frozen, packaging/entry.py) ----------
+
+def test_module_command_from_source_uses_python_dash_m(monkeypatch):
+    monkeypatch.delattr(sys, "frozen", raising=False)
+    cmd, env = frozen.module_command("explorer.launch.realrun", ["--n", "5"], env={frozen.RUN_MODULE_ENV: "x"})
+    assert cmd == [sys.executable, "-m", "explorer.launch.realrun", "--n", "5"]
+    assert frozen.RUN_MODULE_ENV not in env
+
+
+def test_module_command_in_the_bundle_reinvokes_the_executable_with_the_module_named(monkeypatch):
+    monkeypatch.setattr(sys, "frozen", True, raising=False)
+    cmd, env = frozen.module_command("explorer.launch.realrun", ["--n", "5"], env={"PATH": "/bin"})
+    assert cmd == [sys.executable, "--n", "5"]
+    assert env == {"PATH": "/bin", frozen.RUN_MODULE_ENV: "explorer.launch.realrun"}
+
+
+def test_entry_script_runs_the_requested_module_instead_of_the_cli():
+    """What the frozen executable does when started by module_command, run here from source."""
+    proc = subprocess.run(
+        [sys.executable, str(ROOT / "packaging" / "entry.py")], cwd=ROOT,
+        env=_env(NUMBA_ENABLE_CUDASIM="1", **{frozen.RUN_MODULE_ENV: "explorer.commands.selftest"}),
+        capture_output=True, text=True, timeout=180,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout.strip().splitlines()[-1])["ok"] is True
+
+
+def test_entry_script_refuses_modules_outside_the_app():
+    proc = subprocess.run(
+        [sys.executable, str(ROOT / "packaging" / "entry.py")], cwd=ROOT,
+        env=_env(**{frozen.RUN_MODULE_ENV: "http.server"}), capture_output=True, text=True, timeout=60,
+    )
+    assert proc.returncode == 2
+    assert "only explorer modules" in proc.stderr and "Traceback" not in proc.stderr
