@@ -66,7 +66,13 @@ def run_gui(args: Namespace) -> int:
 
     ensure_platform_for_headless()
     app, _window = open_main_window(getattr(args, "panel", None))
-    return int(app.exec())
+    code = int(app.exec())
+    # A discovery still importing torch when the window closed would otherwise report into
+    # deleted objects during interpreter shutdown; let it finish (it has no window to fill).
+    from PySide6.QtCore import QThreadPool
+
+    QThreadPool.globalInstance().waitForDone(15_000)
+    return code
 
 
 def run_screenshot(args: Namespace) -> int:

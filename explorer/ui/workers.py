@@ -23,7 +23,8 @@ def run_in_background(
     **kwargs: Any,
 ) -> FunctionWorker:
     """Call ``func(*args, **kwargs)`` in a worker thread; ``on_done(result)`` runs on the GUI thread."""
-    worker = create_worker(func, *args, _start_thread=False, **kwargs)
+    # With an error handler, the handler is the report; superqt would otherwise re-raise too.
+    worker = create_worker(func, *args, _start_thread=False, _ignore_errors=on_error is not None, **kwargs)
     worker.returned.connect(on_done)
     if on_error is not None:
         worker.errored.connect(on_error)

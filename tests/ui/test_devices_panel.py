@@ -1,0 +1,167 @@
+"""The Devices panel as a student sees it: what is present, what is a spec sheet, what the GPUs do now.
+
+Live readings are driven by calling the tick with a fake clock and a stand-in NVML module:
+no sleeps, no driver.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from explorer.errors import UserError
+from explorer.ui.context import AppContext
+from explorer.ui.devices_panel import CATALOG_HEADER, PRESENT_HEADER, DevicesPanel
+from explorer.ui.formatting import NA
+
+
+@pytest.fixture
+def make_panel(qtbot, fake_nvml, fake_clock, fake_timer):
+    made = []
+
+    def make(discovery=None):
+        panel = DevicesPanel(AppContext(discovery), nvml=fake_nvml, clock=fake_clock, timer=fake_timer)
+        qtbot.addWidget(panel)
+        panel.resize(1200, 760)
+        panel.show()
+        made.append(panel)
+        return panel
+
+    yield make
+    for panel in made:
+        panel.shutdown()
+
+
+def test_lists_present_devices_before_catalog_devices_marked_not_present(make_panel, no_gpu_discovery):
+    panel = make_panel(no_gpu_discovery)
+    texts = panel.list_texts()
+    assert texts[0] == PRESENT_HEADER.upper()
+    assert panel.device_keys() == ["cpu", "catalog:gtx-1650"]
+    catalog_row = texts.index(CATALOG_HEADER.upper())
+    assert "not present" in texts[catalog_row].lower()
+    gtx = next(t for t in texts if t.startswith("NVIDIA GeForce GTX 1650"))
+    assert texts.index(gtx) > catalog_row
+    assert "catalog" in gtx and "CC 7.5" in gtx and "16 SMs" in gtx
+
+    panel.select_device("catalog:gtx-1650")
+    assert panel.details.device.key == "catalog:gtx-1650"
+    badge_texts = [w.text() for w in panel.details.findChildren(type(panel.status_label))]
+    assert "catalog — not present" in badge_texts
+    assert panel.live_view is None  # a spec sheet has no sensors
+
+
+def test_no_gpu_banner_explains_why_and_points_to_the_catalog(make_panel, no_gpu_discovery):
+    panel = make_panel(no_gpu_discovery)
+    assert panel.banner.isVisible()
+    body = panel.banner.body_label.text()
+    assert "NVML library not found" in body
+    assert "catalog" in body.lower()
+    # the CPU is selected by default and shows its groups, without GPU limits
+    assert panel.selected_key == "cpu"
+    assert set(panel.details.groups) == {"Compute", "Memory"}
+
+
+def test_banner_on_this_machine_which_has_no_gpu(make_panel, real_discovery):
+    if real_discovery.present_gpus:
+        pytest.skip("this machine has an NVIDIA GPU")
+    panel = make_panel(real_discovery)
+    assert panel.banner.isVisible()
+    assert real_discovery.why_no_gpu() in panel.banner.body_label.text()
+    assert len(panel.device_keys()) == 1 + len(real_discovery.catalog)
+    cpu_values = panel.details.groups["Compute"].values
+    assert cpu_values["cpu.physical_cores"].text() != NA
+
+
+def test_looking_for_devices_until_discovery_arrives(make_panel, no_gpu_discovery):
+    panel = make_panel(None)
+    assert "Looking for devices" in panel.status_label.text()
+    assert not panel.refresh_button.isEnabled()
+    assert panel.device_keys() == []
+    panel.context.set_discovery(no_gpu_discovery)
+    panel.set_busy(False)
+    assert panel.device_keys() == ["cpu", "catalog:gtx-1650"]
+    assert panel.refresh_button.isEnabled()
+
+
+def test_refresh_button_asks_for_a_new_discovery(qtbot, make_panel, no_gpu_discovery):
+    panel = make_panel(no_gpu_discovery)
+    with qtbot.waitSignal(panel.refresh_requested, timeout=1000):
+        panel.refresh_button.click()
+
+
+def test_two_gpus_hide_the_banner_and_live_readings_follow_the_tick(
+    make_panel, two_gpu_discovery, fake_nvml, fake_clock, fake_timer
+):
+    panel = make_panel(two_gpu_discovery)
+    assert not panel.banner.isVisible()
+    assert panel.device_keys()[:3] == ["cpu", "cuda:0", "cuda:1"]
+    assert panel.selected_key == "cuda:0"  # a present GPU is the first thing shown
+    assert fake_timer.isActive() and fake_timer.interval_ms == 1000
+    assert set(panel.details.groups) >= {"Compute", "Memory", "Limits"}
+    live = panel.live_view
+    assert live is not None
+    # the first reading is taken as soon as the GPUs are known
+    assert live.values.values["utilization_gpu_pct"].text() == "0 %"
+    assert live.values.values["temperature_c"].text() == "40 °C"
+
+    for _ in range(3):
+        fake_nvml.step += 1
+        fake_clock.advance(1.0)
+        panel.tick()
+    assert live.values.values["utilization_gpu_pct"].text() == "30 %"
+    assert live.values.values["temperature_c"].text() == "43 °C"
+    assert live.values.values["memory_used_bytes"].text() == "1 GiB of 4 GiB"
+    assert live.values.values["power_draw_w"].text() == "23 W (limit 75 W)"
+    xs, ys = live.curves["utilization_gpu_pct"].getData()
+    assert list(xs) == [-3.0, -2.0, -1.0, 0.0]  # seconds before the newest sample, from the fake clock
+    assert list(ys) == [0.0, 10.0, 20.0, 30.0]
+    assert "kernel was running" in live.caption.text()
+
+    # the timer drives the same tick
+    fake_nvml.step += 1
+    fake_clock.advance(1.0)
+    fake_timer.timeout.emit()
+    assert live.values.values["utilization_gpu_pct"].text() == "40 %"
+
+
+def test_a_sensor_that_raised_shows_na_with_its_reason(make_panel, two_gpu_discovery):
+    panel = make_panel(two_gpu_discovery)
+    panel.select_device("cuda:1")
+    live = panel.live_view
+    temperature = live.values.values["temperature_c"]
+    assert temperature.text() == NA
+    assert "not supported" in temperature.toolTip().lower()
+    # the other sensors of the same GPU still read
+    assert live.values.values["utilization_gpu_pct"].text() == "5 %"
+    # a static field the probes could not read shows n/a and the probe's reason
+    bus = panel.details.groups["Memory"].values["memory_bus_width_bits"]
+    assert bus.text() == NA
+    assert bus.toolTip() == "the CUDA runtime did not report it in this test"
+
+
+def test_live_readings_stop_on_shutdown_and_when_gpus_disappear(
+    make_panel, two_gpu_discovery, no_gpu_discovery, fake_nvml, fake_timer
+):
+    panel = make_panel(two_gpu_discovery)
+    assert fake_timer.isActive()
+    panel.context.set_discovery(no_gpu_discovery)
+    assert not fake_timer.isActive()
+    assert fake_nvml.shutdowns == 1
+    assert panel.banner.isVisible()
+
+
+def test_selection_survives_a_refresh(make_panel, two_gpu_discovery):
+    panel = make_panel(two_gpu_discovery)
+    panel.select_device("catalog:gtx-1650")
+    panel.context.set_discovery(two_gpu_discovery)
+    assert panel.selected_key == "catalog:gtx-1650"
+
+
+def test_export_writes_the_discovery_json(make_panel, two_gpu_discovery, tmp_path):
+    panel = make_panel(two_gpu_discovery)
+    path = panel.export(tmp_path / "devices.json")
+    data = json.loads(path.read_text())
+    assert [d["key"] for d in data["devices"]] == ["cpu", "cuda:0", "cuda:1", "catalog:gtx-1650"]
+    with pytest.raises(UserError, match="cannot write"):
+        panel.export(tmp_path / "missing" / "devices.json")

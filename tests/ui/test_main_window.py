@@ -1,0 +1,198 @@
+"""The main window: its three areas, menus, background discovery, About, themes and screenshots."""
+
+from __future__ import annotations
+
+import os
+import platform
+import subprocess
+import sys
+import textwrap
+import threading
+from argparse import Namespace
+from importlib import metadata
+
+import pytest
+from PySide6.QtGui import QImage, QKeySequence, QPalette
+
+from explorer.cli import main as cli_main
+from explorer.commands.gui import run_screenshot
+from explorer.errors import UserError
+from explorer.ui.context import AppContext
+from explorer.ui.main_window import PAGES, MainWindow, PageSpec, load_panel_class
+from explorer.ui.theme import current_theme
+
+
+@pytest.fixture
+def make_window(qtbot, fake_nvml, fake_clock, fake_timer):
+    made = []
+
+    def make(discovery=None, **kwargs):
+        kwargs.setdefault("devices_panel_options", {"nvml": fake_nvml, "clock": fake_clock, "timer": fake_timer})
+        window = MainWindow(AppContext(discovery), **kwargs)
+        qtbot.addWidget(window)
+        made.append(window)
+        return window
+
+    yield make
+    for window in made:
+        window.close()
+
+
+def _menu(window, title):
+    return next(a.menu() for a in window.menuBar().actions() if a.text().replace("&", "") == title)
+
+
+def test_window_has_three_areas_menus_and_shortcuts(make_window, no_gpu_discovery):
+    window = make_window(no_gpu_discovery, discover_on_show=False)
+    window.show()
+    assert window.windowTitle() == "Device Explorer"
+    names = [window.navigation.item(i).text() for i in range(window.navigation.count())]
+    assert names == ["Devices", "Launch visualizer", "Benchmarks"]
+    assert [a.text().replace("&", "") for a in window.menuBar().actions()] == ["File", "View", "Help"]
+    file_items = [a.text().replace("&", "") for a in _menu(window, "File").actions() if a.text()]
+    assert file_items == ["Export…", "Quit"]
+    view = {a.text().replace("&", ""): a for a in _menu(window, "View").actions() if a.text()}
+    assert view["Devices"].shortcut() == QKeySequence("Ctrl+1")
+    assert view["Launch visualizer"].shortcut() == QKeySequence("Ctrl+2")
+    assert view["Benchmarks"].shortcut() == QKeySequence("Ctrl+3")
+    assert {"Dark theme", "Refresh devices"} <= set(view)
+    assert [a.text().replace("&", "") for a in _menu(window, "Help").actions()] == ["About Device Explorer"]
+    assert window.current_panel_key() == "devices"
+    assert window.export_action.isEnabled()  # the Devices panel exports its JSON
+
+    for key, action in (("visualizer", view["Launch visualizer"]), ("benchmarks", view["Benchmarks"])):
+        action.trigger()
+        assert window.current_panel_key() == key
+        panel = window.panels[key]
+        assert window.stack.currentWidget().isAncestorOf(panel)
+    view["Devices"].trigger()
+    assert window.stack.currentWidget().isAncestorOf(window.devices_panel)
+
+
+def test_discovery_runs_in_the_background_after_the_window_paints(qtbot, make_window, no_gpu_discovery):
+    release = threading.Event()
+    calls = []
+
+    def slow_discover():
+        calls.append(threading.current_thread() is threading.main_thread())
+        release.wait(10)
+        return no_gpu_discovery
+
+    window = make_window(None, discover_fn=slow_discover)
+    window.show()
+    qtbot.waitUntil(lambda: bool(calls), timeout=5000)
+    assert calls == [False]  # not on the GUI thread
+    assert "Looking for devices" in window.devices_panel.status_label.text()
+    assert "Looking for devices" in window.statusBar().currentMessage()
+    assert not window.refresh_action.isEnabled()
+    release.set()
+    qtbot.waitUntil(lambda: window.context.discovery is not None, timeout=5000)
+    assert window.devices_panel.device_keys() == ["cpu", "catalog:gtx-1650"]
+    assert "no NVIDIA GPU" in window.statusBar().currentMessage()
+    assert window.refresh_action.isEnabled()
+
+    # Refresh runs discovery again
+    window.refresh_action.trigger()
+    qtbot.waitUntil(lambda: len(calls) == 2, timeout=5000)
+    qtbot.waitUntil(lambda: window.refresh_action.isEnabled(), timeout=5000)
+
+
+def test_a_failing_discovery_is_reported_and_the_window_lives_on(qtbot, make_window):
+    def broken():
+        raise RuntimeError("probe exploded")
+
+    window = make_window(None, discover_fn=broken)
+    window.show()
+    qtbot.waitUntil(lambda: window.devices_panel.error_label.isVisible(), timeout=5000)
+    assert "probe exploded" in window.devices_panel.error_label.text()
+    assert window.refresh_action.isEnabled()
+
+
+def test_about_lists_versions(make_window, no_gpu_discovery):
+    window = make_window(no_gpu_discovery, discover_on_show=False)
+    text = window.about_dialog().text()
+    assert f"Python: {platform.python_version()}" in text
+    assert "Qt: 6." in text and "PySide6: 6." in text
+    assert f"torch: {metadata.version('torch')}" in text
+    assert f"numba: {metadata.version('numba')}" in text
+    assert f"pyqtgraph: {metadata.version('pyqtgraph')}" in text
+    assert f"NVML bindings (nvidia-ml-py): {metadata.version('nvidia-ml-py')}" in text
+    assert "NVIDIA driver: none: NVML library not found" in text
+
+
+def test_about_shows_the_driver_of_a_present_gpu(make_window, two_gpu_discovery):
+    window = make_window(two_gpu_discovery, discover_on_show=False)
+    assert "NVIDIA driver: 550.54" in window.about_dialog().text()
+
+
+def test_dark_theme_switches_the_palette(make_window, no_gpu_discovery, qapp):
+    window = make_window(no_gpu_discovery, discover_on_show=False)
+    light = qapp.palette().color(QPalette.ColorRole.Window).name()
+    window.dark_action.trigger()
+    try:
+        assert current_theme().name == "dark"
+        assert qapp.palette().color(QPalette.ColorRole.Window).name() != light
+    finally:
+        window.dark_action.trigger()
+    assert current_theme().name == "light"
+
+
+def test_closing_the_window_stops_live_readings(make_window, two_gpu_discovery, fake_timer):
+    window = make_window(two_gpu_discovery, discover_on_show=False)
+    window.show()
+    assert fake_timer.isActive()
+    window.close()
+    assert not fake_timer.isActive()
+
+
+def test_missing_panel_module_is_reported_not_raised():
+    cls, reason = load_panel_class(PageSpec("x", "X", (("explorer.ui.no_such_panel", "Panel"),)))
+    assert cls is None
+    assert "explorer.ui.no_such_panel is missing" in reason
+    assert {p.key for p in PAGES} == {"devices", "visualizer", "benchmarks"}
+
+
+def test_window_opens_without_torch_or_numba():
+    """The start-up path (app + window shown, before discovery returns) must not import torch or numba."""
+    code = textwrap.dedent(
+        """
+        import sys
+        from explorer.ui.main_window import MainWindow
+        MainWindow.start_discovery = lambda self: None  # what the window itself imports, nothing more
+        from explorer.commands.gui import open_main_window
+        app, window = open_main_window()
+        for _ in range(3):
+            app.processEvents()
+        assert not window.grab().isNull()
+        heavy = sorted(m for m in ("torch", "numba", "cpuinfo") if m in sys.modules)
+        print("HEAVY", heavy)
+        import os; os._exit(0)
+        """
+    )
+    env = dict(os.environ, QT_QPA_PLATFORM="offscreen")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
+    assert "HEAVY []" in out.stdout, out.stdout + out.stderr
+
+
+def test_screenshot_writes_a_png_of_the_requested_size(qapp, tmp_path, capsys):
+    out = tmp_path / "devices.png"
+    assert run_screenshot(Namespace(panel="devices", out=str(out), size="1024x700")) == 0
+    assert capsys.readouterr().out.strip() == str(out)
+    image = QImage(str(out))
+    assert (image.width(), image.height()) == (1024, 700)
+    assert out.stat().st_size > 10_000
+
+
+def test_screenshot_refuses_a_bad_out_or_size_in_one_line(tmp_path, capsys):
+    with pytest.raises(UserError, match="does not exist"):
+        run_screenshot(Namespace(panel="devices", out=str(tmp_path / "nope" / "x.png"), size="1280x800"))
+    with pytest.raises(UserError, match="must look like 1280x800"):
+        run_screenshot(Namespace(panel="devices", out=str(tmp_path / "x.png"), size="big"))
+    assert cli_main(["screenshot", "--out", str(tmp_path / "nope" / "x.png")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and "does not exist" in err
+    if os.geteuid() != 0:  # root can write anywhere
+        locked = tmp_path / "locked"
+        locked.mkdir(mode=0o500)
+        with pytest.raises(UserError, match="not writable"):
+            run_screenshot(Namespace(panel="devices", out=str(locked / "x.png"), size="1280x800"))
