@@ -1,0 +1,92 @@
+"""discover() never raises; find_device() resolves what users type."""
+
+from __future__ import annotations
+
+import types
+
+import pytest
+
+from explorer.devices.discover import discover, find_device
+from explorer.devices.model import Device, Discovery
+from explorer.errors import UserError
+from tests.devices.fake_cuda import A100, make_fake_numba, make_fake_torch
+from tests.devices.fake_nvml import make_fake_nvml
+
+
+class _Exploding(types.ModuleType):
+    """A module where touching anything raises, like a broken install."""
+
+    def __getattr__(self, name):
+        raise RuntimeError(f"broken module: {name}")
+
+
+def test_discover_never_raises_when_every_probe_breaks(monkeypatch):
+    import explorer.devices.catalog as catalog_module
+    import explorer.devices.cpu as cpu_module
+
+    def boom(*a, **k):
+        raise OSError("no /proc here")
+
+    monkeypatch.setattr(cpu_module, "probe_cpu", boom)
+    monkeypatch.setattr(catalog_module, "load_catalog", boom)
+    disc = discover(nvml=_Exploding("pynvml"), torch=_Exploding("torch"), numba=_Exploding("numba"))
+    assert disc.devices == []
+    by_probe = {r.probe: r for r in disc.reports}
+    assert set(by_probe) >= {"cpu", "nvml", "torch", "numba", "catalog"}
+    assert all(not r.ok for r in disc.reports)
+    assert "no /proc here" in by_probe["cpu"].message
+    assert by_probe["nvml"].message  # a sentence, not an exception
+    assert disc.why_no_gpu().startswith("No NVIDIA GPU was found")
+
+
+def test_order_is_cpu_then_present_gpus_then_catalog():
+    disc = discover(nvml=make_fake_nvml(), torch=make_fake_torch([A100]), numba=make_fake_numba([A100]))
+    kinds = [d.kind for d in disc.devices]
+    assert kinds[0] == "cpu"
+    assert kinds[1:2] == ["cuda"]
+    assert set(kinds[2:]) == {"catalog"}
+
+
+def test_without_any_gpu_the_reasons_reach_the_banner():
+    disc = discover(
+        include_catalog=False,
+        nvml=make_fake_nvml(init_error="library_not_found"),
+        torch=make_fake_torch(None),
+        numba=make_fake_numba(None),
+    )
+    why = disc.why_no_gpu()
+    assert "NVML library not found: no NVIDIA driver is installed." in why
+    assert "torch was built without CUDA (CPU-only build 2.13.0+cpu)" in why
+    assert "CUDA driver not found" in why
+    assert disc.cpu is not None and disc.cpu.cpu.logical_cores >= 1
+
+
+def _disc(*devices: Device) -> Discovery:
+    return Discovery(devices=list(devices), reports=[])
+
+
+def test_find_device_rules():
+    disc = discover(probe_cpu=True, probe_gpus=False)
+    assert find_device("1650", disc).key == "catalog:gtx-1650-laptop"
+    assert find_device("H100", disc).key == "catalog:h100-sxm5"
+    assert find_device("cpu", disc).kind == "cpu"
+    assert find_device("t4", disc).key == "catalog:t4"  # slug is exact, though "t4" is in other names too
+    assert find_device("catalog:l4", disc).key == "catalog:l4"
+
+
+def test_find_device_prefers_a_present_gpu_over_its_catalog_sheet():
+    present = Device(kind="cuda", name="NVIDIA GeForce GTX 1650", index=0, key="cuda:0")
+    sheet = Device(kind="catalog", name="NVIDIA GeForce GTX 1650", key="catalog:gtx-1650-laptop")
+    assert find_device("1650", _disc(present, sheet)) is present
+
+
+def test_find_device_errors_list_candidates():
+    disc = discover(probe_cpu=False, probe_gpus=False)
+    with pytest.raises(UserError) as ambiguous:
+        find_device("rtx", disc)
+    assert "rtx-4090" in str(ambiguous.value) and "rtx-3090" in str(ambiguous.value)
+    with pytest.raises(UserError) as unknown:
+        find_device("voodoo 2", disc)
+    assert "no device matches 'voodoo 2'" in str(unknown.value) and "catalog:t4" in str(unknown.value)
+    with pytest.raises(UserError):
+        find_device("  ", disc)
