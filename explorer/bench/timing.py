@@ -24,7 +24,8 @@ from dataclasses import dataclass
 SETTLED_REL_IQR = 0.05  # stop early once IQR / median is under this, with enough samples
 MIN_SAMPLES = 5
 MAX_SAMPLES = 2000
-TARGET_SAMPLE_S = 1e-3  # group short steps so one sample lasts at least this long
+TARGET_SAMPLE_S = 1e-3
+MIN_TIMER_SAMPLES = 3  # group short steps so one sample lasts at least this long
 
 
 @dataclass
@@ -173,11 +174,20 @@ def measure_torch(
     if sync:
         sync()
     timer = Timer(stmt="step()", globals={"step": step}, num_threads=threads)
-    m = timer.adaptive_autorange(threshold=SETTLED_REL_IQR, min_run_time=min(0.05, budget_s / 4),
-                                 max_run_time=budget_s)
-    # m.times are per-step seconds (block time / number_per_run).
-    t = summarize(list(m.times), method="torch.utils.benchmark.Timer")
-    t.steps_per_sample = int(m.number_per_run)
+    times: list[float] = []
+    number = 1
+    deadline = time.perf_counter() + 3 * budget_s
+    # adaptive_autorange stops at max_run_time even with one sample; ask again (each call
+    # re-estimates its block size) until there are enough samples for a median and a spread.
+    while True:
+        m = timer.adaptive_autorange(threshold=SETTLED_REL_IQR, min_run_time=min(0.05, budget_s / 4),
+                                     max_run_time=budget_s)
+        times.extend(m.times)  # per-step seconds (block time / number_per_run)
+        number = max(number, int(m.number_per_run))
+        if len(times) >= MIN_TIMER_SAMPLES or time.perf_counter() > deadline:
+            break
+    t = summarize(times, method="torch.utils.benchmark.Timer")
+    t.steps_per_sample = number
     return t
 
 

@@ -1,0 +1,64 @@
+"""One training step of a small CIFAR-10-shaped CNN on synthetic batches (nothing downloaded).
+
+Imported only inside the benchmark worker. The batch starts in pageable host memory, as a
+DataLoader without ``pin_memory`` hands it over, so the GPU step includes its copy; the copy is
+also timed alone to give ``copy_share``.
+"""
+
+from __future__ import annotations
+
+from explorer.bench.execute import Outcome, PointSpec, time_torch, torch_device
+from explorer.bench.workloads import CNN_CONVS, CNN_DENSE, Workload, cnn_forward_flops_per_image
+
+
+def build_cnn():
+    """The network whose FLOPs ``workloads.cnn_forward_flops_per_image`` counts: conv-ReLU-pool x3, 2 dense."""
+    from torch import nn
+
+    layers: list[nn.Module] = []
+    for cin, cout, k, pad, pool in CNN_CONVS:
+        layers += [nn.Conv2d(cin, cout, k, padding=pad), nn.ReLU()]
+        if pool:
+            layers.append(nn.MaxPool2d(2))
+    layers.append(nn.Flatten())
+    for i, (fin, fout) in enumerate(CNN_DENSE):
+        layers.append(nn.Linear(fin, fout))
+        if i < len(CNN_DENSE) - 1:
+            layers.append(nn.ReLU())
+    return nn.Sequential(*layers)
+
+
+def run(w: Workload, spec: PointSpec) -> Outcome:
+    import torch
+
+    dev = torch_device(spec)
+    batch = spec.size
+    torch.manual_seed(batch)
+    model = build_cnn().to(dev)
+    opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
+    loss_fn = torch.nn.CrossEntropyLoss()
+    images = torch.randn(batch, 3, 32, 32)  # pageable host memory, like a default DataLoader batch
+    labels = torch.randint(0, 10, (batch,))
+
+    def copy_batch():
+        return images.to(dev), labels.to(dev)  # on the CPU .to() returns the same tensors: no copy
+
+    def train_step() -> None:
+        x, y = copy_batch()
+        opt.zero_grad(set_to_none=True)
+        loss = loss_fn(model(x), y)
+        loss.backward()
+        opt.step()
+
+    timing = time_torch(spec, train_step, dev)
+    extra: dict[str, float | str] = {"forward_mflop_per_image": cnn_forward_flops_per_image() / 1e6}
+    if dev.type == "cuda":
+        copy_timing = time_torch(spec, copy_batch, dev)
+        extra["copy_s"] = copy_timing.median_s
+        extra["copy_share"] = min(1.0, copy_timing.median_s / timing.median_s)
+    else:
+        extra["copy_share"] = 0.0
+        extra["copy_note"] = "no copy: the batch is already in host memory"
+    threads = torch.get_num_threads() if dev.type == "cpu" else None
+    return Outcome(timing, items=float(batch), threads=threads, peak=None, extra=extra)
+

@@ -1,0 +1,133 @@
+"""Vector add and matrix-vector product: numba kernels on the GPU vs numpy (and torch) on the CPU.
+
+Imported only inside the benchmark worker. Each GPU result is checked against numpy after the
+timing, so a fast wrong kernel is an error row, not a figure.
+"""
+
+from __future__ import annotations
+
+from explorer.bench import peaks
+from explorer.bench.execute import (
+    Outcome,
+    PointError,
+    PointSpec,
+    cuda_index,
+    time_plain,
+    time_torch,
+    torch_device,
+)
+from explorer.bench.workloads import MATVEC_COLS, Workload
+
+
+def run(w: Workload, spec: PointSpec) -> Outcome:
+    if w.name == "vector_add":
+        return _vector_add(w, spec)
+    if w.name == "matvec":
+        return _matvec(w, spec)
+    raise PointError(f"workload {w.name} is not a numba workload")
+
+
+def _numpy_threads() -> int | None:
+    """How many threads numpy's BLAS uses, where threadpoolctl can tell; None when unknown."""
+    try:
+        from threadpoolctl import threadpool_info
+
+        counts = [i["num_threads"] for i in threadpool_info() if i.get("user_api") == "blas"]
+        return max(counts) if counts else None
+    except Exception:
+        return None
+
+
+def _numba_device(spec: PointSpec):
+    from numba import cuda
+
+    idx = cuda_index(spec.device)
+    if not cuda.is_available():
+        raise PointError(f"{spec.device} is not usable by numba: no CUDA driver or GPU found")
+    count = len(cuda.gpus)
+    if idx is None or idx >= count:
+        raise PointError(f"{spec.device} is not present; {count} CUDA device(s) found")
+    cuda.select_device(idx)
+    return cuda
+
+
+def _check(result, expected, what: str, rtol: float = 1e-4, atol: float = 1e-3) -> float:
+    import numpy as np
+
+    err = float(np.max(np.abs(result - expected))) if result.size else 0.0
+    if not np.allclose(result, expected, rtol=rtol, atol=atol):
+        raise PointError(f"{what} gave a wrong result (max error {err:.3g} vs numpy)")
+    return err
+
+
+def _vector_add(w: Workload, spec: PointSpec) -> Outcome:
+    import numpy as np
+
+    n = spec.size
+    rng = np.random.default_rng(n)
+    a = rng.standard_normal(n, dtype=np.float32)
+    b = rng.standard_normal(n, dtype=np.float32)
+    out = np.empty_like(a)
+    expected = a + b
+    if spec.device == "cpu":
+        timing = time_plain(spec, lambda: np.add(a, b, out=out))
+        return Outcome(timing, threads=1, extra={"library": "numpy (one core: numpy ufuncs are single-threaded)"})
+
+    cuda = _numba_device(spec)
+    from explorer.bench.kernels import THREADS_PER_BLOCK, blocks_for, launch_vector_add
+
+    a_dev, b_dev = cuda.to_device(a), cuda.to_device(b)
+    out_dev = cuda.device_array_like(a)
+    extra: dict[str, float | str] = {"blocks": float(blocks_for(n)), "threads_per_block": float(THREADS_PER_BLOCK)}
+    if spec.suffix == "numba kernel":
+        timing = time_plain(spec, lambda: launch_vector_add(a_dev, b_dev, out_dev), cuda.synchronize)
+        peak = peaks.memory_bandwidth_gbps(spec.device)
+    else:
+        def with_copies() -> None:
+            a_dev.copy_to_device(a)
+            b_dev.copy_to_device(b)
+            launch_vector_add(a_dev, b_dev, out_dev)
+            out_dev.copy_to_host(out)
+        timing = time_plain(spec, with_copies, cuda.synchronize)
+        peak = None  # bounded by the bus, not by memory; see the copies workload for the bus's peak
+        extra["note"] = "two copies in, kernel, one copy out"
+    extra["max_abs_error"] = _check(out_dev.copy_to_host(), expected, "the vector-add kernel")
+    return Outcome(timing, peak=peak, extra=extra)
+
+
+def _matvec(w: Workload, spec: PointSpec) -> Outcome:
+    import numpy as np
+
+    n = spec.size
+    rng = np.random.default_rng(n)
+    m = rng.standard_normal((n, MATVEC_COLS), dtype=np.float32)
+    v = rng.standard_normal(MATVEC_COLS, dtype=np.float32)
+    expected = m @ v
+
+    if spec.suffix == "torch":
+        import torch
+
+        dev = torch_device(spec)
+        mt, vt = torch.from_numpy(m).to(dev), torch.from_numpy(v).to(dev)
+        ut = torch.empty(n, device=dev)
+        timing = time_torch(spec, lambda: torch.mv(mt, vt, out=ut), dev)
+        err = _check(ut.cpu().numpy(), expected, "torch.mv")
+        threads = torch.get_num_threads() if dev.type == "cpu" else None
+        peak = peaks.fp32_peak_gflops(spec.device)
+        return Outcome(timing, peak=peak, threads=threads, extra={"max_abs_error": err})
+
+    if spec.device == "cpu":
+        out = np.empty(n, dtype=np.float32)
+        timing = time_plain(spec, lambda: np.dot(m, v, out=out))
+        return Outcome(timing, threads=_numpy_threads(), peak=peaks.fp32_peak_gflops("cpu"),
+                       extra={"library": "numpy"})
+
+    cuda = _numba_device(spec)
+    from explorer.bench.kernels import blocks_for, launch_matvec
+
+    m_dev, v_dev = cuda.to_device(m), cuda.to_device(v)
+    out_dev = cuda.device_array(n, dtype=np.float32)
+    timing = time_plain(spec, lambda: launch_matvec(m_dev, v_dev, out_dev), cuda.synchronize)
+    err = _check(out_dev.copy_to_host(), expected, "the matvec kernel")
+    return Outcome(timing, peak=peaks.fp32_peak_gflops(spec.device),
+                   extra={"max_abs_error": err, "blocks": float(blocks_for(n)), "threads_per_block": 1024.0})

@@ -1,0 +1,97 @@
+"""``device-explorer bench``: run a workload headless through the same worker-process engine as
+the Benchmarks panel, printing one line (or one JSON object) per point as it finishes."""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+
+from explorer.errors import UserError
+
+_SUFFIXES = {"": 1, "k": 1024, "m": 1024**2, "g": 1024**3}
+_SIZE_RE = re.compile(r"^\s*([0-9]*\.?[0-9]+(?:e[+-]?[0-9]+)?)\s*(k|m|g)?(?:i?b)?\s*$", re.IGNORECASE)
+
+
+def parse_size(text: str, size_name: str = "size") -> int:
+    """A positive whole size: '1024', '1e6', '4K'/'4KiB'/'4KB' (x1024), '1G'. UserError otherwise."""
+    m = _SIZE_RE.match(str(text))
+    if not m:
+        raise UserError(f"{size_name} must be a positive whole number (e.g. 1024, 1e6, 4K, 1G); got '{text}'")
+    value = float(m.group(1)) * _SUFFIXES[(m.group(2) or "").lower()]
+    if value <= 0 or value != int(value):
+        raise UserError(f"{size_name} must be a positive whole number; got '{text}'")
+    return int(value)
+
+
+def check_device_present(device: str) -> None:
+    """UserError when ``cuda:N`` names a GPU this machine does not have."""
+    if device == "cpu":
+        return
+    index = int(device.split(":")[1])
+    try:
+        import torch
+
+        count = torch.cuda.device_count() if torch.cuda.is_available() else 0
+    except Exception:
+        count = 0
+    if index >= count:
+        valid = ", ".join(["cpu"] + [f"cuda:{i}" for i in range(count)])
+        raise UserError(f"{device} is not present; this machine has {count} CUDA device(s) (valid: {valid})")
+
+
+def _list_workloads(as_json: bool) -> int:
+    from explorer.bench.workloads import visible_workloads
+
+    ws = visible_workloads()
+    if as_json:
+        print(json.dumps([
+            {"name": w.name, "title": w.title, "description": w.description, "unit": w.unit,
+             "size_name": w.size_name, "default_sizes_cpu": list(w.default_sizes_cpu),
+             "default_sizes_gpu": list(w.default_sizes_gpu), "needs_gpu_count": w.needs_gpu_count,
+             "variants_cpu": list(w.variants_cpu), "variants_gpu": list(w.variants_gpu)}
+            for w in ws], indent=1))
+        return 0
+    print("Workloads (device-explorer bench WORKLOAD [--device cpu|cuda:N] [--sizes ...]):")
+    for w in ws:
+        needs = f" (needs {w.needs_gpu_count} GPUs)" if w.needs_gpu_count else ""
+        print(f"  {w.name:<14} {w.title}{needs}; size: {w.size_name}; {w.unit}")
+    return 0
+
+
+def run_bench(args) -> int:
+    from explorer.bench.results import format_point, write_csv
+    from explorer.bench.runner import BenchPlan, BenchRun, Progress, parse_device
+    from explorer.bench.workloads import get_workload
+
+    as_json = bool(getattr(args, "json", False))
+    if not args.workload:
+        return _list_workloads(as_json)
+    w = get_workload(args.workload)
+    device = parse_device(args.device or "cpu")
+    sizes = [parse_size(s, w.size_name) for s in args.sizes] if args.sizes else None
+    if args.repeats is not None and args.repeats <= 0:
+        raise UserError(f"repeats must be at least 1; got {args.repeats}")
+    check_device_present(device)
+
+    run = BenchRun(BenchPlan(workload=w.name, devices=[device], sizes=sizes, repeats=args.repeats))
+    if not as_json:
+        print(f"{w.title} on {device}: {run.total_points} point(s)", flush=True)
+    failed = 0
+    try:
+        for event in run.events():
+            if isinstance(event, Progress):
+                continue
+            failed += event.error is not None
+            print(json.dumps(event.to_dict()) if as_json else format_point(event), flush=True)
+    except KeyboardInterrupt:
+        run.cancel()
+        raise
+    if args.csv:
+        try:
+            write_csv(run.points, args.csv)
+        except OSError as exc:
+            raise UserError(f"cannot write CSV file '{args.csv}': {exc.strerror or exc}") from None
+        if not as_json:
+            print(f"wrote {len(run.points)} point(s) to {args.csv}", file=sys.stderr)
+    return 1 if failed else 0
