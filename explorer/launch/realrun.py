@@ -23,6 +23,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -67,6 +68,19 @@ class RealRunResult:
     @property
     def written_twice(self) -> int:
         return int((self.writes_per_element > 1).sum())
+
+    def mismatches(self, threads_per_block: int) -> int:
+        """Written elements whose writer differs from the model's (block i // tpb, thread i % tpb).
+
+        The visualizer's inspector claims element i is handled by that block and thread; a real run
+        with zero mismatches is the proof a class can see.
+        """
+        import numpy as np
+
+        i = np.arange(self.n, dtype=np.int64)
+        written = self.writes_per_element > 0
+        wrong = (self.block_of_element != i // threads_per_block) | (self.thread_of_element != i % threads_per_block)
+        return int((wrong & written).sum())
 
     def summary(self) -> str:
         """One line for the UI's status: where it ran, what it found."""
@@ -256,12 +270,19 @@ def _load(path: str, total_s: float) -> RealRunResult:
 
 
 def run_real(
-    grid: Any, block: Any, n: int | None, *, simulator: bool, timeout_s: float = 300.0
+    grid: Any,
+    block: Any,
+    n: int | None,
+    *,
+    simulator: bool,
+    timeout_s: float = 300.0,
+    on_process: Callable[[subprocess.Popen], None] | None = None,
 ) -> RealRunResult:
     """Run the kernel in a child process (GPU, or the simulator when ``simulator``) and load its result.
 
     Blocks until the child finishes: call it from a worker thread, never the UI thread. The size is
-    checked here first so a refused run costs nothing.
+    checked here first so a refused run costs nothing. ``on_process`` receives the child so a window
+    that closes can kill it instead of waiting.
     """
     g, b = _dims(grid), _dims(block)
     check_size(g, b, n, simulator=simulator)
@@ -280,12 +301,19 @@ def run_real(
         cmd += ["--n", str(int(n))]
     t0 = time.perf_counter()
     try:
+        proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        if on_process is not None:
+            on_process(proc)
         try:
-            proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=timeout_s)
+            _out, err = proc.communicate(timeout=timeout_s)
         except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.communicate()
             raise UserError(f"the real run took longer than {timeout_s:.0f} s and was stopped") from None
         if proc.returncode != 0:
-            lines = [ln for ln in (proc.stderr or "").strip().splitlines() if ln.strip()]
+            if proc.returncode < 0:
+                raise UserError("the real run was stopped")
+            lines = [ln for ln in (err or "").strip().splitlines() if ln.strip()]
             raise UserError(lines[-1] if lines else f"the real run failed (exit status {proc.returncode})")
         return _load(path, time.perf_counter() - t0)
     finally:

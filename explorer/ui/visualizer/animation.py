@@ -1,0 +1,210 @@
+"""Where the launch animation is: a clock in units of waves, and what that means for each block.
+
+Qt-free on purpose (napari's model/view split): the scene widget only draws what this model says,
+and tests drive it without a window. It holds *time* and nothing the launch core can derive: which
+SM and slot a block lands in always comes from ``LaunchPlan.placement``; this model only remembers
+the current wave's placements so a frame never asks the plan thousands of times.
+
+The clock ``t`` runs from 0 to ``plan.waves``. Inside wave ``k`` (``k <= t < k + 1``) the blocks of
+that wave are first dispatched one by one from the queue to their SMs, then run, then retire:
+
+    fraction of the wave:  0 ........ DISPATCH ........ DISPATCH + RUN ........ 1
+                           blocks land               warps run              blocks retire
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # pragma: no cover
+    from explorer.launch.schedule import LaunchPlan, ThreadInfo
+
+DISPATCH = 0.3  # share of a wave spent placing blocks on SMs
+RUN = 0.55  # share spent running them; the rest is retiring
+
+SPEEDS_WAVES_PER_S = (0.125, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0)
+DEFAULT_SPEED_INDEX = 2
+
+
+@dataclass(frozen=True)
+class Frame:
+    """Everything one drawing needs to know about the moment shown."""
+
+    t: float
+    wave: int  # 0-based current wave; == waves when the launch has finished
+    waves: int
+    phase: str  # "dispatch", "run", "retire", "finished"
+    first_block: int  # linear index of the current wave's first block
+    blocks_in_wave: int
+    dispatched: int  # blocks of the current wave already on an SM
+    run_progress: float  # 0..1 while the current wave runs
+    queued: int  # blocks not yet on an SM
+    running: int  # blocks on an SM now
+    done: int  # blocks retired
+    total_blocks: int
+
+    @property
+    def label(self) -> str:
+        """The "wave k of n" text a class reads off the screen."""
+        if self.phase == "finished":
+            return f"finished: all {self.waves:,} waves done"
+        return f"wave {self.wave + 1:,} of {self.waves:,} ({self.phase})"
+
+
+class Animation:
+    """The animation's clock and the current wave's placements, for one ``LaunchPlan``."""
+
+    def __init__(self, plan: LaunchPlan) -> None:
+        self.plan = plan
+        self.t = 0.0
+        self.playing = False
+        self.speed_index = DEFAULT_SPEED_INDEX
+        self._placed_wave = -1
+        self._slots: dict[tuple[int, int], int] = {}  # (sm, slot) -> block_linear, current wave
+        self._order: list[tuple[int, int, int, tuple[int, ...] | None]] = []  # see resident()
+
+    # --- the clock -----------------------------------------------------------------------
+    @property
+    def waves(self) -> int:
+        return self.plan.waves
+
+    @property
+    def speed_waves_per_s(self) -> float:
+        return SPEEDS_WAVES_PER_S[self.speed_index]
+
+    @property
+    def finished(self) -> bool:
+        return self.t >= self.waves
+
+    def set_plan(self, plan: LaunchPlan, keep_wave: bool = False) -> None:
+        """Show another launch; restart unless asked to keep the wave (clamped to the new plan)."""
+        wave = math.floor(self.t) if keep_wave else 0
+        self.plan = plan
+        self._placed_wave = -1
+        self.t = float(min(wave, max(plan.waves - 1, 0))) if keep_wave else 0.0
+
+    def restart(self) -> None:
+        self.t = 0.0
+
+    def faster(self) -> None:
+        self.speed_index = min(self.speed_index + 1, len(SPEEDS_WAVES_PER_S) - 1)
+
+    def slower(self) -> None:
+        self.speed_index = max(self.speed_index - 1, 0)
+
+    def advance(self, dt_s: float) -> bool:
+        """Move the clock by wall time ``dt_s`` at the current speed; False (and stop) at the end."""
+        if not self.playing:
+            return False
+        self.t = min(self.t + dt_s * self.speed_waves_per_s, float(self.waves))
+        if self.finished:
+            self.playing = False
+        return not self.finished
+
+    def seek(self, t: float) -> None:
+        self.t = min(max(t, 0.0), float(self.waves))
+
+    def step_wave(self, direction: int = 1) -> None:
+        """Jump to the start of the next wave (or back to the start of this / the previous one)."""
+        k = math.floor(self.t)
+        if direction > 0:
+            self.seek(k + 1)
+        else:
+            self.seek(k - 1 if self.t == k else k)
+
+    def step_block(self, direction: int = 1) -> None:
+        """Dispatch one more block of the current wave (or take one back); then run and move on."""
+        f = self.frame()
+        n = max(f.blocks_in_wave, 1)
+        k = math.floor(self.t) if not self.finished else self.waves - 1
+        if direction > 0:
+            if f.phase == "dispatch":
+                self.seek(k + DISPATCH * (f.dispatched + 1) / n)
+            elif f.phase == "run" or (f.phase == "retire" and self.t < k + DISPATCH + RUN):
+                self.seek(k + DISPATCH + RUN)
+            else:
+                self.seek(k + 1)
+        elif self.finished:
+            self.seek(k + DISPATCH)  # the last wave, all of it on the SMs
+        elif f.phase == "dispatch" and f.dispatched > 0:
+            self.seek(k + DISPATCH * (f.dispatched - 1) / n)
+        elif f.phase == "dispatch":
+            self.seek(k - 1 + DISPATCH if k > 0 else 0.0)  # the previous wave, fully dispatched
+        else:
+            self.seek(k + DISPATCH * (n - 1) / n)
+
+    # --- what the clock means ------------------------------------------------------------------
+    def frame(self) -> Frame:
+        plan = self.plan
+        total = plan.total_blocks
+        if self.finished:
+            return Frame(self.t, self.waves, self.waves, "finished", total, 0, 0, 1.0, 0, 0, total, total)
+        k = math.floor(self.t)
+        frac = self.t - k
+        wave_blocks = plan.blocks_in_wave(k)
+        first, count = wave_blocks.start, len(wave_blocks)
+        if frac < DISPATCH:
+            phase = "dispatch"
+            dispatched = min(count, math.floor(frac / DISPATCH * count + 1e-9))
+            progress = 0.0
+        elif frac < DISPATCH + RUN:
+            phase, dispatched = "run", count
+            progress = (frac - DISPATCH) / RUN
+        else:
+            phase, dispatched, progress = "retire", count, 1.0
+        queued = total - first - dispatched
+        return Frame(self.t, k, self.waves, phase, first, count, dispatched, progress, queued, dispatched, first, total)
+
+    def _place_current_wave(self) -> None:
+        k = min(math.floor(self.t), self.waves - 1)
+        if k == self._placed_wave:
+            return
+        self._slots.clear()
+        self._order.clear()
+        plan = self.plan
+        last_warp = plan.warps_per_block - 1
+        for b in plan.blocks_in_wave(k):
+            p = plan.placement(b)
+            self._slots[(p.sm, p.slot)] = b
+            # Idle threads (past N) are a suffix of the grid, so a block whose last warp is all busy
+            # is all busy; only the few blocks at the end need their warps asked one by one.
+            if plan.warp_busy_lanes(b, last_warp) == plan.warp_active_lanes(b, last_warp):
+                busy = None
+            else:
+                busy = tuple(plan.warp_busy_lanes(b, w) for w in range(plan.warps_per_block))
+            self._order.append((b, p.sm, p.slot, busy))
+        self._placed_wave = k
+
+    def resident(self) -> list[tuple[int, int, int, tuple[int, ...] | None]]:
+        """(block_linear, sm, slot, busy) of the blocks on an SM now, in dispatch order.
+
+        ``busy`` is None when every thread of the block is within N, else the busy lanes per warp.
+        """
+        f = self.frame()
+        if f.phase == "finished":
+            return []
+        self._place_current_wave()
+        return self._order[: f.dispatched]
+
+    def block_at(self, sm: int, slot: int) -> int | None:
+        """The block on SM ``sm`` in slot ``slot`` now, or None where the slot is empty."""
+        f = self.frame()
+        if f.phase == "finished":
+            return None
+        self._place_current_wave()
+        b = self._slots.get((sm, slot))
+        if b is None or b >= f.first_block + f.dispatched:
+            return None
+        return b
+
+    def thread_at(self, block: int, warp: int, lane: int) -> ThreadInfo | None:
+        """The thread in lane ``lane`` of warp ``warp`` of ``block``; None for a lane with no thread."""
+        plan = self.plan
+        if not 0 <= lane < plan.warp_active_lanes(block, warp):
+            return None
+        return plan.thread(block, warp * plan.warp_size + lane)
+
+    def wave_of_time(self) -> int:
+        return min(math.floor(self.t), self.waves)

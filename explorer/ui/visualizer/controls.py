@@ -1,0 +1,174 @@
+"""The launch configuration a teacher types: device, grid, block, shared memory, registers, N, presets.
+
+The controls only collect text and show the core's verdict; parsing and validation are
+``explorer.launch.config``'s job, so the message under the fields is exactly the CLI's.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import (
+    QComboBox,
+    QFormLayout,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QSpinBox,
+    QVBoxLayout,
+    QWidget,
+)
+
+from explorer.devices.model import Device
+from explorer.ui.visualizer.presets import PRESETS, Preset
+
+INT_MAX = 2_147_483_647
+
+
+def _spin(minimum: int, maximum: int, value: int, step: int = 1, suffix: str = "") -> QSpinBox:
+    box = QSpinBox()
+    box.setRange(minimum, maximum)
+    box.setValue(value)
+    box.setSingleStep(step)
+    box.setSuffix(suffix)
+    box.setGroupSeparatorShown(True)
+    box.setKeyboardTracking(False)
+    box.setAccelerated(True)
+    return box
+
+
+class LaunchControls(QWidget):
+    """Emits ``changed`` whenever the configuration or the device may have changed."""
+
+    changed = Signal()
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self._devices: list[Device] = []
+        self._quiet = False
+        outer = QVBoxLayout(self)
+        outer.setContentsMargins(0, 0, 0, 0)
+
+        form = QFormLayout()
+        form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.AllNonFixedFieldsGrow)
+        self.device_combo = QComboBox()
+        self.device_combo.setMinimumContentsLength(18)
+        self.device_combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+        form.addRow("Device", self.device_combo)
+
+        self.preset_combo = QComboBox()
+        self.preset_combo.addItem("Presets from the lessons...")
+        for p in PRESETS:
+            self.preset_combo.addItem(p.name)
+        self.preset_combo.setMinimumContentsLength(18)
+        self.preset_combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+        form.addRow("Preset", self.preset_combo)
+
+        self.grid_spins = [_spin(0, INT_MAX, 98), _spin(0, 65535 * 4, 1), _spin(0, 65535 * 4, 1)]
+        self.block_spins = [_spin(0, 65536, 1024), _spin(0, 4096, 1), _spin(0, 4096, 1)]
+        form.addRow("Grid x, y, z", self._row(self.grid_spins))
+        form.addRow("Block x, y, z", self._row(self.block_spins))
+        self.smem_spin = _spin(0, 1 << 24, 0, 1024, " B")
+        form.addRow("Shared mem / block", self.smem_spin)
+        self.regs_spin = _spin(1, 1024, 32)
+        form.addRow("Registers / thread", self.regs_spin)
+        self.n_edit = QLineEdit("100000")
+        self.n_edit.setPlaceholderText("none: every thread works")
+        form.addRow("Problem size N", self.n_edit)
+        outer.addLayout(form)
+
+        self.lesson_label = QLabel("")
+        self.lesson_label.setWordWrap(True)
+        self.lesson_label.setStyleSheet("color: #374151; font-style: italic;")
+        outer.addWidget(self.lesson_label)
+
+        self.error_label = QLabel("")
+        self.error_label.setWordWrap(True)
+        self.error_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.error_label.setStyleSheet(
+            "color: #991b1b; background: #fee2e2; border: 1px solid #fca5a5; border-radius: 4px; padding: 4px;"
+        )
+        self.error_label.hide()
+        outer.addWidget(self.error_label)
+
+        for box in (*self.grid_spins, *self.block_spins, self.smem_spin, self.regs_spin):
+            box.valueChanged.connect(self._emit)
+        self.n_edit.editingFinished.connect(self._emit)
+        self.device_combo.currentIndexChanged.connect(self._emit)
+        self.preset_combo.activated.connect(self._preset_chosen)
+
+    @staticmethod
+    def _row(spins: list[QSpinBox]) -> QWidget:
+        w = QWidget()
+        lay = QHBoxLayout(w)
+        lay.setContentsMargins(0, 0, 0, 0)
+        lay.setSpacing(4)
+        for s in spins:
+            lay.addWidget(s, 1)
+        return w
+
+    def _emit(self, *_args) -> None:
+        if not self._quiet:
+            self.changed.emit()
+
+    # --- devices -----------------------------------------------------------------------
+    def set_devices(self, devices: list[Device]) -> None:
+        """Present GPUs first, then catalog ones marked as such; keeps the chosen one if it is still there."""
+        current = self.device()
+        self._quiet = True
+        self.device_combo.clear()
+        self._devices = list(devices)
+        for d in self._devices:
+            label = f"{d.name} (catalog)" if d.kind == "catalog" else d.display_name
+            if d.sm_count:
+                label += f", {d.sm_count} SMs"
+            self.device_combo.addItem(label, d.key)
+        keys = [d.key for d in self._devices]
+        if current is not None and current.key in keys:
+            self.device_combo.setCurrentIndex(keys.index(current.key))
+        self._quiet = False
+        self.changed.emit()
+
+    def device(self) -> Device | None:
+        i = self.device_combo.currentIndex()
+        return self._devices[i] if 0 <= i < len(self._devices) else None
+
+    def select_device(self, query: str) -> bool:
+        """Pick the first device whose key or name contains ``query`` (case-insensitive)."""
+        q = query.lower()
+        for i, d in enumerate(self._devices):
+            if q in d.key.lower() or q in d.name.lower():
+                self.device_combo.setCurrentIndex(i)
+                return True
+        return False
+
+    # --- configuration -----------------------------------------------------------------------
+    def texts(self) -> tuple[str, str, str, str, str]:
+        """grid, block, smem, regs, n as the core's ``parse_launch`` takes them."""
+        grid = ",".join(str(s.value()) for s in self.grid_spins)
+        block = ",".join(str(s.value()) for s in self.block_spins)
+        return grid, block, str(self.smem_spin.value()), str(self.regs_spin.value()), self.n_edit.text().strip()
+
+    def apply_preset(self, preset: Preset) -> None:
+        self._quiet = True
+        for spin, v in zip(self.grid_spins, preset.grid, strict=True):
+            spin.setValue(v)
+        for spin, v in zip(self.block_spins, preset.block, strict=True):
+            spin.setValue(v)
+        self.smem_spin.setValue(preset.smem_bytes)
+        self.regs_spin.setValue(preset.regs_per_thread)
+        self.n_edit.setText("" if preset.n is None else str(preset.n))
+        self.lesson_label.setText(preset.lesson)
+        self._quiet = False
+        self.changed.emit()
+
+    def _preset_chosen(self, index: int) -> None:
+        if index >= 1:
+            self.apply_preset(PRESETS[index - 1])
+
+    def show_error(self, message: str | None) -> None:
+        if message:
+            self.error_label.setText(message)
+            self.error_label.show()
+        else:
+            self.error_label.clear()
+            self.error_label.hide()

@@ -1,0 +1,391 @@
+"""The Launch visualizer panel: controls, the animated SMs, the inspector, occupancy and the real run.
+
+It wires the pieces and holds no launch arithmetic: every number shown comes from the core's
+``LaunchPlan`` / ``Occupancy`` / sweeps, and the animation's clock from ``animation.Animation``.
+An invalid configuration shows the core's one-line message and leaves the last valid picture up.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QElapsedTimer, QEvent, QObject, QSize, Qt, QTimer
+from PySide6.QtGui import QKeySequence, QShortcut, QWheelEvent
+from PySide6.QtWidgets import (
+    QGroupBox,
+    QHBoxLayout,
+    QLabel,
+    QPushButton,
+    QScrollArea,
+    QTabWidget,
+    QVBoxLayout,
+    QWidget,
+)
+
+from explorer.errors import UserError
+from explorer.launch.config import parse_launch
+from explorer.launch.limits import limits_for_device
+from explorer.launch.schedule import SCHEDULER_NOTE, LaunchPlan, plan_launch
+from explorer.ui.context import AppContext
+from explorer.ui.visualizer.animation import DISPATCH, RUN, Animation
+from explorer.ui.visualizer.controls import LaunchControls
+from explorer.ui.visualizer.inspector import Inspector
+from explorer.ui.visualizer.occupancy_view import OccupancyView
+from explorer.ui.visualizer.presets import PRESETS
+from explorer.ui.visualizer.realrun_view import RealRunView
+from explorer.ui.visualizer.scene import Hit, SmGrid
+from explorer.ui.visualizer.wavebar import Legend, WaveBar
+
+FRAME_INTERVAL_MS = 16
+ZOOMS = (1.0, 1.5, 2.0, 3.0)
+
+
+class VisualizerPanel(QWidget):
+    """``VisualizerPanel(context, parent)``: the main window's "Launch visualizer" tab."""
+
+    def __init__(self, context: AppContext, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.context = context
+        self.plan: LaunchPlan | None = None
+        self.anim: Animation | None = None
+        self._pinned: tuple[int, int, int] | None = None
+        self._zoom_index = 0
+
+        # left: controls, playback, inspector
+        self.controls = LaunchControls()
+        self.play_button = QPushButton("Play")
+        self.play_button.setToolTip("Play / pause (Space)")
+        self.restart_button = QPushButton("Restart")
+        self.restart_button.setToolTip("Back to the first wave (Home)")
+        self.back_wave_button = QPushButton("< Wave")
+        self.back_wave_button.setToolTip("Previous wave (Left)")
+        self.wave_button = QPushButton("Wave >")
+        self.wave_button.setToolTip("Next wave (Right)")
+        self.back_block_button = QPushButton("< Block")
+        self.back_block_button.setToolTip("One block back (Shift+Left)")
+        self.block_button = QPushButton("Block >")
+        self.block_button.setToolTip("Dispatch one more block (Shift+Right)")
+        self.slower_button = QPushButton("-")
+        self.slower_button.setToolTip("Slower (-)")
+        self.faster_button = QPushButton("+")
+        self.faster_button.setToolTip("Faster (+)")
+        self.speed_label = QLabel("")
+        playback = QGroupBox("Animation")
+        pl = QVBoxLayout(playback)
+        row1 = QHBoxLayout()
+        for b in (self.play_button, self.restart_button):
+            row1.addWidget(b)
+        row2 = QHBoxLayout()
+        for b in (self.back_wave_button, self.back_block_button, self.block_button, self.wave_button):
+            row2.addWidget(b)
+        row3 = QHBoxLayout()
+        row3.addWidget(QLabel("Speed"))
+        row3.addWidget(self.slower_button)
+        row3.addWidget(self.speed_label, 1, Qt.AlignmentFlag.AlignCenter)
+        row3.addWidget(self.faster_button)
+        for r in (row1, row2, row3):
+            pl.addLayout(r)
+        self.inspector = Inspector()
+        left = QWidget()
+        ll = QVBoxLayout(left)
+        ll.setContentsMargins(0, 0, 0, 0)
+        ll.addWidget(self.controls)
+        ll.addWidget(playback)
+        ll.addWidget(self.inspector, 1)
+        left.setFixedWidth(330)
+
+        # centre: summary, wave bar, SMs, legend
+        self.summary_label = QLabel("")
+        self.summary_label.setWordWrap(True)
+        self.summary_label.setStyleSheet("font-size: 16px;")
+        self.summary_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.wave_bar = WaveBar()
+        self.grid = SmGrid()
+        self.scroll = QScrollArea()
+        self.scroll.setWidgetResizable(True)
+        self.scroll.setWidget(self.grid)
+        self.scroll.setFrameShape(QScrollArea.Shape.NoFrame)
+        self.grid.installEventFilter(self)
+        self.legend = Legend()
+        note = QLabel(SCHEDULER_NOTE)
+        note.setWordWrap(True)
+        note.setStyleSheet("color: #4b5563; font-size: 11px;")
+        centre = QWidget()
+        cl = QVBoxLayout(centre)
+        cl.setContentsMargins(0, 0, 0, 0)
+        cl.addWidget(self.summary_label)
+        cl.addWidget(self.wave_bar)
+        cl.addWidget(self.scroll, 1)
+        cl.addWidget(self.legend)
+        cl.addWidget(note)
+
+        # right: occupancy and the real run
+        self.occupancy_view = OccupancyView()
+        self.realrun_view = RealRunView()
+        self.tabs = QTabWidget()
+        self.tabs.addTab(self.occupancy_view, "Occupancy")
+        self.tabs.addTab(self.realrun_view, "Run it for real")
+        self.tabs.setFixedWidth(360)
+
+        lay = QHBoxLayout(self)
+        lay.setContentsMargins(6, 6, 6, 6)
+        lay.addWidget(left)
+        lay.addWidget(centre, 1)
+        lay.addWidget(self.tabs)
+
+        # animation clock
+        self.timer = QTimer(self)
+        self.timer.setInterval(FRAME_INTERVAL_MS)
+        self.timer.timeout.connect(self._tick)
+        self._clock = QElapsedTimer()
+
+        # wiring
+        self.controls.changed.connect(self.recompute)
+        self.play_button.clicked.connect(self.toggle_play)
+        self.restart_button.clicked.connect(self.restart)
+        self.wave_button.clicked.connect(lambda: self.step_wave(1))
+        self.back_wave_button.clicked.connect(lambda: self.step_wave(-1))
+        self.block_button.clicked.connect(lambda: self.step_block(1))
+        self.back_block_button.clicked.connect(lambda: self.step_block(-1))
+        self.faster_button.clicked.connect(lambda: self.change_speed(1))
+        self.slower_button.clicked.connect(lambda: self.change_speed(-1))
+        self.grid.hovered.connect(lambda hit: self._inspect(hit, pin=False))
+        self.grid.clicked.connect(lambda hit: self._inspect(hit, pin=True))
+        self.realrun_view.button.clicked.connect(self.run_for_real)
+        context.discovery_changed.connect(lambda _d: self._load_devices())
+        shortcuts = (
+            ("Space", self.toggle_play),
+            ("Right", lambda: self.step_wave(1)),
+            ("Left", lambda: self.step_wave(-1)),
+            ("Shift+Right", lambda: self.step_block(1)),
+            ("Shift+Left", lambda: self.step_block(-1)),
+            ("+", lambda: self.change_speed(1)),
+            ("=", lambda: self.change_speed(1)),
+            ("-", lambda: self.change_speed(-1)),
+            ("Home", self.restart),
+            ("Ctrl++", lambda: self.zoom(1)),
+            ("Ctrl+=", lambda: self.zoom(1)),
+            ("Ctrl+-", lambda: self.zoom(-1)),
+        )
+        self._shortcuts = []
+        for keys, slot in shortcuts:
+            sc = QShortcut(QKeySequence(keys), self)
+            sc.setContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
+            sc.activated.connect(slot)
+            self._shortcuts.append(sc)
+
+        self._load_devices()
+
+    def sizeHint(self) -> QSize:
+        return QSize(1280, 800)
+
+    # --- devices and configuration --------------------------------------------------------------
+    def _load_devices(self) -> None:
+        first_time = self.controls.device() is None
+        self.controls.set_devices(self.context.gpus)
+        if first_time and not any(d.kind == "cuda" for d in self.context.gpus):
+            # no GPU here: start on the lessons' laptop GPU when the catalog has it
+            self.controls.select_device("1650")
+        present = [d for d in self.context.gpus if d.kind == "cuda"]
+        self.realrun_view.set_backend(not present, present[0].name if present else None)
+        if first_time:
+            self.controls.apply_preset(PRESETS[0])
+
+    def recompute(self) -> None:
+        """Plan the launch the controls describe; on a bad value show why and keep the last picture."""
+        device = self.controls.device()
+        if device is None:
+            self.controls.show_error("No GPU to show: device discovery found neither a GPU nor a catalog entry.")
+            return
+        try:
+            config = parse_launch(*self.controls.texts())
+            limits = limits_for_device(device)
+            plan = plan_launch(config, device, limits)
+        except UserError as exc:
+            self.controls.show_error(str(exc))
+            return
+        self.controls.show_error(None)
+        self.plan = plan
+        if self.anim is None:
+            self.anim = Animation(plan)
+        else:
+            self.anim.set_plan(plan)
+        self._pinned = None
+        self.grid.selected = None
+        self.grid.set_animation(self.anim)
+        self.inspector.show_hint()
+        self.occupancy_view.update_for(plan.occupancy, limits, config.regs_per_thread, config.shared_mem_bytes)
+        self.summary_label.setText(self._summary(plan))
+        self._refresh()
+
+    @staticmethod
+    def _summary(plan: LaunchPlan) -> str:
+        c = plan.config
+        idle = ""
+        if c.n is not None:
+            idle = f" for N = {c.n:,}: <b>{plan.idle_threads:,} idle threads</b>"
+            if plan.uncovered_elements:
+                idle += f", <b style='color:#b91c1c'>{plan.uncovered_elements:,} elements never touched</b>"
+        partial = ""
+        if plan.last_warp_active_lanes != plan.warp_size:
+            partial = f" (last warp partial: {plan.last_warp_active_lanes} of {plan.warp_size} lanes)"
+        return (
+            f"<b>{plan.total_blocks:,} blocks</b> of {plan.threads_per_block:,} threads "
+            f"= {plan.total_threads:,} threads{idle}. "
+            f"{plan.warps_per_block} warps per block{partial}. "
+            f"{plan.device_name}: {plan.sm_count} SMs x {plan.resident_blocks_per_sm} resident "
+            f"block{'s' if plan.resident_blocks_per_sm != 1 else ''} = {plan.concurrent_blocks:,} at once, "
+            f"so <b>{plan.waves:,} wave{'s' if plan.waves != 1 else ''}</b>."
+        )
+
+    # --- animation -----------------------------------------------------------------------
+    def _tail_text(self) -> str:
+        if self.anim is None or self.plan is None:
+            return ""
+        f = self.anim.frame()
+        if f.phase != "finished" and f.wave == self.plan.waves - 1 and self.plan.last_wave_fill < 1.0:
+            return (
+                f"tail wave: {self.plan.last_wave_blocks:,} of {self.plan.concurrent_blocks:,} block slots busy "
+                f"({self.plan.last_wave_fill:.0%}), the rest of the GPU idles"
+            )
+        return ""
+
+    def _refresh(self) -> None:
+        if self.anim is None:
+            return
+        self.wave_bar.set_frame(self.anim.frame(), self._tail_text())
+        self.grid.update()
+        self.play_button.setText("Pause" if self.anim.playing else "Play")
+        self.speed_label.setText(f"{self.anim.speed_waves_per_s:g} waves/s")
+
+    def _tick(self) -> None:
+        if self.anim is None:
+            self.timer.stop()
+            return
+        dt_s = self._clock.restart() / 1000.0
+        if not self.anim.advance(dt_s):
+            self.timer.stop()
+        self._refresh()
+
+    def play(self) -> None:
+        if self.anim is None:
+            return
+        if self.anim.finished:
+            self.anim.restart()
+        self.anim.playing = True
+        self._clock.start()
+        self.timer.start()
+        self._refresh()
+
+    def pause(self) -> None:
+        if self.anim is not None:
+            self.anim.playing = False
+        self.timer.stop()
+        self._refresh()
+
+    def toggle_play(self) -> None:
+        if self.anim is not None and self.anim.playing:
+            self.pause()
+        else:
+            self.play()
+
+    def restart(self) -> None:
+        if self.anim is not None:
+            self.anim.restart()
+        self._refresh()
+
+    def step_wave(self, direction: int) -> None:
+        if self.anim is not None:
+            self.pause()
+            self.anim.step_wave(direction)
+            self._refresh()
+
+    def step_block(self, direction: int) -> None:
+        if self.anim is not None:
+            self.pause()
+            self.anim.step_block(direction)
+            self._refresh()
+
+    def change_speed(self, direction: int) -> None:
+        if self.anim is not None:
+            self.anim.faster() if direction > 0 else self.anim.slower()
+            self._refresh()
+
+    def zoom(self, direction: int) -> None:
+        """Zoom the SM picture (Ctrl+wheel, Ctrl++/-): bigger tiles show warps, then lanes."""
+        self._zoom_index = max(0, min(len(ZOOMS) - 1, self._zoom_index + direction))
+        z = ZOOMS[self._zoom_index]
+        vp = self.scroll.viewport().size()
+        if z == 1.0:
+            self.grid.setMinimumSize(320, 240)
+        else:
+            self.grid.setMinimumSize(int(vp.width() * z), int(vp.height() * z))
+
+    def eventFilter(self, obj: QObject, event: QEvent) -> bool:  # noqa: N802 - Qt's name
+        if obj is self.grid and event.type() == QEvent.Type.Wheel:
+            wheel: QWheelEvent = event  # type: ignore[assignment]
+            if wheel.modifiers() & Qt.KeyboardModifier.ControlModifier:
+                self.zoom(1 if wheel.angleDelta().y() > 0 else -1)
+                return True
+        return super().eventFilter(obj, event)
+
+    # --- inspector ---------------------------------------------------------------------------
+    def _inspect(self, hit: Hit | None, pin: bool) -> None:
+        if self.anim is None:
+            return
+        if hit is None:
+            if self._pinned is not None:
+                self._show_thread(*self._pinned, pinned=True)
+            else:
+                self.inspector.show_hint()
+            return
+        block = self.anim.block_at(hit.sm, hit.slot) if hit.slot is not None else None
+        if block is None or hit.warp is None or hit.lane is None:
+            if pin or self._pinned is None:
+                self.inspector.show_slot(hit.sm, hit.slot, self.anim.frame().label)
+            return
+        if pin:
+            self._pinned = (block, hit.warp, hit.lane)
+            self.grid.selected = self._pinned
+            self.grid.update()
+        self._show_thread(block, hit.warp, hit.lane, pinned=pin)
+
+    def _show_thread(self, block: int, warp: int, lane: int, pinned: bool) -> None:
+        assert self.anim is not None
+        info = self.anim.thread_at(block, warp, lane)
+        if info is None:
+            idx = self.anim.plan.block_index(block)
+            self.inspector.show_no_thread(f"blockIdx {idx}", warp, lane)
+        else:
+            self.inspector.show_thread(info, pinned)
+
+    def select_thread(self, block: int, warp: int, lane: int) -> None:
+        """Pin the inspector on one thread, as a click on it would."""
+        self._pinned = (block, warp, lane)
+        self.grid.selected = self._pinned
+        self._show_thread(block, warp, lane, pinned=True)
+        self.grid.update()
+
+    # --- real run -----------------------------------------------------------------------------
+    def run_for_real(self) -> None:
+        if self.plan is None:
+            return
+        c = self.plan.config
+        self.realrun_view.start(c.grid.as_tuple(), c.block.as_tuple(), c.n, self.plan.threads_per_block)
+
+    # --- main window hooks ----------------------------------------------------------------------
+    def prepare_screenshot(self) -> None:
+        """Mid-animation on the N = 100000 lesson: GTX 1650, 98 blocks, the middle of wave 2."""
+        self.controls.select_device("1650")
+        self.controls.apply_preset(PRESETS[0])
+        if self.anim is None:
+            return
+        self.pause()
+        self.anim.seek(1 + DISPATCH + RUN * 0.4)
+        self.select_thread(self.anim.plan.blocks_in_wave(1).start + 1, 0, 17)
+        self._refresh()
+
+    def shutdown(self) -> None:
+        """Stop the clock and any real run (its child process is killed)."""
+        self.timer.stop()
+        if self.anim is not None:
+            self.anim.playing = False
+        self.realrun_view.shutdown()

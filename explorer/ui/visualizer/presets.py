@@ -1,0 +1,61 @@
+"""Launch configurations from the lessons, ready to pick: each one shows one idea.
+
+Qt-free data. Grid sizes come from the core's ``blocks_for`` (ceil(n / threads per block)), the
+same sum a student writes in the kernel launch.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from explorer.launch.schedule import blocks_for
+
+
+@dataclass(frozen=True)
+class Preset:
+    name: str
+    grid: tuple[int, int, int]
+    block: tuple[int, int, int]
+    n: int | None
+    lesson: str  # one sentence: what to look at
+    smem_bytes: int = 0
+    regs_per_thread: int = 32
+
+
+PRESETS: tuple[Preset, ...] = (
+    Preset(
+        "Vector add, N = 100000, 1024-thread blocks",
+        (blocks_for(100_000, 1024), 1, 1),
+        (1024, 1, 1),
+        100_000,
+        "ceil(100000 / 1024) = 98 blocks queue up for the SMs and run wave after wave.",
+    ),
+    Preset(
+        "Vector add, N = 5466 (idle threads)",
+        (blocks_for(5466, 1024), 1, 1),
+        (1024, 1, 1),
+        5466,
+        "6 blocks of 1024 threads cover 6144 elements: the threads past N sit idle behind the if.",
+    ),
+    Preset(
+        "2D image 1920x1080 in 16x16 tiles",
+        (blocks_for(1920, 16), blocks_for(1080, 16), 1),
+        (16, 16, 1),
+        None,
+        "A 2D grid of 2D blocks: blockIdx.y and threadIdx.y pick the row.",
+    ),
+    Preset(
+        "3D volume 128^3 in 8x8x8 blocks",
+        (blocks_for(128, 8), blocks_for(128, 8), blocks_for(128, 8)),
+        (8, 8, 8),
+        None,
+        "A 3D grid: thousands of small blocks, many waves.",
+    ),
+    Preset(
+        "Too big: a 2048-thread block",
+        (blocks_for(100_000, 2048), 1, 1),
+        (2048, 1, 1),
+        100_000,
+        "Blocks have a hard size limit: this launch fails before it starts.",
+    ),
+)

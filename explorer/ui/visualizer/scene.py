@@ -1,0 +1,333 @@
+"""The picture: every SM of the device, its block slots, and each resident block drawn as its warps.
+
+A custom-painted widget rather than a QGraphicsScene: an H100 holds up to 132 x 32 blocks at once
+and a frame must stay under a few milliseconds, so nothing here is an item per block or per thread.
+What is drawn is only the current wave's resident blocks, each one a cached picture ("tile") of its
+warps: all full blocks look alike, so a frame is one background pixmap plus one ``drawPixmap`` per
+resident block. Level of detail is per tile size: lanes when a lane is at least a few pixels wide,
+warp strips when a warp is at least 2 pixels tall, else a block as one bar with its idle share.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from PySide6.QtCore import QPoint, QRect, QRectF, QSize, Qt, Signal
+from PySide6.QtGui import QBrush, QColor, QFont, QMouseEvent, QPainter, QPaintEvent, QPen, QPixmap
+from PySide6.QtWidgets import QSizePolicy, QWidget
+
+from explorer.ui.visualizer import palette
+from explorer.ui.visualizer.animation import Animation
+
+CELL_GAP = 6
+TILE_GAP = 3
+MIN_LANE_PX_FOR_LANES = 4.0
+MIN_WARP_PX_FOR_WARPS = 2.0
+
+
+@dataclass(frozen=True)
+class Hit:
+    """What the pointer is over: an SM, maybe a slot in it, maybe a warp and lane of that slot's tile."""
+
+    sm: int
+    slot: int | None = None
+    warp: int | None = None
+    lane: int | None = None
+
+
+@dataclass(frozen=True)
+class GridLayout:
+    """Where each SM, slot and tile goes for one widget size and one launch shape (pixels)."""
+
+    sm_count: int
+    slots: int  # resident blocks per SM
+    warps: int  # warps per block
+    lanes: int  # warp size
+    cols: int
+    rows: int
+    cell_w: float
+    cell_h: float
+    label_h: float
+    bar_h: float
+    slot_cols: int
+    slot_rows: int
+    tile_w: int
+    tile_h: int
+    pad: float
+
+    @property
+    def lod(self) -> str:
+        """"lanes", "warps" or "blocks": how much of a block the tile can show."""
+        lane_w = self.tile_w / self.lanes
+        warp_h = self.tile_h / self.warps
+        if lane_w >= MIN_LANE_PX_FOR_LANES and warp_h >= MIN_LANE_PX_FOR_LANES:
+            return "lanes"
+        if warp_h >= MIN_WARP_PX_FOR_WARPS:
+            return "warps"
+        return "blocks"
+
+    def cell_origin(self, sm: int) -> tuple[float, float]:
+        col, row = sm % self.cols, sm // self.cols
+        return (CELL_GAP + col * (self.cell_w + CELL_GAP), CELL_GAP + row * (self.cell_h + CELL_GAP))
+
+    def slot_origin(self, sm: int, slot: int) -> tuple[int, int]:
+        x0, y0 = self.cell_origin(sm)
+        sc, sr = slot % self.slot_cols, slot // self.slot_cols
+        x = x0 + self.pad + sc * (self.tile_w + TILE_GAP)
+        y = y0 + self.label_h + self.bar_h + sr * (self.tile_h + TILE_GAP)
+        return (int(x), int(y))
+
+    def hit(self, x: float, y: float) -> Hit | None:
+        col = int((x - CELL_GAP) // (self.cell_w + CELL_GAP))
+        row = int((y - CELL_GAP) // (self.cell_h + CELL_GAP))
+        if col < 0 or row < 0 or col >= self.cols:
+            return None
+        sm = row * self.cols + col
+        if sm >= self.sm_count:
+            return None
+        x0, y0 = self.cell_origin(sm)
+        if x > x0 + self.cell_w or y > y0 + self.cell_h:
+            return None
+        for slot in range(self.slots):
+            sx, sy = self.slot_origin(sm, slot)
+            if sx <= x < sx + self.tile_w and sy <= y < sy + self.tile_h:
+                warp = min(int((y - sy) * self.warps / self.tile_h), self.warps - 1)
+                lane = min(int((x - sx) * self.lanes / self.tile_w), self.lanes - 1)
+                return Hit(sm, slot, warp, lane)
+        return Hit(sm)
+
+
+def compute_layout(width: int, height: int, sm_count: int, slots: int, warps: int, lanes: int) -> GridLayout:
+    """Choose SM columns and slot columns that give each lane the most pixels."""
+    best: GridLayout | None = None
+    best_score = -1.0
+    for cols in range(1, sm_count + 1):
+        rows = math.ceil(sm_count / cols)
+        cell_w = (width - (cols + 1) * CELL_GAP) / cols
+        cell_h = (height - (rows + 1) * CELL_GAP) / rows
+        if cell_w < 8 or cell_h < 8:
+            continue
+        label_h = max(9.0, min(22.0, cell_h * 0.16))
+        bar_h = max(2.0, min(6.0, cell_h * 0.04))
+        pad = 3.0
+        area_w = cell_w - 2 * pad
+        area_h = cell_h - label_h - bar_h - pad
+        if area_w < 2 or area_h < 2:
+            continue
+        for slot_cols in range(1, slots + 1):
+            slot_rows = math.ceil(slots / slot_cols)
+            tile_w = (area_w - (slot_cols - 1) * TILE_GAP) / slot_cols
+            tile_h = (area_h - (slot_rows - 1) * TILE_GAP) / slot_rows
+            if tile_w < 1 or tile_h < 1:
+                continue
+            # the lane's smaller side, with a bonus for square-ish lanes (easier to read)
+            score = min(tile_w / lanes, tile_h / warps) * 4 + tile_w * tile_h / (lanes * warps) * 0.01
+            if score > best_score:
+                best_score = score
+                best = GridLayout(
+                    sm_count, slots, warps, lanes, cols, rows, cell_w, cell_h, label_h, bar_h,
+                    slot_cols, slot_rows, int(tile_w), int(tile_h), pad,
+                )  # fmt: skip
+    if best is None:  # absurdly small widget: one pixel per thing, still no crash
+        best = GridLayout(sm_count, slots, warps, lanes, 1, sm_count, 8, 8, 9, 2, 1, slots, 1, 1, 0)
+    return best
+
+
+class SmGrid(QWidget):
+    """Paints the SMs of the animation's plan and the blocks resident on them at this moment."""
+
+    hovered = Signal(object)  # Hit | None
+    clicked = Signal(object)  # Hit
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setMouseTracking(True)
+        self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Expanding)
+        self.setMinimumSize(320, 240)
+        self.setAttribute(Qt.WidgetAttribute.WA_OpaquePaintEvent)
+        self._anim: Animation | None = None
+        self._layout: GridLayout | None = None
+        self._background: QPixmap | None = None
+        self._tiles: dict[tuple, QPixmap] = {}
+        self._warp_active: list[int] = []
+        self.selected: tuple[int, int, int] | None = None  # (block, warp, lane) shown in the inspector
+        self._last_hover: Hit | None = None
+
+    def sizeHint(self) -> QSize:
+        return QSize(800, 560)
+
+    # --- state --------------------------------------------------------------------------
+    def set_animation(self, anim: Animation | None) -> None:
+        self._anim = anim
+        self.invalidate()
+
+    def invalidate(self) -> None:
+        """Forget the layout and cached pictures (new plan or new size)."""
+        self._layout = None
+        self._background = None
+        self._tiles.clear()
+        self.update()
+
+    def layout_now(self) -> GridLayout | None:
+        if self._anim is None:
+            return None
+        if self._layout is None:
+            plan = self._anim.plan
+            lanes = plan.warp_size
+            self._layout = compute_layout(
+                self.width(), self.height(), plan.sm_count, max(plan.resident_blocks_per_sm, 1),
+                plan.warps_per_block, lanes,
+            )  # fmt: skip
+            self._warp_active = [plan.warp_active_lanes(0, w) for w in range(plan.warps_per_block)]
+        return self._layout
+
+    def resizeEvent(self, event) -> None:  # noqa: N802 - Qt's name
+        self.invalidate()
+        super().resizeEvent(event)
+
+    # --- pictures --------------------------------------------------------------------------
+    def _render_background(self, lay: GridLayout) -> QPixmap:
+        pm = QPixmap(self.size())
+        pm.fill(QColor("#f8fafc"))
+        p = QPainter(pm)
+        font = QFont(self.font())
+        font.setPixelSize(max(9, int(lay.label_h * 0.8)))
+        font.setBold(True)
+        p.setFont(font)
+        hatch = QBrush(palette.EMPTY_SLOT_HATCH, Qt.BrushStyle.BDiagPattern)
+        for sm in range(lay.sm_count):
+            x0, y0 = lay.cell_origin(sm)
+            cell = QRectF(x0, y0, lay.cell_w, lay.cell_h)
+            p.setPen(QPen(palette.SM_BORDER, 1.5))
+            p.setBrush(palette.SM_BACKGROUND)
+            p.drawRoundedRect(cell, 4, 4)
+            p.setPen(palette.TEXT)
+            p.drawText(
+                QRectF(x0 + lay.pad, y0, lay.cell_w - 2 * lay.pad, lay.label_h),
+                Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter,
+                f"SM {sm}",
+            )
+            p.setPen(Qt.PenStyle.NoPen)
+            for slot in range(lay.slots):
+                sx, sy = lay.slot_origin(sm, slot)
+                r = QRect(sx, sy, lay.tile_w, lay.tile_h)
+                p.fillRect(r, palette.EMPTY_SLOT)
+                p.fillRect(r, hatch)
+        p.end()
+        return pm
+
+    def _tile(self, lay: GridLayout, running: bool, busy: tuple[int, ...] | None) -> QPixmap:
+        key = (running, busy)
+        tile = self._tiles.get(key)
+        if tile is not None:
+            return tile
+        w, h = max(lay.tile_w, 1), max(lay.tile_h, 1)
+        tile = QPixmap(w, h)
+        base = palette.RUNNING if running else palette.DONE
+        tile.fill(palette.RUNNING_DARK if running else QColor("#6b7280"))
+        p = QPainter(tile)
+        lanes, warps = lay.lanes, lay.warps
+        lod = lay.lod
+        if lod == "blocks":
+            total = sum(self._warp_active)
+            busy_total = total if busy is None else sum(busy)
+            bw = int(round(w * busy_total / total)) if total else w
+            p.fillRect(0, 0, bw, h, base)
+            p.fillRect(bw, 0, w - bw, h, palette.IDLE_LANE)
+        else:
+            gap = 1 if h / warps >= 4 else 0
+            for warp in range(warps):
+                y0 = int(warp * h / warps)
+                y1 = int((warp + 1) * h / warps) - gap
+                active = self._warp_active[warp]
+                n_busy = active if busy is None else busy[warp]
+                if lod == "lanes":
+                    for lane in range(lanes):
+                        x0 = int(lane * w / lanes)
+                        x1 = int((lane + 1) * w / lanes) - 1
+                        colour = base if lane < n_busy else palette.IDLE_LANE if lane < active else palette.NO_THREAD
+                        p.fillRect(x0, y0, x1 - x0, y1 - y0, colour)
+                else:
+                    xb = int(n_busy * w / lanes)
+                    xa = int(active * w / lanes)
+                    p.fillRect(0, y0, xb, y1 - y0, base)
+                    p.fillRect(xb, y0, xa - xb, y1 - y0, palette.IDLE_LANE)
+                    p.fillRect(xa, y0, w - xa, y1 - y0, palette.NO_THREAD)
+        p.end()
+        self._tiles[key] = tile
+        return tile
+
+    def paintEvent(self, event: QPaintEvent) -> None:  # noqa: N802 - Qt's name
+        p = QPainter(self)
+        lay = self.layout_now()
+        if lay is None or self._anim is None:
+            p.fillRect(self.rect(), QColor("#f8fafc"))
+            p.setPen(palette.MUTED_TEXT)
+            p.drawText(self.rect(), Qt.AlignmentFlag.AlignCenter, "Choose a device and a launch configuration")
+            return
+        if self._background is None or self._background.size() != self.size():
+            self._background = self._render_background(lay)
+        clip = event.rect()
+        p.drawPixmap(clip, self._background, clip)
+        frame = self._anim.frame()
+        running = frame.phase in ("dispatch", "run")
+        busy_sms: set[int] = set()
+        tw, th = lay.tile_w, lay.tile_h
+        sel_block = self.selected[0] if self.selected else None
+        sel_rect: QRect | None = None
+        for block, sm, slot, busy in self._anim.resident():
+            x, y = lay.slot_origin(sm, slot)
+            if x > clip.right() or y > clip.bottom() or x + tw < clip.left() or y + th < clip.top():
+                continue
+            p.drawPixmap(x, y, self._tile(lay, running, busy))
+            busy_sms.add(sm)
+            if block == sel_block:
+                sel_rect = QRect(x, y, tw, th)
+        if frame.phase in ("run", "retire") and busy_sms:
+            bar_w = lay.cell_w - 2 * lay.pad
+            filled = bar_w * frame.run_progress
+            for sm in busy_sms:
+                x0, y0 = lay.cell_origin(sm)
+                p.fillRect(QRectF(x0 + lay.pad, y0 + lay.label_h, filled, lay.bar_h - 1), palette.PROGRESS)
+        if sel_rect is not None and self.selected is not None:
+            p.setBrush(Qt.BrushStyle.NoBrush)
+            p.setPen(QPen(palette.SELECTION, 3))
+            p.drawRect(sel_rect.adjusted(-2, -2, 2, 2))
+            _, warp, lane = self.selected
+            if lay.lod != "blocks":
+                y0 = sel_rect.top() + int(warp * th / lay.warps)
+                y1 = sel_rect.top() + int((warp + 1) * th / lay.warps)
+                p.setPen(QPen(QColor("#000000"), 2))
+                if lay.lod == "lanes":
+                    x0 = sel_rect.left() + int(lane * tw / lay.lanes)
+                    x1 = sel_rect.left() + int((lane + 1) * tw / lay.lanes)
+                    p.drawRect(QRect(QPoint(x0 - 1, y0 - 1), QPoint(x1, y1)))
+                else:
+                    p.drawRect(QRect(QPoint(sel_rect.left(), y0), QPoint(sel_rect.right(), y1)))
+        p.end()
+
+    # --- pointer ---------------------------------------------------------------------------
+    def hit_at(self, x: float, y: float) -> Hit | None:
+        lay = self.layout_now()
+        return None if lay is None else lay.hit(x, y)
+
+    def slot_center(self, sm: int, slot: int, warp: int = 0, lane: int = 0) -> QPoint:
+        """Pixel centre of a lane of a slot (tests click there)."""
+        lay = self.layout_now()
+        assert lay is not None
+        x, y = lay.slot_origin(sm, slot)
+        return QPoint(
+            int(x + (lane + 0.5) * lay.tile_w / lay.lanes), int(y + (warp + 0.5) * lay.tile_h / lay.warps)
+        )
+
+    def mouseMoveEvent(self, event: QMouseEvent) -> None:  # noqa: N802 - Qt's name
+        hit = self.hit_at(event.position().x(), event.position().y())
+        if hit != self._last_hover:
+            self._last_hover = hit
+            self.hovered.emit(hit)
+
+    def mousePressEvent(self, event: QMouseEvent) -> None:  # noqa: N802 - Qt's name
+        hit = self.hit_at(event.position().x(), event.position().y())
+        if hit is not None:
+            self.clicked.emit(hit)
