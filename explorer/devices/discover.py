@@ -79,9 +79,11 @@ def _fill_missing(target: Device, other: Device) -> None:
 
 
 def _same_gpu(a: Device, b: Device) -> bool:
+    """Same board: equal UUIDs, or else the same PCI slot (a MIG instance has its own UUID
+    but sits in its parent's slot, and its sensors are the parent's)."""
     ua, ub = normalize_uuid(a.uuid), normalize_uuid(b.uuid)
-    if ua and ub:
-        return ua == ub
+    if ua and ub and ua == ub:
+        return True
     pa, pb = normalize_bus_id(a.pci_bus_id), normalize_bus_id(b.pci_bus_id)
     return bool(pa and pb and pa == pb)
 
@@ -114,6 +116,8 @@ def merge_gpu_views(runtime: list[Device], nvml: list[Device], numba: list[Devic
             _fill_missing(dev, match)
             dev.nvml_index = match.nvml_index
             dev.live = match.live
+        elif not nvml:
+            dev.mark_unavailable("live", "no live readings: NVML, the driver's monitoring library, is not available")
         else:
             dev.mark_unavailable("live", "NVML has no device with this GPU's UUID or PCI bus id")
         merged.append(dev)

@@ -70,3 +70,16 @@ def test_cuda_visible_devices_hides_a_gpu_from_the_merged_list(monkeypatch):
         nvml=make_fake_nvml(), torch=make_fake_torch([GTX1650]), numba=make_fake_numba([GTX1650]),
     )
     assert [(d.key, d.name) for d in disc.present_gpus] == [("cuda:0", "NVIDIA GeForce GTX 1650")]
+
+
+def test_mig_instance_joins_its_parent_by_bus_id():
+    runtime = [Device(kind="cuda", name="MIG 1g.10gb", index=0, key="cuda:0", uuid="MIG-1234", pci_bus_id="0000:81:00.0")]
+    nvml = [Device(kind="cuda", name="H100", nvml_index=3, uuid="GPU-9999", pci_bus_id="00000000:81:00.0")]
+    (merged,) = merge_gpu_views(runtime, nvml)
+    assert merged.nvml_index == 3
+
+
+def test_runtime_gpu_without_nvml_says_why_there_are_no_live_readings():
+    runtime = [Device(kind="cuda", name="Orin", index=0, key="cuda:0", uuid="abc")]
+    (merged,) = merge_gpu_views(runtime, [])
+    assert "NVML" in merged.unavailable["live"] and "not available" in merged.unavailable["live"]
