@@ -230,7 +230,10 @@ def registers_per_block(limits: ArchLimits, threads: int, regs_per_thread: int) 
     number of register-file sub-partitions (cuda_occupancy.h's 'hardware check')."""
     warps = -(-threads // limits.warp_size)
     per_warp = _round_up(regs_per_thread * limits.warp_size, limits.reg_alloc_unit)
-    return per_warp * max(warps, _round_up(warps, limits.reg_sub_partitions))
+    # GP100 (6.0) has 2 sub-partitions, but CUDA refuses there what the 4-partition Pascal
+    # chips could not run, so the block is checked as on those (cuda_occupancy.h, "GP10x").
+    sub_partitions = 4 if limits.cc == (6, 0) else limits.reg_sub_partitions
+    return per_warp * _round_up(warps, sub_partitions)
 
 
 def _round_up(x: int, unit: int) -> int:
