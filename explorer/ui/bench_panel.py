@@ -26,7 +26,7 @@ from PySide6.QtWidgets import (
 
 from explorer.errors import UserError
 from explorer.ui.bench import export
-from explorer.ui.bench.controls import ERROR_STYLE, BenchControls
+from explorer.ui.bench.controls import BenchControls
 from explorer.ui.bench.fmt import eta_text
 from explorer.ui.bench.plot import BenchPlot
 from explorer.ui.bench.stream import RunStream
@@ -59,7 +59,7 @@ class BenchPanel(QWidget):
         self.progress_bar.setMinimumHeight(26)
         self.status_label = QLabel()
         self.message_label = QLabel(wordWrap=True)
-        self.message_label.setStyleSheet(ERROR_STYLE)
+        self.message_label.setProperty("role", "error")
         self.message_label.hide()
         self.csv_button = QPushButton("Export CSV…")
         self.json_button = QPushButton("Export JSON…")
@@ -68,14 +68,17 @@ class BenchPanel(QWidget):
         left = QScrollArea()
         left.setWidgetResizable(True)
         left.setWidget(self.controls)
-        left.setMinimumWidth(360)
-        left.setMaximumWidth(430)
+        left.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        left.setMinimumWidth(375)
+        left.setMaximumWidth(420)
         left.setFrameShape(QScrollArea.Shape.NoFrame)
 
         right = QWidget()
         right_layout = QVBoxLayout(right)
         right_layout.setContentsMargins(0, 0, 0, 0)
         top = QHBoxLayout()
+        top.addWidget(self.controls.start_button)
+        top.addWidget(self.controls.stop_button)
         top.addWidget(self.progress_bar, 1)
         top.addWidget(self.status_label)
         right_layout.addLayout(top)
@@ -84,7 +87,9 @@ class BenchPanel(QWidget):
         splitter.addWidget(self.plot)
         splitter.addWidget(self.table)
         splitter.setStretchFactor(0, 3)
-        splitter.setStretchFactor(1, 1)
+        splitter.setStretchFactor(1, 2)
+        splitter.setSizes([460, 240])
+        self.table.setMinimumHeight(150)
         right_layout.addWidget(splitter, 1)
         exports = QHBoxLayout()
         exports.addStretch(1)
@@ -98,13 +103,11 @@ class BenchPanel(QWidget):
 
         self.controls.start_requested.connect(self.start)
         self.controls.stop_requested.connect(self.stop)
-        self.controls.workload_combo.currentIndexChanged.connect(
-            lambda _i: self.plot.set_size_name(self.controls.workload.size_name)
-        )
+        self.controls.workload_combo.currentIndexChanged.connect(lambda _i: self._workload_shown())
         self.csv_button.clicked.connect(lambda: self._export_via_dialog("CSV", "CSV files (*.csv)", self.export_csv))
         self.json_button.clicked.connect(lambda: self._export_via_dialog("JSON", "JSON files (*.json)", self.export_json))
         self.png_button.clicked.connect(lambda: self._export_via_dialog("PNG", "PNG images (*.png)", self.export_png))
-        self.plot.set_size_name(self.controls.workload.size_name)
+        self._workload_shown()
         self._restore_last()
 
     # --- public API -------------------------------------------------------------------
@@ -176,7 +179,7 @@ class BenchPanel(QWidget):
             if box is not None:
                 box.setChecked(True)
         self.controls.sizes_edit.setText(", ".join(str(n) for n in SCREENSHOT_SIZES))
-        plan = BenchPlan(workload="matmul", devices=["cpu"], sizes=list(SCREENSHOT_SIZES), time_budget_s=0.5)
+        plan = BenchPlan(workload="matmul", devices=["cpu"], sizes=list(SCREENSHOT_SIZES), time_budget_s=1.0)
         run = BenchRun(plan)
         self.table.results.set_points([])
         measured = 0
@@ -228,6 +231,10 @@ class BenchPanel(QWidget):
         if stream is not None:
             stream.deleteLater()
         self.run_finished.emit()
+
+    def _workload_shown(self) -> None:
+        w = self.controls.workload
+        self.plot.set_titles(w.title, w.size_name)
 
     # --- persistence and messages -----------------------------------------------------
     def _save_last(self) -> None:

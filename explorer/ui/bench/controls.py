@@ -26,9 +26,14 @@ from PySide6.QtWidgets import (
 )
 
 from explorer.errors import UserError
-from explorer.ui.bench.sizes import parse_sizes, sizes_text
+from explorer.ui.bench.sizes import parse_sizes, sizes_range_text, sizes_text
 
-ERROR_STYLE = "color: #c62828; font-weight: bold;"
+
+def _first_sentences(text: str, limit: int = 2) -> str:
+    """The no-GPU reason can run to a paragraph; the row shows its start, the tooltip all of it."""
+    parts = [p for p in text.replace("\n", " ").split(". ") if p]
+    short = ". ".join(parts[:limit])
+    return short if len(parts) <= limit else short + ". (Hover for more.)"
 
 
 class BenchControls(QWidget):
@@ -50,16 +55,14 @@ class BenchControls(QWidget):
         what = QGroupBox("Workload")
         what_layout = QVBoxLayout(what)
         self.workload_combo = QComboBox()
+        # long titles must not widen the column: the popup still shows them in full
+        self.workload_combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+        self.workload_combo.setMinimumContentsLength(18)
         for name, w in self._workloads.items():
             self.workload_combo.addItem(w.title, name)
         self.description_label = QLabel(wordWrap=True)
-        self.lesson_label = QLabel(wordWrap=True)
-        self.lesson_label.setObjectName("lesson")
-        self.lesson_label.setStyleSheet("QLabel#lesson { background: #fff8e1; border-left: 4px solid #f9a825; padding: 6px; }")
-        self.lesson_label.setTextFormat(Qt.TextFormat.PlainText)
         what_layout.addWidget(self.workload_combo)
         what_layout.addWidget(self.description_label)
-        what_layout.addWidget(self.lesson_label)
         layout.addWidget(what)
 
         self.devices_box = QGroupBox("Devices")
@@ -70,10 +73,11 @@ class BenchControls(QWidget):
         form = QFormLayout(how)
         self.sizes_edit = QLineEdit()
         self.sizes_edit.setPlaceholderText("e.g. 64, 128, 256 (K, M, G allowed)")
+        self.sizes_edit.setMinimumWidth(120)
         self.sizes_hint = QLabel(wordWrap=True)
-        self.sizes_hint.setStyleSheet("color: #555;")
+        self.sizes_hint.setProperty("role", "caption")
         self.sizes_error = QLabel(wordWrap=True)
-        self.sizes_error.setStyleSheet(ERROR_STYLE)
+        self.sizes_error.setProperty("role", "error")
         self.sizes_error.hide()
         self.reset_sizes_button = QPushButton("Defaults")
         self.reset_sizes_button.setToolTip("put back the workload's default sizes for the chosen devices")
@@ -85,31 +89,36 @@ class BenchControls(QWidget):
         form.addRow("", self.sizes_error)
         self.repeats_spin = QSpinBox()
         self.repeats_spin.setRange(0, 1000)
-        self.repeats_spin.setSpecialValueText("auto (until the spread settles)")
+        self.repeats_spin.setSpecialValueText("auto")
         self.repeats_spin.setToolTip("timed repeats per point; auto repeats until the spread settles or the budget ends")
         form.addRow("Repeats", self.repeats_spin)
         self.budget_spin = QDoubleSpinBox()
         self.budget_spin.setRange(0.1, 600.0)
         self.budget_spin.setDecimals(1)
         self.budget_spin.setValue(2.0)
-        self.budget_spin.setSuffix(" s per point")
+        self.budget_spin.setSuffix(" s / point")
         form.addRow("Time budget", self.budget_spin)
         layout.addWidget(how)
 
         self.message_label = QLabel(wordWrap=True)
-        self.message_label.setStyleSheet(ERROR_STYLE)
+        self.message_label.setProperty("role", "error")
         self.message_label.hide()
         layout.addWidget(self.message_label)
 
-        buttons = QHBoxLayout()
+        lesson = QGroupBox("What to look for")
+        lesson_layout = QVBoxLayout(lesson)
+        self.lesson_label = QLabel(wordWrap=True)
+        self.lesson_label.setTextFormat(Qt.TextFormat.PlainText)
+        lesson_layout.addWidget(self.lesson_label)
+        self.lesson_box = lesson
+        layout.addWidget(lesson)
+        layout.addStretch(1)
+
+        # The panel places these where they are always in view (above the plot).
         self.start_button = QPushButton("Start")
         self.start_button.setDefault(True)
         self.stop_button = QPushButton("Stop")
         self.stop_button.setEnabled(False)
-        buttons.addWidget(self.start_button)
-        buttons.addWidget(self.stop_button)
-        layout.addLayout(buttons)
-        layout.addStretch(1)
 
         self.workload_combo.currentIndexChanged.connect(self._workload_changed)
         self.sizes_edit.textEdited.connect(self._check_sizes)
@@ -205,8 +214,10 @@ class BenchControls(QWidget):
             box.setEnabled(False)
             box.setToolTip(reason)
             self._add_device_box("gpu-none", box)
-            why = QLabel(reason, wordWrap=True)
-            why.setStyleSheet("color: #666; margin-left: 22px;")
+            why = QLabel(_first_sentences(reason), wordWrap=True)
+            why.setToolTip(reason)
+            why.setProperty("role", "caption")
+            why.setContentsMargins(22, 0, 0, 0)
             why.setObjectName("no_gpu_reason")
             self._devices_layout.addWidget(why)
         self._update_defaults()
@@ -220,7 +231,7 @@ class BenchControls(QWidget):
         w = self.workload
         self.description_label.setText(w.description)
         self.lesson_label.setText(w.lesson)
-        self.lesson_label.setVisible(bool(w.lesson))
+        self.lesson_box.setVisible(bool(w.lesson))
         self.show_message(None)
         self._update_defaults(force=True)
 
@@ -238,8 +249,8 @@ class BenchControls(QWidget):
         binary = w.size_format == "bytes"
         self._defaults_text = sizes_text(self._default_sizes(), binary)
         self.sizes_hint.setText(
-            f"{w.size_name}; defaults: CPU {sizes_text(w.default_sizes_cpu, binary)}"
-            + (f"; GPU {sizes_text(w.default_sizes_gpu, binary)}" if w.default_sizes_gpu else "")
+            f"{w.size_name}; defaults: CPU {sizes_range_text(w.default_sizes_cpu, binary)}"
+            + (f"; GPU {sizes_range_text(w.default_sizes_gpu, binary)}" if w.default_sizes_gpu else "")
         )
         if force or untouched:
             self.sizes_edit.setText(self._defaults_text)
@@ -255,10 +266,8 @@ class BenchControls(QWidget):
         except UserError as exc:
             self.sizes_error.setText(str(exc))
             self.sizes_error.show()
-            self.sizes_edit.setStyleSheet("border: 2px solid #c62828;")
             return None
         self.sizes_error.hide()
-        self.sizes_edit.setStyleSheet("")
         return sizes
 
     def _start_clicked(self) -> None:

@@ -18,6 +18,7 @@ from PySide6.QtWidgets import QButtonGroup, QHBoxLayout, QLabel, QRadioButton, Q
 
 from explorer.ui.bench.fmt import number_text
 from explorer.ui.bench.series import Series, build_series, speedup_series
+from explorer.ui.theme import current_theme
 
 # Colour-blind-safe (Okabe-Ito), readable on a projector: CPU blue, GPUs orange/green/purple...
 _CPU_COLOURS = ("#0072B2", "#56B4E9", "#009E73")
@@ -54,14 +55,15 @@ def _is_125(x: float) -> bool:
 
 def _plot_widget() -> pg.PlotWidget:
     axes = {"left": LogAxis("left"), "bottom": LogAxis("bottom")}
-    widget = pg.PlotWidget(background="w", axisItems=axes)
+    theme = current_theme()
+    widget = pg.PlotWidget(background=theme.plot_background, axisItems=axes)
     widget.setLogMode(x=True, y=True)
     widget.showGrid(x=True, y=True, alpha=0.25)
     font = QFont()
     font.setPointSize(11)
     for ax in axes.values():
-        ax.setTextPen("#222")
-        ax.setPen("#444")
+        ax.setTextPen(theme.plot_foreground)
+        ax.setPen(theme.plot_foreground)
         ax.setStyle(tickFont=font)
     axes["left"].setWidth(80)
     return widget
@@ -74,6 +76,7 @@ class BenchPlot(QWidget):
         self.mode = "throughput"
         self._series: list[Series] = []
         self._size_name = "size"
+        self._workload_title = ""
 
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
@@ -89,16 +92,18 @@ class BenchPlot(QWidget):
         toggle_row.addWidget(self.time_radio)
         toggle_row.addStretch(1)
         self.hint_label = QLabel("log–log axes; error rows are listed in the table, not plotted")
-        self.hint_label.setStyleSheet("color: #666;")
+        self.hint_label.setProperty("role", "caption")
         toggle_row.addWidget(self.hint_label)
         layout.addLayout(toggle_row)
 
         self.main = _plot_widget()
         self.speedup = _plot_widget()
-        self.legend = self.main.addLegend(offset=(10, 10), labelTextSize="11pt", labelTextColor="#222")
-        self.legend.setBrush(pg.mkBrush(255, 255, 255, 220))
-        self.speedup_legend = self.speedup.addLegend(offset=(10, 10), labelTextSize="10pt", labelTextColor="#222")
-        self.speedup.setLabel("left", "GPU speedup (×)", color="#222", size="11pt")
+        fg = current_theme().plot_foreground
+        self.legend = self.main.addLegend(offset=(10, 10), labelTextSize="11pt", labelTextColor=fg)
+        self.legend.setBrush(pg.mkBrush(current_theme().plot_background))
+        self.legend.setPen(pg.mkPen(current_theme().border))
+        self.speedup_legend = self.speedup.addLegend(offset=(10, 10), labelTextSize="10pt", labelTextColor=fg)
+        self.speedup.setLabel("left", "GPU speedup (×)", color=fg, size="11pt")
         self.speedup.setMaximumHeight(220)
         self.speedup.setXLink(self.main)
         layout.addWidget(self.main, 3)
@@ -108,8 +113,10 @@ class BenchPlot(QWidget):
         self.throughput_radio.toggled.connect(lambda on: self.set_mode("throughput" if on else "time"))
         self._redraw()
 
-    def set_size_name(self, name: str) -> None:
-        self._size_name = name or "size"
+    def set_titles(self, workload_title: str, size_name: str) -> None:
+        """The workload's title heads the plot (and so every exported PNG); the size name labels x."""
+        self._workload_title = workload_title
+        self._size_name = size_name or "size"
         self._redraw()
 
     def set_mode(self, mode: str) -> None:
@@ -140,18 +147,24 @@ class BenchPlot(QWidget):
         self.main.clear()
         self.speedup.clear()
         unit = next((s.unit for s in self._series if s.unit), "")
+        fg, muted = current_theme().plot_foreground, current_theme().muted
         if self.mode == "throughput":
-            self.main.setLabel("left", f"throughput ({unit})" if unit else "throughput", color="#222", size="12pt")
+            self.main.setLabel("left", f"throughput ({unit})" if unit else "throughput", color=fg, size="12pt")
         else:
-            self.main.setLabel("left", "median time (s)", color="#222", size="12pt")
-        self.main.setLabel("bottom", self._size_name, color="#222", size="12pt")
-        self.speedup.setLabel("bottom", self._size_name, color="#222", size="11pt")
+            self.main.setLabel("left", "median time (s)", color=fg, size="12pt")
+        self.main.setLabel("bottom", self._size_name, color=fg, size="12pt")
+        self.speedup.setLabel("bottom", self._size_name, color=fg, size="11pt")
         if not self._series:
-            self.main.setTitle("Press Start: each point appears here as soon as it is measured", color="#555", size="12pt")
+            self.main.setTitle("Press Start: each point appears here as soon as it is measured", color=muted, size="12pt")
         else:
-            self.main.setTitle(None)
+            self.main.setTitle(self._workload_title or None, color=fg, size="13pt")
 
         self.main.getAxis("left").si_suffix = "s" if self.mode == "time" else None
+        # throughput rises to the right, so its empty corner is bottom right; times, top left
+        if self.mode == "throughput":
+            self.legend.anchor((1, 1), (1, 1), offset=(-10, -10))
+        else:
+            self.legend.anchor((0, 0), (0, 0), offset=(10, 10))
         self._set_size_ticks()
         cpu_i = gpu_i = 0
         peaks: list[float] = []
@@ -191,8 +204,8 @@ class BenchPlot(QWidget):
             )
         if curves:
             even = pg.InfiniteLine(
-                pos=0.0, angle=0, pen=pg.mkPen("#444", width=1.5, style=Qt.PenStyle.DashLine),
-                label="break-even: GPU as fast as CPU", labelOpts={"position": 0.02, "color": "#444", "anchors": [(0, 1), (0, 1)]},
+                pos=0.0, angle=0, pen=pg.mkPen(muted, width=1.5, style=Qt.PenStyle.DashLine),
+                label="break-even: GPU as fast as CPU", labelOpts={"position": 0.98, "color": muted, "anchors": [(1, 1), (1, 1)]},
             )
             self.speedup.addItem(even)
         self.speedup.setVisible(bool(curves))
@@ -226,7 +239,7 @@ class BenchPlot(QWidget):
             pos=math.log10(s.peak), angle=0,
             pen=pg.mkPen(colour, width=2, style=Qt.PenStyle.DashLine),
             label=f"{s.variant} peak {number_text(s.peak, s.unit)}",
-            labelOpts={"position": 0.98, "color": colour, "anchors": [(1, 1), (1, 1)], "fill": (255, 255, 255, 200)},
+            labelOpts={"position": 0.98, "color": colour, "anchors": [(1, 1), (1, 1)], "fill": current_theme().plot_background},
         )
         line.setZValue(-5)
         self.main.addItem(line)

@@ -43,3 +43,10 @@ def _binary(n: int) -> str:
         if n >= scale and n % scale == 0:
             return f"{n // scale}{suffix}"
     return str(n)
+
+
+def sizes_range_text(sizes: list[int] | tuple[int, ...], binary: bool = False) -> str:
+    """A long default list as its ends ("64 … 8192, 8 sizes"), short enough for one line."""
+    if len(sizes) <= 4:
+        return sizes_text(sizes, binary)
+    return f"{sizes_text(sizes[:1], binary)} … {sizes_text(sizes[-1:], binary)} ({len(sizes)} sizes)"

@@ -9,10 +9,17 @@ from PySide6.QtGui import QBrush, QColor
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableView, QWidget
 
 from explorer.ui.bench.fmt import number_text, seconds_text
+from explorer.ui.theme import current_theme
 
 COLUMNS = ("size", "device", "variant", "median", "spread", "throughput", "threads", "error")
-_ERROR_FG = QColor("#b71c1c")
-_ERROR_BG = QColor("#ffebee")
+
+
+def _error_colours() -> tuple[QColor, QColor]:
+    """The theme's error colour for the text, and a faint tint of it behind the row."""
+    fg = QColor(current_theme().error)
+    bg = QColor(fg)
+    bg.setAlpha(40)
+    return fg, bg
 
 
 class ResultsModel(QAbstractTableModel):
@@ -56,9 +63,9 @@ class ResultsModel(QAbstractTableModel):
         if role == Qt.ItemDataRole.ToolTipRole and p.error:
             return p.error
         if p.error and role == Qt.ItemDataRole.ForegroundRole:
-            return QBrush(_ERROR_FG)
+            return QBrush(_error_colours()[0])
         if p.error and role == Qt.ItemDataRole.BackgroundRole:
-            return QBrush(_ERROR_BG)
+            return QBrush(_error_colours()[1])
         if role == Qt.ItemDataRole.TextAlignmentRole and column in ("size", "median", "spread", "throughput", "threads"):
             return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
         return None
@@ -94,6 +101,15 @@ class ResultsTable(QTableView):
         self.setAlternatingRowColors(True)
         self.verticalHeader().hide()
         header = self.horizontalHeader()
-        header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
         header.setStretchLastSection(True)
-        self.results.rowsInserted.connect(lambda *_: self.scrollToBottom())
+        self.results.rowsInserted.connect(self._rows_changed)
+        self.results.modelReset.connect(self._rows_changed)
+
+    def _rows_changed(self, *_args: object) -> None:
+        self.resizeColumnsToContents()
+        # re-assert the stretch: sizing to contents would otherwise leave the error column narrow
+        header = self.horizontalHeader()
+        header.setStretchLastSection(False)
+        header.setStretchLastSection(True)
+        self.scrollToBottom()
