@@ -35,6 +35,31 @@ def _row(d: Device) -> list[str]:
     return [where, d.name, d.cc_string or "?", sms, _gib(d.memory_total_bytes), clock, extra]
 
 
+def format_live(d: Device) -> str:
+    """One line of NVML readings, each missing one named with its reason."""
+    live = d.live
+    assert live is not None
+    parts = []
+
+    def value(name: str, text: str | None) -> None:
+        if text is not None:
+            parts.append(text)
+        elif name in live.unavailable:
+            parts.append(f"{name.rsplit('_', 1)[0].replace('_', ' ')} n/a ({live.unavailable[name]})")
+
+    util = live.utilization_gpu_pct
+    value("utilization_gpu_pct", None if util is None else f"a kernel ran {util:.0f}% of the time (not SM load)")
+    used, total = live.memory_used_bytes, live.memory_total_bytes
+    value("memory_used_bytes", None if used is None else f"{_gib(used)} of {_gib(total)} used")
+    temp = live.temperature_c
+    value("temperature_c", None if temp is None else f"{temp:.0f} C")
+    power, limit = live.power_draw_w, live.power_limit_w
+    value("power_draw_w", None if power is None else f"{power:.0f} W" + (f" of {limit:.0f} W" if limit else ""))
+    if d.processes:
+        parts.append(f"{len(d.processes)} process{'es' if len(d.processes) != 1 else ''}")
+    return ", ".join(parts)
+
+
 def format_table(discovery: Discovery) -> str:
     header = ["device", "name", "CC", "compute units", "memory", "max clock", "notes"]
     rows = [header] + [_row(d) for d in discovery.devices]
@@ -70,6 +95,8 @@ def run_devices(args: Namespace) -> int:
         print()
         print(why)
     for d in discovery.present_gpus:
+        if d.live is not None:
+            print(f"  {d.key} now: {format_live(d)}")
         for field_name, reason in sorted(d.unavailable.items()):
             print(f"  {d.key}: {field_name} unavailable: {reason}")
     if not include_catalog:

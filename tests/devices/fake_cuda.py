@@ -28,6 +28,7 @@ class FakeCudaGpu:
     smem_per_block_optin: int = 64 * 1024
     smem_per_sm: int = 64 * 1024
     l2_bytes: int = 1024 * 1024
+    clock_khz: int = 1560000
 
 
 def make_fake_torch(gpus: list[FakeCudaGpu] | None, *, version: str = "2.13.0+cu126", cuda: str = "12.6") -> Any:
@@ -115,7 +116,7 @@ def make_fake_numba(gpus: list[FakeCudaGpu] | None) -> Any:
             L2_CACHE_SIZE=g.l2_bytes,
             GLOBAL_MEMORY_BUS_WIDTH=128,
             MEMORY_CLOCK_RATE=4001000,  # kHz
-            CLOCK_RATE=1560000,
+            CLOCK_RATE=g.clock_khz,
         )
 
     numba.cuda = types.SimpleNamespace(is_available=lambda: True, gpus=[device(i, g) for i, g in enumerate(gpus)])
@@ -136,5 +137,6 @@ A100 = FakeCudaGpu(
     smem_per_block_optin=163 * 1024,
     smem_per_sm=164 * 1024,
     l2_bytes=40 * 1024**2,
+    clock_khz=1410000,
 )
 GTX1650 = FakeCudaGpu(name="NVIDIA GeForce GTX 1650", uuid="11111111-2222-3333-4444-555555555555", pci_domain=0, pci_bus=0x01)

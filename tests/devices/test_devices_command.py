@@ -92,3 +92,13 @@ def test_real_machine_json_lists_the_cpu(capsys):
     assert cpu["key"] == "cpu" and cpu["cpu"]["physical_cores"] and cpu["memory_total_bytes"] > 0
     gpus = [d for d in data["devices"] if d["kind"] == "cuda"]
     assert gpus or data["why_no_gpu"]
+
+
+def test_text_shows_live_readings_and_the_missing_sensor(capsys, with_gpus):
+    assert main(["devices"]) == 0
+    out = capsys.readouterr().out
+    a100_live = next(line for line in out.splitlines() if line.strip().startswith("cuda:0 now:"))
+    assert "97% of the time (not SM load)" in a100_live
+    assert "temperature n/a (not supported by this GPU or driver)" in a100_live
+    assert "250 W of 400 W" in a100_live
+    assert "No NVIDIA GPU" not in out
