@@ -293,12 +293,13 @@ def run_real(
         env.pop("NUMBA_ENABLE_CUDASIM", None)
     fd, path = tempfile.mkstemp(prefix="explorer-realrun-", suffix=".npz")
     os.close(fd)
-    cmd = [
-        sys.executable, "-m", "explorer.launch.realrun",
-        "--grid", ",".join(map(str, g)), "--block", ",".join(map(str, b)), "--out", path,
-    ]  # fmt: skip
+    child_args = ["--grid", ",".join(map(str, g)), "--block", ",".join(map(str, b)), "--out", path]
     if n is not None:
-        cmd += ["--n", str(int(n))]
+        child_args += ["--n", str(int(n))]
+    # `python -m explorer.launch.realrun`, or inside the PyInstaller bundle the app re-run as that module.
+    from explorer.frozen import module_command
+
+    cmd, env = module_command("explorer.launch.realrun", child_args, env=env)
     t0 = time.perf_counter()
     try:
         proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
