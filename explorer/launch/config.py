@@ -15,7 +15,7 @@ from typing import Any
 from explorer.errors import UserError
 from explorer.launch.limits import ArchLimits
 
-_SPLIT = re.compile(r"\s*[,x×*]\s*|\s+")
+_SEPARATORS = re.compile(r"[,x×*]")
 
 
 class LaunchValidationError(UserError):
@@ -40,8 +40,8 @@ def parse_int(text: Any, what: str) -> int:
     try:
         return int(raw.replace("_", ""), 10)
     except ValueError:
-        shown = raw if raw else "empty"
-        raise LaunchValidationError([f"{what} is {shown!r}; it must be a whole number"]) from None
+        shown = repr(raw) if raw else "empty"
+        raise LaunchValidationError([f"{what} is {shown}; it must be a whole number"]) from None
 
 
 @dataclass(frozen=True)
@@ -84,7 +84,7 @@ class Dim3:
             raw = str(text).strip().strip("()[]").strip()
             if not raw:
                 raise LaunchValidationError([f"{what} is empty; give X, X,Y or X,Y,Z"])
-            parts = [p for p in _SPLIT.split(raw) if p != ""]
+            parts = [p.strip() for p in _SEPARATORS.split(raw)] if _SEPARATORS.search(raw) else raw.split()
         if not 1 <= len(parts) <= 3:
             raise LaunchValidationError([f"{what} has {len(parts)} numbers ({text}); give X, X,Y or X,Y,Z"])
         problems: list[str] = []

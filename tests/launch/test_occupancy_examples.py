@@ -117,4 +117,4 @@ def test_sweeps_shape_and_values():
     m = sweep_shared_memory(lim, 256, 32, 20000)
     assert m.xs[0] == 0 and m.xs[-1] == 65536 and m.xs[1] - m.xs[0] == 256
     assert m.current_occupancy == pytest.approx(occupancy(lim, 256, 32, 20000).occupancy)
-    assert all(a >= b for a, b in zip(m.occupancy, m.occupancy[1:]))
+    assert all(a >= b for a, b in zip(m.occupancy, m.occupancy[1:], strict=False))
