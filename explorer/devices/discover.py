@@ -224,7 +224,8 @@ def discover(
 
             cpu = _probe_cpu()
             devices.append(cpu)
-            reports.append(ProbeReport("cpu", True, f"{cpu.name}", 1))
+            cores = f"{cpu.cpu.physical_cores or '?'} cores, {cpu.cpu.logical_cores or '?'} threads" if cpu.cpu else ""
+            reports.append(ProbeReport("cpu", True, f"{cpu.name}: {cores}", 1))
         except Exception as exc:
             reports.append(_failed("cpu", exc))
     if probe_gpus:

@@ -83,3 +83,17 @@ def test_runtime_gpu_without_nvml_says_why_there_are_no_live_readings():
     runtime = [Device(kind="cuda", name="Orin", index=0, key="cuda:0", uuid="abc")]
     (merged,) = merge_gpu_views(runtime, [])
     assert "NVML" in merged.unavailable["live"] and "not available" in merged.unavailable["live"]
+
+
+def test_numba_alone_provides_the_runtime_view_when_torch_is_cpu_only(monkeypatch):
+    monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
+    disc = discover(
+        include_catalog=False, probe_cpu=False,
+        nvml=make_fake_nvml(), torch=make_fake_torch(None), numba=make_fake_numba([A100, GTX1650]),
+    )
+    a100, gtx = disc.present_gpus
+    assert (a100.key, a100.nvml_index, gtx.key, gtx.nvml_index) == ("cuda:0", 1, "cuda:1", 0)
+    assert a100.limits.max_threads_per_block == 1024 and a100.live.utilization_gpu_pct == 97.0
+    assert not any("cannot run the app's GPU benchmarks" in n for n in a100.notes)
+    torch_report = next(r for r in disc.reports if r.probe == "torch")
+    assert "built without CUDA" in torch_report.message
