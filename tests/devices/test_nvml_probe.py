@@ -110,3 +110,17 @@ def test_process_name_falls_back_when_nvml_may_not_read_it():
     assert dev.processes[0].pid == 999_999_999
     assert dev.processes[0].name == "pid 999999999"
     assert dev.processes[0].used_memory_bytes is None
+
+
+def test_fake_uses_only_names_the_real_pynvml_has():
+    """The stand-in must not drift from nvidia-ml-py: every name it offers exists in the real module."""
+    real = pytest.importorskip("pynvml")
+    fake = make_fake_nvml()
+    names = [n for n in vars(fake) if n.startswith(("nvml", "NVML"))]
+    assert len(names) > 30
+    missing = [n for n in names if not hasattr(real, n)]
+    assert missing == []
+    consts = [n for n in names if n.startswith("NVML_")]
+    assert [c for c in consts if getattr(fake, c) != getattr(real, c)] == []
+    assert issubclass(real.NVMLError_NotSupported, real.NVMLError)
+    assert fake.NVMLError_NotSupported(3).value == real.NVMLError_NotSupported(3).value
