@@ -1,0 +1,124 @@
+"""The occupancy and launch sub-commands: text, JSON keys, and one-line errors with exit status 2."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from explorer import cli
+from explorer.devices import discover as discover_module
+from explorer.devices.model import Device, Discovery
+from explorer.errors import UserError
+
+GTX = Device(kind="catalog", name="NVIDIA GeForce GTX 1650", key="catalog:gtx-1650", compute_capability=(7, 5),
+             sm_count=16)
+H100 = Device(kind="catalog", name="NVIDIA H100 SXM5 80GB", key="catalog:h100", compute_capability=(9, 0),
+              sm_count=132)
+CPU = Device(kind="cpu", name="Some CPU", key="cpu")
+
+
+@pytest.fixture(autouse=True)
+def fake_devices(monkeypatch):
+    disc = Discovery(devices=[CPU, GTX, H100], reports=[])
+
+    def fake_find(query, discovery=None):
+        found = disc.find(query)
+        if len(found) != 1:
+            raise UserError(f"no single device matches {query!r}")
+        return found[0]
+
+    monkeypatch.setattr(discover_module, "find_device", fake_find)
+
+
+def run(capsys, *argv):
+    code = cli.main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_occupancy_by_cc_text(capsys):
+    code, out, err = run(capsys, "occupancy", "--cc", "7.5", "--threads", "256")
+    assert code == 0 and err == ""
+    assert "compute capability 7.5 (Turing)" in out
+    assert "occupancy 100.0%" in out and "limited by: warps" in out
+
+
+def test_occupancy_json_keys(capsys):
+    code, out, _ = run(capsys, "occupancy", "--device", "1650", "--threads", "256", "--regs", "64", "--json")
+    data = json.loads(out)
+    assert code == 0
+    for key in ("warps_per_block", "active_blocks_per_sm", "active_warps_per_sm", "max_warps_per_sm", "occupancy",
+                "limiter", "blocks_limit_warps", "blocks_limit_blocks", "blocks_limit_regs", "blocks_limit_smem"):
+        assert key in data
+    assert data["device"] == "NVIDIA GeForce GTX 1650" and data["compute_capability"] == "7.5"
+    assert data["active_blocks_per_sm"] == 4 and data["occupancy"] == 1.0
+    assert data["blocks_limit_smem"] is None  # no shared memory: no limit
+
+
+def test_occupancy_shared_memory_limited_on_h100(capsys):
+    code, out, _ = run(capsys, "occupancy", "--device", "H100", "--threads", "128", "--smem", "100000", "--json")
+    data = json.loads(out)
+    assert data["active_blocks_per_sm"] == 2 and data["limiter"] == "shared_memory"
+    assert data["notes"] and "opt" in data["notes"][0]
+
+
+def test_launch_text_numba_lesson(capsys):
+    code, out, _ = run(capsys, "launch", "--device", "1650", "--grid", "6", "--block", "1024", "--n", "5466")
+    assert code == 0
+    assert "blocks: 6" in out and "idle threads (global index >= n): 678" in out
+    assert "round-robin" in out
+
+
+def test_launch_json_keys(capsys):
+    code, out, _ = run(capsys, "launch", "--device", "1650", "--grid", "98", "--block", "1024", "--n", "100000",
+                       "--json")
+    data = json.loads(out)
+    assert code == 0
+    expected = {"total_blocks": 98, "total_threads": 100352, "warps_per_block": 32, "idle_threads": 352,
+                "resident_blocks_per_sm": 1, "waves": 7, "last_wave_blocks": 2}
+    assert {k: data[k] for k in expected} == expected
+
+
+@pytest.mark.parametrize(
+    "argv,message",
+    [
+        (["launch", "--device", "1650", "--grid", "1", "--block", "2048"],
+         "block has 2048 threads; NVIDIA GeForce GTX 1650 allows at most 1024 per block"),
+        (["launch", "--device", "1650", "--grid", "abc", "--block", "32"], "grid x is 'abc'; it must be a whole number"),
+        (["launch", "--device", "1650", "--grid", "1,65536", "--block", "32"], "allows at most 65535 blocks in y"),
+        (["occupancy", "--cc", "7.5", "--threads", "3.5"], "threads per block is '3.5'; it must be a whole number"),
+        (["occupancy", "--cc", "7.5", "--threads", "0"], "block x is 0; it must be at least 1"),
+        (["occupancy", "--cc", "7.5", "--threads", "64", "--regs", "300"], "allows at most 255 per thread"),
+        (["occupancy", "--cc", "4.0", "--threads", "64"], "compute capability 4.0 is not in the limits table"),
+        (["occupancy", "--device", "cpu", "--threads", "64"], "Some CPU is not an NVIDIA GPU"),
+        (["occupancy", "--device", "nothing", "--threads", "64"], "no single device matches 'nothing'"),
+    ],
+)
+def test_bad_input_is_one_line_and_exit_2(capsys, argv, message):
+    code, out, err = run(capsys, *argv)
+    assert code == 2 and out == ""
+    assert err.count("\n") == 1 and message in err
+
+
+def test_real_command_line_with_the_catalog(monkeypatch):
+    """End to end through the real device discovery: "1650" names the catalog's GTX 1650."""
+    import subprocess
+    import sys
+
+    monkeypatch.undo()
+    proc = subprocess.run(
+        [sys.executable, "-m", "explorer", "launch", "--device", "1650", "--grid", "6", "--block", "1024",
+         "--n", "5466", "--json"],
+        capture_output=True, text=True, timeout=120,
+    )
+    assert proc.returncode == 0, proc.stderr
+    data = json.loads(proc.stdout)
+    assert (data["total_blocks"], data["idle_threads"]) == (6, 678)
+    assert "1650" in data["device"]
+    bad = subprocess.run(
+        [sys.executable, "-m", "explorer", "occupancy", "--device", "h100", "--threads", "2048"],
+        capture_output=True, text=True, timeout=120,
+    )
+    assert bad.returncode == 2 and bad.stdout == ""
+    assert "block has 2048 threads" in bad.stderr and "H100" in bad.stderr and "Traceback" not in bad.stderr
