@@ -1,0 +1,80 @@
+"""``device-explorer bench``: listing, one line per point, JSON lines, CSV, and one-line errors."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from explorer.bench.results import read_csv
+from explorer.cli import main
+from explorer.commands.bench import parse_size
+from explorer.errors import UserError
+
+
+def test_no_workload_lists_them(capsys):
+    assert main(["bench"]) == 0
+    out = capsys.readouterr().out
+    for name in ("matmul", "vector_add", "matvec", "copies", "small_vs_big", "cnn_step", "timing_lesson",
+                 "two_gpus"):
+        assert name in out
+    assert "_crash_test" not in out
+
+
+def test_list_as_json(capsys):
+    assert main(["bench", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert [w["name"] for w in data][:2] == ["matmul", "vector_add"]
+    assert data[0]["unit"] == "GFLOP/s"
+
+
+def test_runs_one_line_per_point_and_writes_csv(capsys, tmp_path):
+    csv_path = tmp_path / "r.csv"
+    assert main(["bench", "matmul", "--sizes", "16", "32", "--repeats", "2", "--csv", str(csv_path)]) == 0
+    lines = [ln for ln in capsys.readouterr().out.splitlines() if ln.startswith("matmul")]
+    assert len(lines) == 2 and "n=16" in lines[0] and "n=32" in lines[1] and "GFLOP/s" in lines[0]
+    rows = read_csv(csv_path)
+    assert [r.size for r in rows] == [16, 32] and all(r.repeats == 2 for r in rows)
+
+
+def test_json_lines(capsys):
+    assert main(["bench", "vector_add", "--sizes", "1K", "--repeats", "2", "--json"]) == 0
+    rows = [json.loads(ln) for ln in capsys.readouterr().out.splitlines()]
+    assert len(rows) == 1 and rows[0]["size"] == 1024 and rows[0]["variant"] == "cpu numpy"
+    assert rows[0]["throughput_unit"] == "GB/s" and rows[0]["median_s"] > 0
+
+
+@pytest.mark.parametrize("argv,needle", [
+    (["bench", "matmull"], "unknown workload 'matmull'"),
+    (["bench", "matmul", "--sizes", "0"], "got '0'"),
+    (["bench", "matmul", "--sizes", "-5"], "got '-5'"),
+    (["bench", "matmul", "--sizes", "abc"], "got 'abc'"),
+    (["bench", "matmul", "--sizes", "1.5"], "got '1.5'"),
+    (["bench", "matmul", "--device", "gpu"], "got 'gpu'"),
+    (["bench", "matmul", "--device", "cuda:7"], "cuda:7 is not present"),
+    (["bench", "matmul", "--repeats", "0"], "repeats must be at least 1; got 0"),
+])
+def test_bad_input_is_one_line_and_exit_2(capsys, argv, needle):
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip()
+    assert needle in err and len(err.splitlines()) == 1 and "Traceback" not in err
+
+
+def test_an_error_row_makes_the_exit_status_1(capsys):
+    import torch
+
+    if torch.cuda.device_count() >= 2:
+        pytest.skip("this machine has two GPUs")
+    assert main(["bench", "two_gpus", "--sizes", "8"]) == 1
+    assert "needs two GPUs" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("text,value", [("1024", 1024), ("1e6", 1_000_000), ("4K", 4096), ("4KiB", 4096),
+                                        ("1G", 2**30), ("16m", 16 * 2**20)])
+def test_size_forms(text, value):
+    assert parse_size(text) == value
+
+
+def test_size_error_names_the_size():
+    with pytest.raises(UserError, match="batch size must be a positive whole number"):
+        parse_size("-1", "batch size")

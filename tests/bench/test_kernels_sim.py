@@ -1,0 +1,64 @@
+"""The numba kernels and GPU variants, run on numba's CUDA simulator in a fresh process (the
+simulator must be switched on before numba is first imported)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+SCRIPT = textwrap.dedent(
+    """
+    import json
+    import numpy as np
+    from numba import cuda
+    from explorer.bench import kernels as K
+    from explorer.bench.execute import PointSpec, run_point
+
+    out = {}
+    n = 2 * K.THREADS_PER_BLOCK + 5  # three blocks, the last one mostly idle threads
+    rng = np.random.default_rng(1)
+    a = rng.standard_normal(n, dtype=np.float32)
+    b = rng.standard_normal(n, dtype=np.float32)
+    res = cuda.to_device(np.full(n, 99.0, dtype=np.float32))  # garbage in the output must be overwritten
+    K.launch_vector_add(cuda.to_device(a), cuda.to_device(b), res)
+    cuda.synchronize()
+    out["blocks"] = K.blocks_for(n)
+    out["add_exact"] = bool(np.array_equal(res.copy_to_host(), a + b))
+
+    m = rng.standard_normal((1100, 100), dtype=np.float32)
+    v = rng.standard_normal(100, dtype=np.float32)
+    u = cuda.device_array(1100, dtype=np.float32)
+    K.launch_matvec(cuda.to_device(m), cuda.to_device(v), u)
+    got = u.copy_to_host()
+    out["matvec_close"] = bool(np.allclose(got, m @ v, rtol=1e-4, atol=1e-4))
+    out["matvec_dtype"] = str(got.dtype)
+
+    points = []
+    for wl, variant, size in [("vector_add", "numba kernel", 2000), ("vector_add", "numba with copies", 2000),
+                              ("matvec", "numba row per thread", 1100)]:
+        p, fatal = run_point(PointSpec(0, wl, "cuda:0", "cuda:0 " + variant, variant, size, repeats=2,
+                                       budget_s=0.1))
+        points.append({"error": p.error, "median_s": p.median_s, "throughput": p.throughput,
+                       "max_abs_error": p.extra.get("max_abs_error"), "fatal": fatal})
+    out["points"] = points
+    print("RESULT" + json.dumps(out))
+    """
+)
+
+
+def test_kernels_and_gpu_variants_on_the_simulator():
+    env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1")
+    proc = subprocess.run([sys.executable, "-c", SCRIPT], env=env, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    line = next(ln for ln in proc.stdout.splitlines() if ln.startswith("RESULT"))
+    out = json.loads(line[len("RESULT"):])
+    assert out["blocks"] == 3
+    assert out["add_exact"]
+    assert out["matvec_close"] and out["matvec_dtype"] == "float32"
+    for p in out["points"]:
+        assert p["error"] is None and not p["fatal"]
+        assert p["median_s"] > 0 and p["throughput"] > 0
+        assert p["max_abs_error"] is not None and p["max_abs_error"] < 1e-3

@@ -1,0 +1,128 @@
+"""The timing maths, driven by a fake clock so every expected figure is exact."""
+
+from __future__ import annotations
+
+import pytest
+
+from explorer.bench.timing import measure, settled, summarize
+
+
+class FakeClock:
+    def __init__(self) -> None:
+        self.t = 0.0
+
+    def __call__(self) -> float:
+        return self.t
+
+    def advance(self, dt: float) -> None:
+        self.t += dt
+
+
+def scripted_step(clock: FakeClock, durations: list[float]):
+    """A step whose n-th call takes durations[n] seconds (the last one repeats)."""
+    calls = {"n": 0}
+
+    def step() -> None:
+        i = min(calls["n"], len(durations) - 1)
+        clock.advance(durations[i])
+        calls["n"] += 1
+
+    step.calls = calls  # type: ignore[attr-defined]
+    return step
+
+
+def test_summarize_median_and_iqr_of_known_samples():
+    t = summarize([1.0, 2.0, 3.0, 4.0, 5.0])
+    assert t.median_s == 3.0
+    assert t.spread_s == pytest.approx(2.0)  # Q1 = 2, Q3 = 4 (inclusive quartiles)
+    assert t.min_s == 1.0 and t.repeats == 5
+
+
+def test_summarize_under_four_samples_uses_max_minus_min():
+    t = summarize([0.5, 0.1, 0.3])
+    assert t.median_s == 0.3
+    assert t.spread_s == pytest.approx(0.4)
+
+
+def test_summarize_divides_grouped_samples_per_step():
+    t = summarize([10.0, 20.0, 30.0, 40.0], steps_per_sample=10)
+    assert t.median_s == pytest.approx(2.5)
+    assert t.samples_s == [1.0, 2.0, 3.0, 4.0]
+
+
+def test_summarize_rejects_no_samples():
+    with pytest.raises(ValueError):
+        summarize([])
+
+
+def test_warmup_is_excluded_and_repeats_are_exact():
+    clock = FakeClock()
+    # first call (JIT, allocator) takes 100 s; the next (second warm-up) 0.5; then the measured ones.
+    step = scripted_step(clock, [100.0, 0.5, 0.2, 0.4, 0.3, 0.3, 0.3])
+    t = measure(step, repeats=5, budget_s=10_000.0, clock=clock)
+    assert t.repeats == 5
+    assert t.samples_s == pytest.approx([0.2, 0.4, 0.3, 0.3, 0.3])
+    assert t.median_s == pytest.approx(0.3)
+    assert t.min_s == pytest.approx(0.2)
+
+
+def test_sync_is_inside_the_timed_region():
+    clock = FakeClock()
+    step = scripted_step(clock, [0.01])
+
+    def sync() -> None:  # the device needs 0.09 s more to finish what was queued
+        clock.advance(0.09)
+
+    t = measure(step, sync, repeats=4, budget_s=100.0, clock=clock, warmup=0)
+    assert t.median_s == pytest.approx(0.01 + 0.09)  # the step's launch plus the wait for the device
+
+
+def test_naive_timing_leaves_the_sync_out_of_the_clock():
+    clock = FakeClock()
+    step = scripted_step(clock, [0.01])
+    synced_calls = {"n": 0}
+
+    def sync() -> None:
+        synced_calls["n"] += 1
+        clock.advance(0.09)
+
+    t = measure(step, sync, repeats=4, budget_s=100.0, clock=clock, warmup=0, naive=True)
+    assert t.median_s == pytest.approx(0.01)  # launches only: the lesson's wrong figure
+    assert synced_calls["n"] >= 4  # yet the queue is drained after every sample
+
+
+def test_stops_when_the_budget_is_spent():
+    clock = FakeClock()
+    step = scripted_step(clock, [1.0, 1.0, 1.0, 2.0, 1.0, 3.0])  # never settles: spread stays wide
+    t = measure(step, budget_s=5.0, clock=clock, warmup=0)
+    assert 3 <= t.repeats <= 5
+    assert clock.t <= 5.0 + 3.0 + 1.0  # at most one sample past the budget (plus the warm-up)
+
+
+def test_one_sample_longer_than_the_budget_is_enough():
+    clock = FakeClock()
+    step = scripted_step(clock, [10.0])
+    t = measure(step, budget_s=1.0, clock=clock, warmup=0)
+    assert t.repeats == 1 and t.median_s == pytest.approx(10.0)
+
+
+def test_stops_early_once_the_spread_settles():
+    clock = FakeClock()
+    step = scripted_step(clock, [0.1])
+    t = measure(step, budget_s=1000.0, clock=clock, min_samples=5, warmup=0)
+    assert t.repeats == 5
+    assert t.spread_s == pytest.approx(0.0)
+
+
+def test_short_steps_are_grouped_and_reported_per_step():
+    clock = FakeClock()
+    step = scripted_step(clock, [1e-5])
+    t = measure(step, repeats=4, budget_s=10.0, clock=clock, warmup=0)
+    assert t.steps_per_sample > 1
+    assert t.median_s == pytest.approx(1e-5)
+
+
+def test_settled_needs_enough_samples_and_a_small_spread():
+    assert not settled([1.0, 1.0, 1.0])
+    assert settled([1.0] * 6)
+    assert not settled([1.0, 2.0, 1.0, 2.0, 1.0, 2.0])

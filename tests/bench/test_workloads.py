@@ -1,0 +1,116 @@
+"""The registry, the peak arithmetic, and every workload's CPU variant measured at a tiny size."""
+
+from __future__ import annotations
+
+import pytest
+
+from explorer.bench.execute import PointSpec, run_point
+from explorer.bench.peaks import pcie_peak_gbps
+from explorer.bench.workloads import TEST_WORKLOADS, WORKLOADS, cnn_param_count, get_workload
+from explorer.errors import UserError
+
+EIGHT = ["matmul", "vector_add", "matvec", "copies", "small_vs_big", "cnn_step", "timing_lesson", "two_gpus"]
+TINY = {"matmul": 32, "vector_add": 1000, "matvec": 500, "copies": 4096, "small_vs_big": 5, "cnn_step": 4,
+        "timing_lesson": 32, "two_gpus": 32}
+
+
+def test_registry_holds_the_eight_workloads_with_lessons():
+    assert list(WORKLOADS) == EIGHT
+    for w in WORKLOADS.values():
+        assert len(w.lesson) > 200, w.name
+        assert w.default_sizes_cpu and w.default_sizes_gpu and w.unit
+        assert all(s > 0 for s in w.default_sizes_cpu + w.default_sizes_gpu)
+        assert not w.hidden
+    assert max(WORKLOADS["matmul"].default_sizes_cpu) <= 2048
+    assert max(WORKLOADS["matmul"].default_sizes_gpu) == 8192
+    assert WORKLOADS["two_gpus"].needs_gpu_count == 2
+    assert WORKLOADS["copies"].default_sizes_gpu[0] == 4096 and WORKLOADS["copies"].default_sizes_gpu[-1] == 2**30
+
+
+def test_test_workloads_are_hidden_but_reachable():
+    assert set(TEST_WORKLOADS) == {"_crash_test", "_hang_test"}
+    assert not set(TEST_WORKLOADS) & set(WORKLOADS)
+    assert get_workload("_crash_test").hidden
+
+
+def test_unknown_workload_names_the_known_ones():
+    with pytest.raises(UserError) as err:
+        get_workload("matmull")
+    assert "matmull" in str(err.value) and "matmul" in str(err.value) and "\n" not in str(err.value)
+
+
+def test_variant_labels_carry_the_device():
+    w = WORKLOADS["copies"]
+    assert w.variants("cuda:1") == ["cuda:1 H2D pageable", "cuda:1 H2D pinned", "cuda:1 D2H pageable",
+                                    "cuda:1 D2H pinned"]
+    assert WORKLOADS["matmul"].variants("cpu") == ["cpu"]
+    assert WORKLOADS["copies"].size_label(4096) == "4 KiB"
+
+
+@pytest.mark.parametrize("gen,width,expected", [(3, 16, 15.754), (4, 16, 31.508), (5, 8, 31.508),
+                                                (2, 16, 8.0), (1, 1, 0.25)])
+def test_pcie_peak_from_generation_and_width(gen, width, expected):
+    assert pcie_peak_gbps(gen, width) == pytest.approx(expected, rel=1e-3)
+
+
+@pytest.mark.parametrize("gen,width", [(None, 16), (3, None), (9, 16), (3, 0)])
+def test_pcie_peak_unknown_is_none(gen, width):
+    assert pcie_peak_gbps(gen, width) is None
+
+
+def test_cnn_flop_count_matches_the_model_that_runs():
+    from explorer.bench.wl_cnn import build_cnn
+
+    model = build_cnn()
+    assert sum(p.numel() for p in model.parameters()) == cnn_param_count()
+    import torch
+
+    assert model(torch.zeros(2, 3, 32, 32)).shape == (2, 10)
+
+
+CPU_CASES = [(name, v) for name, w in WORKLOADS.items() if name != "two_gpus" for v in w.variants("cpu")]
+
+
+@pytest.mark.parametrize("name,variant", CPU_CASES)
+def test_every_cpu_variant_gives_a_sane_point(name, variant):
+    w = WORKLOADS[name]
+    suffix = variant[len("cpu "):] if variant != "cpu" else ""
+    spec = PointSpec(index=0, workload=name, device="cpu", variant=variant, suffix=suffix, size=TINY[name],
+                     repeats=3, budget_s=0.2)
+    p, fatal = run_point(spec)
+    assert p.error is None, p.error
+    assert not fatal
+    assert p.median_s > 0 and p.min_s <= p.median_s and p.spread_s >= 0 and p.repeats == 3
+    assert p.variant == variant and p.device == "cpu" and p.size == TINY[name]
+    assert p.versions["torch"] and p.versions["python"]
+    if p.throughput_unit == "GFLOP/s":
+        assert p.throughput == pytest.approx(w.flops(p.size) / p.median_s / 1e9)
+    elif p.throughput_unit == "GB/s":
+        assert p.throughput == pytest.approx(w.bytes_moved(p.size) / p.median_s / 1e9)
+    else:
+        assert p.throughput == pytest.approx(p.size / p.median_s)
+    if name == "cnn_step":
+        assert p.extra["copy_share"] == 0.0
+    if name in ("matmul", "cnn_step", "small_vs_big", "timing_lesson"):
+        import torch
+
+        assert p.threads == torch.get_num_threads()
+
+
+def test_two_gpus_without_two_gpus_is_an_error_row_that_says_so():
+    import torch
+
+    if torch.cuda.device_count() >= 2:
+        pytest.skip("this machine has two GPUs")
+    p, fatal = run_point(PointSpec(0, "two_gpus", "cpu", "cpu", "", 32, repeats=1))
+    assert p.error == f"needs two GPUs; {torch.cuda.device_count()} found"
+    assert p.median_s is None and not fatal
+
+
+def test_a_missing_gpu_is_an_error_row_not_a_crash():
+    import torch
+
+    missing = torch.cuda.device_count()
+    p, fatal = run_point(PointSpec(0, "matmul", f"cuda:{missing}", f"cuda:{missing}", "", 32, repeats=1))
+    assert p.error == f"cuda:{missing} is not present; {missing} CUDA device(s) found"
+    assert not fatal
