@@ -212,50 +212,16 @@ def occupancy(
                 f"{threads_per_block}, {regs_per_thread}, {smem_per_block_bytes}"
             ]
         )
-    major = limits.cc[0]
     warp = limits.warp_size
     warps_per_block = -(-threads_per_block // warp)
     max_warps = limits.max_threads_per_sm // warp
 
-    # Registers (cudaOccMaxBlocksPerSMRegsLimit), with GP100's forward-compatibility check.
-    regs_limit, regs_alloc = _regs_limit(limits, limits.reg_sub_partitions, warps_per_block, regs_per_thread)
-    if limits.cc == (6, 0) and regs_limit:
-        if _regs_limit(limits, 4, warps_per_block, regs_per_thread)[0] == 0:
-            regs_limit = 0
-
-    # Warp slots (cudaOccMaxBlocksPerSMWarpsLimit).
-    warps_limit = 0 if threads_per_block > limits.max_threads_per_block else max_warps // warps_per_block
-
+    regs_limit, regs_alloc = _blocks_by_registers(limits, warps_per_block, regs_per_thread)
+    warps_limit = _blocks_by_warps(limits, threads_per_block, warps_per_block)
     blocks_limit = limits.max_blocks_per_sm
-
-    # Shared memory (cudaOccMaxBlocksPerSMSmemLimit).
     preference = _preferred_carveout(limits, carveout_bytes, carveout_percent)
+    smem_limit, allocated, carveout = _blocks_by_shared_memory(limits, smem_per_block_bytes, preference)
     reserved = limits.reserved_smem_per_block_bytes
-    total = smem_per_block_bytes + reserved
-    allocated = _round_up(total, limits.smem_alloc_unit_bytes)
-    if major < 7 or total <= limits.max_smem_per_block_bytes:
-        per_block_limit = limits.max_smem_per_block_bytes
-    else:
-        per_block_limit = limits.max_smem_per_block_optin_bytes
-    if major >= 8:
-        per_block_limit += reserved
-    carveout = preference
-    if allocated > per_block_limit:
-        smem_limit = 0
-    else:
-        if preference < allocated:
-            if major >= 7:
-                aligned = align_carveout(limits, allocated)
-                if aligned is None:
-                    raise LaunchValidationError(
-                        [
-                            f"a block's {allocated} bytes of shared memory exceed every carveout of {limits.label}"
-                        ]
-                    )
-                carveout = aligned
-            else:
-                carveout = limits.smem_per_sm_bytes
-        smem_limit = carveout // allocated if allocated > 0 else UNLIMITED
 
     active = min(regs_limit, smem_limit, warps_limit, blocks_limit)
     by_resource = {
@@ -289,6 +255,54 @@ def occupancy(
         reg_alloc_unit=limits.reg_alloc_unit,
         reserved_smem_per_block_bytes=reserved,
     )
+
+
+def _blocks_by_warps(limits: ArchLimits, threads_per_block: int, warps_per_block: int) -> int:
+    """cudaOccMaxBlocksPerSMWarpsLimit (partitioned global caching off)."""
+    if threads_per_block > limits.max_threads_per_block:
+        return 0
+    return (limits.max_threads_per_sm // limits.warp_size) // warps_per_block
+
+
+def _blocks_by_registers(limits: ArchLimits, warps_per_block: int, regs: int) -> tuple[int, int]:
+    """cudaOccMaxBlocksPerSMRegsLimit, with GP100's check against the 4-partition Pascal chips."""
+    limit, allocated = _regs_limit(limits, limits.reg_sub_partitions, warps_per_block, regs)
+    if limits.cc == (6, 0) and limit and _regs_limit(limits, 4, warps_per_block, regs)[0] == 0:
+        limit = 0
+    return limit, allocated
+
+
+def _blocks_by_shared_memory(limits: ArchLimits, smem_bytes: int, preference: int) -> tuple[int, int, int]:
+    """cudaOccMaxBlocksPerSMSmemLimit -> (blocks, bytes allocated per block, SM carveout used).
+
+    The kernel is taken to have opted in to exactly ``smem_bytes`` of dynamic shared memory,
+    so the opt-in per-block maximum applies once the block needs more than the default.
+    """
+    major = limits.cc[0]
+    reserved = limits.reserved_smem_per_block_bytes
+    total = smem_bytes + reserved
+    allocated = _round_up(total, limits.smem_alloc_unit_bytes)
+    if major < 7 or total <= limits.max_smem_per_block_bytes:
+        per_block_limit = limits.max_smem_per_block_bytes
+    else:
+        per_block_limit = limits.max_smem_per_block_optin_bytes
+    if major >= 8:
+        per_block_limit += reserved  # the driver's reserve does not count against the block
+    if allocated > per_block_limit:
+        return 0, allocated, preference
+    carveout = preference
+    if preference < allocated:
+        # The preference is only a hint: the driver grows the carveout until one block fits.
+        if major >= 7:
+            aligned = align_carveout(limits, allocated)
+            if aligned is None:
+                raise LaunchValidationError(
+                    [f"a block's {allocated} bytes of shared memory exceed every carveout of {limits.label}"]
+                )
+            carveout = aligned
+        else:
+            carveout = limits.smem_per_sm_bytes
+    return (carveout // allocated if allocated > 0 else UNLIMITED), allocated, carveout
 
 
 def _regs_limit(limits: ArchLimits, sub_partitions: int, warps: int, regs: int) -> tuple[int, int]:
@@ -351,25 +365,36 @@ def sweep_block_size(
 def sweep_registers(
     limits: ArchLimits, threads_per_block: int, smem_per_block_bytes: int, current_regs: int
 ) -> Sweep:
-    """Occupancy for 1 .. max registers per thread."""
-    xs = list(range(1, limits.max_regs_per_thread + 1))
-    return _sweep(
-        "regs_per_thread",
-        xs,
-        lambda r: occupancy(limits, threads_per_block, r, smem_per_block_bytes).occupancy,
-        current_regs,
+    """Occupancy for 1 .. max registers per thread (only the register limit varies along it)."""
+    warps = -(-threads_per_block // limits.warp_size)
+    fixed = min(
+        _blocks_by_warps(limits, threads_per_block, warps),
+        limits.max_blocks_per_sm,
+        _blocks_by_shared_memory(limits, smem_per_block_bytes, _preferred_carveout(limits, None, None))[0],
     )
+    max_warps = limits.max_threads_per_sm // limits.warp_size
+
+    def occ(regs: int) -> float:
+        return min(fixed, _blocks_by_registers(limits, warps, regs)[0]) * warps / max_warps
+
+    return _sweep("regs_per_thread", list(range(1, limits.max_regs_per_thread + 1)), occ, current_regs)
 
 
 def sweep_shared_memory(
     limits: ArchLimits, threads_per_block: int, regs_per_thread: int, current_smem: int
 ) -> Sweep:
     """Occupancy from 0 to the opt-in maximum, one point per allocation unit (every step is exact)."""
-    unit = limits.smem_alloc_unit_bytes
-    xs = list(range(0, limits.max_smem_per_block_optin_bytes + 1, unit))
-    return _sweep(
-        "smem_per_block_bytes",
-        xs,
-        lambda s: occupancy(limits, threads_per_block, regs_per_thread, s).occupancy,
-        current_smem,
+    warps = -(-threads_per_block // limits.warp_size)
+    fixed = min(
+        _blocks_by_warps(limits, threads_per_block, warps),
+        limits.max_blocks_per_sm,
+        _blocks_by_registers(limits, warps, regs_per_thread)[0],
     )
+    max_warps = limits.max_threads_per_sm // limits.warp_size
+    preference = _preferred_carveout(limits, None, None)
+
+    def occ(smem: int) -> float:
+        return min(fixed, _blocks_by_shared_memory(limits, smem, preference)[0]) * warps / max_warps
+
+    xs = list(range(0, limits.max_smem_per_block_optin_bytes + 1, limits.smem_alloc_unit_bytes))
+    return _sweep("smem_per_block_bytes", xs, occ, current_smem)

@@ -118,3 +118,16 @@ def test_sweeps_shape_and_values():
     assert m.xs[0] == 0 and m.xs[-1] == 65536 and m.xs[1] - m.xs[0] == 256
     assert m.current_occupancy == pytest.approx(occupancy(lim, 256, 32, 20000).occupancy)
     assert all(a >= b for a, b in zip(m.occupancy, m.occupancy[1:], strict=False))
+
+
+@pytest.mark.parametrize("cc", [(5, 0), (6, 0), (7, 0), (7, 5), (8, 0), (8, 6), (9, 0), (12, 0)])
+def test_fast_sweeps_equal_the_full_calculation_at_every_point(cc):
+    lim = limits_for_cc(cc)
+    for threads, regs, smem in [(256, 32, 0), (96, 72, 12000), (1024, 64, 40000), (33, 168, 100)]:
+        r = sweep_registers(lim, threads, smem, regs)
+        assert r.occupancy == [occupancy(lim, threads, x, smem).occupancy for x in r.xs]
+        assert r.current_occupancy == occupancy(lim, threads, regs, smem).occupancy
+        m = sweep_shared_memory(lim, threads, regs, smem)
+        assert m.occupancy == [occupancy(lim, threads, regs, x).occupancy for x in m.xs]
+        b = sweep_block_size(lim, regs, smem, threads)
+        assert b.occupancy == [occupancy(lim, x, regs, smem).occupancy for x in b.xs]
