@@ -95,7 +95,12 @@ def probe_cpu(*, psutil_module: Any = None, cpuinfo_info: dict[str, Any] | None 
     details.architecture = info.get("arch_string_raw") or platform.machine() or None
     details.isa_flags = speed_flags(info.get("flags", []))
     if not info.get("flags"):
-        device.mark_unavailable("isa_flags", "py-cpuinfo reported no feature flags")
+        if (details.architecture or "").lower() in ("arm64", "aarch64"):
+            # Advanced SIMD (NEON) is mandatory in 64-bit Arm, so it is known even unreported (macOS).
+            details.isa_flags = ["neon"]
+            device.notes.append("NEON is listed because every 64-bit Arm CPU has it; the OS reported no flags.")
+        else:
+            device.mark_unavailable("isa_flags", "py-cpuinfo reported no feature flags")
 
     try:
         details.logical_cores = psutil_module.cpu_count(logical=True)

@@ -1,0 +1,78 @@
+"""The CPU probe with stand-in psutil answers and py-cpuinfo results."""
+
+from __future__ import annotations
+
+import types
+
+import pytest
+
+from explorer.devices.cpu import probe_cpu, speed_flags
+
+
+def _psutil(physical=8, logical=16, freq=(3600.0, 5000.0), total=32 * 1024**3, available=20 * 1024**3):
+    def cpu_count(logical_cores=True, **kwargs):
+        return logical if kwargs.get("logical", logical_cores) else physical
+
+    def cpu_freq():
+        return None if freq is None else types.SimpleNamespace(current=freq[0], min=0.0, max=freq[1])
+
+    return types.SimpleNamespace(
+        cpu_count=cpu_count,
+        cpu_freq=cpu_freq,
+        virtual_memory=lambda: types.SimpleNamespace(total=total, available=available),
+    )
+
+
+INTEL = {
+    "brand_raw": "Intel(R) Core(TM) i9-9900K CPU @ 3.60GHz",
+    "vendor_id_raw": "GenuineIntel",
+    "arch_string_raw": "x86_64",
+    "flags": ["fpu", "sse", "sse2", "sse4_2", "avx", "avx2", "fma", "f16c", "aes", "popcnt"],
+    "hz_advertised": [3600000000, 0],
+}
+
+
+def test_cpu_facts_and_speed_flags():
+    cpu = probe_cpu(psutil_module=_psutil(), cpuinfo_info=INTEL)
+    assert (cpu.kind, cpu.key, cpu.present) == ("cpu", "cpu", True)
+    assert cpu.name.startswith("Intel(R) Core(TM) i9-9900K") and cpu.vendor == "Intel"
+    assert (cpu.cpu.physical_cores, cpu.cpu.logical_cores) == (8, 16)
+    assert cpu.cpu.isa_flags == ["sse4_2", "avx", "avx2", "fma", "f16c"]  # aes, popcnt are not about FLOPs
+    assert cpu.memory_total_bytes == 32 * 1024**3 and cpu.cpu.memory_available_bytes == 20 * 1024**3
+    assert (cpu.clock_sm_mhz, cpu.clock_sm_max_mhz) == (3600, 5000)
+
+
+def test_fp32_estimate_is_derived_and_labelled():
+    cpu = probe_cpu(psutil_module=_psutil(), cpuinfo_info=INTEL)
+    # 8 cores x 5.0 GHz x (8 AVX lanes x 2 FLOP per FMA x 2 FMA pipes) = 1280 GFLOP/s
+    assert cpu.fp32_peak_gflops == pytest.approx(1280.0)
+    assert any("theoretical FP32 peak estimate" in n and "not a measurement" in n for n in cpu.notes)
+
+
+def test_avx512_counts_sixteen_lanes():
+    info = dict(INTEL, flags=INTEL["flags"] + ["avx512f"])
+    cpu = probe_cpu(psutil_module=_psutil(physical=4, freq=(2000.0, 2000.0)), cpuinfo_info=info)
+    assert cpu.fp32_peak_gflops == pytest.approx(4 * 2.0 * 64)
+
+
+def test_missing_clock_leaves_peak_unknown_with_reasons():
+    info = dict(INTEL, hz_advertised=[0, 0])
+    cpu = probe_cpu(psutil_module=_psutil(freq=None), cpuinfo_info=info)
+    assert cpu.fp32_peak_gflops is None
+    assert {"frequency_mhz", "frequency_max_mhz", "fp32_peak_gflops"} <= set(cpu.unavailable)
+
+
+def test_max_clock_falls_back_to_advertised():
+    cpu = probe_cpu(psutil_module=_psutil(freq=(2245.0, 0.0)), cpuinfo_info=INTEL)
+    assert cpu.clock_sm_max_mhz == 3600
+    assert any("advertised" in n for n in cpu.notes)
+
+
+def test_arm_without_reported_flags_still_has_neon():
+    info = {"brand_raw": "Apple M2", "arch_string_raw": "arm64", "flags": []}
+    cpu = probe_cpu(psutil_module=_psutil(physical=8, logical=8, freq=(3500.0, 3500.0)), cpuinfo_info=info)
+    assert cpu.cpu.isa_flags == ["neon"] and "isa_flags" not in cpu.unavailable
+
+
+def test_speed_flags_order_and_case():
+    assert speed_flags({"AVX2", "sse4_2", "asimd", "xyz"}) == ["sse4_2", "avx2", "asimd"]
