@@ -179,6 +179,8 @@ def limits_for_device(device: Device) -> ArchLimits:
         if value is None:
             continue
         value = tuple(int(v) for v in value) if isinstance(value, (tuple, list)) else int(value)
+        if (min(value) if isinstance(value, tuple) else value) <= 0:
+            continue  # an attribute the driver answers with 0 is one it does not know
         if value != getattr(base, dst):
             changes[dst] = value
         sources[dst] = f"reported for {device.name} ({origin})"
@@ -187,6 +189,10 @@ def limits_for_device(device: Device) -> ArchLimits:
         warp = changes.get("warp_size", base.warp_size)
         changes["max_warps_per_sm"] = threads // warp
         sources["max_warps_per_sm"] = f"max_threads_per_sm / warp_size as reported for {device.name}"
+    optin = changes.get("max_smem_per_block_optin_bytes", base.max_smem_per_block_optin_bytes)
+    default = changes.get("max_smem_per_block_bytes", base.max_smem_per_block_bytes)
+    if optin < default:  # no opt-in on this GPU: the default is the ceiling
+        changes["max_smem_per_block_optin_bytes"] = default
     if "smem_per_sm_bytes" in changes:
         size = changes["smem_per_sm_bytes"]
         carveouts = tuple(c for c in base.smem_carveouts_bytes if c <= size)

@@ -86,3 +86,15 @@ def test_driver_reported_values_win():
 def test_cpu_has_no_launch_limits():
     with pytest.raises(UserError, match="no CUDA compute capability"):
         limits_for_device(Device(kind="cpu", name="Some CPU"))
+
+
+def test_zero_or_missing_driver_answers_do_not_override():
+    dev = Device(
+        kind="cuda",
+        name="Old GPU",
+        compute_capability=(5, 2),
+        sm_count=16,
+        limits=CudaLimits(shared_mem_per_block_optin_bytes=0, max_blocks_per_sm=0, regs_per_sm=65536),
+    )
+    lim = limits_for_device(dev)
+    assert lim.max_smem_per_block_optin_bytes == 49152 and lim.max_blocks_per_sm == 32
