@@ -116,7 +116,8 @@ def format_occupancy(occ: Occupancy, limits: ArchLimits, name: str, device: Devi
     for label, value, why in rows:
         lines.append(f"  {label:<14}{_limit_text(value):>9}   ({why})")
     lines.append(
-        f"active per SM: {occ.active_blocks_per_sm} blocks = {occ.active_warps_per_sm} of {occ.max_warps_per_sm} "
+        f"active per SM: {occ.active_blocks_per_sm} block{'' if occ.active_blocks_per_sm == 1 else 's'} = "
+        f"{occ.active_warps_per_sm} of {occ.max_warps_per_sm} "
         f"warps -> occupancy {occ.occupancy_pct:.1f}%"
     )
     lines.append(f"limited by: {occ.limiter}")

@@ -11,7 +11,13 @@ API notes for callers (additions to /tmp/api-launch.md; nothing in it was rename
   "compute capability X.Y (Arch)". ``notes(config, limits)`` lists allowed-but-notable things
   (shared memory that needs the opt-in). ``check()`` raises instead of returning the list.
 - ``LaunchPlan`` adds ``uncovered_elements`` (n past the last thread: the launch is too small),
-  ``notes`` and ``block_busy_threads(block_linear)``.
+  ``notes``, ``warp_size``, ``block_busy_threads(block_linear)``, ``blocks_on_sm_in_wave(sm, wave)``,
+  ``thread_index(thread_linear)`` / ``thread_linear(thread_idx)`` and ``thread_at_global(i)``;
+  out-of-range block or thread numbers raise ``LaunchValidationError``. ``schedule.blocks_for(n, tpb)``
+  is ceil(n / tpb).
+- Occupancy assumes what the CUDA runtime assumes for an ordinary kernel: partitioned global
+  caching off, the kernel opted in to the shared memory it asks for, barriers never the limit.
+  ``tests/launch/test_occupancy_vs_nvidia.py`` checks the port against cuda_occupancy.h itself.
 """
 
 from explorer.launch.config import (
