@@ -98,6 +98,8 @@ class Occupancy:
                 )
             else:
                 parts.append(self._advice(r))
+        if len(self.limiters) > 1 and self.occupancy < 1.0:
+            parts.append("These limits tie, so easing only one of them gains nothing.")
         return " ".join(p for p in parts if p)
 
     def _advice(self, resource: str) -> str:
