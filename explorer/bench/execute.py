@@ -157,6 +157,17 @@ def _release_memory() -> None:
             pass
 
 
+def _gpu_name(device: str) -> str | None:
+    torch = sys.modules.get("torch")
+    idx = cuda_index(device)
+    if idx is None or torch is None:
+        return None
+    try:
+        return str(torch.cuda.get_device_name(idx))
+    except Exception:
+        return None
+
+
 def _throughput(w: Workload, spec: PointSpec, out: Outcome) -> tuple[float | None, str]:
     unit = out.unit or w.unit
     t = out.timing.median_s
@@ -192,6 +203,9 @@ def run_point(spec: PointSpec) -> tuple[BenchPoint, bool]:
     t = out.timing
     extra = dict(out.extra)
     extra.setdefault("timing_method", t.method)
+    name = _gpu_name(spec.device)
+    if name:
+        extra.setdefault("device_name", name)
     if t.steps_per_sample > 1:
         extra.setdefault("steps_per_sample", float(t.steps_per_sample))
     point = BenchPoint(

@@ -34,7 +34,7 @@ def _peak(spec: PointSpec) -> float | None:
     return peaks.fp32_peak_gflops(spec.device)
 
 
-def _square_operands(n: int, dev, count: int = 3):
+def _square_operands(n: int, dev):
     import torch
 
     gen = torch.Generator(device="cpu").manual_seed(n)
@@ -51,7 +51,9 @@ def _matmul(w: Workload, spec: PointSpec) -> Outcome:
     a, b, c = _square_operands(spec.size, dev)
     timing = time_torch(spec, lambda: torch.mm(a, b, out=c), dev)
     threads = torch.get_num_threads() if dev.type == "cpu" else None
-    return Outcome(timing, peak=_peak(spec), threads=threads)
+    # "highest" = true FP32; "high"/"medium" would let GPUs use TF32/bf16 and beat the FP32 peak.
+    extra = {"float32_matmul_precision": torch.get_float32_matmul_precision()}
+    return Outcome(timing, peak=_peak(spec), threads=threads, extra=extra)
 
 
 def _timing_lesson(w: Workload, spec: PointSpec) -> Outcome:

@@ -114,3 +114,19 @@ def test_a_missing_gpu_is_an_error_row_not_a_crash():
     p, fatal = run_point(PointSpec(0, "matmul", f"cuda:{missing}", f"cuda:{missing}", "", 32, repeats=1))
     assert p.error == f"cuda:{missing} is not present; {missing} CUDA device(s) found"
     assert not fatal
+
+
+def test_errors_are_classified_for_the_user():
+    import torch
+
+    from explorer.bench.execute import PointError, classify
+
+    assert classify(PointError("needs two GPUs; 1 found")) == ("needs two GPUs; 1 found", False)
+    msg, fatal = classify(MemoryError("cannot allocate 4 GiB"))
+    assert msg.startswith("out of memory") and not fatal
+    msg, fatal = classify(torch.cuda.OutOfMemoryError("CUDA out of memory. Tried to allocate 2.00 GiB"))
+    assert msg.startswith("out of memory") and not fatal
+    msg, fatal = classify(RuntimeError("CUDA error: an illegal memory access was encountered\nmore"))
+    assert msg.startswith("device fault") and fatal and "\n" not in msg
+    msg, fatal = classify(ValueError("bad shape"))
+    assert msg == "ValueError: bad shape" and not fatal
