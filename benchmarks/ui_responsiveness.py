@@ -27,6 +27,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seconds", type=float, default=20.0, help="how long to measure (default 20)")
     parser.add_argument("--sizes", default="256, 512, 1024, 2048", help="matmul sizes to run")
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
+    parser.add_argument("--verbose", action="store_true", help="list each stall over 20 ms with what the panel was doing")
     args = parser.parse_args(argv)
     # keep the run's "last results" out of the user's folder
     os.environ.setdefault("DEVICE_EXPLORER_HOME", tempfile.mkdtemp(prefix="de-ui-resp-"))
@@ -54,19 +55,34 @@ def main(argv: list[str] | None = None) -> int:
 
     lateness_ms: list[float] = []
     clock = QElapsedTimer()
-    state = {"last_ns": 0, "runs": 0}
+    state = {"last_ns": 0, "runs": 0, "points": 0, "errors": 0}
+    events: list[tuple[float, str]] = []  # (seconds since start, what happened) for --verbose
+    stalls: list[tuple[float, float]] = []
+
+    def note(what: str) -> None:
+        events.append((clock.nsecsElapsed() / 1e9, what))
 
     def tick() -> None:
         now = clock.nsecsElapsed()
         if state["last_ns"]:
-            lateness_ms.append(max(0.0, (now - state["last_ns"]) / 1e6 - TICK_MS))
+            late = max(0.0, (now - state["last_ns"]) / 1e6 - TICK_MS)
+            lateness_ms.append(late)
+            if late > 20:
+                stalls.append((now / 1e9, late))
         state["last_ns"] = now
+
+    def on_point(point) -> None:
+        state["points"] += 1
+        state["errors"] += point.error is not None
+        note(f"point {point.size_label} {'ERROR ' + point.error if point.error else ''}".strip())
 
     def restart_if_idle() -> None:
         # keep the CPU busy for the whole window: start again when a run finishes
         if not panel.running:
             state["runs"] += 1
+            note("run started")
             panel.start()
+            panel._stream.point.connect(on_point)
 
     timer = QTimer()
     timer.setTimerType(Qt.TimerType.PreciseTimer)
@@ -84,8 +100,12 @@ def main(argv: list[str] | None = None) -> int:
     app.exec()
     timer.stop()
     keeper.stop()
-    points = len(panel.points)
+    points = state["points"]
     panel.shutdown()
+    if args.verbose:
+        for t, late in stalls:
+            before = [what for when, what in events if when <= t][-1:] or ["(nothing yet)"]
+            print(f"  stall {late:6.1f} ms at {t:6.2f} s; last event: {before[0]}")
 
     lateness_ms.sort()
     p99 = statistics.quantiles(lateness_ms, n=100)[98] if len(lateness_ms) >= 100 else max(lateness_ms)
@@ -96,6 +116,7 @@ def main(argv: list[str] | None = None) -> int:
         "p99_stall_ms": round(p99, 1),
         "median_stall_ms": round(statistics.median(lateness_ms), 2),
         "points_measured": points,
+        "error_points": state["errors"],
         "runs_started": state["runs"],
         "target_ms": TARGET_MS,
         "cpu_cores": os.cpu_count(),

@@ -11,7 +11,7 @@ import logging
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtWidgets import (
     QFileDialog,
     QHBoxLayout,
@@ -48,6 +48,7 @@ class BenchPanel(QWidget):
         self._context = context
         self._stream: RunStream | None = None
         self._total = 0
+        self._plot_pending = False
 
         self.controls = BenchControls(context)
         self.plot = BenchPlot()
@@ -205,7 +206,15 @@ class BenchPanel(QWidget):
 
     # --- stream handlers (UI thread) ----------------------------------------------------
     def _on_point(self, point: Any) -> None:
+        # The table row now, the plot on the next turn of the event loop: two short steps
+        # instead of one long one, and points arriving together are drawn once.
         self.table.results.append(point)
+        if not self._plot_pending:
+            self._plot_pending = True
+            QTimer.singleShot(0, self._refresh_plot)
+
+    def _refresh_plot(self) -> None:
+        self._plot_pending = False
         self.plot.set_points(self.points)
 
     def _on_progress(self, progress: Any) -> None:

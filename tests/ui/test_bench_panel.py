@@ -50,9 +50,10 @@ def test_cpu_run_streams_points_into_table_and_plot_then_exports(panel, qtbot, t
     assert panel.start()
     assert not panel.controls.start_button.isEnabled() and panel.controls.stop_button.isEnabled()
     # the first point is drawn while the run is still going
-    qtbot.waitUntil(lambda: len(panel.points) >= 1, timeout=RUN_TIMEOUT_MS)
-    assert "cpu" in panel.plot.curve_names()
+    qtbot.waitUntil(lambda: "cpu" in panel.plot.curve_names(), timeout=RUN_TIMEOUT_MS)
+    assert panel.running and len(panel.points) < 3
     qtbot.waitUntil(lambda: not panel.running, timeout=RUN_TIMEOUT_MS)
+    qtbot.waitUntil(lambda: len(panel.plot.series[0].sizes) == 3, timeout=2_000)
 
     points = panel.points
     assert [p.size for p in points] == [32, 64, 128]
@@ -123,9 +124,11 @@ def test_crashing_workload_gives_an_error_row_and_the_panel_lives_on(panel, qtbo
     assert by_size[2].error and by_size[1].error is None and by_size[3].error is None
     model = panel.table.model()
     row = panel.points.index(by_size[2])
-    assert model.index(row, COLUMNS.index("error")).data() == by_size[2].error
+    assert model.index(row, COLUMNS.index("error")).data() == " ".join(by_size[2].error.split())
+    assert "crash" in by_size[2].error
     assert model.index(row, 0).data(Qt.ItemDataRole.ForegroundRole).color().red() > 150
     # plotted: the two good sizes only
+    qtbot.waitUntil(lambda: bool(panel.plot.series), timeout=2_000)
     assert [s.sizes for s in panel.plot.series] == [[1, 3]]
     assert not panel.message_label.isVisible()
     assert panel.controls.start_button.isEnabled()

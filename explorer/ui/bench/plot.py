@@ -70,6 +70,9 @@ def _plot_widget() -> pg.PlotWidget:
 
 
 class BenchPlot(QWidget):
+    """Updated in place as points arrive: each new point costs a ``setData``, not a rebuild,
+    so the UI thread stays free while a benchmark loads every core."""
+
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         pg.setConfigOptions(antialias=True)
@@ -77,6 +80,12 @@ class BenchPlot(QWidget):
         self._series: list[Series] = []
         self._size_name = "size"
         self._workload_title = ""
+        self._items: dict[str, pg.PlotDataItem] = {}
+        self._peak_lines: dict[str, pg.InfiniteLine] = {}
+        self._speedup_items: dict[str, pg.PlotDataItem] = {}
+        self._colours: dict[str, str] = {}
+        self._tick_labels: dict[int, str] = {}
+        self._labels_key: tuple = ()
 
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
@@ -96,62 +105,81 @@ class BenchPlot(QWidget):
         toggle_row.addWidget(self.hint_label)
         layout.addLayout(toggle_row)
 
+        theme = current_theme()
         self.main = _plot_widget()
         self.speedup = _plot_widget()
-        fg = current_theme().plot_foreground
-        self.legend = self.main.addLegend(offset=(10, 10), labelTextSize="11pt", labelTextColor=fg)
-        self.legend.setBrush(pg.mkBrush(current_theme().plot_background))
-        self.legend.setPen(pg.mkPen(current_theme().border))
-        self.speedup_legend = self.speedup.addLegend(offset=(10, 10), labelTextSize="10pt", labelTextColor=fg)
-        self.speedup.setLabel("left", "GPU speedup (×)", color=fg, size="11pt")
+        self.legend = self.main.addLegend(offset=(10, 10), labelTextSize="11pt", labelTextColor=theme.plot_foreground)
+        self.legend.setBrush(pg.mkBrush(theme.plot_background))
+        self.legend.setPen(pg.mkPen(theme.border))
+        self.speedup.addLegend(offset=(10, 10), labelTextSize="10pt", labelTextColor=theme.plot_foreground)
+        self.speedup.setLabel("left", "GPU speedup (×)", color=theme.plot_foreground, size="11pt")
         self.speedup.setMaximumHeight(220)
         self.speedup.setXLink(self.main)
+        self._even_line = pg.InfiniteLine(
+            pos=0.0, angle=0, pen=pg.mkPen(theme.muted, width=1.5, style=Qt.PenStyle.DashLine),
+            label="break-even: GPU as fast as CPU",
+            labelOpts={"position": 0.98, "color": theme.muted, "anchors": [(1, 1), (1, 1)]},
+        )
+        self.speedup.addItem(self._even_line)
         layout.addWidget(self.main, 3)
         layout.addWidget(self.speedup, 1)
         self.speedup.hide()
 
         self.throughput_radio.toggled.connect(lambda on: self.set_mode("throughput" if on else "time"))
-        self._redraw()
+        self._update_labels()
 
+    # --- public -------------------------------------------------------------------------
     def set_titles(self, workload_title: str, size_name: str) -> None:
         """The workload's title heads the plot (and so every exported PNG); the size name labels x."""
         self._workload_title = workload_title
         self._size_name = size_name or "size"
-        self._redraw()
+        self._update_labels()
 
     def set_mode(self, mode: str) -> None:
         if mode not in ("time", "throughput"):
             raise ValueError(f"plot mode must be 'time' or 'throughput', not {mode!r}")
+        if mode == self.mode:
+            return
         self.mode = mode
         (self.throughput_radio if mode == "throughput" else self.time_radio).setChecked(True)
-        self._redraw()
+        self._update_labels()
+        self._update_data()
 
     def set_points(self, points: list[Any]) -> None:
         self._series = build_series(points)
-        self._redraw()
+        self._update_labels()
+        self._update_data()
 
     @property
     def series(self) -> list[Series]:
         return list(self._series)
 
     def curve_names(self) -> list[str]:
-        """Names of the lines now drawn (for tests and the legend): variants, peaks, speedups."""
-        names = [item.name() for item in self.main.listDataItems() if item.name()]
-        names += [item.name() for item in self.speedup.listDataItems() if item.name()]
+        """Names of the lines now drawn, variants then speedups (what the legends list)."""
+        names = [i.name() for i in self.main.listDataItems() if i.name() and i.isVisible()]
+        names += [i.name() for i in self.speedup.listDataItems() if i.name() and i.isVisible()]
         return names
 
     def peak_lines(self) -> list[pg.InfiniteLine]:
-        return [i for i in self.main.getPlotItem().items if isinstance(i, pg.InfiniteLine)]
+        return [line for line in self._peak_lines.values() if line.isVisible()]
 
-    def _redraw(self) -> None:
-        self.main.clear()
-        self.speedup.clear()
+    # --- drawing ------------------------------------------------------------------------
+    def _update_labels(self) -> None:
         unit = next((s.unit for s in self._series if s.unit), "")
-        fg, muted = current_theme().plot_foreground, current_theme().muted
+        key = (self.mode, unit, self._size_name, self._workload_title, bool(self._series))
+        if key == self._labels_key:
+            return
+        self._labels_key = key
+        theme = current_theme()
+        fg, muted = theme.plot_foreground, theme.muted
         if self.mode == "throughput":
             self.main.setLabel("left", f"throughput ({unit})" if unit else "throughput", color=fg, size="12pt")
+            self.legend.anchor((1, 1), (1, 1), offset=(-10, -10))  # throughput rises to the right
         else:
             self.main.setLabel("left", "median time (s)", color=fg, size="12pt")
+            self.legend.anchor((0, 0), (0, 0), offset=(10, 10))  # times rise to the right
+        self.main.getAxis("left").si_suffix = "s" if self.mode == "time" else None
+        self.main.getAxis("left").picture = None  # re-label the existing ticks
         self.main.setLabel("bottom", self._size_name, color=fg, size="12pt")
         self.speedup.setLabel("bottom", self._size_name, color=fg, size="11pt")
         if not self._series:
@@ -159,87 +187,97 @@ class BenchPlot(QWidget):
         else:
             self.main.setTitle(self._workload_title or None, color=fg, size="13pt")
 
-        self.main.getAxis("left").si_suffix = "s" if self.mode == "time" else None
-        # throughput rises to the right, so its empty corner is bottom right; times, top left
-        if self.mode == "throughput":
-            self.legend.anchor((1, 1), (1, 1), offset=(-10, -10))
-        else:
-            self.legend.anchor((0, 0), (0, 0), offset=(10, 10))
-        self._set_size_ticks()
-        cpu_i = gpu_i = 0
-        peaks: list[float] = []
-        colours: dict[str, str] = {}
+    def _update_data(self) -> None:
+        variants = {s.variant for s in self._series}
+        for gone in [v for v in self._items if v not in variants]:
+            self.main.removeItem(self._items.pop(gone))
+            if gone in self._peak_lines:
+                self.main.removeItem(self._peak_lines.pop(gone))
         for index, s in enumerate(self._series):
-            if s.device == "cpu":
-                colour = _CPU_COLOURS[cpu_i % len(_CPU_COLOURS)]
-                cpu_i += 1
-            else:
-                colour = _GPU_COLOURS[gpu_i % len(_GPU_COLOURS)]
-                gpu_i += 1
-            colours[s.variant] = colour
+            item = self._items.get(s.variant) or self._new_curve(s, index)
             if self.mode == "throughput":
                 pairs = [(n, v) for n, v in zip(s.sizes, s.throughput, strict=True) if v is not None and v > 0]
             else:
                 pairs = [(n, v) for n, v in zip(s.sizes, s.median_s, strict=True) if v > 0]
-            if not pairs:
-                continue
-            xs, ys = zip(*pairs, strict=True)
-            self.main.plot(
-                list(xs), list(ys), name=s.variant,
-                pen=pg.mkPen(colour, width=3),
-                symbol=_SYMBOLS[index % len(_SYMBOLS)], symbolSize=10,
-                symbolBrush=colour, symbolPen=pg.mkPen("w", width=1),
-            )
-            if self.mode == "throughput" and s.peak is not None and s.peak > 0:
-                self._add_peak(s, colour)
-                peaks.append(s.peak)
+            item.setData([n for n, _ in pairs], [v for _, v in pairs])
+            line = self._peak_lines.get(s.variant)
+            if line is None and s.peak is not None and s.peak > 0:
+                line = self._new_peak(s)
+            if line is not None:
+                line.setVisible(self.mode == "throughput")
+        self._update_ticks()
+        self._fit_y()
+        self._update_speedup()
 
-        self._fit_y(peaks)
-        curves = speedup_series(self._series)
-        for variant, sizes, ratios in curves:
-            colour = colours.get(variant, _GPU_COLOURS[0])
-            self.speedup.plot(
-                sizes, ratios, name=f"{variant} vs cpu",
-                pen=pg.mkPen(colour, width=3), symbol="o", symbolSize=8, symbolBrush=colour,
-            )
-        if curves:
-            even = pg.InfiniteLine(
-                pos=0.0, angle=0, pen=pg.mkPen(muted, width=1.5, style=Qt.PenStyle.DashLine),
-                label="break-even: GPU as fast as CPU", labelOpts={"position": 0.98, "color": muted, "anchors": [(1, 1), (1, 1)]},
-            )
-            self.speedup.addItem(even)
+    def _new_curve(self, s: Series, index: int) -> pg.PlotDataItem:
+        cpu_count = sum(1 for v, c in self._colours.items() if c in _CPU_COLOURS)
+        gpu_count = len(self._colours) - cpu_count
+        if s.device == "cpu":
+            colour = _CPU_COLOURS[cpu_count % len(_CPU_COLOURS)]
+        else:
+            colour = _GPU_COLOURS[gpu_count % len(_GPU_COLOURS)]
+        self._colours[s.variant] = colour
+        item = self.main.plot(
+            [], [], name=s.variant, pen=pg.mkPen(colour, width=3),
+            symbol=_SYMBOLS[index % len(_SYMBOLS)], symbolSize=10,
+            symbolBrush=colour, symbolPen=pg.mkPen(current_theme().plot_background, width=1),
+        )
+        self._items[s.variant] = item
+        return item
+
+    def _new_peak(self, s: Series) -> pg.InfiniteLine:
+        """The device's peak, dashed in the series' colour. Log-mode view coordinates are log10."""
+        colour = self._colours.get(s.variant, _GPU_COLOURS[0])
+        line = pg.InfiniteLine(
+            pos=math.log10(s.peak), angle=0,
+            pen=pg.mkPen(colour, width=2, style=Qt.PenStyle.DashLine),
+            label=f"{s.variant} peak {number_text(s.peak, s.unit)}",
+            labelOpts={"position": 0.98, "color": colour, "anchors": [(1, 1), (1, 1)],
+                       "fill": current_theme().plot_background},
+        )
+        line.setZValue(-5)
+        self.main.addItem(line)
+        self._peak_lines[s.variant] = line
+        return line
+
+    def _update_speedup(self) -> None:
+        curves = {variant: (sizes, ratios) for variant, sizes, ratios in speedup_series(self._series)}
+        for gone in [v for v in self._speedup_items if v not in curves]:
+            self.speedup.removeItem(self._speedup_items.pop(gone))
+        for variant, (sizes, ratios) in curves.items():
+            item = self._speedup_items.get(variant)
+            if item is None:
+                colour = self._colours.get(variant, _GPU_COLOURS[0])
+                item = self.speedup.plot([], [], name=f"{variant} vs cpu", pen=pg.mkPen(colour, width=3),
+                                         symbol="o", symbolSize=8, symbolBrush=colour)
+                self._speedup_items[variant] = item
+            item.setData(sizes, ratios)
         self.speedup.setVisible(bool(curves))
 
-    def _fit_y(self, peaks: list[float]) -> None:
-        """Autorange ignores infinite lines; widen the view so every peak line and its label show."""
-        self.main.enableAutoRange()
+    def _fit_y(self) -> None:
+        """Autorange ignores infinite lines; widen the view so the peak lines and labels show."""
+        peaks = [line.value() for line in self._peak_lines.values() if line.isVisible()]
         if not peaks:
+            self.main.enableAutoRange(axis="y")
             return
-        self.main.getPlotItem().vb.updateAutoRange()
-        (_, _), (y_low, y_high) = self.main.getPlotItem().vb.childrenBounds()
-        if y_low is None:
-            return
-        top = max(y_high, math.log10(max(peaks))) + 0.25
-        bottom = min(y_low, math.log10(min(peaks))) - 0.1
-        self.main.setYRange(bottom, top, padding=0)
+        values = []
+        for item in self._items.values():
+            _, ys = item.getData()  # already log10 in log mode
+            if ys is not None:
+                values.extend(float(y) for y in ys)
+        low = min(values + peaks)
+        high = max(values + peaks)
+        self.main.setYRange(low - 0.1, high + 0.25, padding=0)
 
-    def _set_size_ticks(self) -> None:
+    def _update_ticks(self) -> None:
         """Tick the sizes actually measured (64, 128, ...), labelled as the engine labels them."""
         labels = {n: text for s in self._series for n, text in zip(s.sizes, s.size_labels, strict=True)}
+        if labels == self._tick_labels:
+            return
+        self._tick_labels = labels
         for plot in (self.main, self.speedup):
             axis = plot.getAxis("bottom")
             if 0 < len(labels) <= 14:
                 axis.setTicks([[(math.log10(n), labels[n]) for n in sorted(labels)], []])
             else:
                 axis.setTicks(None)
-
-    def _add_peak(self, s: Series, colour: str) -> None:
-        # In log mode pyqtgraph's view coordinates are log10 of the data.
-        line = pg.InfiniteLine(
-            pos=math.log10(s.peak), angle=0,
-            pen=pg.mkPen(colour, width=2, style=Qt.PenStyle.DashLine),
-            label=f"{s.variant} peak {number_text(s.peak, s.unit)}",
-            labelOpts={"position": 0.98, "color": colour, "anchors": [(1, 1), (1, 1)], "fill": current_theme().plot_background},
-        )
-        line.setZValue(-5)
-        self.main.addItem(line)

@@ -87,7 +87,7 @@ class ResultsModel(QAbstractTableModel):
         if column == "threads":
             return "" if p.threads is None else str(p.threads)
         if column == "error":
-            return p.error or ""
+            return " ".join((p.error or "").split())  # one line, whatever the library said
         return ""
 
 
