@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import multiprocessing
 import sys
 from collections.abc import Sequence
@@ -102,6 +103,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         return exc.exit_code
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:
+        # `device-explorer devices | head`: the reader left; say nothing more.
+        try:
+            sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - keep interpreter shutdown quiet
+        except OSError:
+            pass
+        return 0
 
 
 if __name__ == "__main__":
