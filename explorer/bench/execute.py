@@ -8,7 +8,6 @@ released and the run goes on.
 
 from __future__ import annotations
 
-import importlib
 import platform
 import sys
 from collections.abc import Callable
@@ -36,6 +35,7 @@ class PointSpec:
     repeats: int | None = None
     budget_s: float = 2.0
     cpu_threads: int | None = None
+    partner: str | None = None  # the second GPU of a two-GPU workload; None -> the next one
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -183,13 +183,29 @@ def _throughput(w: Workload, spec: PointSpec, out: Outcome) -> tuple[float | Non
     return items / t, unit
 
 
+def _impl_module(impl: str):
+    """The module that runs a workload. Spelled out (not importlib) so PyInstaller sees every one."""
+    if impl == "wl_torch":
+        from explorer.bench import wl_torch as module
+    elif impl == "wl_numba":
+        from explorer.bench import wl_numba as module
+    elif impl == "wl_copies":
+        from explorer.bench import wl_copies as module
+    elif impl == "wl_cnn":
+        from explorer.bench import wl_cnn as module
+    elif impl == "wl_selftest":
+        from explorer.bench import wl_selftest as module
+    else:
+        raise PointError(f"no implementation '{impl}' for this workload")
+    return module
+
+
 def run_point(spec: PointSpec) -> tuple[BenchPoint, bool]:
     """Measure one point; never raises. Returns the point and whether the worker must be replaced."""
     w = get_workload(spec.workload)
     label = w.size_label(spec.size)
     try:
-        module = importlib.import_module(f"explorer.bench.{w.impl}")
-        out: Outcome = module.run(w, spec)
+        out: Outcome = _impl_module(w.impl).run(w, spec)
     except BaseException as exc:  # noqa: B036 - a point must never take the worker down with a traceback
         if isinstance(exc, (KeyboardInterrupt, SystemExit)):
             raise

@@ -70,7 +70,15 @@ def plan_points(plan: BenchPlan) -> list[dict]:
     w = get_workload(plan.workload)
     if not plan.devices:
         raise UserError("no device chosen; choose 'cpu' or 'cuda:N'")
-    devices = [parse_device(d) for d in plan.devices]
+    devices = list(dict.fromkeys(parse_device(d) for d in plan.devices))
+    partner: dict[str, str | None] = {d: None for d in devices}
+    if w.needs_gpu_count >= 2:
+        # A multi-GPU workload runs once, on the first GPU chosen, with the second as its partner
+        # (the partner defaults to the next GPU when only one is named, as on the CLI).
+        gpus = [d for d in devices if d != "cpu"]
+        if gpus:
+            partner[gpus[0]] = gpus[1] if len(gpus) > 1 else None
+            devices = [d for d in devices if d == "cpu" or d == gpus[0]]
     if plan.sizes is not None:
         for s in plan.sizes:
             if not isinstance(s, int) or isinstance(s, bool) or s <= 0:
@@ -88,7 +96,8 @@ def plan_points(plan: BenchPlan) -> list[dict]:
     rows.sort(key=lambda r: (r[0], r[1], r[2]))
     return [
         dict(index=i, workload=w.name, device=dev, variant=variant, suffix=suffix, size=size,
-             repeats=plan.repeats, budget_s=plan.time_budget_s, cpu_threads=plan.cpu_threads)
+             repeats=plan.repeats, budget_s=plan.time_budget_s, cpu_threads=plan.cpu_threads,
+             partner=partner.get(dev))
         for i, (size, _, _, dev, variant, suffix) in enumerate(rows)
     ]
 

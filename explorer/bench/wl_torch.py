@@ -121,7 +121,9 @@ def _two_gpus(w: Workload, spec: PointSpec) -> Outcome:
     if count < 2:
         raise PointError(f"needs two GPUs; {count} found")
     dev0 = torch_device(spec)
-    dev1 = torch.device(f"cuda:{(dev0.index + 1) % count}")
+    dev1 = torch.device(spec.partner or f"cuda:{(dev0.index + 1) % count}")
+    if dev1.index is None or dev1.index >= count or dev1.index == dev0.index:
+        raise PointError(f"needs two different GPUs; got {dev0} and {dev1} with {count} present")
     n = spec.size
 
     def sync_both() -> None:

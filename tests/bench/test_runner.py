@@ -100,3 +100,9 @@ def test_cancel_ends_the_run_quickly_and_kills_the_worker():
     assert time.monotonic() - t0 < 2.0
     assert [e.size for e in seen if isinstance(e, BenchPoint)] == [1]  # no row for the cancelled point
     assert procs and not procs[0].is_alive()
+
+
+def test_two_gpu_workload_runs_once_on_the_first_gpu_with_the_second_as_partner():
+    specs = plan_points(BenchPlan("two_gpus", ["cpu", "cuda:1", "cuda:0"], sizes=[64]))
+    assert [(s["device"], s["partner"]) for s in specs] == [("cpu", None)] + [("cuda:1", "cuda:0")] * 3
+    assert plan_points(BenchPlan("two_gpus", ["cuda:0"], sizes=[64]))[0]["partner"] is None
