@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import os
 import multiprocessing
+import os
 import sys
 from collections.abc import Sequence
 
