@@ -79,7 +79,9 @@ class RealRunResult:
 
         i = np.arange(self.n, dtype=np.int64)
         written = self.writes_per_element > 0
-        wrong = (self.block_of_element != i // threads_per_block) | (self.thread_of_element != i % threads_per_block)
+        wrong = (self.block_of_element != i // threads_per_block) | (
+            self.thread_of_element != i % threads_per_block
+        )
         return int((wrong & written).sum())
 
     def summary(self) -> str:

@@ -50,7 +50,16 @@ class Frame:
         """The "wave k of n" text a class reads off the screen."""
         if self.phase == "finished":
             return f"finished: all {self.waves:,} waves done"
-        return f"wave {self.wave + 1:,} of {self.waves:,} ({self.phase})"
+        return f"wave {self.wave + 1:,} of {self.waves:,}"
+
+    @property
+    def phase_words(self) -> str:
+        return {
+            "dispatch": f"blocks landing on SMs: {self.dispatched:,} of {self.blocks_in_wave:,}",
+            "run": f"{self.running:,} blocks running",
+            "retire": f"{self.running:,} blocks finishing",
+            "finished": "every block has run",
+        }[self.phase]
 
 
 class Animation:

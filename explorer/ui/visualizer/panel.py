@@ -31,6 +31,7 @@ from explorer.ui.visualizer.inspector import Inspector
 from explorer.ui.visualizer.occupancy_view import OccupancyView
 from explorer.ui.visualizer.presets import PRESETS
 from explorer.ui.visualizer.realrun_view import RealRunView
+from explorer.ui.visualizer.refguard import top_up_none
 from explorer.ui.visualizer.scene import Hit, SmGrid
 from explorer.ui.visualizer.wavebar import Legend, WaveBar
 
@@ -90,7 +91,7 @@ class VisualizerPanel(QWidget):
         ll.addWidget(self.controls)
         ll.addWidget(playback)
         ll.addWidget(self.inspector, 1)
-        left.setFixedWidth(330)
+        left.setFixedWidth(300)
 
         # centre: summary, wave bar, SMs, legend
         self.summary_label = QLabel("")
@@ -105,9 +106,10 @@ class VisualizerPanel(QWidget):
         self.scroll.setFrameShape(QScrollArea.Shape.NoFrame)
         self.grid.installEventFilter(self)
         self.legend = Legend()
-        note = QLabel(SCHEDULER_NOTE)
-        note.setWordWrap(True)
-        note.setStyleSheet("color: #4b5563; font-size: 11px;")
+        note = QLabel("Which SM gets which block follows a simple round-robin model (hover for why).")
+        note.setToolTip(SCHEDULER_NOTE)
+        note.setStyleSheet("color: #4b5563; font-size: 12px;")
+        self.wave_bar.setToolTip(SCHEDULER_NOTE)
         centre = QWidget()
         cl = QVBoxLayout(centre)
         cl.setContentsMargins(0, 0, 0, 0)
@@ -123,7 +125,7 @@ class VisualizerPanel(QWidget):
         self.tabs = QTabWidget()
         self.tabs.addTab(self.occupancy_view, "Occupancy")
         self.tabs.addTab(self.realrun_view, "Run it for real")
-        self.tabs.setFixedWidth(360)
+        self.tabs.setFixedWidth(330)
 
         lay = QHBoxLayout(self)
         lay.setContentsMargins(6, 6, 6, 6)
@@ -172,6 +174,7 @@ class VisualizerPanel(QWidget):
             sc.activated.connect(slot)
             self._shortcuts.append(sc)
 
+        top_up_none()
         self._load_devices()
 
     def sizeHint(self) -> QSize:
@@ -191,6 +194,7 @@ class VisualizerPanel(QWidget):
 
     def recompute(self) -> None:
         """Plan the launch the controls describe; on a bad value show why and keep the last picture."""
+        top_up_none()
         device = self.controls.device()
         if device is None:
             self.controls.show_error("No GPU to show: device discovery found neither a GPU nor a catalog entry.")
@@ -249,6 +253,7 @@ class VisualizerPanel(QWidget):
         return ""
 
     def _refresh(self) -> None:
+        top_up_none()
         if self.anim is None:
             return
         self.wave_bar.set_frame(self.anim.frame(), self._tail_text())
@@ -331,7 +336,7 @@ class VisualizerPanel(QWidget):
     def _inspect(self, hit: Hit | None, pin: bool) -> None:
         if self.anim is None:
             return
-        if hit is None:
+        if hit is None or hit.sm < 0:
             if self._pinned is not None:
                 self._show_thread(*self._pinned, pinned=True)
             else:

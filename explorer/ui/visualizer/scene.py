@@ -98,6 +98,9 @@ class GridLayout:
         return Hit(sm)
 
 
+NOWHERE = Hit(-1)
+
+
 def compute_layout(width: int, height: int, sm_count: int, slots: int, warps: int, lanes: int) -> GridLayout:
     """Choose SM columns and slot columns that give each lane the most pixels."""
     best: GridLayout | None = None
@@ -137,7 +140,9 @@ def compute_layout(width: int, height: int, sm_count: int, slots: int, warps: in
 class SmGrid(QWidget):
     """Paints the SMs of the animation's plan and the blocks resident on them at this moment."""
 
-    hovered = Signal(object)  # Hit | None
+    # Hit(sm=-1) means "over nothing": PySide6 mis-counts references to None sent through
+    # Signal(object), so None never travels through a signal here.
+    hovered = Signal(object)  # Hit
     clicked = Signal(object)  # Hit
 
     def __init__(self, parent: QWidget | None = None) -> None:
@@ -203,10 +208,11 @@ class SmGrid(QWidget):
             p.setBrush(palette.SM_BACKGROUND)
             p.drawRoundedRect(cell, 4, 4)
             p.setPen(palette.TEXT)
+            text = f"SM {sm}" if p.fontMetrics().horizontalAdvance(f"SM {sm}") < lay.cell_w - 2 * lay.pad else str(sm)
             p.drawText(
                 QRectF(x0 + lay.pad, y0, lay.cell_w - 2 * lay.pad, lay.label_h),
                 Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter,
-                f"SM {sm}",
+                text,
             )
             p.setPen(Qt.PenStyle.NoPen)
             for slot in range(lay.slots):
@@ -236,7 +242,7 @@ class SmGrid(QWidget):
             p.fillRect(0, 0, bw, h, base)
             p.fillRect(bw, 0, w - bw, h, palette.IDLE_LANE)
         else:
-            gap = 1 if h / warps >= 4 else 0
+            gap = 1 if h / warps >= 3 else 0
             for warp in range(warps):
                 y0 = int(warp * h / warps)
                 y1 = int((warp + 1) * h / warps) - gap
@@ -325,7 +331,7 @@ class SmGrid(QWidget):
         hit = self.hit_at(event.position().x(), event.position().y())
         if hit != self._last_hover:
             self._last_hover = hit
-            self.hovered.emit(hit)
+            self.hovered.emit(hit if hit is not None else NOWHERE)
 
     def mousePressEvent(self, event: QMouseEvent) -> None:  # noqa: N802 - Qt's name
         hit = self.hit_at(event.position().x(), event.position().y())

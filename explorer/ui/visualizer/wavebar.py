@@ -49,56 +49,59 @@ class WaveBar(QWidget):
         # wave k of n
         p.setFont(big)
         p.setPen(palette.TEXT)
-        left_w = min(330, int(w * 0.34))
+        left_w = min(300, int(w * 0.36))
         p.drawText(QRectF(8, 2, left_w, 34), Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter, f.label)
         p.setFont(small)
         p.setPen(palette.MUTED_TEXT if not self.tail_text else palette.IDLE_LANE.darker(130))
         p.drawText(
-            QRectF(8, 36, left_w + 200, 24),
+            QRectF(8, 36, w - 16, 24),
             Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter,
-            self.tail_text or f"{f.running:,} running",
+            self.tail_text or f.phase_words,
         )
         # queue: squares then the count
         x = left_w + 16
         p.setFont(small)
         p.setPen(palette.TEXT)
         queue_text = f"queue: {f.queued:,} block{'s' if f.queued != 1 else ''}"
-        p.drawText(QRectF(x, 2, 240, 22), Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter, queue_text)
+        p.drawText(QRectF(x, 0, 240, 22), Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter, queue_text)
         sq = 14
-        shown = min(f.queued, MAX_QUEUE_SQUARES)
+        room = int((w - 200 - x - 70) // (sq + 3))
+        shown = max(0, min(f.queued, MAX_QUEUE_SQUARES, room))
         p.setPen(QPen(palette.QUEUED.darker(140), 1))
         p.setBrush(palette.QUEUED)
         for i in range(shown):
-            p.drawRect(QRectF(x + i * (sq + 3), 28, sq, sq))
+            p.drawRect(QRectF(x + i * (sq + 3), 24, sq, sq))
         if f.queued > shown:
             p.setPen(palette.TEXT)
             p.drawText(
-                QRectF(x + shown * (sq + 3) + 4, 24, 120, 22),
+                QRectF(x + shown * (sq + 3) + 4, 20, 120, 22),
                 Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter,
                 f"+ {f.queued - shown:,} more",
             )
         # done
         p.setPen(palette.TEXT)
         p.setFont(small)
-        done_rect = QRectF(w - 190, 2, 182, 22)
+        done_rect = QRectF(w - 190, 0, 182, 22)
         p.drawText(done_rect, Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter, f"done: {f.done:,} blocks")
         p.setPen(QPen(palette.DONE.darker(130), 1))
         p.setBrush(palette.DONE)
         for i in range(min(f.done, 8)):
-            p.drawRect(QRectF(w - 8 - (i + 1) * (sq + 3), 28, sq, sq))
+            p.drawRect(QRectF(w - 8 - (i + 1) * (sq + 3), 24, sq, sq))
         p.end()
 
 
 class Legend(QWidget):
-    """Colour key, large enough to read from the back of a classroom."""
+    """Colour key, large enough to read from the back of a classroom; wraps onto a second row."""
+
+    ROW_H = 26
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.setFixedHeight(30)
+        self.setFixedHeight(2 * self.ROW_H)
         self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
 
     def sizeHint(self) -> QSize:
-        return QSize(800, 30)
+        return QSize(800, 2 * self.ROW_H)
 
     def paintEvent(self, event: QPaintEvent) -> None:  # noqa: N802 - Qt's name
         p = QPainter(self)
@@ -106,13 +109,17 @@ class Legend(QWidget):
         font.setPixelSize(15)
         p.setFont(font)
         fm = p.fontMetrics()
-        x = 6
+        x, y = 6, 0
         for _name, colour, words in palette.LEGEND:
+            item_w = 22 + fm.horizontalAdvance(words) + 18
+            if x + item_w > self.width() and x > 6:
+                x, y = 6, y + self.ROW_H
             p.setPen(QPen(palette.SM_BORDER, 1))
             p.setBrush(colour)
-            p.drawRect(QRectF(x, 7, 16, 16))
-            x += 22
+            p.drawRect(QRectF(x, y + 5, 16, 16))
             p.setPen(palette.TEXT)
-            p.drawText(QRectF(x, 0, 400, 30), Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter, words)
-            x += fm.horizontalAdvance(words) + 18
+            p.drawText(
+                QRectF(x + 22, y, 400, self.ROW_H), Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter, words
+            )
+            x += item_w
         p.end()

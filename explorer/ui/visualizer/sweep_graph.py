@@ -1,0 +1,97 @@
+"""One occupancy graph (occupancy % against one parameter), painted with QPainter.
+
+pyqtgraph was the first choice, but with PySide6 6.12 on Python 3.11 it makes hundreds of
+void Qt calls per update, each of which drops a reference to ``None`` (see ``refguard``), about
+200 per ``setData`` measured; a line, a marker and a few ticks need no library and few calls.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QPointF, QRectF, QSize, Qt
+from PySide6.QtGui import QFont, QPainter, QPaintEvent, QPen, QPolygonF
+from PySide6.QtWidgets import QSizePolicy, QWidget
+
+from explorer.launch.occupancy import Sweep
+from explorer.ui.visualizer import palette
+
+
+def _nice_ticks(lo: float, hi: float, count: int = 4) -> list[float]:
+    """Round tick positions for an axis (presentation only)."""
+    span = max(hi - lo, 1e-9)
+    raw = span / count
+    mag = 10 ** len(str(int(raw))) / 10 if raw >= 1 else 1
+    step = min((m * mag for m in (1, 2, 2.5, 5, 10) if m * mag >= raw), default=raw)
+    first = (int(lo / step) + (1 if lo % step else 0)) * step
+    ticks, t = [], first
+    while t <= hi + 1e-9:
+        ticks.append(t)
+        t += step
+    return ticks
+
+
+class SweepGraph(QWidget):
+    def __init__(self, title: str, x_label: str, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.title = title
+        self.x_label = x_label
+        self.sweep: Sweep | None = None
+        self.setMinimumHeight(120)
+        self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Expanding)
+
+    def sizeHint(self) -> QSize:
+        return QSize(320, 180)
+
+    def set_sweep(self, sweep: Sweep) -> None:
+        self.sweep = sweep
+        self.update()
+
+    def paintEvent(self, event: QPaintEvent) -> None:  # noqa: N802 - Qt's name
+        p = QPainter(self)
+        p.setRenderHint(QPainter.RenderHint.Antialiasing)
+        p.fillRect(self.rect(), palette.SM_BACKGROUND)
+        font = QFont(self.font())
+        font.setPixelSize(13)
+        font.setBold(True)
+        p.setFont(font)
+        p.setPen(palette.TEXT)
+        p.drawText(QRectF(0, 0, self.width(), 18), Qt.AlignmentFlag.AlignHCenter, self.title)
+        font.setBold(False)
+        font.setPixelSize(11)
+        p.setFont(font)
+        left, right, top, bottom = 38.0, 10.0, 22.0, 32.0
+        plot = QRectF(left, top, self.width() - left - right, self.height() - top - bottom)
+        s = self.sweep
+        if s is None or not s.xs or plot.width() < 10 or plot.height() < 10:
+            p.end()
+            return
+        x_lo, x_hi = min(s.xs), max(max(s.xs), s.current_x)
+        x_span = max(x_hi - x_lo, 1)
+
+        def px(x: float) -> float:
+            return plot.left() + (x - x_lo) / x_span * plot.width()
+
+        def py(pct: float) -> float:
+            return plot.bottom() - pct / 100.0 * plot.height()
+
+        grid_pen = QPen(palette.EMPTY_SLOT, 1)
+        for pct in (0, 25, 50, 75, 100):
+            p.setPen(grid_pen)
+            p.drawLine(QPointF(plot.left(), py(pct)), QPointF(plot.right(), py(pct)))
+            p.setPen(palette.MUTED_TEXT)
+            p.drawText(QRectF(0, py(pct) - 7, left - 4, 14), Qt.AlignmentFlag.AlignRight, f"{pct}%")
+        for t in _nice_ticks(x_lo, x_hi):
+            p.setPen(palette.MUTED_TEXT)
+            p.drawText(QRectF(px(t) - 30, plot.bottom() + 2, 60, 14), Qt.AlignmentFlag.AlignHCenter, f"{t:g}")
+        p.drawText(
+            QRectF(plot.left(), plot.bottom() + 15, plot.width(), 15), Qt.AlignmentFlag.AlignHCenter, self.x_label
+        )
+        line = QPolygonF([QPointF(px(x), py(100.0 * occ)) for x, occ in zip(s.xs, s.occupancy, strict=True)])
+        p.setPen(QPen(palette.RUNNING, 2))
+        p.drawPolyline(line)
+        cx, cy = px(s.current_x), py(100.0 * s.current_occupancy)
+        p.setPen(QPen(palette.SELECTION, 2, Qt.PenStyle.DashLine))
+        p.drawLine(QPointF(cx, plot.top()), QPointF(cx, plot.bottom()))
+        p.setPen(QPen(palette.SELECTION.darker(160), 1.5))
+        p.setBrush(palette.SELECTION)
+        p.drawEllipse(QPointF(cx, cy), 6, 6)
+        p.end()

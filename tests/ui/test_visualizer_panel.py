@@ -1,0 +1,167 @@
+"""The Launch visualizer panel driven like a teacher would: presets, typing, stepping, clicking."""
+
+from __future__ import annotations
+
+import pytest
+from PySide6.QtCore import Qt
+
+from explorer.devices.catalog import load_catalog
+from explorer.devices.model import Discovery
+from explorer.ui.context import AppContext
+from explorer.ui.visualizer.animation import DISPATCH, RUN
+from explorer.ui.visualizer.panel import VisualizerPanel
+from explorer.ui.visualizer.presets import PRESETS
+
+
+@pytest.fixture
+def panel(qtbot):
+    ctx = AppContext(Discovery(devices=load_catalog(), reports=[]))
+    p = VisualizerPanel(ctx)
+    qtbot.addWidget(p)
+    p.resize(1280, 800)
+    p.show()
+    qtbot.waitExposed(p)
+    yield p
+    p.shutdown()
+
+
+def _preset(name_part: str):
+    return next(p for p in PRESETS if name_part in p.name)
+
+
+def test_starts_on_the_gtx_1650_vector_add_lesson(panel):
+    assert "GTX 1650" in panel.controls.device_combo.currentText()
+    assert "catalog" in panel.controls.device_combo.currentText()
+    text = panel.summary_label.text()
+    assert "98 blocks" in text and "7 waves" in text and "352 idle threads" in text
+    assert panel.wave_bar.frame.label == "wave 1 of 7"
+    assert panel.wave_bar.frame.queued == 98
+
+
+def test_5466_preset_shows_6_blocks_and_678_idle_threads(panel):
+    panel.controls.apply_preset(_preset("5466"))
+    text = panel.summary_label.text()
+    assert "6 blocks" in text and "678 idle threads" in text and "1 wave" in text
+
+
+def test_typed_configuration_updates_the_numbers(panel):
+    panel.controls.block_spins[0].setValue(256)
+    panel.controls.grid_spins[0].setValue(391)
+    text = panel.summary_label.text()
+    # 1650 (Turing): 1024 threads per SM -> 4 blocks of 256 per SM x 16 SMs = 64 at once
+    assert "391 blocks" in text and "64 at once" in text and "7 waves" in text
+
+
+def test_over_limit_block_shows_the_limit_and_keeps_the_last_picture(panel):
+    plan_before = panel.plan
+    panel.controls.apply_preset(_preset("2048"))
+    err = panel.controls.error_label
+    assert err.isVisible()
+    assert "2048" in err.text() and "1024" in err.text()
+    assert panel.plan is plan_before
+    assert panel.grid._anim.plan is plan_before
+    # fixing the value clears the message
+    panel.controls.block_spins[0].setValue(1024)
+    assert not err.isVisible()
+
+
+def test_right_arrow_steps_a_wave_and_shift_right_a_block(panel, qtbot):
+    panel.grid.setFocus()
+    qtbot.keyClick(panel.grid, Qt.Key.Key_Right)
+    assert panel.wave_bar.frame.label == "wave 2 of 7"
+    qtbot.keyClick(panel.grid, Qt.Key.Key_Right, Qt.KeyboardModifier.ShiftModifier)
+    assert panel.wave_bar.frame.dispatched == 1
+    qtbot.keyClick(panel.grid, Qt.Key.Key_Left)
+    assert panel.wave_bar.frame.label == "wave 2 of 7" and panel.wave_bar.frame.dispatched == 0
+
+
+def test_play_moves_the_clock_and_space_pauses(panel, qtbot):
+    panel.anim.speed_index = len(panel.anim_speeds()) - 1 if hasattr(panel, "anim_speeds") else 6
+    panel.grid.setFocus()
+    qtbot.keyClick(panel.grid, Qt.Key.Key_Space)
+    assert panel.timer.isActive()
+    qtbot.waitUntil(lambda: panel.anim.frame().wave >= 1, timeout=3000)
+    qtbot.keyClick(panel.grid, Qt.Key.Key_Space)
+    assert not panel.timer.isActive() and not panel.anim.playing
+
+
+def test_clicking_a_lane_shows_its_index_formula(panel, qtbot):
+    panel.anim.seek(1 + DISPATCH + RUN / 2)  # wave 2 running: blocks 16..31 on SMs 0..15
+    panel.grid.update()
+    pos = panel.grid.slot_center(sm=1, slot=0, warp=0, lane=17)
+    qtbot.mouseClick(panel.grid, Qt.MouseButton.LeftButton, pos=pos)
+    text = panel.inspector.label.text()
+    assert "blockIdx.x * blockDim.x + threadIdx.x = 17 * 1024 + 17 = 17425" in text
+    assert "SM 1, wave 2" in text
+    assert panel.grid.selected == (17, 0, 17)
+
+
+def test_hover_over_an_idle_lane_says_idle(panel, qtbot):
+    panel.controls.apply_preset(_preset("5466"))
+    panel.anim.seek(DISPATCH + RUN / 2)
+    # block 5 is on SM 5; its warp 31 holds threads past 5466
+    pos = panel.grid.slot_center(sm=5, slot=0, warp=31, lane=0)
+    qtbot.mouseMove(panel.grid, pos)
+    qtbot.mouseMove(panel.grid, pos + pos.__class__(1, 0))
+    text = panel.inspector.label.text()
+    assert "idle" in text and "5 * 1024 + 992 = 6112" in text
+
+
+def test_3d_preset_formula_has_the_z_terms(panel):
+    panel.controls.apply_preset(_preset("3D"))
+    assert "4,096 blocks" in panel.summary_label.text()
+    panel.select_thread(300, 0, 3)
+    assert "blockIdx.z" in panel.inspector.label.text()
+
+
+def test_occupancy_text_and_graph_marker_follow_the_registers(panel):
+    panel.controls.block_spins[0].setValue(256)
+    assert "100% occupancy" in panel.occupancy_view.numbers.text()
+    panel.controls.regs_spin.setValue(128)
+    occ_text = panel.occupancy_view.numbers.text()
+    assert "50% occupancy" in occ_text and "registers" in occ_text
+    assert "register" in panel.occupancy_view.explain.text()
+    sweep = panel.occupancy_view.sweeps["regs_per_thread"]
+    assert sweep.current_x == 128 and sweep.current_occupancy == pytest.approx(0.5)
+
+
+def test_h100_with_a_huge_grid_draws_without_one_item_per_block(panel):
+    panel.controls.select_device("h100-sxm5")
+    panel.controls.apply_preset(_preset("100000"))
+    panel.controls.block_spins[0].setValue(256)
+    panel.controls.grid_spins[0].setValue(2**31 - 1)
+    assert "2,147,483,647 blocks" in panel.summary_label.text()
+    panel.anim.seek(3 + DISPATCH + RUN / 2)
+    image = panel.grid.grab()
+    assert not image.isNull()
+    assert len(panel.anim.resident()) == 132 * 8
+    assert len(panel.grid._tiles) <= 2  # every full block shares one cached picture
+
+
+def test_prepare_screenshot_is_mid_animation_on_the_lesson(panel):
+    panel.prepare_screenshot()
+    f = panel.wave_bar.frame
+    assert f.label == "wave 2 of 7" and f.phase == "run"
+    assert "Global index" in panel.inspector.label.text()
+
+
+def test_simulator_real_run_colours_every_element_by_its_block(panel, qtbot):
+    panel.controls.apply_preset(_preset("5466"))
+    with qtbot.waitSignal(panel.realrun_view.finished, timeout=120_000) as blocker:
+        panel.realrun_view.button.click()
+    result = blocker.args[0]
+    assert not isinstance(result, str), result
+    assert result.backend == "simulator" and result.n == 5466
+    assert result.untouched == 0 and result.written_twice == 0
+    assert result.mismatches(1024) == 0
+    assert panel.realrun_view.strip.result is result
+    assert "every element written exactly once" in panel.realrun_view.status.text()
+
+
+def test_simulator_refuses_a_launch_too_big_with_the_limit(panel, qtbot):
+    panel.controls.apply_preset(_preset("3D"))
+    with qtbot.waitSignal(panel.realrun_view.finished, timeout=5000) as blocker:
+        panel.realrun_view.button.click()
+    assert isinstance(blocker.args[0], str)
+    assert "2,097,152 threads" in panel.realrun_view.status.text()
+    assert "131,072" in panel.realrun_view.status.text()
