@@ -8,6 +8,7 @@ could not read shows "n/a" with their reason on hover.
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QGridLayout, QHBoxLayout, QLabel, QVBoxLayout, QWidget
@@ -60,7 +61,7 @@ def compute_rows(d: Device) -> list[Row]:
     if d.kind == "catalog" or d.chip:
         rows.append(("Chip", d.chip, "chip"))
     rows += [
-        ("Streaming multiprocessors", fmt.count(d.sm_count) if d.sm_count else None, "sm_count"),
+        ("SMs (multiprocessors)", fmt.count(d.sm_count) if d.sm_count else None, "sm_count"),
         ("CUDA cores per SM", fmt.count(d.cuda_cores_per_sm) if d.cuda_cores_per_sm else None, "cuda_cores_per_sm"),
         ("SM clock", fmt.clocks(d.clock_sm_mhz, d.clock_sm_max_mhz, d.clock_sm_base_mhz), "clock_sm_mhz"),
         ("FP32 peak", fmt.gflops(d.fp32_peak_gflops) if d.fp32_peak_gflops else None, "fp32_peak_gflops"),
@@ -96,26 +97,39 @@ def memory_rows(d: Device) -> list[Row]:
     ]
 
 
-def limits_rows(d: Device) -> list[Row]:
-    lim = d.limits
-    kib = fmt.binary_bytes
-    return [
-        ("Warp size", _limit(lim, "warp_size", fmt.count), "limits.warp_size"),
-        ("Max threads per block", _limit(lim, "max_threads_per_block", fmt.count), "limits.max_threads_per_block"),
-        ("Max threads per SM", _limit(lim, "max_threads_per_sm", fmt.count), "limits.max_threads_per_sm"),
-        ("Max blocks per SM", _limit(lim, "max_blocks_per_sm", fmt.count), "limits.max_blocks_per_sm"),
-        ("Max block size", _limit(lim, "max_block_dim", fmt.dims), "limits.max_block_dim"),
-        ("Max grid size", _limit(lim, "max_grid_dim", fmt.dims), "limits.max_grid_dim"),
-        ("Shared memory per block", _limit(lim, "shared_mem_per_block_bytes", kib), "limits.shared_mem_per_block_bytes"),
-        (
-            "… with opt-in",
-            _limit(lim, "shared_mem_per_block_optin_bytes", kib),
-            "limits.shared_mem_per_block_optin_bytes",
-        ),
-        ("Shared memory per SM", _limit(lim, "shared_mem_per_sm_bytes", kib), "limits.shared_mem_per_sm_bytes"),
-        ("Registers per block", _limit(lim, "regs_per_block", fmt.count), "limits.regs_per_block"),
-        ("Registers per SM", _limit(lim, "regs_per_sm", fmt.count), "limits.regs_per_sm"),
-    ]
+# (label, ArchLimits field, formatter): the limits the launch visualizer and occupancy use
+_LIMIT_FIELDS: tuple[tuple[str, str, Callable[[Any], str]], ...] = (
+    ("Warp size", "warp_size", fmt.count),
+    ("Max threads per block", "max_threads_per_block", fmt.count),
+    ("Max threads per SM", "max_threads_per_sm", fmt.count),
+    ("Max warps per SM", "max_warps_per_sm", fmt.count),
+    ("Max blocks per SM", "max_blocks_per_sm", fmt.count),
+    ("Max block size", "max_block_dim", fmt.dims),
+    ("Max grid size", "max_grid_dim", fmt.dims),
+    ("Shared memory per block", "max_smem_per_block_bytes", fmt.binary_bytes),
+    ("… with opt-in", "max_smem_per_block_optin_bytes", fmt.binary_bytes),
+    ("Shared memory per SM", "smem_per_sm_bytes", fmt.binary_bytes),
+    ("Registers per SM", "regs_per_sm", fmt.count),
+    ("Registers per block", "max_regs_per_block", fmt.count),
+    ("Registers per thread", "max_regs_per_thread", fmt.count),
+)
+
+
+def limits_rows(d: Device) -> list[tuple[str, str | None, str]]:
+    """The launch limits the rest of the app uses for this GPU: (label, value, source or reason).
+
+    They come from the launch core (its per-compute-capability table, with every limit the
+    driver reported for a present GPU put first), so the Devices panel and the Launch
+    visualizer never disagree. Each value's hover text names its source.
+    """
+    try:
+        from explorer.launch.limits import limits_for_device
+
+        arch = limits_for_device(d)
+    except Exception as exc:  # no CC, or a CC the table does not know: say why, per row
+        reason = _reason(d, "limits") or f"No launch limits for this device: {exc}"
+        return [(label, None, reason) for label, _name, _f in _LIMIT_FIELDS]
+    return [(label, fmt_(getattr(arch, name)), arch.sources.get(name, "")) for label, name, fmt_ in _LIMIT_FIELDS]
 
 
 def identity_rows(d: Device) -> list[Row]:
@@ -191,29 +205,32 @@ class DeviceDetails(QWidget):
         outer.setContentsMargins(0, 0, 0, 0)
         outer.setSpacing(10)
         outer.addWidget(DeviceHeader(device))
+        if live_widget is not None:
+            # What the GPU does now comes first: it is what a class watches during a benchmark.
+            outer.addWidget(live_widget)
 
         grid = QGridLayout()
         grid.setHorizontalSpacing(12)
         grid.setVerticalSpacing(10)
         left = QVBoxLayout()
         left.setSpacing(10)
+        right = QVBoxLayout()
+        right.setSpacing(10)
         left.addWidget(self._group("Compute", compute_rows(device)))
-        left.addWidget(self._group("Memory", memory_rows(device)))
-        left.addStretch(1)
-        grid.addLayout(left, 0, 0)
         if device.is_gpu:
-            right = QVBoxLayout()
-            right.setSpacing(10)
-            right.addWidget(self._group("Limits", limits_rows(device)))
+            left.addWidget(self._group("Memory", memory_rows(device)))
+            right.addWidget(self._group("Limits", [], limits_rows(device)))
             if device.kind == "cuda":
                 right.addWidget(self._group("Board", identity_rows(device)))
-            right.addStretch(1)
-            grid.addLayout(right, 0, 1)
-            grid.setColumnStretch(0, 1)
-            grid.setColumnStretch(1, 1)
+        else:
+            right.addWidget(self._group("Memory", memory_rows(device)))
+        left.addStretch(1)
+        right.addStretch(1)
+        grid.addLayout(left, 0, 0)
+        grid.addLayout(right, 0, 1)
+        grid.setColumnStretch(0, 1)
+        grid.setColumnStretch(1, 1)
         outer.addLayout(grid)
-        if live_widget is not None:
-            outer.addWidget(live_widget)
         for note in device.notes:
             label = QLabel(note)
             label.setWordWrap(True)
@@ -221,9 +238,12 @@ class DeviceDetails(QWidget):
             outer.addWidget(label)
         outer.addStretch(1)
 
-    def _group(self, title: str, rows: list[Row]) -> FieldGroup:
+    def _group(self, title: str, rows: list[Row], explained: list[tuple[str, str | None, str]] = ()) -> FieldGroup:
+        """``rows`` take their reason from the device; ``explained`` rows carry their own hover text."""
         group = FieldGroup(title)
         for label, value, field in rows:
             group.add(label, value, _reason(self.device, field), key=field)
+        for label, value, hover in explained:
+            group.add(label, value, hover, key=label)
         self.groups[title] = group
         return group

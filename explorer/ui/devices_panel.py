@@ -105,18 +105,11 @@ class DevicesPanel(QWidget):
         outer.setContentsMargins(16, 12, 16, 8)
         outer.setSpacing(10)
 
-        top = QHBoxLayout()
-        title = QLabel("Devices")
-        set_role(title, "pageTitle")
-        top.addWidget(title)
         self.status_label = QLabel("")
         set_role(self.status_label, "muted")
-        top.addWidget(self.status_label, 1)
         self.refresh_button = QPushButton("Refresh")
         self.refresh_button.setToolTip("Look for devices again (F5)")
         self.refresh_button.clicked.connect(self.refresh_requested.emit)
-        top.addWidget(self.refresh_button)
-        outer.addLayout(top)
 
         self.banner = Banner()
         self.banner.hide()
@@ -129,14 +122,23 @@ class DevicesPanel(QWidget):
 
         splitter = QSplitter(Qt.Orientation.Horizontal)
         splitter.setChildrenCollapsible(False)
+        left = QWidget()
+        left_layout = QVBoxLayout(left)
+        left_layout.setContentsMargins(0, 0, 0, 0)
+        left_layout.setSpacing(6)
         self.device_list = QListWidget()
         self.device_list.setObjectName("deviceList")
         self.device_list.setIconSize(QSize(18, 18))
-        self.device_list.setMinimumWidth(340)
+        self.device_list.setMinimumWidth(320)
         self.device_list.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.device_list.setWordWrap(True)
         self.device_list.currentItemChanged.connect(self._on_item_changed)
-        splitter.addWidget(self.device_list)
+        left_layout.addWidget(self.device_list, 1)
+        buttons = QHBoxLayout()
+        buttons.addWidget(self.status_label, 1)
+        buttons.addWidget(self.refresh_button)
+        left_layout.addLayout(buttons)
+        splitter.addWidget(left)
         self.scroll = QScrollArea()
         self.scroll.setObjectName("details")
         self.scroll.setWidgetResizable(True)
@@ -147,7 +149,7 @@ class DevicesPanel(QWidget):
         splitter.addWidget(self.scroll)
         splitter.setStretchFactor(0, 0)
         splitter.setStretchFactor(1, 1)
-        splitter.setSizes([370, 870])
+        splitter.setSizes([330, 900])
         outer.addWidget(splitter, 1)
         self.splitter = splitter
 
@@ -246,6 +248,9 @@ class DevicesPanel(QWidget):
                 self.device_list.blockSignals(False)
                 self._show_device(key)
                 return
+        self.device_list.blockSignals(True)
+        self.device_list.setCurrentItem(None)
+        self.device_list.blockSignals(False)
         self._show_device(None)
 
     def _on_item_changed(self, current: QListWidgetItem | None, _previous: QListWidgetItem | None) -> None:

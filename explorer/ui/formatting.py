@@ -15,7 +15,7 @@ _BINARY = (("TiB", 1 << 40), ("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10
 
 
 def _trim(x: float, digits: int) -> str:
-    text = f"{x:.{digits}f}"
+    text = f"{x:,.{digits}f}"
     return text.rstrip("0").rstrip(".") if "." in text else text
 
 

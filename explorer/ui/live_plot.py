@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 
 import pyqtgraph as pg
-from PySide6.QtWidgets import QGridLayout, QGroupBox, QLabel, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QGridLayout, QGroupBox, QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
 from explorer.devices.model import Device, LiveReading
 from explorer.ui import formatting as fmt
@@ -51,10 +51,11 @@ class LiveView(QGroupBox):
         self.device = device
         layout = QVBoxLayout(self)
         layout.setSpacing(8)
+        row = QHBoxLayout()
+        row.setSpacing(12)
+        layout.addLayout(row)
 
-        self.values = FieldGroup("Now")
-        self.values.setFlat(True)
-        self.values.setTitle("")
+        self.values = FieldGroup("", plain=True)
         for key, label in (
             ("utilization_gpu_pct", "GPU utilization"),
             ("memory_used_bytes", "Memory used"),
@@ -65,7 +66,8 @@ class LiveView(QGroupBox):
             ("processes", "Processes"),
         ):
             self.values.add(label, None, "Waiting for the first reading…", key=key)
-        layout.addWidget(self.values)
+        self.values.setFixedWidth(310)
+        row.addWidget(self.values, 0)
 
         self.status = QLabel("")
         self.status.setWordWrap(True)
@@ -79,7 +81,8 @@ class LiveView(QGroupBox):
         self.curves: dict[str, pg.PlotDataItem] = {}
         for i, (field, title, unit, _scale) in enumerate(PLOTS):
             plot = pg.PlotWidget()
-            plot.setMinimumHeight(150)
+            plot.setFixedHeight(170)
+            plot.setMinimumWidth(200)
             plot.setMenuEnabled(False)
             plot.setMouseEnabled(x=False, y=False)
             plot.hideButtons()
@@ -93,7 +96,7 @@ class LiveView(QGroupBox):
             self.plots[field] = plot
             self.curves[field] = curve
             grid.addWidget(plot, i // 2, i % 2)
-        layout.addLayout(grid)
+        row.addLayout(grid, 1)
 
         caption = QLabel(UTILIZATION_CAPTION)
         caption.setWordWrap(True)
@@ -152,7 +155,7 @@ class LiveView(QGroupBox):
         else:
             set_value(
                 self.values.values["processes"],
-                "none seen at discovery" if "processes" not in self.device.unavailable else None,
+                "none at discovery" if "processes" not in self.device.unavailable else None,
                 self.device.unavailable.get("processes"),
             )
 

@@ -1,4 +1,4 @@
-"""The main window: a sidebar of the three areas, their pages, menus and a status bar.
+"""The main window: the three areas as tabs, menus and a status bar.
 
 The window is on screen before torch and numba load: device discovery (which imports them)
 starts in a background thread once the window has painted, and the Devices panel fills in
@@ -15,18 +15,15 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from PySide6.QtCore import QEvent, QObject, Qt, QTimer
+from PySide6.QtCore import QEvent, QObject, QTimer
 from PySide6.QtGui import QAction, QActionGroup, QCloseEvent, QKeySequence
 from PySide6.QtWidgets import (
     QApplication,
     QFileDialog,
-    QHBoxLayout,
     QLabel,
-    QListWidget,
-    QListWidgetItem,
     QMainWindow,
     QMessageBox,
-    QStackedWidget,
+    QTabWidget,
     QVBoxLayout,
     QWidget,
 )
@@ -124,28 +121,18 @@ class MainWindow(QMainWindow):
         self.panels: dict[str, QWidget] = {}
         self._containers: dict[str, QWidget] = {}
 
-        central = QWidget()
-        row = QHBoxLayout(central)
-        row.setContentsMargins(0, 0, 0, 0)
-        row.setSpacing(0)
-        self.navigation = QListWidget()
-        self.navigation.setObjectName("navigation")
-        self.navigation.setFixedWidth(210)
-        self.navigation.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
-        self.stack = QStackedWidget()
-        row.addWidget(self.navigation)
-        row.addWidget(self.stack, 1)
-        self.setCentralWidget(central)
-
-        for spec in PAGES:
-            item = QListWidgetItem(spec.title)
-            item.setData(Qt.ItemDataRole.UserRole, spec.key)
-            self.navigation.addItem(item)
+        # Tabs, not a sidebar: the panels need every pixel of width a 1280x800 projector gives.
+        self.tabs = QTabWidget()
+        self.tabs.setObjectName("areas")
+        self.tabs.setDocumentMode(True)
+        self.setCentralWidget(self.tabs)
+        for number, spec in enumerate(PAGES, start=1):
             container = QWidget()
             container.setObjectName(f"page_{spec.key}")
             QVBoxLayout(container).setContentsMargins(0, 0, 0, 0)
             self._containers[spec.key] = container
-            self.stack.addWidget(container)
+            index = self.tabs.addTab(container, spec.title)
+            self.tabs.setTabToolTip(index, f"{spec.title} (Ctrl+{number})")
 
         # The Devices page is the landing page, so it is built now; the others on first show.
         self.devices_panel = DevicesPanel(self.context, **(devices_panel_options or {}))
@@ -155,7 +142,7 @@ class MainWindow(QMainWindow):
         self._build_menus()
         self.context.status_message.connect(lambda text: self.statusBar().showMessage(text, 8000))
         self.context.discovery_changed.connect(self._on_discovery)
-        self.navigation.currentRowChanged.connect(self._on_page_selected)
+        self.tabs.currentChanged.connect(self._on_page_selected)
         self.show_panel(panel or "devices")
         if self.context.discovery is None:
             self.statusBar().showMessage("Looking for devices…")
@@ -207,25 +194,24 @@ class MainWindow(QMainWindow):
         """Select a page by its CLI name ("devices", "visualizer", "benchmarks") and return its panel."""
         if key not in PAGE_KEYS:
             raise UserError(f"unknown panel {key!r}; choose one of {', '.join(PAGE_KEYS)}")
-        row = PAGE_KEYS.index(key)
-        if self.navigation.currentRow() != row:
-            self.navigation.setCurrentRow(row)  # -> _on_page_selected
+        index = PAGE_KEYS.index(key)
+        if self.tabs.currentIndex() != index:
+            self.tabs.setCurrentIndex(index)  # -> _on_page_selected
         else:
-            self._on_page_selected(row)
+            self._on_page_selected(index)
         return self.panels[key]
 
     def current_panel_key(self) -> str:
-        return PAGE_KEYS[max(self.navigation.currentRow(), 0)]
+        return PAGE_KEYS[max(self.tabs.currentIndex(), 0)]
 
     def current_panel(self) -> QWidget:
         return self._ensure_panel(self.current_panel_key())
 
-    def _on_page_selected(self, row: int) -> None:
-        if row < 0:
+    def _on_page_selected(self, index: int) -> None:
+        if index < 0:
             return
-        key = PAGE_KEYS[row]
+        key = PAGE_KEYS[index]
         self._ensure_panel(key)
-        self.stack.setCurrentWidget(self._containers[key])
         self._page_actions[key].setChecked(True)
         self.export_action.setEnabled(self._can_export(self.panels[key]))
 
@@ -342,13 +328,11 @@ class MainWindow(QMainWindow):
         self.statusBar().showMessage("Device discovery failed; see the Devices panel.")
 
     def _on_discovery(self, discovery: Discovery) -> None:
-        gpus = len(discovery.present_gpus)
+        gpus, sheets = len(discovery.present_gpus), len(discovery.catalog)
         gpu_text = "no NVIDIA GPU" if gpus == 0 else f"{gpus} NVIDIA GPU{'s' if gpus > 1 else ''}"
-        self.statusBar().showMessage(
-            f"Found the CPU, {gpu_text}, and {len(discovery.catalog)} catalog GPUs (spec sheets)."
-            if discovery.cpu
-            else f"Found {gpu_text} and {len(discovery.catalog)} catalog GPUs (spec sheets)."
-        )
+        catalog_text = f"{sheets} catalog GPU{'s' if sheets != 1 else ''} (spec sheets)"
+        found = f"the CPU, {gpu_text}, and {catalog_text}" if discovery.cpu else f"{gpu_text} and {catalog_text}"
+        self.statusBar().showMessage(f"Found {found}.")
 
     # ----- screenshots and shutdown
     def prepare_screenshot(self) -> None:

@@ -119,12 +119,16 @@ def _palette(t: Theme) -> QPalette:
 def stylesheet(t: Theme) -> str:
     return f"""
     QToolTip {{ color: {t.text}; background: {t.panel}; border: 1px solid {t.border}; padding: 4px; }}
-    QListWidget#navigation {{
-        background: {t.panel}; border: none; border-right: 1px solid {t.border};
-        font-size: {BASE_FONT_PT + 2}pt; outline: 0;
+    QTabWidget#areas QTabBar::tab {{
+        font-size: {BASE_FONT_PT + 2}pt; padding: 8px 22px; margin-right: 2px;
+        color: {t.muted}; background: {t.window}; border: 1px solid {t.border}; border-bottom: none;
+        border-top-left-radius: 6px; border-top-right-radius: 6px;
     }}
-    QListWidget#navigation::item {{ padding: 12px 14px; }}
-    QListWidget#navigation::item:selected {{ background: {t.accent}; color: {t.accent_text}; }}
+    QTabWidget#areas QTabBar::tab:selected {{
+        color: {t.accent_text}; background: {t.accent}; border-color: {t.accent}; font-weight: 600;
+    }}
+    QTabWidget#areas QTabBar {{ qproperty-drawBase: 0; }}
+    QTabWidget#areas::pane {{ border-top: 2px solid {t.accent}; }}
     QListWidget#deviceList {{ background: {t.panel}; border: 1px solid {t.border}; outline: 0; }}
     QListWidget#deviceList::item {{ padding: 6px 6px; }}
     QListWidget#deviceList::item:selected {{ background: {t.accent}; color: {t.accent_text}; }}
@@ -154,6 +158,7 @@ def stylesheet(t: Theme) -> str:
         font-size: {BASE_FONT_PT + 1}pt;
     }}
     QGroupBox QLabel {{ font-weight: normal; }}
+    QGroupBox#plainGroup {{ border: none; margin-top: 0; padding: 0; background: transparent; }}
     QScrollArea#details, QWidget#detailsBody {{ background: {t.window}; border: none; }}
     QStatusBar {{ border-top: 1px solid {t.border}; }}
     """

@@ -50,8 +50,10 @@ class Banner(QFrame):
 class FieldGroup(QGroupBox):
     """A titled group of rows; ``add`` shows "n/a" plus the reason when the value is missing."""
 
-    def __init__(self, title: str, parent: QWidget | None = None) -> None:
+    def __init__(self, title: str, parent: QWidget | None = None, *, plain: bool = False) -> None:
         super().__init__(title, parent)
+        if plain:  # rows only, no frame: for a group nested in another
+            self.setObjectName("plainGroup")
         self.form = QFormLayout(self)
         self.form.setLabelAlignment(Qt.AlignmentFlag.AlignLeft)
         self.form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.AllNonFixedFieldsGrow)
@@ -63,7 +65,6 @@ class FieldGroup(QGroupBox):
         """Add one row. ``value`` is already formatted; ``None`` or "n/a" means the core has no value."""
         name = QLabel(label)
         shown = QLabel()
-        shown.setWordWrap(True)
         shown.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         set_value(shown, value, reason)
         self.form.addRow(name, shown)
@@ -76,7 +77,12 @@ class FieldGroup(QGroupBox):
         self.values.clear()
 
 
+#: values longer than this wrap; shorter ones stay on one line so columns stay readable
+WRAP_AFTER_CHARS = 32
+
+
 def set_value(label: QLabel, value: str | None, reason: str | None = None) -> None:
+    label.setWordWrap(value is not None and len(value) > WRAP_AFTER_CHARS)
     if value is None or value == NA:
         label.setText(NA)
         label.setToolTip(reason or NO_REASON)

@@ -49,6 +49,12 @@ def test_lists_present_devices_before_catalog_devices_marked_not_present(make_pa
     badge_texts = [w.text() for w in panel.details.findChildren(type(panel.status_label))]
     assert "catalog — not present" in badge_texts
     assert panel.live_view is None  # a spec sheet has no sensors
+    # its limits are the launch core's for CC 7.5, each with its source on hover
+    limits = panel.details.groups["Limits"].values
+    assert limits["Max threads per block"].text() == "1,024"
+    assert limits["Max threads per SM"].text() == "1,024"
+    assert limits["Warp size"].text() == "32"
+    assert "Programming Guide" in limits["Max threads per SM"].toolTip()
 
 
 def test_no_gpu_banner_explains_why_and_points_to_the_catalog(make_panel, no_gpu_discovery):

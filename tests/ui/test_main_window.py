@@ -46,7 +46,7 @@ def test_window_has_three_areas_menus_and_shortcuts(make_window, no_gpu_discover
     window = make_window(no_gpu_discovery, discover_on_show=False)
     window.show()
     assert window.windowTitle() == "Device Explorer"
-    names = [window.navigation.item(i).text() for i in range(window.navigation.count())]
+    names = [window.tabs.tabText(i) for i in range(window.tabs.count())]
     assert names == ["Devices", "Launch visualizer", "Benchmarks"]
     assert [a.text().replace("&", "") for a in window.menuBar().actions()] == ["File", "View", "Help"]
     file_items = [a.text().replace("&", "") for a in _menu(window, "File").actions() if a.text()]
@@ -64,9 +64,9 @@ def test_window_has_three_areas_menus_and_shortcuts(make_window, no_gpu_discover
         action.trigger()
         assert window.current_panel_key() == key
         panel = window.panels[key]
-        assert window.stack.currentWidget().isAncestorOf(panel)
+        assert window.tabs.currentWidget().isAncestorOf(panel)
     view["Devices"].trigger()
-    assert window.stack.currentWidget().isAncestorOf(window.devices_panel)
+    assert window.tabs.currentWidget().isAncestorOf(window.devices_panel)
 
 
 def test_discovery_runs_in_the_background_after_the_window_paints(qtbot, make_window, no_gpu_discovery):
