@@ -13,5 +13,13 @@ Public API (see /tmp/api-bench.md; names and signatures kept as agreed):
 * ``explorer.bench.runner``: ``BenchPlan``, ``Progress``, ``BenchRun`` (``events()``, ``cancel()``,
   ``total_points``; also ``run_all()`` and ``points``), ``parse_device(text)``.
   ``events()`` first yields ``Progress(0, total, None)``, then for each point the BenchPoint
-  followed by a Progress.
+  followed by a Progress. ``BenchRun(plan)`` raises ``UserError`` (one line) for a bad plan:
+  unknown workload, size <= 0, repeats < 1, a device that is not 'cpu' or 'cuda:N'. Points run
+  in order of size, then device, then variant. A device that is not present gives error rows,
+  not an exception. For ``two_gpus`` the first GPU chosen runs the points and the second is its
+  partner (``PointSpec.partner``); with one GPU named, the partner is the next GPU.
+* Error rows: ``BenchPoint.error`` is one line ("needs two GPUs; 0 found", "out of memory: ...",
+  "the worker process crashed (SIGSEGV) while measuring this point; ...", "took longer than
+  the time limit of 120 s; ..."); timings and throughput are ``None``.
+* ``explorer.bench.timing``: ``measure()`` / ``measure_torch()`` / ``summarize()`` (Timing record).
 """

@@ -228,7 +228,10 @@ class BenchRun:
 
     def _start_worker(self) -> _Worker | None:
         """A ready worker, or None if cancelled; raises RuntimeError if it could not start."""
-        worker = _Worker(self.workload.preload)
+        try:
+            worker = _Worker(self.workload.preload)
+        except OSError as exc:  # no processes left, no memory to spawn
+            raise RuntimeError(f"could not start the benchmark worker: {exc}") from None
         self.workers_started += 1
         with self._lock:
             self._worker = worker
