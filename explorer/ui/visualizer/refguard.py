@@ -10,6 +10,7 @@ with references it holds itself (8 bytes each); this costs nothing where the bug
 
 from __future__ import annotations
 
+import ctypes
 import sys
 
 _RESERVE: list[list[None]] = []
@@ -22,4 +23,8 @@ def top_up_none() -> None:
     if sys.version_info >= (3, 12):
         return
     if sys.getrefcount(None) < LOW_WATER:
-        _RESERVE.append([None] * TOP_UP)
+        reserve = [None] * TOP_UP
+        # never freed, not even at interpreter exit: freeing it would hand back references the
+        # binding already took, and None would be deallocated during finalization
+        ctypes.pythonapi.Py_IncRef(ctypes.py_object(reserve))
+        _RESERVE.append(reserve)

@@ -155,6 +155,11 @@ class SmGrid(QWidget):
         self._layout: GridLayout | None = None
         self._background: QPixmap | None = None
         self._tiles: dict[tuple, QPixmap] = {}
+        # the current wave drawn so far: background plus the blocks already landed; a frame only
+        # adds the blocks that landed since the last one, then blits this picture
+        self._wave_pm: QPixmap | None = None
+        self._wave_key: tuple | None = None
+        self._wave_drawn = 0
         self._warp_active: list[int] = []
         self.selected: tuple[int, int, int] | None = None  # (block, warp, lane) shown in the inspector
         self._last_hover: Hit | None = None
@@ -172,6 +177,8 @@ class SmGrid(QWidget):
         self._layout = None
         self._background = None
         self._tiles.clear()
+        self._wave_pm = None
+        self._wave_key = None
         self.update()
 
     def layout_now(self) -> GridLayout | None:
@@ -275,27 +282,42 @@ class SmGrid(QWidget):
         if self._background is None or self._background.size() != self.size():
             self._background = self._render_background(lay)
         clip = event.rect()
-        p.drawPixmap(clip, self._background, clip)
         frame = self._anim.frame()
         running = frame.phase in ("dispatch", "run")
-        busy_sms: set[int] = set()
+        resident = self._anim.resident()
+        key = (id(self._anim.plan), frame.wave, running)
+        if self._wave_pm is None or key != self._wave_key or len(resident) < self._wave_drawn:
+            self._wave_pm = self._background.copy()
+            self._wave_key = key
+            self._wave_drawn = 0
+        if len(resident) > self._wave_drawn:
+            wp = QPainter(self._wave_pm)
+            for _block, sm, slot, busy in resident[self._wave_drawn :]:
+                x, y = lay.slot_origin(sm, slot)
+                wp.drawPixmap(x, y, self._tile(lay, running, busy))
+            wp.end()
+            self._wave_drawn = len(resident)
+        p.drawPixmap(clip, self._wave_pm, clip)
         tw, th = lay.tile_w, lay.tile_h
-        sel_block = self.selected[0] if self.selected else None
         sel_rect: QRect | None = None
-        for block, sm, slot, busy in self._anim.resident():
-            x, y = lay.slot_origin(sm, slot)
-            if x > clip.right() or y > clip.bottom() or x + tw < clip.left() or y + th < clip.top():
-                continue
-            p.drawPixmap(x, y, self._tile(lay, running, busy))
-            busy_sms.add(sm)
-            if block == sel_block:
-                sel_rect = QRect(x, y, tw, th)
+        busy_sms = {sm for _b, sm, _s, _busy in resident}
+        if self.selected is not None:
+            sel_block = self.selected[0]
+            for block, sm, slot, _busy in resident:
+                if block == sel_block:
+                    x, y = lay.slot_origin(sm, slot)
+                    sel_rect = QRect(x, y, tw, th)
+                    break
         if frame.phase in ("run", "retire") and busy_sms:
             bar_w = lay.cell_w - 2 * lay.pad
             filled = bar_w * frame.run_progress
+            bars = []
             for sm in busy_sms:
                 x0, y0 = lay.cell_origin(sm)
-                p.fillRect(QRectF(x0 + lay.pad, y0 + lay.label_h, filled, lay.bar_h - 1), palette.PROGRESS)
+                bars.append(QRectF(x0 + lay.pad, y0 + lay.label_h, filled, lay.bar_h - 1))
+            p.setPen(Qt.PenStyle.NoPen)
+            p.setBrush(palette.PROGRESS)
+            p.drawRects(bars)
         if sel_rect is not None and self.selected is not None:
             p.setBrush(Qt.BrushStyle.NoBrush)
             p.setPen(QPen(palette.SELECTION, 3))

@@ -1,0 +1,107 @@
+"""Time one frame of the launch visualizer, and the longest event-loop stall while it plays.
+
+H100 SXM (132 SMs), 256-thread blocks -> 8 resident blocks = 64 warps per SM, a grid of many waves.
+A frame is the SM picture rendered into a 1280x800 QImage offscreen, at a new moment of the
+animation each time (so the cached tiles help, as they do in the app). Run:
+
+    QT_QPA_PLATFORM=offscreen python benchmarks/visualizer_frame.py [--frames 300]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import time
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--frames", type=int, default=300)
+    parser.add_argument("--play-s", type=float, default=3.0)
+    args = parser.parse_args()
+
+    from PySide6.QtCore import QElapsedTimer, QTimer
+    from PySide6.QtGui import QImage
+    from PySide6.QtWidgets import QApplication
+
+    from explorer.devices.catalog import load_catalog
+    from explorer.devices.model import Discovery
+    from explorer.ui.context import AppContext
+    from explorer.ui.visualizer.animation import DISPATCH, RUN
+    from explorer.ui.visualizer.panel import VisualizerPanel
+    from explorer.ui.visualizer.refguard import top_up_none
+
+    app = QApplication.instance() or QApplication([])
+    panel = VisualizerPanel(AppContext(Discovery(devices=load_catalog(), reports=[])))
+    panel.controls.select_device("h100-sxm5")
+    panel.controls.block_spins[0].setValue(256)
+    panel.controls.grid_spins[0].setValue(132 * 8 * 20)
+    panel.controls.n_edit.setText("")
+    panel.controls.changed.emit()
+    plan = panel.plan
+    assert plan is not None and plan.sm_count == 132 and plan.occupancy.active_warps_per_sm == 64, plan
+    grid = panel.grid
+    grid.resize(1280, 800)
+    image = QImage(1280, 800, QImage.Format.Format_ARGB32_Premultiplied)
+    anim = panel.anim
+    times = []
+    for i in range(args.frames):
+        anim.seek(2 + (i % 100) / 100 * (DISPATCH + RUN))  # wave 3, landing then running
+        t0 = time.perf_counter()
+        grid.render(image)
+        times.append(time.perf_counter() - t0)
+        top_up_none()
+    times.sort()
+    print(f"device: {plan.device_name}, {plan.sm_count} SMs x {plan.resident_blocks_per_sm} blocks "
+          f"= {plan.occupancy.active_warps_per_sm} warps per SM, {plan.waves} waves, LOD {grid.layout_now().lod}")
+    print(f"frame (render SM picture to a 1280x800 QImage): median {statistics.median(times) * 1e3:.2f} ms, "
+          f"p90 {times[int(0.9 * len(times))] * 1e3:.2f} ms, max {times[-1] * 1e3:.2f} ms over {len(times)} frames")
+
+    # worst case: every frame a new wave, so all 1056 resident blocks are drawn again
+    cold = []
+    for i in range(60):
+        anim.seek(i % plan.waves + DISPATCH + RUN / 2)
+        t0 = time.perf_counter()
+        grid.render(image)
+        cold.append(time.perf_counter() - t0)
+        top_up_none()
+    print(f"frame at a new wave each time (all blocks redrawn): median {statistics.median(cold) * 1e3:.2f} ms, "
+          f"max {max(cold) * 1e3:.2f} ms over {len(cold)} frames")
+
+    # event-loop stall while playing: a 1 ms probe timer records the longest gap between its ticks
+    panel.resize(1280, 800)
+    panel.show()
+    anim.speed_index = 5
+    anim.restart()
+    gaps = []
+    clock = QElapsedTimer()
+    clock.start()
+    last = [clock.nsecsElapsed()]
+
+    def probe() -> None:
+        now = clock.nsecsElapsed()
+        gaps.append((now - last[0]) / 1e6)
+        last[0] = now
+
+    probe_timer = QTimer()
+    probe_timer.setInterval(1)
+    probe_timer.timeout.connect(probe)
+    probe_timer.start()
+    panel.play()
+    end = time.perf_counter() + args.play_s
+    while time.perf_counter() < end:
+        app.processEvents()
+    probe_timer.stop()
+    frames_drawn = anim.t
+    panel.shutdown()
+    gaps = gaps[5:]  # the first ticks include start-up
+    print(f"playing {args.play_s:.0f} s at {anim.speed_waves_per_s:g} waves/s (reached t = {frames_drawn:.2f} waves): "
+          f"longest event-loop stall {max(gaps):.1f} ms, median gap {statistics.median(gaps):.2f} ms")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
