@@ -125,3 +125,17 @@ def test_wheel_contains_every_module_and_data_file(tmp_path):
     assert "explorer_resources/icons/device-explorer.png" in names
     entry_points = next(n for n in names if n.endswith(".dist-info/entry_points.txt"))
     assert "device-explorer = explorer.cli:main" in zipfile.ZipFile(wheel).read(entry_points).decode()
+
+
+def test_smoke_test_fails_when_the_app_writes_into_its_bundle(tmp_path):
+    """The read-only check must be able to fail: a fake app that leaves a cache file in its folder."""
+    bundle = tmp_path / "device-explorer"
+    bundle.mkdir()
+    exe = bundle / "device-explorer"
+    exe.write_text('#!/bin/sh\necho "$@" > "$(dirname "$0")/numba-cache.nbi"\n', encoding="utf-8")
+    exe.chmod(0o755)
+    proc = subprocess.run(["bash", str(ROOT / "packaging" / "smoke_test.sh"), str(bundle)],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode != 0
+    assert "FAIL  read-only" in proc.stdout and "numba-cache.nbi" in proc.stdout
+    assert "FAIL  screenshot" in proc.stdout  # no PNG was written either
