@@ -63,11 +63,14 @@ def test_cpu_run_streams_points_into_table_and_plot_then_exports(panel, qtbot, t
     assert panel.controls.start_button.isEnabled()
     [series] = panel.plot.series
     assert series.sizes == [32, 64, 128]
+    if points[0].peak:  # the CPU's FP32 peak, where the engine knows it: a dashed line
+        assert len(panel.plot.peak_lines()) == 1
 
     # time mode plots the medians themselves
     panel.plot.set_mode("time")
     [item] = panel.plot.main.listDataItems()
     assert list(item.getOriginalDataset()[1]) == [p.median_s for p in points]
+    assert panel.plot.peak_lines() == []  # a peak is a throughput, not a time
 
     from explorer.bench.results import read_csv, read_json
 
@@ -163,3 +166,42 @@ def test_only_present_devices_are_offered(qtbot):
     assert p.controls.device_box("cuda:0").isEnabled()
     assert "gpu-none" not in p.controls._device_boxes
     assert p.controls.selected_devices() == ["cpu", "cuda:0"]
+
+
+def test_shutdown_cancels_a_running_benchmark_and_ends_its_worker(panel, qtbot):
+    import time
+
+    import psutil
+
+    _configure(panel, "64, 2048, 2048, 2048", repeats=50, budget_s=30.0)
+    assert panel.start()
+    qtbot.waitUntil(lambda: len(panel.points) >= 1, timeout=RUN_TIMEOUT_MS)
+    stream = panel._stream
+    t0 = time.perf_counter()
+    panel.shutdown()
+    assert time.perf_counter() - t0 < 5.0
+    assert stream.cancelled and not stream._thread.is_alive()
+
+    def no_worker_left() -> bool:
+        kids = psutil.Process().children(recursive=True)
+        return not [k for k in kids if "spawn_main" in " ".join(k.cmdline())]
+
+    qtbot.waitUntil(no_worker_left, timeout=5_000)
+
+
+def test_series_skip_error_rows_and_speedup_is_cpu_time_over_gpu_time():
+    from explorer.bench.results import BenchPoint, error_point
+    from explorer.ui.bench.series import build_series, speedup_series
+
+    def pt(variant: str, device: str, size: int, median_s: float) -> BenchPoint:
+        return BenchPoint("matmul", variant, device, size, f"n={size}", median_s=median_s,
+                          throughput_unit="GFLOP/s")
+
+    points = [pt("cpu", "cpu", 64, 2e-5), pt("cuda:0", "cuda:0", 64, 4e-5), pt("cpu", "cpu", 128, 1e-4),
+              pt("cuda:0", "cuda:0", 128, 2.5e-5), error_point("matmul", "cuda:0", "cuda:0", 256, "n=256", "out of memory"),
+              pt("cpu", "cpu", 256, 8e-4)]
+    series = build_series(points)
+    assert [(s.variant, s.sizes) for s in series] == [("cpu", [64, 128, 256]), ("cuda:0", [64, 128])]
+    [(variant, sizes, ratios)] = speedup_series(series)
+    assert variant == "cuda:0" and sizes == [64, 128]
+    assert ratios == pytest.approx([0.5, 4.0])  # the GPU loses at 64, wins at 128
