@@ -39,7 +39,8 @@ def test_self_test_passes_on_this_machine_and_reports_every_dependency():
     names = {c["name"] for c in report["checks"]}
     for module_name, _dist in selftest.DEPENDENCIES:
         assert f"import {module_name.split('.')[0]}" in names
-    assert {"resources", "devices", "cpu workload", "cuda simulator", "launch real run", "window"} <= names
+    assert {"resources", "devices", "cpu matmul", "benchmark engine", "cuda simulator", "launch real run",
+            "window"} <= names
     torch_line = next(c for c in report["checks"] if c["name"] == "import torch")
     import torch
 

@@ -2,7 +2,8 @@
 
 A lab copies the bundle onto thirty machines; this command tells them in a few seconds whether
 each one can run the app: every dependency imports, the data files are found, devices are probed,
-torch computes a right answer on the CPU, a numba kernel runs under the CUDA simulator in a child
+torch computes a right answer on the CPU, the benchmark engine times a matmul in its worker
+process, a numba kernel runs under the CUDA simulator in a child
 process (the path the launch visualizer's real run takes), and the window renders offscreen.
 
 One line per check, PASS / FAIL / INFO with the reason; exit 0 only when nothing failed. A machine
@@ -47,6 +48,7 @@ DEPENDENCIES: tuple[tuple[str, str], ...] = (
     ("platformdirs", "platformdirs"),
 )
 MATMUL_N = 256  # small enough for a fraction of a second on any laptop, big enough to use BLAS
+BENCH_N = 128  # the benchmark engine's point: the worker's start-up (importing torch) dominates
 SIM_N = 1000  # elements of the simulator's vector add: 4 blocks of 256 threads, the last one partly idle
 SIM_BLOCK = 256
 
@@ -129,28 +131,39 @@ def check_devices(notes: list[Check]) -> str:
     return f"CPU {cpu.name} ({threads or '?'} threads), {len(gpus)} GPU(s), {len(catalog)} catalog sheets"
 
 
-def check_cpu_workload() -> str:
-    """A float32 matmul on the CPU, checked against numpy and timed the way the benchmarks time."""
+def check_cpu_matmul() -> str:
+    """torch's float32 matmul on the CPU gives the right answer (a broken BLAS gives garbage)."""
     import numpy as np
     import torch
-
-    from explorer.bench.timing import measure_torch
 
     rng = np.random.default_rng(1)
     a_np = rng.standard_normal((MATMUL_N, MATMUL_N)).astype(np.float32)
     b_np = rng.standard_normal((MATMUL_N, MATMUL_N)).astype(np.float32)
-    a, b = torch.from_numpy(a_np), torch.from_numpy(b_np)
-    got = (a @ b).numpy()
+    got = (torch.from_numpy(a_np) @ torch.from_numpy(b_np)).numpy()
     want = a_np.astype(np.float64) @ b_np.astype(np.float64)
     err = float(np.max(np.abs(got - want)) / np.max(np.abs(want)))
     if not err < 1e-4:
         raise CheckFailed(f"torch's {MATMUL_N}x{MATMUL_N} matmul is wrong: relative error {err:.2e}")
-    timing = measure_torch(lambda: a @ b, budget_s=0.3)
-    gflops = 2 * MATMUL_N**3 / timing.median_s / 1e9
-    return (
-        f"torch {MATMUL_N}x{MATMUL_N} float32 matmul correct, median {timing.median_s * 1e6:.0f} us "
-        f"({gflops:.1f} GFLOP/s, {torch.get_num_threads()} threads)"
-    )
+    return f"torch {MATMUL_N}x{MATMUL_N} float32 matmul matches numpy (relative error {err:.1e})"
+
+
+def check_benchmark_engine() -> str:
+    """One matmul point through the benchmark engine: a worker process, honest timing, a result row."""
+    from explorer.bench.runner import BenchPlan, BenchRun
+
+    plan = BenchPlan(workload="matmul", devices=["cpu"], sizes=[BENCH_N], repeats=3, time_budget_s=0.5,
+                     point_timeout_s=CHILD_TIMEOUT_S)
+    points = BenchRun(plan).run_all()
+    if len(points) != 1:
+        raise CheckFailed(f"the benchmark engine returned {len(points)} points for a one-point plan")
+    point = points[0]
+    if point.error is not None:
+        raise CheckFailed(f"the matmul benchmark failed in its worker process: {point.error}")
+    if not point.median_s or point.median_s <= 0:
+        raise CheckFailed(f"the matmul benchmark measured no time (median {point.median_s})")
+    rate = f", {point.throughput:.1f} {point.throughput_unit}" if point.throughput else ""
+    return (f"matmul n={BENCH_N} in a worker process: median {point.median_s * 1e6:.0f} us{rate}, "
+            f"{point.threads} thread(s), {point.repeats} repeats")
 
 
 def check_gpu_workload() -> str | None:
@@ -257,7 +270,8 @@ def planned_checks() -> list[tuple[str, Callable[[list[Check]], str | None]]]:
     plan += [
         ("resources", _plain(check_resources)),
         ("devices", check_devices),
-        ("cpu workload", _plain(check_cpu_workload)),
+        ("cpu matmul", _plain(check_cpu_matmul)),
+        ("benchmark engine", _plain(check_benchmark_engine)),
         ("gpu workload", _plain(check_gpu_workload)),
         ("cuda simulator", _plain(check_cuda_simulator)),
         ("launch real run", _plain(check_real_run)),
