@@ -6,9 +6,9 @@ functions: the CLI imports it lazily, and only for these two sub-commands.
 
 from __future__ import annotations
 
-import multiprocessing
 import os
 import re
+import sys
 from argparse import Namespace
 from pathlib import Path
 
@@ -59,12 +59,20 @@ def open_main_window(panel: str | None = None):
     return app, window
 
 
-def run_gui(args: Namespace) -> int:
-    # A frozen build re-executes itself for worker processes; this returns at once otherwise.
-    multiprocessing.freeze_support()
-    from explorer.ui.app import ensure_platform_for_headless
+def check_display() -> None:
+    """On Linux without X11 or Wayland, Qt would abort with a core dump; say it in one line instead."""
+    if os.environ.get("QT_QPA_PLATFORM"):
+        return  # chosen explicitly (offscreen in tests and CI, or a specific plugin)
+    if sys.platform.startswith("linux") and not (os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")):
+        raise UserError(
+            "no display to open the window on (DISPLAY and WAYLAND_DISPLAY are unset); run it in a "
+            "desktop session, or render it with 'device-explorer screenshot --out FILE.png'"
+        )
 
-    ensure_platform_for_headless()
+
+def run_gui(args: Namespace) -> int:
+    # multiprocessing.freeze_support() has already run: it is the first call of cli.main.
+    check_display()
     app, _window = open_main_window(getattr(args, "panel", None))
     code = int(app.exec())
     # A discovery still importing torch when the window closed would otherwise report into
@@ -73,6 +81,24 @@ def run_gui(args: Namespace) -> int:
 
     QThreadPool.globalInstance().waitForDone(15_000)
     return code
+
+
+def _quiet_offscreen_warning() -> None:
+    """The offscreen plugin warns that it "does not support propagateSizeHints()" on every
+    window; that is noise in a command whose output is one path. Other messages pass through."""
+    from PySide6.QtCore import qInstallMessageHandler
+
+    previous = None
+
+    def handler(mode, context, message):  # noqa: ANN001 (Qt's signature)
+        if "propagateSizeHints" in message:
+            return
+        if previous is not None:
+            previous(mode, context, message)
+        else:
+            print(message, file=sys.stderr)
+
+    previous = qInstallMessageHandler(handler)
 
 
 def run_screenshot(args: Namespace) -> int:
@@ -96,6 +122,7 @@ def render_window(panel: str | None, size: tuple[int, int]):
     from explorer.ui.context import AppContext
     from explorer.ui.main_window import MainWindow
 
+    _quiet_offscreen_warning()
     app = create_application()
     context = AppContext(discover(include_catalog=True))
     window = MainWindow(context, discover_on_show=False, panel=panel)

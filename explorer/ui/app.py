@@ -6,7 +6,6 @@ window then discovers devices in a background thread.
 
 from __future__ import annotations
 
-import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -37,14 +36,6 @@ def app_icon_path() -> Path | None:
             return candidate
     pngs = sorted(folder.glob("*.png"), key=lambda p: p.stat().st_size, reverse=True)
     return pngs[0] if pngs else None
-
-
-def ensure_platform_for_headless() -> None:
-    """Fall back to the offscreen platform when there is no display, instead of aborting."""
-    if os.environ.get("QT_QPA_PLATFORM"):
-        return
-    if sys.platform.startswith("linux") and not (os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")):
-        os.environ["QT_QPA_PLATFORM"] = "offscreen"
 
 
 def create_application(argv: Sequence[str] | None = None, theme: str = "light") -> QApplication:

@@ -178,7 +178,7 @@ class DevicesPanel(QWidget):
         self.status_label.setText("")
         why = discovery.why_no_gpu()
         if why:
-            self.banner.set_text("No NVIDIA GPU is listed", f"{why}\n\n{CATALOG_HINT}")
+            self.banner.set_text("Why no GPU is listed", f"{why}\n\n{CATALOG_HINT}")
             self.banner.show()
         else:
             self.banner.hide()

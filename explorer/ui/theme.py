@@ -119,15 +119,15 @@ def _palette(t: Theme) -> QPalette:
 def stylesheet(t: Theme) -> str:
     return f"""
     QToolTip {{ color: {t.text}; background: {t.panel}; border: 1px solid {t.border}; padding: 4px; }}
-    QTabWidget#areas QTabBar::tab {{
+    QTabWidget#areas > QTabBar::tab {{
         font-size: {BASE_FONT_PT + 2}pt; padding: 8px 22px; margin-right: 2px;
         color: {t.muted}; background: {t.window}; border: 1px solid {t.border}; border-bottom: none;
         border-top-left-radius: 6px; border-top-right-radius: 6px;
     }}
-    QTabWidget#areas QTabBar::tab:selected {{
+    QTabWidget#areas > QTabBar::tab:selected {{
         color: {t.accent_text}; background: {t.accent}; border-color: {t.accent}; font-weight: 600;
     }}
-    QTabWidget#areas QTabBar {{ qproperty-drawBase: 0; }}
+    QTabWidget#areas > QTabBar {{ qproperty-drawBase: 0; }}
     QTabWidget#areas::pane {{ border-top: 2px solid {t.accent}; }}
     QListWidget#deviceList {{ background: {t.panel}; border: 1px solid {t.border}; outline: 0; }}
     QListWidget#deviceList::item {{ padding: 6px 6px; }}

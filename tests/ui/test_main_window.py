@@ -196,3 +196,12 @@ def test_screenshot_refuses_a_bad_out_or_size_in_one_line(tmp_path, capsys):
         locked.mkdir(mode=0o500)
         with pytest.raises(UserError, match="not writable"):
             run_screenshot(Namespace(panel="devices", out=str(locked / "x.png"), size="1280x800"))
+
+
+def test_gui_without_a_display_says_so_in_one_line(monkeypatch, capsys):
+    monkeypatch.setattr(sys, "platform", "linux")
+    for name in ("DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM"):
+        monkeypatch.delenv(name, raising=False)
+    assert cli_main([]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and "no display" in err and "screenshot" in err
