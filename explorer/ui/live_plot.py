@@ -107,7 +107,12 @@ class LiveView(QGroupBox):
         self.apply_theme(current_theme())
         monitor.updated.connect(self.refresh)
         monitor.unavailable.connect(self.show_unavailable)
-        if monitor.error:
+        if device.nvml_index is None:
+            self.show_unavailable(
+                "No live readings for this GPU: "
+                + device.unavailable.get("live", "NVML does not list it (is the NVIDIA driver's NVML library installed?).")
+            )
+        elif monitor.error:
             self.show_unavailable(monitor.error)
         self.refresh()
 

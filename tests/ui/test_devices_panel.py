@@ -171,3 +171,29 @@ def test_export_writes_the_discovery_json(make_panel, two_gpu_discovery, tmp_pat
     assert [d["key"] for d in data["devices"]] == ["cpu", "cuda:0", "cuda:1", "catalog:gtx-1650"]
     with pytest.raises(UserError, match="cannot write"):
         panel.export(tmp_path / "missing" / "devices.json")
+
+
+def test_live_group_says_why_when_nvml_cannot_start(make_panel, two_gpu_discovery, fake_nvml, fake_timer):
+    class NVMLError_DriverNotLoaded(Exception):  # noqa: N801 (pynvml's name)
+        pass
+
+    def refuse():
+        raise NVMLError_DriverNotLoaded("Driver Not Loaded")
+
+    fake_nvml.nvmlInit = refuse
+    panel = make_panel(two_gpu_discovery)
+    assert not fake_timer.isActive()
+    status = panel.live_view.status
+    assert status.isVisible()
+    assert "Live readings are unavailable" in status.text() and "not loaded" in status.text()
+    assert panel.live_view.values.values["temperature_c"].text() == NA
+
+
+def test_live_group_says_why_when_nvml_does_not_list_the_gpu(make_panel, two_gpu_discovery):
+    gpu = two_gpu_discovery.present_gpus[0]
+    gpu.nvml_index = None
+    gpu.unavailable["live"] = "NVML has no device with this GPU's UUID or PCI bus id"
+    panel = make_panel(two_gpu_discovery)
+    panel.select_device(gpu.key)
+    assert panel.live_view.status.isVisible()
+    assert "UUID or PCI bus id" in panel.live_view.status.text()
