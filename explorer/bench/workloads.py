@@ -262,7 +262,7 @@ _register(Workload(
         "early. The FLOP count is forward x 3, the usual estimate for forward + backward."
     ),
     size_name="batch size",
-    default_sizes_cpu=_pow2(16, 512),
+    default_sizes_cpu=_pow2(16, 1024),
     default_sizes_gpu=_pow2(16, 1024),
     unit="images/s",
     flops=lambda b: 3.0 * b * cnn_forward_flops_per_image(),

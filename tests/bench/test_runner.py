@@ -106,3 +106,20 @@ def test_two_gpu_workload_runs_once_on_the_first_gpu_with_the_second_as_partner(
     specs = plan_points(BenchPlan("two_gpus", ["cpu", "cuda:1", "cuda:0"], sizes=[64]))
     assert [(s["device"], s["partner"]) for s in specs] == [("cpu", None)] + [("cuda:1", "cuda:0")] * 3
     assert plan_points(BenchPlan("two_gpus", ["cuda:0"], sizes=[64]))[0]["partner"] is None
+
+
+def test_low_priority_worker_runs_below_the_parent():
+    import os
+
+    import psutil
+
+    run = BenchRun(BenchPlan("_crash_test", ["cpu"], sizes=[1], repeats=1, low_priority=True))
+    events = run.events()
+    next(events)  # Progress(0): the worker is started with the first point
+    point = next(events)
+    assert point.error is None
+    child = run._worker.proc
+    if os.name == "posix":
+        assert psutil.Process(child.pid).nice() > psutil.Process().nice()
+    events.close()
+    assert not child.is_alive()
