@@ -172,30 +172,34 @@ class BenchPanel(QWidget):
         ``SCREENSHOT_POINTS`` of the sizes the run is cancelled, so the bar is shown part-filled
         with the engine's own time-left estimate at that moment.
         """
-        from explorer.bench.runner import BenchPlan, BenchRun
+        from explorer.bench.runner import BenchPlan, BenchRun, Progress
 
         self.controls.set_workload("matmul")
-        for key in ("cpu",):
-            box = self.controls.device_box(key)
-            if box is not None:
-                box.setChecked(True)
-        self.controls.sizes_edit.setText(", ".join(str(n) for n in SCREENSHOT_SIZES))
+        box = self.controls.device_box("cpu")
+        if box is not None:
+            box.setChecked(True)
         plan = BenchPlan(workload="matmul", devices=["cpu"], sizes=list(SCREENSHOT_SIZES), time_budget_s=1.0)
+        # the form shows the plan being run
+        self.controls.sizes_edit.setText(", ".join(str(n) for n in SCREENSHOT_SIZES))
+        self.controls.sizes_edit.setCursorPosition(0)
+        self.controls.repeats_spin.setValue(0)
+        self.controls.budget_spin.setValue(plan.time_budget_s)
         run = BenchRun(plan)
+        events = run.events()
         self.table.results.set_points([])
-        measured = 0
         last_progress = None
         try:
-            for event in run.events():
-                if hasattr(event, "total"):
-                    last_progress = event
+            for event in events:
+                if not isinstance(event, Progress):
+                    self.table.results.append(event)
                     continue
-                self.table.results.append(event)
-                measured += 1
-                if measured >= SCREENSHOT_POINTS:
+                last_progress = event
+                if event.done >= SCREENSHOT_POINTS:
                     break
         finally:
             run.cancel()
+            events.close()
+        measured = len(self.points)
         self.plot.set_points(self.points)
         total = last_progress.total if last_progress else len(SCREENSHOT_SIZES)
         self.progress_bar.setRange(0, total)

@@ -254,10 +254,12 @@ class BenchControls(QWidget):
         )
         if force or untouched:
             self.sizes_edit.setText(self._defaults_text)
+            self.sizes_edit.setCursorPosition(0)
             self._check_sizes()
 
     def _reset_sizes(self) -> None:
         self.sizes_edit.setText(self._defaults_text)
+        self.sizes_edit.setCursorPosition(0)
         self._check_sizes()
 
     def _check_sizes(self) -> list[int] | None:

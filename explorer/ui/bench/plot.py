@@ -16,7 +16,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QFont
 from PySide6.QtWidgets import QButtonGroup, QHBoxLayout, QLabel, QRadioButton, QVBoxLayout, QWidget
 
-from explorer.ui.bench.fmt import number_text
+from explorer.ui.bench.fmt import number_text, seconds_text
 from explorer.ui.bench.series import Series, build_series, speedup_series
 from explorer.ui.theme import current_theme
 
@@ -31,7 +31,8 @@ class LogAxis(pg.AxisItem):
 
     def __init__(self, orientation: str, **kwargs: Any) -> None:
         super().__init__(orientation, **kwargs)
-        self.si_suffix: str | None = None  # "s" for times (SI prefixes); None for plain numbers
+        self.si_suffix: str | None = None  # "s" for times (10 µs, 1 ms); None for plain numbers
+        self.enableAutoSIPrefix(False)  # the labels carry their own prefix (ms, µs)
 
     def logTickStrings(self, values, scale, spacing):  # noqa: N802 (pyqtgraph's name)
         numbers = [10 ** float(v) * scale for v in values]
@@ -41,8 +42,8 @@ class LogAxis(pg.AxisItem):
         return [self._text(x) if k else "" for x, k in zip(numbers, keep, strict=True)]
 
     def _text(self, x: float) -> str:
-        if self.si_suffix is not None:
-            return pg.siFormat(x, precision=2, suffix=self.si_suffix)
+        if self.si_suffix == "s":
+            return seconds_text(x)
         return f"{x:,.0f}" if x >= 1 else f"{x:.2g}"
 
 
@@ -176,7 +177,7 @@ class BenchPlot(QWidget):
             self.main.setLabel("left", f"throughput ({unit})" if unit else "throughput", color=fg, size="12pt")
             self.legend.anchor((1, 1), (1, 1), offset=(-10, -10))  # throughput rises to the right
         else:
-            self.main.setLabel("left", "median time (s)", color=fg, size="12pt")
+            self.main.setLabel("left", "median time", color=fg, size="12pt")
             self.legend.anchor((0, 0), (0, 0), offset=(10, 10))  # times rise to the right
         self.main.getAxis("left").si_suffix = "s" if self.mode == "time" else None
         self.main.getAxis("left").picture = None  # re-label the existing ticks
@@ -267,7 +268,8 @@ class BenchPlot(QWidget):
                 values.extend(float(y) for y in ys)
         low = min(values + peaks)
         high = max(values + peaks)
-        self.main.setYRange(low - 0.1, high + 0.25, padding=0)
+        span = max(high - low, 0.5)
+        self.main.setYRange(low - 0.05 * span, high + 0.15 * span, padding=0)  # room for the label
 
     def _update_ticks(self) -> None:
         """Tick the sizes actually measured (64, 128, ...), labelled as the engine labels them."""
