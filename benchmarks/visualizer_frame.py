@@ -32,7 +32,6 @@ def main() -> int:
     from explorer.ui.context import AppContext
     from explorer.ui.visualizer.animation import DISPATCH, RUN
     from explorer.ui.visualizer.panel import VisualizerPanel
-    from explorer.ui.visualizer.refguard import top_up_none
 
     app = QApplication.instance() or QApplication([])
     panel = VisualizerPanel(AppContext(Discovery(devices=load_catalog(), reports=[])))
@@ -53,7 +52,6 @@ def main() -> int:
         t0 = time.perf_counter()
         grid.render(image)
         times.append(time.perf_counter() - t0)
-        top_up_none()
     times.sort()
     print(f"device: {plan.device_name}, {plan.sm_count} SMs x {plan.resident_blocks_per_sm} blocks "
           f"= {plan.occupancy.active_warps_per_sm} warps per SM, {plan.waves} waves, LOD {grid.layout_now().lod}")
@@ -67,7 +65,6 @@ def main() -> int:
         t0 = time.perf_counter()
         grid.render(image)
         cold.append(time.perf_counter() - t0)
-        top_up_none()
     print(f"frame at a new wave each time (all blocks redrawn): median {statistics.median(cold) * 1e3:.2f} ms, "
           f"max {max(cold) * 1e3:.2f} ms over {len(cold)} frames")
 

@@ -31,7 +31,6 @@ from explorer.ui.visualizer.inspector import Inspector
 from explorer.ui.visualizer.occupancy_view import OccupancyView
 from explorer.ui.visualizer.presets import PRESETS
 from explorer.ui.visualizer.realrun_view import RealRunView
-from explorer.ui.visualizer.refguard import top_up_none
 from explorer.ui.visualizer.scene import Hit, SmGrid
 from explorer.ui.visualizer.wavebar import Legend, WaveBar
 
@@ -174,7 +173,6 @@ class VisualizerPanel(QWidget):
             sc.activated.connect(slot)
             self._shortcuts.append(sc)
 
-        top_up_none()
         self._load_devices()
 
     def sizeHint(self) -> QSize:
@@ -194,7 +192,6 @@ class VisualizerPanel(QWidget):
 
     def recompute(self) -> None:
         """Plan the launch the controls describe; on a bad value show why and keep the last picture."""
-        top_up_none()
         device = self.controls.device()
         if device is None:
             self.controls.show_error("No GPU to show: device discovery found neither a GPU nor a catalog entry.")
@@ -253,7 +250,6 @@ class VisualizerPanel(QWidget):
         return ""
 
     def _refresh(self) -> None:
-        top_up_none()
         if self.anim is None:
             return
         self.wave_bar.set_frame(self.anim.frame(), self._tail_text())

@@ -140,8 +140,7 @@ def compute_layout(width: int, height: int, sm_count: int, slots: int, warps: in
 class SmGrid(QWidget):
     """Paints the SMs of the animation's plan and the blocks resident on them at this moment."""
 
-    # Hit(sm=-1) means "over nothing": PySide6 mis-counts references to None sent through
-    # Signal(object), so None never travels through a signal here.
+    # Hit(sm=-1) means "over nothing", so receivers always get a Hit and never have to test for None
     hovered = Signal(object)  # Hit
     clicked = Signal(object)  # Hit
 

@@ -1,8 +1,7 @@
 """One occupancy graph (occupancy % against one parameter), painted with QPainter.
 
-pyqtgraph was the first choice, but with PySide6 6.12 on Python 3.11 it makes hundreds of
-void Qt calls per update, each of which drops a reference to ``None`` (see ``refguard``), about
-200 per ``setData`` measured; a line, a marker and a few ticks need no library and few calls.
+A step line, a marker for the current configuration and a few ticks need no plotting library;
+painting them directly keeps the graph crisp at projector size and cheap to redraw on every change.
 """
 
 from __future__ import annotations
