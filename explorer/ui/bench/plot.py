@@ -82,7 +82,7 @@ class BenchPlot(QWidget):
         self._size_name = "size"
         self._workload_title = ""
         self._items: dict[str, pg.PlotDataItem] = {}
-        self._peak_lines: dict[str, pg.InfiniteLine] = {}
+        self._peak_lines: dict[tuple[str, float], pg.InfiniteLine] = {}  # one per (device, peak)
         self._speedup_items: dict[str, pg.PlotDataItem] = {}
         self._colours: dict[str, str] = {}
         self._tick_labels: dict[int, str] = {}
@@ -108,10 +108,13 @@ class BenchPlot(QWidget):
 
         theme = current_theme()
         self.main = _plot_widget()
+        self.main.getPlotItem().vb.setDefaultPadding(0.06)  # no point sits on an axis
         self.speedup = _plot_widget()
         self.legend = self.main.addLegend(offset=(10, 10), labelTextSize="11pt", labelTextColor=theme.plot_foreground)
         self.legend.setBrush(pg.mkBrush(theme.plot_background))
         self.legend.setPen(pg.mkPen(theme.border))
+        # the legend stays top left: small sizes sit low in both views (short times, low
+        # throughput), so that corner is the one left empty
         self.speedup.addLegend(offset=(10, 10), labelTextSize="10pt", labelTextColor=theme.plot_foreground)
         self.speedup.setLabel("left", "GPU speedup (×)", color=theme.plot_foreground, size="11pt")
         self.speedup.setMaximumHeight(220)
@@ -175,12 +178,10 @@ class BenchPlot(QWidget):
         fg, muted = theme.plot_foreground, theme.muted
         if self.mode == "throughput":
             self.main.setLabel("left", f"throughput ({unit})" if unit else "throughput", color=fg, size="12pt")
-            self.legend.anchor((1, 1), (1, 1), offset=(-10, -10))  # throughput rises to the right
         else:
             self.main.setLabel("left", "median time", color=fg, size="12pt")
-            self.legend.anchor((0, 0), (0, 0), offset=(10, 10))  # times rise to the right
         self.main.getAxis("left").si_suffix = "s" if self.mode == "time" else None
-        self.main.getAxis("left").picture = None  # re-label the existing ticks
+        self.main.getAxis("left").setTicks(None)  # redraws the tick labels in the new unit
         self.main.setLabel("bottom", self._size_name, color=fg, size="12pt")
         self.speedup.setLabel("bottom", self._size_name, color=fg, size="11pt")
         if not self._series:
@@ -192,8 +193,10 @@ class BenchPlot(QWidget):
         variants = {s.variant for s in self._series}
         for gone in [v for v in self._items if v not in variants]:
             self.main.removeItem(self._items.pop(gone))
-            if gone in self._peak_lines:
-                self.main.removeItem(self._peak_lines.pop(gone))
+            self._colours.pop(gone, None)
+        devices = {(s.device, s.peak) for s in self._series}
+        for gone in [key for key in self._peak_lines if key not in devices]:
+            self.main.removeItem(self._peak_lines.pop(gone))
         for index, s in enumerate(self._series):
             item = self._items.get(s.variant) or self._new_curve(s, index)
             if self.mode == "throughput":
@@ -201,7 +204,7 @@ class BenchPlot(QWidget):
             else:
                 pairs = [(n, v) for n, v in zip(s.sizes, s.median_s, strict=True) if v > 0]
             item.setData([n for n, _ in pairs], [v for _, v in pairs])
-            line = self._peak_lines.get(s.variant)
+            line = self._peak_lines.get((s.device, s.peak))
             if line is None and s.peak is not None and s.peak > 0:
                 line = self._new_peak(s)
             if line is not None:
@@ -232,13 +235,13 @@ class BenchPlot(QWidget):
         line = pg.InfiniteLine(
             pos=math.log10(s.peak), angle=0,
             pen=pg.mkPen(colour, width=2, style=Qt.PenStyle.DashLine),
-            label=f"{s.variant} peak {number_text(s.peak, s.unit)}",
+            label=f"{s.device} peak {number_text(s.peak, s.unit)}",
             labelOpts={"position": 0.98, "color": colour, "anchors": [(1, 1), (1, 1)],
                        "fill": current_theme().plot_background},
         )
         line.setZValue(-5)
         self.main.addItem(line)
-        self._peak_lines[s.variant] = line
+        self._peak_lines[(s.device, s.peak)] = line
         return line
 
     def _update_speedup(self) -> None:

@@ -39,7 +39,7 @@ def build_series(points: list[Any]) -> list[Series]:
         s = Series(variant=variant, device=first.device, unit=first.throughput_unit)
         for p in rows:
             s.sizes.append(p.size)
-            s.size_labels.append(p.size_label.split("=")[-1].strip() if p.size_label else str(p.size))
+            s.size_labels.append(tick_label(p.size, p.size_label))
             s.median_s.append(p.median_s)
             s.throughput.append(p.throughput)
             if p.peak is not None:
@@ -66,3 +66,15 @@ def speedup_series(series: list[Series]) -> list[tuple[str, list[int], list[floa
         if sizes and len(ratios) == len(sizes):
             curves.append((s.variant, sizes, ratios))
     return curves
+
+
+def tick_label(size: int, size_label: str) -> str:
+    """A short axis label: the engine's own for byte sizes ("4 KiB"), else 100, 10k, 30M."""
+    if size_label.endswith("B"):
+        return size_label
+    if size < 10_000:
+        return str(size)
+    for scale, suffix in ((1e9, "G"), (1e6, "M"), (1e3, "k")):
+        if size >= scale:
+            return f"{size / scale:.3g}{suffix}"
+    return str(size)
