@@ -2,10 +2,10 @@
 
 The app's figure comes through the real engine (BenchRun, worker process, Timer on every
 thread); the bare loop is the simplest honest measurement: ``a @ b`` in a loop under
-perf_counter, median of the calls. Both run in this one invocation, interleaved by round, so a
+perf_counter, median of the calls. Both run in this one invocation, interleaved size by size, so a
 neighbour's load hits both alike; each side keeps its best round. Target: app >= 0.95x bare.
 
-    python benchmarks/matmul_vs_torch.py [--sizes 512 1024 2048] [--rounds 2] [--budget 2]
+    python benchmarks/matmul_vs_torch.py [--sizes 512 1024 2048] [--rounds 2] [--budget 2] [--threads N]
 """
 
 from __future__ import annotations
@@ -30,16 +30,18 @@ def bare_torch_gflops(n: int, budget_s: float) -> tuple[float, int]:
     return 2.0 * n**3 / statistics.median(times) / 1e9, len(times)
 
 
-def app_gflops(sizes: list[int], budget_s: float) -> dict[int, float]:
+def app_points(sizes: list[int], budget_s: float, threads: int | None):
+    """The app's matmul points, one at a time: the worker measures a size only when asked for it,
+    so the bare loop for the same size runs right after it, under the same neighbours' load."""
+    from explorer.bench.results import BenchPoint
     from explorer.bench.runner import BenchPlan, BenchRun
 
-    run = BenchRun(BenchPlan("matmul", ["cpu"], sizes=sizes, time_budget_s=budget_s))
-    out: dict[int, float] = {}
-    for p in run.run_all():
-        if p.error:
-            raise SystemExit(f"app point n={p.size} failed: {p.error}")
-        out[p.size] = p.throughput
-    return out
+    run = BenchRun(BenchPlan("matmul", ["cpu"], sizes=sizes, time_budget_s=budget_s, cpu_threads=threads))
+    for event in run.events():
+        if isinstance(event, BenchPoint):
+            if event.error:
+                raise SystemExit(f"app point n={event.size} failed: {event.error}")
+            yield event
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -47,21 +49,26 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sizes", nargs="+", type=int, default=[512, 1024, 2048])
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--budget", type=float, default=2.0, help="seconds per point and side")
+    parser.add_argument("--threads", type=int, default=None,
+                        help="torch threads on both sides (default: torch's default, every core)")
     args = parser.parse_args(argv)
 
     import torch
+
+    if args.threads:
+        torch.set_num_threads(args.threads)
 
     print(f"torch {torch.__version__}, {torch.get_num_threads()} threads; sizes {args.sizes}; "
           f"{args.rounds} rounds")
     best_app = {n: 0.0 for n in args.sizes}
     best_bare = {n: 0.0 for n in args.sizes}
     for r in range(args.rounds):
-        app = app_gflops(args.sizes, args.budget)
-        for n in args.sizes:
+        for point in app_points(args.sizes, args.budget, args.threads):
+            n = point.size
             bare, calls = bare_torch_gflops(n, args.budget)
-            print(f"round {r + 1}: n={n:<5} app {app[n]:8.1f} GFLOP/s   bare loop {bare:8.1f} GFLOP/s "
-                  f"({calls} calls)", flush=True)
-            best_app[n] = max(best_app[n], app[n])
+            print(f"round {r + 1}: n={n:<5} app {point.throughput:8.1f} GFLOP/s ({point.repeats} samples, "
+                  f"{point.threads} threads)   bare loop {bare:8.1f} GFLOP/s ({calls} calls)", flush=True)
+            best_app[n] = max(best_app[n], point.throughput)
             best_bare[n] = max(best_bare[n], bare)
     worst = min(best_app[n] / best_bare[n] for n in args.sizes)
     for n in args.sizes:
