@@ -205,3 +205,12 @@ def test_series_skip_error_rows_and_speedup_is_cpu_time_over_gpu_time():
     [(variant, sizes, ratios)] = speedup_series(series)
     assert variant == "cuda:0" and sizes == [64, 128]
     assert ratios == pytest.approx([0.5, 4.0])  # the GPU loses at 64, wins at 128
+
+
+def test_a_workload_needing_two_gpus_says_so_instead_of_starting(panel):
+    panel.controls.set_workload("two_gpus")
+    assert not panel.start()
+    assert not panel.running
+    text = panel.controls.message_label.text()
+    assert "needs 2 GPUs" in text and "0 present" in text
+    assert panel.controls.start_button.isEnabled()
