@@ -130,6 +130,15 @@ def test_two_gpus_hide_the_banner_and_live_readings_follow_the_tick(
     fake_timer.timeout.emit()
     assert live.values.values["utilization_gpu_pct"].text() == "40 %"
 
+    # switching GPUs replaces the Live group; the history stays with the monitor
+    panel.select_device("cuda:1")
+    panel.select_device("cuda:0")
+    fake_nvml.step += 1
+    fake_clock.advance(1.0)
+    panel.tick()  # must not touch the deleted Live groups
+    xs, ys = panel.live_view.curves["utilization_gpu_pct"].getData()
+    assert len(xs) == 6 and ys[-1] == 50.0
+
 
 def test_a_sensor_that_raised_shows_na_with_its_reason(make_panel, two_gpu_discovery):
     panel = make_panel(two_gpu_discovery)
