@@ -142,7 +142,8 @@ def classify(exc: BaseException) -> tuple[str, bool]:
     first = text.strip().splitlines()[0] if text.strip() else type(exc).__name__
     low = text.lower()
     if isinstance(exc, MemoryError) or any(m in low for m in _OOM_MARKERS):
-        return f"out of memory: {first[:300]}", False
+        own = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        return f"out of memory: {own[:300]}", False
     if any(m in low for m in _FATAL_MARKERS):
         return f"device fault (worker replaced): {first[:300]}", True
     return first[:400], False

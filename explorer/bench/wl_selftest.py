@@ -1,4 +1,5 @@
-"""Test-only workloads ``_crash_test`` and ``_hang_test``: size 2 kills or hangs the worker.
+"""Test-only workloads: at size 2 ``_crash_test`` segfaults, ``_hang_test`` hangs and ``_oom_test``
+runs out of memory.
 
 They exist so the runner's recovery (error row, fresh worker, next point) is tested against a
 real segfault and a real hang, not a mock. Other sizes time a real, short Python sum.
@@ -25,6 +26,10 @@ def run(w: Workload, spec: PointSpec) -> Outcome:
     if spec.size == MISBEHAVING_SIZE:
         if w.name == "_crash_test":
             _segfault()
+        if w.name == "_oom_test":
+            import numpy as np
+
+            np.empty(2**61, dtype=np.uint8)  # 2 EiB: a real MemoryError from the allocator
         while True:
             time.sleep(1.0)
     data = list(range(spec.size * 1000))

@@ -327,7 +327,8 @@ _register(Workload(
 # --- test-only workloads: crash or hang on purpose, so the runner's recovery can be tested ------
 
 TEST_WORKLOADS: dict[str, Workload] = {}
-for _name, _what in (("_crash_test", "kills its worker process (segfault)"), ("_hang_test", "never returns")):
+for _name, _what in (("_crash_test", "kills its worker process (segfault)"), ("_hang_test", "never returns"),
+                     ("_oom_test", "asks for more memory than any machine has")):
     TEST_WORKLOADS[_name] = Workload(
         name=_name,
         title=f"test: {_name}",

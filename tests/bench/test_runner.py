@@ -123,3 +123,11 @@ def test_low_priority_worker_runs_below_the_parent():
         assert psutil.Process(child.pid).nice() > psutil.Process().nice()
     events.close()
     assert not child.is_alive()
+
+
+def test_out_of_memory_is_an_error_row_and_the_same_worker_goes_on():
+    run = BenchRun(BenchPlan("_oom_test", ["cpu"], sizes=[1, 2, 3], repeats=2))
+    points = run.run_all()
+    assert points[1].error.startswith("out of memory") and "\n" not in points[1].error
+    assert points[0].error is None and points[2].error is None
+    assert run.workers_started == 1

@@ -28,7 +28,7 @@ def test_registry_holds_the_eight_workloads_with_lessons():
 
 
 def test_test_workloads_are_hidden_but_reachable():
-    assert set(TEST_WORKLOADS) == {"_crash_test", "_hang_test"}
+    assert set(TEST_WORKLOADS) == {"_crash_test", "_hang_test", "_oom_test"}
     assert not set(TEST_WORKLOADS) & set(WORKLOADS)
     assert get_workload("_crash_test").hidden
 
