@@ -8,10 +8,12 @@ Public API (see /tmp/api-bench.md; names and signatures kept as agreed):
   ``get_workload(name)``, ``visible_workloads()``. Additions: ``Workload.variants(device)`` gives
   the variant labels a device will produce (the series names; they include the device, so they
   are unique within a run), ``Workload.default_sizes(device)``, ``Workload.size_label(size)``.
-  Hidden test workloads ``_crash_test`` and ``_hang_test`` (in ``TEST_WORKLOADS``, not in
-  ``WORKLOADS``) segfault / hang their worker at size 2 and measure a short sum at other sizes.
+  Hidden test workloads ``_crash_test``, ``_hang_test`` and ``_oom_test`` (in ``TEST_WORKLOADS``,
+  not in ``WORKLOADS``; ``get_workload`` finds them) segfault / hang / run out of memory at size 2
+  and measure a short Python sum at other sizes (default sizes 1, 2, 3).
 * ``explorer.bench.runner``: ``BenchPlan``, ``Progress``, ``BenchRun`` (``events()``, ``cancel()``,
   ``total_points``; also ``run_all()`` and ``points``), ``parse_device(text)``.
+  ``BenchPlan.low_priority=True`` runs the worker below normal priority (for the window).
   ``events()`` first yields ``Progress(0, total, None)``, then for each point the BenchPoint
   followed by a Progress. ``BenchRun(plan)`` raises ``UserError`` (one line) for a bad plan:
   unknown workload, size <= 0, repeats < 1, a device that is not 'cpu' or 'cuda:N'. Points run
