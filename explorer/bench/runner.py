@@ -156,6 +156,8 @@ def _describe_exit(code: int | None) -> str:
         except ValueError:
             name = f"signal {-code}"
         return f"crashed ({name})"
+    if code >= 0xC0000000:  # a Windows exception code, e.g. 0xC0000005 access violation
+        return f"crashed (exception 0x{code:08X})"
     return f"exited with code {code}"
 
 
