@@ -7,12 +7,18 @@ makes), and raises an ``NVMLError_NotSupported`` where a real passively cooled b
 from __future__ import annotations
 
 import os
+import sys
+from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
 from PySide6.QtCore import QObject, Signal
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+# so ``tests.devices.fake_nvml`` (the devices team's full pynvml stand-in) imports however pytest starts
+_ROOT = str(Path(__file__).resolve().parents[2])
+if _ROOT not in sys.path:
+    sys.path.insert(0, _ROOT)
 
 from explorer.devices.model import CudaLimits, Device, Discovery, ProbeReport  # noqa: E402
 

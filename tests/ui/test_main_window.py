@@ -205,3 +205,35 @@ def test_gui_without_a_display_says_so_in_one_line(monkeypatch, capsys):
     assert cli_main([]) == 2
     err = capsys.readouterr().err.strip()
     assert err.count("\n") == 0 and "no display" in err and "screenshot" in err
+
+
+def test_end_to_end_with_the_devices_fakes(qtbot, make_window, fake_clock, fake_timer):
+    """Real discovery and NVML session code, fed by the devices team's fake pynvml, torch and numba."""
+    from explorer.devices.discover import discover
+    from tests.devices.fake_cuda import A100, GTX1650, make_fake_numba, make_fake_torch
+    from tests.devices.fake_nvml import make_fake_nvml
+
+    nvml = make_fake_nvml()
+    found = discover(nvml=nvml, torch=make_fake_torch([GTX1650, A100]), numba=make_fake_numba([GTX1650, A100]))
+    window = make_window(
+        None,
+        discover_fn=lambda: found,
+        devices_panel_options={"nvml": nvml, "clock": fake_clock, "timer": fake_timer},
+    )
+    window.show()
+    qtbot.waitUntil(lambda: window.context.discovery is not None, timeout=5000)
+    panel = window.devices_panel
+    assert panel.device_keys()[:3] == ["cpu", "cuda:0", "cuda:1"]
+    assert not panel.banner.isVisible()
+    assert "2 NVIDIA GPUs" in window.statusBar().currentMessage()
+
+    panel.select_device("cuda:1")
+    assert panel.details.device.name == "NVIDIA A100-SXM4-40GB"
+    live = panel.live_view.values.values
+    assert live["temperature_c"].text() == "n/a" and "not supported" in live["temperature_c"].toolTip()
+    assert live["power_draw_w"].text() == "250 W (limit 400 W)"
+    nvml.gpus[1].utilization_gpu_pct = 12
+    fake_clock.advance(1.0)
+    panel.tick()
+    assert live["utilization_gpu_pct"].text() == "12 %"
+    assert "NVIDIA driver: 550.54.14 (CUDA 12.4)" in window.about_dialog().text()
