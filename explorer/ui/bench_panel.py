@@ -241,6 +241,11 @@ class BenchPanel(QWidget):
             self.progress_bar.setFormat(f"done: {done} / {self._total or done} points")
         self.status_label.setText("")
         self._save_last()
+        errors = sum(1 for p in self.points if p.error)
+        self._context.status_message.emit(
+            f"Benchmark {'stopped' if stream is not None and stream.cancelled else 'finished'}: "
+            f"{done} points" + (f", {errors} with errors (see the red rows)" if errors else "")
+        )
         if stream is not None:
             stream.deleteLater()
         self.run_finished.emit()
@@ -285,7 +290,8 @@ class BenchPanel(QWidget):
         self.message_label.setVisible(bool(text))
 
     def _export_via_dialog(self, what: str, filter_: str, write) -> None:
-        path, _ = QFileDialog.getSaveFileName(self, f"Export results as {what}", "", filter_)
+        suggested = f"{self.controls.workload.name}-results.{what.lower()}"
+        path, _ = QFileDialog.getSaveFileName(self, f"Export results as {what}", suggested, filter_)
         if not path:
             return
         try:

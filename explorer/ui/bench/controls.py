@@ -47,6 +47,7 @@ class BenchControls(QWidget):
         self._context = context
         self._workloads = {w.name: w for w in visible_workloads()}
         self._device_boxes: dict[str, QCheckBox] = {}
+        self._had_gpus = False  # a GPU that appears later (re-probe) starts checked
         self._defaults_text = ""
 
         layout = QVBoxLayout(self)
@@ -192,7 +193,8 @@ class BenchControls(QWidget):
         return [d for d in self._context.devices if d.kind == "cuda"]
 
     def _rebuild_devices(self) -> None:
-        checked = set(self.selected_devices()) if self._device_boxes else {"cpu"}
+        first_build = not self._device_boxes
+        checked = set(self.selected_devices())
         while self._devices_layout.count():
             item = self._devices_layout.takeAt(0)
             if item.widget():
@@ -200,13 +202,14 @@ class BenchControls(QWidget):
         self._device_boxes.clear()
         cpu = next((d for d in self._context.devices if d.kind == "cpu"), None)
         cpu_box = QCheckBox(f"CPU: {cpu.name}" if cpu else "CPU")
-        cpu_box.setChecked("cpu" in checked)
+        cpu_box.setChecked(first_build or "cpu" in checked)
         self._add_device_box("cpu", cpu_box)
         gpus = self._present_gpus()
         for gpu in gpus:
             box = QCheckBox(gpu.display_name)
-            box.setChecked(gpu.key in checked or not checked - {"cpu"})
+            box.setChecked(first_build or gpu.key in checked or not self._had_gpus)
             self._add_device_box(gpu.key, box)
+        self._had_gpus = bool(gpus)
         if not gpus:
             discovery = self._context.discovery
             reason = discovery.why_no_gpu() if discovery else "Devices have not been probed yet."

@@ -17,7 +17,7 @@ from PySide6.QtGui import QFont
 from PySide6.QtWidgets import QButtonGroup, QHBoxLayout, QLabel, QRadioButton, QVBoxLayout, QWidget
 
 from explorer.ui.bench.fmt import number_text, seconds_text
-from explorer.ui.bench.series import Series, build_series, speedup_series
+from explorer.ui.bench.series import Series, build_series, speedup_reference, speedup_series
 from explorer.ui.theme import current_theme
 
 # Colour-blind-safe (Okabe-Ito), readable on a projector: CPU blue, GPUs orange/green/purple...
@@ -246,13 +246,14 @@ class BenchPlot(QWidget):
 
     def _update_speedup(self) -> None:
         curves = {variant: (sizes, ratios) for variant, sizes, ratios in speedup_series(self._series)}
+        reference = speedup_reference(self._series)
         for gone in [v for v in self._speedup_items if v not in curves]:
             self.speedup.removeItem(self._speedup_items.pop(gone))
         for variant, (sizes, ratios) in curves.items():
             item = self._speedup_items.get(variant)
             if item is None:
                 colour = self._colours.get(variant, _GPU_COLOURS[0])
-                item = self.speedup.plot([], [], name=f"{variant} vs cpu", pen=pg.mkPen(colour, width=3),
+                item = self.speedup.plot([], [], name=f"{variant} vs {reference.variant}", pen=pg.mkPen(colour, width=3),
                                          symbol="o", symbolSize=8, symbolBrush=colour)
                 self._speedup_items[variant] = item
             item.setData(sizes, ratios)

@@ -51,9 +51,10 @@ def build_series(points: list[Any]) -> list[Series]:
 def speedup_series(series: list[Series]) -> list[tuple[str, list[int], list[float]]]:
     """GPU over CPU: CPU median / GPU median at each size both measured (above 1, the GPU wins).
 
-    The CPU reference is the first CPU variant measured; each GPU variant gets its own curve.
+    The CPU reference is the first CPU variant measured (``speedup_reference``); each GPU
+    variant gets its own curve.
     """
-    cpu = next((s for s in series if s.device == "cpu"), None)
+    cpu = speedup_reference(series)
     if cpu is None:
         return []
     cpu_by_size = dict(zip(cpu.sizes, cpu.median_s, strict=True))
@@ -66,6 +67,10 @@ def speedup_series(series: list[Series]) -> list[tuple[str, list[int], list[floa
         if sizes and len(ratios) == len(sizes):
             curves.append((s.variant, sizes, ratios))
     return curves
+
+
+def speedup_reference(series: list[Series]) -> Series | None:
+    return next((s for s in series if s.device == "cpu"), None)
 
 
 def tick_label(size: int, size_label: str) -> str:
