@@ -8,6 +8,7 @@ responsive, Stop takes effect at once, and a crashed worker becomes a red row, n
 from __future__ import annotations
 
 import logging
+import time
 from pathlib import Path
 from typing import Any
 
@@ -283,7 +284,8 @@ class BenchPanel(QWidget):
         self.plot.set_points(points)
         self.progress_bar.setRange(0, len(points))
         self.progress_bar.setValue(len(points))
-        self.progress_bar.setFormat(f"last results: {len(points)} points")
+        measured = time.strftime("%d %b %H:%M", time.localtime(max(p.timestamp for p in points)))
+        self.progress_bar.setFormat(f"last results: {len(points)} points, measured {measured}")
 
     def _show_message(self, text: str | None) -> None:
         self.message_label.setText(text or "")
