@@ -132,7 +132,8 @@ def limits_rows(d: Device) -> list[tuple[str, str | None, str]]:
     return [(label, fmt_(getattr(arch, name)), arch.sources.get(name, "")) for label, name, fmt_ in _LIMIT_FIELDS]
 
 
-def identity_rows(d: Device) -> list[Row]:
+def identity_rows(d: Device) -> list[tuple[str, str | None, str | None]]:
+    """(label, value, hover): the hover is the probe's reason when missing, the full text when shortened."""
     pcie = None
     if d.pcie_generation is not None or d.pcie_width is not None:
         now = f"Gen {fmt.text(d.pcie_generation)} x{fmt.text(d.pcie_width)}"
@@ -142,15 +143,20 @@ def identity_rows(d: Device) -> list[Row]:
             else ""
         )
         pcie = now + top
-    return [
+    rows: list[tuple[str, str | None, str]] = [
         ("CUDA index", f"cuda:{d.index}" if d.index is not None else None, "index"),
         ("NVML index", fmt.count(d.nvml_index) if d.nvml_index is not None else None, "nvml_index"),
-        ("UUID", d.uuid, "uuid"),
+        ("UUID", fmt.shorten_middle(d.uuid), "uuid"),
         ("PCI bus", d.pci_bus_id, "pci_bus_id"),
         ("Driver", d.driver_version, "driver_version"),
         ("CUDA driver API", d.cuda_driver_version, "cuda_driver_version"),
         ("PCIe link", pcie, "pcie_generation"),
         ("MIG mode", d.mig_mode, "mig_mode"),
+    ]
+    full = {"uuid": d.uuid}
+    return [
+        (label, value, _reason(d, field) if value is None else full.get(field))
+        for label, value, field in rows
     ]
 
 
@@ -221,7 +227,7 @@ class DeviceDetails(QWidget):
             left.addWidget(self._group("Memory", memory_rows(device)))
             right.addWidget(self._group("Limits", [], limits_rows(device)))
             if device.kind == "cuda":
-                right.addWidget(self._group("Board", identity_rows(device)))
+                right.addWidget(self._group("Board", [], identity_rows(device)))
         else:
             right.addWidget(self._group("Memory", memory_rows(device)))
         left.addStretch(1)

@@ -94,3 +94,11 @@ def text(value: object | None) -> str:
     if value is None or value == "":
         return NA
     return str(value)
+
+
+def shorten_middle(value: str | None, keep: int = 26) -> str | None:
+    """Long identifiers (UUIDs) keep their start and end, which is how people compare them."""
+    if value is None or len(value) <= keep:
+        return value
+    head = keep // 2
+    return f"{value[:head]}…{value[-(keep - head - 1):]}"

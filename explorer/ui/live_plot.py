@@ -66,7 +66,7 @@ class LiveView(QGroupBox):
             ("processes", "Processes"),
         ):
             self.values.add(label, None, "Waiting for the first reading…", key=key)
-        self.values.setFixedWidth(310)
+        self.values.setFixedWidth(330)
         row.addWidget(self.values, 0)
 
         self.status = QLabel("")
@@ -157,6 +157,7 @@ class LiveView(QGroupBox):
                 f"{p.name} (pid {p.pid}, {fmt.binary_bytes(p.used_memory_bytes)})" for p in procs[:4]
             ) + (f" and {len(procs) - 4} more" if len(procs) > 4 else "")
             set_value(self.values.values["processes"], text)
+            self.values.values["processes"].setWordWrap(True)
         else:
             set_value(
                 self.values.values["processes"],

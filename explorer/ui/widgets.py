@@ -78,7 +78,7 @@ class FieldGroup(QGroupBox):
 
 
 #: values longer than this wrap; shorter ones stay on one line so columns stay readable
-WRAP_AFTER_CHARS = 32
+WRAP_AFTER_CHARS = 24
 
 
 def set_value(label: QLabel, value: str | None, reason: str | None = None) -> None:
