@@ -92,6 +92,112 @@ class BlockPlacement:
 
 
 @dataclass(frozen=True)
+class WaveFill:
+    """Which SM slots hold a block once the first ``dispatched`` blocks of a wave have landed.
+
+    Round-robin fills slot 0 of every SM, then slot 1, and so on, so two numbers describe the
+    whole picture however large the wave: a view redraws it without one object per block.
+    """
+
+    wave: int
+    first_block: int  # linear index of the wave's first block
+    dispatched: int  # blocks of this wave on an SM so far
+    sm_count: int
+    full_slots: int  # slots 0 .. full_slots - 1 hold a block on every SM
+    extra_sms: int  # SMs 0 .. extra_sms - 1 also hold one in slot ``full_slots``
+
+    def slots_taken(self, sm: int) -> int:
+        """How many of this SM's slots (0 .. n-1) hold a block."""
+        return self.full_slots + (1 if sm < self.extra_sms else 0)
+
+    @property
+    def busy_sms(self) -> int:
+        """SMs 0 .. busy_sms - 1 hold at least one block; the rest idle."""
+        return min(self.dispatched, self.sm_count)
+
+    def block_at(self, sm: int, slot: int) -> int | None:
+        """The block in slot ``slot`` of SM ``sm``, or None where that slot is empty."""
+        if not 0 <= sm < self.sm_count or not 0 <= slot < self.slots_taken(sm):
+            return None
+        return self.first_block + slot * self.sm_count + sm
+
+    def position(self, block_linear: int) -> tuple[int, int] | None:
+        """(sm, slot) of a block already landed in this wave, else None."""
+        i = block_linear - self.first_block
+        if not 0 <= i < self.dispatched:
+            return None
+        slot, sm = divmod(i, self.sm_count)
+        return sm, slot
+
+    def spans(self, start: int, stop: int) -> list[tuple[int, int, int]]:
+        """(sm, first_slot, stop_slot) per SM holding blocks of dispatch order ``start .. stop - 1``.
+
+        Block ``i`` of a wave sits in slot ``i // sm_count`` of SM ``i % sm_count``, so on each SM
+        a range of blocks is a range of slots: a view draws it as a rectangle, not block by block.
+        """
+        start, stop = max(0, start), min(stop, self.dispatched)
+        if stop <= start:
+            return []
+        n = self.sm_count
+        if stop - start < n:
+            return [(i % n, i // n, i // n + 1) for i in range(start, stop)]
+        out = []
+        for sm in range(n):
+            first, end = -(-(start - sm) // n), -(-(stop - sm) // n)
+            if end > first:
+                out.append((sm, first, end))
+        return out
+
+    def gained_since(self, earlier: int) -> list[tuple[int, int, int]]:
+        """``spans`` of the blocks that landed after the first ``earlier`` ones."""
+        return self.spans(earlier, self.dispatched)
+
+
+def _fill_counts(dispatched: int, sm_count: int) -> tuple[int, int]:
+    return divmod(dispatched, sm_count)
+
+
+@dataclass(frozen=True)
+class IdleRun:
+    """Consecutive blocks of a wave (dispatch order ``start .. stop - 1``) with the same idle lanes."""
+
+    start: int
+    stop: int
+    busy_lanes: tuple[int, ...]  # per warp: lanes whose thread is inside the problem
+
+
+@dataclass(frozen=True)
+class WaveIdle:
+    """The blocks of one wave that have idle lanes, as a few runs (the grid's edges, the tail past N)."""
+
+    first_block: int
+    runs: tuple[IdleRun, ...]
+
+    def blocks(self) -> list[tuple[int, tuple[int, ...]]]:
+        """(block_linear, busy lanes per warp) for each block with idle lanes: for tests and small grids."""
+        return [(self.first_block + i, r.busy_lanes) for r in self.runs for i in range(r.start, r.stop)]
+
+    def busy_lanes_of(self, block_linear: int) -> tuple[int, ...] | None:
+        i = block_linear - self.first_block
+        for r in self.runs:
+            if r.start <= i < r.stop:
+                return r.busy_lanes
+        return None
+
+
+def _merge_runs(runs: list[IdleRun]) -> tuple[IdleRun, ...]:
+    out: list[IdleRun] = []
+    for r in runs:
+        if r.stop <= r.start:
+            continue
+        if out and out[-1].stop == r.start and out[-1].busy_lanes == r.busy_lanes:
+            out[-1] = IdleRun(out[-1].start, r.stop, r.busy_lanes)
+        else:
+            out.append(r)
+    return tuple(out)
+
+
+@dataclass(frozen=True)
 class LaunchPlan:
     config: LaunchConfig
     device_name: str
@@ -133,6 +239,40 @@ class LaunchPlan:
         if wave < 0 or start >= self.total_blocks:
             return range(0)
         return range(start, min(start + self.concurrent_blocks, self.total_blocks))
+
+    def wave_fill(self, wave: int, dispatched: int | None = None) -> WaveFill:
+        """The slots taken in ``wave`` once its first ``dispatched`` blocks landed (all when None)."""
+        blocks = self.blocks_in_wave(wave)
+        count = len(blocks) if dispatched is None else max(0, min(dispatched, len(blocks)))
+        full, extra = _fill_counts(count, self.sm_count)
+        return WaveFill(wave, blocks.start if blocks else 0, count, self.sm_count, full, extra)
+
+    def idle_blocks_in_wave(self, wave: int) -> WaveIdle:
+        """The blocks of ``wave`` with idle lanes, as runs; found from N, never by visiting every block."""
+        blocks = self.blocks_in_wave(wave)
+        n = self.config.n
+        if not blocks or n is None:
+            return WaveIdle(blocks.start if blocks else 0, ())
+        # with a 1-D N the idle threads are a suffix of the grid: one partial block, then idle ones
+        tpb = self.threads_per_block
+        partial, empty = n // tpb, -(-n // tpb)
+        runs = []
+        if blocks.start <= partial < blocks.stop and partial < empty:
+            busy = self.block_busy_lanes(partial)
+            assert busy is not None
+            runs.append(IdleRun(partial - blocks.start, partial + 1 - blocks.start, busy))
+        first_empty = max(empty, blocks.start)
+        if first_empty < blocks.stop:
+            runs.append(IdleRun(first_empty - blocks.start, len(blocks), (0,) * self.warps_per_block))
+        return WaveIdle(blocks.start, _merge_runs(runs))
+
+    def block_busy_lanes(self, block_linear: int) -> tuple[int, ...] | None:
+        """Busy lanes per warp of a block, or None when every thread it holds is inside the problem."""
+        self._check_block(block_linear)
+        n = self.config.n
+        if n is None or (block_linear + 1) * self.threads_per_block <= n:
+            return None
+        return tuple(self.warp_busy_lanes(block_linear, w) for w in range(self.warps_per_block))
 
     def blocks_on_sm_in_wave(self, sm: int, wave: int) -> range:
         """The blocks the model puts on one SM during one wave (every sm_count-th block of the wave)."""

@@ -129,11 +129,79 @@ def test_too_small_grid_is_reported():
 
 def test_to_dict_keys():
     d = plan("98", "1024", n="100000").to_dict()
-    for key in ("total_blocks", "total_threads", "warps_per_block", "idle_threads", "resident_blocks_per_sm",
-                "waves", "last_wave_blocks", "last_wave_fill", "concurrent_blocks", "last_warp_active_lanes"):
+    for key in (
+        "total_blocks",
+        "total_threads",
+        "warps_per_block",
+        "idle_threads",
+        "resident_blocks_per_sm",
+        "waves",
+        "last_wave_blocks",
+        "last_wave_fill",
+        "concurrent_blocks",
+        "last_warp_active_lanes",
+    ):
         assert key in d
     assert d["config"]["n"] == 100000 and d["occupancy"]["limiter"] == "warps"
 
 
 def test_scheduler_note_says_it_is_a_model():
     assert "round-robin" in SCHEDULER_NOTE and "not" in SCHEDULER_NOTE and "publish" in SCHEDULER_NOTE
+
+
+def test_wave_fill_agrees_with_placement_block_by_block():
+    """The two-number description of a wave's slots names exactly the blocks placement() puts there."""
+    p = plan("50", "256", n="12000")  # 16 SMs x 4 resident = 64 per wave; one wave of 50
+    assert p.concurrent_blocks == 64
+    for dispatched in (0, 1, 15, 16, 17, 49, 50):
+        fill = p.wave_fill(0, dispatched)
+        taken = {
+            (fill.block_at(sm, s), sm, s)
+            for sm in range(16)
+            for s in range(4)
+            if fill.block_at(sm, s) is not None
+        }
+        expected = {(b, p.placement(b).sm, p.placement(b).slot) for b in range(dispatched)}
+        assert taken == expected
+        assert fill.busy_sms == min(dispatched, 16)
+        for b in range(dispatched):
+            assert fill.position(b) == (p.placement(b).sm, p.placement(b).slot)
+        gained = {(sm, s) for sm, a, z in fill.gained_since(dispatched // 3) for s in range(a, z)}
+        assert gained == {
+            (p.placement(b).sm, p.placement(b).slot) for b in range(dispatched // 3, dispatched)
+        }
+
+
+def test_idle_blocks_in_wave_lists_only_blocks_with_idle_lanes():
+    # N = 12000 with 256-thread blocks: block 46 holds 11776..12031 (224 busy), 47..49 are all idle
+    p = plan("50", "256", n="12000")
+    idle = p.idle_blocks_in_wave(0)
+    blocks = idle.blocks()
+    assert [b for b, _busy in blocks] == [46, 47, 48, 49]
+    assert sum(blocks[0][1]) == 224 and blocks[0][1][6] == 32 and blocks[0][1][7] == 0
+    assert blocks[1][1] == (0,) * 8 and len(idle.runs) == 2  # one partial block, one run of idle ones
+    assert idle.busy_lanes_of(45) is None and p.block_busy_lanes(45) is None
+    for b, busy in blocks:
+        assert p.block_busy_lanes(b) == busy
+    assert plan("50", "256").idle_blocks_in_wave(0).runs == ()
+    # the second wave of a grid far past N is one run of idle blocks, however large
+    run = plan("100000", "256", n="1000").idle_blocks_in_wave(1).runs
+    assert len(run) == 1 and run[0].stop - run[0].start == 64
+
+
+def test_wave_spans_cover_each_landed_block_once():
+    p = plan("200", "256")
+    fill = p.wave_fill(1, 40)
+    for start, stop in ((0, 40), (3, 20), (17, 18), (0, 64)):
+        slots = [(sm, s) for sm, a, z in fill.spans(start, stop) for s in range(a, z)]
+        expected = [(p.placement(64 + i).sm, p.placement(64 + i).slot) for i in range(start, min(stop, 40))]
+        assert sorted(slots) == sorted(expected)
+
+
+def test_huge_grid_wave_fill_is_instant():
+    p = plan("2147483647,65535,65535", "1024")
+    t0 = time.perf_counter()
+    fill = p.wave_fill(p.waves - 1)
+    idle = p.idle_blocks_in_wave(p.waves - 1)
+    assert time.perf_counter() - t0 < 0.05
+    assert fill.dispatched == p.last_wave_blocks and idle.runs == ()

@@ -2,8 +2,8 @@
 
 Qt-free on purpose (napari's model/view split): the scene widget only draws what this model says,
 and tests drive it without a window. It holds *time* and nothing the launch core can derive: which
-SM and slot a block lands in always comes from ``LaunchPlan.placement``; this model only remembers
-the current wave's placements so a frame never asks the plan thousands of times.
+SM and slot a block lands in always comes from the plan (``wave_fill``, ``idle_blocks_in_wave``);
+this model only remembers the current wave's few blocks with idle lanes, asked once per wave.
 
 The clock ``t`` runs from 0 to ``plan.waves``. Inside wave ``k`` (``k <= t < k + 1``) the blocks of
 that wave are first dispatched one by one from the queue to their SMs, then run, then retire:
@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # pragma: no cover
-    from explorer.launch.schedule import LaunchPlan, ThreadInfo
+    from explorer.launch.schedule import LaunchPlan, ThreadInfo, WaveFill, WaveIdle
 
 DISPATCH = 0.3  # share of a wave spent placing blocks on SMs
 RUN = 0.55  # share spent running them; the rest is retiring
@@ -70,9 +70,8 @@ class Animation:
         self.t = 0.0
         self.playing = False
         self.speed_index = DEFAULT_SPEED_INDEX
-        self._placed_wave = -1
-        self._slots: dict[tuple[int, int], int] = {}  # (sm, slot) -> block_linear, current wave
-        self._order: list[tuple[int, int, int, tuple[int, ...] | None]] = []  # see resident()
+        self._idle_wave = -1
+        self._idle: WaveIdle | None = None
 
     # --- the clock -----------------------------------------------------------------------
     @property
@@ -91,7 +90,8 @@ class Animation:
         """Show another launch; restart unless asked to keep the wave (clamped to the new plan)."""
         wave = math.floor(self.t) if keep_wave else 0
         self.plan = plan
-        self._placed_wave = -1
+        self._idle_wave = -1
+        self._idle = None
         self.t = float(min(wave, max(plan.waves - 1, 0))) if keep_wave else 0.0
 
     def restart(self) -> None:
@@ -164,49 +164,49 @@ class Animation:
         else:
             phase, dispatched, progress = "retire", count, 1.0
         queued = total - first - dispatched
-        return Frame(self.t, k, self.waves, phase, first, count, dispatched, progress, queued, dispatched, first, total)
+        return Frame(
+            self.t, k, self.waves, phase, first, count, dispatched, progress, queued, dispatched, first, total
+        )
 
-    def _place_current_wave(self) -> None:
-        k = min(math.floor(self.t), self.waves - 1)
-        if k == self._placed_wave:
-            return
-        self._slots.clear()
-        self._order.clear()
-        plan = self.plan
-        last_warp = plan.warps_per_block - 1
-        for b in plan.blocks_in_wave(k):
-            p = plan.placement(b)
-            self._slots[(p.sm, p.slot)] = b
-            # Idle threads (past N) are a suffix of the grid, so a block whose last warp is all busy
-            # is all busy; only the few blocks at the end need their warps asked one by one.
-            if plan.warp_busy_lanes(b, last_warp) == plan.warp_active_lanes(b, last_warp):
-                busy = None
-            else:
-                busy = tuple(plan.warp_busy_lanes(b, w) for w in range(plan.warps_per_block))
-            self._order.append((b, p.sm, p.slot, busy))
-        self._placed_wave = k
+    def _current_wave(self) -> int:
+        return min(math.floor(self.t), self.waves - 1)
+
+    def fill(self) -> WaveFill | None:
+        """The core's account of which slots hold a block now; None once the launch has finished."""
+        f = self.frame()
+        if f.phase == "finished":
+            return None
+        return self.plan.wave_fill(f.wave, f.dispatched)
+
+    def idle_blocks(self) -> WaveIdle:
+        """The current wave's blocks with idle lanes, asked of the core once per wave."""
+        k = self._current_wave()
+        if k != self._idle_wave or self._idle is None:
+            self._idle = self.plan.idle_blocks_in_wave(k)
+            self._idle_wave = k
+        return self._idle
 
     def resident(self) -> list[tuple[int, int, int, tuple[int, ...] | None]]:
         """(block_linear, sm, slot, busy) of the blocks on an SM now, in dispatch order.
 
         ``busy`` is None when every thread of the block is within N, else the busy lanes per warp.
+        One tuple per block: for tests and small grids; the picture uses ``fill`` instead.
         """
-        f = self.frame()
-        if f.phase == "finished":
+        fill = self.fill()
+        if fill is None:
             return []
-        self._place_current_wave()
-        return self._order[: f.dispatched]
+        idle = self.idle_blocks()
+        out = []
+        for i in range(fill.dispatched):
+            b = fill.first_block + i
+            sm, slot = fill.position(b)  # type: ignore[misc]
+            out.append((b, sm, slot, idle.busy_lanes_of(b)))
+        return out
 
     def block_at(self, sm: int, slot: int) -> int | None:
         """The block on SM ``sm`` in slot ``slot`` now, or None where the slot is empty."""
-        f = self.frame()
-        if f.phase == "finished":
-            return None
-        self._place_current_wave()
-        b = self._slots.get((sm, slot))
-        if b is None or b >= f.first_block + f.dispatched:
-            return None
-        return b
+        fill = self.fill()
+        return None if fill is None else fill.block_at(sm, slot)
 
     def thread_at(self, block: int, warp: int, lane: int) -> ThreadInfo | None:
         """The thread in lane ``lane`` of warp ``warp`` of ``block``; None for a lane with no thread."""

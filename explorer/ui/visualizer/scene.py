@@ -17,6 +17,7 @@ from PySide6.QtCore import QPoint, QRect, QRectF, QSize, Qt, Signal
 from PySide6.QtGui import QBrush, QColor, QFont, QMouseEvent, QPainter, QPaintEvent, QPen, QPixmap
 from PySide6.QtWidgets import QSizePolicy, QWidget
 
+from explorer.launch.schedule import WaveFill
 from explorer.ui.visualizer import palette
 from explorer.ui.visualizer.animation import Animation
 
@@ -58,7 +59,7 @@ class GridLayout:
 
     @property
     def lod(self) -> str:
-        """"lanes", "warps" or "blocks": how much of a block the tile can show."""
+        """ "lanes", "warps" or "blocks": how much of a block the tile can show."""
         lane_w = self.tile_w / self.lanes
         warp_h = self.tile_h / self.warps
         if lane_w >= MIN_LANE_PX_FOR_LANES and warp_h >= MIN_LANE_PX_FOR_LANES:
@@ -67,16 +68,43 @@ class GridLayout:
             return "warps"
         return "blocks"
 
-    def cell_origin(self, sm: int) -> tuple[float, float]:
+    def cell_origin(self, sm: int) -> tuple[int, int]:
+        """Whole pixels, so every SM's cell is the same picture and can be blitted from one pixmap."""
         col, row = sm % self.cols, sm // self.cols
-        return (CELL_GAP + col * (self.cell_w + CELL_GAP), CELL_GAP + row * (self.cell_h + CELL_GAP))
+        return (
+            int(CELL_GAP + col * (self.cell_w + CELL_GAP)),
+            int(CELL_GAP + row * (self.cell_h + CELL_GAP)),
+        )
+
+    def slot_offset(self, slot: int) -> tuple[int, int]:
+        """Top-left of a slot's tile inside its SM's cell."""
+        sc, sr = slot % self.slot_cols, slot // self.slot_cols
+        x = self.pad + sc * (self.tile_w + TILE_GAP)
+        y = self.label_h + self.bar_h + sr * (self.tile_h + TILE_GAP)
+        return (int(x), int(y))
 
     def slot_origin(self, sm: int, slot: int) -> tuple[int, int]:
         x0, y0 = self.cell_origin(sm)
-        sc, sr = slot % self.slot_cols, slot // self.slot_cols
-        x = x0 + self.pad + sc * (self.tile_w + TILE_GAP)
-        y = y0 + self.label_h + self.bar_h + sr * (self.tile_h + TILE_GAP)
-        return (int(x), int(y))
+        dx, dy = self.slot_offset(slot)
+        return (x0 + dx, y0 + dy)
+
+    def slot_rects(self, first: int, stop: int) -> list[QRect]:
+        """Rectangles (relative to the cell) covering slots ``first .. stop - 1``: at most three."""
+        if stop <= first:
+            return []
+        sc = self.slot_cols
+        r0, r1 = first // sc, (stop - 1) // sc
+        spans = [(r0, first % sc, (stop - 1) % sc if r0 == r1 else sc - 1, r0)]
+        if r1 > r0:
+            if r1 - r0 > 1:
+                spans.append((r0 + 1, 0, sc - 1, r1 - 1))
+            spans.append((r1, 0, (stop - 1) % sc, r1))
+        rects = []
+        for row_a, c0, c1, row_b in spans:
+            x0, y0 = self.slot_offset(row_a * sc + c0)
+            x1, y1 = self.slot_offset(row_b * sc + c1)
+            rects.append(QRect(x0, y0, x1 - x0 + self.tile_w, y1 - y0 + self.tile_h))
+        return rects
 
     def hit(self, x: float, y: float) -> Hit | None:
         col = int((x - CELL_GAP) // (self.cell_w + CELL_GAP))
@@ -198,6 +226,42 @@ class SmGrid(QWidget):
         super().resizeEvent(event)
 
     # --- pictures --------------------------------------------------------------------------
+    def _cell_size(self, lay: GridLayout) -> QSize:
+        return QSize(int(lay.cell_w) + 1, int(lay.cell_h) + 1)
+
+    def _empty_cell(self, lay: GridLayout) -> QPixmap:
+        """One SM with every slot empty; every SM of the background is a copy of it."""
+        pm = QPixmap(self._cell_size(lay))
+        pm.fill(QColor("#f8fafc"))
+        p = QPainter(pm)
+        p.setRenderHint(QPainter.RenderHint.Antialiasing)
+        p.setPen(QPen(palette.SM_BORDER, 1.5))
+        p.setBrush(palette.SM_BACKGROUND)
+        p.drawRoundedRect(QRectF(0.75, 0.75, lay.cell_w - 1.5, lay.cell_h - 1.5), 4, 4)
+        p.setRenderHint(QPainter.RenderHint.Antialiasing, False)
+        hatch = QBrush(palette.EMPTY_SLOT_HATCH, Qt.BrushStyle.BDiagPattern)
+        for slot in range(lay.slots):
+            x, y = lay.slot_offset(slot)
+            r = QRect(x, y, lay.tile_w, lay.tile_h)
+            p.fillRect(r, palette.EMPTY_SLOT)
+            p.fillRect(r, hatch)
+        p.end()
+        return pm
+
+    def _full_cell(self, lay: GridLayout, running: bool, busy: tuple[int, ...] | None = None) -> QPixmap:
+        """One SM with the same block in every slot: the source landed blocks are blitted from."""
+        key = ("cell", running, busy)
+        pm = self._tiles.get(key)
+        if pm is None:
+            pm = self._empty_cell(lay)
+            p = QPainter(pm)
+            tile = self._tile(lay, running, busy)
+            for slot in range(lay.slots):
+                p.drawPixmap(*lay.slot_offset(slot), tile)
+            p.end()
+            self._tiles[key] = pm
+        return pm
+
     def _render_background(self, lay: GridLayout) -> QPixmap:
         pm = QPixmap(self.size())
         pm.fill(QColor("#f8fafc"))
@@ -206,26 +270,15 @@ class SmGrid(QWidget):
         font.setPixelSize(max(9, int(lay.label_h * 0.8)))
         font.setBold(True)
         p.setFont(font)
-        hatch = QBrush(palette.EMPTY_SLOT_HATCH, Qt.BrushStyle.BDiagPattern)
+        p.setPen(palette.TEXT)
+        cell = self._empty_cell(lay)
+        fits_long = p.fontMetrics().horizontalAdvance(f"SM {lay.sm_count - 1}") < lay.cell_w - 2 * lay.pad
+        align = Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter
         for sm in range(lay.sm_count):
             x0, y0 = lay.cell_origin(sm)
-            cell = QRectF(x0, y0, lay.cell_w, lay.cell_h)
-            p.setPen(QPen(palette.SM_BORDER, 1.5))
-            p.setBrush(palette.SM_BACKGROUND)
-            p.drawRoundedRect(cell, 4, 4)
-            p.setPen(palette.TEXT)
-            text = f"SM {sm}" if p.fontMetrics().horizontalAdvance(f"SM {sm}") < lay.cell_w - 2 * lay.pad else str(sm)
-            p.drawText(
-                QRectF(x0 + lay.pad, y0, lay.cell_w - 2 * lay.pad, lay.label_h),
-                Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter,
-                text,
-            )
-            p.setPen(Qt.PenStyle.NoPen)
-            for slot in range(lay.slots):
-                sx, sy = lay.slot_origin(sm, slot)
-                r = QRect(sx, sy, lay.tile_w, lay.tile_h)
-                p.fillRect(r, palette.EMPTY_SLOT)
-                p.fillRect(r, hatch)
+            p.drawPixmap(x0, y0, cell)
+            label = f"SM {sm}" if fits_long else str(sm)
+            p.drawText(QRectF(x0 + lay.pad, y0, lay.cell_w - 2 * lay.pad, lay.label_h), align, label)
         p.end()
         return pm
 
@@ -258,7 +311,13 @@ class SmGrid(QWidget):
                     for lane in range(lanes):
                         x0 = int(lane * w / lanes)
                         x1 = int((lane + 1) * w / lanes) - 1
-                        colour = base if lane < n_busy else palette.IDLE_LANE if lane < active else palette.NO_THREAD
+                        colour = (
+                            base
+                            if lane < n_busy
+                            else palette.IDLE_LANE
+                            if lane < active
+                            else palette.NO_THREAD
+                        )
                         p.fillRect(x0, y0, x1 - x0, y1 - y0, colour)
                 else:
                     xb = int(n_busy * w / lanes)
@@ -270,54 +329,72 @@ class SmGrid(QWidget):
         self._tiles[key] = tile
         return tile
 
+    def _wave_picture(self, lay: GridLayout, fill: WaveFill, running: bool) -> QPixmap:
+        """The current wave as drawn so far, brought up to ``fill``: only SMs that gained blocks are touched."""
+        assert self._background is not None and self._anim is not None
+        key = (id(self._anim.plan), fill.wave, running)
+        if self._wave_pm is None or key != self._wave_key or fill.dispatched < self._wave_drawn:
+            self._wave_pm = self._background.copy()
+            self._wave_key = key
+            self._wave_drawn = 0
+        if fill.dispatched > self._wave_drawn:
+            wp = QPainter(self._wave_pm)
+            rects: dict[tuple[int, int], list[QRect]] = {}  # most SMs gain the same slots
+
+            def blit(cell: QPixmap, start: int, stop: int) -> None:
+                for sm, first, end in fill.spans(start, stop):
+                    x0, y0 = lay.cell_origin(sm)
+                    span = rects.get((first, end))
+                    if span is None:
+                        span = rects[(first, end)] = lay.slot_rects(first, end)
+                    for r in span:
+                        wp.drawPixmap(r.translated(x0, y0), cell, r)
+
+            blit(self._full_cell(lay, running), self._wave_drawn, fill.dispatched)
+            for run in self._anim.idle_blocks().runs:  # blocks with idle lanes, drawn over
+                if run.stop > self._wave_drawn and run.start < fill.dispatched:
+                    cell = self._full_cell(lay, running, run.busy_lanes)
+                    blit(cell, max(run.start, self._wave_drawn), min(run.stop, fill.dispatched))
+            wp.end()
+            self._wave_drawn = fill.dispatched
+        return self._wave_pm
+
     def paintEvent(self, event: QPaintEvent) -> None:  # noqa: N802 - Qt's name
         p = QPainter(self)
         lay = self.layout_now()
         if lay is None or self._anim is None:
             p.fillRect(self.rect(), QColor("#f8fafc"))
             p.setPen(palette.MUTED_TEXT)
-            p.drawText(self.rect(), Qt.AlignmentFlag.AlignCenter, "Choose a device and a launch configuration")
+            p.drawText(
+                self.rect(), Qt.AlignmentFlag.AlignCenter, "Choose a device and a launch configuration"
+            )
             return
         if self._background is None or self._background.size() != self.size():
             self._background = self._render_background(lay)
         clip = event.rect()
         frame = self._anim.frame()
+        fill = self._anim.fill()
+        if fill is None:
+            p.drawPixmap(clip, self._background, clip)
+            p.end()
+            return
         running = frame.phase in ("dispatch", "run")
-        resident = self._anim.resident()
-        key = (id(self._anim.plan), frame.wave, running)
-        if self._wave_pm is None or key != self._wave_key or len(resident) < self._wave_drawn:
-            self._wave_pm = self._background.copy()
-            self._wave_key = key
-            self._wave_drawn = 0
-        if len(resident) > self._wave_drawn:
-            wp = QPainter(self._wave_pm)
-            for _block, sm, slot, busy in resident[self._wave_drawn :]:
-                x, y = lay.slot_origin(sm, slot)
-                wp.drawPixmap(x, y, self._tile(lay, running, busy))
-            wp.end()
-            self._wave_drawn = len(resident)
-        p.drawPixmap(clip, self._wave_pm, clip)
+        p.drawPixmap(clip, self._wave_picture(lay, fill, running), clip)
         tw, th = lay.tile_w, lay.tile_h
-        sel_rect: QRect | None = None
-        busy_sms = {sm for _b, sm, _s, _busy in resident}
-        if self.selected is not None:
-            sel_block = self.selected[0]
-            for block, sm, slot, _busy in resident:
-                if block == sel_block:
-                    x, y = lay.slot_origin(sm, slot)
-                    sel_rect = QRect(x, y, tw, th)
-                    break
-        if frame.phase in ("run", "retire") and busy_sms:
+        if frame.phase in ("run", "retire") and fill.busy_sms:
             bar_w = lay.cell_w - 2 * lay.pad
             filled = bar_w * frame.run_progress
             bars = []
-            for sm in busy_sms:
+            for sm in range(fill.busy_sms):
                 x0, y0 = lay.cell_origin(sm)
                 bars.append(QRectF(x0 + lay.pad, y0 + lay.label_h, filled, lay.bar_h - 1))
             p.setPen(Qt.PenStyle.NoPen)
             p.setBrush(palette.PROGRESS)
             p.drawRects(bars)
-        if sel_rect is not None and self.selected is not None:
+        where = fill.position(self.selected[0]) if self.selected is not None else None
+        if where is not None and self.selected is not None:
+            x, y = lay.slot_origin(*where)
+            sel_rect = QRect(x, y, tw, th)
             p.setBrush(Qt.BrushStyle.NoBrush)
             p.setPen(QPen(palette.SELECTION, 3))
             p.drawRect(sel_rect.adjusted(-2, -2, 2, 2))
