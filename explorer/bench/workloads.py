@@ -124,11 +124,11 @@ _register(Workload(
     lesson=(
         "A matmul does 2n^3 operations on 3n^2 numbers, so the bigger n gets the more work each byte "
         "feeds. Small matrices are dominated by fixed costs: a GPU launch, the copy of arguments, a "
-        "synchronize, costs of tens of microseconds that the CPU does not pay. Around n=256 to 1024 "
-        "(depending on the GPU and how many CPU cores you have) the GPU starts to win, and at large n "
-        "it approaches its FP32 peak while the CPU stays at a few hundred GFLOP/s at best. Look for "
-        "the crossing of the two curves: that is the size below which sending work to a GPU is not "
-        "worth it."
+        "synchronize, microseconds each, that a CPU call does not pay. As n grows those costs are "
+        "amortised and the GPU climbs towards its FP32 peak (the dashed line), far above what the "
+        "CPU's cores can reach. Where the two curves cross is the size below which sending work to "
+        "the GPU is not worth it; the crossing moves with the GPU, the number of CPU cores and the "
+        "launch overhead, which is why it is measured here rather than quoted."
     ),
     size_name="matrix size n",
     default_sizes_cpu=_pow2(64, 2048),  # a 4096 CPU matmul takes seconds per repeat on a laptop
@@ -145,11 +145,11 @@ _register(Workload(
     description="u = a + b on float32 vectors: a numba @cuda.jit kernel in 1024-thread blocks vs numpy.",
     lesson=(
         "Adding two vectors does one addition per 12 bytes moved: nothing to compute, everything to "
-        "move. The kernel alone is limited by the GPU's memory bandwidth and, for small vectors, by "
-        "the launch itself (a few microseconds), so numpy often wins below a million elements. With "
-        "the copies to and from the GPU included, the bus (PCIe, ~10-25 GB/s) is far slower than "
-        "either memory, and the GPU loses at every size: data that crosses the bus for one "
-        "operation is never worth it. Keep data on the device and do more work per byte."
+        "move. The kernel alone is limited by the GPU's memory bandwidth (the peak line) and, for "
+        "small vectors, by the launch and the synchronize, so numpy on one core can win until the "
+        "vectors are large. With the copies to and from the GPU included, every element crosses "
+        "the PCIe bus three times, and the bus is slower than either memory: data that crosses the "
+        "bus for one cheap operation rarely pays. Keep data on the device and do more work per byte."
     ),
     size_name="elements N",
     default_sizes_cpu=(1_000, 10_000, 100_000, 1_000_000, 10_000_000, 30_000_000),
@@ -173,9 +173,9 @@ _register(Workload(
         "columns each thread does 200 operations, enough to hide the launch once N reaches about "
         "10^5 rows. It is still a memory-bound operation (2 operations per 4-byte matrix element), "
         "so compare the GFLOP/s with the matmul's: the same hardware runs far below its peak when "
-        "each number is used once. The one-thread-per-row kernel reads the matrix with a stride of "
-        "100 floats between neighbouring threads; torch's library kernel reads it coalesced, which "
-        "is why it is faster."
+        "each number is used once. On a GPU the one-thread-per-row kernel makes neighbouring "
+        "threads read addresses 100 floats apart (uncoalesced), while torch.mv calls a library "
+        "kernel that reads rows together: compare the two GPU curves to see what that costs."
     ),
     size_name="rows N",
     default_sizes_cpu=(1_000, 10_000, 100_000, 1_000_000),
@@ -203,8 +203,9 @@ _register(Workload(
         "memory the driver first copies into a pinned staging buffer, then over the bus; from pinned "
         "memory the GPU's copy engine reads it directly, which is faster and can overlap with "
         "compute (non_blocking=True). The peak line is the PCIe link's: generation x lanes, "
-        "e.g. gen3 x16 = 15.75 GB/s per direction after 128b/130b encoding; real copies reach 80-90% "
-        "of it. The CPU row is a host memcpy, shown for scale: it is not a bus transfer."
+        "e.g. gen3 x16 = 15.75 GB/s per direction after 128b/130b encoding; packet headers and "
+        "flow control keep real copies below it. The CPU row is a one-core host memcpy, shown for "
+        "scale: it is not a bus transfer."
     ),
     size_name="bytes",
     default_sizes_cpu=tuple(4 * KIB * 4**i for i in range(9)),  # 4 KiB .. 256 MiB
