@@ -15,6 +15,7 @@ import threading
 from dataclasses import fields
 from typing import Any
 
+from explorer.devices.arch import fill_from_compute_capability
 from explorer.devices.model import Device, Discovery, ProbeReport
 from explorer.errors import UserError
 
@@ -188,6 +189,11 @@ def _probe_gpus(nvml: Any, torch: Any, numba: Any, quick: bool = False) -> tuple
     except Exception as exc:
         reports.append(_failed("merge", exc))
         gpus = []
+    for gpu in gpus:
+        try:
+            fill_from_compute_capability(gpu)
+        except Exception as exc:
+            gpu.notes.append(f"Could not derive facts from the compute capability: {exc}")
     if gpus and not (torch_devices or numba_devices):
         for gpu in gpus:
             gpu.notes.append(
