@@ -169,3 +169,20 @@ def test_simulator_refuses_a_launch_too_big_with_the_limit(panel, qtbot):
     assert isinstance(blocker.args[0], str)
     assert "2,097,152 threads" in panel.realrun_view.status.text()
     assert "131,072" in panel.realrun_view.status.text()
+
+
+def test_fits_a_1280x800_projector_with_every_control_readable(panel):
+    """Nothing pushes the window past 1280 px, and every field shows its whole value."""
+    assert panel.minimumSizeHint().width() <= 1280 - 12
+    c = panel.controls
+    c.grid_spins[0].setValue(1_234_567)
+    c.grid_spins[1].setValue(65535)
+    c.block_spins[0].setValue(1024)
+    for spin in (*c.grid_spins, *c.block_spins, c.smem_spin, c.regs_spin):
+        edit = spin.lineEdit()
+        assert edit.fontMetrics().horizontalAdvance(edit.text()) <= edit.width(), spin.text()
+    for combo in (c.device_combo, c.preset_combo):
+        text_w = combo.fontMetrics().horizontalAdvance(combo.currentText())
+        assert text_w <= combo.width() - 24, combo.currentText()  # the arrow takes about 20 px
+    # the full device name stays one hover away
+    assert "NVIDIA GeForce GTX 1650" in c.device_combo.toolTip()

@@ -22,6 +22,15 @@ from explorer.devices.model import Device
 from explorer.ui.visualizer.presets import PRESETS, Preset
 
 INT_MAX = 2_147_483_647
+_VENDOR_PREFIXES = ("NVIDIA GeForce ", "NVIDIA Quadro ", "NVIDIA RTX ", "NVIDIA ", "GeForce ")
+
+
+def short_device_name(name: str) -> str:
+    """ "NVIDIA GeForce GTX 1650" -> "GTX 1650": the part a class tells apart; the full name is the tooltip."""
+    for prefix in _VENDOR_PREFIXES:
+        if name.startswith(prefix) and len(name) > len(prefix):
+            return name[len(prefix) :]
+    return name
 
 
 def _spin(minimum: int, maximum: int, value: int, step: int = 1, suffix: str = "") -> QSpinBox:
@@ -30,7 +39,8 @@ def _spin(minimum: int, maximum: int, value: int, step: int = 1, suffix: str = "
     box.setValue(value)
     box.setSingleStep(step)
     box.setSuffix(suffix)
-    box.setGroupSeparatorShown(True)
+    # no group separators: "1,024" in a narrow box reads as "1,0"; digits alone fit and type cleanly
+    box.setGroupSeparatorShown(False)
     box.setKeyboardTracking(False)
     box.setAccelerated(True)
     return box
@@ -48,32 +58,48 @@ class LaunchControls(QWidget):
         outer = QVBoxLayout(self)
         outer.setContentsMargins(0, 0, 0, 0)
 
+        # Labels stay short so the fields get the width: a projector at 1280x800 must show every digit.
         form = QFormLayout()
         form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.AllNonFixedFieldsGrow)
         self.device_combo = QComboBox()
-        self.device_combo.setMinimumContentsLength(18)
-        self.device_combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+        self.device_combo.setMinimumContentsLength(12)
+        self.device_combo.setSizeAdjustPolicy(
+            QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon
+        )
+        self.device_combo.currentIndexChanged.connect(self._device_tooltip)
         form.addRow("Device", self.device_combo)
 
         self.preset_combo = QComboBox()
-        self.preset_combo.addItem("Presets from the lessons...")
+        self.preset_combo.addItem("Lesson presets...")
         for p in PRESETS:
-            self.preset_combo.addItem(p.name)
-        self.preset_combo.setMinimumContentsLength(18)
-        self.preset_combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+            self.preset_combo.addItem(p.short_name)
+            self.preset_combo.setItemData(self.preset_combo.count() - 1, p.name, Qt.ItemDataRole.ToolTipRole)
+        self.preset_combo.setMinimumContentsLength(12)
+        self.preset_combo.setSizeAdjustPolicy(
+            QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon
+        )
         form.addRow("Preset", self.preset_combo)
 
         self.grid_spins = [_spin(0, INT_MAX, 98), _spin(0, 65535 * 4, 1), _spin(0, 65535 * 4, 1)]
         self.block_spins = [_spin(0, 65536, 1024), _spin(0, 4096, 1), _spin(0, 4096, 1)]
-        form.addRow("Grid x, y, z", self._row(self.grid_spins))
-        form.addRow("Block x, y, z", self._row(self.block_spins))
+        form.addRow(
+            self._label("Grid", "Blocks in the grid along x, y and z (gridDim)"), self._row(self.grid_spins)
+        )
+        form.addRow(
+            self._label("Block", "Threads per block along x, y and z (blockDim)"), self._row(self.block_spins)
+        )
         self.smem_spin = _spin(0, 1 << 24, 0, 1024, " B")
-        form.addRow("Shared mem / block", self.smem_spin)
+        form.addRow(self._label("Shared mem", "Dynamic shared memory per block, in bytes"), self.smem_spin)
         self.regs_spin = _spin(1, 1024, 32)
-        form.addRow("Registers / thread", self.regs_spin)
+        form.addRow(
+            self._label("Registers", "Registers per thread (what the compiler chose)"), self.regs_spin
+        )
         self.n_edit = QLineEdit("100000")
         self.n_edit.setPlaceholderText("none: every thread works")
-        form.addRow("Problem size N", self.n_edit)
+        self.n_edit.setToolTip(
+            "Problem size: N, or X,Y or X,Y,Z for a 2D or 3D problem; threads outside it idle"
+        )
+        form.addRow(self._label("Size N", self.n_edit.toolTip()), self.n_edit)
         outer.addLayout(form)
 
         self.lesson_label = QLabel("")
@@ -97,14 +123,25 @@ class LaunchControls(QWidget):
         self.preset_combo.activated.connect(self._preset_chosen)
 
     @staticmethod
+    def _label(text: str, tip: str) -> QLabel:
+        label = QLabel(text)
+        label.setToolTip(tip)
+        return label
+
+    @staticmethod
     def _row(spins: list[QSpinBox]) -> QWidget:
+        """x gets the most room: it is the axis that reaches millions; y and z stay in the thousands."""
         w = QWidget()
         lay = QHBoxLayout(w)
         lay.setContentsMargins(0, 0, 0, 0)
         lay.setSpacing(4)
-        for s in spins:
-            lay.addWidget(s, 1)
+        for s, stretch in zip(spins, (3, 2, 2), strict=True):
+            s.setMinimumWidth(s.fontMetrics().horizontalAdvance("0" * (5 if stretch == 3 else 3)) + 28)
+            lay.addWidget(s, stretch)
         return w
+
+    def _device_tooltip(self, index: int) -> None:
+        self.device_combo.setToolTip(self.device_combo.itemData(index, Qt.ItemDataRole.ToolTipRole) or "")
 
     def _emit(self, *_args) -> None:
         if not self._quiet:
@@ -118,13 +155,17 @@ class LaunchControls(QWidget):
         self.device_combo.clear()
         self._devices = list(devices)
         for d in self._devices:
-            label = f"{d.name} (catalog)" if d.kind == "catalog" else d.display_name
+            label = short_device_name(d.name) + (" (catalog)" if d.kind == "catalog" else "")
+            full = f"{d.name} (catalog)" if d.kind == "catalog" else d.display_name
             if d.sm_count:
                 label += f", {d.sm_count} SMs"
+                full += f", {d.sm_count} SMs"
             self.device_combo.addItem(label, d.key)
+            self.device_combo.setItemData(self.device_combo.count() - 1, full, Qt.ItemDataRole.ToolTipRole)
         keys = [d.key for d in self._devices]
         if current is not None and current.key in keys:
             self.device_combo.setCurrentIndex(keys.index(current.key))
+        self._device_tooltip(self.device_combo.currentIndex())
         self._quiet = False
         self.changed.emit()
 
@@ -146,7 +187,13 @@ class LaunchControls(QWidget):
         """grid, block, smem, regs, n as the core's ``parse_launch`` takes them."""
         grid = ",".join(str(s.value()) for s in self.grid_spins)
         block = ",".join(str(s.value()) for s in self.block_spins)
-        return grid, block, str(self.smem_spin.value()), str(self.regs_spin.value()), self.n_edit.text().strip()
+        return (
+            grid,
+            block,
+            str(self.smem_spin.value()),
+            str(self.regs_spin.value()),
+            self.n_edit.text().strip(),
+        )
 
     def apply_preset(self, preset: Preset) -> None:
         self._quiet = True

@@ -15,9 +15,9 @@ from explorer.launch.occupancy import Occupancy, Sweep, sweep_block_size, sweep_
 from explorer.ui.visualizer.sweep_graph import SweepGraph
 
 GRAPHS = (
-    ("threads_per_block", "Occupancy vs threads per block", "threads per block"),
-    ("regs_per_thread", "Occupancy vs registers per thread", "registers per thread"),
-    ("smem_per_block_bytes", "Occupancy vs shared memory per block", "shared memory per block (bytes)"),
+    ("threads_per_block", "Occupancy vs block size", "threads per block"),
+    ("regs_per_thread", "Occupancy vs registers", "registers per thread"),
+    ("smem_per_block_bytes", "Occupancy vs shared memory", "shared memory per block (bytes)"),
 )
 
 

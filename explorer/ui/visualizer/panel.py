@@ -35,6 +35,9 @@ from explorer.ui.visualizer.scene import Hit, SmGrid
 from explorer.ui.visualizer.wavebar import Legend, WaveBar
 
 FRAME_INTERVAL_MS = 16
+# 1280 px wide (a projector, the screenshot): controls need the room for digits, the graphs do not
+LEFT_WIDTH = 350
+RIGHT_WIDTH = 290
 ZOOMS = (1.0, 1.5, 2.0, 3.0)
 
 
@@ -67,6 +70,8 @@ class VisualizerPanel(QWidget):
         self.slower_button.setToolTip("Slower (-)")
         self.faster_button = QPushButton("+")
         self.faster_button.setToolTip("Faster (+)")
+        for b in (self.slower_button, self.faster_button):
+            b.setFixedWidth(44)
         self.speed_label = QLabel("")
         playback = QGroupBox("Animation")
         pl = QVBoxLayout(playback)
@@ -90,7 +95,7 @@ class VisualizerPanel(QWidget):
         ll.addWidget(self.controls)
         ll.addWidget(playback)
         ll.addWidget(self.inspector, 1)
-        left.setFixedWidth(300)
+        left.setFixedWidth(LEFT_WIDTH)
 
         # centre: summary, wave bar, SMs, legend
         self.summary_label = QLabel("")
@@ -124,7 +129,7 @@ class VisualizerPanel(QWidget):
         self.tabs = QTabWidget()
         self.tabs.addTab(self.occupancy_view, "Occupancy")
         self.tabs.addTab(self.realrun_view, "Run it for real")
-        self.tabs.setFixedWidth(330)
+        self.tabs.setFixedWidth(RIGHT_WIDTH)
 
         lay = QHBoxLayout(self)
         lay.setContentsMargins(6, 6, 6, 6)
@@ -194,7 +199,9 @@ class VisualizerPanel(QWidget):
         """Plan the launch the controls describe; on a bad value show why and keep the last picture."""
         device = self.controls.device()
         if device is None:
-            self.controls.show_error("No GPU to show: device discovery found neither a GPU nor a catalog entry.")
+            self.controls.show_error(
+                "No GPU to show: device discovery found neither a GPU nor a catalog entry."
+            )
             return
         try:
             config = parse_launch(*self.controls.texts())
@@ -213,7 +220,9 @@ class VisualizerPanel(QWidget):
         self.grid.selected = None
         self.grid.set_animation(self.anim)
         self.inspector.show_hint()
-        self.occupancy_view.update_for(plan.occupancy, limits, config.regs_per_thread, config.shared_mem_bytes)
+        self.occupancy_view.update_for(
+            plan.occupancy, limits, config.regs_per_thread, config.shared_mem_bytes
+        )
         self.summary_label.setText(self._summary(plan))
         self._refresh()
 

@@ -18,6 +18,12 @@ class Preset:
     block: tuple[int, int, int]
     n: int | None
     lesson: str  # one sentence: what to look at
+    short_name: str = ""  # what the preset menu shows in the narrow controls column
+
+    def __post_init__(self) -> None:
+        if not self.short_name:
+            object.__setattr__(self, "short_name", self.name)
+
     smem_bytes: int = 0
     regs_per_thread: int = 32
 
@@ -29,6 +35,7 @@ PRESETS: tuple[Preset, ...] = (
         (1024, 1, 1),
         100_000,
         "ceil(100000 / 1024) = 98 blocks queue up for the SMs and run wave after wave.",
+        short_name="Vector add, N = 100000",
     ),
     Preset(
         "Vector add, N = 5466 (idle threads)",
@@ -36,6 +43,7 @@ PRESETS: tuple[Preset, ...] = (
         (1024, 1, 1),
         5466,
         "6 blocks of 1024 threads cover 6144 elements: the threads past N sit idle behind the if.",
+        short_name="Vector add, N = 5466",
     ),
     Preset(
         "2D image 1920x1080 in 16x16 tiles",
@@ -43,6 +51,7 @@ PRESETS: tuple[Preset, ...] = (
         (16, 16, 1),
         None,
         "A 2D grid of 2D blocks: blockIdx.y and threadIdx.y pick the row.",
+        short_name="2D image 1920x1080",
     ),
     Preset(
         "3D volume 128^3 in 8x8x8 blocks",
@@ -50,6 +59,7 @@ PRESETS: tuple[Preset, ...] = (
         (8, 8, 8),
         None,
         "A 3D grid: thousands of small blocks, many waves.",
+        short_name="3D volume 128^3",
     ),
     Preset(
         "Too big: a 2048-thread block",
@@ -57,5 +67,6 @@ PRESETS: tuple[Preset, ...] = (
         (2048, 1, 1),
         100_000,
         "Blocks have a hard size limit: this launch fails before it starts.",
+        short_name="Too big: 2048 threads",
     ),
 )
