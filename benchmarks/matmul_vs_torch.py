@@ -16,7 +16,7 @@ import sys
 import time
 
 
-def bare_torch_gflops(n: int, budget_s: float) -> tuple[float, int]:
+def bare_torch_gflops(n: int, budget_s: float) -> tuple[float, float, int]:
     import torch
 
     a, b = torch.rand(n, n), torch.rand(n, n)
@@ -27,7 +27,8 @@ def bare_torch_gflops(n: int, budget_s: float) -> tuple[float, int]:
         t0 = time.perf_counter()
         a @ b
         times.append(time.perf_counter() - t0)
-    return 2.0 * n**3 / statistics.median(times) / 1e9, len(times)
+    flop = 2.0 * n**3
+    return flop / statistics.median(times) / 1e9, flop / min(times) / 1e9, len(times)
 
 
 def app_points(sizes: list[int], budget_s: float, threads: int | None):
@@ -60,21 +61,29 @@ def main(argv: list[str] | None = None) -> int:
 
     print(f"torch {torch.__version__}, {torch.get_num_threads()} threads; sizes {args.sizes}; "
           f"{args.rounds} rounds")
-    best_app = {n: 0.0 for n in args.sizes}
-    best_bare = {n: 0.0 for n in args.sizes}
+    best = {key: {n: 0.0 for n in args.sizes} for key in ("app", "bare", "app_min", "bare_min")}
     for r in range(args.rounds):
         for point in app_points(args.sizes, args.budget, args.threads):
             n = point.size
-            bare, calls = bare_torch_gflops(n, args.budget)
-            print(f"round {r + 1}: n={n:<5} app {point.throughput:8.1f} GFLOP/s ({point.repeats} samples, "
-                  f"{point.threads} threads)   bare loop {bare:8.1f} GFLOP/s ({calls} calls)", flush=True)
-            best_app[n] = max(best_app[n], point.throughput)
-            best_bare[n] = max(best_bare[n], bare)
-    worst = min(best_app[n] / best_bare[n] for n in args.sizes)
+            bare, bare_fastest, calls = bare_torch_gflops(n, args.budget)
+            app_fastest = 2.0 * n**3 / point.min_s / 1e9
+            print(f"round {r + 1}: n={n:<5} app {point.throughput:7.1f} GFLOP/s (fastest {app_fastest:6.1f}; "
+                  f"{point.repeats} samples, {point.threads} threads)   bare loop {bare:7.1f} GFLOP/s "
+                  f"(fastest {bare_fastest:6.1f}; {calls} calls)", flush=True)
+            for key, value in (("app", point.throughput), ("bare", bare), ("app_min", app_fastest),
+                               ("bare_min", bare_fastest)):
+                best[key][n] = max(best[key][n], value)
+    print("best round of each side; 'median' compares medians, 'fastest' the fastest sample (least disturbed "
+          "by other processes)")
+    worst = 1e9
     for n in args.sizes:
-        print(f"n={n:<5} app {best_app[n]:8.1f}  bare {best_bare[n]:8.1f}  ratio {best_app[n] / best_bare[n]:.3f}")
+        ratio = best["app"][n] / best["bare"][n]
+        ratio_min = best["app_min"][n] / best["bare_min"][n]
+        worst = min(worst, ratio)
+        print(f"n={n:<5} median: app {best['app'][n]:7.1f}  bare {best['bare'][n]:7.1f}  ratio {ratio:.3f}   "
+              f"fastest: app {best['app_min'][n]:7.1f}  bare {best['bare_min'][n]:7.1f}  ratio {ratio_min:.3f}")
     verdict = "OK" if worst >= 0.95 else "BELOW TARGET"
-    print(f"lowest ratio {worst:.3f} (target >= 0.95): {verdict}")
+    print(f"lowest median ratio {worst:.3f} (target >= 0.95): {verdict}")
     return 0 if worst >= 0.95 else 1
 
 
