@@ -44,6 +44,12 @@ SCRIPT = textwrap.dedent(
         points.append({"error": p.error, "median_s": p.median_s, "throughput": p.throughput,
                        "max_abs_error": p.extra.get("max_abs_error"), "fatal": fatal})
     out["points"] = points
+
+    # The same GPU variants end to end: plan -> worker process (inherits the simulator) -> rows.
+    from explorer.bench.runner import BenchPlan, BenchRun
+
+    rows = BenchRun(BenchPlan("vector_add", ["cuda:0"], sizes=[1500], repeats=2, time_budget_s=0.1)).run_all()
+    out["runner"] = [(r.variant, r.error, r.median_s) for r in rows]
     print("RESULT" + json.dumps(out))
     """
 )
@@ -62,3 +68,5 @@ def test_kernels_and_gpu_variants_on_the_simulator():
         assert p["error"] is None and not p["fatal"]
         assert p["median_s"] > 0 and p["throughput"] > 0
         assert p["max_abs_error"] is not None and p["max_abs_error"] < 1e-3
+    assert [r[0] for r in out["runner"]] == ["cuda:0 numba kernel", "cuda:0 numba with copies"]
+    assert all(r[1] is None and r[2] > 0 for r in out["runner"])
