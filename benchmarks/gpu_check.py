@@ -34,8 +34,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--workloads", nargs="+", default=list(SMALL))
     args = parser.parse_args(argv)
 
+    import torch
+
     from explorer.bench.results import format_point
     from explorer.bench.runner import BenchPlan, BenchRun
+
+    count = torch.cuda.device_count() if torch.cuda.is_available() else 0
+    if count == 0:
+        print("no CUDA device visible to torch; this script needs a GPU", file=sys.stderr)
+        return 2
+    print(f"# {count} GPU(s): " + ", ".join(torch.cuda.get_device_name(i) for i in range(count)))
 
     failures = 0
     for name in args.workloads:
