@@ -214,3 +214,15 @@ def test_a_workload_needing_two_gpus_says_so_instead_of_starting(panel):
     text = panel.controls.message_label.text()
     assert "needs 2 GPUs" in text and "0 present" in text
     assert panel.controls.start_button.isEnabled()
+
+
+def test_a_plan_the_engine_refuses_is_one_line_in_the_panel_not_a_traceback(panel, qtbot):
+    plan = panel.controls.build_plan()
+    plan.repeats = -1  # the form cannot produce this; the engine must still refuse it politely
+    panel.controls.build_plan = lambda: plan
+    assert panel.start()
+    qtbot.waitUntil(lambda: not panel.running, timeout=10_000)
+    text = panel.message_label.text()
+    assert panel.message_label.isVisibleTo(panel)
+    assert "repeats" in text and "-1" in text and "\n" not in text and "Traceback" not in text
+    assert panel.points == [] and panel.controls.start_button.isEnabled()

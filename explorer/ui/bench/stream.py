@@ -23,6 +23,8 @@ from typing import Any
 
 from PySide6.QtCore import QObject, Signal
 
+from explorer.errors import UserError
+
 log = logging.getLogger(__name__)
 
 #: how far below the window the benchmark worker runs (Linux nice units; 0..19)
@@ -84,7 +86,9 @@ class RunStream(QObject):
                 run.cancel()
             for event in run.events():
                 (self.progress if isinstance(event, Progress) else self.point).emit(event)
-        except Exception as exc:  # shown as one line in the panel; the window lives on
+        except UserError as exc:  # a plan the engine refuses: the user's line says why
+            self.failed.emit(str(exc))
+        except Exception as exc:  # shown as one line in the panel; the details go to the log
             log.exception("benchmark run failed")
             self.failed.emit(_one_line(exc))
         finally:
@@ -106,5 +110,4 @@ def _lower_this_thread_priority() -> None:
 
 def _one_line(exc: BaseException) -> str:
     text = str(exc).strip().splitlines()
-    message = text[0] if text else type(exc).__name__
-    return message if type(exc).__name__ == "UserError" else f"{type(exc).__name__}: {message}"
+    return f"the benchmark stopped: {type(exc).__name__}: {text[0] if text else 'no message'}"
