@@ -47,7 +47,7 @@ def main(argv: list[str] | None = None) -> int:
     window.show()
 
     panel.controls.set_workload("matmul")
-    for key, box in panel.controls._device_boxes.items():
+    for key, box in panel.controls.device_boxes().items():
         box.setChecked(key == "cpu")
     panel.controls.sizes_edit.setText(args.sizes)
     panel.controls.repeats_spin.setValue(0)

@@ -37,7 +37,8 @@ log = logging.getLogger(__name__)
 
 #: sizes measured for the screenshot: small enough to take seconds on a laptop CPU
 SCREENSHOT_SIZES = (64, 128, 256, 512, 1024, 2048)
-SCREENSHOT_POINTS = 4
+#: the screenshot stops the run after this share of its points, to show it mid-run
+SCREENSHOT_SHARE = 2 / 3
 
 
 class BenchPanel(QWidget):
@@ -167,19 +168,21 @@ class BenchPanel(QWidget):
         return export.export_png(self.plot.main, path)
 
     def prepare_screenshot(self) -> None:
-        """Show the panel mid-run with real points: measure the CPU matmul at small sizes now.
+        """Show the panel mid-run with real points: measure the matmul at small sizes now.
 
+        On the CPU, and on the first present GPU where there is one (so the speedup curve shows).
         The engine runs synchronously here (a screenshot is not interactive); after
-        ``SCREENSHOT_POINTS`` of the sizes the run is cancelled, so the bar is shown part-filled
+        ``SCREENSHOT_SHARE`` of the points the run is cancelled, so the bar is shown part-filled
         with the engine's own time-left estimate at that moment.
         """
         from explorer.bench.runner import BenchPlan, BenchRun, Progress
 
         self.controls.set_workload("matmul")
-        box = self.controls.device_box("cpu")
-        if box is not None:
-            box.setChecked(True)
-        plan = BenchPlan(workload="matmul", devices=["cpu"], sizes=list(SCREENSHOT_SIZES), time_budget_s=1.0)
+        gpus = [d.key for d in self._context.devices if d.kind == "cuda"][:1]
+        for key, box in self.controls.device_boxes().items():
+            box.setChecked(key == "cpu" or key in gpus)
+        plan = BenchPlan(workload="matmul", devices=["cpu", *gpus], sizes=list(SCREENSHOT_SIZES),
+                         time_budget_s=1.0)
         # the form shows the plan being run
         self.controls.sizes_edit.setText(", ".join(str(n) for n in SCREENSHOT_SIZES))
         self.controls.sizes_edit.setCursorPosition(0)
@@ -195,7 +198,7 @@ class BenchPanel(QWidget):
                     self.table.results.append(event)
                     continue
                 last_progress = event
-                if event.done >= SCREENSHOT_POINTS:
+                if event.done >= max(1, int(event.total * SCREENSHOT_SHARE)):
                     break
         finally:
             run.cancel()

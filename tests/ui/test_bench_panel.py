@@ -155,7 +155,7 @@ def test_only_present_devices_are_offered(qtbot):
     catalog = Device(kind="catalog", name="NVIDIA H100 SXM5", key="catalog:h100-sxm5")
     p = BenchPanel(_context(catalog))
     qtbot.addWidget(p)
-    boxes = p.controls._device_boxes
+    boxes = p.controls.device_boxes()
     assert "catalog:h100-sxm5" not in boxes
     assert not boxes["gpu-none"].isEnabled()
     assert "NVML library not found" in boxes["gpu-none"].toolTip()
@@ -164,7 +164,7 @@ def test_only_present_devices_are_offered(qtbot):
     gpu = Device(kind="cuda", name="NVIDIA GeForce GTX 1650", index=0, key="cuda:0")
     p.controls._context.set_discovery(Discovery(devices=[Device(kind="cpu", name="c", key="cpu"), gpu], reports=[]))
     assert p.controls.device_box("cuda:0").isEnabled()
-    assert "gpu-none" not in p.controls._device_boxes
+    assert "gpu-none" not in p.controls.device_boxes()
     assert p.controls.selected_devices() == ["cpu", "cuda:0"]
 
 

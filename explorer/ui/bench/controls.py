@@ -142,6 +142,10 @@ class BenchControls(QWidget):
     def device_box(self, key: str) -> QCheckBox | None:
         return self._device_boxes.get(key)
 
+    def device_boxes(self) -> dict[str, QCheckBox]:
+        """Every device row by key ("cpu", "cuda:0"; "gpu-none" for the disabled no-GPU row)."""
+        return dict(self._device_boxes)
+
     def set_workload(self, name: str) -> None:
         index = self.workload_combo.findData(name)
         if index < 0:
