@@ -65,7 +65,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("workload", nargs="?", help="workload name (omit to list them)")
     p.add_argument("--device", default="cpu", metavar="cpu|cuda:N", help="where to run (default cpu)")
     p.add_argument("--sizes", nargs="+", default=None, metavar="SIZE", help="problem sizes (default: the workload's)")
-    p.add_argument("--repeats", type=int, default=None, metavar="N", help="timed repeats per point")
+    p.add_argument("--repeats", type=str, default=None, metavar="N", help="timed repeats per point")
     p.add_argument("--csv", default=None, metavar="FILE", help="also write the results to a CSV file")
     _add_json(p)
     p.set_defaults(handler="explorer.commands.bench:run_bench")

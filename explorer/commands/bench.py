@@ -70,11 +70,10 @@ def run_bench(args) -> int:
     w = get_workload(args.workload)
     device = parse_device(args.device or "cpu")
     sizes = [parse_size(s, w.size_name) for s in args.sizes] if args.sizes else None
-    if args.repeats is not None and args.repeats <= 0:
-        raise UserError(f"repeats must be at least 1; got {args.repeats}")
+    repeats = _parse_repeats(args.repeats)
     check_device_present(device)
 
-    run = BenchRun(BenchPlan(workload=w.name, devices=[device], sizes=sizes, repeats=args.repeats))
+    run = BenchRun(BenchPlan(workload=w.name, devices=[device], sizes=sizes, repeats=repeats))
     if not as_json:
         print(f"{w.title} on {device}: {run.total_points} point(s)", flush=True)
     failed = 0
@@ -95,3 +94,16 @@ def run_bench(args) -> int:
         if not as_json:
             print(f"wrote {len(run.points)} point(s) to {args.csv}", file=sys.stderr)
     return 1 if failed else 0
+
+
+def _parse_repeats(text: str | None) -> int | None:
+    """``--repeats`` arrives as text so a typo gets our one-line message, not argparse's usage dump."""
+    if text is None:
+        return None
+    try:
+        value = int(str(text).strip())
+    except ValueError:
+        raise UserError(f"repeats must be a whole number of at least 1; got {text!r}") from None
+    if value <= 0:
+        raise UserError(f"repeats must be at least 1; got {value}")
+    return value

@@ -53,6 +53,7 @@ def test_json_lines(capsys):
     (["bench", "matmul", "--device", "gpu"], "got 'gpu'"),
     (["bench", "matmul", "--device", "cuda:7"], "cuda:7 is not present"),
     (["bench", "matmul", "--repeats", "0"], "repeats must be at least 1; got 0"),
+    (["bench", "matmul", "--repeats", "abc"], "repeats must be a whole number of at least 1; got 'abc'"),
 ])
 def test_bad_input_is_one_line_and_exit_2(capsys, argv, needle):
     assert main(argv) == 2
