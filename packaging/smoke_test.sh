@@ -4,7 +4,7 @@
 #     packaging/smoke_test.sh [BUNDLE_DIR]        (default: dist/device-explorer)
 #
 # Runs the frozen app's self-test, a screenshot of the Devices panel (checked to be a real PNG of
-# the asked size), `devices --json` and a tiny CPU benchmark (a worker process inside the bundle),
+# the asked size) and of the other two panels, `devices --json` and a tiny CPU benchmark (a worker process inside the bundle),
 # then checks that none of this wrote anything inside the bundle folder: settings, results and
 # caches belong in the user's folders (here pointed at a temporary folder). Exit 0 when all pass.
 set -uo pipefail
@@ -65,6 +65,11 @@ if step screenshot "$EXE" screenshot --panel devices --size 1024x700 --out "$png
         failures=$((failures + 1))
     fi
 fi
+
+# The other two panels: they import the most (pyqtgraph plots, the visualizer's scene).
+for panel in visualizer benchmarks; do
+    step "$panel" "$EXE" screenshot --panel "$panel" --out "$work/$panel.png"
+done
 
 step devices "$EXE" devices --json
 if ! head -c 1 "$work/out.txt" | grep -q '[[{]'; then

@@ -33,7 +33,7 @@ def test_smoke_test_passes_against_the_bundle():
         capture_output=True, text=True, timeout=900,
     )
     assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
-    for step in ("self-test", "screenshot", "devices", "read-only"):
+    for step in ("self-test", "screenshot", "visualizer", "benchmarks", "devices", "bench", "read-only"):
         assert f"PASS  {step}" in proc.stdout
 
 
