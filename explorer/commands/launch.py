@@ -143,7 +143,7 @@ def format_plan(plan: LaunchPlan, device: Device | None = None) -> str:
     lines = [
         f"{name}: {plan.sm_count} SMs",
         f"launch: grid {c.grid} x block {c.block}, {c.shared_mem_bytes} bytes shared memory, "
-        f"{c.regs_per_thread} registers per thread" + (f", n = {c.n}" if c.n is not None else ""),
+        f"{c.regs_per_thread} registers per thread" + _problem_text(c),
         f"blocks: {plan.total_blocks}   threads: {plan.total_threads}   warps: {plan.total_warps} "
         f"({plan.warps_per_block} per block)",
     ]
@@ -157,6 +157,8 @@ def format_plan(plan: LaunchPlan, device: Device | None = None) -> str:
         lines.append(f"every warp is full ({plan.warp_size} lanes)")
     if c.n is not None:
         lines.append(f"idle threads (global index >= n): {plan.idle_threads}")
+    elif c.extent is not None:
+        lines.append(f"idle threads (outside the problem on some axis): {plan.idle_threads}")
     lines += [
         f"resident blocks per SM: {plan.resident_blocks_per_sm} (limited by {occ.limiter}; "
         f"occupancy {occ.occupancy_pct:.1f}%)",
@@ -168,3 +170,11 @@ def format_plan(plan: LaunchPlan, device: Device | None = None) -> str:
         lines.append(f"note: {line}")
     lines.append(f"model: {SCHEDULER_NOTE}")
     return "\n".join(lines)
+
+
+def _problem_text(c: LaunchConfig) -> str:
+    if c.extent is not None:
+        e = c.extent
+        shape = f"{e.x} x {e.y}" if e.z == 1 else f"{e.x} x {e.y} x {e.z}"
+        return f", problem {shape} = {e.count} elements"
+    return f", n = {c.n}" if c.n is not None else ""

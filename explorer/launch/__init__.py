@@ -15,6 +15,14 @@ API notes for callers (additions to /tmp/api-launch.md; nothing in it was rename
   ``thread_index(thread_linear)`` / ``thread_linear(thread_idx)`` and ``thread_at_global(i)``;
   out-of-range block or thread numbers raise ``LaunchValidationError``. ``schedule.blocks_for(n, tpb)``
   is ceil(n / tpb).
+- A problem may have a size per axis: ``LaunchConfig.extent: Dim3 | None`` (``parse_launch(..., n="1920,1080")``,
+  CLI ``--n 1920,1080``); a thread is idle when blockIdx*blockDim+threadIdx is outside it on any axis.
+  ``config.problem_elements``; ``to_dict()`` keeps ``n`` (the element count) and adds ``extent``.
+  ``ThreadInfo.global_position`` (per axis) and ``ThreadInfo.extent``.
+- For drawing a wave without one object per block: ``plan.wave_fill(wave, dispatched) -> WaveFill``
+  (``slots_taken(sm)``, ``busy_sms``, ``block_at(sm, slot)``, ``position(block)``, ``spans(start, stop)``),
+  ``plan.idle_blocks_in_wave(wave) -> WaveIdle`` (runs of blocks with the same idle lanes) and
+  ``plan.block_busy_lanes(block) -> tuple | None``.
 - Occupancy assumes what the CUDA runtime assumes for an ordinary kernel: partitioned global
   caching off, the kernel opted in to the shared memory it asks for, barriers never the limit.
   ``tests/launch/test_occupancy_vs_nvidia.py`` checks the port against cuda_occupancy.h itself.
@@ -39,13 +47,25 @@ from explorer.launch.occupancy import (
     sweep_registers,
     sweep_shared_memory,
 )
-from explorer.launch.schedule import SCHEDULER_NOTE, BlockPlacement, LaunchPlan, ThreadInfo, plan_launch
+from explorer.launch.schedule import (
+    SCHEDULER_NOTE,
+    BlockPlacement,
+    IdleRun,
+    LaunchPlan,
+    ThreadInfo,
+    WaveFill,
+    WaveIdle,
+    plan_launch,
+)
 
 __all__ = [
     "SCHEDULER_NOTE",
     "BlockPlacement",
     "LaunchPlan",
     "ThreadInfo",
+    "WaveFill",
+    "WaveIdle",
+    "IdleRun",
     "plan_launch",
     "ArchLimits",
     "Dim3",

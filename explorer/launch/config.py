@@ -107,7 +107,17 @@ class LaunchConfig:
     block: Dim3
     shared_mem_bytes: int = 0
     regs_per_thread: int = 32
-    n: int | None = None  # problem size: threads with a global index >= n do no work
+    n: int | None = None  # 1-D problem size: threads with a global linear index >= n do no work
+    # 2-D/3-D problem size (an image, a volume): a thread whose global position
+    # blockIdx * blockDim + threadIdx is outside it on any axis does no work. At most one of n, extent.
+    extent: Dim3 | None = None
+
+    @property
+    def problem_elements(self) -> int | None:
+        """How many elements the problem has (n, or the extent's volume); None when not given."""
+        if self.extent is not None:
+            return self.extent.count
+        return self.n
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -115,7 +125,8 @@ class LaunchConfig:
             "block": list(self.block.as_tuple()),
             "shared_mem_bytes": self.shared_mem_bytes,
             "regs_per_thread": self.regs_per_thread,
-            "n": self.n,
+            "n": self.problem_elements,  # element count, as before; "extent" says its shape
+            "extent": list(self.extent.as_tuple()) if self.extent is not None else None,
         }
 
 
@@ -134,8 +145,17 @@ def parse_launch(grid: Any, block: Any, smem: Any = 0, regs: Any = 32, n: Any = 
             parsed[key] = parse_int(0 if value is None else value, what)
         except LaunchValidationError as exc:
             problems.extend(exc.problems)
-    if n is None or (isinstance(n, str) and not n.strip()):
-        parsed["n"] = None
+    parsed["n"], parsed["extent"] = None, None
+    if isinstance(n, Dim3):
+        parsed["extent"] = n
+    elif n is None or (isinstance(n, str) and not n.strip()):
+        pass
+    elif isinstance(n, (tuple, list)) or (isinstance(n, str) and _SEPARATORS.search(n.strip().strip("()[]"))):
+        # "1920,1080": a problem with a size per axis; a single number stays a 1-D n
+        try:
+            parsed["extent"] = Dim3.parse(n, "problem size")
+        except LaunchValidationError as exc:
+            problems.extend(exc.problems)
     else:
         try:
             parsed["n"] = parse_int(n, "problem size n")
@@ -143,7 +163,9 @@ def parse_launch(grid: Any, block: Any, smem: Any = 0, regs: Any = 32, n: Any = 
             problems.extend(exc.problems)
     if problems:
         raise LaunchValidationError(problems)
-    return LaunchConfig(parsed["grid"], parsed["block"], parsed["smem"], parsed["regs"], parsed["n"])
+    return LaunchConfig(
+        parsed["grid"], parsed["block"], parsed["smem"], parsed["regs"], parsed["n"], parsed["extent"]
+    )
 
 
 def _is_int(value: Any) -> bool:
@@ -222,6 +244,11 @@ def validate(config: LaunchConfig, limits: ArchLimits, device_name: str | None =
             )
     if config.n is not None:
         _positive(config.n, "problem size n", problems)
+    if config.extent is not None:
+        if config.n is not None:
+            problems.append("give the problem size either as n or per axis (x,y,z), not both")
+        for axis, value in zip("xyz", config.extent.as_tuple(), strict=True):
+            _positive(value, f"problem size {axis}", problems)
     return problems
 
 

@@ -8,6 +8,7 @@ is answered by arithmetic on the block and thread numbers, in microseconds.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 from explorer.devices.model import Device
@@ -38,7 +39,14 @@ class ThreadInfo:
     lane: int
     sm: int
     wave: int
-    idle: bool  # global index past the problem size n: the kernel's bounds check skips it
+    idle: bool  # outside the problem (past n, or outside the extent on an axis): the bounds check skips it
+    extent: Dim3 | None = None  # the problem's size per axis, when it was given that way
+
+    @property
+    def global_position(self) -> Dim3:
+        """blockIdx * blockDim + threadIdx on each axis: the pixel or voxel a 2D/3D kernel handles."""
+        b, d, t = self.block_idx, self.block_dim, self.thread_idx
+        return Dim3(b.x * d.x + t.x, b.y * d.y + t.y, b.z * d.z + t.z)
 
     def formula(self) -> str:
         """The index arithmetic a kernel does, with this thread's numbers filled in."""
@@ -197,6 +205,38 @@ def _merge_runs(runs: list[IdleRun]) -> tuple[IdleRun, ...]:
     return tuple(out)
 
 
+def _busy_before(t: int, block: Dim3, rem: tuple[int, int, int]) -> int:
+    """Of a block's first ``t`` threads (x fastest), those inside the problem on every axis.
+
+    ``rem`` is how much of the block lies inside the problem along x, y and z. The threads before
+    ``t`` are whole z-planes, then whole rows, then part of a row, so each part is a product.
+    """
+    rx, ry, rz = rem
+    z0, r = divmod(t, block.x * block.y)
+    y0, x0 = divmod(r, block.x)
+    busy = min(z0, rz) * ry * rx
+    if z0 < rz:
+        busy += min(y0, ry) * rx
+        if y0 < ry:
+            busy += min(x0, rx)
+    return busy
+
+
+@lru_cache(maxsize=512)
+def _busy_lanes_per_warp(block: Dim3, rem: tuple[int, int, int], warp_size: int) -> tuple[int, ...]:
+    """Busy lanes of each warp of a block that lies ``rem`` inside the problem (few kinds per launch)."""
+    tpb = block.count
+    return tuple(
+        _busy_before(min(lo + warp_size, tpb), block, rem) - _busy_before(lo, block, rem)
+        for lo in range(0, tpb, warp_size)
+    )
+
+
+def _inside(extent: int, block_dim: int, block_coord: int) -> int:
+    """How many of a block's threads along one axis fall inside the problem's extent on that axis."""
+    return max(0, min(block_dim, extent - block_coord * block_dim))
+
+
 @dataclass(frozen=True)
 class LaunchPlan:
     config: LaunchConfig
@@ -209,8 +249,10 @@ class LaunchPlan:
     warps_per_block: int
     total_warps: int
     last_warp_active_lanes: int  # lanes holding a thread in each block's last warp (warp size when full)
-    idle_threads: int  # threads whose global index is >= n (0 without n)
-    uncovered_elements: int  # elements of n beyond the last thread: the grid is too small
+    idle_threads: (
+        int  # threads outside the problem: global index >= n, or outside the extent (0 without either)
+    )
+    uncovered_elements: int  # elements of the problem no thread reaches: the grid is too small
     resident_blocks_per_sm: int
     concurrent_blocks: int  # sm_count * resident_blocks_per_sm
     waves: int
@@ -251,6 +293,8 @@ class LaunchPlan:
         """The blocks of ``wave`` with idle lanes, as runs; found from N, never by visiting every block."""
         blocks = self.blocks_in_wave(wave)
         n = self.config.n
+        if blocks and self.config.extent is not None:
+            return WaveIdle(blocks.start, _merge_runs(self._idle_runs_2d(blocks)))
         if not blocks or n is None:
             return WaveIdle(blocks.start if blocks else 0, ())
         # with a 1-D N the idle threads are a suffix of the grid: one partial block, then idle ones
@@ -269,10 +313,52 @@ class LaunchPlan:
     def block_busy_lanes(self, block_linear: int) -> tuple[int, ...] | None:
         """Busy lanes per warp of a block, or None when every thread it holds is inside the problem."""
         self._check_block(block_linear)
+        if self.config.extent is not None:
+            inside = self._block_inside(block_linear)
+            if inside == self.config.block.as_tuple():
+                return None
+            return _busy_lanes_per_warp(self.config.block, inside, self.warp_size)
         n = self.config.n
         if n is None or (block_linear + 1) * self.threads_per_block <= n:
             return None
         return tuple(self.warp_busy_lanes(block_linear, w) for w in range(self.warps_per_block))
+
+    def _block_inside(self, block_linear: int) -> tuple[int, int, int]:
+        """Threads of the block inside the extent along x, y and z."""
+        extent = self.config.extent
+        assert extent is not None
+        idx, b = self.block_index(block_linear), self.config.block
+        return (_inside(extent.x, b.x, idx.x), _inside(extent.y, b.y, idx.y), _inside(extent.z, b.z, idx.z))
+
+    def _idle_runs_2d(self, blocks: range) -> list[IdleRun]:
+        """Idle runs of a wave for a per-axis extent, walking the grid rows the wave touches.
+
+        Blocks with x below ``extent.x // blockDim.x`` are whole along x, so in a row that is whole
+        along y and z only the blocks at the right edge have idle lanes; in an edge row all do.
+        """
+        extent, b, g = self.config.extent, self.config.block, self.config.grid
+        assert extent is not None
+        full_x, full_y, full_z = extent.x // b.x, extent.y // b.y, extent.z // b.z
+        runs: list[IdleRun] = []
+        start, stop = blocks.start, blocks.stop
+        for row in range(start // g.x, (stop - 1) // g.x + 1):
+            z, y = divmod(row, g.y)
+            x0, x1 = max(start - row * g.x, 0), min(stop - row * g.x, g.x)
+            ry, rz = _inside(extent.y, b.y, y), _inside(extent.z, b.z, z)
+            edge_row = y >= full_y or z >= full_z
+            base = row * g.x - start  # dispatch order of block x = 0 of this row
+            if edge_row and x0 < min(x1, full_x):
+                busy = _busy_lanes_per_warp(b, (b.x, ry, rz), self.warp_size)
+                runs.append(IdleRun(base + x0, base + min(x1, full_x), busy))
+            for x in range(max(x0, full_x), x1):
+                rx = _inside(extent.x, b.x, x)
+                busy = _busy_lanes_per_warp(b, (rx, ry, rz), self.warp_size)
+                if rx == 0 or x == g.x - 1 or x1 - x == 1:
+                    # from here on every block of the row lies past the extent: one run
+                    runs.append(IdleRun(base + x, base + x1, busy if rx else (0,) * self.warps_per_block))
+                    break
+                runs.append(IdleRun(base + x, base + x + 1, busy))
+        return runs
 
     def blocks_on_sm_in_wave(self, sm: int, wave: int) -> range:
         """The blocks the model puts on one SM during one wave (every sm_count-th block of the wave)."""
@@ -319,7 +405,6 @@ class LaunchPlan:
         t_idx = self.thread_index(thread_linear)
         global_linear = block_linear * self.threads_per_block + thread_linear
         warp, lane = divmod(thread_linear, self.warp_size)
-        n = self.config.n
         return ThreadInfo(
             block_idx=place.block_idx,
             thread_idx=t_idx,
@@ -332,8 +417,20 @@ class LaunchPlan:
             lane=lane,
             sm=place.sm,
             wave=place.wave,
-            idle=n is not None and global_linear >= n,
+            idle=self._thread_idle(place.block_idx, t_idx, global_linear),
+            extent=self.config.extent,
         )
+
+    def _thread_idle(self, block_idx: Dim3, thread_idx: Dim3, global_linear: int) -> bool:
+        extent = self.config.extent
+        if extent is not None:
+            b = self.config.block
+            pos = zip(
+                block_idx.as_tuple(), b.as_tuple(), thread_idx.as_tuple(), extent.as_tuple(), strict=True
+            )
+            return any(bi * bd + ti >= e for bi, bd, ti, e in pos)
+        n = self.config.n
+        return n is not None and global_linear >= n
 
     def thread_at_global(self, global_linear: int) -> ThreadInfo:
         """The thread that handles element ``global_linear`` of a 1-D problem."""
@@ -358,6 +455,10 @@ class LaunchPlan:
     def warp_busy_lanes(self, block_linear: int, warp: int) -> int:
         """Lanes of this warp whose thread is inside the problem size n (all active lanes without n)."""
         active = self.warp_active_lanes(block_linear, warp)
+        if self.config.extent is not None:
+            return _busy_lanes_per_warp(self.config.block, self._block_inside(block_linear), self.warp_size)[
+                warp
+            ]
         n = self.config.n
         if n is None:
             return active
@@ -365,8 +466,11 @@ class LaunchPlan:
         return max(0, min(active, n - first))
 
     def block_busy_threads(self, block_linear: int) -> int:
-        """Threads of this block inside the problem size n."""
+        """Threads of this block inside the problem (n, or the extent on every axis)."""
         self._check_block(block_linear)
+        if self.config.extent is not None:
+            rx, ry, rz = self._block_inside(block_linear)
+            return rx * ry * rz
         n = self.config.n
         if n is None:
             return self.threads_per_block
@@ -422,12 +526,29 @@ def plan_launch(config: LaunchConfig, device: Device, limits: ArchLimits | None 
     last_wave_blocks = total_blocks - (waves - 1) * concurrent
     n = config.n
     plan_notes = list(notes(config, limits))
-    uncovered = max(0, n - total_threads) if n is not None else 0
-    if uncovered:
-        plan_notes.append(
-            f"the launch has {total_threads} threads but n is {n}: elements {total_threads} .. {n - 1} "
-            "are never touched (use more blocks, ceil(n / threads per block), or a grid-stride loop)"
-        )
+    if config.extent is not None:
+        # per axis, the threads inside the problem are min(extent, grid * block): a product, never a loop
+        spans = [g * b for g, b in zip(config.grid.as_tuple(), config.block.as_tuple(), strict=True)]
+        extent = config.extent.as_tuple()
+        busy = 1
+        for span, e in zip(spans, extent, strict=True):
+            busy *= min(span, e)
+        idle = total_threads - busy
+        uncovered = config.extent.count - busy
+        short = [f"{a} ({s} threads for {e})" for a, s, e in zip("xyz", spans, extent, strict=True) if s < e]
+        if uncovered:
+            plan_notes.append(
+                f"the launch covers {busy} of the problem's {config.extent.count} elements: too few threads "
+                f"along {', '.join(short)}; use ceil(size / blockDim) blocks on each axis"
+            )
+    else:
+        idle = max(0, total_threads - n) if n is not None else 0
+        uncovered = max(0, n - total_threads) if n is not None else 0
+        if uncovered:
+            plan_notes.append(
+                f"the launch has {total_threads} threads but n is {n}: elements {total_threads} .. {n - 1} "
+                "are never touched (use more blocks, ceil(n / threads per block), or a grid-stride loop)"
+            )
     return LaunchPlan(
         config=config,
         device_name=device.name,
@@ -439,7 +560,7 @@ def plan_launch(config: LaunchConfig, device: Device, limits: ArchLimits | None 
         warps_per_block=warps_per_block,
         total_warps=total_blocks * warps_per_block,
         last_warp_active_lanes=tpb - (warps_per_block - 1) * warp,
-        idle_threads=max(0, total_threads - n) if n is not None else 0,
+        idle_threads=idle,
         uncovered_elements=uncovered,
         resident_blocks_per_sm=occ.active_blocks_per_sm,
         concurrent_blocks=concurrent,

@@ -11,10 +11,16 @@ from explorer.devices import discover as discover_module
 from explorer.devices.model import Device, Discovery
 from explorer.errors import UserError
 
-GTX = Device(kind="catalog", name="NVIDIA GeForce GTX 1650", key="catalog:gtx-1650", compute_capability=(7, 5),
-             sm_count=16)
-H100 = Device(kind="catalog", name="NVIDIA H100 SXM5 80GB", key="catalog:h100", compute_capability=(9, 0),
-              sm_count=132)
+GTX = Device(
+    kind="catalog",
+    name="NVIDIA GeForce GTX 1650",
+    key="catalog:gtx-1650",
+    compute_capability=(7, 5),
+    sm_count=16,
+)
+H100 = Device(
+    kind="catalog", name="NVIDIA H100 SXM5 80GB", key="catalog:h100", compute_capability=(9, 0), sm_count=132
+)
 CPU = Device(kind="cpu", name="Some CPU", key="cpu")
 
 
@@ -48,8 +54,18 @@ def test_occupancy_json_keys(capsys):
     code, out, _ = run(capsys, "occupancy", "--device", "1650", "--threads", "256", "--regs", "64", "--json")
     data = json.loads(out)
     assert code == 0
-    for key in ("warps_per_block", "active_blocks_per_sm", "active_warps_per_sm", "max_warps_per_sm", "occupancy",
-                "limiter", "blocks_limit_warps", "blocks_limit_blocks", "blocks_limit_regs", "blocks_limit_smem"):
+    for key in (
+        "warps_per_block",
+        "active_blocks_per_sm",
+        "active_warps_per_sm",
+        "max_warps_per_sm",
+        "occupancy",
+        "limiter",
+        "blocks_limit_warps",
+        "blocks_limit_blocks",
+        "blocks_limit_regs",
+        "blocks_limit_smem",
+    ):
         assert key in data
     assert data["device"] == "NVIDIA GeForce GTX 1650" and data["compute_capability"] == "7.5"
     assert data["active_blocks_per_sm"] == 4 and data["occupancy"] == 1.0
@@ -57,7 +73,9 @@ def test_occupancy_json_keys(capsys):
 
 
 def test_occupancy_shared_memory_limited_on_h100(capsys):
-    code, out, _ = run(capsys, "occupancy", "--device", "H100", "--threads", "128", "--smem", "100000", "--json")
+    code, out, _ = run(
+        capsys, "occupancy", "--device", "H100", "--threads", "128", "--smem", "100000", "--json"
+    )
     data = json.loads(out)
     assert data["active_blocks_per_sm"] == 2 and data["limiter"] == "shared_memory"
     assert data["notes"] and "opt" in data["notes"][0]
@@ -71,26 +89,48 @@ def test_launch_text_numba_lesson(capsys):
 
 
 def test_launch_json_keys(capsys):
-    code, out, _ = run(capsys, "launch", "--device", "1650", "--grid", "98", "--block", "1024", "--n", "100000",
-                       "--json")
+    code, out, _ = run(
+        capsys, "launch", "--device", "1650", "--grid", "98", "--block", "1024", "--n", "100000", "--json"
+    )
     data = json.loads(out)
     assert code == 0
-    expected = {"total_blocks": 98, "total_threads": 100352, "warps_per_block": 32, "idle_threads": 352,
-                "resident_blocks_per_sm": 1, "waves": 7, "last_wave_blocks": 2}
+    expected = {
+        "total_blocks": 98,
+        "total_threads": 100352,
+        "warps_per_block": 32,
+        "idle_threads": 352,
+        "resident_blocks_per_sm": 1,
+        "waves": 7,
+        "last_wave_blocks": 2,
+    }
     assert {k: data[k] for k in expected} == expected
 
 
 @pytest.mark.parametrize(
     "argv,message",
     [
-        (["launch", "--device", "1650", "--grid", "1", "--block", "2048"],
-         "block has 2048 threads; NVIDIA GeForce GTX 1650 allows at most 1024 per block"),
-        (["launch", "--device", "1650", "--grid", "abc", "--block", "32"], "grid x is 'abc'; it must be a whole number"),
-        (["launch", "--device", "1650", "--grid", "1,65536", "--block", "32"], "allows at most 65535 blocks in y"),
-        (["occupancy", "--cc", "7.5", "--threads", "3.5"], "threads per block is '3.5'; it must be a whole number"),
+        (
+            ["launch", "--device", "1650", "--grid", "1", "--block", "2048"],
+            "block has 2048 threads; NVIDIA GeForce GTX 1650 allows at most 1024 per block",
+        ),
+        (
+            ["launch", "--device", "1650", "--grid", "abc", "--block", "32"],
+            "grid x is 'abc'; it must be a whole number",
+        ),
+        (
+            ["launch", "--device", "1650", "--grid", "1,65536", "--block", "32"],
+            "allows at most 65535 blocks in y",
+        ),
+        (
+            ["occupancy", "--cc", "7.5", "--threads", "3.5"],
+            "threads per block is '3.5'; it must be a whole number",
+        ),
         (["occupancy", "--cc", "7.5", "--threads", "0"], "block x is 0; it must be at least 1"),
         (["occupancy", "--cc", "7.5", "--threads", "64", "--regs", "300"], "allows at most 255 per thread"),
-        (["occupancy", "--cc", "4.0", "--threads", "64"], "compute capability 4.0 is not in the limits table"),
+        (
+            ["occupancy", "--cc", "4.0", "--threads", "64"],
+            "compute capability 4.0 is not in the limits table",
+        ),
         (["occupancy", "--device", "cpu", "--threads", "64"], "Some CPU is not an NVIDIA GPU"),
         (["occupancy", "--device", "nothing", "--threads", "64"], "no single device matches 'nothing'"),
     ],
@@ -108,9 +148,24 @@ def test_real_command_line_with_the_catalog(monkeypatch):
 
     monkeypatch.undo()
     proc = subprocess.run(
-        [sys.executable, "-m", "explorer", "launch", "--device", "1650", "--grid", "6", "--block", "1024",
-         "--n", "5466", "--json"],
-        capture_output=True, text=True, timeout=120,
+        [
+            sys.executable,
+            "-m",
+            "explorer",
+            "launch",
+            "--device",
+            "1650",
+            "--grid",
+            "6",
+            "--block",
+            "1024",
+            "--n",
+            "5466",
+            "--json",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     assert proc.returncode == 0, proc.stderr
     data = json.loads(proc.stdout)
@@ -118,7 +173,41 @@ def test_real_command_line_with_the_catalog(monkeypatch):
     assert "1650" in data["device"]
     bad = subprocess.run(
         [sys.executable, "-m", "explorer", "occupancy", "--device", "h100", "--threads", "2048"],
-        capture_output=True, text=True, timeout=120,
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     assert bad.returncode == 2 and bad.stdout == ""
     assert "block has 2048 threads" in bad.stderr and "H100" in bad.stderr and "Traceback" not in bad.stderr
+
+
+def test_launch_with_a_2d_problem_size(capsys):
+    code, out, _ = run(
+        capsys,
+        "launch",
+        "--device",
+        "1650",
+        "--grid",
+        "120,68",
+        "--block",
+        "16,16",
+        "--n",
+        "1920,1080",
+        "--json",
+    )
+    data = json.loads(out)
+    assert code == 0 and data["idle_threads"] == 15_360 and data["total_threads"] == 2_088_960
+    assert data["config"]["extent"] == [1920, 1080, 1] and data["config"]["n"] == 1920 * 1080
+    code, out, _ = run(
+        capsys, "launch", "--device", "1650", "--grid", "120,68", "--block", "16,16", "--n", "1920,1080"
+    )
+    assert code == 0 and "problem 1920 x 1080 = 2073600 elements" in out
+    assert "idle threads (outside the problem on some axis): 15360" in out
+
+
+def test_launch_with_a_bad_2d_problem_size_is_one_line(capsys):
+    code, out, err = run(
+        capsys, "launch", "--device", "1650", "--grid", "120,68", "--block", "16,16", "--n", "1920,0"
+    )
+    assert code == 2 and out == ""
+    assert err.strip().count("\n") == 0 and "problem size y is 0; it must be at least 1" in err

@@ -7,10 +7,12 @@ from PySide6.QtCore import Qt
 
 from explorer.devices.catalog import load_catalog
 from explorer.devices.model import Discovery
+from explorer.launch.config import Dim3
 from explorer.ui.context import AppContext
 from explorer.ui.visualizer.animation import DISPATCH, RUN
 from explorer.ui.visualizer.panel import VisualizerPanel
 from explorer.ui.visualizer.presets import PRESETS
+from explorer.ui.visualizer.scene import Hit
 
 
 @pytest.fixture
@@ -109,7 +111,9 @@ def test_hover_over_an_idle_lane_says_idle(panel, qtbot):
 
 def test_3d_preset_formula_has_the_z_terms(panel):
     panel.controls.apply_preset(_preset("3D"))
-    assert "4,096 blocks" in panel.summary_label.text()
+    # 13^3 blocks of 8x8x8 over a 100^3 volume: 104^3 - 100^3 threads outside it
+    assert "2,197 blocks" in panel.summary_label.text()
+    assert f"{104**3 - 100**3:,} idle threads" in panel.summary_label.text()
     panel.select_thread(300, 0, 3)
     assert "blockIdx.z" in panel.inspector.label.text()
 
@@ -167,7 +171,7 @@ def test_simulator_refuses_a_launch_too_big_with_the_limit(panel, qtbot):
     with qtbot.waitSignal(panel.realrun_view.finished, timeout=5000) as blocker:
         panel.realrun_view.button.click()
     assert isinstance(blocker.args[0], str)
-    assert "2,097,152 threads" in panel.realrun_view.status.text()
+    assert "1,124,864 threads" in panel.realrun_view.status.text()
     assert "131,072" in panel.realrun_view.status.text()
 
 
@@ -186,3 +190,29 @@ def test_fits_a_1280x800_projector_with_every_control_readable(panel):
         assert text_w <= combo.width() - 24, combo.currentText()  # the arrow takes about 20 px
     # the full device name stays one hover away
     assert "NVIDIA GeForce GTX 1650" in c.device_combo.toolTip()
+
+
+def test_2d_image_preset_shows_idle_lanes_in_the_bottom_row_of_tiles(panel):
+    panel.controls.apply_preset(_preset("2D image"))
+    assert panel.controls.n_edit.text() == "1920,1080"
+    assert "1,920 x 1,080 problem: <b>15,360 idle threads" in panel.summary_label.text()
+    plan = panel.plan
+    bottom = plan.block_linear(Dim3(0, 67, 0))
+    wave = plan.placement(bottom).wave
+    panel.anim.seek(wave + DISPATCH + RUN / 2)
+    panel.grid.grab()
+    idle = dict(panel.anim.idle_blocks().blocks())
+    assert idle[bottom] == (32, 32, 32, 32, 0, 0, 0, 0)
+    # the inspector names the pixel and says it is below the image
+    sm, slot = plan.placement(bottom).sm, plan.placement(bottom).slot
+    panel._inspect(Hit(sm, slot, 5, 3), pin=True)
+    text = panel.inspector.label.text()
+    assert "idle" in text and "(3, 1082) is outside the 1920 x 1080 problem" in text
+
+
+def test_2d_extent_typed_badly_is_one_inline_line_and_keeps_the_picture(panel):
+    before = panel.plan
+    panel.controls.n_edit.setText("1920,ten")
+    panel.controls.n_edit.editingFinished.emit()
+    assert panel.plan is before
+    assert "problem size y is 'ten'; it must be a whole number" in panel.controls.error_label.text()

@@ -203,7 +203,8 @@ class LaunchControls(QWidget):
             spin.setValue(v)
         self.smem_spin.setValue(preset.smem_bytes)
         self.regs_spin.setValue(preset.regs_per_thread)
-        self.n_edit.setText("" if preset.n is None else str(preset.n))
+        n = preset.n
+        self.n_edit.setText("" if n is None else ",".join(map(str, n)) if isinstance(n, tuple) else str(n))
         self.lesson_label.setText(preset.lesson)
         self._quiet = False
         self.changed.emit()

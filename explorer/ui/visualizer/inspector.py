@@ -43,12 +43,23 @@ class Inspector(QGroupBox):
 
     def show_thread(self, info: ThreadInfo, pinned: bool) -> None:
         self.info = info
-        state = (
-            "<span style='color:#b91c1c'><b>idle</b>: its index is past N, the <code>if (i &lt; n)</code> "
-            "skips it</span>"
-            if info.idle
-            else f"<span style='color:#1d4ed8'><b>works</b> on element {info.global_linear}</span>"
-        )
+        if info.extent is not None:
+            pos, e = info.global_position, info.extent
+            where = f"({pos.x}, {pos.y})" if e.z == 1 else f"({pos.x}, {pos.y}, {pos.z})"
+            size = f"{e.x} x {e.y}" if e.z == 1 else f"{e.x} x {e.y} x {e.z}"
+            state = (
+                f"<span style='color:#b91c1c'><b>idle</b>: position {where} is outside the {size} problem, "
+                "the bounds check skips it</span>"
+                if info.idle
+                else f"<span style='color:#1d4ed8'><b>works</b> on element {where} of {size}</span>"
+            )
+        else:
+            state = (
+                "<span style='color:#b91c1c'><b>idle</b>: its index is past N, the <code>if (i &lt; n)</code> "
+                "skips it</span>"
+                if info.idle
+                else f"<span style='color:#1d4ed8'><b>works</b> on element {info.global_linear}</span>"
+            )
         rows = [
             ("blockIdx", str(info.block_idx)),
             ("threadIdx", str(info.thread_idx)),
@@ -58,11 +69,12 @@ class Inspector(QGroupBox):
             ("runs on", f"SM {info.sm}, wave {info.wave + 1}"),
         ]
         table = "".join(
-            f"<tr><td style='padding-right:8px'><b>{escape(k)}</b></td><td>{escape(v)}</td></tr>" for k, v in rows
+            f"<tr><td style='padding-right:8px'><b>{escape(k)}</b></td><td>{escape(v)}</td></tr>"
+            for k, v in rows
         )
         title = "Selected thread" if pinned else "Thread under the pointer"
         self.label.setText(
-            f"<b>{title}</b><table>{table}</table>"
+            # the verdict before the formula: a 3D formula is long and may run past the bottom
+            f"<b>{title}</b><table>{table}</table><p>{state}</p>"
             f"<p><b>Global index</b><br><code style='font-size:15px'>{escape(info.formula())}</code></p>"
-            f"<p>{state}</p>"
         )

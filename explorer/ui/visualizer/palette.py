@@ -11,7 +11,7 @@ RUNNING = QColor("#2563eb")  # blue: a lane whose thread runs
 RUNNING_DARK = QColor("#1e40af")  # warp outline / gaps
 QUEUED = QColor("#f59e0b")  # amber: blocks waiting for a slot
 DONE = QColor("#9ca3af")  # grey: retired blocks
-IDLE_LANE = QColor("#ef4444")  # red: a thread past N, launched but doing nothing
+IDLE_LANE = QColor("#ef4444")  # red: a thread outside the problem, launched but doing nothing
 NO_THREAD = QColor("#f3f4f6")  # near white: a lane with no thread (the partial last warp)
 EMPTY_SLOT = QColor("#e5e7eb")  # a block slot with nothing in it
 EMPTY_SLOT_HATCH = QColor("#cbd5e1")
@@ -27,7 +27,7 @@ LEGEND = (
     ("running", RUNNING, "thread running"),
     ("queued", QUEUED, "block waiting"),
     ("done", DONE, "block finished"),
-    ("idle", IDLE_LANE, "idle lane (past N)"),
+    ("idle", IDLE_LANE, "idle lane (outside N)"),
     ("partial", NO_THREAD, "no thread (partial warp)"),
     ("empty", EMPTY_SLOT, "empty block slot"),
 )

@@ -94,7 +94,13 @@ class VisualizerPanel(QWidget):
         ll.setContentsMargins(0, 0, 0, 0)
         ll.addWidget(self.controls)
         ll.addWidget(playback)
-        ll.addWidget(self.inspector, 1)
+        # a 3D thread's formula runs long: the inspector scrolls rather than cut it off at 800 px
+        inspector_scroll = QScrollArea()
+        inspector_scroll.setWidgetResizable(True)
+        inspector_scroll.setFrameShape(QScrollArea.Shape.NoFrame)
+        inspector_scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        inspector_scroll.setWidget(self.inspector)
+        ll.addWidget(inspector_scroll, 1)
         left.setFixedWidth(LEFT_WIDTH)
 
         # centre: summary, wave bar, SMs, legend
@@ -230,10 +236,14 @@ class VisualizerPanel(QWidget):
     def _summary(plan: LaunchPlan) -> str:
         c = plan.config
         idle = ""
-        if c.n is not None:
+        if c.extent is not None:
+            e = c.extent
+            shape = f"{e.x:,} x {e.y:,}" + (f" x {e.z:,}" if e.z != 1 else "")
+            idle = f" for a {shape} problem: <b>{plan.idle_threads:,} idle threads</b>"
+        elif c.n is not None:
             idle = f" for N = {c.n:,}: <b>{plan.idle_threads:,} idle threads</b>"
-            if plan.uncovered_elements:
-                idle += f", <b style='color:#b91c1c'>{plan.uncovered_elements:,} elements never touched</b>"
+        if idle and plan.uncovered_elements:
+            idle += f", <b style='color:#b91c1c'>{plan.uncovered_elements:,} elements never touched</b>"
         partial = ""
         if plan.last_warp_active_lanes != plan.warp_size:
             partial = f" (last warp partial: {plan.last_warp_active_lanes} of {plan.warp_size} lanes)"

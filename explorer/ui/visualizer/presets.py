@@ -16,7 +16,7 @@ class Preset:
     name: str
     grid: tuple[int, int, int]
     block: tuple[int, int, int]
-    n: int | None
+    n: int | tuple[int, ...] | None  # a tuple: the problem's size per axis (an image, a volume)
     lesson: str  # one sentence: what to look at
     short_name: str = ""  # what the preset menu shows in the narrow controls column
 
@@ -49,17 +49,17 @@ PRESETS: tuple[Preset, ...] = (
         "2D image 1920x1080 in 16x16 tiles",
         (blocks_for(1920, 16), blocks_for(1080, 16), 1),
         (16, 16, 1),
-        None,
-        "A 2D grid of 2D blocks: blockIdx.y and threadIdx.y pick the row.",
+        (1920, 1080),
+        "120 x 68 tiles cover 1920 x 1088 pixels: the bottom row of tiles has 8 rows of threads below the image.",
         short_name="2D image 1920x1080",
     ),
     Preset(
-        "3D volume 128^3 in 8x8x8 blocks",
-        (blocks_for(128, 8), blocks_for(128, 8), blocks_for(128, 8)),
+        "3D volume 100^3 in 8x8x8 blocks",
+        (blocks_for(100, 8), blocks_for(100, 8), blocks_for(100, 8)),
         (8, 8, 8),
-        None,
-        "A 3D grid: thousands of small blocks, many waves.",
-        short_name="3D volume 128^3",
+        (100, 100, 100),
+        "13^3 blocks of 8x8x8 cover 104^3 voxels: blocks on the far faces have lanes outside the volume.",
+        short_name="3D volume 100^3",
     ),
     Preset(
         "Too big: a 2048-thread block",
