@@ -56,7 +56,9 @@ def test_block_over_1024_threads_the_design_message():
 
 def test_dimension_limits():
     assert problems(block="1,1,65") == [f"block z is 65; {GTX} allows at most 64 threads in z"]
-    assert problems(grid="2147483648") == [f"grid x is 2147483648; {GTX} allows at most 2147483647 blocks in x"]
+    assert problems(grid="2147483648") == [
+        f"grid x is 2147483648; {GTX} allows at most 2147483647 blocks in x"
+    ]
     assert problems(grid="1,65536") == [f"grid y is 65536; {GTX} allows at most 65535 blocks in y"]
     assert problems(grid="1,1,70000") == [f"grid z is 70000; {GTX} allows at most 65535 blocks in z"]
 

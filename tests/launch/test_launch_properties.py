@@ -29,8 +29,14 @@ def devices(draw):
 
 
 @SETTINGS
-@given(devices(), st.tuples(any_int, any_int, any_int), st.tuples(any_int, any_int, any_int), any_int, any_int,
-       st.one_of(st.none(), any_int))
+@given(
+    devices(),
+    st.tuples(any_int, any_int, any_int),
+    st.tuples(any_int, any_int, any_int),
+    any_int,
+    any_int,
+    st.one_of(st.none(), any_int),
+)
 def test_any_launch_plans_or_gives_a_validation_error(device, grid, block, smem, regs, n):
     config = LaunchConfig(Dim3(*grid), Dim3(*block), smem, regs, n)
     try:
@@ -40,7 +46,9 @@ def test_any_launch_plans_or_gives_a_validation_error(device, grid, block, smem,
         return
     assert isinstance(plan, LaunchPlan)
     assert plan.resident_blocks_per_sm >= 1
-    assert plan.waves * plan.concurrent_blocks >= plan.total_blocks > (plan.waves - 1) * plan.concurrent_blocks
+    assert (
+        plan.waves * plan.concurrent_blocks >= plan.total_blocks > (plan.waves - 1) * plan.concurrent_blocks
+    )
     last = plan.total_blocks - 1
     info = plan.thread(last, plan.threads_per_block - 1)
     assert info.global_linear == plan.total_threads - 1
@@ -97,7 +105,9 @@ def test_more_registers_never_raise_occupancy(case, extra):
 @given(valid_blocks(), st.integers(0, 256 * 1024))
 def test_more_shared_memory_never_raises_occupancy(case, extra):
     lim, threads, regs, smem, _ = case
-    assert occupancy(lim, threads, regs, smem + extra).occupancy <= occupancy(lim, threads, regs, smem).occupancy
+    assert (
+        occupancy(lim, threads, regs, smem + extra).occupancy <= occupancy(lim, threads, regs, smem).occupancy
+    )
 
 
 @SETTINGS

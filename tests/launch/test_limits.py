@@ -8,8 +8,27 @@ from explorer.devices.model import CudaLimits, Device
 from explorer.errors import UserError
 from explorer.launch.limits import known_ccs, limits_for_cc, limits_for_device, parse_cc
 
-EXPECTED_CCS = [(5, 0), (5, 2), (5, 3), (6, 0), (6, 1), (6, 2), (7, 0), (7, 2), (7, 5), (8, 0), (8, 6), (8, 7),
-                (8, 9), (9, 0), (10, 0), (10, 3), (11, 0), (12, 0), (12, 1)]
+EXPECTED_CCS = [
+    (5, 0),
+    (5, 2),
+    (5, 3),
+    (6, 0),
+    (6, 1),
+    (6, 2),
+    (7, 0),
+    (7, 2),
+    (7, 5),
+    (8, 0),
+    (8, 6),
+    (8, 7),
+    (8, 9),
+    (9, 0),
+    (10, 0),
+    (10, 3),
+    (11, 0),
+    (12, 0),
+    (12, 1),
+]
 
 
 def test_every_compute_capability_from_maxwell_to_blackwell():
@@ -19,11 +38,26 @@ def test_every_compute_capability_from_maxwell_to_blackwell():
 @pytest.mark.parametrize("cc", EXPECTED_CCS)
 def test_every_value_has_a_source(cc):
     lim = limits_for_cc(cc)
-    for name in ("warp_size", "max_threads_per_block", "max_threads_per_sm", "max_warps_per_sm",
-                 "max_blocks_per_sm", "regs_per_sm", "max_regs_per_block", "max_regs_per_thread",
-                 "reg_alloc_unit", "smem_per_sm_bytes", "smem_carveouts_bytes", "max_smem_per_block_bytes",
-                 "max_smem_per_block_optin_bytes", "smem_alloc_unit_bytes", "reserved_smem_per_block_bytes",
-                 "max_block_dim", "max_grid_dim", "reg_sub_partitions"):
+    for name in (
+        "warp_size",
+        "max_threads_per_block",
+        "max_threads_per_sm",
+        "max_warps_per_sm",
+        "max_blocks_per_sm",
+        "regs_per_sm",
+        "max_regs_per_block",
+        "max_regs_per_thread",
+        "reg_alloc_unit",
+        "smem_per_sm_bytes",
+        "smem_carveouts_bytes",
+        "max_smem_per_block_bytes",
+        "max_smem_per_block_optin_bytes",
+        "smem_alloc_unit_bytes",
+        "reserved_smem_per_block_bytes",
+        "max_block_dim",
+        "max_grid_dim",
+        "reg_sub_partitions",
+    ):
         assert lim.sources.get(name), f"{cc} {name} has no source"
     assert lim.max_warps_per_sm * lim.warp_size == lim.max_threads_per_sm
     assert lim.smem_carveouts_bytes[-1] == lim.smem_per_sm_bytes
@@ -35,7 +69,10 @@ def test_well_known_values():
     assert (t.max_warps_per_sm, t.max_blocks_per_sm, t.max_smem_per_block_optin_bytes) == (32, 16, 65536)
     a = limits_for_cc((8, 0))
     assert (a.smem_per_sm_bytes, a.max_smem_per_block_optin_bytes, a.reserved_smem_per_block_bytes) == (
-        167936, 166912, 1024)
+        167936,
+        166912,
+        1024,
+    )
     assert limits_for_cc((8, 6)).max_warps_per_sm == 48
     assert limits_for_cc((8, 9)).max_blocks_per_sm == 24
     assert limits_for_cc((9, 0)).max_smem_per_block_optin_bytes == 227 * 1024

@@ -34,7 +34,16 @@ def test_every_cc_family_has_two_examples():
     for cc, *_ in EXAMPLES:
         family = limits_for_cc(cc).arch_name
         families[family] = families.get(family, 0) + 1
-    assert set(families) >= {"Maxwell", "Pascal", "Volta", "Turing", "Ampere", "Ada Lovelace", "Hopper", "Blackwell"}
+    assert set(families) >= {
+        "Maxwell",
+        "Pascal",
+        "Volta",
+        "Turing",
+        "Ampere",
+        "Ada Lovelace",
+        "Hopper",
+        "Blackwell",
+    }
     assert all(n >= 2 for n in families.values()), families
 
 

@@ -74,7 +74,9 @@ def _run_header(exe: Path, cases: list[tuple[ArchLimits, int, int, int, int, int
         " ".join(str(v) for v in _prop_fields(lim) + [threads, regs, smem, carveout, cache])
         for lim, threads, regs, smem, carveout, cache in cases
     ]
-    out = subprocess.run([str(exe)], input="\n".join(lines) + "\n", capture_output=True, text=True, timeout=120)
+    out = subprocess.run(
+        [str(exe)], input="\n".join(lines) + "\n", capture_output=True, text=True, timeout=120
+    )
     assert out.returncode == 0, out.stderr
     rows = [list(map(int, line.split())) for line in out.stdout.splitlines()]
     assert len(rows) == len(cases)
@@ -94,7 +96,9 @@ def _random_cases(seed: int, per_cc: int) -> list[tuple[ArchLimits, int, int, in
                 threads = rng.randint(1, lim.max_threads_per_block)
             else:
                 threads = rng.randint(lim.max_threads_per_block + 1, 2048)  # refused: zero blocks
-            regs = rng.choice([rng.randint(0, 255), rng.choice([16, 24, 32, 40, 48, 64, 72, 96, 128, 168, 255])])
+            regs = rng.choice(
+                [rng.randint(0, 255), rng.choice([16, 24, 32, 40, 48, 64, 72, 96, 128, 168, 255])]
+            )
             pick = rng.random()
             if pick < 0.25:
                 smem = 0
@@ -124,7 +128,9 @@ def _compare(exe: Path, cases) -> list[str]:
     for case, row in zip(cases, _run_header(exe, cases), strict=True):
         lim, threads, regs, smem, carveout, cache = case
         status, active, factors, lim_regs, lim_smem, lim_warps, lim_blocks, alloc_regs, alloc_smem = row
-        label = f"cc {lim.cc_string} threads={threads} regs={regs} smem={smem} carveout={carveout} cache={cache}"
+        label = (
+            f"cc {lim.cc_string} threads={threads} regs={regs} smem={smem} carveout={carveout} cache={cache}"
+        )
         try:
             occ = _python(*case)
         except LaunchValidationError as exc:
@@ -132,7 +138,9 @@ def _compare(exe: Path, cases) -> list[str]:
                 mismatches.append(f"{label}: Python refused ({exc}) but the header answered {row}")
             continue
         if status != 0:
-            mismatches.append(f"{label}: header error {status} but Python answered {occ.active_blocks_per_sm}")
+            mismatches.append(
+                f"{label}: header error {status} but Python answered {occ.active_blocks_per_sm}"
+            )
             continue
         ours_bits = 0
         for name in occ.limiters:
@@ -147,7 +155,16 @@ def _compare(exe: Path, cases) -> list[str]:
             occ.regs_per_block_allocated,
             occ.smem_per_block_allocated_bytes,
         )
-        want = (active, factors & COMPARED_BITS, lim_regs, lim_smem, lim_warps, lim_blocks, alloc_regs, alloc_smem)
+        want = (
+            active,
+            factors & COMPARED_BITS,
+            lim_regs,
+            lim_smem,
+            lim_warps,
+            lim_blocks,
+            alloc_regs,
+            alloc_smem,
+        )
         if got != want:
             mismatches.append(f"{label}: python {got} != header {want}")
     return mismatches

@@ -82,7 +82,9 @@ class ElementStrip(QWidget):
         p.setPen(palette.TEXT)
         p.drawText(QRectF(4, bar_h + 4, 200, 18), Qt.AlignmentFlag.AlignLeft, "element 0")
         p.drawText(
-            QRectF(self.width() - 204, bar_h + 4, 200, 18), Qt.AlignmentFlag.AlignRight, f"element {self.result.n - 1:,}"
+            QRectF(self.width() - 204, bar_h + 4, 200, 18),
+            Qt.AlignmentFlag.AlignRight,
+            f"element {self.result.n - 1:,}",
         )
         p.end()
 
@@ -104,7 +106,9 @@ class RealRunView(QWidget):
         self.where.setWordWrap(True)
         row.addWidget(self.where, 1)
         lay.addLayout(row)
-        self.status = QLabel("Each element is coloured by the block that wrote it; black: no thread wrote it.")
+        self.status = QLabel(
+            "Each element is coloured by the block that wrote it; black: no thread wrote it."
+        )
         self.status.setWordWrap(True)
         self.status.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         lay.addWidget(self.status)
@@ -156,7 +160,9 @@ class RealRunView(QWidget):
             run_real, grid, block, n, simulator=self.simulator, on_process=keep, _start_thread=False
         )
         worker.returned.connect(self._done)
-        worker.errored.connect(lambda exc: self._show_error(str(exc).splitlines()[0] if str(exc) else repr(exc)))
+        worker.errored.connect(
+            lambda exc: self._show_error(str(exc).splitlines()[0] if str(exc) else repr(exc))
+        )
         worker.finished.connect(self._cleanup)
         self._worker = worker
         worker.start()

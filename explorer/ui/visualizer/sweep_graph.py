@@ -82,7 +82,9 @@ class SweepGraph(QWidget):
             p.setPen(palette.MUTED_TEXT)
             p.drawText(QRectF(px(t) - 30, plot.bottom() + 2, 60, 14), Qt.AlignmentFlag.AlignHCenter, f"{t:g}")
         p.drawText(
-            QRectF(plot.left(), plot.bottom() + 15, plot.width(), 15), Qt.AlignmentFlag.AlignHCenter, self.x_label
+            QRectF(plot.left(), plot.bottom() + 15, plot.width(), 15),
+            Qt.AlignmentFlag.AlignHCenter,
+            self.x_label,
         )
         line = QPolygonF([QPointF(px(x), py(100.0 * occ)) for x, occ in zip(s.xs, s.occupancy, strict=True)])
         p.setPen(QPen(palette.RUNNING, 2))

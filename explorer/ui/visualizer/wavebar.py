@@ -50,7 +50,9 @@ class WaveBar(QWidget):
         p.setFont(big)
         p.setPen(palette.TEXT)
         left_w = min(300, int(w * 0.36))
-        p.drawText(QRectF(8, 2, left_w, 34), Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter, f.label)
+        p.drawText(
+            QRectF(8, 2, left_w, 34), Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter, f.label
+        )
         p.setFont(small)
         p.setPen(palette.MUTED_TEXT if not self.tail_text else palette.IDLE_LANE.darker(130))
         p.drawText(
@@ -63,7 +65,9 @@ class WaveBar(QWidget):
         p.setFont(small)
         p.setPen(palette.TEXT)
         queue_text = f"queue: {f.queued:,} block{'s' if f.queued != 1 else ''}"
-        p.drawText(QRectF(x, 0, 240, 22), Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter, queue_text)
+        p.drawText(
+            QRectF(x, 0, 240, 22), Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter, queue_text
+        )
         sq = 14
         room = int((w - 200 - x - 70) // (sq + 3))
         shown = max(0, min(f.queued, MAX_QUEUE_SQUARES, room))
@@ -82,7 +86,9 @@ class WaveBar(QWidget):
         p.setPen(palette.TEXT)
         p.setFont(small)
         done_rect = QRectF(w - 190, 0, 182, 22)
-        p.drawText(done_rect, Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter, f"done: {f.done:,} blocks")
+        p.drawText(
+            done_rect, Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter, f"done: {f.done:,} blocks"
+        )
         p.setPen(QPen(palette.DONE.darker(130), 1))
         p.setBrush(palette.DONE)
         for i in range(min(f.done, 8)):
@@ -119,7 +125,9 @@ class Legend(QWidget):
             p.drawRect(QRectF(x, y + 5, 16, 16))
             p.setPen(palette.TEXT)
             p.drawText(
-                QRectF(x + 22, y, 400, self.ROW_H), Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter, words
+                QRectF(x + 22, y, 400, self.ROW_H),
+                Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter,
+                words,
             )
             x += item_w
         p.end()
