@@ -157,3 +157,18 @@ def test_entry_script_refuses_modules_outside_the_app():
     )
     assert proc.returncode == 2
     assert "only explorer modules" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_a_present_gpu_that_torch_cannot_use_is_explained(monkeypatch):
+    import torch
+
+    if torch.cuda.is_available():
+        pytest.skip("torch can use a GPU here")
+    monkeypatch.setattr(selftest, "_found_gpus", 1)
+    notes: list[Check] = []
+    assert selftest.check_gpu_workload(notes) is None
+    assert [n.status for n in notes] == ["info"]
+    assert "GPU benchmarks are unavailable" in notes[0].detail
+    monkeypatch.setattr(selftest, "_found_gpus", 0)
+    notes.clear()
+    assert selftest.check_gpu_workload(notes) is None and notes == []

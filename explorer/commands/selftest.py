@@ -51,6 +51,7 @@ MATMUL_N = 256  # small enough for a fraction of a second on any laptop, big eno
 BENCH_N = 128  # the benchmark engine's point: the worker's start-up (importing torch) dominates
 SIM_N = 1000  # elements of the simulator's vector add: 4 blocks of 256 threads, the last one partly idle
 SIM_BLOCK = 256
+_found_gpus = 0  # present GPUs the devices check found; the GPU workload check explains if torch cannot use them
 
 
 @dataclass
@@ -112,7 +113,9 @@ def check_resources() -> str:
 def check_devices(notes: list[Check]) -> str:
     from explorer.devices.discover import discover
 
+    global _found_gpus
     discovery = discover()
+    _found_gpus = len(discovery.present_gpus)
     cpu = discovery.cpu
     if cpu is None:
         failed = [r.message for r in discovery.reports if r.probe == "cpu"]
@@ -166,11 +169,17 @@ def check_benchmark_engine() -> str:
             f"{point.threads} thread(s), {point.repeats} repeats")
 
 
-def check_gpu_workload() -> str | None:
+def check_gpu_workload(notes: list[Check]) -> str | None:
     """On a machine whose torch sees a GPU, the same matmul on it; ``None`` when there is none."""
     import torch
 
     if not torch.cuda.is_available():
+        if _found_gpus:
+            why = ("this torch is a CPU-only build" if torch.version.cuda is None
+                   else f"torch (CUDA {torch.version.cuda}) cannot use it; check the driver version")
+            notes.append(Check("gpu benchmarks", "info",
+                               f"an NVIDIA GPU is present but {why}: GPU benchmarks are unavailable, "
+                               "the devices panel and the launch visualizer still work"))
         return None
     a = torch.randn(MATMUL_N, MATMUL_N, device="cuda")
     b = torch.randn(MATMUL_N, MATMUL_N, device="cuda")
@@ -272,7 +281,7 @@ def planned_checks() -> list[tuple[str, Callable[[list[Check]], str | None]]]:
         ("devices", check_devices),
         ("cpu matmul", _plain(check_cpu_matmul)),
         ("benchmark engine", _plain(check_benchmark_engine)),
-        ("gpu workload", _plain(check_gpu_workload)),
+        ("gpu workload", check_gpu_workload),
         ("cuda simulator", _plain(check_cuda_simulator)),
         ("launch real run", _plain(check_real_run)),
         ("window", _plain(check_window)),
