@@ -171,7 +171,14 @@ class IdleRun:
 
     start: int
     stop: int
-    busy_lanes: tuple[int, ...]  # per warp: lanes whose thread is inside the problem
+    busy_lanes: tuple[int, ...]  # per warp: how many lanes hold a thread inside the problem
+    # per warp, bit ``lane`` set when that lane's thread is inside: in a 2D block a warp may span two
+    # rows of which only the left part of each is inside, so the busy lanes are not always a prefix
+    busy_masks: tuple[int, ...] = ()
+
+    def __post_init__(self) -> None:
+        if not self.busy_masks:  # a 1-D problem: the busy lanes of a warp are its first ones
+            object.__setattr__(self, "busy_masks", tuple((1 << n) - 1 for n in self.busy_lanes))
 
 
 @dataclass(frozen=True)
@@ -198,8 +205,8 @@ def _merge_runs(runs: list[IdleRun]) -> tuple[IdleRun, ...]:
     for r in runs:
         if r.stop <= r.start:
             continue
-        if out and out[-1].stop == r.start and out[-1].busy_lanes == r.busy_lanes:
-            out[-1] = IdleRun(out[-1].start, r.stop, r.busy_lanes)
+        if out and out[-1].stop == r.start and out[-1].busy_masks == r.busy_masks:
+            out[-1] = IdleRun(out[-1].start, r.stop, r.busy_lanes, r.busy_masks)
         else:
             out.append(r)
     return tuple(out)
@@ -229,6 +236,29 @@ def _busy_lanes_per_warp(block: Dim3, rem: tuple[int, int, int], warp_size: int)
     return tuple(
         _busy_before(min(lo + warp_size, tpb), block, rem) - _busy_before(lo, block, rem)
         for lo in range(0, tpb, warp_size)
+    )
+
+
+@lru_cache(maxsize=512)
+def _busy_masks_per_warp(block: Dim3, rem: tuple[int, int, int], warp_size: int) -> tuple[int, ...]:
+    """Which lanes of each warp are inside the problem, as bit masks: one kind of edge block, cached,
+    so this visits a block's threads once per kind of edge (at most 27 kinds), never per block."""
+    tpb, plane = block.count, block.x * block.y
+    masks = []
+    for lo in range(0, tpb, warp_size):
+        mask = 0
+        for lane, t in enumerate(range(lo, min(lo + warp_size, tpb))):
+            z, r = divmod(t, plane)
+            y, x = divmod(r, block.x)
+            if x < rem[0] and y < rem[1] and z < rem[2]:
+                mask |= 1 << lane
+        masks.append(mask)
+    return tuple(masks)
+
+
+def _edge_run(start: int, stop: int, block: Dim3, rem: tuple[int, int, int], warp_size: int) -> IdleRun:
+    return IdleRun(
+        start, stop, _busy_lanes_per_warp(block, rem, warp_size), _busy_masks_per_warp(block, rem, warp_size)
     )
 
 
@@ -345,19 +375,15 @@ class LaunchPlan:
             z, y = divmod(row, g.y)
             x0, x1 = max(start - row * g.x, 0), min(stop - row * g.x, g.x)
             ry, rz = _inside(extent.y, b.y, y), _inside(extent.z, b.z, z)
-            edge_row = y >= full_y or z >= full_z
             base = row * g.x - start  # dispatch order of block x = 0 of this row
-            if edge_row and x0 < min(x1, full_x):
-                busy = _busy_lanes_per_warp(b, (b.x, ry, rz), self.warp_size)
-                runs.append(IdleRun(base + x0, base + min(x1, full_x), busy))
+            if (y >= full_y or z >= full_z) and x0 < min(x1, full_x):  # an edge row: whole along x, not y/z
+                runs.append(_edge_run(base + x0, base + min(x1, full_x), b, (b.x, ry, rz), self.warp_size))
             for x in range(max(x0, full_x), x1):
                 rx = _inside(extent.x, b.x, x)
-                busy = _busy_lanes_per_warp(b, (rx, ry, rz), self.warp_size)
-                if rx == 0 or x == g.x - 1 or x1 - x == 1:
-                    # from here on every block of the row lies past the extent: one run
-                    runs.append(IdleRun(base + x, base + x1, busy if rx else (0,) * self.warps_per_block))
+                if rx == 0:  # from here on every block of the row lies past the extent: one run
+                    runs.append(_edge_run(base + x, base + x1, b, (0, ry, rz), self.warp_size))
                     break
-                runs.append(IdleRun(base + x, base + x + 1, busy))
+                runs.append(_edge_run(base + x, base + x + 1, b, (rx, ry, rz), self.warp_size))
         return runs
 
     def blocks_on_sm_in_wave(self, sm: int, wave: int) -> range:

@@ -75,14 +75,18 @@ def test_closed_forms_match_brute_force(config):
     g, b, e = config.grid, config.block, config.extent
     idle_total = 0
     busy_by_block = {}
+    masks_by_block = {}
     for bl in range(p.total_blocks):
         bx, by, bz = bl % g.x, bl // g.x % g.y, bl // (g.x * g.y)
         lanes = [0] * p.warps_per_block
+        masks = [0] * p.warps_per_block
         for t, (tz, ty, tx) in enumerate(itertools.product(range(b.z), range(b.y), range(b.x))):
             inside = bx * b.x + tx < e.x and by * b.y + ty < e.y and bz * b.z + tz < e.z
             assert p.thread(bl, t).idle == (not inside)
             idle_total += not inside
             lanes[t // 32] += inside
+            masks[t // 32] |= inside << (t % 32)
+        masks_by_block[bl] = tuple(masks)
         assert [p.warp_busy_lanes(bl, w) for w in range(p.warps_per_block)] == lanes
         assert p.block_busy_threads(bl) == sum(lanes)
         active = [p.warp_active_lanes(bl, w) for w in range(p.warps_per_block)]
@@ -91,5 +95,9 @@ def test_closed_forms_match_brute_force(config):
     assert p.idle_threads == idle_total
     listed = {}
     for wave in range(p.waves):
-        listed.update(dict(p.idle_blocks_in_wave(wave).blocks()))
+        idle = p.idle_blocks_in_wave(wave)
+        listed.update(dict(idle.blocks()))
+        for run in idle.runs:  # which lanes, not only how many: what a zoomed-in tile draws
+            for i in range(run.start, run.stop):
+                assert run.busy_masks == masks_by_block[idle.first_block + i]
     assert listed == {bl: busy for bl, busy in busy_by_block.items() if busy is not None}

@@ -22,6 +22,9 @@ from explorer.ui.visualizer import palette
 from explorer.ui.visualizer.animation import Animation
 
 CELL_GAP = 6
+Busy = tuple[
+    tuple[int, ...], tuple[int, ...]
+]  # a block with idle lanes: busy lanes and busy-lane masks per warp
 TILE_GAP = 3
 MIN_LANE_PX_FOR_LANES = 4.0
 MIN_WARP_PX_FOR_WARPS = 2.0
@@ -248,7 +251,7 @@ class SmGrid(QWidget):
         p.end()
         return pm
 
-    def _full_cell(self, lay: GridLayout, running: bool, busy: tuple[int, ...] | None = None) -> QPixmap:
+    def _full_cell(self, lay: GridLayout, running: bool, busy: Busy | None = None) -> QPixmap:
         """One SM with the same block in every slot: the source landed blocks are blitted from."""
         key = ("cell", running, busy)
         pm = self._tiles.get(key)
@@ -282,7 +285,8 @@ class SmGrid(QWidget):
         p.end()
         return pm
 
-    def _tile(self, lay: GridLayout, running: bool, busy: tuple[int, ...] | None) -> QPixmap:
+    def _tile(self, lay: GridLayout, running: bool, busy: Busy | None) -> QPixmap:
+        """One block's picture; ``busy`` is (busy lanes per warp, busy-lane masks per warp), None when all work."""
         key = (running, busy)
         tile = self._tiles.get(key)
         if tile is not None:
@@ -296,7 +300,7 @@ class SmGrid(QWidget):
         lod = lay.lod
         if lod == "blocks":
             total = sum(self._warp_active)
-            busy_total = total if busy is None else sum(busy)
+            busy_total = total if busy is None else sum(busy[0])
             bw = int(round(w * busy_total / total)) if total else w
             p.fillRect(0, 0, bw, h, base)
             p.fillRect(bw, 0, w - bw, h, palette.IDLE_LANE)
@@ -306,14 +310,15 @@ class SmGrid(QWidget):
                 y0 = int(warp * h / warps)
                 y1 = int((warp + 1) * h / warps) - gap
                 active = self._warp_active[warp]
-                n_busy = active if busy is None else busy[warp]
+                n_busy = active if busy is None else busy[0][warp]
+                mask = (1 << active) - 1 if busy is None else busy[1][warp]
                 if lod == "lanes":
                     for lane in range(lanes):
                         x0 = int(lane * w / lanes)
                         x1 = int((lane + 1) * w / lanes) - 1
                         colour = (
                             base
-                            if lane < n_busy
+                            if (mask >> lane) & 1
                             else palette.IDLE_LANE
                             if lane < active
                             else palette.NO_THREAD
@@ -353,7 +358,7 @@ class SmGrid(QWidget):
             blit(self._full_cell(lay, running), self._wave_drawn, fill.dispatched)
             for run in self._anim.idle_blocks().runs:  # blocks with idle lanes, drawn over
                 if run.stop > self._wave_drawn and run.start < fill.dispatched:
-                    cell = self._full_cell(lay, running, run.busy_lanes)
+                    cell = self._full_cell(lay, running, (run.busy_lanes, run.busy_masks))
                     blit(cell, max(run.start, self._wave_drawn), min(run.stop, fill.dispatched))
             wp.end()
             self._wave_drawn = fill.dispatched
