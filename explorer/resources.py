@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import sys
-from functools import lru_cache
+from functools import cache, lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -38,7 +38,7 @@ def resource_path(*parts: str) -> Path:
     return resources_dir().joinpath(*parts)
 
 
-@lru_cache(maxsize=None)
+@cache
 def load_json(name: str) -> Any:
     with resource_path(name).open(encoding="utf-8") as fh:
         return json.load(fh)

@@ -1,13 +1,18 @@
-"""Arrange streamed points into plot series (Qt-free, so it is tested without a window).
+"""Compare a run's points: series per variant, the GPU's speedup over the CPU, and how each
+measurement stands against its device's peak.
 
-The plot draws one line per variant ("cpu", "cuda:0", "cuda:0 pinned" ...). Error rows are kept
-in the table but never drawn: a failed point has no time, and a zero would lie on a log axis.
+The panel draws what this module computes; the CLI prints the same peak share, so a figure
+never reads one way in the window and another in a terminal. Error rows are left out of the
+series (a failed point has no time, and a zero would lie on a log axis); the table keeps them.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+
+from explorer.bench.fmt import number_text
+from explorer.bench.results import BenchPoint
 
 
 @dataclass
@@ -20,11 +25,27 @@ class Series:
     median_s: list[float] = field(default_factory=list)
     throughput: list[float | None] = field(default_factory=list)
     peak: float | None = None
+    peak_basis: str = ""
+    peak_is_estimate: bool = False
 
 
-def build_series(points: list[Any]) -> list[Series]:
+@dataclass
+class SpeedupCurve:
+    """GPU over CPU at each size both measured: CPU median / GPU median (above 1, the GPU wins)."""
+
+    variant: str
+    reference: str  # the CPU variant it is measured against
+    sizes: list[int]
+    ratios: list[float]
+
+    @property
+    def label(self) -> str:
+        return f"{self.variant} vs {self.reference}"
+
+
+def build_series(points: Sequence[BenchPoint]) -> list[Series]:
     """One series per variant, sizes ascending; a re-measured size replaces the older point."""
-    latest: dict[tuple[str, int], Any] = {}
+    latest: dict[tuple[str, int], BenchPoint] = {}
     order: list[str] = []
     for p in points:
         if p.error is not None or p.median_s is None:
@@ -43,17 +64,18 @@ def build_series(points: list[Any]) -> list[Series]:
             s.median_s.append(p.median_s)
             s.throughput.append(p.throughput)
             if p.peak is not None:
-                s.peak = p.peak
+                s.peak, s.peak_basis, s.peak_is_estimate = p.peak, p.peak_basis, p.peak_is_estimate
         series.append(s)
     return series
 
 
-def speedup_series(series: list[Series]) -> list[tuple[str, list[int], list[float]]]:
-    """GPU over CPU: CPU median / GPU median at each size both measured (above 1, the GPU wins).
+def speedup_reference(series: Sequence[Series]) -> Series | None:
+    """The first CPU variant measured: every GPU variant's speedup is over this one."""
+    return next((s for s in series if s.device == "cpu"), None)
 
-    The CPU reference is the first CPU variant measured (``speedup_reference``); each GPU
-    variant gets its own curve.
-    """
+
+def speedup_curves(series: Sequence[Series]) -> list[SpeedupCurve]:
+    """One curve per GPU variant, at the sizes the CPU reference measured too."""
     cpu = speedup_reference(series)
     if cpu is None:
         return []
@@ -62,15 +84,11 @@ def speedup_series(series: list[Series]) -> list[tuple[str, list[int], list[floa
     for s in series:
         if s.device == "cpu":
             continue
-        sizes = [n for n in s.sizes if n in cpu_by_size]
-        ratios = [cpu_by_size[n] / t for n, t in zip(s.sizes, s.median_s, strict=True) if n in cpu_by_size and t > 0]
-        if sizes and len(ratios) == len(sizes):
-            curves.append((s.variant, sizes, ratios))
+        pairs = [(n, cpu_by_size[n] / t) for n, t in zip(s.sizes, s.median_s, strict=True)
+                 if n in cpu_by_size and t > 0]
+        if pairs:
+            curves.append(SpeedupCurve(s.variant, cpu.variant, [n for n, _ in pairs], [r for _, r in pairs]))
     return curves
-
-
-def speedup_reference(series: list[Series]) -> Series | None:
-    return next((s for s in series if s.device == "cpu"), None)
 
 
 def tick_label(size: int, size_label: str) -> str:
@@ -83,3 +101,72 @@ def tick_label(size: int, size_label: str) -> str:
         if size >= scale:
             return f"{size / scale:.3g}{suffix}"
     return str(size)
+
+
+# --- measured against the peak ---------------------------------------------------------------
+
+def _device_name(device: str) -> str:
+    return "CPU" if device == "cpu" else device
+
+
+def peak_label(s: Series) -> str:
+    """The peak line's label, saying so where the peak is an estimate rather than a reported figure:
+    "CPU peak, estimate from advertised clock: 144 GFLOP/s"."""
+    if s.peak is None:
+        return ""
+    basis = f", {s.peak_basis}" if s.peak_basis else ""
+    return f"{_device_name(s.device)} peak{basis}: {number_text(s.peak, s.unit)}"
+
+
+def above_estimate_reason(device: str, peak_basis: str) -> str:
+    """Why a measurement can beat an estimated peak: the estimate's clock is not the clock the chip ran at."""
+    if device == "cpu":
+        clock = "advertised" if "advertised" in peak_basis else "maximum reported"
+        return (f"A measured value above this estimated peak means the CPU boosted above its {clock} clock, "
+                "which the estimate assumes; the estimate is cores x clock x FLOP per cycle, not a measurement.")
+    return ("A measured value above this theoretical peak means the GPU ran above the clock the estimate "
+            "assumes (boost); the estimate comes from tables and clocks, not from a measurement.")
+
+
+def peak_tooltip(s: Series) -> str:
+    """The peak line's hover text: what the figure is, and what a point above it means."""
+    if s.peak is None:
+        return ""
+    text = peak_label(s) + "."
+    if s.peak_is_estimate:
+        text += " " + above_estimate_reason(s.device, s.peak_basis)
+        above = [v for v in s.throughput if v is not None and v > s.peak]
+        if above:
+            text += f" Here {len(above)} of {len(s.throughput)} points are above it (best {number_text(max(above), s.unit)})."
+    return text
+
+
+def peak_share(p: BenchPoint) -> float | None:
+    """Measured throughput as a fraction of the device's peak (1.02 = 2 % above it)."""
+    if p.error is not None or p.throughput is None or not p.peak:
+        return None
+    return p.throughput / p.peak
+
+
+def peak_share_text(p: BenchPoint) -> str:
+    """ "97% of peak 144 GFLOP/s", with "estimated" where the peak is one; empty where unknown."""
+    share = peak_share(p)
+    if share is None:
+        return ""
+    kind = "estimated peak" if p.peak_is_estimate else "peak"
+    return f"{100 * share:.0f}% of {kind} {number_text(p.peak, p.throughput_unit)}"
+
+
+def peak_note(p: BenchPoint) -> str:
+    """The table's hover text for a throughput: its share of the peak, where that peak comes from,
+    and, when the measurement beats an estimated peak, why that is not a contradiction."""
+    share = peak_share(p)
+    if share is None:
+        return ""
+    text = peak_share_text(p)
+    if p.peak_basis:
+        text += f" ({p.peak_basis})"
+    text += "."
+    if share > 1 and p.peak_is_estimate:
+        text += " " + above_estimate_reason(p.device, p.peak_basis)
+    return text

@@ -13,6 +13,7 @@ import sys
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 
+from explorer.bench import peaks
 from explorer.bench.results import BenchPoint, error_point
 from explorer.bench.timing import Timing, measure, measure_torch
 from explorer.bench.workloads import Workload, get_workload
@@ -225,10 +226,13 @@ def run_point(spec: PointSpec) -> tuple[BenchPoint, bool]:
         extra.setdefault("device_name", name)
     if t.steps_per_sample > 1:
         extra.setdefault("steps_per_sample", float(t.steps_per_sample))
+    basis = peaks.peak_basis(spec.device, unit, w.name) if out.peak else None
     point = BenchPoint(
         workload=w.name, variant=spec.variant, device=spec.device, size=spec.size, size_label=label,
         median_s=t.median_s, spread_s=t.spread_s, min_s=t.min_s, repeats=t.repeats,
-        throughput=tp, throughput_unit=unit, peak=out.peak, threads=out.threads,
+        throughput=tp, throughput_unit=unit, peak=out.peak,
+        peak_basis=basis.text if basis else "", peak_is_estimate=bool(basis and basis.is_estimate),
+        threads=out.threads,
         dtype=out.dtype or w.dtype, versions=versions(spec.device), extra=extra,
     )
     return point, False

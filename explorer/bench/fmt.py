@@ -1,12 +1,16 @@
-"""How the panel writes measured numbers: readable units, no invented precision."""
+"""Measured numbers as text, for the CLI's lines and the panel's table, plot axes and status alike.
+
+Readable units and no invented precision: three significant figures for a time, whole numbers
+for large rates. One module, so a time reads the same in a terminal and in the window.
+"""
 
 from __future__ import annotations
 
 
-def seconds_text(value_s: float | None) -> str:
+def seconds_text(value_s: float | None, missing: str = "") -> str:
     """A duration in the unit a student reads at a glance (ns, µs, ms, s)."""
     if value_s is None:
-        return ""
+        return missing
     magnitude = abs(value_s)
     for scale, unit in ((1.0, "s"), (1e-3, "ms"), (1e-6, "µs"), (1e-9, "ns")):
         if magnitude >= scale or unit == "ns":
@@ -15,6 +19,7 @@ def seconds_text(value_s: float | None) -> str:
 
 
 def number_text(value: float | None, unit: str = "") -> str:
+    """A rate or count: 1,234 GFLOP/s above 100, three significant figures below."""
     if value is None:
         return ""
     text = f"{value:,.0f}" if abs(value) >= 100 else f"{value:.3g}"
@@ -29,3 +34,10 @@ def eta_text(eta_s: float | None) -> str:
     if total >= 60:
         return f"time left: about {total // 60} min {total % 60:02d} s"
     return f"time left: about {total} s"
+
+
+def first_sentences(text: str, limit: int = 2) -> str:
+    """The start of a long explanation (a tooltip holds all of it), marked as cut where it is."""
+    parts = [p for p in text.replace("\n", " ").split(". ") if p]
+    short = ". ".join(parts[:limit])
+    return short if len(parts) <= limit else short + ". (Hover for more.)"

@@ -7,6 +7,7 @@ peak is not known it is ``None`` and no line is drawn, rather than a guess.
 from __future__ import annotations
 
 import functools
+from dataclasses import dataclass
 from typing import Any
 
 # Usable GB/s per lane per direction: transfer rate (GT/s) x encoding efficiency / 8 bits.
@@ -74,3 +75,31 @@ def pcie_link(device: str) -> tuple[int | None, int | None]:
         except Exception:
             pass
     return gen, width
+
+
+@dataclass(frozen=True)
+class PeakBasis:
+    """Where a peak figure comes from, in a few words for the plot's label, and whether it is an
+    estimate (a formula over clocks and unit counts) rather than a figure the hardware reports."""
+
+    text: str
+    is_estimate: bool
+
+
+def peak_basis(device: str, unit: str, workload: str = "") -> PeakBasis:
+    """Read from the device record's own notes, which say how its peak was derived."""
+    if workload == "copies":
+        return PeakBasis("PCIe link maximum (generation x lanes)", False)
+    rec = device_record(device)
+    notes = [n.lower() for n in getattr(rec, "notes", None) or []]
+    if unit == "GFLOP/s":
+        if device == "cpu":
+            if any("advertised clock" in n for n in notes):
+                return PeakBasis("estimate from advertised clock", True)
+            return PeakBasis("estimate from maximum clock", True)
+        if any("theoretical" in n and "fp32" in n for n in notes):
+            return PeakBasis("theoretical, from compute-capability tables", True)
+        return PeakBasis("", False)
+    if unit == "GB/s" and any("memory bandwidth is the theoretical" in n for n in notes):
+        return PeakBasis("theoretical, from memory clock and bus width", True)
+    return PeakBasis("", False)

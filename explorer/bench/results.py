@@ -36,6 +36,8 @@ class BenchPoint:
     throughput: float | None = None
     throughput_unit: str = ""
     peak: float | None = None  # the device's peak in throughput_unit where known
+    peak_basis: str = ""  # where the peak comes from: "estimate from advertised clock", ...
+    peak_is_estimate: bool = False  # a formula over clocks and unit counts, not a reported figure
     threads: int | None = None
     dtype: str = ""
     versions: dict[str, str] = field(default_factory=dict)
@@ -91,6 +93,8 @@ CSV_COLUMNS = [f.name for f in fields(BenchPoint)]
 _FLOAT_COLUMNS = {"median_s", "spread_s", "min_s", "throughput", "peak", "timestamp"}
 _INT_COLUMNS = {"size", "repeats", "threads"}
 _DICT_COLUMNS = {"versions", "extra"}
+_BOOL_COLUMNS = {"peak_is_estimate"}
+_TEXT_COLUMNS = {"variant", "size_label", "throughput_unit", "peak_basis", "dtype"}
 
 
 def write_csv(points: Iterable[BenchPoint], path: str | os.PathLike[str]) -> None:
@@ -115,8 +119,10 @@ def read_csv(path: str | os.PathLike[str]) -> list[BenchPoint]:
             for key, text in row.items():
                 if key in _DICT_COLUMNS:
                     data[key] = json.loads(text) if text else {}
+                elif key in _BOOL_COLUMNS:
+                    data[key] = text.strip().lower() == "true"
                 elif text == "":
-                    data[key] = "" if key in ("variant", "size_label", "throughput_unit", "dtype") else None
+                    data[key] = "" if key in _TEXT_COLUMNS else None
                 elif key in _FLOAT_COLUMNS:
                     data[key] = float(text)
                 elif key in _INT_COLUMNS:
@@ -160,26 +166,21 @@ def load_last() -> list[BenchPoint]:
 
 # --- one human-readable line -----------------------------------------------------------------
 
-def format_seconds(t: float | None) -> str:
-    if t is None:
-        return "-"
-    if t >= 1:
-        return f"{t:.3f} s"
-    if t >= 1e-3:
-        return f"{t * 1e3:.3f} ms"
-    return f"{t * 1e6:.1f} us"
-
-
 def format_point(p: BenchPoint) -> str:
     """The CLI's text line for one point (the panel's table shows the same fields)."""
+    from explorer.bench.compare import peak_share_text
+    from explorer.bench.fmt import number_text, seconds_text
+
     head = f"{p.workload:<13} {p.variant:<28} {p.size_label:<12}"
     if p.error:
         return f"{head} ERROR: {p.error}"
-    text = f"{head} median {format_seconds(p.median_s)} (IQR {format_seconds(p.spread_s)}, {p.repeats} repeats)"
+    text = (f"{head} median {seconds_text(p.median_s, '-')} (IQR {seconds_text(p.spread_s, '-')}, "
+            f"{p.repeats} repeats)")
     if p.throughput is not None:
-        text += f"  {p.throughput:,.3g} {p.throughput_unit}"
-        if p.peak:
-            text += f" ({100 * p.throughput / p.peak:.0f}% of peak {p.peak:,.4g})"
+        text += f"  {number_text(p.throughput, p.throughput_unit)}"
+        share = peak_share_text(p)
+        if share:
+            text += f" ({share})"
     if p.threads is not None and p.device == "cpu":
         text += f"  threads={p.threads}"
     for key, value in p.extra.items():

@@ -57,6 +57,21 @@ class Workload:
     def default_sizes(self, device: str) -> tuple[int, ...]:
         return self.default_sizes_cpu if device == "cpu" else self.default_sizes_gpu
 
+    def default_sizes_for(self, devices: list[str]) -> list[int]:
+        """The sizes a run on ``devices`` measures by default: every device's, merged, ascending
+        (the CPU's when none is chosen yet, so the form is never empty)."""
+        sizes = set(self.default_sizes_cpu) if "cpu" in devices or not devices else set()
+        if any(d != "cpu" for d in devices):
+            sizes |= set(self.default_sizes_gpu)
+        return sorted(sizes)
+
+    def gpu_shortfall(self, chosen_gpus: int, present_gpus: int) -> str | None:
+        """Why a run cannot start with this many GPUs chosen, or ``None`` when it can."""
+        if chosen_gpus >= self.needs_gpu_count:
+            return None
+        return (f"{self.title} needs {self.needs_gpu_count} GPUs chosen; {chosen_gpus} chosen "
+                f"and {present_gpus} present on this machine.")
+
     def size_label(self, size: int) -> str:
         if self.size_format == "bytes":
             return format_bytes(size)

@@ -4,24 +4,9 @@ the Benchmarks panel, printing one line (or one JSON object) per point as it fin
 from __future__ import annotations
 
 import json
-import re
 import sys
 
 from explorer.errors import UserError
-
-_SUFFIXES = {"": 1, "k": 1024, "m": 1024**2, "g": 1024**3}
-_SIZE_RE = re.compile(r"^\s*([0-9]*\.?[0-9]+(?:e[+-]?[0-9]+)?)\s*(k|m|g)?(?:i?b)?\s*$", re.IGNORECASE)
-
-
-def parse_size(text: str, size_name: str = "size") -> int:
-    """A positive whole size: '1024', '1e6', '4K'/'4KiB'/'4KB' (x1024), '1G'. UserError otherwise."""
-    m = _SIZE_RE.match(str(text))
-    if not m:
-        raise UserError(f"{size_name} must be a positive whole number (e.g. 1024, 1e6, 4K, 1G); got '{text}'")
-    value = float(m.group(1)) * _SUFFIXES[(m.group(2) or "").lower()]
-    if value <= 0 or value != int(value):
-        raise UserError(f"{size_name} must be a positive whole number; got '{text}'")
-    return int(value)
 
 
 def check_device_present(device: str) -> None:
@@ -60,8 +45,10 @@ def _list_workloads(as_json: bool) -> int:
 
 
 def run_bench(args) -> int:
-    from explorer.bench.results import format_point, write_csv
+    from explorer.bench.export import export_csv
+    from explorer.bench.results import format_point
     from explorer.bench.runner import BenchPlan, BenchRun, Progress, parse_device
+    from explorer.bench.sizes import parse_sizes
     from explorer.bench.workloads import get_workload
 
     as_json = bool(getattr(args, "json", False))
@@ -69,7 +56,7 @@ def run_bench(args) -> int:
         return _list_workloads(as_json)
     w = get_workload(args.workload)
     device = parse_device(args.device or "cpu")
-    sizes = [parse_size(s, w.size_name) for s in args.sizes] if args.sizes else None
+    sizes = parse_sizes(" ".join(args.sizes), w.size_name) if args.sizes else None
     repeats = _parse_repeats(args.repeats)
     check_device_present(device)
 
@@ -87,10 +74,7 @@ def run_bench(args) -> int:
         run.cancel()
         raise
     if args.csv:
-        try:
-            write_csv(run.points, args.csv)
-        except OSError as exc:
-            raise UserError(f"cannot write CSV file '{args.csv}': {exc.strerror or exc}") from None
+        export_csv(run.points, args.csv)
         if not as_json:
             print(f"wrote {len(run.points)} point(s) to {args.csv}", file=sys.stderr)
     return 1 if failed else 0

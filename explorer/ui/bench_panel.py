@@ -25,10 +25,11 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from explorer.bench import export
+from explorer.bench.fmt import eta_text
 from explorer.errors import UserError
-from explorer.ui.bench import export
 from explorer.ui.bench.controls import BenchControls
-from explorer.ui.bench.fmt import eta_text
+from explorer.ui.bench.export import export_png
 from explorer.ui.bench.plot import BenchPlot
 from explorer.ui.bench.stream import RunStream
 from explorer.ui.bench.table import ResultsTable
@@ -37,8 +38,10 @@ log = logging.getLogger(__name__)
 
 #: sizes measured for the screenshot: small enough to take seconds on a laptop CPU
 SCREENSHOT_SIZES = (64, 128, 256, 512, 1024, 2048)
-#: the screenshot stops the run after this share of its points, to show it mid-run
+#: the screenshot is taken once this share of the run's points has arrived, the rest still to come
 SCREENSHOT_SHARE = 2 / 3
+#: how long the screenshot waits for that share before showing the run as far as it got
+SCREENSHOT_WAIT_S = 240.0
 
 
 class BenchPanel(QWidget):
@@ -165,52 +168,52 @@ class BenchPanel(QWidget):
         return export.export_json(self.points, path)
 
     def export_png(self, path: str | Path) -> Path:
-        return export.export_png(self.plot.main, path)
+        return export_png(self.plot.main, path)
 
-    def prepare_screenshot(self) -> None:
-        """Show the panel mid-run with real points: measure the matmul at small sizes now.
+    def prepare_screenshot(self, sizes: tuple[int, ...] = SCREENSHOT_SIZES, share: float = SCREENSHOT_SHARE,
+                           wait_s: float = SCREENSHOT_WAIT_S) -> None:
+        """Leave the panel really mid-run: start the matmul through the engine and return once
+        ``share`` of its points have been measured, with the rest still running.
 
         On the CPU, and on the first present GPU where there is one (so the speedup curve shows).
-        The engine runs synchronously here (a screenshot is not interactive); after
-        ``SCREENSHOT_SHARE`` of the points the run is cancelled, so the bar is shown part-filled
-        with the engine's own time-left estimate at that moment.
+        Everything on screen is then what a user would see at that moment: measured points, the
+        bar part-filled, the engine's time-left estimate, Stop enabled because a run is behind it.
+        Closing the window (``shutdown``) ends the run. Should the run end first (an error), the
+        panel shows it ended, as it would for a user.
         """
-        from explorer.bench.runner import BenchPlan, BenchRun, Progress
+        from PySide6.QtCore import QEventLoop
 
         self.controls.set_workload("matmul")
         gpus = [d.key for d in self._context.devices if d.kind == "cuda"][:1]
         for key, box in self.controls.device_boxes().items():
             box.setChecked(key == "cpu" or key in gpus)
-        plan = BenchPlan(workload="matmul", devices=["cpu", *gpus], sizes=list(SCREENSHOT_SIZES),
-                         time_budget_s=1.0)
-        # the form shows the plan being run
-        self.controls.sizes_edit.setText(", ".join(str(n) for n in SCREENSHOT_SIZES))
+        self.controls.sizes_edit.setText(", ".join(str(n) for n in sizes))
         self.controls.sizes_edit.setCursorPosition(0)
         self.controls.repeats_spin.setValue(0)
-        self.controls.budget_spin.setValue(plan.time_budget_s)
-        run = BenchRun(plan)
-        events = run.events()
-        self.table.results.set_points([])
-        last_progress = None
-        try:
-            for event in events:
-                if not isinstance(event, Progress):
-                    self.table.results.append(event)
-                    continue
-                last_progress = event
-                if event.done >= max(1, int(event.total * SCREENSHOT_SHARE)):
-                    break
-        finally:
-            run.cancel()
-            events.close()
-        measured = len(self.points)
-        self.plot.set_points(self.points)
-        total = last_progress.total if last_progress else len(SCREENSHOT_SIZES)
-        self.progress_bar.setRange(0, total)
-        self.progress_bar.setValue(measured)
-        self.progress_bar.setFormat(f"{measured} / {total} points")
-        self.status_label.setText(eta_text(last_progress.eta_s if last_progress else None))
-        self.controls.set_running(True)
+        self.controls.budget_spin.setValue(1.0)
+        if not self.start():
+            return
+        loop = QEventLoop()
+
+        def check() -> None:
+            # the total is the engine's, from its first progress record
+            if not self.running or (self._total and len(self.points) >= max(1, int(self._total * share))):
+                loop.quit()
+
+        poll = QTimer(self)
+        poll.setInterval(100)
+        poll.timeout.connect(check)
+        deadline = QTimer(self)
+        deadline.setSingleShot(True)
+        deadline.timeout.connect(loop.quit)
+        poll.start()
+        deadline.start(int(wait_s * 1000))
+        loop.exec()
+        poll.stop()
+        deadline.stop()
+        poll.deleteLater()
+        deadline.deleteLater()
+        self._refresh_plot()  # the last point drawn before the picture is taken
 
     # --- stream handlers (UI thread) ----------------------------------------------------
     def _on_point(self, point: Any) -> None:

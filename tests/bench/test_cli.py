@@ -8,8 +8,6 @@ import pytest
 
 from explorer.bench.results import read_csv
 from explorer.cli import main
-from explorer.commands.bench import parse_size
-from explorer.errors import UserError
 
 
 def test_no_workload_lists_them(capsys):
@@ -68,14 +66,3 @@ def test_an_error_row_makes_the_exit_status_1(capsys):
         pytest.skip("this machine has two GPUs")
     assert main(["bench", "two_gpus", "--sizes", "8"]) == 1
     assert "needs two GPUs" in capsys.readouterr().out
-
-
-@pytest.mark.parametrize("text,value", [("1024", 1024), ("1e6", 1_000_000), ("4K", 4096), ("4KiB", 4096),
-                                        ("1G", 2**30), ("16m", 16 * 2**20)])
-def test_size_forms(text, value):
-    assert parse_size(text) == value
-
-
-def test_size_error_names_the_size():
-    with pytest.raises(UserError, match="batch size must be a positive whole number"):
-        parse_size("-1", "batch size")

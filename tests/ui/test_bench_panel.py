@@ -189,24 +189,6 @@ def test_shutdown_cancels_a_running_benchmark_and_ends_its_worker(panel, qtbot):
     qtbot.waitUntil(no_worker_left, timeout=5_000)
 
 
-def test_series_skip_error_rows_and_speedup_is_cpu_time_over_gpu_time():
-    from explorer.bench.results import BenchPoint, error_point
-    from explorer.ui.bench.series import build_series, speedup_series
-
-    def pt(variant: str, device: str, size: int, median_s: float) -> BenchPoint:
-        return BenchPoint("matmul", variant, device, size, f"n={size}", median_s=median_s,
-                          throughput_unit="GFLOP/s")
-
-    points = [pt("cpu", "cpu", 64, 2e-5), pt("cuda:0", "cuda:0", 64, 4e-5), pt("cpu", "cpu", 128, 1e-4),
-              pt("cuda:0", "cuda:0", 128, 2.5e-5), error_point("matmul", "cuda:0", "cuda:0", 256, "n=256", "out of memory"),
-              pt("cpu", "cpu", 256, 8e-4)]
-    series = build_series(points)
-    assert [(s.variant, s.sizes) for s in series] == [("cpu", [64, 128, 256]), ("cuda:0", [64, 128])]
-    [(variant, sizes, ratios)] = speedup_series(series)
-    assert variant == "cuda:0" and sizes == [64, 128]
-    assert ratios == pytest.approx([0.5, 4.0])  # the GPU loses at 64, wins at 128
-
-
 def test_a_workload_needing_two_gpus_says_so_instead_of_starting(panel):
     panel.controls.set_workload("two_gpus")
     assert not panel.start()

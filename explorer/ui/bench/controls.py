@@ -25,15 +25,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from explorer.bench.fmt import first_sentences
+from explorer.bench.sizes import parse_sizes, sizes_range_text, sizes_text
 from explorer.errors import UserError
-from explorer.ui.bench.sizes import parse_sizes, sizes_range_text, sizes_text
-
-
-def _first_sentences(text: str, limit: int = 2) -> str:
-    """The no-GPU reason can run to a paragraph; the row shows its start, the tooltip all of it."""
-    parts = [p for p in text.replace("\n", " ").split(". ") if p]
-    short = ". ".join(parts[:limit])
-    return short if len(parts) <= limit else short + ". (Hover for more.)"
 
 
 class BenchControls(QWidget):
@@ -173,12 +167,9 @@ class BenchControls(QWidget):
             self.show_message("Choose at least one device.")
             return None
         workload = self.workload
-        gpus = [d for d in devices if d != "cpu"]
-        if workload.needs_gpu_count and len(gpus) < workload.needs_gpu_count:
-            self.show_message(
-                f"{workload.title} needs {workload.needs_gpu_count} GPUs chosen; {len(gpus)} chosen "
-                f"and {len(self._present_gpus())} present on this machine."
-            )
+        shortfall = workload.gpu_shortfall(sum(d != "cpu" for d in devices), len(self._present_gpus()))
+        if shortfall:
+            self.show_message(shortfall)
             return None
         from explorer.bench.runner import BenchPlan
 
@@ -190,6 +181,7 @@ class BenchControls(QWidget):
             sizes=None if use_defaults else sizes,
             repeats=self.repeats_spin.value() or None,
             time_budget_s=self.budget_spin.value(),
+            low_priority=True,  # the worker yields the cores to the window whenever it needs them
         )
 
     # --- internals ----------------------------------------------------------------------
@@ -221,7 +213,7 @@ class BenchControls(QWidget):
             box.setEnabled(False)
             box.setToolTip(reason)
             self._add_device_box("gpu-none", box)
-            why = QLabel(_first_sentences(reason), wordWrap=True)
+            why = QLabel(first_sentences(reason), wordWrap=True)
             why.setToolTip(reason)
             why.setProperty("role", "caption")
             why.setContentsMargins(22, 0, 0, 0)
@@ -242,19 +234,11 @@ class BenchControls(QWidget):
         self.show_message(None)
         self._update_defaults(force=True)
 
-    def _default_sizes(self) -> list[int]:
-        w = self.workload
-        devices = self.selected_devices()
-        sizes = set(w.default_sizes_cpu) if "cpu" in devices or not devices else set()
-        if any(d != "cpu" for d in devices):
-            sizes |= set(w.default_sizes_gpu)
-        return sorted(sizes)
-
     def _update_defaults(self, force: bool = False) -> None:
         w = self.workload
         untouched = self.sizes_edit.text().strip() == self._defaults_text
         binary = w.size_format == "bytes"
-        self._defaults_text = sizes_text(self._default_sizes(), binary)
+        self._defaults_text = sizes_text(w.default_sizes_for(self.selected_devices()), binary)
         self.sizes_hint.setText(
             f"{w.size_name}; defaults: CPU {sizes_range_text(w.default_sizes_cpu, binary)}"
             + (f"; GPU {sizes_range_text(w.default_sizes_gpu, binary)}" if w.default_sizes_gpu else "")
@@ -271,7 +255,7 @@ class BenchControls(QWidget):
 
     def _check_sizes(self) -> list[int] | None:
         try:
-            sizes = parse_sizes(self.sizes_edit.text())
+            sizes = parse_sizes(self.sizes_edit.text(), self.workload.size_name)
         except UserError as exc:
             self.sizes_error.setText(str(exc))
             self.sizes_error.show()

@@ -1,6 +1,6 @@
-"""Write the panel's results and plot to files: CSV and JSON through the engine, PNG through pyqtgraph.
+"""Write the plot as drawn to a PNG through pyqtgraph (CSV and JSON are ``explorer.bench.export``).
 
-Each function takes a path, so tests and scripts call them without a file dialog.
+It takes a path, so tests and scripts call it without a file dialog.
 """
 
 from __future__ import annotations
@@ -9,24 +9,6 @@ from pathlib import Path
 from typing import Any
 
 from explorer.errors import UserError
-
-
-def export_csv(points: list[Any], path: str | Path) -> Path:
-    from explorer.bench.results import write_csv
-
-    path = Path(path)
-    _need_points(points, "CSV")
-    write_csv(points, path)
-    return path
-
-
-def export_json(points: list[Any], path: str | Path) -> Path:
-    from explorer.bench.results import write_json
-
-    path = Path(path)
-    _need_points(points, "JSON")
-    write_json(points, path)
-    return path
 
 
 def export_png(plot_widget: Any, path: str | Path, width_px: int = 1600) -> Path:
@@ -40,8 +22,3 @@ def export_png(plot_widget: Any, path: str | Path, width_px: int = 1600) -> Path
     if not path.is_file():
         raise UserError(f"could not write the plot to {path}")
     return path
-
-
-def _need_points(points: list[Any], what: str) -> None:
-    if not points:
-        raise UserError(f"nothing to export as {what} yet: run a benchmark first")

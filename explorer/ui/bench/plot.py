@@ -3,7 +3,8 @@
 Below it, the speedup of each GPU variant over the CPU at the sizes both measured, with the
 break-even line at 1: the size where the GPU starts to win is where its curve crosses that line.
 The device's peak (in the throughput unit) is drawn dashed, so students see how far below the
-sheet figure real code runs.
+sheet figure real code runs; where that peak is an estimate its label says so, and hovering it
+explains what a point above it means. Everything drawn here is computed by ``explorer.bench``.
 """
 
 from __future__ import annotations
@@ -16,8 +17,8 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QFont
 from PySide6.QtWidgets import QButtonGroup, QHBoxLayout, QLabel, QRadioButton, QVBoxLayout, QWidget
 
-from explorer.ui.bench.fmt import number_text, seconds_text
-from explorer.ui.bench.series import Series, build_series, speedup_reference, speedup_series
+from explorer.bench.compare import Series, build_series, peak_label, peak_tooltip, speedup_curves
+from explorer.bench.fmt import seconds_text
 from explorer.ui.theme import current_theme
 
 # Colour-blind-safe (Okabe-Ito), readable on a projector: CPU blue, GPUs orange/green/purple...
@@ -209,6 +210,7 @@ class BenchPlot(QWidget):
                 line = self._new_peak(s)
             if line is not None:
                 line.setVisible(self.mode == "throughput")
+                line.setToolTip(peak_tooltip(s))  # counts the points above it, so kept current
         self._update_ticks()
         self._fit_y()
         self._update_speedup()
@@ -235,7 +237,7 @@ class BenchPlot(QWidget):
         line = pg.InfiniteLine(
             pos=math.log10(s.peak), angle=0,
             pen=pg.mkPen(colour, width=2, style=Qt.PenStyle.DashLine),
-            label=f"{s.device} peak {number_text(s.peak, s.unit)}",
+            label=peak_label(s),
             labelOpts={"position": 0.98, "color": colour, "anchors": [(1, 1), (1, 1)],
                        "fill": current_theme().plot_background},
         )
@@ -245,18 +247,17 @@ class BenchPlot(QWidget):
         return line
 
     def _update_speedup(self) -> None:
-        curves = {variant: (sizes, ratios) for variant, sizes, ratios in speedup_series(self._series)}
-        reference = speedup_reference(self._series)
-        for gone in [v for v in self._speedup_items if v not in curves]:
+        curves = {c.label: c for c in speedup_curves(self._series)}
+        for gone in [name for name in self._speedup_items if name not in curves]:
             self.speedup.removeItem(self._speedup_items.pop(gone))
-        for variant, (sizes, ratios) in curves.items():
-            item = self._speedup_items.get(variant)
+        for name, curve in curves.items():
+            item = self._speedup_items.get(name)
             if item is None:
-                colour = self._colours.get(variant, _GPU_COLOURS[0])
-                item = self.speedup.plot([], [], name=f"{variant} vs {reference.variant}", pen=pg.mkPen(colour, width=3),
+                colour = self._colours.get(curve.variant, _GPU_COLOURS[0])
+                item = self.speedup.plot([], [], name=name, pen=pg.mkPen(colour, width=3),
                                          symbol="o", symbolSize=8, symbolBrush=colour)
-                self._speedup_items[variant] = item
-            item.setData(sizes, ratios)
+                self._speedup_items[name] = item
+            item.setData(curve.sizes, curve.ratios)
         self.speedup.setVisible(bool(curves))
 
     def _fit_y(self) -> None:

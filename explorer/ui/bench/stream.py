@@ -4,20 +4,15 @@
 on a thread of its own; each point or progress record reaches the panel as a queued signal,
 and the UI thread never waits on the benchmark.
 
-Why a dedicated thread rather than superqt's pooled ``thread_worker``: on Linux the nice value
-belongs to a thread and a child process inherits it from the thread that starts it. This
-thread lowers its own priority before the engine spawns the worker, so the worker's torch
-threads (which use every core, as a CPU baseline must) yield the CPU to the window whenever
-the window has something to do. On an otherwise idle machine the worker still gets every cycle,
-so the measurement does not change; what changes is that clicks and repaints no longer wait
-behind the benchmark. A pooled thread would keep the lowered priority for later, unrelated jobs.
+A plain thread rather than superqt's pooled ``thread_worker``: ``events()`` can block for the
+length of a point, and a pooled thread held that long would starve the pool's other jobs.
+The worker's priority is the engine's business (``BenchPlan.low_priority``, set by the
+controls), so this module only carries events.
 """
 
 from __future__ import annotations
 
 import logging
-import os
-import sys
 import threading
 from typing import Any
 
@@ -26,9 +21,6 @@ from PySide6.QtCore import QObject, Signal
 from explorer.errors import UserError
 
 log = logging.getLogger(__name__)
-
-#: how far below the window the benchmark worker runs (Linux nice units; 0..19)
-WORKER_NICE = 10
 
 
 class RunStream(QObject):
@@ -75,7 +67,6 @@ class RunStream(QObject):
     # --- the background thread ----------------------------------------------------------
     def _iterate(self) -> None:
         try:
-            _lower_this_thread_priority()
             from explorer.bench.runner import BenchRun, Progress
 
             run = BenchRun(self._plan)
@@ -93,19 +84,6 @@ class RunStream(QObject):
             self.failed.emit(_one_line(exc))
         finally:
             self.ended.emit()
-
-
-def _lower_this_thread_priority() -> None:
-    """Linux only: there ``os.nice`` changes the calling thread alone (see the module docstring).
-
-    Elsewhere it would lower the whole process, window included, so it is not called.
-    """
-    if not sys.platform.startswith("linux"):
-        return
-    try:
-        os.nice(WORKER_NICE)
-    except OSError as exc:
-        log.info("could not lower the benchmark thread's priority: %s", exc)
 
 
 def _one_line(exc: BaseException) -> str:

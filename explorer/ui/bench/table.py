@@ -8,10 +8,11 @@ from PySide6.QtCore import QAbstractTableModel, QModelIndex, Qt
 from PySide6.QtGui import QBrush, QColor
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableView, QWidget
 
-from explorer.ui.bench.fmt import number_text, seconds_text
+from explorer.bench.compare import peak_note, peak_share_text
+from explorer.bench.fmt import number_text, seconds_text
 from explorer.ui.theme import current_theme
 
-COLUMNS = ("size", "device", "variant", "median", "spread", "throughput", "threads", "error")
+COLUMNS = ("size", "device", "variant", "median", "spread", "throughput", "vs peak", "threads", "error")
 
 
 def _error_colours() -> tuple[QColor, QColor]:
@@ -60,13 +61,17 @@ class ResultsModel(QAbstractTableModel):
         column = COLUMNS[index.column()]
         if role == Qt.ItemDataRole.DisplayRole:
             return self._text(p, column)
-        if role == Qt.ItemDataRole.ToolTipRole and p.error:
-            return p.error
+        if role == Qt.ItemDataRole.ToolTipRole:
+            if p.error:
+                return p.error
+            if column in ("throughput", "vs peak"):
+                return peak_note(p) or None
+            return None
         if p.error and role == Qt.ItemDataRole.ForegroundRole:
             return QBrush(_error_colours()[0])
         if p.error and role == Qt.ItemDataRole.BackgroundRole:
             return QBrush(_error_colours()[1])
-        if role == Qt.ItemDataRole.TextAlignmentRole and column in ("size", "median", "spread", "throughput", "threads"):
+        if role == Qt.ItemDataRole.TextAlignmentRole and column in ("size", "median", "spread", "throughput", "vs peak", "threads"):
             return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
         return None
 
@@ -84,6 +89,8 @@ class ResultsModel(QAbstractTableModel):
             return f"± {seconds_text(p.spread_s)}" if p.spread_s is not None else ""
         if column == "throughput":
             return number_text(p.throughput, p.throughput_unit)
+        if column == "vs peak":
+            return peak_share_text(p)
         if column == "threads":
             return "" if p.threads is None else str(p.threads)
         if column == "error":

@@ -1,0 +1,73 @@
+"""Series, the GPU's speedup over the CPU, and measurements against an estimated peak."""
+
+from __future__ import annotations
+
+import pytest
+
+from explorer.bench.compare import (
+    build_series,
+    peak_label,
+    peak_note,
+    peak_share_text,
+    peak_tooltip,
+    speedup_curves,
+    tick_label,
+)
+from explorer.bench.results import BenchPoint, error_point, format_point
+
+
+def pt(variant: str, device: str, size: int, median_s: float, **kw) -> BenchPoint:
+    return BenchPoint("matmul", variant, device, size, f"n={size}", median_s=median_s,
+                      **{"throughput_unit": "GFLOP/s", **kw})
+
+
+def test_series_skip_error_rows_and_speedup_is_cpu_time_over_gpu_time():
+    points = [pt("cpu", "cpu", 64, 2e-5), pt("cuda:0", "cuda:0", 64, 4e-5), pt("cpu", "cpu", 128, 1e-4),
+              pt("cuda:0", "cuda:0", 128, 2.5e-5),
+              error_point("matmul", "cuda:0", "cuda:0", 256, "n=256", "out of memory"),
+              pt("cpu", "cpu", 256, 8e-4)]
+    series = build_series(points)
+    assert [(s.variant, s.sizes) for s in series] == [("cpu", [64, 128, 256]), ("cuda:0", [64, 128])]
+    [curve] = speedup_curves(series)
+    assert curve.variant == "cuda:0" and curve.sizes == [64, 128] and curve.label == "cuda:0 vs cpu"
+    assert curve.ratios == pytest.approx([0.5, 4.0])  # the GPU loses at 64, wins at 128
+
+
+def test_a_remeasured_size_replaces_the_older_point_and_no_cpu_means_no_speedup():
+    series = build_series([pt("cuda:0", "cuda:0", 64, 4e-5), pt("cuda:0", "cuda:0", 64, 3e-5)])
+    assert series[0].median_s == [3e-5]
+    assert speedup_curves(series) == []
+
+
+def test_tick_labels_are_short():
+    assert [tick_label(n, f"n={n}") for n in (64, 9999, 10_000, 30_000_000)] == ["64", "9999", "10k", "30M"]
+    assert tick_label(4096, "4 KiB") == "4 KiB"
+
+
+def _cpu_points(throughputs: list[float]) -> list[BenchPoint]:
+    return [pt("cpu", "cpu", 64 * (i + 1), 1e-3, throughput=t, peak=143.7,
+               peak_basis="estimate from advertised clock", peak_is_estimate=True)
+            for i, t in enumerate(throughputs)]
+
+
+def test_an_estimated_peak_is_labelled_as_one_and_a_point_above_it_is_explained():
+    points = _cpu_points([120.0, 147.0])
+    [series] = build_series(points)
+    assert peak_label(series) == "CPU peak, estimate from advertised clock: 144 GFLOP/s"
+    tip = peak_tooltip(series)
+    assert "boosted above its advertised clock" in tip and "1 of 2 points are above it" in tip
+    assert peak_share_text(points[1]) == "102% of estimated peak 144 GFLOP/s"
+    below, above = peak_note(points[0]), peak_note(points[1])
+    assert "boosted" not in below and "estimate from advertised clock" in below
+    assert "boosted above its advertised clock" in above
+    assert "102% of estimated peak" in format_point(points[1])
+
+
+def test_a_reported_peak_is_not_called_an_estimate():
+    p = pt("cuda:0", "cuda:0", 1 << 20, 1e-3, throughput=12.0, throughput_unit="GB/s", peak=15.75,
+           peak_basis="PCIe link maximum (generation x lanes)")
+    [series] = build_series([p])
+    assert peak_label(series) == "cuda:0 peak, PCIe link maximum (generation x lanes): 15.8 GB/s"
+    assert "estimate" not in peak_tooltip(series)
+    assert peak_share_text(p) == "76% of peak 15.8 GB/s"
+    assert peak_share_text(pt("cpu", "cpu", 64, 1e-3, throughput=5.0)) == ""  # no peak known
