@@ -22,14 +22,14 @@ import subprocess
 import sys
 import time
 
-CHILD_BARE = r"""
-import os, sys, time
-from PySide6.QtCore import QEvent, QObject, QTimer
-from PySide6.QtWidgets import QApplication, QMainWindow
-import pyqtgraph as pg
-
+# Both children watch for their first painted frame the same way; the bare one exits there, the
+# app's child waits on for device discovery.
+FIRST_PAINT = r"""
 class FirstPaint(QObject):
     seen = False
+    def __init__(self, exit_on_paint):
+        super().__init__()
+        self.exit_on_paint = exit_on_paint
     def eventFilter(self, obj, event):
         if event.type() == QEvent.Type.Paint and not self.seen:
             self.seen = True
@@ -37,7 +37,19 @@ class FirstPaint(QObject):
         return False
     def done(self):
         print(f"PAINT {time.time():.6f}", flush=True)
-        os._exit(0)
+        if self.exit_on_paint:
+            os._exit(0)
+"""
+
+CHILD_BARE = (r"""
+import os, sys, time
+from PySide6.QtCore import QEvent, QObject, QTimer
+from PySide6.QtWidgets import QApplication, QMainWindow
+import pyqtgraph as pg
+
+"""
++ FIRST_PAINT
++ r"""
 
 app = QApplication(sys.argv[:1])
 window = QMainWindow()
@@ -46,15 +58,15 @@ plot = pg.PlotWidget()
 plot.plot([0, 1, 2, 3], [0, 1, 4, 9])
 window.setCentralWidget(plot)
 window.resize(1280, 800)
-watcher = FirstPaint()
+watcher = FirstPaint(exit_on_paint=True)
 app.installEventFilter(watcher)
 window.show()
 app.exec()
-"""
+""")
 
 # The same calls as `device-explorer` (cli -> commands.gui -> app + main window), with a
 # first-paint watcher installed before the window is shown.
-CHILD_EXPLORER = r"""
+CHILD_EXPLORER = (r"""
 import os, sys, time
 import explorer.cli  # what the console script imports first
 from explorer.commands import gui  # what the `gui` handler imports
@@ -62,15 +74,9 @@ from PySide6.QtCore import QEvent, QObject, QTimer
 from explorer.ui.app import create_application
 from explorer.ui.main_window import MainWindow
 
-class FirstPaint(QObject):
-    seen = False
-    def eventFilter(self, obj, event):
-        if event.type() == QEvent.Type.Paint and not self.seen:
-            self.seen = True
-            QTimer.singleShot(0, self.done)  # runs once the whole first frame is painted
-        return False
-    def done(self):
-        print(f"PAINT {time.time():.6f}", flush=True)
+"""
++ FIRST_PAINT
++ r"""
 
 def filled(_discovery):
     print(f"FILLED {time.time():.6f}", flush=True)
@@ -78,13 +84,13 @@ def filled(_discovery):
 
 app = create_application()
 window = MainWindow()
-watcher = FirstPaint()
+watcher = FirstPaint(exit_on_paint=False)
 app.installEventFilter(watcher)
 window.context.discovery_changed.connect(filled)
 window.show()
 QTimer.singleShot(120_000, lambda: os._exit(3))
 app.exec()
-"""
+""")
 
 
 def run_child(code: str, env: dict[str, str]) -> dict[str, float]:

@@ -57,7 +57,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--block", required=True, metavar="X[,Y[,Z]]", help="block dimensions in threads")
     p.add_argument("--smem", type=str, default="0", metavar="B", help="dynamic shared memory per block, bytes")
     p.add_argument("--regs", type=str, default="32", metavar="R", help="registers per thread (default 32)")
-    p.add_argument("--n", type=str, default=None, metavar="N", help="problem size: threads past N are idle")
+    p.add_argument("--n", type=str, default=None, metavar="N[,NY[,NZ]]",
+                   help="problem size, or its extent per axis (1920,1080): threads outside it are idle")
     _add_json(p)
     p.set_defaults(handler="explorer.commands.launch:run_launch")
 

@@ -68,6 +68,20 @@ class Dim3:
     def as_tuple(self) -> tuple[int, int, int]:
         return (self.x, self.y, self.z)
 
+    def contains(self, idx: Dim3) -> bool:
+        """Whether ``idx`` is a valid index (blockIdx or threadIdx) inside these dims."""
+        return 0 <= idx.x < self.x and 0 <= idx.y < self.y and 0 <= idx.z < self.z
+
+    def unflatten(self, linear: int) -> Dim3:
+        """The index with this linear number, counting x fastest, then y, then z (as CUDA does)."""
+        rest, x = divmod(linear, self.x)
+        z, y = divmod(rest, self.y)
+        return Dim3(x, y, z)
+
+    def flatten(self, idx: Dim3) -> int:
+        """The inverse of ``unflatten``: ``x + X * (y + Y * z)``."""
+        return idx.x + self.x * (idx.y + self.y * idx.z)
+
     def __str__(self) -> str:
         return f"({self.x}, {self.y}, {self.z})"
 

@@ -395,16 +395,13 @@ class LaunchPlan:
 
     def block_index(self, block_linear: int) -> Dim3:
         self._check_block(block_linear)
-        g = self.config.grid
-        rest, x = divmod(block_linear, g.x)
-        z, y = divmod(rest, g.y)
-        return Dim3(x, y, z)
+        return self.config.grid.unflatten(block_linear)
 
     def block_linear(self, block_idx: Dim3) -> int:
         g = self.config.grid
-        if not (0 <= block_idx.x < g.x and 0 <= block_idx.y < g.y and 0 <= block_idx.z < g.z):
+        if not g.contains(block_idx):
             raise LaunchValidationError([f"blockIdx {block_idx} is outside the grid {g}"])
-        return block_idx.x + g.x * (block_idx.y + g.y * block_idx.z)
+        return g.flatten(block_idx)
 
     # ----------------------------------------------------------------- threads
 
@@ -415,16 +412,13 @@ class LaunchPlan:
                     f"thread {thread_linear} is outside the block, which has threads 0 .. {self.threads_per_block - 1}"
                 ]
             )
-        b = self.config.block
-        rest, x = divmod(thread_linear, b.x)
-        z, y = divmod(rest, b.y)
-        return Dim3(x, y, z)
+        return self.config.block.unflatten(thread_linear)
 
     def thread_linear(self, thread_idx: Dim3) -> int:
         b = self.config.block
-        if not (0 <= thread_idx.x < b.x and 0 <= thread_idx.y < b.y and 0 <= thread_idx.z < b.z):
+        if not b.contains(thread_idx):
             raise LaunchValidationError([f"threadIdx {thread_idx} is outside the block {b}"])
-        return thread_idx.x + b.x * (thread_idx.y + b.y * thread_idx.z)
+        return b.flatten(thread_idx)
 
     def thread(self, block_linear: int, thread_linear: int) -> ThreadInfo:
         place = self.placement(block_linear)
