@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import time
-
 import pytest
 
 from explorer.devices.model import Device
@@ -90,19 +88,17 @@ def test_formula_text_1d_and_2d():
     assert "blockIdx.z * gridDim.x * gridDim.y" in plan("2,2,2", "32").thread(7, 0).formula()
 
 
-def test_extreme_grid_answers_in_milliseconds():
-    start = time.perf_counter()
+def test_extreme_grid_answers_in_closed_form():
+    """2^63 blocks: a loop over them would never return; the speed is benchmarks/launch_speed.py's."""
     p = plan("2147483647,65535,65535", "1024", device=A100)
     last = p.total_blocks - 1
     t = p.thread(last, 1023)
     place = p.placement(last)
-    elapsed = time.perf_counter() - start
     assert p.total_blocks == (2**31 - 1) * 65535 * 65535
     assert t.global_linear == p.total_threads - 1
     assert t.block_idx == Dim3(2**31 - 2, 65534, 65534)
     assert place.wave == p.waves - 1 and t.sm == place.sm
     assert p.waves == -(-p.total_blocks // (108 * 2))
-    assert elapsed < 0.05  # target 10 ms; generous for a shared CI machine
 
 
 def test_out_of_range_lookups_are_validation_errors():
@@ -198,10 +194,8 @@ def test_wave_spans_cover_each_landed_block_once():
         assert sorted(slots) == sorted(expected)
 
 
-def test_huge_grid_wave_fill_is_instant():
+def test_huge_grid_wave_fill_is_closed_form():
     p = plan("2147483647,65535,65535", "1024")
-    t0 = time.perf_counter()
     fill = p.wave_fill(p.waves - 1)
     idle = p.idle_blocks_in_wave(p.waves - 1)
-    assert time.perf_counter() - t0 < 0.05
     assert fill.dispatched == p.last_wave_blocks and idle.runs == ()
