@@ -275,7 +275,12 @@ class SmGrid(QWidget):
         p.setFont(font)
         p.setPen(palette.TEXT)
         cell = self._empty_cell(lay)
-        fits_long = p.fontMetrics().horizontalAdvance(f"SM {lay.sm_count - 1}") < lay.cell_w - 2 * lay.pad
+        room = lay.cell_w - 2 * lay.pad
+        fits_long = p.fontMetrics().horizontalAdvance(f"SM {lay.sm_count - 1}") < room
+        # narrow cells (132 SMs): shrink the number until "131" fits rather than clip it to "13"
+        while not fits_long and font.pixelSize() > 6 and p.fontMetrics().horizontalAdvance(str(lay.sm_count - 1)) > room:
+            font.setPixelSize(font.pixelSize() - 1)
+            p.setFont(font)
         align = Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter
         for sm in range(lay.sm_count):
             x0, y0 = lay.cell_origin(sm)
