@@ -41,9 +41,7 @@ if [ ! -f resources/icons/device-explorer-256.png ]; then
 fi
 
 start=$(date +%s)
-# PyInstaller imports every torch submodule while collecting; torch's own deprecation notices for
-# its old module names would bury the build's real warnings, so they are silenced here.
-PYTHONWARNINGS="ignore::DeprecationWarning" "$PYTHON" -m PyInstaller --noconfirm --clean --log-level "${PYI_LOG_LEVEL:-WARN}" \
+"$PYTHON" -m PyInstaller --noconfirm --clean --log-level "${PYI_LOG_LEVEL:-WARN}" \
     --distpath dist --workpath build packaging/device-explorer.spec
 end=$(date +%s)
 
