@@ -15,7 +15,8 @@ from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
-APP_NAME = "device-explorer"
+from explorer.userdirs import data_dir
+
 LAST_RESULTS_FILE = "last-bench-results.json"
 JSON_FORMAT_VERSION = 1
 
@@ -134,16 +135,6 @@ def read_csv(path: str | os.PathLike[str]) -> list[BenchPoint]:
 
 
 # --- where results live ----------------------------------------------------------------------
-
-def data_dir() -> Path:
-    """The app's data folder: ``$DEVICE_EXPLORER_HOME`` when set (tests), else the platform's user data dir."""
-    home = os.environ.get("DEVICE_EXPLORER_HOME")
-    if home:
-        return Path(home)
-    import platformdirs
-
-    return Path(platformdirs.user_data_dir(APP_NAME, appauthor=False))
-
 
 def last_results_path() -> Path:
     return data_dir() / LAST_RESULTS_FILE

@@ -48,13 +48,24 @@ def check_output_path(text: str) -> Path:
     return path
 
 
-def open_main_window(panel: str | None = None):
-    """Create the application (if needed) and show the main window; returns (app, window)."""
+def open_main_window(panel: str | None = None, remember: bool = False):
+    """Create the application (if needed) and show the main window; returns (app, window).
+
+    With ``remember`` the window comes back as the user left it (theme, panel, size; a
+    ``panel`` asked for on the command line wins) and is saved again when the app quits.
+    """
+    from explorer import prefs
     from explorer.ui.app import create_application
     from explorer.ui.main_window import MainWindow
 
     app = create_application()
     window = MainWindow(panel=panel)
+    if remember:
+        saved = prefs.load()
+        if panel:
+            saved.panel = panel
+        window.apply_prefs(saved)
+        app.aboutToQuit.connect(lambda: prefs.save(window.current_prefs()))
     window.show()
     return app, window
 
@@ -73,7 +84,7 @@ def check_display() -> None:
 def run_gui(args: Namespace) -> int:
     # multiprocessing.freeze_support() has already run: it is the first call of cli.main.
     check_display()
-    app, _window = open_main_window(getattr(args, "panel", None))
+    app, _window = open_main_window(getattr(args, "panel", None), remember=True)
     code = int(app.exec())
     # A discovery still importing torch when the window closed would otherwise report into
     # deleted objects during interpreter shutdown; let it finish (it has no window to fill).

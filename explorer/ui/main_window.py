@@ -30,6 +30,7 @@ from PySide6.QtWidgets import (
 
 from explorer.devices.model import Discovery
 from explorer.errors import UserError
+from explorer.prefs import Prefs
 from explorer.ui.about import AboutDialog
 from explorer.ui.context import AppContext
 from explorer.ui.devices_panel import DevicesPanel
@@ -267,6 +268,22 @@ class MainWindow(QMainWindow):
         self.dark_action.blockSignals(True)
         self.dark_action.setChecked(current_theme().name == "dark")
         self.dark_action.blockSignals(False)
+
+    def apply_prefs(self, prefs: Prefs) -> None:
+        """Theme, panel and size as the user left them; a size saved on a bigger screen (the
+        projector) is shrunk to fit this one."""
+        self.set_theme(prefs.theme)
+        self.show_panel(prefs.panel)
+        width, height = prefs.width, prefs.height
+        screen = self.screen() or QApplication.primaryScreen()
+        if screen is not None:
+            room = screen.availableGeometry()
+            width, height = min(width, room.width()), min(height, room.height())
+        self.resize(width, height)
+
+    def current_prefs(self) -> Prefs:
+        return Prefs(theme=current_theme().name, panel=self.current_panel_key(),
+                     width=self.width(), height=self.height())
 
     def about_dialog(self) -> AboutDialog:
         return AboutDialog(self.context.discovery, self)

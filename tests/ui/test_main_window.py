@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import platform
 import subprocess
@@ -160,7 +161,7 @@ def test_window_opens_without_torch_or_numba():
         from explorer.ui.main_window import MainWindow
         MainWindow.start_discovery = lambda self: None  # what the window itself imports, nothing more
         from explorer.commands.gui import open_main_window
-        app, window = open_main_window()
+        app, window = open_main_window(remember=True)  # as run_gui opens it, settings read
         for _ in range(3):
             app.processEvents()
         assert not window.grab().isNull()
@@ -237,3 +238,50 @@ def test_end_to_end_with_the_devices_fakes(qtbot, make_window, fake_clock, fake_
     panel.tick()
     assert live["utilization_gpu_pct"].text() == "12 %"
     assert "NVIDIA driver: 550.54.14 (CUDA 12.4)" in window.about_dialog().text()
+
+
+def test_window_comes_back_as_the_user_left_it(tmp_path):
+    """Dark theme, the visualizer tab and a size chosen in one run are there in the next; a panel
+    named on the command line wins over the remembered one."""
+    code = textwrap.dedent(
+        """
+        import sys
+        from explorer.ui.main_window import MainWindow
+        MainWindow.start_discovery = lambda self: None
+        from explorer.commands.gui import open_main_window
+        from explorer.ui.theme import current_theme
+        from PySide6.QtCore import QTimer
+        step, panel = sys.argv[1], (sys.argv[2] if len(sys.argv) > 2 else None)
+        app, window = open_main_window(panel, remember=True)
+        app.processEvents()
+        print("STATE", current_theme().name, window.current_panel_key(), window.width(), window.height())
+        if step == "first":
+            window.set_theme("dark")
+            window.show_panel("visualizer")
+            window.resize(1200, 760)
+        QTimer.singleShot(0, app.quit)
+        app.exec()
+        import os; os._exit(0)
+        """
+    )
+    # a 1920x1080 offscreen screen, as on a lab PC; the plugin's default screen is 800x800
+    screen = tmp_path / "screen.json"
+    screen.write_text(json.dumps({"screens": [{"name": "lab", "x": 0, "y": 0, "width": 1920, "height": 1080,
+                                               "logicalDpi": 96, "logicalBaseDpi": 96, "dpr": 1}]}))
+    home = tmp_path / "home"
+    env = dict(os.environ, QT_QPA_PLATFORM=f"offscreen:configfile={screen}", DEVICE_EXPLORER_HOME=str(home))
+
+    def run(*args, platform=None):
+        run_env = dict(env, QT_QPA_PLATFORM=platform) if platform else env
+        out = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, env=run_env,
+                             timeout=120)
+        lines = [line for line in out.stdout.splitlines() if line.startswith("STATE")]
+        assert lines, out.stdout + out.stderr
+        return lines[0].split()[1:]
+
+    assert run("first") == ["light", "devices", "1280", "800"]
+    assert (home / "settings.json").is_file()
+    assert run("second") == ["dark", "visualizer", "1200", "760"]
+    assert run("third", "benchmarks")[:2] == ["dark", "benchmarks"]
+    # the size saved on the big screen is shrunk to fit a smaller one (800x800) instead of overflowing it
+    assert run("fourth", "devices", platform="offscreen") == ["dark", "devices", "800", "760"]

@@ -1,0 +1,31 @@
+"""Where the app keeps what it writes: never next to its code (a bundle folder is read-only on a
+lab machine), always in the user's own folders, and in one folder when tests say so."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+APP_NAME = "device-explorer"
+#: when set (tests, a portable USB-stick setup), both data and settings live in this one folder
+HOME_ENV = "DEVICE_EXPLORER_HOME"
+
+
+def data_dir() -> Path:
+    """Results: ``$DEVICE_EXPLORER_HOME`` when set, else the platform's user data folder."""
+    home = os.environ.get(HOME_ENV)
+    if home:
+        return Path(home)
+    import platformdirs
+
+    return Path(platformdirs.user_data_dir(APP_NAME, appauthor=False))
+
+
+def config_dir() -> Path:
+    """Settings: ``$DEVICE_EXPLORER_HOME`` when set, else the platform's user config folder."""
+    home = os.environ.get(HOME_ENV)
+    if home:
+        return Path(home)
+    import platformdirs
+
+    return Path(platformdirs.user_config_dir(APP_NAME, appauthor=False))
