@@ -168,7 +168,7 @@ class BenchPanel(QWidget):
         return export.export_json(self.points, path)
 
     def export_png(self, path: str | Path) -> Path:
-        return export_png(self.plot.main, path)
+        return export_png(self.plot.exported_plots(), path)
 
     def prepare_screenshot(self, sizes: tuple[int, ...] = SCREENSHOT_SIZES, share: float = SCREENSHOT_SHARE,
                            wait_s: float = SCREENSHOT_WAIT_S) -> None:

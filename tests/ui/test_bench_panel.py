@@ -208,3 +208,30 @@ def test_a_plan_the_engine_refuses_is_one_line_in_the_panel_not_a_traceback(pane
     assert panel.message_label.isVisibleTo(panel)
     assert "repeats" in text and "-1" in text and "\n" not in text and "Traceback" not in text
     assert panel.points == [] and panel.controls.start_button.isEnabled()
+
+
+def test_speedup_strip_shows_gpu_over_cpu_and_goes_into_the_png(panel, tmp_path):
+    """Points as a CPU + GPU matmul run streams them (no GPU here: the records are made by hand)."""
+    from PySide6.QtGui import QImage
+
+    from explorer.bench.results import BenchPoint
+
+    def point(device, n, median_s):
+        return BenchPoint(workload="matmul", variant=device, device=device, size=n, size_label=f"n={n}",
+                          median_s=median_s, spread_s=median_s / 50, repeats=5,
+                          throughput=2 * n**3 / median_s / 1e9, throughput_unit="GFLOP/s")
+
+    points = [point("cpu", 256, 2e-4), point("cpu", 1024, 1.5e-2),
+              point("cuda:0", 256, 4e-4), point("cuda:0", 1024, 5e-4)]
+    panel.plot.set_points(points[:2])
+    assert panel.plot.exported_plots() == [panel.plot.main]  # no GPU yet: no strip, not in the PNG
+    one = QImage(str(panel.export_png(tmp_path / "cpu.png")))
+
+    panel.plot.set_points(points)
+    [curve] = [i for i in panel.plot.speedup.listDataItems()]
+    xs, ys = curve.getOriginalDataset()
+    assert list(xs) == [256, 1024]
+    assert list(ys) == pytest.approx([0.5, 30.0])  # slower than the CPU at 256, 30x faster at 1024
+    assert panel.plot.exported_plots() == [panel.plot.main, panel.plot.speedup]
+    both = QImage(str(panel.export_png(tmp_path / "both.png")))
+    assert both.width() == one.width() and both.height() > one.height() * 1.2

@@ -117,7 +117,9 @@ class BenchPlot(QWidget):
         # the legend stays top left: small sizes sit low in both views (short times, low
         # throughput), so that corner is the one left empty
         self.speedup.addLegend(offset=(10, 10), labelTextSize="10pt", labelTextColor=theme.plot_foreground)
-        self.speedup.setLabel("left", "GPU speedup (×)", color=theme.plot_foreground, size="11pt")
+        self.speedup.setLabel("left", "speedup (×)", color=theme.plot_foreground, size="11pt")
+        # tall enough for three decades of ticks and the legend above the break-even line
+        self.speedup.setMinimumHeight(130)
         self.speedup.setMaximumHeight(220)
         self.speedup.setXLink(self.main)
         self._even_line = pg.InfiniteLine(
@@ -126,7 +128,7 @@ class BenchPlot(QWidget):
             labelOpts={"position": 0.98, "color": theme.muted, "anchors": [(1, 1), (1, 1)]},
         )
         self.speedup.addItem(self._even_line)
-        layout.addWidget(self.main, 3)
+        layout.addWidget(self.main, 2)
         layout.addWidget(self.speedup, 1)
         self.speedup.hide()
 
@@ -246,6 +248,10 @@ class BenchPlot(QWidget):
         self._peak_lines[(s.device, s.peak)] = line
         return line
 
+    def exported_plots(self) -> list[pg.PlotWidget]:
+        """What a PNG export holds: the main plot, and the speedup strip when it is shown."""
+        return [self.main] + ([self.speedup] if not self.speedup.isHidden() else [])
+
     def _update_speedup(self) -> None:
         curves = {c.label: c for c in speedup_curves(self._series)}
         for gone in [name for name in self._speedup_items if name not in curves]:
@@ -259,6 +265,8 @@ class BenchPlot(QWidget):
                 self._speedup_items[name] = item
             item.setData(curve.sizes, curve.ratios)
         self.speedup.setVisible(bool(curves))
+        # the strip shares the x axis and names it below; the main plot keeps only its ticks
+        self.main.getAxis("bottom").showLabel(not curves)
 
     def _fit_y(self) -> None:
         """Autorange ignores infinite lines; widen the view so the peak lines and labels show."""
