@@ -33,6 +33,7 @@ from explorer.ui.bench.export import export_png
 from explorer.ui.bench.plot import BenchPlot
 from explorer.ui.bench.stream import RunStream
 from explorer.ui.bench.table import ResultsTable
+from explorer.ui.theme import Theme
 
 log = logging.getLogger(__name__)
 
@@ -160,6 +161,10 @@ class BenchPanel(QWidget):
         if stream is not None:
             stream.cancel()
             stream.wait(timeout_s)
+
+    def apply_theme(self, theme: Theme) -> None:
+        self.plot.apply_theme(theme)
+        self.table.viewport().update()  # error rows take their colours from the theme when painted
 
     def export_csv(self, path: str | Path) -> Path:
         return export.export_csv(self.points, path)

@@ -240,3 +240,36 @@ def test_speedup_strip_shows_gpu_over_cpu_and_goes_into_the_png(panel, qtbot, tm
     assert both.width() == one.width() == 1600  # slide width
     strip = panel.plot.speedup
     assert both.height() >= round(1600 / panel.plot.main.width() * (panel.plot.main.height() + strip.height())) - 2
+
+
+def test_dark_theme_restyles_the_plot_and_keeps_its_lines(panel, qtbot):
+    from explorer.bench.results import BenchPoint
+    from explorer.ui.theme import DARK, LIGHT
+
+    points = [BenchPoint(workload="matmul", variant="cpu", device="cpu", size=n, size_label=f"n={n}",
+                         median_s=2 * n**3 / 140e9, repeats=5, throughput=140.0, throughput_unit="GFLOP/s",
+                         peak=143.7, peak_is_estimate=True) for n in (256, 1024)]
+    panel.resize(1100, 760)
+    panel.show()
+    panel.plot.set_points(points)
+    names, peaks = panel.plot.curve_names(), len(panel.plot.peak_lines())
+    try:
+        panel.apply_theme(DARK)
+        assert panel.plot.main.backgroundBrush().color().name() == DARK.plot_background
+        assert panel.plot.main.getAxis("left").textPen().color().name() == DARK.plot_foreground
+        assert panel.plot.curve_names() == names and len(panel.plot.peak_lines()) == peaks == 1
+    finally:
+        panel.apply_theme(LIGHT)
+    assert panel.plot.main.backgroundBrush().color().name() == LIGHT.plot_background
+
+
+def test_a_plateau_narrower_than_a_decade_still_gets_labelled_ticks(panel):
+    """A CPU at 120..180 GFLOP/s: pyqtgraph's log ticks (1..9 x 10^k) would leave the axis bare."""
+    import math
+
+    axis = panel.plot.main.getAxis("left")
+    axis.setLogMode(False, True)
+    ticks = axis.tickValues(math.log10(120), math.log10(180), 300)
+    values = sorted(round(10**v) for _, vs in ticks for v in vs)
+    assert len(values) >= 2 and all(120 <= v <= 180 for v in values)
+    assert all(text for text in axis.logTickStrings([math.log10(v) for v in values], 1, 1))

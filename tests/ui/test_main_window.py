@@ -285,3 +285,56 @@ def test_window_comes_back_as_the_user_left_it(tmp_path):
     assert run("third", "benchmarks")[:2] == ["dark", "benchmarks"]
     # the size saved on the big screen is shrunk to fit a smaller one (800x800) instead of overflowing it
     assert run("fourth", "devices", platform="offscreen") == ["dark", "devices", "800", "760"]
+
+
+def _contrast(a, b) -> float:
+    """WCAG contrast ratio of two QColors (1 to 21)."""
+
+    def luminance(c):
+        def channel(v):
+            v /= 255
+            return v / 12.92 if v <= 0.03928 else ((v + 0.055) / 1.055) ** 2.4
+
+        return 0.2126 * channel(c.red()) + 0.7152 * channel(c.green()) + 0.0722 * channel(c.blue())
+
+    high, low = sorted((luminance(a), luminance(b)), reverse=True)
+    return (high + 0.05) / (low + 0.05)
+
+
+@pytest.mark.parametrize("theme_name", ["light", "dark"])
+def test_every_label_is_readable_in_both_themes(make_window, no_gpu_discovery, qapp, theme_name):
+    """A projector washes colours out: every visible label, and every colour set inside its rich
+    text, keeps at least WCAG's 4.5:1 contrast against the window in either theme."""
+    import re
+
+    from PySide6.QtGui import QColor
+    from PySide6.QtWidgets import QLabel
+
+    from explorer.ui.theme import THEMES
+
+    window = make_window(no_gpu_discovery, discover_on_show=False)
+    window.resize(1280, 800)
+    window.show()
+    window.show_panel("visualizer")
+    window.panels["visualizer"].prepare_screenshot()  # a selected thread: the inspector's coloured words
+    window.set_theme(theme_name)
+    try:
+        background = QColor(THEMES[theme_name].window)
+        poor, checked = [], 0
+        for key in ("devices", "benchmarks", "visualizer"):
+            window.show_panel(key)
+            qapp.processEvents()  # a page's widgets are shown by the event loop
+            for label in window.panels[key].findChildren(QLabel):
+                if not label.isVisibleTo(window) or not label.text() or "background" in label.styleSheet():
+                    continue  # a label with its own background (the inline error box) is not on the window
+                label.ensurePolished()
+                checked += 1
+                colours = [label.palette().color(label.foregroundRole())]
+                colours += [QColor(c) for c in re.findall(r"color:\s*(#[0-9a-fA-F]{6})", label.text())]
+                for colour in colours:
+                    if _contrast(colour, background) < 4.5:
+                        poor.append((key, colour.name(), label.text()[:50]))
+        assert checked > 30
+        assert poor == []
+    finally:
+        window.set_theme("light")

@@ -19,10 +19,11 @@ from PySide6.QtWidgets import QButtonGroup, QHBoxLayout, QLabel, QRadioButton, Q
 
 from explorer.bench.compare import Series, build_series, peak_label, peak_tooltip, speedup_curves
 from explorer.bench.fmt import seconds_text
-from explorer.ui.theme import current_theme
+from explorer.ui.theme import Theme, current_theme
 
 # Colour-blind-safe (Okabe-Ito), readable on a projector: CPU blue, GPUs orange/green/purple...
 _CPU_COLOURS = ("#0072B2", "#56B4E9", "#009E73")
+_CPU_COLOURS_DARK = ("#56B4E9", "#0072B2", "#009E73")  # the light blue first: the dark one sinks into a dark plot
 _GPU_COLOURS = ("#D55E00", "#E69F00", "#CC79A7", "#009E73", "#F0E442")
 _SYMBOLS = ("o", "s", "t", "d", "+")
 
@@ -34,6 +35,17 @@ class LogAxis(pg.AxisItem):
         super().__init__(orientation, **kwargs)
         self.si_suffix: str | None = None  # "s" for times (10 µs, 1 ms); None for plain numbers
         self.enableAutoSIPrefix(False)  # the labels carry their own prefix (ms, µs)
+
+    def tickValues(self, minVal, maxVal, size):  # noqa: N802, N803 (pyqtgraph's names)
+        """pyqtgraph's log ticks sit at 1..9 x 10^k; a view spanning less (120 to 180 GFLOP/s, a CPU
+        at its plateau) would get no label at all, so such a view gets evenly spaced round values."""
+        ticks = super().tickValues(minVal, maxVal, size)
+        if not self.logMode or sum(len(values) for _, values in ticks) >= 2 or maxVal <= minVal:
+            return ticks
+        low, high = 10.0**minVal, 10.0**maxVal
+        step = _round_step((high - low) / 4)
+        first, last = math.ceil(low / step), math.floor(high / step)
+        return [(step, [math.log10(k * step) for k in range(first, last + 1) if k > 0])]
 
     def logTickStrings(self, values, scale, spacing):  # noqa: N802 (pyqtgraph's name)
         numbers = [10 ** float(v) * scale for v in values]
@@ -48,6 +60,12 @@ class LogAxis(pg.AxisItem):
         return f"{x:,.0f}" if x >= 1 else f"{x:.2g}"
 
 
+def _round_step(rough: float) -> float:
+    """The smallest 1, 2 or 5 x 10^k at least ``rough``."""
+    base = 10 ** math.floor(math.log10(rough))
+    return next(m * base for m in (1, 2, 5, 10) if m * base >= rough * (1 - 1e-9))
+
+
 def _is_125(x: float) -> bool:
     if x <= 0:
         return False
@@ -57,18 +75,25 @@ def _is_125(x: float) -> bool:
 
 def _plot_widget() -> pg.PlotWidget:
     axes = {"left": LogAxis("left"), "bottom": LogAxis("bottom")}
-    theme = current_theme()
-    widget = pg.PlotWidget(background=theme.plot_background, axisItems=axes)
+    widget = pg.PlotWidget(axisItems=axes)
     widget.setLogMode(x=True, y=True)
     widget.showGrid(x=True, y=True, alpha=0.25)
     font = QFont()
     font.setPointSize(11)
     for ax in axes.values():
-        ax.setTextPen(theme.plot_foreground)
-        ax.setPen(theme.plot_foreground)
         ax.setStyle(tickFont=font)
     axes["left"].setWidth(80)
+    _style_plot(widget, current_theme())
     return widget
+
+
+def _style_plot(widget: pg.PlotWidget, theme: Theme) -> None:
+    """Background and axis colours; called again when the theme changes."""
+    widget.setBackground(theme.plot_background)
+    for name in ("left", "bottom"):
+        axis = widget.getAxis(name)
+        axis.setTextPen(theme.plot_foreground)
+        axis.setPen(theme.plot_foreground)
 
 
 class BenchPlot(QWidget):
@@ -116,7 +141,8 @@ class BenchPlot(QWidget):
         self.legend.setPen(pg.mkPen(theme.border))
         # the legend stays top left: small sizes sit low in both views (short times, low
         # throughput), so that corner is the one left empty
-        self.speedup.addLegend(offset=(10, 10), labelTextSize="10pt", labelTextColor=theme.plot_foreground)
+        self.speedup_legend = self.speedup.addLegend(offset=(10, 10), labelTextSize="10pt",
+                                                     labelTextColor=theme.plot_foreground)
         self.speedup.setLabel("left", "speedup (×)", color=theme.plot_foreground, size="11pt")
         # tall enough for three decades of ticks and the legend above the break-even line
         self.speedup.setMinimumHeight(130)
@@ -154,6 +180,32 @@ class BenchPlot(QWidget):
 
     def set_points(self, points: list[Any]) -> None:
         self._series = build_series(points)
+        self._update_labels()
+        self._update_data()
+
+    def apply_theme(self, theme: Theme) -> None:
+        """Restyle for a new theme: backgrounds, axes, legends, and every line drawn anew (their
+        labels and symbol outlines carry the background colour)."""
+        for widget in (self.main, self.speedup):
+            _style_plot(widget, theme)
+        for legend in (self.legend, self.speedup_legend):
+            legend.setBrush(pg.mkBrush(theme.plot_background))
+            legend.setPen(pg.mkPen(theme.border))
+            legend.setLabelTextColor(theme.plot_foreground)
+        self._even_line.setPen(pg.mkPen(theme.muted, width=1.5, style=Qt.PenStyle.DashLine))
+        self._even_line.label.setColor(theme.muted)
+        self.speedup.setLabel("left", "speedup (×)", color=theme.plot_foreground, size="11pt")
+        for item in self._items.values():
+            self.main.removeItem(item)
+        for line in self._peak_lines.values():
+            self.main.removeItem(line)
+        for item in self._speedup_items.values():
+            self.speedup.removeItem(item)
+        self._items.clear()
+        self._peak_lines.clear()
+        self._speedup_items.clear()
+        self._colours.clear()
+        self._labels_key = ()
         self._update_labels()
         self._update_data()
 
@@ -218,10 +270,11 @@ class BenchPlot(QWidget):
         self._update_speedup()
 
     def _new_curve(self, s: Series, index: int) -> pg.PlotDataItem:
-        cpu_count = sum(1 for v, c in self._colours.items() if c in _CPU_COLOURS)
+        cpu_colours = _CPU_COLOURS_DARK if current_theme().name == "dark" else _CPU_COLOURS
+        cpu_count = sum(1 for v, c in self._colours.items() if c in cpu_colours)
         gpu_count = len(self._colours) - cpu_count
         if s.device == "cpu":
-            colour = _CPU_COLOURS[cpu_count % len(_CPU_COLOURS)]
+            colour = cpu_colours[cpu_count % len(cpu_colours)]
         else:
             colour = _GPU_COLOURS[gpu_count % len(_GPU_COLOURS)]
         self._colours[s.variant] = colour

@@ -104,7 +104,10 @@ class LaunchControls(QWidget):
 
         self.lesson_label = QLabel("")
         self.lesson_label.setWordWrap(True)
-        self.lesson_label.setStyleSheet("color: #374151; font-style: italic;")
+        self.lesson_label.setProperty("role", "caption")  # the theme's muted text colour
+        italic = self.lesson_label.font()
+        italic.setItalic(True)
+        self.lesson_label.setFont(italic)
         outer.addWidget(self.lesson_label)
 
         self.error_label = QLabel("")

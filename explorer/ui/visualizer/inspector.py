@@ -8,6 +8,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QGroupBox, QLabel, QVBoxLayout, QWidget
 
 from explorer.launch.schedule import ThreadInfo
+from explorer.ui.theme import current_theme
 
 HINT = "Hover over or click a block, a warp or a lane to see which thread it is and how it finds its element."
 
@@ -43,22 +44,23 @@ class Inspector(QGroupBox):
 
     def show_thread(self, info: ThreadInfo, pinned: bool) -> None:
         self.info = info
+        t = current_theme()
         if info.extent is not None:
             pos, e = info.global_position, info.extent
             where = f"({pos.x}, {pos.y})" if e.z == 1 else f"({pos.x}, {pos.y}, {pos.z})"
             size = f"{e.x} x {e.y}" if e.z == 1 else f"{e.x} x {e.y} x {e.z}"
             state = (
-                f"<span style='color:#b91c1c'><b>idle</b>: position {where} is outside the {size} problem, "
+                f"<span style='color:{t.error}'><b>idle</b>: position {where} is outside the {size} problem, "
                 "the bounds check skips it</span>"
                 if info.idle
-                else f"<span style='color:#1d4ed8'><b>works</b> on element {where} of {size}</span>"
+                else f"<span style='color:{t.accent}'><b>works</b> on element {where} of {size}</span>"
             )
         else:
             state = (
-                "<span style='color:#b91c1c'><b>idle</b>: its index is past N, the <code>if (i &lt; n)</code> "
+                f"<span style='color:{t.error}'><b>idle</b>: its index is past N, the <code>if (i &lt; n)</code> "
                 "skips it</span>"
                 if info.idle
-                else f"<span style='color:#1d4ed8'><b>works</b> on element {info.global_linear}</span>"
+                else f"<span style='color:{t.accent}'><b>works</b> on element {info.global_linear}</span>"
             )
         rows = [
             ("blockIdx", str(info.block_idx)),

@@ -33,7 +33,7 @@ class OccupancyView(QWidget):
         self.explain = QLabel("")
         self.explain.setWordWrap(True)
         self.explain.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        self.explain.setStyleSheet("font-size: 13px; color: #1f2937;")
+        self.explain.setStyleSheet("font-size: 13px;")
         lay.addWidget(self.explain)
         self.plots: dict[str, SweepGraph] = {}
         for key, title, xlabel in GRAPHS:

@@ -25,6 +25,7 @@ from explorer.launch.config import parse_launch
 from explorer.launch.limits import limits_for_device
 from explorer.launch.schedule import SCHEDULER_NOTE, LaunchPlan, plan_launch
 from explorer.ui.context import AppContext
+from explorer.ui.theme import Theme, current_theme
 from explorer.ui.visualizer.animation import DISPATCH, RUN, Animation
 from explorer.ui.visualizer.controls import LaunchControls
 from explorer.ui.visualizer.inspector import Inspector
@@ -118,7 +119,10 @@ class VisualizerPanel(QWidget):
         self.legend = Legend()
         note = QLabel("Which SM gets which block follows a simple round-robin model (hover for why).")
         note.setToolTip(SCHEDULER_NOTE)
-        note.setStyleSheet("color: #4b5563; font-size: 12px;")
+        note.setProperty("role", "caption")
+        small = note.font()
+        small.setPixelSize(12)
+        note.setFont(small)
         self.wave_bar.setToolTip(SCHEDULER_NOTE)
         centre = QWidget()
         cl = QVBoxLayout(centre)
@@ -243,7 +247,8 @@ class VisualizerPanel(QWidget):
         elif c.n is not None:
             idle = f" for N = {c.n:,}: <b>{plan.idle_threads:,} idle threads</b>"
         if idle and plan.uncovered_elements:
-            idle += f", <b style='color:#b91c1c'>{plan.uncovered_elements:,} elements never touched</b>"
+            idle += (f", <b style='color:{current_theme().error}'>{plan.uncovered_elements:,} elements "
+                     "never touched</b>")
         partial = ""
         if plan.last_warp_active_lanes != plan.warp_size:
             partial = f" (last warp partial: {plan.last_warp_active_lanes} of {plan.warp_size} lanes)"
@@ -402,6 +407,15 @@ class VisualizerPanel(QWidget):
         self.anim.seek(1 + DISPATCH + RUN * 0.4)
         self.select_thread(self.anim.plan.blocks_in_wave(1).start + 1, 0, 17)
         self._refresh()
+
+    def apply_theme(self, _theme: Theme) -> None:
+        """The labels carry theme colours in their rich text: write them again. The SM picture,
+        wave bar and graphs are a light canvas in both themes (like a projected whiteboard)."""
+        if self.plan is not None:
+            self.summary_label.setText(self._summary(self.plan))
+        if self._pinned is not None:
+            self.select_thread(*self._pinned)
+        self.legend.update()
 
     def shutdown(self) -> None:
         """Stop the clock and any real run (its child process is killed)."""

@@ -11,6 +11,7 @@ from PySide6.QtGui import QFont, QPainter, QPaintEvent
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QSizePolicy, QVBoxLayout, QWidget
 
 from explorer.launch.realrun import RealRunResult, run_real
+from explorer.ui.theme import current_theme
 from explorer.ui.visualizer import palette
 
 
@@ -180,7 +181,7 @@ class RealRunView(QWidget):
         self.finished.emit(result)
 
     def _show_error(self, message: str) -> None:
-        self.status.setStyleSheet("color: #991b1b;")
+        self.status.setStyleSheet(f"color: {current_theme().error};")
         self.status.setText(message)
         self.finished.emit(message)
 

@@ -7,7 +7,7 @@ grid that may hold two billion of them.
 from __future__ import annotations
 
 from PySide6.QtCore import QRectF, QSize, Qt
-from PySide6.QtGui import QFont, QPainter, QPaintEvent, QPen
+from PySide6.QtGui import QFont, QPainter, QPaintEvent, QPalette, QPen
 from PySide6.QtWidgets import QSizePolicy, QWidget
 
 from explorer.ui.visualizer import palette
@@ -123,7 +123,7 @@ class Legend(QWidget):
             p.setPen(QPen(palette.SM_BORDER, 1))
             p.setBrush(colour)
             p.drawRect(QRectF(x, y + 5, 16, 16))
-            p.setPen(palette.TEXT)
+            p.setPen(self.palette().color(QPalette.ColorRole.WindowText))  # on the window: the theme's text
             p.drawText(
                 QRectF(x + 22, y, 400, self.ROW_H),
                 Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter,
