@@ -34,23 +34,27 @@ class LogAxis(pg.AxisItem):
     def __init__(self, orientation: str, **kwargs: Any) -> None:
         super().__init__(orientation, **kwargs)
         self.si_suffix: str | None = None  # "s" for times (10 µs, 1 ms); None for plain numbers
+        self._round_ticks = False  # True while the view is under a decade and ticked at round steps
         self.enableAutoSIPrefix(False)  # the labels carry their own prefix (ms, µs)
 
     def tickValues(self, minVal, maxVal, size):  # noqa: N802, N803 (pyqtgraph's names)
-        """pyqtgraph's log ticks sit at 1..9 x 10^k; a view spanning less (120 to 180 GFLOP/s, a CPU
-        at its plateau) would get no label at all, so such a view gets evenly spaced round values."""
+        """pyqtgraph's log ticks sit at 1..9 x 10^k and only 1-2-5 are labelled: a view spanning less
+        than a decade (65 to 175 GFLOP/s, a CPU reaching its plateau) would have its upper half
+        bare, or no label at all. Such a view gets evenly spaced round values instead."""
         ticks = super().tickValues(minVal, maxVal, size)
-        if not self.logMode or sum(len(values) for _, values in ticks) >= 2 or maxVal <= minVal:
+        self._round_ticks = False
+        if not self.logMode or maxVal <= minVal or (maxVal - minVal >= 1.0 and sum(len(v) for _, v in ticks) >= 2):
             return ticks
+        self._round_ticks = True  # every one of these is labelled (see logTickStrings)
         low, high = 10.0**minVal, 10.0**maxVal
-        step = _round_step((high - low) / 4)
+        step = _round_step((high - low) / 8)
         first, last = math.ceil(low / step), math.floor(high / step)
         return [(step, [math.log10(k * step) for k in range(first, last + 1) if k > 0])]
 
     def logTickStrings(self, values, scale, spacing):  # noqa: N802 (pyqtgraph's name)
         numbers = [10 ** float(v) * scale for v in values]
         keep = [_is_125(x) for x in numbers]
-        if sum(keep) < 2:
+        if sum(keep) < 2 or self._round_ticks:
             keep = [True] * len(numbers)
         return [self._text(x) if k else "" for x, k in zip(numbers, keep, strict=True)]
 
