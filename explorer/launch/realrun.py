@@ -86,8 +86,8 @@ class RealRunResult:
 
     def summary(self) -> str:
         """One line for the UI's status: where it ran, what it found."""
-        where = "on the GPU" if self.backend == "gpu" else "under numba's CUDA simulator (no GPU here)"
-        parts = [f"Ran {self.n:,} elements {where} ({self.device_name}) in {self.kernel_s * 1000:.1f} ms"]
+        where = f"on the GPU ({self.device_name})" if self.backend == "gpu" else "under numba's CUDA simulator (no GPU here)"
+        parts = [f"Ran {self.n:,} elements {where} in {self.kernel_s * 1000:.1f} ms"]
         if self.untouched:
             parts.append(f"{self.untouched:,} elements untouched: the grid has too few threads")
         if self.written_twice:
