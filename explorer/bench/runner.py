@@ -161,6 +161,10 @@ def _describe_exit(code: int | None) -> str:
     return f"exited with code {code}"
 
 
+class _WorkerGone(Exception):
+    """The worker process ended (crash, kill, out of memory): its pipe closed or it is not alive."""
+
+
 class _Worker:
     def __init__(self, preload: tuple[str, ...], low_priority: bool = False) -> None:
         ctx = mp.get_context("spawn")
@@ -170,6 +174,18 @@ class _Worker:
         self.proc.start()
         child.close()
         self.ready = False
+
+    def receive(self, timeout_s: float) -> tuple | None:
+        """The next message, or None when none came within ``timeout_s``; raises ``_WorkerGone``
+        once the process has ended and nothing it sent is left to read."""
+        if self.conn.poll(timeout_s):
+            try:
+                return self.conn.recv()
+            except (EOFError, OSError):
+                raise _WorkerGone from None
+        if not self.proc.is_alive():
+            raise _WorkerGone
+        return None
 
     def stop(self, graceful: bool = True) -> None:
         if graceful and self.proc.is_alive():
@@ -263,16 +279,15 @@ class BenchRun:
         while time.monotonic() < deadline:
             if self.cancelled:
                 return None
-            if worker.conn.poll(POLL_S):
-                try:
-                    msg = worker.conn.recv()
-                except (EOFError, OSError):
-                    worker.proc.join(1.0)
-                    raise RuntimeError(f"the benchmark worker {_describe_exit(worker.proc.exitcode)} "
-                                       "while starting") from None
-                if msg[0] == "ready":
-                    worker.ready = True
-                    return worker
+            try:
+                msg = worker.receive(POLL_S)
+            except _WorkerGone:
+                worker.proc.join(1.0)
+                raise RuntimeError(f"the benchmark worker {_describe_exit(worker.proc.exitcode)} "
+                                   "while starting") from None
+            if msg is not None and msg[0] == "ready":
+                worker.ready = True
+                return worker
         worker.stop(graceful=False)
         raise RuntimeError("the benchmark worker did not start in time")
 
@@ -304,29 +319,21 @@ class BenchRun:
         while True:
             if self.cancelled:
                 return None
-            if worker.conn.poll(POLL_S):
-                try:
-                    msg = worker.conn.recv()
-                except (EOFError, OSError):
-                    if self.cancelled:
-                        return None
-                    worker.proc.join(2.0)
-                    how = _describe_exit(worker.proc.exitcode)
-                    self._replace_worker()
-                    return self._error(spec, f"the worker process {how} while measuring this point; "
-                                             "a new worker continues the run")
-                if msg[0] == "point":
-                    point = BenchPoint.from_dict(msg[1])
-                    if msg[2]:  # fatal: the CUDA context is unusable
-                        self._replace_worker()
-                    return point
-            elif not worker.proc.is_alive():
+            try:
+                msg = worker.receive(POLL_S)
+            except _WorkerGone:
                 if self.cancelled:
                     return None
+                worker.proc.join(2.0)
                 how = _describe_exit(worker.proc.exitcode)
                 self._replace_worker()
                 return self._error(spec, f"the worker process {how} while measuring this point; "
                                          "a new worker continues the run")
+            if msg is not None and msg[0] == "point":
+                point = BenchPoint.from_dict(msg[1])
+                if msg[2]:  # fatal: the CUDA context is unusable
+                    self._replace_worker()
+                return point
             if time.monotonic() > deadline:
                 self._replace_worker()
                 return self._error(spec, f"took longer than the time limit of {timeout:g} s; "
