@@ -34,6 +34,7 @@ from explorer.prefs import Prefs
 from explorer.ui.about import AboutDialog
 from explorer.ui.context import AppContext
 from explorer.ui.devices_panel import DevicesPanel
+from explorer.ui.shortcuts import ShortcutsDialog
 from explorer.ui.theme import apply_theme, current_theme
 from explorer.ui.workers import run_in_background
 
@@ -252,6 +253,10 @@ class MainWindow(QMainWindow):
         view_menu.addAction(self.refresh_action)
 
         help_menu = bar.addMenu("&Help")
+        keys = QAction("&Keyboard shortcuts", self)
+        keys.setShortcut(QKeySequence.StandardKey.HelpContents)
+        keys.triggered.connect(self.show_shortcuts)
+        help_menu.addAction(keys)
         about = QAction("&About Device Explorer", self)
         about.setMenuRole(QAction.MenuRole.AboutRole)
         about.triggered.connect(self.show_about)
@@ -284,6 +289,12 @@ class MainWindow(QMainWindow):
     def current_prefs(self) -> Prefs:
         return Prefs(theme=current_theme().name, panel=self.current_panel_key(),
                      width=self.width(), height=self.height())
+
+    def shortcuts_dialog(self) -> ShortcutsDialog:
+        return ShortcutsDialog(self.menuBar(), self)
+
+    def show_shortcuts(self) -> None:
+        self.shortcuts_dialog().exec()
 
     def about_dialog(self) -> AboutDialog:
         return AboutDialog(self.context.discovery, self)

@@ -57,7 +57,7 @@ def test_window_has_three_areas_menus_and_shortcuts(make_window, no_gpu_discover
     assert view["Launch visualizer"].shortcut() == QKeySequence("Ctrl+2")
     assert view["Benchmarks"].shortcut() == QKeySequence("Ctrl+3")
     assert {"Dark theme", "Refresh devices"} <= set(view)
-    assert [a.text().replace("&", "") for a in _menu(window, "Help").actions()] == ["About Device Explorer"]
+    assert [a.text().replace("&", "") for a in _menu(window, "Help").actions()] == ["Keyboard shortcuts", "About Device Explorer"]
     assert window.current_panel_key() == "devices"
     assert window.export_action.isEnabled()  # the Devices panel exports its JSON
 
@@ -338,3 +338,24 @@ def test_every_label_is_readable_in_both_themes(make_window, no_gpu_discovery, q
         assert poor == []
     finally:
         window.set_theme("light")
+
+
+def test_help_lists_the_keys_as_they_are_bound(make_window, no_gpu_discovery):
+    from PySide6.QtGui import QKeySequence
+
+    from explorer.ui.visualizer.panel import KEYS
+
+    window = make_window(no_gpu_discovery, discover_on_show=False)
+    help_action = next(a for a in _menu(window, "Help").actions() if a.text().replace("&", "") == "Keyboard shortcuts")
+    assert help_action.shortcut() == QKeySequence(QKeySequence.StandardKey.HelpContents)
+    dialog = window.shortcuts_dialog()
+    sections = dict(dialog.sections)
+    assert ("Ctrl+2", "Launch visualizer") in sections["Window"]
+    assert ("Ctrl+Shift+D", "Dark theme") in sections["Window"]
+    visualizer = sections["Launch visualizer (while it has the focus)"]
+    assert ("Space", "play / pause the animation") in visualizer
+    assert len(visualizer) == sum(1 for _k, words, _m, _a in KEYS if words)  # aliases are not listed twice
+    window.show_panel("visualizer")
+    panel = window.panels["visualizer"]
+    assert sorted(s.key().toString() for s in panel._shortcuts) == sorted(QKeySequence(k).toString() for k, *_ in KEYS)
+    assert "Shift+Right" in dialog.label.text()

@@ -42,6 +42,24 @@ RIGHT_WIDTH = 290
 ZOOMS = (1.0, 1.5, 2.0, 3.0)
 
 
+#: the panel's keys: (key sequence, what it does, method, arguments); an empty description marks an
+#: alias (= for +, as on keyboards where + needs Shift). Help > Keyboard shortcuts lists the rest.
+KEYS: tuple[tuple[str, str, str, tuple[int, ...]], ...] = (
+    ("Space", "play / pause the animation", "toggle_play", ()),
+    ("Right", "next wave", "step_wave", (1,)),
+    ("Left", "previous wave", "step_wave", (-1,)),
+    ("Shift+Right", "next block", "step_block", (1,)),
+    ("Shift+Left", "previous block", "step_block", (-1,)),
+    ("+", "faster", "change_speed", (1,)),
+    ("=", "", "change_speed", (1,)),
+    ("-", "slower", "change_speed", (-1,)),
+    ("Home", "restart from the first wave", "restart", ()),
+    ("Ctrl++", "zoom in on the SMs", "zoom", (1,)),
+    ("Ctrl+=", "", "zoom", (1,)),
+    ("Ctrl+-", "zoom out", "zoom", (-1,)),
+)
+
+
 class VisualizerPanel(QWidget):
     """``VisualizerPanel(context, parent)``: the main window's "Launch visualizer" tab."""
 
@@ -167,25 +185,11 @@ class VisualizerPanel(QWidget):
         self.grid.clicked.connect(lambda hit: self._inspect(hit, pin=True))
         self.realrun_view.button.clicked.connect(self.run_for_real)
         context.discovery_changed.connect(lambda _d: self._load_devices())
-        shortcuts = (
-            ("Space", self.toggle_play),
-            ("Right", lambda: self.step_wave(1)),
-            ("Left", lambda: self.step_wave(-1)),
-            ("Shift+Right", lambda: self.step_block(1)),
-            ("Shift+Left", lambda: self.step_block(-1)),
-            ("+", lambda: self.change_speed(1)),
-            ("=", lambda: self.change_speed(1)),
-            ("-", lambda: self.change_speed(-1)),
-            ("Home", self.restart),
-            ("Ctrl++", lambda: self.zoom(1)),
-            ("Ctrl+=", lambda: self.zoom(1)),
-            ("Ctrl+-", lambda: self.zoom(-1)),
-        )
         self._shortcuts = []
-        for keys, slot in shortcuts:
+        for keys, _words, method, args in KEYS:
             sc = QShortcut(QKeySequence(keys), self)
             sc.setContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
-            sc.activated.connect(slot)
+            sc.activated.connect(lambda m=method, a=args: getattr(self, m)(*a))
             self._shortcuts.append(sc)
 
         self._load_devices()
