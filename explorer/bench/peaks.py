@@ -87,19 +87,11 @@ class PeakBasis:
 
 
 def peak_basis(device: str, unit: str, workload: str = "") -> PeakBasis:
-    """Read from the device record's own notes, which say how its peak was derived."""
+    """Taken from the device record, which says how it worked its peak out (an empty basis: a figure
+    read off, not derived)."""
     if workload == "copies":
         return PeakBasis("PCIe link maximum (generation x lanes)", False)
     rec = device_record(device)
-    notes = [n.lower() for n in getattr(rec, "notes", None) or []]
-    if unit == "GFLOP/s":
-        if device == "cpu":
-            if any("advertised clock" in n for n in notes):
-                return PeakBasis("estimate from advertised clock", True)
-            return PeakBasis("estimate from maximum clock", True)
-        if any("theoretical" in n and "fp32" in n for n in notes):
-            return PeakBasis("theoretical, from compute-capability tables", True)
-        return PeakBasis("", False)
-    if unit == "GB/s" and any("memory bandwidth is the theoretical" in n for n in notes):
-        return PeakBasis("theoretical, from memory clock and bus width", True)
-    return PeakBasis("", False)
+    field = {"GFLOP/s": "fp32_peak_basis", "GB/s": "memory_bandwidth_basis"}.get(unit)
+    text = getattr(rec, field, "") if field else ""
+    return PeakBasis(text, bool(text))

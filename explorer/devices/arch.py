@@ -52,6 +52,7 @@ def fill_from_compute_capability(device: Device) -> None:
             device.mark_unavailable("fp32_peak_gflops", "needs SM count, FP32 cores per SM and the maximum SM clock")
         else:
             device.fp32_peak_gflops = peak
+            device.fp32_peak_basis = "theoretical, from compute-capability tables"
             device.notes.append(
                 f"FP32 peak {peak:,.0f} GFLOP/s is theoretical: {device.sm_count} SMs x {device.cuda_cores_per_sm} "
                 f"FP32 cores x 2 FLOP per FMA x {device.clock_sm_max_mhz} MHz ({FP32_SOURCE})."

@@ -119,7 +119,8 @@ def probe_cpu(*, psutil_module: Any = None, cpuinfo_info: dict[str, Any] | None 
     if freq is not None and freq.max:
         details.frequency_max_mhz = float(freq.max)
     advertised = (info.get("hz_advertised") or [0])[0]
-    if details.frequency_max_mhz is None and advertised:
+    clock_advertised = details.frequency_max_mhz is None and bool(advertised)
+    if clock_advertised:
         details.frequency_max_mhz = advertised / 1e6
         device.notes.append("Maximum clock is the advertised clock from py-cpuinfo; the OS does not report a boost clock.")
     if details.frequency_mhz is None:
@@ -141,6 +142,7 @@ def probe_cpu(*, psutil_module: Any = None, cpuinfo_info: dict[str, Any] | None 
         estimate = theoretical_fp32_gflops(details.physical_cores, details.frequency_max_mhz, details.isa_flags)
     if estimate:
         device.fp32_peak_gflops, how = round(estimate[0], 1), estimate[1]
+        device.fp32_peak_basis = "estimate from advertised clock" if clock_advertised else "estimate from maximum clock"
         device.notes.append(how)
     else:
         device.mark_unavailable("fp32_peak_gflops", "needs the core count and the maximum clock")

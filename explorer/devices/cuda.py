@@ -182,6 +182,7 @@ def _device_from_numba(gpu: Any, index: int) -> Device:
     if dev.memory_bus_width_bits and dev.clock_memory_max_mhz:
         # CUDA reports the memory clock such that bytes/s = 2 x clock x bus width / 8 (double data rate).
         dev.memory_bandwidth_gbps = round(2 * dev.clock_memory_max_mhz * 1e6 * dev.memory_bus_width_bits / 8 / 1e9, 1)
+        dev.memory_bandwidth_basis = "theoretical, from memory clock and bus width"
         dev.notes.append(
             "Memory bandwidth is the theoretical peak from CUDA's memory clock and bus width "
             "(2 x clock x width / 8), not a measurement."

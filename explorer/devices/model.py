@@ -101,12 +101,15 @@ class Device:
     clock_sm_max_mhz: int | None = None  # boost / max
     clock_sm_base_mhz: int | None = None  # catalog: the sheet's base clock
     fp32_peak_gflops: float | None = None
+    #: how that peak was had where it is worked out rather than read off a sheet (benchmarks label it)
+    fp32_peak_basis: str = ""
     # memory
     memory_total_bytes: int | None = None
     memory_bus_width_bits: int | None = None
     clock_memory_mhz: int | None = None
     clock_memory_max_mhz: int | None = None
     memory_bandwidth_gbps: float | None = None  # GB/s, 1e9 bytes per second
+    memory_bandwidth_basis: str = ""  # as fp32_peak_basis
     memory_type: str | None = None
     # bus
     pcie_generation: int | None = None

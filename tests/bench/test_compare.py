@@ -71,3 +71,20 @@ def test_a_reported_peak_is_not_called_an_estimate():
     assert "estimate" not in peak_tooltip(series)
     assert peak_share_text(p) == "76% of peak 15.8 GB/s"
     assert peak_share_text(pt("cpu", "cpu", 64, 1e-3, throughput=5.0)) == ""  # no peak known
+
+
+def test_peak_basis_is_the_device_records_own(monkeypatch):
+    """The label comes from the field the device probe set beside the peak, not from its notes."""
+    from explorer.bench import peaks
+    from explorer.devices.model import Device
+
+    cpu = Device(kind="cpu", name="CPU", key="cpu", fp32_peak_gflops=143.7,
+                 fp32_peak_basis="estimate from advertised clock", notes=["a note that says nothing of clocks"])
+    gpu = Device(kind="cuda", name="GPU", key="cuda:0", fp32_peak_gflops=19500.0, memory_bandwidth_gbps=1555.0,
+                 memory_bandwidth_basis="theoretical, from memory clock and bus width")
+    monkeypatch.setattr(peaks, "device_record", {"cpu": cpu, "cuda:0": gpu}.get)
+    assert peaks.peak_basis("cpu", "GFLOP/s") == peaks.PeakBasis("estimate from advertised clock", True)
+    assert peaks.peak_basis("cuda:0", "GB/s") == peaks.PeakBasis("theoretical, from memory clock and bus width", True)
+    assert peaks.peak_basis("cuda:0", "GFLOP/s") == peaks.PeakBasis("", False)  # no basis: not called an estimate
+    assert peaks.peak_basis("cuda:0", "GB/s", "copies").text == "PCIe link maximum (generation x lanes)"
+    assert peaks.peak_basis("cuda:1", "GFLOP/s") == peaks.PeakBasis("", False)  # no record at all

@@ -21,6 +21,7 @@ def test_present_gpu_shows_architecture_and_theoretical_peak():
     expected = gpu.sm_count * 64 * 2 * gpu.clock_sm_max_mhz / 1000
     assert gpu.fp32_peak_gflops == expected
     assert any("theoretical" in n for n in gpu.notes)
+    assert gpu.fp32_peak_basis == "theoretical, from compute-capability tables"
 
 
 def test_unknown_compute_capability_is_said_not_guessed():

@@ -47,6 +47,7 @@ def test_fp32_estimate_is_derived_and_labelled():
     # 8 cores x 5.0 GHz x (8 AVX lanes x 2 FLOP per FMA x 2 FMA pipes) = 1280 GFLOP/s
     assert cpu.fp32_peak_gflops == pytest.approx(1280.0)
     assert any("theoretical FP32 peak estimate" in n and "not a measurement" in n for n in cpu.notes)
+    assert cpu.fp32_peak_basis == "estimate from maximum clock"  # the OS reported the maximum
 
 
 def test_avx512_counts_sixteen_lanes():
@@ -58,7 +59,7 @@ def test_avx512_counts_sixteen_lanes():
 def test_missing_clock_leaves_peak_unknown_with_reasons():
     info = dict(INTEL, hz_advertised=[0, 0])
     cpu = probe_cpu(psutil_module=_psutil(freq=None), cpuinfo_info=info)
-    assert cpu.fp32_peak_gflops is None
+    assert cpu.fp32_peak_gflops is None and cpu.fp32_peak_basis == ""
     assert {"frequency_mhz", "frequency_max_mhz", "fp32_peak_gflops"} <= set(cpu.unavailable)
 
 
@@ -66,6 +67,7 @@ def test_max_clock_falls_back_to_advertised():
     cpu = probe_cpu(psutil_module=_psutil(freq=(2245.0, 0.0)), cpuinfo_info=INTEL)
     assert cpu.clock_sm_max_mhz == 3600
     assert any("advertised" in n for n in cpu.notes)
+    assert cpu.fp32_peak_basis == "estimate from advertised clock"
 
 
 def test_arm_without_reported_flags_still_has_neon():

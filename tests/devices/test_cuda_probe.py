@@ -62,6 +62,7 @@ def test_numba_attributes_fill_block_and_grid_limits():
     assert dev.clock_memory_max_mhz == 4001
     # 2 x 4001 MHz x 128 bit / 8 = 128.0 GB/s, the GTX 1650's published figure
     assert dev.memory_bandwidth_gbps == 128.0
+    assert dev.memory_bandwidth_basis == "theoretical, from memory clock and bus width"
 
 
 def test_simulator_is_reported_not_probed(monkeypatch):
