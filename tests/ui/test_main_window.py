@@ -151,6 +151,9 @@ def test_missing_panel_module_is_reported_not_raised():
     assert cls is None
     assert "explorer.ui.no_such_panel is missing" in reason
     assert {p.key for p in PAGES} == {"devices", "visualizer", "benchmarks"}
+    from explorer.cli import PANELS
+
+    assert tuple(p.key for p in PAGES) == PANELS  # the CLI's --panel choices and the saved panel are the tabs, in order
 
 
 def test_window_opens_without_torch_or_numba():
