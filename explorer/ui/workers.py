@@ -32,7 +32,3 @@ def run_in_background(
     worker.finished.connect(lambda: _running.discard(worker))
     worker.start()
     return worker
-
-
-def running_workers() -> int:
-    return len(_running)

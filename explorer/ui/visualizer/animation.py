@@ -214,6 +214,3 @@ class Animation:
         if not 0 <= lane < plan.warp_active_lanes(block, warp):
             return None
         return plan.thread(block, warp * plan.warp_size + lane)
-
-    def wave_of_time(self) -> int:
-        return min(math.floor(self.t), self.waves)
