@@ -33,6 +33,7 @@ from explorer.ui.bench.export import export_png
 from explorer.ui.bench.plot import BenchPlot
 from explorer.ui.bench.stream import RunStream
 from explorer.ui.bench.table import ResultsTable
+from explorer.ui.panel import ExportFormat, Panel
 from explorer.ui.theme import Theme
 
 log = logging.getLogger(__name__)
@@ -45,7 +46,7 @@ SCREENSHOT_SHARE = 2 / 3
 SCREENSHOT_WAIT_S = 240.0
 
 
-class BenchPanel(QWidget):
+class BenchPanel(Panel):
     #: emitted when a run ends (finished, stopped or failed), after the last point is shown
     run_finished = Signal()
 
@@ -135,6 +136,7 @@ class BenchPanel(QWidget):
             return False
         self._show_message(None)
         self.table.results.set_points([])
+        self.exports_changed.emit()
         self.plot.set_points([])
         self._total = 0
         self.progress_bar.setRange(0, 0)  # busy until the first progress record gives the total
@@ -165,6 +167,20 @@ class BenchPanel(QWidget):
     def apply_theme(self, theme: Theme) -> None:
         self.plot.apply_theme(theme)
         self.table.viewport().update()  # error rows take their colours from the theme when painted
+
+    EXPORTS = (
+        ExportFormat("csv", "CSV table", ".csv"),
+        ExportFormat("json", "JSON", ".json"),
+        ExportFormat("png", "PNG picture of the plots", ".png"),
+    )
+
+    def export_formats(self) -> tuple[ExportFormat, ...]:
+        """CSV, JSON and PNG once there is a point to write; nothing before the first one."""
+        return self.EXPORTS if self.points else ()
+
+    def export(self, path: Path, fmt: ExportFormat) -> Path:
+        writers = {"csv": self.export_csv, "json": self.export_json, "png": self.export_png}
+        return writers[fmt.key](path)
 
     def export_csv(self, path: str | Path) -> Path:
         return export.export_csv(self.points, path)
@@ -225,6 +241,8 @@ class BenchPanel(QWidget):
         # The table row now, the plot on the next turn of the event loop: two short steps
         # instead of one long one, and points arriving together are drawn once.
         self.table.results.append(point)
+        if len(self.points) == 1:
+            self.exports_changed.emit()
         if not self._plot_pending:
             self._plot_pending = True
             QTimer.singleShot(0, self._refresh_plot)
@@ -292,6 +310,7 @@ class BenchPanel(QWidget):
         except UserError:
             pass
         self.table.results.set_points(points)
+        self.exports_changed.emit()
         self.plot.set_points(points)
         self.progress_bar.setRange(0, len(points))
         self.progress_bar.setValue(len(points))

@@ -34,6 +34,7 @@ from explorer.ui import formatting as fmt
 from explorer.ui.context import AppContext
 from explorer.ui.device_details import DeviceDetails
 from explorer.ui.live_monitor import LiveMonitor
+from explorer.ui.panel import ExportFormat, Panel
 from explorer.ui.theme import Theme, current_theme
 from explorer.ui.widgets import Banner, set_role
 
@@ -78,11 +79,11 @@ def list_summary(device: Device) -> str:
     return " · ".join(parts)
 
 
-class DevicesPanel(QWidget):
+class DevicesPanel(Panel):
     #: the user asked to look for devices again (the main window runs discovery)
     refresh_requested = Signal()
 
-    export_filter = "JSON (*.json)"
+    EXPORT_JSON = ExportFormat("json", "JSON (devices --json --catalog)", ".json")
 
     def __init__(
         self,
@@ -302,7 +303,10 @@ class DevicesPanel(QWidget):
         if self.context.discovery is not None:
             self._fill_list(self.context.discovery)
 
-    def export(self, path: Path) -> Path:
+    def export_formats(self) -> tuple[ExportFormat, ...]:
+        return (self.EXPORT_JSON,)
+
+    def export(self, path: Path, fmt: ExportFormat = EXPORT_JSON) -> Path:
         """Write what discovery found (the same JSON as ``device-explorer devices --json --catalog``)."""
         if self.context.discovery is None:
             raise UserError("nothing to export yet: devices are still being discovered")

@@ -20,7 +20,6 @@ from PySide6.QtGui import QAction, QActionGroup, QCloseEvent, QKeySequence
 from PySide6.QtWidgets import (
     QApplication,
     QFileDialog,
-    QLabel,
     QMainWindow,
     QMessageBox,
     QTabWidget,
@@ -34,6 +33,7 @@ from explorer.prefs import Prefs
 from explorer.ui.about import AboutDialog
 from explorer.ui.context import AppContext
 from explorer.ui.devices_panel import DevicesPanel
+from explorer.ui.panel import ExportFormat, Panel, UnavailablePanel
 from explorer.ui.shortcuts import ShortcutsDialog
 from explorer.ui.theme import apply_theme, current_theme
 from explorer.ui.workers import run_in_background
@@ -67,7 +67,7 @@ def _default_discover() -> Discovery:
     return discover(include_catalog=True)
 
 
-def load_panel_class(spec: PageSpec) -> tuple[type | None, str]:
+def load_panel_class(spec: PageSpec) -> tuple[type[Panel] | None, str]:
     """The panel class for a page, or ``None`` and the reason it is not in this build."""
     reasons = []
     for module_name, class_name in spec.sources:
@@ -80,10 +80,13 @@ def load_panel_class(spec: PageSpec) -> tuple[type | None, str]:
             return None, f"{module_name} could not be imported: {exc}"
         except ImportError as exc:
             return None, f"{module_name} could not be imported: {exc}"
-        cls = getattr(module, class_name, None)
-        if cls is not None:
+        cls = vars(module).get(class_name)
+        if isinstance(cls, type) and issubclass(cls, Panel):
             return cls, ""
-        reasons.append(f"{module_name} has no {class_name}")
+        if cls is None:
+            reasons.append(f"{module_name} has no {class_name}")
+        else:
+            reasons.append(f"{module_name}.{class_name} is not a Panel")
     return None, "; ".join(reasons)
 
 
@@ -120,7 +123,7 @@ class MainWindow(QMainWindow):
         self._discover_fn = discover_fn or _default_discover
         self._discovering = False
         self._discover_on_show = discover_on_show and self.context.discovery is None
-        self.panels: dict[str, QWidget] = {}
+        self.panels: dict[str, Panel] = {}
         self._containers: dict[str, QWidget] = {}
 
         # Tabs, not a sidebar: the panels need every pixel of width a 1280x800 projector gives.
@@ -155,44 +158,29 @@ class MainWindow(QMainWindow):
         self.resize(1280, 800)
 
     # ----- pages
-    def _install_panel(self, key: str, widget: QWidget) -> None:
+    def _install_panel(self, key: str, widget: Panel) -> None:
         self.panels[key] = widget
+        widget.exports_changed.connect(self._update_export_action)
         self._containers[key].layout().addWidget(widget)
 
-    def _ensure_panel(self, key: str) -> QWidget:
+    def _ensure_panel(self, key: str) -> Panel:
         if key in self.panels:
             return self.panels[key]
         spec = next(p for p in PAGES if p.key == key)
         cls, reason = load_panel_class(spec)
-        widget: QWidget
+        widget: Panel
         if cls is None:
-            widget = self._unavailable(spec.title, "is not available in this build.", reason)
+            widget = UnavailablePanel(f"{spec.title} is not available in this build.", reason)
         else:
             try:
                 widget = cls(self.context)
             except Exception as exc:  # a broken panel must not take the window down
                 traceback.print_exc(file=sys.stderr)
-                widget = self._unavailable(spec.title, "could not be opened.", f"{type(exc).__name__}: {exc}")
+                widget = UnavailablePanel(f"{spec.title} could not be opened.", f"{type(exc).__name__}: {exc}")
         self._install_panel(key, widget)
         return widget
 
-    def _unavailable(self, title: str, what: str, reason: str) -> QWidget:
-        holder = QWidget()
-        layout = QVBoxLayout(holder)
-        layout.setContentsMargins(32, 32, 32, 32)
-        heading = QLabel(f"{title} {what}")
-        heading.setProperty("role", "pageTitle")
-        heading.setWordWrap(True)
-        detail = QLabel(reason)
-        detail.setProperty("role", "muted")
-        detail.setWordWrap(True)
-        layout.addWidget(heading)
-        layout.addWidget(detail)
-        layout.addStretch(1)
-        holder.setProperty("unavailable", True)
-        return holder
-
-    def show_panel(self, key: str) -> QWidget:
+    def show_panel(self, key: str) -> Panel:
         """Select a page by its CLI name ("devices", "visualizer", "benchmarks") and return its panel."""
         if key not in PAGE_KEYS:
             raise UserError(f"unknown panel {key!r}; choose one of {', '.join(PAGE_KEYS)}")
@@ -206,7 +194,7 @@ class MainWindow(QMainWindow):
     def current_panel_key(self) -> str:
         return PAGE_KEYS[max(self.tabs.currentIndex(), 0)]
 
-    def current_panel(self) -> QWidget:
+    def current_panel(self) -> Panel:
         return self._ensure_panel(self.current_panel_key())
 
     def _on_page_selected(self, index: int) -> None:
@@ -215,7 +203,12 @@ class MainWindow(QMainWindow):
         key = PAGE_KEYS[index]
         self._ensure_panel(key)
         self._page_actions[key].setChecked(True)
-        self.export_action.setEnabled(self._can_export(self.panels[key]))
+        self._update_export_action()
+
+    def _update_export_action(self) -> None:
+        key = self.current_panel_key()
+        panel = self.panels.get(key)
+        self.export_action.setEnabled(panel is not None and bool(panel.export_formats()))
 
     # ----- menus
     def _build_menus(self) -> None:
@@ -267,9 +260,7 @@ class MainWindow(QMainWindow):
         if isinstance(app, QApplication):
             theme = apply_theme(app, name)
             for panel in self.panels.values():
-                hook = getattr(panel, "apply_theme", None)
-                if callable(hook):
-                    hook(theme)
+                panel.apply_theme(theme)
         self.dark_action.blockSignals(True)
         self.dark_action.setChecked(current_theme().name == "dark")
         self.dark_action.blockSignals(False)
@@ -303,29 +294,28 @@ class MainWindow(QMainWindow):
         self.about_dialog().exec()
 
     # ----- export
-    @staticmethod
-    def _can_export(panel: QWidget) -> bool:
-        return callable(getattr(panel, "export_dialog", None)) or callable(getattr(panel, "export", None))
-
     def export_current(self) -> None:
+        """File > Export: a save dialog offering every format the current page can write."""
         panel = self.current_panel()
-        custom = getattr(panel, "export_dialog", None)
-        if callable(custom):
-            custom()
+        formats = panel.export_formats()
+        if not formats:
             return
-        export = getattr(panel, "export", None)
-        if not callable(export):
+        filters = [f.name_filter for f in formats]
+        path_text, chosen = QFileDialog.getSaveFileName(self, "Export", str(Path.home()), ";;".join(filters))
+        if not path_text:
             return
-        name_filter = getattr(panel, "export_filter", "All files (*)")
-        path, _ = QFileDialog.getSaveFileName(self, "Export", str(Path.home()), name_filter)
-        if not path:
-            return
+        fmt = formats[filters.index(chosen)] if chosen in filters else formats[0]
+        self.export_to(panel, fmt.with_suffix(Path(path_text)), fmt)
+
+    def export_to(self, panel: Panel, path: Path, fmt: ExportFormat) -> Path | None:
+        """Write ``panel``'s export and say where in the status bar; a failure is a message box."""
         try:
-            written = export(Path(path))
+            written = panel.export(path, fmt)
         except (UserError, OSError) as exc:
             QMessageBox.warning(self, "Export failed", str(exc))
-            return
-        self.statusBar().showMessage(f"Exported to {written or path}", 8000)
+            return None
+        self.statusBar().showMessage(f"Exported to {written}", 8000)
+        return written
 
     # ----- devices
     def start_discovery(self) -> None:
@@ -364,16 +354,12 @@ class MainWindow(QMainWindow):
 
     # ----- screenshots and shutdown
     def prepare_screenshot(self) -> None:
-        hook = getattr(self.current_panel(), "prepare_screenshot", None)
-        if callable(hook):
-            hook()
+        self.current_panel().prepare_screenshot()
 
     def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802 (Qt API)
         for panel in self.panels.values():
-            hook = getattr(panel, "shutdown", None)
-            if callable(hook):
-                try:
-                    hook()
-                except Exception:
-                    traceback.print_exc(file=sys.stderr)
+            try:
+                panel.shutdown()
+            except Exception:
+                traceback.print_exc(file=sys.stderr)
         super().closeEvent(event)

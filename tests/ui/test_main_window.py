@@ -362,3 +362,46 @@ def test_help_lists_the_keys_as_they_are_bound(make_window, no_gpu_discovery):
     panel = window.panels["visualizer"]
     assert sorted(s.key().toString() for s in panel._shortcuts) == sorted(QKeySequence(k).toString() for k, *_ in KEYS)
     assert "Shift+Right" in dialog.label.text()
+
+
+def test_every_page_is_a_panel_and_export_follows_what_the_page_can_write(make_window, no_gpu_discovery,
+                                                                           tmp_path, monkeypatch):
+    """The window talks to pages through ``Panel`` only: File > Export is offered on the Benchmarks
+    tab once it has results (CSV, JSON, PNG), greyed out on the visualizer, and writes the format
+    picked in the save dialog, adding its suffix to a name typed without one."""
+    from PySide6.QtWidgets import QFileDialog
+
+    from explorer.bench.results import BenchPoint
+    from explorer.ui.panel import Panel
+
+    for spec in PAGES:
+        cls, reason = load_panel_class(spec)
+        assert cls is not None and issubclass(cls, Panel), reason
+
+    window = make_window(no_gpu_discovery, discover_on_show=False)
+    window.show()
+    window.show_panel("visualizer")
+    assert not window.export_action.isEnabled()
+    bench = window.show_panel("benchmarks")
+    bench.table.results.set_points([])
+    bench.exports_changed.emit()
+    assert not window.export_action.isEnabled()  # nothing measured yet, nothing to write
+    bench.table.results.append(BenchPoint(workload="matmul", variant="cpu", device="cpu", size=64,
+                                          size_label="n=64", median_s=1e-5, spread_s=1e-7, repeats=5,
+                                          throughput=52.4, throughput_unit="GFLOP/s"))
+
+    bench.exports_changed.emit()
+    assert window.export_action.isEnabled()
+    assert [f.key for f in bench.export_formats()] == ["csv", "json", "png"]
+
+    asked = {}
+
+    def fake_dialog(_parent, _title, _dir, filters):
+        asked["filters"] = filters.split(";;")
+        return str(tmp_path / "run"), asked["filters"][1]  # the user picks JSON and types no suffix
+
+    monkeypatch.setattr(QFileDialog, "getSaveFileName", staticmethod(fake_dialog))
+    window.export_action.trigger()
+    assert asked["filters"] == ["CSV table (*.csv)", "JSON (*.json)", "PNG picture of the plots (*.png)"]
+    data = json.loads((tmp_path / "run.json").read_text())
+    assert data["points"][0]["throughput"] == 52.4

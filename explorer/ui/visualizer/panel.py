@@ -25,6 +25,7 @@ from explorer.launch.config import parse_launch
 from explorer.launch.limits import limits_for_device
 from explorer.launch.schedule import SCHEDULER_NOTE, LaunchPlan, plan_launch
 from explorer.ui.context import AppContext
+from explorer.ui.panel import Panel
 from explorer.ui.theme import Theme, current_theme
 from explorer.ui.visualizer.animation import DISPATCH, RUN, Animation
 from explorer.ui.visualizer.controls import LaunchControls
@@ -60,7 +61,7 @@ KEYS: tuple[tuple[str, str, str, tuple[int, ...]], ...] = (
 )
 
 
-class VisualizerPanel(QWidget):
+class VisualizerPanel(Panel):
     """``VisualizerPanel(context, parent)``: the main window's "Launch visualizer" tab."""
 
     def __init__(self, context: AppContext, parent: QWidget | None = None) -> None:

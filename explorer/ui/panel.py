@@ -1,0 +1,85 @@
+"""The one interface the main window uses to talk to a page (Devices, Launch visualizer, ...).
+
+Every page derives from ``Panel``; the window calls these methods and nothing else, so a page
+never has to guess what the window will look for (and the window never probes a page with
+``getattr``). The defaults do nothing, so a page implements only what it has: a page with no
+``export_formats`` gets File > Export greyed out, one with several gets a save dialog listing
+each format.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from PySide6.QtCore import Signal
+from PySide6.QtWidgets import QWidget
+
+from explorer.ui.theme import Theme
+
+
+@dataclass(frozen=True)
+class ExportFormat:
+    """One kind of file a page can write: what File > Export offers and the page then writes."""
+
+    key: str  # "csv", "json", "png": stable, used by the page to pick its writer
+    label: str  # words in the save dialog: "CSV table"
+    suffix: str  # ".csv": added to a file name typed without it
+
+    @property
+    def name_filter(self) -> str:
+        """The Qt file-dialog filter, e.g. ``CSV table (*.csv)``."""
+        return f"{self.label} (*{self.suffix})"
+
+    def with_suffix(self, path: Path) -> Path:
+        """``path`` itself when it already ends in this format's suffix, else with it added."""
+        return path if path.suffix.lower() == self.suffix else path.with_name(path.name + self.suffix)
+
+
+class Panel(QWidget):
+    """A page of the main window. Subclasses override what applies to them."""
+
+    #: what ``export_formats`` returns has changed (e.g. the first result arrived): the window
+    #: re-reads it to enable or grey out File > Export
+    exports_changed = Signal()
+
+    def apply_theme(self, theme: Theme) -> None:
+        """The user switched between light and dark: redraw whatever does not follow the palette."""
+
+    def export_formats(self) -> tuple[ExportFormat, ...]:
+        """The files File > Export can write for this page now; empty greys the menu item out."""
+        return ()
+
+    def export(self, path: Path, fmt: ExportFormat) -> Path:
+        """Write the page's content as ``fmt`` to ``path``; returns the path written.
+
+        Raises ``UserError`` (or ``OSError``) with words for the user when it cannot.
+        """
+        raise NotImplementedError(f"{type(self).__name__} has no {fmt.key} export")
+
+    def prepare_screenshot(self) -> None:
+        """Put the page in the state ``device-explorer screenshot`` should show."""
+
+    def shutdown(self) -> None:
+        """The window is closing: stop timers, runs and child processes. Must not raise."""
+
+
+class UnavailablePanel(Panel):
+    """Stands in for a page that is missing from this build or failed to open, saying why."""
+
+    def __init__(self, heading: str, reason: str, parent: QWidget | None = None) -> None:
+        from PySide6.QtWidgets import QLabel, QVBoxLayout
+
+        super().__init__(parent)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(32, 32, 32, 32)
+        title = QLabel(heading)
+        title.setProperty("role", "pageTitle")
+        title.setWordWrap(True)
+        detail = QLabel(reason)
+        detail.setProperty("role", "muted")
+        detail.setWordWrap(True)
+        layout.addWidget(title)
+        layout.addWidget(detail)
+        layout.addStretch(1)
+        self.setProperty("unavailable", True)
