@@ -23,7 +23,13 @@ SMALL = {
     "timing_lesson": [2048],
     "two_gpus": [1024],
 }
-BIG = {"matmul": [8192], "copies": [1 << 30], "cnn_step": [1024], "timing_lesson": [8192], "vector_add": [100_000_000]}
+BIG = {
+    "matmul": [8192],
+    "copies": [1 << 30],
+    "cnn_step": [1024],
+    "timing_lesson": [8192],
+    "vector_add": [100_000_000],
+}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -49,7 +55,9 @@ def main(argv: list[str] | None = None) -> int:
     for name in args.workloads:
         sizes = SMALL[name] + (BIG.get(name, []) if args.big else [])
         t0 = time.monotonic()
-        run = BenchRun(BenchPlan(name, [args.device], sizes=sizes, time_budget_s=args.budget, point_timeout_s=300))
+        run = BenchRun(
+            BenchPlan(name, [args.device], sizes=sizes, time_budget_s=args.budget, point_timeout_s=300)
+        )
         for p in run.run_all():
             expected = name == "two_gpus" and p.error and p.error.startswith("needs two GPUs")
             failures += bool(p.error) and not expected

@@ -43,7 +43,9 @@ def _report(label: str, samples: list[float], target_s: float) -> bool:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=21)
-    parser.add_argument("--cc", default="9.0", help="compute capability (9.0 has the most shared-memory steps)")
+    parser.add_argument(
+        "--cc", default="9.0", help="compute capability (9.0 has the most shared-memory steps)"
+    )
     args = parser.parse_args()
     limits = limits_for_cc(parse_cc(args.cc))
 
@@ -54,16 +56,22 @@ def main() -> int:
         return len(a.xs) + len(b.xs) + len(c.xs)
 
     points = sweeps()
-    device = Device(kind="catalog", name=f"CC {limits.cc_string} GPU", compute_capability=limits.cc, sm_count=132)
+    device = Device(
+        kind="catalog", name=f"CC {limits.cc_string} GPU", compute_capability=limits.cc, sm_count=132
+    )
 
     def extreme():
         plan = plan_launch(parse_launch("2147483647,65535,65535", "1024"), device, limits)
         info = plan.thread(plan.total_blocks - 1, 1023)
         return info.global_linear
 
-    print(f"compute capability {limits.cc_string} ({limits.arch_name}); {points} occupancy points per sweep set")
+    print(
+        f"compute capability {limits.cc_string} ({limits.arch_name}); {points} occupancy points per sweep set"
+    )
     ok = _report("three sweeps (block size, registers, shared memory)", _time(sweeps, args.repeats), 0.050)
-    ok &= _report("extreme grid (2^31-1, 65535, 65535): plan + thread lookup", _time(extreme, args.repeats), 0.010)
+    ok &= _report(
+        "extreme grid (2^31-1, 65535, 65535): plan + thread lookup", _time(extreme, args.repeats), 0.010
+    )
     return 0 if ok else 1
 
 

@@ -50,8 +50,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sizes", nargs="+", type=int, default=[512, 1024, 2048])
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--budget", type=float, default=2.0, help="seconds per point and side")
-    parser.add_argument("--threads", type=int, default=None,
-                        help="torch threads on both sides (default: torch's default, every core)")
+    parser.add_argument(
+        "--threads",
+        type=int,
+        default=None,
+        help="torch threads on both sides (default: torch's default, every core)",
+    )
     args = parser.parse_args(argv)
 
     import torch
@@ -59,29 +63,42 @@ def main(argv: list[str] | None = None) -> int:
     if args.threads:
         torch.set_num_threads(args.threads)
 
-    print(f"torch {torch.__version__}, {torch.get_num_threads()} threads; sizes {args.sizes}; "
-          f"{args.rounds} rounds")
+    print(
+        f"torch {torch.__version__}, {torch.get_num_threads()} threads; sizes {args.sizes}; "
+        f"{args.rounds} rounds"
+    )
     best = {key: {n: 0.0 for n in args.sizes} for key in ("app", "bare", "app_min", "bare_min")}
     for r in range(args.rounds):
         for point in app_points(args.sizes, args.budget, args.threads):
             n = point.size
             bare, bare_fastest, calls = bare_torch_gflops(n, args.budget)
             app_fastest = 2.0 * n**3 / point.min_s / 1e9
-            print(f"round {r + 1}: n={n:<5} app {point.throughput:7.1f} GFLOP/s (fastest {app_fastest:6.1f}; "
-                  f"{point.repeats} samples, {point.threads} threads)   bare loop {bare:7.1f} GFLOP/s "
-                  f"(fastest {bare_fastest:6.1f}; {calls} calls)", flush=True)
-            for key, value in (("app", point.throughput), ("bare", bare), ("app_min", app_fastest),
-                               ("bare_min", bare_fastest)):
+            print(
+                f"round {r + 1}: n={n:<5} app {point.throughput:7.1f} GFLOP/s (fastest {app_fastest:6.1f}; "
+                f"{point.repeats} samples, {point.threads} threads)   bare loop {bare:7.1f} GFLOP/s "
+                f"(fastest {bare_fastest:6.1f}; {calls} calls)",
+                flush=True,
+            )
+            for key, value in (
+                ("app", point.throughput),
+                ("bare", bare),
+                ("app_min", app_fastest),
+                ("bare_min", bare_fastest),
+            ):
                 best[key][n] = max(best[key][n], value)
-    print("best round of each side; 'median' compares medians, 'fastest' the fastest sample (least disturbed "
-          "by other processes)")
+    print(
+        "best round of each side; 'median' compares medians, 'fastest' the fastest sample (least disturbed "
+        "by other processes)"
+    )
     worst = 1e9
     for n in args.sizes:
         ratio = best["app"][n] / best["bare"][n]
         ratio_min = best["app_min"][n] / best["bare_min"][n]
         worst = min(worst, ratio)
-        print(f"n={n:<5} median: app {best['app'][n]:7.1f}  bare {best['bare'][n]:7.1f}  ratio {ratio:.3f}   "
-              f"fastest: app {best['app_min'][n]:7.1f}  bare {best['bare_min'][n]:7.1f}  ratio {ratio_min:.3f}")
+        print(
+            f"n={n:<5} median: app {best['app'][n]:7.1f}  bare {best['bare'][n]:7.1f}  ratio {ratio:.3f}   "
+            f"fastest: app {best['app_min'][n]:7.1f}  bare {best['bare_min'][n]:7.1f}  ratio {ratio_min:.3f}"
+        )
     verdict = "OK" if worst >= 0.95 else "BELOW TARGET"
     print(f"lowest median ratio {worst:.3f} (target >= 0.95): {verdict}")
     return 0 if worst >= 0.95 else 1

@@ -41,15 +41,16 @@ class FirstPaint(QObject):
             os._exit(0)
 """
 
-CHILD_BARE = (r"""
+CHILD_BARE = (
+    r"""
 import os, sys, time
 from PySide6.QtCore import QEvent, QObject, QTimer
 from PySide6.QtWidgets import QApplication, QMainWindow
 import pyqtgraph as pg
 
 """
-+ FIRST_PAINT
-+ r"""
+    + FIRST_PAINT
+    + r"""
 
 app = QApplication(sys.argv[:1])
 window = QMainWindow()
@@ -62,11 +63,13 @@ watcher = FirstPaint(exit_on_paint=True)
 app.installEventFilter(watcher)
 window.show()
 app.exec()
-""")
+"""
+)
 
 # The same calls as `device-explorer` (cli -> commands.gui -> app + main window), with a
 # first-paint watcher installed before the window is shown.
-CHILD_EXPLORER = (r"""
+CHILD_EXPLORER = (
+    r"""
 import os, sys, time
 import explorer.cli  # what the console script imports first
 from explorer.commands import gui  # what the `gui` handler imports
@@ -75,8 +78,8 @@ from explorer.ui.app import create_application
 from explorer.ui.main_window import MainWindow
 
 """
-+ FIRST_PAINT
-+ r"""
+    + FIRST_PAINT
+    + r"""
 
 def filled(_discovery):
     print(f"FILLED {time.time():.6f}", flush=True)
@@ -90,7 +93,8 @@ window.context.discovery_changed.connect(filled)
 window.show()
 QTimer.singleShot(120_000, lambda: os._exit(3))
 app.exec()
-""")
+"""
+)
 
 
 def run_child(code: str, env: dict[str, str]) -> dict[str, float]:
@@ -109,8 +113,11 @@ def run_child(code: str, env: dict[str, str]) -> dict[str, float]:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=7, help="timed runs of each (default 7)")
-    parser.add_argument("--platform", default=os.environ.get("QT_QPA_PLATFORM", "offscreen"),
-                        help="Qt platform plugin (default offscreen; xcb under xvfb-run for real exposure)")
+    parser.add_argument(
+        "--platform",
+        default=os.environ.get("QT_QPA_PLATFORM", "offscreen"),
+        help="Qt platform plugin (default offscreen; xcb under xvfb-run for real exposure)",
+    )
     args = parser.parse_args()
     env = dict(os.environ, QT_QPA_PLATFORM=args.platform)
 
@@ -128,20 +135,31 @@ def main() -> int:
         explorer.append(e["PAINT"])
         if "FILLED" in e:
             filled.append(e["FILLED"])
-        print(f"run {i + 1}: bare {b * 1000:7.0f} ms   Device Explorer {e['PAINT'] * 1000:7.0f} ms"
-              f"   (devices filled in at {e.get('FILLED', float('nan')) * 1000:7.0f} ms)", flush=True)
+        print(
+            f"run {i + 1}: bare {b * 1000:7.0f} ms   Device Explorer {e['PAINT'] * 1000:7.0f} ms"
+            f"   (devices filled in at {e.get('FILLED', float('nan')) * 1000:7.0f} ms)",
+            flush=True,
+        )
 
     med_bare = statistics.median(bare)
     med_explorer = statistics.median(explorer)
     ratio = med_explorer / med_bare
     print()
-    print(f"platform: {args.platform}; python {sys.version.split()[0]}; {os.cpu_count()} CPUs; runs: {args.runs}")
-    print(f"bare PySide6 + pyqtgraph window, first paint: median {med_bare * 1000:.0f} ms "
-          f"(min {min(bare) * 1000:.0f}, max {max(bare) * 1000:.0f})")
-    print(f"Device Explorer main window, first paint:    median {med_explorer * 1000:.0f} ms "
-          f"(min {min(explorer) * 1000:.0f}, max {max(explorer) * 1000:.0f})")
+    print(
+        f"platform: {args.platform}; python {sys.version.split()[0]}; {os.cpu_count()} CPUs; runs: {args.runs}"
+    )
+    print(
+        f"bare PySide6 + pyqtgraph window, first paint: median {med_bare * 1000:.0f} ms "
+        f"(min {min(bare) * 1000:.0f}, max {max(bare) * 1000:.0f})"
+    )
+    print(
+        f"Device Explorer main window, first paint:    median {med_explorer * 1000:.0f} ms "
+        f"(min {min(explorer) * 1000:.0f}, max {max(explorer) * 1000:.0f})"
+    )
     if filled:
-        print(f"Device Explorer devices listed (torch, numba loaded): median {statistics.median(filled) * 1000:.0f} ms")
+        print(
+            f"Device Explorer devices listed (torch, numba loaded): median {statistics.median(filled) * 1000:.0f} ms"
+        )
     print(f"ratio: {ratio:.2f}x (target <= 1.30x): {'OK' if ratio <= 1.3 else 'OVER TARGET'}")
     return 0 if ratio <= 1.3 else 1
 

@@ -27,7 +27,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seconds", type=float, default=20.0, help="how long to measure (default 20)")
     parser.add_argument("--sizes", default="256, 512, 1024, 2048", help="matmul sizes to run")
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
-    parser.add_argument("--verbose", action="store_true", help="list each stall over 20 ms with what the panel was doing")
+    parser.add_argument(
+        "--verbose", action="store_true", help="list each stall over 20 ms with what the panel was doing"
+    )
     args = parser.parse_args(argv)
     # keep the run's "last results" out of the user's folder
     os.environ.setdefault("DEVICE_EXPLORER_HOME", tempfile.mkdtemp(prefix="de-ui-resp-"))
@@ -124,10 +126,14 @@ def main(argv: list[str] | None = None) -> int:
     if args.json:
         print(json.dumps(result))
     else:
-        print(f"UI thread lateness over {args.seconds:.0f} s ({len(lateness_ms)} ticks of {TICK_MS} ms) "
-              f"while the CPU matmul ran ({points} points, {state['runs']} run(s), {os.cpu_count()} cores):")
-        print(f"  max {result['max_stall_ms']} ms   p99 {result['p99_stall_ms']} ms   "
-              f"median {result['median_stall_ms']} ms   (target: max <= {TARGET_MS:.0f} ms)")
+        print(
+            f"UI thread lateness over {args.seconds:.0f} s ({len(lateness_ms)} ticks of {TICK_MS} ms) "
+            f"while the CPU matmul ran ({points} points, {state['runs']} run(s), {os.cpu_count()} cores):"
+        )
+        print(
+            f"  max {result['max_stall_ms']} ms   p99 {result['p99_stall_ms']} ms   "
+            f"median {result['median_stall_ms']} ms   (target: max <= {TARGET_MS:.0f} ms)"
+        )
         print("  PASS" if result["max_stall_ms"] <= TARGET_MS else "  FAIL")
     return 0 if result["max_stall_ms"] <= TARGET_MS else 1
 

@@ -41,7 +41,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--catalog", action="store_true", help="also list catalog GPUs (spec sheets, not present)")
     p.set_defaults(handler="explorer.commands.devices:run_devices")
 
-    p = sub.add_parser("occupancy", help="occupancy of one block configuration on a device or compute capability")
+    p = sub.add_parser(
+        "occupancy", help="occupancy of one block configuration on a device or compute capability"
+    )
     target = p.add_mutually_exclusive_group(required=True)
     target.add_argument("--device", metavar="NAME", help='device name or unique part of it ("1650", "h100")')
     target.add_argument("--cc", metavar="X.Y", help="compute capability, e.g. 8.6")
@@ -55,17 +57,26 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--device", required=True, metavar="NAME", help='device name or unique part ("1650")')
     p.add_argument("--grid", required=True, metavar="X[,Y[,Z]]", help="grid dimensions in blocks")
     p.add_argument("--block", required=True, metavar="X[,Y[,Z]]", help="block dimensions in threads")
-    p.add_argument("--smem", type=str, default="0", metavar="B", help="dynamic shared memory per block, bytes")
+    p.add_argument(
+        "--smem", type=str, default="0", metavar="B", help="dynamic shared memory per block, bytes"
+    )
     p.add_argument("--regs", type=str, default="32", metavar="R", help="registers per thread (default 32)")
-    p.add_argument("--n", type=str, default=None, metavar="N[,NY[,NZ]]",
-                   help="problem size, or its extent per axis (1920,1080): threads outside it are idle")
+    p.add_argument(
+        "--n",
+        type=str,
+        default=None,
+        metavar="N[,NY[,NZ]]",
+        help="problem size, or its extent per axis (1920,1080): threads outside it are idle",
+    )
     _add_json(p)
     p.set_defaults(handler="explorer.commands.launch:run_launch")
 
     p = sub.add_parser("bench", help="run a benchmark workload headless, one line per point")
     p.add_argument("workload", nargs="?", help="workload name (omit to list them)")
     p.add_argument("--device", default="cpu", metavar="cpu|cuda:N", help="where to run (default cpu)")
-    p.add_argument("--sizes", nargs="+", default=None, metavar="SIZE", help="problem sizes (default: the workload's)")
+    p.add_argument(
+        "--sizes", nargs="+", default=None, metavar="SIZE", help="problem sizes (default: the workload's)"
+    )
     p.add_argument("--repeats", type=str, default=None, metavar="N", help="timed repeats per point")
     p.add_argument("--csv", default=None, metavar="FILE", help="also write the results to a CSV file")
     _add_json(p)

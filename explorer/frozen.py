@@ -49,8 +49,10 @@ def run_requested_module() -> None:
     if not module:
         return
     if not module.startswith("explorer."):
-        print(f"device-explorer: error: {RUN_MODULE_ENV} names {module!r}; only explorer modules run this way",
-              file=sys.stderr)
+        print(
+            f"device-explorer: error: {RUN_MODULE_ENV} names {module!r}; only explorer modules run this way",
+            file=sys.stderr,
+        )
         raise SystemExit(2)
     sys.argv[0] = module
     runpy.run_module(module, run_name="__main__", alter_sys=True)

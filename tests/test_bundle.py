@@ -17,7 +17,9 @@ BUNDLE = os.environ.get("DEVICE_EXPLORER_BUNDLE")
 
 pytestmark = [
     pytest.mark.slow,
-    pytest.mark.skipif(not BUNDLE, reason="set DEVICE_EXPLORER_BUNDLE to a built bundle folder (packaging/build.sh)"),
+    pytest.mark.skipif(
+        not BUNDLE, reason="set DEVICE_EXPLORER_BUNDLE to a built bundle folder (packaging/build.sh)"
+    ),
 ]
 
 
@@ -30,7 +32,9 @@ def _bundle() -> Path:
 def test_smoke_test_passes_against_the_bundle():
     proc = subprocess.run(
         ["bash", str(ROOT / "packaging" / "smoke_test.sh"), str(_bundle())],
-        capture_output=True, text=True, timeout=900,
+        capture_output=True,
+        text=True,
+        timeout=900,
     )
     assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
     for step in ("self-test", "screenshot", "visualizer", "benchmarks", "devices", "bench", "read-only"):

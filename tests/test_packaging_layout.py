@@ -61,7 +61,8 @@ def test_package_data_patterns_cover_every_resource_file():
     uncovered = [f for f in _resource_files() if not any(fnmatch.fnmatchcase(f, pat) for pat in patterns)]
     # fnmatch's "*" crosses "/", setuptools' does not: also require the folder depth to match.
     uncovered += [
-        f for f in _resource_files()
+        f
+        for f in _resource_files()
         if not any(fnmatch.fnmatchcase(f, pat) and f.count("/") == pat.count("/") for pat in patterns)
     ]
     assert sorted(set(uncovered)) == [], f"package-data patterns {patterns} miss these files"
@@ -109,15 +110,32 @@ def test_wheel_contains_every_module_and_data_file(tmp_path):
     shutil.copytree(ROOT / "resources", src / "resources", ignore=ignore)
     out = tmp_path / "wheel"
     proc = subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "--quiet", "-w", str(out), str(src)],
-        capture_output=True, text=True, timeout=300,
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "--no-deps",
+            "--no-build-isolation",
+            "--quiet",
+            "-w",
+            str(out),
+            str(src),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
     assert proc.returncode == 0, proc.stderr[-2000:]
     (wheel,) = out.glob("device_explorer-*.whl")
     names = set(zipfile.ZipFile(wheel).namelist())
     for pkg in _explorer_packages():
         assert pkg.replace(".", "/") + "/__init__.py" in names, f"{pkg} is missing from the wheel"
-    modules = sorted(p.relative_to(ROOT).as_posix() for p in (ROOT / "explorer").rglob("*.py") if "__pycache__" not in p.parts)
+    modules = sorted(
+        p.relative_to(ROOT).as_posix()
+        for p in (ROOT / "explorer").rglob("*.py")
+        if "__pycache__" not in p.parts
+    )
     assert [m for m in modules if m not in names] == []
     missing_data = [f for f in _resource_files() if f"explorer_resources/{f}" not in names]
     assert missing_data == []
@@ -134,8 +152,12 @@ def test_smoke_test_fails_when_the_app_writes_into_its_bundle(tmp_path):
     exe = bundle / "device-explorer"
     exe.write_text('#!/bin/sh\necho "$@" > "$(dirname "$0")/numba-cache.nbi"\n', encoding="utf-8")
     exe.chmod(0o755)
-    proc = subprocess.run(["bash", str(ROOT / "packaging" / "smoke_test.sh"), str(bundle)],
-                          capture_output=True, text=True, timeout=120)
+    proc = subprocess.run(
+        ["bash", str(ROOT / "packaging" / "smoke_test.sh"), str(bundle)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert proc.returncode != 0
     assert "FAIL  read-only" in proc.stdout and "numba-cache.nbi" in proc.stdout
     assert "FAIL  screenshot" in proc.stdout  # no PNG was written either

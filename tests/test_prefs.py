@@ -33,8 +33,9 @@ def test_a_broken_file_gives_the_defaults(home, text):
 
 
 def test_each_bad_field_falls_back_alone(home):
-    (home / "settings.json").write_text(json.dumps(
-        {"theme": "neon", "panel": "visualizer", "width": 100, "height": 900, "future_key": 1}))
+    (home / "settings.json").write_text(
+        json.dumps({"theme": "neon", "panel": "visualizer", "width": 100, "height": 900, "future_key": 1})
+    )
     loaded = prefs.load()
     assert loaded.theme == "light"  # not a theme the app has
     assert loaded.panel == "visualizer"  # good, kept

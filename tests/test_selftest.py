@@ -30,7 +30,11 @@ def _env(**extra: str) -> dict[str, str]:
 def test_self_test_passes_on_this_machine_and_reports_every_dependency():
     proc = subprocess.run(
         [sys.executable, "-m", "explorer", "self-test", "--json"],
-        cwd=ROOT, env=_env(), capture_output=True, text=True, timeout=300,
+        cwd=ROOT,
+        env=_env(),
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
     report = json.loads(proc.stdout)
     failed = [f"{c['name']}: {c['detail']}" for c in report["checks"] if c["status"] == "fail"]
@@ -39,8 +43,15 @@ def test_self_test_passes_on_this_machine_and_reports_every_dependency():
     names = {c["name"] for c in report["checks"]}
     for module_name, _dist in selftest.DEPENDENCIES:
         assert f"import {module_name.split('.')[0]}" in names
-    assert {"resources", "devices", "cpu matmul", "benchmark engine", "cuda simulator", "launch real run",
-            "window"} <= names
+    assert {
+        "resources",
+        "devices",
+        "cpu matmul",
+        "benchmark engine",
+        "cuda simulator",
+        "launch real run",
+        "window",
+    } <= names
     torch_line = next(c for c in report["checks"] if c["name"] == "import torch")
     import torch
 
@@ -76,8 +87,12 @@ def test_an_unexpected_exception_is_a_fail_line_not_a_traceback(monkeypatch, cap
     report = json.loads(out)
     assert code == 1 and report["ok"] is False
     assert report["checks"] == [
-        {"name": "devices", "status": "fail", "detail": "ZeroDivisionError: division by zero",
-         "duration_s": report["checks"][0]["duration_s"]}
+        {
+            "name": "devices",
+            "status": "fail",
+            "detail": "ZeroDivisionError: division by zero",
+            "duration_s": report["checks"][0]["duration_s"],
+        }
     ]
     assert "Traceback" not in out
 
@@ -113,21 +128,36 @@ def test_a_blank_window_render_fails(monkeypatch):
 
 
 def test_simulator_child_runs_the_kernel_only_with_the_simulator_on():
-    ok = subprocess.run([sys.executable, "-m", "explorer.commands.selftest"], cwd=ROOT,
-                        env=_env(NUMBA_ENABLE_CUDASIM="1"), capture_output=True, text=True, timeout=180)
+    ok = subprocess.run(
+        [sys.executable, "-m", "explorer.commands.selftest"],
+        cwd=ROOT,
+        env=_env(NUMBA_ENABLE_CUDASIM="1"),
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
     result = json.loads(ok.stdout.strip().splitlines()[-1])
     assert ok.returncode == 0 and result["ok"] is True and result["n"] == selftest.SIM_N
-    refused = subprocess.run([sys.executable, "-m", "explorer.commands.selftest"], cwd=ROOT,
-                             env=_env(), capture_output=True, text=True, timeout=60)
+    refused = subprocess.run(
+        [sys.executable, "-m", "explorer.commands.selftest"],
+        cwd=ROOT,
+        env=_env(),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert refused.returncode == 1
     assert "NUMBA_ENABLE_CUDASIM=1" in json.loads(refused.stdout)["error"]
 
 
 # --- the bundle's way of starting a child process (explorer.frozen, packaging/entry.py) ----------
 
+
 def test_module_command_from_source_uses_python_dash_m(monkeypatch):
     monkeypatch.delattr(sys, "frozen", raising=False)
-    cmd, env = frozen.module_command("explorer.launch.realrun", ["--n", "5"], env={frozen.RUN_MODULE_ENV: "x"})
+    cmd, env = frozen.module_command(
+        "explorer.launch.realrun", ["--n", "5"], env={frozen.RUN_MODULE_ENV: "x"}
+    )
     assert cmd == [sys.executable, "-m", "explorer.launch.realrun", "--n", "5"]
     assert frozen.RUN_MODULE_ENV not in env
 
@@ -142,9 +172,12 @@ def test_module_command_in_the_bundle_reinvokes_the_executable_with_the_module_n
 def test_entry_script_runs_the_requested_module_instead_of_the_cli():
     """What the frozen executable does when started by module_command, run here from source."""
     proc = subprocess.run(
-        [sys.executable, str(ROOT / "packaging" / "entry.py")], cwd=ROOT,
+        [sys.executable, str(ROOT / "packaging" / "entry.py")],
+        cwd=ROOT,
         env=_env(NUMBA_ENABLE_CUDASIM="1", **{frozen.RUN_MODULE_ENV: "explorer.commands.selftest"}),
-        capture_output=True, text=True, timeout=180,
+        capture_output=True,
+        text=True,
+        timeout=180,
     )
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout.strip().splitlines()[-1])["ok"] is True
@@ -152,8 +185,12 @@ def test_entry_script_runs_the_requested_module_instead_of_the_cli():
 
 def test_entry_script_refuses_modules_outside_the_app():
     proc = subprocess.run(
-        [sys.executable, str(ROOT / "packaging" / "entry.py")], cwd=ROOT,
-        env=_env(**{frozen.RUN_MODULE_ENV: "http.server"}), capture_output=True, text=True, timeout=60,
+        [sys.executable, str(ROOT / "packaging" / "entry.py")],
+        cwd=ROOT,
+        env=_env(**{frozen.RUN_MODULE_ENV: "http.server"}),
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
     assert proc.returncode == 2
     assert "only explorer modules" in proc.stderr and "Traceback" not in proc.stderr

@@ -84,8 +84,11 @@ def speedup_curves(series: Sequence[Series]) -> list[SpeedupCurve]:
     for s in series:
         if s.device == "cpu":
             continue
-        pairs = [(n, cpu_by_size[n] / t) for n, t in zip(s.sizes, s.median_s, strict=True)
-                 if n in cpu_by_size and t > 0]
+        pairs = [
+            (n, cpu_by_size[n] / t)
+            for n, t in zip(s.sizes, s.median_s, strict=True)
+            if n in cpu_by_size and t > 0
+        ]
         if pairs:
             curves.append(SpeedupCurve(s.variant, cpu.variant, [n for n, _ in pairs], [r for _, r in pairs]))
     return curves
@@ -105,6 +108,7 @@ def tick_label(size: int, size_label: str) -> str:
 
 # --- measured against the peak ---------------------------------------------------------------
 
+
 def _device_name(device: str) -> str:
     return "CPU" if device == "cpu" else device
 
@@ -122,10 +126,14 @@ def above_estimate_reason(device: str, peak_basis: str) -> str:
     """Why a measurement can beat an estimated peak: the estimate's clock is not the clock the chip ran at."""
     if device == "cpu":
         clock = "advertised" if "advertised" in peak_basis else "maximum reported"
-        return (f"A measured value above this estimated peak means the CPU boosted above its {clock} clock, "
-                "which the estimate assumes; the estimate is cores x clock x FLOP per cycle, not a measurement.")
-    return ("A measured value above this theoretical peak means the GPU ran above the clock the estimate "
-            "assumes (boost); the estimate comes from tables and clocks, not from a measurement.")
+        return (
+            f"A measured value above this estimated peak means the CPU boosted above its {clock} clock, "
+            "which the estimate assumes; the estimate is cores x clock x FLOP per cycle, not a measurement."
+        )
+    return (
+        "A measured value above this theoretical peak means the GPU ran above the clock the estimate "
+        "assumes (boost); the estimate comes from tables and clocks, not from a measurement."
+    )
 
 
 def peak_tooltip(s: Series) -> str:

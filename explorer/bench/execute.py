@@ -59,6 +59,7 @@ class Outcome:
 
 # --- helpers the workload modules share -------------------------------------------------------
 
+
 def cuda_index(device: str) -> int | None:
     if device == "cpu":
         return None
@@ -97,12 +98,18 @@ def torch_threads(spec: PointSpec) -> int:
 
 def time_torch(spec: PointSpec, step: Callable[[], object], dev) -> Timing:
     """A torch step timed with torch.utils.benchmark.Timer on every CPU thread, synchronized on GPUs."""
-    return measure_torch(step, num_threads=torch_threads(spec), repeats=spec.repeats, budget_s=spec.budget_s,
-                         sync=torch_sync(dev))
+    return measure_torch(
+        step,
+        num_threads=torch_threads(spec),
+        repeats=spec.repeats,
+        budget_s=spec.budget_s,
+        sync=torch_sync(dev),
+    )
 
 
-def time_plain(spec: PointSpec, step: Callable[[], object], sync: Callable[[], object] | None = None,
-               naive: bool = False) -> Timing:
+def time_plain(
+    spec: PointSpec, step: Callable[[], object], sync: Callable[[], object] | None = None, naive: bool = False
+) -> Timing:
     return measure(step, sync, repeats=spec.repeats, budget_s=spec.budget_s, naive=naive)
 
 
@@ -131,8 +138,16 @@ def versions(device: str) -> dict[str, str]:
 # --- error classification ----------------------------------------------------------------------
 
 _OOM_MARKERS = ("out of memory", "cuda_error_out_of_memory", "outofmemory")
-_FATAL_MARKERS = ("illegal memory access", "unspecified launch failure", "device-side assert", "cuda error",
-                  "cuda_error", "cudaerror", "misaligned address", "ecc error")
+_FATAL_MARKERS = (
+    "illegal memory access",
+    "unspecified launch failure",
+    "device-side assert",
+    "cuda error",
+    "cuda_error",
+    "cudaerror",
+    "misaligned address",
+    "ecc error",
+)
 
 
 def classify(exc: BaseException) -> tuple[str, bool]:
@@ -228,11 +243,23 @@ def run_point(spec: PointSpec) -> tuple[BenchPoint, bool]:
         extra.setdefault("steps_per_sample", float(t.steps_per_sample))
     basis = peaks.peak_basis(spec.device, unit, w.name) if out.peak else None
     point = BenchPoint(
-        workload=w.name, variant=spec.variant, device=spec.device, size=spec.size, size_label=label,
-        median_s=t.median_s, spread_s=t.spread_s, min_s=t.min_s, repeats=t.repeats,
-        throughput=tp, throughput_unit=unit, peak=out.peak,
-        peak_basis=basis.text if basis else "", peak_is_estimate=bool(basis and basis.is_estimate),
+        workload=w.name,
+        variant=spec.variant,
+        device=spec.device,
+        size=spec.size,
+        size_label=label,
+        median_s=t.median_s,
+        spread_s=t.spread_s,
+        min_s=t.min_s,
+        repeats=t.repeats,
+        throughput=tp,
+        throughput_unit=unit,
+        peak=out.peak,
+        peak_basis=basis.text if basis else "",
+        peak_is_estimate=bool(basis and basis.is_estimate),
         threads=out.threads,
-        dtype=out.dtype or w.dtype, versions=versions(spec.device), extra=extra,
+        dtype=out.dtype or w.dtype,
+        versions=versions(spec.device),
+        extra=extra,
     )
     return point, False

@@ -21,8 +21,12 @@ def export_json(points: Sequence[BenchPoint], path: str | Path) -> Path:
     return _export(points, path, "JSON", write_json)
 
 
-def _export(points: Sequence[BenchPoint], path: str | Path, what: str,
-            write: Callable[[Sequence[BenchPoint], Path], None]) -> Path:
+def _export(
+    points: Sequence[BenchPoint],
+    path: str | Path,
+    what: str,
+    write: Callable[[Sequence[BenchPoint], Path], None],
+) -> Path:
     if not points:
         raise UserError(f"nothing to export as {what} yet: run a benchmark first")
     path = Path(path)

@@ -26,7 +26,9 @@ class BenchPoint:
     """One measured point of one workload variant on one device, or the error that stopped it."""
 
     workload: str
-    variant: str  # series label, unique within a run: "cpu", "cuda:0", "cuda:0 pinned H2D", "cpu naive (no sync)"
+    variant: (
+        str  # series label, unique within a run: "cpu", "cuda:0", "cuda:0 pinned H2D", "cpu naive (no sync)"
+    )
     device: str  # "cpu" or "cuda:N"
     size: int
     size_label: str  # "n=4096", "4 MiB", "batch=64"
@@ -59,18 +61,28 @@ class BenchPoint:
         return cls(**{k: v for k, v in data.items() if k in known})
 
 
-def error_point(workload: str, variant: str, device: str, size: int, size_label: str, error: str,
-                unit: str = "") -> BenchPoint:
+def error_point(
+    workload: str, variant: str, device: str, size: int, size_label: str, error: str, unit: str = ""
+) -> BenchPoint:
     """An error row: the point that could not be measured, and in one line why."""
-    return BenchPoint(workload=workload, variant=variant, device=device, size=size, size_label=size_label,
-                      throughput_unit=unit, error=error)
+    return BenchPoint(
+        workload=workload,
+        variant=variant,
+        device=device,
+        size=size,
+        size_label=size_label,
+        throughput_unit=unit,
+        error=error,
+    )
 
 
 # --- JSON ------------------------------------------------------------------------------------
 
+
 def points_to_json(points: Iterable[BenchPoint]) -> str:
-    return json.dumps({"format_version": JSON_FORMAT_VERSION, "points": [p.to_dict() for p in points]},
-                      indent=1)
+    return json.dumps(
+        {"format_version": JSON_FORMAT_VERSION, "points": [p.to_dict() for p in points]}, indent=1
+    )
 
 
 def write_json(points: Iterable[BenchPoint], path: str | os.PathLike[str]) -> None:
@@ -136,6 +148,7 @@ def read_csv(path: str | os.PathLike[str]) -> list[BenchPoint]:
 
 # --- where results live ----------------------------------------------------------------------
 
+
 def last_results_path() -> Path:
     return data_dir() / LAST_RESULTS_FILE
 
@@ -157,6 +170,7 @@ def load_last() -> list[BenchPoint]:
 
 # --- one human-readable line -----------------------------------------------------------------
 
+
 def format_point(p: BenchPoint) -> str:
     """The CLI's text line for one point (the panel's table shows the same fields)."""
     from explorer.bench.compare import peak_share_text
@@ -165,8 +179,10 @@ def format_point(p: BenchPoint) -> str:
     head = f"{p.workload:<13} {p.variant:<28} {p.size_label:<12}"
     if p.error:
         return f"{head} ERROR: {p.error}"
-    text = (f"{head} median {seconds_text(p.median_s, '-')} (IQR {seconds_text(p.spread_s, '-')}, "
-            f"{p.repeats} repeats)")
+    text = (
+        f"{head} median {seconds_text(p.median_s, '-')} (IQR {seconds_text(p.spread_s, '-')}, "
+        f"{p.repeats} repeats)"
+    )
     if p.throughput is not None:
         text += f"  {number_text(p.throughput, p.throughput_unit)}"
         share = peak_share_text(p)

@@ -98,9 +98,18 @@ def plan_points(plan: BenchPlan) -> list[dict]:
                 rows.append((size, di, vi, dev, variant, suffix))
     rows.sort(key=lambda r: (r[0], r[1], r[2]))
     return [
-        dict(index=i, workload=w.name, device=dev, variant=variant, suffix=suffix, size=size,
-             repeats=plan.repeats, budget_s=plan.time_budget_s, cpu_threads=plan.cpu_threads,
-             partner=partner.get(dev))
+        dict(
+            index=i,
+            workload=w.name,
+            device=dev,
+            variant=variant,
+            suffix=suffix,
+            size=size,
+            repeats=plan.repeats,
+            budget_s=plan.time_budget_s,
+            cpu_threads=plan.cpu_threads,
+            partner=partner.get(dev),
+        )
         for i, (size, _, _, dev, variant, suffix) in enumerate(rows)
     ]
 
@@ -169,8 +178,12 @@ class _Worker:
     def __init__(self, preload: tuple[str, ...], low_priority: bool = False) -> None:
         ctx = mp.get_context("spawn")
         self.conn, child = ctx.Pipe(duplex=True)
-        self.proc = ctx.Process(target=_worker_main, args=(child, preload, low_priority), daemon=True,
-                                name="device-explorer-bench")
+        self.proc = ctx.Process(
+            target=_worker_main,
+            args=(child, preload, low_priority),
+            daemon=True,
+            name="device-explorer-bench",
+        )
         self.proc.start()
         child.close()
         self.ready = False
@@ -260,8 +273,9 @@ class BenchRun:
 
     def _error(self, spec: dict, message: str) -> BenchPoint:
         w = self.workload
-        return error_point(w.name, spec["variant"], spec["device"], spec["size"], w.size_label(spec["size"]),
-                           message, w.unit)
+        return error_point(
+            w.name, spec["variant"], spec["device"], spec["size"], w.size_label(spec["size"]), message, w.unit
+        )
 
     def _start_worker(self) -> _Worker | None:
         """A ready worker, or None if cancelled; raises RuntimeError if it could not start."""
@@ -283,8 +297,9 @@ class BenchRun:
                 msg = worker.receive(POLL_S)
             except _WorkerGone:
                 worker.proc.join(1.0)
-                raise RuntimeError(f"the benchmark worker {_describe_exit(worker.proc.exitcode)} "
-                                   "while starting") from None
+                raise RuntimeError(
+                    f"the benchmark worker {_describe_exit(worker.proc.exitcode)} while starting"
+                ) from None
             if msg is not None and msg[0] == "ready":
                 worker.ready = True
                 return worker
@@ -313,7 +328,11 @@ class BenchRun:
             worker.conn.send(("run", spec))
         except (OSError, ValueError):
             self._replace_worker()
-            return None if self.cancelled else self._error(spec, "the benchmark worker was gone; started a new one")
+            return (
+                None
+                if self.cancelled
+                else self._error(spec, "the benchmark worker was gone; started a new one")
+            )
         timeout = self.plan.point_timeout_s
         deadline = time.monotonic() + timeout
         while True:
@@ -327,8 +346,10 @@ class BenchRun:
                 worker.proc.join(2.0)
                 how = _describe_exit(worker.proc.exitcode)
                 self._replace_worker()
-                return self._error(spec, f"the worker process {how} while measuring this point; "
-                                         "a new worker continues the run")
+                return self._error(
+                    spec,
+                    f"the worker process {how} while measuring this point; a new worker continues the run",
+                )
             if msg is not None and msg[0] == "point":
                 point = BenchPoint.from_dict(msg[1])
                 if msg[2]:  # fatal: the CUDA context is unusable
@@ -336,8 +357,11 @@ class BenchRun:
                 return point
             if time.monotonic() > deadline:
                 self._replace_worker()
-                return self._error(spec, f"took longer than the time limit of {timeout:g} s; "
-                                         "the worker was stopped and a new one continues the run")
+                return self._error(
+                    spec,
+                    f"took longer than the time limit of {timeout:g} s; "
+                    "the worker was stopped and a new one continues the run",
+                )
 
     def _shutdown(self) -> None:
         with self._lock:

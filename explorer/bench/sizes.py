@@ -33,7 +33,9 @@ def parse_sizes(text: str, size_name: str = "size") -> list[int]:
     """
     entries = [e for e in _SEPARATORS.split(str(text).strip()) if e]
     if not entries:
-        raise UserError(f"no sizes given; type at least one {size_name}, a whole number above 0, e.g. 64, 128, 256")
+        raise UserError(
+            f"no sizes given; type at least one {size_name}, a whole number above 0, e.g. 64, 128, 256"
+        )
     return list(dict.fromkeys(parse_size(e, size_name) for e in entries))
 
 

@@ -57,11 +57,20 @@ def summarize(samples_s: Sequence[float], *, steps_per_sample: int = 1, method: 
     per_step = [s / steps_per_sample for s in samples_s]
     q1, med, q3 = quartiles(per_step)
     spread = (q3 - q1) if len(per_step) >= 4 else (max(per_step) - min(per_step))
-    return Timing(median_s=med, spread_s=spread, min_s=min(per_step), repeats=len(per_step),
-                  steps_per_sample=steps_per_sample, method=method, samples_s=per_step)
+    return Timing(
+        median_s=med,
+        spread_s=spread,
+        min_s=min(per_step),
+        repeats=len(per_step),
+        steps_per_sample=steps_per_sample,
+        method=method,
+        samples_s=per_step,
+    )
 
 
-def settled(samples: Sequence[float], rel_iqr: float = SETTLED_REL_IQR, min_samples: int = MIN_SAMPLES) -> bool:
+def settled(
+    samples: Sequence[float], rel_iqr: float = SETTLED_REL_IQR, min_samples: int = MIN_SAMPLES
+) -> bool:
     if len(samples) < max(min_samples, 4):
         return False
     q1, med, q3 = quartiles(samples)
@@ -182,8 +191,9 @@ def measure_torch(
     # adaptive_autorange stops at max_run_time even with one sample; ask again (each call
     # re-estimates its block size) until there are enough samples for a median and a spread.
     while True:
-        m = timer.adaptive_autorange(threshold=SETTLED_REL_IQR, min_run_time=min(0.05, budget_s / 4),
-                                     max_run_time=budget_s)
+        m = timer.adaptive_autorange(
+            threshold=SETTLED_REL_IQR, min_run_time=min(0.05, budget_s / 4), max_run_time=budget_s
+        )
         times.extend(m.times)  # per-step seconds (block time / number_per_run)
         number = max(number, int(m.number_per_run))
         if len(times) >= MIN_TIMER_SAMPLES or time.perf_counter() > deadline:

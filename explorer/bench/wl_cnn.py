@@ -61,4 +61,3 @@ def run(w: Workload, spec: PointSpec) -> Outcome:
         extra["copy_note"] = "no copy: the batch is already in host memory"
     threads = torch.get_num_threads() if dev.type == "cpu" else None
     return Outcome(timing, items=float(batch), threads=threads, peak=None, extra=extra)
-

@@ -25,13 +25,16 @@ def run(w: Workload, spec: PointSpec) -> Outcome:
         timing = time_plain(spec, lambda: np.copyto(dst, src))
         if not np.array_equal(dst[:64], src[:64]):
             raise PointError("the host copy did not arrive")
-        return Outcome(timing, threads=1, extra={"note": "host memcpy (numpy.copyto, one core, no bus), for scale"})
+        return Outcome(
+            timing, threads=1, extra={"note": "host memcpy (numpy.copyto, one core, no bus), for scale"}
+        )
 
     direction, memory = spec.suffix.split()  # "H2D pinned" -> ("H2D", "pinned")
     pinned = memory == "pinned"
     host = torch.empty(n, dtype=torch.uint8, pin_memory=pinned).fill_(7)
     device_buf = torch.empty(n, dtype=torch.uint8, device=dev)
     if direction == "H2D":
+
         def step() -> None:
             device_buf.copy_(host, non_blocking=pinned)  # async only from pinned memory
     else:
@@ -39,6 +42,7 @@ def run(w: Workload, spec: PointSpec) -> Outcome:
 
         def step() -> None:
             host.copy_(device_buf, non_blocking=pinned)
+
     timing = time_torch(spec, step, dev)  # the Timer synchronizes the device around each block
     gen, width = peaks.pcie_link(spec.device)
     extra: dict[str, float | str] = {"direction": direction, "host_memory": memory}

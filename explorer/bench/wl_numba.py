@@ -71,23 +71,30 @@ def _vector_add(w: Workload, spec: PointSpec) -> Outcome:
     expected = a + b
     if spec.device == "cpu":
         timing = time_plain(spec, lambda: np.add(a, b, out=out))
-        return Outcome(timing, threads=1, extra={"library": "numpy (one core: numpy ufuncs are single-threaded)"})
+        return Outcome(
+            timing, threads=1, extra={"library": "numpy (one core: numpy ufuncs are single-threaded)"}
+        )
 
     cuda = _numba_device(spec)
     from explorer.bench.kernels import THREADS_PER_BLOCK, blocks_for, launch_vector_add
 
     a_dev, b_dev = cuda.to_device(a), cuda.to_device(b)
     out_dev = cuda.device_array_like(a)
-    extra: dict[str, float | str] = {"blocks": float(blocks_for(n)), "threads_per_block": float(THREADS_PER_BLOCK)}
+    extra: dict[str, float | str] = {
+        "blocks": float(blocks_for(n)),
+        "threads_per_block": float(THREADS_PER_BLOCK),
+    }
     if spec.suffix == "numba kernel":
         timing = time_plain(spec, lambda: launch_vector_add(a_dev, b_dev, out_dev), cuda.synchronize)
         peak = peaks.memory_bandwidth_gbps(spec.device)
     else:
+
         def with_copies() -> None:
             a_dev.copy_to_device(a)
             b_dev.copy_to_device(b)
             launch_vector_add(a_dev, b_dev, out_dev)
             out_dev.copy_to_host(out)
+
         timing = time_plain(spec, with_copies, cuda.synchronize)
         peak = None  # bounded by the bus, not by memory; see the copies workload for the bus's peak
         extra["note"] = "two copies in, kernel, one copy out"
@@ -119,8 +126,9 @@ def _matvec(w: Workload, spec: PointSpec) -> Outcome:
     if spec.device == "cpu":
         out = np.empty(n, dtype=np.float32)
         timing = time_plain(spec, lambda: np.dot(m, v, out=out))
-        return Outcome(timing, threads=_numpy_threads(), peak=peaks.fp32_peak_gflops("cpu"),
-                       extra={"library": "numpy"})
+        return Outcome(
+            timing, threads=_numpy_threads(), peak=peaks.fp32_peak_gflops("cpu"), extra={"library": "numpy"}
+        )
 
     cuda = _numba_device(spec)
     from explorer.bench.kernels import blocks_for, launch_matvec
@@ -129,5 +137,8 @@ def _matvec(w: Workload, spec: PointSpec) -> Outcome:
     out_dev = cuda.device_array(n, dtype=np.float32)
     timing = time_plain(spec, lambda: launch_matvec(m_dev, v_dev, out_dev), cuda.synchronize)
     err = _check(out_dev.copy_to_host(), expected, "the matvec kernel")
-    return Outcome(timing, peak=peaks.fp32_peak_gflops(spec.device),
-                   extra={"max_abs_error": err, "blocks": float(blocks_for(n)), "threads_per_block": 1024.0})
+    return Outcome(
+        timing,
+        peak=peaks.fp32_peak_gflops(spec.device),
+        extra={"max_abs_error": err, "blocks": float(blocks_for(n)), "threads_per_block": 1024.0},
+    )

@@ -90,28 +90,36 @@ def _small_vs_big(w: Workload, spec: PointSpec) -> Outcome:
     c = torch.empty(SMALL_MATRIX, SMALL_MATRIX, device=dev)
 
     if spec.suffix.startswith(".item()"):
+
         def run_all() -> list[float]:
             log: list[float] = []
             for _ in range(steps):
                 torch.mm(a, b, out=c)
                 log.append(torch.linalg.matrix_norm(c).item())  # waits for the device, copies 4 bytes
             return log
+
         syncs = steps
     else:
+
         def run_all() -> list[float]:
             log = torch.empty(steps, device=dev)
             for i in range(steps):
                 torch.mm(a, b, out=c)
                 log[i] = torch.linalg.matrix_norm(c)  # stays on the device: no wait
             return log.cpu().tolist()  # one copy (and one wait) at the end
+
         syncs = 1
     first = run_all()
     if len(first) != steps or not all(x == x for x in first):
         raise PointError("the norm log came back incomplete or NaN")
     timing = time_torch(spec, run_all, dev)
     threads = torch.get_num_threads() if dev.type == "cpu" else None
-    return Outcome(timing, peak=_peak(spec), threads=threads,
-                   extra={"syncs_per_run": float(syncs), "us_per_step": timing.median_s / steps * 1e6})
+    return Outcome(
+        timing,
+        peak=_peak(spec),
+        threads=threads,
+        extra={"syncs_per_run": float(syncs), "us_per_step": timing.median_s / steps * 1e6},
+    )
 
 
 def _two_gpus(w: Workload, spec: PointSpec) -> Outcome:
@@ -144,6 +152,7 @@ def _two_gpus(w: Workload, spec: PointSpec) -> Outcome:
         def both() -> None:
             torch.mm(a0, b0, out=c0)  # queued on GPU 0; returns at once
             torch.mm(a1, b1, out=c1)  # queued on GPU 1 while GPU 0 works
+
         timing = time_plain(spec, both, sync_both)
         peak0 = peaks.fp32_peak_gflops(str(dev0))
         peak1 = peaks.fp32_peak_gflops(str(dev1))
@@ -153,5 +162,6 @@ def _two_gpus(w: Workload, spec: PointSpec) -> Outcome:
     def in_sequence() -> None:
         torch.mm(a0, b0, out=c0)
         torch.mm(a0, b0, out=c0)
+
     timing = time_plain(spec, in_sequence, torch_sync(dev0))
     return Outcome(timing, peak=_peak(spec), extra=extra)

@@ -69,8 +69,10 @@ class Workload:
         """Why a run cannot start with this many GPUs chosen, or ``None`` when it can."""
         if chosen_gpus >= self.needs_gpu_count:
             return None
-        return (f"{self.title} needs {self.needs_gpu_count} GPUs chosen; {chosen_gpus} chosen "
-                f"and {present_gpus} present on this machine.")
+        return (
+            f"{self.title} needs {self.needs_gpu_count} GPUs chosen; {chosen_gpus} chosen "
+            f"and {present_gpus} present on this machine."
+        )
 
     def size_label(self, size: int) -> str:
         if self.size_format == "bytes":
@@ -132,219 +134,238 @@ def _register(w: Workload) -> Workload:
     return w
 
 
-_register(Workload(
-    name="matmul",
-    title="Matrix multiply (float32)",
-    description="C = A @ B for square float32 matrices with torch; GFLOP/s = 2 n^3 / time.",
-    lesson=(
-        "A matmul does 2n^3 operations on 3n^2 numbers, so the bigger n gets the more work each byte "
-        "feeds. Small matrices are dominated by fixed costs: a GPU launch, the copy of arguments, a "
-        "synchronize, microseconds each, that a CPU call does not pay. As n grows those costs are "
-        "amortised and the GPU climbs towards its FP32 peak (the dashed line), far above what the "
-        "CPU's cores can reach. Where the two curves cross is the size below which sending work to "
-        "the GPU is not worth it; the crossing moves with the GPU, the number of CPU cores and the "
-        "launch overhead, which is why it is measured here rather than quoted."
-    ),
-    size_name="matrix size n",
-    default_sizes_cpu=_pow2(64, 2048),  # a 4096 CPU matmul takes seconds per repeat on a laptop
-    default_sizes_gpu=_pow2(64, 8192),
-    unit="GFLOP/s",
-    flops=lambda n: 2.0 * n**3,
-    bytes_moved=lambda n: 3.0 * FLOAT32_BYTES * n * n,
-    impl="wl_torch",
-))
+_register(
+    Workload(
+        name="matmul",
+        title="Matrix multiply (float32)",
+        description="C = A @ B for square float32 matrices with torch; GFLOP/s = 2 n^3 / time.",
+        lesson=(
+            "A matmul does 2n^3 operations on 3n^2 numbers, so the bigger n gets the more work each byte "
+            "feeds. Small matrices are dominated by fixed costs: a GPU launch, the copy of arguments, a "
+            "synchronize, microseconds each, that a CPU call does not pay. As n grows those costs are "
+            "amortised and the GPU climbs towards its FP32 peak (the dashed line), far above what the "
+            "CPU's cores can reach. Where the two curves cross is the size below which sending work to "
+            "the GPU is not worth it; the crossing moves with the GPU, the number of CPU cores and the "
+            "launch overhead, which is why it is measured here rather than quoted."
+        ),
+        size_name="matrix size n",
+        default_sizes_cpu=_pow2(64, 2048),  # a 4096 CPU matmul takes seconds per repeat on a laptop
+        default_sizes_gpu=_pow2(64, 8192),
+        unit="GFLOP/s",
+        flops=lambda n: 2.0 * n**3,
+        bytes_moved=lambda n: 3.0 * FLOAT32_BYTES * n * n,
+        impl="wl_torch",
+    )
+)
 
-_register(Workload(
-    name="vector_add",
-    title="Vector add (numba kernel vs numpy)",
-    description="u = a + b on float32 vectors: a numba @cuda.jit kernel in 1024-thread blocks vs numpy.",
-    lesson=(
-        "Adding two vectors does one addition per 12 bytes moved: nothing to compute, everything to "
-        "move. The kernel alone is limited by the GPU's memory bandwidth (the peak line) and, for "
-        "small vectors, by the launch and the synchronize, so numpy on one core can win until the "
-        "vectors are large. With the copies to and from the GPU included, every element crosses "
-        "the PCIe bus three times, and the bus is slower than either memory: data that crosses the "
-        "bus for one cheap operation rarely pays. Keep data on the device and do more work per byte."
-    ),
-    size_name="elements N",
-    default_sizes_cpu=(1_000, 10_000, 100_000, 1_000_000, 10_000_000, 30_000_000),
-    default_sizes_gpu=(1_000, 10_000, 100_000, 1_000_000, 10_000_000, 30_000_000, 100_000_000),
-    unit="GB/s",
-    variants_cpu=("numpy",),
-    variants_gpu=("numba kernel", "numba with copies"),
-    flops=lambda n: float(n),
-    bytes_moved=lambda n: 3.0 * FLOAT32_BYTES * n,
-    size_format="N={size}",
-    impl="wl_numba",
-    preload=("numpy", "numba", "torch"),
-))
+_register(
+    Workload(
+        name="vector_add",
+        title="Vector add (numba kernel vs numpy)",
+        description="u = a + b on float32 vectors: a numba @cuda.jit kernel in 1024-thread blocks vs numpy.",
+        lesson=(
+            "Adding two vectors does one addition per 12 bytes moved: nothing to compute, everything to "
+            "move. The kernel alone is limited by the GPU's memory bandwidth (the peak line) and, for "
+            "small vectors, by the launch and the synchronize, so numpy on one core can win until the "
+            "vectors are large. With the copies to and from the GPU included, every element crosses "
+            "the PCIe bus three times, and the bus is slower than either memory: data that crosses the "
+            "bus for one cheap operation rarely pays. Keep data on the device and do more work per byte."
+        ),
+        size_name="elements N",
+        default_sizes_cpu=(1_000, 10_000, 100_000, 1_000_000, 10_000_000, 30_000_000),
+        default_sizes_gpu=(1_000, 10_000, 100_000, 1_000_000, 10_000_000, 30_000_000, 100_000_000),
+        unit="GB/s",
+        variants_cpu=("numpy",),
+        variants_gpu=("numba kernel", "numba with copies"),
+        flops=lambda n: float(n),
+        bytes_moved=lambda n: 3.0 * FLOAT32_BYTES * n,
+        size_format="N={size}",
+        impl="wl_numba",
+        preload=("numpy", "numba", "torch"),
+    )
+)
 
-_register(Workload(
-    name="matvec",
-    title="Matrix-vector product (N x 100)",
-    description="u = A v for an N x 100 float32 matrix: numba kernel (one thread per row) vs numpy vs torch.",
-    lesson=(
-        "Each row's dot product is independent, so a GPU can give every row its own thread. With 100 "
-        "columns each thread does 200 operations, enough to hide the launch once N reaches about "
-        "10^5 rows. It is still a memory-bound operation (2 operations per 4-byte matrix element), "
-        "so compare the GFLOP/s with the matmul's: the same hardware runs far below its peak when "
-        "each number is used once. On a GPU the one-thread-per-row kernel makes neighbouring "
-        "threads read addresses 100 floats apart (uncoalesced), while torch.mv calls a library "
-        "kernel that reads rows together: compare the two GPU curves to see what that costs."
-    ),
-    size_name="rows N",
-    default_sizes_cpu=(1_000, 10_000, 100_000, 1_000_000),
-    default_sizes_gpu=(1_000, 10_000, 100_000, 1_000_000, 10_000_000),
-    unit="GFLOP/s",
-    variants_cpu=("numpy", "torch"),
-    variants_gpu=("numba row per thread", "torch"),
-    flops=lambda n: 2.0 * n * MATVEC_COLS,
-    bytes_moved=lambda n: FLOAT32_BYTES * (n * MATVEC_COLS + MATVEC_COLS + n),
-    size_format="N={size}x100",
-    impl="wl_numba",
-    preload=("numpy", "numba", "torch"),
-))
+_register(
+    Workload(
+        name="matvec",
+        title="Matrix-vector product (N x 100)",
+        description="u = A v for an N x 100 float32 matrix: numba kernel (one thread per row) vs numpy vs torch.",
+        lesson=(
+            "Each row's dot product is independent, so a GPU can give every row its own thread. With 100 "
+            "columns each thread does 200 operations, enough to hide the launch once N reaches about "
+            "10^5 rows. It is still a memory-bound operation (2 operations per 4-byte matrix element), "
+            "so compare the GFLOP/s with the matmul's: the same hardware runs far below its peak when "
+            "each number is used once. On a GPU the one-thread-per-row kernel makes neighbouring "
+            "threads read addresses 100 floats apart (uncoalesced), while torch.mv calls a library "
+            "kernel that reads rows together: compare the two GPU curves to see what that costs."
+        ),
+        size_name="rows N",
+        default_sizes_cpu=(1_000, 10_000, 100_000, 1_000_000),
+        default_sizes_gpu=(1_000, 10_000, 100_000, 1_000_000, 10_000_000),
+        unit="GFLOP/s",
+        variants_cpu=("numpy", "torch"),
+        variants_gpu=("numba row per thread", "torch"),
+        flops=lambda n: 2.0 * n * MATVEC_COLS,
+        bytes_moved=lambda n: FLOAT32_BYTES * (n * MATVEC_COLS + MATVEC_COLS + n),
+        size_format="N={size}x100",
+        impl="wl_numba",
+        preload=("numpy", "numba", "torch"),
+    )
+)
 
-_register(Workload(
-    name="copies",
-    title="Host <-> device copies (pageable vs pinned)",
-    description=(
-        "Copy a buffer host to device and device to host from pageable and from pinned (page-locked) "
-        "memory; GB/s against the PCIe link's peak. On the CPU: a host memcpy, for scale."
-    ),
-    lesson=(
-        "Every copy pays a fixed cost (tens of microseconds) before the first byte moves, so small "
-        "copies reach a tiny fraction of the bus's bandwidth: batch your transfers. From pageable "
-        "memory the driver first copies into a pinned staging buffer, then over the bus; from pinned "
-        "memory the GPU's copy engine reads it directly, which is faster and can overlap with "
-        "compute (non_blocking=True). The peak line is the PCIe link's: generation x lanes, "
-        "e.g. gen3 x16 = 15.75 GB/s per direction after 128b/130b encoding; packet headers and "
-        "flow control keep real copies below it. The CPU row is a one-core host memcpy, shown for "
-        "scale: it is not a bus transfer."
-    ),
-    size_name="bytes",
-    default_sizes_cpu=tuple(4 * KIB * 4**i for i in range(9)),  # 4 KiB .. 256 MiB
-    default_sizes_gpu=tuple(4 * KIB * 4**i for i in range(10)),  # 4 KiB .. 1 GiB
-    unit="GB/s",
-    variants_cpu=("host memcpy",),
-    variants_gpu=("H2D pageable", "H2D pinned", "D2H pageable", "D2H pinned"),
-    bytes_moved=lambda n: float(n),
-    size_format="bytes",
-    dtype="uint8",
-    impl="wl_copies",
-))
+_register(
+    Workload(
+        name="copies",
+        title="Host <-> device copies (pageable vs pinned)",
+        description=(
+            "Copy a buffer host to device and device to host from pageable and from pinned (page-locked) "
+            "memory; GB/s against the PCIe link's peak. On the CPU: a host memcpy, for scale."
+        ),
+        lesson=(
+            "Every copy pays a fixed cost (tens of microseconds) before the first byte moves, so small "
+            "copies reach a tiny fraction of the bus's bandwidth: batch your transfers. From pageable "
+            "memory the driver first copies into a pinned staging buffer, then over the bus; from pinned "
+            "memory the GPU's copy engine reads it directly, which is faster and can overlap with "
+            "compute (non_blocking=True). The peak line is the PCIe link's: generation x lanes, "
+            "e.g. gen3 x16 = 15.75 GB/s per direction after 128b/130b encoding; packet headers and "
+            "flow control keep real copies below it. The CPU row is a one-core host memcpy, shown for "
+            "scale: it is not a bus transfer."
+        ),
+        size_name="bytes",
+        default_sizes_cpu=tuple(4 * KIB * 4**i for i in range(9)),  # 4 KiB .. 256 MiB
+        default_sizes_gpu=tuple(4 * KIB * 4**i for i in range(10)),  # 4 KiB .. 1 GiB
+        unit="GB/s",
+        variants_cpu=("host memcpy",),
+        variants_gpu=("H2D pageable", "H2D pinned", "D2H pageable", "D2H pinned"),
+        bytes_moved=lambda n: float(n),
+        size_format="bytes",
+        dtype="uint8",
+        impl="wl_copies",
+    )
+)
 
-_register(Workload(
-    name="small_vs_big",
-    title="Many small syncs vs one big copy",
-    description=(
-        "Multiply 100x100 matrices N times (N = the size), logging the Frobenius norm of each product: "
-        "with .item() each step (a synchronizing copy each time) vs kept on the device and copied once."
-    ),
-    lesson=(
-        "A 100x100 matmul is a few microseconds of GPU work. Calling .item() after each one forces "
-        "the CPU to wait for the GPU and copies 4 bytes over the bus: the GPU idles while the CPU "
-        "waits, and the CPU idles while the GPU works. Keeping the log on the device lets the CPU "
-        "queue all the launches ahead and copy the whole log once at the end. On a CPU both versions "
-        "cost the same, because .item() on a CPU tensor copies nothing and there is no queue."
-    ),
-    size_name="steps",
-    default_sizes_cpu=(100, 300, 1000),
-    default_sizes_gpu=(100, 300, 1000, 3000),
-    unit="GFLOP/s",
-    variants_cpu=(".item() each step", "one copy at end"),
-    variants_gpu=(".item() each step", "one copy at end"),
-    flops=lambda steps: steps * (2.0 * SMALL_MATRIX**3 + 2.0 * SMALL_MATRIX**2),
-    bytes_moved=lambda steps: steps * 3.0 * FLOAT32_BYTES * SMALL_MATRIX**2,
-    size_format="steps={size}",
-    impl="wl_torch",
-))
+_register(
+    Workload(
+        name="small_vs_big",
+        title="Many small syncs vs one big copy",
+        description=(
+            "Multiply 100x100 matrices N times (N = the size), logging the Frobenius norm of each product: "
+            "with .item() each step (a synchronizing copy each time) vs kept on the device and copied once."
+        ),
+        lesson=(
+            "A 100x100 matmul is a few microseconds of GPU work. Calling .item() after each one forces "
+            "the CPU to wait for the GPU and copies 4 bytes over the bus: the GPU idles while the CPU "
+            "waits, and the CPU idles while the GPU works. Keeping the log on the device lets the CPU "
+            "queue all the launches ahead and copy the whole log once at the end. On a CPU both versions "
+            "cost the same, because .item() on a CPU tensor copies nothing and there is no queue."
+        ),
+        size_name="steps",
+        default_sizes_cpu=(100, 300, 1000),
+        default_sizes_gpu=(100, 300, 1000, 3000),
+        unit="GFLOP/s",
+        variants_cpu=(".item() each step", "one copy at end"),
+        variants_gpu=(".item() each step", "one copy at end"),
+        flops=lambda steps: steps * (2.0 * SMALL_MATRIX**3 + 2.0 * SMALL_MATRIX**2),
+        bytes_moved=lambda steps: steps * 3.0 * FLOAT32_BYTES * SMALL_MATRIX**2,
+        size_format="steps={size}",
+        impl="wl_torch",
+    )
+)
 
-_register(Workload(
-    name="cnn_step",
-    title="CNN training step (CIFAR-10 shapes)",
-    description=(
-        "One training step (copy batch, forward, loss, backward, SGD update) of a small CNN on synthetic "
-        f"3x32x32 batches; images/s and the share of the step spent copying the batch. "
-        f"{cnn_param_count():,} parameters."
-    ),
-    lesson=(
-        "Small batches leave a GPU mostly idle: each layer is a launch of a few microseconds of work "
-        "and the step is dominated by launch and Python overhead, so images/s grows almost linearly "
-        "with the batch until the GPU is full. Copying the batch from host memory is a fixed share "
-        "of each step (extra copy_share): 12 KiB per image over PCIe. Feed from pinned memory and "
-        "overlap copies with compute (DataLoader(pin_memory=True), .to(device, non_blocking=True)) "
-        "when it grows. On the CPU there is nothing to copy, and cores are few, so images/s flattens "
-        "early. The FLOP count is forward x 3, the usual estimate for forward + backward."
-    ),
-    size_name="batch size",
-    default_sizes_cpu=_pow2(16, 1024),
-    default_sizes_gpu=_pow2(16, 1024),
-    unit="images/s",
-    flops=lambda b: 3.0 * b * cnn_forward_flops_per_image(),
-    bytes_moved=lambda b: b * 3.0 * 32 * 32 * FLOAT32_BYTES,
-    size_format="batch={size}",
-    impl="wl_cnn",
-))
+_register(
+    Workload(
+        name="cnn_step",
+        title="CNN training step (CIFAR-10 shapes)",
+        description=(
+            "One training step (copy batch, forward, loss, backward, SGD update) of a small CNN on synthetic "
+            f"3x32x32 batches; images/s and the share of the step spent copying the batch. "
+            f"{cnn_param_count():,} parameters."
+        ),
+        lesson=(
+            "Small batches leave a GPU mostly idle: each layer is a launch of a few microseconds of work "
+            "and the step is dominated by launch and Python overhead, so images/s grows almost linearly "
+            "with the batch until the GPU is full. Copying the batch from host memory is a fixed share "
+            "of each step (extra copy_share): 12 KiB per image over PCIe. Feed from pinned memory and "
+            "overlap copies with compute (DataLoader(pin_memory=True), .to(device, non_blocking=True)) "
+            "when it grows. On the CPU there is nothing to copy, and cores are few, so images/s flattens "
+            "early. The FLOP count is forward x 3, the usual estimate for forward + backward."
+        ),
+        size_name="batch size",
+        default_sizes_cpu=_pow2(16, 1024),
+        default_sizes_gpu=_pow2(16, 1024),
+        unit="images/s",
+        flops=lambda b: 3.0 * b * cnn_forward_flops_per_image(),
+        bytes_moved=lambda b: b * 3.0 * 32 * 32 * FLOAT32_BYTES,
+        size_format="batch={size}",
+        impl="wl_cnn",
+    )
+)
 
-_register(Workload(
-    name="timing_lesson",
-    title="Timing lesson: naive vs synchronized",
-    description=(
-        "Ten n x n matmuls timed twice: naively (clock read right after the launches return) and "
-        "synchronized (clock read after the device has finished)."
-    ),
-    lesson=(
-        "CUDA launches are asynchronous: a matmul call on a GPU tensor queues the work and returns "
-        "in microseconds. Reading the clock then measures how fast Python can queue launches, not "
-        "how fast the GPU computes; the work finishes later, whenever something synchronizes "
-        "(.item(), .cpu(), printing, torch.cuda.synchronize()). That is how a notebook reports ten "
-        "10000x10000 matmuls in 1 ms (that would be 20,000 TFLOP/s). Honest timing synchronizes "
-        "before reading the clock, or uses CUDA events. On the CPU both numbers agree: CPU work is "
-        "done when the call returns."
-    ),
-    size_name="matrix size n",
-    default_sizes_cpu=(256, 512, 1024, 2048),
-    default_sizes_gpu=(1024, 2048, 4096, 8192),
-    unit="GFLOP/s",
-    variants_cpu=("naive (no sync)", "synchronized"),
-    variants_gpu=("naive (no sync)", "synchronized"),
-    flops=lambda n: LESSON_MATMULS * 2.0 * n**3,
-    bytes_moved=lambda n: LESSON_MATMULS * 3.0 * FLOAT32_BYTES * n * n,
-    impl="wl_torch",
-))
+_register(
+    Workload(
+        name="timing_lesson",
+        title="Timing lesson: naive vs synchronized",
+        description=(
+            "Ten n x n matmuls timed twice: naively (clock read right after the launches return) and "
+            "synchronized (clock read after the device has finished)."
+        ),
+        lesson=(
+            "CUDA launches are asynchronous: a matmul call on a GPU tensor queues the work and returns "
+            "in microseconds. Reading the clock then measures how fast Python can queue launches, not "
+            "how fast the GPU computes; the work finishes later, whenever something synchronizes "
+            "(.item(), .cpu(), printing, torch.cuda.synchronize()). That is how a notebook reports ten "
+            "10000x10000 matmuls in 1 ms (that would be 20,000 TFLOP/s). Honest timing synchronizes "
+            "before reading the clock, or uses CUDA events. On the CPU both numbers agree: CPU work is "
+            "done when the call returns."
+        ),
+        size_name="matrix size n",
+        default_sizes_cpu=(256, 512, 1024, 2048),
+        default_sizes_gpu=(1024, 2048, 4096, 8192),
+        unit="GFLOP/s",
+        variants_cpu=("naive (no sync)", "synchronized"),
+        variants_gpu=("naive (no sync)", "synchronized"),
+        flops=lambda n: LESSON_MATMULS * 2.0 * n**3,
+        bytes_moved=lambda n: LESSON_MATMULS * 3.0 * FLOAT32_BYTES * n * n,
+        impl="wl_torch",
+    )
+)
 
-_register(Workload(
-    name="two_gpus",
-    title="Two GPUs",
-    description=(
-        "Copy an n x n float32 matrix from one GPU to the other; two matmuls on two GPUs at once vs both "
-        "in sequence on one. Needs two GPUs."
-    ),
-    lesson=(
-        "Two GPUs double the compute only if the work is independent and each GPU has its own data: "
-        "launches are asynchronous, so the CPU can queue a matmul on cuda:0 and one on cuda:1 and "
-        "both run at once. The copy between them goes over NVLink where there is one, else over "
-        "PCIe (often through the CPU's root complex), which is why splitting a job that needs "
-        "frequent exchanges rarely pays."
-    ),
-    size_name="matrix size n",
-    default_sizes_cpu=(1024,),
-    default_sizes_gpu=(1024, 2048, 4096, 8192),
-    unit="GFLOP/s",
-    needs_gpu_count=2,
-    variants_gpu=("two GPUs at once", "one GPU in sequence", "copy to next GPU"),
-    flops=lambda n: 2 * 2.0 * n**3,
-    bytes_moved=lambda n: FLOAT32_BYTES * float(n) * n,
-    impl="wl_torch",
-))
+_register(
+    Workload(
+        name="two_gpus",
+        title="Two GPUs",
+        description=(
+            "Copy an n x n float32 matrix from one GPU to the other; two matmuls on two GPUs at once vs both "
+            "in sequence on one. Needs two GPUs."
+        ),
+        lesson=(
+            "Two GPUs double the compute only if the work is independent and each GPU has its own data: "
+            "launches are asynchronous, so the CPU can queue a matmul on cuda:0 and one on cuda:1 and "
+            "both run at once. The copy between them goes over NVLink where there is one, else over "
+            "PCIe (often through the CPU's root complex), which is why splitting a job that needs "
+            "frequent exchanges rarely pays."
+        ),
+        size_name="matrix size n",
+        default_sizes_cpu=(1024,),
+        default_sizes_gpu=(1024, 2048, 4096, 8192),
+        unit="GFLOP/s",
+        needs_gpu_count=2,
+        variants_gpu=("two GPUs at once", "one GPU in sequence", "copy to next GPU"),
+        flops=lambda n: 2 * 2.0 * n**3,
+        bytes_moved=lambda n: FLOAT32_BYTES * float(n) * n,
+        impl="wl_torch",
+    )
+)
 
 
 # --- test-only workloads: crash or hang on purpose, so the runner's recovery can be tested ------
 
 TEST_WORKLOADS: dict[str, Workload] = {}
-for _name, _what in (("_crash_test", "kills its worker process (segfault)"), ("_hang_test", "never returns"),
-                     ("_oom_test", "asks for more memory than any machine has")):
+for _name, _what in (
+    ("_crash_test", "kills its worker process (segfault)"),
+    ("_hang_test", "never returns"),
+    ("_oom_test", "asks for more memory than any machine has"),
+):
     TEST_WORKLOADS[_name] = Workload(
         name=_name,
         title=f"test: {_name}",

@@ -30,12 +30,26 @@ def _list_workloads(as_json: bool) -> int:
 
     ws = visible_workloads()
     if as_json:
-        print(json.dumps([
-            {"name": w.name, "title": w.title, "description": w.description, "unit": w.unit,
-             "size_name": w.size_name, "default_sizes_cpu": list(w.default_sizes_cpu),
-             "default_sizes_gpu": list(w.default_sizes_gpu), "needs_gpu_count": w.needs_gpu_count,
-             "variants_cpu": list(w.variants_cpu), "variants_gpu": list(w.variants_gpu)}
-            for w in ws], indent=1))
+        print(
+            json.dumps(
+                [
+                    {
+                        "name": w.name,
+                        "title": w.title,
+                        "description": w.description,
+                        "unit": w.unit,
+                        "size_name": w.size_name,
+                        "default_sizes_cpu": list(w.default_sizes_cpu),
+                        "default_sizes_gpu": list(w.default_sizes_gpu),
+                        "needs_gpu_count": w.needs_gpu_count,
+                        "variants_cpu": list(w.variants_cpu),
+                        "variants_gpu": list(w.variants_gpu),
+                    }
+                    for w in ws
+                ],
+                indent=1,
+            )
+        )
         return 0
     print("Workloads (device-explorer bench WORKLOAD [--device cpu|cuda:N] [--sizes ...]):")
     for w in ws:

@@ -48,13 +48,17 @@ def format_live(d: Device) -> str:
             parts.append(f"{name.rsplit('_', 1)[0].replace('_', ' ')} n/a ({live.unavailable[name]})")
 
     util = live.utilization_gpu_pct
-    value("utilization_gpu_pct", None if util is None else f"a kernel ran {util:.0f}% of the time (not SM load)")
+    value(
+        "utilization_gpu_pct", None if util is None else f"a kernel ran {util:.0f}% of the time (not SM load)"
+    )
     used, total = live.memory_used_bytes, live.memory_total_bytes
     value("memory_used_bytes", None if used is None else f"{_gib(used)} of {_gib(total)} used")
     temp = live.temperature_c
     value("temperature_c", None if temp is None else f"{temp:.0f} C")
     power, limit = live.power_draw_w, live.power_limit_w
-    value("power_draw_w", None if power is None else f"{power:.0f} W" + (f" of {limit:.0f} W" if limit else ""))
+    value(
+        "power_draw_w", None if power is None else f"{power:.0f} W" + (f" of {limit:.0f} W" if limit else "")
+    )
     if d.processes:
         parts.append(f"{len(d.processes)} process{'es' if len(d.processes) != 1 else ''}")
     return ", ".join(parts)

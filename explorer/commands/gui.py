@@ -74,7 +74,9 @@ def check_display() -> None:
     """On Linux without X11 or Wayland, Qt would abort with a core dump; say it in one line instead."""
     if os.environ.get("QT_QPA_PLATFORM"):
         return  # chosen explicitly (offscreen in tests and CI, or a specific plugin)
-    if sys.platform.startswith("linux") and not (os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")):
+    if sys.platform.startswith("linux") and not (
+        os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")
+    ):
         raise UserError(
             "no display to open the window on (DISPLAY and WAYLAND_DISPLAY are unset); run it in a "
             "desktop session, or render it with 'device-explorer screenshot --out FILE.png'"

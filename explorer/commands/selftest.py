@@ -51,7 +51,9 @@ MATMUL_N = 256  # small enough for a fraction of a second on any laptop, big eno
 BENCH_N = 128  # the benchmark engine's point: the worker's start-up (importing torch) dominates
 SIM_N = 1000  # elements of the simulator's vector add: 4 blocks of 256 threads, the last one partly idle
 SIM_BLOCK = 256
-_found_gpus = 0  # present GPUs the devices check found; the GPU workload check explains if torch cannot use them
+_found_gpus = (
+    0  # present GPUs the devices check found; the GPU workload check explains if torch cannot use them
+)
 
 
 @dataclass
@@ -154,8 +156,14 @@ def check_benchmark_engine() -> str:
     """One matmul point through the benchmark engine: a worker process, honest timing, a result row."""
     from explorer.bench.runner import BenchPlan, BenchRun
 
-    plan = BenchPlan(workload="matmul", devices=["cpu"], sizes=[BENCH_N], repeats=3, time_budget_s=0.5,
-                     point_timeout_s=CHILD_TIMEOUT_S)
+    plan = BenchPlan(
+        workload="matmul",
+        devices=["cpu"],
+        sizes=[BENCH_N],
+        repeats=3,
+        time_budget_s=0.5,
+        point_timeout_s=CHILD_TIMEOUT_S,
+    )
     points = BenchRun(plan).run_all()
     if len(points) != 1:
         raise CheckFailed(f"the benchmark engine returned {len(points)} points for a one-point plan")
@@ -165,8 +173,10 @@ def check_benchmark_engine() -> str:
     if not point.median_s or point.median_s <= 0:
         raise CheckFailed(f"the matmul benchmark measured no time (median {point.median_s})")
     rate = f", {point.throughput:.1f} {point.throughput_unit}" if point.throughput else ""
-    return (f"matmul n={BENCH_N} in a worker process: median {point.median_s * 1e6:.0f} us{rate}, "
-            f"{point.threads} thread(s), {point.repeats} repeats")
+    return (
+        f"matmul n={BENCH_N} in a worker process: median {point.median_s * 1e6:.0f} us{rate}, "
+        f"{point.threads} thread(s), {point.repeats} repeats"
+    )
 
 
 def check_gpu_workload(notes: list[Check]) -> str | None:
@@ -175,11 +185,19 @@ def check_gpu_workload(notes: list[Check]) -> str | None:
 
     if not torch.cuda.is_available():
         if _found_gpus:
-            why = ("this torch is a CPU-only build" if torch.version.cuda is None
-                   else f"torch (CUDA {torch.version.cuda}) cannot use it; check the driver version")
-            notes.append(Check("gpu benchmarks", "info",
-                               f"an NVIDIA GPU is present but {why}: GPU benchmarks are unavailable, "
-                               "the devices panel and the launch visualizer still work"))
+            why = (
+                "this torch is a CPU-only build"
+                if torch.version.cuda is None
+                else f"torch (CUDA {torch.version.cuda}) cannot use it; check the driver version"
+            )
+            notes.append(
+                Check(
+                    "gpu benchmarks",
+                    "info",
+                    f"an NVIDIA GPU is present but {why}: GPU benchmarks are unavailable, "
+                    "the devices panel and the launch visualizer still work",
+                )
+            )
         return None
     a = torch.randn(MATMUL_N, MATMUL_N, device="cuda")
     b = torch.randn(MATMUL_N, MATMUL_N, device="cuda")
@@ -203,13 +221,16 @@ def check_cuda_simulator() -> str:
     lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("{")]
     if proc.returncode != 0 or not lines:
         err = [ln for ln in (proc.stderr or "").splitlines() if ln.strip()]
-        raise CheckFailed(f"the simulator child exited with status {proc.returncode}: "
-                          f"{err[-1] if err else 'no output'}")
+        raise CheckFailed(
+            f"the simulator child exited with status {proc.returncode}: {err[-1] if err else 'no output'}"
+        )
     result = json.loads(lines[-1])
     if not result.get("ok"):
         raise CheckFailed(result.get("error", "the simulator kernel gave a wrong answer"))
-    return (f"numba {result['numba']} vector add, {result['n']} elements in {result['blocks']} blocks of "
-            f"{SIM_BLOCK}: every element right ({result['kernel_s'] * 1000:.0f} ms in a child process)")
+    return (
+        f"numba {result['numba']} vector add, {result['n']} elements in {result['blocks']} blocks of "
+        f"{SIM_BLOCK}: every element right ({result['kernel_s'] * 1000:.0f} ms in a child process)"
+    )
 
 
 def check_real_run() -> str:
@@ -243,9 +264,15 @@ def check_window() -> str:
     if image is None or image.isNull():
         raise CheckFailed("the window rendered to an empty image")
     width, height = image.width(), image.height()
-    colours = {image.pixel(x, y) for x in range(0, width, max(1, width // 64)) for y in range(0, height, max(1, height // 40))}
+    colours = {
+        image.pixel(x, y)
+        for x in range(0, width, max(1, width // 64))
+        for y in range(0, height, max(1, height // 40))
+    }
     if len(colours) < 4:
-        raise CheckFailed(f"the rendered window is blank ({len(colours)} colour(s) in {width}x{height} pixels)")
+        raise CheckFailed(
+            f"the rendered window is blank ({len(colours)} colour(s) in {width}x{height} pixels)"
+        )
     return f"main window, devices panel, {width}x{height} pixels rendered offscreen ({len(colours)} colours sampled)"
 
 
@@ -311,14 +338,19 @@ def run_self_test(args: argparse.Namespace) -> int:
     failed = [c for c in checks if c.status == "fail"]
     total_s = time.perf_counter() - t0
     if as_json:
-        print(json.dumps({
-            "version": __version__,
-            "frozen": bool(getattr(sys, "frozen", False)),
-            "executable": sys.executable,
-            "ok": not failed,
-            "duration_s": round(total_s, 3),
-            "checks": [asdict(c) for c in checks],
-        }, indent=2))
+        print(
+            json.dumps(
+                {
+                    "version": __version__,
+                    "frozen": bool(getattr(sys, "frozen", False)),
+                    "executable": sys.executable,
+                    "ok": not failed,
+                    "duration_s": round(total_s, 3),
+                    "checks": [asdict(c) for c in checks],
+                },
+                indent=2,
+            )
+        )
     else:
         verdict = "all checks passed" if not failed else f"{len(failed)} check(s) FAILED"
         print(f"self-test: {verdict} in {total_s:.1f} s")
@@ -363,7 +395,9 @@ def _simulator_child() -> int:
         ok = bool(np.array_equal(out, a + b))
         result = {"ok": ok, "numba": numba.__version__, "n": SIM_N, "blocks": blocks, "kernel_s": kernel_s}
         if not ok:
-            result["error"] = f"{int(np.sum(out != a + b))} of {SIM_N} elements wrong after the simulated kernel"
+            result["error"] = (
+                f"{int(np.sum(out != a + b))} of {SIM_N} elements wrong after the simulated kernel"
+            )
     except Exception as exc:  # noqa: BLE001 - the parent turns this into its FAIL line
         result = {"ok": False, "error": f"{type(exc).__name__}: {exc}"}
     print(json.dumps(result), flush=True)

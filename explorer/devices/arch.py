@@ -35,7 +35,9 @@ def fill_from_compute_capability(device: Device) -> None:
 
             device.architecture = limits_for_cc(cc).arch_name
         except Exception as exc:  # an unknown (newer) CC: say so rather than guess
-            device.mark_unavailable("architecture", f"compute capability {cc[0]}.{cc[1]} is not in the table: {exc}")
+            device.mark_unavailable(
+                "architecture", f"compute capability {cc[0]}.{cc[1]} is not in the table: {exc}"
+            )
     if device.cuda_cores_per_sm is None:
         cores = FP32_CORES_PER_SM.get(cc)
         if cores is None:
@@ -49,7 +51,9 @@ def fill_from_compute_capability(device: Device) -> None:
 
         peak = theoretical_fp32_gflops(device)
         if peak is None:
-            device.mark_unavailable("fp32_peak_gflops", "needs SM count, FP32 cores per SM and the maximum SM clock")
+            device.mark_unavailable(
+                "fp32_peak_gflops", "needs SM count, FP32 cores per SM and the maximum SM clock"
+            )
         else:
             device.fp32_peak_gflops = peak
             device.fp32_peak_basis = "theoretical, from compute-capability tables"

@@ -51,7 +51,9 @@ def speed_flags(all_flags: list[str] | set[str]) -> list[str]:
     return [f for f in SPEED_FLAGS if f in present]
 
 
-def theoretical_fp32_gflops(physical_cores: int, clock_mhz: float, flags: list[str]) -> tuple[float, str] | None:
+def theoretical_fp32_gflops(
+    physical_cores: int, clock_mhz: float, flags: list[str]
+) -> tuple[float, str] | None:
     """A textbook upper bound: cores x clock x FP32 FLOP per cycle, with the assumption spelt out.
 
     FLOP per cycle = vector lanes x 2 (a fused multiply-add is 2 FLOP) x 2 FMA pipes per core
@@ -98,7 +100,9 @@ def probe_cpu(*, psutil_module: Any = None, cpuinfo_info: dict[str, Any] | None 
         if (details.architecture or "").lower() in ("arm64", "aarch64"):
             # Advanced SIMD (NEON) is mandatory in 64-bit Arm, so it is known even unreported (macOS).
             details.isa_flags = ["neon"]
-            device.notes.append("NEON is listed because every 64-bit Arm CPU has it; the OS reported no flags.")
+            device.notes.append(
+                "NEON is listed because every 64-bit Arm CPU has it; the OS reported no flags."
+            )
         else:
             device.mark_unavailable("isa_flags", "py-cpuinfo reported no feature flags")
 
@@ -122,7 +126,9 @@ def probe_cpu(*, psutil_module: Any = None, cpuinfo_info: dict[str, Any] | None 
     clock_advertised = details.frequency_max_mhz is None and bool(advertised)
     if clock_advertised:
         details.frequency_max_mhz = advertised / 1e6
-        device.notes.append("Maximum clock is the advertised clock from py-cpuinfo; the OS does not report a boost clock.")
+        device.notes.append(
+            "Maximum clock is the advertised clock from py-cpuinfo; the OS does not report a boost clock."
+        )
     if details.frequency_mhz is None:
         device.mark_unavailable("frequency_mhz", "the operating system does not report the CPU clock")
     if details.frequency_max_mhz is None:
@@ -139,10 +145,14 @@ def probe_cpu(*, psutil_module: Any = None, cpuinfo_info: dict[str, Any] | None 
     device.clock_sm_max_mhz = int(details.frequency_max_mhz) if details.frequency_max_mhz else None
     estimate = None
     if details.physical_cores and details.frequency_max_mhz:
-        estimate = theoretical_fp32_gflops(details.physical_cores, details.frequency_max_mhz, details.isa_flags)
+        estimate = theoretical_fp32_gflops(
+            details.physical_cores, details.frequency_max_mhz, details.isa_flags
+        )
     if estimate:
         device.fp32_peak_gflops, how = round(estimate[0], 1), estimate[1]
-        device.fp32_peak_basis = "estimate from advertised clock" if clock_advertised else "estimate from maximum clock"
+        device.fp32_peak_basis = (
+            "estimate from advertised clock" if clock_advertised else "estimate from maximum clock"
+        )
         device.notes.append(how)
     else:
         device.mark_unavailable("fp32_peak_gflops", "needs the core count and the maximum clock")

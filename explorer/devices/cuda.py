@@ -56,14 +56,23 @@ def torch_no_gpu_reason(torch: Any) -> str:
 
 def _device_from_torch_props(torch: Any, index: int) -> Device:
     props = torch.cuda.get_device_properties(index)
-    dev = Device(kind="cuda", name=str(props.name), index=index, key=f"cuda:{index}", vendor="NVIDIA", source="torch.cuda")
+    dev = Device(
+        kind="cuda",
+        name=str(props.name),
+        index=index,
+        key=f"cuda:{index}",
+        vendor="NVIDIA",
+        source="torch.cuda",
+    )
     dev.compute_capability = (int(props.major), int(props.minor))
     dev.sm_count = _int_or_none(getattr(props, "multi_processor_count", None))
     dev.memory_total_bytes = _int_or_none(getattr(props, "total_memory", None))
     uuid = getattr(props, "uuid", None)
     dev.uuid = str(uuid) if uuid is not None else None
     if getattr(props, "pci_bus_id", None) is not None:
-        dev.pci_bus_id = _bus_id(getattr(props, "pci_domain_id", 0), props.pci_bus_id, getattr(props, "pci_device_id", 0))
+        dev.pci_bus_id = _bus_id(
+            getattr(props, "pci_domain_id", 0), props.pci_bus_id, getattr(props, "pci_device_id", 0)
+        )
     bus_width = _int_or_none(getattr(props, "memory_bus_width", None))
     if bus_width:
         dev.memory_bus_width_bits = bus_width
@@ -92,7 +101,9 @@ def probe_torch(torch: Any = None) -> tuple[list[Device], ProbeReport]:
         try:
             import torch
         except ImportError:
-            return [], ProbeReport("torch", False, "torch is not installed, so the app cannot run GPU work through it.")
+            return [], ProbeReport(
+                "torch", False, "torch is not installed, so the app cannot run GPU work through it."
+            )
         except Exception as exc:  # a broken install (missing shared library, ...)
             return [], ProbeReport("torch", False, f"torch is installed but failed to import: {exc}")
     try:
@@ -158,7 +169,9 @@ def _device_from_numba(gpu: Any, index: int) -> Device:
 
     name = getattr(gpu, "name", f"CUDA device {index}")
     name = name.decode(errors="replace") if isinstance(name, bytes) else str(name)
-    dev = Device(kind="cuda", name=name, index=index, key=f"cuda:{index}", vendor="NVIDIA", source="numba.cuda")
+    dev = Device(
+        kind="cuda", name=name, index=index, key=f"cuda:{index}", vendor="NVIDIA", source="numba.cuda"
+    )
     cc = getattr(gpu, "compute_capability", None)
     if cc:
         dev.compute_capability = (int(cc[0]), int(cc[1]))
@@ -181,7 +194,9 @@ def _device_from_numba(gpu: Any, index: int) -> Device:
     dev.limits = limits
     if dev.memory_bus_width_bits and dev.clock_memory_max_mhz:
         # CUDA reports the memory clock such that bytes/s = 2 x clock x bus width / 8 (double data rate).
-        dev.memory_bandwidth_gbps = round(2 * dev.clock_memory_max_mhz * 1e6 * dev.memory_bus_width_bits / 8 / 1e9, 1)
+        dev.memory_bandwidth_gbps = round(
+            2 * dev.clock_memory_max_mhz * 1e6 * dev.memory_bus_width_bits / 8 / 1e9, 1
+        )
         dev.memory_bandwidth_basis = "theoretical, from memory clock and bus width"
         dev.notes.append(
             "Memory bandwidth is the theoretical peak from CUDA's memory clock and bus width "
@@ -194,13 +209,17 @@ def probe_numba(numba: Any = None) -> tuple[list[Device], ProbeReport]:
     """The GPUs numba.cuda sees, read from device attributes without creating a context."""
     if os.environ.get("NUMBA_ENABLE_CUDASIM") == "1" and numba is None:
         return [], ProbeReport(
-            "numba", False, "numba's CUDA simulator is on (NUMBA_ENABLE_CUDASIM=1): kernels run on the CPU, no GPU is probed."
+            "numba",
+            False,
+            "numba's CUDA simulator is on (NUMBA_ENABLE_CUDASIM=1): kernels run on the CPU, no GPU is probed.",
         )
     if numba is None:
         try:
             import numba.cuda  # noqa: F401  (imports the sub-package)
         except ImportError:
-            return [], ProbeReport("numba", False, "numba is not installed, so CUDA kernels cannot be written in Python.")
+            return [], ProbeReport(
+                "numba", False, "numba is not installed, so CUDA kernels cannot be written in Python."
+            )
         except Exception as exc:
             return [], ProbeReport("numba", False, f"numba is installed but failed to import: {exc}")
         import numba as numba_module

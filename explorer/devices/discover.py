@@ -24,7 +24,9 @@ _cached: Discovery | None = None
 
 
 def _failed(probe: str, exc: BaseException) -> ProbeReport:
-    return ProbeReport(probe=probe, ok=False, message=f"The {probe} probe failed unexpectedly: {type(exc).__name__}: {exc}")
+    return ProbeReport(
+        probe=probe, ok=False, message=f"The {probe} probe failed unexpectedly: {type(exc).__name__}: {exc}"
+    )
 
 
 def normalize_bus_id(bus_id: str | None) -> str | None:
@@ -53,7 +55,7 @@ def normalize_uuid(uuid: str | None) -> str | None:
     text = str(uuid).strip().lower()
     for prefix in ("gpu-", "mig-"):
         if text.startswith(prefix):
-            text = text[len(prefix):]
+            text = text[len(prefix) :]
     return text
 
 
@@ -89,7 +91,9 @@ def _same_gpu(a: Device, b: Device) -> bool:
     return bool(pa and pb and pa == pb)
 
 
-def merge_gpu_views(runtime: list[Device], nvml: list[Device], numba: list[Device] | None = None) -> list[Device]:
+def merge_gpu_views(
+    runtime: list[Device], nvml: list[Device], numba: list[Device] | None = None
+) -> list[Device]:
     """One ``Device`` per CUDA-visible GPU, ordered by CUDA index.
 
     ``runtime`` is torch's view (CUDA ordinals); ``numba`` fills limits torch lacks (same
@@ -105,7 +109,9 @@ def merge_gpu_views(runtime: list[Device], nvml: list[Device], numba: list[Devic
         partner = next((n for n in numba if n.index == dev.index), None)
         if partner is not None:
             if partner.pci_bus_id and dev.pci_bus_id and not _same_gpu(dev, partner):
-                dev.notes.append("numba and torch disagree on which GPU has this index; numba's view was not merged.")
+                dev.notes.append(
+                    "numba and torch disagree on which GPU has this index; numba's view was not merged."
+                )
             else:
                 _fill_missing(dev, partner)
                 if dev.limits is not None and partner.limits is not None:
@@ -118,7 +124,9 @@ def merge_gpu_views(runtime: list[Device], nvml: list[Device], numba: list[Devic
             dev.nvml_index = match.nvml_index
             dev.live = match.live
         elif not nvml:
-            dev.mark_unavailable("live", "no live readings: NVML, the driver's monitoring library, is not available")
+            dev.mark_unavailable(
+                "live", "no live readings: NVML, the driver's monitoring library, is not available"
+            )
         else:
             dev.mark_unavailable("live", "NVML has no device with this GPU's UUID or PCI bus id")
         merged.append(dev)
@@ -140,7 +148,9 @@ def cuda_driver_loadable() -> bool:
     import ctypes
     import sys
 
-    names = ["nvcuda.dll"] if sys.platform.startswith("win") else ["libcuda.so.1", "libcuda.so", "libcuda.dylib"]
+    names = (
+        ["nvcuda.dll"] if sys.platform.startswith("win") else ["libcuda.so.1", "libcuda.so", "libcuda.dylib"]
+    )
     for name in names:
         try:
             ctypes.CDLL(name)
@@ -150,7 +160,9 @@ def cuda_driver_loadable() -> bool:
     return False
 
 
-def _probe_gpus(nvml: Any, torch: Any, numba: Any, quick: bool = False) -> tuple[list[Device], list[ProbeReport]]:
+def _probe_gpus(
+    nvml: Any, torch: Any, numba: Any, quick: bool = False
+) -> tuple[list[Device], list[ProbeReport]]:
     reports: list[ProbeReport] = []
     nvml_devices: list[Device] = []
     torch_devices: list[Device] = []
@@ -230,7 +242,11 @@ def discover(
 
             cpu = _probe_cpu()
             devices.append(cpu)
-            cores = f"{cpu.cpu.physical_cores or '?'} cores, {cpu.cpu.logical_cores or '?'} threads" if cpu.cpu else ""
+            cores = (
+                f"{cpu.cpu.physical_cores or '?'} cores, {cpu.cpu.logical_cores or '?'} threads"
+                if cpu.cpu
+                else ""
+            )
             reports.append(ProbeReport("cpu", True, f"{cpu.name}: {cores}", 1))
         except Exception as exc:
             reports.append(_failed("cpu", exc))
@@ -247,7 +263,9 @@ def discover(
 
             catalog = load_catalog()
             devices.extend(catalog)
-            reports.append(ProbeReport("catalog", True, f"{len(catalog)} spec sheets (not present)", len(catalog)))
+            reports.append(
+                ProbeReport("catalog", True, f"{len(catalog)} spec sheets (not present)", len(catalog))
+            )
         except Exception as exc:
             reports.append(_failed("catalog", exc))
     return Discovery(devices=devices, reports=reports)
@@ -276,7 +294,9 @@ def find_device(query: str, discovery: Discovery | None = None) -> Device:
         raise UserError("no device named; give a name or part of one, e.g. 'cpu', 'cuda:0', '1650', 'h100'")
     disc = discovery if discovery is not None else _default_discovery()
     exact = [
-        d for d in disc.devices if q in (d.key.lower(), d.name.lower(), d.key.lower().removeprefix("catalog:"))
+        d
+        for d in disc.devices
+        if q in (d.key.lower(), d.name.lower(), d.key.lower().removeprefix("catalog:"))
     ]
     candidates = exact or [d for d in disc.devices if q in d.name.lower() or q in d.key.lower()]
     present = [d for d in candidates if d.present]

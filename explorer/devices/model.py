@@ -69,7 +69,9 @@ class CpuDetails:
     frequency_mhz: float | None = None
     frequency_max_mhz: float | None = None
     architecture: str | None = None
-    isa_flags: list[str] = field(default_factory=list)  # the speed-relevant ones: avx2, avx512f, fma, neon ...
+    isa_flags: list[str] = field(
+        default_factory=list
+    )  # the speed-relevant ones: avx2, avx512f, fma, neon ...
     memory_available_bytes: int | None = None
 
 

@@ -148,10 +148,14 @@ def cuda_visible_nvml_indices(
             matches = [i for i, u in enumerate(bare) if u.startswith(prefix)]
             target = matches[0] if len(matches) == 1 else None
         if target is None:
-            note = f"CUDA_VISIBLE_DEVICES entry {entry!r} names no GPU; CUDA ignores it and everything after it."
+            note = (
+                f"CUDA_VISIBLE_DEVICES entry {entry!r} names no GPU; CUDA ignores it and everything after it."
+            )
             break
         if target in result:
-            return VisibleMapping([], f"CUDA_VISIBLE_DEVICES names GPU {target} twice; CUDA then sees no GPU at all.")
+            return VisibleMapping(
+                [], f"CUDA_VISIBLE_DEVICES names GPU {target} twice; CUDA then sees no GPU at all."
+            )
         result.append(target)
     if not result and note is None:
         note = "CUDA_VISIBLE_DEVICES is empty: CUDA sees no GPU."
@@ -217,7 +221,9 @@ class NvmlSession:
         try:
             return int(self.nvml.nvmlDeviceGetCount())
         except Exception as exc:
-            raise NvmlUnavailable(f"NVML started but could not count GPUs: {explain_field_error(exc)}.") from exc
+            raise NvmlUnavailable(
+                f"NVML started but could not count GPUs: {explain_field_error(exc)}."
+            ) from exc
 
     def handle(self, index: int) -> Any:
         if index not in self._handles:
@@ -263,7 +269,9 @@ class NvmlSession:
         """Everything NVML knows about NVML device ``index``, each field on its own."""
         nvml = self.nvml
         handle = self.handle(index)
-        dev = Device(kind="cuda", name=f"NVIDIA GPU {index}", nvml_index=index, vendor="NVIDIA", source="NVML")
+        dev = Device(
+            kind="cuda", name=f"NVIDIA GPU {index}", nvml_index=index, vendor="NVIDIA", source="NVML"
+        )
 
         def ask(field_name: str, fn: Callable[[], Any]) -> Any:
             try:
@@ -277,26 +285,41 @@ class NvmlSession:
             dev.name = name
         dev.uuid = ask("uuid", lambda: _text(nvml.nvmlDeviceGetUUID(handle)))
         dev.pci_bus_id = ask("pci_bus_id", lambda: _text(nvml.nvmlDeviceGetPciInfo(handle).busId))
-        cc = ask("compute_capability", lambda: tuple(int(x) for x in nvml.nvmlDeviceGetCudaComputeCapability(handle)))
+        cc = ask(
+            "compute_capability",
+            lambda: tuple(int(x) for x in nvml.nvmlDeviceGetCudaComputeCapability(handle)),
+        )
         dev.compute_capability = cc if cc else None
         mem = ask("memory_total_bytes", lambda: nvml.nvmlDeviceGetMemoryInfo(handle))
         if mem is not None:
             dev.memory_total_bytes = int(mem.total)
-        dev.memory_bus_width_bits = ask("memory_bus_width_bits", lambda: int(nvml.nvmlDeviceGetMemoryBusWidth(handle)))
+        dev.memory_bus_width_bits = ask(
+            "memory_bus_width_bits", lambda: int(nvml.nvmlDeviceGetMemoryBusWidth(handle))
+        )
         clock_sm, clock_mem = nvml.NVML_CLOCK_SM, nvml.NVML_CLOCK_MEM
         dev.clock_sm_mhz = ask("clock_sm_mhz", lambda: int(nvml.nvmlDeviceGetClockInfo(handle, clock_sm)))
-        dev.clock_sm_max_mhz = ask("clock_sm_max_mhz", lambda: int(nvml.nvmlDeviceGetMaxClockInfo(handle, clock_sm)))
-        dev.clock_memory_mhz = ask("clock_memory_mhz", lambda: int(nvml.nvmlDeviceGetClockInfo(handle, clock_mem)))
+        dev.clock_sm_max_mhz = ask(
+            "clock_sm_max_mhz", lambda: int(nvml.nvmlDeviceGetMaxClockInfo(handle, clock_sm))
+        )
+        dev.clock_memory_mhz = ask(
+            "clock_memory_mhz", lambda: int(nvml.nvmlDeviceGetClockInfo(handle, clock_mem))
+        )
         dev.clock_memory_max_mhz = ask(
             "clock_memory_max_mhz", lambda: int(nvml.nvmlDeviceGetMaxClockInfo(handle, clock_mem))
         )
-        dev.pcie_generation = ask("pcie_generation", lambda: int(nvml.nvmlDeviceGetCurrPcieLinkGeneration(handle)))
+        dev.pcie_generation = ask(
+            "pcie_generation", lambda: int(nvml.nvmlDeviceGetCurrPcieLinkGeneration(handle))
+        )
         dev.pcie_width = ask("pcie_width", lambda: int(nvml.nvmlDeviceGetCurrPcieLinkWidth(handle)))
         dev.pcie_generation_max = ask(
             "pcie_generation_max", lambda: int(nvml.nvmlDeviceGetMaxPcieLinkGeneration(handle))
         )
         dev.pcie_width_max = ask("pcie_width_max", lambda: int(nvml.nvmlDeviceGetMaxPcieLinkWidth(handle)))
-        if dev.pcie_generation is not None and dev.pcie_generation_max and dev.pcie_generation < dev.pcie_generation_max:
+        if (
+            dev.pcie_generation is not None
+            and dev.pcie_generation_max
+            and dev.pcie_generation < dev.pcie_generation_max
+        ):
             dev.notes.append(
                 "The PCIe link runs below its maximum generation now; idle GPUs drop the link speed to save power."
             )
@@ -319,7 +342,11 @@ class NvmlSession:
         for p in raw or []:
             pid = int(p.pid)
             used = getattr(p, "usedGpuMemory", None)
-            procs.append(GpuProcess(pid=pid, name=_process_name(nvml, pid), used_memory_bytes=int(used) if used else None))
+            procs.append(
+                GpuProcess(
+                    pid=pid, name=_process_name(nvml, pid), used_memory_bytes=int(used) if used else None
+                )
+            )
         return procs
 
 
@@ -356,7 +383,9 @@ def read_live(nvml: Any, handle: Any, *, clock: Callable[[], float] = time.time)
                 live.unavailable.setdefault(n, explain_field_error(exc))
             return None
 
-    util = ask(("utilization_gpu_pct", "utilization_memory_pct"), lambda: nvml.nvmlDeviceGetUtilizationRates(handle))
+    util = ask(
+        ("utilization_gpu_pct", "utilization_memory_pct"), lambda: nvml.nvmlDeviceGetUtilizationRates(handle)
+    )
     if util is not None:
         live.utilization_gpu_pct = float(util.gpu)
         live.utilization_memory_pct = float(util.memory)
@@ -402,7 +431,9 @@ def probe_nvml(nvml: Any = None, *, env: dict[str, str] | None = None) -> NvmlPr
             try:
                 dev = session.describe(i)
             except Exception as exc:  # a GPU whose handle cannot be had: say so, keep the others
-                dev = Device(kind="cuda", name=f"NVIDIA GPU {i}", nvml_index=i, vendor="NVIDIA", source="NVML")
+                dev = Device(
+                    kind="cuda", name=f"NVIDIA GPU {i}", nvml_index=i, vendor="NVIDIA", source="NVML"
+                )
                 dev.mark_unavailable("name", f"NVML could not open this GPU: {explain_field_error(exc)}")
             dev.driver_version, dev.cuda_driver_version = driver, cuda
             for k, v in reasons.items():

@@ -86,7 +86,11 @@ class RealRunResult:
 
     def summary(self) -> str:
         """One line for the UI's status: where it ran, what it found."""
-        where = f"on the GPU ({self.device_name})" if self.backend == "gpu" else "under numba's CUDA simulator (no GPU here)"
+        where = (
+            f"on the GPU ({self.device_name})"
+            if self.backend == "gpu"
+            else "under numba's CUDA simulator (no GPU here)"
+        )
         parts = [f"Ran {self.n:,} elements {where} in {self.kernel_s * 1000:.1f} ms"]
         if self.untouched:
             parts.append(f"{self.untouched:,} elements untouched: the grid has too few threads")

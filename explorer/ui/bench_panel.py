@@ -112,9 +112,15 @@ class BenchPanel(Panel):
         self.controls.start_requested.connect(self.start)
         self.controls.stop_requested.connect(self.stop)
         self.controls.workload_combo.currentIndexChanged.connect(lambda _i: self._workload_shown())
-        self.csv_button.clicked.connect(lambda: self._export_via_dialog("CSV", "CSV files (*.csv)", self.export_csv))
-        self.json_button.clicked.connect(lambda: self._export_via_dialog("JSON", "JSON files (*.json)", self.export_json))
-        self.png_button.clicked.connect(lambda: self._export_via_dialog("PNG", "PNG images (*.png)", self.export_png))
+        self.csv_button.clicked.connect(
+            lambda: self._export_via_dialog("CSV", "CSV files (*.csv)", self.export_csv)
+        )
+        self.json_button.clicked.connect(
+            lambda: self._export_via_dialog("JSON", "JSON files (*.json)", self.export_json)
+        )
+        self.png_button.clicked.connect(
+            lambda: self._export_via_dialog("PNG", "PNG images (*.png)", self.export_png)
+        )
         self._workload_shown()
         self._restore_last()
 
@@ -191,8 +197,12 @@ class BenchPanel(Panel):
     def export_png(self, path: str | Path) -> Path:
         return export_png(self.plot.exported_plots(), path)
 
-    def prepare_screenshot(self, sizes: tuple[int, ...] = SCREENSHOT_SIZES, share: float = SCREENSHOT_SHARE,
-                           wait_s: float = SCREENSHOT_WAIT_S) -> None:
+    def prepare_screenshot(
+        self,
+        sizes: tuple[int, ...] = SCREENSHOT_SIZES,
+        share: float = SCREENSHOT_SHARE,
+        wait_s: float = SCREENSHOT_WAIT_S,
+    ) -> None:
         """Leave the panel really mid-run: start the matmul through the engine and return once
         ``share`` of its points have been measured, with the rest still running.
 

@@ -32,4 +32,6 @@ class AppContext(QObject):
     @property
     def gpus(self) -> list[Device]:
         """Present GPUs first, then catalog GPUs: what the launch visualizer can choose from."""
-        return [d for d in self.devices if d.kind == "cuda"] + [d for d in self.devices if d.kind == "catalog"]
+        return [d for d in self.devices if d.kind == "cuda"] + [
+            d for d in self.devices if d.kind == "catalog"
+        ]

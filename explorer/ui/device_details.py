@@ -52,7 +52,11 @@ def compute_rows(d: Device) -> list[Row]:
                 ", ".join(f.upper() for f in cpu.isa_flags) if cpu and cpu.isa_flags else None,
                 "cpu.isa_flags",
             ),
-            ("FP32 peak (estimate)", fmt.gflops(d.fp32_peak_gflops) if d.fp32_peak_gflops else None, "fp32_peak_gflops"),
+            (
+                "FP32 peak (estimate)",
+                fmt.gflops(d.fp32_peak_gflops) if d.fp32_peak_gflops else None,
+                "fp32_peak_gflops",
+            ),
         ]
     rows: list[Row] = [
         ("Compute capability", d.cc_string, "compute_capability"),
@@ -62,7 +66,11 @@ def compute_rows(d: Device) -> list[Row]:
         rows.append(("Chip", d.chip, "chip"))
     rows += [
         ("SMs (multiprocessors)", fmt.count(d.sm_count) if d.sm_count else None, "sm_count"),
-        ("CUDA cores per SM", fmt.count(d.cuda_cores_per_sm) if d.cuda_cores_per_sm else None, "cuda_cores_per_sm"),
+        (
+            "CUDA cores per SM",
+            fmt.count(d.cuda_cores_per_sm) if d.cuda_cores_per_sm else None,
+            "cuda_cores_per_sm",
+        ),
         ("SM clock", fmt.clocks(d.clock_sm_mhz, d.clock_sm_max_mhz, d.clock_sm_base_mhz), "clock_sm_mhz"),
         ("FP32 peak", fmt.gflops(d.fp32_peak_gflops) if d.fp32_peak_gflops else None, "fp32_peak_gflops"),
     ]
@@ -76,7 +84,11 @@ def memory_rows(d: Device) -> list[Row]:
     if d.kind == "cpu":
         cpu = d.cpu
         return [
-            ("Total", fmt.binary_bytes(d.memory_total_bytes) if d.memory_total_bytes else None, "memory_total_bytes"),
+            (
+                "Total",
+                fmt.binary_bytes(d.memory_total_bytes) if d.memory_total_bytes else None,
+                "memory_total_bytes",
+            ),
             (
                 "Available now",
                 fmt.binary_bytes(cpu.memory_available_bytes) if cpu and cpu.memory_available_bytes else None,
@@ -84,10 +96,22 @@ def memory_rows(d: Device) -> list[Row]:
             ),
         ]
     return [
-        ("Size", fmt.binary_bytes(d.memory_total_bytes) if d.memory_total_bytes else None, "memory_total_bytes"),
+        (
+            "Size",
+            fmt.binary_bytes(d.memory_total_bytes) if d.memory_total_bytes else None,
+            "memory_total_bytes",
+        ),
         ("Type", d.memory_type, "memory_type"),
-        ("Bus width", fmt.count(d.memory_bus_width_bits, "bit") if d.memory_bus_width_bits else None, "memory_bus_width_bits"),
-        ("Bandwidth", fmt.bandwidth(d.memory_bandwidth_gbps) if d.memory_bandwidth_gbps else None, "memory_bandwidth_gbps"),
+        (
+            "Bus width",
+            fmt.count(d.memory_bus_width_bits, "bit") if d.memory_bus_width_bits else None,
+            "memory_bus_width_bits",
+        ),
+        (
+            "Bandwidth",
+            fmt.bandwidth(d.memory_bandwidth_gbps) if d.memory_bandwidth_gbps else None,
+            "memory_bandwidth_gbps",
+        ),
         ("Memory clock", fmt.clocks(d.clock_memory_mhz, d.clock_memory_max_mhz), "clock_memory_mhz"),
         (
             "L2 cache",
@@ -129,7 +153,9 @@ def limits_rows(d: Device) -> list[tuple[str, str | None, str]]:
     except Exception as exc:  # no CC, or a CC the table does not know: say why, per row
         reason = _reason(d, "limits") or f"No launch limits for this device: {exc}"
         return [(label, None, reason) for label, _name, _f in _LIMIT_FIELDS]
-    return [(label, fmt_(getattr(arch, name)), arch.sources.get(name, "")) for label, name, fmt_ in _LIMIT_FIELDS]
+    return [
+        (label, fmt_(getattr(arch, name)), arch.sources.get(name, "")) for label, name, fmt_ in _LIMIT_FIELDS
+    ]
 
 
 def identity_rows(d: Device) -> list[tuple[str, str | None, str | None]]:
@@ -203,7 +229,9 @@ class DeviceHeader(QWidget):
 class DeviceDetails(QWidget):
     """Rebuilt for each selected device; the Live group is supplied by the panel (it owns the timer)."""
 
-    def __init__(self, device: Device, live_widget: QWidget | None = None, parent: QWidget | None = None) -> None:
+    def __init__(
+        self, device: Device, live_widget: QWidget | None = None, parent: QWidget | None = None
+    ) -> None:
         super().__init__(parent)
         self.device = device
         self.groups: dict[str, FieldGroup] = {}
@@ -244,7 +272,9 @@ class DeviceDetails(QWidget):
             outer.addWidget(label)
         outer.addStretch(1)
 
-    def _group(self, title: str, rows: list[Row], explained: list[tuple[str, str | None, str]] = ()) -> FieldGroup:
+    def _group(
+        self, title: str, rows: list[Row], explained: list[tuple[str, str | None, str]] = ()
+    ) -> FieldGroup:
         """``rows`` take their reason from the device; ``explained`` rows carry their own hover text."""
         group = FieldGroup(title)
         for label, value, field in rows:

@@ -67,7 +67,9 @@ def list_summary(device: Device) -> str:
     """The second line of a device's list entry."""
     if device.kind == "cpu":
         cpu = device.cpu
-        cores = f"{fmt.count(cpu.physical_cores)} cores, {fmt.count(cpu.logical_cores)} threads" if cpu else ""
+        cores = (
+            f"{fmt.count(cpu.physical_cores)} cores, {fmt.count(cpu.logical_cores)} threads" if cpu else ""
+        )
         return " · ".join(p for p in ("CPU", cores) if p)
     parts = [f"cuda:{device.index}" if device.kind == "cuda" else "catalog"]
     if device.cc_string:
@@ -97,7 +99,9 @@ class DevicesPanel(Panel):
     ) -> None:
         super().__init__(parent)
         self.context = context
-        self.monitor = LiveMonitor(nvml=nvml, clock=clock, timer=timer, session_factory=session_factory, parent=self)
+        self.monitor = LiveMonitor(
+            nvml=nvml, clock=clock, timer=timer, session_factory=session_factory, parent=self
+        )
         self.details: DeviceDetails | None = None
         self.live_view: QWidget | None = None
         self._selected_key: str | None = None
@@ -203,7 +207,9 @@ class DevicesPanel(Panel):
                 self._add_device(device, theme)
         self.device_list.blockSignals(False)
         keys = [d.key for d in discovery.devices]
-        default = discovery.present_gpus[0].key if discovery.present_gpus else (present[0].key if present else None)
+        default = (
+            discovery.present_gpus[0].key if discovery.present_gpus else (present[0].key if present else None)
+        )
         self.select_device(keep if keep in keys else default or (keys[0] if keys else None))
 
     def _add_header(self, text: str) -> None:

@@ -41,7 +41,7 @@ def mhz(value: float | None) -> str:
 
 
 def clocks(current: float | None, maximum: float | None, base: float | None = None) -> str | None:
-    """"1,590 MHz (max 1,785)"; ``None`` when no clock at all is known."""
+    """ "1,590 MHz (max 1,785)"; ``None`` when no clock at all is known."""
     parts = []
     if current is not None:
         parts.append(mhz(current))
@@ -101,4 +101,4 @@ def shorten_middle(value: str | None, keep: int = 26) -> str | None:
     if value is None or len(value) <= keep:
         return value
     head = keep // 2
-    return f"{value[:head]}…{value[-(keep - head - 1):]}"
+    return f"{value[:head]}…{value[-(keep - head - 1) :]}"

@@ -110,7 +110,9 @@ class LiveView(QGroupBox):
         if device.nvml_index is None:
             self.show_unavailable(
                 "No live readings for this GPU: "
-                + device.unavailable.get("live", "NVML does not list it (is the NVIDIA driver's NVML library installed?).")
+                + device.unavailable.get(
+                    "live", "NVML does not list it (is the NVIDIA driver's NVML library installed?)."
+                )
             )
         elif monitor.error:
             self.show_unavailable(monitor.error)
@@ -124,7 +126,9 @@ class LiveView(QGroupBox):
                 ax = plot.getAxis(axis)
                 ax.setPen(pg.mkPen(theme.plot_foreground))
                 ax.setTextPen(pg.mkPen(theme.plot_foreground))
-            plot.getPlotItem().titleLabel.setText(plot.getPlotItem().titleLabel.text, color=theme.plot_foreground)
+            plot.getPlotItem().titleLabel.setText(
+                plot.getPlotItem().titleLabel.text, color=theme.plot_foreground
+            )
             self.curves[field].setPen(pg.mkPen(pen, width=3))
 
     def show_unavailable(self, message: str) -> None:
@@ -143,7 +147,9 @@ class LiveView(QGroupBox):
         if live.memory_total_bytes is not None:
             self.plots["memory_used_bytes"].setYRange(0, live.memory_total_bytes / _GIB, padding=0.02)
         self._set("utilization_gpu_pct", fmt.pct(live.utilization_gpu_pct), live)
-        self._set("memory_used_bytes", fmt.used_of_total(live.memory_used_bytes, live.memory_total_bytes), live)
+        self._set(
+            "memory_used_bytes", fmt.used_of_total(live.memory_used_bytes, live.memory_total_bytes), live
+        )
         self._set("temperature_c", fmt.celsius(live.temperature_c), live)
         power = fmt.watts(live.power_draw_w)
         if live.power_draw_w is not None and live.power_limit_w is not None:

@@ -176,7 +176,9 @@ class MainWindow(QMainWindow):
                 widget = cls(self.context)
             except Exception as exc:  # a broken panel must not take the window down
                 traceback.print_exc(file=sys.stderr)
-                widget = UnavailablePanel(f"{spec.title} could not be opened.", f"{type(exc).__name__}: {exc}")
+                widget = UnavailablePanel(
+                    f"{spec.title} could not be opened.", f"{type(exc).__name__}: {exc}"
+                )
         self._install_panel(key, widget)
         return widget
 
@@ -278,8 +280,12 @@ class MainWindow(QMainWindow):
         self.resize(width, height)
 
     def current_prefs(self) -> Prefs:
-        return Prefs(theme=current_theme().name, panel=self.current_panel_key(),
-                     width=self.width(), height=self.height())
+        return Prefs(
+            theme=current_theme().name,
+            panel=self.current_panel_key(),
+            width=self.width(),
+            height=self.height(),
+        )
 
     def shortcuts_dialog(self) -> ShortcutsDialog:
         return ShortcutsDialog(self.menuBar(), self)
@@ -349,7 +355,9 @@ class MainWindow(QMainWindow):
         gpus, sheets = len(discovery.present_gpus), len(discovery.catalog)
         gpu_text = "no NVIDIA GPU" if gpus == 0 else f"{gpus} NVIDIA GPU{'s' if gpus > 1 else ''}"
         catalog_text = f"{sheets} catalog GPU{'s' if sheets != 1 else ''} (spec sheets)"
-        found = f"the CPU, {gpu_text}, and {catalog_text}" if discovery.cpu else f"{gpu_text} and {catalog_text}"
+        found = (
+            f"the CPU, {gpu_text}, and {catalog_text}" if discovery.cpu else f"{gpu_text} and {catalog_text}"
+        )
         self.statusBar().showMessage(f"Found {found}.")
 
     # ----- screenshots and shutdown

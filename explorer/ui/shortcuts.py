@@ -24,23 +24,30 @@ def menu_shortcuts(bar: QMenuBar) -> list[tuple[str, str]]:
         for action in menu.actions():
             keys = action.shortcut()
             if not keys.isEmpty():
-                rows.append((keys.toString(QKeySequence.SequenceFormat.NativeText), action.text().replace("&", "")))
+                rows.append(
+                    (keys.toString(QKeySequence.SequenceFormat.NativeText), action.text().replace("&", ""))
+                )
     return rows
 
 
 def visualizer_shortcuts() -> list[tuple[str, str]]:
     from explorer.ui.visualizer.panel import KEYS
 
-    return [(QKeySequence(keys).toString(QKeySequence.SequenceFormat.NativeText), words)
-            for keys, words, _method, _args in KEYS if words]
+    return [
+        (QKeySequence(keys).toString(QKeySequence.SequenceFormat.NativeText), words)
+        for keys, words, _method, _args in KEYS
+        if words
+    ]
 
 
 def shortcuts_html(sections: list[tuple[str, list[tuple[str, str]]]]) -> str:
     parts = []
     for title, rows in sections:
         parts.append(f"<h3>{escape(title)}</h3><table cellspacing='0' cellpadding='3'>")
-        parts.extend(f"<tr><td><b>{escape(keys)}</b>&nbsp;&nbsp;&nbsp;</td><td>{escape(words)}</td></tr>"
-                     for keys, words in rows)
+        parts.extend(
+            f"<tr><td><b>{escape(keys)}</b>&nbsp;&nbsp;&nbsp;</td><td>{escape(words)}</td></tr>"
+            for keys, words in rows
+        )
         parts.append("</table>")
     return "".join(parts)
 

@@ -61,7 +61,9 @@ class FieldGroup(QGroupBox):
         self.form.setVerticalSpacing(6)
         self.values: dict[str, QLabel] = {}
 
-    def add(self, label: str, value: str | None, reason: str | None = None, *, key: str | None = None) -> QLabel:
+    def add(
+        self, label: str, value: str | None, reason: str | None = None, *, key: str | None = None
+    ) -> QLabel:
         """Add one row. ``value`` is already formatted; ``None`` or "n/a" means the core has no value."""
         name = QLabel(label)
         shown = QLabel()

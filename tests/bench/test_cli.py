@@ -13,8 +13,16 @@ from explorer.cli import main
 def test_no_workload_lists_them(capsys):
     assert main(["bench"]) == 0
     out = capsys.readouterr().out
-    for name in ("matmul", "vector_add", "matvec", "copies", "small_vs_big", "cnn_step", "timing_lesson",
-                 "two_gpus"):
+    for name in (
+        "matmul",
+        "vector_add",
+        "matvec",
+        "copies",
+        "small_vs_big",
+        "cnn_step",
+        "timing_lesson",
+        "two_gpus",
+    ):
         assert name in out
     assert "_crash_test" not in out
 
@@ -42,17 +50,20 @@ def test_json_lines(capsys):
     assert rows[0]["throughput_unit"] == "GB/s" and rows[0]["median_s"] > 0
 
 
-@pytest.mark.parametrize("argv,needle", [
-    (["bench", "matmull"], "unknown workload 'matmull'"),
-    (["bench", "matmul", "--sizes", "0"], "got '0'"),
-    (["bench", "matmul", "--sizes", "-5"], "got '-5'"),
-    (["bench", "matmul", "--sizes", "abc"], "got 'abc'"),
-    (["bench", "matmul", "--sizes", "1.5"], "got '1.5'"),
-    (["bench", "matmul", "--device", "gpu"], "got 'gpu'"),
-    (["bench", "matmul", "--device", "cuda:7"], "cuda:7 is not present"),
-    (["bench", "matmul", "--repeats", "0"], "repeats must be at least 1; got 0"),
-    (["bench", "matmul", "--repeats", "abc"], "repeats must be a whole number of at least 1; got 'abc'"),
-])
+@pytest.mark.parametrize(
+    "argv,needle",
+    [
+        (["bench", "matmull"], "unknown workload 'matmull'"),
+        (["bench", "matmul", "--sizes", "0"], "got '0'"),
+        (["bench", "matmul", "--sizes", "-5"], "got '-5'"),
+        (["bench", "matmul", "--sizes", "abc"], "got 'abc'"),
+        (["bench", "matmul", "--sizes", "1.5"], "got '1.5'"),
+        (["bench", "matmul", "--device", "gpu"], "got 'gpu'"),
+        (["bench", "matmul", "--device", "cuda:7"], "cuda:7 is not present"),
+        (["bench", "matmul", "--repeats", "0"], "repeats must be at least 1; got 0"),
+        (["bench", "matmul", "--repeats", "abc"], "repeats must be a whole number of at least 1; got 'abc'"),
+    ],
+)
 def test_bad_input_is_one_line_and_exit_2(capsys, argv, needle):
     assert main(argv) == 2
     err = capsys.readouterr().err.strip()

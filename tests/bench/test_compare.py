@@ -17,15 +17,26 @@ from explorer.bench.results import BenchPoint, error_point, format_point
 
 
 def pt(variant: str, device: str, size: int, median_s: float, **kw) -> BenchPoint:
-    return BenchPoint("matmul", variant, device, size, f"n={size}", median_s=median_s,
-                      **{"throughput_unit": "GFLOP/s", **kw})
+    return BenchPoint(
+        "matmul",
+        variant,
+        device,
+        size,
+        f"n={size}",
+        median_s=median_s,
+        **{"throughput_unit": "GFLOP/s", **kw},
+    )
 
 
 def test_series_skip_error_rows_and_speedup_is_cpu_time_over_gpu_time():
-    points = [pt("cpu", "cpu", 64, 2e-5), pt("cuda:0", "cuda:0", 64, 4e-5), pt("cpu", "cpu", 128, 1e-4),
-              pt("cuda:0", "cuda:0", 128, 2.5e-5),
-              error_point("matmul", "cuda:0", "cuda:0", 256, "n=256", "out of memory"),
-              pt("cpu", "cpu", 256, 8e-4)]
+    points = [
+        pt("cpu", "cpu", 64, 2e-5),
+        pt("cuda:0", "cuda:0", 64, 4e-5),
+        pt("cpu", "cpu", 128, 1e-4),
+        pt("cuda:0", "cuda:0", 128, 2.5e-5),
+        error_point("matmul", "cuda:0", "cuda:0", 256, "n=256", "out of memory"),
+        pt("cpu", "cpu", 256, 8e-4),
+    ]
     series = build_series(points)
     assert [(s.variant, s.sizes) for s in series] == [("cpu", [64, 128, 256]), ("cuda:0", [64, 128])]
     [curve] = speedup_curves(series)
@@ -45,9 +56,19 @@ def test_tick_labels_are_short():
 
 
 def _cpu_points(throughputs: list[float]) -> list[BenchPoint]:
-    return [pt("cpu", "cpu", 64 * (i + 1), 1e-3, throughput=t, peak=143.7,
-               peak_basis="estimate from advertised clock", peak_is_estimate=True)
-            for i, t in enumerate(throughputs)]
+    return [
+        pt(
+            "cpu",
+            "cpu",
+            64 * (i + 1),
+            1e-3,
+            throughput=t,
+            peak=143.7,
+            peak_basis="estimate from advertised clock",
+            peak_is_estimate=True,
+        )
+        for i, t in enumerate(throughputs)
+    ]
 
 
 def test_an_estimated_peak_is_labelled_as_one_and_a_point_above_it_is_explained():
@@ -64,8 +85,16 @@ def test_an_estimated_peak_is_labelled_as_one_and_a_point_above_it_is_explained(
 
 
 def test_a_reported_peak_is_not_called_an_estimate():
-    p = pt("cuda:0", "cuda:0", 1 << 20, 1e-3, throughput=12.0, throughput_unit="GB/s", peak=15.75,
-           peak_basis="PCIe link maximum (generation x lanes)")
+    p = pt(
+        "cuda:0",
+        "cuda:0",
+        1 << 20,
+        1e-3,
+        throughput=12.0,
+        throughput_unit="GB/s",
+        peak=15.75,
+        peak_basis="PCIe link maximum (generation x lanes)",
+    )
     [series] = build_series([p])
     assert peak_label(series) == "cuda:0 peak, PCIe link maximum (generation x lanes): 15.8 GB/s"
     assert "estimate" not in peak_tooltip(series)
@@ -78,13 +107,29 @@ def test_peak_basis_is_the_device_records_own(monkeypatch):
     from explorer.bench import peaks
     from explorer.devices.model import Device
 
-    cpu = Device(kind="cpu", name="CPU", key="cpu", fp32_peak_gflops=143.7,
-                 fp32_peak_basis="estimate from advertised clock", notes=["a note that says nothing of clocks"])
-    gpu = Device(kind="cuda", name="GPU", key="cuda:0", fp32_peak_gflops=19500.0, memory_bandwidth_gbps=1555.0,
-                 memory_bandwidth_basis="theoretical, from memory clock and bus width")
+    cpu = Device(
+        kind="cpu",
+        name="CPU",
+        key="cpu",
+        fp32_peak_gflops=143.7,
+        fp32_peak_basis="estimate from advertised clock",
+        notes=["a note that says nothing of clocks"],
+    )
+    gpu = Device(
+        kind="cuda",
+        name="GPU",
+        key="cuda:0",
+        fp32_peak_gflops=19500.0,
+        memory_bandwidth_gbps=1555.0,
+        memory_bandwidth_basis="theoretical, from memory clock and bus width",
+    )
     monkeypatch.setattr(peaks, "device_record", {"cpu": cpu, "cuda:0": gpu}.get)
     assert peaks.peak_basis("cpu", "GFLOP/s") == peaks.PeakBasis("estimate from advertised clock", True)
-    assert peaks.peak_basis("cuda:0", "GB/s") == peaks.PeakBasis("theoretical, from memory clock and bus width", True)
-    assert peaks.peak_basis("cuda:0", "GFLOP/s") == peaks.PeakBasis("", False)  # no basis: not called an estimate
+    assert peaks.peak_basis("cuda:0", "GB/s") == peaks.PeakBasis(
+        "theoretical, from memory clock and bus width", True
+    )
+    assert peaks.peak_basis("cuda:0", "GFLOP/s") == peaks.PeakBasis(
+        "", False
+    )  # no basis: not called an estimate
     assert peaks.peak_basis("cuda:0", "GB/s", "copies").text == "PCIe link maximum (generation x lanes)"
     assert peaks.peak_basis("cuda:1", "GFLOP/s") == peaks.PeakBasis("", False)  # no record at all

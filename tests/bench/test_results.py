@@ -9,13 +9,27 @@ from explorer.bench.results import BenchPoint, error_point
 
 
 def sample_points() -> list[BenchPoint]:
-    ok = BenchPoint(workload="matmul", variant="cpu", device="cpu", size=512, size_label="n=512",
-                    median_s=0.0021, spread_s=0.0001, min_s=0.002, repeats=9, throughput=127.8,
-                    throughput_unit="GFLOP/s", peak=None, threads=2, dtype="float32",
-                    versions={"torch": "2.13.0", "python": "3.11.7"},
-                    extra={"copy_share": 0.31, "note": "a, b \"quoted\""})
-    bad = error_point("matmul", "cuda:0", "cuda:0", 8192, "n=8192", "out of memory: tried to allocate 256 MiB",
-                      "GFLOP/s")
+    ok = BenchPoint(
+        workload="matmul",
+        variant="cpu",
+        device="cpu",
+        size=512,
+        size_label="n=512",
+        median_s=0.0021,
+        spread_s=0.0001,
+        min_s=0.002,
+        repeats=9,
+        throughput=127.8,
+        throughput_unit="GFLOP/s",
+        peak=None,
+        threads=2,
+        dtype="float32",
+        versions={"torch": "2.13.0", "python": "3.11.7"},
+        extra={"copy_share": 0.31, "note": 'a, b "quoted"'},
+    )
+    bad = error_point(
+        "matmul", "cuda:0", "cuda:0", 8192, "n=8192", "out of memory: tried to allocate 256 MiB", "GFLOP/s"
+    )
     return [ok, bad]
 
 

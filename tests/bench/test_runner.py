@@ -16,8 +16,12 @@ def test_plan_orders_points_by_size_then_device_then_variant():
     specs = plan_points(BenchPlan("vector_add", ["cpu", "cuda:0"], sizes=[2000, 1000]))
     got = [(s["size"], s["variant"]) for s in specs]
     assert got == [
-        (1000, "cpu numpy"), (1000, "cuda:0 numba kernel"), (1000, "cuda:0 numba with copies"),
-        (2000, "cpu numpy"), (2000, "cuda:0 numba kernel"), (2000, "cuda:0 numba with copies"),
+        (1000, "cpu numpy"),
+        (1000, "cuda:0 numba kernel"),
+        (1000, "cuda:0 numba with copies"),
+        (2000, "cpu numpy"),
+        (2000, "cuda:0 numba kernel"),
+        (2000, "cuda:0 numba with copies"),
     ]
     assert [s["index"] for s in specs] == list(range(6))
 
@@ -28,14 +32,17 @@ def test_plan_uses_each_devices_default_sizes():
     assert max(s["size"] for s in specs if s["device"] == "cuda:0") == 8192
 
 
-@pytest.mark.parametrize("plan,needle", [
-    (BenchPlan("matmul", ["cpu"], sizes=[0]), "got '0'"),
-    (BenchPlan("matmul", ["cpu"], sizes=[-4]), "got '-4'"),
-    (BenchPlan("matmul", ["gpu"]), "got 'gpu'"),
-    (BenchPlan("matmul", []), "no device"),
-    (BenchPlan("matmul", ["cpu"], repeats=0), "repeats"),
-    (BenchPlan("nope", ["cpu"]), "unknown workload"),
-])
+@pytest.mark.parametrize(
+    "plan,needle",
+    [
+        (BenchPlan("matmul", ["cpu"], sizes=[0]), "got '0'"),
+        (BenchPlan("matmul", ["cpu"], sizes=[-4]), "got '-4'"),
+        (BenchPlan("matmul", ["gpu"]), "got 'gpu'"),
+        (BenchPlan("matmul", []), "no device"),
+        (BenchPlan("matmul", ["cpu"], repeats=0), "repeats"),
+        (BenchPlan("nope", ["cpu"]), "unknown workload"),
+    ],
+)
 def test_bad_plans_are_one_line_user_errors(plan, needle):
     with pytest.raises(UserError) as err:
         BenchRun(plan)

@@ -8,8 +8,10 @@ from explorer.bench.sizes import parse_size, parse_sizes, sizes_range_text, size
 from explorer.errors import UserError
 
 
-@pytest.mark.parametrize("text,value", [("1024", 1024), ("1e6", 1_000_000), ("4K", 4096), ("4KiB", 4096),
-                                        ("1G", 2**30), ("16m", 16 * 2**20)])
+@pytest.mark.parametrize(
+    "text,value",
+    [("1024", 1024), ("1e6", 1_000_000), ("4K", 4096), ("4KiB", 4096), ("1G", 2**30), ("16m", 16 * 2**20)],
+)
 def test_size_forms(text, value):
     assert parse_size(text) == value
 
@@ -23,8 +25,10 @@ def test_a_list_keeps_the_typed_order_and_drops_repeats():
     assert parse_sizes("256, 64;128 64\t1K") == [256, 64, 128, 1024]
 
 
-@pytest.mark.parametrize(("text", "named"), [("64, 0, 128", "'0'"), ("64, -5", "'-5'"), ("64, abc", "'abc'"),
-                                             ("1.5", "'1.5'"), ("  ", "no sizes")])
+@pytest.mark.parametrize(
+    ("text", "named"),
+    [("64, 0, 128", "'0'"), ("64, -5", "'-5'"), ("64, abc", "'abc'"), ("1.5", "'1.5'"), ("  ", "no sizes")],
+)
 def test_the_first_bad_entry_is_named(text, named):
     with pytest.raises(UserError) as info:
         parse_sizes(text, "matrix size")

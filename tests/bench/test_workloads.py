@@ -10,8 +10,16 @@ from explorer.bench.workloads import TEST_WORKLOADS, WORKLOADS, cnn_param_count,
 from explorer.errors import UserError
 
 EIGHT = ["matmul", "vector_add", "matvec", "copies", "small_vs_big", "cnn_step", "timing_lesson", "two_gpus"]
-TINY = {"matmul": 32, "vector_add": 1000, "matvec": 500, "copies": 4096, "small_vs_big": 5, "cnn_step": 4,
-        "timing_lesson": 32, "two_gpus": 32}
+TINY = {
+    "matmul": 32,
+    "vector_add": 1000,
+    "matvec": 500,
+    "copies": 4096,
+    "small_vs_big": 5,
+    "cnn_step": 4,
+    "timing_lesson": 32,
+    "two_gpus": 32,
+}
 
 
 def test_registry_holds_the_eight_workloads_with_lessons():
@@ -24,7 +32,10 @@ def test_registry_holds_the_eight_workloads_with_lessons():
     assert max(WORKLOADS["matmul"].default_sizes_cpu) <= 2048
     assert max(WORKLOADS["matmul"].default_sizes_gpu) == 8192
     assert WORKLOADS["two_gpus"].needs_gpu_count == 2
-    assert WORKLOADS["copies"].default_sizes_gpu[0] == 4096 and WORKLOADS["copies"].default_sizes_gpu[-1] == 2**30
+    assert (
+        WORKLOADS["copies"].default_sizes_gpu[0] == 4096
+        and WORKLOADS["copies"].default_sizes_gpu[-1] == 2**30
+    )
 
 
 def test_test_workloads_are_hidden_but_reachable():
@@ -41,14 +52,19 @@ def test_unknown_workload_names_the_known_ones():
 
 def test_variant_labels_carry_the_device():
     w = WORKLOADS["copies"]
-    assert w.variants("cuda:1") == ["cuda:1 H2D pageable", "cuda:1 H2D pinned", "cuda:1 D2H pageable",
-                                    "cuda:1 D2H pinned"]
+    assert w.variants("cuda:1") == [
+        "cuda:1 H2D pageable",
+        "cuda:1 H2D pinned",
+        "cuda:1 D2H pageable",
+        "cuda:1 D2H pinned",
+    ]
     assert WORKLOADS["matmul"].variants("cpu") == ["cpu"]
     assert WORKLOADS["copies"].size_label(4096) == "4 KiB"
 
 
-@pytest.mark.parametrize("gen,width,expected", [(3, 16, 15.754), (4, 16, 31.508), (5, 8, 31.508),
-                                                (2, 16, 8.0), (1, 1, 0.25)])
+@pytest.mark.parametrize(
+    "gen,width,expected", [(3, 16, 15.754), (4, 16, 31.508), (5, 8, 31.508), (2, 16, 8.0), (1, 1, 0.25)]
+)
 def test_pcie_peak_from_generation_and_width(gen, width, expected):
     assert pcie_peak_gbps(gen, width) == pytest.approx(expected, rel=1e-3)
 
@@ -74,9 +90,17 @@ CPU_CASES = [(name, v) for name, w in WORKLOADS.items() if name != "two_gpus" fo
 @pytest.mark.parametrize("name,variant", CPU_CASES)
 def test_every_cpu_variant_gives_a_sane_point(name, variant):
     w = WORKLOADS[name]
-    suffix = variant[len("cpu "):] if variant != "cpu" else ""
-    spec = PointSpec(index=0, workload=name, device="cpu", variant=variant, suffix=suffix, size=TINY[name],
-                     repeats=3, budget_s=0.2)
+    suffix = variant[len("cpu ") :] if variant != "cpu" else ""
+    spec = PointSpec(
+        index=0,
+        workload=name,
+        device="cpu",
+        variant=variant,
+        suffix=suffix,
+        size=TINY[name],
+        repeats=3,
+        budget_s=0.2,
+    )
     p, fatal = run_point(spec)
     assert p.error is None, p.error
     assert not fatal

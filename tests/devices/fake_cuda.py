@@ -1,8 +1,8 @@
 """Stand-ins for torch and numba as the CUDA probes use them, for machines without a GPU.
 
-    torch = make_fake_torch([FakeCudaGpu(...), ...])     # a CUDA build seeing these GPUs
-    torch = make_fake_torch(None)                          # a CPU-only build ("2.13.0+cpu")
-    numba = make_fake_numba([...])  /  make_fake_numba(None)   # no CUDA driver
+torch = make_fake_torch([FakeCudaGpu(...), ...])     # a CUDA build seeing these GPUs
+torch = make_fake_torch(None)                          # a CPU-only build ("2.13.0+cpu")
+numba = make_fake_numba([...])  /  make_fake_numba(None)   # no CUDA driver
 """
 
 from __future__ import annotations
@@ -31,7 +31,9 @@ class FakeCudaGpu:
     clock_khz: int = 1560000
 
 
-def make_fake_torch(gpus: list[FakeCudaGpu] | None, *, version: str = "2.13.0+cu126", cuda: str = "12.6") -> Any:
+def make_fake_torch(
+    gpus: list[FakeCudaGpu] | None, *, version: str = "2.13.0+cu126", cuda: str = "12.6"
+) -> Any:
     """``None`` gives a CPU-only build: ``cuda.is_available()`` False and ``version.cuda`` None."""
     torch = types.ModuleType("fake_torch")
     if gpus is None:
@@ -119,7 +121,9 @@ def make_fake_numba(gpus: list[FakeCudaGpu] | None) -> Any:
             CLOCK_RATE=g.clock_khz,
         )
 
-    numba.cuda = types.SimpleNamespace(is_available=lambda: True, gpus=[device(i, g) for i, g in enumerate(gpus)])
+    numba.cuda = types.SimpleNamespace(
+        is_available=lambda: True, gpus=[device(i, g) for i, g in enumerate(gpus)]
+    )
     return numba
 
 
@@ -139,4 +143,6 @@ A100 = FakeCudaGpu(
     l2_bytes=40 * 1024**2,
     clock_khz=1410000,
 )
-GTX1650 = FakeCudaGpu(name="NVIDIA GeForce GTX 1650", uuid="11111111-2222-3333-4444-555555555555", pci_domain=0, pci_bus=0x01)
+GTX1650 = FakeCudaGpu(
+    name="NVIDIA GeForce GTX 1650", uuid="11111111-2222-3333-4444-555555555555", pci_domain=0, pci_bus=0x01
+)

@@ -29,7 +29,11 @@ _ERRORS = {
     "library_not_found": (12, "NVMLError_LibraryNotFound", "NVML Shared Library Not Found"),
     "function_not_found": (13, "NVMLError_FunctionNotFound", "Function Not Found"),
     "gpu_is_lost": (15, "NVMLError_GpuIsLost", "GPU is lost"),
-    "lib_rm_version_mismatch": (18, "NVMLError_LibRmVersionMismatch", "RM has detected an NVML/RM version mismatch."),
+    "lib_rm_version_mismatch": (
+        18,
+        "NVMLError_LibRmVersionMismatch",
+        "RM has detected an NVML/RM version mismatch.",
+    ),
     "unknown": (999, "NVMLError_Unknown", "Unknown Error"),
 }
 
@@ -247,7 +251,11 @@ def make_fake_nvml(
         g = _gpu(h)
         domain, bus, rest = g.bus_id.split(":")
         return types.SimpleNamespace(
-            busId=g.bus_id, busIdLegacy=g.bus_id[4:], domain=int(domain, 16), bus=int(bus, 16), device=int(rest.split(".")[0], 16)
+            busId=g.bus_id,
+            busIdLegacy=g.bus_id[4:],
+            domain=int(domain, 16),
+            bus=int(bus, 16),
+            device=int(rest.split(".")[0], 16),
         )
 
     @api
@@ -257,7 +265,11 @@ def make_fake_nvml(
     @api
     def nvmlDeviceGetMemoryInfo(h):
         g = _gpu(h)
-        return types.SimpleNamespace(total=g.memory_total_bytes, used=g.memory_used_bytes, free=g.memory_total_bytes - g.memory_used_bytes)
+        return types.SimpleNamespace(
+            total=g.memory_total_bytes,
+            used=g.memory_used_bytes,
+            free=g.memory_total_bytes - g.memory_used_bytes,
+        )
 
     @api
     def nvmlDeviceGetMemoryBusWidth(h):
@@ -266,7 +278,11 @@ def make_fake_nvml(
     @api
     def nvmlDeviceGetClockInfo(h, clock_type):
         g = _gpu(h)
-        return {mod.NVML_CLOCK_SM: g.clock_sm_mhz, mod.NVML_CLOCK_GRAPHICS: g.clock_sm_mhz, mod.NVML_CLOCK_MEM: g.clock_memory_mhz}[clock_type]
+        return {
+            mod.NVML_CLOCK_SM: g.clock_sm_mhz,
+            mod.NVML_CLOCK_GRAPHICS: g.clock_sm_mhz,
+            mod.NVML_CLOCK_MEM: g.clock_memory_mhz,
+        }[clock_type]
 
     @api
     def nvmlDeviceGetMaxClockInfo(h, clock_type):
@@ -314,7 +330,9 @@ def make_fake_nvml(
 
     @api
     def nvmlDeviceGetComputeRunningProcesses(h):
-        return [types.SimpleNamespace(pid=p.pid, usedGpuMemory=p.used_memory_bytes) for p in _gpu(h).processes]
+        return [
+            types.SimpleNamespace(pid=p.pid, usedGpuMemory=p.used_memory_bytes) for p in _gpu(h).processes
+        ]
 
     @api
     def nvmlDeviceGetMigMode(h):

@@ -12,7 +12,10 @@ from tests.devices.fake_nvml import make_fake_nvml
 
 def test_present_gpu_shows_architecture_and_theoretical_peak():
     disc = discover(
-        include_catalog=False, nvml=make_fake_nvml(), torch=make_fake_torch([A100]), numba=make_fake_numba([A100])
+        include_catalog=False,
+        nvml=make_fake_nvml(),
+        torch=make_fake_torch([A100]),
+        numba=make_fake_numba([A100]),
     )
     (gpu,) = disc.present_gpus
     assert gpu.compute_capability == (8, 0)
@@ -25,7 +28,9 @@ def test_present_gpu_shows_architecture_and_theoretical_peak():
 
 
 def test_unknown_compute_capability_is_said_not_guessed():
-    gpu = Device(kind="cuda", name="Future GPU", compute_capability=(99, 0), sm_count=10, clock_sm_max_mhz=2000)
+    gpu = Device(
+        kind="cuda", name="Future GPU", compute_capability=(99, 0), sm_count=10, clock_sm_max_mhz=2000
+    )
     fill_from_compute_capability(gpu)
     assert gpu.cuda_cores_per_sm is None and gpu.fp32_peak_gflops is None
     assert "99.0" in gpu.unavailable["cuda_cores_per_sm"]

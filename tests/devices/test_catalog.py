@@ -14,7 +14,18 @@ def test_enough_sheets_across_compute_capabilities_and_form_factors():
     assert min(ccs)[0] == 5 and max(ccs)[0] == 12
     assert {d.form_factor for d in catalog} >= {"laptop", "desktop", "data centre"}
     names = " ".join(d.name for d in catalog)
-    for required in ("GTX 1650", "T4", "V100", "A100", "RTX 3090", "RTX 4090", "L4", "H100", "H200", "RTX 5090"):
+    for required in (
+        "GTX 1650",
+        "T4",
+        "V100",
+        "A100",
+        "RTX 3090",
+        "RTX 4090",
+        "L4",
+        "H100",
+        "H200",
+        "RTX 5090",
+    ):
         assert required in names
 
 

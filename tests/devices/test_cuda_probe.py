@@ -36,7 +36,12 @@ def test_torch_properties_become_limits_and_identity():
     devices, report = probe_torch(make_fake_torch([A100, GTX1650]))
     assert report.ok and report.devices_found == 2
     a100 = devices[0]
-    assert (a100.key, a100.name, a100.compute_capability, a100.sm_count) == ("cuda:0", "NVIDIA A100-SXM4-40GB", (8, 0), 108)
+    assert (a100.key, a100.name, a100.compute_capability, a100.sm_count) == (
+        "cuda:0",
+        "NVIDIA A100-SXM4-40GB",
+        (8, 0),
+        108,
+    )
     assert a100.pci_bus_id == "0000:41:00.0"
     assert a100.limits.max_threads_per_sm == 2048
     assert a100.limits.shared_mem_per_block_optin_bytes == 163 * 1024

@@ -62,8 +62,18 @@ def test_probe_numbers_devices_by_cuda_ordinal_and_names_hidden_ones():
 
 
 def test_probe_maps_mig_instance_to_its_parent():
-    gpus = [FakeGpu(), FakeGpu(name="NVIDIA H100 80GB HBM3", uuid="GPU-99999999-0000-0000-0000-000000000000",
-                               bus_id="00000000:81:00.0", mig_mode=(1, 1), mig_uuids=["MIG-deadbeef-0000-0000-0000-000000000000"])]
-    result = probe_nvml(make_fake_nvml(gpus), env={"CUDA_VISIBLE_DEVICES": "MIG-deadbeef-0000-0000-0000-000000000000"})
+    gpus = [
+        FakeGpu(),
+        FakeGpu(
+            name="NVIDIA H100 80GB HBM3",
+            uuid="GPU-99999999-0000-0000-0000-000000000000",
+            bus_id="00000000:81:00.0",
+            mig_mode=(1, 1),
+            mig_uuids=["MIG-deadbeef-0000-0000-0000-000000000000"],
+        ),
+    ]
+    result = probe_nvml(
+        make_fake_nvml(gpus), env={"CUDA_VISIBLE_DEVICES": "MIG-deadbeef-0000-0000-0000-000000000000"}
+    )
     assert [d.index for d in result.devices] == [None, 0]
     assert result.devices[1].mig_mode == "enabled"

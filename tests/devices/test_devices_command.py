@@ -14,11 +14,38 @@ from tests.devices.fake_cuda import A100, GTX1650, make_fake_numba, make_fake_to
 from tests.devices.fake_nvml import make_fake_nvml
 
 DEVICE_KEYS = {
-    "kind", "name", "index", "key", "present", "vendor", "uuid", "pci_bus_id", "nvml_index", "driver_version",
-    "cuda_driver_version", "compute_capability", "architecture", "sm_count", "cuda_cores_per_sm", "clock_sm_mhz",
-    "clock_sm_max_mhz", "fp32_peak_gflops", "memory_total_bytes", "memory_bus_width_bits", "memory_bandwidth_gbps",
-    "pcie_generation", "pcie_width", "mig_mode", "limits", "live", "processes", "cpu", "form_factor", "source",
-    "unavailable", "notes",
+    "kind",
+    "name",
+    "index",
+    "key",
+    "present",
+    "vendor",
+    "uuid",
+    "pci_bus_id",
+    "nvml_index",
+    "driver_version",
+    "cuda_driver_version",
+    "compute_capability",
+    "architecture",
+    "sm_count",
+    "cuda_cores_per_sm",
+    "clock_sm_mhz",
+    "clock_sm_max_mhz",
+    "fp32_peak_gflops",
+    "memory_total_bytes",
+    "memory_bus_width_bits",
+    "memory_bandwidth_gbps",
+    "pcie_generation",
+    "pcie_width",
+    "mig_mode",
+    "limits",
+    "live",
+    "processes",
+    "cpu",
+    "form_factor",
+    "source",
+    "unavailable",
+    "notes",
 }
 
 
@@ -26,7 +53,10 @@ DEVICE_KEYS = {
 def with_gpus(monkeypatch):
     monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
     fake = functools.partial(
-        discover, nvml=make_fake_nvml(), torch=make_fake_torch([A100, GTX1650]), numba=make_fake_numba([A100, GTX1650])
+        discover,
+        nvml=make_fake_nvml(),
+        torch=make_fake_torch([A100, GTX1650]),
+        numba=make_fake_numba([A100, GTX1650]),
     )
     monkeypatch.setattr(devices_command, "discover", fake)
 
@@ -34,7 +64,9 @@ def with_gpus(monkeypatch):
 @pytest.fixture
 def without_gpus(monkeypatch):
     fake = functools.partial(
-        discover, nvml=make_fake_nvml(init_error="library_not_found"), torch=make_fake_torch(None),
+        discover,
+        nvml=make_fake_nvml(init_error="library_not_found"),
+        torch=make_fake_torch(None),
         numba=make_fake_numba(None),
     )
     monkeypatch.setattr(devices_command, "discover", fake)
@@ -55,7 +87,12 @@ def test_json_schema_is_stable(capsys, with_gpus):
         assert set(probe) == {"probe", "ok", "message", "devices_found"}
     cpu, a100, gtx = data["devices"]
     assert cpu["kind"] == "cpu" and cpu["cpu"]["logical_cores"] >= 1 and cpu["memory_total_bytes"] > 0
-    assert (a100["key"], a100["compute_capability"], a100["sm_count"], a100["present"]) == ("cuda:0", "8.0", 108, True)
+    assert (a100["key"], a100["compute_capability"], a100["sm_count"], a100["present"]) == (
+        "cuda:0",
+        "8.0",
+        108,
+        True,
+    )
     assert a100["live"]["unavailable"]["temperature_c"] == "not supported by this GPU or driver"
     assert a100["limits"]["max_block_dim"] == [1024, 1024, 64]
     assert gtx["processes"] == [{"pid": 4242, "name": "python", "used_memory_bytes": 300 * 1024**2}]

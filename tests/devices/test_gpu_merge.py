@@ -11,7 +11,11 @@ from tests.devices.fake_nvml import make_fake_nvml
 
 
 def test_bus_id_forms_compare_equal():
-    assert normalize_bus_id("00000000:41:00.0") == normalize_bus_id("0000:41:00.0") == normalize_bus_id("41:00.0")
+    assert (
+        normalize_bus_id("00000000:41:00.0")
+        == normalize_bus_id("0000:41:00.0")
+        == normalize_bus_id("41:00.0")
+    )
     assert normalize_bus_id("00000000:01:00.0") != normalize_bus_id("00000000:41:00.0")
 
 
@@ -19,8 +23,11 @@ def test_cuda_fastest_first_order_is_joined_to_nvml_bus_order(monkeypatch):
     monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
     # NVML: 0 = GTX 1650 (bus 01), 1 = A100 (bus 41). CUDA: 0 = A100, 1 = GTX 1650.
     disc = discover(
-        include_catalog=False, probe_cpu=False,
-        nvml=make_fake_nvml(), torch=make_fake_torch([A100, GTX1650]), numba=make_fake_numba([A100, GTX1650]),
+        include_catalog=False,
+        probe_cpu=False,
+        nvml=make_fake_nvml(),
+        torch=make_fake_torch([A100, GTX1650]),
+        numba=make_fake_numba([A100, GTX1650]),
     )
     a100, gtx = disc.present_gpus
     assert (a100.key, a100.name, a100.nvml_index) == ("cuda:0", "NVIDIA A100-SXM4-40GB", 1)
@@ -53,8 +60,11 @@ def test_unmatched_runtime_device_says_live_readings_are_missing():
 def test_nvml_only_gpus_are_listed_when_torch_is_cpu_only(monkeypatch):
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "1")
     disc = discover(
-        include_catalog=False, probe_cpu=False,
-        nvml=make_fake_nvml(), torch=make_fake_torch(None), numba=make_fake_numba(None),
+        include_catalog=False,
+        probe_cpu=False,
+        nvml=make_fake_nvml(),
+        torch=make_fake_torch(None),
+        numba=make_fake_numba(None),
     )
     (gpu,) = disc.present_gpus
     assert (gpu.key, gpu.name) == ("cuda:0", "NVIDIA A100-SXM4-40GB")
@@ -66,14 +76,21 @@ def test_nvml_only_gpus_are_listed_when_torch_is_cpu_only(monkeypatch):
 def test_cuda_visible_devices_hides_a_gpu_from_the_merged_list(monkeypatch):
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "GPU-11111111")
     disc = discover(
-        include_catalog=False, probe_cpu=False,
-        nvml=make_fake_nvml(), torch=make_fake_torch([GTX1650]), numba=make_fake_numba([GTX1650]),
+        include_catalog=False,
+        probe_cpu=False,
+        nvml=make_fake_nvml(),
+        torch=make_fake_torch([GTX1650]),
+        numba=make_fake_numba([GTX1650]),
     )
     assert [(d.key, d.name) for d in disc.present_gpus] == [("cuda:0", "NVIDIA GeForce GTX 1650")]
 
 
 def test_mig_instance_joins_its_parent_by_bus_id():
-    runtime = [Device(kind="cuda", name="MIG 1g.10gb", index=0, key="cuda:0", uuid="MIG-1234", pci_bus_id="0000:81:00.0")]
+    runtime = [
+        Device(
+            kind="cuda", name="MIG 1g.10gb", index=0, key="cuda:0", uuid="MIG-1234", pci_bus_id="0000:81:00.0"
+        )
+    ]
     nvml = [Device(kind="cuda", name="H100", nvml_index=3, uuid="GPU-9999", pci_bus_id="00000000:81:00.0")]
     (merged,) = merge_gpu_views(runtime, nvml)
     assert merged.nvml_index == 3
@@ -88,8 +105,11 @@ def test_runtime_gpu_without_nvml_says_why_there_are_no_live_readings():
 def test_numba_alone_provides_the_runtime_view_when_torch_is_cpu_only(monkeypatch):
     monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
     disc = discover(
-        include_catalog=False, probe_cpu=False,
-        nvml=make_fake_nvml(), torch=make_fake_torch(None), numba=make_fake_numba([A100, GTX1650]),
+        include_catalog=False,
+        probe_cpu=False,
+        nvml=make_fake_nvml(),
+        torch=make_fake_torch(None),
+        numba=make_fake_numba([A100, GTX1650]),
     )
     a100, gtx = disc.present_gpus
     assert (a100.key, a100.nvml_index, gtx.key, gtx.nvml_index) == ("cuda:0", 1, "cuda:1", 0)

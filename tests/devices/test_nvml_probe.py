@@ -41,7 +41,9 @@ def test_unsupported_temperature_blanks_only_that_field():
 
 
 def test_a_failing_static_query_marks_that_field_with_its_reason():
-    gpu = FakeGpu(fail={"nvmlDeviceGetMaxPcieLinkGeneration": "no_permission", "nvmlDeviceGetName": "unknown"})
+    gpu = FakeGpu(
+        fail={"nvmlDeviceGetMaxPcieLinkGeneration": "no_permission", "nvmlDeviceGetName": "unknown"}
+    )
     (dev,) = probe_nvml(make_fake_nvml([gpu]), env={}).devices
     assert dev.pcie_generation_max is None
     assert "permission" in dev.unavailable["pcie_generation_max"]

@@ -162,7 +162,9 @@ def test_only_present_devices_are_offered(qtbot):
     assert p.controls.selected_devices() == ["cpu"]
 
     gpu = Device(kind="cuda", name="NVIDIA GeForce GTX 1650", index=0, key="cuda:0")
-    p.controls._context.set_discovery(Discovery(devices=[Device(kind="cpu", name="c", key="cpu"), gpu], reports=[]))
+    p.controls._context.set_discovery(
+        Discovery(devices=[Device(kind="cpu", name="c", key="cpu"), gpu], reports=[])
+    )
     assert p.controls.device_box("cuda:0").isEnabled()
     assert "gpu-none" not in p.controls.device_boxes()
     assert p.controls.selected_devices() == ["cpu", "cuda:0"]
@@ -217,12 +219,25 @@ def test_speedup_strip_shows_gpu_over_cpu_and_goes_into_the_png(panel, qtbot, tm
     from explorer.bench.results import BenchPoint
 
     def point(device, n, median_s):
-        return BenchPoint(workload="matmul", variant=device, device=device, size=n, size_label=f"n={n}",
-                          median_s=median_s, spread_s=median_s / 50, repeats=5,
-                          throughput=2 * n**3 / median_s / 1e9, throughput_unit="GFLOP/s")
+        return BenchPoint(
+            workload="matmul",
+            variant=device,
+            device=device,
+            size=n,
+            size_label=f"n={n}",
+            median_s=median_s,
+            spread_s=median_s / 50,
+            repeats=5,
+            throughput=2 * n**3 / median_s / 1e9,
+            throughput_unit="GFLOP/s",
+        )
 
-    points = [point("cpu", 256, 2e-4), point("cpu", 1024, 1.5e-2),
-              point("cuda:0", 256, 4e-4), point("cuda:0", 1024, 5e-4)]
+    points = [
+        point("cpu", 256, 2e-4),
+        point("cpu", 1024, 1.5e-2),
+        point("cuda:0", 256, 4e-4),
+        point("cuda:0", 1024, 5e-4),
+    ]
     panel.resize(1100, 760)
     panel.show()  # exported as laid out on screen
     panel.plot.set_points(points[:2])
@@ -239,16 +254,32 @@ def test_speedup_strip_shows_gpu_over_cpu_and_goes_into_the_png(panel, qtbot, tm
     both = QImage(str(panel.export_png(tmp_path / "both.png")))
     assert both.width() == one.width() == 1600  # slide width
     strip = panel.plot.speedup
-    assert both.height() >= round(1600 / panel.plot.main.width() * (panel.plot.main.height() + strip.height())) - 2
+    assert (
+        both.height()
+        >= round(1600 / panel.plot.main.width() * (panel.plot.main.height() + strip.height())) - 2
+    )
 
 
 def test_dark_theme_restyles_the_plot_and_keeps_its_lines(panel, qtbot):
     from explorer.bench.results import BenchPoint
     from explorer.ui.theme import DARK, LIGHT
 
-    points = [BenchPoint(workload="matmul", variant="cpu", device="cpu", size=n, size_label=f"n={n}",
-                         median_s=2 * n**3 / 140e9, repeats=5, throughput=140.0, throughput_unit="GFLOP/s",
-                         peak=143.7, peak_is_estimate=True) for n in (256, 1024)]
+    points = [
+        BenchPoint(
+            workload="matmul",
+            variant="cpu",
+            device="cpu",
+            size=n,
+            size_label=f"n={n}",
+            median_s=2 * n**3 / 140e9,
+            repeats=5,
+            throughput=140.0,
+            throughput_unit="GFLOP/s",
+            peak=143.7,
+            peak_is_estimate=True,
+        )
+        for n in (256, 1024)
+    ]
     panel.resize(1100, 760)
     panel.show()
     panel.plot.set_points(points)

@@ -28,7 +28,9 @@ def make_window(qtbot, fake_nvml, fake_clock, fake_timer):
     made = []
 
     def make(discovery=None, **kwargs):
-        kwargs.setdefault("devices_panel_options", {"nvml": fake_nvml, "clock": fake_clock, "timer": fake_timer})
+        kwargs.setdefault(
+            "devices_panel_options", {"nvml": fake_nvml, "clock": fake_clock, "timer": fake_timer}
+        )
         window = MainWindow(AppContext(discovery), **kwargs)
         qtbot.addWidget(window)
         made.append(window)
@@ -57,7 +59,10 @@ def test_window_has_three_areas_menus_and_shortcuts(make_window, no_gpu_discover
     assert view["Launch visualizer"].shortcut() == QKeySequence("Ctrl+2")
     assert view["Benchmarks"].shortcut() == QKeySequence("Ctrl+3")
     assert {"Dark theme", "Refresh devices"} <= set(view)
-    assert [a.text().replace("&", "") for a in _menu(window, "Help").actions()] == ["Keyboard shortcuts", "About Device Explorer"]
+    assert [a.text().replace("&", "") for a in _menu(window, "Help").actions()] == [
+        "Keyboard shortcuts",
+        "About Device Explorer",
+    ]
     assert window.current_panel_key() == "devices"
     assert window.export_action.isEnabled()  # the Devices panel exports its JSON
 
@@ -153,7 +158,9 @@ def test_missing_panel_module_is_reported_not_raised():
     assert {p.key for p in PAGES} == {"devices", "visualizer", "benchmarks"}
     from explorer.cli import PANELS
 
-    assert tuple(p.key for p in PAGES) == PANELS  # the CLI's --panel choices and the saved panel are the tabs, in order
+    assert (
+        tuple(p.key for p in PAGES) == PANELS
+    )  # the CLI's --panel choices and the saved panel are the tabs, in order
 
 
 def test_window_opens_without_torch_or_numba():
@@ -218,7 +225,9 @@ def test_end_to_end_with_the_devices_fakes(qtbot, make_window, fake_clock, fake_
     from tests.devices.fake_nvml import make_fake_nvml
 
     nvml = make_fake_nvml()
-    found = discover(nvml=nvml, torch=make_fake_torch([GTX1650, A100]), numba=make_fake_numba([GTX1650, A100]))
+    found = discover(
+        nvml=nvml, torch=make_fake_torch([GTX1650, A100]), numba=make_fake_numba([GTX1650, A100])
+    )
     window = make_window(
         None,
         discover_fn=lambda: found,
@@ -269,15 +278,32 @@ def test_window_comes_back_as_the_user_left_it(tmp_path):
     )
     # a 1920x1080 offscreen screen, as on a lab PC; the plugin's default screen is 800x800
     screen = tmp_path / "screen.json"
-    screen.write_text(json.dumps({"screens": [{"name": "lab", "x": 0, "y": 0, "width": 1920, "height": 1080,
-                                               "logicalDpi": 96, "logicalBaseDpi": 96, "dpr": 1}]}))
+    screen.write_text(
+        json.dumps(
+            {
+                "screens": [
+                    {
+                        "name": "lab",
+                        "x": 0,
+                        "y": 0,
+                        "width": 1920,
+                        "height": 1080,
+                        "logicalDpi": 96,
+                        "logicalBaseDpi": 96,
+                        "dpr": 1,
+                    }
+                ]
+            }
+        )
+    )
     home = tmp_path / "home"
     env = dict(os.environ, QT_QPA_PLATFORM=f"offscreen:configfile={screen}", DEVICE_EXPLORER_HOME=str(home))
 
     def run(*args, platform=None):
         run_env = dict(env, QT_QPA_PLATFORM=platform) if platform else env
-        out = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, env=run_env,
-                             timeout=120)
+        out = subprocess.run(
+            [sys.executable, "-c", code, *args], capture_output=True, text=True, env=run_env, timeout=120
+        )
         lines = [line for line in out.stdout.splitlines() if line.startswith("STATE")]
         assert lines, out.stdout + out.stderr
         return lines[0].split()[1:]
@@ -349,7 +375,9 @@ def test_help_lists_the_keys_as_they_are_bound(make_window, no_gpu_discovery):
     from explorer.ui.visualizer.panel import KEYS
 
     window = make_window(no_gpu_discovery, discover_on_show=False)
-    help_action = next(a for a in _menu(window, "Help").actions() if a.text().replace("&", "") == "Keyboard shortcuts")
+    help_action = next(
+        a for a in _menu(window, "Help").actions() if a.text().replace("&", "") == "Keyboard shortcuts"
+    )
     assert help_action.shortcut() == QKeySequence(QKeySequence.StandardKey.HelpContents)
     dialog = window.shortcuts_dialog()
     sections = dict(dialog.sections)
@@ -360,12 +388,15 @@ def test_help_lists_the_keys_as_they_are_bound(make_window, no_gpu_discovery):
     assert len(visualizer) == sum(1 for _k, words, _m, _a in KEYS if words)  # aliases are not listed twice
     window.show_panel("visualizer")
     panel = window.panels["visualizer"]
-    assert sorted(s.key().toString() for s in panel._shortcuts) == sorted(QKeySequence(k).toString() for k, *_ in KEYS)
+    assert sorted(s.key().toString() for s in panel._shortcuts) == sorted(
+        QKeySequence(k).toString() for k, *_ in KEYS
+    )
     assert "Shift+Right" in dialog.label.text()
 
 
-def test_every_page_is_a_panel_and_export_follows_what_the_page_can_write(make_window, no_gpu_discovery,
-                                                                           tmp_path, monkeypatch):
+def test_every_page_is_a_panel_and_export_follows_what_the_page_can_write(
+    make_window, no_gpu_discovery, tmp_path, monkeypatch
+):
     """The window talks to pages through ``Panel`` only: File > Export is offered on the Benchmarks
     tab once it has results (CSV, JSON, PNG), greyed out on the visualizer, and writes the format
     picked in the save dialog, adding its suffix to a name typed without one."""
@@ -386,9 +417,20 @@ def test_every_page_is_a_panel_and_export_follows_what_the_page_can_write(make_w
     bench.table.results.set_points([])
     bench.exports_changed.emit()
     assert not window.export_action.isEnabled()  # nothing measured yet, nothing to write
-    bench.table.results.append(BenchPoint(workload="matmul", variant="cpu", device="cpu", size=64,
-                                          size_label="n=64", median_s=1e-5, spread_s=1e-7, repeats=5,
-                                          throughput=52.4, throughput_unit="GFLOP/s"))
+    bench.table.results.append(
+        BenchPoint(
+            workload="matmul",
+            variant="cpu",
+            device="cpu",
+            size=64,
+            size_label="n=64",
+            median_s=1e-5,
+            spread_s=1e-7,
+            repeats=5,
+            throughput=52.4,
+            throughput_unit="GFLOP/s",
+        )
+    )
 
     bench.exports_changed.emit()
     assert window.export_action.isEnabled()

@@ -51,7 +51,9 @@ class BenchControls(QWidget):
         what_layout = QVBoxLayout(what)
         self.workload_combo = QComboBox()
         # long titles must not widen the column: the popup still shows them in full
-        self.workload_combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+        self.workload_combo.setSizeAdjustPolicy(
+            QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon
+        )
         self.workload_combo.setMinimumContentsLength(18)
         for name, w in self._workloads.items():
             self.workload_combo.addItem(w.title, name)
@@ -85,7 +87,9 @@ class BenchControls(QWidget):
         self.repeats_spin = QSpinBox()
         self.repeats_spin.setRange(0, 1000)
         self.repeats_spin.setSpecialValueText("auto")
-        self.repeats_spin.setToolTip("timed repeats per point; auto repeats until the spread settles or the budget ends")
+        self.repeats_spin.setToolTip(
+            "timed repeats per point; auto repeats until the spread settles or the budget ends"
+        )
         form.addRow("Repeats", self.repeats_spin)
         self.budget_spin = QDoubleSpinBox()
         self.budget_spin.setRange(0.1, 600.0)
@@ -147,8 +151,14 @@ class BenchControls(QWidget):
         self.workload_combo.setCurrentIndex(index)
 
     def set_running(self, running: bool) -> None:
-        for w in (self.workload_combo, self.devices_box, self.sizes_edit, self.reset_sizes_button,
-                  self.repeats_spin, self.budget_spin):
+        for w in (
+            self.workload_combo,
+            self.devices_box,
+            self.sizes_edit,
+            self.reset_sizes_button,
+            self.repeats_spin,
+            self.budget_spin,
+        ):
             w.setEnabled(not running)
         self.start_button.setEnabled(not running)
         self.stop_button.setEnabled(running)

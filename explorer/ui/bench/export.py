@@ -39,7 +39,9 @@ def export_png(plot_widgets: Sequence[Any], path: str | Path, width_px: int = 16
         QWidget.render(widget, picture)
         picture.setDevicePixelRatio(1.0)
         pictures.append(picture)
-    sheet = QImage(max(p.width() for p in pictures), sum(p.height() for p in pictures), QImage.Format.Format_ARGB32)
+    sheet = QImage(
+        max(p.width() for p in pictures), sum(p.height() for p in pictures), QImage.Format.Format_ARGB32
+    )
     sheet.fill(background)
     painter = QPainter(sheet)
     try:

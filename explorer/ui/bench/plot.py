@@ -23,7 +23,11 @@ from explorer.ui.theme import Theme, current_theme
 
 # Colour-blind-safe (Okabe-Ito), readable on a projector: CPU blue, GPUs orange/green/purple...
 _CPU_COLOURS = ("#0072B2", "#56B4E9", "#009E73")
-_CPU_COLOURS_DARK = ("#56B4E9", "#0072B2", "#009E73")  # the light blue first: the dark one sinks into a dark plot
+_CPU_COLOURS_DARK = (
+    "#56B4E9",
+    "#0072B2",
+    "#009E73",
+)  # the light blue first: the dark one sinks into a dark plot
 _GPU_COLOURS = ("#D55E00", "#E69F00", "#CC79A7", "#009E73", "#F0E442")
 _SYMBOLS = ("o", "s", "t", "d", "+")
 
@@ -43,7 +47,11 @@ class LogAxis(pg.AxisItem):
         bare, or no label at all. Such a view gets evenly spaced round values instead."""
         ticks = super().tickValues(minVal, maxVal, size)
         self._round_ticks = False
-        if not self.logMode or maxVal <= minVal or (maxVal - minVal >= 1.0 and sum(len(v) for _, v in ticks) >= 2):
+        if (
+            not self.logMode
+            or maxVal <= minVal
+            or (maxVal - minVal >= 1.0 and sum(len(v) for _, v in ticks) >= 2)
+        ):
             return ticks
         self._round_ticks = True  # every one of these is labelled (see logTickStrings)
         low, high = 10.0**minVal, 10.0**maxVal
@@ -140,20 +148,25 @@ class BenchPlot(QWidget):
         self.main = _plot_widget()
         self.main.getPlotItem().vb.setDefaultPadding(0.06)  # no point sits on an axis
         self.speedup = _plot_widget()
-        self.legend = self.main.addLegend(offset=(10, 10), labelTextSize="11pt", labelTextColor=theme.plot_foreground)
+        self.legend = self.main.addLegend(
+            offset=(10, 10), labelTextSize="11pt", labelTextColor=theme.plot_foreground
+        )
         self.legend.setBrush(pg.mkBrush(theme.plot_background))
         self.legend.setPen(pg.mkPen(theme.border))
         # the legend stays top left: small sizes sit low in both views (short times, low
         # throughput), so that corner is the one left empty
-        self.speedup_legend = self.speedup.addLegend(offset=(10, 10), labelTextSize="10pt",
-                                                     labelTextColor=theme.plot_foreground)
+        self.speedup_legend = self.speedup.addLegend(
+            offset=(10, 10), labelTextSize="10pt", labelTextColor=theme.plot_foreground
+        )
         self.speedup.setLabel("left", "speedup (×)", color=theme.plot_foreground, size="11pt")
         # tall enough for three decades of ticks and the legend above the break-even line
         self.speedup.setMinimumHeight(130)
         self.speedup.setMaximumHeight(220)
         self.speedup.setXLink(self.main)
         self._even_line = pg.InfiniteLine(
-            pos=0.0, angle=0, pen=pg.mkPen(theme.muted, width=1.5, style=Qt.PenStyle.DashLine),
+            pos=0.0,
+            angle=0,
+            pen=pg.mkPen(theme.muted, width=1.5, style=Qt.PenStyle.DashLine),
             label="break-even: GPU as fast as CPU",
             labelOpts={"position": 0.98, "color": theme.muted, "anchors": [(1, 1), (1, 1)]},
         )
@@ -236,7 +249,9 @@ class BenchPlot(QWidget):
         theme = current_theme()
         fg, muted = theme.plot_foreground, theme.muted
         if self.mode == "throughput":
-            self.main.setLabel("left", f"throughput ({unit})" if unit else "throughput", color=fg, size="12pt")
+            self.main.setLabel(
+                "left", f"throughput ({unit})" if unit else "throughput", color=fg, size="12pt"
+            )
         else:
             self.main.setLabel("left", "median time", color=fg, size="12pt")
         self.main.getAxis("left").si_suffix = "s" if self.mode == "time" else None
@@ -244,7 +259,9 @@ class BenchPlot(QWidget):
         self.main.setLabel("bottom", self._size_name, color=fg, size="12pt")
         self.speedup.setLabel("bottom", self._size_name, color=fg, size="11pt")
         if not self._series:
-            self.main.setTitle("Press Start: each point appears here as soon as it is measured", color=muted, size="12pt")
+            self.main.setTitle(
+                "Press Start: each point appears here as soon as it is measured", color=muted, size="12pt"
+            )
         else:
             self.main.setTitle(self._workload_title or None, color=fg, size="13pt")
 
@@ -259,7 +276,9 @@ class BenchPlot(QWidget):
         for index, s in enumerate(self._series):
             item = self._items.get(s.variant) or self._new_curve(s, index)
             if self.mode == "throughput":
-                pairs = [(n, v) for n, v in zip(s.sizes, s.throughput, strict=True) if v is not None and v > 0]
+                pairs = [
+                    (n, v) for n, v in zip(s.sizes, s.throughput, strict=True) if v is not None and v > 0
+                ]
             else:
                 pairs = [(n, v) for n, v in zip(s.sizes, s.median_s, strict=True) if v > 0]
             item.setData([n for n, _ in pairs], [v for _, v in pairs])
@@ -283,9 +302,14 @@ class BenchPlot(QWidget):
             colour = _GPU_COLOURS[gpu_count % len(_GPU_COLOURS)]
         self._colours[s.variant] = colour
         item = self.main.plot(
-            [], [], name=s.variant, pen=pg.mkPen(colour, width=3),
-            symbol=_SYMBOLS[index % len(_SYMBOLS)], symbolSize=10,
-            symbolBrush=colour, symbolPen=pg.mkPen(current_theme().plot_background, width=1),
+            [],
+            [],
+            name=s.variant,
+            pen=pg.mkPen(colour, width=3),
+            symbol=_SYMBOLS[index % len(_SYMBOLS)],
+            symbolSize=10,
+            symbolBrush=colour,
+            symbolPen=pg.mkPen(current_theme().plot_background, width=1),
         )
         self._items[s.variant] = item
         return item
@@ -294,11 +318,16 @@ class BenchPlot(QWidget):
         """The device's peak, dashed in the series' colour. Log-mode view coordinates are log10."""
         colour = self._colours.get(s.variant, _GPU_COLOURS[0])
         line = pg.InfiniteLine(
-            pos=math.log10(s.peak), angle=0,
+            pos=math.log10(s.peak),
+            angle=0,
             pen=pg.mkPen(colour, width=2, style=Qt.PenStyle.DashLine),
             label=peak_label(s),
-            labelOpts={"position": 0.98, "color": colour, "anchors": [(1, 1), (1, 1)],
-                       "fill": current_theme().plot_background},
+            labelOpts={
+                "position": 0.98,
+                "color": colour,
+                "anchors": [(1, 1), (1, 1)],
+                "fill": current_theme().plot_background,
+            },
         )
         line.setZValue(-5)
         self.main.addItem(line)
@@ -317,8 +346,15 @@ class BenchPlot(QWidget):
             item = self._speedup_items.get(name)
             if item is None:
                 colour = self._colours.get(curve.variant, _GPU_COLOURS[0])
-                item = self.speedup.plot([], [], name=name, pen=pg.mkPen(colour, width=3),
-                                         symbol="o", symbolSize=8, symbolBrush=colour)
+                item = self.speedup.plot(
+                    [],
+                    [],
+                    name=name,
+                    pen=pg.mkPen(colour, width=3),
+                    symbol="o",
+                    symbolSize=8,
+                    symbolBrush=colour,
+                )
                 self._speedup_items[name] = item
             item.setData(curve.sizes, curve.ratios)
         self.speedup.setVisible(bool(curves))

@@ -71,7 +71,14 @@ class ResultsModel(QAbstractTableModel):
             return QBrush(_error_colours()[0])
         if p.error and role == Qt.ItemDataRole.BackgroundRole:
             return QBrush(_error_colours()[1])
-        if role == Qt.ItemDataRole.TextAlignmentRole and column in ("size", "median", "spread", "throughput", "vs peak", "threads"):
+        if role == Qt.ItemDataRole.TextAlignmentRole and column in (
+            "size",
+            "median",
+            "spread",
+            "throughput",
+            "vs peak",
+            "threads",
+        ):
             return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
         return None
 

@@ -252,8 +252,10 @@ class VisualizerPanel(Panel):
         elif c.n is not None:
             idle = f" for N = {c.n:,}: <b>{plan.idle_threads:,} idle threads</b>"
         if idle and plan.uncovered_elements:
-            idle += (f", <b style='color:{current_theme().error}'>{plan.uncovered_elements:,} elements "
-                     "never touched</b>")
+            idle += (
+                f", <b style='color:{current_theme().error}'>{plan.uncovered_elements:,} elements "
+                "never touched</b>"
+            )
         partial = ""
         if plan.last_warp_active_lanes != plan.warp_size:
             partial = f" (last warp partial: {plan.last_warp_active_lanes} of {plan.warp_size} lanes)"

@@ -278,7 +278,11 @@ class SmGrid(QWidget):
         room = lay.cell_w - 2 * lay.pad
         fits_long = p.fontMetrics().horizontalAdvance(f"SM {lay.sm_count - 1}") < room
         # narrow cells (132 SMs): shrink the number until "131" fits rather than clip it to "13"
-        while not fits_long and font.pixelSize() > 6 and p.fontMetrics().horizontalAdvance(str(lay.sm_count - 1)) > room:
+        while (
+            not fits_long
+            and font.pixelSize() > 6
+            and p.fontMetrics().horizontalAdvance(str(lay.sm_count - 1)) > room
+        ):
             font.setPixelSize(font.pixelSize() - 1)
             p.setFont(font)
         align = Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter
