@@ -13,7 +13,7 @@ import logging
 import os
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeGuard
 
 from explorer.cli import PANELS
 from explorer.userdirs import config_dir
@@ -25,6 +25,11 @@ THEMES = ("light", "dark")
 #: a window smaller than this, or larger than any screen, was not the user's choice
 MIN_SIZE = (640, 480)
 MAX_SIZE = (10_000, 10_000)
+
+
+def _whole(value: Any) -> TypeGuard[int]:
+    """An int that is not a bool (JSON's true would otherwise pass as 1)."""
+    return isinstance(value, int) and not isinstance(value, bool)
 
 
 @dataclass
@@ -45,7 +50,7 @@ class Prefs:
         if data.get("panel") in PANELS:
             prefs.panel = data["panel"]
         width, height = data.get("width"), data.get("height")
-        if all(isinstance(v, int) and not isinstance(v, bool) for v in (width, height)):
+        if _whole(width) and _whole(height):
             if MIN_SIZE[0] <= width <= MAX_SIZE[0] and MIN_SIZE[1] <= height <= MAX_SIZE[1]:
                 prefs.width, prefs.height = width, height
         return prefs

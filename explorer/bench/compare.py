@@ -61,6 +61,7 @@ def build_series(points: Sequence[BenchPoint]) -> list[Series]:
         for p in rows:
             s.sizes.append(p.size)
             s.size_labels.append(tick_label(p.size, p.size_label))
+            assert p.median_s is not None  # points without one were left out above
             s.median_s.append(p.median_s)
             s.throughput.append(p.throughput)
             if p.peak is not None:

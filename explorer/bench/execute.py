@@ -12,6 +12,7 @@ import platform
 import sys
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
+from typing import Any
 
 from explorer.bench import peaks
 from explorer.bench.results import BenchPoint, error_point
@@ -200,8 +201,9 @@ def _throughput(w: Workload, spec: PointSpec, out: Outcome) -> tuple[float | Non
     return items / t, unit
 
 
-def _impl_module(impl: str):
+def _impl_module(impl: str) -> Any:
     """The module that runs a workload. Spelled out (not importlib) so PyInstaller sees every one."""
+    module: Any
     if impl == "wl_torch":
         from explorer.bench import wl_torch as module
     elif impl == "wl_numba":

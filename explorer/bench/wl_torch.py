@@ -52,7 +52,7 @@ def _matmul(w: Workload, spec: PointSpec) -> Outcome:
     timing = time_torch(spec, lambda: torch.mm(a, b, out=c), dev)
     threads = torch.get_num_threads() if dev.type == "cpu" else None
     # "highest" = true FP32; "high"/"medium" would let GPUs use TF32/bf16 and beat the FP32 peak.
-    extra = {"float32_matmul_precision": torch.get_float32_matmul_precision()}
+    extra: dict[str, float | str] = {"float32_matmul_precision": torch.get_float32_matmul_precision()}
     return Outcome(timing, peak=_peak(spec), threads=threads, extra=extra)
 
 
@@ -72,7 +72,9 @@ def _timing_lesson(w: Workload, spec: PointSpec) -> Outcome:
         # The mistake on purpose: the clock is read as soon as the launches return. (The queue is
         # drained after the clock stops, so each sample starts from an idle device.)
         timing = time_plain(spec, ten_matmuls, torch_sync(dev), naive=True)
-        extra = {"note": "clock read without synchronizing: measures launches, not work"}
+        extra: dict[str, float | str] = {
+            "note": "clock read without synchronizing: measures launches, not work"
+        }
     else:
         timing = time_torch(spec, ten_matmuls, dev)
         extra = {"note": "synchronized before the clock is read"}

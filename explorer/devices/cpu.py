@@ -78,7 +78,9 @@ def theoretical_fp32_gflops(
 def probe_cpu(*, psutil_module: Any = None, cpuinfo_info: dict[str, Any] | None = None) -> Device:
     """Describe the host CPU. Fields a library cannot read stay ``None`` with a reason."""
     if psutil_module is None:
-        import psutil as psutil_module
+        import psutil
+
+        psutil_module = psutil
     info: dict[str, Any] = {}
     device = Device(kind="cpu", name="CPU", key="cpu", source="psutil + py-cpuinfo")
     if cpuinfo_info is not None:

@@ -186,7 +186,7 @@ def _device_from_numba(gpu: Any, index: int) -> Device:
     dev.clock_memory_max_mhz = mem_khz // 1000 if mem_khz else None
     sm_khz = attr("CLOCK_RATE")
     dev.clock_sm_max_mhz = sm_khz // 1000 if sm_khz else None
-    limits = CudaLimits(**{k: attr(v) for k, v in _NUMBA_LIMITS.items()})
+    limits = CudaLimits(**{k: attr(v) for k, v in _NUMBA_LIMITS.items()})  # type: ignore[arg-type]
     block = (attr("MAX_BLOCK_DIM_X"), attr("MAX_BLOCK_DIM_Y"), attr("MAX_BLOCK_DIM_Z"))
     grid = (attr("MAX_GRID_DIM_X"), attr("MAX_GRID_DIM_Y"), attr("MAX_GRID_DIM_Z"))
     limits.max_block_dim = block if None not in block else None  # type: ignore[assignment]

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -116,10 +116,12 @@ def cuda_visible_nvml_indices(
     """
     count = len(uuids)
     if env_value is None:
-        note = None
+        order_note: str | None = None
         if count > 1 and os.environ.get("CUDA_DEVICE_ORDER", "FASTEST_FIRST") != "PCI_BUS_ID":
-            note = "CUDA numbers GPUs fastest first; without the CUDA runtime, PCI bus order is assumed."
-        return VisibleMapping(list(range(count)), note)
+            order_note = (
+                "CUDA numbers GPUs fastest first; without the CUDA runtime, PCI bus order is assumed."
+            )
+        return VisibleMapping(list(range(count)), order_note)
     bare = [(_text(u).lower().removeprefix("gpu-")) for u in uuids]
     mig_parents = {k.lower(): v for k, v in (mig_parents or {}).items()}
     result: list[int] = []
@@ -406,13 +408,13 @@ def read_live(nvml: Any, handle: Any, *, clock: Callable[[], float] = time.time)
     return live
 
 
-def probe_nvml(nvml: Any = None, *, env: dict[str, str] | None = None) -> NvmlProbe:
+def probe_nvml(nvml: Any = None, *, env: Mapping[str, str] | None = None) -> NvmlProbe:
     """List the NVIDIA GPUs NVML sees; never raises. ``env`` defaults to ``os.environ``.
 
     Each device's ``index`` is its CUDA ordinal under ``CUDA_VISIBLE_DEVICES`` (``None``
     when hidden from CUDA); ``nvml_index`` is NVML's own number.
     """
-    env = os.environ if env is None else env
+    environ: Mapping[str, str] = os.environ if env is None else env
     session = NvmlSession(nvml)
     try:
         session.init()
@@ -441,7 +443,7 @@ def probe_nvml(nvml: Any = None, *, env: dict[str, str] | None = None) -> NvmlPr
             devices.append(dev)
         mig_parents = {u: i for i in range(count) for u in session.mig_children(i)}
         mapping = cuda_visible_nvml_indices(
-            env.get("CUDA_VISIBLE_DEVICES"), [d.uuid or "" for d in devices], mig_parents
+            environ.get("CUDA_VISIBLE_DEVICES"), [d.uuid or "" for d in devices], mig_parents
         )
         for cuda_index, nvml_index in enumerate(mapping.nvml_indices):
             devices[nvml_index].index = cuda_index

@@ -530,7 +530,7 @@ def plan_launch(config: LaunchConfig, device: Device, limits: ArchLimits | None 
     problems = validate(config, limits, device.name)
     if not device.sm_count or device.sm_count < 1:
         problems.append(f"{device.name} does not report its number of SMs, so blocks cannot be placed")
-    if problems:
+    if problems or device.sm_count is None:
         raise LaunchValidationError(problems)
     tpb = config.block.count
     occ = occupancy(limits, tpb, config.regs_per_thread, config.shared_mem_bytes)
@@ -564,7 +564,7 @@ def plan_launch(config: LaunchConfig, device: Device, limits: ArchLimits | None 
     else:
         idle = max(0, total_threads - n) if n is not None else 0
         uncovered = max(0, n - total_threads) if n is not None else 0
-        if uncovered:
+        if uncovered and n is not None:
             plan_notes.append(
                 f"the launch has {total_threads} threads but n is {n}: elements {total_threads} .. {n - 1} "
                 "are never touched (use more blocks, ceil(n / threads per block), or a grid-stride loop)"
