@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from explorer.bench.results import BenchPoint, error_point
 from explorer.bench.workloads import Workload, get_workload
 from explorer.errors import UserError
+from explorer.inputs import parse_device_key
 
 POLL_S = 0.05
 STARTUP_TIMEOUT_S = 120.0  # spawning + importing torch on a loaded laptop can be slow
@@ -57,14 +58,7 @@ class _PlannedPoint:
 
 def parse_device(text: str) -> str:
     """'cpu' or 'cuda:N' normalised; UserError otherwise (presence is checked where CUDA is loaded)."""
-    t = (text or "").strip().lower()
-    if t == "cpu":
-        return t
-    if t == "cuda":
-        return "cuda:0"
-    if t.startswith("cuda:") and t[5:].isdigit():
-        return f"cuda:{int(t[5:])}"
-    raise UserError(f"device must be 'cpu' or 'cuda:N'; got '{text}'")
+    return parse_device_key(text)
 
 
 def plan_points(plan: BenchPlan) -> list[dict]:

@@ -1,42 +1,20 @@
 """Read and write problem sizes the way a user types them: 1024, 1e6, 4K / 4KiB (x1024), 1G.
 
-One reader serves the CLI (``--sizes 64 128``) and the panel's sizes field ("64, 128, 256"), so a
-size that one accepts the other accepts too, with the same one-line message when it does not.
+The reading is ``explorer.inputs`` (one reader for the CLI's ``--sizes 64 128``, the panel's sizes
+field and every other number), so a size one accepts the others accept too, with the same one-line
+message when they do not; this module adds the writing back (``sizes_text``) that reads the same.
 """
 
 from __future__ import annotations
 
-import re
+from explorer.inputs import parse_sizes, parse_whole
 
-from explorer.errors import UserError
-
-_SUFFIXES = {"": 1, "k": 1024, "m": 1024**2, "g": 1024**3}
-_SIZE_RE = re.compile(r"^\s*([0-9]*\.?[0-9]+(?:e[+-]?[0-9]+)?)\s*(k|m|g)?(?:i?b)?\s*$", re.IGNORECASE)
-_SEPARATORS = re.compile(r"[,\s;]+")
+__all__ = ["parse_size", "parse_sizes", "sizes_range_text", "sizes_text"]
 
 
 def parse_size(text: str, size_name: str = "size") -> int:
-    """A positive whole size: '1024', '1e6', '4K'/'4KiB'/'4KB' (x1024), '1G'. UserError otherwise."""
-    m = _SIZE_RE.match(str(text))
-    if not m:
-        raise UserError(f"{size_name} must be a positive whole number (e.g. 1024, 1e6, 4K, 1G); got '{text}'")
-    value = float(m.group(1)) * _SUFFIXES[(m.group(2) or "").lower()]
-    if value <= 0 or value != int(value):
-        raise UserError(f"{size_name} must be a positive whole number; got '{text}'")
-    return int(value)
-
-
-def parse_sizes(text: str, size_name: str = "size") -> list[int]:
-    """Sizes separated by commas, spaces or semicolons, in the order typed, duplicates dropped.
-
-    The first bad entry is the one the message names, so the user knows which to fix.
-    """
-    entries = [e for e in _SEPARATORS.split(str(text).strip()) if e]
-    if not entries:
-        raise UserError(
-            f"no sizes given; type at least one {size_name}, a whole number above 0, e.g. 64, 128, 256"
-        )
-    return list(dict.fromkeys(parse_size(e, size_name) for e in entries))
+    """One positive whole size in the forms every field takes: '1024', '1e6', '4K'/'4KiB' (x1024), '1G'."""
+    return parse_whole(text, size_name, minimum=1)
 
 
 def sizes_text(sizes: list[int] | tuple[int, ...], binary: bool = False) -> str:

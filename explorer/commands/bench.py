@@ -7,6 +7,10 @@ import json
 import sys
 
 from explorer.errors import UserError
+from explorer.inputs import parse_whole
+
+#: more timed repeats than anyone waits for; a typo's extra digits get a message, not a week-long run
+MAX_REPEATS = 100_000
 
 
 def check_device_present(device: str) -> None:
@@ -98,10 +102,4 @@ def _parse_repeats(text: str | None) -> int | None:
     """``--repeats`` arrives as text so a typo gets our one-line message, not argparse's usage dump."""
     if text is None:
         return None
-    try:
-        value = int(str(text).strip())
-    except ValueError:
-        raise UserError(f"repeats must be a whole number of at least 1; got {text!r}") from None
-    if value <= 0:
-        raise UserError(f"repeats must be at least 1; got {value}")
-    return value
+    return parse_whole(text, "repeats", minimum=1, maximum=MAX_REPEATS)

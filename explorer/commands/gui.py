@@ -7,45 +7,22 @@ functions: the CLI imports it lazily, and only for these two sub-commands.
 from __future__ import annotations
 
 import os
-import re
 import sys
 from argparse import Namespace
 from pathlib import Path
 
 from explorer.errors import UserError
-
-_SIZE = re.compile(r"^\s*(\d+)\s*[xX×]\s*(\d+)\s*$")
-MIN_SIZE = (640, 480)
-MAX_SIZE = (7680, 4320)
+from explorer.inputs import parse_output_path, parse_window_size
 
 
 def parse_size(text: str) -> tuple[int, int]:
     """'1280x800' -> (1280, 800); anything else is a one-line UserError naming the limits."""
-    match = _SIZE.match(text or "")
-    if not match:
-        raise UserError(f"--size must look like 1280x800 (width x height in pixels), got {text!r}")
-    width, height = int(match.group(1)), int(match.group(2))
-    if not (MIN_SIZE[0] <= width <= MAX_SIZE[0] and MIN_SIZE[1] <= height <= MAX_SIZE[1]):
-        raise UserError(
-            f"--size {width}x{height} is outside the supported range "
-            f"{MIN_SIZE[0]}x{MIN_SIZE[1]} to {MAX_SIZE[0]}x{MAX_SIZE[1]}"
-        )
-    return width, height
+    return parse_window_size(text, "--size")
 
 
 def check_output_path(text: str) -> Path:
     """The PNG path to write, after checking its folder exists and is writable (one-line errors)."""
-    path = Path(text).expanduser()
-    if path.suffix.lower() != ".png":
-        raise UserError(f"--out must name a .png file, got {text!r}")
-    folder = path.parent.resolve() if str(path.parent) else Path.cwd()
-    if not folder.is_dir():
-        raise UserError(f"cannot write {path}: the folder {folder} does not exist")
-    if path.exists() and path.is_dir():
-        raise UserError(f"cannot write {path}: it is a folder")
-    if not os.access(folder, os.W_OK):
-        raise UserError(f"cannot write {path}: the folder {folder} is not writable")
-    return path
+    return parse_output_path(text, "--out", (".png",))
 
 
 def open_main_window(panel: str | None = None, remember: bool = False):

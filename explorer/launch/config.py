@@ -12,36 +12,23 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from explorer.errors import UserError
+from explorer.inputs import InputError, parse_dims, parse_whole
 from explorer.launch.limits import ArchLimits
 
 _SEPARATORS = re.compile(r"[,x×*]")
 
 
-class LaunchValidationError(UserError):
+class LaunchValidationError(InputError):
     """One or more broken limits; ``str()`` joins them with '; ' so the CLI prints one line."""
-
-    def __init__(self, problems: list[str]):
-        self.problems = list(problems)
-        super().__init__("; ".join(self.problems))
 
 
 def parse_int(text: Any, what: str) -> int:
-    """A whole number from user text ('1024', ' 64 ', '1_000', '1e3' is refused); else a validation error."""
-    if isinstance(text, bool):
-        raise LaunchValidationError([f"{what} is {text!r}; it must be a whole number"])
-    if isinstance(text, int):
-        return text
-    if isinstance(text, float):
-        if text.is_integer():
-            return int(text)
-        raise LaunchValidationError([f"{what} is {text}; it must be a whole number"])
-    raw = str(text).strip()
+    """A whole number from user text, in the forms every field takes (``explorer.inputs``: ``1024``,
+    ``1e6``, ``48K``); the sign is allowed here so the limit checks can say what is wrong with it."""
     try:
-        return int(raw.replace("_", ""), 10)
-    except ValueError:
-        shown = repr(raw) if raw else "empty"
-        raise LaunchValidationError([f"{what} is {shown}; it must be a whole number"]) from None
+        return parse_whole(text, what)
+    except InputError as exc:
+        raise LaunchValidationError(exc.problems) from None
 
 
 @dataclass(frozen=True)
@@ -93,24 +80,22 @@ class Dim3:
         if isinstance(text, (int, float)) and not isinstance(text, bool):
             return cls(parse_int(text, f"{what} x"))
         if isinstance(text, (tuple, list)):
-            parts = list(text)
-        else:
-            raw = str(text).strip().strip("()[]").strip()
-            if not raw:
-                raise LaunchValidationError([f"{what} is empty; give X, X,Y or X,Y,Z"])
-            parts = [p.strip() for p in _SEPARATORS.split(raw)] if _SEPARATORS.search(raw) else raw.split()
-        if not 1 <= len(parts) <= 3:
-            raise LaunchValidationError([f"{what} has {len(parts)} numbers ({text}); give X, X,Y or X,Y,Z"])
-        problems: list[str] = []
-        values: list[int] = []
-        for axis, part in zip("xyz", parts, strict=False):
-            try:
-                values.append(parse_int(part, f"{what} {axis}"))
-            except LaunchValidationError as exc:
-                problems.extend(exc.problems)
-        if problems:
-            raise LaunchValidationError(problems)
-        return cls(*values)
+            if not 1 <= len(text) <= 3:
+                raise LaunchValidationError([f"{what} has {len(text)} numbers; give X, X,Y or X,Y,Z"])
+            problems: list[str] = []
+            values: list[int] = []
+            for axis, part in zip("xyz", text, strict=False):
+                try:
+                    values.append(parse_int(part, f"{what} {axis}"))
+                except LaunchValidationError as exc:
+                    problems.extend(exc.problems)
+            if problems:
+                raise LaunchValidationError(problems)
+            return cls(*values)
+        try:
+            return cls(*parse_dims(text, what))
+        except InputError as exc:
+            raise LaunchValidationError(exc.problems) from None
 
 
 @dataclass(frozen=True)

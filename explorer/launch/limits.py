@@ -15,6 +15,7 @@ from typing import Any
 
 from explorer.devices.model import Device
 from explorer.errors import UserError
+from explorer.inputs import parse_cc as parse_cc_text
 from explorer.resources import load_json
 
 LIMITS_FILE = "limits.json"
@@ -68,11 +69,7 @@ def parse_cc(text: str | tuple[int, int]) -> tuple[int, int]:
     """'8.6' -> (8, 6). Bad text is a UserError naming what was given."""
     if isinstance(text, tuple):
         return (int(text[0]), int(text[1]))
-    raw = str(text).strip()
-    major, dot, minor = raw.partition(".")
-    if not dot or not major.isdigit() or not minor.isdigit():
-        raise UserError(f"compute capability {raw!r} is not of the form X.Y (e.g. 7.5, 8.6, 12.0)")
-    return (int(major), int(minor))
+    return parse_cc_text(text)
 
 
 @lru_cache(maxsize=1)

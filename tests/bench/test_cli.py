@@ -54,14 +54,14 @@ def test_json_lines(capsys):
     "argv,needle",
     [
         (["bench", "matmull"], "unknown workload 'matmull'"),
-        (["bench", "matmul", "--sizes", "0"], "got '0'"),
-        (["bench", "matmul", "--sizes", "-5"], "got '-5'"),
-        (["bench", "matmul", "--sizes", "abc"], "got 'abc'"),
-        (["bench", "matmul", "--sizes", "1.5"], "got '1.5'"),
-        (["bench", "matmul", "--device", "gpu"], "got 'gpu'"),
+        (["bench", "matmul", "--sizes", "0"], "0; it must be at least 1"),
+        (["bench", "matmul", "--sizes", "-5"], "-5; it must be at least 1"),
+        (["bench", "matmul", "--sizes", "abc"], "'abc'; it must be a whole number"),
+        (["bench", "matmul", "--sizes", "1.5"], "'1.5'; it must be a whole number"),
+        (["bench", "matmul", "--device", "gpu"], "'gpu'"),
         (["bench", "matmul", "--device", "cuda:7"], "cuda:7 is not present"),
-        (["bench", "matmul", "--repeats", "0"], "repeats must be at least 1; got 0"),
-        (["bench", "matmul", "--repeats", "abc"], "repeats must be a whole number of at least 1; got 'abc'"),
+        (["bench", "matmul", "--repeats", "0"], "repeats is 0; it must be at least 1"),
+        (["bench", "matmul", "--repeats", "abc"], "repeats is 'abc'; it must be a whole number"),
     ],
 )
 def test_bad_input_is_one_line_and_exit_2(capsys, argv, needle):

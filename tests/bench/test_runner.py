@@ -37,7 +37,7 @@ def test_plan_uses_each_devices_default_sizes():
     [
         (BenchPlan("matmul", ["cpu"], sizes=[0]), "got '0'"),
         (BenchPlan("matmul", ["cpu"], sizes=[-4]), "got '-4'"),
-        (BenchPlan("matmul", ["gpu"]), "got 'gpu'"),
+        (BenchPlan("matmul", ["gpu"]), "device 'gpu' is not"),
         (BenchPlan("matmul", []), "no device"),
         (BenchPlan("matmul", ["cpu"], repeats=0), "repeats"),
         (BenchPlan("nope", ["cpu"]), "unknown workload"),

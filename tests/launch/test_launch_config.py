@@ -26,7 +26,7 @@ def test_dim3_parse_forms():
     assert str(Dim3(64, 2)) == "(64, 2, 1)"
 
 
-@pytest.mark.parametrize("text", ["abc", "3.5", "", "1,2,3,4", "64,,", "1e3"])
+@pytest.mark.parametrize("text", ["abc", "3.5", "", "1,2,3,4", "64,,", "1e-3", "0x40", "6²", "1_0"])
 def test_dim3_parse_rejects_non_integers(text):
     with pytest.raises(LaunchValidationError) as info:
         Dim3.parse(text, "block")
