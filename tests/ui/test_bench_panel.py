@@ -139,7 +139,14 @@ def test_crashing_workload_gives_an_error_row_and_the_panel_lives_on(panel, qtbo
 
 @pytest.mark.parametrize(
     ("text", "named"),
-    [("64, 0, 128", "'0'"), ("64, -5", "'-5'"), ("64, abc", "'abc'"), ("1.5", "'1.5'"), ("", "no sizes")],
+    [
+        ("64, 0, 128", " 0;"),
+        ("64, -5", "-5;"),
+        ("64, abc", "'abc'"),
+        ("1.5", "'1.5'"),
+        ("", "no sizes"),
+        ("1e400", "'1e400'"),
+    ],
 )
 def test_invalid_sizes_are_rejected_inline_naming_the_value(panel, text, named):
     panel.controls.sizes_edit.setText(text)
