@@ -13,7 +13,7 @@ import argparse
 import statistics
 import time
 
-from explorer.devices.model import Device
+from explorer.devices.model import CatalogGpu
 from explorer.launch.config import parse_launch
 from explorer.launch.limits import limits_for_cc, parse_cc
 from explorer.launch.occupancy import sweep_block_size, sweep_registers, sweep_shared_memory
@@ -56,9 +56,7 @@ def main() -> int:
         return len(a.xs) + len(b.xs) + len(c.xs)
 
     points = sweeps()
-    device = Device(
-        kind="catalog", name=f"CC {limits.cc_string} GPU", compute_capability=limits.cc, sm_count=132
-    )
+    device = CatalogGpu(name=f"CC {limits.cc_string} GPU", compute_capability=limits.cc, sm_count=132)
 
     def extreme():
         plan = plan_launch(parse_launch("2147483647,65535,65535", "1024"), device, limits)

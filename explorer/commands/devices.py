@@ -12,7 +12,7 @@ from argparse import Namespace
 from typing import Any
 
 from explorer.devices.discover import discover
-from explorer.devices.model import Device, Discovery
+from explorer.devices.model import CudaGpu, Device, Discovery
 
 _GIB = 1024**3
 
@@ -23,19 +23,22 @@ def _gib(n: int | None) -> str:
 
 def _row(d: Device) -> list[str]:
     if d.kind == "cpu":
-        cpu = d.cpu
-        cores = f"{cpu.physical_cores or '?'} cores / {cpu.logical_cores or '?'} threads" if cpu else "?"
-        flags = ", ".join(cpu.isa_flags) if cpu and cpu.isa_flags else "-"
-        clock = f"{d.clock_sm_max_mhz} MHz" if d.clock_sm_max_mhz else "?"
+        cores = f"{d.physical_cores or '?'} cores / {d.logical_cores or '?'} threads"
+        flags = ", ".join(d.isa_flags) if d.isa_flags else "-"
+        clock = f"{d.frequency_max_mhz:.0f} MHz" if d.frequency_max_mhz else "?"
         return ["cpu", d.name, "-", cores, _gib(d.memory_total_bytes), clock, flags]
     sms = f"{d.sm_count} SMs" if d.sm_count else "? SMs"
     clock = f"{d.clock_sm_max_mhz} MHz" if d.clock_sm_max_mhz else "?"
-    where = d.key if d.kind == "cuda" else "catalog (not present)"
-    extra = d.form_factor or (f"driver {d.driver_version}" if d.driver_version else "")
+    if d.kind == "cuda":
+        where = d.key if d.usable else f"{d.key} (hidden)"
+        extra = d.hidden or (f"driver {d.driver_version}" if d.driver_version else "")
+    else:
+        where = "catalog (not present)"
+        extra = d.form_factor or ""
     return [where, d.name, d.cc_string or "?", sms, _gib(d.memory_total_bytes), clock, extra]
 
 
-def format_live(d: Device) -> str:
+def format_live(d: CudaGpu) -> str:
     """One line of NVML readings, each missing one named with its reason."""
     live = d.live
     assert live is not None
@@ -98,7 +101,7 @@ def run_devices(args: Namespace) -> int:
     if why:
         print()
         print(why)
-    for d in discovery.present_gpus:
+    for d in discovery.installed_gpus:
         if d.live is not None:
             print(f"  {d.key} now: {format_live(d)}")
         for field_name, reason in sorted(d.unavailable.items()):

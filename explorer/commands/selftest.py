@@ -132,7 +132,7 @@ def check_devices(notes: list[Check]) -> str:
         notes.append(Check("gpu", "info", f"{len(gpus)} NVIDIA GPU(s): {names}"))
     else:
         notes.append(Check("gpu", "info", discovery.why_no_gpu() or "no NVIDIA GPU found"))
-    threads = cpu.cpu.logical_cores if cpu.cpu else None
+    threads = cpu.logical_cores
     return f"CPU {cpu.name} ({threads or '?'} threads), {len(gpus)} GPU(s), {len(catalog)} catalog sheets"
 
 

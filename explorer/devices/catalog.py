@@ -1,11 +1,11 @@
 """Spec sheets of well-known NVIDIA GPUs, read from ``resources/catalog.json``.
 
 They let a lesson about a GTX 1650 or an H100 work on a laptop with no GPU at all. Every
-entry becomes a ``Device`` of kind ``"catalog"``: it is never present, never benchmarked.
+entry becomes a ``CatalogGpu`` record: it is never present, never benchmarked.
 CUDA limits (threads per SM, registers, shared memory) are *not* filled here: they follow
 from the compute capability and come from the launch package's per-CC table.
 
-The file is parsed once per process; each call hands out fresh ``Device`` copies so a caller
+The file is parsed once per process; each call hands out fresh copies so a caller
 that edits one cannot change what the next caller sees.
 """
 
@@ -15,7 +15,7 @@ import copy
 from functools import lru_cache
 from typing import Any
 
-from explorer.devices.model import Device
+from explorer.devices.model import CatalogGpu, Gpu
 from explorer.resources import load_json
 
 CATALOG_FILE = "catalog.json"
@@ -48,13 +48,12 @@ def _parse_cc(text: str, slug: str) -> tuple[int, int]:
         raise CatalogError(f"catalog entry {slug!r}: compute_capability {text!r} is not 'X.Y'") from exc
 
 
-def _device_from_entry(entry: dict[str, Any]) -> Device:
+def _device_from_entry(entry: dict[str, Any]) -> CatalogGpu:
     slug = entry.get("slug", "?")
     missing = [k for k in _REQUIRED if entry.get(k) in (None, "")]
     if missing:
         raise CatalogError(f"catalog entry {slug!r} lacks {', '.join(missing)}")
-    device = Device(
-        kind="catalog",
+    device = CatalogGpu(
         name=entry["name"],
         key=f"catalog:{slug}",
         vendor="NVIDIA",
@@ -75,19 +74,26 @@ def _device_from_entry(entry: dict[str, Any]) -> Device:
         source=entry["source"],
         notes=list(entry.get("notes", [])),
     )
-    for field_name, json_name in (
-        ("clock_sm_base_mhz", "clock_base_mhz"),
-        ("memory_bandwidth_gbps", "memory_bandwidth_gbps"),
-        ("memory_bus_width_bits", "memory_bus_width_bits"),
-        ("tdp_w", "tdp_w"),
+    for field_name in (
+        "clock_sm_base_mhz",
+        "memory_bandwidth_gbps",
+        "memory_bus_width_bits",
+        "tdp_w",
+        "chip",
     ):
-        if entry.get(json_name) is None:
+        if getattr(device, field_name) is None:
             device.mark_unavailable(field_name, "not given on the spec sheet this entry comes from")
+    if device.memory_type is None:
+        device.mark_unavailable("memory_type", "not given on the spec sheet this entry comes from")
+    device.mark_unavailable(
+        "limits",
+        "a spec sheet lists no CUDA limits: the launch limits come from the compute capability's table",
+    )
     return device
 
 
 @lru_cache(maxsize=1)
-def _sheets() -> tuple[Device, ...]:
+def _sheets() -> tuple[CatalogGpu, ...]:
     data = load_json(CATALOG_FILE)
     entries = data.get("devices") if isinstance(data, dict) else None
     if not isinstance(entries, list) or not entries:
@@ -100,12 +106,12 @@ def _sheets() -> tuple[Device, ...]:
     return sheets
 
 
-def load_catalog() -> list[Device]:
-    """Fresh ``Device`` records for every catalog GPU, in file order (oldest architecture first)."""
+def load_catalog() -> list[CatalogGpu]:
+    """Fresh ``CatalogGpu`` records for every catalog GPU, in file order (oldest architecture first)."""
     return [copy.deepcopy(s) for s in _sheets()]
 
 
-def catalog_device(slug_or_key: str) -> Device:
+def catalog_device(slug_or_key: str) -> CatalogGpu:
     """One catalog GPU by slug (``"h100-sxm5"``) or key (``"catalog:h100-sxm5"``)."""
     key = slug_or_key if slug_or_key.startswith("catalog:") else f"catalog:{slug_or_key}"
     for sheet in _sheets():
@@ -114,7 +120,7 @@ def catalog_device(slug_or_key: str) -> Device:
     raise KeyError(slug_or_key)
 
 
-def theoretical_fp32_gflops(device: Device) -> float | None:
+def theoretical_fp32_gflops(device: Gpu) -> float | None:
     """SMs x FP32 cores per SM x 2 FLOP per fused multiply-add x boost clock, in GFLOP/s."""
     if not (device.sm_count and device.cuda_cores_per_sm and device.clock_sm_max_mhz):
         return None

@@ -1,8 +1,10 @@
 """The CPU as a compute device: model, cores, clocks, vector instruction sets, memory.
 
-psutil answers in microseconds; py-cpuinfo takes about a second (it may start a
-subprocess), so its answer is cached for the life of the process and this module is only
-called from discovery, which the window runs in a background thread.
+psutil answers in microseconds. py-cpuinfo takes about a second (it starts a subprocess),
+which would hold the CPU's row back from the window's first second; on Linux the same facts
+(model, vendor, flags, clock) are read from ``/proc/cpuinfo`` in a millisecond instead, and
+py-cpuinfo is asked only where that file does not exist (macOS, Windows). Either answer is
+cached for the life of the process.
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ import platform
 from functools import lru_cache
 from typing import Any
 
-from explorer.devices.model import CpuDetails, Device
+from explorer.devices.model import CpuDevice
 
 #: ISA extensions that change how fast numeric code runs, in the order a student meets them.
 SPEED_FLAGS = (
@@ -38,11 +40,61 @@ SPEED_FLAGS = (
 _FP32_LANES = (("avx512f", 16), ("avx", 8), ("sse", 4), ("asimd", 4), ("neon", 4))
 
 
+PROC_CPUINFO = "/proc/cpuinfo"
+
+
+def parse_proc_cpuinfo(text: str, machine: str = "") -> dict[str, Any]:
+    """The py-cpuinfo keys this module reads, taken from Linux's ``/proc/cpuinfo`` text.
+
+    As py-cpuinfo does on Linux: the advertised clock is the "@ 2.30GHz" of the model name
+    where it has one, else the kernel's "cpu MHz"; x86 lists ``flags``, Arm ``Features``.
+    """
+    first: dict[str, str] = {}
+    for line in text.splitlines():
+        key, sep, value = line.partition(":")
+        if sep:
+            first.setdefault(key.strip().lower(), value.strip())
+    info: dict[str, Any] = {}
+    brand = first.get("model name") or first.get("hardware") or first.get("cpu model")
+    if brand:
+        info["brand_raw"] = brand
+    if first.get("vendor_id"):
+        info["vendor_id_raw"] = first["vendor_id"]
+    flags = first.get("flags") or first.get("features") or ""
+    if flags:
+        info["flags"] = sorted(set(flags.split()))
+    if machine:
+        info["arch_string_raw"] = machine
+    hz = 0.0
+    if brand and "hz" in brand.lower():
+        import re
+
+        match = re.search(r"([0-9]+(?:\.[0-9]+)?)\s*([GM])Hz", brand, re.IGNORECASE)
+        if match:
+            hz = float(match.group(1)) * (1e9 if match.group(2).upper() == "G" else 1e6)
+    if not hz:
+        try:
+            hz = float(first.get("cpu mhz", "0")) * 1e6
+        except ValueError:
+            hz = 0.0
+    if hz > 0:
+        info["hz_advertised"] = [int(hz), 0]
+    return info
+
+
 @lru_cache(maxsize=1)
 def _cpuinfo_cached() -> dict[str, Any]:
-    import cpuinfo  # py-cpuinfo: slow, so imported and run once
+    try:
+        with open(PROC_CPUINFO, encoding="utf-8", errors="replace") as fh:
+            info = parse_proc_cpuinfo(fh.read(1 << 20), platform.machine())
+        if info.get("brand_raw"):
+            info["source"] = PROC_CPUINFO
+            return info
+    except OSError:
+        pass
+    import cpuinfo  # py-cpuinfo: slow (a subprocess), so only where /proc/cpuinfo is not
 
-    return dict(cpuinfo.get_cpu_info())
+    return {**cpuinfo.get_cpu_info(), "source": "py-cpuinfo"}
 
 
 def speed_flags(all_flags: list[str] | set[str]) -> list[str]:
@@ -75,81 +127,88 @@ def theoretical_fp32_gflops(
     return gflops, how
 
 
-def probe_cpu(*, psutil_module: Any = None, cpuinfo_info: dict[str, Any] | None = None) -> Device:
-    """Describe the host CPU. Fields a library cannot read stay ``None`` with a reason."""
+def probe_cpu(*, psutil_module: Any = None, cpuinfo_info: dict[str, Any] | None = None) -> CpuDevice:
+    """Describe the host CPU. Every field it cannot read stays empty with a reason."""
     if psutil_module is None:
         import psutil
 
         psutil_module = psutil
     info: dict[str, Any] = {}
-    device = Device(kind="cpu", name="CPU", key="cpu", source="psutil + py-cpuinfo")
+    device = CpuDevice(name="CPU", key="cpu", source="psutil + py-cpuinfo")
     if cpuinfo_info is not None:
         info = cpuinfo_info
     else:
         try:
             info = _cpuinfo_cached()
         except Exception as exc:  # a broken /proc or a sandbox: keep what psutil knows
-            device.mark_unavailable("name", f"py-cpuinfo failed: {exc}")
-    details = CpuDetails()
-    device.cpu = details
+            device.notes.append(f"The CPU model and flags could not be read: {exc}")
+    told_by = str(info.get("source") or "py-cpuinfo")
+    device.source = f"psutil + {told_by}"
 
     device.name = str(info.get("brand_raw") or platform.processor() or platform.machine() or "CPU").strip()
     vendor = info.get("vendor_id_raw")
     device.vendor = {"GenuineIntel": "Intel", "AuthenticAMD": "AMD"}.get(vendor, vendor) if vendor else None
-    details.architecture = info.get("arch_string_raw") or platform.machine() or None
-    details.isa_flags = speed_flags(info.get("flags", []))
+    if device.vendor is None:
+        device.mark_unavailable("vendor", "the operating system does not name the CPU's vendor")
+    device.architecture = info.get("arch_string_raw") or platform.machine() or None
+    if device.architecture is None:
+        device.mark_unavailable("architecture", "the operating system does not name the CPU's architecture")
+    device.isa_flags = speed_flags(info.get("flags", []))
     if not info.get("flags"):
-        if (details.architecture or "").lower() in ("arm64", "aarch64"):
+        if (device.architecture or "").lower() in ("arm64", "aarch64"):
             # Advanced SIMD (NEON) is mandatory in 64-bit Arm, so it is known even unreported (macOS).
-            details.isa_flags = ["neon"]
+            device.isa_flags = ["neon"]
             device.notes.append(
                 "NEON is listed because every 64-bit Arm CPU has it; the OS reported no flags."
             )
         else:
-            device.mark_unavailable("isa_flags", "py-cpuinfo reported no feature flags")
+            device.mark_unavailable("isa_flags", f"{told_by} reported no feature flags")
 
     try:
-        details.logical_cores = psutil_module.cpu_count(logical=True)
-        details.physical_cores = psutil_module.cpu_count(logical=False)
+        device.logical_cores = psutil_module.cpu_count(logical=True)
+        device.physical_cores = psutil_module.cpu_count(logical=False)
     except Exception as exc:
         device.mark_unavailable("physical_cores", f"psutil could not count cores: {exc}")
-    if details.physical_cores is None:
+        device.mark_unavailable("logical_cores", f"psutil could not count cores: {exc}")
+    if device.physical_cores is None:
         device.mark_unavailable("physical_cores", "the operating system does not report physical cores")
+    if device.logical_cores is None:
+        device.mark_unavailable("logical_cores", "the operating system does not report logical cores")
 
     try:
         freq = psutil_module.cpu_freq()
     except Exception:
         freq = None
     if freq is not None and freq.current:
-        details.frequency_mhz = float(freq.current)
+        device.frequency_mhz = float(freq.current)
     if freq is not None and freq.max:
-        details.frequency_max_mhz = float(freq.max)
+        device.frequency_max_mhz = float(freq.max)
     advertised = (info.get("hz_advertised") or [0])[0]
-    clock_advertised = details.frequency_max_mhz is None and bool(advertised)
+    clock_advertised = device.frequency_max_mhz is None and bool(advertised)
     if clock_advertised:
-        details.frequency_max_mhz = advertised / 1e6
+        device.frequency_max_mhz = advertised / 1e6
         device.notes.append(
-            "Maximum clock is the advertised clock from py-cpuinfo; the OS does not report a boost clock."
+            f"Maximum clock is the advertised clock from {told_by}; the OS does not report a boost clock."
         )
-    if details.frequency_mhz is None:
+    if device.frequency_mhz is None:
         device.mark_unavailable("frequency_mhz", "the operating system does not report the CPU clock")
-    if details.frequency_max_mhz is None:
-        device.mark_unavailable("frequency_max_mhz", "neither the OS nor py-cpuinfo reports a maximum clock")
+    if device.frequency_max_mhz is None:
+        device.mark_unavailable("frequency_max_mhz", f"neither the OS nor {told_by} reports a maximum clock")
 
     try:
         mem = psutil_module.virtual_memory()
         device.memory_total_bytes = int(mem.total)
-        details.memory_available_bytes = int(mem.available)
+        device.memory_available_bytes = int(mem.available)
     except Exception as exc:
         device.mark_unavailable("memory_total_bytes", f"psutil could not read memory: {exc}")
+        device.mark_unavailable("memory_available_bytes", f"psutil could not read memory: {exc}")
+    device.mark_unavailable(
+        "memory_bandwidth_gbps", "no probe reads a CPU's memory bandwidth; the benchmarks measure it"
+    )
 
-    device.clock_sm_mhz = int(details.frequency_mhz) if details.frequency_mhz else None
-    device.clock_sm_max_mhz = int(details.frequency_max_mhz) if details.frequency_max_mhz else None
     estimate = None
-    if details.physical_cores and details.frequency_max_mhz:
-        estimate = theoretical_fp32_gflops(
-            details.physical_cores, details.frequency_max_mhz, details.isa_flags
-        )
+    if device.physical_cores and device.frequency_max_mhz:
+        estimate = theoretical_fp32_gflops(device.physical_cores, device.frequency_max_mhz, device.isa_flags)
     if estimate:
         device.fp32_peak_gflops, how = round(estimate[0], 1), estimate[1]
         device.fp32_peak_basis = (

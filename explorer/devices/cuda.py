@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from explorer.devices.model import CudaLimits, Device, ProbeReport
+from explorer.devices.model import CudaGpu, CudaLimits, ProbeReport
 
 
 def _bus_id(domain: Any, bus: Any, device: Any) -> str | None:
@@ -54,10 +54,9 @@ def torch_no_gpu_reason(torch: Any) -> str:
     )
 
 
-def _device_from_torch_props(torch: Any, index: int) -> Device:
+def _device_from_torch_props(torch: Any, index: int) -> CudaGpu:
     props = torch.cuda.get_device_properties(index)
-    dev = Device(
-        kind="cuda",
+    dev = CudaGpu(
         name=str(props.name),
         index=index,
         key=f"cuda:{index}",
@@ -95,7 +94,7 @@ def _device_from_torch_props(torch: Any, index: int) -> Device:
     return dev
 
 
-def probe_torch(torch: Any = None) -> tuple[list[Device], ProbeReport]:
+def probe_torch(torch: Any = None) -> tuple[list[CudaGpu], ProbeReport]:
     """The GPUs torch can use, by CUDA ordinal. Never raises."""
     if torch is None:
         try:
@@ -112,7 +111,7 @@ def probe_torch(torch: Any = None) -> tuple[list[Device], ProbeReport]:
         return [], ProbeReport("torch", False, f"torch could not query CUDA: {exc}")
     if not available:
         return [], ProbeReport("torch", False, torch_no_gpu_reason(torch))
-    devices: list[Device] = []
+    devices: list[CudaGpu] = []
     problems: list[str] = []
     try:
         count = int(torch.cuda.device_count())
@@ -160,7 +159,7 @@ def numba_no_gpu_reason(exc: BaseException | None) -> str:
     return "numba found no usable CUDA GPU."
 
 
-def _device_from_numba(gpu: Any, index: int) -> Device:
+def _device_from_numba(gpu: Any, index: int) -> CudaGpu:
     def attr(name: str) -> int | None:
         try:
             return _int_or_none(getattr(gpu, name))
@@ -169,9 +168,7 @@ def _device_from_numba(gpu: Any, index: int) -> Device:
 
     name = getattr(gpu, "name", f"CUDA device {index}")
     name = name.decode(errors="replace") if isinstance(name, bytes) else str(name)
-    dev = Device(
-        kind="cuda", name=name, index=index, key=f"cuda:{index}", vendor="NVIDIA", source="numba.cuda"
-    )
+    dev = CudaGpu(name=name, index=index, key=f"cuda:{index}", vendor="NVIDIA", source="numba.cuda")
     cc = getattr(gpu, "compute_capability", None)
     if cc:
         dev.compute_capability = (int(cc[0]), int(cc[1]))
@@ -205,7 +202,7 @@ def _device_from_numba(gpu: Any, index: int) -> Device:
     return dev
 
 
-def probe_numba(numba: Any = None) -> tuple[list[Device], ProbeReport]:
+def probe_numba(numba: Any = None) -> tuple[list[CudaGpu], ProbeReport]:
     """The GPUs numba.cuda sees, read from device attributes without creating a context."""
     if os.environ.get("NUMBA_ENABLE_CUDASIM") == "1" and numba is None:
         return [], ProbeReport(
@@ -237,7 +234,7 @@ def probe_numba(numba: Any = None) -> tuple[list[Device], ProbeReport]:
         except Exception as exc:
             reason = exc
         return [], ProbeReport("numba", False, numba_no_gpu_reason(reason))
-    devices: list[Device] = []
+    devices: list[CudaGpu] = []
     problems: list[str] = []
     try:
         gpus = list(cuda.gpus)

@@ -16,7 +16,7 @@ from dataclasses import fields
 from typing import Any
 
 from explorer.devices.arch import fill_from_compute_capability
-from explorer.devices.model import Device, Discovery, ProbeReport
+from explorer.devices.model import CudaGpu, Device, Discovery, ProbeReport
 from explorer.errors import UserError
 
 _cache_lock = threading.Lock()
@@ -59,11 +59,11 @@ def normalize_uuid(uuid: str | None) -> str | None:
     return text
 
 
-def _fill_missing(target: Device, other: Device) -> None:
+def _fill_missing(target: CudaGpu, other: CudaGpu) -> None:
     """Copy into ``target`` every field it lacks and ``other`` has; reasons follow the values."""
-    for f in fields(Device):
+    for f in fields(CudaGpu):
         name = f.name
-        if name in ("kind", "key", "index", "unavailable", "notes", "processes", "source"):
+        if name in ("kind", "key", "index", "hidden", "unavailable", "notes", "processes", "source"):
             continue
         mine, theirs = getattr(target, name), getattr(other, name)
         if mine in (None, "", [], {}) and theirs not in (None, "", [], {}):
@@ -71,17 +71,17 @@ def _fill_missing(target: Device, other: Device) -> None:
     if not target.processes and other.processes:
         target.processes = list(other.processes)
     for k, v in other.unavailable.items():
-        if getattr(target, k, None) in (None, "", [], {}):
+        if target.value(k) in (None, "", [], {}):
             target.mark_unavailable(k, v)
     for k in list(target.unavailable):
-        if getattr(target, k, None) not in (None, "", [], {}):
-            del target.unavailable[k]
+        if target.value(k) not in (None, "", [], {}):
+            target.unavailable.discard(k)
     target.notes.extend(n for n in other.notes if n not in target.notes)
     sources = [s for s in (target.source, other.source) if s]
     target.source = " + ".join(dict.fromkeys(" + ".join(sources).split(" + ")))
 
 
-def _same_gpu(a: Device, b: Device) -> bool:
+def _same_gpu(a: CudaGpu, b: CudaGpu) -> bool:
     """Same board: equal UUIDs, or else the same PCI slot (a MIG instance has its own UUID
     but sits in its parent's slot, and its sensors are the parent's)."""
     ua, ub = normalize_uuid(a.uuid), normalize_uuid(b.uuid)
@@ -92,17 +92,19 @@ def _same_gpu(a: Device, b: Device) -> bool:
 
 
 def merge_gpu_views(
-    runtime: list[Device], nvml: list[Device], numba: list[Device] | None = None
-) -> list[Device]:
-    """One ``Device`` per CUDA-visible GPU, ordered by CUDA index.
+    runtime: list[CudaGpu], nvml: list[CudaGpu], numba: list[CudaGpu] | None = None
+) -> list[CudaGpu]:
+    """One ``CudaGpu`` per GPU, ordered by CUDA index; GPUs hidden from CUDA come last.
 
     ``runtime`` is torch's view (CUDA ordinals); ``numba`` fills limits torch lacks (same
     ordinals: both ask the same CUDA driver under the same environment); ``nvml`` devices are
     matched by UUID or PCI bus id. When no runtime view exists (torch without CUDA, numba
     without a driver), the NVML devices stand alone, numbered by ``CUDA_VISIBLE_DEVICES``.
+    GPUs NVML lists but ``CUDA_VISIBLE_DEVICES`` hides are kept (``hidden`` says why): they
+    are in the machine, and their live readings are real.
     """
     numba = numba or []
-    merged: list[Device] = []
+    merged: list[CudaGpu] = []
     if not runtime and numba:
         runtime, numba = numba, []
     for dev in runtime:
@@ -130,14 +132,11 @@ def merge_gpu_views(
         else:
             dev.mark_unavailable("live", "NVML has no device with this GPU's UUID or PCI bus id")
         merged.append(dev)
-    if not runtime:
-        for dev in nvml:
-            if dev.index is None:
-                continue  # hidden by CUDA_VISIBLE_DEVICES
+    for dev in nvml:
+        if dev.hidden or (not runtime and dev.index is not None):
             merged.append(dev)
-    merged.sort(key=lambda d: (d.index is None, d.index if d.index is not None else 0))
+    merged.sort(key=lambda d: (d.index is None, d.index if d.index is not None else d.nvml_index or 0))
     for dev in merged:
-        dev.kind = "cuda"
         if dev.index is not None:
             dev.key = f"cuda:{dev.index}"
     return merged
@@ -160,13 +159,67 @@ def cuda_driver_loadable() -> bool:
     return False
 
 
+#: Which probe reports each field of a present GPU: "nvml", "runtime" (torch or numba), "either".
+#: A field left empty after the merge takes the reason of the probe that should have filled it.
+#: (``architecture``, ``cuda_cores_per_sm`` and ``fp32_peak_gflops`` come from the compute-capability
+#: tables, which give their own reasons; ``index``, ``hidden`` and ``processes`` may rightly be empty.)
+GPU_FIELD_SOURCES: dict[str, str] = {
+    "name": "either",
+    "vendor": "either",
+    "memory_total_bytes": "either",
+    "memory_bandwidth_gbps": "runtime",
+    "compute_capability": "either",
+    "sm_count": "runtime",
+    "clock_sm_max_mhz": "either",
+    "memory_bus_width_bits": "either",
+    "limits": "runtime",
+    "nvml_index": "nvml",
+    "uuid": "either",
+    "pci_bus_id": "either",
+    "driver_version": "nvml",
+    "cuda_driver_version": "nvml",
+    "clock_sm_mhz": "nvml",
+    "clock_memory_mhz": "nvml",
+    "clock_memory_max_mhz": "either",
+    "pcie_generation": "nvml",
+    "pcie_width": "nvml",
+    "pcie_generation_max": "nvml",
+    "pcie_width_max": "nvml",
+    "mig_mode": "nvml",
+    "live": "nvml",
+}
+
+
+def explain_missing(gpu: CudaGpu, nvml_reason: str, runtime_reason: str) -> None:
+    """Give every field the probes left empty the reason of the probe that should have filled it.
+
+    ``nvml_reason`` says why NVML told nothing about this GPU ("" when it did), ``runtime_reason``
+    the same for torch and numba. A field both were asked for and neither reported says so.
+    """
+    neither = "neither NVML nor the CUDA runtime (torch, numba) reported it for this GPU"
+    nvml_reason = nvml_reason or gpu.unavailable.get("live", "")
+    for name, source in GPU_FIELD_SOURCES.items():
+        if gpu.reason(name) is not None or gpu.value(name) not in (None, "", [], {}):
+            continue
+        if source == "nvml":
+            gpu.mark_unavailable(name, nvml_reason or "NVML did not report it for this GPU")
+        elif source == "runtime":
+            gpu.mark_unavailable(name, runtime_reason or "the CUDA runtime (torch, numba) did not report it")
+        else:
+            gpu.mark_unavailable(name, " ".join(r for r in (nvml_reason, runtime_reason) if r) or neither)
+    if gpu.limits is not None:
+        for f in fields(gpu.limits):
+            if getattr(gpu.limits, f.name) is None:
+                gpu.mark_unavailable(f"limits.{f.name}", "neither torch nor numba reported this limit")
+
+
 def _probe_gpus(
     nvml: Any, torch: Any, numba: Any, quick: bool = False
-) -> tuple[list[Device], list[ProbeReport]]:
+) -> tuple[list[CudaGpu], list[ProbeReport]]:
     reports: list[ProbeReport] = []
-    nvml_devices: list[Device] = []
-    torch_devices: list[Device] = []
-    numba_devices: list[Device] = []
+    nvml_devices: list[CudaGpu] = []
+    torch_devices: list[CudaGpu] = []
+    numba_devices: list[CudaGpu] = []
     mapping_note: str | None = None
     try:
         from explorer.devices.nvml import probe_nvml
@@ -214,6 +267,18 @@ def _probe_gpus(
             )
             if mapping_note:
                 gpu.notes.append(mapping_note)
+    by_probe = {r.probe: r for r in reports}
+    nvml_report = by_probe.get("nvml")
+    nvml_reason = "" if nvml_devices or nvml_report is None else f"NVML: {nvml_report.message}"
+    runtime_reason = ""
+    if not (torch_devices or numba_devices):
+        said = [by_probe[p].message for p in ("torch", "numba") if p in by_probe]
+        runtime_reason = "No CUDA runtime (torch or numba) sees this GPU: " + " ".join(said)
+    for gpu in gpus:
+        gpu_runtime_reason = runtime_reason
+        if gpu.hidden:
+            gpu_runtime_reason = f"CUDA cannot see this GPU here: it is {gpu.hidden}"
+        explain_missing(gpu, nvml_reason, gpu_runtime_reason)
     return gpus, reports
 
 
@@ -242,11 +307,7 @@ def discover(
 
             cpu = _probe_cpu()
             devices.append(cpu)
-            cores = (
-                f"{cpu.cpu.physical_cores or '?'} cores, {cpu.cpu.logical_cores or '?'} threads"
-                if cpu.cpu
-                else ""
-            )
+            cores = f"{cpu.physical_cores or '?'} cores, {cpu.logical_cores or '?'} threads"
             reports.append(ProbeReport("cpu", True, f"{cpu.name}: {cores}", 1))
         except Exception as exc:
             reports.append(_failed("cpu", exc))

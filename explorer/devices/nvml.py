@@ -20,7 +20,13 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from explorer.devices.model import Device, GpuProcess, LiveReading, ProbeReport
+from explorer.devices.model import (
+    HIDDEN_BY_CUDA_VISIBLE_DEVICES,
+    CudaGpu,
+    GpuProcess,
+    LiveReading,
+    ProbeReport,
+)
 
 _MIB = 1024 * 1024
 
@@ -169,7 +175,7 @@ def cuda_visible_nvml_indices(
 
 @dataclass
 class NvmlProbe:
-    devices: list[Device]
+    devices: list[CudaGpu]
     report: ProbeReport
     mapping: VisibleMapping | None = None
     driver_version: str | None = None
@@ -267,13 +273,11 @@ class NvmlSession:
         except Exception:
             return []
 
-    def describe(self, index: int) -> Device:
+    def describe(self, index: int) -> CudaGpu:
         """Everything NVML knows about NVML device ``index``, each field on its own."""
         nvml = self.nvml
         handle = self.handle(index)
-        dev = Device(
-            kind="cuda", name=f"NVIDIA GPU {index}", nvml_index=index, vendor="NVIDIA", source="NVML"
-        )
+        dev = CudaGpu(name=f"NVIDIA GPU {index}", nvml_index=index, vendor="NVIDIA", source="NVML")
 
         def ask(field_name: str, fn: Callable[[], Any]) -> Any:
             try:
@@ -333,7 +337,7 @@ class NvmlSession:
         dev.live = self.read_live(index)
         return dev
 
-    def _processes(self, handle: Any, dev: Device) -> list[GpuProcess]:
+    def _processes(self, handle: Any, dev: CudaGpu) -> list[GpuProcess]:
         nvml = self.nvml
         try:
             raw = nvml.nvmlDeviceGetComputeRunningProcesses(handle)
@@ -382,7 +386,7 @@ def read_live(nvml: Any, handle: Any, *, clock: Callable[[], float] = time.time)
             return fn()
         except Exception as exc:
             for n in names:
-                live.unavailable.setdefault(n, explain_field_error(exc))
+                live.unavailable.mark(n, explain_field_error(exc))
             return None
 
     util = ask(
@@ -428,14 +432,12 @@ def probe_nvml(nvml: Any = None, *, env: Mapping[str, str] | None = None) -> Nvm
         except NvmlUnavailable as exc:
             return NvmlProbe([], ProbeReport("nvml", False, str(exc)))
         driver, cuda, reasons = session.system_versions()
-        devices: list[Device] = []
+        devices: list[CudaGpu] = []
         for i in range(count):
             try:
                 dev = session.describe(i)
             except Exception as exc:  # a GPU whose handle cannot be had: say so, keep the others
-                dev = Device(
-                    kind="cuda", name=f"NVIDIA GPU {i}", nvml_index=i, vendor="NVIDIA", source="NVML"
-                )
+                dev = CudaGpu(name=f"NVIDIA GPU {i}", nvml_index=i, vendor="NVIDIA", source="NVML")
                 dev.mark_unavailable("name", f"NVML could not open this GPU: {explain_field_error(exc)}")
             dev.driver_version, dev.cuda_driver_version = driver, cuda
             for k, v in reasons.items():
@@ -448,6 +450,11 @@ def probe_nvml(nvml: Any = None, *, env: Mapping[str, str] | None = None) -> Nvm
         for cuda_index, nvml_index in enumerate(mapping.nvml_indices):
             devices[nvml_index].index = cuda_index
             devices[nvml_index].key = f"cuda:{cuda_index}"
+        for dev in devices:
+            if dev.index is None:  # listed with its live readings, never offered to CUDA work
+                dev.hidden = HIDDEN_BY_CUDA_VISIBLE_DEVICES
+                dev.mark_unavailable("index", HIDDEN_BY_CUDA_VISIBLE_DEVICES)
+                dev.key = f"nvml:{dev.nvml_index}"
         hidden = [d.name for d in devices if d.index is None]
         if count == 0:
             message = "NVML works (driver present) but reports no NVIDIA GPU."

@@ -160,7 +160,7 @@ def limits_for_device(device: Device) -> ArchLimits:
     Values the driver does not report (allocation units, carveouts, the reserve) stay the
     table's. A device without a compute capability (the CPU) is a UserError.
     """
-    if device.compute_capability is None:
+    if device.kind == "cpu" or device.compute_capability is None:
         raise UserError(
             f"{device.name} has no CUDA compute capability; launch limits exist only for NVIDIA GPUs"
         )

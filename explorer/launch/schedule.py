@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
-from explorer.devices.model import Device
+from explorer.devices.model import Gpu
 from explorer.launch.config import Dim3, LaunchConfig, LaunchValidationError, notes, validate
 from explorer.launch.limits import ArchLimits, limits_for_device
 from explorer.launch.occupancy import Occupancy, occupancy
@@ -523,7 +523,7 @@ class LaunchPlan:
         }
 
 
-def plan_launch(config: LaunchConfig, device: Device, limits: ArchLimits | None = None) -> LaunchPlan:
+def plan_launch(config: LaunchConfig, device: Gpu, limits: ArchLimits | None = None) -> LaunchPlan:
     """Validate ``config`` against ``device`` and work out its dispatch; raises LaunchValidationError."""
     if limits is None:
         limits = limits_for_device(device)

@@ -33,7 +33,7 @@ def driver_version(discovery: Discovery | None) -> str:
     """The NVIDIA driver (and CUDA driver API) version as NVML reported it, or why there is none."""
     if discovery is None:
         return "not known yet: devices are still being discovered"
-    for device in discovery.present_gpus:
+    for device in discovery.installed_gpus:
         if device.driver_version:
             cuda = f" (CUDA {device.cuda_driver_version})" if device.cuda_driver_version else ""
             return f"{device.driver_version}{cuda}"

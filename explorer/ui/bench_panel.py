@@ -215,7 +215,7 @@ class BenchPanel(Panel):
         from PySide6.QtCore import QEventLoop
 
         self.controls.set_workload("matmul")
-        gpus = [d.key for d in self._context.devices if d.kind == "cuda"][:1]
+        gpus = [d.key for d in self._context.devices if d.kind == "cuda" and d.usable][:1]
         for key, box in self.controls.device_boxes().items():
             box.setChecked(key == "cpu" or key in gpus)
         self.controls.sizes_edit.setText(", ".join(str(n) for n in sizes))

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from PySide6.QtCore import QObject, Signal
 
-from explorer.devices.model import Device, Discovery
+from explorer.devices.model import Device, Discovery, Gpu
 
 
 class AppContext(QObject):
@@ -30,8 +30,10 @@ class AppContext(QObject):
         return list(self.discovery.devices) if self.discovery else []
 
     @property
-    def gpus(self) -> list[Device]:
-        """Present GPUs first, then catalog GPUs: what the launch visualizer can choose from."""
-        return [d for d in self.devices if d.kind == "cuda"] + [
-            d for d in self.devices if d.kind == "catalog"
-        ]
+    def gpus(self) -> list[Gpu]:
+        """GPUs CUDA can use here first, then catalog GPUs: what the launch visualizer can choose from.
+
+        GPUs hidden by ``CUDA_VISIBLE_DEVICES`` are left out: no CUDA program here can launch on them.
+        """
+        usable: list[Gpu] = [d for d in self.devices if d.kind == "cuda" and d.usable]
+        return usable + [d for d in self.devices if d.kind == "catalog"]

@@ -13,18 +13,17 @@ from typing import Any
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QGridLayout, QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
-from explorer.devices.model import CudaLimits, Device
+from explorer.devices.model import CudaGpu, CudaLimits, Device, Gpu
 from explorer.ui import formatting as fmt
 from explorer.ui.widgets import FieldGroup, set_role
 
-Row = tuple[str, str | None, str]  # label, formatted value (None: missing), field name for the reason
+#: label, formatted value (None: missing), the record's field whose reason a missing value shows
+Row = tuple[str, str | None, str]
 
 
 def _reason(device: Device, field: str) -> str | None:
-    if field in device.unavailable:
-        return device.unavailable[field]
-    head = field.split(".", 1)[0]
-    return device.unavailable.get(head)
+    """The probe's reason for ``field`` (a field of this record; a name it lacks raises ``KeyError``)."""
+    return device.reason(field)
 
 
 def _limit(limits: CudaLimits | None, name: str, formatter: Callable[[object], str]) -> str | None:
@@ -36,21 +35,20 @@ def _limit(limits: CudaLimits | None, name: str, formatter: Callable[[object], s
 
 def compute_rows(d: Device) -> list[Row]:
     if d.kind == "cpu":
-        cpu = d.cpu
         return [
             ("Model", fmt.text(d.name), "name"),
-            ("Architecture", fmt.text(cpu.architecture if cpu else None), "cpu.architecture"),
-            ("Physical cores", fmt.count(cpu.physical_cores) if cpu else None, "cpu.physical_cores"),
-            ("Logical threads", fmt.count(cpu.logical_cores) if cpu else None, "cpu.logical_cores"),
+            ("Architecture", fmt.text(d.architecture) if d.architecture else None, "architecture"),
+            ("Physical cores", fmt.count(d.physical_cores) if d.physical_cores else None, "physical_cores"),
+            ("Logical threads", fmt.count(d.logical_cores) if d.logical_cores else None, "logical_cores"),
             (
                 "Clock",
-                fmt.clocks(cpu.frequency_mhz, cpu.frequency_max_mhz) if cpu else None,
-                "cpu.frequency_mhz",
+                fmt.clocks(d.frequency_mhz, d.frequency_max_mhz),
+                "frequency_mhz" if d.frequency_mhz is None else "frequency_max_mhz",
             ),
             (
                 "Vector instructions",
-                ", ".join(f.upper() for f in cpu.isa_flags) if cpu and cpu.isa_flags else None,
-                "cpu.isa_flags",
+                ", ".join(f.upper() for f in d.isa_flags) if d.isa_flags else None,
+                "isa_flags",
             ),
             (
                 "FP32 peak (estimate)",
@@ -62,8 +60,10 @@ def compute_rows(d: Device) -> list[Row]:
         ("Compute capability", d.cc_string, "compute_capability"),
         ("Architecture", fmt.text(d.architecture) if d.architecture else None, "architecture"),
     ]
-    if d.kind == "catalog" or d.chip:
+    if d.kind == "catalog":
         rows.append(("Chip", d.chip, "chip"))
+    current = d.clock_sm_mhz if d.kind == "cuda" else None
+    base = d.clock_sm_base_mhz if d.kind == "catalog" else None
     rows += [
         ("SMs (multiprocessors)", fmt.count(d.sm_count) if d.sm_count else None, "sm_count"),
         (
@@ -71,7 +71,11 @@ def compute_rows(d: Device) -> list[Row]:
             fmt.count(d.cuda_cores_per_sm) if d.cuda_cores_per_sm else None,
             "cuda_cores_per_sm",
         ),
-        ("SM clock", fmt.clocks(d.clock_sm_mhz, d.clock_sm_max_mhz, d.clock_sm_base_mhz), "clock_sm_mhz"),
+        (
+            "SM clock",
+            fmt.clocks(current, d.clock_sm_max_mhz, base),
+            "clock_sm_max_mhz",
+        ),
         ("FP32 peak", fmt.gflops(d.fp32_peak_gflops) if d.fp32_peak_gflops else None, "fp32_peak_gflops"),
     ]
     if d.kind == "catalog":
@@ -82,7 +86,6 @@ def compute_rows(d: Device) -> list[Row]:
 
 def memory_rows(d: Device) -> list[Row]:
     if d.kind == "cpu":
-        cpu = d.cpu
         return [
             (
                 "Total",
@@ -91,17 +94,20 @@ def memory_rows(d: Device) -> list[Row]:
             ),
             (
                 "Available now",
-                fmt.binary_bytes(cpu.memory_available_bytes) if cpu and cpu.memory_available_bytes else None,
-                "cpu.memory_available_bytes",
+                fmt.binary_bytes(d.memory_available_bytes) if d.memory_available_bytes else None,
+                "memory_available_bytes",
             ),
         ]
-    return [
+    rows: list[Row] = [
         (
             "Size",
             fmt.binary_bytes(d.memory_total_bytes) if d.memory_total_bytes else None,
             "memory_total_bytes",
         ),
-        ("Type", d.memory_type, "memory_type"),
+    ]
+    if d.kind == "catalog":
+        rows.append(("Type", d.memory_type, "memory_type"))
+    rows += [
         (
             "Bus width",
             fmt.count(d.memory_bus_width_bits, "bit") if d.memory_bus_width_bits else None,
@@ -112,13 +118,17 @@ def memory_rows(d: Device) -> list[Row]:
             fmt.bandwidth(d.memory_bandwidth_gbps) if d.memory_bandwidth_gbps else None,
             "memory_bandwidth_gbps",
         ),
-        ("Memory clock", fmt.clocks(d.clock_memory_mhz, d.clock_memory_max_mhz), "clock_memory_mhz"),
-        (
-            "L2 cache",
-            _limit(d.limits, "l2_cache_bytes", fmt.binary_bytes),
-            "limits.l2_cache_bytes",
-        ),
     ]
+    if d.kind == "cuda":
+        rows.append(
+            (
+                "Memory clock",
+                fmt.clocks(d.clock_memory_mhz, d.clock_memory_max_mhz),
+                "clock_memory_max_mhz",
+            )
+        )
+    rows.append(("L2 cache", _limit(d.limits, "l2_cache_bytes", fmt.binary_bytes), "limits.l2_cache_bytes"))
+    return rows
 
 
 # (label, ArchLimits field, formatter): the limits the launch visualizer and occupancy use
@@ -139,7 +149,7 @@ _LIMIT_FIELDS: tuple[tuple[str, str, Callable[[Any], str]], ...] = (
 )
 
 
-def limits_rows(d: Device) -> list[tuple[str, str | None, str]]:
+def limits_rows(d: Gpu) -> list[tuple[str, str | None, str]]:
     """The launch limits the rest of the app uses for this GPU: (label, value, source or reason).
 
     They come from the launch core (its per-compute-capability table, with every limit the
@@ -158,7 +168,7 @@ def limits_rows(d: Device) -> list[tuple[str, str | None, str]]:
     ]
 
 
-def identity_rows(d: Device) -> list[tuple[str, str | None, str | None]]:
+def identity_rows(d: CudaGpu) -> list[tuple[str, str | None, str | None]]:
     """(label, value, hover): the hover is the probe's reason when missing, the full text when shortened."""
     pcie = None
     if d.pcie_generation is not None or d.pcie_width is not None:
@@ -204,7 +214,8 @@ class DeviceHeader(QWidget):
             self.badge.setText("catalog — not present")
             set_role(self.badge, "catalog")
         elif device.kind == "cuda":
-            self.badge.setText(f"● present on this machine · cuda:{device.index}")
+            where = f"cuda:{device.index}" if device.usable else "hidden from CUDA"
+            self.badge.setText(f"● present on this machine · {where}")
             set_role(self.badge, "present")
         else:
             self.badge.setText("● present on this machine · CPU")
@@ -219,6 +230,14 @@ class DeviceHeader(QWidget):
             explain.setWordWrap(True)
             set_role(explain, "muted")
             layout.addWidget(explain)
+        if device.kind == "cuda" and device.hidden:
+            hidden = QLabel(
+                f"This GPU is {device.hidden}. Its live readings below come from the driver (NVML); "
+                "unset CUDA_VISIBLE_DEVICES, or list this GPU in it, to run work on it."
+            )
+            hidden.setWordWrap(True)
+            set_role(hidden, "muted")
+            layout.addWidget(hidden)
         if device.source:
             source = QLabel(f"Source: {device.source}")
             source.setWordWrap(True)
@@ -251,13 +270,13 @@ class DeviceDetails(QWidget):
         right = QVBoxLayout()
         right.setSpacing(10)
         left.addWidget(self._group("Compute", compute_rows(device)))
-        if device.is_gpu:
+        if device.kind == "cpu":
+            right.addWidget(self._group("Memory", memory_rows(device)))
+        else:
             left.addWidget(self._group("Memory", memory_rows(device)))
             right.addWidget(self._group("Limits", [], limits_rows(device)))
             if device.kind == "cuda":
                 right.addWidget(self._group("Board", [], identity_rows(device)))
-        else:
-            right.addWidget(self._group("Memory", memory_rows(device)))
         left.addStretch(1)
         right.addStretch(1)
         grid.addLayout(left, 0, 0)

@@ -66,12 +66,12 @@ def _dot(colour: str, hollow: bool, size: int = 18) -> QIcon:
 def list_summary(device: Device) -> str:
     """The second line of a device's list entry."""
     if device.kind == "cpu":
-        cpu = device.cpu
-        cores = (
-            f"{fmt.count(cpu.physical_cores)} cores, {fmt.count(cpu.logical_cores)} threads" if cpu else ""
-        )
-        return " · ".join(p for p in ("CPU", cores) if p)
-    parts = [f"cuda:{device.index}" if device.kind == "cuda" else "catalog"]
+        cores = f"{fmt.count(device.physical_cores)} cores, {fmt.count(device.logical_cores)} threads"
+        return f"CPU · {cores}"
+    if device.kind == "cuda":
+        parts = [f"cuda:{device.index}" if device.usable else "hidden from CUDA"]
+    else:
+        parts = ["catalog"]
     if device.cc_string:
         parts.append(f"CC {device.cc_string}")
     if device.sm_count:
@@ -187,7 +187,7 @@ class DevicesPanel(Panel):
             self.banner.show()
         else:
             self.banner.hide()
-        self.monitor.set_devices(discovery.present_gpus)
+        self.monitor.set_devices(discovery.installed_gpus)
         self._fill_list(discovery)
 
     # ----- the list

@@ -14,7 +14,7 @@ from typing import Any
 
 from PySide6.QtCore import QObject, QTimer, Signal
 
-from explorer.devices.model import Device, LiveReading
+from explorer.devices.model import CudaGpu, LiveReading
 
 HISTORY_SAMPLES = 60
 INTERVAL_MS = 1000
@@ -41,7 +41,7 @@ class LiveMonitor(QObject):
         self._clock = clock
         self._session_factory = session_factory
         self._session: Any = None
-        self._devices: list[Device] = []
+        self._devices: list[CudaGpu] = []
         self._history: dict[str, deque[LiveReading]] = {}
         self._history_samples = history_samples
         self.error: str | None = None
@@ -50,7 +50,7 @@ class LiveMonitor(QObject):
         self.timer.timeout.connect(self.tick)
 
     # ----- lifecycle
-    def set_devices(self, devices: list[Device]) -> None:
+    def set_devices(self, devices: list[CudaGpu]) -> None:
         """Watch these GPUs (those with an NVML index); starts or stops the timer accordingly."""
         watched = [d for d in devices if d.kind == "cuda" and d.nvml_index is not None]
         keys = {d.key for d in watched}
@@ -103,10 +103,7 @@ class LiveMonitor(QObject):
             try:
                 reading = self._session.read_live(device.nvml_index)
             except Exception as exc:
-                reading = LiveReading(
-                    timestamp_s=self._clock(),
-                    unavailable={"all": f"NVML could not read this GPU: {exc}"},
-                )
+                reading = LiveReading.failed(self._clock(), f"NVML could not read this GPU: {exc}")
             self._history.setdefault(device.key, deque(maxlen=self._history_samples)).append(reading)
         self.updated.emit()
 

@@ -11,7 +11,7 @@ import math
 import pyqtgraph as pg
 from PySide6.QtWidgets import QGridLayout, QGroupBox, QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
-from explorer.devices.model import Device, LiveReading
+from explorer.devices.model import CudaGpu, LiveReading
 from explorer.ui import formatting as fmt
 from explorer.ui.live_monitor import HISTORY_SAMPLES, LiveMonitor
 from explorer.ui.theme import Theme, current_theme
@@ -45,7 +45,7 @@ def _series(history: list[LiveReading], field: str, scale: float) -> tuple[list[
 
 
 class LiveView(QGroupBox):
-    def __init__(self, monitor: LiveMonitor, device: Device, parent: QWidget | None = None) -> None:
+    def __init__(self, monitor: LiveMonitor, device: CudaGpu, parent: QWidget | None = None) -> None:
         super().__init__("Live", parent)
         self.monitor = monitor
         self.device = device
@@ -172,5 +172,5 @@ class LiveView(QGroupBox):
             )
 
     def _set(self, key: str, value: str, live: LiveReading) -> None:
-        reason = live.unavailable.get(key) or live.unavailable.get("all")
+        reason = live.unavailable.get(key)
         set_value(self.values.values[key], value, reason)

@@ -105,18 +105,16 @@ def test_a_reported_peak_is_not_called_an_estimate():
 def test_peak_basis_is_the_device_records_own(monkeypatch):
     """The label comes from the field the device probe set beside the peak, not from its notes."""
     from explorer.bench import peaks
-    from explorer.devices.model import Device
+    from explorer.devices.model import CpuDevice, CudaGpu
 
-    cpu = Device(
-        kind="cpu",
+    cpu = CpuDevice(
         name="CPU",
         key="cpu",
         fp32_peak_gflops=143.7,
         fp32_peak_basis="estimate from advertised clock",
         notes=["a note that says nothing of clocks"],
     )
-    gpu = Device(
-        kind="cuda",
+    gpu = CudaGpu(
         name="GPU",
         key="cuda:0",
         fp32_peak_gflops=19500.0,

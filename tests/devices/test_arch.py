@@ -5,7 +5,7 @@ from __future__ import annotations
 from explorer.devices.arch import FP32_CORES_PER_SM, fill_from_compute_capability
 from explorer.devices.catalog import load_catalog
 from explorer.devices.discover import discover
-from explorer.devices.model import Device
+from explorer.devices.model import CudaGpu
 from tests.devices.fake_cuda import A100, make_fake_numba, make_fake_torch
 from tests.devices.fake_nvml import make_fake_nvml
 
@@ -28,9 +28,7 @@ def test_present_gpu_shows_architecture_and_theoretical_peak():
 
 
 def test_unknown_compute_capability_is_said_not_guessed():
-    gpu = Device(
-        kind="cuda", name="Future GPU", compute_capability=(99, 0), sm_count=10, clock_sm_max_mhz=2000
-    )
+    gpu = CudaGpu(name="Future GPU", compute_capability=(99, 0), sm_count=10, clock_sm_max_mhz=2000)
     fill_from_compute_capability(gpu)
     assert gpu.cuda_cores_per_sm is None and gpu.fp32_peak_gflops is None
     assert "99.0" in gpu.unavailable["cuda_cores_per_sm"]

@@ -139,3 +139,21 @@ def test_text_shows_live_readings_and_the_missing_sensor(capsys, with_gpus):
     assert "temperature n/a (not supported by this GPU or driver)" in a100_live
     assert "250 W of 400 W" in a100_live
     assert "No NVIDIA GPU" not in out
+
+
+def test_every_kind_of_record_keeps_every_key_of_the_schema(capsys, with_gpus):
+    """CPU, present GPU and catalog records are different types now; the JSON a script reads is not."""
+    data = _json(capsys, "--catalog")
+    kinds = {dev["kind"] for dev in data["devices"]}
+    assert kinds == {"cpu", "cuda", "catalog"}
+    for dev in data["devices"]:
+        assert DEVICE_KEYS <= set(dev), (dev["kind"], DEVICE_KEYS - set(dev))
+    cpu = data["devices"][0]
+    # a CPU has no SMs, and says so as it always did: null, not a missing key
+    assert cpu["sm_count"] is None and cpu["compute_capability"] is None
+    assert (
+        cpu["clock_sm_max_mhz"] == int(cpu["cpu"]["frequency_max_mhz"] or 0)
+        or cpu["clock_sm_max_mhz"] is None
+    )
+    sheet = next(d for d in data["devices"] if d["kind"] == "catalog")
+    assert sheet["present"] is False and sheet["pci_bus_id"] is None and sheet["form_factor"]

@@ -7,7 +7,7 @@ import types
 import pytest
 
 from explorer.devices.discover import discover, find_device
-from explorer.devices.model import Device, Discovery
+from explorer.devices.model import CatalogGpu, CudaGpu, Device, Discovery
 from explorer.errors import UserError
 from tests.devices.fake_cuda import A100, make_fake_numba, make_fake_torch
 from tests.devices.fake_nvml import make_fake_nvml
@@ -58,7 +58,7 @@ def test_without_any_gpu_the_reasons_reach_the_banner():
     assert "NVML library not found: no NVIDIA driver is installed." in why
     assert "torch was built without CUDA (CPU-only build 2.13.0+cpu)" in why
     assert "CUDA driver not found" in why
-    assert disc.cpu is not None and disc.cpu.cpu.logical_cores >= 1
+    assert disc.cpu is not None and disc.cpu.logical_cores >= 1
 
 
 def _disc(*devices: Device) -> Discovery:
@@ -75,8 +75,8 @@ def test_find_device_rules():
 
 
 def test_find_device_prefers_a_present_gpu_over_its_catalog_sheet():
-    present = Device(kind="cuda", name="NVIDIA GeForce GTX 1650", index=0, key="cuda:0")
-    sheet = Device(kind="catalog", name="NVIDIA GeForce GTX 1650", key="catalog:gtx-1650-laptop")
+    present = CudaGpu(name="NVIDIA GeForce GTX 1650", index=0, key="cuda:0")
+    sheet = CatalogGpu(name="NVIDIA GeForce GTX 1650", key="catalog:gtx-1650-laptop")
     assert find_device("1650", _disc(present, sheet)) is present
 
 

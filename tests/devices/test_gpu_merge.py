@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 
 from explorer.devices.discover import discover, merge_gpu_views, normalize_bus_id
-from explorer.devices.model import Device
+from explorer.devices.model import CudaGpu
 from tests.devices.fake_cuda import A100, GTX1650, make_fake_numba, make_fake_torch
 from tests.devices.fake_nvml import make_fake_nvml
 
@@ -42,17 +42,17 @@ def test_cuda_fastest_first_order_is_joined_to_nvml_bus_order(monkeypatch):
 
 
 def test_join_falls_back_to_bus_id_when_uuids_are_missing():
-    runtime = [Device(kind="cuda", name="X", index=0, key="cuda:0", pci_bus_id="0000:41:00.0")]
+    runtime = [CudaGpu(name="X", index=0, key="cuda:0", pci_bus_id="0000:41:00.0")]
     nvml = [
-        Device(kind="cuda", name="first", nvml_index=0, pci_bus_id="00000000:01:00.0", driver_version="a"),
-        Device(kind="cuda", name="second", nvml_index=1, pci_bus_id="00000000:41:00.0", driver_version="b"),
+        CudaGpu(name="first", nvml_index=0, pci_bus_id="00000000:01:00.0", driver_version="a"),
+        CudaGpu(name="second", nvml_index=1, pci_bus_id="00000000:41:00.0", driver_version="b"),
     ]
     (merged,) = merge_gpu_views(runtime, nvml)
     assert merged.nvml_index == 1 and merged.driver_version == "b"
 
 
 def test_unmatched_runtime_device_says_live_readings_are_missing():
-    runtime = [Device(kind="cuda", name="X", index=0, key="cuda:0", uuid="abc")]
+    runtime = [CudaGpu(name="X", index=0, key="cuda:0", uuid="abc")]
     (merged,) = merge_gpu_views(runtime, [dataclasses.replace(runtime[0], uuid="GPU-def", index=None)])
     assert merged.live is None and "live" in merged.unavailable
 
@@ -86,18 +86,14 @@ def test_cuda_visible_devices_hides_a_gpu_from_the_merged_list(monkeypatch):
 
 
 def test_mig_instance_joins_its_parent_by_bus_id():
-    runtime = [
-        Device(
-            kind="cuda", name="MIG 1g.10gb", index=0, key="cuda:0", uuid="MIG-1234", pci_bus_id="0000:81:00.0"
-        )
-    ]
-    nvml = [Device(kind="cuda", name="H100", nvml_index=3, uuid="GPU-9999", pci_bus_id="00000000:81:00.0")]
+    runtime = [CudaGpu(name="MIG 1g.10gb", index=0, key="cuda:0", uuid="MIG-1234", pci_bus_id="0000:81:00.0")]
+    nvml = [CudaGpu(name="H100", nvml_index=3, uuid="GPU-9999", pci_bus_id="00000000:81:00.0")]
     (merged,) = merge_gpu_views(runtime, nvml)
     assert merged.nvml_index == 3
 
 
 def test_runtime_gpu_without_nvml_says_why_there_are_no_live_readings():
-    runtime = [Device(kind="cuda", name="Orin", index=0, key="cuda:0", uuid="abc")]
+    runtime = [CudaGpu(name="Orin", index=0, key="cuda:0", uuid="abc")]
     (merged,) = merge_gpu_views(runtime, [])
     assert "NVML" in merged.unavailable["live"] and "not available" in merged.unavailable["live"]
 

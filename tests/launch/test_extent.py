@@ -7,12 +7,12 @@ import itertools
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from explorer.devices.model import Device
+from explorer.devices.model import CatalogGpu
 from explorer.launch.config import Dim3, LaunchConfig, parse_launch
 from explorer.launch.schedule import blocks_for, plan_launch
 
-GTX1650 = Device(kind="catalog", name="NVIDIA GeForce GTX 1650", compute_capability=(7, 5), sm_count=16)
-SMALL = Device(kind="catalog", name="Test GPU", compute_capability=(8, 6), sm_count=3)
+GTX1650 = CatalogGpu(name="NVIDIA GeForce GTX 1650", compute_capability=(7, 5), sm_count=16)
+SMALL = CatalogGpu(name="Test GPU", compute_capability=(8, 6), sm_count=3)
 
 
 def test_1920x1080_image_in_16x16_tiles():

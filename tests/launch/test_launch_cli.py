@@ -8,20 +8,17 @@ import pytest
 
 from explorer import cli
 from explorer.devices import discover as discover_module
-from explorer.devices.model import Device, Discovery
+from explorer.devices.model import CatalogGpu, CpuDevice, Discovery
 from explorer.errors import UserError
 
-GTX = Device(
-    kind="catalog",
+GTX = CatalogGpu(
     name="NVIDIA GeForce GTX 1650",
     key="catalog:gtx-1650",
     compute_capability=(7, 5),
     sm_count=16,
 )
-H100 = Device(
-    kind="catalog", name="NVIDIA H100 SXM5 80GB", key="catalog:h100", compute_capability=(9, 0), sm_count=132
-)
-CPU = Device(kind="cpu", name="Some CPU", key="cpu")
+H100 = CatalogGpu(name="NVIDIA H100 SXM5 80GB", key="catalog:h100", compute_capability=(9, 0), sm_count=132)
+CPU = CpuDevice(name="Some CPU", key="cpu")
 
 
 @pytest.fixture(autouse=True)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from explorer.devices.model import Device
+from explorer.devices.model import CatalogGpu
 from explorer.launch.config import Dim3, LaunchConfig, LaunchValidationError, parse_launch, validate
 from explorer.launch.limits import known_ccs, limits_for_cc
 from explorer.launch.occupancy import occupancy
@@ -25,7 +25,7 @@ any_text = st.one_of(any_int.map(str), st.text(max_size=8), st.sampled_from(["3.
 @st.composite
 def devices(draw):
     cc = draw(CCS)
-    return Device(kind="catalog", name=f"GPU {cc}", compute_capability=cc, sm_count=draw(st.integers(1, 200)))
+    return CatalogGpu(name=f"GPU {cc}", compute_capability=cc, sm_count=draw(st.integers(1, 200)))
 
 
 @SETTINGS
@@ -113,7 +113,7 @@ def test_more_shared_memory_never_raises_occupancy(case, extra):
 @SETTINGS
 @given(CCS, st.integers(1, 1024), st.integers(1, 255), st.integers(0, 100_000), st.integers(1, 2**20))
 def test_idle_threads_formula(cc, threads, regs, smem, n):
-    device = Device(kind="catalog", name="GPU", compute_capability=cc, sm_count=10)
+    device = CatalogGpu(name="GPU", compute_capability=cc, sm_count=10)
     blocks = -(-n // threads)
     try:
         plan = plan_launch(parse_launch(str(blocks), str(threads), str(smem), str(regs), str(n)), device)

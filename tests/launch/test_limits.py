@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from explorer.devices.model import CudaLimits, Device
+from explorer.devices.model import CatalogGpu, CpuDevice, CudaGpu, CudaLimits
 from explorer.errors import UserError
 from explorer.launch.limits import known_ccs, limits_for_cc, limits_for_device, parse_cc
 
@@ -100,13 +100,12 @@ def test_unknown_cc_is_a_user_error():
 
 
 def test_catalog_device_takes_the_table():
-    dev = Device(kind="catalog", name="NVIDIA GeForce GTX 1650", compute_capability=(7, 5), sm_count=16)
+    dev = CatalogGpu(name="NVIDIA GeForce GTX 1650", compute_capability=(7, 5), sm_count=16)
     assert limits_for_device(dev) == limits_for_cc((7, 5))
 
 
 def test_driver_reported_values_win():
-    dev = Device(
-        kind="cuda",
+    dev = CudaGpu(
         name="Some GPU",
         compute_capability=(8, 6),
         sm_count=28,
@@ -122,12 +121,11 @@ def test_driver_reported_values_win():
 
 def test_cpu_has_no_launch_limits():
     with pytest.raises(UserError, match="no CUDA compute capability"):
-        limits_for_device(Device(kind="cpu", name="Some CPU"))
+        limits_for_device(CpuDevice(name="Some CPU"))
 
 
 def test_zero_or_missing_driver_answers_do_not_override():
-    dev = Device(
-        kind="cuda",
+    dev = CudaGpu(
         name="Old GPU",
         compute_capability=(5, 2),
         sm_count=16,

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from explorer.devices.model import Device
+from explorer.devices.model import CatalogGpu
 from explorer.launch.config import Dim3, LaunchValidationError, parse_launch
 from explorer.launch.schedule import SCHEDULER_NOTE, blocks_for, plan_launch
 
-GTX1650 = Device(kind="catalog", name="NVIDIA GeForce GTX 1650", compute_capability=(7, 5), sm_count=16)
-A100 = Device(kind="catalog", name="NVIDIA A100", compute_capability=(8, 0), sm_count=108)
+GTX1650 = CatalogGpu(name="NVIDIA GeForce GTX 1650", compute_capability=(7, 5), sm_count=16)
+A100 = CatalogGpu(name="NVIDIA A100", compute_capability=(8, 0), sm_count=108)
 
 
 def plan(grid, block, n=None, device=GTX1650, smem="0", regs="32"):
@@ -112,7 +112,7 @@ def test_out_of_range_lookups_are_validation_errors():
 def test_invalid_launch_refused_before_planning():
     with pytest.raises(LaunchValidationError, match="block has 2048 threads; NVIDIA GeForce GTX 1650"):
         plan("1", "2048")
-    nosm = Device(kind="catalog", name="Mystery", compute_capability=(8, 6))
+    nosm = CatalogGpu(name="Mystery", compute_capability=(8, 6))
     with pytest.raises(LaunchValidationError, match="does not report its number of SMs"):
         plan("1", "32", device=nosm)
 

@@ -20,7 +20,7 @@ _ROOT = str(Path(__file__).resolve().parents[2])
 if _ROOT not in sys.path:
     sys.path.insert(0, _ROOT)
 
-from explorer.devices.model import CudaLimits, Device, Discovery, ProbeReport  # noqa: E402
+from explorer.devices.model import CatalogGpu, CpuDevice, CudaGpu, CudaLimits, Device, Discovery, ProbeReport  # noqa: E402
 
 GIB = 1 << 30
 
@@ -114,12 +114,11 @@ class FakeClock:
 
 
 def cpu_device() -> Device:
-    return Device(kind="cpu", name="Test CPU 9000", key="cpu", source="test")
+    return CpuDevice(name="Test CPU 9000", key="cpu", source="test")
 
 
 def catalog_device() -> Device:
-    return Device(
-        kind="catalog",
+    return CatalogGpu(
         name="NVIDIA GeForce GTX 1650",
         key="catalog:gtx-1650",
         compute_capability=(7, 5),
@@ -130,8 +129,7 @@ def catalog_device() -> Device:
 
 
 def gpu_device(index: int) -> Device:
-    return Device(
-        kind="cuda",
+    return CudaGpu(
         name=f"Fake GPU {index}",
         index=index,
         key=f"cuda:{index}",

@@ -11,7 +11,7 @@ import json
 
 import pytest
 
-from explorer.devices.model import Device, Discovery, ProbeReport
+from explorer.devices.model import CatalogGpu, CpuDevice, CudaGpu, Device, Discovery, ProbeReport
 from explorer.ui.context import AppContext
 
 RUN_TIMEOUT_MS = 90_000  # worker spawn + torch import on a busy 2-core machine
@@ -23,7 +23,7 @@ def _home(tmp_path, monkeypatch):
 
 
 def _context(*extra: Device) -> AppContext:
-    cpu = Device(kind="cpu", name="Test CPU", key="cpu")
+    cpu = CpuDevice(name="Test CPU", key="cpu")
     reports = [ProbeReport(probe="nvml", ok=False, message="NVML library not found.")]
     return AppContext(Discovery(devices=[cpu, *extra], reports=reports))
 
@@ -159,7 +159,7 @@ def test_invalid_sizes_are_rejected_inline_naming_the_value(panel, text, named):
 def test_only_present_devices_are_offered(qtbot):
     from explorer.ui.bench_panel import BenchPanel
 
-    catalog = Device(kind="catalog", name="NVIDIA H100 SXM5", key="catalog:h100-sxm5")
+    catalog = CatalogGpu(name="NVIDIA H100 SXM5", key="catalog:h100-sxm5")
     p = BenchPanel(_context(catalog))
     qtbot.addWidget(p)
     boxes = p.controls.device_boxes()
@@ -168,10 +168,8 @@ def test_only_present_devices_are_offered(qtbot):
     assert "NVML library not found" in boxes["gpu-none"].toolTip()
     assert p.controls.selected_devices() == ["cpu"]
 
-    gpu = Device(kind="cuda", name="NVIDIA GeForce GTX 1650", index=0, key="cuda:0")
-    p.controls._context.set_discovery(
-        Discovery(devices=[Device(kind="cpu", name="c", key="cpu"), gpu], reports=[])
-    )
+    gpu = CudaGpu(name="NVIDIA GeForce GTX 1650", index=0, key="cuda:0")
+    p.controls._context.set_discovery(Discovery(devices=[CpuDevice(name="c", key="cpu"), gpu], reports=[]))
     assert p.controls.device_box("cuda:0").isEnabled()
     assert "gpu-none" not in p.controls.device_boxes()
     assert p.controls.selected_devices() == ["cpu", "cuda:0"]

@@ -196,7 +196,7 @@ class BenchControls(QWidget):
 
     # --- internals ----------------------------------------------------------------------
     def _present_gpus(self) -> list[Any]:
-        return [d for d in self._context.devices if d.kind == "cuda"]
+        return [d for d in self._context.devices if d.kind == "cuda" and d.usable]
 
     def _rebuild_devices(self) -> None:
         first_build = not self._device_boxes

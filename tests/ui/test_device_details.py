@@ -1,0 +1,129 @@
+"""Every "n/a" in a device's details carries the probe's own reason, for every kind of device.
+
+The records come from the real probes fed stand-ins that leave values out (a psutil without
+clocks, an NVML whose GPU lacks sensors, a CPU-only torch), so a key the view looks up under a
+wrong name, or a field a probe leaves empty without a reason, fails here.
+"""
+
+from __future__ import annotations
+
+import types
+
+import pytest
+
+from explorer.devices.catalog import load_catalog
+from explorer.devices.cpu import probe_cpu
+from explorer.devices.discover import discover
+from explorer.devices.model import CpuDevice
+from explorer.ui.device_details import DeviceDetails, compute_rows
+from explorer.ui.formatting import NA
+from explorer.ui.widgets import NO_REASON
+from tests.devices.fake_cuda import A100, GTX1650, make_fake_numba, make_fake_torch
+from tests.devices.fake_nvml import make_fake_nvml
+
+
+def _bare_psutil():
+    """psutil on a system that reports cores but no clocks and no physical core count."""
+    return types.SimpleNamespace(
+        cpu_count=lambda logical=True: 4 if logical else None,
+        cpu_freq=lambda: None,
+        virtual_memory=lambda: types.SimpleNamespace(total=8 << 30, available=2 << 30),
+    )
+
+
+def _cpu_missing_much() -> CpuDevice:
+    return probe_cpu(psutil_module=_bare_psutil(), cpuinfo_info={"brand_raw": "Some CPU"})
+
+
+def _gpus_nvml_only(monkeypatch):
+    monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
+    disc = discover(
+        include_catalog=False,
+        probe_cpu=False,
+        nvml=make_fake_nvml(),
+        torch=make_fake_torch(None),
+        numba=make_fake_numba(None),
+    )
+    return disc.installed_gpus
+
+
+def _gpus_runtime_only(monkeypatch):
+    monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
+    disc = discover(
+        include_catalog=False,
+        probe_cpu=False,
+        nvml=make_fake_nvml(init_error="library_not_found"),
+        torch=make_fake_torch([A100, GTX1650]),
+        numba=None,
+    )
+    return disc.installed_gpus
+
+
+def _gpus_hidden(monkeypatch):
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "")
+    disc = discover(
+        include_catalog=False,
+        probe_cpu=False,
+        nvml=make_fake_nvml(),
+        torch=make_fake_torch(None),
+        numba=make_fake_numba(None),
+    )
+    return disc.installed_gpus
+
+
+def _shown_na(qtbot, device) -> dict[str, str]:
+    """Every row of the details that shows n/a, with its hover text."""
+    details = DeviceDetails(device)
+    qtbot.addWidget(details)
+    shown = {}
+    for title, group in details.groups.items():
+        for key, label in group.values.items():
+            if label.text() == NA:
+                shown[f"{title}/{key}"] = label.toolTip()
+    return shown
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda mp: [_cpu_missing_much()],
+        _gpus_nvml_only,
+        _gpus_runtime_only,
+        _gpus_hidden,
+        lambda mp: load_catalog(),
+    ],
+    ids=["cpu", "gpu-nvml-only", "gpu-torch-only", "gpu-hidden", "catalog"],
+)
+def test_every_na_carries_the_probes_reason(qtbot, monkeypatch, make):
+    devices = make(monkeypatch)
+    assert devices
+    some_na = False
+    for device in devices:
+        assert device.unexplained() == [], f"{device.key} leaves fields empty without a reason"
+        for row, hover in _shown_na(qtbot, device).items():
+            some_na = True
+            assert hover and hover != NO_REASON, f"{device.key} {row}: n/a without the probe's reason"
+    assert some_na  # the stand-ins do leave values out, so the check above was exercised
+
+
+def test_cpu_clock_na_says_what_the_probe_said(qtbot):
+    """The bug: the view asked for "cpu.frequency_mhz" where the probe stored "frequency_mhz"."""
+    cpu = _cpu_missing_much()
+    shown = _shown_na(qtbot, cpu)
+    assert shown["Compute/frequency_mhz"] == "the operating system does not report the CPU clock"
+    assert shown["Compute/physical_cores"] == "the operating system does not report physical cores"
+
+
+def test_a_view_asking_for_a_field_the_record_lacks_fails_loudly():
+    cpu = _cpu_missing_much()
+    with pytest.raises(KeyError, match="CpuDevice has no field 'cpu.frequency_mhz'"):
+        cpu.reason("cpu.frequency_mhz")
+    with pytest.raises(KeyError, match="sm_count"):
+        cpu.mark_unavailable("sm_count", "a CPU has no SMs")
+    with pytest.raises(KeyError):
+        _ = "clock_sm_mhz" in cpu.unavailable
+    with pytest.raises(KeyError):
+        cpu.unavailable.get("cpu.frequency_mhz")
+    # every row the view builds names a field the record has (reason() would raise otherwise)
+    for _label, _value, field in compute_rows(cpu):
+        cpu.reason(field)
