@@ -35,40 +35,27 @@ def _cpu_missing_much() -> CpuDevice:
     return probe_cpu(psutil_module=_bare_psutil(), cpuinfo_info={"brand_raw": "Some CPU"})
 
 
-def _gpus_nvml_only(monkeypatch):
-    monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
-    disc = discover(
-        include_catalog=False,
-        probe_cpu=False,
-        nvml=make_fake_nvml(),
-        torch=make_fake_torch(None),
-        numba=make_fake_numba(None),
-    )
+def _gpus(monkeypatch, visible, nvml, torch, numba):
+    """The present GPUs ``discover`` makes of these stand-ins under ``CUDA_VISIBLE_DEVICES=visible``."""
+    if visible is None:
+        monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
+    else:
+        monkeypatch.setenv("CUDA_VISIBLE_DEVICES", visible)
+    disc = discover(include_catalog=False, probe_cpu=False, nvml=nvml, torch=torch, numba=numba)
     return disc.installed_gpus
+
+
+def _gpus_nvml_only(monkeypatch):
+    return _gpus(monkeypatch, None, make_fake_nvml(), make_fake_torch(None), make_fake_numba(None))
 
 
 def _gpus_runtime_only(monkeypatch):
-    monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
-    disc = discover(
-        include_catalog=False,
-        probe_cpu=False,
-        nvml=make_fake_nvml(init_error="library_not_found"),
-        torch=make_fake_torch([A100, GTX1650]),
-        numba=None,
-    )
-    return disc.installed_gpus
+    nvml = make_fake_nvml(init_error="library_not_found")
+    return _gpus(monkeypatch, None, nvml, make_fake_torch([A100, GTX1650]), make_fake_numba(None))
 
 
 def _gpus_hidden(monkeypatch):
-    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "")
-    disc = discover(
-        include_catalog=False,
-        probe_cpu=False,
-        nvml=make_fake_nvml(),
-        torch=make_fake_torch(None),
-        numba=make_fake_numba(None),
-    )
-    return disc.installed_gpus
+    return _gpus(monkeypatch, "", make_fake_nvml(), make_fake_torch(None), make_fake_numba(None))
 
 
 def _shown_na(qtbot, device) -> dict[str, str]:
