@@ -7,7 +7,7 @@ plot would have no peak line to compare against. The catalog's spec sheets carry
 
 from __future__ import annotations
 
-from explorer.devices.model import Device
+from explorer.devices.model import Gpu
 
 #: FP32 multiply-add results per clock per SM: CUDA C++ Programming Guide, "Arithmetic
 #: Instructions", throughput table (32-bit floating-point add, multiply, multiply-add).
@@ -24,7 +24,7 @@ FP32_CORES_PER_SM: dict[tuple[int, int], int] = {
 FP32_SOURCE = "CUDA C++ Programming Guide, Arithmetic Instructions throughput table"
 
 
-def fill_from_compute_capability(device: Device) -> None:
+def fill_from_compute_capability(device: Gpu) -> None:
     """Fill architecture, FP32 cores per SM and the theoretical FP32 peak where still missing."""
     cc = device.compute_capability
     if cc is None:

@@ -69,7 +69,7 @@ class FieldReasons(Mapping[str, str]):
         self._check(name)
         return self._reasons[name]
 
-    def get(self, name: str, default: Any = None) -> Any:  # type: ignore[override]
+    def get(self, name: str, default: Any = None) -> Any:
         self._check(name)  # Mapping.get would swallow the KeyError of an unknown name
         return self._reasons.get(name, default)
 
