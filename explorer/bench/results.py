@@ -7,6 +7,7 @@ timed-out point is still a row the user sees, so a run never silently loses a si
 from __future__ import annotations
 
 import csv
+import io
 import json
 import os
 import time
@@ -15,10 +16,29 @@ from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
+from explorer.atomicwrite import write_text_atomic
+from explorer.schema import SchemaError, check_fields, check_range, field_label, show
+from explorer.statefile import Loaded, load_json, save_json
 from explorer.userdirs import data_dir
 
 LAST_RESULTS_FILE = "last-bench-results.json"
 JSON_FORMAT_VERSION = 1
+#: a last-results file bigger than this was not written by the app (a run is a few hundred points)
+MAX_RESULTS_BYTES = 32 * 1024 * 1024
+#: the latest time stamp a point may carry (the end of year 9999, the last one dates can show)
+MAX_TIMESTAMP = 253_402_300_799.0
+#: the allowed range of each numeric field, beyond its declared type (``None`` is always allowed
+#: where the type allows it): sizes and times are never negative, a time stamp is a date
+FIELD_RANGES: dict[str, tuple[float | None, float | None]] = {
+    "size": (0, None),
+    "median_s": (0, None),
+    "spread_s": (0, None),
+    "min_s": (0, None),
+    "repeats": (0, None),
+    "throughput": (0, None),
+    "peak": (0, None),
+    "threads": (1, None),
+}
 
 
 @dataclass
@@ -56,9 +76,19 @@ class BenchPoint:
         return asdict(self)
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> BenchPoint:
-        known = {f.name for f in fields(cls)}
-        return cls(**{k: v for k, v in data.items() if k in known})
+    def from_dict(cls, data: Any, where: str = "") -> BenchPoint:
+        """The point a JSON object describes, each field checked against its declared type and
+        range; ``SchemaError`` (a ``ValueError``) names the first that does not fit. Keys this
+        version does not know are ignored (a newer version's fields)."""
+        kwargs = check_fields(cls, data, where)
+        for name, (low, high) in FIELD_RANGES.items():
+            if name in kwargs:
+                check_range(kwargs[name], field_label(where, name), low, high)
+        stamp = kwargs.get("timestamp", 0.0)
+        if not 0 <= stamp <= MAX_TIMESTAMP:
+            label = field_label(where, "timestamp")
+            raise SchemaError(f"{label} is {show(stamp)}, not a time between 1970 and the year 9999")
+        return cls(**kwargs)
 
 
 def error_point(
@@ -79,25 +109,38 @@ def error_point(
 # --- JSON ------------------------------------------------------------------------------------
 
 
+def points_to_dict(points: Iterable[BenchPoint]) -> dict[str, Any]:
+    return {"format_version": JSON_FORMAT_VERSION, "points": [p.to_dict() for p in points]}
+
+
 def points_to_json(points: Iterable[BenchPoint]) -> str:
-    return json.dumps(
-        {"format_version": JSON_FORMAT_VERSION, "points": [p.to_dict() for p in points]}, indent=1
-    )
+    return json.dumps(points_to_dict(points), indent=1)
+
+
+def points_from_json(data: Any) -> list[BenchPoint]:
+    """The points of a parsed results file (``{"format_version": 1, "points": [...]}``, or a bare
+    list of points), every field checked; ``SchemaError`` names the first point and field that
+    does not fit."""
+    if isinstance(data, dict):
+        if "points" not in data:
+            raise SchemaError("it has no list of points")
+        rows = data["points"]
+    else:
+        rows = data
+    if not isinstance(rows, list):
+        raise SchemaError(f"it is {show(rows)}, not a list of points")
+    return [BenchPoint.from_dict(r, where=f"point {i}") for i, r in enumerate(rows, start=1)]
 
 
 def write_json(points: Iterable[BenchPoint], path: str | os.PathLike[str]) -> None:
-    """Write atomically, so a crash mid-write never leaves a half file where the last results were."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(points_to_json(points), encoding="utf-8")
-    os.replace(tmp, path)
+    """Write atomically into an existing folder, so a crash or a full disk never leaves a half
+    file where the last results were."""
+    write_text_atomic(path, points_to_json(points))
 
 
 def read_json(path: str | os.PathLike[str]) -> list[BenchPoint]:
-    data = json.loads(Path(path).read_text(encoding="utf-8"))
-    rows = data["points"] if isinstance(data, dict) else data
-    return [BenchPoint.from_dict(r) for r in rows]
+    """Points from a JSON file; ``ValueError`` (``SchemaError``) when a value does not fit."""
+    return points_from_json(json.loads(Path(path).read_text(encoding="utf-8")))
 
 
 # --- CSV -------------------------------------------------------------------------------------
@@ -112,16 +155,19 @@ _TEXT_COLUMNS = {"variant", "size_label", "throughput_unit", "peak_basis", "dtyp
 
 def write_csv(points: Iterable[BenchPoint], path: str | os.PathLike[str]) -> None:
     """One row per point; dict columns hold compact JSON so a spreadsheet still opens the file."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("w", newline="", encoding="utf-8") as fh:
-        writer = csv.DictWriter(fh, fieldnames=CSV_COLUMNS)
-        writer.writeheader()
-        for p in points:
-            row = p.to_dict()
-            for key in _DICT_COLUMNS:
-                row[key] = json.dumps(row[key], sort_keys=True)
-            writer.writerow({k: ("" if v is None else v) for k, v in row.items()})
+    write_text_atomic(path, points_to_csv(points))
+
+
+def points_to_csv(points: Iterable[BenchPoint]) -> str:
+    buffer = io.StringIO(newline="")
+    writer = csv.DictWriter(buffer, fieldnames=CSV_COLUMNS)
+    writer.writeheader()
+    for p in points:
+        row = p.to_dict()
+        for key in _DICT_COLUMNS:
+            row[key] = json.dumps(row[key], sort_keys=True)
+        writer.writerow({k: ("" if v is None else v) for k, v in row.items()})
+    return buffer.getvalue()
 
 
 def read_csv(path: str | os.PathLike[str]) -> list[BenchPoint]:
@@ -154,18 +200,21 @@ def last_results_path() -> Path:
 
 
 def save_last(points: Iterable[BenchPoint]) -> Path:
-    path = last_results_path()
-    write_json(list(points), path)
-    return path
+    """Keep a run for the next start, atomically; the app's data folder is made if need be.
+    Raises ``OSError`` (or ``ValueError`` for a non-finite number) when it cannot."""
+    return save_json(last_results_path(), points_to_dict(points), create_folder=True)
 
 
-def load_last() -> list[BenchPoint]:
-    """The last saved run, or an empty list when there is none or the file cannot be read."""
-    path = last_results_path()
-    try:
-        return read_json(path)
-    except (OSError, ValueError, KeyError, TypeError):
-        return []
+def load_last() -> Loaded[list[BenchPoint]]:
+    """The last saved run (``value`` ``None`` when there is none). Never raises or blocks: a
+    damaged file is moved aside and ``notice`` says so, once, with both paths."""
+    return load_json(
+        last_results_path(),
+        points_from_json,
+        what="saved benchmark results",
+        instead="the Benchmarks panel starts empty and the next run is saved afresh",
+        max_bytes=MAX_RESULTS_BYTES,
+    )
 
 
 # --- one human-readable line -----------------------------------------------------------------

@@ -345,7 +345,10 @@ class BenchRun:
                     f"the worker process {how} while measuring this point; a new worker continues the run",
                 )
             if msg is not None and msg[0] == "point":
-                point = BenchPoint.from_dict(msg[1])
+                try:
+                    point = BenchPoint.from_dict(msg[1])
+                except ValueError as exc:  # a NaN or a wrong type: an error row, not a crash
+                    point = self._error(spec, f"the worker reported a value that is not valid: {exc}")
                 if msg[2]:  # fatal: the CUDA context is unusable
                     self._replace_worker()
                 return point

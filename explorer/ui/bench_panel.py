@@ -302,17 +302,20 @@ class BenchPanel(Panel):
             from explorer.bench.results import save_last
 
             save_last(self.points)
-        except (OSError, UserError) as exc:
+        except OSError as exc:
+            self._show_message(
+                f"could not keep these results for next time in {exc.filename or 'the data folder'}: "
+                f"{exc.strerror or exc}"
+            )
+        except ValueError as exc:  # a value JSON cannot hold (NaN): the old file stays
             self._show_message(f"could not keep these results for next time: {exc}")
 
     def _restore_last(self) -> None:
-        try:
-            from explorer.bench.results import load_last
+        from explorer.bench.results import load_last
 
-            points = load_last()
-        except (OSError, UserError, ValueError) as exc:
-            log.warning("last benchmark results not restored: %s", exc)
-            return
+        loaded = load_last()  # never raises: a damaged file is moved aside and named
+        self._context.add_notice(loaded.notice)
+        points = loaded.value
         if not points:
             return
         try:

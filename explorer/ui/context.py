@@ -1,4 +1,4 @@
-"""State every panel shares: the devices found, and a place to say things in the status bar.
+"""State every panel shares: the devices found, and places to say things (status bar, notices).
 
 Panels subscribe to its signals (napari's model/view split): the main window owns one
 ``AppContext`` and hands it to each panel's constructor as ``Panel(context, parent)``.
@@ -16,10 +16,21 @@ class AppContext(QObject):
     discovery_changed = Signal(object)
     #: a short message for the status bar
     status_message = Signal(str)
+    #: a sentence the user must read once, e.g. that a damaged file was moved aside (the window
+    #: shows it in a banner until dismissed)
+    notice_added = Signal(str)
 
     def __init__(self, discovery: Discovery | None = None, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self.discovery: Discovery | None = discovery
+        #: every notice so far, so a window that connects later still shows them
+        self.notices: list[str] = []
+
+    def add_notice(self, text: str) -> None:
+        """Tell the user something they must not miss; empty text is ignored."""
+        if text:
+            self.notices.append(text)
+            self.notice_added.emit(text)
 
     def set_discovery(self, discovery: Discovery) -> None:
         self.discovery = discovery

@@ -15,13 +15,14 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from PySide6.QtCore import QEvent, QObject, QTimer
+from PySide6.QtCore import QEvent, QObject, Qt, QTimer
 from PySide6.QtGui import QAction, QActionGroup, QCloseEvent, QKeySequence
 from PySide6.QtWidgets import (
     QApplication,
     QFileDialog,
     QMainWindow,
     QMessageBox,
+    QPushButton,
     QTabWidget,
     QVBoxLayout,
     QWidget,
@@ -33,9 +34,11 @@ from explorer.prefs import Prefs
 from explorer.ui.about import AboutDialog
 from explorer.ui.context import AppContext
 from explorer.ui.devices_panel import DevicesPanel
+from explorer.ui.guard import qt_guard
 from explorer.ui.panel import ExportFormat, Panel, UnavailablePanel
 from explorer.ui.shortcuts import ShortcutsDialog
 from explorer.ui.theme import apply_theme, current_theme
+from explorer.ui.widgets import Banner
 from explorer.ui.workers import run_in_background
 
 WINDOW_TITLE = "Device Explorer"
@@ -98,11 +101,44 @@ class _PaintWatcher(QObject):
         self._callback: Callable[[], None] | None = callback
         target.installEventFilter(self)
 
+    @qt_guard
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 (Qt API)
         if event.type() == QEvent.Type.Paint and self._callback is not None:
             callback, self._callback = self._callback, None
             QTimer.singleShot(0, callback)
         return False
+
+
+class NoticeBar(QWidget):
+    """The one place the window says what the user must not miss (a damaged file moved aside):
+    a banner above the pages, one paragraph per notice, until Dismiss. Hidden while empty."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.notices: list[str] = []
+        self.banner = Banner()
+        self.banner.body_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.dismiss_button = QPushButton("Dismiss")
+        self.dismiss_button.clicked.connect(self.dismiss)
+        self.banner.layout().addWidget(self.dismiss_button, 0, Qt.AlignmentFlag.AlignRight)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(8, 8, 8, 4)
+        layout.addWidget(self.banner)
+        self.hide()
+
+    def add(self, text: str) -> None:
+        if not text or text in self.notices:
+            return
+        self.notices.append(text)
+        title = (
+            "A saved file could not be used" if len(self.notices) == 1 else "Saved files could not be used"
+        )
+        self.banner.set_text(title, "\n\n".join(self.notices))
+        self.show()
+
+    def dismiss(self) -> None:
+        self.notices.clear()
+        self.hide()
 
 
 class MainWindow(QMainWindow):
@@ -130,7 +166,17 @@ class MainWindow(QMainWindow):
         self.tabs = QTabWidget()
         self.tabs.setObjectName("areas")
         self.tabs.setDocumentMode(True)
-        self.setCentralWidget(self.tabs)
+        self.notice_bar = NoticeBar()
+        central = QWidget()
+        central_layout = QVBoxLayout(central)
+        central_layout.setContentsMargins(0, 0, 0, 0)
+        central_layout.setSpacing(0)
+        central_layout.addWidget(self.notice_bar)
+        central_layout.addWidget(self.tabs, 1)
+        self.setCentralWidget(central)
+        for text in self.context.notices:
+            self.notice_bar.add(text)
+        self.context.notice_added.connect(self.notice_bar.add)
         for number, spec in enumerate(PAGES, start=1):
             container = QWidget()
             container.setObjectName(f"page_{spec.key}")
@@ -267,6 +313,10 @@ class MainWindow(QMainWindow):
         self.dark_action.setChecked(current_theme().name == "dark")
         self.dark_action.blockSignals(False)
 
+    def show_notice(self, text: str) -> None:
+        """Say something the user must read once (kept in the context, shown in the banner)."""
+        self.context.add_notice(text)
+
     def apply_prefs(self, prefs: Prefs) -> None:
         """Theme, panel and size as the user left them; a size saved on a bigger screen (the
         projector) is shrunk to fit this one."""
@@ -364,6 +414,7 @@ class MainWindow(QMainWindow):
     def prepare_screenshot(self) -> None:
         self.current_panel().prepare_screenshot()
 
+    @qt_guard
     def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802 (Qt API)
         for panel in self.panels.values():
             try:

@@ -58,16 +58,17 @@ def test_csv_has_a_header_a_spreadsheet_can_read(tmp_path):
 def test_last_results_live_under_the_home_override(tmp_path, monkeypatch):
     monkeypatch.setenv("DEVICE_EXPLORER_HOME", str(tmp_path / "home"))
     assert R.last_results_path().parent == tmp_path / "home"
-    assert R.load_last() == []  # nothing saved yet
+    assert R.load_last().value is None  # nothing saved yet
     points = sample_points()
     R.save_last(points)
-    assert R.load_last() == points
+    assert R.load_last().value == points
 
 
-def test_unreadable_last_results_give_an_empty_list(tmp_path, monkeypatch):
+def test_unreadable_last_results_give_no_points_and_a_notice(tmp_path, monkeypatch):
     monkeypatch.setenv("DEVICE_EXPLORER_HOME", str(tmp_path))
     R.last_results_path().write_text("{ not json")
-    assert R.load_last() == []
+    loaded = R.load_last()
+    assert loaded.value is None and "not valid JSON" in loaded.notice
 
 
 def test_text_line_names_the_error_or_the_figures():

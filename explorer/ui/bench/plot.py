@@ -19,6 +19,7 @@ from PySide6.QtWidgets import QButtonGroup, QHBoxLayout, QLabel, QRadioButton, Q
 
 from explorer.bench.compare import Series, build_series, peak_label, peak_tooltip, speedup_curves
 from explorer.bench.fmt import seconds_text
+from explorer.ui.guard import qt_guard
 from explorer.ui.theme import Theme, current_theme
 
 # Colour-blind-safe (Okabe-Ito), readable on a projector: CPU blue, GPUs orange/green/purple...
@@ -41,6 +42,7 @@ class LogAxis(pg.AxisItem):
         self._round_ticks = False  # True while the view is under a decade and ticked at round steps
         self.enableAutoSIPrefix(False)  # the labels carry their own prefix (ms, µs)
 
+    @qt_guard
     def tickValues(self, minVal, maxVal, size):  # noqa: N802, N803 (pyqtgraph's names)
         """pyqtgraph's log ticks sit at 1..9 x 10^k and only 1-2-5 are labelled: a view spanning less
         than a decade (65 to 175 GFLOP/s, a CPU reaching its plateau) would have its upper half
@@ -59,6 +61,7 @@ class LogAxis(pg.AxisItem):
         first, last = math.ceil(low / step), math.floor(high / step)
         return [(step, [math.log10(k * step) for k in range(first, last + 1) if k > 0])]
 
+    @qt_guard
     def logTickStrings(self, values, scale, spacing):  # noqa: N802 (pyqtgraph's name)
         numbers = [10 ** float(v) * scale for v in values]
         keep = [_is_125(x) for x in numbers]

@@ -10,6 +10,7 @@ from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableView, QWidge
 
 from explorer.bench.compare import peak_note, peak_share_text
 from explorer.bench.fmt import number_text, seconds_text
+from explorer.ui.guard import qt_guard
 from explorer.ui.theme import current_theme
 
 COLUMNS = ("size", "device", "variant", "median", "spread", "throughput", "vs peak", "threads", "error")
@@ -43,17 +44,21 @@ class ResultsModel(QAbstractTableModel):
         self._points.append(point)
         self.endInsertRows()
 
+    @qt_guard
     def rowCount(self, parent: QModelIndex = QModelIndex()) -> int:  # noqa: B008 (Qt's signature)
         return 0 if parent.isValid() else len(self._points)
 
+    @qt_guard
     def columnCount(self, parent: QModelIndex = QModelIndex()) -> int:  # noqa: B008
         return 0 if parent.isValid() else len(COLUMNS)
 
+    @qt_guard
     def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole):
         if role == Qt.ItemDataRole.DisplayRole and orientation == Qt.Orientation.Horizontal:
             return COLUMNS[section]
         return None
 
+    @qt_guard
     def data(self, index: QModelIndex, role: int = Qt.ItemDataRole.DisplayRole):
         if not index.isValid():
             return None

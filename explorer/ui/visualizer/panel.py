@@ -25,6 +25,7 @@ from explorer.launch.config import parse_launch
 from explorer.launch.limits import limits_for_device
 from explorer.launch.schedule import SCHEDULER_NOTE, LaunchPlan, plan_launch
 from explorer.ui.context import AppContext
+from explorer.ui.guard import qt_guard
 from explorer.ui.panel import Panel
 from explorer.ui.theme import Theme, current_theme
 from explorer.ui.visualizer.animation import DISPATCH, RUN, Animation
@@ -195,6 +196,7 @@ class VisualizerPanel(Panel):
 
         self._load_devices()
 
+    @qt_guard
     def sizeHint(self) -> QSize:
         return QSize(1280, 800)
 
@@ -351,6 +353,7 @@ class VisualizerPanel(Panel):
         else:
             self.grid.setMinimumSize(int(vp.width() * z), int(vp.height() * z))
 
+    @qt_guard
     def eventFilter(self, obj: QObject, event: QEvent) -> bool:  # noqa: N802 - Qt's name
         if obj is self.grid and event.type() == QEvent.Type.Wheel:
             wheel: QWheelEvent = event  # type: ignore[assignment]

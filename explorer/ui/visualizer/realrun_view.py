@@ -11,6 +11,7 @@ from PySide6.QtGui import QFont, QPainter, QPaintEvent
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QSizePolicy, QVBoxLayout, QWidget
 
 from explorer.launch.realrun import RealRunResult, run_real
+from explorer.ui.guard import qt_guard
 from explorer.ui.theme import current_theme
 from explorer.ui.visualizer import palette
 
@@ -29,6 +30,7 @@ class ElementStrip(QWidget):
         self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
         self._columns: list[tuple[int, int]] | None = None  # (block or -1, run length in px)
 
+    @qt_guard
     def sizeHint(self) -> QSize:
         return QSize(600, 70)
 
@@ -37,6 +39,7 @@ class ElementStrip(QWidget):
         self._columns = None
         self.update()
 
+    @qt_guard
     def resizeEvent(self, event) -> None:  # noqa: N802 - Qt's name
         self._columns = None
         super().resizeEvent(event)
@@ -61,6 +64,7 @@ class ElementStrip(QWidget):
                 runs.append((b, 1))
         return [(b, c * px_per_col) for b, c in runs]
 
+    @qt_guard
     def paintEvent(self, event: QPaintEvent) -> None:  # noqa: N802 - Qt's name
         p = QPainter(self)
         p.fillRect(self.rect(), palette.SM_BACKGROUND)

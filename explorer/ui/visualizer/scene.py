@@ -18,6 +18,7 @@ from PySide6.QtGui import QBrush, QColor, QFont, QMouseEvent, QPainter, QPaintEv
 from PySide6.QtWidgets import QSizePolicy, QWidget
 
 from explorer.launch.schedule import WaveFill
+from explorer.ui.guard import qt_guard
 from explorer.ui.visualizer import palette
 from explorer.ui.visualizer.animation import Animation
 
@@ -194,6 +195,7 @@ class SmGrid(QWidget):
         self.selected: tuple[int, int, int] | None = None  # (block, warp, lane) shown in the inspector
         self._last_hover: Hit | None = None
 
+    @qt_guard
     def sizeHint(self) -> QSize:
         return QSize(800, 560)
 
@@ -224,6 +226,7 @@ class SmGrid(QWidget):
             self._warp_active = [plan.warp_active_lanes(0, w) for w in range(plan.warps_per_block)]
         return self._layout
 
+    @qt_guard
     def resizeEvent(self, event) -> None:  # noqa: N802 - Qt's name
         self.invalidate()
         super().resizeEvent(event)
@@ -373,6 +376,7 @@ class SmGrid(QWidget):
             self._wave_drawn = fill.dispatched
         return self._wave_pm
 
+    @qt_guard
     def paintEvent(self, event: QPaintEvent) -> None:  # noqa: N802 - Qt's name
         p = QPainter(self)
         lay = self.layout_now()
@@ -439,12 +443,14 @@ class SmGrid(QWidget):
             int(x + (lane + 0.5) * lay.tile_w / lay.lanes), int(y + (warp + 0.5) * lay.tile_h / lay.warps)
         )
 
+    @qt_guard
     def mouseMoveEvent(self, event: QMouseEvent) -> None:  # noqa: N802 - Qt's name
         hit = self.hit_at(event.position().x(), event.position().y())
         if hit != self._last_hover:
             self._last_hover = hit
             self.hovered.emit(hit if hit is not None else NOWHERE)
 
+    @qt_guard
     def mousePressEvent(self, event: QMouseEvent) -> None:  # noqa: N802 - Qt's name
         hit = self.hit_at(event.position().x(), event.position().y())
         if hit is not None:

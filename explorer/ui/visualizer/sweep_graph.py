@@ -11,6 +11,7 @@ from PySide6.QtGui import QFont, QPainter, QPaintEvent, QPen, QPolygonF
 from PySide6.QtWidgets import QSizePolicy, QWidget
 
 from explorer.launch.occupancy import Sweep
+from explorer.ui.guard import qt_guard
 from explorer.ui.visualizer import palette
 
 
@@ -37,6 +38,7 @@ class SweepGraph(QWidget):
         self.setMinimumHeight(120)
         self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Expanding)
 
+    @qt_guard
     def sizeHint(self) -> QSize:
         return QSize(320, 180)
 
@@ -44,6 +46,7 @@ class SweepGraph(QWidget):
         self.sweep = sweep
         self.update()
 
+    @qt_guard
     def paintEvent(self, event: QPaintEvent) -> None:  # noqa: N802 - Qt's name
         p = QPainter(self)
         p.setRenderHint(QPainter.RenderHint.Antialiasing)

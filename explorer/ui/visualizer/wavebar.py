@@ -10,6 +10,7 @@ from PySide6.QtCore import QRectF, QSize, Qt
 from PySide6.QtGui import QFont, QPainter, QPaintEvent, QPalette, QPen
 from PySide6.QtWidgets import QSizePolicy, QWidget
 
+from explorer.ui.guard import qt_guard
 from explorer.ui.visualizer import palette
 from explorer.ui.visualizer.animation import Frame
 
@@ -26,6 +27,7 @@ class WaveBar(QWidget):
         self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
         self.setFixedHeight(64)
 
+    @qt_guard
     def sizeHint(self) -> QSize:
         return QSize(800, 64)
 
@@ -34,6 +36,7 @@ class WaveBar(QWidget):
         self.tail_text = tail_text
         self.update()
 
+    @qt_guard
     def paintEvent(self, event: QPaintEvent) -> None:  # noqa: N802 - Qt's name
         p = QPainter(self)
         p.fillRect(self.rect(), palette.SM_BACKGROUND)
@@ -106,9 +109,11 @@ class Legend(QWidget):
         self.setFixedHeight(2 * self.ROW_H)
         self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
 
+    @qt_guard
     def sizeHint(self) -> QSize:
         return QSize(800, 2 * self.ROW_H)
 
+    @qt_guard
     def paintEvent(self, event: QPaintEvent) -> None:  # noqa: N802 - Qt's name
         p = QPainter(self)
         font = QFont(self.font())

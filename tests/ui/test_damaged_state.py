@@ -1,0 +1,103 @@
+"""A damaged state file, seen from the window: it opens normally, says once (in words, with the
+path) that the file was moved aside, and keeps working."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from explorer.bench import results as R
+from explorer.bench.results import BenchPoint
+from explorer.ui.context import AppContext
+from explorer.ui.main_window import MainWindow
+from explorer.ui.panel import UnavailablePanel
+
+GOOD = {"workload": "matmul", "variant": "cpu", "device": "cpu", "size": 64, "size_label": "n=64"}
+
+
+@pytest.fixture
+def home(tmp_path, monkeypatch):
+    monkeypatch.setenv("DEVICE_EXPLORER_HOME", str(tmp_path))
+    return tmp_path
+
+
+@pytest.fixture
+def window(qtbot, fake_nvml, fake_clock, fake_timer, no_gpu_discovery):
+    def make(**kwargs):
+        w = MainWindow(
+            AppContext(no_gpu_discovery),
+            discover_on_show=False,
+            devices_panel_options={"nvml": fake_nvml, "clock": fake_clock, "timer": fake_timer},
+            **kwargs,
+        )
+        qtbot.addWidget(w)
+        return w
+
+    return make
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        json.dumps({"points": [{**GOOD, "median_s": "fast"}]}),
+        json.dumps({"points": [{**GOOD, "throughput": "fast"}]}),
+        '{"points": [1]}',
+        "[" * 200_000 + "]" * 200_000,
+    ],
+    ids=["string median", "string throughput", "not a point", "deep nesting"],
+)
+def test_the_benchmarks_panel_opens_and_the_window_names_the_moved_file(home, window, text):
+    path = home / R.LAST_RESULTS_FILE
+    path.write_text(text)
+    w = window(panel="benchmarks")
+    w.show()
+    panel = w.panels["benchmarks"]
+    assert not isinstance(panel, UnavailablePanel)
+    assert panel.points == [] and panel.controls.start_button.isEnabled()
+    (aside,) = home.glob(R.LAST_RESULTS_FILE + ".damaged-*")
+    assert w.notice_bar.isVisible()
+    body = w.notice_bar.banner.body_label.text()
+    assert "saved benchmark results" in body and str(path) in body and str(aside) in body
+    assert w.context.notices == [body]  # said once
+
+    # the panel keeps results again, and the next window reads them without a word
+    panel.table.results.set_points([BenchPoint(**GOOD, median_s=0.001)])
+    panel._save_last()
+    assert not panel.message_label.isVisible()
+    w2 = window(panel="benchmarks")
+    assert [p.median_s for p in w2.panels["benchmarks"].points] == [0.001]
+    assert not w2.context.notices and w2.notice_bar.isHidden()
+
+    w.notice_bar.dismiss_button.click()
+    assert w.notice_bar.isHidden()
+
+
+def test_screenshot_of_the_benchmarks_panel_with_a_bad_value_exits_0(home, tmp_path):
+    """The screenshot from the issue, in its own process (it was exit 139, a segfault), less the
+    real benchmark run the panel's screenshot starts (not what crashed)."""
+    (home / R.LAST_RESULTS_FILE).write_text(json.dumps({"points": [{**GOOD, "median_s": "fast"}]}))
+    script = textwrap.dedent(
+        """
+        from explorer.commands import gui
+        from explorer.ui.bench_panel import BenchPanel
+        BenchPanel.prepare_screenshot = lambda self: None
+        image = gui.render_window("benchmarks", (1280, 800))
+        print("rendered", image.width(), image.height())
+        """
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script],
+        capture_output=True,
+        text=True,
+        timeout=180,
+        env={**os.environ, "QT_QPA_PLATFORM": "offscreen", "DEVICE_EXPLORER_HOME": str(home)},
+        cwd=tmp_path,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "rendered 1280 800" in done.stdout
+    assert list(home.glob(R.LAST_RESULTS_FILE + ".damaged-*"))
