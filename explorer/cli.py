@@ -91,6 +91,11 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("self-test", help="import every dependency, probe devices, run a tiny workload")
     _add_json(p)
     p.set_defaults(handler="explorer.commands.selftest:run_self_test")
+
+    # Hidden (no help): the worker the app starts as a child process, locally or over ssh; it
+    # speaks JSON lines on stdin/stdout (explorer/agent/__init__.py describes the protocol).
+    p = sub.add_parser("agent")
+    p.set_defaults(handler="explorer.agent.serve:run_agent")
     return parser
 
 

@@ -127,27 +127,12 @@ def test_a_blank_window_render_fails(monkeypatch):
         selftest.check_window()
 
 
-def test_simulator_child_runs_the_kernel_only_with_the_simulator_on():
-    ok = subprocess.run(
-        [sys.executable, "-m", "explorer.commands.selftest"],
-        cwd=ROOT,
-        env=_env(NUMBA_ENABLE_CUDASIM="1"),
-        capture_output=True,
-        text=True,
-        timeout=180,
-    )
-    result = json.loads(ok.stdout.strip().splitlines()[-1])
-    assert ok.returncode == 0 and result["ok"] is True and result["n"] == selftest.SIM_N
-    refused = subprocess.run(
-        [sys.executable, "-m", "explorer.commands.selftest"],
-        cwd=ROOT,
-        env=_env(),
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-    assert refused.returncode == 1
-    assert "NUMBA_ENABLE_CUDASIM=1" in json.loads(refused.stdout)["error"]
+def test_simulator_check_runs_the_kernel_in_an_agent_only_with_the_simulator_on(monkeypatch):
+    assert "every element right" in selftest.check_cuda_simulator()
+    # In a process without the switch the kernel is refused, not run on a GPU by accident.
+    monkeypatch.delenv("NUMBA_ENABLE_CUDASIM", raising=False)
+    result = selftest.simulator_kernel_check()
+    assert result["ok"] is False and "NUMBA_ENABLE_CUDASIM=1" in result["error"]
 
 
 # --- the bundle's way of starting a child process (explorer.frozen, packaging/entry.py) ----------
@@ -172,15 +157,25 @@ def test_module_command_in_the_bundle_reinvokes_the_executable_with_the_module_n
 def test_entry_script_runs_the_requested_module_instead_of_the_cli():
     """What the frozen executable does when started by module_command, run here from source."""
     proc = subprocess.run(
-        [sys.executable, str(ROOT / "packaging" / "entry.py")],
+        [sys.executable, str(ROOT / "packaging" / "entry.py"), "--help"],
         cwd=ROOT,
-        env=_env(NUMBA_ENABLE_CUDASIM="1", **{frozen.RUN_MODULE_ENV: "explorer.commands.selftest"}),
+        env=_env(**{frozen.RUN_MODULE_ENV: "explorer.launch.realrun"}),
         capture_output=True,
         text=True,
         timeout=180,
     )
     assert proc.returncode == 0, proc.stderr
-    assert json.loads(proc.stdout.strip().splitlines()[-1])["ok"] is True
+    assert "python -m explorer.launch.realrun" in proc.stdout
+
+
+def test_entry_script_serves_the_agent_the_bundle_starts():
+    """The bundle's executable with ``agent`` (what local_agent_argv gives when frozen) is an agent."""
+    from explorer.agent.child import AgentProcess
+
+    with AgentProcess([sys.executable, str(ROOT / "packaging" / "entry.py"), "agent"], env=_env()) as agent:
+        hello = agent.start()
+        assert hello.pid == agent.pid
+        assert agent.request("ping", timeout_s=30) == {"pid": agent.pid}
 
 
 def test_entry_script_refuses_modules_outside_the_app():

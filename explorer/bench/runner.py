@@ -1,31 +1,32 @@
 """Runs a benchmark plan in a worker *process* and streams one BenchPoint per point.
 
 Why a process: an out-of-memory error, a driver fault, a segfault in a native library or a
-kernel that never returns must not take the window (or the CLI) down. The parent talks to the
-worker over a pipe, one point at a time, and watches it: if the worker dies or overruns
-``point_timeout_s`` the point becomes an error row, the worker is replaced, and the run goes on.
+kernel that never returns must not take the window (or the CLI) down. The worker is an agent
+(``explorer.agent``: ``device-explorer agent`` speaking JSON lines on a pipe), asked for one point
+at a time; the parent watches it: if the worker dies or overruns ``point_timeout_s`` the point
+becomes an error row, the worker is replaced, and the run goes on. The agent dies with its parent
+whatever signal the parent gets, and a cancel kills its whole process group.
 
-The worker is started with the "spawn" context (fork is unsafe once CUDA or Qt threads exist,
-and spawn is what frozen PyInstaller builds support, with ``multiprocessing.freeze_support()``
-in the entry point). This module imports nothing heavy, so spawning is cheap to import.
+This module imports nothing heavy; the worker imports the workload's modules (``bench.prepare``)
+before its first point is timed.
 """
 
 from __future__ import annotations
 
-import multiprocessing as mp
-import signal
 import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
+from explorer.agent.child import AgentCancelled, AgentGone, AgentProcess, AgentTimeout, local_agent
+from explorer.agent.protocol import AgentError
 from explorer.bench.results import BenchPoint, error_point
 from explorer.bench.workloads import Workload, get_workload
 from explorer.errors import UserError
 from explorer.inputs import parse_device_key
 
-POLL_S = 0.05
-STARTUP_TIMEOUT_S = 120.0  # spawning + importing torch on a loaded laptop can be slow
+STARTUP_TIMEOUT_S = 120.0  # starting + importing torch on a loaded laptop can be slow
+WORKER_LABEL = "the benchmark worker"
 
 
 @dataclass
@@ -108,111 +109,6 @@ def plan_points(plan: BenchPlan) -> list[dict]:
     ]
 
 
-def _lower_priority() -> None:
-    try:
-        import psutil
-
-        proc = psutil.Process()
-        if hasattr(psutil, "BELOW_NORMAL_PRIORITY_CLASS"):  # Windows
-            proc.nice(psutil.BELOW_NORMAL_PRIORITY_CLASS)
-        else:
-            proc.nice(min(19, proc.nice() + 10))
-    except Exception:
-        pass  # a priority we cannot change is not worth failing a benchmark for
-
-
-def _worker_main(conn, preload: tuple[str, ...], low_priority: bool = False) -> None:
-    """The worker process: import what the workload needs, then measure points until told to stop."""
-    import importlib
-
-    if low_priority:
-        _lower_priority()
-
-    for name in preload:
-        try:
-            importlib.import_module(name)
-        except Exception:
-            pass  # the point itself will report what is missing
-    from explorer.bench.execute import PointSpec, run_point
-
-    conn.send(("ready", None))
-    while True:
-        try:
-            msg = conn.recv()
-        except (EOFError, OSError):
-            return
-        if msg[0] == "stop":
-            return
-        spec = PointSpec(**msg[1])
-        point, fatal = run_point(spec)
-        conn.send(("point", point.to_dict(), fatal))
-        if fatal:
-            return
-
-
-def _describe_exit(code: int | None) -> str:
-    if code is None:
-        return "was stopped"
-    if code < 0:
-        try:
-            name = signal.Signals(-code).name
-        except ValueError:
-            name = f"signal {-code}"
-        return f"crashed ({name})"
-    if code >= 0xC0000000:  # a Windows exception code, e.g. 0xC0000005 access violation
-        return f"crashed (exception 0x{code:08X})"
-    return f"exited with code {code}"
-
-
-class _WorkerGone(Exception):
-    """The worker process ended (crash, kill, out of memory): its pipe closed or it is not alive."""
-
-
-class _Worker:
-    def __init__(self, preload: tuple[str, ...], low_priority: bool = False) -> None:
-        ctx = mp.get_context("spawn")
-        self.conn, child = ctx.Pipe(duplex=True)
-        self.proc = ctx.Process(
-            target=_worker_main,
-            args=(child, preload, low_priority),
-            daemon=True,
-            name="device-explorer-bench",
-        )
-        self.proc.start()
-        child.close()
-        self.ready = False
-
-    def receive(self, timeout_s: float) -> tuple | None:
-        """The next message, or None when none came within ``timeout_s``; raises ``_WorkerGone``
-        once the process has ended and nothing it sent is left to read."""
-        if self.conn.poll(timeout_s):
-            try:
-                return self.conn.recv()
-            except (EOFError, OSError):
-                raise _WorkerGone from None
-        if not self.proc.is_alive():
-            raise _WorkerGone
-        return None
-
-    def stop(self, graceful: bool = True) -> None:
-        if graceful and self.proc.is_alive():
-            try:
-                self.conn.send(("stop",))
-                self.proc.join(1.0)
-            except (OSError, ValueError):
-                pass
-        if self.proc.is_alive():
-            self.proc.terminate()
-            self.proc.join(1.0)
-        if self.proc.is_alive():
-            self.proc.kill()
-            self.proc.join(1.0)
-        try:
-            self.conn.close()
-        except OSError:
-            pass
-
-
 class BenchRun:
     """One run of a plan. ``events()`` yields Progress and BenchPoint items as they happen;
     ``cancel()`` may be called from any thread and ends ``events()`` within ~0.1 s."""
@@ -224,7 +120,7 @@ class BenchRun:
         self.total_points = len(self._specs)
         self._cancel = threading.Event()
         self._lock = threading.Lock()
-        self._worker: _Worker | None = None
+        self._worker: AgentProcess | None = None
         self.points: list[BenchPoint] = []
         self.workers_started = 0
 
@@ -232,12 +128,19 @@ class BenchRun:
     def cancelled(self) -> bool:
         return self._cancel.is_set()
 
+    @property
+    def worker_pid(self) -> int | None:
+        """The process id of the current worker, None between workers (tests and diagnostics)."""
+        with self._lock:
+            worker = self._worker
+        return worker.pid if worker is not None else None
+
     def cancel(self) -> None:
         self._cancel.set()
         with self._lock:
             worker = self._worker
-        if worker is not None and worker.proc.is_alive():
-            worker.proc.terminate()
+        if worker is not None:
+            worker.cancel()
 
     # --- the stream ------------------------------------------------------------------------
 
@@ -257,6 +160,11 @@ class BenchRun:
                 finished = done + 1
                 eta = elapsed / finished * (self.total_points - finished)
                 yield Progress(finished, self.total_points, eta)
+        except BaseException:
+            # Ctrl-C or a signal turned into an exception on this thread: stop the worker first,
+            # so nothing is left computing while the caller reports what finished.
+            self.cancel()
+            raise
         finally:
             self._shutdown()
 
@@ -271,45 +179,44 @@ class BenchRun:
             w.name, spec["variant"], spec["device"], spec["size"], w.size_label(spec["size"]), message, w.unit
         )
 
-    def _start_worker(self) -> _Worker | None:
+    def _start_worker(self) -> AgentProcess | None:
         """A ready worker, or None if cancelled; raises RuntimeError if it could not start."""
-        try:
-            worker = _Worker(self.workload.preload, self.plan.low_priority)
-        except OSError as exc:  # no processes left, no memory to spawn
-            raise RuntimeError(f"could not start the benchmark worker: {exc}") from None
-        self.workers_started += 1
+        worker = local_agent(label=WORKER_LABEL)
         with self._lock:
             self._worker = worker
         if self.cancelled:  # cancel() may have run before the worker was registered
-            worker.stop(graceful=False)
             return None
-        deadline = time.monotonic() + max(STARTUP_TIMEOUT_S, self.plan.point_timeout_s)
-        while time.monotonic() < deadline:
+        self.workers_started += 1
+        timeout = max(STARTUP_TIMEOUT_S, self.plan.point_timeout_s)
+        try:
+            worker.start()
+            worker.request(
+                "bench.prepare",
+                {"preload": list(self.workload.preload), "low_priority": self.plan.low_priority},
+                timeout_s=timeout,
+            )
+        except AgentCancelled:
+            return None
+        except AgentTimeout:
+            raise RuntimeError(f"{WORKER_LABEL} did not start in time") from None
+        except AgentGone as exc:
             if self.cancelled:
                 return None
-            try:
-                msg = worker.receive(POLL_S)
-            except _WorkerGone:
-                worker.proc.join(1.0)
-                raise RuntimeError(
-                    f"the benchmark worker {_describe_exit(worker.proc.exitcode)} while starting"
-                ) from None
-            if msg is not None and msg[0] == "ready":
-                worker.ready = True
-                return worker
-        worker.stop(graceful=False)
-        raise RuntimeError("the benchmark worker did not start in time")
+            raise RuntimeError(f"{WORKER_LABEL} {exc.how} while starting") from None
+        except AgentError as exc:
+            raise RuntimeError(str(exc)) from None
+        return worker
 
     def _replace_worker(self) -> None:
         with self._lock:
             worker, self._worker = self._worker, None
         if worker is not None:
-            worker.stop(graceful=False)
+            worker.close(grace_s=0)
 
     def _run_one(self, spec: dict) -> BenchPoint | None:
         with self._lock:
             worker = self._worker
-        if worker is None or not worker.proc.is_alive():
+        if worker is None or not worker.alive():
             self._replace_worker()
             try:
                 worker = self._start_worker()
@@ -318,50 +225,53 @@ class BenchRun:
                 return None if self.cancelled else self._error(spec, str(exc))
             if worker is None:
                 return None
-        try:
-            worker.conn.send(("run", spec))
-        except (OSError, ValueError):
-            self._replace_worker()
-            return (
-                None
-                if self.cancelled
-                else self._error(spec, "the benchmark worker was gone; started a new one")
-            )
         timeout = self.plan.point_timeout_s
-        deadline = time.monotonic() + timeout
-        while True:
+        try:
+            answer = worker.request("bench.point", spec, timeout_s=timeout)
+        except AgentCancelled:
+            return None
+        except AgentTimeout:
+            self._replace_worker()
             if self.cancelled:
                 return None
-            try:
-                msg = worker.receive(POLL_S)
-            except _WorkerGone:
-                if self.cancelled:
-                    return None
-                worker.proc.join(2.0)
-                how = _describe_exit(worker.proc.exitcode)
-                self._replace_worker()
-                return self._error(
-                    spec,
-                    f"the worker process {how} while measuring this point; a new worker continues the run",
-                )
-            if msg is not None and msg[0] == "point":
-                try:
-                    point = BenchPoint.from_dict(msg[1])
-                except ValueError as exc:  # a NaN or a wrong type: an error row, not a crash
-                    point = self._error(spec, f"the worker reported a value that is not valid: {exc}")
-                if msg[2]:  # fatal: the CUDA context is unusable
-                    self._replace_worker()
-                return point
-            if time.monotonic() > deadline:
-                self._replace_worker()
-                return self._error(
-                    spec,
-                    f"took longer than the time limit of {timeout:g} s; "
-                    "the worker was stopped and a new one continues the run",
-                )
+            return self._error(
+                spec,
+                f"took longer than the time limit of {timeout:g} s; "
+                "the worker was stopped and a new one continues the run",
+            )
+        except AgentGone as exc:
+            self._replace_worker()
+            if self.cancelled:
+                return None
+            return self._error(
+                spec,
+                f"the worker process {exc.how} while measuring this point; a new worker continues the run",
+            )
+        except AgentError as exc:
+            self._replace_worker()
+            if self.cancelled:
+                return None
+            return self._error(spec, f"{exc}; a new worker continues the run")
+        data, fatal = answer.get("point"), answer.get("fatal")
+        if not isinstance(data, dict) or not isinstance(fatal, bool):
+            self._replace_worker()
+            return self._error(spec, f"{WORKER_LABEL} sent no point; a new worker continues the run")
+        if fatal:  # the CUDA context is unusable: the next point gets a fresh worker
+            self._replace_worker()
+        try:
+            point = BenchPoint.from_dict(data)
+        except ValueError as exc:  # a NaN or a wrong type: an error row, not a crash
+            return self._error(spec, f"the worker reported a value that is not valid: {exc}")
+        asked = (spec["workload"], spec["variant"], spec["device"], spec["size"])
+        if (point.workload, point.variant, point.device, point.size) != asked:
+            self._replace_worker()
+            return self._error(
+                spec, f"{WORKER_LABEL} answered for another point; a new worker continues the run"
+            )
+        return point
 
     def _shutdown(self) -> None:
         with self._lock:
             worker, self._worker = self._worker, None
         if worker is not None:
-            worker.stop(graceful=not self.cancelled)
+            worker.close(grace_s=0 if self.cancelled else 1.0)

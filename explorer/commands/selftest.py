@@ -9,8 +9,8 @@ process (the path the launch visualizer's real run takes), and the window render
 One line per check, PASS / FAIL / INFO with the reason; exit 0 only when nothing failed. A machine
 without an NVIDIA GPU is not a failure (the app is built to teach on one): that is an INFO line.
 
-The simulator check runs ``python -m explorer.commands.selftest`` (or, in the bundle, the bundle
-itself; see ``explorer.frozen``) with ``NUMBA_ENABLE_CUDASIM=1``: numba reads that switch once, at
+The simulator check asks an agent (``explorer.agent``: ``device-explorer agent``, the same worker
+the benchmarks use) started with ``NUMBA_ENABLE_CUDASIM=1``: numba reads that switch once, at
 import, so it cannot be flipped in a process that may already have imported numba.
 """
 
@@ -20,7 +20,6 @@ import argparse
 import importlib
 import json
 import os
-import subprocess
 import sys
 import time
 from collections.abc import Callable
@@ -210,23 +209,21 @@ def check_gpu_workload(notes: list[Check]) -> str | None:
 
 
 def check_cuda_simulator() -> str:
-    from explorer.frozen import module_command
+    """A numba kernel under the CUDA simulator, in an agent started with the simulator switched on
+    (numba reads ``NUMBA_ENABLE_CUDASIM`` once, at import, so it cannot be flipped in this process)."""
+    from explorer.agent.child import local_agent
+    from explorer.agent.protocol import AgentError
 
-    cmd, env = module_command("explorer.commands.selftest")
-    env["NUMBA_ENABLE_CUDASIM"] = "1"
+    agent = local_agent(env_overrides={"NUMBA_ENABLE_CUDASIM": "1"}, label="the simulator child")
     try:
-        proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=CHILD_TIMEOUT_S)
-    except subprocess.TimeoutExpired:
-        raise CheckFailed(f"the simulator child did not finish in {CHILD_TIMEOUT_S:.0f} s") from None
-    lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("{")]
-    if proc.returncode != 0 or not lines:
-        err = [ln for ln in (proc.stderr or "").splitlines() if ln.strip()]
-        raise CheckFailed(
-            f"the simulator child exited with status {proc.returncode}: {err[-1] if err else 'no output'}"
-        )
-    result = json.loads(lines[-1])
+        agent.start()
+        result = agent.request("selftest.simulator", timeout_s=CHILD_TIMEOUT_S)
+    except AgentError as exc:
+        raise CheckFailed(str(exc)) from None
+    finally:
+        agent.close()
     if not result.get("ok"):
-        raise CheckFailed(result.get("error", "the simulator kernel gave a wrong answer"))
+        raise CheckFailed(str(result.get("error", "the simulator kernel gave a wrong answer")))
     return (
         f"numba {result['numba']} vector add, {result['n']} elements in {result['blocks']} blocks of "
         f"{SIM_BLOCK}: every element right ({result['kernel_s'] * 1000:.0f} ms in a child process)"
@@ -357,9 +354,9 @@ def run_self_test(args: argparse.Namespace) -> int:
     return 1 if failed else 0
 
 
-# --- the child process of the simulator check ---------------------------------------------------
+# --- the simulator check, run inside an agent started with NUMBA_ENABLE_CUDASIM=1 ----------------
 
-# numba.cuda, bound in the child. The kernel reaches it as a module global because the simulator
+# numba.cuda, bound in the agent. The kernel reaches it as a module global because the simulator
 # swaps the globals a kernel sees for its own fake ``cuda`` module; a closure would escape that.
 cuda: Any = None
 
@@ -370,12 +367,11 @@ def _vector_add(a, b, out, n):
         out[i] = a[i] + b[i]
 
 
-def _simulator_child() -> int:
-    """Run a vector add under the simulator and print one JSON line for the parent to read."""
+def simulator_kernel_check() -> dict[str, Any]:
+    """Run a vector add under the simulator; the answer of the agent's ``selftest.simulator``."""
     global cuda
     if os.environ.get("NUMBA_ENABLE_CUDASIM") != "1":
-        print(json.dumps({"ok": False, "error": "NUMBA_ENABLE_CUDASIM=1 was not set in the child"}))
-        return 1
+        return {"ok": False, "error": "NUMBA_ENABLE_CUDASIM=1 was not set in the child"}
     try:
         import numba
         import numpy as np
@@ -400,9 +396,4 @@ def _simulator_child() -> int:
             )
     except Exception as exc:  # noqa: BLE001 - the parent turns this into its FAIL line
         result = {"ok": False, "error": f"{type(exc).__name__}: {exc}"}
-    print(json.dumps(result), flush=True)
-    return 0 if result["ok"] else 1
-
-
-if __name__ == "__main__":
-    sys.exit(_simulator_child())
+    return result

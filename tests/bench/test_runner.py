@@ -5,6 +5,7 @@ from __future__ import annotations
 import threading
 import time
 
+import psutil
 import pytest
 
 from explorer.bench.results import BenchPoint
@@ -91,8 +92,8 @@ def test_cancel_ends_the_run_quickly_and_kills_the_worker():
     def consume() -> None:
         for e in run.events():
             seen.append(e)
-            if isinstance(e, BenchPoint) and run._worker is not None:
-                procs.append(run._worker.proc)
+            if isinstance(e, BenchPoint) and run.worker_pid is not None:
+                procs.append(psutil.Process(run.worker_pid))
 
     th = threading.Thread(target=consume)
     th.start()
@@ -106,7 +107,7 @@ def test_cancel_ends_the_run_quickly_and_kills_the_worker():
     assert not th.is_alive()
     assert time.monotonic() - t0 < 2.0
     assert [e.size for e in seen if isinstance(e, BenchPoint)] == [1]  # no row for the cancelled point
-    assert procs and not procs[0].is_alive()
+    assert procs and not procs[0].is_running()
 
 
 def test_two_gpu_workload_runs_once_on_the_first_gpu_with_the_second_as_partner():
@@ -118,18 +119,16 @@ def test_two_gpu_workload_runs_once_on_the_first_gpu_with_the_second_as_partner(
 def test_low_priority_worker_runs_below_the_parent():
     import os
 
-    import psutil
-
     run = BenchRun(BenchPlan("_crash_test", ["cpu"], sizes=[1], repeats=1, low_priority=True))
     events = run.events()
     next(events)  # Progress(0): the worker is started with the first point
     point = next(events)
     assert point.error is None
-    child = run._worker.proc
+    child = psutil.Process(run.worker_pid)
     if os.name == "posix":
-        assert psutil.Process(child.pid).nice() > psutil.Process().nice()
+        assert child.nice() > psutil.Process().nice()
     events.close()
-    assert not child.is_alive()
+    assert not child.is_running()
 
 
 def test_out_of_memory_is_an_error_row_and_the_same_worker_goes_on():

@@ -1,0 +1,92 @@
+"""What an agent can be asked to do: method name -> function(params, emit) -> answer.
+
+Each method takes the request's ``params`` (a JSON object, checked here before use), may stream
+parts of its answer with ``emit(dict)``, and returns the final answer as a dict. A method raises
+``UserError`` (or any exception) to fail the request with one line; the agent goes on serving.
+
+The work itself lives in the core modules; these functions only unpack params, import what the
+method needs (lazily, so an agent starts in a fraction of a second) and pack the answer.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+from collections.abc import Callable
+from typing import Any
+
+from explorer.errors import UserError
+
+Emit = Callable[[dict[str, Any]], None]
+Method = Callable[[dict[str, Any], Emit], dict[str, Any]]
+
+
+def _lower_priority() -> None:
+    """Run below normal priority so a window sharing few cores stays responsive."""
+    try:
+        import psutil
+
+        proc = psutil.Process()
+        if hasattr(psutil, "BELOW_NORMAL_PRIORITY_CLASS"):  # Windows
+            proc.nice(psutil.BELOW_NORMAL_PRIORITY_CLASS)
+        else:
+            proc.nice(min(19, proc.nice() + 10))
+    except Exception:  # noqa: BLE001 - a priority we cannot change is not worth failing a benchmark for
+        pass
+
+
+def ping(params: dict[str, Any], emit: Emit) -> dict[str, Any]:
+    """An answer with nothing to compute: the round trip, and proof the agent is listening."""
+    return {"pid": os.getpid()}
+
+
+def bench_prepare(params: dict[str, Any], emit: Emit) -> dict[str, Any]:
+    """Import what a workload needs before the first point is timed; optionally lower the priority.
+
+    params: ``preload`` (list of module names, e.g. ["torch"]), ``low_priority`` (bool).
+    Answer: ``loaded`` and ``missing`` (module names; a missing one is reported by the point itself).
+    """
+    preload = params.get("preload", [])
+    if not isinstance(preload, list) or not all(isinstance(m, str) and m.isidentifier() for m in preload):
+        raise UserError(f"preload must be a list of top-level module names; got {preload!r}")
+    if params.get("low_priority") is True:
+        _lower_priority()
+    loaded, missing = [], []
+    for name in preload:
+        try:
+            importlib.import_module(name)
+            loaded.append(name)
+        except Exception:  # noqa: BLE001 - the point itself will say what is missing
+            missing.append(name)
+    return {"loaded": loaded, "missing": missing}
+
+
+def bench_point(params: dict[str, Any], emit: Emit) -> dict[str, Any]:
+    """Measure one benchmark point. params: the fields of ``explorer.bench.execute.PointSpec``.
+
+    Answer: ``point`` (``BenchPoint.to_dict()``) and ``fatal`` (bool: the CUDA context is unusable,
+    the parent replaces this agent before the next point).
+    """
+    from explorer.bench.execute import PointSpec, run_point
+
+    try:
+        spec = PointSpec(**params)
+    except TypeError as exc:
+        raise UserError(f"not a benchmark point: {exc}") from None
+    point, fatal = run_point(spec)
+    return {"point": point.to_dict(), "fatal": bool(fatal)}
+
+
+def selftest_simulator(params: dict[str, Any], emit: Emit) -> dict[str, Any]:
+    """The self-test's kernel under numba's CUDA simulator (the agent must be started with it on)."""
+    from explorer.commands.selftest import simulator_kernel_check
+
+    return simulator_kernel_check()
+
+
+METHODS: dict[str, Method] = {
+    "ping": ping,
+    "bench.prepare": bench_prepare,
+    "bench.point": bench_point,
+    "selftest.simulator": selftest_simulator,
+}

@@ -1,0 +1,155 @@
+"""The agent: ``device-explorer agent`` (``python -m explorer agent``), the child end of the pipe.
+
+It answers requests read from stdin with messages on stdout (see ``explorer.agent``), one request at
+a time, on its main thread (CUDA contexts and signal handling belong there). Three things make sure
+it never outlives whoever started it:
+
+* On Linux it asks the kernel for SIGKILL when its parent dies (``PR_SET_PDEATHSIG``): this holds
+  even when the agent is stuck inside a driver call that never returns to Python.
+* A thread reads stdin the whole time; end of file means the parent is gone or wants it gone (and
+  over ssh, that the connection dropped), so the agent exits at once, even mid-request.
+* It ignores SIGINT: the parent starts it in a session of its own, so a terminal's Ctrl-C reaches
+  only the parent, which stops the agent itself (no traceback from the agent, ever).
+
+Stray output from libraries (a print in a workload, numba or torch warnings written to fd 1) would
+corrupt the protocol, so the protocol gets a private copy of fd 1 and fd 1 is pointed at stderr,
+which the parent collects for its error messages.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import platform
+import queue
+import signal
+import sys
+import threading
+from typing import Any, BinaryIO
+
+from explorer import __version__
+from explorer.agent.methods import METHODS
+from explorer.agent.protocol import (
+    MAX_LINE_BYTES,
+    PACKAGE,
+    PROTOCOL_VERSION,
+    Bye,
+    Error,
+    Event,
+    Hello,
+    Message,
+    ProtocolError,
+    Request,
+    Result,
+    decode,
+    encode,
+)
+from explorer.errors import UserError
+
+_PR_SET_PDEATHSIG = 1
+
+
+def die_with_parent() -> bool:
+    """Ask Linux to SIGKILL this process when its parent dies; False where that is not available."""
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        return libc.prctl(_PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0) == 0
+    except (OSError, AttributeError):
+        return False
+
+
+class _Channel:
+    """The protocol's end of stdout: one whole line per write, from the main thread only."""
+
+    def __init__(self) -> None:
+        sys.stdout.flush()
+        self._out: BinaryIO = os.fdopen(os.dup(1), "wb", buffering=0)
+        os.dup2(2, 1)  # anything else written to fd 1 goes to stderr, where the parent reads it
+        sys.stdout = sys.stderr  # and Python's prints too, unbuffered, so they come in order
+
+    def send(self, message: Message) -> None:
+        try:
+            self._out.write(encode(message))
+        except OSError:
+            os._exit(0)  # the parent closed its end: nobody is left to answer
+
+
+def _read_stdin(inbox: queue.Queue[Message | ProtocolError]) -> None:
+    stream = sys.stdin.buffer
+    while True:
+        try:
+            line = stream.readline(MAX_LINE_BYTES + 1)
+        except (OSError, ValueError):
+            line = b""
+        if not line:
+            # The parent is gone, closed the pipe to stop us, or (over ssh) the connection dropped.
+            os._exit(0)
+        if not line.endswith(b"\n") and len(line) > MAX_LINE_BYTES:
+            inbox.put(ProtocolError(f"a request line longer than {MAX_LINE_BYTES:,} bytes"))
+            while line and not line.endswith(b"\n"):  # skip the rest of it
+                line = stream.readline(MAX_LINE_BYTES + 1)
+            continue
+        try:
+            inbox.put(decode(line))
+        except ProtocolError as exc:
+            inbox.put(exc)
+
+
+def _answer(request: Request, channel: _Channel) -> Message:
+    method = METHODS.get(request.method)
+    if method is None:
+        known = ", ".join(sorted(m for m in METHODS if not m.startswith("_")))
+        return Error(request.id, "unknown-method", f"no method {request.method!r}; this agent has {known}")
+
+    def emit(data: dict[str, Any]) -> None:
+        channel.send(Event(request.id, data))
+
+    try:
+        data = method(request.params, emit)
+    except UserError as exc:
+        return Error(request.id, "failed", str(exc))
+    except Exception as exc:  # noqa: BLE001 - the parent shows one line; no traceback crosses the pipe
+        first = str(exc).strip().splitlines()
+        return Error(request.id, "failed", f"{type(exc).__name__}: {first[0] if first else 'no message'}")
+    return Result(request.id, data)
+
+
+def serve() -> int:
+    """Say hello, then answer requests until ``bye`` or the end of stdin."""
+    die_with_parent()
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+    channel = _Channel()
+    channel.send(
+        Hello(
+            protocol=PROTOCOL_VERSION,
+            package=PACKAGE,
+            version=__version__,
+            python=platform.python_version(),
+            pid=os.getpid(),
+            platform=sys.platform,
+        )
+    )
+    inbox: queue.Queue[Message | ProtocolError] = queue.Queue()
+    threading.Thread(target=_read_stdin, args=(inbox,), name="agent-stdin", daemon=True).start()
+    while True:
+        message = inbox.get()
+        if isinstance(message, Bye):
+            return 0
+        if isinstance(message, ProtocolError):
+            channel.send(Error(0, "bad-request", str(message)))
+        elif isinstance(message, Request):
+            channel.send(_answer(message, channel))
+        else:
+            channel.send(Error(0, "bad-request", f"an agent takes requests, not {type(message).__name__}"))
+
+
+def run_agent(args: object = None) -> int:
+    """The hidden ``agent`` sub-command."""
+    try:
+        return serve()
+    except Exception as exc:  # noqa: BLE001 - one line on stderr for the parent's message
+        print(f"device-explorer agent: {type(exc).__name__}: {exc}", file=sys.stderr, flush=True)
+        return 1
