@@ -79,7 +79,7 @@ def bench_point(params: dict[str, Any], emit: Emit) -> dict[str, Any]:
 
 def selftest_simulator(params: dict[str, Any], emit: Emit) -> dict[str, Any]:
     """The self-test's kernel under numba's CUDA simulator (the agent must be started with it on)."""
-    from explorer.commands.selftest import simulator_kernel_check
+    from explorer.agent.simcheck import simulator_kernel_check
 
     return simulator_kernel_check()
 

@@ -27,6 +27,7 @@ from dataclasses import asdict, dataclass
 from typing import Any, Literal
 
 from explorer import __version__
+from explorer.agent.simcheck import SIM_BLOCK
 
 Status = Literal["pass", "fail", "info"]
 
@@ -48,8 +49,6 @@ DEPENDENCIES: tuple[tuple[str, str], ...] = (
 )
 MATMUL_N = 256  # small enough for a fraction of a second on any laptop, big enough to use BLAS
 BENCH_N = 128  # the benchmark engine's point: the worker's start-up (importing torch) dominates
-SIM_N = 1000  # elements of the simulator's vector add: 4 blocks of 256 threads, the last one partly idle
-SIM_BLOCK = 256
 _found_gpus = (
     0  # present GPUs the devices check found; the GPU workload check explains if torch cannot use them
 )
@@ -352,48 +351,3 @@ def run_self_test(args: argparse.Namespace) -> int:
         verdict = "all checks passed" if not failed else f"{len(failed)} check(s) FAILED"
         print(f"self-test: {verdict} in {total_s:.1f} s")
     return 1 if failed else 0
-
-
-# --- the simulator check, run inside an agent started with NUMBA_ENABLE_CUDASIM=1 ----------------
-
-# numba.cuda, bound in the agent. The kernel reaches it as a module global because the simulator
-# swaps the globals a kernel sees for its own fake ``cuda`` module; a closure would escape that.
-cuda: Any = None
-
-
-def _vector_add(a, b, out, n):
-    i = cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x
-    if i < n:
-        out[i] = a[i] + b[i]
-
-
-def simulator_kernel_check() -> dict[str, Any]:
-    """Run a vector add under the simulator; the answer of the agent's ``selftest.simulator``."""
-    global cuda
-    if os.environ.get("NUMBA_ENABLE_CUDASIM") != "1":
-        return {"ok": False, "error": "NUMBA_ENABLE_CUDASIM=1 was not set in the child"}
-    try:
-        import numba
-        import numpy as np
-        from numba import cuda as numba_cuda
-
-        cuda = numba_cuda
-        kernel = numba_cuda.jit(_vector_add)
-        rng = np.random.default_rng(2)
-        a = rng.standard_normal(SIM_N).astype(np.float32)
-        b = rng.standard_normal(SIM_N).astype(np.float32)
-        out = np.full(SIM_N, np.nan, dtype=np.float32)
-        blocks = (SIM_N + SIM_BLOCK - 1) // SIM_BLOCK
-        t0 = time.perf_counter()
-        kernel[blocks, SIM_BLOCK](a, b, out, SIM_N)
-        numba_cuda.synchronize()
-        kernel_s = time.perf_counter() - t0
-        ok = bool(np.array_equal(out, a + b))
-        result = {"ok": ok, "numba": numba.__version__, "n": SIM_N, "blocks": blocks, "kernel_s": kernel_s}
-        if not ok:
-            result["error"] = (
-                f"{int(np.sum(out != a + b))} of {SIM_N} elements wrong after the simulated kernel"
-            )
-    except Exception as exc:  # noqa: BLE001 - the parent turns this into its FAIL line
-        result = {"ok": False, "error": f"{type(exc).__name__}: {exc}"}
-    return result
