@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import platform
 import sys
+import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 from explorer.bench import peaks
+from explorer.bench.noise import Verdict, judge
 from explorer.bench.results import BenchPoint, error_point
 from explorer.bench.timing import Timing, measure, measure_torch
 from explorer.bench.workloads import Workload, get_workload
@@ -219,12 +221,65 @@ def _impl_module(impl: str) -> Any:
     return module
 
 
+#: a disturbed point is measured at most this many times in all
+MAX_ATTEMPTS = 3
+#: the first attempt may use this share of the point's time budget, leaving the rest for a re-measure
+FIRST_ATTEMPT_SHARE = 0.4
+
+
+def verdict_of(out: Outcome, spec: PointSpec) -> Verdict:
+    """The noise verdict on one attempt: what disturbed it (explorer.bench.noise), with its threads."""
+    t = out.timing
+    return judge(
+        t.load,
+        threads=out.threads or 1,
+        median_s=t.median_s,
+        min_s=t.min_s,
+        spread_s=t.spread_s,
+        repeats=t.repeats,
+        on_cpu=spec.device == "cpu",
+    )
+
+
+def measure_until_quiet(
+    run: Callable[[PointSpec], Outcome],
+    spec: PointSpec,
+    judge_attempt: Callable[[Outcome, PointSpec], Verdict] = verdict_of,
+    clock: Callable[[], float] = time.perf_counter,
+) -> tuple[Outcome, Verdict, int]:
+    """Measure; while the verdict says disturbed and the point's time budget has room for another
+    attempt as long as the last one, measure again (at most ``MAX_ATTEMPTS`` in all).
+
+    Returns the attempt kept, its verdict and how many re-measurements were made. An undisturbed
+    attempt is kept as soon as there is one; when every attempt was disturbed, the fastest is kept
+    (a disturbance only ever slows a point down), still marked, with its own reason.
+    """
+    start = clock()
+    deadline = start + spec.budget_s
+    first_budget = spec.budget_s * FIRST_ATTEMPT_SHARE
+    attempts: list[tuple[Outcome, Verdict]] = []
+    while True:
+        began = clock()
+        budget = first_budget if not attempts else max(deadline - began, first_budget / 4)
+        out = run(replace(spec, budget_s=budget))
+        verdict = judge_attempt(out, spec)
+        attempts.append((out, verdict))
+        if not verdict.noisy:
+            return out, verdict, len(attempts) - 1
+        took = clock() - began
+        if len(attempts) >= MAX_ATTEMPTS or clock() + took > deadline:
+            break
+    out, verdict = min(attempts, key=lambda a: a[0].timing.median_s)
+    return out, verdict, len(attempts) - 1
+
+
 def run_point(spec: PointSpec) -> tuple[BenchPoint, bool]:
     """Measure one point; never raises. Returns the point and whether the worker must be replaced."""
     w = get_workload(spec.workload)
     label = w.size_label(spec.size)
     try:
-        out: Outcome = _impl_module(w.impl).run(w, spec)
+        module = _impl_module(w.impl)
+        out, verdict, remeasured = measure_until_quiet(lambda s: module.run(w, s), spec)
     except BaseException as exc:  # noqa: B036 - a point must never take the worker down with a traceback
         if isinstance(exc, (KeyboardInterrupt, SystemExit)):
             raise
@@ -263,5 +318,15 @@ def run_point(spec: PointSpec) -> tuple[BenchPoint, bool]:
         dtype=out.dtype or w.dtype,
         versions=versions(spec.device),
         extra=extra,
+        noisy=verdict.noisy,
+        noise_reason=verdict.reason,
+        remeasured=remeasured,
     )
+    load = t.load
+    if load is not None:
+        point.others_cpu_share = round(load.others_share(), 4)
+        waiting = load.waiting_share(out.threads or 1)
+        point.waiting_share = None if waiting is None else round(waiting, 4)
+        steal = load.steal_share()
+        point.steal_share = None if steal is None else round(steal, 4)
     return point, False

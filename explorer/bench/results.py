@@ -67,6 +67,13 @@ class BenchPoint:
     extra: dict[str, float | str] = field(default_factory=dict)
     error: str | None = None
     timestamp: float = field(default_factory=time.time)
+    # The noise verdict (explorer.bench.noise): was this point disturbed, and by what, in words.
+    noisy: bool = False
+    noise_reason: str = ""
+    remeasured: int = 0  # times the point was measured again because it was disturbed
+    others_cpu_share: float | None = None  # other programs' CPU use, share of all cores
+    waiting_share: float | None = None  # share of the time the point's threads waited for a CPU
+    steal_share: float | None = None  # share of all cores the hypervisor gave to other VMs
 
     @property
     def ok(self) -> bool:
@@ -146,11 +153,21 @@ def read_json(path: str | os.PathLike[str]) -> list[BenchPoint]:
 # --- CSV -------------------------------------------------------------------------------------
 
 CSV_COLUMNS = [f.name for f in fields(BenchPoint)]
-_FLOAT_COLUMNS = {"median_s", "spread_s", "min_s", "throughput", "peak", "timestamp"}
-_INT_COLUMNS = {"size", "repeats", "threads"}
+_FLOAT_COLUMNS = {
+    "median_s",
+    "spread_s",
+    "min_s",
+    "throughput",
+    "peak",
+    "timestamp",
+    "others_cpu_share",
+    "waiting_share",
+    "steal_share",
+}
+_INT_COLUMNS = {"size", "repeats", "threads", "remeasured"}
 _DICT_COLUMNS = {"versions", "extra"}
-_BOOL_COLUMNS = {"peak_is_estimate"}
-_TEXT_COLUMNS = {"variant", "size_label", "throughput_unit", "peak_basis", "dtype"}
+_BOOL_COLUMNS = {"peak_is_estimate", "noisy"}
+_TEXT_COLUMNS = {"variant", "size_label", "throughput_unit", "peak_basis", "dtype", "noise_reason"}
 
 
 def write_csv(points: Iterable[BenchPoint], path: str | os.PathLike[str]) -> None:
@@ -229,8 +246,8 @@ def format_point(p: BenchPoint) -> str:
     if p.error:
         return f"{head} ERROR: {p.error}"
     text = (
-        f"{head} median {seconds_text(p.median_s, '-')} (IQR {seconds_text(p.spread_s, '-')}, "
-        f"{p.repeats} repeats)"
+        f"{head} median {seconds_text(p.median_s, '-')} (min {seconds_text(p.min_s, '-')}, "
+        f"IQR {seconds_text(p.spread_s, '-')}, {p.repeats} repeats)"
     )
     if p.throughput is not None:
         text += f"  {number_text(p.throughput, p.throughput_unit)}"
@@ -242,4 +259,10 @@ def format_point(p: BenchPoint) -> str:
     for key, value in p.extra.items():
         if isinstance(value, float):
             text += f"  {key}={value:.3g}"
+    if p.noisy:
+        text += f"  NOISY: {p.noise_reason}" + (
+            f" (still so after {p.remeasured} re-measurement{'s' if p.remeasured != 1 else ''})"
+            if p.remeasured
+            else ""
+        )
     return text

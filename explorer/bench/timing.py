@@ -21,11 +21,17 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from explorer.bench.noise import Load, observe_end, observe_start
+
 SETTLED_REL_IQR = 0.05  # stop early once IQR / median is under this, with enough samples
 MIN_SAMPLES = 5
 MAX_SAMPLES = 2000
 TARGET_SAMPLE_S = 1e-3
 MIN_TIMER_SAMPLES = 3  # group short steps so one sample lasts at least this long
+# Sample for at least this long (budget permitting), as torch.utils.benchmark's blocked_autorange
+# does: a median of many samples, and a region long enough for the noise verdict's CPU-time
+# figures (clock ticks of 10 ms) to mean something.
+MIN_RUN_S = 0.2
 
 
 @dataclass
@@ -39,6 +45,7 @@ class Timing:
     steps_per_sample: int
     method: str  # "perf_counter + sync", "torch.utils.benchmark.Timer", "naive (no sync)"
     samples_s: list[float]
+    load: Load | None = None  # what the machine did during the timed samples (the noise verdict's input)
 
 
 def quartiles(values: Sequence[float]) -> tuple[float, float, float]:
@@ -98,7 +105,7 @@ def measure(
     ``sync`` waits for the device (``torch.cuda.synchronize``, numba ``cuda.synchronize``); for
     the CPU it is ``None``. With ``repeats`` exactly that many samples are kept; otherwise samples
     are taken until the spread settles or ``budget_s`` is spent (at least 3 samples unless one
-    alone overruns the budget). Steps shorter than ~1 ms are grouped so the clock's resolution and
+    alone overruns the budget), and for at least ``MIN_RUN_S`` when the budget allows. Steps shorter than ~1 ms are grouped so the clock's resolution and
     the synchronize itself do not dominate.
     """
     sync = sync or _noop
@@ -126,6 +133,8 @@ def measure(
 
     samples: list[float] = []
     budget_end = start_all + budget_s
+    min_run_end = clock() + min(MIN_RUN_S, budget_s / 4)
+    observed = observe_start()
     while True:
         if naive:
             t0 = clock()
@@ -152,10 +161,13 @@ def measure(
         if now >= budget_end and (n >= 3 or (n >= 1 and elapsed >= budget_s)):
             break
         per_step = [s / steps for s in samples]
-        if settled(per_step, min_samples=min_samples):
+        if now >= min_run_end and settled(per_step, min_samples=min_samples):
             break
+    load = observe_end(observed)
     method = "naive (no sync)" if naive else ("perf_counter + sync" if sync is not _noop else "perf_counter")
-    return summarize(samples, steps_per_sample=steps, method=method)
+    timing = summarize(samples, steps_per_sample=steps, method=method)
+    timing.load = load
+    return timing
 
 
 def measure_torch(
@@ -188,18 +200,21 @@ def measure_torch(
     times: list[float] = []
     number = 1
     deadline = time.perf_counter() + 3 * budget_s
+    observed = observe_start()
     # adaptive_autorange stops at max_run_time even with one sample; ask again (each call
     # re-estimates its block size) until there are enough samples for a median and a spread.
     while True:
         m = timer.adaptive_autorange(
-            threshold=SETTLED_REL_IQR, min_run_time=min(0.05, budget_s / 4), max_run_time=budget_s
+            threshold=SETTLED_REL_IQR, min_run_time=min(MIN_RUN_S, budget_s / 4), max_run_time=budget_s
         )
         times.extend(m.times)  # per-step seconds (block time / number_per_run)
         number = max(number, int(m.number_per_run))
         if len(times) >= MIN_TIMER_SAMPLES or time.perf_counter() > deadline:
             break
+    load = observe_end(observed)
     t = summarize(times, method="torch.utils.benchmark.Timer")
     t.steps_per_sample = number
+    t.load = load
     return t
 
 

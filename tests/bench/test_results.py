@@ -26,6 +26,12 @@ def sample_points() -> list[BenchPoint]:
         dtype="float32",
         versions={"torch": "2.13.0", "python": "3.11.7"},
         extra={"copy_share": 0.31, "note": 'a, b "quoted"'},
+        noisy=True,
+        noise_reason="other programs used 48% of the CPU during this point; the median is 2.1x the fastest sample",
+        remeasured=2,
+        others_cpu_share=0.48,
+        waiting_share=0.3,
+        steal_share=0.0,
     )
     bad = error_point(
         "matmul", "cuda:0", "cuda:0", 8192, "n=8192", "out of memory: tried to allocate 256 MiB", "GFLOP/s"
@@ -75,3 +81,39 @@ def test_text_line_names_the_error_or_the_figures():
     ok, bad = sample_points()
     assert "128 GFLOP/s" in R.format_point(ok) and "threads=2" in R.format_point(ok)
     assert "ERROR: out of memory" in R.format_point(bad)
+
+
+def test_noise_verdict_is_in_json_and_csv_under_its_documented_names(tmp_path):
+    import csv
+    import json
+
+    R.write_json(sample_points(), tmp_path / "out.json")
+    first = json.loads((tmp_path / "out.json").read_text())["points"][0]
+    assert first["noisy"] is True and first["noise_reason"].startswith("other programs used 48%")
+    R.write_csv(sample_points(), tmp_path / "out.csv")
+    rows = list(csv.DictReader((tmp_path / "out.csv").open()))
+    assert (rows[0]["noisy"], rows[1]["noisy"]) == ("True", "False")
+    assert rows[0]["noise_reason"].startswith("other programs used 48%") and rows[1]["noise_reason"] == ""
+
+
+def test_results_saved_before_the_verdict_existed_load_as_not_noisy(tmp_path):
+    import json
+
+    old = sample_points()[0].to_dict()
+    for key in ("noisy", "noise_reason", "remeasured", "others_cpu_share", "waiting_share", "steal_share"):
+        del old[key]
+    (tmp_path / "old.json").write_text(json.dumps({"format_version": 1, "points": [old]}))
+    (back,) = R.read_json(tmp_path / "old.json")
+    assert (back.noisy, back.noise_reason, back.remeasured, back.others_cpu_share) == (False, "", 0, None)
+
+
+def test_the_cli_line_shows_min_beside_median_and_the_reason_of_a_noisy_point():
+    noisy, _ = sample_points()
+    line = R.format_point(noisy)
+    assert "median 2.1 ms (min 2 ms," in line
+    assert line.endswith(
+        "NOISY: other programs used 48% of the CPU during this point; the median is 2.1x the fastest "
+        "sample (still so after 2 re-measurements)"
+    )
+    noisy.noisy, noisy.noise_reason = False, ""
+    assert "NOISY" not in R.format_point(noisy)

@@ -1,0 +1,170 @@
+"""The noise verdict: synthetic loads and samples in, ``noisy`` and the reason in words out.
+
+Each case is a situation a student's laptop is in: quiet, a second program on the other core, two
+busy programs, a hypervisor taking time, a sample run whose conditions changed half way.
+"""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from explorer.bench import noise
+from explorer.bench.execute import MAX_ATTEMPTS, Outcome, PointSpec, measure_until_quiet
+from explorer.bench.noise import Load, Verdict, judge
+from explorer.bench.timing import summarize
+
+# A settled point: 100 samples around 1 ms
+STEADY = dict(median_s=1.0e-3, min_s=0.97e-3, spread_s=0.02e-3, repeats=100)
+
+
+def load(*, wall=1.0, own=2.0, others=0.02, cpus=2, steal=0.0, waiting=0.0):
+    return Load(wall_s=wall, own_cpu_s=own, others_cpu_s=others, cpus=cpus, steal_s=steal, waiting_s=waiting)
+
+
+def test_a_quiet_point_is_not_marked():
+    v = judge(load(), threads=2, **STEADY)
+    assert v == Verdict(False, "")
+
+
+def test_other_programs_on_all_cores_mark_a_two_thread_point_and_say_how_much():
+    # two busy programs on a 2-core machine: they got 0.96 of the 2 core-seconds
+    v = judge(load(others=0.96, waiting=0.9), threads=2, **STEADY)
+    assert v.noisy
+    assert v.reason.startswith("other programs used 48% of the CPU during this point")
+    assert "waited for a CPU 45% of the time" in v.reason
+
+
+def test_a_program_on_the_free_core_does_not_mark_a_one_thread_point():
+    # numpy's one thread on core 0, another program busy on core 1: nothing competed
+    assert not judge(load(own=1.0, others=1.0), threads=1, **STEADY).noisy
+    # but the same program against two threads takes cores they needed
+    assert judge(load(own=1.0, others=1.0), threads=2, **STEADY).noisy
+
+
+def test_others_share_is_judged_beyond_the_clock_tick_resolution():
+    # 0.15 of a 0.1 s region is a few clock ticks: too coarse to call noisy on its own
+    short = load(wall=0.1, own=0.2, others=0.03)
+    assert short.others_share() == pytest.approx(0.15)
+    assert not judge(short, threads=2, **STEADY).noisy
+    # the same share over 2 s is measured well enough
+    assert judge(load(wall=2.0, own=4.0, others=0.6), threads=2, **STEADY).noisy
+
+
+def test_waiting_for_a_cpu_marks_the_point_even_when_the_machine_looks_idle_to_psutil():
+    v = judge(load(waiting=0.5), threads=2, **STEADY)
+    assert v.noisy and v.reason.startswith("its threads waited for a CPU 25% of the time")
+    assert not judge(load(waiting=0.1), threads=2, **STEADY).noisy  # 5%: scheduler jitter
+
+
+def test_without_run_queue_figures_own_cpu_time_stands_in_for_preemption():
+    ran_half = Load(wall_s=1.0, own_cpu_s=0.5, others_cpu_s=0.0, cpus=2, waiting_s=None)
+    v = judge(ran_half, threads=1, **STEADY)
+    assert v.noisy and "ran only 50% of the time" in v.reason
+    # a GPU point's thread sleeps while the GPU works: its low CPU time is no sign of anything
+    assert not judge(ran_half, threads=1, on_cpu=False, **STEADY).noisy
+
+
+def test_steal_time_is_reported_where_the_os_gives_it():
+    v = judge(load(steal=0.3), threads=2, **STEADY)
+    assert v.noisy and "hypervisor gave 15% of the CPU to other virtual machines" in v.reason
+    assert not judge(load(steal=None), threads=2, **STEADY).noisy
+
+
+def test_wide_spread_and_median_far_above_min_mark_a_point():
+    v = judge(load(), threads=2, median_s=1e-3, min_s=0.9e-3, spread_s=0.4e-3, repeats=50)
+    assert v.noisy and v.reason == "its samples spread widely (IQR 40% of the median)"
+    v = judge(load(), threads=2, median_s=8e-3, min_s=1e-3, spread_s=0.1e-3, repeats=50)
+    assert v.noisy and v.reason == "the median is 8.0x the fastest sample"
+    # three samples have no quartiles to speak of: their max - min is not judged as an IQR
+    assert not judge(load(), threads=2, median_s=1e-3, min_s=0.9e-3, spread_s=0.4e-3, repeats=3).noisy
+
+
+def test_every_cause_found_is_named_with_the_machine_first():
+    v = judge(load(others=1.0, waiting=1.0), threads=2, median_s=8e-3, min_s=1e-3, spread_s=4e-3, repeats=20)
+    parts = v.reason.split("; ")
+    assert parts[0].startswith("other programs used 50%")
+    assert len(parts) == 4
+
+
+def test_no_load_figures_still_judges_the_samples():
+    assert not judge(None, threads=1, **STEADY).noisy
+    assert judge(None, threads=1, median_s=3e-3, min_s=1e-3, spread_s=0, repeats=9).noisy
+
+
+def test_observing_the_machine_around_busy_work_reads_sane_figures():
+    start = noise.observe_start()
+    t0 = time.perf_counter()
+    while time.perf_counter() - t0 < 0.2:
+        pass
+    got = noise.observe_end(start)
+    assert got.wall_s >= 0.2
+    assert 0.1 < got.own_cpu_s <= got.wall_s * 1.2  # this thread was spinning
+    assert got.others_cpu_s >= 0 and got.cpus >= 1
+    if got.waiting_s is not None:
+        assert 0 <= got.waiting_s <= got.wall_s
+
+
+# --- re-measure policy -------------------------------------------------------------------------
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.t = 0.0
+
+    def __call__(self) -> float:
+        return self.t
+
+
+def scripted_attempts(clock: Clock, medians: list[float], noisy: list[bool], took_s: float):
+    """A run function whose n-th attempt takes ``took_s`` and measures ``medians[n]``; the judge
+    marks attempt n as ``noisy[n]``. Records the budget each attempt was given."""
+    budgets: list[float] = []
+
+    def run(spec: PointSpec) -> Outcome:
+        budgets.append(spec.budget_s)
+        clock.t += took_s
+        return Outcome(summarize([medians[len(budgets) - 1]] * 5))
+
+    def judge_attempt(out: Outcome, spec: PointSpec) -> Verdict:
+        i = medians.index(out.timing.median_s)
+        return Verdict(noisy[i], f"attempt {i} disturbed" if noisy[i] else "")
+
+    return run, judge_attempt, budgets
+
+
+def spec(budget_s: float = 2.0) -> PointSpec:
+    return PointSpec(index=0, workload="matmul", device="cpu", variant="cpu", suffix="", size=64, budget_s=budget_s)
+
+
+def test_a_quiet_first_attempt_is_kept_and_not_remeasured():
+    clock = Clock()
+    run, judge_attempt, budgets = scripted_attempts(clock, [1.0], [False], took_s=0.5)
+    out, verdict, again = measure_until_quiet(run, spec(), judge_attempt, clock)
+    assert (out.timing.median_s, verdict.noisy, again) == (1.0, False, 0)
+    assert budgets == [pytest.approx(0.8)]  # the first attempt leaves room for a second
+
+
+def test_a_disturbed_point_is_remeasured_and_the_quiet_attempt_kept():
+    clock = Clock()
+    run, judge_attempt, budgets = scripted_attempts(clock, [9.0, 1.0], [True, False], took_s=0.5)
+    out, verdict, again = measure_until_quiet(run, spec(), judge_attempt, clock)
+    assert (out.timing.median_s, verdict, again) == (1.0, Verdict(False, ""), 1)
+    assert budgets[1] == pytest.approx(1.5)  # the rest of the point's budget
+
+
+def test_a_point_disturbed_every_time_keeps_its_fastest_attempt_marked():
+    clock = Clock()
+    run, judge_attempt, _ = scripted_attempts(clock, [9.0, 3.0, 5.0], [True, True, True], took_s=0.1)
+    out, verdict, again = measure_until_quiet(run, spec(), judge_attempt, clock)
+    assert out.timing.median_s == 3.0
+    assert verdict == Verdict(True, "attempt 1 disturbed")
+    assert again == MAX_ATTEMPTS - 1
+
+
+def test_no_remeasure_when_the_budget_has_no_room_for_another_attempt():
+    clock = Clock()
+    run, judge_attempt, budgets = scripted_attempts(clock, [9.0, 1.0], [True, False], took_s=1.2)
+    out, verdict, again = measure_until_quiet(run, spec(), judge_attempt, clock)
+    assert (out.timing.median_s, verdict.noisy, again, len(budgets)) == (9.0, True, 0, 1)
