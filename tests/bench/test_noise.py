@@ -95,15 +95,16 @@ def test_no_load_figures_still_judges_the_samples():
 
 def test_observing_the_machine_around_busy_work_reads_sane_figures():
     start = noise.observe_start()
-    t0 = time.perf_counter()
-    while time.perf_counter() - t0 < 0.2:
+    c0 = time.process_time()
+    while time.process_time() - c0 < 0.1:  # spin for 0.1 s of CPU, however busy the machine is
         pass
     got = noise.observe_end(start)
-    assert got.wall_s >= 0.2
-    assert 0.1 < got.own_cpu_s <= got.wall_s * 1.2  # this thread was spinning
+    assert got.own_cpu_s >= 0.1 and got.wall_s >= got.own_cpu_s * 0.95
     assert got.others_cpu_s >= 0 and got.cpus >= 1
     if got.waiting_s is not None:
-        assert 0 <= got.waiting_s <= got.wall_s
+        # a spinning thread is either on a CPU or waiting for one
+        assert got.own_cpu_s + got.waiting_s >= 0.7 * got.wall_s
+        assert got.waiting_s <= got.wall_s
 
 
 # --- re-measure policy -------------------------------------------------------------------------
