@@ -38,6 +38,10 @@ FIELD_RANGES: dict[str, tuple[float | None, float | None]] = {
     "throughput": (0, None),
     "peak": (0, None),
     "threads": (1, None),
+    "remeasured": (0, None),
+    "others_cpu_share": (0, None),
+    "waiting_share": (0, None),
+    "steal_share": (0, None),
 }
 
 

@@ -117,3 +117,13 @@ def test_the_cli_line_shows_min_beside_median_and_the_reason_of_a_noisy_point():
     )
     noisy.noisy, noisy.noise_reason = False, ""
     assert "NOISY" not in R.format_point(noisy)
+
+
+def test_a_negative_noise_figure_in_a_saved_file_is_refused_by_name(tmp_path):
+    import json
+
+    bad = sample_points()[0].to_dict()
+    bad["others_cpu_share"] = -0.5
+    (tmp_path / "bad.json").write_text(json.dumps({"format_version": 1, "points": [bad]}))
+    with pytest.raises(ValueError, match="others_cpu_share"):
+        R.read_json(tmp_path / "bad.json")
