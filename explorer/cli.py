@@ -68,6 +68,12 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="N[,NY[,NZ]]",
         help="problem size, or its extent per axis (1920,1080): threads outside it are idle",
     )
+    p.add_argument(
+        "--thread",
+        default=None,
+        metavar="BX,BY,BZ:TX,TY,TZ",
+        help="describe one thread (blockIdx:threadIdx): its position, index, warp, lane, SM, wave",
+    )
     _add_json(p)
     p.set_defaults(handler="explorer.commands.launch:run_launch")
 

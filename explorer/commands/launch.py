@@ -22,7 +22,8 @@ from explorer.launch.config import (
 )
 from explorer.launch.limits import ArchLimits, limits_for_cc, limits_for_device, parse_cc
 from explorer.launch.occupancy import UNLIMITED, Occupancy, occupancy
-from explorer.launch.schedule import SCHEDULER_NOTE, LaunchPlan, plan_launch
+from explorer.launch.schedule import SCHEDULER_NOTE, LaunchPlan, ThreadInfo, plan_launch
+from explorer.launch.texts import launch_summary, occupancy_headline, plain, readings, shape, thread_lines
 
 
 def _find_device(query: str) -> Device:
@@ -115,11 +116,7 @@ def format_occupancy(occ: Occupancy, limits: ArchLimits, name: str, device: Devi
     ]
     for label, value, why in rows:
         lines.append(f"  {label:<14}{_limit_text(value):>9}   ({why})")
-    lines.append(
-        f"active per SM: {occ.active_blocks_per_sm} block{'' if occ.active_blocks_per_sm == 1 else 's'} = "
-        f"{occ.active_warps_per_sm} of {occ.max_warps_per_sm} "
-        f"warps -> occupancy {occ.occupancy_pct:.1f}%"
-    )
+    lines.append(plain(occupancy_headline(occ)))
     lines.append(f"limited by: {occ.limiter}")
     lines.append(occ.explain())
     return "\n".join(lines)
@@ -129,43 +126,42 @@ def run_launch(args: Any) -> int:
     device = _find_device(args.device)
     config = parse_launch(args.grid, args.block, args.smem, args.regs, args.n)
     plan = plan_launch(config, device)
+    thread = _thread(plan, args.thread) if getattr(args, "thread", None) else None
     if args.json:
-        print(json.dumps(plan.to_dict(), indent=2))
+        data = plan.to_dict()
+        if thread is not None:
+            data["thread"] = thread.to_dict()
+        print(json.dumps(data, indent=2))
+        return 0
+    if thread is not None:
+        print("\n".join(thread_lines(thread)))
         return 0
     print(format_plan(plan, device))
     return 0
 
 
+def _thread(plan: LaunchPlan, text: str) -> ThreadInfo:
+    """``BX,BY,BZ:TX,TY,TZ`` -> the core's account of that thread; a bad one is one line."""
+    block_text, sep, thread_text = str(text).partition(":")
+    if not sep:
+        raise UserError(f"--thread is {text!r}; give blockIdx:threadIdx, e.g. 48,2,0:4,5,0")
+    block_idx = Dim3.parse(block_text, "--thread blockIdx", missing=0)
+    thread_idx = Dim3.parse(thread_text, "--thread threadIdx", missing=0)
+    return plan.thread(plan.block_linear(block_idx), plan.thread_linear(thread_idx))
+
+
 def format_plan(plan: LaunchPlan, device: Device | None = None) -> str:
+    """The launch as the window describes it (the same summary and readings), then the details."""
     c = plan.config
-    occ = plan.occupancy
     name = device.display_name if device is not None else plan.device_name
     lines = [
         f"{name}: {plan.sm_count} SMs",
-        f"launch: grid {c.grid} x block {c.block}, {c.shared_mem_bytes} bytes shared memory, "
+        f"launch: grid {c.grid} x block {c.block}, {c.shared_mem_bytes:,} bytes shared memory, "
         f"{c.regs_per_thread} registers per thread" + _problem_text(c),
-        f"blocks: {plan.total_blocks}   threads: {plan.total_threads}   warps: {plan.total_warps} "
-        f"({plan.warps_per_block} per block)",
+        plain(launch_summary(plan)),
+        plain(occupancy_headline(plan.occupancy)),
     ]
-    if plan.last_warp_active_lanes < plan.warp_size:
-        idle_lanes = plan.warp_size - plan.last_warp_active_lanes
-        lines.append(
-            f"last warp of each block: {plan.last_warp_active_lanes} of {plan.warp_size} lanes hold a thread "
-            f"({idle_lanes} lanes idle in every block: make the block a multiple of {plan.warp_size})"
-        )
-    else:
-        lines.append(f"every warp is full ({plan.warp_size} lanes)")
-    if c.n is not None:
-        lines.append(f"idle threads (global index >= n): {plan.idle_threads}")
-    elif c.extent is not None:
-        lines.append(f"idle threads (outside the problem on some axis): {plan.idle_threads}")
-    lines += [
-        f"resident blocks per SM: {plan.resident_blocks_per_sm} (limited by {occ.limiter}; "
-        f"occupancy {occ.occupancy_pct:.1f}%)",
-        f"concurrent blocks: {plan.concurrent_blocks} = {plan.sm_count} SMs x {plan.resident_blocks_per_sm}",
-        f"waves: {plan.waves}; the last runs {plan.last_wave_blocks} blocks "
-        f"({100 * plan.last_wave_fill:.1f}% of the GPU)",
-    ]
+    lines += [plain(line) for line in readings(plan)]
     for line in plan.notes:
         lines.append(f"note: {line}")
     lines.append(f"model: {SCHEDULER_NOTE}")
@@ -174,7 +170,5 @@ def format_plan(plan: LaunchPlan, device: Device | None = None) -> str:
 
 def _problem_text(c: LaunchConfig) -> str:
     if c.extent is not None:
-        e = c.extent
-        shape = f"{e.x} x {e.y}" if e.z == 1 else f"{e.x} x {e.y} x {e.z}"
-        return f", problem {shape} = {e.count} elements"
-    return f", n = {c.n}" if c.n is not None else ""
+        return f", problem {shape(c.extent)} = {c.extent.count:,} elements"
+    return f", n = {c.n:,}" if c.n is not None else ""

@@ -73,12 +73,13 @@ class Dim3:
         return f"({self.x}, {self.y}, {self.z})"
 
     @classmethod
-    def parse(cls, text: Any, what: str = "size") -> Dim3:
-        """'64', '64,2', '64x2x1', '(64, 2, 1)', an int or a tuple; missing axes are 1."""
+    def parse(cls, text: Any, what: str = "size", missing: int = 1) -> Dim3:
+        """'64', '64,2', '64x2x1', '(64, 2, 1)', an int or a tuple; missing axes are ``missing``
+        (1 for a size, 0 for an index such as blockIdx)."""
         if isinstance(text, Dim3):
             return text
         if isinstance(text, (int, float)) and not isinstance(text, bool):
-            return cls(parse_int(text, f"{what} x"))
+            return cls(parse_int(text, f"{what} x"), missing, missing)
         if isinstance(text, (tuple, list)):
             if not 1 <= len(text) <= 3:
                 raise LaunchValidationError([f"{what} has {len(text)} numbers; give X, X,Y or X,Y,Z"])
@@ -91,9 +92,10 @@ class Dim3:
                     problems.extend(exc.problems)
             if problems:
                 raise LaunchValidationError(problems)
-            return cls(*values)
+            return cls(*values, *[missing] * (3 - len(values)))
         try:
-            return cls(*parse_dims(text, what))
+            values = list(parse_dims(text, what))
+            return cls(*values, *[missing] * (3 - len(values)))
         except InputError as exc:
             raise LaunchValidationError(exc.problems) from None
 

@@ -48,8 +48,54 @@ class ThreadInfo:
         b, d, t = self.block_idx, self.block_dim, self.thread_idx
         return Dim3(b.x * d.x + t.x, b.y * d.y + t.y, b.z * d.z + t.z)
 
+    @property
+    def dims(self) -> int:
+        """1, 2 or 3: the axes a kernel indexes along (the most of the grid's, block's and problem's)."""
+        extent_dims = self.extent.dims_used if self.extent is not None else 1
+        return max(self.grid_dim.dims_used, self.block_dim.dims_used, extent_dims)
+
+    def axis_formulas(self) -> tuple[str, ...]:
+        """Per axis, ``x = blockIdx.x * blockDim.x + threadIdx.x = 48 * 16 + 4 = 772``: what a 2D/3D
+        kernel computes first, and the numbers a student checks against the picture."""
+        b, d, t, p = self.block_idx, self.block_dim, self.thread_idx, self.global_position
+        out = []
+        for axis in "xyz"[: self.dims]:
+            bi, di, ti, pi = (getattr(v, axis) for v in (b, d, t, p))
+            out.append(
+                f"{axis} = blockIdx.{axis} * blockDim.{axis} + threadIdx.{axis} = {bi} * {di} + {ti} = {pi}"
+            )
+        return tuple(out)
+
+    @property
+    def extent_index(self) -> int | None:
+        """The row-major index an image or volume kernel computes, ``(z * height + y) * width + x``,
+        over the problem's extent; None without an extent or for a thread outside it (it has none)."""
+        if self.extent is None or self.idle:
+            return None
+        p, e = self.global_position, self.extent
+        return (p.z * e.y + p.y) * e.x + p.x
+
+    def extent_index_formula(self) -> str | None:
+        """``index = y * width + x = 37 * 1920 + 772 = 71812``; None where ``extent_index`` is None."""
+        value = self.extent_index
+        if value is None or self.extent is None:
+            return None
+        p, e = self.global_position, self.extent
+        if e.z == 1:
+            return f"index = y * width + x = {p.y} * {e.x} + {p.x} = {value}"
+        return f"index = (z * height + y) * width + x = ({p.z} * {e.y} + {p.y}) * {e.x} + {p.x} = {value}"
+
+    @property
+    def element_index(self) -> int | None:
+        """The element this thread works on: the extent's row-major index, else its linear number
+        (a 1-D kernel's ``blockIdx.x * blockDim.x + threadIdx.x``); None for an idle thread."""
+        if self.extent is not None:
+            return self.extent_index
+        return None if self.idle else self.global_linear
+
     def formula(self) -> str:
-        """The index arithmetic a kernel does, with this thread's numbers filled in."""
+        """The thread's linear number, worked out with its numbers filled in: for a 1-D launch the
+        index a kernel uses; for 2D/3D the thread's place in the launch, not its pixel's index."""
         dims = max(self.grid_dim.dims_used, self.block_dim.dims_used)
         if dims == 1:
             return (
@@ -77,7 +123,13 @@ class ThreadInfo:
             "sm": self.sm,
             "wave": self.wave,
             "idle": self.idle,
-            "formula": self.formula(),
+            "formula": self.formula(),  # of global_linear, the thread's linear number in the launch
+            "position": list(self.global_position.as_tuple()),
+            "axis_formulas": list(self.axis_formulas()),
+            "extent": list(self.extent.as_tuple()) if self.extent is not None else None,
+            "extent_index": self.extent_index,
+            "extent_index_formula": self.extent_index_formula(),
+            "element_index": self.element_index,
         }
 
 
@@ -290,6 +342,29 @@ class LaunchPlan:
     last_wave_fill: float  # last_wave_blocks / concurrent_blocks
     warp_size: int = 32
     notes: tuple[str, ...] = field(default=())
+
+    # ----------------------------------------------------------------- how much of the GPU it fills
+
+    @property
+    def peak_resident_warps(self) -> int:
+        """Warps on the GPU at the fullest moment (the first wave): theoretical occupancy says how
+        full an SM *could* be; this says how full the launch makes the whole GPU."""
+        return min(self.total_blocks, self.concurrent_blocks) * self.warps_per_block
+
+    @property
+    def warp_slots(self) -> int:
+        """Warp slots of the whole GPU: SMs x the per-SM maximum."""
+        return self.sm_count * self.occupancy.max_warps_per_sm
+
+    @property
+    def gpu_fill(self) -> float:
+        """peak_resident_warps / warp_slots, 0..1 (one 33-thread block on 16 SMs: 2 / 512)."""
+        return self.peak_resident_warps / self.warp_slots
+
+    @property
+    def busy_sms(self) -> int:
+        """SMs that get a block at all (fewer blocks than SMs leave the rest idle for the whole run)."""
+        return min(self.total_blocks, self.sm_count)
 
     # ----------------------------------------------------------------- blocks
 
@@ -518,6 +593,10 @@ class LaunchPlan:
             "last_wave_blocks": self.last_wave_blocks,
             "last_wave_fill": self.last_wave_fill,
             "occupancy": self.occupancy.to_dict(),
+            "peak_resident_warps": self.peak_resident_warps,
+            "warp_slots": self.warp_slots,
+            "gpu_fill": self.gpu_fill,
+            "busy_sms": self.busy_sms,
             "notes": list(self.notes),
             "scheduler_model": "round-robin in block order (the real block scheduler is not public)",
         }

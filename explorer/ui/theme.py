@@ -149,6 +149,10 @@ def stylesheet(t: Theme) -> str:
     QLabel[role="na"] {{ color: {t.muted}; font-style: italic; }}
     QLabel[role="caption"] {{ color: {t.muted}; }}
     QLabel[role="error"] {{ color: {t.error}; font-weight: 600; }}
+    QLabel[role="warning"] {{
+        color: {t.banner_text}; background: {t.banner_bg}; border: 1px solid {t.banner_border};
+        border-radius: 4px; padding: 4px;
+    }}
     QGroupBox {{
         background: {t.panel}; border: 1px solid {t.border}; border-radius: 6px;
         margin-top: 14px; padding: 10px 8px 6px 8px; font-weight: 600;

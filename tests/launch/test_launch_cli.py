@@ -44,7 +44,7 @@ def test_occupancy_by_cc_text(capsys):
     code, out, err = run(capsys, "occupancy", "--cc", "7.5", "--threads", "256")
     assert code == 0 and err == ""
     assert "compute capability 7.5 (Turing)" in out
-    assert "occupancy 100.0%" in out and "limited by: warps" in out
+    assert "100% theoretical occupancy" in out and "limited by: warps" in out
 
 
 def test_occupancy_json_keys(capsys):
@@ -198,8 +198,8 @@ def test_launch_with_a_2d_problem_size(capsys):
     code, out, _ = run(
         capsys, "launch", "--device", "1650", "--grid", "120,68", "--block", "16,16", "--n", "1920,1080"
     )
-    assert code == 0 and "problem 1920 x 1080 = 2073600 elements" in out
-    assert "idle threads (outside the problem on some axis): 15360" in out
+    assert code == 0 and "problem 1,920 x 1,080 = 2,073,600 elements" in out
+    assert "idle threads (outside the problem on some axis): 15,360" in out
 
 
 def test_launch_with_a_bad_2d_problem_size_is_one_line(capsys):
@@ -208,3 +208,50 @@ def test_launch_with_a_bad_2d_problem_size_is_one_line(capsys):
     )
     assert code == 2 and out == ""
     assert err.strip().count("\n") == 0 and "problem size y is 0; it must be at least 1" in err
+
+
+def test_launch_thread_describes_one_thread_of_a_2d_launch(capsys):
+    """Issue 14.2: per-axis position, the index over the extent with its formula, warp, lane, SM, wave."""
+    argv = ["launch", "--device", "1650", "--grid", "120,68", "--block", "16,16", "--n", "1920,1080"]
+    code, out, err = run(capsys, *argv, "--thread", "48,2,0:4,5,0")
+    assert code == 0 and err == ""
+    assert "blockIdx:" in out and "(48, 2, 0)" in out and "(4, 5, 0)" in out
+    assert "x = blockIdx.x * blockDim.x + threadIdx.x = 48 * 16 + 4 = 772" in out
+    assert "y = blockIdx.y * blockDim.y + threadIdx.y = 2 * 16 + 5 = 37" in out
+    assert "index = y * width + x = 37 * 1920 + 772 = 71812" in out
+    assert "linear thread number:" in out and "288 * 256 + 84 = 73812" in out
+    assert "warp 2 of its block, lane 20" in out and "SM 0, wave 5" in out
+    assert "works on element (772, 37)" in out
+    code, out, _ = run(capsys, *argv, "--thread", "48,2:4,5", "--json")
+    t = json.loads(out)["thread"]
+    assert code == 0
+    assert (t["position"], t["extent_index"], t["global_linear"]) == ([772, 37, 0], 71812, 73812)
+    assert (t["warp"], t["lane"], t["sm"], t["wave"], t["idle"]) == (2, 20, 0, 4, False)
+    assert t["extent_index_formula"] == "index = y * width + x = 37 * 1920 + 772 = 71812"
+    # below the image: idle, no index
+    code, out, _ = run(capsys, *argv, "--thread", "0,67:3,10", "--json")
+    t = json.loads(out)["thread"]
+    assert t["idle"] is True and t["position"] == [3, 1082, 0] and t["extent_index"] is None
+
+
+@pytest.mark.parametrize(
+    "thread,message",
+    [
+        ("98:0", "blockIdx (98, 0, 0) is outside the grid (98, 1, 1)"),
+        ("0:1024", "threadIdx (1024, 0, 0) is outside the block (1024, 1, 1)"),
+        ("3", "--thread is '3'; give blockIdx:threadIdx"),
+        ("1,a:0", "--thread blockIdx y is 'a'; it must be a whole number"),
+    ],
+)
+def test_launch_thread_out_of_range_is_one_line(capsys, thread, message):
+    code, out, err = run(
+        capsys, "launch", "--device", "1650", "--grid", "98", "--block", "1024", "--thread", thread
+    )
+    assert code == 2 and out == "" and message in err and err.strip().count("\n") == 0
+
+
+def test_one_small_block_says_how_little_of_the_gpu_it_fills(capsys):
+    code, out, _ = run(capsys, "launch", "--device", "1650", "--grid", "1", "--block", "33")
+    assert code == 0
+    assert "100% theoretical occupancy" in out
+    assert "fills 2 of the GPU's 512 warp slots (0.4%)" in out

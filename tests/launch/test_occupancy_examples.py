@@ -103,7 +103,7 @@ def test_zero_blocks_explained():
 
 def test_explain_names_the_limit_and_a_remedy():
     text = occupancy(limits_for_cc((8, 6)), 256, 64).explain()
-    assert "67%" in text and "registers" in text.lower() and "fewer registers" in text
+    assert "66.7% theoretical occupancy" in text and "registers" in text.lower() and "fewer registers" in text
     text = occupancy(limits_for_cc((9, 0)), 128, 32, 100000).explain()
     assert "shared memory" in text and "1024 of them reserved" in text
     text = occupancy(limits_for_cc((8, 6)), 64).explain()

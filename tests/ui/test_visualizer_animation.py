@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from explorer.devices.catalog import catalog_device
 from explorer.launch.config import parse_launch
 from explorer.launch.schedule import plan_launch
@@ -21,14 +23,54 @@ def test_clock_walks_the_98_block_lesson_wave_by_wave():
     anim.seek(DISPATCH + RUN / 2)  # wave 1 running: 16 SMs x 1 block
     f = anim.frame()
     assert (f.phase, f.running, f.queued, f.done) == ("run", 16, 82, 0)
-    anim.step_wave()
+    anim.step_wave()  # from wave 1 running, a wave step lands on wave 2 with all 16 blocks placed
     f = anim.frame()
-    assert (f.wave, f.done, f.running, f.queued) == (1, 16, 0, 82)
+    assert (f.wave, f.done, f.running, f.queued, f.dispatched) == (1, 16, 16, 66, 16)
     anim.seek(6 + DISPATCH + RUN / 2)  # the tail wave: 98 - 6 * 16 = 2 blocks
     f = anim.frame()
     assert (f.label, f.running, f.queued, f.done) == ("wave 7 of 7", 2, 0, 96)
     anim.seek(7)
     assert anim.frame().phase == "finished" and anim.frame().done == 98
+
+
+def test_wave_steps_land_on_each_wave_fully_dispatched_and_back():
+    """Issue 14.1: stepping a lesson wave by wave shows every wave full, never an empty start."""
+    plan = _plan("gtx-1650-laptop", "98", "1024", 100000)  # 7 waves of 16 blocks, the last of 2
+    anim = Animation(plan)
+    seen = []
+    for _ in range(7):
+        anim.step_wave()
+        f = anim.frame()
+        seen.append((f.wave, f.dispatched, f.blocks_in_wave, f.running))
+        assert f.phase == "run" and f.run_progress == pytest.approx(0.0, abs=1e-9)
+        assert len(anim.resident()) == f.blocks_in_wave
+    assert seen == [(k, 16, 16, 16) for k in range(6)] + [(6, 2, 2, 2)]
+    anim.step_wave()
+    assert anim.frame().phase == "finished"
+    anim.step_wave()  # past the end it stays finished
+    assert anim.frame().phase == "finished"
+    back = []
+    for _ in range(7):
+        anim.step_wave(-1)
+        f = anim.frame()
+        back.append((f.label, f.dispatched == f.blocks_in_wave))
+    assert back == [(f"wave {k} of 7", True) for k in range(7, 0, -1)]
+    anim.step_wave(-1)
+    assert anim.t == 0.0 and anim.frame().dispatched == 0
+
+
+def test_wave_steps_are_exact_on_a_huge_wave_late_in_a_long_launch():
+    """Float rounding at wave 12345 + 0.3 must not read as one block short of full."""
+    plan = _plan("h100-sxm5", str(2**31 - 1), "256")
+    anim = Animation(plan)
+    anim.seek(12345.5)
+    anim.step_wave()
+    f = anim.frame()
+    assert f.wave == 12346 and f.dispatched == f.blocks_in_wave == 132 * 8
+    for _ in range(3):
+        anim.step_block()
+        f = anim.frame()
+    assert f.wave == 12347 and f.dispatched == 3
 
 
 def test_step_block_dispatches_one_block_at_a_time_onto_the_plans_sm():
@@ -41,10 +83,23 @@ def test_step_block_dispatches_one_block_at_a_time_onto_the_plans_sm():
         block, sm, slot, _busy = anim.resident()[-1]
         p = plan.placement(block)
         assert (block, sm, slot) == (expected - 1, p.sm, p.slot)
-    anim.step_block()  # all 16 placed: the next step runs them
-    assert anim.frame().phase in ("run", "retire")
+    f = anim.frame()
+    assert f.phase == "run" and f.dispatched == 16  # the 16th block landed: wave 1 full
+    anim.step_block()  # the next block placed is wave 2's first
+    f = anim.frame()
+    assert (f.wave, f.dispatched) == (1, 1) and anim.resident()[-1][0] == 16
+    anim.step_block(-1)  # one back: wave 1, full again
+    f = anim.frame()
+    assert (f.wave, f.dispatched) == (0, 16)
     anim.step_block(-1)
     assert anim.frame().dispatched == 15
+    for _ in range(15):
+        anim.step_block(-1)
+    assert anim.t == 0.0 and anim.frame().dispatched == 0
+    anim.seek(7)
+    anim.step_block(-1)  # from "finished", back to the tail wave with its 2 blocks placed
+    f = anim.frame()
+    assert (f.wave, f.dispatched, f.phase) == (6, 2, "run")
 
 
 def test_play_advances_and_stops_at_the_end():

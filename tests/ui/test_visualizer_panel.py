@@ -54,27 +54,49 @@ def test_typed_configuration_updates_the_numbers(panel):
     assert "391 blocks" in text and "64 at once" in text and "7 waves" in text
 
 
-def test_over_limit_block_shows_the_limit_and_keeps_the_last_picture(panel):
-    plan_before = panel.plan
+def test_invalid_launch_animates_nothing_and_the_summary_says_why(panel, qtbot):
+    """Issue 14.3: the "Too big" preset must not leave the previous launch described and playable."""
     panel.controls.apply_preset(_preset("2048"))
     err = panel.controls.error_label
     assert err.isVisible()
     assert "2048" in err.text() and "1024" in err.text()
-    assert panel.plan is plan_before
-    assert panel.grid._anim.plan is plan_before
-    # fixing the value clears the message
+    summary = panel.summary_label.text()
+    assert "cannot run" in summary and "block has 2048 threads" in summary
+    assert "98 blocks" not in summary and "waves" not in summary
+    assert panel.plan is None and panel.anim is None and panel.grid._anim is None
+    assert panel.wave_bar.frame is None
+    assert "No occupancy" in panel.occupancy_view.numbers.text()
+    assert not panel.play_button.isEnabled() and not panel.realrun_view.button.isEnabled()
+    panel.grid.setFocus()
+    qtbot.keyClick(panel.grid, Qt.Key.Key_Space)
+    qtbot.keyClick(panel.grid, Qt.Key.Key_Right)
+    assert not panel.timer.isActive() and panel.anim is None
+    # fixing the value clears the message and brings the launch back, playable
     panel.controls.block_spins[0].setValue(1024)
     assert not err.isVisible()
+    assert panel.plan is not None and "cannot run" not in panel.summary_label.text()
+    assert panel.play_button.isEnabled()
+    qtbot.keyClick(panel.grid, Qt.Key.Key_Space)
+    assert panel.timer.isActive()
 
 
-def test_right_arrow_steps_a_wave_and_shift_right_a_block(panel, qtbot):
+def test_right_arrow_lands_on_the_next_wave_full_and_shift_right_on_the_next_block(panel, qtbot):
+    """Issue 14.1, through the keys and the buttons a teacher uses."""
     panel.grid.setFocus()
     qtbot.keyClick(panel.grid, Qt.Key.Key_Right)
-    assert panel.wave_bar.frame.label == "wave 2 of 7"
+    f = panel.wave_bar.frame
+    assert f.label == "wave 1 of 7" and f.dispatched == 16 and f.queued == 82
+    panel.wave_button.click()
+    f = panel.wave_bar.frame
+    assert f.label == "wave 2 of 7" and f.dispatched == 16
     qtbot.keyClick(panel.grid, Qt.Key.Key_Right, Qt.KeyboardModifier.ShiftModifier)
-    assert panel.wave_bar.frame.dispatched == 1
+    f = panel.wave_bar.frame
+    assert f.label == "wave 3 of 7" and f.dispatched == 1
     qtbot.keyClick(panel.grid, Qt.Key.Key_Left)
-    assert panel.wave_bar.frame.label == "wave 2 of 7" and panel.wave_bar.frame.dispatched == 0
+    f = panel.wave_bar.frame
+    assert f.label == "wave 2 of 7" and f.dispatched == 16
+    panel.back_block_button.click()
+    assert panel.wave_bar.frame.dispatched == 15
 
 
 def test_play_moves_the_clock_and_space_pauses(panel, qtbot):
@@ -120,10 +142,10 @@ def test_3d_preset_formula_has_the_z_terms(panel):
 
 def test_occupancy_text_and_graph_marker_follow_the_registers(panel):
     panel.controls.block_spins[0].setValue(256)
-    assert "100% occupancy" in panel.occupancy_view.numbers.text()
+    assert "100% theoretical occupancy" in panel.occupancy_view.numbers.text()
     panel.controls.regs_spin.setValue(128)
     occ_text = panel.occupancy_view.numbers.text()
-    assert "50% occupancy" in occ_text and "registers" in occ_text
+    assert "50% theoretical occupancy" in occ_text and "registers" in occ_text
     assert "register" in panel.occupancy_view.explain.text()
     sweep = panel.occupancy_view.sweeps["regs_per_thread"]
     assert sweep.current_x == 128 and sweep.current_occupancy == pytest.approx(0.5)
@@ -150,7 +172,7 @@ def test_prepare_screenshot_is_mid_animation_on_the_lesson(panel):
     panel.prepare_screenshot()
     f = panel.wave_bar.frame
     assert f.label == "wave 2 of 7" and f.phase == "run"
-    assert "Global index" in panel.inspector.label.text()
+    assert "blockIdx.x * blockDim.x + threadIdx.x = 17 * 1024 + 17 = 17425" in panel.inspector.label.text()
 
 
 def test_simulator_real_run_colours_every_element_by_its_block(panel, qtbot):
@@ -210,9 +232,92 @@ def test_2d_image_preset_shows_idle_lanes_in_the_bottom_row_of_tiles(panel):
     assert "idle" in text and "(3, 1082) is outside the 1920 x 1080 problem" in text
 
 
-def test_2d_extent_typed_badly_is_one_inline_line_and_keeps_the_picture(panel):
-    before = panel.plan
+def test_2d_extent_typed_badly_is_one_inline_line_and_the_summary_says_why(panel):
     panel.controls.n_edit.setText("1920,ten")
     panel.controls.n_edit.editingFinished.emit()
-    assert panel.plan is before
-    assert "problem size y is 'ten'; it must be a whole number" in panel.controls.error_label.text()
+    assert panel.plan is None
+    message = "problem size y is 'ten'; it must be a whole number"
+    assert message in panel.controls.error_label.text()
+    assert message in panel.summary_label.text().replace("&#x27;", "'")
+
+
+def _words(rich: str) -> str:
+    """What a reader sees in a rich-text label: tags dropped, entities decoded."""
+    import html
+    import re
+
+    return html.unescape(re.sub(r"<[^>]+>", "", rich))
+
+
+def test_2d_inspector_shows_per_axis_position_and_the_row_major_index(panel, qtbot):
+    """Issue 14.2: an image kernel's x, y and y * width + x, and the linear number named as such."""
+    panel.controls.apply_preset(_preset("2D image"))
+    plan = panel.plan
+    block = plan.block_linear(Dim3(48, 2, 0))
+    warp, lane = divmod(plan.thread_linear(Dim3(4, 5, 0)), 32)
+    place = plan.placement(block)
+    panel.anim.seek(place.wave + DISPATCH + RUN / 2)
+    panel.grid.update()
+    pos = panel.grid.slot_center(sm=place.sm, slot=place.slot, warp=warp, lane=lane)
+    qtbot.mouseClick(panel.grid, Qt.MouseButton.LeftButton, pos=pos)
+    assert panel.grid.selected == (block, warp, lane)
+    text = _words(panel.inspector.label.text())
+    assert "x = blockIdx.x * blockDim.x + threadIdx.x = 48 * 16 + 4 = 772" in text
+    assert "y = blockIdx.y * blockDim.y + threadIdx.y = 2 * 16 + 5 = 37" in text
+    assert "index = y * width + x = 37 * 1920 + 772 = 71812" in text
+    assert "works on element (772, 37) of 1920 x 1080, index 71812" in text
+    assert "linear thread number" in text and "= 288 * 256 + 84 = 73812" in text
+    assert "Global index" not in text
+
+
+def test_cli_and_window_show_the_same_words(panel, capsys, monkeypatch):
+    """The summary, the occupancy headline, the GPU fill and a thread's description are made once."""
+    from explorer import cli
+    from explorer.devices import discover
+
+    panel.controls.apply_preset(_preset("2D image"))
+    device = panel.controls.device()
+    monkeypatch.setattr(discover, "find_device", lambda query, discovery=None: device)
+    argv = ["launch", "--device", "x", "--grid", "120,68", "--block", "16,16", "--n", "1920,1080"]
+    assert cli.main(argv) == 0
+    out = capsys.readouterr().out.splitlines()
+    summary = _words(panel.summary_label.text())
+    assert "15,360 idle threads" in summary and summary in out
+    assert _words(panel.occupancy_view.numbers.text()) in out
+    assert _words(panel.occupancy_view.fill.text()) in out
+    assert cli.main([*argv, "--thread", "48,2,0:4,5,0"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    plan = panel.plan
+    panel.select_thread(plan.block_linear(Dim3(48, 2, 0)), *divmod(plan.thread_linear(Dim3(4, 5, 0)), 32))
+    shown = _words(panel.inspector.label.text())
+    for line in lines:  # "label: value" lines; every value is in the inspector word for word
+        value = line.strip() if line.startswith(" ") else line.split(": ", 1)[1].strip()
+        assert value in shown, line
+
+
+def test_one_small_block_is_100_percent_theoretical_and_a_sliver_of_the_gpu(panel):
+    """Issue 14.5: a single 33-thread block must not read as a full GPU."""
+    c = panel.controls
+    c.grid_spins[0].setValue(1)
+    c.block_spins[0].setValue(33)
+    c.n_edit.setText("")
+    c.n_edit.editingFinished.emit()
+    numbers = _words(panel.occupancy_view.numbers.text())
+    fill = _words(panel.occupancy_view.fill.text())
+    assert "100% theoretical occupancy" in numbers
+    assert "2 of the GPU's 512 warp slots (0.4%)" in fill
+    assert "only 1 of 16 SMs gets a block" in fill
+    assert "0% means a block with that value cannot launch" in panel.occupancy_view.graph_note.text()
+
+
+def test_shared_memory_opt_in_is_said_where_occupancy_is_shown(panel):
+    """Issue 14.4: the note `occupancy --smem 100000` prints, in the window."""
+    panel.controls.select_device("h100-sxm5")
+    panel.controls.block_spins[0].setValue(128)
+    panel.controls.smem_spin.setValue(100_000)
+    note = panel.occupancy_view.notes
+    assert note.isVisible()
+    text = note.text().replace("\u200b", "")  # the label may break the long name between its words
+    assert "must opt in with cudaFuncSetAttribute" in text and "100000" in text
+    panel.controls.smem_spin.setValue(0)
+    assert note.isHidden()

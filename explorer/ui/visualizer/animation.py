@@ -26,6 +26,7 @@ RUN = 0.55  # share spent running them; the rest is retiring
 
 SPEEDS_WAVES_PER_S = (0.125, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0)
 DEFAULT_SPEED_INDEX = 2
+_EPS = 1e-9  # clock positions closer than this are the same moment
 
 
 @dataclass(frozen=True)
@@ -115,34 +116,53 @@ class Animation:
     def seek(self, t: float) -> None:
         self.t = min(max(t, 0.0), float(self.waves))
 
+    def _full(self, wave: int) -> float:
+        """The moment wave ``wave`` has every block on an SM and starts running."""
+        return wave + DISPATCH
+
+    def _placed(self, wave: int, blocks: int) -> float:
+        """The moment the ``blocks``-th block of ``wave`` lands (``blocks`` >= 1)."""
+        n = max(len(self.plan.blocks_in_wave(wave)), 1)
+        return wave + DISPATCH * min(blocks, n) / n
+
     def step_wave(self, direction: int = 1) -> None:
-        """Jump to the start of the next wave (or back to the start of this / the previous one)."""
-        k = math.floor(self.t)
+        """Land on the next wave fully dispatched (every block on its SM), or back on the previous one.
+
+        Stepping a lesson wave by wave must show each wave full: from the start, the first step
+        lands on wave 1 with all its blocks placed; from the last full wave, on "finished".
+        """
+        k = math.floor(self.t + _EPS)
         if direction > 0:
-            self.seek(k + 1)
+            target = self._full(k) if self.t < self._full(k) - _EPS else self._full(k + 1)
+            self.seek(target if target < self.waves else float(self.waves))
         else:
-            self.seek(k - 1 if self.t == k else k)
+            if self.finished:
+                self.seek(self._full(self.waves - 1))
+                return
+            target = self._full(k) if self.t > self._full(k) + _EPS else self._full(k - 1)
+            self.seek(target if target >= DISPATCH else 0.0)
 
     def step_block(self, direction: int = 1) -> None:
-        """Dispatch one more block of the current wave (or take one back); then run and move on."""
+        """Land on the next block placed (the next wave's first once this one is full), or one back."""
         f = self.frame()
-        n = max(f.blocks_in_wave, 1)
-        k = math.floor(self.t) if not self.finished else self.waves - 1
         if direction > 0:
-            if f.phase == "dispatch":
-                self.seek(k + DISPATCH * (f.dispatched + 1) / n)
-            elif f.phase == "run" or (f.phase == "retire" and self.t < k + DISPATCH + RUN):
-                self.seek(k + DISPATCH + RUN)
+            if f.phase == "finished":
+                return
+            if f.dispatched < f.blocks_in_wave:
+                self.seek(self._placed(f.wave, f.dispatched + 1))
+            elif f.wave + 1 < self.waves:
+                self.seek(self._placed(f.wave + 1, 1))
             else:
-                self.seek(k + 1)
-        elif self.finished:
-            self.seek(k + DISPATCH)  # the last wave, all of it on the SMs
-        elif f.phase == "dispatch" and f.dispatched > 0:
-            self.seek(k + DISPATCH * (f.dispatched - 1) / n)
-        elif f.phase == "dispatch":
-            self.seek(k - 1 + DISPATCH if k > 0 else 0.0)  # the previous wave, fully dispatched
+                self.seek(float(self.waves))
+            return
+        if f.phase == "finished":
+            self.seek(self._full(self.waves - 1))
+        elif f.dispatched > 1:
+            self.seek(self._placed(f.wave, f.dispatched - 1))
+        elif f.wave > 0:
+            self.seek(self._full(f.wave - 1))  # one block back from the first: the previous wave, full
         else:
-            self.seek(k + DISPATCH * (n - 1) / n)
+            self.seek(0.0)
 
     # --- what the clock means ------------------------------------------------------------------
     def frame(self) -> Frame:
@@ -150,13 +170,15 @@ class Animation:
         total = plan.total_blocks
         if self.finished:
             return Frame(self.t, self.waves, self.waves, "finished", total, 0, 0, 1.0, 0, 0, total, total)
-        k = math.floor(self.t)
+        # a step lands on k + DISPATCH * i / n, which floating point may put a hair below: the
+        # tolerance keeps "block i landed" from reading as i - 1
+        k = min(math.floor(self.t + _EPS), self.waves - 1)
         frac = self.t - k
         wave_blocks = plan.blocks_in_wave(k)
         first, count = wave_blocks.start, len(wave_blocks)
-        if frac < DISPATCH:
+        if frac < DISPATCH - _EPS:
             phase = "dispatch"
-            dispatched = min(count, math.floor(frac / DISPATCH * count + 1e-9))
+            dispatched = min(count, math.floor(frac / DISPATCH * count + 1e-6))
             progress = 0.0
         elif frac < DISPATCH + RUN:
             phase, dispatched = "run", count
@@ -169,7 +191,7 @@ class Animation:
         )
 
     def _current_wave(self) -> int:
-        return min(math.floor(self.t), self.waves - 1)
+        return min(math.floor(self.t + _EPS), self.waves - 1)
 
     def fill(self) -> WaveFill | None:
         """The core's account of which slots hold a block now; None once the launch has finished."""

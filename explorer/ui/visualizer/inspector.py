@@ -8,6 +8,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QGroupBox, QLabel, QVBoxLayout, QWidget
 
 from explorer.launch.schedule import ThreadInfo
+from explorer.launch.texts import html, thread_rows, thread_state
 from explorer.ui.theme import current_theme
 
 HINT = "Hover over or click a block, a warp or a lane to see which thread it is and how it finds its element."
@@ -43,40 +44,30 @@ class Inspector(QGroupBox):
         )
 
     def show_thread(self, info: ThreadInfo, pinned: bool) -> None:
+        """The core's description of the thread (``explorer.launch.texts``, as ``launch --thread``
+        prints it): per-axis position, the index over the problem, the linear number, warp, lane."""
         self.info = info
         t = current_theme()
-        if info.extent is not None:
-            pos, e = info.global_position, info.extent
-            where = f"({pos.x}, {pos.y})" if e.z == 1 else f"({pos.x}, {pos.y}, {pos.z})"
-            size = f"{e.x} x {e.y}" if e.z == 1 else f"{e.x} x {e.y} x {e.z}"
-            state = (
-                f"<span style='color:{t.error}'><b>idle</b>: position {where} is outside the {size} problem, "
-                "the bounds check skips it</span>"
-                if info.idle
-                else f"<span style='color:{t.accent}'><b>works</b> on element {where} of {size}</span>"
-            )
-        else:
-            state = (
-                f"<span style='color:{t.error}'><b>idle</b>: its index is past N, the <code>if (i &lt; n)</code> "
-                "skips it</span>"
-                if info.idle
-                else f"<span style='color:{t.accent}'><b>works</b> on element {info.global_linear}</span>"
-            )
-        rows = [
-            ("blockIdx", str(info.block_idx)),
-            ("threadIdx", str(info.thread_idx)),
-            ("blockDim", str(info.block_dim)),
-            ("gridDim", str(info.grid_dim)),
-            ("warp, lane", f"warp {info.warp} of its block, lane {info.lane}"),
-            ("runs on", f"SM {info.sm}, wave {info.wave + 1}"),
-        ]
+        rows = thread_rows(info)
         table = "".join(
             f"<tr><td style='padding-right:8px'><b>{escape(k)}</b></td><td>{escape(v)}</td></tr>"
             for k, v in rows
+            if not _is_formula(k, v)
+        )
+        formulas = "".join(
+            f"<p><b>{escape(k) or '&nbsp;'}</b><br><code style='font-size:15px'>{escape(v)}</code></p>"
+            if k
+            else f"<p style='margin-top:0'><code style='font-size:15px'>{escape(v)}</code></p>"
+            for k, v in rows
+            if _is_formula(k, v)
         )
         title = "Selected thread" if pinned else "Thread under the pointer"
         self.label.setText(
-            # the verdict before the formula: a 3D formula is long and may run past the bottom
-            f"<b>{title}</b><table>{table}</table><p>{state}</p>"
-            f"<p><b>Global index</b><br><code style='font-size:15px'>{escape(info.formula())}</code></p>"
+            # the verdict before the formulas: a 3D formula is long and may run past the bottom
+            f"<b>{title}</b><table>{table}</table><p>{html(thread_state(info), t.error)}</p>{formulas}"
         )
+
+
+def _is_formula(label: str, value: str) -> bool:
+    """Rows holding arithmetic get a line of their own under the table (they are long)."""
+    return " = " in value or not label

@@ -1,17 +1,29 @@
 """Occupancy of the chosen block: the numbers, the limiting resource in words, and the three graphs.
 
-Every figure comes from ``explorer.launch.occupancy`` (the occupancy value and the sweeps); this
-view only plots them and marks where the current configuration sits. The graphs are painted by
-``sweep_graph.SweepGraph``, not pyqtgraph: see that module for why.
+Every figure and every sentence comes from the core (``explorer.launch.occupancy`` for the values and
+sweeps, ``explorer.launch.texts`` for the words the CLI prints too); this view only shows them and
+marks where the current configuration sits. The graphs are painted by ``sweep_graph.SweepGraph``,
+not pyqtgraph: see that module for why.
 """
 
 from __future__ import annotations
 
+import re
+
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QLabel, QScrollArea, QSizePolicy, QVBoxLayout, QWidget
 
 from explorer.launch.limits import ArchLimits
-from explorer.launch.occupancy import Occupancy, Sweep, sweep_block_size, sweep_registers, sweep_shared_memory
+from explorer.launch.occupancy import Sweep, sweep_block_size, sweep_registers, sweep_shared_memory
+from explorer.launch.schedule import LaunchPlan
+from explorer.launch.texts import (
+    CANNOT_LAUNCH_ON_GRAPHS,
+    THEORETICAL_NOTE,
+    gpu_fill,
+    html,
+    occupancy_headline,
+)
+from explorer.ui.theme import current_theme
 from explorer.ui.visualizer.sweep_graph import SweepGraph
 
 GRAPHS = (
@@ -21,39 +33,104 @@ GRAPHS = (
 )
 
 
+def _breakable(text: str) -> str:
+    """Let a long CUDA identifier (cudaFuncAttributeMaxDynamicSharedMemorySize) wrap between its
+    words, with zero-width spaces, instead of pushing the narrow column wider than the window."""
+    return re.sub(r"(?<=[a-z])(?=[A-Z])", "\u200b", text)
+
+
+def _label(size_px: int | None = None) -> QLabel:
+    label = QLabel("")
+    label.setWordWrap(True)
+    # the column's width is the tab's, whatever the words: they wrap, the scroll area scrolls
+    label.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+    label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+    if size_px is not None:
+        label.setStyleSheet(f"font-size: {size_px}px;")
+    return label
+
+
 class OccupancyView(QWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        lay = QVBoxLayout(self)
+        outer = QVBoxLayout(self)
+        outer.setContentsMargins(0, 0, 0, 0)
+        # the words grow with the launch (an opt-in note, a long explanation): the column scrolls
+        # rather than squeeze a wrapped label and cut its last lines off
+        self.scroll = QScrollArea()
+        self.scroll.setWidgetResizable(True)
+        self.scroll.setFrameShape(QScrollArea.Shape.NoFrame)
+        self.scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        body = QWidget()
+        self.scroll.setWidget(body)
+        outer.addWidget(self.scroll)
+        lay = QVBoxLayout(body)
         lay.setContentsMargins(4, 4, 4, 4)
-        self.numbers = QLabel("")
-        self.numbers.setStyleSheet("font-size: 15px;")
-        self.numbers.setWordWrap(True)
+        self.numbers = _label(15)
+        self.numbers.setToolTip(THEORETICAL_NOTE)
         lay.addWidget(self.numbers)
-        self.explain = QLabel("")
-        self.explain.setWordWrap(True)
-        self.explain.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        self.explain.setStyleSheet("font-size: 13px;")
+        self.fill = _label(13)  # how much of the whole GPU the launch fills, beside the per-SM figure
+        self.fill.setToolTip(THEORETICAL_NOTE)
+        lay.addWidget(self.fill)
+        self.notes = _label()  # allowed but notable: shared memory that needs the opt-in
+        self.notes.setProperty("role", "warning")
+        self.notes.hide()
+        lay.addWidget(self.notes)
+        self.explain = _label(13)
         lay.addWidget(self.explain)
         self.plots: dict[str, SweepGraph] = {}
         for key, title, xlabel in GRAPHS:
             graph = SweepGraph(title, xlabel)
             self.plots[key] = graph
             lay.addWidget(graph, 1)
+        self.graph_note = _label()
+        self.graph_note.setText(CANNOT_LAUNCH_ON_GRAPHS)
+        self.graph_note.setProperty("role", "caption")
+        lay.addWidget(self.graph_note)
         self.sweeps: dict[str, Sweep] = {}
+        self._plan: LaunchPlan | None = None
 
-    def update_for(self, occ: Occupancy, limits: ArchLimits, regs: int, smem_bytes: int) -> None:
-        """Update the text and the graphs for one block configuration (a few tens of ms on Hopper)."""
-        self.numbers.setText(
-            f"<b>{occ.active_blocks_per_sm}</b> active block{'s' if occ.active_blocks_per_sm != 1 else ''} per SM, "
-            f"<b>{occ.active_warps_per_sm}</b> of {occ.max_warps_per_sm} warps: "
-            f"<b>{occ.occupancy_pct:.0f}% occupancy</b>, limited by <b>{occ.limiter.replace('_', ' ')}</b>"
-        )
+    def update_for(self, plan: LaunchPlan, limits: ArchLimits, notes: list[str]) -> None:
+        """Update the text and the graphs for one launch (a few tens of ms on Hopper).
+
+        ``notes`` are the core's advisories about the block (``explorer.launch.config.notes``),
+        such as the shared-memory opt-in that ``device-explorer occupancy`` prints.
+        """
+        self._plan = plan
+        occ, c = plan.occupancy, plan.config
+        self._write_texts()
         self.explain.setText(occ.explain())
+        self.notes.setText(_breakable("\n".join(f"Note: {n}." for n in notes)))
+        self.notes.setVisible(bool(notes))
+        regs, smem = c.regs_per_thread, c.shared_mem_bytes
         self.sweeps = {
-            "threads_per_block": sweep_block_size(limits, regs, smem_bytes, occ.threads_per_block),
-            "regs_per_thread": sweep_registers(limits, occ.threads_per_block, smem_bytes, regs),
-            "smem_per_block_bytes": sweep_shared_memory(limits, occ.threads_per_block, regs, smem_bytes),
+            "threads_per_block": sweep_block_size(limits, regs, smem, occ.threads_per_block),
+            "regs_per_thread": sweep_registers(limits, occ.threads_per_block, smem, regs),
+            "smem_per_block_bytes": sweep_shared_memory(limits, occ.threads_per_block, regs, smem),
         }
         for key, sweep in self.sweeps.items():
             self.plots[key].set_sweep(sweep)
+            self.plots[key].show()
+        self.graph_note.show()
+
+    def _write_texts(self) -> None:
+        if self._plan is None:
+            return
+        colour = current_theme().error
+        self.numbers.setText(html(occupancy_headline(self._plan.occupancy), colour))
+        self.fill.setText(html(gpu_fill(self._plan), colour))
+
+    def show_invalid(self, message: str) -> None:
+        """No occupancy for a launch that cannot run: say so rather than keep the last one's figures."""
+        self._plan = None
+        self.sweeps = {}
+        self.numbers.setText("<b>No occupancy</b>: this launch cannot run.")
+        self.fill.setText("")
+        self.notes.hide()
+        self.explain.setText(message)
+        for graph in self.plots.values():
+            graph.hide()
+        self.graph_note.hide()
+
+    def apply_theme(self) -> None:
+        self._write_texts()

@@ -21,14 +21,15 @@ from PySide6.QtWidgets import (
 )
 
 from explorer.errors import UserError
-from explorer.launch.config import parse_launch
+from explorer.launch.config import notes, parse_launch
 from explorer.launch.limits import limits_for_device
 from explorer.launch.schedule import SCHEDULER_NOTE, LaunchPlan, plan_launch
+from explorer.launch.texts import Text, cannot_launch, html, launch_summary, plain, readings, tail_text
 from explorer.ui.context import AppContext
 from explorer.ui.guard import qt_guard
 from explorer.ui.panel import Panel
 from explorer.ui.theme import Theme, current_theme
-from explorer.ui.visualizer.animation import DISPATCH, RUN, Animation
+from explorer.ui.visualizer.animation import DEFAULT_SPEED_INDEX, DISPATCH, RUN, Animation
 from explorer.ui.visualizer.controls import LaunchControls
 from explorer.ui.visualizer.inspector import Inspector
 from explorer.ui.visualizer.occupancy_view import OccupancyView
@@ -72,6 +73,8 @@ class VisualizerPanel(Panel):
         self.anim: Animation | None = None
         self._pinned: tuple[int, int, int] | None = None
         self._zoom_index = 0
+        self._speed_index = DEFAULT_SPEED_INDEX  # kept while no launch is valid (no animation)
+        self._summary_text: Text = ()
 
         # left: controls, playback, inspector
         self.controls = LaunchControls()
@@ -213,61 +216,69 @@ class VisualizerPanel(Panel):
             self.controls.apply_preset(PRESETS[0])
 
     def recompute(self) -> None:
-        """Plan the launch the controls describe; on a bad value show why and keep the last picture."""
+        """Plan the launch the controls describe; one that cannot run shows why and nothing else."""
         device = self.controls.device()
         if device is None:
-            self.controls.show_error(
-                "No GPU to show: device discovery found neither a GPU nor a catalog entry."
-            )
+            self._show_invalid("device discovery found neither a GPU nor a catalog entry")
             return
         try:
             config = parse_launch(*self.controls.texts())
             limits = limits_for_device(device)
             plan = plan_launch(config, device, limits)
         except UserError as exc:
-            self.controls.show_error(str(exc))
+            self._show_invalid(str(exc))
             return
         self.controls.show_error(None)
         self.plan = plan
         if self.anim is None:
             self.anim = Animation(plan)
+            self.anim.speed_index = self._speed_index
         else:
             self.anim.set_plan(plan)
         self._pinned = None
         self.grid.selected = None
         self.grid.set_animation(self.anim)
         self.inspector.show_hint()
-        self.occupancy_view.update_for(
-            plan.occupancy, limits, config.regs_per_thread, config.shared_mem_bytes
-        )
-        self.summary_label.setText(self._summary(plan))
+        self.occupancy_view.update_for(plan, limits, notes(config, limits))
+        self._summary_text = launch_summary(plan)
+        self._write_summary()
+        self._set_playable(True)
         self._refresh()
 
-    @staticmethod
-    def _summary(plan: LaunchPlan) -> str:
-        c = plan.config
-        idle = ""
-        if c.extent is not None:
-            e = c.extent
-            shape = f"{e.x:,} x {e.y:,}" + (f" x {e.z:,}" if e.z != 1 else "")
-            idle = f" for a {shape} problem: <b>{plan.idle_threads:,} idle threads</b>"
-        elif c.n is not None:
-            idle = f" for N = {c.n:,}: <b>{plan.idle_threads:,} idle threads</b>"
-        if idle and plan.uncovered_elements:
-            idle += (
-                f", <b style='color:{current_theme().error}'>{plan.uncovered_elements:,} elements "
-                "never touched</b>"
-            )
-        partial = ""
-        if plan.last_warp_active_lanes != plan.warp_size:
-            partial = f" (last warp partial: {plan.last_warp_active_lanes} of {plan.warp_size} lanes)"
-        return (
-            f"<b>{plan.total_blocks:,} blocks</b> of {plan.threads_per_block:,} threads "
-            f"= {plan.total_threads:,} threads{idle}. "
-            f"{plan.warps_per_block} warps per block{partial}. "
-            f"{plan.device_name}: {plan.sm_count} SMs x {plan.resident_blocks_per_sm} resident "
-            f"block{'s' if plan.resident_blocks_per_sm != 1 else ''} = {plan.concurrent_blocks:,} at once, "
-            f"so <b>{plan.waves:,} wave{'s' if plan.waves != 1 else ''}</b>."
+    def _show_invalid(self, message: str) -> None:
+        """Issue 14.3: an invalid launch animates nothing and the summary says why, never the last one."""
+        self.pause()
+        self.controls.show_error(message)
+        self.plan = None
+        self.anim = None
+        self._pinned = None
+        self.grid.selected = None
+        self.grid.empty_text = "This launch cannot run: the message beside the launch fields says why."
+        self.grid.set_animation(None)
+        self.wave_bar.set_frame(None)
+        self.inspector.show_hint()
+        self.occupancy_view.show_invalid(message)
+        self._summary_text = cannot_launch(message)
+        self._write_summary()
+        self._set_playable(False)
+
+    def _set_playable(self, playable: bool) -> None:
+        for button in (
+            self.play_button,
+            self.restart_button,
+            self.back_wave_button,
+            self.wave_button,
+            self.back_block_button,
+            self.block_button,
+            self.realrun_view.button,
+        ):
+            button.setEnabled(playable)
+
+    def _write_summary(self) -> None:
+        """The core's words (the CLI prints the same) with the theme's warning colour."""
+        self.summary_label.setText(html(self._summary_text, current_theme().error))
+        self.summary_label.setToolTip(
+            "\n".join(plain(line) for line in readings(self.plan)) if self.plan is not None else ""
         )
 
     # --- animation -----------------------------------------------------------------------
@@ -275,11 +286,8 @@ class VisualizerPanel(Panel):
         if self.anim is None or self.plan is None:
             return ""
         f = self.anim.frame()
-        if f.phase != "finished" and f.wave == self.plan.waves - 1 and self.plan.last_wave_fill < 1.0:
-            return (
-                f"tail wave: {self.plan.last_wave_blocks:,} of {self.plan.concurrent_blocks:,} block slots busy "
-                f"({self.plan.last_wave_fill:.0%}), the rest of the GPU idles"
-            )
+        if f.phase != "finished" and f.wave == self.plan.waves - 1:
+            return tail_text(self.plan)
         return ""
 
     def _refresh(self) -> None:
@@ -341,6 +349,7 @@ class VisualizerPanel(Panel):
     def change_speed(self, direction: int) -> None:
         if self.anim is not None:
             self.anim.faster() if direction > 0 else self.anim.slower()
+            self._speed_index = self.anim.speed_index
             self._refresh()
 
     def zoom(self, direction: int) -> None:
@@ -421,8 +430,8 @@ class VisualizerPanel(Panel):
     def apply_theme(self, _theme: Theme) -> None:
         """The labels carry theme colours in their rich text: write them again. The SM picture,
         wave bar and graphs are a light canvas in both themes (like a projected whiteboard)."""
-        if self.plan is not None:
-            self.summary_label.setText(self._summary(self.plan))
+        self._write_summary()
+        self.occupancy_view.apply_theme()
         if self._pinned is not None:
             self.select_thread(*self._pinned)
         self.legend.update()

@@ -183,6 +183,7 @@ class SmGrid(QWidget):
         self.setMinimumSize(320, 240)
         self.setAttribute(Qt.WidgetAttribute.WA_OpaquePaintEvent)
         self._anim: Animation | None = None
+        self.empty_text = "Choose a device and a launch configuration"  # shown with no animation
         self._layout: GridLayout | None = None
         self._background: QPixmap | None = None
         self._tiles: dict[tuple, QPixmap] = {}
@@ -383,9 +384,7 @@ class SmGrid(QWidget):
         if lay is None or self._anim is None:
             p.fillRect(self.rect(), QColor("#f8fafc"))
             p.setPen(palette.MUTED_TEXT)
-            p.drawText(
-                self.rect(), Qt.AlignmentFlag.AlignCenter, "Choose a device and a launch configuration"
-            )
+            p.drawText(self.rect(), Qt.AlignmentFlag.AlignCenter | Qt.TextFlag.TextWordWrap, self.empty_text)
             return
         if self._background is None or self._background.size() != self.size():
             self._background = self._render_background(lay)
