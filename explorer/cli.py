@@ -16,6 +16,7 @@ from collections.abc import Sequence
 
 from explorer import __version__
 from explorer.errors import UserError
+from explorer.interrupts import exit_status, raise_on_termination, restore_handlers
 
 PANELS = ("devices", "visualizer", "benchmarks")
 
@@ -119,13 +120,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     handler = getattr(args, "handler", "explorer.commands.gui:run_gui")
     if args.command is None:
         args.panel = None
+    # SIGTERM and SIGHUP end a command like Ctrl-C (an exception, so children are stopped and
+    # what finished is written); the window replaces these with its own (explorer/ui/signals.py).
+    previous = raise_on_termination()
     try:
         return int(_resolve(handler)(args) or 0)
     except UserError as exc:
         print(f"device-explorer: error: {exc}", file=sys.stderr)
         return exc.exit_code
-    except KeyboardInterrupt:
-        return 130
+    except KeyboardInterrupt as exc:  # Ctrl-C, or SIGTERM/SIGHUP as Interrupted
+        return exit_status(exc)
     except BrokenPipeError:
         # `device-explorer devices | head`: the reader left; say nothing more.
         try:
@@ -133,6 +137,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         except OSError:
             pass
         return 0
+    finally:
+        restore_handlers(previous)
 
 
 if __name__ == "__main__":

@@ -9,7 +9,8 @@ it never outlives whoever started it:
 * A thread reads stdin the whole time; end of file means the parent is gone or wants it gone (and
   over ssh, that the connection dropped), so the agent exits at once, even mid-request.
 * It ignores SIGINT: the parent starts it in a session of its own, so a terminal's Ctrl-C reaches
-  only the parent, which stops the agent itself (no traceback from the agent, ever).
+  only the parent, which stops the agent itself (no traceback from the agent, ever). SIGTERM and
+  SIGHUP keep their default: the agent dies at once.
 
 Stray output from libraries (a print in a workload, numba or torch warnings written to fd 1) would
 corrupt the protocol, so the protocol gets a private copy of fd 1 and fd 1 is pointed at stderr,
@@ -121,6 +122,11 @@ def serve() -> int:
     die_with_parent()
     if threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGINT, signal.SIG_IGN)
+        # SIGTERM and SIGHUP kill an agent at once, even one stuck in a driver call (the command
+        # line turns them into exceptions for the parent's clean-up; the agent has none to do).
+        for name in ("SIGTERM", "SIGHUP"):
+            if hasattr(signal, name):
+                signal.signal(getattr(signal, name), signal.SIG_DFL)
     channel = _Channel()
     channel.send(
         Hello(

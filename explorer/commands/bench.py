@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import sys
 
+from explorer import interrupts
 from explorer.errors import UserError
 from explorer.inputs import parse_whole
 
@@ -82,19 +83,29 @@ def run_bench(args) -> int:
     if not as_json:
         print(f"{w.title} on {device}: {run.total_points} point(s)", flush=True)
     failed = 0
+    stopped: KeyboardInterrupt | None = None
     try:
         for event in run.events():
             if isinstance(event, Progress):
                 continue
             failed += event.error is not None
             print(json.dumps(event.to_dict()) if as_json else format_point(event), flush=True)
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as exc:  # Ctrl-C, SIGTERM or SIGHUP: the worker is stopped; keep what finished
         run.cancel()
-        raise
+        interrupts.ignore_further()
+        stopped = exc
+    wrote = ""
     if args.csv:
         export_csv(run.points, args.csv)
-        if not as_json:
-            print(f"wrote {len(run.points)} point(s) to {args.csv}", file=sys.stderr)
+        wrote = f"wrote {len(run.points)} point(s) to {args.csv}"
+    if stopped is not None:
+        finished = f"{len(run.points)} of {run.total_points} points finished"
+        print(
+            f"{interrupts.describe(stopped)}: {finished}" + (f"; {wrote}" if wrote else ""), file=sys.stderr
+        )
+        return interrupts.exit_status(stopped)
+    if wrote and not as_json:
+        print(wrote, file=sys.stderr)
     return 1 if failed else 0
 
 

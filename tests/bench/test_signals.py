@@ -1,0 +1,160 @@
+"""Signals to ``device-explorer bench``: the worker never outlives the command, what finished is kept.
+
+Each test starts the real command in a session of its own (so signalling its group reaches nothing
+else), waits until the first point is printed and the worker is stuck in the hanging one, sends the
+signal, and checks the exit status, that no process of the run survives, what reached --csv and
+what was said on stderr.
+"""
+
+from __future__ import annotations
+
+import csv
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import psutil
+import pytest
+
+pytestmark = pytest.mark.skipif(os.name != "posix", reason="POSIX signals and process groups")
+
+
+def _gone(pid: int, within_s: float = 2.0) -> bool:
+    deadline = time.monotonic() + within_s
+    while time.monotonic() < deadline:
+        try:
+            if psutil.Process(pid).status() == psutil.STATUS_ZOMBIE:
+                return True
+        except psutil.NoSuchProcess:
+            return True
+        time.sleep(0.02)
+    return False
+
+
+class BenchCommand:
+    """``device-explorer bench _hang_test --sizes 1 2 3``: size 1 finishes, size 2 never does."""
+
+    def __init__(self, tmp_path: Path, *extra: str) -> None:
+        self.csv = tmp_path / "points.csv"
+        env = dict(os.environ)
+        env.pop("NUMBA_ENABLE_CUDASIM", None)
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "explorer", "bench", "_hang_test", "--sizes", "1", "2", "3"]
+            + ["--csv", str(self.csv), *extra],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=env,
+            start_new_session=True,
+        )
+        self.lines: list[str] = []
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
+
+    def _read(self) -> None:
+        assert self.proc.stdout is not None
+        for line in self.proc.stdout:
+            self.lines.append(line)
+
+    def wait_for_hang(self) -> int:
+        """The worker's pid, once the first point is out and the worker is inside the second."""
+        deadline = time.monotonic() + 90
+        while time.monotonic() < deadline:
+            if any("size=1" in ln or '"size": 1' in ln for ln in self.lines):
+                break
+            assert self.proc.poll() is None, self.proc.stderr.read() if self.proc.stderr else ""
+            time.sleep(0.05)
+        else:
+            pytest.fail(f"the first point never came: {self.lines}")
+        time.sleep(0.5)  # the worker is now inside the size-2 point, which never returns
+        children = psutil.Process(self.proc.pid).children(recursive=True)
+        assert len(children) == 1, children
+        return children[0].pid
+
+    def finish(self, timeout_s: float = 10.0) -> tuple[int, str]:
+        code = self.proc.wait(timeout_s)
+        self._reader.join(5)
+        assert self.proc.stderr is not None
+        return code, self.proc.stderr.read()
+
+    def kill(self) -> None:
+        try:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        except OSError:
+            pass
+        self.proc.wait()
+
+
+@pytest.fixture
+def bench(tmp_path):
+    started: list[BenchCommand] = []
+
+    def start(*extra: str) -> BenchCommand:
+        command = BenchCommand(tmp_path, *extra)
+        started.append(command)
+        return command
+
+    yield start
+    for command in started:
+        command.kill()
+
+
+def _csv_sizes(path: Path) -> list[str]:
+    with open(path, newline="") as fh:
+        return [row["size"] for row in csv.DictReader(fh)]
+
+
+@pytest.mark.parametrize(
+    "signum,status,said",
+    [
+        (signal.SIGTERM, 143, "interrupted by SIGTERM"),
+        (signal.SIGHUP, 129, "interrupted by SIGHUP"),
+    ],
+)
+def test_sigterm_and_sighup_stop_the_worker_and_keep_what_finished(bench, signum, status, said):
+    command = bench()
+    worker = command.wait_for_hang()
+    t0 = time.monotonic()
+    command.proc.send_signal(signum)
+    code, stderr = command.finish()
+    assert time.monotonic() - t0 < 5
+    assert code == status
+    assert _gone(worker), "the benchmark worker outlived the command"
+    assert stderr.strip().splitlines() == [
+        f"{said}: 1 of 3 points finished; wrote 1 point(s) to {command.csv}"
+    ]
+    assert _csv_sizes(command.csv) == ["1"]
+
+
+@pytest.mark.parametrize("as_json", [False, True])
+def test_ctrl_c_to_the_group_prints_one_line_writes_what_finished_and_exits_130(bench, as_json):
+    """A terminal's Ctrl-C reaches every process of its foreground group: here, all of ours."""
+    command = bench(*(["--json"] if as_json else []))
+    worker = command.wait_for_hang()
+    os.killpg(command.proc.pid, signal.SIGINT)
+    code, stderr = command.finish()
+    assert code == 130
+    assert _gone(worker)
+    assert "Traceback" not in stderr
+    assert stderr.strip().splitlines() == [
+        f"interrupted: 1 of 3 points finished; wrote 1 point(s) to {command.csv}"
+    ]
+    assert _csv_sizes(command.csv) == ["1"]
+    if as_json:
+        import json
+
+        assert [json.loads(ln)["size"] for ln in command.lines] == [1]
+
+
+def test_sigkill_of_the_command_takes_the_worker_with_it(bench):
+    """Nothing runs in the parent after SIGKILL: the worker must go by itself (parent-death
+    signal, end of its stdin), not be re-parented to PID 1 and compute on."""
+    command = bench()
+    worker = command.wait_for_hang()
+    command.proc.send_signal(signal.SIGKILL)
+    assert command.proc.wait(5) == -signal.SIGKILL
+    assert _gone(worker), "the benchmark worker outlived a killed command"
