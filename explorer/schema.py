@@ -15,7 +15,6 @@ new field of an unsupported type fails the tests rather than going unchecked.
 from __future__ import annotations
 
 import dataclasses
-import functools
 import json
 import math
 import types
@@ -121,11 +120,15 @@ def _is_number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
-@functools.cache
+_field_types: dict[type, dict[str, Any]] = {}
+
+
 def field_types(cls: type) -> dict[str, Any]:
     """Each dataclass field's resolved type (string annotations evaluated once per class)."""
-    hints = typing.get_type_hints(cls)
-    return {f.name: hints[f.name] for f in dataclasses.fields(cls)}
+    if cls not in _field_types:
+        hints = typing.get_type_hints(cls)
+        _field_types[cls] = {f.name: hints[f.name] for f in dataclasses.fields(cls)}
+    return _field_types[cls]
 
 
 def check_fields(cls: type, data: Any, where: str = "") -> dict[str, Any]:

@@ -38,7 +38,8 @@ def open_main_window(panel: str | None = None, remember: bool = False):
     app = create_application()
     window = MainWindow(panel=panel)
     if remember:
-        saved = prefs.load()
+        saved, notice = prefs.load_with_notice()
+        window.show_notice(notice)
         if panel:
             saved.panel = panel
         window.apply_prefs(saved)

@@ -117,6 +117,7 @@ class NoticeBar(QWidget):
         super().__init__(parent)
         self.notices: list[str] = []
         self.banner = Banner()
+        self.banner.body_label.setTextFormat(Qt.TextFormat.PlainText)  # paths are not markup
         self.banner.body_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.dismiss_button = QPushButton("Dismiss")
         self.dismiss_button.clicked.connect(self.dismiss)

@@ -101,3 +101,56 @@ def test_screenshot_of_the_benchmarks_panel_with_a_bad_value_exits_0(home, tmp_p
     assert done.returncode == 0, done.stderr[-3000:]
     assert "rendered 1280 800" in done.stdout
     assert list(home.glob(R.LAST_RESULTS_FILE + ".damaged-*"))
+
+
+OPEN_AND_QUIT = textwrap.dedent(
+    """
+    from explorer.ui.main_window import MainWindow
+    MainWindow.start_discovery = lambda self: None
+    from explorer.commands.gui import open_main_window
+    from PySide6.QtCore import QTimer
+    app, window = open_main_window(remember=True)  # as run_gui opens it: settings read and saved
+    app.processEvents()
+    print("NOTICE", window.notice_bar.isVisible(), window.notice_bar.banner.body_label.text())
+    QTimer.singleShot(0, app.quit)
+    app.exec()
+    import os; os._exit(0)
+    """
+)
+
+
+@pytest.mark.parametrize("kind", ["random bytes", "latin-1", "deep JSON", "named pipe", "folder"])
+def test_the_window_opens_with_damaged_settings_and_names_them_once(home, tmp_path, kind):
+    path = home / "settings.json"
+    if kind == "random bytes":
+        path.write_bytes(os.urandom(4096).replace(b"{", b"\xff"))
+    elif kind == "latin-1":
+        path.write_bytes('{"theme": "dark", "panel": "caf\u00e9"}'.encode("latin-1"))
+    elif kind == "deep JSON":
+        path.write_text("[" * 200_000 + "]" * 200_000)
+    elif kind == "named pipe":
+        if not hasattr(os, "mkfifo"):
+            pytest.skip("named pipes are POSIX")
+        os.mkfifo(path)
+    else:
+        path.mkdir()
+    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "DEVICE_EXPLORER_HOME": str(home)}
+
+    def run():
+        return subprocess.run(
+            [sys.executable, "-c", OPEN_AND_QUIT],
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=60,
+            cwd=tmp_path,
+        )
+
+    first = run()  # a named pipe used to hang here for ever (the timeout would fail the test)
+    assert first.returncode == 0, first.stderr[-3000:]
+    (aside,) = home.glob("settings.json.damaged-*")
+    assert f"NOTICE True The settings file in {path} could not be used" in first.stdout
+    assert str(aside) in first.stdout and "Traceback" not in first.stderr
+    assert path.is_file()  # the session's settings were saved in its place
+    second = run()
+    assert second.returncode == 0 and "NOTICE False" in second.stdout  # said once
