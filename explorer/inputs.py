@@ -284,6 +284,8 @@ def parse_output_path(text: str, what: str = "--out", suffixes: tuple[str, ...] 
             )
         if path.is_dir():
             raise InputError(f"cannot write {shown(raw, 80)}: it is a folder")
+        if path.exists() and not path.is_file():  # replacing /dev/null or a pipe is never meant
+            raise InputError(f"cannot write {shown(raw, 80)}: it is a device or a pipe, not a file")
     except OSError as exc:  # a path component that is a file, a loop of links ...
         raise InputError(f"cannot write {shown(raw, 80)}: {exc.strerror or exc}") from None
     if not os.access(folder, os.W_OK):

@@ -3,12 +3,15 @@ the Benchmarks panel, printing one line (or one JSON object) per point as it fin
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sys
+from pathlib import Path
 
 from explorer import interrupts
 from explorer.errors import UserError
 from explorer.inputs import parse_whole
+from explorer.outputs import check_output, output_lock
 
 #: more timed repeats than anyone waits for; a typo's extra digits get a message, not a week-long run
 MAX_REPEATS = 100_000
@@ -64,9 +67,7 @@ def _list_workloads(as_json: bool) -> int:
 
 
 def run_bench(args) -> int:
-    from explorer.bench.export import export_csv
-    from explorer.bench.results import format_point
-    from explorer.bench.runner import BenchPlan, BenchRun, Progress, parse_device
+    from explorer.bench.runner import parse_device
     from explorer.bench.sizes import parse_sizes
     from explorer.bench.workloads import get_workload
 
@@ -77,7 +78,18 @@ def run_bench(args) -> int:
     device = parse_device(args.device or "cpu")
     sizes = parse_sizes(" ".join(args.sizes), w.size_name) if args.sizes else None
     repeats = _parse_repeats(args.repeats)
+    csv_path = check_output(args.csv, "--csv") if args.csv else None
     check_device_present(device)
+    # Held for the whole run: a second run writing the same file is refused now, in one line,
+    # instead of both measuring for minutes and one silently replacing the other's points.
+    with output_lock(csv_path, "--csv") if csv_path else contextlib.nullcontext():
+        return _run_plan(w, device, sizes, repeats, as_json, csv_path)
+
+
+def _run_plan(w, device: str, sizes, repeats: int | None, as_json: bool, csv_path: Path | None) -> int:
+    from explorer.bench.export import export_csv
+    from explorer.bench.results import format_point
+    from explorer.bench.runner import BenchPlan, BenchRun, Progress
 
     run = BenchRun(BenchPlan(workload=w.name, devices=[device], sizes=sizes, repeats=repeats))
     if not as_json:
@@ -95,9 +107,9 @@ def run_bench(args) -> int:
         interrupts.ignore_further()
         stopped = exc
     wrote = ""
-    if args.csv:
-        export_csv(run.points, args.csv)
-        wrote = f"wrote {len(run.points)} point(s) to {args.csv}"
+    if csv_path:
+        export_csv(run.points, csv_path)
+        wrote = f"wrote {len(run.points)} point(s) to {csv_path}"
     if stopped is not None:
         finished = f"{len(run.points)} of {run.total_points} points finished"
         print(

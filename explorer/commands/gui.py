@@ -96,8 +96,9 @@ def run_screenshot(args: Namespace) -> int:
     out = check_output_path(args.out)
     width, height = parse_size(getattr(args, "size", "1280x800"))
     image = render_window(args.panel, (width, height))
-    if not image.save(str(out), "PNG"):
-        raise UserError(f"cannot write {out}: Qt could not save the PNG there")
+    from explorer.ui.png import write_png
+
+    write_png(image, out, "the screenshot")
     print(out)
     return 0
 

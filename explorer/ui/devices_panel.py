@@ -30,6 +30,7 @@ from PySide6.QtWidgets import (
 
 from explorer.devices.model import Device, Discovery
 from explorer.errors import UserError
+from explorer.outputs import write_output
 from explorer.ui import formatting as fmt
 from explorer.ui.context import AppContext
 from explorer.ui.device_details import DeviceDetails
@@ -316,12 +317,8 @@ class DevicesPanel(Panel):
         """Write what discovery found (the same JSON as ``device-explorer devices --json --catalog``)."""
         if self.context.discovery is None:
             raise UserError("nothing to export yet: devices are still being discovered")
-        path = Path(path)
-        try:
-            path.write_text(json.dumps(self.context.discovery.to_dict(), indent=2) + "\n", encoding="utf-8")
-        except OSError as exc:
-            raise UserError(f"cannot write {path}: {exc.strerror or exc}") from exc
-        return path
+        text = json.dumps(self.context.discovery.to_dict(), indent=2) + "\n"
+        return write_output(path, text.encode("utf-8"), "the device list")
 
     def prepare_screenshot(self) -> None:
         self.device_list.scrollToTop()

@@ -1,4 +1,5 @@
-"""Write the plot as drawn to a PNG through pyqtgraph (CSV and JSON are ``explorer.bench.export``).
+"""Write the plot as drawn to a PNG (CSV and JSON are ``explorer.bench.export``), encoded in
+memory and then written in one step by ``explorer.ui.png``.
 
 The picture is what a teacher puts on a slide, so it holds every plot the panel shows: the main
 plot and, where a GPU and the CPU both ran, the speedup strip below it, stacked in one image.
@@ -12,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from explorer.errors import UserError
+from explorer.ui.png import write_png
 
 
 def export_png(plot_widgets: Sequence[Any], path: str | Path, width_px: int = 1600) -> Path:
@@ -51,6 +53,4 @@ def export_png(plot_widgets: Sequence[Any], path: str | Path, width_px: int = 16
             top += picture.height()
     finally:
         painter.end()
-    if not sheet.save(str(path), "PNG") or not path.is_file():
-        raise UserError(f"could not write the plot to {path}: Qt could not save a PNG there")
-    return path
+    return write_png(sheet, path, "the plot")
