@@ -225,6 +225,18 @@ class Animation:
             out.append((b, sm, slot, idle.busy_lanes_of(b)))
         return out
 
+    def block_now(self, block: int) -> str:
+        """Where ``block`` is at the moment shown, in words for the inspector (it changes as the
+        clock moves, so a pinned thread's text never describes a moment that has passed)."""
+        f = self.frame()
+        place = self.plan.placement(block)
+        if f.phase == "finished" or block < f.first_block:
+            return f"its block has finished ({f.label})"
+        if block < f.first_block + f.dispatched:
+            doing = {"dispatch": "landed on", "run": "running on", "retire": "finishing on"}[f.phase]
+            return f"its block is {doing} SM {place.sm} ({f.label})"
+        return f"its block waits in the queue for wave {place.wave + 1} ({f.label})"
+
     def block_at(self, sm: int, slot: int) -> int | None:
         """The block on SM ``sm`` in slot ``slot`` now, or None where the slot is empty."""
         fill = self.fill()

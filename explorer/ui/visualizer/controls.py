@@ -6,7 +6,7 @@ The controls only collect text and show the core's verdict; parsing and validati
 
 from __future__ import annotations
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import QEvent, QObject, Qt, QTimer, Signal
 from PySide6.QtWidgets import (
     QComboBox,
     QFormLayout,
@@ -46,15 +46,27 @@ def _spin(minimum: int, maximum: int, value: int, step: int = 1, suffix: str = "
     return box
 
 
+def _n_text(n: int | tuple[int, ...] | None) -> str:
+    """A preset's problem size as the Size N field shows it: "100000", "1920,1080" or empty."""
+    if n is None:
+        return ""
+    return ",".join(map(str, n)) if isinstance(n, tuple) else str(n)
+
+
 class LaunchControls(QWidget):
     """Emits ``changed`` whenever the configuration or the device may have changed."""
 
     changed = Signal()
+    #: Enter or Escape in a field: the user is done typing, so the panel takes the keys back
+    #: (Space plays, arrows step) instead of the field typing a space
+    field_left = Signal()
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self._devices: list[Device] = []
         self._quiet = False
+        self._preset: Preset | None = None  # the lesson preset the fields still hold, if any
+        self._applied_n = ""  # Size N as last applied: Escape in the field goes back to it
         outer = QVBoxLayout(self)
         outer.setContentsMargins(0, 0, 0, 0)
 
@@ -124,6 +136,22 @@ class LaunchControls(QWidget):
         self.n_edit.editingFinished.connect(self._emit)
         self.device_combo.currentIndexChanged.connect(self._emit)
         self.preset_combo.activated.connect(self._preset_chosen)
+        for field in (*self.grid_spins, *self.block_spins, self.smem_spin, self.regs_spin, self.n_edit):
+            field.installEventFilter(self)
+
+    def eventFilter(self, obj: QObject, event: QEvent) -> bool:  # noqa: N802 - Qt's name
+        if event.type() == QEvent.Type.KeyPress:
+            key = event.key()  # type: ignore[attr-defined]
+            if key in (Qt.Key.Key_Return, Qt.Key.Key_Enter):
+                QTimer.singleShot(0, self.field_left.emit)  # after the field has applied its value
+            elif key == Qt.Key.Key_Escape:
+                if obj is self.n_edit:
+                    self.n_edit.setText(self._applied_n)  # Escape drops what was typed
+                elif isinstance(obj, QSpinBox):  # show the value in force again, dropping the typing
+                    obj.lineEdit().setText(obj.prefix() + obj.textFromValue(obj.value()) + obj.suffix())
+                self.field_left.emit()
+                return True
+        return super().eventFilter(obj, event)
 
     @staticmethod
     def _label(text: str, tip: str) -> QLabel:
@@ -147,8 +175,33 @@ class LaunchControls(QWidget):
         self.device_combo.setToolTip(self.device_combo.itemData(index, Qt.ItemDataRole.ToolTipRole) or "")
 
     def _emit(self, *_args) -> None:
-        if not self._quiet:
-            self.changed.emit()
+        if self._quiet:
+            return
+        self._applied_n = self.n_edit.text()
+        if self._preset is not None and not self._holds(self._preset):
+            self._set_preset(None)  # edited by hand: the preset's name and lesson no longer apply
+        self.changed.emit()
+
+    def _holds(self, preset: Preset) -> bool:
+        """Whether the fields still hold exactly ``preset``'s launch."""
+        return (
+            tuple(s.value() for s in self.grid_spins) == preset.grid
+            and tuple(s.value() for s in self.block_spins) == preset.block
+            and self.smem_spin.value() == preset.smem_bytes
+            and self.regs_spin.value() == preset.regs_per_thread
+            and self.n_edit.text().strip().replace(" ", "") == _n_text(preset.n)
+        )
+
+    def _set_preset(self, preset: Preset | None) -> None:
+        self._preset = preset
+        self.preset_combo.setCurrentIndex(0 if preset is None else PRESETS.index(preset) + 1)
+        self.lesson_label.setText("" if preset is None else preset.lesson)
+        self.lesson_label.setVisible(preset is not None)
+
+    @property
+    def preset(self) -> Preset | None:
+        """The lesson preset the fields hold, None once they were edited away from it."""
+        return self._preset
 
     # --- devices -----------------------------------------------------------------------
     def set_devices(self, devices: list[Device]) -> None:
@@ -206,9 +259,9 @@ class LaunchControls(QWidget):
             spin.setValue(v)
         self.smem_spin.setValue(preset.smem_bytes)
         self.regs_spin.setValue(preset.regs_per_thread)
-        n = preset.n
-        self.n_edit.setText("" if n is None else ",".join(map(str, n)) if isinstance(n, tuple) else str(n))
-        self.lesson_label.setText(preset.lesson)
+        self.n_edit.setText(_n_text(preset.n))
+        self._applied_n = self.n_edit.text()
+        self._set_preset(preset)
         self._quiet = False
         self.changed.emit()
 

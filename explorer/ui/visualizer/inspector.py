@@ -27,28 +27,33 @@ class Inspector(QGroupBox):
         lay.addWidget(self.label)
         self.info: ThreadInfo | None = None
 
+    def _set(self, text: str) -> None:
+        """Set the text only when it changed: the panel re-asks on every animation frame."""
+        if self.label.text() != text:
+            self.label.setText(text)
+
     def show_hint(self) -> None:
         self.info = None
-        self.label.setText(HINT)
+        self._set(HINT)
 
     def show_slot(self, sm: int, slot: int | None, wave_label: str) -> None:
         self.info = None
         where = f"SM {sm}" + (f", block slot {slot}" if slot is not None else "")
-        self.label.setText(f"<b>{escape(where)}</b>: empty now ({escape(wave_label)}).")
+        self._set(f"<b>{escape(where)}</b>: empty now ({escape(wave_label)}).")
 
     def show_no_thread(self, block_text: str, warp: int, lane: int) -> None:
         self.info = None
-        self.label.setText(
+        self._set(
             f"<b>{escape(block_text)}</b>, warp {warp}, lane {lane}: <b>no thread</b>. The block's size is not a "
             "multiple of 32, so its last warp is partial: this lane does nothing but still occupies a warp slot."
         )
 
-    def show_thread(self, info: ThreadInfo, pinned: bool) -> None:
+    def show_thread(self, info: ThreadInfo, pinned: bool, now: str = "") -> None:
         """The core's description of the thread (``explorer.launch.texts``, as ``launch --thread``
         prints it): per-axis position, the index over the problem, the linear number, warp, lane."""
         self.info = info
         t = current_theme()
-        rows = thread_rows(info)
+        rows = thread_rows(info) + ([("now", now)] if now else [])
         table = "".join(
             f"<tr><td style='padding-right:8px'><b>{escape(k)}</b></td><td>{escape(v)}</td></tr>"
             for k, v in rows
@@ -62,7 +67,7 @@ class Inspector(QGroupBox):
             if _is_formula(k, v)
         )
         title = "Selected thread" if pinned else "Thread under the pointer"
-        self.label.setText(
+        self._set(
             # the verdict before the formulas: a 3D formula is long and may run past the bottom
             f"<b>{title}</b><table>{table}</table><p>{html(thread_state(info), t.error)}</p>{formulas}"
         )

@@ -72,6 +72,7 @@ class VisualizerPanel(Panel):
         self.plan: LaunchPlan | None = None
         self.anim: Animation | None = None
         self._pinned: tuple[int, int, int] | None = None
+        self._hover: Hit | None = None  # what the pointer is over: asked again as the animation moves
         self._zoom_index = 0
         self._speed_index = DEFAULT_SPEED_INDEX  # kept while no launch is valid (no animation)
         self._summary_text: Text = ()
@@ -178,6 +179,7 @@ class VisualizerPanel(Panel):
 
         # wiring
         self.controls.changed.connect(self.recompute)
+        self.controls.field_left.connect(self.grid.setFocus)
         self.play_button.clicked.connect(self.toggle_play)
         self.restart_button.clicked.connect(self.restart)
         self.wave_button.clicked.connect(lambda: self.step_wave(1))
@@ -186,14 +188,22 @@ class VisualizerPanel(Panel):
         self.back_block_button.clicked.connect(lambda: self.step_block(-1))
         self.faster_button.clicked.connect(lambda: self.change_speed(1))
         self.slower_button.clicked.connect(lambda: self.change_speed(-1))
-        self.grid.hovered.connect(lambda hit: self._inspect(hit, pin=False))
+        self.grid.hovered.connect(self._hovered)
         self.grid.clicked.connect(lambda hit: self._inspect(hit, pin=True))
         self.realrun_view.button.clicked.connect(self.run_for_real)
         context.discovery_changed.connect(lambda _d: self._load_devices())
         self._shortcuts = []
         for keys, _words, method, args in KEYS:
             sc = QShortcut(QKeySequence(keys), self)
-            sc.setContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
+            # Space and the arrows answer whenever this tab is shown (a hidden tab's shortcuts are
+            # off), wherever the focus is: a text field that is being edited keeps its own keys
+            # (Qt lets it override them) and gives them back on Enter or Escape. The Ctrl keys
+            # stay with the SM view, so the window may use them elsewhere.
+            sc.setContext(
+                Qt.ShortcutContext.WidgetWithChildrenShortcut
+                if keys.startswith("Ctrl+")
+                else Qt.ShortcutContext.WindowShortcut
+            )
             sc.activated.connect(lambda m=method, a=args: getattr(self, m)(*a))
             self._shortcuts.append(sc)
 
@@ -236,6 +246,7 @@ class VisualizerPanel(Panel):
         else:
             self.anim.set_plan(plan)
         self._pinned = None
+        self._hover = None
         self.grid.selected = None
         self.grid.set_animation(self.anim)
         self.inspector.show_hint()
@@ -252,6 +263,7 @@ class VisualizerPanel(Panel):
         self.plan = None
         self.anim = None
         self._pinned = None
+        self._hover = None
         self.grid.selected = None
         self.grid.empty_text = "This launch cannot run: the message beside the launch fields says why."
         self.grid.set_animation(None)
@@ -295,6 +307,7 @@ class VisualizerPanel(Panel):
             return
         self.wave_bar.set_frame(self.anim.frame(), self._tail_text())
         self.grid.update()
+        self._update_inspector()
         self.play_button.setText("Pause" if self.anim.playing else "Play")
         self.speed_label.setText(f"{self.anim.speed_waves_per_s:g} waves/s")
 
@@ -372,6 +385,18 @@ class VisualizerPanel(Panel):
         return super().eventFilter(obj, event)
 
     # --- inspector ---------------------------------------------------------------------------
+    def _hovered(self, hit: Hit | None) -> None:
+        self._hover = hit if hit is not None and hit.sm >= 0 else None
+        self._inspect(hit, pin=False)
+
+    def _update_inspector(self) -> None:
+        """Issue 14.9: say again what is under the pointer, or about the pinned thread, for the
+        moment now shown; a slot that was empty in wave 1 is not still "empty" in wave 3."""
+        if self._hover is not None:
+            self._inspect(self._hover, pin=False)
+        elif self._pinned is not None:
+            self._show_thread(*self._pinned, pinned=True)
+
     def _inspect(self, hit: Hit | None, pin: bool) -> None:
         if self.anim is None:
             return
@@ -399,7 +424,7 @@ class VisualizerPanel(Panel):
             idx = self.anim.plan.block_index(block)
             self.inspector.show_no_thread(f"blockIdx {idx}", warp, lane)
         else:
-            self.inspector.show_thread(info, pinned)
+            self.inspector.show_thread(info, pinned, self.anim.block_now(block))
 
     def select_thread(self, block: int, warp: int, lane: int) -> None:
         """Pin the inspector on one thread, as a click on it would."""

@@ -450,6 +450,14 @@ class SmGrid(QWidget):
             self.hovered.emit(hit if hit is not None else NOWHERE)
 
     @qt_guard
+    def leaveEvent(self, event) -> None:  # noqa: N802 - Qt's name
+        """The pointer left the SMs: nothing is under it any more (the inspector falls back)."""
+        if self._last_hover is not None:
+            self._last_hover = None
+            self.hovered.emit(NOWHERE)
+        super().leaveEvent(event)
+
+    @qt_guard
     def mousePressEvent(self, event: QMouseEvent) -> None:  # noqa: N802 - Qt's name
         hit = self.hit_at(event.position().x(), event.position().y())
         if hit is not None:

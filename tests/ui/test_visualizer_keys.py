@@ -1,0 +1,159 @@
+"""The visualizer in the main window, driven from the keyboard and by editing (issue 14.6, 14.7, 14.9).
+
+Space and the arrows must answer whenever the tab is shown, wherever the focus went (the tab bar,
+a button), except inside a text field being edited, which gives them back on Enter or Escape.
+"""
+
+from __future__ import annotations
+
+import pytest
+from PySide6.QtCore import QEvent, QPoint, Qt
+from PySide6.QtWidgets import QApplication
+
+from explorer.devices.catalog import load_catalog
+from explorer.devices.model import Discovery
+from explorer.ui.context import AppContext
+from explorer.ui.main_window import MainWindow
+from explorer.ui.visualizer.animation import DISPATCH, RUN
+from explorer.ui.visualizer.presets import PRESETS
+
+
+@pytest.fixture
+def window(qtbot, fake_nvml, fake_clock, fake_timer):
+    w = MainWindow(
+        AppContext(Discovery(devices=load_catalog(), reports=[])),
+        discover_on_show=False,
+        panel="devices",
+        devices_panel_options={"nvml": fake_nvml, "clock": fake_clock, "timer": fake_timer},
+    )
+    qtbot.addWidget(w)
+    w.resize(1280, 800)
+    w.show()
+    qtbot.waitExposed(w)
+    w.activateWindow()
+    qtbot.waitUntil(lambda: QApplication.activeWindow() is w, timeout=3000)
+    yield w
+    w.close()
+
+
+def _panel(window, qtbot):
+    panel = window.show_panel("visualizer")
+    qtbot.wait(20)  # the tab switch settles (its shortcuts join the window's) before a key can come
+    return panel
+
+
+def test_space_and_arrows_work_straight_after_switching_to_the_tab(window, qtbot):
+    bar = window.tabs.tabBar()
+    bar.setFocus()
+    panel = _panel(window, qtbot)
+    assert bar.hasFocus()  # the focus is outside the panel, as after clicking its tab
+    qtbot.keyClick(bar, Qt.Key.Key_Right)
+    assert panel.wave_bar.frame.dispatched == 16  # wave 1, all its blocks placed
+    assert window.current_panel() is panel  # the arrow stepped, it did not switch tabs
+    qtbot.keyClick(bar, Qt.Key.Key_Space)
+    assert panel.anim.playing and panel.timer.isActive()
+    qtbot.keyClick(bar, Qt.Key.Key_Space)
+    assert not panel.anim.playing
+    panel.play_button.setFocus()  # a focused button does not swallow Space either
+    qtbot.keyClick(panel.play_button, Qt.Key.Key_Space)
+    assert panel.anim.playing
+    panel.pause()
+
+
+def test_keys_of_a_hidden_tab_do_nothing(window, qtbot):
+    panel = _panel(window, qtbot)
+    devices = window.show_panel("devices")
+    devices.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
+    devices.setFocus()
+    qtbot.wait(20)
+    t = panel.anim.t
+    qtbot.keyClick(devices, Qt.Key.Key_Right)
+    qtbot.keyClick(devices, Qt.Key.Key_Space)
+    assert window.current_panel() is devices
+    assert panel.anim.t == t and not panel.anim.playing
+
+
+def test_space_in_size_n_types_until_enter_then_plays(window, qtbot):
+    panel = _panel(window, qtbot)
+    edit = panel.controls.n_edit
+    edit.setFocus()
+    edit.clear()
+    qtbot.keyClicks(edit, "5466")
+    qtbot.keyClick(edit, Qt.Key.Key_Space)  # being edited: the field keeps its keys
+    assert edit.text() == "5466 " and not panel.anim.playing
+    qtbot.keyClick(edit, Qt.Key.Key_Backspace)
+    qtbot.keyClick(edit, Qt.Key.Key_Return)
+    qtbot.waitUntil(lambda: not edit.hasFocus(), timeout=2000)
+    assert "5,466" in panel.summary_label.text()
+    qtbot.keyClick(QApplication.focusWidget(), Qt.Key.Key_Space)
+    assert edit.text() == "5466" and panel.anim.playing
+    panel.pause()
+
+
+def test_escape_in_size_n_drops_the_typing_and_leaves_the_field(window, qtbot):
+    panel = _panel(window, qtbot)
+    edit = panel.controls.n_edit
+    edit.setFocus()
+    qtbot.keyClicks(edit, "999")
+    qtbot.keyClick(edit, Qt.Key.Key_Escape)
+    assert edit.text() == "100000" and not edit.hasFocus()
+    assert "N = 100,000" in panel.summary_label.text()
+    qtbot.keyClick(QApplication.focusWidget(), Qt.Key.Key_Right)
+    assert panel.wave_bar.frame.dispatched == 16
+
+
+def test_enter_in_a_spin_box_applies_it_and_gives_the_keys_back(window, qtbot):
+    panel = _panel(window, qtbot)
+    spin = panel.controls.block_spins[0]
+    spin.setFocus()
+    spin.selectAll()
+    qtbot.keyClicks(spin, "256")
+    qtbot.keyClick(spin, Qt.Key.Key_Return)
+    qtbot.waitUntil(lambda: not spin.hasFocus(), timeout=2000)
+    assert spin.value() == 256 and "of 256 threads" in panel.summary_label.text()
+    qtbot.keyClick(QApplication.focusWidget(), Qt.Key.Key_Space)
+    assert panel.anim.playing
+    panel.pause()
+
+
+def test_editing_a_preset_by_hand_drops_its_name_and_lesson(window, qtbot):
+    """Issue 14.7."""
+    panel = _panel(window, qtbot)
+    c = panel.controls
+    c.apply_preset(PRESETS[1])
+    assert c.preset_combo.currentText() == PRESETS[1].short_name
+    assert c.lesson_label.text() == PRESETS[1].lesson and c.preset is PRESETS[1]
+    c.grid_spins[0].setValue(7)
+    assert c.preset is None and c.preset_combo.currentIndex() == 0
+    assert c.lesson_label.text() == "" and not c.lesson_label.isVisible()
+    c.apply_preset(PRESETS[2])
+    assert c.preset_combo.currentText() == PRESETS[2].short_name
+    c.select_device("h100")  # another device: still the same launch, the lesson stays
+    assert c.preset is PRESETS[2] and c.lesson_label.text() == PRESETS[2].lesson
+    c.n_edit.setText("1920, 1080")  # the same size typed differently is still the preset
+    c.n_edit.editingFinished.emit()
+    assert c.preset is PRESETS[2]
+    c.n_edit.setText("1280,720")
+    c.n_edit.editingFinished.emit()
+    assert c.preset is None and c.lesson_label.text() == ""
+
+
+def test_inspector_follows_the_animation_under_a_still_pointer(window, qtbot):
+    """Issue 14.9: "SM 14, block slot 0: empty now (wave 1 of 7)" must not stay up at wave 3."""
+    panel = _panel(window, qtbot)
+    grid = panel.grid
+    pos = grid.slot_center(sm=14, slot=0, warp=0, lane=3)
+    qtbot.mouseMove(grid, pos)
+    qtbot.mouseMove(grid, pos + QPoint(1, 0))
+    assert "SM 14, block slot 0</b>: empty now (wave 1 of 7)" in panel.inspector.label.text()
+    panel.anim.seek(2 + DISPATCH + RUN / 2)  # wave 3 running: block 46 sits on SM 14
+    panel._refresh()
+    text = panel.inspector.label.text()
+    assert "empty now" not in text and "(46, 0, 0)" in text and "wave 3 of 7" in text
+    # a pinned thread's "now" moves on too
+    qtbot.mouseClick(grid, Qt.MouseButton.LeftButton, pos=pos + QPoint(1, 0))
+    qtbot.mouseMove(grid, QPoint(grid.width() - 2, grid.height() - 2))
+    QApplication.sendEvent(grid, QEvent(QEvent.Type.Leave))  # the pointer leaves the SMs
+    assert "running on SM 14 (wave 3 of 7)" in panel.inspector.label.text()
+    panel.step_wave(1)
+    assert "has finished (wave 4 of 7)" in panel.inspector.label.text()
