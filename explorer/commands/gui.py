@@ -66,8 +66,9 @@ def run_gui(args: Namespace) -> int:
     check_display()
     app, _window = open_main_window(getattr(args, "panel", None), remember=True)
     code = int(app.exec())
-    # A discovery still importing torch when the window closed would otherwise report into
-    # deleted objects during interpreter shutdown; let it finish (it has no window to fill).
+    # Work still in Qt's thread pool (a real run's worker) would otherwise report into deleted
+    # objects during interpreter shutdown. Device discovery is not in the pool: it runs in a
+    # daemon thread that is never waited for, so a probe stuck in a hung driver cannot hold this.
     from PySide6.QtCore import QThreadPool
 
     QThreadPool.globalInstance().waitForDone(15_000)

@@ -94,17 +94,29 @@ def _device_from_torch_props(torch: Any, index: int) -> CudaGpu:
     return dev
 
 
+def import_torch() -> tuple[Any, ProbeReport | None]:
+    """The torch module, or ``None`` and a report saying why it cannot be had.
+
+    Importing takes seconds but never talks to the driver, so discovery does it before the
+    deadline on the driver calls starts.
+    """
+    try:
+        import torch
+    except ImportError:
+        return None, ProbeReport(
+            "torch", False, "torch is not installed, so the app cannot run GPU work through it."
+        )
+    except Exception as exc:  # a broken install (missing shared library, ...)
+        return None, ProbeReport("torch", False, f"torch is installed but failed to import: {exc}")
+    return torch, None
+
+
 def probe_torch(torch: Any = None) -> tuple[list[CudaGpu], ProbeReport]:
-    """The GPUs torch can use, by CUDA ordinal. Never raises."""
+    """The GPUs torch can use, by CUDA ordinal (``None`` imports torch). Never raises."""
     if torch is None:
-        try:
-            import torch
-        except ImportError:
-            return [], ProbeReport(
-                "torch", False, "torch is not installed, so the app cannot run GPU work through it."
-            )
-        except Exception as exc:  # a broken install (missing shared library, ...)
-            return [], ProbeReport("torch", False, f"torch is installed but failed to import: {exc}")
+        torch, report = import_torch()
+        if report is not None:
+            return [], report
     try:
         available = bool(torch.cuda.is_available())
     except Exception as exc:
@@ -202,26 +214,33 @@ def _device_from_numba(gpu: Any, index: int) -> CudaGpu:
     return dev
 
 
-def probe_numba(numba: Any = None) -> tuple[list[CudaGpu], ProbeReport]:
-    """The GPUs numba.cuda sees, read from device attributes without creating a context."""
-    if os.environ.get("NUMBA_ENABLE_CUDASIM") == "1" and numba is None:
-        return [], ProbeReport(
+def import_numba() -> tuple[Any, ProbeReport | None]:
+    """The numba module with ``numba.cuda`` loaded, or ``None`` and a report saying why not."""
+    if os.environ.get("NUMBA_ENABLE_CUDASIM") == "1":
+        return None, ProbeReport(
             "numba",
             False,
             "numba's CUDA simulator is on (NUMBA_ENABLE_CUDASIM=1): kernels run on the CPU, no GPU is probed.",
         )
-    if numba is None:
-        try:
-            import numba.cuda  # noqa: F401  (imports the sub-package)
-        except ImportError:
-            return [], ProbeReport(
-                "numba", False, "numba is not installed, so CUDA kernels cannot be written in Python."
-            )
-        except Exception as exc:
-            return [], ProbeReport("numba", False, f"numba is installed but failed to import: {exc}")
-        import numba as numba_module
+    try:
+        import numba.cuda  # noqa: F401  (imports the sub-package)
+    except ImportError:
+        return None, ProbeReport(
+            "numba", False, "numba is not installed, so CUDA kernels cannot be written in Python."
+        )
+    except Exception as exc:
+        return None, ProbeReport("numba", False, f"numba is installed but failed to import: {exc}")
+    import numba as numba_module
 
-        numba = numba_module
+    return numba_module, None
+
+
+def probe_numba(numba: Any = None) -> tuple[list[CudaGpu], ProbeReport]:
+    """The GPUs numba.cuda sees, read from device attributes without creating a context."""
+    if numba is None:
+        numba, report = import_numba()
+        if report is not None:
+            return [], report
     cuda = numba.cuda
     try:
         available = bool(cuda.is_available())

@@ -11,11 +11,14 @@ Order of ``Discovery.devices``: the CPU, present GPUs by CUDA index, then catalo
 
 from __future__ import annotations
 
+import copy
 import threading
-from dataclasses import fields
+from collections.abc import Callable
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 from explorer.devices.arch import fill_from_compute_capability
+from explorer.devices.deadline import DEADLINES_S, ProbeTimedOut, call_with_deadline
 from explorer.devices.model import CudaGpu, Device, Discovery, ProbeReport
 from explorer.errors import UserError
 
@@ -92,7 +95,11 @@ def _same_gpu(a: CudaGpu, b: CudaGpu) -> bool:
 
 
 def merge_gpu_views(
-    runtime: list[CudaGpu], nvml: list[CudaGpu], numba: list[CudaGpu] | None = None
+    runtime: list[CudaGpu],
+    nvml: list[CudaGpu],
+    numba: list[CudaGpu] | None = None,
+    *,
+    nvml_reason: str = "NVML, the driver's monitoring library, is not available",
 ) -> list[CudaGpu]:
     """One ``CudaGpu`` per GPU, ordered by CUDA index; GPUs hidden from CUDA come last.
 
@@ -126,9 +133,7 @@ def merge_gpu_views(
             dev.nvml_index = match.nvml_index
             dev.live = match.live
         elif not nvml:
-            dev.mark_unavailable(
-                "live", "no live readings: NVML, the driver's monitoring library, is not available"
-            )
+            dev.mark_unavailable("live", f"no live readings: {nvml_reason}")
         else:
             dev.mark_unavailable("live", "NVML has no device with this GPU's UUID or PCI bus id")
         merged.append(dev)
@@ -213,73 +218,116 @@ def explain_missing(gpu: CudaGpu, nvml_reason: str, runtime_reason: str) -> None
                 gpu.mark_unavailable(f"limits.{f.name}", "neither torch nor numba reported this limit")
 
 
-def _probe_gpus(
-    nvml: Any, torch: Any, numba: Any, quick: bool = False
-) -> tuple[list[CudaGpu], list[ProbeReport]]:
-    reports: list[ProbeReport] = []
-    nvml_devices: list[CudaGpu] = []
-    torch_devices: list[CudaGpu] = []
-    numba_devices: list[CudaGpu] = []
+@dataclass
+class _NvmlView:
+    devices: list[CudaGpu] = field(default_factory=list)
     mapping_note: str | None = None
-    try:
-        from explorer.devices.nvml import probe_nvml
 
-        nvml_result = probe_nvml(nvml)
-        nvml_devices = nvml_result.devices
-        mapping_note = nvml_result.mapping.note if nvml_result.mapping else None
-        reports.append(nvml_result.report)
-    except Exception as exc:
-        reports.append(_failed("nvml", exc))
-    if quick and not nvml_devices and torch is None and numba is None and not cuda_driver_loadable():
-        skipped = "Not asked: NVML sees no GPU and the CUDA driver library cannot be loaded."
-        reports.append(ProbeReport("torch", False, skipped))
-        reports.append(ProbeReport("numba", False, skipped))
-        return [], reports
-    try:
-        from explorer.devices.cuda import probe_torch
 
-        torch_devices, report = probe_torch(torch)
-        reports.append(report)
-    except Exception as exc:
-        reports.append(_failed("torch", exc))
-    try:
-        from explorer.devices.cuda import probe_numba
+def _timed_out_or_failed(probe: str, exc: BaseException) -> ProbeReport:
+    if isinstance(exc, ProbeTimedOut):
+        return ProbeReport(probe, False, str(exc))
+    return _failed(probe, exc)
 
-        numba_devices, report = probe_numba(numba)
-        reports.append(report)
-    except Exception as exc:
-        reports.append(_failed("numba", exc))
+
+def _ask_nvml(nvml: Any, deadline_s: float) -> tuple[_NvmlView, ProbeReport]:
+    """NVML's GPUs, asked under a deadline: a hung ``nvmlInit`` costs ``deadline_s``, not a minute."""
+    from explorer.devices.nvml import NvmlUnavailable, import_nvml, probe_nvml
+
+    if nvml is None:
+        try:
+            nvml = import_nvml()
+        except NvmlUnavailable as exc:
+            return _NvmlView(), ProbeReport("nvml", False, str(exc))
     try:
-        gpus = merge_gpu_views(torch_devices, nvml_devices, numba_devices)
+        result = call_with_deadline("nvml", lambda: probe_nvml(nvml), deadline_s, key=id(nvml))
     except Exception as exc:
-        reports.append(_failed("merge", exc))
-        gpus = []
+        return _NvmlView(), _timed_out_or_failed("nvml", exc)
+    note = result.mapping.note if result.mapping else None
+    return _NvmlView(result.devices, note), result.report
+
+
+def _ask_runtimes(
+    torch: Any, numba: Any, deadlines: dict[str, float]
+) -> dict[str, tuple[list[CudaGpu], ProbeReport]]:
+    """torch's and numba's GPUs. Both modules are imported first (seconds, but no driver call),
+    then both are asked at once, each under its own deadline, so a hung ``cuInit`` costs one
+    deadline, not two."""
+    from explorer.devices.cuda import import_numba, import_torch, probe_numba, probe_torch
+
+    found: dict[str, tuple[list[CudaGpu], ProbeReport]] = {}
+    asks: dict[str, tuple[Any, Any]] = {}
+    for probe, module, importer, prober in (
+        ("torch", torch, import_torch, probe_torch),
+        ("numba", numba, import_numba, probe_numba),
+    ):
+        if module is None:
+            try:
+                module, report = importer()
+            except Exception as exc:
+                module, report = None, _failed(probe, exc)
+            if report is not None:
+                found[probe] = ([], report)
+                continue
+        asks[probe] = (module, prober)
+
+    def ask(probe: str) -> None:
+        module, prober = asks[probe]
+        try:
+            found[probe] = call_with_deadline(probe, lambda: prober(module), deadlines[probe], key=id(module))
+        except Exception as exc:
+            found[probe] = ([], _timed_out_or_failed(probe, exc))
+
+    threads = [threading.Thread(target=ask, args=(p,), name=f"ask-{p}", daemon=True) for p in asks]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()  # each returns by its deadline: call_with_deadline never waits longer
+    return found
+
+
+def _assemble_gpus(
+    nvml: _NvmlView,
+    nvml_report: ProbeReport,
+    runtimes: dict[str, tuple[list[CudaGpu], ProbeReport]] | None,
+) -> list[CudaGpu]:
+    """Merge what the probes said into one record per GPU, every missing field with its reason.
+
+    ``runtimes`` is ``None`` while torch and numba are still being asked: the GPUs are then
+    NVML's alone (copies, so the final merge starts from clean records).
+    """
+    pending = runtimes is None
+    torch_devices, torch_report = (runtimes or {}).get("torch", ([], None))
+    numba_devices, numba_report = (runtimes or {}).get("numba", ([], None))
+    nvml_devices = copy.deepcopy(nvml.devices) if pending else nvml.devices
+    gpus = merge_gpu_views(torch_devices, nvml_devices, numba_devices, nvml_reason=nvml_report.message)
     for gpu in gpus:
         try:
             fill_from_compute_capability(gpu)
         except Exception as exc:
             gpu.notes.append(f"Could not derive facts from the compute capability: {exc}")
-    if gpus and not (torch_devices or numba_devices):
+    if gpus and not pending and not (torch_devices or numba_devices):
         for gpu in gpus:
+            if gpu.hidden:
+                continue
             gpu.notes.append(
                 "No CUDA runtime (torch or numba) sees this GPU, so only NVML's view is shown: no CUDA limits, "
                 "and it cannot run the app's GPU benchmarks."
             )
-            if mapping_note:
-                gpu.notes.append(mapping_note)
-    by_probe = {r.probe: r for r in reports}
-    nvml_report = by_probe.get("nvml")
-    nvml_reason = "" if nvml_devices or nvml_report is None else f"NVML: {nvml_report.message}"
-    runtime_reason = ""
-    if not (torch_devices or numba_devices):
-        said = [by_probe[p].message for p in ("torch", "numba") if p in by_probe]
+            if nvml.mapping_note:
+                gpu.notes.append(nvml.mapping_note)
+    nvml_reason = "" if nvml.devices else f"NVML: {nvml_report.message}"
+    if pending:
+        runtime_reason = "torch and numba are still being asked about this GPU"
+    elif torch_devices or numba_devices:
+        runtime_reason = ""
+    else:
+        said = [r.message for r in (torch_report, numba_report) if r is not None]
         runtime_reason = "No CUDA runtime (torch or numba) sees this GPU: " + " ".join(said)
     for gpu in gpus:
-        gpu_runtime_reason = runtime_reason
-        if gpu.hidden:
-            gpu_runtime_reason = f"CUDA cannot see this GPU here: it is {gpu.hidden}"
-        explain_missing(gpu, nvml_reason, gpu_runtime_reason)
-    return gpus, reports
+        reason = f"CUDA cannot see this GPU here: it is {gpu.hidden}" if gpu.hidden else runtime_reason
+        explain_missing(gpu, nvml_reason, reason)
+    return gpus
 
 
 def discover(
@@ -291,6 +339,8 @@ def discover(
     probe_cpu: bool = True,
     probe_gpus: bool = True,
     quick: bool = False,
+    deadlines: dict[str, float] | None = None,
+    on_update: Callable[[Discovery], None] | None = None,
 ) -> Discovery:
     """Everything the app can know about this machine's compute devices. Never raises.
 
@@ -298,38 +348,81 @@ def discover(
     imports the real one lazily. ``probe_gpus=False`` skips them all (fast, CPU + catalog only).
     ``quick=True`` skips importing torch and numba (seconds) when neither NVML nor the CUDA
     driver library is there, so they could not find a GPU anyway; the reports then say so.
+
+    Each driver probe has a deadline (``deadline.DEADLINES_S``: NVML 3 s, torch.cuda and
+    numba.cuda 6 s each once imported; ``deadlines`` overrides them): past it the probe's
+    report says "NVML did not answer within 3 s: the driver or a GPU may be hung" and
+    discovery carries on without it.
+
+    ``on_update`` (the window's progressive list) is called once with what is known when the
+    CPU, the catalog and NVML have answered (milliseconds) while torch and numba, which take
+    seconds to import, are still asked; its ``pending`` names them. The final answer is the
+    return value.
     """
-    devices: list[Device] = []
+    limits = {**DEADLINES_S, **(deadlines or {})}
+    first: list[Device] = []
     reports: list[ProbeReport] = []
     if probe_cpu:
         try:
             from explorer.devices.cpu import probe_cpu as _probe_cpu
 
             cpu = _probe_cpu()
-            devices.append(cpu)
+            first.append(cpu)
             cores = f"{cpu.physical_cores or '?'} cores, {cpu.logical_cores or '?'} threads"
             reports.append(ProbeReport("cpu", True, f"{cpu.name}: {cores}", 1))
         except Exception as exc:
             reports.append(_failed("cpu", exc))
-    if probe_gpus:
-        try:
-            gpus, gpu_reports = _probe_gpus(nvml, torch, numba, quick)
-        except Exception as exc:  # belt and braces: _probe_gpus already catches per probe
-            gpus, gpu_reports = [], [_failed("gpu", exc)]
-        devices.extend(gpus)
-        reports.extend(gpu_reports)
+    catalog: list[Device] = []
+    catalog_reports: list[ProbeReport] = []
     if include_catalog:
         try:
             from explorer.devices.catalog import load_catalog
 
-            catalog = load_catalog()
-            devices.extend(catalog)
-            reports.append(
+            catalog = list(load_catalog())
+            catalog_reports.append(
                 ProbeReport("catalog", True, f"{len(catalog)} spec sheets (not present)", len(catalog))
             )
         except Exception as exc:
-            reports.append(_failed("catalog", exc))
-    return Discovery(devices=devices, reports=reports)
+            catalog_reports.append(_failed("catalog", exc))
+    if not probe_gpus:
+        return Discovery(devices=first + catalog, reports=reports + catalog_reports)
+
+    try:
+        nvml_view, nvml_report = _ask_nvml(nvml, limits["nvml"])
+    except Exception as exc:  # belt and braces: _ask_nvml already reports its failures
+        nvml_view, nvml_report = _NvmlView(), _failed("nvml", exc)
+    reports.append(nvml_report)
+    runtimes: dict[str, tuple[list[CudaGpu], ProbeReport]]
+    if quick and not nvml_view.devices and torch is None and numba is None and not cuda_driver_loadable():
+        skipped = "Not asked: NVML sees no GPU and the CUDA driver library cannot be loaded."
+        runtimes = {
+            "torch": ([], ProbeReport("torch", False, skipped)),
+            "numba": ([], ProbeReport("numba", False, skipped)),
+        }
+    else:
+        if on_update is not None:
+            try:
+                partial_gpus: list[Device] = list(_assemble_gpus(nvml_view, nvml_report, None))
+            except Exception as exc:
+                partial_gpus, reports = [], reports + [_failed("merge", exc)]
+            on_update(
+                Discovery(
+                    devices=first + partial_gpus + catalog,
+                    reports=reports + catalog_reports,
+                    pending=["torch", "numba"],
+                )
+            )
+        try:
+            runtimes = _ask_runtimes(torch, numba, limits)
+        except Exception as exc:
+            runtimes = {"torch": ([], _failed("torch", exc)), "numba": ([], _failed("numba", exc))}
+    reports += [runtimes[p][1] for p in ("torch", "numba") if p in runtimes]
+    try:
+        gpus: list[Device] = list(_assemble_gpus(nvml_view, nvml_report, runtimes))
+    except Exception as exc:
+        reports.append(_failed("merge", exc))
+        gpus = []
+    return Discovery(devices=first + gpus + catalog, reports=reports + catalog_reports)
 
 
 def _default_discovery() -> Discovery:
@@ -341,6 +434,76 @@ def _default_discovery() -> Discovery:
         return _cached
 
 
+#: Where the NVIDIA kernel module lists the GPUs it drives, one folder per GPU (Linux).
+PROC_NVIDIA_GPUS = "/proc/driver/nvidia/gpus"
+
+
+def installed_gpu_names(proc_dir: str = PROC_NVIDIA_GPUS) -> list[str] | None:
+    """Names of the NVIDIA GPUs in this machine, read without any driver call; ``None`` when
+    this system cannot say so (not Linux).
+
+    On Linux the kernel module writes ``<bus id>/information`` for each GPU ("Model: NVIDIA
+    GeForce GTX 1650") when it loads; reading it never waits on a GPU, where ``nvmlInit`` on a
+    GPU that fell off the bus waits a minute. No folder means no NVIDIA driver, so no GPU.
+    """
+    import os
+    import sys
+
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        entries = sorted(os.listdir(proc_dir))
+    except FileNotFoundError:
+        return []
+    except OSError:
+        return None
+    names = []
+    for entry in entries:
+        try:
+            with open(os.path.join(proc_dir, entry, "information"), encoding="utf-8", errors="replace") as fh:
+                text = fh.read(65536)
+        except OSError:
+            return None
+        model = next(
+            (ln.partition(":")[2].strip() for ln in text.splitlines() if ln.startswith("Model:")), ""
+        )
+        names.append(model or f"NVIDIA GPU at {entry}")
+    return names
+
+
+def catalog_match_without_probing(query: str, *, proc_dir: str = PROC_NVIDIA_GPUS) -> Device | None:
+    """The catalog sheet ``query`` means, found without asking any driver, or ``None`` when only
+    the probes can tell (then the caller runs them).
+
+    This is what keeps ``launch --device 1650`` on a laptop instant: no torch, no numba, no NVML.
+    A name that fits both a GPU in this machine and a catalog sheet still means the GPU in the
+    machine (``find_device``'s rule), and that is decided without a slow probe: the query is
+    matched against the catalog *and* the names of the installed GPUs (``installed_gpu_names``,
+    no driver call), with the same rules ``find_device`` uses. Only when the single answer is a
+    catalog sheet is it returned; a present GPU, an ambiguity, no match, a key of a present
+    device ("cpu", "cuda:0") or a system that cannot list its GPUs without the driver all go
+    to the full probe, which gives the real record or the error listing every device.
+    """
+    q = (query or "").strip().lower()
+    if not q or q == "cpu" or q.startswith(("cuda:", "nvml:")):
+        return None
+    names = installed_gpu_names(proc_dir)
+    if names is None:
+        return None
+    try:
+        from explorer.devices.catalog import load_catalog
+
+        sheets: list[Device] = list(load_catalog())
+    except Exception:
+        return None
+    here: list[Device] = [CudaGpu(name=name, key=f"installed:{i}") for i, name in enumerate(names)]
+    try:
+        found = find_device(query, Discovery(devices=here + sheets, reports=[]))
+    except UserError:
+        return None
+    return found if found.kind == "catalog" else None
+
+
 def find_device(query: str, discovery: Discovery | None = None) -> Device:
     """The one device a user means by ``query`` ("1650", "h100", "cuda:0", "cpu", "catalog:t4").
 
@@ -348,11 +511,17 @@ def find_device(query: str, discovery: Discovery | None = None) -> Device:
     whose name or key contain the query; if some of those are present they win over catalog
     sheets (so "h100" on an H100 machine means the real GPU); if exactly one is left it is the
     answer, else a ``UserError`` lists the candidates. The catalog keeps one sheet per common
-    short name (one H100, one A100) so such names stay unambiguous.
+    short name (one H100, one A100) so such names stay unambiguous. Without a ``discovery``,
+    a query that can only mean a catalog sheet is answered without probing any driver
+    (``catalog_match_without_probing``); anything else runs the probes once per process.
     """
     q = (query or "").strip().lower()
     if not q:
         raise UserError("no device named; give a name or part of one, e.g. 'cpu', 'cuda:0', '1650', 'h100'")
+    if discovery is None:
+        sheet = catalog_match_without_probing(query)
+        if sheet is not None:
+            return sheet
     disc = discovery if discovery is not None else _default_discovery()
     exact = [
         d

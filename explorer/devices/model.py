@@ -541,13 +541,16 @@ class Discovery:
         return next((r for r in self.reports if r.probe == probe), None)
 
     def why_no_gpu(self) -> str | None:
-        """One paragraph for the no-GPU banner; ``None`` when a usable GPU is present.
+        """One paragraph for the no-GPU banner; ``None`` when a usable GPU is present, or while
+        probes that could still find one are running.
 
         GPUs that NVML lists but ``CUDA_VISIBLE_DEVICES`` hides are named as such: the banner
         never claims there is no GPU when there is one.
         """
         if self.present_gpus:
             return None
+        if self.pending and not self.installed_gpus:
+            return None  # torch or numba may still find one: no banner until they have answered
         hidden = self.hidden_gpus
         if hidden:
             names = ", ".join(d.name for d in hidden)

@@ -168,7 +168,9 @@ class DevicesPanel(Panel):
     # ----- state from the main window
     def set_busy(self, busy: bool) -> None:
         self.refresh_button.setEnabled(not busy)
-        self.status_label.setText(LOOKING if busy else "")
+        pending = self.context.discovery.pending if self.context.discovery is not None else []
+        if not (busy and pending):
+            self.status_label.setText(LOOKING if busy else "")
         if busy and self.context.discovery is None:
             self.device_list.clear()
             item = QListWidgetItem(LOOKING)
@@ -180,8 +182,11 @@ class DevicesPanel(Panel):
         self.error_label.show()
 
     def set_discovery(self, discovery: Discovery) -> None:
+        """Show what discovery found; called again as probes that were still running report."""
         self.error_label.hide()
-        self.status_label.setText("")
+        self.status_label.setText(
+            f"Asking {' and '.join(discovery.pending)} for CUDA details…" if discovery.pending else ""
+        )
         why = discovery.why_no_gpu()
         if why:
             self.banner.set_text("Why no GPU is listed", f"{why}\n\n{CATALOG_HINT}")

@@ -39,7 +39,7 @@ from explorer.ui.panel import ExportFormat, Panel, UnavailablePanel
 from explorer.ui.shortcuts import ShortcutsDialog
 from explorer.ui.theme import apply_theme, current_theme
 from explorer.ui.widgets import Banner
-from explorer.ui.workers import run_in_background
+from explorer.ui.workers import run_in_daemon_thread
 
 WINDOW_TITLE = "Device Explorer"
 
@@ -64,10 +64,11 @@ PAGES = (
 PAGE_KEYS = tuple(p.key for p in PAGES)
 
 
-def _default_discover() -> Discovery:
+def _default_discover(on_update: Callable[[Discovery], None]) -> Discovery:
+    """Everything, progressively: ``on_update`` gets the CPU, NVML's GPUs and the catalog first."""
     from explorer.devices.discover import discover
 
-    return discover(include_catalog=True)
+    return discover(include_catalog=True, on_update=on_update)
 
 
 def load_panel_class(spec: PageSpec) -> tuple[type[Panel] | None, str]:
@@ -149,7 +150,7 @@ class MainWindow(QMainWindow):
         self,
         context: AppContext | None = None,
         *,
-        discover_fn: Callable[[], Discovery] | None = None,
+        discover_fn: Callable[[Callable[[Discovery], None]], Discovery] | None = None,
         discover_on_show: bool = True,
         panel: str | None = None,
         devices_panel_options: dict | None = None,
@@ -383,10 +384,22 @@ class MainWindow(QMainWindow):
         self.refresh_action.setEnabled(False)
         self.devices_panel.set_busy(True)
         self.statusBar().showMessage("Looking for devices…")
-        run_in_background(self._discover_fn, self._discovery_done, self._discovery_failed)
+        # A daemon thread, never joined: quitting never waits on a probe stuck in a hung driver.
+        run_in_daemon_thread(
+            self._discover_fn,
+            self._discovery_done,
+            self._discovery_failed,
+            on_progress=self._discovery_progress,
+            parent=self,
+            name="device-discovery",
+        )
 
     def refresh_devices(self) -> None:
         self.start_discovery()
+
+    def _discovery_progress(self, discovery: Discovery) -> None:
+        """The CPU, NVML's GPUs and the catalog, while torch and numba are still being asked."""
+        self.context.set_discovery(discovery)
 
     def _discovery_done(self, discovery: Discovery) -> None:
         self._discovering = False
@@ -405,11 +418,20 @@ class MainWindow(QMainWindow):
     def _on_discovery(self, discovery: Discovery) -> None:
         gpus, sheets = len(discovery.present_gpus), len(discovery.catalog)
         gpu_text = "no NVIDIA GPU" if gpus == 0 else f"{gpus} NVIDIA GPU{'s' if gpus > 1 else ''}"
+        hidden = len(discovery.hidden_gpus)
+        if hidden:
+            gpu_text += f" ({hidden} more hidden by CUDA_VISIBLE_DEVICES)" if gpus else ""
+            gpu_text = (
+                gpu_text
+                if gpus
+                else f"{hidden} NVIDIA GPU{'s' if hidden > 1 else ''} hidden by CUDA_VISIBLE_DEVICES"
+            )
         catalog_text = f"{sheets} catalog GPU{'s' if sheets != 1 else ''} (spec sheets)"
         found = (
             f"the CPU, {gpu_text}, and {catalog_text}" if discovery.cpu else f"{gpu_text} and {catalog_text}"
         )
-        self.statusBar().showMessage(f"Found {found}.")
+        waiting = f"; still asking {' and '.join(discovery.pending)}…" if discovery.pending else "."
+        self.statusBar().showMessage(f"Found {found}{waiting}")
 
     # ----- screenshots and shutdown
     def prepare_screenshot(self) -> None:

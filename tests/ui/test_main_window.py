@@ -79,7 +79,7 @@ def test_discovery_runs_in_the_background_after_the_window_paints(qtbot, make_wi
     release = threading.Event()
     calls = []
 
-    def slow_discover():
+    def slow_discover(_update):
         calls.append(threading.current_thread() is threading.main_thread())
         release.wait(10)
         return no_gpu_discovery
@@ -104,7 +104,7 @@ def test_discovery_runs_in_the_background_after_the_window_paints(qtbot, make_wi
 
 
 def test_a_failing_discovery_is_reported_and_the_window_lives_on(qtbot, make_window):
-    def broken():
+    def broken(_update):
         raise RuntimeError("probe exploded")
 
     window = make_window(None, discover_fn=broken)
@@ -230,7 +230,7 @@ def test_end_to_end_with_the_devices_fakes(qtbot, make_window, fake_clock, fake_
     )
     window = make_window(
         None,
-        discover_fn=lambda: found,
+        discover_fn=lambda _update: found,
         devices_panel_options={"nvml": nvml, "clock": fake_clock, "timer": fake_timer},
     )
     window.show()

@@ -1,0 +1,41 @@
+"""A stand-in ``pynvml`` whose ``nvmlInit`` blocks, as it does when a GPU fell off the bus.
+
+Put this folder first on ``PYTHONPATH`` to run the app against it:
+
+    PYTHONPATH=tests/devices/hung_nvml device-explorer devices
+
+``HUNG_NVML_SLEEP_S`` sets how long ``nvmlInit`` sleeps (default 60 s, what nvidia-smi waits).
+"""
+
+from __future__ import annotations
+
+import os
+import time
+
+NVML_CLOCK_SM = 0
+NVML_CLOCK_MEM = 2
+NVML_TEMPERATURE_GPU = 0
+
+
+class NVMLError(Exception):
+    pass
+
+
+def nvmlInit() -> None:  # noqa: N802 (pynvml's name)
+    time.sleep(float(os.environ.get("HUNG_NVML_SLEEP_S", "60")))
+
+
+def nvmlShutdown() -> None:  # noqa: N802
+    pass
+
+
+def nvmlDeviceGetCount() -> int:  # noqa: N802
+    return 0
+
+
+def nvmlSystemGetDriverVersion() -> str:  # noqa: N802
+    return "0.0"
+
+
+def nvmlSystemGetCudaDriverVersion() -> int:  # noqa: N802
+    return 0
