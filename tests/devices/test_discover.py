@@ -90,3 +90,47 @@ def test_find_device_errors_list_candidates():
     assert "no device matches 'voodoo 2'" in str(unknown.value) and "catalog:t4" in str(unknown.value)
     with pytest.raises(UserError):
         find_device("  ", disc)
+
+
+def _proc(tmp_path, *models):
+    root = tmp_path / "gpus"
+    root.mkdir()
+    for i, model in enumerate(models):
+        slot = root / f"0000:0{i + 1}:00.0"
+        slot.mkdir()
+        (slot / "information").write_text(f"Model: \t\t {model}\nIRQ:   \t\t 130\nBus Type: \t PCIe\n")
+    return str(root)
+
+
+def test_a_catalog_name_is_answered_without_probing_when_no_installed_gpu_fits(tmp_path, monkeypatch):
+    from explorer.devices import discover as discover_module
+
+    monkeypatch.setattr("sys.platform", "linux")
+    proc = _proc(tmp_path, "NVIDIA GeForce RTX 3090")
+    sheet = discover_module.catalog_match_without_probing("1650", proc_dir=proc)
+    assert sheet is not None and sheet.kind == "catalog" and "1650" in sheet.name
+    # no driver installed at all (no /proc folder): the catalog answers too
+    assert (
+        discover_module.catalog_match_without_probing("h100", proc_dir=str(tmp_path / "none")).kind
+        == "catalog"
+    )
+
+
+def test_a_name_that_fits_an_installed_gpu_goes_to_the_probes(tmp_path, monkeypatch):
+    """ "1650" on a machine with a GTX 1650 means that GPU (its real SM count and limits), not the sheet."""
+    from explorer.devices import discover as discover_module
+
+    monkeypatch.setattr("sys.platform", "linux")
+    proc = _proc(tmp_path, "NVIDIA GeForce GTX 1650")
+    assert discover_module.installed_gpu_names(proc) == ["NVIDIA GeForce GTX 1650"]
+    assert discover_module.catalog_match_without_probing("1650", proc_dir=proc) is None
+    for query in ("cpu", "cuda:0", "nvml:1", "no such gpu"):
+        assert discover_module.catalog_match_without_probing(query, proc_dir=proc) is None
+
+
+def test_without_proc_the_probes_decide(monkeypatch):
+    from explorer.devices import discover as discover_module
+
+    monkeypatch.setattr("sys.platform", "win32")
+    assert discover_module.installed_gpu_names() is None
+    assert discover_module.catalog_match_without_probing("1650") is None
