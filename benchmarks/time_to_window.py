@@ -81,7 +81,9 @@ from explorer.ui.main_window import MainWindow
     + FIRST_PAINT
     + r"""
 
-def filled(_discovery):
+def filled(discovery):
+    if discovery.pending:  # the first rows (CPU, NVML); wait for torch and numba
+        return
     print(f"FILLED {time.time():.6f}", flush=True)
     os._exit(0)
 

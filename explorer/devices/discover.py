@@ -226,7 +226,7 @@ class _NvmlView:
 
 def _timed_out_or_failed(probe: str, exc: BaseException) -> ProbeReport:
     if isinstance(exc, ProbeTimedOut):
-        return ProbeReport(probe, False, str(exc))
+        return ProbeReport(probe, False, str(exc), timed_out=True)
     return _failed(probe, exc)
 
 

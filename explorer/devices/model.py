@@ -505,6 +505,8 @@ class ProbeReport:
     ok: bool
     message: str
     devices_found: int = 0
+    #: the probe was given up on at its deadline (a hung driver): it may have had GPUs to report
+    timed_out: bool = False
 
 
 @dataclass
@@ -559,7 +561,13 @@ class Discovery:
                 f"{'s' if len(hidden) != 1 else ''} ({names}), {HIDDEN_BY_CUDA_VISIBLE_DEVICES}. "
                 "Unset CUDA_VISIBLE_DEVICES, or list the GPU in it, to use it."
             )
-        reasons = [r.message for r in self.reports if r.probe in ("nvml", "torch", "numba") and not r.ok]
+        failed = [r for r in self.reports if r.probe in ("nvml", "torch", "numba") and not r.ok]
+        reasons = [r.message for r in failed]
+        if any(r.timed_out for r in failed):
+            return (
+                "No NVIDIA GPU could be listed: a driver did not answer in time, so this machine may have "
+                "one that is not responding. " + " ".join(reasons)
+            )
         if not reasons:
             return "No NVIDIA GPU was found on this machine."
         return "No NVIDIA GPU was found on this machine. " + " ".join(reasons)

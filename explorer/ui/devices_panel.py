@@ -112,6 +112,7 @@ class DevicesPanel(Panel):
         outer.setSpacing(10)
 
         self.status_label = QLabel("")
+        self.status_label.setWordWrap(True)  # "Asking torch and numba…" must not widen the list
         set_role(self.status_label, "muted")
         self.refresh_button = QPushButton("Refresh")
         self.refresh_button.setToolTip("Look for devices again (F5)")
@@ -189,7 +190,8 @@ class DevicesPanel(Panel):
         )
         why = discovery.why_no_gpu()
         if why:
-            self.banner.set_text("Why no GPU is listed", f"{why}\n\n{CATALOG_HINT}")
+            title = "Why no GPU can be used here" if discovery.hidden_gpus else "Why no GPU is listed"
+            self.banner.set_text(title, f"{why}\n\n{CATALOG_HINT}")
             self.banner.show()
         else:
             self.banner.hide()

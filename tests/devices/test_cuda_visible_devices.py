@@ -77,3 +77,60 @@ def test_probe_maps_mig_instance_to_its_parent():
     )
     assert [d.index for d in result.devices] == [None, 0]
     assert result.devices[1].mig_mode == "enabled"
+
+
+def _torch_hidden_everything():
+    """A CUDA build of torch under CUDA_VISIBLE_DEVICES="": it sees no GPU."""
+    from tests.devices.fake_cuda import A100, make_fake_torch
+
+    torch = make_fake_torch([A100])
+    torch.cuda.is_available = lambda: False
+    torch.cuda.device_count = lambda: 0
+    return torch
+
+
+def test_gpus_hidden_from_cuda_are_listed_with_live_readings_and_never_claimed_absent(monkeypatch):
+    from explorer.devices.discover import discover
+    from explorer.devices.model import HIDDEN_BY_CUDA_VISIBLE_DEVICES
+    from tests.devices.fake_cuda import make_fake_numba
+
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "")
+    disc = discover(
+        include_catalog=False,
+        nvml=make_fake_nvml(),
+        torch=_torch_hidden_everything(),
+        numba=make_fake_numba(None),
+    )
+    gtx, a100 = disc.installed_gpus
+    assert [g.key for g in (gtx, a100)] == ["nvml:0", "nvml:1"]
+    assert gtx.hidden == a100.hidden == HIDDEN_BY_CUDA_VISIBLE_DEVICES
+    assert gtx.index is None and not gtx.usable and gtx.reason("index") == HIDDEN_BY_CUDA_VISIBLE_DEVICES
+    assert gtx.live is not None and gtx.live.temperature_c == 45.0  # NVML still reads it
+    assert disc.present_gpus == [] and disc.hidden_gpus == [gtx, a100]
+    why = disc.why_no_gpu()
+    assert not why.startswith("No NVIDIA GPU was found")
+    assert "2 NVIDIA GPUs" in why and HIDDEN_BY_CUDA_VISIBLE_DEVICES in why
+    assert "NVIDIA GeForce GTX 1650" in why and "NVIDIA A100-SXM4-40GB" in why
+    assert gtx.reason("sm_count") == f"CUDA cannot see this GPU here: it is {HIDDEN_BY_CUDA_VISIBLE_DEVICES}"
+    assert gtx.unexplained() == [] and a100.unexplained() == []
+    assert all("cannot run the app's GPU benchmarks" not in n for n in gtx.notes)
+    data = disc.to_dict()["devices"]
+    assert [d["hidden"] for d in data if d["kind"] == "cuda"] == [HIDDEN_BY_CUDA_VISIBLE_DEVICES] * 2
+
+
+def test_visible_gpus_keep_cudas_numbering_beside_a_hidden_one(monkeypatch):
+    from explorer.devices.discover import discover
+    from tests.devices.fake_cuda import A100, make_fake_numba, make_fake_torch
+
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "1")  # NVML's 1 is the A100: CUDA's 0
+    disc = discover(
+        include_catalog=False,
+        nvml=make_fake_nvml(),
+        torch=make_fake_torch([A100]),
+        numba=make_fake_numba([A100]),
+    )
+    a100, gtx = disc.installed_gpus
+    assert (a100.key, a100.index, a100.nvml_index, a100.usable) == ("cuda:0", 0, 1, True)
+    assert (gtx.key, gtx.index, gtx.nvml_index, gtx.hidden is not None) == ("nvml:0", None, 0, True)
+    assert disc.present_gpus == [a100] and disc.why_no_gpu() is None
+    assert a100.sm_count == 108 and a100.live is not None

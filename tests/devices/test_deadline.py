@@ -71,6 +71,7 @@ def test_hung_nvml_is_reported_and_everything_else_is_listed(monkeypatch):
     nvml = disc.report("nvml")
     assert nvml is not None and not nvml.ok
     assert nvml.message == "NVML did not answer within 0.5 s: the driver or a GPU may be hung."
+    assert nvml.timed_out
     # the CPU, the catalog and what the CUDA runtime sees are all still there
     assert disc.cpu is not None and disc.catalog
     assert [g.key for g in disc.present_gpus] == ["cuda:0", "cuda:1"]
@@ -138,3 +139,17 @@ def test_partial_without_any_gpu_shows_no_banner_until_the_runtimes_answered(mon
     )
     assert partials[0].why_no_gpu() is None  # torch might still find one
     assert final.why_no_gpu().startswith("No NVIDIA GPU was found")
+
+
+def test_a_timed_out_probe_never_lets_the_banner_claim_there_is_no_gpu():
+    disc = discover(
+        include_catalog=False,
+        nvml=_hung_nvml(),
+        torch=make_fake_torch(None),
+        numba=make_fake_numba(None),
+        deadlines={"nvml": 0.3},
+    )
+    why = disc.why_no_gpu()
+    assert not why.startswith("No NVIDIA GPU was found")
+    assert why.startswith("No NVIDIA GPU could be listed: a driver did not answer in time")
+    assert "NVML did not answer within 0.3 s" in why

@@ -84,7 +84,7 @@ def test_json_schema_is_stable(capsys, with_gpus):
         assert DEVICE_KEYS <= set(dev), DEVICE_KEYS - set(dev)
         assert all(k == k.lower() and " " not in k for k in dev)
     for probe in data["probes"]:
-        assert set(probe) == {"probe", "ok", "message", "devices_found"}
+        assert set(probe) == {"probe", "ok", "message", "devices_found", "timed_out"}
     cpu, a100, gtx = data["devices"]
     assert cpu["kind"] == "cpu" and cpu["cpu"]["logical_cores"] >= 1 and cpu["memory_total_bytes"] > 0
     assert (a100["key"], a100["compute_capability"], a100["sm_count"], a100["present"]) == (

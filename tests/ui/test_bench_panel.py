@@ -309,3 +309,22 @@ def test_a_plateau_narrower_than_a_decade_still_gets_labelled_ticks(panel):
     values = sorted(round(10**v) for _, vs in ticks for v in vs)
     assert len(values) >= 2 and all(120 <= v <= 180 for v in values)
     assert all(text for text in axis.logTickStrings([math.log10(v) for v in values], 1, 1))
+
+
+def test_gpus_hidden_by_cuda_visible_devices_are_never_offered(qtbot):
+    from explorer.devices.model import HIDDEN_BY_CUDA_VISIBLE_DEVICES
+    from explorer.ui.bench_panel import BenchPanel
+
+    hidden = CudaGpu(
+        name="NVIDIA A100-SXM4-40GB", key="nvml:0", nvml_index=0, hidden=HIDDEN_BY_CUDA_VISIBLE_DEVICES
+    )
+    p = BenchPanel(_context(hidden))
+    qtbot.addWidget(p)
+    boxes = p.controls.device_boxes()
+    assert "nvml:0" not in boxes and p.controls.selected_devices() == ["cpu"]
+    assert boxes["gpu-none"].text() == "GPU: none usable here"
+    assert HIDDEN_BY_CUDA_VISIBLE_DEVICES in boxes["gpu-none"].toolTip()
+    # while torch and numba are still being asked, the row says so rather than guessing
+    cpu = CpuDevice(name="c", key="cpu")
+    p.controls._context.set_discovery(Discovery(devices=[cpu], reports=[], pending=["torch", "numba"]))
+    assert p.controls.device_boxes()["gpu-none"].toolTip() == "Still asking torch and numba for GPUs."

@@ -15,7 +15,7 @@ from explorer.devices.catalog import load_catalog
 from explorer.devices.cpu import probe_cpu
 from explorer.devices.discover import discover
 from explorer.devices.model import CpuDevice
-from explorer.ui.device_details import DeviceDetails, compute_rows
+from explorer.ui.device_details import DeviceDetails, DeviceHeader, compute_rows
 from explorer.ui.formatting import NA
 from explorer.ui.widgets import NO_REASON
 from tests.devices.fake_cuda import A100, GTX1650, make_fake_numba, make_fake_torch
@@ -114,3 +114,30 @@ def test_a_view_asking_for_a_field_the_record_lacks_fails_loudly():
     # every row the view builds names a field the record has (reason() would raise otherwise)
     for _label, _value, field in compute_rows(cpu):
         cpu.reason(field)
+
+
+def test_devices_panel_lists_hidden_gpus_with_live_readings(qtbot, monkeypatch, fake_clock, fake_timer):
+    from explorer.devices.model import HIDDEN_BY_CUDA_VISIBLE_DEVICES
+    from explorer.ui.context import AppContext
+    from explorer.ui.devices_panel import DevicesPanel
+
+    nvml = make_fake_nvml()
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "")
+    disc = discover(nvml=nvml, torch=make_fake_torch(None), numba=make_fake_numba(None))
+    panel = DevicesPanel(AppContext(disc), nvml=nvml, clock=fake_clock, timer=fake_timer)
+    qtbot.addWidget(panel)
+    panel.resize(1200, 760)
+    panel.show()
+    try:
+        assert panel.device_keys()[:3] == ["cpu", "nvml:0", "nvml:1"]
+        assert "hidden from CUDA" in panel.list_texts()[2]
+        assert panel.banner.isVisible()
+        assert HIDDEN_BY_CUDA_VISIBLE_DEVICES in panel.banner.body_label.text()
+        assert "No NVIDIA GPU was found" not in panel.banner.body_label.text()
+        panel.select_device("nvml:0")
+        header = panel.details.findChild(DeviceHeader)
+        assert header.badge.text() == "● present on this machine · hidden from CUDA"
+        assert panel.live_view is not None
+        assert panel.live_view.values.values["temperature_c"].text() != NA  # NVML still reads it
+    finally:
+        panel.shutdown()

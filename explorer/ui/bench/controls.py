@@ -218,8 +218,13 @@ class BenchControls(QWidget):
         self._had_gpus = bool(gpus)
         if not gpus:
             discovery = self._context.discovery
-            reason = discovery.why_no_gpu() if discovery else "Devices have not been probed yet."
-            box = QCheckBox("GPU: none present on this machine")
+            reason = (discovery.why_no_gpu() if discovery else None) or (
+                f"Still asking {' and '.join(discovery.pending)} for GPUs."
+                if discovery and discovery.pending
+                else "Devices have not been probed yet."
+            )
+            hidden = bool(discovery and discovery.hidden_gpus)
+            box = QCheckBox("GPU: none usable here" if hidden else "GPU: none present on this machine")
             box.setEnabled(False)
             box.setToolTip(reason)
             self._add_device_box("gpu-none", box)
