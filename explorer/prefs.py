@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
@@ -46,6 +46,9 @@ class Prefs:
     panel: str = "devices"
     width: int = 1280
     height: int = 800
+    #: what each page keeps of itself between runs (the visualizer: device, launch, speed and
+    #: zoom), as the page wrote it with ``Panel.remembered``; the page checks it on ``restore``
+    pages: dict[str, dict[str, str | int]] = field(default_factory=dict)
 
     @classmethod
     def from_dict(cls, data: Any) -> Prefs:

@@ -162,6 +162,7 @@ class MainWindow(QMainWindow):
         self._discovering = False
         self._discover_on_show = discover_on_show and self.context.discovery is None
         self.panels: dict[str, Panel] = {}
+        self._saved_pages: dict[str, dict[str, str | int]] = {}  # from the settings file
         self._containers: dict[str, QWidget] = {}
 
         # Tabs, not a sidebar: the panels need every pixel of width a 1280x800 projector gives.
@@ -208,6 +209,8 @@ class MainWindow(QMainWindow):
     # ----- pages
     def _install_panel(self, key: str, widget: Panel) -> None:
         self.panels[key] = widget
+        if key in self._saved_pages:  # a page opened after the settings were read
+            widget.restore(self._saved_pages[key])
         widget.exports_changed.connect(self._update_export_action)
         self._containers[key].layout().addWidget(widget)
 
@@ -323,6 +326,10 @@ class MainWindow(QMainWindow):
         """Theme, panel and size as the user left them; a size saved on a bigger screen (the
         projector) is shrunk to fit this one."""
         self.set_theme(prefs.theme)
+        self._saved_pages = dict(prefs.pages)
+        for key, page in self.panels.items():  # pages already open; the others restore on opening
+            if key in self._saved_pages:
+                page.restore(self._saved_pages[key])
         self.show_panel(prefs.panel)
         width, height = prefs.width, prefs.height
         screen = self.screen() or QApplication.primaryScreen()
@@ -337,6 +344,8 @@ class MainWindow(QMainWindow):
             panel=self.current_panel_key(),
             width=self.width(),
             height=self.height(),
+            # a page not opened this run keeps what it saved last time
+            pages={**self._saved_pages, **{k: v for k, p in self.panels.items() if (v := p.remembered())}},
         )
 
     def shortcuts_dialog(self) -> ShortcutsDialog:

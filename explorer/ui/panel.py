@@ -57,6 +57,14 @@ class Panel(QWidget):
         """
         raise NotImplementedError(f"{type(self).__name__} has no {fmt.key} export")
 
+    def remembered(self) -> dict[str, str | int]:
+        """What this page keeps between runs (saved in the settings file); empty: nothing."""
+        return {}
+
+    def restore(self, saved: dict[str, str | int]) -> None:
+        """Take back what ``remembered`` returned in an earlier run. It comes from a file a user
+        may have edited or an older version wrote: use what is sensible, skip the rest, never raise."""
+
     def prepare_screenshot(self) -> None:
         """Put the page in the state ``device-explorer screenshot`` should show."""
 

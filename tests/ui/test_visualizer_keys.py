@@ -157,3 +157,63 @@ def test_inspector_follows_the_animation_under_a_still_pointer(window, qtbot):
     assert "running on SM 14 (wave 3 of 7)" in panel.inspector.label.text()
     panel.step_wave(1)
     assert "has finished (wave 4 of 7)" in panel.inspector.label.text()
+
+
+def test_launch_settings_come_back_after_a_restart(
+    qtbot, monkeypatch, tmp_path, fake_nvml, fake_clock, fake_timer
+):
+    """Issue 14.12: device, launch, speed and zoom, through the real settings file."""
+    from explorer import prefs
+
+    monkeypatch.setenv("DEVICE_EXPLORER_HOME", str(tmp_path))
+
+    def open_window(saved=None):
+        w = MainWindow(
+            AppContext(Discovery(devices=load_catalog(), reports=[])),
+            discover_on_show=False,
+            panel="devices",
+            devices_panel_options={"nvml": fake_nvml, "clock": fake_clock, "timer": fake_timer},
+        )
+        qtbot.addWidget(w)
+        w.resize(1280, 800)
+        w.show()
+        if saved is not None:
+            w.apply_prefs(saved)
+        return w
+
+    first = open_window()
+    panel = _panel(first, qtbot)
+    panel.controls.select_device("h100-sxm5")
+    panel.controls.apply_preset(PRESETS[2])  # the 2D image
+    panel.controls.block_spins[1].setValue(8)  # edited by hand: no preset any more
+    panel.change_speed(1)
+    panel.zoom(1)
+    assert prefs.save(first.current_prefs())
+    first.close()
+
+    second = open_window(prefs.load())
+    assert second.current_panel_key() == "visualizer"
+    panel = second.current_panel()
+    qtbot.waitUntil(lambda: panel.grid.minimumWidth() > 320, timeout=2000)  # zoomed in again
+    c = panel.controls
+    assert c.device().key.endswith("h100-sxm5") and "H100" in c.device_combo.currentText()
+    assert c.texts() == ("120,68,1", "16,8,1", "0", "32", "1920,1080")
+    assert c.preset is None and c.preset_combo.currentIndex() == 0
+    assert panel.anim.speed_index == 3 and panel._zoom_index == 1
+    assert "8,160 blocks</b> of 128 threads" in panel.summary_label.text()  # 16 x 8 blocks
+    second.close()
+
+    # a remembered lesson preset comes back with its caption; a damaged launch is skipped
+    saved = prefs.load()
+    saved.pages["visualizer"].update(grid="98,1,1", block="1024,1,1", n="5466", preset="nonsense")
+    third = open_window(saved)
+    c = third.current_panel().controls
+    assert c.texts()[0] == "98,1,1" and c.preset is None
+    third.close()
+    saved.pages["visualizer"].update(grid="6,1,1", preset=PRESETS[1].short_name, speed=99, zoom=-1)
+    saved.pages["visualizer"]["block"] = "lots"
+    fourth = open_window(saved)
+    p4 = fourth.current_panel()
+    assert p4.controls.preset is PRESETS[0]  # the launch did not parse: the first lesson, as new
+    assert p4.anim.speed_index == 2 and p4._zoom_index == 0  # out-of-range speed and zoom ignored
+    fourth.close()

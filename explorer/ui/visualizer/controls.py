@@ -19,6 +19,7 @@ from PySide6.QtWidgets import (
 )
 
 from explorer.devices.model import Device
+from explorer.launch.config import LaunchConfig
 from explorer.ui.visualizer.presets import PRESETS, Preset
 
 INT_MAX = 2_147_483_647
@@ -238,6 +239,14 @@ class LaunchControls(QWidget):
                 return True
         return False
 
+    def select_device_key(self, key: str) -> bool:
+        """Pick the device with exactly this key (a remembered choice); False when it is not here."""
+        for i, d in enumerate(self._devices):
+            if d.key == key:
+                self.device_combo.setCurrentIndex(i)
+                return True
+        return False
+
     # --- configuration -----------------------------------------------------------------------
     def texts(self) -> tuple[str, str, str, str, str]:
         """grid, block, smem, regs, n as the core's ``parse_launch`` takes them."""
@@ -262,6 +271,22 @@ class LaunchControls(QWidget):
         self.n_edit.setText(_n_text(preset.n))
         self._applied_n = self.n_edit.text()
         self._set_preset(preset)
+        self._quiet = False
+        self.changed.emit()
+
+    def set_launch(self, launch: LaunchConfig, n_text: str, preset_name: str = "") -> None:
+        """Fill the fields with ``launch`` (a remembered one); ``preset_name`` names the lesson it
+        came from, kept only while the fields still hold that preset exactly."""
+        self._quiet = True
+        for spins, dim in ((self.grid_spins, launch.grid), (self.block_spins, launch.block)):
+            for spin, v in zip(spins, dim.as_tuple(), strict=True):
+                spin.setValue(v)
+        self.smem_spin.setValue(launch.shared_mem_bytes)
+        self.regs_spin.setValue(launch.regs_per_thread)
+        self.n_edit.setText(n_text)
+        self._applied_n = n_text
+        preset = next((p for p in PRESETS if p.short_name == preset_name), None)
+        self._set_preset(preset if preset is not None and self._holds(preset) else None)
         self._quiet = False
         self.changed.emit()
 

@@ -29,7 +29,13 @@ from explorer.ui.context import AppContext
 from explorer.ui.guard import qt_guard
 from explorer.ui.panel import Panel
 from explorer.ui.theme import Theme, current_theme
-from explorer.ui.visualizer.animation import DEFAULT_SPEED_INDEX, DISPATCH, RUN, Animation
+from explorer.ui.visualizer.animation import (
+    DEFAULT_SPEED_INDEX,
+    DISPATCH,
+    RUN,
+    SPEEDS_WAVES_PER_S,
+    Animation,
+)
 from explorer.ui.visualizer.controls import LaunchControls
 from explorer.ui.visualizer.inspector import Inspector
 from explorer.ui.visualizer.occupancy_view import OccupancyView
@@ -75,6 +81,8 @@ class VisualizerPanel(Panel):
         self._hover: Hit | None = None  # what the pointer is over: asked again as the animation moves
         self._zoom_index = 0
         self._speed_index = DEFAULT_SPEED_INDEX  # kept while no launch is valid (no animation)
+        self._wanted_device = ""  # a remembered device key not (yet) among the devices found
+        self._zoom_pending = False
         self._summary_text: Text = ()
 
         # left: controls, playback, inspector
@@ -180,6 +188,8 @@ class VisualizerPanel(Panel):
         # wiring
         self.controls.changed.connect(self.recompute)
         self.controls.field_left.connect(self.grid.setFocus)
+        # a device the user picks wins over a remembered one that discovery has not found yet
+        self.controls.device_combo.activated.connect(lambda _i: setattr(self, "_wanted_device", ""))
         self.play_button.clicked.connect(self.toggle_play)
         self.restart_button.clicked.connect(self.restart)
         self.wave_button.clicked.connect(lambda: self.step_wave(1))
@@ -217,6 +227,8 @@ class VisualizerPanel(Panel):
     def _load_devices(self) -> None:
         first_time = self.controls.device() is None
         self.controls.set_devices(self.context.gpus)
+        if self._wanted_device and self.controls.select_device_key(self._wanted_device):
+            self._wanted_device = ""  # the remembered GPU has been found (discovery may come late)
         if first_time and not any(d.kind == "cuda" for d in self.context.gpus):
             # no GPU here: start on the lessons' laptop GPU when the catalog has it
             self.controls.select_device("1650")
@@ -439,6 +451,62 @@ class VisualizerPanel(Panel):
             return
         c = self.plan.config
         self.realrun_view.start(c.grid.as_tuple(), c.block.as_tuple(), c.n, self.plan.threads_per_block)
+
+    # --- remembered between runs -----------------------------------------------------------------
+    def remembered(self) -> dict[str, str | int]:
+        """Issue 14.12: the device, the launch (as typed), the speed and the zoom."""
+        device = self.controls.device()
+        grid, block, smem, regs, n = self.controls.texts()
+        preset = self.controls.preset
+        return {
+            "device": self._wanted_device or (device.key if device is not None else ""),
+            "grid": grid,
+            "block": block,
+            "smem": smem,
+            "regs": regs,
+            "n": n,
+            "preset": preset.short_name if preset is not None else "",
+            "speed": self._speed_index,
+            "zoom": self._zoom_index,
+        }
+
+    def restore(self, saved: dict[str, str | int]) -> None:
+        """Each part that parses is taken (through the core's parsers, as if typed); a launch that
+        does not parse is skipped whole, leaving the lesson preset."""
+        device = saved.get("device")
+        if isinstance(device, str) and device and not self.controls.select_device_key(device):
+            self._wanted_device = device  # e.g. the GPU, before discovery has found it
+        try:
+            launch = parse_launch(*(str(saved.get(k, "")) for k in ("grid", "block", "smem", "regs")))
+            n = str(saved.get("n", ""))
+            parse_launch("1", "1", 0, 32, n)  # the problem size must parse too
+        except UserError:
+            pass
+        else:
+            self.controls.set_launch(launch, n, str(saved.get("preset", "")))
+        speed = saved.get("speed")
+        if isinstance(speed, int) and 0 <= speed < len(SPEEDS_WAVES_PER_S):
+            self._speed_index = speed
+            if self.anim is not None:
+                self.anim.speed_index = speed
+        zoom = saved.get("zoom")
+        if isinstance(zoom, int) and 0 <= zoom < len(ZOOMS):
+            self._zoom_index = zoom
+            self._zoom_pending = True  # applied once the SM view has its size (showEvent)
+            if self.isVisible():
+                QTimer.singleShot(0, self._apply_pending_zoom)
+        self._refresh()
+
+    def _apply_pending_zoom(self) -> None:
+        if self._zoom_pending:
+            self._zoom_pending = False
+            self.zoom(0)
+
+    @qt_guard
+    def showEvent(self, event) -> None:  # noqa: N802 - Qt's name
+        super().showEvent(event)
+        if self._zoom_pending:
+            QTimer.singleShot(0, self._apply_pending_zoom)
 
     # --- main window hooks ----------------------------------------------------------------------
     def prepare_screenshot(self) -> None:
