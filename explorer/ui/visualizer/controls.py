@@ -20,6 +20,7 @@ from PySide6.QtWidgets import (
 
 from explorer.devices.model import Device
 from explorer.launch.config import LaunchConfig
+from explorer.ui.guard import qt_guard
 from explorer.ui.visualizer.presets import PRESETS, Preset
 
 INT_MAX = 2_147_483_647
@@ -140,6 +141,7 @@ class LaunchControls(QWidget):
         for field in (*self.grid_spins, *self.block_spins, self.smem_spin, self.regs_spin, self.n_edit):
             field.installEventFilter(self)
 
+    @qt_guard
     def eventFilter(self, obj: QObject, event: QEvent) -> bool:  # noqa: N802 - Qt's name
         if event.type() == QEvent.Type.KeyPress:
             key = event.key()  # type: ignore[attr-defined]
