@@ -81,7 +81,7 @@ def _holder(lock: Path) -> str:
 
 
 @contextlib.contextmanager
-def output_lock(path: str | os.PathLike[str], what: str = "this file") -> Iterator[Path]:
+def output_lock(path: str | os.PathLike[str]) -> Iterator[Path]:
     """Hold the lock for ``path`` inside the ``with``; ``UserError`` (one line, naming the other
     run's pid) when another run holds it. Re-entrant within a process. The folder must exist
     (``check_output`` first)."""
@@ -101,7 +101,7 @@ def output_lock(path: str | os.PathLike[str], what: str = "this file") -> Iterat
             with _held_guard:
                 _held[key] -= 1
         return
-    fd = _acquire(path, lock, what)
+    fd = _acquire(path, lock)
     with _held_guard:
         _held[key] = 1
     try:
@@ -114,7 +114,7 @@ def output_lock(path: str | os.PathLike[str], what: str = "this file") -> Iterat
         os.close(fd)
 
 
-def _acquire(path: Path, lock: Path, what: str) -> int:
+def _acquire(path: Path, lock: Path) -> int:
     """The open, locked lock file (its pid written); ``UserError`` when another run holds it."""
     while True:
         try:
@@ -127,7 +127,7 @@ def _acquire(path: Path, lock: Path, what: str) -> int:
             os.close(fd)
             raise UserError(
                 f"{path} is being written by another device-explorer run ({_holder(lock)}); "
-                f"wait for it to finish or choose another file for {what}"
+                "wait for it to finish or choose another file"
             )
         try:
             same = os.path.samestat(os.fstat(fd), os.stat(lock))
@@ -151,7 +151,7 @@ def write_output(path: str | os.PathLike[str], data: bytes, what: str) -> Path:
     """Check ``path``, take its lock and replace it with ``data`` in one step; every failure is
     one ``UserError`` naming the path and why (the old file, if any, is then untouched)."""
     target = check_output(path, what)
-    with output_lock(target, what):
+    with output_lock(target):
         try:
             write_atomic(target, data)
         except OSError as exc:

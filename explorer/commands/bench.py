@@ -82,7 +82,7 @@ def run_bench(args) -> int:
     check_device_present(device)
     # Held for the whole run: a second run writing the same file is refused now, in one line,
     # instead of both measuring for minutes and one silently replacing the other's points.
-    with output_lock(csv_path, "--csv") if csv_path else contextlib.nullcontext():
+    with output_lock(csv_path) if csv_path else contextlib.nullcontext():
         return _run_plan(w, device, sizes, repeats, as_json, csv_path)
 
 

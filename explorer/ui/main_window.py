@@ -20,6 +20,7 @@ from PySide6.QtGui import QAction, QActionGroup, QCloseEvent, QKeySequence
 from PySide6.QtWidgets import (
     QApplication,
     QFileDialog,
+    QHBoxLayout,
     QMainWindow,
     QMessageBox,
     QPushButton,
@@ -122,7 +123,13 @@ class NoticeBar(QWidget):
         self.banner.body_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.dismiss_button = QPushButton("Dismiss")
         self.dismiss_button.clicked.connect(self.dismiss)
-        self.banner.layout().addWidget(self.dismiss_button, 0, Qt.AlignmentFlag.AlignRight)
+        # Dismiss on the title's line, so the banner costs the pages no extra row
+        column = self.banner.layout()
+        column.removeWidget(self.banner.title_label)
+        title_row = QHBoxLayout()
+        title_row.addWidget(self.banner.title_label, 1)
+        title_row.addWidget(self.dismiss_button)
+        column.insertLayout(0, title_row)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(8, 8, 8, 4)
         layout.addWidget(self.banner)

@@ -101,7 +101,7 @@ def test_two_runs_on_one_csv_the_second_is_refused_naming_the_first(tmp_path):
     assert second.returncode == 2
     assert second.stderr.strip() == (
         f"device-explorer: error: {out} is being written by another device-explorer run "
-        f"(process {first.pid}); wait for it to finish or choose another file for --csv"
+        f"(process {first.pid}); wait for it to finish or choose another file"
     )
     assert "point(s)" not in second.stdout  # refused before measuring anything
     assert first.returncode == 0, first_err
