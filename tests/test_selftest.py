@@ -109,6 +109,41 @@ def test_info_lines_do_not_fail_the_run(monkeypatch, capsys):
     assert lines[1].startswith("PASS  devices") and lines[2].startswith("INFO  gpu")
 
 
+def test_a_disturbed_or_implausible_benchmark_is_a_warning_with_its_reason(monkeypatch, capsys):
+    from explorer.bench.results import BenchPoint
+
+    def point(median_s: float, noisy: bool = False) -> BenchPoint:
+        return BenchPoint(
+            "matmul",
+            "cpu",
+            "cpu",
+            128,
+            "n=128",
+            median_s=median_s,
+            throughput=2 * 128**3 / median_s / 1e9,
+            throughput_unit="GFLOP/s",
+            noisy=noisy,
+            noise_reason="other programs used 48% of the CPU during this point" if noisy else "",
+        )
+
+    assert selftest.benchmark_warnings(point(40e-6), reference_s=30e-6) == []
+    [noisy] = selftest.benchmark_warnings(point(40e-6, noisy=True), reference_s=30e-6)
+    assert noisy == "the matmul point was disturbed: other programs used 48% of the CPU during this point"
+    # 0.3 GFLOP/s for a matmul this process does in 30 us: flagged even though no monitor saw why
+    [slow] = selftest.benchmark_warnings(point(2 * 128**3 / 0.3e9), reference_s=30e-6)
+    assert "(0.3 GFLOP/s) is 466x the 30 us this process measured" in slow and "implausibly slow" in slow
+
+    def warned(notes):
+        notes.append(Check("benchmark engine", "warn", noisy))
+        return "matmul n=128 in a worker process"
+
+    code, out = _run_with(monkeypatch, capsys, [("benchmark engine", warned)])
+    assert code == 0  # the engine works; its figure is what is in doubt
+    lines = out.splitlines()
+    assert lines[2].startswith("WARN  benchmark engine") and "48% of the CPU" in lines[2]
+    assert lines[-1].startswith("self-test: all checks passed (1 warning: see the WARN lines)")
+
+
 def test_a_missing_dependency_fails_its_import_check():
     with pytest.raises(CheckFailed, match="cannot import no_such_module_xyz"):
         selftest.check_import("no_such_module_xyz", "no-such-dist")

@@ -24,6 +24,7 @@ class Series:
     size_labels: list[str] = field(default_factory=list)
     median_s: list[float] = field(default_factory=list)
     throughput: list[float | None] = field(default_factory=list)
+    noisy: list[bool] = field(default_factory=list)  # the noise verdict of each point (hollow on the plot)
     peak: float | None = None
     peak_basis: str = ""
     peak_is_estimate: bool = False
@@ -64,6 +65,7 @@ def build_series(points: Sequence[BenchPoint]) -> list[Series]:
             assert p.median_s is not None  # points without one were left out above
             s.median_s.append(p.median_s)
             s.throughput.append(p.throughput)
+            s.noisy.append(p.noisy)
             if p.peak is not None:
                 s.peak, s.peak_basis, s.peak_is_estimate = p.peak, p.peak_basis, p.peak_is_estimate
         series.append(s)

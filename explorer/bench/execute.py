@@ -13,13 +13,13 @@ import sys
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, replace
-from typing import Any
 
 from explorer.bench import peaks
 from explorer.bench.noise import Verdict, judge
 from explorer.bench.results import BenchPoint, error_point
 from explorer.bench.timing import Timing, measure, measure_torch
 from explorer.bench.workloads import Workload, get_workload
+from explorer.errors import UserError
 
 
 class PointError(Exception):
@@ -33,8 +33,8 @@ class PointSpec:
     index: int
     workload: str
     device: str
-    variant: str  # full label, e.g. "cuda:0 pinned H2D"
-    suffix: str  # the workload's variant suffix, e.g. "H2D pinned" ("" for the plain one)
+    variant: str  # the series name, e.g. "cuda:0 H2D pinned": shown, never parsed
+    variant_key: str  # the variant's stable key, e.g. "h2d_pinned": what picks the code that runs
     size: int
     repeats: int | None = None
     budget_s: float = 2.0
@@ -155,7 +155,7 @@ _FATAL_MARKERS = (
 
 def classify(exc: BaseException) -> tuple[str, bool]:
     """(one-line message, fatal?) for an exception raised while measuring a point."""
-    if isinstance(exc, PointError):
+    if isinstance(exc, (PointError, UserError)):
         return str(exc), False
     text = f"{type(exc).__name__}: {exc}"
     first = text.strip().splitlines()[0] if text.strip() else type(exc).__name__
@@ -201,24 +201,6 @@ def _throughput(w: Workload, spec: PointSpec, out: Outcome) -> tuple[float | Non
         return work / t / 1e9, unit
     items = out.items if out.items is not None else float(spec.size)
     return items / t, unit
-
-
-def _impl_module(impl: str) -> Any:
-    """The module that runs a workload. Spelled out (not importlib) so PyInstaller sees every one."""
-    module: Any
-    if impl == "wl_torch":
-        from explorer.bench import wl_torch as module
-    elif impl == "wl_numba":
-        from explorer.bench import wl_numba as module
-    elif impl == "wl_copies":
-        from explorer.bench import wl_copies as module
-    elif impl == "wl_cnn":
-        from explorer.bench import wl_cnn as module
-    elif impl == "wl_selftest":
-        from explorer.bench import wl_selftest as module
-    else:
-        raise PointError(f"no implementation '{impl}' for this workload")
-    return module
 
 
 #: a disturbed point is measured at most this many times in all
@@ -278,8 +260,8 @@ def run_point(spec: PointSpec) -> tuple[BenchPoint, bool]:
     w = get_workload(spec.workload)
     label = w.size_label(spec.size)
     try:
-        module = _impl_module(w.impl)
-        out, verdict, remeasured = measure_until_quiet(lambda s: module.run(w, s), spec)
+        variant = w.variant(spec.variant_key)
+        out, verdict, remeasured = measure_until_quiet(lambda s: variant.run(w, s), spec)
     except BaseException as exc:  # noqa: B036 - a point must never take the worker down with a traceback
         if isinstance(exc, (KeyboardInterrupt, SystemExit)):
             raise

@@ -86,11 +86,10 @@ def plan_points(plan: BenchPlan) -> list[dict]:
     rows: list[tuple[int, int, int, str, str, str]] = []
     for di, dev in enumerate(devices):
         sizes = plan.sizes if plan.sizes is not None else list(w.default_sizes(dev))
-        suffixes = w.variants_cpu if dev == "cpu" else w.variants_gpu
+        variants = w.variants_on(dev)
         for size in sizes:
-            for vi, suffix in enumerate(suffixes):
-                variant = f"{dev} {suffix}" if suffix else dev
-                rows.append((size, di, vi, dev, variant, suffix))
+            for vi, v in enumerate(variants):
+                rows.append((size, di, vi, dev, v.series_name(dev), v.key))
     rows.sort(key=lambda r: (r[0], r[1], r[2]))
     return [
         dict(
@@ -98,14 +97,14 @@ def plan_points(plan: BenchPlan) -> list[dict]:
             workload=w.name,
             device=dev,
             variant=variant,
-            suffix=suffix,
+            variant_key=key,
             size=size,
             repeats=plan.repeats,
             budget_s=plan.time_budget_s,
             cpu_threads=plan.cpu_threads,
             partner=partner.get(dev),
         )
-        for i, (size, _, _, dev, variant, suffix) in enumerate(rows)
+        for i, (size, _, _, dev, variant, key) in enumerate(rows)
     ]
 
 

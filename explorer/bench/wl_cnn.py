@@ -8,6 +8,7 @@ also timed alone to give ``copy_share``.
 from __future__ import annotations
 
 from explorer.bench.execute import Outcome, PointSpec, time_torch, torch_device
+from explorer.bench.variants import Variant
 from explorer.bench.workloads import CNN_CONVS, CNN_DENSE, Workload, cnn_forward_flops_per_image
 
 
@@ -28,7 +29,7 @@ def build_cnn():
     return nn.Sequential(*layers)
 
 
-def run(w: Workload, spec: PointSpec) -> Outcome:
+def train_step_point(w: Workload, spec: PointSpec) -> Outcome:
     import torch
 
     dev = torch_device(spec)
@@ -61,3 +62,6 @@ def run(w: Workload, spec: PointSpec) -> Outcome:
         extra["copy_note"] = "no copy: the batch is already in host memory"
     threads = torch.get_num_threads() if dev.type == "cpu" else None
     return Outcome(timing, items=float(batch), threads=threads, peak=None, extra=extra)
+
+
+CNN_STEP = (Variant("plain", "", train_step_point),)

@@ -6,6 +6,8 @@ timing, so a fast wrong kernel is an error row, not a figure.
 
 from __future__ import annotations
 
+from functools import partial
+
 from explorer.bench import peaks
 from explorer.bench.execute import (
     Outcome,
@@ -16,15 +18,8 @@ from explorer.bench.execute import (
     time_torch,
     torch_device,
 )
+from explorer.bench.variants import Variant
 from explorer.bench.workloads import MATVEC_COLS, Workload
-
-
-def run(w: Workload, spec: PointSpec) -> Outcome:
-    if w.name == "vector_add":
-        return _vector_add(w, spec)
-    if w.name == "matvec":
-        return _matvec(w, spec)
-    raise PointError(f"workload {w.name} is not a numba workload")
 
 
 def _numpy_threads() -> int | None:
@@ -60,21 +55,28 @@ def _check(result, expected, what: str, rtol: float = 1e-4, atol: float = 1e-3) 
     return err
 
 
-def _vector_add(w: Workload, spec: PointSpec) -> Outcome:
+def _vector_operands(n: int):
     import numpy as np
 
-    n = spec.size
     rng = np.random.default_rng(n)
     a = rng.standard_normal(n, dtype=np.float32)
     b = rng.standard_normal(n, dtype=np.float32)
-    out = np.empty_like(a)
-    expected = a + b
-    if spec.device == "cpu":
-        timing = time_plain(spec, lambda: np.add(a, b, out=out))
-        return Outcome(
-            timing, threads=1, extra={"library": "numpy (one core: numpy ufuncs are single-threaded)"}
-        )
+    return a, b, np.empty_like(a)
 
+
+def _vector_add_numpy(w: Workload, spec: PointSpec) -> Outcome:
+    import numpy as np
+
+    a, b, out = _vector_operands(spec.size)
+    timing = time_plain(spec, lambda: np.add(a, b, out=out))
+    _check(out, a + b, "numpy's add")
+    return Outcome(timing, threads=1, extra={"library": "numpy (one core: numpy ufuncs are single-threaded)"})
+
+
+def _vector_add_numba(w: Workload, spec: PointSpec, *, with_copies: bool) -> Outcome:
+    n = spec.size
+    a, b, out = _vector_operands(n)
+    expected = a + b
     cuda = _numba_device(spec)
     from explorer.bench.kernels import THREADS_PER_BLOCK, blocks_for, launch_vector_add
 
@@ -84,52 +86,64 @@ def _vector_add(w: Workload, spec: PointSpec) -> Outcome:
         "blocks": float(blocks_for(n)),
         "threads_per_block": float(THREADS_PER_BLOCK),
     }
-    if spec.suffix == "numba kernel":
+    if not with_copies:
         timing = time_plain(spec, lambda: launch_vector_add(a_dev, b_dev, out_dev), cuda.synchronize)
         peak = peaks.memory_bandwidth_gbps(spec.device)
     else:
 
-        def with_copies() -> None:
+        def copies_and_kernel() -> None:
             a_dev.copy_to_device(a)
             b_dev.copy_to_device(b)
             launch_vector_add(a_dev, b_dev, out_dev)
             out_dev.copy_to_host(out)
 
-        timing = time_plain(spec, with_copies, cuda.synchronize)
+        timing = time_plain(spec, copies_and_kernel, cuda.synchronize)
         peak = None  # bounded by the bus, not by memory; see the copies workload for the bus's peak
         extra["note"] = "two copies in, kernel, one copy out"
     extra["max_abs_error"] = _check(out_dev.copy_to_host(), expected, "the vector-add kernel")
     return Outcome(timing, peak=peak, extra=extra)
 
 
-def _matvec(w: Workload, spec: PointSpec) -> Outcome:
+def _matvec_operands(n: int):
     import numpy as np
 
-    n = spec.size
     rng = np.random.default_rng(n)
     m = rng.standard_normal((n, MATVEC_COLS), dtype=np.float32)
     v = rng.standard_normal(MATVEC_COLS, dtype=np.float32)
-    expected = m @ v
+    return m, v, m @ v
 
-    if spec.suffix == "torch":
-        import torch
 
-        dev = torch_device(spec)
-        mt, vt = torch.from_numpy(m).to(dev), torch.from_numpy(v).to(dev)
-        ut = torch.empty(n, device=dev)
-        timing = time_torch(spec, lambda: torch.mv(mt, vt, out=ut), dev)
-        err = _check(ut.cpu().numpy(), expected, "torch.mv")
-        threads = torch.get_num_threads() if dev.type == "cpu" else None
-        peak = peaks.fp32_peak_gflops(spec.device)
-        return Outcome(timing, peak=peak, threads=threads, extra={"max_abs_error": err})
+def _matvec_torch(w: Workload, spec: PointSpec) -> Outcome:
+    import torch
 
-    if spec.device == "cpu":
-        out = np.empty(n, dtype=np.float32)
-        timing = time_plain(spec, lambda: np.dot(m, v, out=out))
-        return Outcome(
-            timing, threads=_numpy_threads(), peak=peaks.fp32_peak_gflops("cpu"), extra={"library": "numpy"}
-        )
+    n = spec.size
+    m, v, expected = _matvec_operands(n)
+    dev = torch_device(spec)
+    mt, vt = torch.from_numpy(m).to(dev), torch.from_numpy(v).to(dev)
+    ut = torch.empty(n, device=dev)
+    timing = time_torch(spec, lambda: torch.mv(mt, vt, out=ut), dev)
+    err = _check(ut.cpu().numpy(), expected, "torch.mv")
+    threads = torch.get_num_threads() if dev.type == "cpu" else None
+    peak = peaks.fp32_peak_gflops(spec.device)
+    return Outcome(timing, peak=peak, threads=threads, extra={"max_abs_error": err})
 
+
+def _matvec_numpy(w: Workload, spec: PointSpec) -> Outcome:
+    import numpy as np
+
+    m, v, expected = _matvec_operands(spec.size)
+    out = np.empty(spec.size, dtype=np.float32)
+    timing = time_plain(spec, lambda: np.dot(m, v, out=out))
+    return Outcome(
+        timing, threads=_numpy_threads(), peak=peaks.fp32_peak_gflops("cpu"), extra={"library": "numpy"}
+    )
+
+
+def _matvec_numba(w: Workload, spec: PointSpec) -> Outcome:
+    import numpy as np
+
+    n = spec.size
+    m, v, expected = _matvec_operands(n)
     cuda = _numba_device(spec)
     from explorer.bench.kernels import blocks_for, launch_matvec
 
@@ -142,3 +156,19 @@ def _matvec(w: Workload, spec: PointSpec) -> Outcome:
         peak=peaks.fp32_peak_gflops(spec.device),
         extra={"max_abs_error": err, "blocks": float(blocks_for(n)), "threads_per_block": 1024.0},
     )
+
+
+# --- the variants, as the registry lists them (order = the order points run and legends list) -----
+
+VECTOR_ADD = (
+    Variant("numpy", "numpy", _vector_add_numpy, where="cpu"),
+    Variant("numba_kernel", "numba kernel", partial(_vector_add_numba, with_copies=False), where="gpu"),
+    Variant(
+        "numba_with_copies", "numba with copies", partial(_vector_add_numba, with_copies=True), where="gpu"
+    ),
+)
+MATVEC = (
+    Variant("numpy", "numpy", _matvec_numpy, where="cpu"),
+    Variant("numba_row_per_thread", "numba row per thread", _matvec_numba, where="gpu"),
+    Variant("torch", "torch", _matvec_torch),
+)

@@ -8,9 +8,12 @@ real segfault and a real hang, not a mock. Other sizes time a real, short Python
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
+from functools import partial
 
 from explorer.bench.execute import Outcome, PointSpec
 from explorer.bench.timing import measure
+from explorer.bench.variants import Variant
 from explorer.bench.workloads import Workload
 
 MISBEHAVING_SIZE = 2
@@ -22,16 +25,26 @@ def _segfault() -> None:
     ctypes.string_at(0)  # reads address 0: SIGSEGV on POSIX, an access violation on Windows
 
 
-def run(w: Workload, spec: PointSpec) -> Outcome:
-    if spec.size == MISBEHAVING_SIZE:
-        if w.name == "_crash_test":
-            _segfault()
-        if w.name == "_oom_test":
-            import numpy as np
+def _out_of_memory() -> None:
+    import numpy as np
 
-            np.empty(2**61, dtype=np.uint8)  # 2 EiB: a real MemoryError from the allocator
-        while True:
-            time.sleep(1.0)
+    np.empty(2**61, dtype=np.uint8)  # 2 EiB: a real MemoryError from the allocator
+
+
+def _hang() -> None:
+    while True:
+        time.sleep(1.0)
+
+
+def run(w: Workload, spec: PointSpec, *, misbehave: Callable[[], None]) -> Outcome:
+    if spec.size == MISBEHAVING_SIZE:
+        misbehave()
+        _hang()  # a misbehaviour that returned (it should not) must not pass for a measurement
     data = list(range(spec.size * 1000))
     timing = measure(lambda: sum(data), repeats=spec.repeats or 5, budget_s=min(spec.budget_s, 0.2))
     return Outcome(timing, items=float(len(data)), threads=1)
+
+
+CRASH = (Variant("plain", "", partial(run, misbehave=_segfault)),)
+HANG = (Variant("plain", "", partial(run, misbehave=_hang)),)
+OUT_OF_MEMORY = (Variant("plain", "", partial(run, misbehave=_out_of_memory)),)

@@ -5,6 +5,9 @@ Imported only inside the benchmark worker process.
 
 from __future__ import annotations
 
+from functools import partial
+from typing import Literal
+
 from explorer.bench import peaks
 from explorer.bench.execute import (
     Outcome,
@@ -15,19 +18,8 @@ from explorer.bench.execute import (
     torch_device,
     torch_sync,
 )
+from explorer.bench.variants import Variant
 from explorer.bench.workloads import LESSON_MATMULS, SMALL_MATRIX, Workload
-
-
-def run(w: Workload, spec: PointSpec) -> Outcome:
-    if w.name == "matmul":
-        return _matmul(w, spec)
-    if w.name == "timing_lesson":
-        return _timing_lesson(w, spec)
-    if w.name == "small_vs_big":
-        return _small_vs_big(w, spec)
-    if w.name == "two_gpus":
-        return _two_gpus(w, spec)
-    raise PointError(f"workload {w.name} is not a torch workload")
 
 
 def _peak(spec: PointSpec) -> float | None:
@@ -56,7 +48,7 @@ def _matmul(w: Workload, spec: PointSpec) -> Outcome:
     return Outcome(timing, peak=_peak(spec), threads=threads, extra=extra)
 
 
-def _timing_lesson(w: Workload, spec: PointSpec) -> Outcome:
+def _timing_lesson(w: Workload, spec: PointSpec, *, naive: bool) -> Outcome:
     import torch
 
     dev = torch_device(spec)
@@ -66,7 +58,6 @@ def _timing_lesson(w: Workload, spec: PointSpec) -> Outcome:
         for _ in range(LESSON_MATMULS):
             torch.mm(a, b, out=c)
 
-    naive = spec.suffix.startswith("naive")
     threads = torch.get_num_threads() if dev.type == "cpu" else None
     if naive:
         # The mistake on purpose: the clock is read as soon as the launches return. (The queue is
@@ -81,7 +72,7 @@ def _timing_lesson(w: Workload, spec: PointSpec) -> Outcome:
     return Outcome(timing, peak=_peak(spec), threads=threads, extra=extra)
 
 
-def _small_vs_big(w: Workload, spec: PointSpec) -> Outcome:
+def _small_vs_big(w: Workload, spec: PointSpec, *, item_each_step: bool) -> Outcome:
     import torch
 
     dev = torch_device(spec)
@@ -91,7 +82,7 @@ def _small_vs_big(w: Workload, spec: PointSpec) -> Outcome:
     b = (torch.randn(SMALL_MATRIX, SMALL_MATRIX, generator=gen) / SMALL_MATRIX**0.5).to(dev)
     c = torch.empty(SMALL_MATRIX, SMALL_MATRIX, device=dev)
 
-    if spec.suffix.startswith(".item()"):
+    if item_each_step:
 
         def run_all() -> list[float]:
             log: list[float] = []
@@ -124,7 +115,18 @@ def _small_vs_big(w: Workload, spec: PointSpec) -> Outcome:
     )
 
 
-def _two_gpus(w: Workload, spec: PointSpec) -> Outcome:
+TwoGpuMode = Literal["at_once", "in_sequence", "copy"]
+
+
+def _two_gpus_on_cpu(w: Workload, spec: PointSpec) -> Outcome:
+    """The CPU row of the two-GPU workload: it says what the workload needs instead of measuring."""
+    import torch
+
+    count = torch.cuda.device_count() if torch.cuda.is_available() else 0
+    raise PointError(f"needs two GPUs; {count} found")
+
+
+def _two_gpus(w: Workload, spec: PointSpec, *, mode: TwoGpuMode) -> Outcome:
     import torch
 
     count = torch.cuda.device_count() if torch.cuda.is_available() else 0
@@ -141,14 +143,14 @@ def _two_gpus(w: Workload, spec: PointSpec) -> Outcome:
         torch.cuda.synchronize(dev1)
 
     extra: dict[str, float | str] = {"second_gpu": str(dev1)}
-    if spec.suffix == "copy to next GPU":
+    if mode == "copy":
         src = torch.rand(n, n, device=dev0)
         dst = torch.empty(n, n, device=dev1)
         extra["peer_access"] = "yes" if torch.cuda.can_device_access_peer(dev0.index, dev1.index) else "no"
         timing = time_plain(spec, lambda: dst.copy_(src), sync_both)
         return Outcome(timing, unit="GB/s", bytes=4.0 * n * n, extra=extra)
     a0, b0, c0 = _square_operands(n, dev0)
-    if spec.suffix == "two GPUs at once":
+    if mode == "at_once":
         a1, b1, c1 = _square_operands(n, dev1)
 
         def both() -> None:
@@ -167,3 +169,22 @@ def _two_gpus(w: Workload, spec: PointSpec) -> Outcome:
 
     timing = time_plain(spec, in_sequence, torch_sync(dev0))
     return Outcome(timing, peak=_peak(spec), extra=extra)
+
+
+# --- the variants, as the registry lists them (order = the order points run and legends list) -----
+
+MATMUL = (Variant("plain", "", _matmul),)
+TIMING_LESSON = (
+    Variant("naive", "naive (no sync)", partial(_timing_lesson, naive=True)),
+    Variant("synchronized", "synchronized", partial(_timing_lesson, naive=False)),
+)
+SMALL_VS_BIG = (
+    Variant("item_each_step", ".item() each step", partial(_small_vs_big, item_each_step=True)),
+    Variant("copy_at_end", "one copy at end", partial(_small_vs_big, item_each_step=False)),
+)
+TWO_GPUS = (
+    Variant("cpu", "", _two_gpus_on_cpu, where="cpu"),
+    Variant("at_once", "two GPUs at once", partial(_two_gpus, mode="at_once"), where="gpu"),
+    Variant("in_sequence", "one GPU in sequence", partial(_two_gpus, mode="in_sequence"), where="gpu"),
+    Variant("copy", "copy to next GPU", partial(_two_gpus, mode="copy"), where="gpu"),
+)

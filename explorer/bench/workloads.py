@@ -1,16 +1,22 @@
 """The benchmark registry: what each workload measures, its sizes, its work counts and its lesson.
 
 Pure data and arithmetic, no torch or numba: the window lists workloads before anything heavy
-loads. The code that runs a point lives in the ``wl_*`` modules named by ``Workload.impl`` and is
-imported only inside the worker process.
+loads. Each workload's variants (``explorer.bench.variants.Variant``: key, label, run function) are
+declared in the ``wl_*`` module that implements them; a workload reaches them through a small
+loader that imports that module on first use. The ``wl_*`` modules import torch and numba only
+inside their run functions, which execute in the worker process.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from explorer.errors import UserError
+
+if TYPE_CHECKING:
+    from explorer.bench.variants import Variant
 
 KIB = 1024
 MIB = 1024 * KIB
@@ -25,11 +31,15 @@ def _zero(_size: int) -> float:
     return 0.0
 
 
+def _no_variants() -> tuple[Variant, ...]:
+    return ()
+
+
 @dataclass(frozen=True)
 class Workload:
-    """One experiment. ``variants_cpu``/``variants_gpu`` are label suffixes; a point's variant is
-    ``"<device> <suffix>"`` (just ``"<device>"`` for an empty suffix), unique within a run, so the
-    panel can use it as the series name."""
+    """One experiment. ``code`` returns its typed variants (declared in its ``wl_*`` module); a
+    point's series name is ``"<device> <label>"`` (just ``"<device>"`` for an empty label), unique
+    within a run, so the panel can use it as the series name."""
 
     name: str
     title: str
@@ -40,19 +50,30 @@ class Workload:
     default_sizes_gpu: tuple[int, ...]
     unit: str  # "GFLOP/s", "GB/s", "images/s", "elements/s"
     needs_gpu_count: int = 0
-    variants_cpu: tuple[str, ...] = ("",)
-    variants_gpu: tuple[str, ...] = ("",)
     flops: Callable[[int], float] = field(default=_zero, compare=False, repr=False)
     bytes_moved: Callable[[int], float] = field(default=_zero, compare=False, repr=False)
     size_format: str = "n={size}"
     dtype: str = "float32"
-    impl: str = ""  # module in explorer.bench that runs the points, imported in the worker only
+    # the workload's variants, declared in its wl_* module (imported on first call, not with the registry)
+    code: Callable[[], tuple[Variant, ...]] = field(default=_no_variants, compare=False, repr=False)
     preload: tuple[str, ...] = ("torch",)  # heavy modules the worker imports before its first point
     hidden: bool = False  # test-only workloads, never listed in the UI
 
+    def variants_on(self, device: str) -> list[Variant]:
+        """The variants a point on ``device`` can be, in the order they run and are listed."""
+        return [v for v in self.code() if v.runs_on(device)]
+
     def variants(self, device: str) -> list[str]:
-        suffixes = self.variants_cpu if device == "cpu" else self.variants_gpu
-        return [f"{device} {s}" if s else device for s in suffixes]
+        """The series names ``device`` produces: ``"cuda:0 H2D pinned"``."""
+        return [v.series_name(device) for v in self.variants_on(device)]
+
+    def variant(self, key: str) -> Variant:
+        """The variant whose key is ``key``; a one-line UserError naming the known keys otherwise."""
+        found = next((v for v in self.code() if v.key == key), None)
+        if found is None:
+            known = ", ".join(v.key for v in self.code())
+            raise UserError(f"{self.name} has no variant '{key}'; its variants: {known}")
+        return found
 
     def default_sizes(self, device: str) -> tuple[int, ...]:
         return self.default_sizes_cpu if device == "cpu" else self.default_sizes_gpu
@@ -124,6 +145,75 @@ def cnn_param_count() -> int:
     return n + sum(fin * fout + fout for fin, fout in CNN_DENSE)
 
 
+# --- where each workload's variants are declared (spelled out so PyInstaller sees every module) ---
+
+
+def _matmul_code() -> tuple[Variant, ...]:
+    from explorer.bench.wl_torch import MATMUL
+
+    return MATMUL
+
+
+def _timing_lesson_code() -> tuple[Variant, ...]:
+    from explorer.bench.wl_torch import TIMING_LESSON
+
+    return TIMING_LESSON
+
+
+def _small_vs_big_code() -> tuple[Variant, ...]:
+    from explorer.bench.wl_torch import SMALL_VS_BIG
+
+    return SMALL_VS_BIG
+
+
+def _two_gpus_code() -> tuple[Variant, ...]:
+    from explorer.bench.wl_torch import TWO_GPUS
+
+    return TWO_GPUS
+
+
+def _vector_add_code() -> tuple[Variant, ...]:
+    from explorer.bench.wl_numba import VECTOR_ADD
+
+    return VECTOR_ADD
+
+
+def _matvec_code() -> tuple[Variant, ...]:
+    from explorer.bench.wl_numba import MATVEC
+
+    return MATVEC
+
+
+def _copies_code() -> tuple[Variant, ...]:
+    from explorer.bench.wl_copies import COPIES
+
+    return COPIES
+
+
+def _cnn_step_code() -> tuple[Variant, ...]:
+    from explorer.bench.wl_cnn import CNN_STEP
+
+    return CNN_STEP
+
+
+def _crash_test_code() -> tuple[Variant, ...]:
+    from explorer.bench.wl_selftest import CRASH
+
+    return CRASH
+
+
+def _hang_test_code() -> tuple[Variant, ...]:
+    from explorer.bench.wl_selftest import HANG
+
+    return HANG
+
+
+def _oom_test_code() -> tuple[Variant, ...]:
+    from explorer.bench.wl_selftest import OUT_OF_MEMORY
+
+    return OUT_OF_MEMORY
+
+
 # --- the eight workloads -----------------------------------------------------------------------
 
 WORKLOADS: dict[str, Workload] = {}
@@ -154,7 +244,7 @@ _register(
         unit="GFLOP/s",
         flops=lambda n: 2.0 * n**3,
         bytes_moved=lambda n: 3.0 * FLOAT32_BYTES * n * n,
-        impl="wl_torch",
+        code=_matmul_code,
     )
 )
 
@@ -175,12 +265,10 @@ _register(
         default_sizes_cpu=(1_000, 10_000, 100_000, 1_000_000, 10_000_000, 30_000_000),
         default_sizes_gpu=(1_000, 10_000, 100_000, 1_000_000, 10_000_000, 30_000_000, 100_000_000),
         unit="GB/s",
-        variants_cpu=("numpy",),
-        variants_gpu=("numba kernel", "numba with copies"),
         flops=lambda n: float(n),
         bytes_moved=lambda n: 3.0 * FLOAT32_BYTES * n,
         size_format="N={size}",
-        impl="wl_numba",
+        code=_vector_add_code,
         preload=("numpy", "numba", "torch"),
     )
 )
@@ -203,12 +291,10 @@ _register(
         default_sizes_cpu=(1_000, 10_000, 100_000, 1_000_000),
         default_sizes_gpu=(1_000, 10_000, 100_000, 1_000_000, 10_000_000),
         unit="GFLOP/s",
-        variants_cpu=("numpy", "torch"),
-        variants_gpu=("numba row per thread", "torch"),
         flops=lambda n: 2.0 * n * MATVEC_COLS,
         bytes_moved=lambda n: FLOAT32_BYTES * (n * MATVEC_COLS + MATVEC_COLS + n),
         size_format="N={size}x100",
-        impl="wl_numba",
+        code=_matvec_code,
         preload=("numpy", "numba", "torch"),
     )
 )
@@ -235,12 +321,10 @@ _register(
         default_sizes_cpu=tuple(4 * KIB * 4**i for i in range(9)),  # 4 KiB .. 256 MiB
         default_sizes_gpu=tuple(4 * KIB * 4**i for i in range(10)),  # 4 KiB .. 1 GiB
         unit="GB/s",
-        variants_cpu=("host memcpy",),
-        variants_gpu=("H2D pageable", "H2D pinned", "D2H pageable", "D2H pinned"),
         bytes_moved=lambda n: float(n),
         size_format="bytes",
         dtype="uint8",
-        impl="wl_copies",
+        code=_copies_code,
     )
 )
 
@@ -263,12 +347,10 @@ _register(
         default_sizes_cpu=(100, 300, 1000),
         default_sizes_gpu=(100, 300, 1000, 3000),
         unit="GFLOP/s",
-        variants_cpu=(".item() each step", "one copy at end"),
-        variants_gpu=(".item() each step", "one copy at end"),
         flops=lambda steps: steps * (2.0 * SMALL_MATRIX**3 + 2.0 * SMALL_MATRIX**2),
         bytes_moved=lambda steps: steps * 3.0 * FLOAT32_BYTES * SMALL_MATRIX**2,
         size_format="steps={size}",
-        impl="wl_torch",
+        code=_small_vs_big_code,
     )
 )
 
@@ -297,7 +379,7 @@ _register(
         flops=lambda b: 3.0 * b * cnn_forward_flops_per_image(),
         bytes_moved=lambda b: b * 3.0 * 32 * 32 * FLOAT32_BYTES,
         size_format="batch={size}",
-        impl="wl_cnn",
+        code=_cnn_step_code,
     )
 )
 
@@ -322,11 +404,9 @@ _register(
         default_sizes_cpu=(256, 512, 1024, 2048),
         default_sizes_gpu=(1024, 2048, 4096, 8192),
         unit="GFLOP/s",
-        variants_cpu=("naive (no sync)", "synchronized"),
-        variants_gpu=("naive (no sync)", "synchronized"),
         flops=lambda n: LESSON_MATMULS * 2.0 * n**3,
         bytes_moved=lambda n: LESSON_MATMULS * 3.0 * FLOAT32_BYTES * n * n,
-        impl="wl_torch",
+        code=_timing_lesson_code,
     )
 )
 
@@ -350,10 +430,9 @@ _register(
         default_sizes_gpu=(1024, 2048, 4096, 8192),
         unit="GFLOP/s",
         needs_gpu_count=2,
-        variants_gpu=("two GPUs at once", "one GPU in sequence", "copy to next GPU"),
         flops=lambda n: 2 * 2.0 * n**3,
         bytes_moved=lambda n: FLOAT32_BYTES * float(n) * n,
-        impl="wl_torch",
+        code=_two_gpus_code,
     )
 )
 
@@ -361,10 +440,10 @@ _register(
 # --- test-only workloads: crash or hang on purpose, so the runner's recovery can be tested ------
 
 TEST_WORKLOADS: dict[str, Workload] = {}
-for _name, _what in (
-    ("_crash_test", "kills its worker process (segfault)"),
-    ("_hang_test", "never returns"),
-    ("_oom_test", "asks for more memory than any machine has"),
+for _name, _what, _code in (
+    ("_crash_test", "kills its worker process (segfault)", _crash_test_code),
+    ("_hang_test", "never returns", _hang_test_code),
+    ("_oom_test", "asks for more memory than any machine has", _oom_test_code),
 ):
     TEST_WORKLOADS[_name] = Workload(
         name=_name,
@@ -377,7 +456,7 @@ for _name, _what in (
         unit="elements/s",
         flops=float,
         size_format="size={size}",
-        impl="wl_selftest",
+        code=_code,
         preload=(),
         hidden=True,
     )

@@ -50,8 +50,8 @@ def _list_workloads(as_json: bool) -> int:
                         "default_sizes_cpu": list(w.default_sizes_cpu),
                         "default_sizes_gpu": list(w.default_sizes_gpu),
                         "needs_gpu_count": w.needs_gpu_count,
-                        "variants_cpu": list(w.variants_cpu),
-                        "variants_gpu": list(w.variants_gpu),
+                        "variants_cpu": [v.label for v in w.variants_on("cpu")],
+                        "variants_gpu": [v.label for v in w.variants_on("cuda:0")],
                     }
                     for w in ws
                 ],

@@ -27,6 +27,7 @@ from PySide6.QtWidgets import (
 
 from explorer.bench import export
 from explorer.bench.fmt import eta_text
+from explorer.bench.run_results import RunResults
 from explorer.errors import UserError
 from explorer.ui.bench.controls import BenchControls
 from explorer.ui.bench.export import export_png
@@ -59,7 +60,9 @@ class BenchPanel(Panel):
 
         self.controls = BenchControls(context)
         self.plot = BenchPlot()
-        self.table = ResultsTable()
+        #: the points of one run per workload; the table and the plots show the chosen workload's
+        self.results = RunResults()
+        self.table = ResultsTable(self.results)
         self.progress_bar = QProgressBar()
         self.progress_bar.setTextVisible(True)
         self.progress_bar.setFormat("no run yet")
@@ -127,7 +130,8 @@ class BenchPanel(Panel):
     # --- public API -------------------------------------------------------------------
     @property
     def points(self) -> list[Any]:
-        return self.table.results.points
+        """The shown workload's run."""
+        return self.results.points
 
     @property
     def running(self) -> bool:
@@ -141,8 +145,10 @@ class BenchPanel(Panel):
         if plan is None:
             return False
         self._show_message(None)
-        self.table.results.set_points([])
+        self.results.start_run(plan.workload)
+        self.table.results.reload()
         self.exports_changed.emit()
+        self.plot.set_running(True)
         self.plot.set_points([])
         self._total = 0
         self.progress_bar.setRange(0, 0)  # busy until the first progress record gives the total
@@ -250,7 +256,9 @@ class BenchPanel(Panel):
     def _on_point(self, point: Any) -> None:
         # The table row now, the plot on the next turn of the event loop: two short steps
         # instead of one long one, and points arriving together are drawn once.
-        self.table.results.append(point)
+        if not self.results.add(point):
+            return  # a late point of a run whose workload is no longer shown: kept, not drawn
+        self.table.results.point_added()
         if len(self.points) == 1:
             self.exports_changed.emit()
         if not self._plot_pending:
@@ -271,6 +279,7 @@ class BenchPanel(Panel):
     def _on_ended(self) -> None:
         stream, self._stream = self._stream, None
         self.controls.set_running(False)
+        self.plot.set_running(False)
         done = len(self.points)
         if self.progress_bar.maximum() == 0:
             self.progress_bar.setRange(0, max(self._total, 1))
@@ -282,17 +291,33 @@ class BenchPanel(Panel):
         self.status_label.setText("")
         self._save_last()
         errors = sum(1 for p in self.points if p.error)
+        noisy = self.results.noisy_count()
         self._context.status_message.emit(
             f"Benchmark {'stopped' if stream is not None and stream.cancelled else 'finished'}: "
-            f"{done} points" + (f", {errors} with errors (see the red rows)" if errors else "")
+            f"{done} points"
+            + (f", {errors} with errors (see the red rows)" if errors else "")
+            + (f", {noisy} disturbed by other programs (tinted rows, hollow markers)" if noisy else "")
         )
         if stream is not None:
             stream.deleteLater()
         self.run_finished.emit()
 
-    def _workload_shown(self) -> None:
+    def _workload_shown(self, force: bool = False) -> None:
+        """Show the chosen workload's own run (or nothing yet): never another workload's points."""
         w = self.controls.workload
         self.plot.set_titles(w.title, w.size_name)
+        if not self.results.show(w.name) and not force:
+            return
+        self.table.results.reload()
+        self.plot.set_points(self.points)
+        self.exports_changed.emit()
+        if not self.running:
+            done = len(self.points)
+            self.progress_bar.setRange(0, max(done, 1))
+            self.progress_bar.setValue(done)
+            self.progress_bar.setFormat(
+                f"{done} points from this workload's last run" if done else "no run of this workload yet"
+            )
 
     # --- persistence and messages -----------------------------------------------------
     def _save_last(self) -> None:
@@ -318,13 +343,14 @@ class BenchPanel(Panel):
         points = loaded.value
         if not points:
             return
+        workload = points[0].workload
+        points = [p for p in points if p.workload == workload]  # one run is one workload
+        self.results.set_run(workload, points)
         try:
-            self.controls.set_workload(points[0].workload)
+            self.controls.set_workload(workload)
         except UserError:
-            pass
-        self.table.results.set_points(points)
-        self.exports_changed.emit()
-        self.plot.set_points(points)
+            return  # a workload this version no longer has: its run is kept, not shown
+        self._workload_shown(force=True)
         self.progress_bar.setRange(0, len(points))
         self.progress_bar.setValue(len(points))
         measured = time.strftime("%d %b %H:%M", time.localtime(max(p.timestamp for p in points)))

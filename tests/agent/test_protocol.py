@@ -55,7 +55,7 @@ POINT = {
     "workload": "_hang_test",
     "device": "cpu",
     "variant": "cpu",
-    "suffix": "",
+    "variant_key": "plain",
     "size": 2,
     "repeats": 1,
     "budget_s": 0.1,

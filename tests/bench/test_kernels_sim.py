@@ -37,9 +37,9 @@ SCRIPT = textwrap.dedent(
     out["matvec_dtype"] = str(got.dtype)
 
     points = []
-    for wl, variant, size in [("vector_add", "numba kernel", 2000), ("vector_add", "numba with copies", 2000),
-                              ("matvec", "numba row per thread", 1100)]:
-        p, fatal = run_point(PointSpec(0, wl, "cuda:0", "cuda:0 " + variant, variant, size, repeats=2,
+    for wl, key, size in [("vector_add", "numba_kernel", 2000), ("vector_add", "numba_with_copies", 2000),
+                          ("matvec", "numba_row_per_thread", 1100)]:
+        p, fatal = run_point(PointSpec(0, wl, "cuda:0", "cuda:0 " + key, key, size, repeats=2,
                                        budget_s=0.1))
         points.append({"error": p.error, "median_s": p.median_s, "throughput": p.throughput,
                        "max_abs_error": p.extra.get("max_abs_error"), "fatal": fatal})

@@ -136,9 +136,7 @@ def scripted_attempts(clock: Clock, medians: list[float], noisy: list[bool], too
 
 
 def spec(budget_s: float = 2.0) -> PointSpec:
-    return PointSpec(
-        index=0, workload="matmul", device="cpu", variant="cpu", suffix="", size=64, budget_s=budget_s
-    )
+    return PointSpec(0, "matmul", "cpu", "cpu", variant_key="plain", size=64, budget_s=budget_s)
 
 
 def test_a_quiet_first_attempt_is_kept_and_not_remeasured():

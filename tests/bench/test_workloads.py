@@ -84,19 +84,21 @@ def test_cnn_flop_count_matches_the_model_that_runs():
     assert model(torch.zeros(2, 3, 32, 32)).shape == (2, 10)
 
 
-CPU_CASES = [(name, v) for name, w in WORKLOADS.items() if name != "two_gpus" for v in w.variants("cpu")]
+CPU_CASES = [
+    (name, v.key) for name, w in WORKLOADS.items() if name != "two_gpus" for v in w.variants_on("cpu")
+]
 
 
-@pytest.mark.parametrize("name,variant", CPU_CASES)
-def test_every_cpu_variant_gives_a_sane_point(name, variant):
+@pytest.mark.parametrize("name,key", CPU_CASES)
+def test_every_cpu_variant_gives_a_sane_point(name, key):
     w = WORKLOADS[name]
-    suffix = variant[len("cpu ") :] if variant != "cpu" else ""
+    variant = w.variant(key).series_name("cpu")
     spec = PointSpec(
         index=0,
         workload=name,
         device="cpu",
         variant=variant,
-        suffix=suffix,
+        variant_key=key,
         size=TINY[name],
         repeats=3,
         budget_s=0.2,
@@ -126,7 +128,7 @@ def test_two_gpus_without_two_gpus_is_an_error_row_that_says_so():
 
     if torch.cuda.device_count() >= 2:
         pytest.skip("this machine has two GPUs")
-    p, fatal = run_point(PointSpec(0, "two_gpus", "cpu", "cpu", "", 32, repeats=1))
+    p, fatal = run_point(PointSpec(0, "two_gpus", "cpu", "cpu", "cpu", 32, repeats=1))
     assert p.error == f"needs two GPUs; {torch.cuda.device_count()} found"
     assert p.median_s is None and not fatal
 
@@ -135,7 +137,7 @@ def test_a_missing_gpu_is_an_error_row_not_a_crash():
     import torch
 
     missing = torch.cuda.device_count()
-    p, fatal = run_point(PointSpec(0, "matmul", f"cuda:{missing}", f"cuda:{missing}", "", 32, repeats=1))
+    p, fatal = run_point(PointSpec(0, "matmul", f"cuda:{missing}", f"cuda:{missing}", "plain", 32, repeats=1))
     assert p.error == f"cuda:{missing} is not present; {missing} CUDA device(s) found"
     assert not fatal
 
@@ -154,3 +156,74 @@ def test_errors_are_classified_for_the_user():
     assert msg.startswith("device fault") and fatal and "\n" not in msg
     msg, fatal = classify(ValueError("bad shape"))
     assert msg == "ValueError: bad shape" and not fatal
+
+
+# --- typed variants ----------------------------------------------------------------------------
+
+
+def test_every_variant_has_a_unique_key_and_runs_somewhere():
+    for w in [*WORKLOADS.values(), *TEST_WORKLOADS.values()]:
+        keys = [v.key for v in w.code()]
+        assert keys and len(set(keys)) == len(keys), w.name
+        assert w.variants_on("cpu") or w.variants_on("cuda:0"), w.name
+        assert len(set(w.variants("cuda:0"))) == len(w.variants("cuda:0")), w.name
+
+
+def test_an_unknown_variant_key_is_an_error_row_naming_the_known_ones():
+    p, fatal = run_point(PointSpec(0, "copies", "cpu", "cpu x", "h2d_turbo", 4096, repeats=1))
+    assert p.error == (
+        "copies has no variant 'h2d_turbo'; its variants: host_memcpy, h2d_pageable, h2d_pinned, "
+        "d2h_pageable, d2h_pinned"
+    )
+    assert not fatal
+
+
+@pytest.mark.parametrize(
+    "module,name,key,workload,size",
+    [
+        ("wl_copies", "COPIES", "host_memcpy", "copies", 4096),
+        ("wl_torch", "TIMING_LESSON", "naive", "timing_lesson", 32),
+        ("wl_torch", "SMALL_VS_BIG", "item_each_step", "small_vs_big", 5),
+    ],
+)
+def test_renaming_a_label_renames_the_series_and_still_measures(
+    monkeypatch, module, name, key, workload, size
+):
+    import dataclasses
+    import importlib
+
+    from explorer.bench.runner import BenchPlan, plan_points
+
+    mod = importlib.import_module(f"explorer.bench.{module}")
+    renamed = tuple(
+        dataclasses.replace(v, label="renamed by a teacher") if v.key == key else v
+        for v in getattr(mod, name)
+    )
+    monkeypatch.setattr(mod, name, renamed)
+    specs = [
+        s
+        for s in plan_points(BenchPlan(workload, ["cpu"], sizes=[size], repeats=2))
+        if s["variant_key"] == key
+    ]
+    assert [s["variant"] for s in specs] == ["cpu renamed by a teacher"]
+    p, fatal = run_point(PointSpec(**specs[0]))
+    assert p.error is None and p.median_s > 0 and not fatal
+    assert p.variant == "cpu renamed by a teacher"
+    if key == "naive":  # the naive timing still runs the naive code, whatever its label says
+        assert p.extra["note"].startswith("clock read without synchronizing")
+
+
+def test_the_registry_and_its_variant_labels_load_without_torch_or_numba():
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "from explorer.bench.workloads import WORKLOADS\n"
+        "labels = [w.variants(d) for w in WORKLOADS.values() for d in ('cpu', 'cuda:0')]\n"
+        "heavy = sorted(m for m in ('torch', 'numba', 'numpy') if m in sys.modules)\n"
+        "print(len(labels), heavy)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr[-1000:]
+    assert out.stdout.strip() == "16 []"

@@ -328,3 +328,85 @@ def test_gpus_hidden_by_cuda_visible_devices_are_never_offered(qtbot):
     cpu = CpuDevice(name="c", key="cpu")
     p.controls._context.set_discovery(Discovery(devices=[cpu], reports=[], pending=["torch", "numba"]))
     assert p.controls.device_boxes()["gpu-none"].toolTip() == "Still asking torch and numba for GPUs."
+
+
+def _title(panel) -> str:
+    return panel.plot.main.getPlotItem().titleLabel.text
+
+
+def _left_axis(panel) -> str:
+    return panel.plot.main.getAxis("left").labelText
+
+
+def test_switching_workload_never_mixes_runs_and_going_back_shows_the_run_again(panel, qtbot):
+    _configure(panel, "32, 64", repeats=2)
+    assert panel.start()
+    assert "Press Start" not in _title(panel) and "Measuring" in _title(panel)  # a run is under way
+    qtbot.waitUntil(lambda: not panel.running, timeout=RUN_TIMEOUT_MS)
+    qtbot.waitUntil(lambda: panel.plot.curve_names() == ["cpu"], timeout=2_000)
+    assert _title(panel).startswith("Matrix multiply") and "GFLOP/s" in _left_axis(panel)
+    assert panel.table.model().rowCount() == 2 and panel.export_formats()
+
+    panel.controls.set_workload("vector_add")
+    assert panel.plot.curve_names() == [] and panel.plot.series == []
+    assert "Matrix multiply" not in _title(panel) and "Press Start" in _title(panel)
+    assert "GFLOP/s" not in _left_axis(panel)
+    assert panel.table.model().rowCount() == 0 and panel.points == []
+    assert panel.export_formats() == ()  # nothing of vector add's to export
+    assert "no run of this workload yet" in panel.progress_bar.format()
+
+    panel.controls.set_workload("matmul")  # kept per workload: the matmul run is back, alone
+    assert panel.plot.curve_names() == ["cpu"] and [p.size for p in panel.points] == [32, 64]
+    assert panel.table.model().rowCount() == 2 and _title(panel).startswith("Matrix multiply")
+    assert all(p.workload == "matmul" for p in panel.points)
+
+
+def _noisy_run() -> list:
+    from explorer.bench.results import BenchPoint
+
+    def p(n: int, median: float, noisy: bool) -> BenchPoint:
+        return BenchPoint(
+            "matmul",
+            "cpu",
+            "cpu",
+            n,
+            f"n={n}",
+            median_s=median,
+            spread_s=median / 20,
+            min_s=median * (0.4 if noisy else 0.95),
+            repeats=40,
+            throughput=2 * n**3 / median / 1e9,
+            throughput_unit="GFLOP/s",
+            threads=2,
+            noisy=noisy,
+            noise_reason="other programs used 48% of the CPU during this point" if noisy else "",
+            remeasured=2 if noisy else 0,
+        )
+
+    return [p(64, 2e-5, False), p(128, 8e-3, True), p(256, 1.3e-4, False), p(512, 8e-3, True)]
+
+
+def test_noisy_points_are_tinted_in_the_table_and_hollow_on_the_plot(qtbot):
+    from PySide6.QtCore import Qt
+
+    from explorer.bench.results import save_last
+    from explorer.ui.bench.table import COLUMNS
+    from explorer.ui.bench_panel import BenchPanel
+
+    save_last(_noisy_run())
+    panel = BenchPanel(_context())
+    qtbot.addWidget(panel)
+    model = panel.table.model()
+    verdict = COLUMNS.index("verdict")
+    texts = [model.data(model.index(r, verdict)) for r in range(4)]
+    reason = "noisy: other programs used 48% of the CPU during this point"
+    assert texts == ["ok", reason, "ok", reason]
+    assert model.data(model.index(1, COLUMNS.index("min"))) == "3.2 ms"
+    assert model.data(model.index(1, 0), Qt.ItemDataRole.BackgroundRole) is not None
+    assert model.data(model.index(0, 0), Qt.ItemDataRole.BackgroundRole) is None
+    assert "Measured 3 time(s)" in model.data(model.index(1, 0), Qt.ItemDataRole.ToolTipRole)
+    [item] = panel.plot.main.listDataItems()
+    brushes = item.opts["symbolBrush"]
+    background = panel.plot.main.backgroundBrush().color().name()
+    assert [b.color().name() == background for b in brushes] == [False, True, False, True]
+    assert "hollow" in panel.plot.hint_label.text()

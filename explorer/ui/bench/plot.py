@@ -2,6 +2,7 @@
 
 Below it, the speedup of each GPU variant over the CPU at the sizes both measured, with the
 break-even line at 1: the size where the GPU starts to win is where its curve crosses that line.
+A point other programs disturbed (its noise verdict) is drawn hollow: still shown, never passed off.
 The device's peak (in the throughput unit) is drawn dashed, so students see how far below the
 sheet figure real code runs; where that peak is an estimate its label says so, and hovering it
 explains what a point above it means. Everything drawn here is computed by ``explorer.bench``.
@@ -111,6 +112,10 @@ def _style_plot(widget: pg.PlotWidget, theme: Theme) -> None:
         axis.setPen(theme.plot_foreground)
 
 
+HINT = "log–log axes; error rows are listed in the table, not plotted"
+NOISY_HINT = "hollow markers: points other programs disturbed (reasons in the table)"
+
+
 class BenchPlot(QWidget):
     """Updated in place as points arrive: each new point costs a ``setData``, not a rebuild,
     so the UI thread stays free while a benchmark loads every core."""
@@ -122,6 +127,7 @@ class BenchPlot(QWidget):
         self._series: list[Series] = []
         self._size_name = "size"
         self._workload_title = ""
+        self._running = False
         self._items: dict[str, pg.PlotDataItem] = {}
         self._peak_lines: dict[tuple[str, float], pg.InfiniteLine] = {}  # one per (device, peak)
         self._speedup_items: dict[str, pg.PlotDataItem] = {}
@@ -142,7 +148,7 @@ class BenchPlot(QWidget):
         toggle_row.addWidget(self.throughput_radio)
         toggle_row.addWidget(self.time_radio)
         toggle_row.addStretch(1)
-        self.hint_label = QLabel("log–log axes; error rows are listed in the table, not plotted")
+        self.hint_label = QLabel(HINT)
         self.hint_label.setProperty("role", "caption")
         toggle_row.addWidget(self.hint_label)
         layout.addLayout(toggle_row)
@@ -186,6 +192,11 @@ class BenchPlot(QWidget):
         """The workload's title heads the plot (and so every exported PNG); the size name labels x."""
         self._workload_title = workload_title
         self._size_name = size_name or "size"
+        self._update_labels()
+
+    def set_running(self, running: bool) -> None:
+        """While a run is under way an empty plot says points are coming, not "Press Start"."""
+        self._running = running
         self._update_labels()
 
     def set_mode(self, mode: str) -> None:
@@ -245,7 +256,7 @@ class BenchPlot(QWidget):
     # --- drawing ------------------------------------------------------------------------
     def _update_labels(self) -> None:
         unit = next((s.unit for s in self._series if s.unit), "")
-        key = (self.mode, unit, self._size_name, self._workload_title, bool(self._series))
+        key = (self.mode, unit, self._size_name, self._workload_title, bool(self._series), self._running)
         if key == self._labels_key:
             return
         self._labels_key = key
@@ -261,7 +272,11 @@ class BenchPlot(QWidget):
         self.main.getAxis("left").setTicks(None)  # redraws the tick labels in the new unit
         self.main.setLabel("bottom", self._size_name, color=fg, size="12pt")
         self.speedup.setLabel("bottom", self._size_name, color=fg, size="11pt")
-        if not self._series:
+        if not self._series and self._running:
+            self.main.setTitle(
+                "Measuring: each point appears here as soon as it is measured", color=muted, size="12pt"
+            )
+        elif not self._series:
             self.main.setTitle(
                 "Press Start: each point appears here as soon as it is measured", color=muted, size="12pt"
             )
@@ -278,19 +293,32 @@ class BenchPlot(QWidget):
             self.main.removeItem(self._peak_lines.pop(gone))
         for index, s in enumerate(self._series):
             item = self._items.get(s.variant) or self._new_curve(s, index)
-            if self.mode == "throughput":
-                pairs = [
-                    (n, v) for n, v in zip(s.sizes, s.throughput, strict=True) if v is not None and v > 0
-                ]
-            else:
-                pairs = [(n, v) for n, v in zip(s.sizes, s.median_s, strict=True) if v > 0]
-            item.setData([n for n, _ in pairs], [v for _, v in pairs])
+            values = s.throughput if self.mode == "throughput" else s.median_s
+            rows = [
+                (n, v, noisy)
+                for n, v, noisy in zip(s.sizes, values, s.noisy, strict=True)
+                if v is not None and v > 0
+            ]
+            colour = self._colours[s.variant]
+            hollow = pg.mkBrush(current_theme().plot_background)
+            item.setData(
+                [n for n, _, _ in rows],
+                [v for _, v, _ in rows],
+                symbolBrush=[hollow if noisy else pg.mkBrush(colour) for _, _, noisy in rows],
+                symbolPen=[
+                    pg.mkPen(colour, width=2.5)
+                    if noisy
+                    else pg.mkPen(current_theme().plot_background, width=1)
+                    for _, _, noisy in rows
+                ],
+            )
             line = self._peak_lines.get((s.device, s.peak))
             if line is None and s.peak is not None and s.peak > 0:
                 line = self._new_peak(s)
             if line is not None:
                 line.setVisible(self.mode == "throughput")
                 line.setToolTip(peak_tooltip(s))  # counts the points above it, so kept current
+        self.hint_label.setText(NOISY_HINT if any(any(s.noisy) for s in self._series) else HINT)
         self._update_ticks()
         self._fit_y()
         self._update_speedup()

@@ -1,4 +1,7 @@
-"""The results table: every point as measured, error rows in red with their message."""
+"""The results table: every point of the shown run as measured; error rows in red with their
+message, points other programs disturbed tinted like a warning with the reason in words.
+
+It reads the panel's Qt-free ``RunResults``; this module only turns its points into cells."""
 
 from __future__ import annotations
 
@@ -10,10 +13,24 @@ from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableView, QWidge
 
 from explorer.bench.compare import peak_note, peak_share_text
 from explorer.bench.fmt import number_text, seconds_text
+from explorer.bench.run_results import RunResults
 from explorer.ui.guard import qt_guard
 from explorer.ui.theme import current_theme
 
-COLUMNS = ("size", "device", "variant", "median", "spread", "throughput", "vs peak", "threads", "error")
+COLUMNS = (
+    "size",
+    "device",
+    "variant",
+    "median",
+    "min",
+    "spread",
+    "throughput",
+    "vs peak",
+    "threads",
+    "verdict",
+    "error",
+)
+_NUMERIC = ("size", "median", "min", "spread", "throughput", "vs peak", "threads")
 
 
 def _error_colours() -> tuple[QColor, QColor]:
@@ -24,24 +41,39 @@ def _error_colours() -> tuple[QColor, QColor]:
     return fg, bg
 
 
+def _warning_colours() -> tuple[QColor, QColor]:
+    """The theme's warning banner colours: readable text on a warm tint."""
+    theme = current_theme()
+    return QColor(theme.banner_text), QColor(theme.banner_bg)
+
+
 class ResultsModel(QAbstractTableModel):
-    def __init__(self, parent: Any = None) -> None:
+    """The shown workload's points of a ``RunResults``, as table rows."""
+
+    def __init__(self, results: RunResults, parent: Any = None) -> None:
         super().__init__(parent)
-        self._points: list[Any] = []
+        self.run_results = results
+        self._points: list[Any] = results.points
 
     @property
     def points(self) -> list[Any]:
         return list(self._points)
 
-    def set_points(self, points: list[Any]) -> None:
+    def reload(self) -> None:
+        """Show the results' shown workload afresh (a new run, another workload)."""
         self.beginResetModel()
-        self._points = list(points)
+        self._points = self.run_results.points
         self.endResetModel()
 
-    def append(self, point: Any) -> None:
+    def point_added(self) -> None:
+        """The shown workload gained a point: one row more at the bottom."""
+        points = self.run_results.points
+        if len(points) != len(self._points) + 1:
+            self.reload()
+            return
         row = len(self._points)
         self.beginInsertRows(QModelIndex(), row, row)
-        self._points.append(point)
+        self._points = points
         self.endInsertRows()
 
     @qt_guard
@@ -69,21 +101,17 @@ class ResultsModel(QAbstractTableModel):
         if role == Qt.ItemDataRole.ToolTipRole:
             if p.error:
                 return p.error
+            if p.noisy:
+                return (
+                    f"Disturbed: {p.noise_reason}. Measured {p.remeasured + 1} time(s); the fastest is shown."
+                )
             if column in ("throughput", "vs peak"):
                 return peak_note(p) or None
             return None
-        if p.error and role == Qt.ItemDataRole.ForegroundRole:
-            return QBrush(_error_colours()[0])
-        if p.error and role == Qt.ItemDataRole.BackgroundRole:
-            return QBrush(_error_colours()[1])
-        if role == Qt.ItemDataRole.TextAlignmentRole and column in (
-            "size",
-            "median",
-            "spread",
-            "throughput",
-            "vs peak",
-            "threads",
-        ):
+        if role in (Qt.ItemDataRole.ForegroundRole, Qt.ItemDataRole.BackgroundRole) and (p.error or p.noisy):
+            colours = _error_colours() if p.error else _warning_colours()
+            return QBrush(colours[0] if role == Qt.ItemDataRole.ForegroundRole else colours[1])
+        if role == Qt.ItemDataRole.TextAlignmentRole and column in _NUMERIC:
             return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
         return None
 
@@ -97,6 +125,8 @@ class ResultsModel(QAbstractTableModel):
             return p.variant
         if column == "median":
             return seconds_text(p.median_s)
+        if column == "min":
+            return seconds_text(p.min_s)
         if column == "spread":
             return f"± {seconds_text(p.spread_s)}" if p.spread_s is not None else ""
         if column == "throughput":
@@ -105,15 +135,19 @@ class ResultsModel(QAbstractTableModel):
             return peak_share_text(p)
         if column == "threads":
             return "" if p.threads is None else str(p.threads)
+        if column == "verdict":
+            if p.error:
+                return ""
+            return f"noisy: {p.noise_reason}" if p.noisy else "ok"
         if column == "error":
             return " ".join((p.error or "").split())  # one line, whatever the library said
         return ""
 
 
 class ResultsTable(QTableView):
-    def __init__(self, parent: QWidget | None = None) -> None:
+    def __init__(self, results: RunResults, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.results = ResultsModel(self)
+        self.results = ResultsModel(results, self)
         self.setModel(self.results)
         self.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
