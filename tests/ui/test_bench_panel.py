@@ -127,7 +127,7 @@ def test_crashing_workload_gives_an_error_row_and_the_panel_lives_on(panel, qtbo
     assert by_size[2].error and by_size[1].error is None and by_size[3].error is None
     model = panel.table.model()
     row = panel.points.index(by_size[2])
-    assert model.index(row, COLUMNS.index("error")).data() == " ".join(by_size[2].error.split())
+    assert model.index(row, COLUMNS.index("note")).data() == " ".join(by_size[2].error.split())
     assert "crash" in by_size[2].error
     assert model.index(row, 0).data(Qt.ItemDataRole.ForegroundRole).color().red() > 150
     # plotted: the two good sizes only
@@ -397,10 +397,11 @@ def test_noisy_points_are_tinted_in_the_table_and_hollow_on_the_plot(qtbot):
     panel = BenchPanel(_context())
     qtbot.addWidget(panel)
     model = panel.table.model()
-    verdict = COLUMNS.index("verdict")
-    texts = [model.data(model.index(r, verdict)) for r in range(4)]
-    reason = "noisy: other programs used 48% of the CPU during this point"
-    assert texts == ["ok", reason, "ok", reason]
+    verdicts = [model.data(model.index(r, COLUMNS.index("verdict"))) for r in range(4)]
+    notes = [model.data(model.index(r, COLUMNS.index("note"))) for r in range(4)]
+    assert verdicts == ["ok", "noisy", "ok", "noisy"]
+    reason = "other programs used 48% of the CPU during this point"
+    assert notes == ["", reason, "", reason]
     assert model.data(model.index(1, COLUMNS.index("min"))) == "3.2 ms"
     assert model.data(model.index(1, 0), Qt.ItemDataRole.BackgroundRole) is not None
     assert model.data(model.index(0, 0), Qt.ItemDataRole.BackgroundRole) is None

@@ -51,10 +51,12 @@ BAD = BenchPoint(workload="matmul", variant="cpu", device="cpu", size=64, size_l
 
 
 def test_a_bad_value_is_an_error_cell_with_the_reason_on_hover(qtbot):
+    from explorer.bench.run_results import RunResults
     from explorer.ui.bench.table import COLUMNS, ResultsModel
 
-    model = ResultsModel()
-    model.set_points([BAD])
+    results = RunResults(shown="matmul")
+    results.set_run("matmul", [BAD])
+    model = ResultsModel(results)
     median = model.index(0, COLUMNS.index("median"))
     assert model.data(median, Qt.ItemDataRole.DisplayRole) == "error: bad value"
     tooltip = model.data(median, Qt.ItemDataRole.ToolTipRole)
@@ -100,18 +102,20 @@ def test_the_table_with_a_bad_value_paints_in_a_fresh_process(tmp_path):
         os.environ["QT_QPA_PLATFORM"] = "offscreen"
         from explorer.bench.results import BenchPoint
         from explorer.ui.app import create_application
-        from explorer.ui.bench.table import ResultsTable
+        from explorer.bench.run_results import RunResults
+        from explorer.ui.bench.table import COLUMNS, ResultsTable
         app = create_application()
         bad = BenchPoint(workload="matmul", variant="cpu", device="cpu", size=64, size_label="n=64",
                          median_s="fast", throughput="1 GFLOP/s")
-        table = ResultsTable()
-        table.results.set_points([bad])
+        results = RunResults(shown="matmul")
+        results.set_run("matmul", [bad])
+        table = ResultsTable(results)
         table.resize(900, 200)
         table.show()
         for _ in range(5):
             app.processEvents()
         table.grab().toImage()
-        print("painted", table.results.data(table.results.index(0, 3)))
+        print("painted", table.results.data(table.results.index(0, COLUMNS.index("median"))))
         """
     )
     done = subprocess.run(

@@ -21,14 +21,14 @@ COLUMNS = (
     "size",
     "device",
     "variant",
+    "verdict",
     "median",
     "min",
     "spread",
     "throughput",
     "vs peak",
     "threads",
-    "verdict",
-    "error",
+    "note",
 )
 _NUMERIC = ("size", "median", "min", "spread", "throughput", "vs peak", "threads")
 
@@ -136,11 +136,9 @@ class ResultsModel(QAbstractTableModel):
         if column == "threads":
             return "" if p.threads is None else str(p.threads)
         if column == "verdict":
-            if p.error:
-                return ""
-            return f"noisy: {p.noise_reason}" if p.noisy else "ok"
-        if column == "error":
-            return " ".join((p.error or "").split())  # one line, whatever the library said
+            return "error" if p.error else ("noisy" if p.noisy else "ok")
+        if column == "note":  # why a row is red or tinted, in one line whatever the library said
+            return " ".join((p.error or p.noise_reason or "").split())
         return ""
 
 
