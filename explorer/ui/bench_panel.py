@@ -155,7 +155,7 @@ class BenchPanel(Panel):
         self.progress_bar.setFormat("starting the worker process…")
         self.status_label.setText("")
         stream = RunStream(plan, self)
-        stream.point.connect(self._on_point)
+        stream.point.connect(self.add_point)
         stream.progress.connect(self._on_progress)
         stream.failed.connect(self._show_message)
         stream.ended.connect(self._on_ended)
@@ -253,7 +253,13 @@ class BenchPanel(Panel):
         self._refresh_plot()  # the last point drawn before the picture is taken
 
     # --- stream handlers (UI thread) ----------------------------------------------------
-    def _on_point(self, point: Any) -> None:
+    def set_run(self, points: list[Any]) -> None:
+        """Replace the shown workload's run with ``points`` (all of that workload) and show it."""
+        self.results.set_run(self.results.shown, points)
+        self._workload_shown(force=True)
+
+    def add_point(self, point: Any) -> None:
+        """One point of the run under way (the stream's handler, on the UI thread)."""
         # The table row now, the plot on the next turn of the event loop: two short steps
         # instead of one long one, and points arriving together are drawn once.
         if not self.results.add(point):

@@ -66,7 +66,7 @@ def test_the_benchmarks_panel_opens_and_the_window_names_the_moved_file(home, wi
     assert w.context.notices == [body]  # said once
 
     # the panel keeps results again, and the next window reads them without a word
-    panel.table.results.set_points([BenchPoint(**GOOD, median_s=0.001)])
+    panel.set_run([BenchPoint(**GOOD, median_s=0.001)])
     panel._save_last()
     assert not panel.message_label.isVisible()
     w2 = window(panel="benchmarks")

@@ -414,10 +414,10 @@ def test_every_page_is_a_panel_and_export_follows_what_the_page_can_write(
     window.show_panel("visualizer")
     assert not window.export_action.isEnabled()
     bench = window.show_panel("benchmarks")
-    bench.table.results.set_points([])
+    bench.set_run([])
     bench.exports_changed.emit()
     assert not window.export_action.isEnabled()  # nothing measured yet, nothing to write
-    bench.table.results.append(
+    bench.add_point(
         BenchPoint(
             workload="matmul",
             variant="cpu",
