@@ -8,6 +8,7 @@ released and the run goes on.
 
 from __future__ import annotations
 
+import os
 import platform
 import sys
 import time
@@ -15,7 +16,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, replace
 
 from explorer.bench import peaks
-from explorer.bench.noise import Verdict, judge
+from explorer.bench.noise import Verdict, judge, others_busy_cores, threads_to_use
 from explorer.bench.results import BenchPoint, error_point
 from explorer.bench.timing import Timing, measure, measure_torch
 from explorer.bench.workloads import Workload, get_workload
@@ -91,12 +92,40 @@ def torch_sync(dev) -> Callable[[], None] | None:
     return lambda: torch.cuda.synchronize(dev)
 
 
+@dataclass
+class ThreadChoice:
+    """The thread count a CPU point chose, and why, kept for the point's record."""
+
+    used: int = 0
+    available: int = 0
+    others_busy_cores: float = 0.0
+
+
+#: torch's own thread count when the worker started: every core torch would use on a quiet machine
+_all_threads: int | None = None
+#: the choice of the point being measured (the worker measures one point at a time)
+last_thread_choice = ThreadChoice()
+
+
 def torch_threads(spec: PointSpec) -> int:
+    """Set torch's threads for ``spec``: the plan's count if it names one; on the CPU otherwise one
+    thread per core other programs leave free (``noise.threads_to_use`` says why); on a GPU all."""
     import torch
 
+    global _all_threads
+    if _all_threads is None:
+        _all_threads = torch.get_num_threads()
     if spec.cpu_threads:
-        torch.set_num_threads(spec.cpu_threads)
-    return torch.get_num_threads()
+        n = spec.cpu_threads
+    elif spec.device == "cpu":
+        busy = others_busy_cores()
+        n = threads_to_use(_all_threads, os.cpu_count() or _all_threads, busy)
+        last_thread_choice.used, last_thread_choice.available = n, _all_threads
+        last_thread_choice.others_busy_cores = busy
+    else:
+        n = _all_threads
+    torch.set_num_threads(n)
+    return n
 
 
 def time_torch(spec: PointSpec, step: Callable[[], object], dev) -> Timing:
@@ -261,6 +290,7 @@ def run_point(spec: PointSpec) -> tuple[BenchPoint, bool]:
     label = w.size_label(spec.size)
     try:
         variant = w.variant(spec.variant_key)
+        last_thread_choice.used = 0
         out, verdict, remeasured = measure_until_quiet(lambda s: variant.run(w, s), spec)
     except BaseException as exc:  # noqa: B036 - a point must never take the worker down with a traceback
         if isinstance(exc, (KeyboardInterrupt, SystemExit)):
@@ -280,6 +310,12 @@ def run_point(spec: PointSpec) -> tuple[BenchPoint, bool]:
         extra.setdefault("device_name", name)
     if t.steps_per_sample > 1:
         extra.setdefault("steps_per_sample", float(t.steps_per_sample))
+    choice = last_thread_choice
+    if choice.used and out.threads and out.threads < choice.available:
+        extra["threads_note"] = (
+            f"{out.threads} of {choice.available} threads: other programs kept "
+            f"{choice.others_busy_cores:.1f} cores busy when this point started"
+        )
     basis = peaks.peak_basis(spec.device, unit, w.name) if out.peak else None
     point = BenchPoint(
         workload=w.name,

@@ -169,3 +169,18 @@ def test_no_remeasure_when_the_budget_has_no_room_for_another_attempt():
     run, judge_attempt, budgets = scripted_attempts(clock, [9.0, 1.0], [True, False], took_s=1.2)
     out, verdict, again = measure_until_quiet(run, spec(), judge_attempt, clock)
     assert (out.timing.median_s, verdict.noisy, again, len(budgets)) == (9.0, True, 0, 1)
+
+
+@pytest.mark.parametrize(
+    "max_threads,cpus,busy,expected",
+    [
+        (2, 2, 0.05, 2),  # quiet: every core
+        (2, 2, 0.4, 2),  # a little background: still both
+        (2, 2, 0.6, 1),  # one core's worth taken: one thread, no barrier to wait at
+        (2, 2, 1.9, 1),  # two busy programs: one thread, never none
+        (8, 16, 3.0, 8),  # torch's own count is the ceiling
+        (16, 16, 5.2, 11),
+    ],
+)
+def test_a_cpu_point_uses_one_thread_per_free_core(max_threads, cpus, busy, expected):
+    assert noise.threads_to_use(max_threads, cpus, busy) == expected
