@@ -57,8 +57,7 @@ def bench_panel(qtbot, tmp_path, monkeypatch, no_gpu_discovery):
     qtbot.addWidget(panel)
     panel.resize(1100, 700)
     panel.show()
-    panel.table.results.set_points(_points())
-    panel.plot.set_points(_points())
+    panel.set_run(_points())
     qtbot.waitExposed(panel)
     return panel
 
