@@ -65,12 +65,20 @@ def run_gui(args: Namespace) -> int:
     # multiprocessing.freeze_support() has already run: it is the first call of cli.main.
     check_display()
     app, _window = open_main_window(getattr(args, "panel", None), remember=True)
-    code = int(app.exec())
+    return run_event_loop(app)
+
+
+def run_event_loop(app) -> int:  # noqa: ANN001 - a QApplication; Qt is imported lazily here
+    """Run the window until it is closed, by the user or by Ctrl-C, SIGTERM or SIGHUP (which close
+    it the same way: explorer/ui/signals.py); 128 + the signal's number when a signal closed it."""
+    from PySide6.QtCore import QThreadPool
+
+    from explorer.ui.signals import exec_with_signals
+
+    code = exec_with_signals(app)
     # Work still in Qt's thread pool (a real run's worker) would otherwise report into deleted
     # objects during interpreter shutdown. Device discovery is not in the pool: it runs in a
     # daemon thread that is never waited for, so a probe stuck in a hung driver cannot hold this.
-    from PySide6.QtCore import QThreadPool
-
     QThreadPool.globalInstance().waitForDone(15_000)
     return code
 

@@ -1,0 +1,155 @@
+"""Closing the window, or signalling it, during background work: no child survives, nothing is printed.
+
+The window is the real one, run by ``run_event_loop`` as ``device-explorer`` runs it, on a real X
+server (Xvfb on a display it picks itself), in a process of its own (tests/ui/close_driver.py).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import psutil
+import pytest
+
+DRIVER = Path(__file__).with_name("close_driver.py")
+ROOT = DRIVER.parents[2]
+
+pytestmark = pytest.mark.skipif(os.name != "posix", reason="POSIX signals and process groups")
+
+
+@pytest.fixture(scope="module")
+def display():
+    """A private X server; its number comes from Xvfb itself (-displayfd), so parallel runs never collide."""
+    if shutil.which("Xvfb") is None:
+        pytest.skip("Xvfb is not installed (apt-get install xvfb)")
+    read_fd, write_fd = os.pipe()
+    server = subprocess.Popen(
+        ["Xvfb", "-displayfd", str(write_fd), "-nolisten", "tcp", "-screen", "0", "1280x800x24"],
+        pass_fds=(write_fd,),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    os.close(write_fd)
+    with os.fdopen(read_fd) as fh:
+        number = fh.readline().strip()
+    if not number:
+        server.kill()
+        pytest.skip("Xvfb did not start")
+    yield f":{number}"
+    server.terminate()
+    server.wait(10)
+
+
+def _gone(pid: int, within_s: float = 2.0) -> bool:
+    deadline = time.monotonic() + within_s
+    while time.monotonic() < deadline:
+        try:
+            if psutil.Process(pid).status() == psutil.STATUS_ZOMBIE:
+                return True
+        except psutil.NoSuchProcess:
+            return True
+        time.sleep(0.02)
+    return False
+
+
+class Window:
+    def __init__(self, work: str, display: str, tmp_path: Path) -> None:
+        self.folder = tmp_path
+        env = dict(os.environ)
+        env.pop("QT_QPA_PLATFORM", None)
+        env.pop("NUMBA_ENABLE_CUDASIM", None)
+        env["DISPLAY"] = display
+        env["DEVICE_EXPLORER_HOME"] = str(tmp_path / "home")
+        self.proc = subprocess.Popen(
+            [sys.executable, str(DRIVER), work, str(tmp_path)],
+            cwd=ROOT,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            start_new_session=True,
+        )
+
+    def wait_ready(self, children: int) -> list[int]:
+        """Once the work is under way and ``children`` child processes run: their pids."""
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                pytest.fail(f"the window exited early ({self.proc.returncode}): {self.proc.stdout.read()}")
+            if (self.folder / "ready").exists():
+                kids = psutil.Process(self.proc.pid).children(recursive=True)
+                if len(kids) >= children:
+                    time.sleep(0.5)
+                    return [k.pid for k in psutil.Process(self.proc.pid).children(recursive=True)]
+            time.sleep(0.05)
+        pytest.fail("the work never got under way")
+
+    def finish(self, timeout_s: float = 30.0) -> tuple[int, str]:
+        out, _ = self.proc.communicate(timeout=timeout_s)
+        return self.proc.returncode, out
+
+    def kill(self) -> None:
+        try:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        except OSError:
+            pass
+        self.proc.wait()
+
+
+@pytest.fixture
+def window(display, tmp_path):
+    opened: list[Window] = []
+
+    def open_(work: str) -> Window:
+        w = Window(work, display, tmp_path)
+        opened.append(w)
+        return w
+
+    yield open_
+    for w in opened:
+        w.kill()
+
+
+@pytest.mark.parametrize("work,children", [("bench", 1), ("discovery", 0)])
+def test_closing_the_window_during_background_work_prints_nothing_and_leaves_no_child(window, work, children):
+    w = window(work)
+    kids = w.wait_ready(children)
+    (w.folder / "close").write_text("")
+    code, out = w.finish()
+    assert code == 0
+    assert out == ""
+    for pid in kids:
+        assert _gone(pid), f"child {pid} outlived the window"
+
+
+@pytest.mark.parametrize(
+    "signum,to_group", [(signal.SIGTERM, False), (signal.SIGHUP, False), (signal.SIGINT, True)]
+)
+def test_a_signal_closes_the_window_and_its_benchmark_worker(window, signum, to_group):
+    w = window("bench")
+    (worker,) = w.wait_ready(1)
+    t0 = time.monotonic()
+    if to_group:  # Ctrl-C in the terminal that started the app
+        os.killpg(w.proc.pid, signum)
+    else:
+        w.proc.send_signal(signum)
+    code, out = w.finish()
+    assert time.monotonic() - t0 < 10
+    assert code == 128 + signum
+    assert out == ""
+    assert _gone(worker), "the benchmark worker outlived the window"
+    assert (w.folder / "home").exists()  # the window closed as a user's close would: it saved its settings
+
+
+def test_sigkill_of_the_window_takes_the_worker_with_it(window):
+    w = window("bench")
+    (worker,) = w.wait_ready(1)
+    w.proc.send_signal(signal.SIGKILL)
+    w.proc.wait(5)
+    assert _gone(worker)
