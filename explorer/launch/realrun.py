@@ -38,11 +38,33 @@ if TYPE_CHECKING:  # pragma: no cover
 # 131072 threads keep a run under about 15 s; beyond that a class would wait for minutes.
 SIMULATOR_MAX_THREADS = 131072
 SIMULATOR_MS_PER_THREAD = 0.1
+# Without a GPU, a launch bigger than this runs as the compiled CPU emulation instead of the
+# simulator (the simulator is kept for small launches: it runs each thread as CUDA would, one by one).
+SIMULATOR_PREFERRED_MAX_THREADS = 8192
+# The emulation is compiled (about 1 ns per thread): its limits are a few seconds of looping and the
+# memory for the per-element records (36 bytes each), which a student laptop must have to spare.
+EMULATION_MAX_THREADS = 1 << 31
+EMULATION_MAX_ELEMENTS = 1 << 24
 # On a GPU the limit is what we can sensibly copy back and draw, not the GPU's speed.
 GPU_MAX_ELEMENTS = 1 << 26
 GPU_MAX_THREADS = 1 << 31
 
 Dim = tuple[int, int, int]
+
+#: where a real run happens: an NVIDIA GPU; numba's CUDA simulator (each thread a Python thread);
+#: or a compiled CPU emulation (numba @njit) that runs the same per-thread index code over the same
+#: grid, block by block and thread by thread in CUDA's order, with no GPU and no CUDA at all
+BACKENDS = ("gpu", "simulator", "emulation")
+BACKEND_WORDS = {
+    "gpu": "on the GPU",
+    "simulator": "under numba's CUDA simulator (no GPU here)",
+    "emulation": "as a compiled CPU emulation of the kernel (numba @njit, no GPU here)",
+}
+
+
+def cpu_backend(threads: int) -> str:
+    """Without a GPU: the simulator for small launches, the compiled emulation for the rest."""
+    return "simulator" if threads <= SIMULATOR_PREFERRED_MAX_THREADS else "emulation"
 
 
 @dataclass
@@ -52,7 +74,7 @@ class RealRunResult:
     grid: Dim
     block: Dim
     n: int
-    backend: str  # "gpu" or "simulator"
+    backend: str  # one of BACKENDS
     device_name: str
     block_of_element: np.ndarray  # int64, length n; -1 where no thread wrote
     thread_of_element: np.ndarray  # int64, length n; -1 where no thread wrote
@@ -86,11 +108,7 @@ class RealRunResult:
 
     def summary(self) -> str:
         """One line for the UI's status: where it ran, what it found."""
-        where = (
-            f"on the GPU ({self.device_name})"
-            if self.backend == "gpu"
-            else "under numba's CUDA simulator (no GPU here)"
-        )
+        where = f"on the GPU ({self.device_name})" if self.backend == "gpu" else BACKEND_WORDS[self.backend]
         parts = [f"Ran {self.n:,} elements {where} in {self.kernel_s * 1000:.1f} ms"]
         if self.untouched:
             parts.append(f"{self.untouched:,} elements untouched: the grid has too few threads")
@@ -117,11 +135,15 @@ def _count(d: Dim) -> int:
     return d[0] * d[1] * d[2]
 
 
-def check_size(grid: Any, block: Any, n: int | None, *, simulator: bool) -> int:
+def check_size(
+    grid: Any, block: Any, n: int | None, *, simulator: bool = False, backend: str | None = None
+) -> int:
     """Refuse a run that would take minutes or not fit; return the element count n.
 
     Raises UserError with one line naming the limit, the value and the limit's size.
     """
+    chosen = _backend(simulator, backend)
+    simulator = chosen == "simulator"
     g, b = _dims(grid), _dims(block)
     threads = _count(g) * _count(b)
     n_elements = threads if n is None else int(n)
@@ -138,6 +160,16 @@ def check_size(grid: Any, block: Any, n: int | None, *, simulator: bool) -> int:
             raise UserError(
                 f"N is {n_elements:,}; a simulator run keeps at most {SIMULATOR_MAX_THREADS * 4:,} elements"
             )
+    elif chosen == "emulation":
+        if threads > EMULATION_MAX_THREADS:
+            raise UserError(
+                f"the launch has {threads:,} threads; the CPU emulation (no GPU here) runs at most "
+                f"{EMULATION_MAX_THREADS:,}"
+            )
+        if n_elements > EMULATION_MAX_ELEMENTS:
+            raise UserError(
+                f"N is {n_elements:,}; the CPU emulation keeps at most {EMULATION_MAX_ELEMENTS:,} elements"
+            )
     else:
         if threads > GPU_MAX_THREADS:
             raise UserError(
@@ -148,20 +180,45 @@ def check_size(grid: Any, block: Any, n: int | None, *, simulator: bool) -> int:
     return n_elements
 
 
+def _backend(simulator: bool, backend: str | None) -> str:
+    chosen = backend or ("simulator" if simulator else "gpu")
+    if chosen not in BACKENDS:
+        raise UserError(f"backend is {chosen!r}; choose one of {', '.join(BACKENDS)}")
+    return chosen
+
+
 _KERNEL = None
 # numba.cuda, bound by _kernel(). The kernel must reach it as a module global: the simulator swaps
 # the globals a kernel sees for its own fake ``cuda`` module, which a closure variable would escape.
 cuda: Any = None
 
 
+def _thread_numbers(bix, biy, biz, gdx, gdy, tix, tiy, tiz, bdx, bdy, bdz):
+    """(block_linear, thread_linear, i): the index arithmetic of one thread, x fastest as the
+    visualizer draws it. The one copy both the CUDA kernel (as a device function) and the CPU
+    emulation (compiled by @njit) run, so the emulation checks the same code the GPU runs."""
+    block_linear = bix + gdx * (biy + gdy * biz)
+    thread_linear = tix + bdx * (tiy + bdy * tiz)
+    return block_linear, thread_linear, block_linear * (bdx * bdy * bdz) + thread_linear
+
+
+_DEVICE_NUMBERS: Any = None  # _thread_numbers as a CUDA device function, bound by _kernel()
+
+
 def _record_vector_add(a, b, c, block_of, thread_of, writes, n):
-    # Blocks and threads are linearised x-fastest, as the visualizer draws them.
-    block_linear = cuda.blockIdx.x + cuda.gridDim.x * (cuda.blockIdx.y + cuda.gridDim.y * cuda.blockIdx.z)
-    thread_linear = cuda.threadIdx.x + cuda.blockDim.x * (
-        cuda.threadIdx.y + cuda.blockDim.y * cuda.threadIdx.z
+    block_linear, thread_linear, i = _DEVICE_NUMBERS(
+        cuda.blockIdx.x,
+        cuda.blockIdx.y,
+        cuda.blockIdx.z,
+        cuda.gridDim.x,
+        cuda.gridDim.y,
+        cuda.threadIdx.x,
+        cuda.threadIdx.y,
+        cuda.threadIdx.z,
+        cuda.blockDim.x,
+        cuda.blockDim.y,
+        cuda.blockDim.z,
     )
-    threads_per_block = cuda.blockDim.x * cuda.blockDim.y * cuda.blockDim.z
-    i = block_linear * threads_per_block + thread_linear
     if i < n:  # the guard: threads past the problem size do nothing
         c[i] = a[i] + b[i]
         block_of[i] = block_linear
@@ -171,25 +228,65 @@ def _record_vector_add(a, b, c, block_of, thread_of, writes, n):
 
 def _kernel():
     """Compile (once) the recording kernel; numba is imported here, never at module import."""
-    global _KERNEL, cuda
+    global _KERNEL, _DEVICE_NUMBERS, cuda
     if _KERNEL is None:
         from numba import cuda as numba_cuda
 
         cuda = numba_cuda
+        _DEVICE_NUMBERS = numba_cuda.jit(device=True)(_thread_numbers)
         _KERNEL = numba_cuda.jit(_record_vector_add)
     return _KERNEL
 
 
-def run_here(grid: Any, block: Any, n: int | None) -> RealRunResult:
-    """Run the kernel in this process, with numba in whatever mode the environment selected.
+def _run_emulated(g: Dim, b: Dim, n_elements: int) -> RealRunResult:
+    import numpy as np
+
+    t_total = time.perf_counter()
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal(n_elements).astype(np.float32)
+    bb = rng.standard_normal(n_elements).astype(np.float32)
+    c = np.zeros(n_elements, np.float32)
+    block_of = np.full(n_elements, -1, np.int64)
+    thread_of = np.full(n_elements, -1, np.int64)
+    writes = np.zeros(n_elements, np.int32)
+    from explorer.launch.realrun_emulation import emulate  # imports numba: only ever in the child
+
+    one = np.ones(3, np.int64)  # compile, or load from numba's cache, before the clock starts
+    emulate(
+        one, one, a[:1], bb[:1], c[:1].copy(), block_of[:1].copy(), thread_of[:1].copy(), writes[:1].copy(), 1
+    )
+    t0 = time.perf_counter()
+    emulate(np.array(g, np.int64), np.array(b, np.int64), a, bb, c, block_of, thread_of, writes, n_elements)
+    kernel_s = time.perf_counter() - t0
+    written = writes > 0
+    return RealRunResult(
+        grid=g,
+        block=b,
+        n=n_elements,
+        backend="emulation",
+        device_name="CPU emulation (numba @njit)",
+        block_of_element=block_of,
+        thread_of_element=thread_of,
+        writes_per_element=writes,
+        sum_correct=bool(np.allclose(c[written], (a + bb)[written])),
+        kernel_s=kernel_s,
+        total_s=time.perf_counter() - t_total,
+    )
+
+
+def run_here(grid: Any, block: Any, n: int | None, *, emulate: bool = False) -> RealRunResult:
+    """Run the kernel in this process, with numba in whatever mode the environment selected
+    (or, with ``emulate``, the compiled CPU emulation, which needs no CUDA at all).
 
     Use ``run_real`` from a UI or a process that has already imported numba without the simulator.
     """
+    g, b = _dims(grid), _dims(block)
+    if emulate:
+        return _run_emulated(g, b, check_size(g, b, n, backend="emulation"))
     import numpy as np
     from numba import cuda
 
     simulator = os.environ.get("NUMBA_ENABLE_CUDASIM") == "1"
-    g, b = _dims(grid), _dims(block)
     n_elements = check_size(g, b, n, simulator=simulator)
     t_total = time.perf_counter()
     if not simulator and not cuda.is_available():
@@ -280,20 +377,24 @@ def run_real(
     block: Any,
     n: int | None,
     *,
-    simulator: bool,
+    simulator: bool = False,
+    backend: str | None = None,
     timeout_s: float = 300.0,
     on_process: Callable[[subprocess.Popen], None] | None = None,
 ) -> RealRunResult:
-    """Run the kernel in a child process (GPU, or the simulator when ``simulator``) and load its result.
+    """Run the kernel in a child process and load its result: on the GPU, under the simulator
+    (``simulator``, or ``backend="simulator"``) or as the compiled CPU emulation
+    (``backend="emulation"``).
 
     Blocks until the child finishes: call it from a worker thread, never the UI thread. The size is
     checked here first so a refused run costs nothing. ``on_process`` receives the child so a window
-    that closes can kill it instead of waiting.
+    that closes, or whose launch changed, can kill it instead of waiting.
     """
+    chosen = _backend(simulator, backend)
     g, b = _dims(grid), _dims(block)
-    check_size(g, b, n, simulator=simulator)
+    check_size(g, b, n, backend=chosen)
     env = dict(os.environ)
-    if simulator:
+    if chosen == "simulator":
         env["NUMBA_ENABLE_CUDASIM"] = "1"
     else:
         env.pop("NUMBA_ENABLE_CUDASIM", None)
@@ -302,13 +403,15 @@ def run_real(
     child_args = ["--grid", ",".join(map(str, g)), "--block", ",".join(map(str, b)), "--out", path]
     if n is not None:
         child_args += ["--n", str(int(n))]
+    if chosen == "emulation":
+        child_args.append("--emulate")
     # `python -m explorer.launch.realrun`, or inside the PyInstaller bundle the app re-run as that module.
     from explorer.frozen import module_command
 
     cmd, env = module_command("explorer.launch.realrun", child_args, env=env)
     t0 = time.perf_counter()
     try:
-        proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        proc = _start_child(cmd, env)
         if on_process is not None:
             on_process(proc)
         try:
@@ -330,6 +433,11 @@ def run_real(
             pass
 
 
+def _start_child(cmd: list[str], env: dict[str, str]) -> subprocess.Popen:
+    """The one place the real run starts its child process (so it can move onto the app's runner)."""
+    return subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Child-process entry: run, save an .npz, print nothing on success; one line on stderr on failure."""
     parser = argparse.ArgumentParser(prog="python -m explorer.launch.realrun")
@@ -337,11 +445,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--block", required=True)
     parser.add_argument("--n", type=int, default=None)
     parser.add_argument("--out", required=True)
+    parser.add_argument("--emulate", action="store_true", help="the compiled CPU emulation, no CUDA")
     args = parser.parse_args(argv)
     try:
         grid = _dims(int(v) for v in args.grid.split(","))
         block = _dims(int(v) for v in args.block.split(","))
-        result = run_here(grid, block, args.n)
+        result = run_here(grid, block, args.n, emulate=args.emulate)
         _save(result, args.out)
     except UserError as exc:
         print(str(exc), file=sys.stderr)

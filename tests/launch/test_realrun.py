@@ -50,3 +50,29 @@ def test_child_failure_comes_back_as_one_line(monkeypatch):
     with pytest.raises(UserError) as info:
         realrun.run_real((1, 1, 1), (32, 1, 1), 0, simulator=True)
     assert "\n" not in str(info.value)
+
+
+def test_emulation_writes_exactly_what_the_simulator_writes():
+    """The compiled CPU emulation runs the kernel's own index code over the same grid: for a 2D
+    grid and block with idle threads its records match the CUDA simulator's element for element."""
+    args = ((3, 2, 1), (8, 4, 1), 150)
+    sim = realrun.run_real(*args, simulator=True, timeout_s=120)
+    emu = realrun.run_real(*args, backend="emulation", timeout_s=120)
+    assert emu.backend == "emulation" and "compiled CPU emulation" in emu.summary()
+    assert (emu.block_of_element == sim.block_of_element).all()
+    assert (emu.thread_of_element == sim.thread_of_element).all()
+    assert (emu.writes_per_element == sim.writes_per_element).all() and emu.sum_correct
+
+
+def test_emulation_runs_the_100000_lesson_and_finds_a_short_grid():
+    result = realrun.run_real((98, 1, 1), (1024, 1, 1), 100_000, backend="emulation", timeout_s=120)
+    assert result.n == 100_000 and result.untouched == 0 and result.mismatches(1024) == 0
+    short = realrun.run_real((97, 1, 1), (1024, 1, 1), 100_000, backend="emulation", timeout_s=120)
+    assert short.untouched == 100_000 - 97 * 1024
+
+
+def test_without_a_gpu_small_launches_use_the_simulator_and_large_ones_the_emulation():
+    assert realrun.cpu_backend(6 * 1024) == "simulator"
+    assert realrun.cpu_backend(98 * 1024) == "emulation"
+    with pytest.raises(UserError, match="the CPU emulation keeps at most"):
+        realrun.check_size((1 << 15, 1, 1), (1024, 1, 1), None, backend="emulation")

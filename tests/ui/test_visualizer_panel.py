@@ -188,15 +188,6 @@ def test_simulator_real_run_colours_every_element_by_its_block(panel, qtbot):
     assert "every element written exactly once" in panel.realrun_view.status.text()
 
 
-def test_simulator_refuses_a_launch_too_big_with_the_limit(panel, qtbot):
-    panel.controls.apply_preset(_preset("3D"))
-    with qtbot.waitSignal(panel.realrun_view.finished, timeout=5000) as blocker:
-        panel.realrun_view.button.click()
-    assert isinstance(blocker.args[0], str)
-    assert "1,124,864 threads" in panel.realrun_view.status.text()
-    assert "131,072" in panel.realrun_view.status.text()
-
-
 def test_fits_a_1280x800_projector_with_every_control_readable(panel):
     """Nothing pushes the window past 1280 px, and every field shows its whole value."""
     assert panel.minimumSizeHint().width() <= 1280 - 12
@@ -321,3 +312,56 @@ def test_shared_memory_opt_in_is_said_where_occupancy_is_shown(panel):
     assert "must opt in with cudaFuncSetAttribute" in text and "100000" in text
     panel.controls.smem_spin.setValue(0)
     assert note.isHidden()
+
+
+def test_the_100000_lesson_runs_for_real_without_a_gpu_as_a_labelled_emulation(panel, qtbot):
+    """Issue 14.8: the no-GPU path is fast enough for class and says what it is."""
+    with qtbot.waitSignal(panel.realrun_view.finished, timeout=120_000) as blocker:
+        panel.realrun_view.button.click()
+        assert panel.realrun_view.button.text() == "Stop"
+        assert "compiled CPU emulation" in panel.realrun_view.status.text()
+    result = blocker.args[0]
+    assert not isinstance(result, str), result
+    assert result.backend == "emulation" and result.n == 100_000 and result.mismatches(1024) == 0
+    status = panel.realrun_view.status.text()
+    assert "compiled CPU emulation of the kernel" in status and "every element written exactly once" in status
+    qtbot.waitUntil(lambda: panel.realrun_view.button.text() == "Run it for real", timeout=5000)
+    # a changed launch clears the strip: it showed the old N
+    panel.controls.apply_preset(_preset("5466"))
+    assert panel.realrun_view.strip.result is None
+    assert "run it again" in panel.realrun_view.status.text()
+
+
+def test_a_changed_form_stops_the_run_under_way(panel, qtbot):
+    view = panel.realrun_view
+    with qtbot.waitSignal(view.finished, timeout=120_000) as blocker:
+        view.button.click()
+        qtbot.waitUntil(lambda: view._proc is not None, timeout=30_000)
+        proc = view._proc
+        panel.controls.regs_spin.setValue(64)  # the launch changed
+    assert isinstance(blocker.args[0], str) and "launch changed" in blocker.args[0]
+    assert proc.wait(timeout=10) is not None  # the child was ended, not left running
+    assert view.strip.result is None and "launch changed" in view.status.text()
+    qtbot.waitUntil(lambda: not view.running, timeout=5000)
+
+
+def test_stop_ends_the_run_and_a_refused_run_clears_the_old_strip(panel, qtbot):
+    view = panel.realrun_view
+    panel.controls.apply_preset(_preset("5466"))
+    with qtbot.waitSignal(view.finished, timeout=120_000):
+        view.button.click()
+        qtbot.waitUntil(lambda: view._proc is not None, timeout=30_000)
+        view.button.click()  # Stop
+    assert "Stopped" in view.status.text()
+    qtbot.waitUntil(lambda: not view.running, timeout=5000)
+    with qtbot.waitSignal(view.finished, timeout=120_000):
+        view.button.click()
+    assert view.strip.result is not None
+    qtbot.waitUntil(lambda: not view.running, timeout=5000)
+    panel.controls.grid_spins[0].setValue(20_000)
+    panel.controls.n_edit.setText("20000000")  # more elements than the emulation keeps
+    panel.controls.n_edit.editingFinished.emit()
+    with qtbot.waitSignal(view.finished, timeout=5000) as blocker:
+        view.button.click()
+    assert "N is 20,000,000; the CPU emulation keeps at most 16,777,216 elements" == blocker.args[0]
+    assert view.strip.result is None

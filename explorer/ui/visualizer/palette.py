@@ -32,9 +32,8 @@ LEGEND = (
     ("empty", EMPTY_SLOT, "empty block slot"),
 )
 
-#: colours cycled by block index in the real-run strip
-BLOCK_CYCLE = tuple(
-    QColor(c)
-    for c in ("#2563eb", "#f59e0b", "#10b981", "#8b5cf6", "#ec4899", "#06b6d4", "#84cc16", "#f97316")
-)
+#: colours cycled by block index in the real-run strip: none of them is a legend colour (running
+#: blue, waiting amber, finished grey, idle red, selection green), so a strip never seems to say
+#: "waiting" or "idle" (one colour scheme per meaning)
+BLOCK_CYCLE = tuple(QColor(c) for c in ("#7c3aed", "#db2777", "#0891b2", "#65a30d", "#a16207", "#4f46e5"))
 UNTOUCHED = QColor("#111827")

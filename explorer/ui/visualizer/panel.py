@@ -83,6 +83,7 @@ class VisualizerPanel(Panel):
         self._speed_index = DEFAULT_SPEED_INDEX  # kept while no launch is valid (no animation)
         self._wanted_device = ""  # a remembered device key not (yet) among the devices found
         self._zoom_pending = False
+        self._real_run_for: tuple[str, object] | None = None  # (device key, launch) of the real run
         self._summary_text: Text = ()
 
         # left: controls, playback, inspector
@@ -251,6 +252,8 @@ class VisualizerPanel(Panel):
             self._show_invalid(str(exc))
             return
         self.controls.show_error(None)
+        if (device.key, config) != self._real_run_for:  # not a re-plan of the same launch
+            self._forget_real_run()
         self.plan = plan
         if self.anim is None:
             self.anim = Animation(plan)
@@ -271,6 +274,7 @@ class VisualizerPanel(Panel):
     def _show_invalid(self, message: str) -> None:
         """Issue 14.3: an invalid launch animates nothing and the summary says why, never the last one."""
         self.pause()
+        self._forget_real_run()
         self.controls.show_error(message)
         self.plan = None
         self.anim = None
@@ -446,10 +450,26 @@ class VisualizerPanel(Panel):
         self.grid.update()
 
     # --- real run -----------------------------------------------------------------------------
+    def _forget_real_run(self) -> None:
+        """A run or a strip belongs to the launch it was made for: a changed form ends the one
+        under way and clears the last one's picture, so no old N is ever reported as the new one."""
+        self._real_run_for = None
+        if self.realrun_view.running:
+            self.realrun_view.cancel("The launch changed, so its run was stopped: run it again.")
+        elif self.realrun_view.strip.result is not None:
+            self.realrun_view.strip.set_result(None)
+            self.realrun_view.status.setText("The launch changed since the last run: run it again.")
+
     def run_for_real(self) -> None:
+        """The button starts a run, or stops the one under way."""
+        if self.realrun_view.running:
+            self.realrun_view.cancel("Stopped: the run was ended before it finished.")
+            return
         if self.plan is None:
             return
         c = self.plan.config
+        device = self.controls.device()
+        self._real_run_for = (device.key if device is not None else "", c)
         self.realrun_view.start(c.grid.as_tuple(), c.block.as_tuple(), c.n, self.plan.threads_per_block)
 
     # --- remembered between runs -----------------------------------------------------------------

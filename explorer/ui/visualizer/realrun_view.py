@@ -6,11 +6,17 @@ thread, so the window keeps animating while numba compiles and the simulator gri
 
 from __future__ import annotations
 
-from PySide6.QtCore import QRectF, QSize, Qt, Signal
+from PySide6.QtCore import QElapsedTimer, QRectF, QSize, Qt, QTimer, Signal
 from PySide6.QtGui import QFont, QPainter, QPaintEvent
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QSizePolicy, QVBoxLayout, QWidget
 
-from explorer.launch.realrun import RealRunResult, run_real
+from explorer.launch.realrun import (
+    BACKEND_WORDS,
+    SIMULATOR_PREFERRED_MAX_THREADS,
+    RealRunResult,
+    cpu_backend,
+    run_real,
+)
 from explorer.ui.guard import qt_guard
 from explorer.ui.theme import current_theme
 from explorer.ui.visualizer import palette
@@ -94,6 +100,9 @@ class ElementStrip(QWidget):
         p.end()
 
 
+RUN_TIP = "Launch a numba vector-add kernel with exactly this grid and block"
+
+
 class RealRunView(QWidget):
     """Button, explanation and strip; the panel tells it the configuration and where to run."""
 
@@ -105,12 +114,15 @@ class RealRunView(QWidget):
         lay.setContentsMargins(4, 4, 4, 4)
         row = QHBoxLayout()
         self.button = QPushButton("Run it for real")
-        self.button.setToolTip("Launch a numba vector-add kernel with exactly this grid and block")
+        self.button.setToolTip(RUN_TIP)
+        # the button reads "Stop" while a run is under way: it keeps its width, nothing jumps
+        self.button.setMinimumWidth(self.button.sizeHint().width())
         row.addWidget(self.button)
-        self.where = QLabel("")
-        self.where.setWordWrap(True)
-        row.addWidget(self.where, 1)
+        row.addStretch(1)
         lay.addLayout(row)
+        self.where = QLabel("")  # on its own line: beside the button it was a narrow column
+        self.where.setWordWrap(True)
+        lay.addWidget(self.where)
         self.status = QLabel(
             "Each element is coloured by the block that wrote it; black: no thread wrote it."
         )
@@ -123,14 +135,23 @@ class RealRunView(QWidget):
         self._worker = None
         self._proc = None
         self._threads_per_block = 0
+        self._backend = "gpu"
+        self._cancelled = ""  # why the running child was killed on purpose
+        self._clock = QElapsedTimer()
+        self._ticker = QTimer(self)
+        self._ticker.setInterval(200)
+        self._ticker.timeout.connect(self._show_progress)
         self.simulator = True
 
     def set_backend(self, simulator: bool, gpu_name: str | None) -> None:
+        """``simulator``: no GPU here, so small launches run under numba's CUDA simulator and larger
+        ones as the compiled CPU emulation of the same kernel (``explorer.launch.realrun``)."""
         self.simulator = simulator
         if simulator:
             self.where.setText(
-                "No NVIDIA GPU here: runs under numba's CUDA simulator (small launches only, "
-                "each thread is a Python thread)."
+                f"No NVIDIA GPU here: launches of up to {SIMULATOR_PREFERRED_MAX_THREADS:,} threads run under "
+                "numba's CUDA simulator, larger ones as a compiled CPU emulation of the same kernel "
+                "(numba @njit). Both check the index arithmetic, not a GPU's speed."
             )
         else:
             self.where.setText(f"Runs on {gpu_name}.")
@@ -146,33 +167,68 @@ class RealRunView(QWidget):
 
         if self._worker is not None:
             return
+        threads = grid[0] * grid[1] * grid[2] * tpb
+        backend = cpu_backend(threads) if self.simulator else "gpu"
+        self.strip.set_result(None)  # the last run's strip belongs to another launch
         try:
-            check_size(grid, block, n, simulator=self.simulator)
+            check_size(grid, block, n, backend=backend)
         except UserError as exc:
             self._show_error(str(exc))
             return
         from superqt.utils import create_worker
 
         self._threads_per_block = tpb
-        self.button.setEnabled(False)
-        self.status.setText("Running... (numba compiles the kernel first)")
+        self._backend = backend
+        self._cancelled = ""
+        self.button.setText("Stop")
+        self.button.setToolTip("Stop the run (its child process is ended)")
         self.status.setStyleSheet("")
+        self._clock.start()
+        self._show_progress()
+        self._ticker.start()
 
-        def keep(proc) -> None:
+        def keep(proc) -> None:  # in the worker thread, as soon as the child exists
             self._proc = proc
+            if self._cancelled and proc.poll() is None:  # stopped before the child had started
+                proc.kill()
 
+        # errors come back through "errored" as one line; superqt would otherwise re-raise them
+        # in the event loop, which a stopped run (its child killed) must never do
         worker = create_worker(
-            run_real, grid, block, n, simulator=self.simulator, on_process=keep, _start_thread=False
+            run_real,
+            grid,
+            block,
+            n,
+            backend=backend,
+            on_process=keep,
+            _start_thread=False,
+            _connect={"returned": self._done, "errored": self._errored, "finished": self._cleanup},
         )
-        worker.returned.connect(self._done)
-        worker.errored.connect(
-            lambda exc: self._show_error(str(exc).splitlines()[0] if str(exc) else repr(exc))
-        )
-        worker.finished.connect(self._cleanup)
         self._worker = worker
         worker.start()
 
+    def _show_progress(self) -> None:
+        """What is running and for how long: numba's compile and the run give no finer progress."""
+        self.status.setText(
+            f"Running {BACKEND_WORDS[self._backend]}: {self._clock.elapsed() / 1000:.1f} s "
+            "(numba compiles the kernel first). Stop ends it."
+        )
+
+    def cancel(self, why: str) -> None:
+        """End a run in progress (the launch changed, or Stop): kill its child and say why."""
+        if self._worker is None:
+            return
+        self._cancelled = why
+        proc = self._proc
+        if proc is not None and proc.poll() is None:
+            proc.kill()
+        self._ticker.stop()
+        self.status.setStyleSheet("")
+        self.status.setText(why)
+
     def _done(self, result: RealRunResult) -> None:
+        if self._cancelled:  # finished just as it was stopped: its launch is no longer shown
+            return
         mismatches = result.mismatches(self._threads_per_block)
         check = (
             "every written element was written by the block and thread the visualizer predicts"
@@ -184,7 +240,14 @@ class RealRunView(QWidget):
         self.strip.set_result(result)
         self.finished.emit(result)
 
+    def _errored(self, exc: BaseException) -> None:
+        text = str(exc)
+        self._show_error(text.splitlines()[0] if text else repr(exc))
+
     def _show_error(self, message: str) -> None:
+        if self._cancelled:  # the kill we asked for: the reason is already shown
+            self.finished.emit(self._cancelled)
+            return
         self.status.setStyleSheet(f"color: {current_theme().error};")
         self.status.setText(message)
         self.finished.emit(message)
@@ -192,7 +255,9 @@ class RealRunView(QWidget):
     def _cleanup(self) -> None:
         self._worker = None
         self._proc = None
-        self.button.setEnabled(True)
+        self._ticker.stop()
+        self.button.setText("Run it for real")
+        self.button.setToolTip(RUN_TIP)
 
     def shutdown(self) -> None:
         """Kill a running child and wait (briefly) for the worker thread to notice."""
