@@ -1,0 +1,68 @@
+"""How fast the memory and divergence models and their pictures are.
+
+Targets (issue 16): any single pattern computes in under 1 ms, a full stride sweep in under
+20 ms, and a frame of the coalescing or bank view paints in under 8 ms at 1280x800. Prints the
+median and the worst of many runs; run it on a quiet machine.
+
+    QT_QPA_PLATFORM=offscreen python benchmarks/memory_speed.py
+"""
+
+from __future__ import annotations
+
+import os
+import statistics
+import time
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+
+def timed(fn, runs: int = 200) -> tuple[float, float]:
+    times = []
+    for _ in range(runs):
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times) * 1e3, max(times) * 1e3
+
+
+def main() -> None:
+    from explorer.memory.banks import SharedAccess, bank_conflicts, tile_column
+    from explorer.memory.coalescing import GlobalAccess, coalesce, stride_sweep
+    from explorer.memory.divergence import Branch, divergence
+
+    cases = {
+        "coalescing, 16-byte, stride 1000, warp 31": lambda: coalesce(
+            GlobalAccess(elem_bytes=16, stride=1000, warp=31)
+        ),
+        "banks, tile[32][32] column": lambda: bank_conflicts(tile_column(32)),
+        "banks, 16-byte stride 3": lambda: bank_conflicts(SharedAccess(elem_bytes=16, stride=3)),
+        "divergence, 1024 threads, random 0.5": lambda: divergence(1024, Branch("random", p=0.5, seed=1)),
+        "stride sweep 1..32, 4-byte (target < 20 ms)": lambda: stride_sweep(4),
+    }
+    print(f"machine load (1-minute average on {os.cpu_count()} cores): {os.getloadavg()[0]:.2f}")
+    for name, fn in cases.items():
+        med, worst = timed(fn)
+        print(f"{name:48s} median {med:7.3f} ms   max {worst:7.3f} ms")
+
+    from PySide6.QtWidgets import QApplication
+
+    from explorer.ui.memory.panel import MemoryPanel
+    from explorer.ui.theme import apply_theme
+
+    app = QApplication([])
+    apply_theme(app, "light")
+    panel = MemoryPanel(None)
+    panel.resize(1280, 740)
+    panel.show()
+    app.processEvents()
+    for tab, preset in ((panel.coalescing, 2), (panel.banks, 2)):
+        panel.tabs.setCurrentWidget(tab)
+        tab.preset.setCurrentIndex(preset)
+        app.processEvents()
+        canvas = tab.canvas
+        med, worst = timed(lambda c=canvas: c.repaint(), runs=100)
+        print(f"{type(canvas).__name__ + ' frame at 1280x800 (target < 8 ms)':48s} median {med:7.3f} ms   max {worst:7.3f} ms")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,205 @@
+"""What one warp's global load or store costs: the 32-byte sectors and 128-byte lines it touches.
+
+The model is the one NVIDIA's profiler counts (Nsight Compute's "sectors per request"): since
+Maxwell the L1/L2 move global memory in 32-byte *sectors*, grouped in 128-byte cache *lines*;
+a warp's request is served by fetching every sector that holds a byte some active lane asked
+for. So the cost of an access pattern is the number of distinct sectors, and its efficiency is
+the bytes the lanes asked for over the bytes fetched (32 per sector).
+
+Addresses start at a 256-byte-aligned base (cudaMalloc aligns to at least 256 bytes), lane ``i``
+of warp ``w`` in a block reads element ``offset + (32 w + i) * stride``, and elements are
+naturally aligned (an element of 1, 2, 4, 8 or 16 bytes never straddles a 32-byte sector), so
+each lane's bytes lie in exactly one sector: sectors = distinct ``address // 32`` over the active
+lanes. Everything here is that arithmetic over at most 32 lanes: no loop over bytes, so a
+pattern costs microseconds and a whole stride sweep well under a millisecond.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from explorer.errors import UserError
+
+WARP_SIZE = 32
+SECTOR_BYTES = 32
+LINE_BYTES = 128
+BASE_ALIGNMENT = 256
+ELEMENT_SIZES = (1, 2, 4, 8, 16)
+#: strides and offsets beyond this (in elements) only move the pattern further apart: refuse them
+#: rather than compute addresses no GPU has
+MAX_ELEMENTS = 1 << 40
+MAX_WARP_INDEX = 1023  # a block has at most 1024 threads: 32 warps; larger indices step further
+
+
+@dataclass(frozen=True)
+class GlobalAccess:
+    """One warp-wide load or store: each active lane touches one element.
+
+    ``stride`` and ``offset`` count elements, as a kernel's index arithmetic does
+    (``a[offset + tid * stride]``); ``active_lanes`` lanes, starting at lane 0, take part (the
+    rest are masked off, as in a partial last warp or behind an ``if``).
+    """
+
+    elem_bytes: int = 4
+    stride: int = 1
+    offset: int = 0
+    active_lanes: int = WARP_SIZE
+    warp: int = 0  # which warp of the block, so a block's warps can be stepped through
+
+    def __post_init__(self) -> None:
+        check_global_access(self)
+
+    def lane_element(self, lane: int) -> int:
+        return self.offset + (self.warp * WARP_SIZE + lane) * self.stride
+
+    def lane_address(self, lane: int) -> int:
+        """Byte address of ``lane``'s element, from a base at 0 (any 256-byte-aligned base gives
+        the same sectors and lines, shifted)."""
+        return self.lane_element(lane) * self.elem_bytes
+
+
+def check_global_access(a: GlobalAccess) -> None:
+    """One line naming the value and the limit for a pattern that has no meaning."""
+    if a.elem_bytes not in ELEMENT_SIZES:
+        raise UserError(
+            f"element size {a.elem_bytes} bytes is not one a GPU loads in one instruction; "
+            f"use {', '.join(map(str, ELEMENT_SIZES))}"
+        )
+    if not 1 <= a.stride <= MAX_ELEMENTS:
+        raise UserError(
+            f"stride {a.stride} is outside 1..{MAX_ELEMENTS} elements (a stride of 0 would make every "
+            "lane read the same element: a broadcast, not a memory access pattern)"
+        )
+    if not 0 <= a.offset <= MAX_ELEMENTS:
+        raise UserError(f"offset {a.offset} is outside 0..{MAX_ELEMENTS} elements")
+    if not 1 <= a.active_lanes <= WARP_SIZE:
+        raise UserError(f"active lanes {a.active_lanes} is outside 1..{WARP_SIZE} (a warp has 32 lanes)")
+    if not 0 <= a.warp <= MAX_WARP_INDEX:
+        raise UserError(f"warp {a.warp} is outside 0..{MAX_WARP_INDEX}")
+
+
+@dataclass(frozen=True)
+class LaneAccess:
+    lane: int
+    address: int  # byte address from the 256-byte-aligned base
+    sector: int  # address // 32
+    line: int  # address // 128
+
+
+@dataclass(frozen=True)
+class Coalescing:
+    """What the memory system does for one warp's request."""
+
+    access: GlobalAccess
+    lanes: tuple[LaneAccess, ...]  # the active lanes, in lane order
+    sectors: tuple[int, ...]  # distinct sector numbers touched, ascending
+    lines: tuple[int, ...]  # distinct 128-byte line numbers touched, ascending
+    bytes_requested: int
+    bytes_fetched: int
+    #: bytes of each fetched sector that some lane used (same order as ``sectors``)
+    used_bytes_per_sector: tuple[int, ...] = field(default=())
+
+    @property
+    def sectors_per_request(self) -> int:
+        return len(self.sectors)
+
+    @property
+    def lines_per_request(self) -> int:
+        return len(self.lines)
+
+    @property
+    def efficiency(self) -> float:
+        """Bytes asked for over bytes fetched: 1.0 when every fetched byte is used."""
+        return self.bytes_requested / self.bytes_fetched
+
+    @property
+    def ideal_sectors(self) -> int:
+        """The fewest sectors these bytes could need: packed and aligned."""
+        return -(-self.bytes_requested // SECTOR_BYTES)
+
+    def to_dict(self) -> dict[str, object]:
+        a = self.access
+        return {
+            "space": "global",
+            "elem_bytes": a.elem_bytes,
+            "stride": a.stride,
+            "offset": a.offset,
+            "active_lanes": a.active_lanes,
+            "warp": a.warp,
+            "sectors_per_request": self.sectors_per_request,
+            "lines_per_request": self.lines_per_request,
+            "bytes_requested": self.bytes_requested,
+            "bytes_fetched": self.bytes_fetched,
+            "efficiency": self.efficiency,
+            "ideal_sectors": self.ideal_sectors,
+            "lanes": [{"lane": la.lane, "address": la.address, "sector": la.sector} for la in self.lanes],
+        }
+
+
+def coalesce(access: GlobalAccess) -> Coalescing:
+    """Sectors, lines and bytes of one warp's request (see the module docstring for the model)."""
+    lanes = tuple(
+        LaneAccess(lane, addr, addr // SECTOR_BYTES, addr // LINE_BYTES)
+        for lane in range(access.active_lanes)
+        for addr in (access.lane_address(lane),)
+    )
+    # stride >= 1, so no two lanes share an element: each lane's bytes count once
+    used: dict[int, int] = {}
+    for la in lanes:
+        used[la.sector] = used.get(la.sector, 0) + access.elem_bytes
+    sectors = tuple(sorted(used))
+    requested = access.active_lanes * access.elem_bytes
+    return Coalescing(
+        access=access,
+        lanes=lanes,
+        sectors=sectors,
+        lines=tuple(sorted({la.line for la in lanes})),
+        bytes_requested=requested,
+        bytes_fetched=len(sectors) * SECTOR_BYTES,
+        used_bytes_per_sector=tuple(used[s] for s in sectors),
+    )
+
+
+@dataclass(frozen=True)
+class SweepPoint:
+    stride: int
+    sectors_per_request: int
+    efficiency: float
+
+
+def stride_sweep(elem_bytes: int = 4, strides: range = range(1, 33), offset: int = 0) -> list[SweepPoint]:
+    """Efficiency of a full warp's access for each stride: the curve a course draws (and the
+    model that the measured strided-copy bandwidth is compared against)."""
+    out = []
+    for s in strides:
+        c = coalesce(GlobalAccess(elem_bytes=elem_bytes, stride=s, offset=offset))
+        out.append(SweepPoint(s, c.sectors_per_request, c.efficiency))
+    return out
+
+
+# --- the patterns a course uses, as accesses -----------------------------------------------------
+
+
+def matrix_row(width: int, elem_bytes: int = 4, row: int = 0) -> GlobalAccess:
+    """Lanes read consecutive elements of one row of a row-major ``? x width`` matrix."""
+    return GlobalAccess(elem_bytes=elem_bytes, stride=1, offset=row * width)
+
+
+def matrix_column(width: int, elem_bytes: int = 4, column: int = 0) -> GlobalAccess:
+    """Lanes read one column of a row-major matrix: neighbouring lanes are ``width`` elements apart."""
+    return GlobalAccess(elem_bytes=elem_bytes, stride=width, offset=column)
+
+
+def struct_field(struct_bytes: int, field_offset_bytes: int, elem_bytes: int = 4) -> GlobalAccess:
+    """Lane i reads one field of ``structs[i]`` in an array of structs (AoS). The struct size and
+    the field's offset must be multiples of the field's size (as a C compiler lays them out)."""
+    if struct_bytes <= 0 or struct_bytes % elem_bytes or field_offset_bytes % elem_bytes:
+        raise UserError(
+            f"a struct of {struct_bytes} bytes with a {elem_bytes}-byte field at byte {field_offset_bytes} "
+            f"is not laid out on {elem_bytes}-byte boundaries"
+        )
+    if not 0 <= field_offset_bytes < struct_bytes:
+        raise UserError(f"field offset {field_offset_bytes} is outside the {struct_bytes}-byte struct")
+    return GlobalAccess(
+        elem_bytes=elem_bytes, stride=struct_bytes // elem_bytes, offset=field_offset_bytes // elem_bytes
+    )

@@ -1,0 +1,71 @@
+"""The words the CLI and the window both show for a memory pattern or a branch: made once, here."""
+
+from __future__ import annotations
+
+from explorer.memory.banks import BankConflicts
+from explorer.memory.coalescing import Coalescing
+from explorer.memory.divergence import Divergence, WarpBranch
+
+
+def pct(x: float) -> str:
+    """12.5% stays 12.5% (not 12%); 50.0% reads 50%."""
+    text = f"{x * 100:.1f}"
+    return (text[:-2] if text.endswith(".0") else text) + "%"
+
+
+def coalescing_headline(c: Coalescing) -> str:
+    a = c.access
+    return (
+        f"{a.active_lanes} lanes read {a.elem_bytes}-byte elements {a.stride} apart"
+        + (f" from element {a.offset}" if a.offset else "")
+        + f": {c.sectors_per_request} sectors of 32 B ({c.lines_per_request} lines of 128 B), "
+        f"{pct(c.efficiency)} of the fetched bytes used"
+    )
+
+
+def coalescing_lines(c: Coalescing) -> list[str]:
+    a = c.access
+    return [
+        f"sectors per request (32 B): {c.sectors_per_request} (fewest possible: {c.ideal_sectors})",
+        f"lines per request (128 B):  {c.lines_per_request}",
+        f"bytes requested / fetched:  {c.bytes_requested} / {c.bytes_fetched}",
+        f"efficiency:                 {pct(c.efficiency)}",
+        f"(warp {a.warp} of its block; addresses in bytes from a 256-byte-aligned base)",
+    ]
+
+
+PHASE_WORDS = {32: "one request for the warp", 16: "two half-warp requests", 8: "four quarter-warp requests"}
+
+
+def bank_headline(b: BankConflicts) -> str:
+    a = b.access
+    kind = "conflict-free" if b.conflict_degree == 1 else f"{b.conflict_degree}-way bank conflict"
+    return (
+        f"{a.active_lanes} lanes, {a.elem_bytes}-byte elements {a.stride} apart: {kind}, "
+        f"{b.wavefronts} wavefront{'s' if b.wavefronts != 1 else ''} (fewest possible {b.ideal_wavefronts})"
+    )
+
+
+def bank_lines(b: BankConflicts) -> list[str]:
+    a = b.access
+    degree = b.conflict_degree
+    return [
+        f"served as {PHASE_WORDS[a.lanes_per_phase]}",
+        f"conflict degree: {degree}" + (" (conflict-free)" if degree == 1 else f" ({degree}-way bank conflict)"),
+        f"wavefronts: {b.wavefronts} (fewest possible: {b.ideal_wavefronts})",
+    ]
+
+
+def warp_line(w: WarpBranch) -> str:
+    if w.diverges:
+        what = f"diverges: {w.active_lanes[0]} lanes take the branch, then {w.active_lanes[1]} run the other path"
+    else:
+        what = f"no divergence: all {w.lanes} lanes go the same way"
+    return f"warp {w.warp}: {what}; SIMT efficiency {pct(w.simt_efficiency)}"
+
+
+def divergence_headline(d: Divergence) -> str:
+    return (
+        f"if ({d.branch.condition}), block of {d.block_threads}: {d.diverged_warps} of {len(d.warps)} "
+        f"warps diverge; SIMT efficiency {pct(d.simt_efficiency)}"
+    )

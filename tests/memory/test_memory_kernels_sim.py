@@ -1,0 +1,54 @@
+"""The memory and divergence kernels compute the right thing, on numba's CUDA simulator (in a fresh
+process: the simulator must be on before numba is first imported). Speed needs a real GPU."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+SCRIPT = textwrap.dedent(
+    """
+    import json
+    import numpy as np
+    from numba import cuda
+    from explorer.memory import kernels as K
+
+    out = {}
+    rng = np.random.default_rng(3)
+    src = rng.standard_normal(70 * 5, dtype=np.float32)
+    dst = cuda.device_array(70, dtype=np.float32)
+    K.strided_read[K.blocks_for(70, 32), 32](cuda.to_device(src), dst, 5)
+    out["strided"] = bool(np.array_equal(dst.copy_to_host(), src[::5][:70]))
+
+    m = rng.standard_normal((40, 70), dtype=np.float32)  # not a multiple of the tile: edges masked
+    for padded in (False, True):
+        t = cuda.device_array((70, 40), dtype=np.float32)
+        K.launch_transpose(cuda.to_device(m), t, padded)
+        out["transpose_padded" if padded else "transpose_naive"] = bool(np.array_equal(t.copy_to_host(), m.T))
+
+    vals = rng.standard_normal(96, dtype=np.float32)
+    for name, kernel, by_warp in (("lane", K.branch_by_lane, False), ("warp", K.branch_by_warp, True)):
+        d = cuda.to_device(vals.copy())
+        kernel[3, 32](d, 4)
+        out["branch_" + name] = bool(np.allclose(d.copy_to_host(), K.reference_branch(vals, 4, by_warp), rtol=1e-6))
+
+    busy = cuda.device_array(1, dtype=np.float32)
+    K.one_busy_block[1, 32](busy, 20)
+    out["busy"] = float(busy.copy_to_host()[0])
+    print("RESULT" + json.dumps(out))
+    """
+)
+
+
+def test_memory_kernels_on_the_simulator():
+    env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1")
+    proc = subprocess.run([sys.executable, "-c", SCRIPT], env=env, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    out = json.loads(next(ln for ln in proc.stdout.splitlines() if ln.startswith("RESULT"))[len("RESULT") :])
+    assert out["strided"]
+    assert out["transpose_naive"] and out["transpose_padded"]
+    assert out["branch_lane"] and out["branch_warp"]
+    assert out["busy"] == sum(k % 7 for k in range(20))
