@@ -1,0 +1,283 @@
+"""The three pictures of the Memory page, painted from what explorer.memory computed.
+
+Each canvas takes a finished result (Coalescing, BankConflicts, Divergence) and only draws it:
+lanes on top and 32-byte sectors below with a line from each lane to its bytes; 32 bank columns
+with each lane's word stacked in its bank; one row of 32 lane cells per warp coloured by path.
+Colours come from the theme, so both themes and the projector read the same meanings.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QRectF, QSize, Qt
+from PySide6.QtGui import QColor, QFont, QPainter, QPaintEvent, QPen
+from PySide6.QtWidgets import QSizePolicy, QWidget
+
+from explorer.memory.banks import BANKS, BankConflicts
+from explorer.memory.coalescing import SECTOR_BYTES, WARP_SIZE, Coalescing
+from explorer.memory.divergence import Divergence
+from explorer.memory.texts import pct
+from explorer.ui.theme import Theme, current_theme
+
+#: drawn sectors beyond this are summarised: a stride of 1000 would otherwise need thousands
+MAX_DRAWN_SECTORS = 48
+
+
+def idle_colour(theme: Theme) -> QColor:
+    """Lanes with no thread, or masked off: a pale step from the background in either theme."""
+    return _mix(theme.panel, theme.muted, 0.15)
+
+
+def wasted_colour(theme: Theme) -> QColor:
+    """Bytes fetched that no lane asked for."""
+    return _mix(theme.panel, theme.error, 0.35)
+
+
+def _mix(a: str, b: str, t: float) -> QColor:
+    ca, cb = QColor(a), QColor(b)
+    return QColor(
+        round(ca.red() * (1 - t) + cb.red() * t),
+        round(ca.green() * (1 - t) + cb.green() * t),
+        round(ca.blue() * (1 - t) + cb.blue() * t),
+    )
+
+
+class _Canvas(QWidget):
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Expanding)
+        self.setMinimumSize(320, 200)
+
+    def sizeHint(self) -> QSize:  # noqa: N802 - Qt's name
+        return QSize(720, 360)
+
+    def _small_font(self, px: float) -> QFont:
+        font = QFont(self.font())
+        font.setPixelSize(max(7, int(px)))
+        return font
+
+
+class CoalescingCanvas(_Canvas):
+    """32 lanes on top, the sectors the request touches below, a line from each lane to its bytes."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.result: Coalescing | None = None
+
+    def set_result(self, result: Coalescing) -> None:
+        self.result = result
+        self.update()
+
+    def drawn_sectors(self) -> list[int | None]:
+        """Sectors in address order; ``None`` marks a gap of untouched sectors left out."""
+        c = self.result
+        if c is None:
+            return []
+        touched = list(c.sectors)
+        first, last = touched[0], touched[-1]
+        if last - first + 1 <= MAX_DRAWN_SECTORS:
+            return list(range(first, last + 1))
+        out: list[int | None] = []
+        for s in touched[:MAX_DRAWN_SECTORS]:
+            if out and out[-1] is not None and s != out[-1] + 1:
+                out.append(None)
+            out.append(s)
+        return out
+
+    def paintEvent(self, event: QPaintEvent) -> None:  # noqa: N802 - Qt's name
+        theme = current_theme()
+        p = QPainter(self)
+        p.fillRect(self.rect(), QColor(theme.panel))
+        c = self.result
+        if c is None:
+            return
+        w, h = self.width(), self.height()
+        margin = 8.0
+        lane_w = (w - 2 * margin) / WARP_SIZE
+        lane_h = min(34.0, h * 0.14)
+        label_font = self._small_font(min(lane_h * 0.45, lane_w * 0.55))
+        p.setFont(label_font)
+        active = {la.lane: la for la in c.lanes}
+        lane_centre = {}
+        on_fill, off_fill, border = QColor(theme.accent), idle_colour(theme), QPen(QColor(theme.border), 1)
+        for lane in range(WARP_SIZE):
+            r = QRectF(margin + lane * lane_w + 1, margin, lane_w - 2, lane_h)
+            on = lane in active
+            p.setPen(border)
+            p.setBrush(on_fill if on else off_fill)
+            p.drawRect(r)
+            p.setPen(QColor(theme.accent_text) if on else QColor(theme.muted))
+            p.drawText(r, Qt.AlignmentFlag.AlignCenter, str(lane))
+            lane_centre[lane] = (r.center().x(), r.bottom())
+
+        sectors = self.drawn_sectors()
+        top = margin + lane_h + h * 0.30
+        sec_h = min(72.0, h * 0.25)
+        slot_w = (w - 2 * margin) / max(1, len(sectors))
+        used_fill = QColor(theme.accent)
+        unused_fill = wasted_colour(theme)
+        x_of_sector = {}
+        for i, s in enumerate(sectors):
+            x = margin + i * slot_w
+            r = QRectF(x + 1, top, slot_w - 2, sec_h)
+            if s is None:
+                p.setPen(QColor(theme.muted))
+                p.drawText(r, Qt.AlignmentFlag.AlignCenter, "…")
+                continue
+            x_of_sector[s] = r
+            fetched = s in c.sectors
+            p.setPen(QPen(QColor(theme.border), 2 if s % 4 == 0 else 1))
+            p.setBrush(unused_fill if fetched else QColor(theme.panel))
+            p.drawRect(r)
+        byte_w = {s: r.width() / SECTOR_BYTES for s, r in x_of_sector.items()}
+        link_pen = QPen(_mix(theme.accent, theme.text, 0.3), 1)
+        # each lane's bytes, and its line
+        for la in c.lanes:
+            r = x_of_sector.get(la.sector)
+            if r is None:
+                continue
+            start = la.address % SECTOR_BYTES
+            bytes_r = QRectF(
+                r.left() + start * byte_w[la.sector],
+                r.top(),
+                c.access.elem_bytes * byte_w[la.sector],
+                r.height(),
+            )
+            p.fillRect(bytes_r, used_fill)
+            x0, y0 = lane_centre[la.lane]
+            p.setPen(link_pen)
+            p.drawLine(int(x0), int(y0), int(bytes_r.center().x()), int(r.top()))
+        # sector outlines over the fills, every 128-byte line's start drawn heavier
+        p.setBrush(Qt.BrushStyle.NoBrush)
+        for s, r in x_of_sector.items():
+            p.setPen(QPen(QColor(theme.text if s % 4 == 0 else theme.border), 2 if s % 4 == 0 else 1))
+            p.drawRect(r)
+        # labels under the sectors: the byte address of each 128-byte line's start
+        p.setFont(self._small_font(min(sec_h * 0.3, 13)))
+        p.setPen(QColor(theme.muted))
+        for s, r in x_of_sector.items():
+            if s % 4 == 0 and r.width() * 4 > 40:
+                p.drawText(
+                    QRectF(r.left(), r.bottom() + 2, r.width() * 4, 18),
+                    Qt.AlignmentFlag.AlignLeft,
+                    f"{s * 32} B",
+                )
+        p.end()
+
+
+class BankCanvas(_Canvas):
+    """32 bank columns; each distinct word a lane asks for is a box in its bank, stacked when
+    several words share a bank (a conflict); lanes sharing one word share its box (a broadcast)."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.result: BankConflicts | None = None
+
+    def set_result(self, result: BankConflicts) -> None:
+        self.result = result
+        self.update()
+
+    def stacks(self) -> list[dict[int, list[tuple[int, list[int]]]]]:
+        """Per phase: bank -> [(word, lanes reading it)], in stacking order."""
+        b = self.result
+        if b is None:
+            return []
+        out = []
+        for phase_no, phase in enumerate(b.phases):
+            per_bank: dict[int, list[tuple[int, list[int]]]] = {}
+            for bank, words in phase.words_per_bank.items():
+                per_bank[bank] = [
+                    (
+                        word,
+                        [lb.lane for lb in b.lanes if lb.phase == phase_no and word in _words_of(b, lb.lane)],
+                    )
+                    for word in words
+                ]
+            out.append(per_bank)
+        return out
+
+    def paintEvent(self, event: QPaintEvent) -> None:  # noqa: N802 - Qt's name
+        theme = current_theme()
+        p = QPainter(self)
+        p.fillRect(self.rect(), QColor(theme.panel))
+        b = self.result
+        if b is None:
+            return
+        w, h = self.width(), self.height()
+        margin, head = 8.0, 22.0
+        col_w = (w - 2 * margin) / BANKS
+        stacks = self.stacks()
+        rows = sum(max((len(v) for v in per.values()), default=1) for per in stacks) + len(stacks) - 1
+        box_h = max(6.0, min(30.0, (h - head - 2 * margin) / max(1, rows)))
+        p.setFont(self._small_font(min(col_w * 0.5, 13)))
+        p.setPen(QColor(theme.muted))
+        for bank in range(BANKS):
+            p.drawText(
+                QRectF(margin + bank * col_w, margin, col_w, head - 4),
+                Qt.AlignmentFlag.AlignCenter,
+                str(bank),
+            )
+        y = margin + head
+        p.setFont(self._small_font(min(box_h * 0.55, col_w * 0.42)))
+        for per in stacks:
+            depth = max((len(v) for v in per.values()), default=1)
+            for bank, words in per.items():
+                for level, (_word, lanes) in enumerate(words):
+                    r = QRectF(margin + bank * col_w + 1, y + level * box_h + 1, col_w - 2, box_h - 2)
+                    conflict = len(words) > 1
+                    p.setBrush(QColor(theme.error) if conflict else QColor(theme.accent))
+                    p.setPen(QPen(QColor(theme.border), 1))
+                    p.drawRect(r)
+                    p.setPen(QColor(theme.accent_text))
+                    text = str(lanes[0]) if len(lanes) == 1 else f"{lanes[0]}+{len(lanes) - 1}"
+                    if box_h >= 10:
+                        p.drawText(r, Qt.AlignmentFlag.AlignCenter, text)
+            y += (depth + 1) * box_h
+        p.end()
+
+
+def _words_of(b: BankConflicts, lane: int) -> range:
+    return b.access.lane_words(lane)
+
+
+class DivergenceCanvas(_Canvas):
+    """One row per warp, one cell per lane: taken path, other path, or no thread there."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.result: Divergence | None = None
+
+    def set_result(self, result: Divergence) -> None:
+        self.result = result
+        self.update()
+
+    def paintEvent(self, event: QPaintEvent) -> None:  # noqa: N802 - Qt's name
+        theme = current_theme()
+        p = QPainter(self)
+        p.fillRect(self.rect(), QColor(theme.panel))
+        d = self.result
+        if d is None:
+            return
+        w, h = self.width(), self.height()
+        margin, label_w, info_w = 8.0, min(80.0, w * 0.1), min(150.0, w * 0.18)
+        cell_w = (w - 2 * margin - label_w - info_w) / WARP_SIZE
+        row_h = max(4.0, min(28.0, (h - 2 * margin) / max(1, len(d.warps))))
+        p.setFont(self._small_font(min(row_h * 0.6, 14)))
+        taken_c, other_c, idle_c = QColor(theme.accent), QColor(theme.present), idle_colour(theme)
+        for i, warp in enumerate(d.warps):
+            y = margin + i * row_h
+            p.setPen(QColor(theme.text if warp.diverges else theme.muted))
+            if row_h >= 9:
+                p.drawText(
+                    QRectF(margin, y, label_w - 6, row_h), Qt.AlignmentFlag.AlignVCenter, f"warp {warp.warp}"
+                )
+            taken = set(warp.taken)
+            for lane in range(WARP_SIZE):
+                r = QRectF(margin + label_w + lane * cell_w + 0.5, y + 0.5, cell_w - 1, row_h - 1)
+                fill = idle_c if lane >= warp.lanes else (taken_c if lane in taken else other_c)
+                p.fillRect(r, fill)
+            if row_h >= 9:
+                info = f"{warp.paths} path{'s' if warp.paths > 1 else ''}, {pct(warp.simt_efficiency)}"
+                x = margin + label_w + WARP_SIZE * cell_w + 8
+                p.setPen(QColor(theme.text if warp.diverges else theme.muted))
+                p.drawText(QRectF(x, y, info_w - 8, row_h), Qt.AlignmentFlag.AlignVCenter, info)
+        p.end()
