@@ -61,7 +61,9 @@ def main() -> None:
         app.processEvents()
         canvas = tab.canvas
         med, worst = timed(lambda c=canvas: c.repaint(), runs=100)
-        print(f"{type(canvas).__name__ + ' frame at 1280x800 (target < 8 ms)':48s} median {med:7.3f} ms   max {worst:7.3f} ms")
+        print(
+            f"{type(canvas).__name__ + ' frame at 1280x800 (target < 8 ms)':48s} median {med:7.3f} ms   max {worst:7.3f} ms"
+        )
 
 
 if __name__ == "__main__":

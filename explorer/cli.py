@@ -18,7 +18,7 @@ from explorer import __version__
 from explorer.errors import UserError
 from explorer.interrupts import exit_status, raise_on_termination, restore_handlers
 
-PANELS = ("devices", "visualizer", "benchmarks")
+PANELS = ("devices", "visualizer", "benchmarks", "memory")
 
 
 def _add_json(p: argparse.ArgumentParser) -> None:
@@ -94,6 +94,33 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", required=True, metavar="FILE.png")
     p.add_argument("--size", default="1280x800", metavar="WxH", help="window size (default 1280x800)")
     p.set_defaults(handler="explorer.commands.gui:run_screenshot")
+
+    p = sub.add_parser("memory", help="one warp's global (coalescing) or shared (banks) memory access")
+    p.add_argument(
+        "--space", required=True, choices=("global", "shared"), help="global memory or shared memory"
+    )
+    p.add_argument("--elem", default="4", metavar="BYTES", help="element size: 1, 2, 4, 8 or 16 (default 4)")
+    p.add_argument(
+        "--stride", default="1", metavar="S", help="elements between neighbouring lanes (default 1)"
+    )
+    p.add_argument("--offset", default="0", metavar="O", help="elements before lane 0's (default 0)")
+    p.add_argument(
+        "--active", default="32", metavar="LANES", help="lanes taking part, from lane 0 (default 32)"
+    )
+    p.add_argument(
+        "--warp", default="0", metavar="W", help="global only: which warp of the block (default 0)"
+    )
+    _add_json(p)
+    p.set_defaults(handler="explorer.commands.memory:run_memory")
+
+    p = sub.add_parser("divergence", help="which lanes of each warp take a branch, and the SIMT efficiency")
+    p.add_argument("--block", required=True, metavar="X", help="threads per block (1D)")
+    p.add_argument(
+        "--branch", required=True, metavar="mod:K|lt:K|warp:K|random:P", help="the condition over threadIdx.x"
+    )
+    p.add_argument("--seed", default="0", metavar="N", help="seed of random:P's data (default 0)")
+    _add_json(p)
+    p.set_defaults(handler="explorer.commands.memory:run_divergence")
 
     p = sub.add_parser("self-test", help="import every dependency, probe devices, run a tiny workload")
     _add_json(p)

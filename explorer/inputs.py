@@ -150,6 +150,20 @@ def _exact_value(m: re.Match[str], typed: str, what: str, maximum: int) -> int:
     return sign * (numerator // denominator)
 
 
+_FRACTION_RE = re.compile(r"(?:0|1)?(?:\.[0-9]{1,12})?|[01]", re.ASCII)
+
+
+def parse_fraction(text: object, what: str) -> float:
+    """A probability from 0 to 1 written as ``0.25``, ``.5``, ``1`` or ``0`` (ASCII, no exponent:
+    a share typed by a person, not a computed value)."""
+    typed = str(text).strip()
+    if not typed or len(typed) > MAX_NUMBER_CHARS or not _FRACTION_RE.fullmatch(typed):
+        raise InputError(
+            f"{what} is {shown(typed) if typed else 'empty'}; it must be a number from 0 to 1 (e.g. 0.25)"
+        )
+    return float(typed)
+
+
 def parse_sizes(text: str, size_name: str = "size", *, maximum: int = MAX_WHOLE) -> list[int]:
     """Sizes separated by commas, spaces or semicolons, in the order typed, repeats dropped.
 

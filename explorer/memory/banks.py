@@ -58,7 +58,9 @@ class SharedAccess:
         if not 0 <= self.offset <= MAX_ELEMENTS:
             raise UserError(f"offset {self.offset} is outside 0..{MAX_ELEMENTS} elements")
         if not 1 <= self.active_lanes <= WARP_SIZE:
-            raise UserError(f"active lanes {self.active_lanes} is outside 1..{WARP_SIZE} (a warp has 32 lanes)")
+            raise UserError(
+                f"active lanes {self.active_lanes} is outside 1..{WARP_SIZE} (a warp has 32 lanes)"
+            )
 
     def lane_address(self, lane: int) -> int:
         return (self.offset + lane * self.stride) * self.elem_bytes
@@ -138,7 +140,13 @@ class BankConflicts:
             "ideal_wavefronts": self.ideal_wavefronts,
             "lanes_per_phase": a.lanes_per_phase,
             "lanes": [
-                {"lane": lb.lane, "address": lb.address, "word": lb.word, "bank": lb.bank, "banks": list(lb.banks)}
+                {
+                    "lane": lb.lane,
+                    "address": lb.address,
+                    "word": lb.word,
+                    "bank": lb.bank,
+                    "banks": list(lb.banks),
+                }
                 for lb in self.lanes
             ],
             "source": SOURCE,

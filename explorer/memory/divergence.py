@@ -91,7 +91,9 @@ def parse_branch(text: str, seed: int = 0) -> Branch:
 
     if kind == "random":
         return Branch("random", p=parse_fraction(value, f"P of {kind}:P"), seed=seed)
-    return Branch(kind, k=parse_whole(value, f"K of {kind}:K", minimum=0 if kind == "lt" else 1, maximum=MAX_K))
+    return Branch(
+        kind, k=parse_whole(value, f"K of {kind}:K", minimum=0 if kind == "lt" else 1, maximum=MAX_K)
+    )
 
 
 @dataclass(frozen=True)

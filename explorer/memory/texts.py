@@ -51,7 +51,8 @@ def bank_lines(b: BankConflicts) -> list[str]:
     degree = b.conflict_degree
     return [
         f"served as {PHASE_WORDS[a.lanes_per_phase]}",
-        f"conflict degree: {degree}" + (" (conflict-free)" if degree == 1 else f" ({degree}-way bank conflict)"),
+        f"conflict degree: {degree}"
+        + (" (conflict-free)" if degree == 1 else f" ({degree}-way bank conflict)"),
         f"wavefronts: {b.wavefronts} (fewest possible: {b.ideal_wavefronts})",
     ]
 

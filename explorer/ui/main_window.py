@@ -61,6 +61,7 @@ PAGES = (
         "Benchmarks",
         (("explorer.ui.bench_panel", "BenchPanel"), ("explorer.ui.bench.panel", "BenchPanel")),
     ),
+    PageSpec("memory", "Memory and divergence", (("explorer.ui.memory.panel", "MemoryPanel"),)),
 )
 PAGE_KEYS = tuple(p.key for p in PAGES)
 

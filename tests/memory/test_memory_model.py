@@ -12,7 +12,14 @@ from hypothesis import strategies as st
 
 from explorer.errors import UserError
 from explorer.memory.banks import SharedAccess, bank_conflicts, tile_column
-from explorer.memory.coalescing import GlobalAccess, coalesce, matrix_column, matrix_row, stride_sweep, struct_field
+from explorer.memory.coalescing import (
+    GlobalAccess,
+    coalesce,
+    matrix_column,
+    matrix_row,
+    stride_sweep,
+    struct_field,
+)
 from explorer.memory.divergence import Branch, divergence, parse_branch
 
 ELEMS = st.sampled_from([1, 2, 4, 8, 16])
@@ -117,8 +124,12 @@ def test_stride_sweep_is_the_curve_and_fast_enough_to_redraw():
     sweep = stride_sweep(4)
     assert [p.stride for p in sweep] == list(range(1, 33))
     assert sweep[0].efficiency == 1.0 and sweep[-1].efficiency == pytest.approx(0.125)
-    assert [p.efficiency for p in sweep[:8]] == pytest.approx([1, 1 / 2, 1 / 3, 1 / 4, 1 / 5, 1 / 6, 1 / 7, 1 / 8])
-    assert all(a.efficiency >= b.efficiency for a, b in zip(sweep, sweep[1:]))  # never better when sparser
+    assert [p.efficiency for p in sweep[:8]] == pytest.approx(
+        [1, 1 / 2, 1 / 3, 1 / 4, 1 / 5, 1 / 6, 1 / 7, 1 / 8]
+    )
+    assert all(
+        a.efficiency >= b.efficiency for a, b in zip(sweep, sweep[1:], strict=False)
+    )  # never better when sparser
 
 
 @pytest.mark.parametrize(
@@ -222,7 +233,13 @@ def test_the_warp_aligned_branch_is_the_lesson():
 
 @pytest.mark.parametrize(
     ("text", "named"),
-    [("mod:0", "K of mod:K is 0"), ("bogus:3", "bogus:3"), ("random:1.5", "1.5"), ("mod", "mod"), ("lt:²", "lt:K")],
+    [
+        ("mod:0", "K of mod:K is 0"),
+        ("bogus:3", "bogus:3"),
+        ("random:1.5", "1.5"),
+        ("mod", "mod"),
+        ("lt:²", "lt:K"),
+    ],
 )
 def test_bad_branches_are_one_line(text, named):
     with pytest.raises(UserError, match=named) as err:

@@ -1,4 +1,4 @@
-"""The main window: its three areas, menus, background discovery, About, themes and screenshots."""
+"""The main window: its four areas, menus, background discovery, About, themes and screenshots."""
 
 from __future__ import annotations
 
@@ -45,12 +45,12 @@ def _menu(window, title):
     return next(a.menu() for a in window.menuBar().actions() if a.text().replace("&", "") == title)
 
 
-def test_window_has_three_areas_menus_and_shortcuts(make_window, no_gpu_discovery):
+def test_window_has_four_areas_menus_and_shortcuts(make_window, no_gpu_discovery):
     window = make_window(no_gpu_discovery, discover_on_show=False)
     window.show()
     assert window.windowTitle() == "Device Explorer"
     names = [window.tabs.tabText(i) for i in range(window.tabs.count())]
-    assert names == ["Devices", "Launch visualizer", "Benchmarks"]
+    assert names == ["Devices", "Launch visualizer", "Benchmarks", "Memory and divergence"]
     assert [a.text().replace("&", "") for a in window.menuBar().actions()] == ["File", "View", "Help"]
     file_items = [a.text().replace("&", "") for a in _menu(window, "File").actions() if a.text()]
     assert file_items == ["Export…", "Quit"]
@@ -58,6 +58,7 @@ def test_window_has_three_areas_menus_and_shortcuts(make_window, no_gpu_discover
     assert view["Devices"].shortcut() == QKeySequence("Ctrl+1")
     assert view["Launch visualizer"].shortcut() == QKeySequence("Ctrl+2")
     assert view["Benchmarks"].shortcut() == QKeySequence("Ctrl+3")
+    assert view["Memory and divergence"].shortcut() == QKeySequence("Ctrl+4")
     assert {"Dark theme", "Refresh devices"} <= set(view)
     assert [a.text().replace("&", "") for a in _menu(window, "Help").actions()] == [
         "Keyboard shortcuts",
@@ -66,7 +67,11 @@ def test_window_has_three_areas_menus_and_shortcuts(make_window, no_gpu_discover
     assert window.current_panel_key() == "devices"
     assert window.export_action.isEnabled()  # the Devices panel exports its JSON
 
-    for key, action in (("visualizer", view["Launch visualizer"]), ("benchmarks", view["Benchmarks"])):
+    for key, action in (
+        ("visualizer", view["Launch visualizer"]),
+        ("benchmarks", view["Benchmarks"]),
+        ("memory", view["Memory and divergence"]),
+    ):
         action.trigger()
         assert window.current_panel_key() == key
         panel = window.panels[key]
@@ -155,7 +160,7 @@ def test_missing_panel_module_is_reported_not_raised():
     cls, reason = load_panel_class(PageSpec("x", "X", (("explorer.ui.no_such_panel", "Panel"),)))
     assert cls is None
     assert "explorer.ui.no_such_panel is missing" in reason
-    assert {p.key for p in PAGES} == {"devices", "visualizer", "benchmarks"}
+    assert {p.key for p in PAGES} == {"devices", "visualizer", "benchmarks", "memory"}
     from explorer.cli import PANELS
 
     assert (

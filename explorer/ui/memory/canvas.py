@@ -112,21 +112,24 @@ class CoalescingCanvas(_Canvas):
         sectors = self.drawn_sectors()
         top = margin + lane_h + h * 0.30
         sec_h = min(72.0, h * 0.25)
-        slot_w = (w - 2 * margin) / max(1, len(sectors))
+        gap_share = 0.35  # a left-out run of sectors takes a third of a sector's width
+        units = sum(gap_share if s is None else 1.0 for s in sectors)
+        slot_w = (w - 2 * margin) / max(1.0, units)
         used_fill = QColor(theme.accent)
         unused_fill = wasted_colour(theme)
         x_of_sector = {}
-        for i, s in enumerate(sectors):
-            x = margin + i * slot_w
-            r = QRectF(x + 1, top, slot_w - 2, sec_h)
+        x = margin
+        for s in sectors:
+            width = slot_w * (gap_share if s is None else 1.0)
+            r = QRectF(x + 1, top, width - 2, sec_h)
+            x += width
             if s is None:
                 p.setPen(QColor(theme.muted))
                 p.drawText(r, Qt.AlignmentFlag.AlignCenter, "…")
                 continue
             x_of_sector[s] = r
-            fetched = s in c.sectors
-            p.setPen(QPen(QColor(theme.border), 2 if s % 4 == 0 else 1))
-            p.setBrush(unused_fill if fetched else QColor(theme.panel))
+            p.setPen(QPen(QColor(theme.border), 1))
+            p.setBrush(unused_fill if s in c.sectors else QColor(theme.panel))
             p.drawRect(r)
         byte_w = {s: r.width() / SECTOR_BYTES for s, r in x_of_sector.items()}
         link_pen = QPen(_mix(theme.accent, theme.text, 0.3), 1)
@@ -146,21 +149,23 @@ class CoalescingCanvas(_Canvas):
             x0, y0 = lane_centre[la.lane]
             p.setPen(link_pen)
             p.drawLine(int(x0), int(y0), int(bytes_r.center().x()), int(r.top()))
-        # sector outlines over the fills, every 128-byte line's start drawn heavier
+        # thin sector outlines over the fills; a 128-byte line's first sector gets a tick and its address
         p.setBrush(Qt.BrushStyle.NoBrush)
-        for s, r in x_of_sector.items():
-            p.setPen(QPen(QColor(theme.text if s % 4 == 0 else theme.border), 2 if s % 4 == 0 else 1))
-            p.drawRect(r)
-        # labels under the sectors: the byte address of each 128-byte line's start
+        thin, tick = QPen(QColor(theme.border), 1), QPen(QColor(theme.text), 3)
         p.setFont(self._small_font(min(sec_h * 0.3, 13)))
-        p.setPen(QColor(theme.muted))
+        label_end = -1.0
         for s, r in x_of_sector.items():
-            if s % 4 == 0 and r.width() * 4 > 40:
-                p.drawText(
-                    QRectF(r.left(), r.bottom() + 2, r.width() * 4, 18),
-                    Qt.AlignmentFlag.AlignLeft,
-                    f"{s * 32} B",
-                )
+            p.setPen(thin)
+            p.drawRect(r)
+            if s % 4:
+                continue
+            p.setPen(tick)
+            p.drawLine(int(r.left()), int(r.top() - 9), int(r.left()), int(r.top() - 2))
+            text = f"{s * SECTOR_BYTES} B"
+            if r.left() > label_end:
+                p.setPen(QColor(theme.muted))
+                p.drawText(QRectF(r.left(), r.bottom() + 2, 200, 18), Qt.AlignmentFlag.AlignLeft, text)
+                label_end = r.left() + p.fontMetrics().horizontalAdvance(text) + 8
         p.end()
 
 

@@ -164,6 +164,9 @@ class _PatternTab(QWidget):
         return ELEMENT_SIZES[self.elem.currentIndex()]
 
     def _apply_preset(self, index: int) -> None:
+        if not 0 <= index < len(self.patterns):  # "Custom": the numbers stay as they are
+            self.refresh()
+            return
         p = self.patterns[index]
         self._applying = True
         self.elem.setCurrentIndex(ELEMENT_SIZES.index(p.elem_bytes))
@@ -177,9 +180,10 @@ class _PatternTab(QWidget):
         if self._applying:
             return
         # the preset's name must not describe numbers the user changed
-        p = self.patterns[self.preset.currentIndex()]
+        index = self.preset.currentIndex()
         now = (self.elem_bytes(), self.stride.value(), self.offset.value(), self.active.value())
-        if now != (p.elem_bytes, p.stride, p.offset, p.active):
+        p = self.patterns[index] if 0 <= index < len(self.patterns) else None
+        if p is None or now != (p.elem_bytes, p.stride, p.offset, p.active):
             match = next(
                 (
                     i

@@ -1,0 +1,85 @@
+"""The Memory page shows what explorer.memory computes, and its words are the CLI's."""
+
+from __future__ import annotations
+
+import pytest
+
+from explorer.memory import texts
+from explorer.memory.banks import SharedAccess, bank_conflicts
+from explorer.memory.coalescing import GlobalAccess, coalesce
+from explorer.ui.memory.panel import BRANCH_PRESETS, GLOBAL_PATTERNS, SHARED_PATTERNS, MemoryPanel
+
+
+@pytest.fixture
+def panel(qtbot):
+    p = MemoryPanel(None)
+    qtbot.addWidget(p)
+    p.resize(1280, 740)
+    p.show()
+    return p
+
+
+def test_every_coalescing_preset_draws_the_models_answer(panel):
+    tab = panel.coalescing
+    for i, pattern in enumerate(GLOBAL_PATTERNS):
+        tab.preset.setCurrentIndex(i)
+        expected = coalesce(
+            GlobalAccess(
+                elem_bytes=pattern.elem_bytes,
+                stride=pattern.stride,
+                offset=pattern.offset,
+                active_lanes=pattern.active,
+            )
+        )
+        assert tab.canvas.result == expected
+        assert tab.headline.text() == texts.coalescing_headline(expected)
+        tab.canvas.grab()  # paints without raising
+    tab.preset.setCurrentIndex(2)  # stride 32: 32 sectors 128 bytes apart, the gaps between left out
+    drawn = tab.canvas.drawn_sectors()
+    assert [s for s in drawn if s is not None] == list(tab.canvas.result.sectors) == list(range(0, 128, 4))
+    assert drawn.count(None) == 31
+
+
+def test_editing_a_preset_never_leaves_its_name_on_other_numbers(panel):
+    tab = panel.coalescing
+    tab.preset.setCurrentIndex(0)  # unit stride
+    tab.stride.setValue(7)
+    assert tab.preset.currentText() == "Custom"
+    assert "7 apart" in tab.headline.text()
+    tab.stride.setValue(32)  # the numbers of a preset again: its name comes back
+    assert tab.preset.currentText() == GLOBAL_PATTERNS[2].name
+
+
+def test_the_padding_toggle_fixes_the_transpose_conflict_live(panel):
+    tab = panel.banks
+    tab.preset.setCurrentIndex([p.name for p in SHARED_PATTERNS].index("Column of tile[32][32]"))
+    assert tab.canvas.result.conflict_degree == 32
+    assert "32-way bank conflict" in tab.headline.text()
+    tab.pad.setChecked(True)
+    assert tab.canvas.result == bank_conflicts(SharedAccess(stride=33))
+    assert "conflict-free" in tab.headline.text()
+    stacks = tab.canvas.stacks()
+    assert max(len(words) for words in stacks[0].values()) == 1
+
+
+def test_divergence_presets_and_the_warp_aligned_lesson(panel):
+    tab = panel.divergence
+    names = [b.name for b in BRANCH_PRESETS]
+    tab.preset.setCurrentIndex(names.index("Even threads (t % 2 == 0)"))
+    assert tab.canvas.result.diverged_warps == 8
+    tab.preset.setCurrentIndex(names.index("Whole warps ((t / 32) % 2 == 0)"))
+    assert tab.canvas.result.diverged_warps == 0
+    assert "SIMT efficiency 100%" in tab.headline.text()
+    tab.block.setValue(100)
+    assert len(tab.canvas.result.warps) == 4 and tab.canvas.result.warps[3].lanes == 4
+
+
+def test_both_themes_paint(panel, qapp):
+    from explorer.ui.theme import apply_theme
+
+    for name in ("dark", "light"):
+        theme = apply_theme(qapp, name)
+        panel.apply_theme(theme)
+        for tab in (panel.coalescing, panel.banks, panel.divergence):
+            panel.tabs.setCurrentWidget(tab)
+            assert not tab.canvas.grab().isNull()
