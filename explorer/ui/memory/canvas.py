@@ -16,6 +16,7 @@ from explorer.memory.banks import BANKS, BankConflicts
 from explorer.memory.coalescing import SECTOR_BYTES, WARP_SIZE, Coalescing
 from explorer.memory.divergence import Divergence
 from explorer.memory.texts import pct
+from explorer.ui.guard import qt_guard
 from explorer.ui.theme import Theme, current_theme
 
 #: drawn sectors beyond this are summarised: a stride of 1000 would otherwise need thousands
@@ -47,6 +48,7 @@ class _Canvas(QWidget):
         self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Expanding)
         self.setMinimumSize(320, 200)
 
+    @qt_guard
     def sizeHint(self) -> QSize:  # noqa: N802 - Qt's name
         return QSize(720, 360)
 
@@ -83,6 +85,7 @@ class CoalescingCanvas(_Canvas):
             out.append(s)
         return out
 
+    @qt_guard
     def paintEvent(self, event: QPaintEvent) -> None:  # noqa: N802 - Qt's name
         theme = current_theme()
         p = QPainter(self)
@@ -200,6 +203,7 @@ class BankCanvas(_Canvas):
             out.append(per_bank)
         return out
 
+    @qt_guard
     def paintEvent(self, event: QPaintEvent) -> None:  # noqa: N802 - Qt's name
         theme = current_theme()
         p = QPainter(self)
@@ -255,6 +259,7 @@ class DivergenceCanvas(_Canvas):
         self.result = result
         self.update()
 
+    @qt_guard
     def paintEvent(self, event: QPaintEvent) -> None:  # noqa: N802 - Qt's name
         theme = current_theme()
         p = QPainter(self)
