@@ -3,6 +3,11 @@
 The timer, the clock and the NVML module are injected so tests drive ``tick()`` by hand with
 a fake clock and a stand-in NVML: no sleeps, no real driver. Readings come from the core's
 ``NvmlSession``; this object only schedules them and remembers the last minute.
+
+A GPU can fall off the bus while the window is open, and then an NVML call blocks for a minute.
+Each tick's reads therefore run under a deadline (``LIVE_DEADLINE_S``): the window waits for a
+hung driver at most that long once; while the call stays stuck, later ticks are answered at once
+with a reading that says so, and nothing piles up in the driver.
 """
 
 from __future__ import annotations
@@ -14,10 +19,15 @@ from typing import Any
 
 from PySide6.QtCore import QObject, QTimer, Signal
 
+from explorer.devices.deadline import ProbeTimedOut, call_with_deadline
 from explorer.devices.model import CudaGpu, LiveReading
 
 HISTORY_SAMPLES = 60
 INTERVAL_MS = 1000
+#: seconds one tick may wait for NVML (the window's GUI thread waits with it)
+LIVE_DEADLINE_S = 0.5
+#: seconds starting NVML and shutting it down may take (nvmlInit can take a while without the persistence daemon)
+LIVE_INIT_DEADLINE_S = 1.0
 
 
 class LiveMonitor(QObject):
@@ -73,8 +83,8 @@ class LiveMonitor(QObject):
                 from explorer.devices.nvml import NvmlSession
 
                 session = NvmlSession(nvml=self._nvml, clock=self._clock)
-            session.init()
-        except Exception as exc:  # NvmlUnavailable carries a plain sentence
+            call_with_deadline("nvml", session.init, LIVE_INIT_DEADLINE_S, key=("init", id(self._nvml)))
+        except Exception as exc:  # NvmlUnavailable and ProbeTimedOut carry a plain sentence
             self.error = f"Live readings are unavailable: {exc}"
             self.unavailable.emit(self.error)
             return False
@@ -84,11 +94,14 @@ class LiveMonitor(QObject):
 
     def stop(self) -> None:
         self.timer.stop()
-        if self._session is not None:
-            try:
-                self._session.shutdown()
-            finally:
-                self._session = None
+        session, self._session = self._session, None
+        if session is not None:
+            try:  # a driver stuck in a live read may block its shutdown too: never wait long for it
+                call_with_deadline(
+                    "nvml", session.shutdown, LIVE_INIT_DEADLINE_S, key=("shutdown", id(session))
+                )
+            except ProbeTimedOut:
+                pass
 
     @property
     def running(self) -> bool:
@@ -97,13 +110,25 @@ class LiveMonitor(QObject):
     # ----- sampling
     def tick(self) -> None:
         """Read every watched GPU once; a GPU whose read fails gets a reading that says why."""
-        if self._session is None:
+        session = self._session
+        if session is None:
             return
-        for device in self._devices:
-            try:
-                reading = self._session.read_live(device.nvml_index)
-            except Exception as exc:
-                reading = LiveReading.failed(self._clock(), f"NVML could not read this GPU: {exc}")
+        devices = list(self._devices)
+
+        def read_all() -> list[LiveReading]:
+            readings = []
+            for device in devices:
+                try:
+                    readings.append(session.read_live(device.nvml_index))
+                except Exception as exc:
+                    readings.append(LiveReading.failed(self._clock(), f"NVML could not read this GPU: {exc}"))
+            return readings
+
+        try:
+            readings = call_with_deadline("nvml", read_all, LIVE_DEADLINE_S, key=("live", id(session)))
+        except ProbeTimedOut as exc:
+            readings = [LiveReading.failed(self._clock(), str(exc)) for _ in devices]
+        for device, reading in zip(devices, readings, strict=True):
             self._history.setdefault(device.key, deque(maxlen=self._history_samples)).append(reading)
         self.updated.emit()
 

@@ -146,3 +146,50 @@ def test_quitting_never_waits_on_a_hung_probe(tmp_path):
     closing = float(next(ln for ln in done.stdout.splitlines() if ln.startswith("CLOSING")).split()[1])
     assert ended - closing < 10  # the stand-in sleeps 60 s: the process did not wait for it
     assert "Traceback" not in done.stderr and "Error" not in done.stderr, done.stderr
+
+
+class _StuckSession:
+    """An NVML session whose driver stops answering after it started (a GPU fell off the bus)."""
+
+    def __init__(self, release: threading.Event, **_kwargs) -> None:
+        self.release = release
+
+    def init(self) -> None:
+        pass
+
+    def read_live(self, index: int):
+        self.release.wait(60)
+        raise AssertionError("a stuck read should have been given up on")
+
+    def shutdown(self) -> None:
+        self.release.wait(60)
+
+
+def test_a_gpu_that_stops_answering_costs_the_window_one_short_wait(
+    qtbot, two_gpu_discovery, fake_clock, fake_timer
+):
+    from explorer.ui.live_monitor import LIVE_DEADLINE_S, LiveMonitor
+
+    release = threading.Event()
+    monitor = LiveMonitor(
+        clock=fake_clock, timer=fake_timer, session_factory=lambda **kw: _StuckSession(release, **kw)
+    )
+    try:
+        started = time.monotonic()
+        monitor.set_devices(two_gpu_discovery.present_gpus)  # opens the session and ticks once
+        assert time.monotonic() - started < LIVE_DEADLINE_S + 5
+        reading = monitor.latest("cuda:0")
+        assert reading.temperature_c is None
+        assert reading.unavailable["temperature_c"].startswith(
+            f"NVML did not answer within {LIVE_DEADLINE_S:g} s"
+        )
+        # still stuck: the next ticks are answered at once, and say for how long it has been silent
+        started = time.monotonic()
+        monitor.tick()
+        assert time.monotonic() - started < LIVE_DEADLINE_S
+        assert "has not answered for" in monitor.latest("cuda:1").unavailable["power_draw_w"]
+        started = time.monotonic()
+        monitor.stop()  # its shutdown hangs too: the window does not wait for it
+        assert time.monotonic() - started < 5
+    finally:
+        release.set()
