@@ -197,6 +197,8 @@ def read_csv(path: str | os.PathLike[str]) -> list[BenchPoint]:
         for row in csv.DictReader(fh):
             data: dict[str, Any] = {}
             for key, text in row.items():
+                if key is None or not isinstance(text, str):  # a short or overlong row
+                    raise SchemaError(f"row {len(out) + 1} does not have the columns its header names")
                 if key in _DICT_COLUMNS:
                     data[key] = json.loads(text) if text else {}
                 elif key in _BOOL_COLUMNS:

@@ -166,3 +166,12 @@ def test_exports_make_no_folders_and_say_why(tmp_path):
     assert not (tmp_path / "no").exists()
     with pytest.raises(UserError, match="nothing to export"):
         export_csv([], tmp_path / "r.csv")
+
+
+def test_reading_a_cut_off_csv_is_a_value_error_not_a_type_error(tmp_path):
+    out = tmp_path / "r.csv"
+    export_csv([POINT, POINT], out)
+    text = out.read_text()
+    out.write_text(text[: text.rindex("\n", 0, len(text) - 1) + 10])  # the last row cut short
+    with pytest.raises(ValueError, match="row 2 does not have the columns"):
+        read_csv(out)
