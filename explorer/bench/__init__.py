@@ -24,4 +24,10 @@ Public API (see /tmp/api-bench.md; names and signatures kept as agreed):
   "the worker process crashed (SIGSEGV) while measuring this point; ...", "took longer than
   the time limit of 120 s; ..."); timings and throughput are ``None``.
 * ``explorer.bench.timing``: ``measure()`` / ``measure_torch()`` / ``summarize()`` (Timing record).
+* ``explorer.bench.noise``: what disturbed a point (``Load``) and the verdict on it (``judge`` ->
+  ``Verdict(noisy, reason)``), in ``BenchPoint.noisy`` / ``noise_reason``.
+* ``explorer.bench.variants``: ``Variant(key, label, run)``, declared in each ``wl_*`` module;
+  ``Workload.variants_on(device)`` / ``Workload.variant(key)``.
+* ``explorer.bench.run_results``: ``RunResults``, the Qt-free model of the panel's runs (one per
+  workload) that its table and plots read.
 """
