@@ -159,11 +159,30 @@ def threads_to_use(max_threads: int, cpus: int, others_busy_cores: float) -> int
 
 
 def others_busy_cores(sample_s: float = 0.15) -> float:
-    """How many cores other programs keep busy right now (this process idle while it samples)."""
+    """How many cores other programs keep busy right now (this process idle while it samples).
+
+    The app that started this worker is left out: it draws the point just measured, a burst that
+    is over before the next point is timed, and must not talk the point out of its threads.
+    """
+    parent = _parent_cpu_s()
     start = observe_start()
     time.sleep(sample_s)
     load = observe_end(start)
-    return load.others_cpu_s / load.wall_s if load.wall_s > 0 else 0.0
+    if load.wall_s <= 0:
+        return 0.0
+    parent_after = _parent_cpu_s()
+    parent_used = parent_after - parent if parent is not None and parent_after is not None else 0.0
+    return max(0.0, load.others_cpu_s - max(0.0, parent_used)) / load.wall_s
+
+
+def _parent_cpu_s() -> float | None:
+    import psutil
+
+    try:
+        times = psutil.Process(os.getppid()).cpu_times()
+        return float(times.user + times.system)
+    except (psutil.Error, OSError):
+        return None
 
 
 # --- reading the machine ---------------------------------------------------------------------
