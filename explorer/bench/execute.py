@@ -258,8 +258,10 @@ def measure_until_quiet(
     judge_attempt: Callable[[Outcome, PointSpec], Verdict] = verdict_of,
     clock: Callable[[], float] = time.perf_counter,
 ) -> tuple[Outcome, Verdict, int]:
-    """Measure; while the verdict says disturbed and the point's time budget has room for another
-    attempt as long as the last one, measure again (at most ``MAX_ATTEMPTS`` in all).
+    """Measure; while the verdict says disturbed and at least half the first attempt's share of the
+    point's time budget is left, measure again with what is left (at most ``MAX_ATTEMPTS`` in all).
+    A disturbed attempt rarely settles early, so it runs to its budget: the first one gets
+    ``FIRST_ATTEMPT_SHARE`` of the point's budget to leave room for a second.
 
     Returns the attempt kept, its verdict and how many re-measurements were made. An undisturbed
     attempt is kept as soon as there is one; when every attempt was disturbed, the fastest is kept
@@ -271,14 +273,13 @@ def measure_until_quiet(
     attempts: list[tuple[Outcome, Verdict]] = []
     while True:
         began = clock()
-        budget = first_budget if not attempts else max(deadline - began, first_budget / 4)
+        budget = first_budget if not attempts else deadline - began
         out = run(replace(spec, budget_s=budget))
         verdict = judge_attempt(out, spec)
         attempts.append((out, verdict))
         if not verdict.noisy:
             return out, verdict, len(attempts) - 1
-        took = clock() - began
-        if len(attempts) >= MAX_ATTEMPTS or clock() + took > deadline:
+        if len(attempts) >= MAX_ATTEMPTS or deadline - clock() < first_budget / 2:
             break
     out, verdict = min(attempts, key=lambda a: a[0].timing.median_s)
     return out, verdict, len(attempts) - 1
