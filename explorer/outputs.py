@@ -26,6 +26,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
+import stat
 import sys
 import threading
 from collections.abc import Iterator
@@ -34,6 +35,7 @@ from pathlib import Path
 from explorer.atomicwrite import write_atomic
 from explorer.errors import UserError
 from explorer.inputs import parse_output_path
+from explorer.statefile import read_bounded
 
 #: the locks this process holds (by lock-file path) and how deeply: a run that holds the lock
 #: for ``--csv`` then writes through ``write_output``, which takes it again
@@ -74,10 +76,11 @@ def _try_lock(fd: int) -> bool:
 def _holder(lock: Path) -> str:
     """Who holds the lock, for the message: 'process 1234', or 'another process'."""
     try:
-        text = lock.read_text(encoding="ascii", errors="replace").strip()
-    except OSError:
-        text = ""
-    return f"process {text}" if text.isdigit() else "another process"
+        data = read_bounded(lock, 32) or b""  # never blocks, whatever was put there
+    except (OSError, ValueError):
+        data = b""
+    text = data.decode("ascii", errors="replace").strip()
+    return f"process {text}" if text.isascii() and text.isdigit() else "another process"
 
 
 @contextlib.contextmanager
@@ -117,12 +120,22 @@ def output_lock(path: str | os.PathLike[str]) -> Iterator[Path]:
 def _acquire(path: Path, lock: Path) -> int:
     """The open, locked lock file (its pid written); ``UserError`` when another run holds it."""
     while True:
+        # O_NOFOLLOW and the check below: in a shared folder someone else's link or pipe named
+        # like our lock must not make us block, or truncate the file a link points to.
+        flags = os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOFOLLOW", 0)
         try:
-            fd = os.open(lock, os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o644)
+            fd = os.open(lock, flags | getattr(os, "O_NONBLOCK", 0), 0o644)
         except OSError as exc:
+            if os.path.islink(lock):
+                raise UserError(
+                    f"cannot write {path}: {lock} is a link, not a lock file; remove it"
+                ) from None
             raise UserError(
                 f"cannot write {path}: no file can be made in {lock.parent} ({exc.strerror or exc})"
             ) from None
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            os.close(fd)
+            raise UserError(f"cannot write {path}: {lock} is not a lock file this app made; remove it")
         if not _try_lock(fd):
             os.close(fd)
             raise UserError(

@@ -175,3 +175,18 @@ def test_reading_a_cut_off_csv_is_a_value_error_not_a_type_error(tmp_path):
     out.write_text(text[: text.rindex("\n", 0, len(text) - 1) + 10])  # the last row cut short
     with pytest.raises(ValueError, match="row 2 does not have the columns"):
         read_csv(out)
+
+
+def test_a_link_or_pipe_named_like_the_lock_is_refused_not_followed(tmp_path):
+    out = tmp_path / "r.csv"
+    victim = tmp_path / "victim.txt"
+    victim.write_text("keep me")
+    lock_path_for(out).symlink_to(victim)
+    with pytest.raises(UserError, match="is a link, not a lock file"):
+        export_csv([POINT], out)
+    assert victim.read_text() == "keep me" and not out.exists()
+    lock_path_for(out).unlink()
+    if hasattr(os, "mkfifo"):
+        os.mkfifo(lock_path_for(out))
+        with pytest.raises(UserError, match="not a lock file this app made"):
+            export_csv([POINT], out)  # and it does not block
