@@ -104,6 +104,12 @@ def main(argv: list[str] | None = None) -> int:
             if p.get("median_s"):
                 by_size.setdefault(p["size"], []).append(p["median_s"])
     quiet_median = {n: statistics.median(v) for n, v in by_size.items()}
+    # The fastest sample any quiet run saw: what the machine does undisturbed, even when the
+    # "quiet" phase was not (a shared machine); a stricter reference than the quiet median.
+    fastest = {
+        n: min(p["min_s"] for points in quiet for p in points if p["size"] == n and p.get("min_s"))
+        for n in quiet_median
+    }
 
     busy = start_busy(args.busy, args.separate_session)
     try:
@@ -124,14 +130,31 @@ def main(argv: list[str] | None = None) -> int:
         for p in loaded_points
         if not p.get("noisy") and not (0.5 <= p["median_s"] / quiet_median[p["size"]] <= 2.0)
     ]
+    silent_vs_fastest = [
+        p
+        for points in (*quiet, *loaded)
+        for p in points
+        if not p.get("error") and not p.get("noisy") and p["median_s"] > 2.0 * fastest[p["size"]]
+    ]
+    quiet_others = [p["others_cpu_share"] for p in quiet_points if p.get("others_cpu_share") is not None]
     marked_loaded = sum(bool(p.get("noisy")) for p in loaded_points)
     print("\nSUMMARY")
     print("quiet medians: " + ", ".join(f"n={n}: {fmt_s(v)}" for n, v in sorted(quiet_median.items())))
+    print("fastest quiet samples: " + ", ".join(f"n={n}: {fmt_s(v)}" for n, v in sorted(fastest.items())))
+    if quiet_others:
+        print(
+            f"other programs' CPU use during the quiet phase: median {100 * statistics.median(quiet_others):.0f}% "
+            "(the quiet check means something only when this is low)"
+        )
     print(f"quiet points marked noisy: {marked_quiet} of {len(quiet_points)} (check: at most 1 in 10)")
     print(f"loaded points marked noisy: {marked_loaded} of {len(loaded_points)}")
     print(
         f"loaded points more than 2x off the quiet median and NOT marked: {len(silent_off)} of "
         f"{len(loaded_points)} (check: 0)"
+    )
+    print(
+        f"points (either phase) more than 2x the fastest quiet sample and NOT marked: "
+        f"{len(silent_vs_fastest)} of {len(quiet_points) + len(loaded_points)}"
     )
     return 0
 
