@@ -82,6 +82,9 @@ class RealRunResult:
     sum_correct: bool  # c == a + b wherever an element was written
     kernel_s: float  # launch + synchronize, seconds (the simulator's is Python time)
     total_s: float  # child process wall time, including numba's import and compile
+    # a 2D/3D problem: element i is (x, y, z) with i = (z * height + y) * width + x, written by the
+    # thread at that position; None for a 1-D n
+    extent: Dim | None = None
 
     @property
     def untouched(self) -> int:
@@ -101,6 +104,14 @@ class RealRunResult:
 
         i = np.arange(self.n, dtype=np.int64)
         written = self.writes_per_element > 0
+        if self.extent is not None:  # the thread at (x, y, z): blockIdx = pos // blockDim, per axis
+            w, h, _d = self.extent
+            (gx, gy, _gz), (bx, by, bz) = self.grid, self.block
+            x, y, z = i % w, (i // w) % h, i // (w * h)
+            block = x // bx + gx * (y // by + gy * (z // bz))
+            thread = x % bx + bx * (y % by + by * (z % bz))
+            wrong = (self.block_of_element != block) | (self.thread_of_element != thread)
+            return int((wrong & written).sum())
         wrong = (self.block_of_element != i // threads_per_block) | (
             self.thread_of_element != i % threads_per_block
         )
@@ -109,7 +120,12 @@ class RealRunResult:
     def summary(self) -> str:
         """One line for the UI's status: where it ran, what it found."""
         where = f"on the GPU ({self.device_name})" if self.backend == "gpu" else BACKEND_WORDS[self.backend]
-        parts = [f"Ran {self.n:,} elements {where} in {self.kernel_s * 1000:.1f} ms"]
+        what = f"{self.n:,} elements"
+        if self.extent is not None:
+            e = self.extent
+            shape = f"{e[0]:,} x {e[1]:,}" + (f" x {e[2]:,}" if e[2] != 1 else "")
+            what = f"the {shape} problem ({self.n:,} elements)"
+        parts = [f"Ran {what} {where} in {self.kernel_s * 1000:.1f} ms"]
         if self.untouched:
             parts.append(f"{self.untouched:,} elements untouched: the grid has too few threads")
         if self.written_twice:
@@ -136,7 +152,13 @@ def _count(d: Dim) -> int:
 
 
 def check_size(
-    grid: Any, block: Any, n: int | None, *, simulator: bool = False, backend: str | None = None
+    grid: Any,
+    block: Any,
+    n: int | None,
+    *,
+    simulator: bool = False,
+    backend: str | None = None,
+    extent: Any = None,
 ) -> int:
     """Refuse a run that would take minutes or not fit; return the element count n.
 
@@ -146,7 +168,10 @@ def check_size(
     simulator = chosen == "simulator"
     g, b = _dims(grid), _dims(block)
     threads = _count(g) * _count(b)
-    n_elements = threads if n is None else int(n)
+    if extent is not None:
+        n_elements = _count(_dims(extent))
+    else:
+        n_elements = threads if n is None else int(n)
     if n_elements < 1:
         raise UserError(f"problem size N is {n_elements}; it must be at least 1")
     if simulator:
@@ -193,19 +218,33 @@ _KERNEL = None
 cuda: Any = None
 
 
-def _thread_numbers(bix, biy, biz, gdx, gdy, tix, tiy, tiz, bdx, bdy, bdz):
+def _thread_numbers(bix, biy, biz, gdx, gdy, tix, tiy, tiz, bdx, bdy, bdz, ex, ey, ez, n):
     """(block_linear, thread_linear, i): the index arithmetic of one thread, x fastest as the
-    visualizer draws it. The one copy both the CUDA kernel (as a device function) and the CPU
-    emulation (compiled by @njit) run, so the emulation checks the same code the GPU runs."""
+    visualizer draws it, and the element it writes (-1: idle, its bounds check skips it). The one
+    copy both the CUDA kernel (as a device function) and the CPU emulation (compiled by @njit)
+    run, so the emulation checks the same code the GPU runs.
+
+    ``ex`` = 0: a 1-D problem of ``n`` elements indexed by the linear number. Otherwise a 2D/3D
+    problem of ``ex`` x ``ey`` x ``ez``: the thread's position per axis, row-major index."""
     block_linear = bix + gdx * (biy + gdy * biz)
     thread_linear = tix + bdx * (tiy + bdy * tiz)
-    return block_linear, thread_linear, block_linear * (bdx * bdy * bdz) + thread_linear
+    if ex == 0:
+        i = block_linear * (bdx * bdy * bdz) + thread_linear
+        if i >= n:
+            i = -1
+        return block_linear, thread_linear, i
+    x = bix * bdx + tix
+    y = biy * bdy + tiy
+    z = biz * bdz + tiz
+    if x < ex and y < ey and z < ez:
+        return block_linear, thread_linear, (z * ey + y) * ex + x
+    return block_linear, thread_linear, -1
 
 
 _DEVICE_NUMBERS: Any = None  # _thread_numbers as a CUDA device function, bound by _kernel()
 
 
-def _record_vector_add(a, b, c, block_of, thread_of, writes, n):
+def _record_vector_add(a, b, c, block_of, thread_of, writes, n, ex, ey, ez):
     block_linear, thread_linear, i = _DEVICE_NUMBERS(
         cuda.blockIdx.x,
         cuda.blockIdx.y,
@@ -218,8 +257,12 @@ def _record_vector_add(a, b, c, block_of, thread_of, writes, n):
         cuda.blockDim.x,
         cuda.blockDim.y,
         cuda.blockDim.z,
+        ex,
+        ey,
+        ez,
+        n,
     )
-    if i < n:  # the guard: threads past the problem size do nothing
+    if i >= 0:  # the guard: threads outside the problem do nothing
         c[i] = a[i] + b[i]
         block_of[i] = block_linear
         thread_of[i] = thread_linear
@@ -238,7 +281,12 @@ def _kernel():
     return _KERNEL
 
 
-def _run_emulated(g: Dim, b: Dim, n_elements: int) -> RealRunResult:
+def _extent_args(extent: Dim | None) -> tuple[int, int, int]:
+    """The kernel's (ex, ey, ez): (0, 0, 0) for a 1-D n."""
+    return extent if extent is not None else (0, 0, 0)
+
+
+def _run_emulated(g: Dim, b: Dim, n_elements: int, extent: Dim | None) -> RealRunResult:
     import numpy as np
 
     t_total = time.perf_counter()
@@ -251,12 +299,23 @@ def _run_emulated(g: Dim, b: Dim, n_elements: int) -> RealRunResult:
     writes = np.zeros(n_elements, np.int32)
     from explorer.launch.realrun_emulation import emulate  # imports numba: only ever in the child
 
-    one = np.ones(3, np.int64)  # compile, or load from numba's cache, before the clock starts
+    one, scratch = np.ones(3, np.int64), np.zeros(1, np.int64)
+    # compile, or load from numba's cache, before the clock starts (one thread, one element)
     emulate(
-        one, one, a[:1], bb[:1], c[:1].copy(), block_of[:1].copy(), thread_of[:1].copy(), writes[:1].copy(), 1
+        one,
+        one,
+        np.zeros(3, np.int64),
+        a[:1],
+        bb[:1],
+        c[:1].copy(),
+        scratch,
+        scratch.copy(),
+        writes[:1].copy(),
+        1,
     )
     t0 = time.perf_counter()
-    emulate(np.array(g, np.int64), np.array(b, np.int64), a, bb, c, block_of, thread_of, writes, n_elements)
+    grid_a, block_a, extent_a = (np.array(v, np.int64) for v in (g, b, _extent_args(extent)))
+    emulate(grid_a, block_a, extent_a, a, bb, c, block_of, thread_of, writes, n_elements)
     kernel_s = time.perf_counter() - t0
     written = writes > 0
     return RealRunResult(
@@ -271,23 +330,27 @@ def _run_emulated(g: Dim, b: Dim, n_elements: int) -> RealRunResult:
         sum_correct=bool(np.allclose(c[written], (a + bb)[written])),
         kernel_s=kernel_s,
         total_s=time.perf_counter() - t_total,
+        extent=extent,
     )
 
 
-def run_here(grid: Any, block: Any, n: int | None, *, emulate: bool = False) -> RealRunResult:
+def run_here(
+    grid: Any, block: Any, n: int | None, *, emulate: bool = False, extent: Any = None
+) -> RealRunResult:
     """Run the kernel in this process, with numba in whatever mode the environment selected
     (or, with ``emulate``, the compiled CPU emulation, which needs no CUDA at all).
 
     Use ``run_real`` from a UI or a process that has already imported numba without the simulator.
     """
     g, b = _dims(grid), _dims(block)
+    e = _dims(extent) if extent is not None else None
     if emulate:
-        return _run_emulated(g, b, check_size(g, b, n, backend="emulation"))
+        return _run_emulated(g, b, check_size(g, b, n, backend="emulation", extent=e), e)
     import numpy as np
     from numba import cuda
 
     simulator = os.environ.get("NUMBA_ENABLE_CUDASIM") == "1"
-    n_elements = check_size(g, b, n, simulator=simulator)
+    n_elements = check_size(g, b, n, simulator=simulator, extent=e)
     t_total = time.perf_counter()
     if not simulator and not cuda.is_available():
         raise UserError("no usable CUDA GPU was found by numba; run with the simulator instead")
@@ -302,7 +365,7 @@ def run_here(grid: Any, block: Any, n: int | None, *, emulate: bool = False) -> 
     d_writes = cuda.to_device(np.zeros(n_elements, np.int32))
     cuda.synchronize()
     t0 = time.perf_counter()
-    kernel[g, b](d_a, d_b, d_c, d_block, d_thread, d_writes, n_elements)
+    kernel[g, b](d_a, d_b, d_c, d_block, d_thread, d_writes, n_elements, *_extent_args(e))
     cuda.synchronize()
     kernel_s = time.perf_counter() - t0
     c = d_c.copy_to_host()
@@ -326,6 +389,7 @@ def run_here(grid: Any, block: Any, n: int | None, *, emulate: bool = False) -> 
         sum_correct=sum_correct,
         kernel_s=kernel_s,
         total_s=time.perf_counter() - t_total,
+        extent=e,
     )
 
 
@@ -334,6 +398,7 @@ def _save(result: RealRunResult, path: str) -> None:
 
     meta = {
         "grid": list(result.grid),
+        "extent": list(result.extent) if result.extent is not None else None,
         "block": list(result.block),
         "n": result.n,
         "backend": result.backend,
@@ -359,6 +424,7 @@ def _load(path: str, total_s: float) -> RealRunResult:
         meta = json.loads(bytes(data["meta"]).decode())
         return RealRunResult(
             grid=tuple(meta["grid"]),
+            extent=tuple(meta["extent"]) if meta.get("extent") else None,
             block=tuple(meta["block"]),
             n=meta["n"],
             backend=meta["backend"],
@@ -379,6 +445,7 @@ def run_real(
     *,
     simulator: bool = False,
     backend: str | None = None,
+    extent: Any = None,
     timeout_s: float = 300.0,
     on_process: Callable[[subprocess.Popen], None] | None = None,
 ) -> RealRunResult:
@@ -388,11 +455,13 @@ def run_real(
 
     Blocks until the child finishes: call it from a worker thread, never the UI thread. The size is
     checked here first so a refused run costs nothing. ``on_process`` receives the child so a window
-    that closes, or whose launch changed, can kill it instead of waiting.
+    that closes, or whose launch changed, can kill it instead of waiting. With ``extent`` (a 2D/3D
+    problem) each thread writes the element at its position, as an image kernel does.
     """
     chosen = _backend(simulator, backend)
     g, b = _dims(grid), _dims(block)
-    check_size(g, b, n, backend=chosen)
+    e = _dims(extent) if extent is not None else None
+    check_size(g, b, n, backend=chosen, extent=e)
     env = dict(os.environ)
     if chosen == "simulator":
         env["NUMBA_ENABLE_CUDASIM"] = "1"
@@ -403,6 +472,8 @@ def run_real(
     child_args = ["--grid", ",".join(map(str, g)), "--block", ",".join(map(str, b)), "--out", path]
     if n is not None:
         child_args += ["--n", str(int(n))]
+    if e is not None:
+        child_args += ["--extent", ",".join(map(str, e))]
     if chosen == "emulation":
         child_args.append("--emulate")
     # `python -m explorer.launch.realrun`, or inside the PyInstaller bundle the app re-run as that module.
@@ -446,11 +517,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--n", type=int, default=None)
     parser.add_argument("--out", required=True)
     parser.add_argument("--emulate", action="store_true", help="the compiled CPU emulation, no CUDA")
+    parser.add_argument("--extent", default=None, help="a 2D/3D problem's size, X,Y[,Z]")
     args = parser.parse_args(argv)
     try:
         grid = _dims(int(v) for v in args.grid.split(","))
         block = _dims(int(v) for v in args.block.split(","))
-        result = run_here(grid, block, args.n, emulate=args.emulate)
+        extent = _dims(int(v) for v in args.extent.split(",")) if args.extent else None
+        result = run_here(grid, block, args.n, emulate=args.emulate, extent=extent)
         _save(result, args.out)
     except UserError as exc:
         print(str(exc), file=sys.stderr)

@@ -21,8 +21,9 @@ thread_numbers = njit(cache=True)(_thread_numbers)
 
 
 @njit(cache=True)
-def emulate(grid, block, a, b, c, block_of, thread_of, writes, n):  # pragma: no cover - compiled
-    """Every thread of ``grid`` x ``block`` (int64 arrays of 3) does the kernel's guarded writes."""
+def emulate(grid, block, extent, a, b, c, block_of, thread_of, writes, n):  # pragma: no cover - compiled
+    """Every thread of ``grid`` x ``block`` (int64 arrays of 3) does the kernel's guarded writes;
+    ``extent`` is the 2D/3D problem's size, or zeros for a 1-D ``n``."""
     for biz in range(grid[2]):
         for biy in range(grid[1]):
             for bix in range(grid[0]):
@@ -30,9 +31,23 @@ def emulate(grid, block, a, b, c, block_of, thread_of, writes, n):  # pragma: no
                     for tiy in range(block[1]):
                         for tix in range(block[0]):
                             block_linear, thread_linear, i = thread_numbers(
-                                bix, biy, biz, grid[0], grid[1], tix, tiy, tiz, block[0], block[1], block[2]
+                                bix,
+                                biy,
+                                biz,
+                                grid[0],
+                                grid[1],
+                                tix,
+                                tiy,
+                                tiz,
+                                block[0],
+                                block[1],
+                                block[2],
+                                extent[0],
+                                extent[1],
+                                extent[2],
+                                n,
                             )
-                            if i < n:  # the kernel's guard
+                            if i >= 0:  # the kernel's guard
                                 c[i] = a[i] + b[i]
                                 block_of[i] = block_linear
                                 thread_of[i] = thread_linear

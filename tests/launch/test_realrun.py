@@ -76,3 +76,21 @@ def test_without_a_gpu_small_launches_use_the_simulator_and_large_ones_the_emula
     assert realrun.cpu_backend(98 * 1024) == "emulation"
     with pytest.raises(UserError, match="the CPU emulation keeps at most"):
         realrun.check_size((1 << 15, 1, 1), (1024, 1, 1), None, backend="emulation")
+
+
+def test_a_2d_problem_is_written_by_the_thread_at_each_pixel():
+    """Issue 14.8: grid 4x4 of 16x16 over a 60 x 60 image writes 3,600 pixels, not 4,096 in a row;
+    the simulator and the emulation agree, and each pixel's writer is the one the visualizer predicts."""
+    args = ((4, 4, 1), (16, 16, 1), None)
+    sim = realrun.run_real(*args, simulator=True, extent=(60, 60, 1), timeout_s=120)
+    emu = realrun.run_real(*args, backend="emulation", extent=(60, 60, 1), timeout_s=120)
+    for r in (sim, emu):
+        assert r.n == 3600 and r.extent == (60, 60, 1) and r.untouched == 0 and r.written_twice == 0
+        assert r.mismatches(256) == 0 and "60 x 60 problem (3,600 elements)" in r.summary()
+    assert (sim.block_of_element == emu.block_of_element).all()
+    # pixel (x=17, y=33): block (1, 2) = 1 + 4 * 2 = 9, thread (1, 1) = 1 + 16 * 1 = 17
+    i = 33 * 60 + 17
+    assert (emu.block_of_element[i], emu.thread_of_element[i]) == (9, 17)
+    # too few blocks along y: the bottom rows stay untouched, and are counted
+    short = realrun.run_real((4, 3, 1), (16, 16, 1), None, backend="emulation", extent=(60, 60, 1))
+    assert short.untouched == 60 * (60 - 48) and short.mismatches(256) == 0

@@ -365,3 +365,26 @@ def test_stop_ends_the_run_and_a_refused_run_clears_the_old_strip(panel, qtbot):
         view.button.click()
     assert "N is 20,000,000; the CPU emulation keeps at most 16,777,216 elements" == blocker.args[0]
     assert view.strip.result is None
+
+
+def test_a_2d_real_run_is_drawn_as_the_image_it_wrote(panel, qtbot):
+    """Issue 14.8: grid 4x4, block 16x16, size 60,60 is a 60 x 60 image, not a 4,096-element strip."""
+    c = panel.controls
+    c.grid_spins[0].setValue(4)
+    c.grid_spins[1].setValue(4)
+    c.block_spins[0].setValue(16)
+    c.block_spins[1].setValue(16)
+    c.n_edit.setText("60,60")
+    c.n_edit.editingFinished.emit()
+    with qtbot.waitSignal(panel.realrun_view.finished, timeout=120_000) as blocker:
+        panel.realrun_view.button.click()
+    result = blocker.args[0]
+    assert not isinstance(result, str), result
+    assert result.extent == (60, 60, 1) and result.n == 3600 and result.mismatches(256) == 0
+    strip = panel.realrun_view.strip
+    assert strip.height() == 220  # the image's room, not the strip's
+    image = strip._picture(200, 200)
+    assert (image.width(), image.height()) == (60, 60)  # one pixel per element
+    top_left, next_tile = image.pixelColor(0, 0), image.pixelColor(16, 0)
+    assert top_left != next_tile and image.pixelColor(15, 15) == top_left
+    assert "60 x 60 problem" in panel.realrun_view.status.text()

@@ -470,7 +470,10 @@ class VisualizerPanel(Panel):
         c = self.plan.config
         device = self.controls.device()
         self._real_run_for = (device.key if device is not None else "", c)
-        self.realrun_view.start(c.grid.as_tuple(), c.block.as_tuple(), c.n, self.plan.threads_per_block)
+        extent = c.extent.as_tuple() if c.extent is not None else None
+        self.realrun_view.start(
+            c.grid.as_tuple(), c.block.as_tuple(), c.n, self.plan.threads_per_block, extent
+        )
 
     # --- remembered between runs -----------------------------------------------------------------
     def remembered(self) -> dict[str, str | int]:

@@ -7,7 +7,7 @@ thread, so the window keeps animating while numba compiles and the simulator gri
 from __future__ import annotations
 
 from PySide6.QtCore import QElapsedTimer, QRectF, QSize, Qt, QTimer, Signal
-from PySide6.QtGui import QFont, QPainter, QPaintEvent
+from PySide6.QtGui import QFont, QImage, QPainter, QPaintEvent
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QSizePolicy, QVBoxLayout, QWidget
 
 from explorer.launch.realrun import (
@@ -32,9 +32,10 @@ class ElementStrip(QWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.result: RealRunResult | None = None
-        self.setMinimumHeight(70)
+        self.setFixedHeight(STRIP_HEIGHT)
         self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
         self._columns: list[tuple[int, int]] | None = None  # (block or -1, run length in px)
+        self._image: QImage | None = None
 
     @qt_guard
     def sizeHint(self) -> QSize:
@@ -43,11 +44,42 @@ class ElementStrip(QWidget):
     def set_result(self, result: RealRunResult | None) -> None:
         self.result = result
         self._columns = None
+        self._image = None
+        # a 2D/3D run is drawn as the image (or the volume's first slice) it wrote: it needs room
+        self.setFixedHeight(
+            IMAGE_HEIGHT if result is not None and result.extent is not None else STRIP_HEIGHT
+        )
         self.update()
+
+    def _picture(self, width: int, height: int) -> QImage:
+        """The z = 0 slice of a 2D/3D run, one pixel per element or per cell of elements when it is
+        larger than the widget; a cell with any untouched element is black, so none is hidden."""
+        import numpy as np
+
+        r = self.result
+        assert r is not None and r.extent is not None
+        ex, ey, _ez = r.extent
+        plane = ex * ey
+        writes = r.writes_per_element[:plane].reshape(ey, ex)
+        blocks = r.block_of_element[:plane].reshape(ey, ex)
+        scale = min(width / ex, height / ey)
+        cols, rows = max(1, min(ex, int(ex * scale))), max(1, min(ey, int(ey * scale)))
+        xs = (np.arange(cols, dtype=np.int64) * ex) // cols
+        ys = (np.arange(rows, dtype=np.int64) * ey) // rows
+        touched = np.minimum.reduceat(np.minimum.reduceat(writes, xs, axis=1), ys, axis=0) > 0
+        block = blocks[np.ix_(ys, xs)]
+        gx, gy, _gz = r.grid
+        # neighbouring tiles differ in colour across and down: (bx + 3 by + 5 bz) mod 6
+        tile = (block % gx) + 3 * ((block // gx) % gy) + 5 * (block // (gx * gy))
+        table = np.array([c.rgb() & 0xFFFFFFFF for c in palette.BLOCK_CYCLE], dtype=np.uint32)
+        argb = np.where(touched, table[tile % len(table)], np.uint32(palette.UNTOUCHED.rgb() & 0xFFFFFFFF))
+        argb = np.ascontiguousarray(argb, dtype=np.uint32)
+        return QImage(argb.data, cols, rows, cols * 4, QImage.Format.Format_RGB32).copy()
 
     @qt_guard
     def resizeEvent(self, event) -> None:  # noqa: N802 - Qt's name
         self._columns = None
+        self._image = None
         super().resizeEvent(event)
 
     def _runs(self, width: int) -> list[tuple[int, int]]:
@@ -81,6 +113,10 @@ class ElementStrip(QWidget):
             p.setPen(palette.MUTED_TEXT)
             p.drawText(self.rect(), Qt.AlignmentFlag.AlignCenter, "No real run yet")
             return
+        if self.result.extent is not None:
+            self._paint_image(p)
+            p.end()
+            return
         w = self.width() - 8
         if self._columns is None:
             self._columns = self._runs(w)
@@ -99,7 +135,23 @@ class ElementStrip(QWidget):
         )
         p.end()
 
+    def _paint_image(self, p: QPainter) -> None:
+        r = self.result
+        assert r is not None and r.extent is not None
+        ex, ey, ez = r.extent
+        room_w, room_h = self.width() - 8, self.height() - 24
+        if self._image is None:
+            self._image = self._picture(room_w, room_h)
+        scale = min(room_w / ex, room_h / ey)
+        target = QRectF(4, 2, ex * scale, ey * scale)
+        p.drawImage(target, self._image)  # scaled up without smoothing: elements stay square
+        p.setPen(palette.TEXT)
+        words = f"{ex:,} x {ey:,} image as written" if ez == 1 else f"slice z = 0 of {ez:,} ({ex:,} x {ey:,})"
+        p.drawText(QRectF(4, room_h + 4, self.width() - 8, 18), Qt.AlignmentFlag.AlignLeft, words)
 
+
+STRIP_HEIGHT = 70
+IMAGE_HEIGHT = 220
 RUN_TIP = "Launch a numba vector-add kernel with exactly this grid and block"
 
 
@@ -160,7 +212,14 @@ class RealRunView(QWidget):
     def running(self) -> bool:
         return self._worker is not None
 
-    def start(self, grid: tuple[int, int, int], block: tuple[int, int, int], n: int | None, tpb: int) -> None:
+    def start(
+        self,
+        grid: tuple[int, int, int],
+        block: tuple[int, int, int],
+        n: int | None,
+        tpb: int,
+        extent: tuple[int, int, int] | None = None,
+    ) -> None:
         """Start a run off the UI thread; a refused size is shown at once, without a child process."""
         from explorer.errors import UserError
         from explorer.launch.realrun import check_size
@@ -171,7 +230,7 @@ class RealRunView(QWidget):
         backend = cpu_backend(threads) if self.simulator else "gpu"
         self.strip.set_result(None)  # the last run's strip belongs to another launch
         try:
-            check_size(grid, block, n, backend=backend)
+            check_size(grid, block, n, backend=backend, extent=extent)
         except UserError as exc:
             self._show_error(str(exc))
             return
@@ -200,6 +259,7 @@ class RealRunView(QWidget):
             block,
             n,
             backend=backend,
+            extent=extent,
             on_process=keep,
             _start_thread=False,
             _connect={"returned": self._done, "errored": self._errored, "finished": self._cleanup},
@@ -227,6 +287,7 @@ class RealRunView(QWidget):
         self.status.setText(why)
 
     def _done(self, result: RealRunResult) -> None:
+        self._ticker.stop()  # before the result is shown: a late tick must not write over it
         if self._cancelled:  # finished just as it was stopped: its launch is no longer shown
             return
         mismatches = result.mismatches(self._threads_per_block)
@@ -245,6 +306,7 @@ class RealRunView(QWidget):
         self._show_error(text.splitlines()[0] if text else repr(exc))
 
     def _show_error(self, message: str) -> None:
+        self._ticker.stop()
         if self._cancelled:  # the kill we asked for: the reason is already shown
             self.finished.emit(self._cancelled)
             return
