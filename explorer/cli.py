@@ -40,6 +40,9 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("devices", help="list the devices found (CPU, NVIDIA GPUs)")
     _add_json(p)
     p.add_argument("--catalog", action="store_true", help="also list catalog GPUs (spec sheets, not present)")
+    p.add_argument(
+        "--measure", action="store_true", help="measure the clock and roofline ceilings again (seconds)"
+    )
     p.set_defaults(handler="explorer.commands.devices:run_devices")
 
     p = sub.add_parser(
@@ -86,6 +89,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--repeats", type=str, default=None, metavar="N", help="timed repeats per point")
     p.add_argument("--csv", default=None, metavar="FILE", help="also write the results to a CSV file")
+    p.add_argument(
+        "--remeasure-ceilings",
+        action="store_true",
+        help="measure the device's roofline ceilings again before the run (else cached per machine)",
+    )
     _add_json(p)
     p.set_defaults(handler="explorer.commands.bench:run_bench")
 

@@ -28,6 +28,7 @@ class Series:
     peak: float | None = None
     peak_basis: str = ""
     peak_is_estimate: bool = False
+    peak_kind: str = ""
 
 
 @dataclass
@@ -68,6 +69,7 @@ def build_series(points: Sequence[BenchPoint]) -> list[Series]:
             s.noisy.append(p.noisy)
             if p.peak is not None:
                 s.peak, s.peak_basis, s.peak_is_estimate = p.peak, p.peak_basis, p.peak_is_estimate
+                s.peak_kind = p.peak_kind
         series.append(s)
     return series
 
@@ -116,17 +118,39 @@ def _device_name(device: str) -> str:
     return "CPU" if device == "cpu" else device
 
 
+def _peak_word(kind: str, unit: str, is_estimate: bool) -> str:
+    """What the line is called: a measured memory ceiling is not a peak, a formula's peak is an estimate."""
+    if kind == "measured":
+        return "measured bandwidth" if unit == "GB/s" else "measured ceiling"
+    return "estimated peak" if is_estimate else "peak"
+
+
 def peak_label(s: Series) -> str:
     """The peak line's label, saying so where the peak is an estimate rather than a reported figure:
     "CPU peak, estimate from advertised clock: 144 GFLOP/s"."""
     if s.peak is None:
         return ""
     basis = f", {s.peak_basis}" if s.peak_basis else ""
-    return f"{_device_name(s.device)} peak{basis}: {number_text(s.peak, s.unit)}"
+    word = "measured bandwidth" if s.peak_kind == "measured" and s.unit == "GB/s" else "peak"
+    return f"{_device_name(s.device)} {word}{basis}: {number_text(s.peak, s.unit)}"
 
 
-def above_estimate_reason(device: str, peak_basis: str) -> str:
-    """Why a measurement can beat an estimated peak: the estimate's clock is not the clock the chip ran at."""
+def above_estimate_reason(
+    device: str, peak_basis: str, kind: str = "", unit: str = "", moved_bytes: float | None = None
+) -> str:
+    """Why a measurement can beat the line it is drawn against, so no share above 100% goes unexplained."""
+    if kind == "measured" and unit == "GB/s":
+        moved = f" ({number_text(moved_bytes / 1e6, 'MB')})" if moved_bytes else ""
+        return (
+            f"A point above the measured memory bandwidth moved few enough bytes{moved} to be served "
+            "from the caches, which are faster than main memory; the triad's arrays are sized to miss them."
+        )
+    if device == "cpu" and "measured clock" in peak_basis:
+        return (
+            "A measured value above this peak means the cores ran faster during it than when the clock "
+            "was measured with every core busy (fewer busy cores turbo higher, or the clock was measured "
+            "while other programs were busy): re-measure the ceilings on a quiet machine."
+        )
     if device == "cpu":
         clock = "advertised" if "advertised" in peak_basis else "maximum reported"
         return (
@@ -144,8 +168,8 @@ def peak_tooltip(s: Series) -> str:
     if s.peak is None:
         return ""
     text = peak_label(s) + "."
-    if s.peak_is_estimate:
-        text += " " + above_estimate_reason(s.device, s.peak_basis)
+    if s.peak_is_estimate or s.peak_kind == "measured":
+        text += " " + above_estimate_reason(s.device, s.peak_basis, s.peak_kind, s.unit)
         above = [v for v in s.throughput if v is not None and v > s.peak]
         if above:
             text += f" Here {len(above)} of {len(s.throughput)} points are above it (best {number_text(max(above), s.unit)})."
@@ -160,12 +184,18 @@ def peak_share(p: BenchPoint) -> float | None:
 
 
 def peak_share_text(p: BenchPoint) -> str:
-    """ "97% of peak 144 GFLOP/s", with "estimated" where the peak is one; empty where unknown."""
+    """ "97% of peak 144 GFLOP/s", with "estimated" where the peak is one, "measured bandwidth" where
+    it is a measured memory ceiling, and " (in cache)" style reasons where a share is above 100%."""
     share = peak_share(p)
     if share is None:
         return ""
-    kind = "estimated peak" if p.peak_is_estimate else "peak"
-    return f"{100 * share:.0f}% of {kind} {number_text(p.peak, p.throughput_unit)}"
+    word = _peak_word(p.peak_kind, p.throughput_unit, p.peak_is_estimate)
+    text = f"{100 * share:.0f}% of {word} {number_text(p.peak, p.throughput_unit)}"
+    if share > 1 and p.peak_kind == "measured" and p.throughput_unit == "GB/s":
+        text += ": fits in cache"
+    elif share > 1 and p.peak_is_estimate and p.device == "cpu" and "measured clock" in p.peak_basis:
+        text += ": cores ran above the measured clock"
+    return text
 
 
 def peak_note(p: BenchPoint) -> str:
@@ -178,6 +208,7 @@ def peak_note(p: BenchPoint) -> str:
     if p.peak_basis:
         text += f" ({p.peak_basis})"
     text += "."
-    if share > 1 and p.peak_is_estimate:
-        text += " " + above_estimate_reason(p.device, p.peak_basis)
+    if share > 1 and (p.peak_is_estimate or p.peak_kind == "measured"):
+        moved = p.gbps * 1e9 * p.median_s if p.gbps and p.median_s else None
+        text += " " + above_estimate_reason(p.device, p.peak_basis, p.peak_kind, p.throughput_unit, moved)
     return text

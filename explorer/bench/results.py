@@ -65,6 +65,16 @@ class BenchPoint:
     peak: float | None = None  # the device's peak in throughput_unit where known
     peak_basis: str = ""  # where the peak comes from: "estimate from advertised clock", ...
     peak_is_estimate: bool = False  # a formula over clocks and unit counts, not a reported figure
+    peak_kind: str = ""  # "theoretical", "measured" (a ceiling this machine reached), "spec sheet"
+    # Where the point sits on its device's roofline (explorer.bench.roofline): the FLOP per byte its
+    # workload declares, the rates it reached, which roof bounds it, and the memory roof it is held to.
+    intensity_flop_per_byte: float | None = None
+    gflops: float | None = None
+    gbps: float | None = None
+    bound: str = ""  # "memory" or "compute" (from the ridge point of the device's roof); "" unknown
+    ridge_flop_per_byte: float | None = None
+    bandwidth_ceiling_gbps: float | None = None
+    bandwidth_ceiling_basis: str = ""
     threads: int | None = None
     dtype: str = ""
     versions: dict[str, str] = field(default_factory=dict)
@@ -172,6 +182,14 @@ _INT_COLUMNS = {"size", "repeats", "threads", "remeasured"}
 _DICT_COLUMNS = {"versions", "extra"}
 _BOOL_COLUMNS = {"peak_is_estimate", "noisy"}
 _TEXT_COLUMNS = {"variant", "size_label", "throughput_unit", "peak_basis", "dtype", "noise_reason"}
+_FLOAT_COLUMNS |= {
+    "intensity_flop_per_byte",
+    "gflops",
+    "gbps",
+    "ridge_flop_per_byte",
+    "bandwidth_ceiling_gbps",
+}
+_TEXT_COLUMNS |= {"bound", "bandwidth_ceiling_basis", "peak_kind"}
 
 
 def write_csv(points: Iterable[BenchPoint], path: str | os.PathLike[str]) -> None:

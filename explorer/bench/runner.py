@@ -41,6 +41,10 @@ class BenchPlan:
     # Run the worker below normal priority so a window sharing few cores stays responsive; the
     # benchmark loses only the moments the window actually needs the CPU. Off for the CLI.
     low_priority: bool = False
+    # Measure each device's ceilings (sgemm, memory bandwidth) before its first point where none
+    # fresh are cached, so every point can be placed on the roofline; seconds, once per machine.
+    measure_roof: bool = False
+    remeasure_roof: bool = False  # measure them again even where fresh ones are cached
 
 
 @dataclass
@@ -103,6 +107,7 @@ def plan_points(plan: BenchPlan) -> list[dict]:
             budget_s=plan.time_budget_s,
             cpu_threads=plan.cpu_threads,
             partner=partner.get(dev),
+            measure_roof=plan.measure_roof,
         )
         for i, (size, _, _, dev, variant, key) in enumerate(rows)
     ]

@@ -70,7 +70,12 @@ def _vector_add_numpy(w: Workload, spec: PointSpec) -> Outcome:
     a, b, out = _vector_operands(spec.size)
     timing = time_plain(spec, lambda: np.add(a, b, out=out))
     _check(out, a + b, "numpy's add")
-    return Outcome(timing, threads=1, extra={"library": "numpy (one core: numpy ufuncs are single-threaded)"})
+    return Outcome(
+        timing,
+        threads=1,
+        peak=peaks.memory_bandwidth_gbps("cpu"),
+        extra={"library": "numpy (one core: numpy ufuncs are single-threaded)"},
+    )
 
 
 def _vector_add_numba(w: Workload, spec: PointSpec, *, with_copies: bool) -> Outcome:
@@ -124,7 +129,7 @@ def _matvec_torch(w: Workload, spec: PointSpec) -> Outcome:
     timing = time_torch(spec, lambda: torch.mv(mt, vt, out=ut), dev)
     err = _check(ut.cpu().numpy(), expected, "torch.mv")
     threads = torch.get_num_threads() if dev.type == "cpu" else None
-    peak = peaks.fp32_peak_gflops(spec.device)
+    peak = peaks.memory_bandwidth_gbps(spec.device)
     return Outcome(timing, peak=peak, threads=threads, extra={"max_abs_error": err})
 
 
@@ -135,7 +140,7 @@ def _matvec_numpy(w: Workload, spec: PointSpec) -> Outcome:
     out = np.empty(spec.size, dtype=np.float32)
     timing = time_plain(spec, lambda: np.dot(m, v, out=out))
     return Outcome(
-        timing, threads=_numpy_threads(), peak=peaks.fp32_peak_gflops("cpu"), extra={"library": "numpy"}
+        timing, threads=_numpy_threads(), peak=peaks.memory_bandwidth_gbps("cpu"), extra={"library": "numpy"}
     )
 
 
@@ -153,7 +158,7 @@ def _matvec_numba(w: Workload, spec: PointSpec) -> Outcome:
     err = _check(out_dev.copy_to_host(), expected, "the matvec kernel")
     return Outcome(
         timing,
-        peak=peaks.fp32_peak_gflops(spec.device),
+        peak=peaks.memory_bandwidth_gbps(spec.device),
         extra={"max_abs_error": err, "blocks": float(blocks_for(n)), "threads_per_block": 1024.0},
     )
 

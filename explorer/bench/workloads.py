@@ -277,20 +277,23 @@ _register(
     Workload(
         name="matvec",
         title="Matrix-vector product (N x 100)",
-        description="u = A v for an N x 100 float32 matrix: numba kernel (one thread per row) vs numpy vs torch.",
+        description=(
+            "u = A v for an N x 100 float32 matrix: numba kernel (one thread per row) vs numpy vs torch; "
+            "GB/s, as it is memory-bound."
+        ),
         lesson=(
             "Each row's dot product is independent, so a GPU can give every row its own thread. With 100 "
             "columns each thread does 200 operations, enough to hide the launch once N reaches about "
-            "10^5 rows. It is still a memory-bound operation (2 operations per 4-byte matrix element), "
-            "so compare the GFLOP/s with the matmul's: the same hardware runs far below its peak when "
-            "each number is used once. On a GPU the one-thread-per-row kernel makes neighbouring "
+            "10^5 rows. It is still a memory-bound operation (2 operations per 4-byte matrix element, "
+            "half a FLOP per byte), so it is measured in GB/s against the memory roof: on the roofline "
+            "it sits under the slanted roof, far below the matmul, because each number is used once. On a GPU the one-thread-per-row kernel makes neighbouring "
             "threads read addresses 100 floats apart (uncoalesced), while torch.mv calls a library "
             "kernel that reads rows together: compare the two GPU curves to see what that costs."
         ),
         size_name="rows N",
         default_sizes_cpu=(1_000, 10_000, 100_000, 1_000_000),
         default_sizes_gpu=(1_000, 10_000, 100_000, 1_000_000, 10_000_000),
-        unit="GFLOP/s",
+        unit="GB/s",  # memory-bound: bytes are its limit
         flops=lambda n: 2.0 * n * MATVEC_COLS,
         bytes_moved=lambda n: FLOAT32_BYTES * (n * MATVEC_COLS + MATVEC_COLS + n),
         size_format="N={size}x100",

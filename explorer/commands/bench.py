@@ -83,15 +83,28 @@ def run_bench(args) -> int:
     # Held for the whole run: a second run writing the same file is refused now, in one line,
     # instead of both measuring for minutes and one silently replacing the other's points.
     with output_lock(csv_path) if csv_path else contextlib.nullcontext():
-        return _run_plan(w, device, sizes, repeats, as_json, csv_path)
+        again = bool(getattr(args, "remeasure_ceilings", False))
+        return _run_plan(w, device, sizes, repeats, as_json, csv_path, again)
 
 
-def _run_plan(w, device: str, sizes, repeats: int | None, as_json: bool, csv_path: Path | None) -> int:
+def _run_plan(
+    w, device: str, sizes, repeats: int | None, as_json: bool, csv_path: Path | None, again: bool = False
+) -> int:
     from explorer.bench.export import export_csv
     from explorer.bench.results import format_point
     from explorer.bench.runner import BenchPlan, BenchRun, Progress
 
-    run = BenchRun(BenchPlan(workload=w.name, devices=[device], sizes=sizes, repeats=repeats))
+    # the ceilings are measured in the worker before the first point where none fresh are cached
+    # (again with --remeasure-ceilings), so every point can say which roof bounds it
+    plan = BenchPlan(
+        workload=w.name,
+        devices=[device],
+        sizes=sizes,
+        repeats=repeats,
+        measure_roof=True,
+        remeasure_roof=again,
+    )
+    run = BenchRun(plan)
     if not as_json:
         print(f"{w.title} on {device}: {run.total_points} point(s)", flush=True)
     failed = 0

@@ -8,11 +8,15 @@ Catalog sheets appear only with ``--catalog``, and always marked as not present.
 from __future__ import annotations
 
 import json
+import sys
 from argparse import Namespace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from explorer.devices.discover import discover
 from explorer.devices.model import CudaGpu, Device, Discovery
+
+if TYPE_CHECKING:
+    from explorer.bench.roofline import Roof
 
 _GIB = 1024**3
 
@@ -84,19 +88,62 @@ def filtered(discovery: Discovery, include_catalog: bool) -> Discovery:
     return Discovery(devices=devices, reports=reports)
 
 
+def device_roofs(discovery: Discovery) -> list[Roof]:
+    """Each device's roof: theoretical and measured ceilings (present devices, from the per-machine
+    cache) or the spec sheet's (catalog GPUs)."""
+    from explorer.bench import peaks
+
+    return [
+        peaks.catalog_roof(d.key) if d.kind == "catalog" else peaks.device_roof(d.key)
+        for d in discovery.devices
+    ]
+
+
 def devices_json(discovery: Discovery) -> dict[str, Any]:
     data = discovery.to_dict()
     data["why_no_gpu"] = discovery.why_no_gpu()
+    data["roofs"] = [r.to_dict() for r in device_roofs(discovery)]
     return data
+
+
+def format_roofs(roofs: list[Roof]) -> str:
+    """The ceilings of each device, one line each, with its kind and how it was had."""
+    lines = ["Roofline ceilings:"]
+    for roof in roofs:
+        lines.append(f"  {roof.device}: {roof.note}" if roof.note else f"  {roof.device}:")
+        for c in roof.ceilings:
+            lines.append(f"    {c.label}: {c.basis}" if c.basis else f"    {c.label}")
+        if roof.ridge_flop_per_byte:
+            lines.append(f"    ridge point: {roof.ridge_flop_per_byte:.3g} FLOP/byte")
+    return "\n".join(lines)
+
+
+def measure_roofs(discovery: Discovery) -> None:
+    """Measure (again) the clock and ceilings of the CPU and every present GPU, and cache them."""
+    from explorer.bench import peaks
+
+    for d in discovery.devices:
+        if d.kind == "catalog":
+            continue
+        print(
+            f"measuring the ceilings of {d.key} (seconds; every core is kept busy)...",
+            file=sys.stderr,
+            flush=True,
+        )
+        peaks.ensure_measured(d.key, force=True)
 
 
 def run_devices(args: Namespace) -> int:
     include_catalog = bool(getattr(args, "catalog", False))
     discovery = filtered(discover(include_catalog=include_catalog), include_catalog)
+    if getattr(args, "measure", False):
+        measure_roofs(discovery)
     if getattr(args, "json", False):
         print(json.dumps(devices_json(discovery), indent=2))
         return 0
     print(format_table(discovery))
+    print()
+    print(format_roofs(device_roofs(discovery)))
     why = discovery.why_no_gpu()
     if why:
         print()

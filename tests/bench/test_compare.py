@@ -122,12 +122,15 @@ def test_peak_basis_is_the_device_records_own(monkeypatch):
         memory_bandwidth_basis="theoretical, from memory clock and bus width",
     )
     monkeypatch.setattr(peaks, "device_record", {"cpu": cpu, "cuda:0": gpu}.get)
-    assert peaks.peak_basis("cpu", "GFLOP/s") == peaks.PeakBasis("estimate from advertised clock", True)
+    monkeypatch.setattr(peaks, "cached", lambda device: ("absent", None))  # nothing measured yet
+    assert peaks.peak_basis("cpu", "GFLOP/s") == peaks.PeakBasis(
+        "estimate from advertised clock", True, "theoretical"
+    )
     assert peaks.peak_basis("cuda:0", "GB/s") == peaks.PeakBasis(
-        "theoretical, from memory clock and bus width", True
+        "theoretical, from memory clock and bus width", True, "theoretical"
     )
     assert peaks.peak_basis("cuda:0", "GFLOP/s") == peaks.PeakBasis(
-        "", False
+        "", False, "theoretical"
     )  # no basis: not called an estimate
     assert peaks.peak_basis("cuda:0", "GB/s", "copies").text == "PCIe link maximum (generation x lanes)"
     assert peaks.peak_basis("cuda:1", "GFLOP/s") == peaks.PeakBasis("", False)  # no record at all

@@ -1,0 +1,110 @@
+"""The roofline model: a device's roofs, its ridge point, and where a measured point sits under them.
+
+A kernel doing ``I`` FLOP per byte it moves can at best reach ``min(P, B x I)`` FLOP/s, where
+``P`` is the compute roof and ``B`` the memory roof: below the ridge point ``I = P / B`` the
+bytes are the limit (the slanted roof), above it the arithmetic is (the flat roof). Every device
+has several ceilings (theoretical, measured, from a spec sheet); the *roof* is the highest of
+each, because nothing can beat the highest, so it sets the ridge and the bound of a point.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from explorer.bench.ceilings import Ceiling, Quantity
+
+Bound = Literal["memory", "compute", ""]
+
+
+@dataclass
+class Roof:
+    """The ceilings of one device (a CPU, a present GPU or a catalog GPU's spec sheet)."""
+
+    device: str  # "cpu", "cuda:0", "catalog:h100-sxm5"
+    name: str  # "Intel(R) Xeon(R) ...", "NVIDIA H100 SXM5 (catalog)"
+    ceilings: list[Ceiling] = field(default_factory=list)
+    note: str = ""  # where the measured ones come from and when, or why there are none
+    clock_ghz: float | None = None  # a CPU's measured all-core clock, which its FP32 peak is built on
+    clock_method: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON form (``devices --json``, exports): every ceiling with its kind and basis."""
+        return {
+            "device": self.device,
+            "name": self.name,
+            "note": self.note,
+            "measured_clock_ghz": self.clock_ghz,
+            "measured_clock_method": self.clock_method,
+            "ridge_flop_per_byte": self.ridge_flop_per_byte,
+            "ceilings": [c.to_dict() for c in self.ceilings],
+        }
+
+    def top(self, quantity: Quantity) -> Ceiling | None:
+        """The highest ceiling of that quantity: the roof no measurement can pass."""
+        candidates = [c for c in self.ceilings if c.quantity == quantity and c.value > 0]
+        return max(candidates, key=lambda c: c.value, default=None)
+
+    @property
+    def ridge_flop_per_byte(self) -> float | None:
+        """Intensity at which the slanted roof meets the flat one: compute roof / memory roof."""
+        compute, memory = self.top("compute"), self.top("memory")
+        if compute is None or memory is None:
+            return None
+        return compute.value / memory.value
+
+    def attainable_gflops(self, intensity: float) -> float | None:
+        """The roofline itself: min(compute roof, memory roof x intensity)."""
+        compute, memory = self.top("compute"), self.top("memory")
+        if compute is None or memory is None or intensity <= 0:
+            return None
+        return min(compute.value, memory.value * intensity)
+
+    def bound(self, intensity: float | None) -> Bound:
+        """Which roof bounds a point of that intensity; "" where the roof is not known."""
+        ridge = self.ridge_flop_per_byte
+        if intensity is None or ridge is None:
+            return ""
+        return "memory" if intensity < ridge else "compute"
+
+
+def intensity(flops: float, bytes_moved: float) -> float | None:
+    """FLOP per byte from a workload's declared counts; ``None`` where it moves no bytes."""
+    if bytes_moved <= 0:
+        return None
+    return flops / bytes_moved
+
+
+@dataclass(frozen=True)
+class Placement:
+    """Where one measured point sits on its device's roofline."""
+
+    intensity_flop_per_byte: float | None
+    gflops: float | None  # achieved FLOP rate (the roofline's y)
+    gbps: float | None  # achieved byte rate
+    bound: Bound
+    ridge_flop_per_byte: float | None
+    memory_ceiling: Ceiling | None  # the memory roof a memory-bound point is compared with
+
+
+def place(flops: float, bytes_moved: float, seconds: float | None, roof: Roof | None) -> Placement:
+    """A point doing ``flops`` FLOP and moving ``bytes_moved`` bytes in ``seconds``, under ``roof``."""
+    inten = intensity(flops, bytes_moved)
+    ok = seconds is not None and seconds > 0
+    gflops = flops / seconds / 1e9 if ok and flops > 0 and seconds else None
+    gbps = bytes_moved / seconds / 1e9 if ok and bytes_moved > 0 and seconds else None
+    if roof is None:
+        return Placement(inten, gflops, gbps, "", None, None)
+    bound: Bound = "memory" if bytes_moved > 0 and flops <= 0 else roof.bound(inten)
+    return Placement(inten, gflops, gbps, bound, roof.ridge_flop_per_byte, roof.top("memory"))
+
+
+def plot_range(roofs: Sequence[Roof], intensities: Sequence[float]) -> tuple[float, float]:
+    """The x range (FLOP/byte) a roofline plot needs: every point and every ridge, with a decade
+    either side, never narrower than 1/16 .. 64."""
+    xs = [i for i in intensities if i and i > 0]
+    xs += [r.ridge_flop_per_byte for r in roofs if r.ridge_flop_per_byte]
+    lo = min([1 / 16, *[x / 4 for x in xs]])
+    hi = max([64.0, *[x * 4 for x in xs]])
+    return lo, hi

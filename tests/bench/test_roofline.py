@@ -1,0 +1,387 @@
+"""True peaks and measured ceilings: the CPU's FP32 peak from its measured clock, the per-machine
+cache of measured ceilings, and where each point sits on its device's roofline."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import subprocess
+import sys
+import time
+
+import pytest
+
+from explorer.bench import ceilings, peaks
+from explorer.bench.ceilings import Ceiling, MeasuredRoof
+from explorer.bench.clock import CHAIN_OPS, chain_kernel, chain_reference, measure_clock
+from explorer.bench.compare import peak_note, peak_share_text
+from explorer.bench.results import BenchPoint, read_csv, write_csv
+from explorer.bench.roofline import Roof, place, plot_range
+from explorer.bench.workloads import get_workload
+from explorer.devices.isa import cpu_fp32_peak_gflops, flops_per_cycle
+from explorer.devices.model import CpuDetails, Device
+
+# --- FLOP per cycle and the peak's basis, per ISA -----------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("flags", "isa", "per_cycle"),
+    [
+        (["sse4_2", "avx", "avx2", "fma", "avx512f"], "AVX-512", 64),
+        (["sse4_2", "avx", "avx2", "fma"], "AVX2+FMA", 32),
+        (["sse4_2", "avx"], "AVX", 16),
+        (["sse4_2"], "SSE", 8),
+        (["neon"], "NEON", 16),
+        (["asimd", "asimdhp"], "NEON", 16),
+        ([], "scalar", 1),
+    ],
+)
+def test_flop_per_cycle_per_isa(flags, isa, per_cycle):
+    f = flops_per_cycle(flags)
+    assert (f.isa, f.flop_per_cycle) == (isa, per_cycle)
+    # the manuals' figures: lanes x pipes, x 2 where a pipe does a fused multiply-add
+    assert f.flop_per_cycle == {True: 2, False: 1}[f.fma] * f.lanes * f.pipes
+    assert f.basis.startswith(f"{per_cycle} FLOP/cycle ({isa}")
+
+
+def test_peak_arithmetic_and_basis_text_from_the_measured_clock(home, cpu_record):
+    assert cpu_fp32_peak_gflops(3.35, 2, flops_per_cycle(["avx512f"])) == pytest.approx(428.8)
+    _seed(clock_ghz=3.35)
+    roof = peaks.device_roof("cpu")
+    peak = roof.ceilings[0]
+    assert (peak.quantity, peak.kind, peak.value) == ("compute", "theoretical", pytest.approx(428.8))
+    assert peak.basis.startswith("measured clock 3.35 GHz x 2 cores x 64 FLOP/cycle (AVX-512")
+    assert "2 FMA pipes assumed" in peak.basis
+    assert peaks.fp32_peak_gflops("cpu") == pytest.approx(428.8)  # fresh in the cache: not re-measured
+    basis = peaks.peak_basis("cpu", "GFLOP/s")
+    assert basis.kind == "theoretical" and basis.is_estimate and basis.text == peak.basis
+
+
+def test_without_a_measured_clock_the_reported_clock_estimate_stands(home, cpu_record):
+    roof = peaks.device_roof("cpu")
+    assert [c.basis for c in roof.ceilings] == ["estimate from maximum clock"]
+    assert roof.note == "not measured yet on this machine"
+
+
+# --- the clock-measuring chain ------------------------------------------------------------------
+
+
+def test_the_chain_is_computed_not_folded():
+    chain = chain_kernel()
+    for n, a, b in ((0, 5, 9), (1, 3, 7), (37, 0x5DEECE66D, 0x2545F4914F6C), (1000, -12345, 987654321)):
+        assert chain(n, a, b) == chain_reference(n, a, b)
+
+
+def test_the_chains_time_grows_with_its_length():
+    """A folded or vectorised chain would take the same time whatever its length."""
+    chain = chain_kernel()
+    chain(10, 3, 5)
+
+    def fastest(n: int) -> float:
+        best = math.inf
+        for _ in range(7):
+            t0 = time.perf_counter()
+            chain(n, 3, 5)
+            best = min(best, time.perf_counter() - t0)
+        return best
+
+    short, long = fastest(200_000), fastest(1_600_000)
+    # 8x the operations: 8x the time (a busy machine can only stretch the long run further); a
+    # folded chain would take the same time at both lengths, a vectorised one barely more
+    assert long / short > 4.0
+
+
+def test_measure_clock_runs_every_thread_and_reports_cycles_per_second():
+    m = measure_clock(threads=2, samples=5, sample_s=0.001)
+    assert m.threads == 2 and len(m.per_thread_ghz) == 2
+    assert 0.2 < m.ghz < 8.0  # cycles per second of a real core, not ops of a folded loop
+    assert f"{m.threads} threads at once" in m.method and CHAIN_OPS == 16
+
+
+# --- the per-machine cache ----------------------------------------------------------------------
+
+
+def test_cache_fresh_stale_other_machine_and_absent(home):
+    fp = "cpu|test|2c/2t"
+    assert ceilings.load("cpu", fp) == ("absent", None)
+    roof = MeasuredRoof("cpu", fp, measured_at=1000.0, clock_ghz=3.0, ceilings=[_triad(20.0)])
+    ceilings.save(roof)
+    status, back = ceilings.load("cpu", fp, now=1000.0 + 3600)
+    assert status == "fresh" and back == roof
+    assert ceilings.load("cpu", fp, now=1000.0 + ceilings.STALE_AFTER_S + 1)[0] == "stale"
+    assert ceilings.load("cpu", "cpu|another|8c/16t", now=1001.0)[0] == "other machine"
+    assert ceilings.load("cuda:0", fp)[0] == "absent"
+
+
+def test_a_damaged_cache_is_moved_aside_not_fatal(home):
+    path = ceilings.cache_path()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("{not json", encoding="utf-8")
+    assert ceilings.load("cpu", "x") == ("absent", None)
+    assert path.with_name(path.name + ".damaged").read_text(encoding="utf-8") == "{not json"
+
+
+def test_ensure_measured_reuses_fresh_and_remeasures_stale_other_machine_or_forced(
+    home, cpu_record, monkeypatch
+):
+    calls: list[bool] = []
+
+    def fake_measure(fp: str, *, clock_only: bool = False, **_: object) -> MeasuredRoof:
+        calls.append(clock_only)
+        return MeasuredRoof(
+            "cpu", fp, time.time(), clock_ghz=3.1, ceilings=[] if clock_only else [_triad(15.0)]
+        )
+
+    monkeypatch.setattr(ceilings, "measure_cpu_roof", fake_measure)
+    _seed(clock_ghz=3.0)
+    assert peaks.ensure_measured("cpu").clock_ghz == 3.0 and calls == []  # fresh and complete
+    peaks.ensure_measured("cpu", force=True)
+    assert calls == [False]
+    _seed(clock_ghz=3.0, measured_at=time.time() - ceilings.STALE_AFTER_S - 10)
+    peaks.ensure_measured("cpu", clock_only=True)
+    assert calls == [False, True]
+    _seed(clock_ghz=3.0, fingerprint="cpu|some other machine")
+    assert peaks.ensure_measured("cpu").clock_ghz == 3.1 and calls == [False, True, False]
+    assert ceilings.load("cpu", peaks.fingerprint("cpu"))[0] == "fresh"
+
+
+def test_gpu_ceilings_code_path_runs_against_any_torch_device(monkeypatch):
+    """The GPU's sgemm and device-copy measurement, run on the CPU (no GPU here): same code, same records."""
+    import torch
+
+    monkeypatch.setattr(ceilings, "MATMUL_SIZES_GPU", (64, 128))
+    monkeypatch.setattr(ceilings, "COPY_BYTES_GPU", 1 << 20)
+    before = torch.get_float32_matmul_precision()
+    roof = ceilings.measure_gpu_roof(torch, torch.device("cpu"), "gpu|fake", "cuda:0", budget_s=0.05)
+    compute, memory = roof.ceiling("compute"), roof.ceiling("memory")
+    assert (
+        compute is not None and compute.kind == "measured" and compute.name == "sgemm" and compute.value > 0
+    )
+    assert "TF32 off" in compute.basis
+    assert memory is not None and memory.name == "device copy" and "read + write" in memory.basis
+    assert torch.get_float32_matmul_precision() == before  # restored to what it was
+
+
+def test_triad_counts_bytes_as_stream_does():
+    gbps = ceilings.stream_triad_gbps(1 << 16, passes=3)
+    assert gbps > 0  # it checked its own result; a loaded machine makes a tiny triad slow
+    elements, rule = ceilings.triad_array_elements(32 * 2**20, 64 * 2**30)
+    assert elements * 8 == 4 * 32 * 2**20 and "4 x the 32 MiB last-level cache" in rule
+    elements, rule = ceilings.triad_array_elements(None, 64 * 2**30)
+    assert elements * 8 == ceilings.TRIAD_MIN_ARRAY_BYTES
+    elements, rule = ceilings.triad_array_elements(1 << 30, 2 << 30)  # would not fit: capped
+    assert 3 * elements * 8 <= (2 << 30) // 4 and "quarter of the free memory" in rule
+
+
+# --- roofline geometry, intensity and bound -----------------------------------------------------
+
+CPU_ROOF = Roof(
+    "cpu",
+    "CPU",
+    [
+        Ceiling("compute", 400.0, "theoretical", "FP32 peak", "measured clock"),
+        Ceiling("compute", 340.0, "measured", "sgemm", "torch"),
+        Ceiling("memory", 10.0, "measured", "STREAM triad", "triad"),
+    ],
+)
+
+
+def test_ridge_point_is_peak_over_bandwidth_and_the_roof_bends_there():
+    ridge = CPU_ROOF.ridge_flop_per_byte
+    assert ridge == pytest.approx(400.0 / 10.0)  # the highest compute roof over the highest memory roof
+    assert CPU_ROOF.attainable_gflops(ridge) == pytest.approx(400.0)
+    assert CPU_ROOF.attainable_gflops(ridge / 8) == pytest.approx(10.0 * ridge / 8)
+    assert CPU_ROOF.attainable_gflops(ridge * 8) == pytest.approx(400.0)
+    assert Roof("cpu", "CPU", [CPU_ROOF.ceilings[0]]).ridge_flop_per_byte is None  # no memory roof
+
+
+@pytest.mark.parametrize(
+    ("workload", "size", "intensity", "bound"),
+    [
+        ("vector_add", 10_000_000, 1 / 12, "memory"),
+        ("matvec", 1_000_000, pytest.approx(0.495, abs=0.01), "memory"),
+        ("copies", 1 << 20, 0.0, "memory"),  # no arithmetic at all
+        ("matmul", 64, 64 * 2 / 12, "memory"),  # 10.7 FLOP/byte: under the slanted roof
+        ("matmul", 2048, 2048 * 2 / 12, "compute"),
+    ],
+)
+def test_intensity_and_bound_per_workload(workload, size, intensity, bound):
+    w = get_workload(workload)
+    p = place(w.flops(size), w.bytes_moved(size), 1e-3, CPU_ROOF)
+    assert p.intensity_flop_per_byte == (intensity if intensity is None else pytest.approx(intensity))
+    assert p.bound == bound
+    assert p.gbps == pytest.approx(w.bytes_moved(size) / 1e-3 / 1e9)
+    assert p.memory_ceiling is not None and p.memory_ceiling.name == "STREAM triad"
+
+
+def test_memory_bound_workloads_report_gb_per_s():
+    for name in ("vector_add", "matvec", "copies"):
+        assert get_workload(name).unit == "GB/s"
+
+
+def test_plot_range_holds_every_point_and_ridge():
+    lo, hi = plot_range([CPU_ROOF], [1 / 12, 300.0])
+    assert lo <= 1 / 12 / 4 and hi >= 300.0 * 4 and lo < 40 < hi
+
+
+def test_catalog_roof_comes_from_the_spec_sheet():
+    roof = peaks.catalog_roof("h100-sxm5")
+    assert {c.kind for c in roof.ceilings} == {"spec sheet"}
+    assert roof.top("compute").value == 66900.0 and roof.top("memory").value == 3350.0
+    assert roof.ridge_flop_per_byte == pytest.approx(66900 / 3350)
+
+
+# --- no share above 100% without its reason -----------------------------------------------------
+
+
+def _point(**kw: object) -> BenchPoint:
+    base = dict(workload="vector_add", variant="cpu numpy", device="cpu", size=100_000, size_label="N=100000")
+    base.update(kw)
+    return BenchPoint(**base)  # type: ignore[arg-type]
+
+
+def test_a_point_above_the_measured_bandwidth_says_it_ran_from_cache():
+    p = _point(
+        median_s=1e-5, throughput=120.0, throughput_unit="GB/s", peak=10.0, peak_kind="measured", gbps=120.0
+    )
+    assert peak_share_text(p) == "1200% of measured bandwidth 10 GB/s: fits in cache"
+    assert "served from the caches" in peak_note(p) and "1.2 MB" in peak_note(p)
+    below = _point(median_s=1e-2, throughput=8.0, throughput_unit="GB/s", peak=10.0, peak_kind="measured")
+    assert peak_share_text(below) == "80% of measured bandwidth 10 GB/s"
+
+
+def test_a_point_above_the_clock_based_peak_says_why():
+    basis = "measured clock 2.99 GHz x 2 cores x 64 FLOP/cycle (AVX-512: ...)"
+    p = _point(
+        workload="matmul",
+        median_s=1e-3,
+        throughput=390.0,
+        throughput_unit="GFLOP/s",
+        peak=382.7,
+        peak_basis=basis,
+        peak_is_estimate=True,
+        peak_kind="theoretical",
+    )
+    assert peak_share_text(p).endswith(": cores ran above the measured clock")
+    assert "re-measure the ceilings on a quiet machine" in peak_note(p)
+
+
+def test_place_point_fills_the_roofline_fields_and_csv_keeps_them(home, cpu_record, tmp_path):
+    _seed(clock_ghz=3.0, ceilings_=[_triad(10.0)])
+    w = get_workload("vector_add")
+    p = _point(size=10_000_000, median_s=0.012, throughput=10.0, throughput_unit="GB/s")
+    peaks.place_point(p, w.flops(p.size), w.bytes_moved(p.size))
+    assert p.bound == "memory" and p.intensity_flop_per_byte == pytest.approx(1 / 12)
+    assert p.gbps == pytest.approx(10.0) and p.gflops == pytest.approx(10_000_000 / 0.012 / 1e9)
+    assert p.bandwidth_ceiling_gbps == 10.0 and p.bandwidth_ceiling_basis.startswith(
+        "STREAM triad (measured)"
+    )
+    assert p.ridge_flop_per_byte == pytest.approx(3.0 * 2 * 64 / 10.0)
+    write_csv([p], tmp_path / "r.csv")
+    [back] = read_csv(tmp_path / "r.csv")
+    assert (back.bound, back.intensity_flop_per_byte, back.gbps) == (
+        p.bound,
+        p.intensity_flop_per_byte,
+        p.gbps,
+    )
+
+
+# --- the command line ---------------------------------------------------------------------------
+
+
+def _cli(home_dir, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "DEVICE_EXPLORER_HOME": str(home_dir)}
+    return subprocess.run(
+        [sys.executable, "-m", "explorer", *args], capture_output=True, text=True, env=env, timeout=300
+    )
+
+
+def test_devices_json_carries_the_roof_with_its_basis(home):
+    _seed_this_machine(clock_ghz=3.0)
+    out = _cli(home, "devices", "--json", "--catalog")
+    assert out.returncode == 0, out.stderr
+    roofs = {r["device"]: r for r in json.loads(out.stdout)["roofs"]}
+    cpu = roofs["cpu"]
+    assert cpu["measured_clock_ghz"] == 3.0 and cpu["note"].startswith("measured ")
+    kinds = {(c["name"], c["kind"]) for c in cpu["ceilings"]}
+    assert kinds == {("FP32 peak", "theoretical"), ("sgemm", "measured"), ("STREAM triad", "measured")}
+    peak = next(c for c in cpu["ceilings"] if c["name"] == "FP32 peak")
+    assert peak["basis"].startswith("measured clock 3.00 GHz x ") and peak["unit"] == "GFLOP/s"
+    assert cpu["ridge_flop_per_byte"] == pytest.approx(peak["value"] / 12.5)
+    assert roofs["catalog:h100-sxm5"]["ceilings"][0]["kind"] == "spec sheet"
+
+
+def test_bench_vector_add_points_carry_gbps_intensity_and_bound(home):
+    _seed_this_machine(clock_ghz=3.0)
+    out = _cli(
+        home, "bench", "vector_add", "--device", "cpu", "--sizes", "1000000", "--repeats", "3", "--json"
+    )
+    assert out.returncode == 0, out.stderr
+    [point] = [json.loads(line) for line in out.stdout.splitlines() if line.startswith("{")]
+    assert point["throughput_unit"] == "GB/s" and point["gbps"] == pytest.approx(point["throughput"])
+    assert point["intensity_flop_per_byte"] == pytest.approx(1 / 12)
+    assert point["bound"] == "memory"
+    assert point["peak"] == 12.5 and point["peak_kind"] == "measured"
+    assert point["bandwidth_ceiling_gbps"] == 12.5
+
+
+# --- fixtures -----------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def home(tmp_path, monkeypatch):
+    monkeypatch.setenv("DEVICE_EXPLORER_HOME", str(tmp_path / "home"))
+    return tmp_path / "home"
+
+
+@pytest.fixture
+def cpu_record(monkeypatch):
+    """A 2-core AVX-512 CPU record whose reported clock gives the old estimate."""
+    rec = Device(
+        kind="cpu",
+        name="Test CPU",
+        key="cpu",
+        fp32_peak_gflops=294.4,
+        fp32_peak_basis="estimate from maximum clock",
+        memory_total_bytes=16 * 2**30,
+        cpu=CpuDetails(physical_cores=2, logical_cores=4, isa_flags=["avx", "avx2", "fma", "avx512f"]),
+    )
+    monkeypatch.setattr(peaks, "device_record", {"cpu": rec}.get)
+    return rec
+
+
+def _triad(gbps: float) -> Ceiling:
+    return Ceiling("memory", gbps, "measured", "STREAM triad", "triad", time.time())
+
+
+def _seed(
+    clock_ghz: float, measured_at: float | None = None, fingerprint: str | None = None, ceilings_=None
+) -> None:
+    ceilings.save(
+        MeasuredRoof(
+            "cpu",
+            fingerprint or peaks.fingerprint("cpu"),
+            time.time() if measured_at is None else measured_at,
+            clock_ghz=clock_ghz,
+            clock_threads=4,
+            ceilings=[_triad(20.0)] if ceilings_ is None else ceilings_,
+        )
+    )
+
+
+def _seed_this_machine(clock_ghz: float) -> None:
+    """A fresh cache entry for this very machine (its real fingerprint), so the CLI measures nothing."""
+    peaks.device_record.cache_clear()
+    now = time.time()
+    ceilings.save(
+        MeasuredRoof(
+            "cpu",
+            peaks.fingerprint("cpu"),
+            now,
+            clock_ghz=clock_ghz,
+            clock_threads=os.cpu_count(),
+            clock_method="test seed",
+            ceilings=[Ceiling("compute", 50.0, "measured", "sgemm", "seed", now), _triad(12.5)],
+        )
+    )
