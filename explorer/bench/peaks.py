@@ -147,10 +147,13 @@ def _cpu_facts(rec: Any) -> tuple[str, int | None, int | None, int | None, list[
 
 def fingerprint(device: str) -> str | None:
     """This machine's fingerprint for ``device``'s cached measurements; ``None`` if not present."""
-    rec = device_record(device)
+    return record_fingerprint(device_record(device))
+
+
+def record_fingerprint(rec: Any) -> str | None:
     if rec is None:
         return None
-    if device == "cpu":
+    if rec.kind == "cpu":
         name, physical, logical, memory, _ = _cpu_facts(rec)
         return ceilings.cpu_fingerprint(name, physical, logical, memory)
     return ceilings.gpu_fingerprint(
@@ -158,8 +161,8 @@ def fingerprint(device: str) -> str | None:
     )
 
 
-def cached(device: str) -> tuple[ceilings.CacheStatus, MeasuredRoof | None]:
-    fp = fingerprint(device)
+def cached(device: str, rec: Any = None) -> tuple[ceilings.CacheStatus, MeasuredRoof | None]:
+    fp = record_fingerprint(rec) if rec is not None else fingerprint(device)
     if fp is None:
         return "absent", None
     return ceilings.load(device, fp)
@@ -186,11 +189,11 @@ def ensure_measured(device: str, *, force: bool = False, clock_only: bool = Fals
     return roof
 
 
-def ensure_measured_quietly(device: str) -> str:
+def ensure_measured_quietly(device: str, force: bool = False) -> str:
     """``ensure_measured`` for a benchmark run: a failure to measure the ceilings never costs the
     point; it is said in one line (returned) and the point is placed with what is known."""
     try:
-        ensure_measured(device)
+        ensure_measured(device, force=force)
     except Exception as exc:
         return f"the ceilings of {device} could not be measured: {type(exc).__name__}: {exc}"[:300]
     return ""
@@ -214,10 +217,17 @@ def place_point(point: BenchPoint, flops: float, bytes_moved: float) -> None:
 
 def device_roof(device: str) -> Roof:
     """Every ceiling known for a present device (``cpu``, ``cuda:N``), without measuring anything."""
-    rec = device_record(device)
+    return record_roof(device, device_record(device))
+
+
+def record_roof(device: str, rec: Any) -> Roof:
+    """``device_roof`` for a record the caller already has (the window's discovery): reads the
+    cache file and nothing else, so a view may call it."""
     if rec is None:
         return Roof(device, device, note=f"{device} was not found")
-    status, measured = cached(device)
+    if rec.kind == "catalog":
+        return catalog_roof(rec.key)
+    status, measured = cached(device, rec)
     usable = measured if status in ("fresh", "stale") else None
     roof = Roof(device, str(rec.name))
     if device == "cpu":

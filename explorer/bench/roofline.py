@@ -108,3 +108,35 @@ def plot_range(roofs: Sequence[Roof], intensities: Sequence[float]) -> tuple[flo
     lo = min([1 / 16, *[x / 4 for x in xs]])
     hi = max([64.0, *[x * 4 for x in xs]])
     return lo, hi
+
+
+@dataclass(frozen=True)
+class Segment:
+    """One ceiling as drawn: from (x0, y0) to (x1, y1) in FLOP/byte and GFLOP/s."""
+
+    ceiling: Ceiling
+    x0: float
+    y0: float
+    x1: float
+    y1: float
+
+
+def segments(roof: Roof, x_lo: float, x_hi: float) -> list[Segment]:
+    """Each ceiling of ``roof`` as a line between ``x_lo`` and ``x_hi``: a memory ceiling B rises as
+    B x intensity until it meets the highest compute roof; a compute ceiling P runs flat from where
+    it meets the highest memory roof. So the top two meet at the ridge point, and lower ceilings
+    (a measured sgemm under the theoretical peak) show how far below the roof real code stays."""
+    top_p, top_b = roof.top("compute"), roof.top("memory")
+    out: list[Segment] = []
+    for c in roof.ceilings:
+        if c.value <= 0:
+            continue
+        if c.quantity == "memory":
+            end = min(x_hi, top_p.value / c.value) if top_p else x_hi
+            if end > x_lo:
+                out.append(Segment(c, x_lo, c.value * x_lo, end, c.value * end))
+        else:
+            start = max(x_lo, c.value / top_b.value) if top_b else x_lo
+            if start < x_hi:
+                out.append(Segment(c, start, c.value, x_hi, c.value))
+    return out

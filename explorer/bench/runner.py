@@ -95,6 +95,9 @@ def plan_points(plan: BenchPlan) -> list[dict]:
             for vi, v in enumerate(variants):
                 rows.append((size, di, vi, dev, v.series_name(dev), v.key))
     rows.sort(key=lambda r: (r[0], r[1], r[2]))
+    first_of_device: dict[str, int] = {}
+    for i, row in enumerate(rows):
+        first_of_device.setdefault(row[3], i)
     return [
         dict(
             index=i,
@@ -107,7 +110,9 @@ def plan_points(plan: BenchPlan) -> list[dict]:
             budget_s=plan.time_budget_s,
             cpu_threads=plan.cpu_threads,
             partner=partner.get(dev),
-            measure_roof=plan.measure_roof,
+            measure_roof=plan.measure_roof or plan.remeasure_roof,
+            # only a device's first point measures again; the later ones find it fresh
+            remeasure_roof=plan.remeasure_roof and first_of_device.get(dev) == i,
         )
         for i, (size, _, _, dev, variant, key) in enumerate(rows)
     ]

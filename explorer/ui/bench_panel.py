@@ -21,6 +21,7 @@ from PySide6.QtWidgets import (
     QPushButton,
     QScrollArea,
     QSplitter,
+    QTabWidget,
     QVBoxLayout,
     QWidget,
 )
@@ -32,6 +33,7 @@ from explorer.errors import UserError
 from explorer.ui.bench.controls import BenchControls
 from explorer.ui.bench.export import export_png
 from explorer.ui.bench.plot import BenchPlot
+from explorer.ui.bench.roofline_view import RooflinePlot
 from explorer.ui.bench.stream import RunStream
 from explorer.ui.bench.table import ResultsTable
 from explorer.ui.panel import ExportFormat, Panel
@@ -60,6 +62,11 @@ class BenchPanel(Panel):
 
         self.controls = BenchControls(context)
         self.plot = BenchPlot()
+        self.roofline = RooflinePlot()
+        self.plot_tabs = QTabWidget()
+        self.plot_tabs.addTab(self.plot, "Measurements")
+        self.plot_tabs.addTab(self.roofline, "Roofline")
+        self._catalog_roof_key = ""
         #: the points of one run per workload; the table and the plots show the chosen workload's
         self.results = RunResults()
         self.table = ResultsTable(self.results)
@@ -95,7 +102,7 @@ class BenchPanel(Panel):
         right_layout.addLayout(top)
         right_layout.addWidget(self.message_label)
         splitter = QSplitter(Qt.Orientation.Vertical)
-        splitter.addWidget(self.plot)
+        splitter.addWidget(self.plot_tabs)
         splitter.addWidget(self.table)
         splitter.setStretchFactor(0, 3)
         splitter.setStretchFactor(1, 2)
@@ -115,6 +122,9 @@ class BenchPanel(Panel):
         self.controls.start_requested.connect(self.start)
         self.controls.stop_requested.connect(self.stop)
         self.controls.workload_combo.currentIndexChanged.connect(lambda _i: self._workload_shown())
+        self.roofline.catalog_chosen.connect(self._choose_catalog_roof)
+        context.discovery_changed.connect(lambda _d: self._devices_found())
+        self._devices_found()
         self.csv_button.clicked.connect(
             lambda: self._export_via_dialog("CSV", "CSV files (*.csv)", self.export_csv)
         )
@@ -150,6 +160,7 @@ class BenchPanel(Panel):
         self.exports_changed.emit()
         self.plot.set_running(True)
         self.plot.set_points([])
+        self._refresh_roofline()
         self._total = 0
         self.progress_bar.setRange(0, 0)  # busy until the first progress record gives the total
         self.progress_bar.setFormat("starting the worker process…")
@@ -178,6 +189,7 @@ class BenchPanel(Panel):
 
     def apply_theme(self, theme: Theme) -> None:
         self.plot.apply_theme(theme)
+        self.roofline.apply_theme(theme)
         self.table.viewport().update()  # error rows take their colours from the theme when painted
 
     EXPORTS = (
@@ -201,7 +213,12 @@ class BenchPanel(Panel):
         return export.export_json(self.points, path)
 
     def export_png(self, path: str | Path) -> Path:
-        return export_png(self.plot.exported_plots(), path)
+        """The measurement plots and, below them, the roofline (laid out at the plot's size even
+        while its tab is not the one shown)."""
+        roof = self.roofline
+        if roof.isHidden() or roof.width() <= 0:
+            roof.resize(self.plot.main.size().width(), max(self.plot.main.size().height(), 360))
+        return export_png([*self.plot.exported_plots(), roof.plot], path)
 
     def prepare_screenshot(
         self,
@@ -274,6 +291,33 @@ class BenchPanel(Panel):
     def _refresh_plot(self) -> None:
         self._plot_pending = False
         self.plot.set_points(self.points)
+        self._refresh_roofline()
+
+    def _refresh_roofline(self) -> None:
+        """Each device of the run under its roofs (read from the per-machine cache the worker
+        fills), and the catalog GPU's spec-sheet roof when one is chosen."""
+        from explorer.bench import peaks
+
+        records = {d.key: d for d in self._context.devices}
+        devices = list(dict.fromkeys(p.device for p in self.points)) or ["cpu"]
+        roofs = [peaks.record_roof(key, records.get(key)) for key in devices if key in records]
+        catalog = None
+        if self._catalog_roof_key:
+            try:
+                catalog = peaks.catalog_roof(self._catalog_roof_key)
+            except KeyError:
+                catalog = None
+        self.roofline.set_data(roofs, self.points, catalog)
+
+    def _devices_found(self) -> None:
+        devices = self._context.devices
+        self.roofline.set_catalog_choices([(d.key, d.name) for d in devices if d.kind == "catalog"])
+        if devices:
+            self._refresh_roofline()
+
+    def _choose_catalog_roof(self, key: str) -> None:
+        self._catalog_roof_key = key
+        self._refresh_roofline()
 
     def _on_progress(self, progress: Any) -> None:
         self._total = progress.total
@@ -316,6 +360,7 @@ class BenchPanel(Panel):
             return
         self.table.results.reload()
         self.plot.set_points(self.points)
+        self._refresh_roofline()
         self.exports_changed.emit()
         if not self.running:
             done = len(self.points)

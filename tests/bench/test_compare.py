@@ -122,7 +122,7 @@ def test_peak_basis_is_the_device_records_own(monkeypatch):
         memory_bandwidth_basis="theoretical, from memory clock and bus width",
     )
     monkeypatch.setattr(peaks, "device_record", {"cpu": cpu, "cuda:0": gpu}.get)
-    monkeypatch.setattr(peaks, "cached", lambda device: ("absent", None))  # nothing measured yet
+    monkeypatch.setattr(peaks, "cached", lambda device, rec=None: ("absent", None))  # nothing measured yet
     assert peaks.peak_basis("cpu", "GFLOP/s") == peaks.PeakBasis(
         "estimate from advertised clock", True, "theoretical"
     )

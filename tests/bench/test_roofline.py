@@ -17,7 +17,7 @@ from explorer.bench.ceilings import Ceiling, MeasuredRoof
 from explorer.bench.clock import CHAIN_OPS, chain_kernel, chain_reference, measure_clock
 from explorer.bench.compare import peak_note, peak_share_text
 from explorer.bench.results import BenchPoint, read_csv, write_csv
-from explorer.bench.roofline import Roof, place, plot_range
+from explorer.bench.roofline import Roof, place, plot_range, segments
 from explorer.bench.workloads import get_workload
 from explorer.devices.isa import cpu_fp32_peak_gflops, flops_per_cycle
 from explorer.devices.model import CpuDetails, Device
@@ -385,3 +385,20 @@ def _seed_this_machine(clock_ghz: float) -> None:
             ceilings=[Ceiling("compute", 50.0, "measured", "sgemm", "seed", now), _triad(12.5)],
         )
     )
+
+
+def test_segments_meet_at_the_ridge_and_lower_ceilings_stay_under_the_roof():
+    lo, hi = 1 / 16, 1000.0
+    segs = {s.ceiling.name: s for s in segments(CPU_ROOF, lo, hi)}
+    ridge = CPU_ROOF.ridge_flop_per_byte
+    triad, peak, sgemm = segs["STREAM triad"], segs["FP32 peak"], segs["sgemm"]
+    assert (triad.x0, triad.y0) == (lo, pytest.approx(10.0 * lo))
+    assert (triad.x1, triad.y1) == (
+        pytest.approx(ridge),
+        pytest.approx(400.0),
+    )  # the slanted roof ends at the ridge
+    assert (peak.x0, peak.y0, peak.x1) == (pytest.approx(ridge), 400.0, hi)  # the flat roof starts there
+    assert sgemm.x0 == pytest.approx(340.0 / 10.0) and sgemm.y0 == sgemm.y1 == 340.0
+    for s in segs.values():  # no ceiling is drawn above the roofline itself
+        for x, y in ((s.x0, s.y0), (s.x1, s.y1)):
+            assert y <= CPU_ROOF.attainable_gflops(x) * (1 + 1e-9)

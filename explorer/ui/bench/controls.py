@@ -29,6 +29,13 @@ from explorer.bench.fmt import first_sentences
 from explorer.bench.sizes import parse_sizes, sizes_range_text, sizes_text
 from explorer.errors import UserError
 
+#: how the roofline's ceilings are had before a run: (label, key)
+ROOF_CHOICES = (
+    ("measure once per machine", "once"),
+    ("measure again now", "again"),
+    ("do not measure", "skip"),
+)
+
 
 class BenchControls(QWidget):
     start_requested = Signal()
@@ -97,6 +104,14 @@ class BenchControls(QWidget):
         self.budget_spin.setValue(2.0)
         self.budget_spin.setSuffix(" s / point")
         form.addRow("Time budget", self.budget_spin)
+        self.ceilings_combo = QComboBox()
+        for label, key in ROOF_CHOICES:
+            self.ceilings_combo.addItem(label, key)
+        self.ceilings_combo.setToolTip(
+            "The roofline's measured ceilings (best matmul, memory bandwidth) and the CPU's clock are "
+            "measured in the worker before the first point, then kept for this machine"
+        )
+        form.addRow("Ceilings", self.ceilings_combo)
         layout.addWidget(how)
 
         self.message_label = QLabel(wordWrap=True)
@@ -158,6 +173,7 @@ class BenchControls(QWidget):
             self.reset_sizes_button,
             self.repeats_spin,
             self.budget_spin,
+            self.ceilings_combo,
         ):
             w.setEnabled(not running)
         self.start_button.setEnabled(not running)
@@ -192,6 +208,8 @@ class BenchControls(QWidget):
             repeats=self.repeats_spin.value() or None,
             time_budget_s=self.budget_spin.value(),
             low_priority=True,  # the worker yields the cores to the window whenever it needs them
+            measure_roof=self.ceilings_combo.currentData() != "skip",
+            remeasure_roof=self.ceilings_combo.currentData() == "again",
         )
 
     # --- internals ----------------------------------------------------------------------

@@ -158,12 +158,13 @@ class BenchPlot(QWidget):
         self.main.getPlotItem().vb.setDefaultPadding(0.06)  # no point sits on an axis
         self.speedup = _plot_widget()
         self.legend = self.main.addLegend(
-            offset=(10, 10), labelTextSize="11pt", labelTextColor=theme.plot_foreground
+            offset=(-10, -10), labelTextSize="11pt", labelTextColor=theme.plot_foreground
         )
         self.legend.setBrush(pg.mkBrush(theme.plot_background))
         self.legend.setPen(pg.mkPen(theme.border))
-        # the legend stays top left: small sizes sit low in both views (short times, low
-        # throughput), so that corner is the one left empty
+        # the legend sits bottom right and the peak's label top left: both views rise from small
+        # sizes at the bottom left to big ones at the top right, so those two corners stay empty,
+        # and the legend can never cover the label however long either grows
         self.speedup_legend = self.speedup.addLegend(
             offset=(10, 10), labelTextSize="10pt", labelTextColor=theme.plot_foreground
         )
@@ -354,9 +355,9 @@ class BenchPlot(QWidget):
             pen=pg.mkPen(colour, width=2, style=Qt.PenStyle.DashLine),
             label=peak_label(s),
             labelOpts={
-                "position": 0.98,
+                "position": 0.02,
                 "color": colour,
-                "anchors": [(1, 1), (1, 1)],
+                "anchors": [(0, 1), (0, 1)],
                 "fill": current_theme().plot_background,
             },
         )

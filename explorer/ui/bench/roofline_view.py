@@ -1,0 +1,312 @@
+"""The roofline: FLOP per byte against GFLOP/s on log axes, each device's roofs, and the run's points.
+
+A student sees why vector add and matvec sit under the slanted roof (they move bytes, and the
+memory roof caps them) while big matmuls climb to the flat one. Measured ceilings are solid lines,
+theoretical and spec-sheet ones dashed, each labelled with its value; the ridge point is marked.
+A catalog GPU's roof (from its spec sheet) can be added, so an H100's roof shows on any laptop.
+The geometry is computed by ``explorer.bench.roofline``; this view only draws it.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import pyqtgraph as pg
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QVBoxLayout, QWidget
+
+from explorer.bench.fmt import number_text
+from explorer.bench.roofline import Roof, plot_range, segments
+from explorer.ui.bench.plot import (
+    _CPU_COLOURS,
+    _CPU_COLOURS_DARK,
+    _GPU_COLOURS,
+    _SYMBOLS,
+    LogAxis,
+    _style_plot,
+)
+from explorer.ui.theme import Theme, current_theme
+
+_CATALOG_COLOURS = ("#CC79A7", "#E69F00")  # purple first: no CPU or GPU point is drawn in it
+_NO_CATALOG = "Add a catalog GPU's roof…"
+
+
+def _roof_colour(roof: Roof, index: int) -> str:
+    if roof.device == "cpu":
+        return (_CPU_COLOURS_DARK if current_theme().name == "dark" else _CPU_COLOURS)[0]
+    if roof.device.startswith("catalog:"):
+        return _CATALOG_COLOURS[index % len(_CATALOG_COLOURS)]
+    return _GPU_COLOURS[index % len(_GPU_COLOURS)]
+
+
+class RooflinePlot(QWidget):
+    """Draws roofs and points handed to it; owns nothing the core could compute."""
+
+    #: a catalog GPU was chosen (its key) or cleared ("")
+    catalog_chosen = Signal(str)
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self._roofs: list[Roof] = []
+        self._catalog_roof: Roof | None = None
+        self._points: list[Any] = []
+        self._drawn: list[Any] = []
+        self._ceiling_labels: list[tuple[Any, Any]] = []  # (label, its home position in view coordinates)
+
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        row = QHBoxLayout()
+        self.catalog_combo = QComboBox()
+        self.catalog_combo.addItem(_NO_CATALOG, "")
+        self.catalog_combo.setToolTip(
+            "Draw a well-known GPU's roof from its spec sheet beside this machine's (not a measurement)"
+        )
+        # narrow however long a GPU's name: the panel must fit a 1024-px projector
+        self.catalog_combo.setSizeAdjustPolicy(
+            QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon
+        )
+        self.catalog_combo.setMinimumContentsLength(22)
+        row.addWidget(self.catalog_combo)
+        self.caption = QLabel(
+            "solid: measured on this machine; dashed: theoretical or spec sheet", wordWrap=True
+        )
+        self.caption.setProperty("role", "caption")
+        row.addWidget(self.caption, 1)
+        layout.addLayout(row)
+
+        axes = {"left": LogAxis("left"), "bottom": LogAxis("bottom")}
+        self.plot = pg.PlotWidget(axisItems=axes)
+        self.plot.setLogMode(x=True, y=True)
+        self.plot.showGrid(x=True, y=True, alpha=0.25)
+        axes["left"].setWidth(80)
+        theme = current_theme()
+        _style_plot(self.plot, theme)
+        # the legend sits under the plot, in the plot's own layout (so the PNG export has it): inside
+        # it would cover a roof's label or a point whatever corner it took
+        self.legend = pg.LegendItem(colCount=3, labelTextSize="10pt", labelTextColor=theme.plot_foreground)
+        self.plot.getPlotItem().layout.addItem(self.legend, 4, 1)
+        self._style_legend(theme)
+        self._labels(theme)
+        layout.addWidget(self.plot, 1)
+        self.plot.getPlotItem().vb.sigResized.connect(lambda _vb: self._spread_labels())
+        self.catalog_combo.currentIndexChanged.connect(
+            lambda _i: self.catalog_chosen.emit(self.catalog_combo.currentData() or "")
+        )
+
+    # --- public -------------------------------------------------------------------------
+    def set_catalog_choices(self, choices: Sequence[tuple[str, str]]) -> None:
+        """(key, name) of the catalog GPUs a roof can be added for."""
+        current = self.catalog_combo.currentData()
+        self.catalog_combo.blockSignals(True)
+        self.catalog_combo.clear()
+        self.catalog_combo.addItem(_NO_CATALOG, "")
+        for key, name in choices:
+            self.catalog_combo.addItem(f"{name} (spec sheet)", key)
+        index = self.catalog_combo.findData(current)
+        self.catalog_combo.setCurrentIndex(max(index, 0))
+        self.catalog_combo.blockSignals(False)
+
+    def choose_catalog(self, key: str) -> None:
+        index = self.catalog_combo.findData(key)
+        self.catalog_combo.setCurrentIndex(max(index, 0))
+
+    def set_data(
+        self, roofs: Sequence[Roof], points: Sequence[Any], catalog_roof: Roof | None = None
+    ) -> None:
+        self._roofs = list(roofs)
+        self._points = list(points)
+        self._catalog_roof = catalog_roof
+        self._redraw()
+
+    @property
+    def roofs(self) -> list[Roof]:
+        return self._roofs + ([self._catalog_roof] if self._catalog_roof else [])
+
+    def apply_theme(self, theme: Theme) -> None:
+        _style_plot(self.plot, theme)
+        self._style_legend(theme)
+        self._labels(theme)
+        self._redraw()
+
+    def label_items(self) -> list[Any]:
+        """Every ceiling and ridge label now drawn."""
+        out = [i for i in self._drawn if isinstance(i, pg.TextItem)]
+        return out + [i.label for i in self._drawn if isinstance(i, pg.InfiniteLine)]
+
+    def line_labels(self) -> list[str]:
+        """The text of every ceiling and ridge label now drawn (what a student reads)."""
+        return [i.toPlainText() for i in self.label_items()]
+
+    def placed_points(self) -> dict[str, list[tuple[float, float]]]:
+        """(FLOP/byte, GFLOP/s) of each variant's points as plotted."""
+        out: dict[str, list[tuple[float, float]]] = {}
+        for item in self._drawn:
+            if isinstance(item, pg.PlotDataItem) and item.name():
+                xs, ys = item.getData()
+                out[item.name()] = [(10**x, 10**y) for x, y in zip(xs, ys, strict=True)]
+        return out
+
+    # --- drawing ------------------------------------------------------------------------
+    def _style_legend(self, theme: Theme) -> None:
+        self.legend.setBrush(pg.mkBrush(theme.plot_background))
+        self.legend.setPen(pg.mkPen(theme.border))
+        self.legend.setLabelTextColor(theme.plot_foreground)
+
+    def _labels(self, theme: Theme) -> None:
+        self.plot.setLabel("left", "GFLOP/s", color=theme.plot_foreground, size="12pt")
+        self.plot.setLabel(
+            "bottom", "arithmetic intensity (FLOP per byte moved)", color=theme.plot_foreground, size="12pt"
+        )
+        self.plot.setTitle("Roofline", color=theme.plot_foreground, size="13pt")
+
+    def _clear(self) -> None:
+        for item in self._drawn:
+            self.plot.removeItem(item)
+        self._drawn.clear()
+        self._ceiling_labels.clear()
+        self.legend.clear()
+
+    def _redraw(self) -> None:
+        self._clear()
+        theme = current_theme()
+        roofs = self.roofs
+        placed = [
+            p
+            for p in self._points
+            if p.error is None and p.intensity_flop_per_byte and p.gflops and p.intensity_flop_per_byte > 0
+        ]
+        x_lo, x_hi = plot_range(roofs, [p.intensity_flop_per_byte for p in placed])
+        ys: list[float] = [p.gflops for p in placed]
+        for index, roof in enumerate(roofs):
+            colour = _roof_colour(
+                roof,
+                sum(
+                    r.device.startswith("catalog:") == roof.device.startswith("catalog:")
+                    for r in roofs[:index]
+                ),
+            )
+            for seg in segments(roof, x_lo, x_hi):
+                measured = seg.ceiling.kind == "measured"
+                style = Qt.PenStyle.SolidLine if measured else Qt.PenStyle.DashLine
+                line = pg.PlotDataItem(
+                    [seg.x0, seg.x1],
+                    [seg.y0, seg.y1],
+                    pen=pg.mkPen(colour, width=2.5 if measured else 2, style=style),
+                )
+                line.setToolTip(f"{roof.name}: {seg.ceiling.label}. {seg.ceiling.basis}")
+                self._add(line)
+                ys += [seg.y0, seg.y1]
+                self._add_label(seg, roof, colour, theme)
+            ridge = roof.ridge_flop_per_byte
+            top = roof.top("compute")
+            if ridge and top:
+                dot = pg.PlotDataItem(
+                    [ridge],
+                    [top.value],
+                    pen=None,
+                    symbol="d",
+                    symbolSize=12,
+                    symbolBrush=colour,
+                    symbolPen=colour,
+                )
+                dot.setToolTip(f"ridge point of {roof.name}: {ridge:.3g} FLOP/byte")
+                self._add(dot)
+                # a dotted drop line: left of it the device is memory-bound, right of it compute-bound;
+                # its label low in the plot, one row per roof so two ridges never share a line of text
+                drop = pg.InfiniteLine(
+                    pos=math.log10(ridge),
+                    angle=90,
+                    pen=pg.mkPen(colour, width=1, style=Qt.PenStyle.DotLine),
+                    label=f"ridge {ridge:.3g} FLOP/B",
+                    labelOpts={
+                        "position": 0.04 + 0.12 * index,
+                        "color": colour,
+                        "fill": theme.plot_background,
+                        "anchors": [(0, 1), (0, 1)],
+                    },
+                )
+                drop.setToolTip(f"ridge point of {roof.name}: {ridge:.3g} FLOP/byte")
+                self._add(drop)
+        self._add_points(placed, theme)
+        self.plot.setXRange(math.log10(x_lo), math.log10(x_hi), padding=0)
+        if ys:
+            lo, hi = min(y for y in ys if y > 0), max(ys)
+            # room above the top roof for its label, below the lowest line for the ridge labels
+            self.plot.setYRange(math.log10(lo) - 0.3, math.log10(hi) + 0.6, padding=0)
+        self._spread_labels()
+        hidden = [p for p in self._points if p.error is None and not (p.intensity_flop_per_byte and p.gflops)]
+        self.caption.setText(
+            "solid: measured on this machine; dashed: theoretical or spec sheet"
+            + (f"; {len(hidden)} point(s) without arithmetic (copies) are not placed" if hidden else "")
+        )
+
+    def _spread_labels(self) -> None:
+        """Labels of close ceilings (a measured sgemm just under the peak, two devices' roofs at the
+        same height) would print over each other: each one that meets an earlier one steps down
+        by its own height until it is clear. Redone whenever the plot changes size."""
+        vb = self.plot.getPlotItem().vb
+        vb.updateMatrix()  # the range just set, not the one last painted
+        placed: list[Any] = []
+        for item, home in self._ceiling_labels:
+            item.setPos(home)
+            for _ in range(8):
+                rect = item.mapRectToScene(item.boundingRect())
+                if not any(rect.intersects(other) for other in placed):
+                    break
+                lower = vb.mapSceneToView(item.mapToScene(item.boundingRect().bottomLeft()))
+                top = vb.mapSceneToView(item.mapToScene(item.boundingRect().topLeft()))
+                item.setPos(item.pos().x(), item.pos().y() - abs(top.y() - lower.y()) - 0.01)
+            placed.append(item.mapRectToScene(item.boundingRect()))
+
+    def _add(self, item: Any) -> None:
+        self.plot.addItem(item)
+        self._drawn.append(item)
+
+    def _add_label(self, seg: Any, roof: Roof, colour: str, theme: Theme) -> None:
+        c = seg.ceiling
+        who = "CPU" if roof.device == "cpu" else roof.name.removesuffix(" (catalog)").removeprefix("NVIDIA ")
+        text = f"{who} {c.name} ({c.kind}): {number_text(c.value, c.unit)}"
+        item = pg.TextItem(text, color=colour, fill=theme.plot_background)
+        if c.quantity == "compute":  # at the flat line's right end: the roof above it, measured below
+            item.setAnchor((1.0, 0.0 if c.kind == "measured" else 1.0))
+            item.setPos(math.log10(seg.x1) - 0.02, math.log10(seg.y1))
+        else:  # at the left end of the slanted line, above it
+            item.setAnchor((0.0, 1.0))
+            item.setPos(math.log10(seg.x0) + 0.05, math.log10(seg.y0 * 10**0.05))
+        item.setZValue(10)  # over the grid, the ridges' drop lines and the other roofs
+        self._add(item)
+        self._ceiling_labels.append((item, item.pos()))
+
+    def _add_points(self, placed: Sequence[Any], theme: Theme) -> None:
+        by_variant: dict[tuple[str, str], list[Any]] = {}
+        for p in placed:
+            by_variant.setdefault((p.workload, p.variant), []).append(p)
+        cpu_i = gpu_i = 0
+        for index, ((_, variant), pts) in enumerate(by_variant.items()):
+            if pts[0].device == "cpu":
+                colour = (_CPU_COLOURS_DARK if theme.name == "dark" else _CPU_COLOURS)[cpu_i % 3]
+                cpu_i += 1
+            else:
+                colour = _GPU_COLOURS[gpu_i % len(_GPU_COLOURS)]
+                gpu_i += 1
+            scatter = pg.PlotDataItem(
+                [p.intensity_flop_per_byte for p in pts],
+                [p.gflops for p in pts],
+                pen=None,
+                symbol=_SYMBOLS[index % len(_SYMBOLS)],
+                symbolSize=11,
+                symbolBrush=colour,
+                symbolPen=pg.mkPen(theme.plot_background, width=1),
+                name=f"{pts[0].workload}: {variant}",
+            )
+            scatter.setToolTip(
+                "\n".join(
+                    f"{p.size_label}: {p.intensity_flop_per_byte:.3g} FLOP/B, {number_text(p.gflops, 'GFLOP/s')}"
+                    + (f", {p.bound}-bound" if p.bound else "")
+                    for p in pts
+                )
+            )
+            self._add(scatter)
+            self.legend.addItem(scatter, scatter.name())

@@ -1,0 +1,188 @@
+"""The roofline tab of the Benchmarks panel, rendered offscreen: roofs, ridge, points, catalog roof,
+the PNG export, and legends that never cover a label."""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+import pytest
+
+from explorer.bench import ceilings, peaks
+from explorer.bench.ceilings import Ceiling, MeasuredRoof
+from explorer.bench.results import BenchPoint
+from explorer.bench.workloads import get_workload
+from explorer.devices.catalog import load_catalog
+from explorer.devices.model import CpuDetails, Device, Discovery, ProbeReport
+from explorer.ui.context import AppContext
+
+#: set to a folder to keep the rendered PNGs (to look at them)
+KEEP = os.environ.get("DEVICE_EXPLORER_KEEP_RENDERS")
+
+CPU = Device(
+    kind="cpu",
+    name="Test CPU",
+    key="cpu",
+    fp32_peak_gflops=294.4,
+    fp32_peak_basis="estimate from maximum clock",
+    memory_total_bytes=16 * 2**30,
+    cpu=CpuDetails(physical_cores=2, logical_cores=2, isa_flags=["avx", "avx2", "fma", "avx512f"]),
+)
+CLOCK_GHZ, SGEMM, TRIAD = 3.0, 340.0, 12.0
+PEAK = CLOCK_GHZ * 2 * 64
+
+
+@pytest.fixture
+def panel(qtbot, tmp_path, monkeypatch):
+    from explorer.ui.bench_panel import BenchPanel
+
+    monkeypatch.setenv("DEVICE_EXPLORER_HOME", str(tmp_path / "home"))
+    monkeypatch.setattr(peaks, "device_record", {"cpu": CPU}.get)
+    now = time.time()
+    ceilings.save(
+        MeasuredRoof(
+            "cpu",
+            peaks.record_fingerprint(CPU),
+            now,
+            clock_ghz=CLOCK_GHZ,
+            clock_threads=2,
+            ceilings=[
+                Ceiling("compute", SGEMM, "measured", "sgemm", "torch.mm n=2048", now),
+                Ceiling("memory", TRIAD, "measured", "STREAM triad", "triad", now),
+            ],
+        )
+    )
+    reports = [ProbeReport(probe="nvml", ok=False, message="NVML library not found.")]
+    p = BenchPanel(AppContext(Discovery(devices=[CPU, *load_catalog()], reports=reports)))
+    qtbot.addWidget(p)
+    p.controls.ceilings_combo.setCurrentIndex(p.controls.ceilings_combo.findData("skip"))
+    yield p
+    p.shutdown()
+
+
+def _point(workload: str, variant: str, size: int, seconds: float) -> BenchPoint:
+    """A point as the engine makes it: throughput in the workload's unit, placed by peaks.place_point."""
+    w = get_workload(workload)
+    flops, moved = w.flops(size), w.bytes_moved(size)
+    unit_work = flops if w.unit == "GFLOP/s" else moved
+    p = BenchPoint(
+        workload=workload,
+        variant=variant,
+        device="cpu",
+        size=size,
+        size_label=w.size_label(size),
+        median_s=seconds,
+        spread_s=seconds / 50,
+        min_s=seconds,
+        repeats=9,
+        throughput=unit_work / seconds / 1e9,
+        throughput_unit=w.unit,
+    )
+    if w.unit in ("GFLOP/s", "GB/s") and workload != "copies":
+        basis = peaks.peak_basis("cpu", w.unit)
+        p.peak = peaks.fp32_peak_gflops("cpu") if w.unit == "GFLOP/s" else peaks.memory_bandwidth_gbps("cpu")
+        p.peak_basis, p.peak_is_estimate, p.peak_kind = basis.text, basis.is_estimate, basis.kind
+    peaks.place_point(p, flops, moved)
+    return p
+
+
+def _run_points() -> list[BenchPoint]:
+    return [
+        _point("vector_add", "cpu numpy", 30_000_000, 0.045),  # 8 GB/s
+        _point("matvec", "cpu numpy", 1_000_000, 0.05),  # 8 GB/s
+        _point("matmul", "cpu", 256, 0.0004),
+        _point("matmul", "cpu", 2048, 0.07),  # 245 GFLOP/s
+        _point("copies", "cpu host memcpy", 1 << 26, 0.01),  # no arithmetic: not on the roofline
+    ]
+
+
+def _show(panel, qtbot, size: tuple[int, int]) -> None:
+    points = _run_points()
+    panel.table.results.set_points(points)
+    panel._refresh_plot()
+    panel.resize(*size)
+    panel.show()
+    panel.plot_tabs.setCurrentWidget(panel.roofline)
+    qtbot.waitExposed(panel)
+    qtbot.wait(50)
+
+
+def test_points_sit_under_their_roofs_and_the_ridge_is_peak_over_bandwidth(panel, qtbot):
+    _show(panel, qtbot, (1280, 800))
+    view = panel.roofline
+    labels = view.line_labels()
+    assert f"CPU FP32 peak (theoretical): {PEAK:.0f} GFLOP/s" in labels
+    assert "CPU sgemm (measured): 340 GFLOP/s" in labels
+    assert "CPU STREAM triad (measured): 12 GB/s" in labels
+    ridge = PEAK / TRIAD
+    assert f"ridge {ridge:.3g} FLOP/B" in labels
+    placed = view.placed_points()
+    ((vx, vy),) = placed["vector_add: cpu numpy"]
+    ((mx, my),) = placed["matvec: cpu numpy"]
+    big = max(placed["matmul: cpu"])
+    assert vx == pytest.approx(1 / 12) and vy == pytest.approx(30e6 / 0.045 / 1e9)
+    assert vx < ridge and mx < ridge  # memory-bound: under the slanted roof
+    assert vy <= TRIAD * vx * 1.01 and my <= TRIAD * mx * 1.01
+    assert big[0] == pytest.approx(2048 * 2 / 12) and big[0] > ridge  # under the flat one
+    assert not any(k.startswith("copies") for k in placed)
+    assert "not placed" in view.caption.text()
+    # the table and the JSON say the same: bound per point
+    # (matmul n=256 does 42.7 FLOP per byte: past this ridge of 32, compute-bound too)
+    assert [p.bound for p in panel.points] == ["memory", "memory", "compute", "compute", "memory"]
+
+
+def test_a_catalog_gpus_roof_comes_from_its_spec_sheet(panel, qtbot):
+    _show(panel, qtbot, (1280, 800))
+    panel.roofline.choose_catalog("catalog:h100-sxm5")
+    labels = panel.roofline.line_labels()
+    assert "H100 SXM5 80GB FP32 peak (spec sheet): 66,900 GFLOP/s" in labels
+    assert "H100 SXM5 80GB memory bandwidth (spec sheet): 3,350 GB/s" in labels
+    assert f"ridge {66900 / 3350:.3g} FLOP/B" in labels
+    panel.roofline.choose_catalog("")
+    assert not any("H100" in text for text in panel.roofline.line_labels())
+
+
+def _rect(item):
+    return item.mapRectToScene(item.boundingRect())
+
+
+@pytest.mark.parametrize("size", [(1280, 800), (1024, 768)])
+def test_rendered_offscreen_legends_cover_no_label_and_png_holds_the_roofline(panel, qtbot, tmp_path, size):
+    from PySide6.QtGui import QImage
+
+    from explorer.ui.bench.export import export_png
+
+    _show(panel, qtbot, size)
+    panel.roofline.choose_catalog("catalog:h100-sxm5")
+    qtbot.wait(50)
+    view = panel.roofline
+    legend = _rect(view.legend)
+    texts = view.label_items()
+    assert len(texts) == 7  # 3 CPU ceilings, 2 H100 ones, 2 ridges
+    assert not [t.toPlainText() for t in texts if legend.intersects(_rect(t))]
+    for i, a in enumerate(texts):  # no label hides another
+        for b in texts[i + 1 :]:
+            assert not _rect(a).intersects(_rect(b)), (a.toPlainText(), b.toPlainText())
+    shot = panel.grab().toImage()
+    assert shot.width() == size[0] and shot.height() == size[1]
+
+    # the measurements tab: the peak label and the legend never overlap
+    panel.plot_tabs.setCurrentWidget(panel.plot)
+    qtbot.wait(50)
+    lines = panel.plot.peak_lines()
+    assert len(lines) == 2  # the FP32 peak and the measured bandwidth
+    for line in lines:
+        assert not _rect(panel.plot.legend).intersects(_rect(line.label)), line.label.toPlainText()
+
+    out = panel.export_png(tmp_path / "run.png")
+    picture = QImage(str(out))
+    only_main = QImage(str(export_png(panel.plot.exported_plots(), tmp_path / "m.png")))
+    assert picture.height() > only_main.height() * 1.5  # the roofline is stacked under the plot
+    if KEEP:
+        keep = Path(KEEP)
+        keep.mkdir(parents=True, exist_ok=True)
+        panel.plot_tabs.setCurrentWidget(panel.roofline)
+        qtbot.wait(50)
+        panel.grab().save(str(keep / f"roofline-{size[0]}x{size[1]}.png"))
+        picture.save(str(keep / f"export-{size[0]}x{size[1]}.png"))
