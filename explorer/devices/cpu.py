@@ -13,6 +13,7 @@ import platform
 from functools import lru_cache
 from typing import Any
 
+from explorer.devices.isa import flops_per_cycle
 from explorer.devices.model import CpuDevice
 
 #: ISA extensions that change how fast numeric code runs, in the order a student meets them.
@@ -35,9 +36,6 @@ SPEED_FLAGS = (
     "sve",
     "sve2",
 )
-
-# FP32 lanes of the widest vector unit each extension gives.
-_FP32_LANES = (("avx512f", 16), ("avx", 8), ("sse", 4), ("asimd", 4), ("neon", 4))
 
 
 PROC_CPUINFO = "/proc/cpuinfo"
@@ -108,20 +106,16 @@ def theoretical_fp32_gflops(
 ) -> tuple[float, str] | None:
     """A textbook upper bound: cores x clock x FP32 FLOP per cycle, with the assumption spelt out.
 
-    FLOP per cycle = vector lanes x 2 (a fused multiply-add is 2 FLOP) x 2 FMA pipes per core
-    where FMA exists. Real cores differ (some have one 512-bit FMA pipe; clocks drop under AVX
-    load), which is why the result is labelled an estimate, not a measurement.
+    FLOP per cycle comes from the ISA (``explorer.devices.isa``, which says how many FMA pipes it
+    assumes). The clock here is the one the OS reports; the benchmarks measure the clock the
+    cores really run at and replace this estimate with a peak built on it (``apply_measured``).
     """
     if physical_cores <= 0 or clock_mhz <= 0:
         return None
-    have = set(flags)
-    lanes = next((n for flag, n in _FP32_LANES if flag in have or (flag == "sse" and "sse4_2" in have)), 1)
-    has_fma = "fma" in have or "asimd" in have or "neon" in have
-    per_cycle = lanes * (2 * 2 if has_fma else 1)
-    gflops = physical_cores * clock_mhz / 1000.0 * per_cycle
+    per_cycle = flops_per_cycle(flags)
+    gflops = physical_cores * clock_mhz / 1000.0 * per_cycle.flop_per_cycle
     how = (
-        f"theoretical FP32 peak estimate: {physical_cores} cores x {clock_mhz:.0f} MHz x {per_cycle} FLOP/cycle "
-        f"({lanes} FP32 lanes{' x 2 FLOP per FMA x 2 FMA pipes assumed' if has_fma else ', no FMA'}); "
+        f"theoretical FP32 peak estimate: {physical_cores} cores x {clock_mhz:.0f} MHz x {per_cycle.basis}; "
         "not a measurement"
     )
     return gflops, how
@@ -217,4 +211,42 @@ def probe_cpu(*, psutil_module: Any = None, cpuinfo_info: dict[str, Any] | None 
         device.notes.append(how)
     else:
         device.mark_unavailable("fp32_peak_gflops", "needs the core count and the maximum clock")
+    apply_measured(device)
     return device
+
+
+def apply_measured(device: CpuDevice) -> None:
+    """Where this machine's clock and ceilings have been measured (a benchmark run or
+    ``devices --measure``; cached per machine), the record carries them with their basis: the
+    measured clock, the FP32 peak built on it instead of the reported-clock estimate, and the
+    measured memory bandwidth. Nothing is measured here: the cache is read, that is all."""
+    try:
+        from explorer.bench.peaks import record_roof
+
+        roof = record_roof("cpu", device)
+    except Exception as exc:  # a damaged cache never costs the CPU's row
+        device.mark_unavailable("clock_measured_ghz", f"the measured figures could not be read: {exc}")
+        device.mark_unavailable("fp32_measured_gflops", f"the measured figures could not be read: {exc}")
+        return
+    if roof.clock_ghz is None:
+        why = "not measured on this machine yet: run a benchmark or 'device-explorer devices --measure'"
+        device.mark_unavailable("clock_measured_ghz", why)
+        device.mark_unavailable("fp32_measured_gflops", why)
+        return
+    device.clock_measured_ghz = roof.clock_ghz
+    device.clock_measured_basis = f"{roof.clock_method}; {roof.note}"
+    peak = next((c for c in roof.ceilings if c.quantity == "compute" and c.kind == "theoretical"), None)
+    if peak is not None:
+        device.fp32_peak_gflops, device.fp32_peak_basis = peak.value, peak.basis
+    sgemm = next((c for c in roof.ceilings if c.quantity == "compute" and c.kind == "measured"), None)
+    if sgemm is not None:
+        device.fp32_measured_gflops, device.fp32_measured_basis = sgemm.value, f"{sgemm.name}: {sgemm.basis}"
+    else:
+        device.mark_unavailable(
+            "fp32_measured_gflops", "the ceilings have not been measured on this machine yet"
+        )
+    bandwidth = roof.top("memory")
+    if bandwidth is not None:
+        device.memory_bandwidth_gbps = bandwidth.value
+        device.memory_bandwidth_basis = f"measured, {bandwidth.name}: {bandwidth.basis}"
+        device.unavailable.discard("memory_bandwidth_gbps")

@@ -257,7 +257,15 @@ class _Record:
 
     #: fields whose emptiness is a fact, not a gap (no notes, no basis, no processes running)
     OPTIONAL: ClassVar[frozenset[str]] = frozenset(
-        {"notes", "unavailable", "fp32_peak_basis", "memory_bandwidth_basis", "source"}
+        {
+            "notes",
+            "unavailable",
+            "fp32_peak_basis",
+            "memory_bandwidth_basis",
+            "source",
+            "clock_measured_basis",
+            "fp32_measured_basis",
+        }
     )
 
     @property
@@ -311,6 +319,13 @@ class CpuDevice(_Record):
         default_factory=list
     )  # the speed-relevant ones: avx2, avx512f, fma, neon ...
     memory_available_bytes: int | None = None
+    #: the all-core clock measured by the benchmarks (a dependent-instruction chain; cached per
+    #: machine): the FP32 peak is built on it once there is one
+    clock_measured_ghz: float | None = None
+    clock_measured_basis: str = ""
+    #: the best FP32 matmul measured on this machine (the roofline's measured compute ceiling)
+    fp32_measured_gflops: float | None = None
+    fp32_measured_basis: str = ""
 
     @property
     def present(self) -> bool:

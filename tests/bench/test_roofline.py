@@ -20,7 +20,7 @@ from explorer.bench.results import BenchPoint, read_csv, write_csv
 from explorer.bench.roofline import Roof, place, plot_range, segments
 from explorer.bench.workloads import get_workload
 from explorer.devices.isa import cpu_fp32_peak_gflops, flops_per_cycle
-from explorer.devices.model import CpuDetails, Device
+from explorer.devices.model import CpuDevice
 
 # --- FLOP per cycle and the peak's basis, per ISA -----------------------------------------------
 
@@ -310,6 +310,15 @@ def test_devices_json_carries_the_roof_with_its_basis(home):
     assert peak["basis"].startswith("measured clock 3.00 GHz x ") and peak["unit"] == "GFLOP/s"
     assert cpu["ridge_flop_per_byte"] == pytest.approx(peak["value"] / 12.5)
     assert roofs["catalog:h100-sxm5"]["ceilings"][0]["kind"] == "spec sheet"
+    # the CPU's own record carries the measured clock, the peak built on it and the bandwidth
+    [rec] = [d for d in json.loads(out.stdout)["devices"] if d["kind"] == "cpu"]
+    assert rec["clock_measured_ghz"] == 3.0 and rec["clock_measured_basis"].startswith("test seed; measured ")
+    assert rec["fp32_peak_gflops"] == peak["value"] and rec["fp32_peak_basis"] == peak["basis"]
+    assert rec["fp32_measured_gflops"] == 50.0 and rec["fp32_measured_basis"].startswith("sgemm: ")
+    assert rec["memory_bandwidth_gbps"] == 12.5 and rec["memory_bandwidth_basis"].startswith(
+        "measured, STREAM triad"
+    )
+    assert "memory_bandwidth_gbps" not in rec["unavailable"]
 
 
 def test_bench_vector_add_points_carry_gbps_intensity_and_bound(home):
@@ -338,14 +347,15 @@ def home(tmp_path, monkeypatch):
 @pytest.fixture
 def cpu_record(monkeypatch):
     """A 2-core AVX-512 CPU record whose reported clock gives the old estimate."""
-    rec = Device(
-        kind="cpu",
+    rec = CpuDevice(
         name="Test CPU",
         key="cpu",
         fp32_peak_gflops=294.4,
         fp32_peak_basis="estimate from maximum clock",
         memory_total_bytes=16 * 2**30,
-        cpu=CpuDetails(physical_cores=2, logical_cores=4, isa_flags=["avx", "avx2", "fma", "avx512f"]),
+        physical_cores=2,
+        logical_cores=4,
+        isa_flags=["avx", "avx2", "fma", "avx512f"],
     )
     monkeypatch.setattr(peaks, "device_record", {"cpu": rec}.get)
     return rec

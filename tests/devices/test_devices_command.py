@@ -79,7 +79,7 @@ def _json(capsys, *argv: str) -> dict:
 
 def test_json_schema_is_stable(capsys, with_gpus):
     data = _json(capsys)
-    assert set(data) == {"devices", "probes", "why_no_gpu"}
+    assert set(data) == {"devices", "probes", "why_no_gpu", "roofs"}
     for dev in data["devices"]:
         assert DEVICE_KEYS <= set(dev), DEVICE_KEYS - set(dev)
         assert all(k == k.lower() and " " not in k for k in dev)

@@ -14,20 +14,21 @@ from explorer.bench.ceilings import Ceiling, MeasuredRoof
 from explorer.bench.results import BenchPoint
 from explorer.bench.workloads import get_workload
 from explorer.devices.catalog import load_catalog
-from explorer.devices.model import CpuDetails, Device, Discovery, ProbeReport
+from explorer.devices.model import CpuDevice, Discovery, ProbeReport
 from explorer.ui.context import AppContext
 
 #: set to a folder to keep the rendered PNGs (to look at them)
 KEEP = os.environ.get("DEVICE_EXPLORER_KEEP_RENDERS")
 
-CPU = Device(
-    kind="cpu",
+CPU = CpuDevice(
     name="Test CPU",
     key="cpu",
     fp32_peak_gflops=294.4,
     fp32_peak_basis="estimate from maximum clock",
     memory_total_bytes=16 * 2**30,
-    cpu=CpuDetails(physical_cores=2, logical_cores=2, isa_flags=["avx", "avx2", "fma", "avx512f"]),
+    physical_cores=2,
+    logical_cores=2,
+    isa_flags=["avx", "avx2", "fma", "avx512f"],
 )
 CLOCK_GHZ, SGEMM, TRIAD = 3.0, 340.0, 12.0
 PEAK = CLOCK_GHZ * 2 * 64
