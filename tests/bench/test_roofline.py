@@ -20,7 +20,6 @@ from explorer.bench.results import BenchPoint, read_csv, write_csv
 from explorer.bench.roofline import Roof, place, plot_range, segments
 from explorer.bench.workloads import get_workload
 from explorer.devices.isa import cpu_fp32_peak_gflops, flops_per_cycle
-from explorer.devices.model import CpuDevice
 
 # --- FLOP per cycle and the peak's basis, per ISA -----------------------------------------------
 
@@ -342,23 +341,6 @@ def test_bench_vector_add_points_carry_gbps_intensity_and_bound(home):
 def home(tmp_path, monkeypatch):
     monkeypatch.setenv("DEVICE_EXPLORER_HOME", str(tmp_path / "home"))
     return tmp_path / "home"
-
-
-@pytest.fixture
-def cpu_record(monkeypatch):
-    """A 2-core AVX-512 CPU record whose reported clock gives the old estimate."""
-    rec = CpuDevice(
-        name="Test CPU",
-        key="cpu",
-        fp32_peak_gflops=294.4,
-        fp32_peak_basis="estimate from maximum clock",
-        memory_total_bytes=16 * 2**30,
-        physical_cores=2,
-        logical_cores=4,
-        isa_flags=["avx", "avx2", "fma", "avx512f"],
-    )
-    monkeypatch.setattr(peaks, "device_record", {"cpu": rec}.get)
-    return rec
 
 
 def _triad(gbps: float) -> Ceiling:

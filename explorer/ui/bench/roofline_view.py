@@ -234,12 +234,13 @@ class RooflinePlot(QWidget):
         if ys:
             lo, hi = min(y for y in ys if y > 0), max(ys)
             # room above the top roof for its label, below the lowest line for the ridge labels
-            self.plot.setYRange(math.log10(lo) - 0.3, math.log10(hi) + 0.6, padding=0)
+            self.plot.setYRange(math.log10(lo) - 0.4, math.log10(hi) + 1.0, padding=0)
         self._spread_labels()
         hidden = [p for p in self._points if p.error is None and not (p.intensity_flop_per_byte and p.gflops)]
-        self.caption.setText(
-            "solid: measured on this machine; dashed: theoretical or spec sheet"
-            + (f"; {len(hidden)} point(s) without arithmetic (copies) are not placed" if hidden else "")
+        self.caption.setToolTip(
+            f"{len(hidden)} point(s) do no arithmetic (copies): a roofline has no place for them"
+            if hidden
+            else ""
         )
 
     def _spread_labels(self) -> None:
@@ -249,15 +250,23 @@ class RooflinePlot(QWidget):
         vb = self.plot.getPlotItem().vb
         vb.updateMatrix()  # the range just set, not the one last painted
         placed: list[Any] = []
+        for line in self._drawn:  # the ridges' labels stay where they are: the others step round them
+            if isinstance(line, pg.InfiniteLine):
+                line.label.updatePosition()
+                placed.append(line.label.mapRectToScene(line.label.boundingRect()))
+        inside = vb.mapRectToScene(vb.boundingRect())
         for item, home in self._ceiling_labels:
             item.setPos(home)
-            for _ in range(8):
-                rect = item.mapRectToScene(item.boundingRect())
-                if not any(rect.intersects(other) for other in placed):
+            box = item.mapRectToScene(item.boundingRect())
+            step = abs(vb.mapSceneToView(box.topLeft()).y() - vb.mapSceneToView(box.bottomLeft()).y()) + 0.01
+            # the home spot, then one label-height below, above, two below, two above...
+            for k in (0, -1, 1, -2, 2, -3, 3, -4, 4):
+                item.setPos(home.x(), home.y() + k * step)
+                box = item.mapRectToScene(item.boundingRect())
+                if inside.contains(box) and not any(box.intersects(other) for other in placed):
                     break
-                lower = vb.mapSceneToView(item.mapToScene(item.boundingRect().bottomLeft()))
-                top = vb.mapSceneToView(item.mapToScene(item.boundingRect().topLeft()))
-                item.setPos(item.pos().x(), item.pos().y() - abs(top.y() - lower.y()) - 0.01)
+            else:
+                item.setPos(home)
             placed.append(item.mapRectToScene(item.boundingRect()))
 
     def _add(self, item: Any) -> None:
@@ -308,5 +317,6 @@ class RooflinePlot(QWidget):
                     for p in pts
                 )
             )
+            scatter.setZValue(20)  # a measured point is never hidden behind a label
             self._add(scatter)
             self.legend.addItem(scatter, scatter.name())
