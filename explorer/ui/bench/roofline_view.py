@@ -69,9 +69,7 @@ class RooflinePlot(QWidget):
         )
         self.catalog_combo.setMinimumContentsLength(22)
         row.addWidget(self.catalog_combo)
-        self.caption = QLabel(
-            "solid: measured on this machine; dashed: theoretical or spec sheet", wordWrap=True
-        )
+        self.caption = QLabel("solid: measured here; dashed: theoretical or spec sheet", wordWrap=True)
         self.caption.setProperty("role", "caption")
         row.addWidget(self.caption, 1)
         layout.addLayout(row)
@@ -277,7 +275,10 @@ class RooflinePlot(QWidget):
         c = seg.ceiling
         who = "CPU" if roof.device == "cpu" else roof.name.removesuffix(" (catalog)").removeprefix("NVIDIA ")
         text = f"{who} {c.name} ({c.kind}): {number_text(c.value, c.unit)}"
-        item = pg.TextItem(text, color=colour, fill=theme.plot_background)
+        # a see-through fill: the text stays readable and a roof passing behind it stays visible
+        backdrop = pg.mkColor(theme.plot_background)
+        backdrop.setAlpha(150)
+        item = pg.TextItem(text, color=colour, fill=pg.mkBrush(backdrop))
         if c.quantity == "compute":  # at the flat line's right end: the roof above it, measured below
             item.setAnchor((1.0, 0.0 if c.kind == "measured" else 1.0))
             item.setPos(math.log10(seg.x1) - 0.02, math.log10(seg.y1))
