@@ -42,6 +42,11 @@ FIELD_RANGES: dict[str, tuple[float | None, float | None]] = {
     "others_cpu_share": (0, None),
     "waiting_share": (0, None),
     "steal_share": (0, None),
+    "intensity_flop_per_byte": (0, None),
+    "gflops": (0, None),
+    "gbps": (0, None),
+    "ridge_flop_per_byte": (0, None),
+    "bandwidth_ceiling_gbps": (0, None),
 }
 
 
