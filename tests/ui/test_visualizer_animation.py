@@ -142,3 +142,10 @@ def test_thread_at_maps_lane_to_the_core_thread_and_partial_lanes_to_none():
     info = anim.thread_at(1, 1, 5)
     assert (info.block_linear, info.thread_linear, info.global_linear) == (1, 37, 85)
     assert anim.thread_at(1, 1, 20) is None
+
+
+def test_a_single_block_reads_as_one_block():
+    plan = _plan("gtx-1650-laptop", "1", "33")
+    anim = Animation(plan)
+    anim.step_wave()
+    assert anim.frame().phase_words == "1 block running"

@@ -18,6 +18,8 @@ import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from explorer.launch.texts import count
+
 if TYPE_CHECKING:  # pragma: no cover
     from explorer.launch.schedule import LaunchPlan, ThreadInfo, WaveFill, WaveIdle
 
@@ -57,8 +59,8 @@ class Frame:
     def phase_words(self) -> str:
         return {
             "dispatch": f"blocks landing on SMs: {self.dispatched:,} of {self.blocks_in_wave:,}",
-            "run": f"{self.running:,} blocks running",
-            "retire": f"{self.running:,} blocks finishing",
+            "run": f"{count(self.running, 'block')} running",
+            "retire": f"{count(self.running, 'block')} finishing",
             "finished": "every block has run",
         }[self.phase]
 
