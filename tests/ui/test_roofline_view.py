@@ -172,6 +172,8 @@ def _check_rendered(panel, qtbot, tmp_path, size, font_pt, export_png, QImage) -
     texts = view.label_items()
     assert len(texts) == 7  # 3 CPU ceilings, 2 H100 ones, 2 ridges
     assert not [t.toPlainText() for t in texts if legend.intersects(_rect(t))]
+    plot_area = _rect(view.plot.getPlotItem().vb)
+    assert [t.toPlainText() for t in texts if not plot_area.contains(_rect(t))] == []  # none runs off
     for i, a in enumerate(texts):  # no label hides another
         for b in texts[i + 1 :]:
             assert not _rect(a).intersects(_rect(b)), (a.toPlainText(), b.toPlainText())

@@ -211,6 +211,8 @@ class RooflinePlot(QWidget):
                 )
                 dot.setToolTip(f"ridge point of {roof.name}: {ridge:.3g} FLOP/byte")
                 self._add(dot)
+                right_half = math.log10(ridge) > (math.log10(x_lo) + math.log10(x_hi)) / 2
+                side = (1, 1) if right_half else (0, 1)
                 # a dotted drop line: left of it the device is memory-bound, right of it compute-bound;
                 # its label low in the plot, one row per roof so two ridges never share a line of text
                 drop = pg.InfiniteLine(
@@ -222,7 +224,8 @@ class RooflinePlot(QWidget):
                         "position": 0.04 + 0.12 * index,
                         "color": colour,
                         "fill": theme.plot_background,
-                        "anchors": [(0, 1), (0, 1)],
+                        # beside the line on the side with more room, so it never runs off the plot
+                        "anchors": [side, side],
                     },
                 )
                 drop.setToolTip(f"ridge point of {roof.name}: {ridge:.3g} FLOP/byte")
