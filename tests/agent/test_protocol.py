@@ -40,6 +40,7 @@ from explorer.agent.protocol import (
     decode,
     encode,
 )
+from tests.processes import gone
 
 HELLO = {
     "type": "hello",
@@ -68,18 +69,6 @@ def _script(body: str, hello: dict | None = HELLO) -> list[str]:
     """A child that says ``hello`` (unless None) and then runs ``body`` (Python, with sys and json)."""
     greet = f"print(json.dumps({hello!r}), flush=True)\n" if hello is not None else ""
     return [sys.executable, "-c", "import json, sys, time, os, subprocess\n" + greet + body]
-
-
-def _gone(pid: int, within_s: float = 2.0) -> bool:
-    deadline = time.monotonic() + within_s
-    while time.monotonic() < deadline:
-        try:
-            if psutil.Process(pid).status() == psutil.STATUS_ZOMBIE:
-                return True
-        except psutil.NoSuchProcess:
-            return True
-        time.sleep(0.02)
-    return False
 
 
 # --- messages -----------------------------------------------------------------------------------
@@ -134,7 +123,7 @@ def test_the_local_agent_says_hello_and_answers_in_order():
             agent.request("bench.point", {"nonsense": 1}, timeout_s=30)
         assert agent.request("ping", timeout_s=30) == {"pid": agent.pid}  # still serving after errors
         pid = agent.pid
-    assert _gone(pid)
+    assert gone(pid)
 
 
 def test_argv_is_a_list_never_a_shell_string():
@@ -185,7 +174,7 @@ def test_a_child_hanging_past_the_timeout_is_killed():
         with pytest.raises(AgentTimeout, match="within 1 s"):
             agent.request("bench.point", POINT, timeout_s=1.0)
         assert time.monotonic() - t0 < 3
-        assert _gone(pid)
+        assert gone(pid)
 
 
 def test_the_agent_exits_at_end_of_stdin_even_mid_request():
@@ -234,7 +223,7 @@ def test_the_agent_dies_with_its_parent_even_when_its_stdin_stays_open():
             time.sleep(0.05)
         middle.send_signal(signal.SIGKILL)
         middle.wait(5)
-        assert _gone(agent_pid)
+        assert gone(agent_pid)
     finally:
         os.close(write_fd)
         middle.kill()
@@ -250,7 +239,7 @@ def test_another_protocol_version_is_refused_with_what_to_install():
         agent.start()
     assert f"pip install device-explorer=={__version__}" in str(err.value)
     assert f"protocol {PROTOCOL_VERSION + 1}" in str(err.value)
-    assert _gone(agent.pid)
+    assert gone(agent.pid)
     agent.close()
 
 
@@ -268,7 +257,7 @@ def test_a_garbage_line_after_hello_is_a_protocol_error_and_the_child_is_stopped
     agent.start()
     with pytest.raises(ProtocolError, match="not a JSON message: 'Segmentation fault\\?'"):
         agent.request("ping", timeout_s=10)
-    assert _gone(agent.pid)
+    assert gone(agent.pid)
     agent.close()
 
 
@@ -304,7 +293,7 @@ def test_no_hello_in_time_is_a_timeout():
     with pytest.raises(AgentTimeout, match="did not start within 0.5 s"):
         agent.start(hello_timeout_s=0.5)
     assert time.monotonic() - t0 < 2
-    assert _gone(agent.pid)
+    assert gone(agent.pid)
     agent.close()
 
 
@@ -344,5 +333,5 @@ def test_cancel_from_another_thread_kills_the_whole_group_at_once():
     with pytest.raises(AgentCancelled):
         agent.request("ping", timeout_s=60)
     assert time.monotonic() - t0 < 1.5
-    assert _gone(agent.pid) and _gone(grandchild)
+    assert gone(agent.pid) and gone(grandchild)
     agent.close()

@@ -20,19 +20,9 @@ from pathlib import Path
 import psutil
 import pytest
 
+from tests.processes import gone
+
 pytestmark = pytest.mark.skipif(os.name != "posix", reason="POSIX signals and process groups")
-
-
-def _gone(pid: int, within_s: float = 2.0) -> bool:
-    deadline = time.monotonic() + within_s
-    while time.monotonic() < deadline:
-        try:
-            if psutil.Process(pid).status() == psutil.STATUS_ZOMBIE:
-                return True
-        except psutil.NoSuchProcess:
-            return True
-        time.sleep(0.02)
-    return False
 
 
 class BenchCommand:
@@ -123,7 +113,7 @@ def test_sigterm_and_sighup_stop_the_worker_and_keep_what_finished(bench, signum
     code, stderr = command.finish()
     assert time.monotonic() - t0 < 5
     assert code == status
-    assert _gone(worker), "the benchmark worker outlived the command"
+    assert gone(worker), "the benchmark worker outlived the command"
     assert stderr.strip().splitlines() == [
         f"{said}: 1 of 3 points finished; wrote 1 point(s) to {command.csv}"
     ]
@@ -138,7 +128,7 @@ def test_ctrl_c_to_the_group_prints_one_line_writes_what_finished_and_exits_130(
     os.killpg(command.proc.pid, signal.SIGINT)
     code, stderr = command.finish()
     assert code == 130
-    assert _gone(worker)
+    assert gone(worker)
     assert "Traceback" not in stderr
     assert stderr.strip().splitlines() == [
         f"interrupted: 1 of 3 points finished; wrote 1 point(s) to {command.csv}"
@@ -157,4 +147,4 @@ def test_sigkill_of_the_command_takes_the_worker_with_it(bench):
     worker = command.wait_for_hang()
     command.proc.send_signal(signal.SIGKILL)
     assert command.proc.wait(5) == -signal.SIGKILL
-    assert _gone(worker), "the benchmark worker outlived a killed command"
+    assert gone(worker), "the benchmark worker outlived a killed command"

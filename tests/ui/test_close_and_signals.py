@@ -17,6 +17,8 @@ from pathlib import Path
 import psutil
 import pytest
 
+from tests.processes import gone
+
 DRIVER = Path(__file__).with_name("close_driver.py")
 ROOT = DRIVER.parents[2]
 
@@ -44,18 +46,6 @@ def display():
     yield f":{number}"
     server.terminate()
     server.wait(10)
-
-
-def _gone(pid: int, within_s: float = 2.0) -> bool:
-    deadline = time.monotonic() + within_s
-    while time.monotonic() < deadline:
-        try:
-            if psutil.Process(pid).status() == psutil.STATUS_ZOMBIE:
-                return True
-        except psutil.NoSuchProcess:
-            return True
-        time.sleep(0.02)
-    return False
 
 
 class Window:
@@ -125,7 +115,7 @@ def test_closing_the_window_during_background_work_prints_nothing_and_leaves_no_
     assert code == 0
     assert out == ""
     for pid in kids:
-        assert _gone(pid), f"child {pid} outlived the window"
+        assert gone(pid), f"child {pid} outlived the window"
 
 
 @pytest.mark.parametrize(
@@ -143,7 +133,7 @@ def test_a_signal_closes_the_window_and_its_benchmark_worker(window, signum, to_
     assert time.monotonic() - t0 < 10
     assert code == 128 + signum
     assert out == ""
-    assert _gone(worker), "the benchmark worker outlived the window"
+    assert gone(worker), "the benchmark worker outlived the window"
     assert (w.folder / "home").exists()  # the window closed as a user's close would: it saved its settings
 
 
@@ -152,4 +142,4 @@ def test_sigkill_of_the_window_takes_the_worker_with_it(window):
     (worker,) = w.wait_ready(1)
     w.proc.send_signal(signal.SIGKILL)
     w.proc.wait(5)
-    assert _gone(worker)
+    assert gone(worker)
