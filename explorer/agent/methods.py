@@ -84,9 +84,42 @@ def selftest_simulator(params: dict[str, Any], emit: Emit) -> dict[str, Any]:
     return simulator_kernel_check()
 
 
+def _whole_numbers(value: Any, name: str, count: int | None = None) -> list[int]:
+    if not isinstance(value, list) or not all(isinstance(v, int) and not isinstance(v, bool) for v in value):
+        raise UserError(f"{name} must be a list of whole numbers; got {value!r}")
+    if count is not None and len(value) != count:
+        raise UserError(f"{name} must have {count} numbers; got {len(value)}")
+    return value
+
+
+def realrun_run(params: dict[str, Any], emit: Emit) -> dict[str, Any]:
+    """The launch visualizer's real run (``explorer.launch.realrun``) with the simulator on or off as
+    the agent was started. params: ``grid``, ``block`` (3 whole numbers each), ``n`` (whole number
+    or null), ``extent`` (3 whole numbers, a 2D/3D problem's size, or null), ``out`` (the .npz file the parent reads: the arrays are too big for a JSON line),
+    ``emulate`` (bool: the compiled CPU emulation instead of CUDA). Answer: ``backend``."""
+    from explorer.launch.realrun import run_to_file
+
+    grid = _whole_numbers(params.get("grid"), "grid", 3)
+    block = _whole_numbers(params.get("block"), "block", 3)
+    n = params.get("n")
+    if n is not None:
+        n = _whole_numbers([n], "n")[0]
+    out = params.get("out")
+    if not isinstance(out, str) or not out:
+        raise UserError(f"out must name a file; got {out!r}")
+    extent = params.get("extent")
+    if extent is not None:
+        extent = _whole_numbers(extent, "extent", 3)
+    emulate = params.get("emulate", False)
+    if not isinstance(emulate, bool):
+        raise UserError(f"emulate must be true or false; got {emulate!r}")
+    return {"backend": run_to_file(grid, block, n, out, emulate=emulate, extent=extent)}
+
+
 METHODS: dict[str, Method] = {
     "ping": ping,
     "bench.prepare": bench_prepare,
     "bench.point": bench_point,
     "selftest.simulator": selftest_simulator,
+    "realrun.run": realrun_run,
 }

@@ -19,7 +19,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import subprocess
 import sys
 import tempfile
 import time
@@ -31,6 +30,8 @@ from explorer.errors import UserError
 
 if TYPE_CHECKING:  # pragma: no cover
     import numpy as np
+
+    from explorer.agent.child import AgentProcess
 
 # The simulator runs each CUDA thread as a Python thread, one block after another. Measured on the
 # project's 2-core build machine (numba 0.68.1): 0.08 to 0.10 ms per launched thread, whatever the
@@ -438,6 +439,10 @@ def _load(path: str, total_s: float) -> RealRunResult:
         )
 
 
+class RealRunStopped(UserError):
+    """The run was stopped on purpose (Stop, a changed launch, the window closing)."""
+
+
 def run_real(
     grid: Any,
     block: Any,
@@ -447,66 +452,69 @@ def run_real(
     backend: str | None = None,
     extent: Any = None,
     timeout_s: float = 300.0,
-    on_process: Callable[[subprocess.Popen], None] | None = None,
+    on_process: Callable[[AgentProcess], None] | None = None,
 ) -> RealRunResult:
     """Run the kernel in a child process and load its result: on the GPU, under the simulator
     (``simulator``, or ``backend="simulator"``) or as the compiled CPU emulation
-    (``backend="emulation"``).
+    (``backend="emulation"``). With ``extent`` (a 2D/3D problem) each thread writes the element at
+    its position, as an image kernel does.
 
-    Blocks until the child finishes: call it from a worker thread, never the UI thread. The size is
-    checked here first so a refused run costs nothing. ``on_process`` receives the child so a window
-    that closes, or whose launch changed, can kill it instead of waiting. With ``extent`` (a 2D/3D
-    problem) each thread writes the element at its position, as an image kernel does.
+    The child is an agent (``explorer.agent``, method ``realrun.run``) started with the simulator
+    switched on or off; it dies with this process whatever happens. Blocks until the child
+    finishes: call it from a worker thread, never the UI thread. The size is checked here first so
+    a refused run costs nothing. ``on_process`` receives the agent so a window that closes, or
+    whose launch changed, can ``cancel()`` it instead of waiting; the run then raises
+    ``RealRunStopped``.
     """
+    from explorer.agent.child import AgentCancelled, AgentTimeout, local_agent
+    from explorer.agent.protocol import AgentError
+
     chosen = _backend(simulator, backend)
     g, b = _dims(grid), _dims(block)
     e = _dims(extent) if extent is not None else None
     check_size(g, b, n, backend=chosen, extent=e)
-    env = dict(os.environ)
-    if chosen == "simulator":
-        env["NUMBA_ENABLE_CUDASIM"] = "1"
-    else:
-        env.pop("NUMBA_ENABLE_CUDASIM", None)
+    agent = local_agent(
+        env_overrides={"NUMBA_ENABLE_CUDASIM": "1" if chosen == "simulator" else None},
+        label="the real run",
+    )
+    if on_process is not None:
+        on_process(agent)
     fd, path = tempfile.mkstemp(prefix="explorer-realrun-", suffix=".npz")
     os.close(fd)
-    child_args = ["--grid", ",".join(map(str, g)), "--block", ",".join(map(str, b)), "--out", path]
-    if n is not None:
-        child_args += ["--n", str(int(n))]
-    if e is not None:
-        child_args += ["--extent", ",".join(map(str, e))]
-    if chosen == "emulation":
-        child_args.append("--emulate")
-    # `python -m explorer.launch.realrun`, or inside the PyInstaller bundle the app re-run as that module.
-    from explorer.frozen import module_command
-
-    cmd, env = module_command("explorer.launch.realrun", child_args, env=env)
+    params = {
+        "grid": list(g),
+        "block": list(b),
+        "n": None if n is None else int(n),
+        "extent": None if e is None else list(e),
+        "out": path,
+        "emulate": chosen == "emulation",
+    }
     t0 = time.perf_counter()
     try:
-        proc = _start_child(cmd, env)
-        if on_process is not None:
-            on_process(proc)
-        try:
-            _out, err = proc.communicate(timeout=timeout_s)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.communicate()
-            raise UserError(f"the real run took longer than {timeout_s:.0f} s and was stopped") from None
-        if proc.returncode != 0:
-            if proc.returncode < 0:
-                raise UserError("the real run was stopped")
-            lines = [ln for ln in (err or "").strip().splitlines() if ln.strip()]
-            raise UserError(lines[-1] if lines else f"the real run failed (exit status {proc.returncode})")
+        agent.start()
+        agent.request("realrun.run", params, timeout_s=timeout_s)
         return _load(path, time.perf_counter() - t0)
+    except AgentCancelled:
+        raise RealRunStopped("the real run was stopped") from None
+    except AgentTimeout:
+        raise UserError(f"the real run took longer than {timeout_s:.0f} s and was stopped") from None
+    except AgentError as exc:
+        raise UserError(str(exc)) from None
     finally:
+        agent.close()
         try:
             os.unlink(path)
         except OSError:
             pass
 
 
-def _start_child(cmd: list[str], env: dict[str, str]) -> subprocess.Popen:
-    """The one place the real run starts its child process (so it can move onto the app's runner)."""
-    return subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+def run_to_file(
+    grid: Any, block: Any, n: int | None, out: str, *, emulate: bool = False, extent: Any = None
+) -> str:
+    """The agent's side of ``run_real``: run here, save the result to ``out``; the backend used."""
+    result = run_here(_dims(grid), _dims(block), n, emulate=emulate, extent=extent)
+    _save(result, out)
+    return result.backend
 
 
 def main(argv: list[str] | None = None) -> int:

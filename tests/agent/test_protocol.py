@@ -335,3 +335,14 @@ def test_cancel_from_another_thread_kills_the_whole_group_at_once():
     assert time.monotonic() - t0 < 1.5
     assert gone(agent.pid) and gone(grandchild)
     agent.close()
+
+
+def test_the_real_run_method_checks_its_params_before_running():
+    with local_agent() as agent:
+        agent.start()
+        with pytest.raises(AgentFailed, match="grid must have 3 numbers; got 2"):
+            agent.request("realrun.run", {"grid": [1, 1], "block": [1, 1, 1], "out": "x"}, timeout_s=30)
+        with pytest.raises(AgentFailed, match="block must be a list of whole numbers"):
+            agent.request("realrun.run", {"grid": [1, 1, 1], "block": ["1", 1, 1], "out": "x"}, timeout_s=30)
+        with pytest.raises(AgentFailed, match="out must name a file"):
+            agent.request("realrun.run", {"grid": [1, 1, 1], "block": [1, 1, 1]}, timeout_s=30)

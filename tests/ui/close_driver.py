@@ -44,7 +44,17 @@ def main() -> int:
     elif work == "realrun":
         view = window.panels["visualizer"].realrun_view
         view.set_backend(True, None)
-        QTimer.singleShot(0, lambda: (view.start((64, 1, 1), (256, 1, 1), None, 256), ready()))
+
+        def run_for_real(*_args: object) -> None:
+            if window.context.discovery is None:
+                window.context.discovery_changed.connect(run_for_real)
+                return
+            # 8,192 threads: under numba's simulator, so the child imports numba and then runs each
+            # thread as a Python thread: seconds in which the test closes the window.
+            view.start((32, 1, 1), (256, 1, 1), None, 256)
+            ready()
+
+        QTimer.singleShot(0, run_for_real)
     else:  # discovery starts once the window has painted; mark ready when it is under way
         started = QTimer(window)
         started.timeout.connect(lambda: window._discovering and (started.stop(), ready()))

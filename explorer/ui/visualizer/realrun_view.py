@@ -246,10 +246,10 @@ class RealRunView(QWidget):
         self._show_progress()
         self._ticker.start()
 
-        def keep(proc) -> None:  # in the worker thread, as soon as the child exists
-            self._proc = proc
-            if self._cancelled and proc.poll() is None:  # stopped before the child had started
-                proc.kill()
+        def keep(agent) -> None:  # in the worker thread, before the child starts
+            self._proc = agent
+            if self._cancelled:  # stopped already: the agent will not start
+                agent.cancel()
 
         # errors come back through "errored" as one line; superqt would otherwise re-raise them
         # in the event loop, which a stopped run (its child killed) must never do
@@ -279,9 +279,9 @@ class RealRunView(QWidget):
         if self._worker is None:
             return
         self._cancelled = why
-        proc = self._proc
-        if proc is not None and proc.poll() is None:
-            proc.kill()
+        agent = self._proc
+        if agent is not None:
+            agent.cancel()  # kills the child's whole process group
         self._ticker.stop()
         self.status.setStyleSheet("")
         self.status.setText(why)
@@ -322,10 +322,10 @@ class RealRunView(QWidget):
         self.button.setToolTip(RUN_TIP)
 
     def shutdown(self) -> None:
-        """Kill a running child and wait (briefly) for the worker thread to notice."""
-        proc = self._proc
-        if proc is not None and proc.poll() is None:
-            proc.kill()
+        """Kill a running child (its whole process group) and wait (briefly) for the worker thread."""
+        agent = self._proc
+        if agent is not None:
+            agent.cancel()
         if self._worker is not None:
             from PySide6.QtCore import QThreadPool
 
