@@ -13,12 +13,25 @@ import multiprocessing
 import os
 import sys
 from collections.abc import Sequence
+from typing import NoReturn
 
 from explorer import __version__
 from explorer.errors import UserError
+from explorer.inputs import one_line
 from explorer.interrupts import exit_status, raise_on_termination, restore_handlers
+from explorer.terminal import tolerant_streams
 
 PANELS = ("devices", "visualizer", "benchmarks", "memory")
+
+
+class OneLineParser(argparse.ArgumentParser):
+    """argparse that answers a mistake (a missing or unknown argument) in the one line the rest
+    of the CLI uses, pointing to ``--help``, instead of its multi-line usage block. ``--help``
+    still prints the full help. Sub-parsers are made from this class too (``add_subparsers``
+    uses the parent's class), so every sub-command behaves the same."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"device-explorer: error: {one_line(message)} (see '{self.prog} --help')\n")
 
 
 def _add_json(p: argparse.ArgumentParser) -> None:
@@ -26,16 +39,19 @@ def _add_json(p: argparse.ArgumentParser) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = OneLineParser(
         prog="device-explorer",
         description="See and measure how compute devices work. With no sub-command, opens the window.",
     )
     parser.add_argument("--version", action="version", version=f"device-explorer {__version__}")
+    # ``check`` parses and validates a request without doing the work (``main(check_only=True)``,
+    # which the fuzz test drives); ``handler`` does the work (and parses first).
+    parser.set_defaults(handler="explorer.commands.gui:run_gui", check="explorer.commands.gui:parse_gui")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     p = sub.add_parser("gui", help="open the main window (the default)")
     p.add_argument("--panel", choices=PANELS, default=None, help="panel to show first")
-    p.set_defaults(handler="explorer.commands.gui:run_gui")
+    p.set_defaults(handler="explorer.commands.gui:run_gui", check="explorer.commands.gui:parse_gui")
 
     p = sub.add_parser("devices", help="list the devices found (CPU, NVIDIA GPUs)")
     _add_json(p)
@@ -43,7 +59,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--measure", action="store_true", help="measure the clock and roofline ceilings again (seconds)"
     )
-    p.set_defaults(handler="explorer.commands.devices:run_devices")
+    p.set_defaults(handler="explorer.commands.devices:run_devices", check=None)
 
     p = sub.add_parser(
         "occupancy", help="occupancy of one block configuration on a device or compute capability"
@@ -55,7 +71,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--regs", type=str, default="32", metavar="R", help="registers per thread (default 32)")
     p.add_argument("--smem", type=str, default="0", metavar="BYTES", help="shared memory per block in bytes")
     _add_json(p)
-    p.set_defaults(handler="explorer.commands.launch:run_occupancy")
+    p.set_defaults(
+        handler="explorer.commands.launch:run_occupancy", check="explorer.commands.launch:parse_occupancy"
+    )
 
     p = sub.add_parser("launch", help="how a whole launch is dispatched: warps, idle lanes, waves")
     p.add_argument("--device", required=True, metavar="NAME", help='device name or unique part ("1650")')
@@ -79,7 +97,9 @@ def build_parser() -> argparse.ArgumentParser:
         help="describe one thread (blockIdx:threadIdx): its position, index, warp, lane, SM, wave",
     )
     _add_json(p)
-    p.set_defaults(handler="explorer.commands.launch:run_launch")
+    p.set_defaults(
+        handler="explorer.commands.launch:run_launch", check="explorer.commands.launch:parse_launch_request"
+    )
 
     p = sub.add_parser("bench", help="run a benchmark workload headless, one line per point")
     p.add_argument("workload", nargs="?", help="workload name (omit to list them)")
@@ -95,13 +115,15 @@ def build_parser() -> argparse.ArgumentParser:
         help="measure the device's roofline ceilings again before the run (else cached per machine)",
     )
     _add_json(p)
-    p.set_defaults(handler="explorer.commands.bench:run_bench")
+    p.set_defaults(handler="explorer.commands.bench:run_bench", check="explorer.commands.bench:parse_bench")
 
     p = sub.add_parser("screenshot", help="render the window offscreen to a PNG")
     p.add_argument("--panel", choices=PANELS, default="devices")
     p.add_argument("--out", required=True, metavar="FILE.png")
     p.add_argument("--size", default="1280x800", metavar="WxH", help="window size (default 1280x800)")
-    p.set_defaults(handler="explorer.commands.gui:run_screenshot")
+    p.set_defaults(
+        handler="explorer.commands.gui:run_screenshot", check="explorer.commands.gui:parse_screenshot"
+    )
 
     p = sub.add_parser("memory", help="one warp's global (coalescing) or shared (banks) memory access")
     p.add_argument(
@@ -132,12 +154,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("self-test", help="import every dependency, probe devices, run a tiny workload")
     _add_json(p)
-    p.set_defaults(handler="explorer.commands.selftest:run_self_test")
+    p.set_defaults(handler="explorer.commands.selftest:run_self_test", check=None)
 
     # Hidden (no help): the worker the app starts as a child process, locally or over ssh; it
     # speaks JSON lines on stdin/stdout (explorer/agent/__init__.py describes the protocol).
     p = sub.add_parser("agent")
-    p.set_defaults(handler="explorer.agent.serve:run_agent")
+    p.set_defaults(handler="explorer.agent.serve:run_agent", check=None)
     return parser
 
 
@@ -146,22 +168,34 @@ def _resolve(handler: str):
     return getattr(importlib.import_module(module_name), func_name)
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def main(argv: Sequence[str] | None = None, *, check_only: bool = False) -> int:
+    """Run the command line; returns the exit status (0 done, 2 bad input, 130 interrupted).
+
+    With ``check_only`` it parses and validates the request and stops before any work (no
+    benchmark, no window): what the fuzz test drives over arbitrary argument lists.
+    """
     # First: in a frozen bundle a multiprocessing worker re-runs this executable, and
     # freeze_support() turns it into the worker before any argument is parsed.
     multiprocessing.freeze_support()
+    tolerant_streams()
     parser = build_parser()
-    args = parser.parse_args(argv)
-    handler = getattr(args, "handler", "explorer.commands.gui:run_gui")
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # --help, --version, or a one-line argparse error already printed
+        return exc.code if isinstance(exc.code, int) else 2
     if args.command is None:
         args.panel = None
     # SIGTERM and SIGHUP end a command like Ctrl-C (an exception, so children are stopped and
     # what finished is written); the window replaces these with its own (explorer/ui/signals.py).
     previous = raise_on_termination()
     try:
-        return int(_resolve(handler)(args) or 0)
+        if check_only:
+            if args.check:
+                _resolve(args.check)(args)
+            return 0
+        return int(_resolve(args.handler)(args) or 0)
     except UserError as exc:
-        print(f"device-explorer: error: {exc}", file=sys.stderr)
+        print(f"device-explorer: error: {one_line(str(exc))}", file=sys.stderr)
         return exc.exit_code
     except KeyboardInterrupt as exc:  # Ctrl-C, or SIGTERM/SIGHUP as Interrupted
         return exit_status(exc)

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from explorer.errors import UserError
+from explorer.inputs import shown
 
 if TYPE_CHECKING:
     from explorer.bench.variants import Variant
@@ -470,7 +471,7 @@ def get_workload(name: str) -> Workload:
     key = (name or "").strip()
     w = WORKLOADS.get(key) or TEST_WORKLOADS.get(key)
     if w is None:
-        raise UserError(f"unknown workload '{name}'; known workloads: {', '.join(WORKLOADS)}")
+        raise UserError(f"unknown workload {shown(name)}; known workloads: {', '.join(WORKLOADS)}")
     return w
 
 

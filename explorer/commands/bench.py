@@ -6,12 +6,21 @@ from __future__ import annotations
 import contextlib
 import json
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 from explorer import interrupts
+from explorer.bench.runner import BenchPlan, BenchRun, Progress
+from explorer.devices.model import CpuDevice, CudaGpu
 from explorer.errors import UserError
-from explorer.inputs import parse_whole
-from explorer.outputs import check_output, output_lock
+from explorer.inputs import (
+    is_device_key,
+    parse_device_key,
+    parse_output_path,
+    parse_sizes,
+    parse_whole,
+)
+from explorer.outputs import output_lock
 
 #: more timed repeats than anyone waits for; a typo's extra digits get a message, not a week-long run
 MAX_REPEATS = 100_000
@@ -66,34 +75,57 @@ def _list_workloads(as_json: bool) -> int:
     return 0
 
 
-def run_bench(args) -> int:
-    from explorer.bench.runner import parse_device
-    from explorer.bench.sizes import parse_sizes
+@dataclass(frozen=True)
+class BenchRequest:
+    """A checked ``bench`` request: the run is planned (not started) and the CSV path is writable.
+
+    ``run`` is None when no workload was named (the command lists them)."""
+
+    run: BenchRun | None
+    device: str
+    csv: Path | None
+    as_json: bool
+
+
+def resolve_bench_device(text: str) -> str:
+    """``--device`` as a key (``cpu``, ``cuda:N``) or a device's name ("1650", "rtx 4090").
+
+    A name resolves to the device it matches; a catalog sheet is refused, since benchmarks
+    need hardware that is here. Presence of ``cuda:N`` is checked by ``check_device_present``.
+    """
+    if not str(text).strip() or is_device_key(text):
+        return parse_device_key(text)
+    from explorer.devices.discover import find_device
+
+    device = find_device(text)
+    if isinstance(device, CpuDevice):
+        return "cpu"
+    if isinstance(device, CudaGpu):
+        if device.index is None:
+            raise UserError(
+                f"{device.name} is hidden from CUDA by CUDA_VISIBLE_DEVICES, so benchmarks cannot use it here"
+            )
+        return f"cuda:{device.index}"
+    raise UserError(
+        f"{device.name} is a spec sheet from the catalog, not a GPU on this machine; benchmarks "
+        "run on 'cpu' or a present 'cuda:N' (device-explorer devices lists them)"
+    )
+
+
+def parse_bench(args) -> BenchRequest:
+    """Parse and validate ``bench``'s arguments and plan the run, before any work or output."""
     from explorer.bench.workloads import get_workload
 
-    as_json = bool(getattr(args, "json", False))
+    as_json = bool(args.json)
     if not args.workload:
-        return _list_workloads(as_json)
+        return BenchRequest(None, "cpu", None, as_json)
     w = get_workload(args.workload)
-    device = parse_device(args.device or "cpu")
+    device = resolve_bench_device(args.device)
     sizes = parse_sizes(" ".join(args.sizes), w.size_name) if args.sizes else None
     repeats = _parse_repeats(args.repeats)
-    csv_path = check_output(args.csv, "--csv") if args.csv else None
+    # checked before the run, so a typo in the path does not throw away a finished run
+    csv = parse_output_path(args.csv, "--csv") if args.csv is not None else None
     check_device_present(device)
-    # Held for the whole run: a second run writing the same file is refused now, in one line,
-    # instead of both measuring for minutes and one silently replacing the other's points.
-    with output_lock(csv_path) if csv_path else contextlib.nullcontext():
-        again = bool(getattr(args, "remeasure_ceilings", False))
-        return _run_plan(w, device, sizes, repeats, as_json, csv_path, again)
-
-
-def _run_plan(
-    w, device: str, sizes, repeats: int | None, as_json: bool, csv_path: Path | None, again: bool = False
-) -> int:
-    from explorer.bench.export import export_csv
-    from explorer.bench.results import format_point
-    from explorer.bench.runner import BenchPlan, BenchRun, Progress
-
     # the ceilings are measured in the worker before the first point where none fresh are cached
     # (again with --remeasure-ceilings), so every point can say which roof bounds it
     plan = BenchPlan(
@@ -102,9 +134,26 @@ def _run_plan(
         sizes=sizes,
         repeats=repeats,
         measure_roof=True,
-        remeasure_roof=again,
+        remeasure_roof=bool(args.remeasure_ceilings),
     )
-    run = BenchRun(plan)
+    return BenchRequest(BenchRun(plan), device, csv, as_json)
+
+
+def run_bench(args) -> int:
+    req = parse_bench(args)
+    if req.run is None:
+        return _list_workloads(req.as_json)
+    # Held for the whole run: a second run writing the same file is refused now, in one line,
+    # instead of both measuring for minutes and one silently replacing the other's points.
+    with output_lock(req.csv) if req.csv else contextlib.nullcontext():
+        return _run_plan(req.run, req.device, req.as_json, req.csv)
+
+
+def _run_plan(run: BenchRun, device: str, as_json: bool, csv_path: Path | None) -> int:
+    from explorer.bench.export import export_csv
+    from explorer.bench.results import format_point
+
+    w = run.workload
     if not as_json:
         print(f"{w.title} on {device}: {run.total_points} point(s)", flush=True)
     failed = 0

@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import sys
 from argparse import Namespace
+from dataclasses import dataclass
 from pathlib import Path
 
 from explorer.errors import UserError
@@ -101,10 +102,30 @@ def _quiet_offscreen_warning() -> None:
     previous = qInstallMessageHandler(handler)
 
 
-def run_screenshot(args: Namespace) -> int:
+@dataclass(frozen=True)
+class ScreenshotRequest:
+    """A checked ``screenshot`` request: a writable .png path and a supported window size."""
+
+    panel: str | None
+    out: Path
+    size: tuple[int, int]
+
+
+def parse_screenshot(args: Namespace) -> ScreenshotRequest:
+    """Parse and validate ``screenshot``'s arguments before Qt is loaded (one-line errors)."""
     out = check_output_path(args.out)
-    width, height = parse_size(getattr(args, "size", "1280x800"))
-    image = render_window(args.panel, (width, height))
+    return ScreenshotRequest(args.panel, out, parse_size(args.size))
+
+
+def parse_gui(args: Namespace) -> str | None:
+    """The window's only argument, the panel to show first (argparse has checked its choices)."""
+    return args.panel
+
+
+def run_screenshot(args: Namespace) -> int:
+    req = parse_screenshot(args)
+    out = req.out
+    image = render_window(req.panel, req.size)
     from explorer.ui.png import write_png
 
     write_png(image, out, "the screenshot")

@@ -7,10 +7,12 @@ input ends as one UserError line (exit status 2), never a traceback.
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from typing import Any
 
 from explorer.devices.model import Device
 from explorer.errors import UserError
+from explorer.inputs import shown
 from explorer.launch.config import (
     Dim3,
     LaunchConfig,
@@ -45,7 +47,19 @@ def _target(args: Any) -> tuple[ArchLimits, str, Device | None]:
     return limits_for_device(device), device.name, device
 
 
-def run_occupancy(args: Any) -> int:
+@dataclass(frozen=True)
+class OccupancyRequest:
+    """A checked ``occupancy`` request: the block fits the target's limits."""
+
+    limits: ArchLimits
+    name: str
+    device: Device | None
+    config: LaunchConfig
+    as_json: bool
+
+
+def parse_occupancy(args: Any) -> OccupancyRequest:
+    """Parse and validate ``occupancy``'s arguments (no output); one-line UserError when bad."""
     limits, name, device = _target(args)
     problems: list[str] = []
     values: dict[str, int] = {}
@@ -62,9 +76,15 @@ def run_occupancy(args: Any) -> int:
         raise LaunchValidationError(problems)
     config = LaunchConfig(Dim3(1), Dim3(values["threads"]), values["smem"], values["regs"])
     check(config, limits, name)
-    occ = occupancy(limits, values["threads"], values["regs"], values["smem"])
+    return OccupancyRequest(limits, name, device, config, bool(args.json))
+
+
+def run_occupancy(args: Any) -> int:
+    req = parse_occupancy(args)
+    limits, name, device, config = req.limits, req.name, req.device, req.config
+    occ = occupancy(limits, config.block.x, config.regs_per_thread, config.shared_mem_bytes)
     advisories = notes(config, limits)
-    if args.json:
+    if req.as_json:
         data = {"device": name, "compute_capability": limits.cc_string, "arch_name": limits.arch_name}
         if device is not None:
             data["device_kind"] = device.kind
@@ -122,12 +142,29 @@ def format_occupancy(occ: Occupancy, limits: ArchLimits, name: str, device: Devi
     return "\n".join(lines)
 
 
-def run_launch(args: Any) -> int:
+@dataclass(frozen=True)
+class LaunchRequest:
+    """A checked ``launch`` request: the device, and the dispatch its limits allow."""
+
+    device: Device
+    plan: LaunchPlan
+    thread: ThreadInfo | None  # --thread: one thread to describe instead of the whole launch
+    as_json: bool
+
+
+def parse_launch_request(args: Any) -> LaunchRequest:
+    """Parse and validate ``launch``'s arguments and plan the dispatch (closed form, no output)."""
     device = _find_device(args.device)
     config = parse_launch(args.grid, args.block, args.smem, args.regs, args.n)
     plan = plan_launch(config, device)
-    thread = _thread(plan, args.thread) if getattr(args, "thread", None) else None
-    if args.json:
+    thread = _thread(plan, args.thread) if args.thread is not None else None
+    return LaunchRequest(device, plan, thread, bool(args.json))
+
+
+def run_launch(args: Any) -> int:
+    req = parse_launch_request(args)
+    plan, thread = req.plan, req.thread
+    if req.as_json:
         data = plan.to_dict()
         if thread is not None:
             data["thread"] = thread.to_dict()
@@ -136,7 +173,7 @@ def run_launch(args: Any) -> int:
     if thread is not None:
         print("\n".join(thread_lines(thread)))
         return 0
-    print(format_plan(plan, device))
+    print(format_plan(req.plan, req.device))
     return 0
 
 
@@ -144,7 +181,7 @@ def _thread(plan: LaunchPlan, text: str) -> ThreadInfo:
     """``BX,BY,BZ:TX,TY,TZ`` -> the core's account of that thread; a bad one is one line."""
     block_text, sep, thread_text = str(text).partition(":")
     if not sep:
-        raise UserError(f"--thread is {text!r}; give blockIdx:threadIdx, e.g. 48,2,0:4,5,0")
+        raise UserError(f"--thread is {shown(text)}; give blockIdx:threadIdx, e.g. 48,2,0:4,5,0")
     block_idx = Dim3.parse(block_text, "--thread blockIdx", missing=0)
     thread_idx = Dim3.parse(thread_text, "--thread threadIdx", missing=0)
     return plan.thread(plan.block_linear(block_idx), plan.thread_linear(thread_idx))

@@ -20,7 +20,9 @@ from typing import Any
 from explorer.devices.arch import fill_from_compute_capability
 from explorer.devices.deadline import DEADLINES_S, ProbeTimedOut, call_with_deadline
 from explorer.devices.model import CudaGpu, Device, Discovery, ProbeReport
+from explorer.devices.names import best_match, normalise, suggestions
 from explorer.errors import UserError
+from explorer.inputs import shown
 
 _cache_lock = threading.Lock()
 _cached: Discovery | None = None
@@ -505,37 +507,35 @@ def catalog_match_without_probing(query: str, *, proc_dir: str = PROC_NVIDIA_GPU
 
 
 def find_device(query: str, discovery: Discovery | None = None) -> Device:
-    """The one device a user means by ``query`` ("1650", "h100", "cuda:0", "cpu", "catalog:t4").
+    """The one device a user means by ``query`` ("1650", "gtx1650", "RTX 4090", "cuda:0", "cpu").
 
-    Rules, in order: an exact key, slug or name (case-insensitive) wins; otherwise the devices
-    whose name or key contain the query; if some of those are present they win over catalog
-    sheets (so "h100" on an H100 machine means the real GPU); if exactly one is left it is the
-    answer, else a ``UserError`` lists the candidates. The catalog keeps one sheet per common
-    short name (one H100, one A100) so such names stay unambiguous. Without a ``discovery``,
-    a query that can only mean a catalog sheet is answered without probing any driver
-    (``catalog_match_without_probing``); anything else runs the probes once per process.
+    Rules (``explorer.devices.names``): case, spaces, dashes and underscores are ignored; an
+    exact key, slug or name wins; otherwise the devices whose name or key contain the query; if
+    some of those are present they win over catalog sheets (so "h100" on an H100 machine means
+    the real GPU); if exactly one is left it is the answer, else a ``UserError`` lists the
+    candidates, or, when nothing matches, suggests the nearest names. The catalog keeps one
+    sheet per common short name (one H100, one A100) so such names stay unambiguous. Without a
+    ``discovery``, a query that can only mean a catalog sheet is answered without probing any
+    driver (``catalog_match_without_probing``); anything else runs the probes once per process.
     """
-    q = (query or "").strip().lower()
-    if not q:
+    if not normalise(query or ""):
         raise UserError("no device named; give a name or part of one, e.g. 'cpu', 'cuda:0', '1650', 'h100'")
+    if len(query) > 100:
+        raise UserError(f"no device matches {shown(query)}; device names are at most 100 characters")
     if discovery is None:
         sheet = catalog_match_without_probing(query)
         if sheet is not None:
             return sheet
     disc = discovery if discovery is not None else _default_discovery()
-    exact = [
-        d
-        for d in disc.devices
-        if q in (d.key.lower(), d.name.lower(), d.key.lower().removeprefix("catalog:"))
-    ]
-    candidates = exact or [d for d in disc.devices if q in d.name.lower() or q in d.key.lower()]
-    present = [d for d in candidates if d.present]
-    if present and len(present) < len(candidates):
-        candidates = present
-    if len(candidates) == 1:
-        return candidates[0]
-    if not candidates:
+    found = best_match(query, disc.devices)
+    if len(found) == 1:
+        return found[0]
+    if not found:
+        near = suggestions(query, disc.devices)
+        if near:
+            names = " or ".join(f"{d.name!r} ({d.key})" for d in near)
+            raise UserError(f"no device matches {shown(query)}; did you mean {names}?")
         known = ", ".join(d.key for d in disc.devices)
-        raise UserError(f"no device matches {query!r}; known devices: {known}")
-    listed = ", ".join(f"{d.key} ({d.name})" for d in candidates)
-    raise UserError(f"{query!r} matches {len(candidates)} devices: {listed}; give more of the name or a key")
+        raise UserError(f"no device matches {shown(query)}; known devices: {known}")
+    listed = ", ".join(f"{d.key} ({d.name})" for d in found)
+    raise UserError(f"{shown(query)} matches {len(found)} devices: {listed}; give more of the name or a key")

@@ -28,6 +28,8 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal
 
+from explorer.devices.names import candidates
+
 DeviceKind = Literal["cpu", "cuda", "catalog"]
 
 
@@ -594,9 +596,6 @@ class Discovery:
         }
 
     def find(self, query: str) -> list[Device]:
-        """Devices whose key or name contains ``query``, case-insensitively ("1650", "h100", "cuda:0")."""
-        q = query.strip().lower()
-        exact = [d for d in self.devices if d.key.lower() == q or d.name.lower() == q]
-        if exact:
-            return exact
-        return [d for d in self.devices if q in d.name.lower() or q in d.key.lower()]
+        """Devices ``query`` names exactly, else those whose key or name contains it, ignoring case,
+        spaces, dashes and underscores ("1650", "gtx1650", "h100", "cuda:0"): ``names.candidates``."""
+        return candidates(query, self.devices)
