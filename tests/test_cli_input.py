@@ -72,6 +72,8 @@ CPU = CpuDevice(name="AMD Ryzen 7 5800X 8-Core Processor", key="cpu")
 def fake_discovery(monkeypatch):
     disc = Discovery(devices=[CPU, HERE, SHEET], reports=[])
     monkeypatch.setattr(discover_module, "_default_discovery", lambda: disc)
+    # what the NVIDIA driver lists under /proc on such a machine (the no-probe catalog path reads it)
+    monkeypatch.setattr(discover_module, "installed_gpu_names", lambda proc_dir=None: [HERE.name])
     return disc
 
 

@@ -40,26 +40,34 @@ def _slug(key: str) -> str:
     return key.split(":", 1)[1] if key.startswith("catalog:") else key
 
 
+def _exact(q: str, d: Named) -> bool:
+    return q in (normalise(d.key), normalise(_slug(d.key)), normalise(d.name))
+
+
+def _contains(q: str, d: Named) -> bool:
+    return q in normalise(d.name) or q in normalise(d.key)
+
+
 def candidates(query: str, devices: Sequence[D]) -> list[D]:
     """The devices ``query`` may mean: those it names exactly (key, catalog slug or full name),
     else those whose name or key contains it, comparing normalised forms."""
     q = normalise(query)
     if not q:
         return []
-    exact = [d for d in devices if q in (normalise(d.key), normalise(_slug(d.key)), normalise(d.name))]
-    if exact:
-        return exact
-    return [d for d in devices if q in normalise(d.name) or q in normalise(d.key)]
+    return [d for d in devices if _exact(q, d)] or [d for d in devices if _contains(q, d)]
 
 
 def best_match(query: str, devices: Sequence[D]) -> list[D]:
-    """``candidates``, with present devices preferred over catalog sheets when both match (so
-    "h100" on an H100 machine means the real GPU). One left means that device."""
-    found = candidates(query, devices)
-    present = [d for d in found if d.present]
-    if present and len(present) < len(found):
-        return present
-    return found
+    """The devices ``query`` means, present ones first: if any device here matches, catalog
+    sheets do not (so "h100" or "rtx 4090" on a machine with that GPU means the real one, even
+    though "rtx 4090" spells a sheet's slug exactly); then an exact match wins over a part.
+    One left means that device."""
+    q = normalise(query)
+    if not q:
+        return []
+    matching = [d for d in devices if _exact(q, d) or _contains(q, d)]
+    pool = [d for d in matching if d.present] or matching
+    return [d for d in pool if _exact(q, d)] or pool
 
 
 def _spellings(d: Named) -> list[str]:

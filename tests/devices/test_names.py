@@ -48,6 +48,9 @@ def test_a_present_gpu_wins_over_its_catalog_sheet():
     both = [H100_SHEET, H100_HERE]
     assert best_match("h100", both) == [H100_HERE]
     assert candidates("h100", both) == both
+    rtx_here = CudaGpu(name="NVIDIA GeForce RTX 4090", key="cuda:1", index=1)
+    assert best_match("rtx 4090", [RTX, rtx_here]) == [rtx_here]  # though it spells the sheet's slug
+    assert best_match("catalog:rtx-4090", [RTX, rtx_here]) == [RTX]  # the sheet, asked for by key
 
 
 def test_a_near_miss_says_did_you_mean():
