@@ -141,7 +141,9 @@ def build_parser() -> argparse.ArgumentParser:
         "--warp", default="0", metavar="W", help="global only: which warp of the block (default 0)"
     )
     _add_json(p)
-    p.set_defaults(handler="explorer.commands.memory:run_memory")
+    p.set_defaults(
+        handler="explorer.commands.memory:run_memory", check="explorer.commands.memory:parse_memory"
+    )
 
     p = sub.add_parser("divergence", help="which lanes of each warp take a branch, and the SIMT efficiency")
     p.add_argument("--block", required=True, metavar="X", help="threads per block (1D)")
@@ -150,7 +152,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--seed", default="0", metavar="N", help="seed of random:P's data (default 0)")
     _add_json(p)
-    p.set_defaults(handler="explorer.commands.memory:run_divergence")
+    p.set_defaults(
+        handler="explorer.commands.memory:run_divergence", check="explorer.commands.memory:parse_divergence"
+    )
 
     p = sub.add_parser("self-test", help="import every dependency, probe devices, run a tiny workload")
     _add_json(p)

@@ -5,7 +5,7 @@ Arguments are built from each sub-command's real options with hostile values (un
 5000-digit numbers, 1e400, NaN, empty strings, negative numbers, control characters, overlong
 paths, unknown ~users), in any order, some missing or repeated, some unknown. ``cli.main`` runs
 with ``check_only=True``: parsing and validation to the last step before the work, so no
-benchmark runs and no window opens. ``occupancy`` and ``launch`` are pure, so they also run whole.
+benchmark runs and no window opens. ``occupancy``, ``launch``, ``memory`` and ``divergence`` are pure maths, so they also run whole.
 """
 
 from __future__ import annotations
@@ -95,6 +95,14 @@ HOSTILE = [
     "0:256",
     "-1:0",
     "1e400:0",
+    "shared",
+    "mod:2",
+    "mod:0",
+    "lt:99999999999",
+    "warp:-1",
+    "random:1.5",
+    "random:nan",
+    "random:0.5",
 ]
 
 values = st.one_of(st.sampled_from(HOSTILE), st.text(max_size=12))
@@ -124,8 +132,23 @@ COMMANDS: dict[str, tuple[list[str], dict[str, str], list[str]]] = {
         ["--json", "--remeasure-ceilings"],
     ),
     "screenshot": ([], {"--panel": "devices", "--out": "x.png", "--size": "1280x800"}, []),
+    "memory": (
+        [],
+        {
+            "--space": "global",
+            "--elem": "4",
+            "--stride": "1",
+            "--offset": "0",
+            "--active": "32",
+            "--warp": "0",
+        },
+        ["--json"],
+    ),
+    "divergence": ([], {"--block": "128", "--branch": "mod:2", "--seed": "0"}, ["--json"]),
     "self-test": ([], {}, ["--json"]),
 }
+#: pure maths, cheap: these also run whole when their arguments pass
+PURE = ("occupancy", "launch", "memory", "divergence")
 OTHER_OPTIONS = ["--device", "--cc", "--sizes", "--bogus", "--help", "-h", "--json", "--", "-1"]
 
 
@@ -177,7 +200,7 @@ def test_every_sub_command_parses_hostile_arguments_to_0_or_2(command, data):
     argv = data.draw(argument_lists(command))
     code, out, err = _call(argv, check_only=True)
     _assert_clean(argv, code, out, err)
-    if command in ("occupancy", "launch") and code == 0 and "-h" not in argv and "--help" not in argv:
+    if command in PURE and code == 0 and "-h" not in argv and "--help" not in argv:
         code, out, err = _call(argv, check_only=False)  # pure maths: run it whole too
         _assert_clean(argv, code, out, err)
         assert code == 0
@@ -188,3 +211,13 @@ def test_every_sub_command_parses_hostile_arguments_to_0_or_2(command, data):
 def test_any_argument_list_at_all(argv):
     code, out, err = _call(argv, check_only=True)
     _assert_clean(argv, code, out, err)
+
+
+def test_every_sub_command_declares_its_check_step():
+    """A new sub-command without its own ``check`` would inherit the window's; make that loud."""
+    parser = cli.build_parser()
+    sub = next(a for a in parser._actions if a.dest == "command")
+    names = set(sub.choices)  # type: ignore[union-attr]
+    assert set(COMMANDS) | {"agent"} == names
+    for name, subparser in sub.choices.items():  # type: ignore[union-attr]
+        assert "check" in subparser._defaults, name

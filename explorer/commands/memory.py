@@ -13,9 +13,16 @@ from typing import Any
 from explorer.errors import UserError
 from explorer.inputs import parse_whole
 from explorer.memory import texts
-from explorer.memory.banks import SOURCE, SharedAccess, bank_conflicts
-from explorer.memory.coalescing import MAX_ELEMENTS, MAX_WARP_INDEX, WARP_SIZE, GlobalAccess, coalesce
-from explorer.memory.divergence import ITS_NOTE, MAX_BLOCK_THREADS, divergence, parse_branch
+from explorer.memory.banks import SOURCE, BankConflicts, SharedAccess, bank_conflicts
+from explorer.memory.coalescing import (
+    MAX_ELEMENTS,
+    MAX_WARP_INDEX,
+    WARP_SIZE,
+    Coalescing,
+    GlobalAccess,
+    coalesce,
+)
+from explorer.memory.divergence import ITS_NOTE, MAX_BLOCK_THREADS, Divergence, divergence, parse_branch
 
 
 def _access_numbers(args: Any) -> dict[str, int]:
@@ -31,25 +38,30 @@ def _grid(cells: list[str], per_row: int = 8) -> list[str]:
     return ["  " + "  ".join(cells[i : i + per_row]) for i in range(0, len(cells), per_row)]
 
 
-def run_memory(args: Any) -> int:
+def parse_memory(args: Any) -> Coalescing | BankConflicts:
+    """Parse and validate ``memory``'s arguments and work out the access (closed form, no output)."""
     numbers = _access_numbers(args)
+    warp = parse_whole(args.warp, "--warp", minimum=0, maximum=MAX_WARP_INDEX)
     if args.space == "global":
-        warp = parse_whole(args.warp, "--warp", minimum=0, maximum=MAX_WARP_INDEX)
-        c = coalesce(GlobalAccess(warp=warp, **numbers))
-        if args.json:
-            print(json.dumps(c.to_dict(), indent=2))
-            return 0
+        return coalesce(GlobalAccess(warp=warp, **numbers))
+    if warp != 0:
+        raise UserError("--warp applies to --space global only (a shared-memory pattern is one warp's)")
+    return bank_conflicts(SharedAccess(**numbers))
+
+
+def run_memory(args: Any) -> int:
+    result = parse_memory(args)
+    if args.json:
+        print(json.dumps(result.to_dict(), indent=2))
+        return 0
+    if isinstance(result, Coalescing):
+        c = result
         print(texts.coalescing_headline(c))
         print("\n".join(texts.coalescing_lines(c)))
         print("lane:address")
         print("\n".join(_grid([f"{la.lane:2d}:{la.address:>7d}" for la in c.lanes])))
         return 0
-    if parse_whole(args.warp, "--warp", minimum=0, maximum=MAX_WARP_INDEX) != 0:
-        raise UserError("--warp applies to --space global only (a shared-memory pattern is one warp's)")
-    b = bank_conflicts(SharedAccess(**numbers))
-    if args.json:
-        print(json.dumps(b.to_dict(), indent=2))
-        return 0
+    b = result
     print(texts.bank_headline(b))
     print("\n".join(texts.bank_lines(b)))
     print("lane->bank (word)")
@@ -58,10 +70,15 @@ def run_memory(args: Any) -> int:
     return 0
 
 
-def run_divergence(args: Any) -> int:
+def parse_divergence(args: Any) -> Divergence:
+    """Parse and validate ``divergence``'s arguments and work out the warps (closed form, no output)."""
     block = parse_whole(args.block, "--block", minimum=1, maximum=MAX_BLOCK_THREADS, unit=" threads")
     seed = parse_whole(args.seed, "--seed", minimum=0, maximum=2**63 - 1)
-    d = divergence(block, parse_branch(args.branch, seed=seed))
+    return divergence(block, parse_branch(args.branch, seed=seed))
+
+
+def run_divergence(args: Any) -> int:
+    d = parse_divergence(args)
     if args.json:
         print(json.dumps(d.to_dict(), indent=2))
         return 0
