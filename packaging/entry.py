@@ -26,10 +26,6 @@ if __name__ == "__main__":
     # re-runs this executable, and freeze_support() turns it into the worker instead of the CLI.
     multiprocessing.freeze_support()
     _frozen_environment()
-    # A child started with explorer.frozen.module_command runs its module here and exits.
-    from explorer.frozen import run_requested_module
-
-    run_requested_module()
     from explorer.cli import main
 
     sys.exit(main())

@@ -11,7 +11,6 @@ from pathlib import Path
 
 import pytest
 
-from explorer import frozen
 from explorer.commands import selftest
 from explorer.commands.selftest import Check, CheckFailed
 
@@ -21,7 +20,6 @@ ROOT = Path(__file__).resolve().parent.parent
 def _env(**extra: str) -> dict[str, str]:
     env = dict(os.environ)
     env.pop("NUMBA_ENABLE_CUDASIM", None)
-    env.pop(frozen.RUN_MODULE_ENV, None)
     env.setdefault("QT_QPA_PLATFORM", "offscreen")
     env.update(extra)
     return env
@@ -175,36 +173,6 @@ def test_simulator_check_runs_the_kernel_in_an_agent_only_with_the_simulator_on(
 # --- the bundle's way of starting a child process (explorer.frozen, packaging/entry.py) ----------
 
 
-def test_module_command_from_source_uses_python_dash_m(monkeypatch):
-    monkeypatch.delattr(sys, "frozen", raising=False)
-    cmd, env = frozen.module_command(
-        "explorer.launch.realrun", ["--n", "5"], env={frozen.RUN_MODULE_ENV: "x"}
-    )
-    assert cmd == [sys.executable, "-m", "explorer.launch.realrun", "--n", "5"]
-    assert frozen.RUN_MODULE_ENV not in env
-
-
-def test_module_command_in_the_bundle_reinvokes_the_executable_with_the_module_named(monkeypatch):
-    monkeypatch.setattr(sys, "frozen", True, raising=False)
-    cmd, env = frozen.module_command("explorer.launch.realrun", ["--n", "5"], env={"PATH": "/bin"})
-    assert cmd == [sys.executable, "--n", "5"]
-    assert env == {"PATH": "/bin", frozen.RUN_MODULE_ENV: "explorer.launch.realrun"}
-
-
-def test_entry_script_runs_the_requested_module_instead_of_the_cli():
-    """What the frozen executable does when started by module_command, run here from source."""
-    proc = subprocess.run(
-        [sys.executable, str(ROOT / "packaging" / "entry.py"), "--help"],
-        cwd=ROOT,
-        env=_env(**{frozen.RUN_MODULE_ENV: "explorer.launch.realrun"}),
-        capture_output=True,
-        text=True,
-        timeout=180,
-    )
-    assert proc.returncode == 0, proc.stderr
-    assert "python -m explorer.launch.realrun" in proc.stdout
-
-
 def test_entry_script_serves_the_agent_the_bundle_starts():
     """The bundle's executable with ``agent`` (what local_agent_argv gives when frozen) is an agent."""
     from explorer.agent.child import AgentProcess
@@ -213,19 +181,6 @@ def test_entry_script_serves_the_agent_the_bundle_starts():
         hello = agent.start()
         assert hello.pid == agent.pid
         assert agent.request("ping", timeout_s=30) == {"pid": agent.pid}
-
-
-def test_entry_script_refuses_modules_outside_the_app():
-    proc = subprocess.run(
-        [sys.executable, str(ROOT / "packaging" / "entry.py")],
-        cwd=ROOT,
-        env=_env(**{frozen.RUN_MODULE_ENV: "http.server"}),
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-    assert proc.returncode == 2
-    assert "only explorer modules" in proc.stderr and "Traceback" not in proc.stderr
 
 
 def test_a_present_gpu_that_torch_cannot_use_is_explained(monkeypatch):

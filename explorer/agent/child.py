@@ -109,10 +109,9 @@ def describe_exit(code: int | None) -> str:
 def local_agent_argv(env: Mapping[str, str] | None = None) -> tuple[list[str], dict[str, str]]:
     """The argv and environment of a local agent: ``python -m explorer agent``, or in the
     PyInstaller bundle (which has no ``-m``) the bundle's executable with ``agent``."""
-    from explorer.frozen import RUN_MODULE_ENV, is_frozen
+    from explorer.frozen import is_frozen
 
     child_env = dict(os.environ if env is None else env)
-    child_env.pop(RUN_MODULE_ENV, None)
     if is_frozen():
         return [sys.executable, "agent"], child_env
     return [sys.executable, "-m", "explorer", "agent"], child_env

@@ -7,19 +7,17 @@ the writes (so an element written twice, or never, is seen).
 
 On a machine with an NVIDIA GPU the kernel runs on the GPU. Without one it runs under numba's CUDA
 simulator, which must be switched on *before* numba is imported; so the work always runs in a
-child process (``python -m explorer.launch.realrun``) with the environment it needs, and a crash
-there never takes the window down. The simulator runs every CUDA thread as a Python thread, so it
-is slow: sizes it would take too long for are refused up front with one line naming the limit.
+child process (an agent, ``explorer.agent``, asked for ``realrun.run``) with the environment it
+needs, and a crash there never takes the window down. The simulator runs every CUDA thread as a
+Python thread, so it is slow: sizes it would take too long for are refused up front with one line naming the limit.
 
 Qt-free; numba and numpy are imported only inside the functions that need them.
 """
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
-import sys
 import tempfile
 import time
 from collections.abc import Callable
@@ -515,32 +513,3 @@ def run_to_file(
     result = run_here(_dims(grid), _dims(block), n, emulate=emulate, extent=extent)
     _save(result, out)
     return result.backend
-
-
-def main(argv: list[str] | None = None) -> int:
-    """Child-process entry: run, save an .npz, print nothing on success; one line on stderr on failure."""
-    parser = argparse.ArgumentParser(prog="python -m explorer.launch.realrun")
-    parser.add_argument("--grid", required=True)
-    parser.add_argument("--block", required=True)
-    parser.add_argument("--n", type=int, default=None)
-    parser.add_argument("--out", required=True)
-    parser.add_argument("--emulate", action="store_true", help="the compiled CPU emulation, no CUDA")
-    parser.add_argument("--extent", default=None, help="a 2D/3D problem's size, X,Y[,Z]")
-    args = parser.parse_args(argv)
-    try:
-        grid = _dims(int(v) for v in args.grid.split(","))
-        block = _dims(int(v) for v in args.block.split(","))
-        extent = _dims(int(v) for v in args.extent.split(",")) if args.extent else None
-        result = run_here(grid, block, args.n, emulate=args.emulate, extent=extent)
-        _save(result, args.out)
-    except UserError as exc:
-        print(str(exc), file=sys.stderr)
-        return 2
-    except Exception as exc:  # noqa: BLE001 - the parent shows one line, never a traceback
-        print(f"the real run failed: {type(exc).__name__}: {exc}", file=sys.stderr)
-        return 1
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -129,8 +129,15 @@ def test_the_local_agent_says_hello_and_answers_in_order():
 def test_argv_is_a_list_never_a_shell_string():
     with pytest.raises(TypeError):
         AgentProcess("python -m explorer agent")  # type: ignore[arg-type]
-    argv, env = local_agent_argv()
-    assert argv[-1] == "agent" and "DEVICE_EXPLORER_RUN_MODULE" not in env
+    argv, _env = local_agent_argv()
+    assert argv == [sys.executable, "-m", "explorer", "agent"]
+
+
+def test_in_the_bundle_the_agent_is_the_app_itself_with_agent(monkeypatch):
+    """The bundle's executable has no -m: it is started with the hidden sub-command."""
+    monkeypatch.setattr(sys, "frozen", True, raising=False)
+    argv, _env = local_agent_argv()
+    assert argv == [sys.executable, "agent"]
 
 
 def test_stray_prints_in_the_agent_reach_stderr_not_the_protocol():
