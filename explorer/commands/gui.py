@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from explorer.errors import UserError
-from explorer.inputs import parse_output_path, parse_window_size
+from explorer.inputs import parse_output_path, parse_window_size, shown
 
 
 def parse_size(text: str) -> tuple[int, int]:
@@ -49,16 +49,57 @@ def open_main_window(panel: str | None = None, remember: bool = False):
     return app, window
 
 
+def x_display_answers(display: str, timeout_s: float = 3.0) -> bool | None:
+    """Whether an X server accepts a connection at ``display`` (as Qt's xcb plugin will try),
+    asked through libxcb in a few milliseconds; ``None`` when that cannot be known (no libxcb,
+    or no answer within ``timeout_s``, e.g. a remote display over a slow link): Qt then tries."""
+    import ctypes
+    import threading
+
+    try:
+        xcb = ctypes.CDLL("libxcb.so.1")
+    except OSError:
+        return None
+    xcb.xcb_connect.restype = ctypes.c_void_p
+    xcb.xcb_connect.argtypes = [ctypes.c_char_p, ctypes.c_void_p]
+    xcb.xcb_connection_has_error.restype = ctypes.c_int
+    xcb.xcb_connection_has_error.argtypes = [ctypes.c_void_p]
+    xcb.xcb_disconnect.argtypes = [ctypes.c_void_p]
+    answer: list[bool] = []
+
+    def ask() -> None:
+        conn = xcb.xcb_connect(os.fsencode(display), None)
+        try:
+            answer.append(xcb.xcb_connection_has_error(conn) == 0)
+        finally:
+            xcb.xcb_disconnect(conn)
+
+    worker = threading.Thread(target=ask, daemon=True)
+    worker.start()
+    worker.join(timeout_s)
+    return answer[0] if answer else None
+
+
 def check_display() -> None:
-    """On Linux without X11 or Wayland, Qt would abort with a core dump; say it in one line instead."""
-    if os.environ.get("QT_QPA_PLATFORM"):
+    """On Linux without a usable X11 or Wayland display, Qt would abort with a core dump ("This
+    application failed to start ... Reinstalling the application may fix this problem"); say
+    it in one line instead, before Qt is loaded."""
+    platform = os.environ.get("QT_QPA_PLATFORM", "")
+    if platform and not platform.startswith("xcb"):
         return  # chosen explicitly (offscreen in tests and CI, or a specific plugin)
-    if sys.platform.startswith("linux") and not (
-        os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")
-    ):
+    if not sys.platform.startswith("linux") or os.environ.get("WAYLAND_DISPLAY"):
+        return
+    display = os.environ.get("DISPLAY")
+    if not display:
         raise UserError(
             "no display to open the window on (DISPLAY and WAYLAND_DISPLAY are unset); run it in a "
             "desktop session, or render it with 'device-explorer screenshot --out FILE.png'"
+        )
+    if x_display_answers(display) is False:
+        raise UserError(
+            f"cannot open display {shown(display)}: no X server answers there, or it refused this user; "
+            "start one or correct DISPLAY, or render the window without a display with "
+            "'device-explorer screenshot --out FILE.png'"
         )
 
 
