@@ -121,6 +121,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--panel", choices=PANELS, default="devices")
     p.add_argument("--out", required=True, metavar="FILE.png")
     p.add_argument("--size", default="1280x800", metavar="WxH", help="window size (default 1280x800)")
+    p.add_argument(
+        "--scale", default="100", metavar="PERCENT", help="text size in percent, 100 to 250 (default 100)"
+    )
     p.set_defaults(
         handler="explorer.commands.gui:run_screenshot", check="explorer.commands.gui:parse_screenshot"
     )

@@ -38,6 +38,8 @@ MIN_SIZE = (640, 480)
 MAX_SIZE = (10_000, 10_000)
 #: a settings file bigger than this was not written by the app
 MAX_SETTINGS_BYTES = 1024 * 1024
+#: text size in percent (View > Text size); the same range as ``explorer.ui.theme``'s control
+TEXT_SCALE_RANGE = (100, 250)
 
 
 @dataclass
@@ -49,6 +51,9 @@ class Prefs:
     #: what each page keeps of itself between runs (the visualizer: device, launch, speed and
     #: zoom), as the page wrote it with ``Panel.remembered``; the page checks it on ``restore``
     pages: dict[str, dict[str, str | int]] = field(default_factory=dict)
+    #: text size in percent on the user's own screen, and in presentation mode (the projector)
+    text_scale: int = 100
+    presentation_text_scale: int = 150
 
     @classmethod
     def from_dict(cls, data: Any) -> Prefs:
@@ -85,6 +90,8 @@ RULES: dict[str, Callable[[Any], bool]] = {
     "panel": lambda v: v in PANELS,
     "width": lambda v: MIN_SIZE[0] <= v <= MAX_SIZE[0],
     "height": lambda v: MIN_SIZE[1] <= v <= MAX_SIZE[1],
+    "text_scale": lambda v: TEXT_SCALE_RANGE[0] <= v <= TEXT_SCALE_RANGE[1],
+    "presentation_text_scale": lambda v: TEXT_SCALE_RANGE[0] <= v <= TEXT_SCALE_RANGE[1],
 }
 
 

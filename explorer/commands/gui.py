@@ -21,6 +21,23 @@ def parse_size(text: str) -> tuple[int, int]:
     return parse_window_size(text, "--size")
 
 
+def parse_scale(text: str | int) -> int:
+    """'150' or '150%' -> 150, the text size in percent; outside 100..250 is a one-line UserError."""
+    from explorer.prefs import TEXT_SCALE_RANGE  # Qt-free: this runs before Qt loads
+
+    TEXT_SCALE_MIN, TEXT_SCALE_MAX = TEXT_SCALE_RANGE  # noqa: N806 (the range's ends)
+
+    raw = str(text).strip().rstrip("%").strip()
+    if not raw.isdigit():
+        raise UserError(f"--scale must be a whole percentage such as 150, got {text!r}")
+    value = int(raw)
+    if not TEXT_SCALE_MIN <= value <= TEXT_SCALE_MAX:
+        raise UserError(
+            f"--scale {value} is outside the supported range {TEXT_SCALE_MIN} to {TEXT_SCALE_MAX}"
+        )
+    return value
+
+
 def check_output_path(text: str) -> Path:
     """The PNG path to write, after checking its folder exists and is writable (one-line errors)."""
     return parse_output_path(text, "--out", (".png",))
@@ -150,12 +167,13 @@ class ScreenshotRequest:
     panel: str | None
     out: Path
     size: tuple[int, int]
+    scale: int = 100  # text size in percent
 
 
 def parse_screenshot(args: Namespace) -> ScreenshotRequest:
     """Parse and validate ``screenshot``'s arguments before Qt is loaded (one-line errors)."""
     out = check_output_path(args.out)
-    return ScreenshotRequest(args.panel, out, parse_size(args.size))
+    return ScreenshotRequest(args.panel, out, parse_size(args.size), parse_scale(getattr(args, "scale", 100)))
 
 
 def parse_gui(args: Namespace) -> str | None:
@@ -166,7 +184,15 @@ def parse_gui(args: Namespace) -> str | None:
 def run_screenshot(args: Namespace) -> int:
     req = parse_screenshot(args)
     out = req.out
-    image = render_window(req.panel, req.size)
+    image = render_window(req.panel, req.size, req.scale)
+    width, height = req.size
+    if (image.width(), image.height()) != (width, height):
+        # never a silently different picture: the layouts could not shrink that far
+        print(
+            f"note: at {req.scale}% text the window needs at least {image.width()}x{image.height()}; "
+            f"rendered at that size, not {width}x{height}",
+            file=sys.stderr,
+        )
     from explorer.ui.png import write_png
 
     write_png(image, out, "the screenshot")
@@ -174,8 +200,9 @@ def run_screenshot(args: Namespace) -> int:
     return 0
 
 
-def render_window(panel: str | None, size: tuple[int, int]):
-    """The main window showing ``panel``, rendered offscreen into a QImage (screenshot, self-test)."""
+def render_window(panel: str | None, size: tuple[int, int], scale: int = 100):
+    """The main window showing ``panel`` at ``scale`` percent text, rendered offscreen into a
+    QImage (screenshot, self-test). The window is ``size`` exactly wherever its pages fit it."""
     # A screenshot never needs a real screen; offscreen also gives the same picture everywhere.
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
     width, height = size
@@ -189,6 +216,7 @@ def render_window(panel: str | None, size: tuple[int, int]):
     app = create_application()
     context = AppContext(discover(include_catalog=True))
     window = MainWindow(context, discover_on_show=False, panel=panel)
+    window.apply_text_scale(scale)
     window.resize(width, height)
     window.show()
     app.processEvents()

@@ -36,8 +36,10 @@ from explorer.ui.bench.plot import BenchPlot
 from explorer.ui.bench.roofline_view import RooflinePlot
 from explorer.ui.bench.stream import RunStream
 from explorer.ui.bench.table import ResultsTable
+from explorer.ui.guard import qt_guard
 from explorer.ui.panel import ExportFormat, Panel
-from explorer.ui.theme import Theme
+from explorer.ui.sidepanel import SidePanel, fit_side_panels
+from explorer.ui.theme import Theme, px, text_scale_pct
 
 log = logging.getLogger(__name__)
 
@@ -45,6 +47,9 @@ log = logging.getLogger(__name__)
 SCREENSHOT_SIZES = (64, 128, 256, 512, 1024, 2048)
 #: the screenshot is taken once this share of the run's points has arrived, the rest still to come
 SCREENSHOT_SHARE = 2 / 3
+#: the settings column's width, and the least the plot keeps beside it, at 100% text (both grow with it)
+LEFT_WIDTH = 360
+PLOT_MIN = 560
 #: how long the screenshot waits for that share before showing the run as far as it got
 SCREENSHOT_WAIT_S = 240.0
 
@@ -74,7 +79,6 @@ class BenchPanel(Panel):
         self.progress_bar.setTextVisible(True)
         self.progress_bar.setFormat("no run yet")
         self.progress_bar.setValue(0)
-        self.progress_bar.setMinimumHeight(26)
         self.status_label = QLabel()
         self.message_label = QLabel(wordWrap=True)
         self.message_label.setProperty("role", "error")
@@ -87,8 +91,6 @@ class BenchPanel(Panel):
         left.setWidgetResizable(True)
         left.setWidget(self.controls)
         left.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
-        left.setMinimumWidth(375)
-        left.setMaximumWidth(420)
         left.setFrameShape(QScrollArea.Shape.NoFrame)
 
         right = QWidget()
@@ -107,7 +109,6 @@ class BenchPanel(Panel):
         splitter.setStretchFactor(0, 3)
         splitter.setStretchFactor(1, 2)
         splitter.setSizes([460, 240])
-        self.table.setMinimumHeight(150)
         right_layout.addWidget(splitter, 1)
         exports = QHBoxLayout()
         exports.addStretch(1)
@@ -115,8 +116,11 @@ class BenchPanel(Panel):
             exports.addWidget(button)
         right_layout.addLayout(exports)
 
+        # the settings fold to a handle when the plot would get less than PLOT_MIN beside them
+        self.settings_side = SidePanel("Benchmark settings", left, "left")
+        self.settings_side.toggled_by_user.connect(lambda _open: self._fit_settings())
         layout = QHBoxLayout(self)
-        layout.addWidget(left)
+        layout.addWidget(self.settings_side)
         layout.addWidget(right, 1)
 
         self.controls.start_requested.connect(self.start)
@@ -136,6 +140,7 @@ class BenchPanel(Panel):
         )
         self._workload_shown()
         self._restore_last()
+        self.apply_text_scale(text_scale_pct())  # the window calls it again on every change
 
     # --- public API -------------------------------------------------------------------
     @property
@@ -186,6 +191,32 @@ class BenchPanel(Panel):
         if stream is not None:
             stream.cancel()
             stream.wait(timeout_s)
+
+    def apply_text_scale(self, percent: int) -> None:
+        """The controls column and the plots' fonts grow with the text."""
+        self.settings_side.set_body_width(px(LEFT_WIDTH))
+        self.progress_bar.setMinimumHeight(px(26))
+        self.table.setMinimumHeight(px(110))
+        self.plot.apply_text_scale()
+        self._fit_settings()
+
+    def _fit_settings(self) -> None:
+        if not self.isVisible():
+            return  # a size before the page is shown is no size at all; resizeEvent comes then
+        margins = self.layout().contentsMargins()
+        room = self.width() - margins.left() - margins.right() - self.layout().spacing()
+        side = self.settings_side
+        fit_side_panels((side,), room, px(PLOT_MIN), side if side.choice else None)
+
+    @qt_guard
+    def resizeEvent(self, event) -> None:  # noqa: N802 - Qt's name
+        super().resizeEvent(event)
+        self._fit_settings()
+
+    @qt_guard
+    def showEvent(self, event) -> None:  # noqa: N802 - Qt's name
+        super().showEvent(event)
+        self._fit_settings()
 
     def apply_theme(self, theme: Theme) -> None:
         self.plot.apply_theme(theme)

@@ -317,6 +317,11 @@ class DevicesPanel(Panel):
         if self.context.discovery is not None:
             self._fill_list(self.context.discovery)
 
+    def apply_text_scale(self, percent: int) -> None:
+        # the list's section headers carry a bold font of their own, made at the old size
+        if self.context.discovery is not None:
+            self._fill_list(self.context.discovery)
+
     def export_formats(self) -> tuple[ExportFormat, ...]:
         return (self.EXPORT_JSON,)
 

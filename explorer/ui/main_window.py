@@ -16,15 +16,17 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from PySide6.QtCore import QEvent, QObject, Qt, QTimer
-from PySide6.QtGui import QAction, QActionGroup, QCloseEvent, QKeySequence
+from PySide6.QtGui import QAction, QActionGroup, QCloseEvent, QKeyEvent, QKeySequence
 from PySide6.QtWidgets import (
     QApplication,
     QFileDialog,
     QHBoxLayout,
+    QLabel,
     QMainWindow,
     QMessageBox,
     QPushButton,
     QTabWidget,
+    QToolButton,
     QVBoxLayout,
     QWidget,
 )
@@ -38,7 +40,16 @@ from explorer.ui.devices_panel import DevicesPanel
 from explorer.ui.guard import qt_guard
 from explorer.ui.panel import ExportFormat, Panel, UnavailablePanel
 from explorer.ui.shortcuts import ShortcutsDialog
-from explorer.ui.theme import apply_theme, current_theme
+from explorer.ui.theme import (
+    TEXT_SCALE_MAX,
+    TEXT_SCALE_MIN,
+    TEXT_SCALE_STEP,
+    apply_theme,
+    clamp_text_scale,
+    current_theme,
+    set_text_scale,
+    text_scale_pct,
+)
 from explorer.ui.widgets import Banner
 from explorer.ui.workers import run_in_daemon_thread
 
@@ -151,6 +162,32 @@ class NoticeBar(QWidget):
         self.hide()
 
 
+class TextSizeControl(QWidget):
+    """The status bar's text-size control: smaller, the size now, larger (the same as the
+    View > Text size keys), so a teacher at a projector finds it without the menu."""
+
+    def __init__(self, window: MainWindow) -> None:
+        super().__init__(window)
+        layout = QHBoxLayout(self)
+        layout.setContentsMargins(0, 0, 4, 0)
+        layout.setSpacing(2)
+        self.smaller = QToolButton(text="A−", toolTip="Smaller text (Ctrl+-)", autoRaise=True)
+        self.larger = QToolButton(text="A+", toolTip="Larger text (Ctrl+=)", autoRaise=True)
+        self.value = QLabel(toolTip="Text size (Ctrl+0: back to 100%)")
+        self.value.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.smaller.clicked.connect(lambda: window.change_text_scale(-1))
+        self.larger.clicked.connect(lambda: window.change_text_scale(1))
+        for w in (self.smaller, self.value, self.larger):
+            layout.addWidget(w)
+        self.show_scale(text_scale_pct())
+
+    def show_scale(self, percent: int) -> None:
+        self.value.setText(f"Text {percent}%")
+        self.value.setMinimumWidth(self.value.fontMetrics().horizontalAdvance(f"Text {TEXT_SCALE_MAX}%") + 4)
+        self.smaller.setEnabled(percent > TEXT_SCALE_MIN)
+        self.larger.setEnabled(percent < TEXT_SCALE_MAX)
+
+
 class MainWindow(QMainWindow):
     """Owns the ``AppContext``; panels receive it and react to its signals."""
 
@@ -172,6 +209,10 @@ class MainWindow(QMainWindow):
         self.panels: dict[str, Panel] = {}
         self._saved_pages: dict[str, dict[str, str | int]] = {}  # from the settings file
         self._containers: dict[str, QWidget] = {}
+        #: text size in percent for the user's own screen and for presentation mode
+        self._text_scales = {False: text_scale_pct(), True: 150}
+        self.presenting = False
+        self._was_maximized = False
 
         # Tabs, not a sidebar: the panels need every pixel of width a 1280x800 projector gives.
         self.tabs = QTabWidget()
@@ -202,6 +243,8 @@ class MainWindow(QMainWindow):
         self._install_panel("devices", self.devices_panel)
 
         self._build_menus()
+        self.text_size_control = TextSizeControl(self)
+        self.statusBar().addPermanentWidget(self.text_size_control)
         self.context.status_message.connect(lambda text: self.statusBar().showMessage(text, 8000))
         self.context.discovery_changed.connect(self._on_discovery)
         self.tabs.currentChanged.connect(self._on_page_selected)
@@ -219,6 +262,7 @@ class MainWindow(QMainWindow):
         self.panels[key] = widget
         if key in self._saved_pages:  # a page opened after the settings were read
             widget.restore(self._saved_pages[key])
+        widget.apply_text_scale(text_scale_pct())
         widget.exports_changed.connect(self._update_export_action)
         self._containers[key].layout().addWidget(widget)
 
@@ -301,6 +345,27 @@ class MainWindow(QMainWindow):
         self.dark_action.setShortcut(QKeySequence("Ctrl+Shift+D"))
         self.dark_action.toggled.connect(lambda dark: self.set_theme("dark" if dark else "light"))
         view_menu.addAction(self.dark_action)
+        view_menu.addSeparator()
+        self.presentation_action = QAction("&Presentation mode", self, checkable=True)
+        self.presentation_action.setShortcuts([QKeySequence("F11"), QKeySequence("Ctrl+Shift+F")])
+        self.presentation_action.setToolTip("Full screen with the projector's text size (Esc leaves)")
+        self.presentation_action.toggled.connect(self.set_presentation)
+        view_menu.addAction(self.presentation_action)
+        text_menu = view_menu.addMenu("&Text size")
+        larger = QAction("&Larger", self)
+        larger.setShortcuts([QKeySequence("Ctrl+="), QKeySequence("Ctrl++")])
+        larger.triggered.connect(lambda: self.change_text_scale(1))
+        smaller = QAction("&Smaller", self)
+        smaller.setShortcut(QKeySequence("Ctrl+-"))
+        smaller.triggered.connect(lambda: self.change_text_scale(-1))
+        actual = QAction("&Actual size (100%)", self)
+        actual.setShortcut(QKeySequence("Ctrl+0"))
+        actual.triggered.connect(lambda: self.apply_text_scale(TEXT_SCALE_MIN))
+        for action in (larger, smaller, actual):
+            text_menu.addAction(action)
+            self.addAction(action)  # keys work in full screen too, where the menu bar is hidden
+        self.addAction(self.presentation_action)
+        view_menu.addSeparator()
         self.refresh_action = QAction("&Refresh devices", self)
         self.refresh_action.setShortcut(QKeySequence.StandardKey.Refresh)
         self.refresh_action.triggered.connect(self.refresh_devices)
@@ -330,9 +395,64 @@ class MainWindow(QMainWindow):
         """Say something the user must read once (kept in the context, shown in the banner)."""
         self.context.add_notice(text)
 
+    # ----- text size and presentation mode
+    def apply_text_scale(self, percent: int) -> int:
+        """The whole window's text size in percent (100 to 250), for the mode the window is in
+        (own screen or presentation); every page reflows. Returns the size now in use."""
+        app = QApplication.instance()
+        percent = clamp_text_scale(percent)
+        if isinstance(app, QApplication):
+            percent = set_text_scale(app, percent)
+        self._text_scales[self.presenting] = percent
+        self.text_size_control.show_scale(percent)
+        for panel in self.panels.values():
+            panel.apply_text_scale(percent)
+        return percent
+
+    def change_text_scale(self, direction: int) -> int:
+        """One step (25 %) larger (``direction`` > 0) or smaller."""
+        return self.apply_text_scale(text_scale_pct() + TEXT_SCALE_STEP * (1 if direction > 0 else -1))
+
+    def text_scale(self, presenting: bool | None = None) -> int:
+        """The text size in percent for one mode (default: the mode the window is in)."""
+        return self._text_scales[self.presenting if presenting is None else presenting]
+
+    def set_presentation(self, on: bool) -> None:
+        """Presentation mode: full screen, no menu bar, and the projector's own text size
+        (remembered apart from the laptop's); leaving it puts the window back as it was."""
+        if on == self.presenting:
+            return
+        self.presenting = on
+        self.presentation_action.blockSignals(True)
+        self.presentation_action.setChecked(on)
+        self.presentation_action.blockSignals(False)
+        self.menuBar().setVisible(not on)
+        if on:
+            self._was_maximized = self.isMaximized()
+            self.showFullScreen()
+        elif self._was_maximized:
+            self.showMaximized()
+        else:
+            self.showNormal()
+        self.apply_text_scale(self._text_scales[on])
+        if on:
+            self.statusBar().showMessage(
+                "Presentation mode: Esc or F11 leaves it; Ctrl+= / Ctrl+- text size.", 8000
+            )
+
+    @qt_guard
+    def keyPressEvent(self, event: QKeyEvent) -> None:  # noqa: N802 (Qt API)
+        # Esc reaches the window only when no field used it (a field leaves editing first)
+        if event.key() == Qt.Key.Key_Escape and self.presenting:
+            self.set_presentation(False)
+            return
+        super().keyPressEvent(event)
+
     def apply_prefs(self, prefs: Prefs) -> None:
-        """Theme, panel and size as the user left them; a size saved on a bigger screen (the
-        projector) is shrunk to fit this one."""
+        """Theme, panel, size and text sizes as the user left them; a size saved on a bigger
+        screen (the projector) is shrunk to fit this one."""
+        self._text_scales[True] = clamp_text_scale(prefs.presentation_text_scale)
+        self.apply_text_scale(prefs.text_scale)
         self.set_theme(prefs.theme)
         self._saved_pages = dict(prefs.pages)
         for key, page in self.panels.items():  # pages already open; the others restore on opening
@@ -350,10 +470,12 @@ class MainWindow(QMainWindow):
         return Prefs(
             theme=current_theme().name,
             panel=self.current_panel_key(),
-            width=self.width(),
-            height=self.height(),
+            width=self.normalGeometry().width() if self.presenting else self.width(),
+            height=self.normalGeometry().height() if self.presenting else self.height(),
             # a page not opened this run keeps what it saved last time
             pages={**self._saved_pages, **{k: v for k, p in self.panels.items() if (v := p.remembered())}},
+            text_scale=self._text_scales[False],
+            presentation_text_scale=self._text_scales[True],
         )
 
     def shortcuts_dialog(self) -> ShortcutsDialog:

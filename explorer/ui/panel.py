@@ -46,6 +46,11 @@ class Panel(QWidget):
     def apply_theme(self, theme: Theme) -> None:
         """The user switched between light and dark: redraw whatever does not follow the palette."""
 
+    def apply_text_scale(self, percent: int) -> None:
+        """The user changed the text size (View > Text size, 100 to 250 %). The application font
+        and stylesheet have already changed and widgets that follow them reflow by themselves:
+        resize what is sized in pixels (``theme.px``) and repaint what paints its own text."""
+
     def export_formats(self) -> tuple[ExportFormat, ...]:
         """The files File > Export can write for this page now; empty greys the menu item out."""
         return ()

@@ -18,6 +18,11 @@ from PySide6.QtWidgets import QApplication
 #: base font size in points: large enough for the back row, small enough for 1280x800
 BASE_FONT_PT = 11
 
+#: the text-size control's range and step, in percent of the base size (View > Text size)
+TEXT_SCALE_MIN = 100
+TEXT_SCALE_MAX = 250
+TEXT_SCALE_STEP = 25
+
 
 @dataclass(frozen=True)
 class Theme:
@@ -86,10 +91,31 @@ DARK = Theme(
 THEMES = {t.name: t for t in (LIGHT, DARK)}
 
 _current: Theme = LIGHT
+_text_scale_pct = TEXT_SCALE_MIN
 
 
 def current_theme() -> Theme:
     return _current
+
+
+def text_scale_pct() -> int:
+    """The whole window's text size, in percent (100 to 250)."""
+    return _text_scale_pct
+
+
+def clamp_text_scale(percent: int) -> int:
+    return max(TEXT_SCALE_MIN, min(TEXT_SCALE_MAX, int(percent)))
+
+
+def px(size: float) -> int:
+    """``size`` pixels at the current text size: what painted text and pixel-sized boxes use, so
+    the SM picture, the wave bar and the graphs grow with the rest of the window."""
+    return max(1, round(size * _text_scale_pct / 100))
+
+
+def pt(size: float) -> float:
+    """``size`` points at the current text size (stylesheets)."""
+    return round(size * _text_scale_pct / 100, 1)
 
 
 def _palette(t: Theme) -> QPalette:
@@ -120,7 +146,7 @@ def stylesheet(t: Theme) -> str:
     return f"""
     QToolTip {{ color: {t.text}; background: {t.panel}; border: 1px solid {t.border}; padding: 4px; }}
     QTabWidget#areas > QTabBar::tab {{
-        font-size: {BASE_FONT_PT + 2}pt; padding: 8px 22px; margin-right: 2px;
+        font-size: {pt(BASE_FONT_PT + 2)}pt; padding: 8px 22px; margin-right: 2px;
         color: {t.muted}; background: {t.window}; border: 1px solid {t.border}; border-bottom: none;
         border-top-left-radius: 6px; border-top-right-radius: 6px;
     }}
@@ -136,8 +162,9 @@ def stylesheet(t: Theme) -> str:
         background: {t.banner_bg}; border: 2px solid {t.banner_border}; border-radius: 6px;
     }}
     QFrame#banner QLabel {{ color: {t.banner_text}; }}
-    QLabel[role="title"] {{ font-size: {BASE_FONT_PT + 7}pt; font-weight: 600; }}
-    QLabel[role="pageTitle"] {{ font-size: {BASE_FONT_PT + 5}pt; font-weight: 600; }}
+    QFrame#banner QLabel#bannerTitle {{ font-weight: 600; font-size: {pt(BASE_FONT_PT + 1)}pt; }}
+    QLabel[role="title"] {{ font-size: {pt(BASE_FONT_PT + 7)}pt; font-weight: 600; }}
+    QLabel[role="pageTitle"] {{ font-size: {pt(BASE_FONT_PT + 5)}pt; font-weight: 600; }}
     QLabel[role="muted"] {{ color: {t.muted}; }}
     QLabel[role="present"] {{
         color: {t.present}; font-weight: 600;
@@ -153,13 +180,16 @@ def stylesheet(t: Theme) -> str:
         color: {t.banner_text}; background: {t.banner_bg}; border: 1px solid {t.banner_border};
         border-radius: 4px; padding: 4px;
     }}
+    QLabel[textSize="large"] {{ font-size: {pt(BASE_FONT_PT + 1)}pt; }}
+    QLabel[textSize="small"] {{ font-size: {pt(BASE_FONT_PT - 1)}pt; }}
+    QLabel[textSize="tiny"] {{ font-size: {pt(BASE_FONT_PT - 2)}pt; }}
     QGroupBox {{
         background: {t.panel}; border: 1px solid {t.border}; border-radius: 6px;
         margin-top: 14px; padding: 10px 8px 6px 8px; font-weight: 600;
     }}
     QGroupBox::title {{
         subcontrol-origin: margin; left: 10px; padding: 0 4px; color: {t.accent};
-        font-size: {BASE_FONT_PT + 1}pt;
+        font-size: {pt(BASE_FONT_PT + 1)}pt;
     }}
     QGroupBox QLabel {{ font-weight: normal; }}
     QGroupBox#plainGroup {{ border: none; margin-top: 0; padding: 0; background: transparent; }}
@@ -168,15 +198,27 @@ def stylesheet(t: Theme) -> str:
     """
 
 
-def apply_theme(app: QApplication, name_or_theme: str | Theme = "light") -> Theme:
-    """Switch the whole application to a theme; returns the theme now in use."""
-    global _current
+def apply_theme(
+    app: QApplication, name_or_theme: str | Theme = "light", text_scale: int | None = None
+) -> Theme:
+    """Switch the whole application to a theme (and, given ``text_scale``, a text size in
+    percent); returns the theme now in use. Widgets that follow the application font and
+    stylesheet reflow by themselves; what is sized in pixels asks ``px``."""
+    global _current, _text_scale_pct
     theme = THEMES[name_or_theme] if isinstance(name_or_theme, str) else name_or_theme
     _current = theme
+    if text_scale is not None:
+        _text_scale_pct = clamp_text_scale(text_scale)
     app.setStyle("Fusion")  # the one style that honours palettes identically on every OS
     app.setPalette(_palette(theme))
     font = QFont(app.font())
-    font.setPointSize(BASE_FONT_PT)
+    font.setPointSizeF(pt(BASE_FONT_PT))
     app.setFont(font)
     app.setStyleSheet(stylesheet(theme))
     return theme
+
+
+def set_text_scale(app: QApplication, percent: int) -> int:
+    """The whole window's text size (clamped to 100..250 %); returns the size now in use."""
+    apply_theme(app, _current, percent)
+    return _text_scale_pct

@@ -32,10 +32,7 @@ class Banner(QFrame):
         layout.setContentsMargins(14, 10, 14, 10)
         layout.setSpacing(4)
         self.title_label = QLabel(title)
-        font = self.title_label.font()
-        font.setBold(True)
-        font.setPointSize(font.pointSize() + 1)
-        self.title_label.setFont(font)
+        self.title_label.setObjectName("bannerTitle")  # bold, a notch larger: the theme's stylesheet
         self.body_label = QLabel(body)
         self.body_label.setWordWrap(True)
         self.body_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)

@@ -10,6 +10,7 @@ explains what a point above it means. Everything drawn here is computed by ``exp
 
 from __future__ import annotations
 
+import html
 import math
 from typing import Any
 
@@ -21,7 +22,7 @@ from PySide6.QtWidgets import QButtonGroup, QHBoxLayout, QLabel, QRadioButton, Q
 from explorer.bench.compare import Series, build_series, peak_label, peak_tooltip, speedup_curves
 from explorer.bench.fmt import seconds_text
 from explorer.ui.guard import qt_guard
-from explorer.ui.theme import Theme, current_theme
+from explorer.ui.theme import Theme, current_theme, pt, px
 
 # Colour-blind-safe (Okabe-Ito), readable on a projector: CPU blue, GPUs orange/green/purple...
 _CPU_COLOURS = ("#0072B2", "#56B4E9", "#009E73")
@@ -89,16 +90,21 @@ def _is_125(x: float) -> bool:
     return any(abs(mantissa - m) < 1e-3 * m for m in (1.0, 2.0, 5.0))
 
 
+def _font(size_pt: float) -> QFont:
+    """A plot's text font at ``size_pt`` points scaled by the window's text size."""
+    font = QFont()
+    font.setPointSizeF(pt(size_pt))
+    return font
+
+
 def _plot_widget() -> pg.PlotWidget:
     axes = {"left": LogAxis("left"), "bottom": LogAxis("bottom")}
     widget = pg.PlotWidget(axisItems=axes)
     widget.setLogMode(x=True, y=True)
     widget.showGrid(x=True, y=True, alpha=0.25)
-    font = QFont()
-    font.setPointSize(11)
     for ax in axes.values():
-        ax.setStyle(tickFont=font)
-    axes["left"].setWidth(80)
+        ax.setStyle(tickFont=_font(11))
+    axes["left"].setWidth(px(80))
     _style_plot(widget, current_theme())
     return widget
 
@@ -147,18 +153,21 @@ class BenchPlot(QWidget):
         group.addButton(self.time_radio)
         toggle_row.addWidget(self.throughput_radio)
         toggle_row.addWidget(self.time_radio)
-        toggle_row.addStretch(1)
+        toggle_row.addSpacing(12)
         self.hint_label = QLabel(HINT)
         self.hint_label.setProperty("role", "caption")
-        toggle_row.addWidget(self.hint_label)
+        self.hint_label.setWordWrap(True)  # beside the radios on a wide window, under them on a narrow one
+        toggle_row.addWidget(self.hint_label, 1)
         layout.addLayout(toggle_row)
 
         theme = current_theme()
         self.main = _plot_widget()
         self.main.getPlotItem().vb.setDefaultPadding(0.06)  # no point sits on an axis
         self.speedup = _plot_widget()
+        # bottom right: both views rise from small n (bottom left) to large n (top right), and
+        # the peak's label runs along the top, where a legend would cover it
         self.legend = self.main.addLegend(
-            offset=(-10, -10), labelTextSize="11pt", labelTextColor=theme.plot_foreground
+            offset=(-10, -10), labelTextSize=f"{pt(11)}pt", labelTextColor=theme.plot_foreground
         )
         self.legend.setBrush(pg.mkBrush(theme.plot_background))
         self.legend.setPen(pg.mkPen(theme.border))
@@ -166,9 +175,9 @@ class BenchPlot(QWidget):
         # sizes at the bottom left to big ones at the top right, so those two corners stay empty,
         # and the legend can never cover the label however long either grows
         self.speedup_legend = self.speedup.addLegend(
-            offset=(10, 10), labelTextSize="10pt", labelTextColor=theme.plot_foreground
+            offset=(10, 10), labelTextSize=f"{pt(10)}pt", labelTextColor=theme.plot_foreground
         )
-        self.speedup.setLabel("left", "speedup (×)", color=theme.plot_foreground, size="11pt")
+        self.speedup.setLabel("left", "speedup (×)", color=theme.plot_foreground, size=f"{pt(11)}pt")
         # tall enough for three decades of ticks and the legend above the break-even line
         self.speedup.setMinimumHeight(130)
         self.speedup.setMaximumHeight(220)
@@ -189,6 +198,25 @@ class BenchPlot(QWidget):
         self._update_labels()
 
     # --- public -------------------------------------------------------------------------
+    def apply_text_scale(self) -> None:
+        """Tick labels, legends and axis titles follow the window's text size (``theme.pt``)."""
+        for widget in (self.main, self.speedup):
+            for name in ("left", "bottom"):
+                widget.getAxis(name).setStyle(tickFont=_font(11))
+            widget.getAxis("left").setWidth(px(80))
+        for legend, size in ((self.legend, 11), (self.speedup_legend, 10)):
+            legend.setLabelTextSize(f"{pt(size)}pt")
+        self.speedup.setMinimumHeight(px(130))
+        self.speedup.setMaximumHeight(px(220))
+        self.speedup.setLabel(
+            "left", "speedup (×)", color=current_theme().plot_foreground, size=f"{pt(11)}pt"
+        )
+        for line in [*self._peak_lines.values(), self._even_line]:
+            line.label.setFont(_font(11))
+        self._labels_key = ()  # re-title at the new size
+        self._update_labels()
+        self._update_data()
+
     def set_titles(self, workload_title: str, size_name: str) -> None:
         """The workload's title heads the plot (and so every exported PNG); the size name labels x."""
         self._workload_title = workload_title
@@ -226,7 +254,7 @@ class BenchPlot(QWidget):
             legend.setLabelTextColor(theme.plot_foreground)
         self._even_line.setPen(pg.mkPen(theme.muted, width=1.5, style=Qt.PenStyle.DashLine))
         self._even_line.label.setColor(theme.muted)
-        self.speedup.setLabel("left", "speedup (×)", color=theme.plot_foreground, size="11pt")
+        self.speedup.setLabel("left", "speedup (×)", color=theme.plot_foreground, size=f"{pt(11)}pt")
         for item in self._items.values():
             self.main.removeItem(item)
         for line in self._peak_lines.values():
@@ -265,24 +293,25 @@ class BenchPlot(QWidget):
         fg, muted = theme.plot_foreground, theme.muted
         if self.mode == "throughput":
             self.main.setLabel(
-                "left", f"throughput ({unit})" if unit else "throughput", color=fg, size="12pt"
+                "left", f"throughput ({unit})" if unit else "throughput", color=fg, size=f"{pt(12)}pt"
             )
         else:
-            self.main.setLabel("left", "median time", color=fg, size="12pt")
+            self.main.setLabel("left", "median time", color=fg, size=f"{pt(12)}pt")
         self.main.getAxis("left").si_suffix = "s" if self.mode == "time" else None
         self.main.getAxis("left").setTicks(None)  # redraws the tick labels in the new unit
-        self.main.setLabel("bottom", self._size_name, color=fg, size="12pt")
-        self.speedup.setLabel("bottom", self._size_name, color=fg, size="11pt")
-        if not self._series and self._running:
+        self.main.setLabel("bottom", self._size_name, color=fg, size=f"{pt(12)}pt")
+        self.speedup.setLabel("bottom", self._size_name, color=fg, size=f"{pt(11)}pt")
+        if not self._series:
             self.main.setTitle(
-                "Measuring: each point appears here as soon as it is measured", color=muted, size="12pt"
-            )
-        elif not self._series:
-            self.main.setTitle(
-                "Press Start: each point appears here as soon as it is measured", color=muted, size="12pt"
+                "Measuring: each point appears here as soon as it is measured"
+                if self._running
+                else "Press Start: each point appears here as soon as it is measured",
+                color=muted,
+                size=f"{pt(12)}pt",
             )
         else:
-            self.main.setTitle(self._workload_title or None, color=fg, size="13pt")
+            # pyqtgraph titles are HTML: "Host <-> device copies" would lose its arrow
+            self.main.setTitle(html.escape(self._workload_title) or None, color=fg, size=f"{pt(13)}pt")
 
     def _update_data(self) -> None:
         variants = {s.variant for s in self._series}
@@ -361,6 +390,7 @@ class BenchPlot(QWidget):
                 "fill": current_theme().plot_background,
             },
         )
+        line.label.setFont(_font(11))
         line.setZValue(-5)
         self.main.addItem(line)
         self._peak_lines[(s.device, s.peak)] = line

@@ -81,7 +81,9 @@ class LaunchControls(QWidget):
             QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon
         )
         self.device_combo.currentIndexChanged.connect(self._device_tooltip)
-        form.addRow("Device", self.device_combo)
+        # the device on a row of its own: "H100 SXM5 80GB (catalog), 132 SMs" needs the full width
+        form.addRow(QLabel("Device"))
+        form.addRow(self.device_combo)
 
         self.preset_combo = QComboBox()
         self.preset_combo.addItem("Lesson presets...")

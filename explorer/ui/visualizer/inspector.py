@@ -23,7 +23,6 @@ class Inspector(QGroupBox):
         self.label.setTextFormat(Qt.TextFormat.RichText)
         self.label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.label.setAlignment(Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft)
-        self.label.setStyleSheet("font-size: 14px;")
         lay.addWidget(self.label)
         self.info: ThreadInfo | None = None
 
@@ -60,9 +59,9 @@ class Inspector(QGroupBox):
             if not _is_formula(k, v)
         )
         formulas = "".join(
-            f"<p><b>{escape(k) or '&nbsp;'}</b><br><code style='font-size:15px'>{escape(v)}</code></p>"
+            f"<p><b>{escape(k) or '&nbsp;'}</b><br><code>{escape(v)}</code></p>"
             if k
-            else f"<p style='margin-top:0'><code style='font-size:15px'>{escape(v)}</code></p>"
+            else f"<p style='margin-top:0'><code>{escape(v)}</code></p>"
             for k, v in rows
             if _is_formula(k, v)
         )

@@ -39,14 +39,14 @@ def _breakable(text: str) -> str:
     return re.sub(r"(?<=[a-z])(?=[A-Z])", "\u200b", text)
 
 
-def _label(size_px: int | None = None) -> QLabel:
+def _label(text_size: str | None = None) -> QLabel:
     label = QLabel("")
     label.setWordWrap(True)
     # the column's width is the tab's, whatever the words: they wrap, the scroll area scrolls
     label.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
     label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-    if size_px is not None:
-        label.setStyleSheet(f"font-size: {size_px}px;")
+    if text_size is not None:  # "small": the theme's stylesheet sizes it with the window's text
+        label.setProperty("textSize", text_size)
     return label
 
 
@@ -66,17 +66,17 @@ class OccupancyView(QWidget):
         outer.addWidget(self.scroll)
         lay = QVBoxLayout(body)
         lay.setContentsMargins(4, 4, 4, 4)
-        self.numbers = _label(15)
+        self.numbers = _label()
         self.numbers.setToolTip(THEORETICAL_NOTE)
         lay.addWidget(self.numbers)
-        self.fill = _label(13)  # how much of the whole GPU the launch fills, beside the per-SM figure
+        self.fill = _label("small")  # how much of the whole GPU the launch fills, beside the per-SM figure
         self.fill.setToolTip(THEORETICAL_NOTE)
         lay.addWidget(self.fill)
         self.notes = _label()  # allowed but notable: shared memory that needs the opt-in
         self.notes.setProperty("role", "warning")
         self.notes.hide()
         lay.addWidget(self.notes)
-        self.explain = _label(13)
+        self.explain = _label("small")
         lay.addWidget(self.explain)
         self.plots: dict[str, SweepGraph] = {}
         for key, title, xlabel in GRAPHS:
@@ -89,6 +89,10 @@ class OccupancyView(QWidget):
         lay.addWidget(self.graph_note)
         self.sweeps: dict[str, Sweep] = {}
         self._plan: LaunchPlan | None = None
+
+    def apply_text_scale(self) -> None:
+        for graph in self.plots.values():
+            graph.apply_text_scale()
 
     def update_for(self, plan: LaunchPlan, limits: ArchLimits, notes: list[str]) -> None:
         """Update the text and the graphs for one launch (a few tens of ms on Hopper).

@@ -28,7 +28,8 @@ from explorer.launch.texts import Text, cannot_launch, html, launch_summary, pla
 from explorer.ui.context import AppContext
 from explorer.ui.guard import qt_guard
 from explorer.ui.panel import Panel
-from explorer.ui.theme import Theme, current_theme
+from explorer.ui.sidepanel import SidePanel, fit_side_panels
+from explorer.ui.theme import Theme, current_theme, px, text_scale_pct
 from explorer.ui.visualizer.animation import (
     DEFAULT_SPEED_INDEX,
     DISPATCH,
@@ -45,9 +46,11 @@ from explorer.ui.visualizer.scene import Hit, SmGrid
 from explorer.ui.visualizer.wavebar import Legend, WaveBar
 
 FRAME_INTERVAL_MS = 16
-# 1280 px wide (a projector, the screenshot): controls need the room for digits, the graphs do not
+# widths at 100% text (they grow with it): controls need the room for digits, the graphs do not;
+# the SM picture keeps at least CENTRE_MIN, and a side column folds away when it cannot
 LEFT_WIDTH = 350
 RIGHT_WIDTH = 290
+CENTRE_MIN = 360
 ZOOMS = (1.0, 1.5, 2.0, 3.0)
 
 
@@ -63,9 +66,9 @@ KEYS: tuple[tuple[str, str, str, tuple[int, ...]], ...] = (
     ("=", "", "change_speed", (1,)),
     ("-", "slower", "change_speed", (-1,)),
     ("Home", "restart from the first wave", "restart", ()),
-    ("Ctrl++", "zoom in on the SMs", "zoom", (1,)),
-    ("Ctrl+=", "", "zoom", (1,)),
-    ("Ctrl+-", "zoom out", "zoom", (-1,)),
+    # (Ctrl+= / Ctrl+- are the window's text size)
+    ("Ctrl+Up", "zoom in on the SMs", "zoom", (1,)),
+    ("Ctrl+Down", "zoom out", "zoom", (-1,)),
 )
 
 
@@ -104,8 +107,6 @@ class VisualizerPanel(Panel):
         self.slower_button.setToolTip("Slower (-)")
         self.faster_button = QPushButton("+")
         self.faster_button.setToolTip("Faster (+)")
-        for b in (self.slower_button, self.faster_button):
-            b.setFixedWidth(44)
         self.speed_label = QLabel("")
         playback = QGroupBox("Animation")
         pl = QVBoxLayout(playback)
@@ -126,8 +127,9 @@ class VisualizerPanel(Panel):
         left = QWidget()
         ll = QVBoxLayout(left)
         ll.setContentsMargins(0, 0, 0, 0)
-        ll.addWidget(self.controls)
+        # playback first: the Play button stays put whatever the lesson caption below it wraps to
         ll.addWidget(playback)
+        ll.addWidget(self.controls)
         # a 3D thread's formula runs long: the inspector scrolls rather than cut it off at 800 px
         inspector_scroll = QScrollArea()
         inspector_scroll.setWidgetResizable(True)
@@ -135,12 +137,11 @@ class VisualizerPanel(Panel):
         inspector_scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         inspector_scroll.setWidget(self.inspector)
         ll.addWidget(inspector_scroll, 1)
-        left.setFixedWidth(LEFT_WIDTH)
+        self.left_side = SidePanel("Launch controls", left, "left")
 
         # centre: summary, wave bar, SMs, legend
         self.summary_label = QLabel("")
         self.summary_label.setWordWrap(True)
-        self.summary_label.setStyleSheet("font-size: 16px;")
         self.summary_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.wave_bar = WaveBar()
         self.grid = SmGrid()
@@ -150,12 +151,11 @@ class VisualizerPanel(Panel):
         self.scroll.setFrameShape(QScrollArea.Shape.NoFrame)
         self.grid.installEventFilter(self)
         self.legend = Legend()
-        note = QLabel("Which SM gets which block follows a simple round-robin model (hover for why).")
+        note = QLabel("Which SM gets which block: a simple round-robin model (hover for why).")
         note.setToolTip(SCHEDULER_NOTE)
         note.setProperty("role", "caption")
-        small = note.font()
-        small.setPixelSize(12)
-        note.setFont(small)
+        note.setProperty("textSize", "tiny")
+        note.setWordWrap(True)
         self.wave_bar.setToolTip(SCHEDULER_NOTE)
         centre = QWidget()
         cl = QVBoxLayout(centre)
@@ -172,13 +172,16 @@ class VisualizerPanel(Panel):
         self.tabs = QTabWidget()
         self.tabs.addTab(self.occupancy_view, "Occupancy")
         self.tabs.addTab(self.realrun_view, "Run it for real")
-        self.tabs.setFixedWidth(RIGHT_WIDTH)
+        self.right_side = SidePanel("Occupancy and real run", self.tabs, "right")
 
         lay = QHBoxLayout(self)
         lay.setContentsMargins(6, 6, 6, 6)
-        lay.addWidget(left)
+        lay.addWidget(self.left_side)
         lay.addWidget(centre, 1)
-        lay.addWidget(self.tabs)
+        lay.addWidget(self.right_side)
+        self._last_opened: SidePanel | None = None
+        for side in (self.left_side, self.right_side):
+            side.toggled_by_user.connect(lambda opened, s=side: self._side_toggled(s, opened))
 
         # animation clock
         self.timer = QTimer(self)
@@ -218,11 +221,44 @@ class VisualizerPanel(Panel):
             sc.activated.connect(lambda m=method, a=args: getattr(self, m)(*a))
             self._shortcuts.append(sc)
 
+        self.apply_text_scale(text_scale_pct())  # the window calls it again on every change
         self._load_devices()
 
     @qt_guard
     def sizeHint(self) -> QSize:
         return QSize(1280, 800)
+
+    # --- room: side columns and text size -----------------------------------------------------
+    def apply_text_scale(self, percent: int) -> None:
+        """Columns, buttons and painted text grow with the text; then fold what no longer fits."""
+        self.left_side.set_body_width(px(LEFT_WIDTH))
+        self.right_side.set_body_width(px(RIGHT_WIDTH))
+        for b in (self.slower_button, self.faster_button):
+            b.setFixedWidth(px(44))
+        for painted in (self.wave_bar, self.legend, self.grid):
+            painted.apply_text_scale()
+        self.occupancy_view.apply_text_scale()
+        self.realrun_view.apply_text_scale()
+        self.fit_side_panels()
+
+    def _side_toggled(self, side: SidePanel, opened: bool) -> None:
+        if opened:
+            self._last_opened = side
+        self.fit_side_panels()
+
+    def fit_side_panels(self) -> None:
+        """Fold a side column when the SM picture would get less than ``CENTRE_MIN``: the right
+        one (occupancy) before the left (the launch fields) unless the user chose otherwise."""
+        if not self.isVisible():
+            return  # a size before the page is shown is no size at all; resizeEvent comes then
+        margins = self.layout().contentsMargins()
+        room = self.width() - margins.left() - margins.right() - 2 * self.layout().spacing()
+        fit_side_panels((self.right_side, self.left_side), room, px(CENTRE_MIN), self._last_opened)
+
+    @qt_guard
+    def resizeEvent(self, event) -> None:  # noqa: N802 - Qt's name
+        super().resizeEvent(event)
+        self.fit_side_panels()
 
     # --- devices and configuration --------------------------------------------------------------
     def _load_devices(self) -> None:
@@ -387,7 +423,7 @@ class VisualizerPanel(Panel):
         z = ZOOMS[self._zoom_index]
         vp = self.scroll.viewport().size()
         if z == 1.0:
-            self.grid.setMinimumSize(320, 240)
+            self.grid.setMinimumSize(160, 120)
         else:
             self.grid.setMinimumSize(int(vp.width() * z), int(vp.height() * z))
 
@@ -528,6 +564,7 @@ class VisualizerPanel(Panel):
     @qt_guard
     def showEvent(self, event) -> None:  # noqa: N802 - Qt's name
         super().showEvent(event)
+        self.fit_side_panels()
         if self._zoom_pending:
             QTimer.singleShot(0, self._apply_pending_zoom)
 
@@ -544,13 +581,21 @@ class VisualizerPanel(Panel):
         self._refresh()
 
     def apply_theme(self, _theme: Theme) -> None:
-        """The labels carry theme colours in their rich text: write them again. The SM picture,
-        wave bar and graphs are a light canvas in both themes (like a projected whiteboard)."""
+        """The labels carry theme colours in their rich text: write them again; the painted parts
+        take the theme's canvas (``palette.canvas``) when they are next drawn."""
         self._write_summary()
         self.occupancy_view.apply_theme()
         if self._pinned is not None:
             self.select_thread(*self._pinned)
-        self.legend.update()
+        # the SM picture, wave bar, legend and graphs are painted on the theme's canvas
+        self.grid.invalidate()
+        for painted in (
+            self.wave_bar,
+            self.legend,
+            *self.occupancy_view.plots.values(),
+            self.realrun_view.strip,
+        ):
+            painted.update()
 
     def shutdown(self) -> None:
         """Stop the clock and any real run (its child process is killed)."""

@@ -18,7 +18,7 @@ from explorer.launch.realrun import (
     run_real,
 )
 from explorer.ui.guard import qt_guard
-from explorer.ui.theme import current_theme
+from explorer.ui.theme import current_theme, px
 from explorer.ui.visualizer import palette
 
 
@@ -105,12 +105,13 @@ class ElementStrip(QWidget):
     @qt_guard
     def paintEvent(self, event: QPaintEvent) -> None:  # noqa: N802 - Qt's name
         p = QPainter(self)
-        p.fillRect(self.rect(), palette.SM_BACKGROUND)
+        c = palette.canvas()
+        p.fillRect(self.rect(), c.sm_face)
         font = QFont(self.font())
-        font.setPixelSize(13)
+        font.setPixelSize(px(13))
         p.setFont(font)
         if self.result is None:
-            p.setPen(palette.MUTED_TEXT)
+            p.setPen(c.muted)
             p.drawText(self.rect(), Qt.AlignmentFlag.AlignCenter, "No real run yet")
             return
         if self.result.extent is not None:
@@ -121,15 +122,17 @@ class ElementStrip(QWidget):
         if self._columns is None:
             self._columns = self._runs(w)
         x = 4.0
-        bar_h = self.height() - 24
-        for block, px in self._columns:
+        label_h = p.fontMetrics().height() + 4
+        bar_h = self.height() - label_h - 4
+        for block, run_w in self._columns:
             colour = palette.UNTOUCHED if block < 0 else palette.BLOCK_CYCLE[block % len(palette.BLOCK_CYCLE)]
-            p.fillRect(QRectF(x, 2, px, bar_h), colour)
-            x += px
-        p.setPen(palette.TEXT)
-        p.drawText(QRectF(4, bar_h + 4, 200, 18), Qt.AlignmentFlag.AlignLeft, "element 0")
+            p.fillRect(QRectF(x, 2, run_w, bar_h), colour)
+            x += run_w
+        p.setPen(c.text)
+        half = self.width() / 2 - 4
+        p.drawText(QRectF(4, bar_h + 4, half, label_h), Qt.AlignmentFlag.AlignLeft, "element 0")
         p.drawText(
-            QRectF(self.width() - 204, bar_h + 4, 200, 18),
+            QRectF(self.width() / 2, bar_h + 4, half, label_h),
             Qt.AlignmentFlag.AlignRight,
             f"element {self.result.n - 1:,}",
         )
@@ -320,6 +323,11 @@ class RealRunView(QWidget):
         self._ticker.stop()
         self.button.setText("Run it for real")
         self.button.setToolTip(RUN_TIP)
+
+    def apply_text_scale(self) -> None:
+        """The strip's painted labels grow with the text; so does its height."""
+        self.strip.setMinimumHeight(px(70))
+        self.strip.update()
 
     def shutdown(self) -> None:
         """Kill a running child (its whole process group) and wait (briefly) for the worker thread."""

@@ -14,11 +14,22 @@ import math
 from dataclasses import dataclass
 
 from PySide6.QtCore import QPoint, QRect, QRectF, QSize, Qt, Signal
-from PySide6.QtGui import QBrush, QColor, QFont, QMouseEvent, QPainter, QPaintEvent, QPen, QPixmap
+from PySide6.QtGui import (
+    QBrush,
+    QColor,
+    QFont,
+    QFontMetrics,
+    QMouseEvent,
+    QPainter,
+    QPaintEvent,
+    QPen,
+    QPixmap,
+)
 from PySide6.QtWidgets import QSizePolicy, QWidget
 
 from explorer.launch.schedule import WaveFill
 from explorer.ui.guard import qt_guard
+from explorer.ui.theme import px
 from explorer.ui.visualizer import palette
 from explorer.ui.visualizer.animation import Animation
 
@@ -133,17 +144,49 @@ class GridLayout:
 NOWHERE = Hit(-1)
 
 
-def compute_layout(width: int, height: int, sm_count: int, slots: int, warps: int, lanes: int) -> GridLayout:
-    """Choose SM columns and slot columns that give each lane the most pixels."""
+def compute_layout(
+    width: int,
+    height: int,
+    sm_count: int,
+    slots: int,
+    warps: int,
+    lanes: int,
+    label_range: tuple[float, float] = (9.0, 22.0),
+    min_cell_w: float = 8.0,
+) -> GridLayout:
+    """Choose SM columns and slot columns that give each lane the most pixels.
+
+    ``label_range`` bounds the height of each SM's number strip (pixels): the picture keeps the
+    numbers readable (an H100's 132 SMs) before it gives the blocks more room, and so does
+    ``min_cell_w``, the width the widest SM number needs: fewer, wider columns rather than a
+    number shrunk to a smudge. (Only where no column count allows it does a cell get narrower.)"""
+    best = _best_layout(width, height, sm_count, slots, warps, lanes, label_range, min_cell_w)
+    if best is None and min_cell_w > 8.0:
+        best = _best_layout(width, height, sm_count, slots, warps, lanes, label_range, 8.0)
+    if best is None:  # absurdly small widget: one pixel per thing, still no crash
+        best = GridLayout(sm_count, slots, warps, lanes, 1, sm_count, 8, 8, 9, 2, 1, slots, 1, 1, 0)
+    return best
+
+
+def _best_layout(
+    width: int,
+    height: int,
+    sm_count: int,
+    slots: int,
+    warps: int,
+    lanes: int,
+    label_range: tuple[float, float],
+    min_cell_w: float,
+) -> GridLayout | None:
     best: GridLayout | None = None
     best_score = -1.0
     for cols in range(1, sm_count + 1):
         rows = math.ceil(sm_count / cols)
         cell_w = (width - (cols + 1) * CELL_GAP) / cols
         cell_h = (height - (rows + 1) * CELL_GAP) / rows
-        if cell_w < 8 or cell_h < 8:
+        if cell_w < min_cell_w or cell_h < 8:
             continue
-        label_h = max(9.0, min(22.0, cell_h * 0.16))
+        label_h = max(label_range[0], min(label_range[1], cell_h * 0.16))
         bar_h = max(2.0, min(6.0, cell_h * 0.04))
         pad = 3.0
         area_w = cell_w - 2 * pad
@@ -164,8 +207,6 @@ def compute_layout(width: int, height: int, sm_count: int, slots: int, warps: in
                     sm_count, slots, warps, lanes, cols, rows, cell_w, cell_h, label_h, bar_h,
                     slot_cols, slot_rows, int(tile_w), int(tile_h), pad,
                 )  # fmt: skip
-    if best is None:  # absurdly small widget: one pixel per thing, still no crash
-        best = GridLayout(sm_count, slots, warps, lanes, 1, sm_count, 8, 8, 9, 2, 1, slots, 1, 1, 0)
     return best
 
 
@@ -180,7 +221,7 @@ class SmGrid(QWidget):
         super().__init__(parent)
         self.setMouseTracking(True)
         self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Expanding)
-        self.setMinimumSize(320, 240)
+        self.setMinimumSize(160, 120)  # the scroll area fits it to the view until zoomed
         self.setAttribute(Qt.WidgetAttribute.WA_OpaquePaintEvent)
         self._anim: Animation | None = None
         self.empty_text = "Choose a device and a launch configuration"  # shown with no animation
@@ -222,15 +263,31 @@ class SmGrid(QWidget):
             lanes = plan.warp_size
             self._layout = compute_layout(
                 self.width(), self.height(), plan.sm_count, max(plan.resident_blocks_per_sm, 1),
-                plan.warps_per_block, lanes,
+                plan.warps_per_block, lanes, (float(px(14)), float(px(24))),
+                self.sm_label_width(plan.sm_count),
             )  # fmt: skip
             self._warp_active = [plan.warp_active_lanes(0, w) for w in range(plan.warps_per_block)]
         return self._layout
 
     @qt_guard
+    def sm_label_font(self, pixel_size: int | None = None) -> QFont:
+        """The SM numbers' font: bold, ``pixel_size`` or the smallest a class reads (11 px at 100%)."""
+        font = QFont(self.font())
+        font.setBold(True)
+        font.setPixelSize(pixel_size or px(11))
+        return font
+
+    def sm_label_width(self, sm_count: int) -> float:
+        """The cell width the widest SM number needs at the smallest readable size, with the padding."""
+        return QFontMetrics(self.sm_label_font()).horizontalAdvance(str(sm_count - 1)) + 10.0
+
     def resizeEvent(self, event) -> None:  # noqa: N802 - Qt's name
         self.invalidate()
         super().resizeEvent(event)
+
+    def apply_text_scale(self) -> None:
+        """SM numbers and block numbers follow the text size; the theme's canvas too (a repaint)."""
+        self.invalidate()
 
     # --- pictures --------------------------------------------------------------------------
     def _cell_size(self, lay: GridLayout) -> QSize:
@@ -238,19 +295,20 @@ class SmGrid(QWidget):
 
     def _empty_cell(self, lay: GridLayout) -> QPixmap:
         """One SM with every slot empty; every SM of the background is a copy of it."""
+        c = palette.canvas()
         pm = QPixmap(self._cell_size(lay))
-        pm.fill(QColor("#f8fafc"))
+        pm.fill(c.ground)
         p = QPainter(pm)
         p.setRenderHint(QPainter.RenderHint.Antialiasing)
-        p.setPen(QPen(palette.SM_BORDER, 1.5))
-        p.setBrush(palette.SM_BACKGROUND)
+        p.setPen(QPen(c.sm_border, 1.5))
+        p.setBrush(c.sm_face)
         p.drawRoundedRect(QRectF(0.75, 0.75, lay.cell_w - 1.5, lay.cell_h - 1.5), 4, 4)
         p.setRenderHint(QPainter.RenderHint.Antialiasing, False)
-        hatch = QBrush(palette.EMPTY_SLOT_HATCH, Qt.BrushStyle.BDiagPattern)
+        hatch = QBrush(c.hatch, Qt.BrushStyle.BDiagPattern)
         for slot in range(lay.slots):
             x, y = lay.slot_offset(slot)
             r = QRect(x, y, lay.tile_w, lay.tile_h)
-            p.fillRect(r, palette.EMPTY_SLOT)
+            p.fillRect(r, c.empty_slot)
             p.fillRect(r, hatch)
         p.end()
         return pm
@@ -270,14 +328,13 @@ class SmGrid(QWidget):
         return pm
 
     def _render_background(self, lay: GridLayout) -> QPixmap:
+        c = palette.canvas()
         pm = QPixmap(self.size())
-        pm.fill(QColor("#f8fafc"))
+        pm.fill(c.ground)
         p = QPainter(pm)
-        font = QFont(self.font())
-        font.setPixelSize(max(9, int(lay.label_h * 0.8)))
-        font.setBold(True)
+        font = self.sm_label_font(max(9, int(lay.label_h * 0.8)))
         p.setFont(font)
-        p.setPen(palette.TEXT)
+        p.setPen(c.text)
         cell = self._empty_cell(lay)
         room = lay.cell_w - 2 * lay.pad
         fits_long = p.fontMetrics().horizontalAdvance(f"SM {lay.sm_count - 1}") < room
@@ -311,6 +368,7 @@ class SmGrid(QWidget):
         p = QPainter(tile)
         lanes, warps = lay.lanes, lay.warps
         lod = lay.lod
+        no_thread = palette.canvas().no_thread
         if lod == "blocks":
             total = sum(self._warp_active)
             busy_total = total if busy is None else sum(busy[0])
@@ -330,11 +388,7 @@ class SmGrid(QWidget):
                         x0 = int(lane * w / lanes)
                         x1 = int((lane + 1) * w / lanes) - 1
                         colour = (
-                            base
-                            if (mask >> lane) & 1
-                            else palette.IDLE_LANE
-                            if lane < active
-                            else palette.NO_THREAD
+                            base if (mask >> lane) & 1 else palette.IDLE_LANE if lane < active else no_thread
                         )
                         p.fillRect(x0, y0, x1 - x0, y1 - y0, colour)
                 else:
@@ -342,7 +396,7 @@ class SmGrid(QWidget):
                     xa = int(active * w / lanes)
                     p.fillRect(0, y0, xb, y1 - y0, base)
                     p.fillRect(xb, y0, xa - xb, y1 - y0, palette.IDLE_LANE)
-                    p.fillRect(xa, y0, w - xa, y1 - y0, palette.NO_THREAD)
+                    p.fillRect(xa, y0, w - xa, y1 - y0, no_thread)
         p.end()
         self._tiles[key] = tile
         return tile
@@ -382,8 +436,8 @@ class SmGrid(QWidget):
         p = QPainter(self)
         lay = self.layout_now()
         if lay is None or self._anim is None:
-            p.fillRect(self.rect(), QColor("#f8fafc"))
-            p.setPen(palette.MUTED_TEXT)
+            p.fillRect(self.rect(), palette.canvas().ground)
+            p.setPen(palette.canvas().muted)
             p.drawText(self.rect(), Qt.AlignmentFlag.AlignCenter | Qt.TextFlag.TextWordWrap, self.empty_text)
             return
         if self._background is None or self._background.size() != self.size():
@@ -408,6 +462,7 @@ class SmGrid(QWidget):
             p.setPen(Qt.PenStyle.NoPen)
             p.setBrush(palette.PROGRESS)
             p.drawRects(bars)
+        self._draw_block_numbers(p, lay, fill)
         where = fill.position(self.selected[0]) if self.selected is not None else None
         if where is not None and self.selected is not None:
             x, y = lay.slot_origin(*where)
@@ -427,6 +482,59 @@ class SmGrid(QWidget):
                 else:
                     p.drawRect(QRect(QPoint(sel_rect.left(), y0), QPoint(sel_rect.right(), y1)))
         p.end()
+
+    #: more blocks than this in one wave and their tiles are too small for a number anyway
+    MAX_NUMBERED_BLOCKS = 1024
+
+    def block_numbers(self, lay: GridLayout, fill: WaveFill) -> tuple[QFont, list[tuple[QRectF, str]]] | None:
+        """Each landed block's number and the corner of its tile it goes in (blockIdx for a 2D or
+        3D grid), when every number of the wave fits its tile at a readable size (10 px at 100%
+        text or more); ``None`` otherwise: numbers on some blocks and not others would mislead."""
+        assert self._anim is not None
+        plan = self._anim.plan
+        if fill.dispatched == 0 or fill.dispatched > self.MAX_NUMBERED_BLOCKS:
+            return None
+        grid = plan.config.grid
+        flat = grid.y == 1 and grid.z == 1
+
+        def text(block: int) -> str:
+            if flat:
+                return f"{block:,}"
+            idx = plan.block_index(block)
+            return f"{idx.x},{idx.y}" if grid.z == 1 else f"{idx.x},{idx.y},{idx.z}"
+
+        texts = [text(b) for b in range(fill.first_block, fill.first_block + fill.dispatched)]
+        font = QFont(self.font())
+        font.setBold(True)
+        room_w, room_h = lay.tile_w - 4, lay.tile_h - 2
+        widest = max(texts, key=len)
+        for size in range(min(px(16), int(room_h)), px(10) - 1, -1):
+            font.setPixelSize(size)
+            fm = QFontMetrics(font)
+            if fm.horizontalAdvance(widest) + 6 <= room_w and fm.height() <= room_h:
+                break
+        else:
+            return None
+        placed = []
+        for i, words in enumerate(texts):
+            slot, sm = divmod(i, fill.sm_count)
+            x, y = lay.slot_origin(sm, slot)
+            placed.append((QRectF(x + 1, y + 1, fm.horizontalAdvance(words) + 6, fm.height()), words))
+        return font, placed
+
+    def _draw_block_numbers(self, p: QPainter, lay: GridLayout, fill: WaveFill) -> None:
+        numbers = self.block_numbers(lay, fill)
+        if numbers is None:
+            return
+        font, placed = numbers
+        p.setFont(font)
+        pill = QColor(0, 0, 0, 150)  # white on a dark pill reads on blue, grey and red tiles alike
+        for rect, words in placed:
+            p.setPen(Qt.PenStyle.NoPen)
+            p.setBrush(pill)
+            p.drawRoundedRect(rect, 3, 3)
+            p.setPen(QColor("#ffffff"))
+            p.drawText(rect, Qt.AlignmentFlag.AlignCenter, words)
 
     # --- pointer ---------------------------------------------------------------------------
     def hit_at(self, x: float, y: float) -> Hit | None:

@@ -12,6 +12,7 @@ from PySide6.QtWidgets import QSizePolicy, QWidget
 
 from explorer.launch.occupancy import Sweep
 from explorer.ui.guard import qt_guard
+from explorer.ui.theme import px
 from explorer.ui.visualizer import palette
 
 
@@ -35,12 +36,17 @@ class SweepGraph(QWidget):
         self.title = title
         self.x_label = x_label
         self.sweep: Sweep | None = None
-        self.setMinimumHeight(120)
+        self.apply_text_scale()
         self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Expanding)
 
     @qt_guard
     def sizeHint(self) -> QSize:
-        return QSize(320, 180)
+        return QSize(320, px(180))
+
+    def apply_text_scale(self) -> None:
+        self.setMinimumHeight(px(120))
+        self.updateGeometry()
+        self.update()
 
     def set_sweep(self, sweep: Sweep) -> None:
         self.sweep = sweep
@@ -50,17 +56,22 @@ class SweepGraph(QWidget):
     def paintEvent(self, event: QPaintEvent) -> None:  # noqa: N802 - Qt's name
         p = QPainter(self)
         p.setRenderHint(QPainter.RenderHint.Antialiasing)
-        p.fillRect(self.rect(), palette.SM_BACKGROUND)
+        c = palette.canvas()
+        p.fillRect(self.rect(), c.sm_face)
         font = QFont(self.font())
-        font.setPixelSize(13)
+        font.setPixelSize(px(13))
         font.setBold(True)
         p.setFont(font)
-        p.setPen(palette.TEXT)
-        p.drawText(QRectF(0, 0, self.width(), 18), Qt.AlignmentFlag.AlignHCenter, self.title)
+        p.setPen(c.text)
+        title_h = p.fontMetrics().height()
+        p.drawText(QRectF(0, 0, self.width(), title_h), Qt.AlignmentFlag.AlignHCenter, self.title)
         font.setBold(False)
-        font.setPixelSize(11)
+        font.setPixelSize(px(11))
         p.setFont(font)
-        left, right, top, bottom = 38.0, 10.0, 22.0, 32.0
+        fm = p.fontMetrics()
+        th = fm.height()
+        left, right = fm.horizontalAdvance("100%") + 8.0, 10.0
+        top, bottom = title_h + 4.0, 2.0 * th + 4
         plot = QRectF(left, top, self.width() - left - right, self.height() - top - bottom)
         s = self.sweep
         if s is None or not s.xs or plot.width() < 10 or plot.height() < 10:
@@ -69,30 +80,38 @@ class SweepGraph(QWidget):
         x_lo, x_hi = min(s.xs), max(max(s.xs), s.current_x)
         x_span = max(x_hi - x_lo, 1)
 
-        def px(x: float) -> float:
+        def x_px(x: float) -> float:
             return plot.left() + (x - x_lo) / x_span * plot.width()
 
         def py(pct: float) -> float:
             return plot.bottom() - pct / 100.0 * plot.height()
 
-        grid_pen = QPen(palette.EMPTY_SLOT, 1)
+        grid_pen = QPen(c.grid_line, 1)
+        vcentre = Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter
         for pct in (0, 25, 50, 75, 100):
             p.setPen(grid_pen)
             p.drawLine(QPointF(plot.left(), py(pct)), QPointF(plot.right(), py(pct)))
-            p.setPen(palette.MUTED_TEXT)
-            p.drawText(QRectF(0, py(pct) - 7, left - 4, 14), Qt.AlignmentFlag.AlignRight, f"{pct}%")
-        for t in _nice_ticks(x_lo, x_hi):
-            p.setPen(palette.MUTED_TEXT)
-            p.drawText(QRectF(px(t) - 30, plot.bottom() + 2, 60, 14), Qt.AlignmentFlag.AlignHCenter, f"{t:g}")
+            p.setPen(c.muted)
+            p.drawText(QRectF(0, py(pct) - th / 2, left - 4, th), vcentre, f"{pct}%")
+        tick_w = fm.horizontalAdvance("000000") + 4
+        for t in _nice_ticks(x_lo, x_hi, max(2, min(4, int(plot.width() // tick_w)))):
+            p.setPen(c.muted)
+            p.drawText(
+                QRectF(x_px(t) - tick_w / 2, plot.bottom() + 2, tick_w, th),
+                Qt.AlignmentFlag.AlignHCenter,
+                f"{t:g}",
+            )
         p.drawText(
-            QRectF(plot.left(), plot.bottom() + 15, plot.width(), 15),
+            QRectF(plot.left(), plot.bottom() + th + 2, plot.width(), th),
             Qt.AlignmentFlag.AlignHCenter,
             self.x_label,
         )
-        line = QPolygonF([QPointF(px(x), py(100.0 * occ)) for x, occ in zip(s.xs, s.occupancy, strict=True)])
+        line = QPolygonF(
+            [QPointF(x_px(x), py(100.0 * occ)) for x, occ in zip(s.xs, s.occupancy, strict=True)]
+        )
         p.setPen(QPen(palette.RUNNING, 2))
         p.drawPolyline(line)
-        cx, cy = px(s.current_x), py(100.0 * s.current_occupancy)
+        cx, cy = x_px(s.current_x), py(100.0 * s.current_occupancy)
         p.setPen(QPen(palette.SELECTION, 2, Qt.PenStyle.DashLine))
         p.drawLine(QPointF(cx, plot.top()), QPointF(cx, plot.bottom()))
         p.setPen(QPen(palette.SELECTION.darker(160), 1.5))

@@ -1,20 +1,51 @@
 """Above the SMs: "wave k of n", the queue of waiting blocks and the count of finished ones; below: the legend.
 
 The queue is drawn aggregated: a few block squares and the count, never one square per block of a
-grid that may hold two billion of them.
+grid that may hold two billion of them. Both bars size their text with the window's text size
+(``theme.px``) and lay it out for their width: on a narrow window the queue and the done pile move
+under the wave label and the phase words wrap, instead of running into each other.
 """
 
 from __future__ import annotations
 
-from PySide6.QtCore import QRectF, QSize, Qt
-from PySide6.QtGui import QFont, QPainter, QPaintEvent, QPalette, QPen
+from dataclasses import dataclass
+
+from PySide6.QtCore import QRect, QRectF, QSize, Qt
+from PySide6.QtGui import QColor, QFont, QFontMetrics, QPainter, QPaintEvent, QPen, QResizeEvent
 from PySide6.QtWidgets import QSizePolicy, QWidget
 
 from explorer.ui.guard import qt_guard
+from explorer.ui.theme import px
 from explorer.ui.visualizer import palette
 from explorer.ui.visualizer.animation import Frame
 
 MAX_QUEUE_SQUARES = 24
+MAX_DONE_SQUARES = 8
+#: the longest phase line the bar reserves room for (the tail-wave sentence of a large launch)
+LONGEST_PHASE = "tail wave: 99,999 of 99,999 block slots busy (99.9%), the rest of the GPU idles"
+
+
+@dataclass(frozen=True)
+class Piece:
+    """One thing the wave bar draws: ``kind`` is label, count, queued, done or phase."""
+
+    kind: str
+    rect: QRectF
+    text: str = ""
+
+
+@dataclass(frozen=True)
+class _Fonts:
+    big: QFont
+    small: QFont
+
+    @property
+    def big_h(self) -> int:
+        return QFontMetrics(self.big).height()
+
+    @property
+    def small_h(self) -> int:
+        return QFontMetrics(self.small).height()
 
 
 class WaveBar(QWidget):
@@ -25,114 +56,246 @@ class WaveBar(QWidget):
         self.frame: Frame | None = None
         self.tail_text = ""
         self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
-        self.setFixedHeight(64)
+        self._fit_height()
+
+    def _fonts(self, width: int | None = None) -> _Fonts:
+        """The label's bold font (24 px at 100% text, smaller where the longest label would not
+        fit the width) and the counts' font (15 px at 100%)."""
+        width = self.width() if width is None else width
+        big = QFont(self.font())
+        big.setBold(True)
+        size = px(24)
+        big.setPixelSize(size)
+        while size > px(14) and QFontMetrics(big).horizontalAdvance(self._longest_label()) > width - 16:
+            size -= 1
+            big.setPixelSize(size)
+        small = QFont(self.font())
+        small.setPixelSize(px(15))
+        return _Fonts(big, small)
+
+    def _longest_label(self) -> str:
+        waves = self.frame.waves if self.frame is not None else 99
+        return f"finished: all {waves:,} waves done"
+
+    def _counts_w(self, fonts: _Fonts) -> int:
+        """Width the queue and done counts need side by side (with a few squares each)."""
+        fm = QFontMetrics(fonts.small)
+        sq = px(14) + 3
+        return (
+            fm.horizontalAdvance("queue: 99,999 blocks  + 99,999 more")
+            + 4 * sq
+            + fm.horizontalAdvance("done: 99,999 blocks")
+            + MAX_DONE_SQUARES * sq
+            + px(24)
+        )
+
+    def _stacked(self, width: int, fonts: _Fonts) -> bool:
+        """True when the counts go on their own line under the wave label."""
+        label_w = QFontMetrics(fonts.big).horizontalAdvance(self._longest_label())
+        return label_w + px(16) + self._counts_w(fonts) > width - 16
+
+    def _split(self, width: int, fonts: _Fonts) -> bool:
+        """True when even the two counts alone do not fit one line: done goes under queue."""
+        fm = QFontMetrics(fonts.small)
+        need = (
+            fm.horizontalAdvance("queue: 99,999 blocks")
+            + px(24)
+            + fm.horizontalAdvance("done: 99,999 blocks")
+        )
+        return need > width - 16
+
+    def _phase_h(self, width: int, fonts: _Fonts) -> int:
+        """Height of the phase paragraph: the longest sentence it may hold, wrapped to the width."""
+        fm = QFontMetrics(fonts.small)
+        box = QRect(0, 0, max(width - 16, 1), 100_000)
+        texts = (LONGEST_PHASE, self.tail_text)
+        return max(fm.boundingRect(box, int(Qt.TextFlag.TextWordWrap), t).height() for t in texts)
+
+    def height_for(self, width: int) -> int:
+        fonts = self._fonts(width)
+        lines = fonts.big_h
+        if self._stacked(width, fonts):
+            lines += fonts.small_h + 4
+            if self._split(width, fonts):
+                lines += fonts.small_h + 4
+        return 4 + lines + 2 + self._phase_h(width, fonts) + 4
+
+    def _fit_height(self) -> None:
+        self.setFixedHeight(self.height_for(max(self.width(), 1)))
+
+    def apply_text_scale(self) -> None:
+        self._fit_height()
+        self.update()
+
+    @qt_guard
+    def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 - Qt's name
+        super().resizeEvent(event)
+        if event.oldSize().width() != event.size().width():
+            self._fit_height()
 
     @qt_guard
     def sizeHint(self) -> QSize:
-        return QSize(800, 64)
+        return QSize(800, self.height_for(800))
+
+    @qt_guard
+    def minimumSizeHint(self) -> QSize:
+        return QSize(0, self.height())
 
     def set_frame(self, frame: Frame | None, tail_text: str = "") -> None:
+        relabel = frame is not None and (self.frame is None or self.frame.waves != frame.waves)
+        relabel = relabel or bool(tail_text and tail_text != self.tail_text)
         self.frame = frame
         self.tail_text = tail_text
+        if relabel:
+            self._fit_height()
         self.update()
+
+    def pieces(self) -> list[Piece]:
+        """What the bar draws for the current frame and where: the wave label, the counts, the
+        queue and done squares, the phase words (a wrapped paragraph). Painting and the tests
+        that check nothing overlaps or runs out of the bar both read this."""
+        f = self.frame
+        if f is None:
+            return []
+        w = self.width()
+        fonts = self._fonts(w)
+        fm_big, fm = QFontMetrics(fonts.big), QFontMetrics(fonts.small)
+        sq = px(14)
+        step = sq + 3
+        y = 4
+        out = [Piece("label", QRectF(8, y, fm_big.horizontalAdvance(f.label) + 2, fonts.big_h), f.label)]
+        # the counts: beside the label when there is room, else on a line of their own
+        split = False
+        if self._stacked(w, fonts):
+            x0, cy, ch = 8.0, float(y + fonts.big_h + 4), fonts.small_h
+            split = self._split(w, fonts)
+            phase_y = cy + (ch + 4 if split else 0) + ch + 2
+        else:
+            label_w = fm_big.horizontalAdvance(self._longest_label())
+            x0, cy, ch = 8.0 + label_w + px(16), float(y), fonts.big_h
+            phase_y = y + fonts.big_h + 2
+        # "queue: n blocks" and its squares at the left, "done: n blocks" and its squares at the
+        # right; the squares share what room the two counts leave, so neither runs into the other
+        queue_text = f"queue: {f.queued:,} block{'s' if f.queued != 1 else ''}"
+        done_text = f"done: {f.done:,} block{'s' if f.done != 1 else ''}"
+        queue_w, done_w = fm.horizontalAdvance(queue_text) + 2, fm.horizontalAdvance(done_text) + 2
+        more_w = fm.horizontalAdvance(f"+ {f.queued:,} more") + 6
+        spare = w - 8 - x0 - queue_w - 6 - (0 if split else done_w + px(24))
+        done_room = (w - 16 - done_w - 6) if split else spare // 2
+        n_done = min(f.done, MAX_DONE_SQUARES, max(0, int(done_room // step)))
+        if split:
+            spare += n_done * step  # the done squares are on their own line
+        n_queue = min(f.queued, MAX_QUEUE_SQUARES, max(0, int((spare - n_done * step - more_w) // step)))
+        out.append(Piece("count", QRectF(x0, cy, queue_w, ch), queue_text))
+        x = x0 + queue_w + 6
+        out += [Piece("queued", QRectF(x + i * step, cy + (ch - sq) / 2, sq, sq)) for i in range(n_queue)]
+        if 0 < n_queue < f.queued:
+            more = f"+ {f.queued - n_queue:,} more"
+            out.append(Piece("count", QRectF(x + n_queue * step + 3, cy, more_w - 3, ch), more))
+        done_x = w - 8 - done_w - (6 + n_done * step if n_done else 0)
+        dy = cy + ch + 4 if split else cy
+        out.append(Piece("count", QRectF(done_x, dy, done_w, ch), done_text))
+        out += [
+            Piece("done", QRectF(w - 8 - (i + 1) * step + 3, dy + (ch - sq) / 2, sq, sq))
+            for i in range(n_done)
+        ]
+        phase = self.tail_text or f.phase_words
+        out.append(Piece("phase", QRectF(8, phase_y, w - 16, self._phase_h(w, fonts)), phase))
+        return out
 
     @qt_guard
     def paintEvent(self, event: QPaintEvent) -> None:  # noqa: N802 - Qt's name
         p = QPainter(self)
-        p.fillRect(self.rect(), palette.SM_BACKGROUND)
-        f = self.frame
-        if f is None:
-            return
-        big = QFont(self.font())
-        big.setPixelSize(24)
-        big.setBold(True)
-        small = QFont(self.font())
-        small.setPixelSize(15)
-        w = self.width()
-        # wave k of n
-        p.setFont(big)
-        p.setPen(palette.TEXT)
-        left_w = min(300, int(w * 0.36))
-        p.drawText(
-            QRectF(8, 2, left_w, 34), Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter, f.label
-        )
-        p.setFont(small)
-        p.setPen(palette.MUTED_TEXT if not self.tail_text else palette.IDLE_LANE.darker(130))
-        p.drawText(
-            QRectF(8, 36, w - 16, 24),
-            Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter,
-            self.tail_text or f.phase_words,
-        )
-        # queue: squares then the count
-        x = left_w + 16
-        p.setFont(small)
-        p.setPen(palette.TEXT)
-        queue_text = f"queue: {f.queued:,} block{'s' if f.queued != 1 else ''}"
-        p.drawText(
-            QRectF(x, 0, 240, 22), Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter, queue_text
-        )
-        sq = 14
-        room = int((w - 200 - x - 70) // (sq + 3))
-        shown = max(0, min(f.queued, MAX_QUEUE_SQUARES, room))
-        p.setPen(QPen(palette.QUEUED.darker(140), 1))
-        p.setBrush(palette.QUEUED)
-        for i in range(shown):
-            p.drawRect(QRectF(x + i * (sq + 3), 24, sq, sq))
-        if f.queued > shown:
-            p.setPen(palette.TEXT)
-            p.drawText(
-                QRectF(x + shown * (sq + 3) + 4, 20, 120, 22),
-                Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter,
-                f"+ {f.queued - shown:,} more",
-            )
-        # done
-        p.setPen(palette.TEXT)
-        p.setFont(small)
-        done_rect = QRectF(w - 190, 0, 182, 22)
-        p.drawText(
-            done_rect, Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter, f"done: {f.done:,} blocks"
-        )
-        p.setPen(QPen(palette.DONE.darker(130), 1))
-        p.setBrush(palette.DONE)
-        for i in range(min(f.done, 8)):
-            p.drawRect(QRectF(w - 8 - (i + 1) * (sq + 3), 24, sq, sq))
+        c = palette.canvas()
+        p.fillRect(self.rect(), c.sm_face)
+        fonts = self._fonts()
+        left = Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter
+        top = Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop
+        for piece in self.pieces():
+            if piece.kind in ("queued", "done"):
+                colour = palette.QUEUED if piece.kind == "queued" else palette.DONE
+                p.setPen(QPen(colour.darker(140 if piece.kind == "queued" else 130), 1))
+                p.setBrush(colour)
+                p.drawRect(piece.rect)
+                continue
+            p.setFont(fonts.big if piece.kind == "label" else fonts.small)
+            if piece.kind == "phase":
+                # what happens now, or the tail wave's warning, wrapped to the width
+                p.setPen(c.muted if not self.tail_text else palette.IDLE_LANE.darker(130))
+                p.drawText(piece.rect, int(top | Qt.TextFlag.TextWordWrap), piece.text)
+            else:
+                p.setPen(c.text)
+                p.drawText(piece.rect, left, piece.text)
         p.end()
 
 
 class Legend(QWidget):
-    """Colour key, large enough to read from the back of a classroom; wraps onto a second row."""
-
-    ROW_H = 26
+    """Colour key, large enough to read from the back of a classroom; wraps onto as many rows as
+    its width needs (its height follows)."""
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.setFixedHeight(2 * self.ROW_H)
         self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
+        self._fit_height()
+
+    def _font(self) -> QFont:
+        font = QFont(self.font())
+        font.setPixelSize(px(15))
+        return font
+
+    def row_h(self) -> int:
+        return QFontMetrics(self._font()).height() + px(6)
+
+    def _items(self, width: int) -> list[tuple[float, int, QColor, str]]:
+        """(x, row, colour, words) for each entry, wrapped to ``width``."""
+        fm = QFontMetrics(self._font())
+        box = px(16)
+        x, row, out = 6.0, 0, []
+        for _name, colour, words in palette.legend():
+            item_w = box + 6 + fm.horizontalAdvance(words) + px(18)
+            if x + item_w - px(18) > width and x > 6:
+                x, row = 6.0, row + 1
+            out.append((x, row, colour, words))
+            x += item_w
+        return out
+
+    def _fit_height(self) -> None:
+        rows = max(r for _x, r, _c, _w in self._items(max(self.width(), 1))) + 1
+        self.setFixedHeight(rows * self.row_h())
+
+    def apply_text_scale(self) -> None:
+        self._fit_height()
+        self.update()
+
+    @qt_guard
+    def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 - Qt's name
+        super().resizeEvent(event)
+        if event.oldSize().width() != event.size().width():
+            self._fit_height()
 
     @qt_guard
     def sizeHint(self) -> QSize:
-        return QSize(800, 2 * self.ROW_H)
+        return QSize(800, self.height())
+
+    @qt_guard
+    def minimumSizeHint(self) -> QSize:
+        return QSize(0, self.height())
 
     @qt_guard
     def paintEvent(self, event: QPaintEvent) -> None:  # noqa: N802 - Qt's name
         p = QPainter(self)
-        font = QFont(self.font())
-        font.setPixelSize(15)
-        p.setFont(font)
-        fm = p.fontMetrics()
-        x, y = 6, 0
-        for _name, colour, words in palette.LEGEND:
-            item_w = 22 + fm.horizontalAdvance(words) + 18
-            if x + item_w > self.width() and x > 6:
-                x, y = 6, y + self.ROW_H
-            p.setPen(QPen(palette.SM_BORDER, 1))
+        p.setFont(self._font())
+        c = palette.canvas()
+        box, row_h = px(16), self.row_h()
+        for x, row, colour, words in self._items(self.width()):
+            y = row * row_h
+            p.setPen(QPen(c.sm_border, 1))
             p.setBrush(colour)
-            p.drawRect(QRectF(x, y + 5, 16, 16))
-            p.setPen(self.palette().color(QPalette.ColorRole.WindowText))  # on the window: the theme's text
+            p.drawRect(QRectF(x, y + (row_h - box) / 2, box, box))
+            p.setPen(self.palette().color(self.foregroundRole()))  # on the window: the theme's text
             p.drawText(
-                QRectF(x + 22, y, 400, self.ROW_H),
+                QRectF(x + box + 6, y, self.width() - x - box - 6, row_h),
                 Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter,
                 words,
             )
-            x += item_w
         p.end()

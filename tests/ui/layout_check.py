@@ -1,0 +1,206 @@
+"""Which visible text of a window does not show in full: the layout test's eyes.
+
+Walks every visible label, button, line edit (spin boxes included: they hold one), combo box and
+tab of a widget tree and asks Qt how much room its text needs against the room it got, and checks
+that the widgets a layout places neither overlap their siblings nor stick out of their parent.
+A label a page elides on purpose carries the ``elideAllowed`` property and is not reported.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from PySide6.QtCore import QRect
+from PySide6.QtWidgets import (
+    QAbstractButton,
+    QCheckBox,
+    QComboBox,
+    QLabel,
+    QLayout,
+    QLineEdit,
+    QPushButton,
+    QRadioButton,
+    QStyle,
+    QStyleOptionButton,
+    QStyleOptionComboBox,
+    QStyleOptionFrame,
+    QTabBar,
+    QWidget,
+)
+
+ELIDE_ALLOWED = "elideAllowed"
+#: a pixel of rounding either way is not clipping
+SLACK = 1
+
+
+@dataclass(frozen=True)
+class Problem:
+    where: str  # the widget's class and object names up to the window
+    text: str
+    why: str
+
+    def __str__(self) -> str:
+        return f"{self.where}: {self.text[:60]!r}: {self.why}"
+
+
+def _name(w: QWidget) -> str:
+    parts = []
+    while w is not None:
+        parts.append(w.objectName() or type(w).__name__)
+        w = w.parentWidget()
+    return "/".join(reversed(parts[:4]))
+
+
+def _plain(text: str) -> str:
+    return text.replace("&&", "\0").replace("&", "").replace("\0", "&")
+
+
+def _label_problem(label: QLabel) -> str | None:
+    if not label.text() or label.pixmap() is not None and not label.pixmap().isNull():
+        return None
+    if label.text().rstrip().endswith("…") and not label.property(ELIDE_ALLOWED):
+        return "elided"
+    if label.wordWrap():
+        need = label.heightForWidth(label.width())
+        if need > label.height() + SLACK:
+            return f"wrapped text needs {need} px of height, has {label.height()}"
+        return None
+    hint = label.sizeHint()
+    if hint.width() > label.width() + SLACK:
+        return f"needs {hint.width()} px of width, has {label.width()}"
+    if hint.height() > label.height() + SLACK:
+        return f"needs {hint.height()} px of height, has {label.height()}"
+    return None
+
+
+def _button_problem(button: QAbstractButton) -> str | None:
+    text = _plain(button.text())
+    if not text:
+        return None
+    fm = button.fontMetrics()
+    need = fm.horizontalAdvance(text)
+    if not button.icon().isNull():
+        need += button.iconSize().width() + 4
+    elements = (
+        (QCheckBox, QStyle.SubElement.SE_CheckBoxContents),
+        (QRadioButton, QStyle.SubElement.SE_RadioButtonContents),
+        (QPushButton, QStyle.SubElement.SE_PushButtonContents),
+    )
+    element = next((el for cls, el in elements if isinstance(button, cls)), None)
+    if element is None:  # a tool button: its text sits inside a 3 px frame
+        room = button.width() - 6
+    else:
+        opt = QStyleOptionButton()
+        button.initStyleOption(opt)  # type: ignore[attr-defined]
+        room = button.style().subElementRect(element, opt, button).width()
+    if need > room + SLACK:
+        return f"text needs {need} px, the button shows {room}"
+    if fm.height() > button.height() + SLACK:
+        return f"text needs {fm.height()} px of height, the button has {button.height()}"
+    return None
+
+
+def _line_edit_problem(edit: QLineEdit) -> str | None:
+    text = edit.displayText() or edit.placeholderText()
+    if not text or edit.property(ELIDE_ALLOWED):
+        return None
+    opt = QStyleOptionFrame()
+    edit.initStyleOption(opt)  # type: ignore[attr-defined]
+    room = edit.style().subElementRect(QStyle.SubElement.SE_LineEditContents, opt, edit)
+    margins = edit.textMargins()
+    width = room.width() - margins.left() - margins.right() - 4  # QLineEdit's own 2 px each side
+    need = edit.fontMetrics().horizontalAdvance(text)
+    if need > width + SLACK:
+        return f"text needs {need} px, the field shows {width}"
+    if edit.fontMetrics().height() > room.height() + SLACK:
+        return f"text needs {edit.fontMetrics().height()} px of height, the field has {room.height()}"
+    return None
+
+
+def _combo_problem(combo: QComboBox) -> str | None:
+    text = combo.currentText()
+    if not text or combo.isEditable():
+        return None  # an editable combo's text is its line edit's, checked as one
+    opt = QStyleOptionComboBox()
+    combo.initStyleOption(opt)  # type: ignore[attr-defined]
+    field = combo.style().subControlRect(
+        QStyle.ComplexControl.CC_ComboBox, opt, QStyle.SubControl.SC_ComboBoxEditField, combo
+    )
+    need = combo.fontMetrics().horizontalAdvance(text)
+    if not combo.itemIcon(combo.currentIndex()).isNull():
+        need += combo.iconSize().width() + 4
+    if need > field.width() - 2 + SLACK:
+        return f"text needs {need} px, the box shows {field.width() - 2}"
+    return None
+
+
+def _tab_problems(bar: QTabBar) -> list[tuple[str, str]]:
+    found = []
+    for i in range(bar.count()):
+        if not bar.isTabVisible(i):
+            continue
+        rect, hint = bar.tabRect(i), bar.tabSizeHint(i)
+        if rect.width() + SLACK < hint.width():
+            found.append((bar.tabText(i), f"tab needs {hint.width()} px, has {rect.width()}"))
+        elif not bar.rect().contains(rect):
+            found.append((bar.tabText(i), "tab is scrolled out of the bar"))
+    return found
+
+
+def _managed(layout: QLayout) -> list[QWidget]:
+    """The widgets a layout places, through its nested layouts."""
+    out = []
+    for i in range(layout.count()):
+        item = layout.itemAt(i)
+        sub = item.layout()
+        if item.widget() is not None:
+            out.append(item.widget())
+        elif isinstance(sub, QLayout):
+            out.extend(_managed(sub))
+    return out
+
+
+def _layout_problems(parent: QWidget, window: QWidget) -> list[Problem]:
+    layout = parent.layout()
+    if layout is None:
+        return []
+    children = [w for w in _managed(layout) if w.isVisibleTo(window) and not w.isWindow()]
+    found = []
+    bounds = parent.rect()
+    for i, a in enumerate(children):
+        ga = a.geometry()
+        if not bounds.contains(ga) and not ga.intersected(bounds).isEmpty():
+            found.append(Problem(_name(a), "", f"sticks out of its parent ({_rect(ga)} in {_rect(bounds)})"))
+        for b in children[i + 1 :]:
+            overlap = ga.intersected(b.geometry())
+            if overlap.width() > SLACK and overlap.height() > SLACK:
+                found.append(Problem(_name(a), "", f"overlaps {_name(b)} by {_rect(overlap)}"))
+    return found
+
+
+def _rect(r: QRect) -> str:
+    return f"{r.width()}x{r.height()}+{r.x()}+{r.y()}"
+
+
+def clipped(window: QWidget) -> list[Problem]:
+    """Every visible text that does not fit, and every placed widget that overlaps or sticks out."""
+    found: list[Problem] = []
+    for w in [window, *window.findChildren(QWidget)]:
+        if not w.isVisibleTo(window) and w is not window:
+            continue
+        found.extend(_layout_problems(w, window))
+        why: str | None = None
+        text = ""
+        if isinstance(w, QLabel):
+            why, text = _label_problem(w), w.text()
+        elif isinstance(w, QAbstractButton):
+            why, text = _button_problem(w), w.text()
+        elif isinstance(w, QLineEdit):
+            why, text = _line_edit_problem(w), w.displayText() or w.placeholderText()
+        elif isinstance(w, QComboBox):
+            why, text = _combo_problem(w), w.currentText()
+        elif isinstance(w, QTabBar):
+            found.extend(Problem(_name(w), t, reason) for t, reason in _tab_problems(w))
+        if why:
+            found.append(Problem(_name(w), text, why))
+    return found
