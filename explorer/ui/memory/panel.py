@@ -235,7 +235,9 @@ class CoalescingTab(_PatternTab):
         self.sweep.setYRange(0, 105)
         self.sweep.setMouseEnabled(False, False)
         self.sweep.hideButtons()
-        self.left_layout.addWidget(QLabel("Efficiency vs stride, this element size:"))
+        caption = QLabel("Efficiency vs stride, this element size:")
+        caption.setWordWrap(True)  # large text: two lines rather than cut
+        self.left_layout.addWidget(caption)
         self.left_layout.addWidget(self.sweep)
         self.left_layout.addStretch(1)
         self.refresh()
