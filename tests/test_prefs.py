@@ -91,13 +91,13 @@ def test_a_folder_in_its_place_is_moved_aside(home):
 
 
 def test_keys_this_version_does_not_know_survive_a_save(home):
-    newer = {"theme": "dark", "text_scale": 1.5, "launch": {"grid": [64, 1, 1]}, "panel": "visualizer"}
+    newer = {"theme": "dark", "laser_pointer": 1.5, "launch": {"grid": [64, 1, 1]}, "panel": "visualizer"}
     (home / "settings.json").write_text(json.dumps(newer))
     loaded, notice = prefs.load_with_notice()
     assert notice == "" and loaded.theme == "dark" and loaded.panel == "visualizer"
     assert prefs.save(Prefs(theme="light", panel="benchmarks"))
     saved = json.loads((home / "settings.json").read_text())
-    assert saved["text_scale"] == 1.5 and saved["launch"] == {"grid": [64, 1, 1]}
+    assert saved["laser_pointer"] == 1.5 and saved["launch"] == {"grid": [64, 1, 1]}
     assert saved["theme"] == "light" and saved["panel"] == "benchmarks"
 
 
