@@ -281,6 +281,7 @@ class SmGrid(QWidget):
         """The cell width the widest SM number needs at the smallest readable size, with the padding."""
         return QFontMetrics(self.sm_label_font()).horizontalAdvance(str(sm_count - 1)) + 10.0
 
+    @qt_guard
     def resizeEvent(self, event) -> None:  # noqa: N802 - Qt's name
         self.invalidate()
         super().resizeEvent(event)
