@@ -74,8 +74,9 @@ class WaveBar(QWidget):
         return _Fonts(big, small)
 
     def _longest_label(self) -> str:
-        waves = self.frame.waves if self.frame is not None else 99
-        return f"finished: all {waves:,} waves done"
+        # a fixed worst case, so the bar's height never changes with the launch (the SM picture
+        # below would move under the pointer)
+        return "finished: all 9,999 waves done"
 
     def _counts_w(self, fonts: _Fonts) -> int:
         """Width the queue and done counts need side by side (with a few squares each)."""
@@ -108,8 +109,7 @@ class WaveBar(QWidget):
         """Height of the phase paragraph: the longest sentence it may hold, wrapped to the width."""
         fm = QFontMetrics(fonts.small)
         box = QRect(0, 0, max(width - 16, 1), 100_000)
-        texts = (LONGEST_PHASE, self.tail_text)
-        return max(fm.boundingRect(box, int(Qt.TextFlag.TextWordWrap), t).height() for t in texts)
+        return fm.boundingRect(box, int(Qt.TextFlag.TextWordWrap), LONGEST_PHASE).height()
 
     def height_for(self, width: int) -> int:
         fonts = self._fonts(width)
@@ -142,12 +142,8 @@ class WaveBar(QWidget):
         return QSize(0, self.height())
 
     def set_frame(self, frame: Frame | None, tail_text: str = "") -> None:
-        relabel = frame is not None and (self.frame is None or self.frame.waves != frame.waves)
-        relabel = relabel or bool(tail_text and tail_text != self.tail_text)
         self.frame = frame
         self.tail_text = tail_text
-        if relabel:
-            self._fit_height()
         self.update()
 
     def pieces(self) -> list[Piece]:
