@@ -124,6 +124,7 @@ def test_clicking_a_lane_shows_its_index_formula(panel, qtbot):
 def test_hover_over_an_idle_lane_says_idle(panel, qtbot):
     panel.controls.apply_preset(_preset("5466"))
     panel.anim.seek(DISPATCH + RUN / 2)
+    qtbot.wait(50)  # the new summary's wrapped lines settle before the pointer aims
     # block 5 is on SM 5; its warp 31 holds threads past 5466
     pos = panel.grid.slot_center(sm=5, slot=0, warp=31, lane=0)
     qtbot.mouseMove(panel.grid, pos)
