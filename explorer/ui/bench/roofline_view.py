@@ -15,7 +15,7 @@ from typing import Any
 
 import pyqtgraph as pg
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QComboBox, QLabel, QVBoxLayout, QWidget
 
 from explorer.bench.fmt import number_text
 from explorer.bench.roofline import Roof, plot_range, segments
@@ -57,7 +57,9 @@ class RooflinePlot(QWidget):
 
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
-        row = QHBoxLayout()
+        # the choice above its caption, not beside it: side by side they asked more width than the
+        # measurements plot does, and the panel must fit a 1024-px projector at any text size
+        row = QVBoxLayout()
         self.catalog_combo = QComboBox()
         self.catalog_combo.addItem(_NO_CATALOG, "")
         self.catalog_combo.setToolTip(
@@ -67,11 +69,11 @@ class RooflinePlot(QWidget):
         self.catalog_combo.setSizeAdjustPolicy(
             QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon
         )
-        self.catalog_combo.setMinimumContentsLength(22)
+        self.catalog_combo.setMinimumContentsLength(14)
         row.addWidget(self.catalog_combo)
         self.caption = QLabel("solid: measured here; dashed: theoretical or spec sheet", wordWrap=True)
         self.caption.setProperty("role", "caption")
-        row.addWidget(self.caption, 1)
+        row.addWidget(self.caption)
         layout.addLayout(row)
 
         axes = {"left": LogAxis("left"), "bottom": LogAxis("bottom")}
