@@ -8,6 +8,8 @@ Colours come from the theme, so both themes and the projector read the same mean
 
 from __future__ import annotations
 
+from typing import Generic, TypeVar
+
 from PySide6.QtCore import QRectF, QSize, Qt
 from PySide6.QtGui import QColor, QFont, QPainter, QPaintEvent, QPen
 from PySide6.QtWidgets import QSizePolicy, QWidget
@@ -18,6 +20,8 @@ from explorer.memory.divergence import Divergence
 from explorer.memory.texts import pct
 from explorer.ui.guard import qt_guard
 from explorer.ui.theme import Theme, current_theme
+
+R = TypeVar("R")
 
 #: drawn sectors beyond this are summarised: a stride of 1000 would otherwise need thousands
 MAX_DRAWN_SECTORS = 48
@@ -42,9 +46,12 @@ def _mix(a: str, b: str, t: float) -> QColor:
     )
 
 
-class _Canvas(QWidget):
+class _Canvas(QWidget, Generic[R]):
+    """A picture of one finished result; ``set_result`` replaces it and repaints."""
+
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
+        self.result: R | None = None
         self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Expanding)
         self.setMinimumSize(320, 200)
 
@@ -52,22 +59,18 @@ class _Canvas(QWidget):
     def sizeHint(self) -> QSize:  # noqa: N802 - Qt's name
         return QSize(720, 360)
 
+    def set_result(self, result: R) -> None:
+        self.result = result
+        self.update()
+
     def _small_font(self, px: float) -> QFont:
         font = QFont(self.font())
         font.setPixelSize(max(7, int(px)))
         return font
 
 
-class CoalescingCanvas(_Canvas):
+class CoalescingCanvas(_Canvas[Coalescing]):
     """32 lanes on top, the sectors the request touches below, a line from each lane to its bytes."""
-
-    def __init__(self, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        self.result: Coalescing | None = None
-
-    def set_result(self, result: Coalescing) -> None:
-        self.result = result
-        self.update()
 
     def drawn_sectors(self) -> list[int | None]:
         """Sectors in address order; ``None`` marks a gap of untouched sectors left out."""
@@ -172,17 +175,9 @@ class CoalescingCanvas(_Canvas):
         p.end()
 
 
-class BankCanvas(_Canvas):
+class BankCanvas(_Canvas[BankConflicts]):
     """32 bank columns; each distinct word a lane asks for is a box in its bank, stacked when
     several words share a bank (a conflict); lanes sharing one word share its box (a broadcast)."""
-
-    def __init__(self, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        self.result: BankConflicts | None = None
-
-    def set_result(self, result: BankConflicts) -> None:
-        self.result = result
-        self.update()
 
     def stacks(self) -> list[dict[int, list[tuple[int, list[int]]]]]:
         """Per phase: bank -> [(word, lanes reading it)], in stacking order."""
@@ -248,16 +243,8 @@ def _words_of(b: BankConflicts, lane: int) -> range:
     return b.access.lane_words(lane)
 
 
-class DivergenceCanvas(_Canvas):
+class DivergenceCanvas(_Canvas[Divergence]):
     """One row per warp, one cell per lane: taken path, other path, or no thread there."""
-
-    def __init__(self, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        self.result: Divergence | None = None
-
-    def set_result(self, result: Divergence) -> None:
-        self.result = result
-        self.update()
 
     @qt_guard
     def paintEvent(self, event: QPaintEvent) -> None:  # noqa: N802 - Qt's name
