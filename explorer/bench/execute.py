@@ -243,6 +243,8 @@ FIRST_ATTEMPT_SHARE = 0.4
 def verdict_of(out: Outcome, spec: PointSpec) -> Verdict:
     """The noise verdict on one attempt: what disturbed it (explorer.bench.noise), with its threads."""
     t = out.timing
+    choice = last_thread_choice
+    chose = bool(choice.used) and spec.device == "cpu"
     return judge(
         t.load,
         threads=out.threads or 1,
@@ -251,6 +253,8 @@ def verdict_of(out: Outcome, spec: PointSpec) -> Verdict:
         spread_s=t.spread_s,
         repeats=t.repeats,
         on_cpu=spec.device == "cpu",
+        threads_quiet=min(choice.available, os.cpu_count() or choice.available) if chose else None,
+        others_busy_at_start=choice.others_busy_cores,
     )
 
 
