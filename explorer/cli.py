@@ -96,6 +96,24 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="BX,BY,BZ:TX,TY,TZ",
         help="describe one thread (blockIdx:threadIdx): its position, index, warp, lane, SM, wave",
     )
+    b = p.add_argument_group(
+        "compare two launches",
+        "--compare sets launch B beside launch A (the options above) in one table: blocks, SMs, waves, "
+        "tail fill, theoretical occupancy and its limiter, and B/A of each. B is a copy of A except "
+        "what a --b-* option names, e.g. --compare --b-device h100, or --compare --b-regs 64.",
+    )
+    b.add_argument(
+        "--compare", action="store_true", help="compare launch A with launch B (the --b-* options)"
+    )
+    for option, metavar, what in (
+        ("device", "NAME", "B's device"),
+        ("grid", "X[,Y[,Z]]", "B's grid"),
+        ("block", "X[,Y[,Z]]", "B's block"),
+        ("smem", "B", "B's dynamic shared memory per block, bytes"),
+        ("regs", "R", "B's registers per thread"),
+        ("n", "N[,NY[,NZ]]", "B's problem size or extent"),
+    ):
+        b.add_argument(f"--b-{option}", default=None, metavar=metavar, help=f"{what} (default: A's)")
     _add_json(p)
     p.set_defaults(
         handler="explorer.commands.launch:run_launch", check="explorer.commands.launch:parse_launch_request"

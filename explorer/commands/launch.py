@@ -13,6 +13,7 @@ from typing import Any
 from explorer.devices.model import Device
 from explorer.errors import UserError
 from explorer.inputs import shown
+from explorer.launch.compare import Comparison, compare
 from explorer.launch.config import (
     Dim3,
     LaunchConfig,
@@ -152,8 +153,25 @@ class LaunchRequest:
     as_json: bool
 
 
-def parse_launch_request(args: Any) -> LaunchRequest:
+@dataclass(frozen=True)
+class CompareRequest:
+    """A checked ``launch --compare`` request: both sides planned (either may be unable to run)."""
+
+    devices: tuple[Device, Device]
+    comparison: Comparison
+    as_json: bool
+
+
+B_OPTIONS = ("device", "grid", "block", "smem", "regs", "n")
+
+
+def parse_launch_request(args: Any) -> LaunchRequest | CompareRequest:
     """Parse and validate ``launch``'s arguments and plan the dispatch (closed form, no output)."""
+    named_b = [f"--b-{k}" for k in B_OPTIONS if getattr(args, f"b_{k}", None) is not None]
+    if getattr(args, "compare", False):
+        return _parse_compare(args)
+    if named_b:
+        raise UserError(f"{named_b[0]} describes launch B; add --compare to set B beside A")
     device = _find_device(args.device)
     config = parse_launch(args.grid, args.block, args.smem, args.regs, args.n)
     plan = plan_launch(config, device)
@@ -161,8 +179,34 @@ def parse_launch_request(args: Any) -> LaunchRequest:
     return LaunchRequest(device, plan, thread, bool(args.json))
 
 
+def _parse_compare(args: Any) -> CompareRequest:
+    """Side A from the plain options, side B from A's with each --b-* option put in its place.
+
+    Text that does not parse, or a device not found, is bad input (one line, exit 2); a launch
+    a device refuses is an answer (that side's column says why), as in the window."""
+    if args.thread is not None:
+        raise UserError("--thread describes one thread of one launch; leave out --compare to use it")
+    b_args = {k: getattr(args, f"b_{k}") for k in B_OPTIONS}
+    b = {k: (v if v is not None else getattr(args, k)) for k, v in b_args.items()}
+    device_a = _find_device(args.device)
+    device_b = device_a if b_args["device"] is None else _find_device(b["device"])
+    config_a = parse_launch(args.grid, args.block, args.smem, args.regs, args.n)
+    try:
+        config_b = parse_launch(b["grid"], b["block"], b["smem"], b["regs"], b["n"])
+    except LaunchValidationError as exc:
+        raise LaunchValidationError([f"launch B: {p}" for p in exc.problems]) from None
+    comparison = compare(device_a, config_a, device_b, config_b)
+    return CompareRequest((device_a, device_b), comparison, bool(args.json))
+
+
 def run_launch(args: Any) -> int:
     req = parse_launch_request(args)
+    if isinstance(req, CompareRequest):
+        if req.as_json:
+            print(json.dumps(req.comparison.to_dict(), indent=2))
+        else:
+            print(format_comparison(req.comparison, req.devices))
+        return 0
     plan, thread = req.plan, req.thread
     if req.as_json:
         data = plan.to_dict()
@@ -201,6 +245,28 @@ def format_plan(plan: LaunchPlan, device: Device | None = None) -> str:
     lines += [plain(line) for line in readings(plan)]
     for line in plan.notes:
         lines.append(f"note: {line}")
+    lines.append(f"model: {SCHEDULER_NOTE}")
+    return "\n".join(lines)
+
+
+def format_comparison(comparison: Comparison, devices: tuple[Device, Device] | None = None) -> str:
+    """Each side's launch in a line, the table, the verdict, and each side's notes."""
+    lines = []
+    for i, s in enumerate(comparison.sides):
+        name = devices[i].display_name if devices is not None else s.device_name
+        c = s.config
+        lines.append(
+            f"{s.label}: {name}: grid {c.grid} x block {c.block}, {c.shared_mem_bytes:,} bytes shared memory, "
+            f"{c.regs_per_thread} registers per thread" + _problem_text(c)
+        )
+    lines.append("")
+    lines += comparison.table_lines()
+    lines.append("")
+    lines.append(comparison.verdict())
+    for s in comparison.sides:
+        if s.plan is not None:
+            lines += [f"{s.label}: {plain(launch_summary(s.plan))}"]
+            lines += [f"note ({s.label}): {line}" for line in s.plan.notes]
     lines.append(f"model: {SCHEDULER_NOTE}")
     return "\n".join(lines)
 
