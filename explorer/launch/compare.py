@@ -3,7 +3,8 @@
 A lesson asks "what changes on an H100?" or "what does 64 registers cost?": the same question
 answered twice and read against each other. ``compare`` plans both launches with the same core
 as a single launch (``plan_launch``), so a side's numbers are exactly what ``device-explorer
-launch`` and the single visualizer show, and lays them out as rows: blocks, SMs, blocks at once,
+launch`` and the single visualizer show, and lays them out as rows: threads per block, blocks, SMs,
+blocks per SM and at once,
 waves, tail fill, theoretical occupancy and its limiter, each with the ratio B/A.
 
 A side that cannot launch is not an error here: "shared memory 100 KB runs on an H100 but not on
@@ -20,7 +21,7 @@ from typing import Any
 
 from explorer.devices.model import Gpu
 from explorer.errors import UserError
-from explorer.launch.config import LaunchConfig
+from explorer.launch.config import LaunchConfig, parse_launch
 from explorer.launch.limits import ArchLimits, limits_for_device
 from explorer.launch.schedule import LaunchPlan, plan_launch
 from explorer.launch.texts import count, percent
@@ -35,7 +36,7 @@ class Side:
 
     label: str  # "A" or "B"
     device_name: str
-    config: LaunchConfig
+    config: LaunchConfig | None  # None: the launch typed for this side did not parse
     plan: LaunchPlan | None
     problem: str = ""  # why the launch cannot run on the device ("" when ``plan`` is set)
 
@@ -48,7 +49,7 @@ class Side:
         if self.plan is not None:
             data["plan"] = self.plan.to_dict()
         else:
-            data["config"] = self.config.to_dict()
+            data["config"] = self.config.to_dict() if self.config is not None else None
             data["error"] = self.problem
         return data
 
@@ -115,6 +116,7 @@ def _same(a: str | None, b: str | None) -> Ratio:
 
 #: (key, label, the value from a plan, its text); the order is the table's
 _NUMBERS: tuple[tuple[str, str, Any, Any], ...] = (
+    ("threads_per_block", "threads per block", lambda p: p.threads_per_block, lambda v: f"{v:,}"),
     ("blocks", "blocks", lambda p: p.total_blocks, lambda v: f"{v:,}"),
     ("sm_count", "SMs", lambda p: p.sm_count, lambda v: f"{v:,}"),
     ("blocks_per_sm", "blocks per SM", lambda p: p.resident_blocks_per_sm, lambda v: f"{v:,}"),
@@ -187,6 +189,21 @@ def side(label: str, device: Gpu, config: LaunchConfig, limits: ArchLimits | Non
     except UserError as exc:
         return Side(label, device.name, config, None, str(exc))
     return Side(label, device.name, config, plan)
+
+
+def side_from_text(
+    label: str, device: Gpu | None, texts: tuple[str, str, str, str, str], name: str = ""
+) -> Side:
+    """A side as a form holds it: the launch as typed (grid, block, smem, regs, n) on ``device``
+    (None: not among the devices here, ``name`` says which). Text that does not parse is a side
+    that cannot run, with the parser's words, as the window shows it beside the fields."""
+    if device is None:
+        return Side(label, name, None, None, f"the device {name!r} is not among the devices found here")
+    try:
+        config = parse_launch(*texts)
+    except UserError as exc:
+        return Side(label, device.name, None, None, str(exc))
+    return side(label, device, config)
 
 
 def compare_sides(a: Side, b: Side) -> Comparison:

@@ -115,6 +115,7 @@ def test_each_side_equals_its_single_launch(gpu_a, config_a, gpu_b, config_b):
         if p is None:
             return dict.fromkeys(
                 (
+                    "threads_per_block",
                     "blocks",
                     "sm_count",
                     "blocks_per_sm",
@@ -125,6 +126,7 @@ def test_each_side_equals_its_single_launch(gpu_a, config_a, gpu_b, config_b):
                 )
             ) | {"limiter": None}
         return {
+            "threads_per_block": p.threads_per_block,
             "blocks": p.total_blocks,
             "sm_count": p.sm_count,
             "blocks_per_sm": p.resident_blocks_per_sm,
