@@ -13,23 +13,16 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from explorer import cli
 from explorer.devices.model import CatalogGpu
 from explorer.launch.compare import CANNOT_RUN, Ratio, compare, ratio
 from explorer.launch.config import Dim3, LaunchConfig, LaunchValidationError, parse_launch
 from explorer.launch.limits import known_ccs
 from explorer.launch.schedule import plan_launch
 from explorer.launch.texts import percent
-from tests.launch.test_launch_cli import GTX, H100
+from tests.launch.test_launch_cli import GTX, H100, run
 from tests.launch.test_launch_cli import fake_devices as fake_devices  # noqa: F401 - autouse fixture
 
 N_100K = ("--grid", "98", "--block", "1024", "--n", "100000")
-
-
-def run(capsys, *argv):
-    code = cli.main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 # ---------------------------------------------------------------- core

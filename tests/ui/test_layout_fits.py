@@ -69,6 +69,11 @@ def test_every_page_fits_with_nothing_clipped(window, qapp, key, size, scale, re
         assert window.panels[key].controls.select_device("h100-sxm")
         _settle(qapp, window, size)
         problems += [f"H100: {p}" for p in clipped(window)]
+        panel = window.panels[key]  # compare mode (issue 15.4): two SM views and the table
+        panel.show_screenshot_view("compare")
+        _settle(qapp, window, size)
+        assert panel.compare_box.isVisible()
+        problems += [f"compare: {p}" for p in clipped(window)]
     if (window.width(), window.height()) != size:
         problems.insert(0, f"the window is {window.width()}x{window.height()}, not the size asked for")
     assert not problems, "\n".join(problems)

@@ -20,11 +20,23 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from explorer.devices.model import Gpu
 from explorer.errors import UserError
+from explorer.launch.compare import Comparison, Side, compare_sides, side_from_text
 from explorer.launch.config import notes, parse_launch
 from explorer.launch.limits import limits_for_device
 from explorer.launch.schedule import SCHEDULER_NOTE, LaunchPlan, plan_launch
-from explorer.launch.texts import Text, cannot_launch, html, launch_summary, plain, readings, tail_text
+from explorer.launch.texts import (
+    WARNING,
+    Phrase,
+    Text,
+    cannot_launch,
+    html,
+    launch_summary,
+    plain,
+    readings,
+    tail_text,
+)
 from explorer.ui.context import AppContext
 from explorer.ui.guard import qt_guard
 from explorer.ui.panel import Panel
@@ -37,8 +49,10 @@ from explorer.ui.visualizer.animation import (
     SPEEDS_WAVES_PER_S,
     Animation,
 )
+from explorer.ui.visualizer.compare_view import CompareView, SideSetup
 from explorer.ui.visualizer.controls import LaunchControls
 from explorer.ui.visualizer.inspector import Inspector
+from explorer.ui.visualizer.lockstep import LockStep
 from explorer.ui.visualizer.occupancy_view import OccupancyView
 from explorer.ui.visualizer.presets import PRESETS
 from explorer.ui.visualizer.realrun_view import RealRunView
@@ -51,6 +65,7 @@ FRAME_INTERVAL_MS = 16
 LEFT_WIDTH = 350
 RIGHT_WIDTH = 290
 CENTRE_MIN = 360
+CENTRE_MIN_COMPARE = 560  # two SM pictures side by side, and the table under them
 ZOOMS = (1.0, 1.5, 2.0, 3.0)
 
 
@@ -88,6 +103,17 @@ class VisualizerPanel(Panel):
         self._zoom_pending = False
         self._real_run_for: tuple[str, object] | None = None  # (device key, launch) of the real run
         self._summary_text: Text = ()
+        # compare mode (issue 15.4): the form edits one side; the other side's setup waits here
+        self.compare_on = False
+        self.selected_side = 0  # 0: A, 1: B
+        self._setups: list[SideSetup] = []
+        self.plan_b: LaunchPlan | None = None
+        self.anim_b: Animation | None = None
+        self.comparison: Comparison | None = None
+        self._lock: LockStep | None = None
+        self._loading_side = False  # the form is being filled from a side: one recompute after
+        self._hover_side = 0  # which side's SMs the pointer is over (compare mode)
+        self._pinned_side = 0  # which side's SMs hold the pinned thread
 
         # left: controls, playback, inspector
         self.controls = LaunchControls()
@@ -108,10 +134,16 @@ class VisualizerPanel(Panel):
         self.faster_button = QPushButton("+")
         self.faster_button.setToolTip("Faster (+)")
         self.speed_label = QLabel("")
+        self.compare_button = QPushButton("Compare")
+        self.compare_button.setCheckable(True)
+        self.compare_button.setToolTip(
+            "Split the SMs into launch A and launch B (B starts as a copy of A), on one clock; "
+            "the launch controls edit the side whose A or B button is down"
+        )
         playback = QGroupBox("Animation")
         pl = QVBoxLayout(playback)
         row1 = QHBoxLayout()
-        for b in (self.play_button, self.restart_button):
+        for b in (self.play_button, self.restart_button, self.compare_button):
             row1.addWidget(b)
         row2 = QHBoxLayout()
         for b in (self.back_wave_button, self.back_block_button, self.block_button, self.wave_button):
@@ -129,6 +161,10 @@ class VisualizerPanel(Panel):
         ll.setContentsMargins(0, 0, 0, 0)
         # playback first: the Play button stays put whatever the lesson caption below it wraps to
         ll.addWidget(playback)
+        self.editing_label = QLabel("")
+        self.editing_label.setWordWrap(True)
+        self.editing_label.hide()
+        ll.addWidget(self.editing_label)
         ll.addWidget(self.controls)
         # a 3D thread's formula runs long: the inspector scrolls rather than cut it off at 800 px
         inspector_scroll = QScrollArea()
@@ -160,9 +196,15 @@ class VisualizerPanel(Panel):
         centre = QWidget()
         cl = QVBoxLayout(centre)
         cl.setContentsMargins(0, 0, 0, 0)
+        # compare mode: A and B side by side, the table under them (hidden until Compare)
+        self.compare_box = CompareView()
+        self.pane_a, self.pane_b = self.compare_box.pane_a, self.compare_box.pane_b
+        self.compare_table = self.compare_box.table
+        self.compare_box.hide()
         cl.addWidget(self.summary_label)
         cl.addWidget(self.wave_bar)
         cl.addWidget(self.scroll, 1)
+        cl.addWidget(self.compare_box, 1)
         cl.addWidget(self.legend)
         cl.addWidget(note)
 
@@ -187,7 +229,7 @@ class VisualizerPanel(Panel):
         self.timer = QTimer(self)
         self.timer.setInterval(FRAME_INTERVAL_MS)
         self.timer.timeout.connect(self._tick)
-        self._clock = QElapsedTimer()
+        self._elapsed = QElapsedTimer()
 
         # wiring
         self.controls.changed.connect(self.recompute)
@@ -204,6 +246,11 @@ class VisualizerPanel(Panel):
         self.slower_button.clicked.connect(lambda: self.change_speed(-1))
         self.grid.hovered.connect(self._hovered)
         self.grid.clicked.connect(lambda hit: self._inspect(hit, pin=True))
+        self.compare_button.toggled.connect(self.set_compare)
+        for i, pane in enumerate((self.pane_a, self.pane_b)):
+            pane.chosen.connect(lambda i=i: self.select_side(i))
+            pane.grid.hovered.connect(lambda hit, i=i: self._hovered(hit, i))
+            pane.grid.clicked.connect(lambda hit, i=i: self._inspect(hit, pin=True, side=i))
         self.realrun_view.button.clicked.connect(self.run_for_real)
         context.discovery_changed.connect(lambda _d: self._load_devices())
         self._shortcuts = []
@@ -235,7 +282,7 @@ class VisualizerPanel(Panel):
         self.right_side.set_body_width(px(RIGHT_WIDTH))
         for b in (self.slower_button, self.faster_button):
             b.setFixedWidth(px(44))
-        for painted in (self.wave_bar, self.legend, self.grid):
+        for painted in (self.wave_bar, self.legend, self.grid, self.pane_a, self.pane_b):
             painted.apply_text_scale()
         self.occupancy_view.apply_text_scale()
         self.realrun_view.apply_text_scale()
@@ -253,7 +300,8 @@ class VisualizerPanel(Panel):
             return  # a size before the page is shown is no size at all; resizeEvent comes then
         margins = self.layout().contentsMargins()
         room = self.width() - margins.left() - margins.right() - 2 * self.layout().spacing()
-        fit_side_panels((self.right_side, self.left_side), room, px(CENTRE_MIN), self._last_opened)
+        centre = CENTRE_MIN_COMPARE if self.compare_on else CENTRE_MIN
+        fit_side_panels((self.right_side, self.left_side), room, px(centre), self._last_opened)
 
     @qt_guard
     def resizeEvent(self, event) -> None:  # noqa: N802 - Qt's name
@@ -276,6 +324,11 @@ class VisualizerPanel(Panel):
 
     def recompute(self) -> None:
         """Plan the launch the controls describe; one that cannot run shows why and nothing else."""
+        if self._loading_side:
+            return  # the form is being filled from a side; the caller recomputes once it is
+        if self.compare_on:
+            self._recompute_compare()
+            return
         device = self.controls.device()
         if device is None:
             self._show_invalid("device discovery found neither a GPU nor a catalog entry")
@@ -345,6 +398,131 @@ class VisualizerPanel(Panel):
             "\n".join(plain(line) for line in readings(self.plan)) if self.plan is not None else ""
         )
 
+    # --- compare two launches (issue 15.4) ------------------------------------------------------
+    def set_compare(self, on: bool) -> None:
+        """Split the SMs into A and B. B starts as a copy of A at the same moment; turning compare
+        off goes back to A alone, in the form too."""
+        on = bool(on)
+        if on == self.compare_on:
+            self.compare_button.setChecked(on)
+            return
+        if on:
+            a = self._setup_from_controls()
+            self._setups = [a, a]
+            self.selected_side = 0
+            self.compare_on = True
+        else:
+            if self.selected_side != 0:
+                self._load_setup(self._setups[0])
+            self.compare_on = False
+            self.selected_side = 0
+            self._lock = None
+            self.plan_b = self.anim_b = self.comparison = None
+            self.pane_a.grid.set_animation(None)
+            self.pane_b.grid.set_animation(None)
+        self._pin(0, None)
+        self._hover = None
+        self.compare_button.setChecked(on)
+        for widget in (self.wave_bar, self.scroll):
+            widget.setVisible(not on)
+        self.compare_box.setVisible(on)
+        self._show_selected()
+        self.fit_side_panels()
+        self.recompute()
+
+    def select_side(self, index: int) -> None:
+        """Let the launch form edit side ``index`` (0: A, 1: B): what it held goes back to its side."""
+        if not self.compare_on or index not in (0, 1) or index == self.selected_side:
+            self._show_selected()
+            return
+        self._setups[self.selected_side] = self._setup_from_controls()
+        self.selected_side = index
+        self._load_setup(self._setups[index])
+        self._show_selected()
+        self.recompute()
+
+    def _show_selected(self) -> None:
+        self.pane_a.set_selected(self.compare_on and self.selected_side == 0)
+        self.pane_b.set_selected(self.compare_on and self.selected_side == 1)
+        self.editing_label.setVisible(self.compare_on)
+        if self.compare_on:
+            other = "AB"[1 - self.selected_side]
+            self.editing_label.setText(
+                f"<b>The fields below edit launch {'AB'[self.selected_side]}.</b> "
+                f"Press {other} above its SMs to edit {other}."
+            )
+
+    def _setup_from_controls(self) -> SideSetup:
+        device = self.controls.device()
+        key = self._wanted_device or (device.key if device is not None else "")
+        preset = self.controls.preset
+        return SideSetup(key, *self.controls.texts(), preset.short_name if preset is not None else "")
+
+    def _load_setup(self, setup: SideSetup) -> None:
+        """Fill the form with a side's setup; the caller recomputes once, after."""
+        self._loading_side = True
+        try:
+            if not self.controls.select_device_key(setup.device_key):
+                self.controls.select_device(setup.device_key)
+            try:
+                launch = parse_launch(*setup.texts[:4])
+            except UserError:
+                pass  # a side's setup came from the form, so it parsed; a damaged saved one is skipped
+            else:
+                self.controls.set_launch(launch, setup.n, setup.preset)
+        finally:
+            self._loading_side = False
+
+    def _plan_setup(self, label: str, setup: SideSetup) -> Side:
+        return side_from_text(label, self._find_device(setup.device_key), setup.texts, setup.device_key)
+
+    def _recompute_compare(self) -> None:
+        """Plan both sides with the core, keep the moment shown, and fill the panes and the table."""
+        self._setups[self.selected_side] = self._setup_from_controls()
+        sides = [self._plan_setup(label, setup) for label, setup in zip("AB", self._setups, strict=True)]
+        comparison = compare_sides(sides[0], sides[1])
+        old = self._lock if self._lock is not None else self.anim  # just turned on: A's moment
+        t, playing = (old.t, old.playing) if old is not None else (0.0, False)
+        anims: list[Animation | None] = []
+        for s in sides:
+            anim = None
+            if s.plan is not None:
+                anim = Animation(s.plan)
+                anim.speed_index = self._speed_index
+            anims.append(anim)
+        self.anim, self.anim_b = anims
+        self.plan, self.plan_b = sides[0].plan, sides[1].plan
+        self.comparison = comparison
+        present = [a for a in anims if a is not None]
+        self._lock = LockStep(present) if present else None
+        if self._lock is not None:
+            self._lock.seek(t)  # the same moment as before the edit, on both sides
+            self._lock.playing = playing
+        else:
+            self.pause()
+        self._pin(0, None)
+        self._hover = None
+        self.pane_a.show_side(sides[0], self.anim)
+        self.pane_b.show_side(sides[1], self.anim_b)
+        self.compare_box.set_comparison(comparison)
+        edited = sides[self.selected_side]
+        self.controls.show_error(edited.problem or None)
+        device = self.controls.device()
+        if edited.plan is not None and device is not None:
+            limits = limits_for_device(device)
+            self.occupancy_view.update_for(edited.plan, limits, notes(edited.plan.config, limits))
+        else:
+            self.occupancy_view.show_invalid(edited.problem)
+        if device is None or (device.key, edited.config) != self._real_run_for:
+            self._forget_real_run()
+        self.inspector.show_hint()
+        both_run = all(s.plan is not None for s in sides)
+        self._summary_text = (Phrase(comparison.verdict(), "" if both_run else WARNING),)
+        self._write_summary()
+        self._set_playable(self._lock is not None)
+        self.realrun_view.button.setEnabled(edited.plan is not None)
+        self._refresh()
+
     # --- animation -----------------------------------------------------------------------
     def _tail_text(self) -> str:
         if self.anim is None or self.plan is None:
@@ -354,67 +532,89 @@ class VisualizerPanel(Panel):
             return tail_text(self.plan)
         return ""
 
+    def _clock(self) -> Animation | LockStep | None:
+        """What the buttons and keys move: the one animation, or in compare mode both on one clock."""
+        return self._lock if self.compare_on else self.anim
+
     def _refresh(self) -> None:
-        if self.anim is None:
+        clock = self._clock()
+        if clock is None:
             return
-        self.wave_bar.set_frame(self.anim.frame(), self._tail_text())
-        self.grid.update()
+        if self.compare_on:
+            self.pane_a.show_moment(self.anim)
+            self.pane_b.show_moment(self.anim_b)
+        elif self.anim is not None:
+            self.wave_bar.set_frame(self.anim.frame(), self._tail_text())
+            self.grid.update()
         self._update_inspector()
-        self.play_button.setText("Pause" if self.anim.playing else "Play")
-        self.speed_label.setText(f"{self.anim.speed_waves_per_s:g} waves/s")
+        self.play_button.setText("Pause" if clock.playing else "Play")
+        self.speed_label.setText(f"{clock.speed_waves_per_s:g} waves/s")
 
     def _tick(self) -> None:
-        if self.anim is None:
+        clock = self._clock()
+        if clock is None:
             self.timer.stop()
             return
-        dt_s = self._clock.restart() / 1000.0
-        if not self.anim.advance(dt_s):
+        dt_s = self._elapsed.restart() / 1000.0
+        if not clock.advance(dt_s):
             self.timer.stop()
         self._refresh()
 
     def play(self) -> None:
-        if self.anim is None:
+        clock = self._clock()
+        if clock is None:
             return
-        if self.anim.finished:
-            self.anim.restart()
-        self.anim.playing = True
-        self._clock.start()
+        if clock.finished:
+            clock.restart()
+        clock.playing = True
+        self._elapsed.start()
         self.timer.start()
         self._refresh()
 
     def pause(self) -> None:
-        if self.anim is not None:
-            self.anim.playing = False
+        clock = self._clock()
+        if clock is not None:
+            clock.playing = False
         self.timer.stop()
         self._refresh()
 
     def toggle_play(self) -> None:
-        if self.anim is not None and self.anim.playing:
+        clock = self._clock()
+        if clock is not None and clock.playing:
             self.pause()
         else:
             self.play()
 
     def restart(self) -> None:
-        if self.anim is not None:
-            self.anim.restart()
+        clock = self._clock()
+        if clock is not None:
+            clock.restart()
         self._refresh()
 
     def step_wave(self, direction: int) -> None:
-        if self.anim is not None:
+        clock = self._clock()
+        if clock is not None:
             self.pause()
-            self.anim.step_wave(direction)
+            clock.step_wave(direction)
             self._refresh()
 
     def step_block(self, direction: int) -> None:
-        if self.anim is not None:
-            self.pause()
-            self.anim.step_block(direction)
-            self._refresh()
+        """One block on the launch being edited (in compare mode the other side keeps the moment)."""
+        clock = self._clock()
+        if clock is None:
+            return
+        self.pause()
+        if isinstance(clock, LockStep):
+            clock.step_block(direction, self._anim_for(self.selected_side))
+        else:
+            clock.step_block(direction)
+        self._refresh()
 
     def change_speed(self, direction: int) -> None:
-        if self.anim is not None:
-            self.anim.faster() if direction > 0 else self.anim.slower()
-            self._speed_index = self.anim.speed_index
+        clock = self._clock()
+        if clock is not None:
+            clock.faster() if direction > 0 else clock.slower()
+            self._speed_index = clock.speed_index
             self._refresh()
 
     def zoom(self, direction: int) -> None:
@@ -437,53 +637,70 @@ class VisualizerPanel(Panel):
         return super().eventFilter(obj, event)
 
     # --- inspector ---------------------------------------------------------------------------
-    def _hovered(self, hit: Hit | None) -> None:
+    def _anim_for(self, side: int) -> Animation | None:
+        """Side 0 (A, and the only one outside compare mode) or side 1 (B)'s animation."""
+        return self.anim_b if side == 1 and self.compare_on else self.anim
+
+    def _grid_for(self, side: int) -> SmGrid:
+        if not self.compare_on:
+            return self.grid
+        return self.pane_b.grid if side == 1 else self.pane_a.grid
+
+    def _hovered(self, hit: Hit | None, side: int = 0) -> None:
         self._hover = hit if hit is not None and hit.sm >= 0 else None
-        self._inspect(hit, pin=False)
+        self._hover_side = side
+        self._inspect(hit, pin=False, side=side)
 
     def _update_inspector(self) -> None:
         """Issue 14.9: say again what is under the pointer, or about the pinned thread, for the
         moment now shown; a slot that was empty in wave 1 is not still "empty" in wave 3."""
         if self._hover is not None:
-            self._inspect(self._hover, pin=False)
+            self._inspect(self._hover, pin=False, side=self._hover_side)
         elif self._pinned is not None:
-            self._show_thread(*self._pinned, pinned=True)
+            self._show_thread(*self._pinned, pinned=True, side=self._pinned_side)
 
-    def _inspect(self, hit: Hit | None, pin: bool) -> None:
-        if self.anim is None:
+    def _inspect(self, hit: Hit | None, pin: bool, side: int = 0) -> None:
+        anim = self._anim_for(side)
+        if anim is None:
             return
         if hit is None or hit.sm < 0:
             if self._pinned is not None:
-                self._show_thread(*self._pinned, pinned=True)
+                self._show_thread(*self._pinned, pinned=True, side=self._pinned_side)
             else:
                 self.inspector.show_hint()
             return
-        block = self.anim.block_at(hit.sm, hit.slot) if hit.slot is not None else None
+        block = anim.block_at(hit.sm, hit.slot) if hit.slot is not None else None
         if block is None or hit.warp is None or hit.lane is None:
             if pin or self._pinned is None:
-                self.inspector.show_slot(hit.sm, hit.slot, self.anim.frame().label)
+                self.inspector.show_slot(hit.sm, hit.slot, anim.frame().label)
             return
         if pin:
-            self._pinned = (block, hit.warp, hit.lane)
-            self.grid.selected = self._pinned
-            self.grid.update()
-        self._show_thread(block, hit.warp, hit.lane, pinned=pin)
+            self._pin(side, (block, hit.warp, hit.lane))
+        self._show_thread(block, hit.warp, hit.lane, pinned=pin, side=side)
 
-    def _show_thread(self, block: int, warp: int, lane: int, pinned: bool) -> None:
-        assert self.anim is not None
-        info = self.anim.thread_at(block, warp, lane)
+    def _pin(self, side: int, thread: tuple[int, int, int] | None) -> None:
+        """Mark one thread on one side's SMs (and none on the other's)."""
+        self._pinned, self._pinned_side = thread, side
+        for grid in (self.grid, self.pane_a.grid, self.pane_b.grid):
+            grid.selected = thread if grid is self._grid_for(side) else None
+            grid.update()
+
+    def _show_thread(self, block: int, warp: int, lane: int, pinned: bool, side: int = 0) -> None:
+        anim = self._anim_for(side)
+        if anim is None:
+            self.inspector.show_hint()
+            return
+        info = anim.thread_at(block, warp, lane)
         if info is None:
-            idx = self.anim.plan.block_index(block)
+            idx = anim.plan.block_index(block)
             self.inspector.show_no_thread(f"blockIdx {idx}", warp, lane)
         else:
-            self.inspector.show_thread(info, pinned, self.anim.block_now(block))
+            self.inspector.show_thread(info, pinned, anim.block_now(block))
 
-    def select_thread(self, block: int, warp: int, lane: int) -> None:
-        """Pin the inspector on one thread, as a click on it would."""
-        self._pinned = (block, warp, lane)
-        self.grid.selected = self._pinned
-        self._show_thread(block, warp, lane, pinned=True)
-        self.grid.update()
+    def select_thread(self, block: int, warp: int, lane: int, side: int = 0) -> None:
+        """Pin the inspector on one thread, as a click on it would (``side`` 1: B's, in compare mode)."""
+        self._pin(side, (block, warp, lane))
+        self._show_thread(block, warp, lane, pinned=True, side=side)
 
     # --- real run -----------------------------------------------------------------------------
     def _forget_real_run(self) -> None:
@@ -501,30 +718,34 @@ class VisualizerPanel(Panel):
         if self.realrun_view.running:
             self.realrun_view.cancel("Stopped: the run was ended before it finished.")
             return
-        if self.plan is None:
+        plan = self.edited_plan
+        if plan is None:
             return
-        c = self.plan.config
+        c = plan.config
         device = self.controls.device()
         self._real_run_for = (device.key if device is not None else "", c)
         extent = c.extent.as_tuple() if c.extent is not None else None
-        self.realrun_view.start(
-            c.grid.as_tuple(), c.block.as_tuple(), c.n, self.plan.threads_per_block, extent
-        )
+        self.realrun_view.start(c.grid.as_tuple(), c.block.as_tuple(), c.n, plan.threads_per_block, extent)
+
+    @property
+    def edited_plan(self) -> LaunchPlan | None:
+        """The plan of the launch the form holds: A's, or in compare mode the selected side's."""
+        return self.plan_b if self.compare_on and self.selected_side == 1 else self.plan
 
     # --- remembered between runs -----------------------------------------------------------------
     def remembered(self) -> dict[str, str | int]:
-        """Issue 14.12: the device, the launch (as typed), the speed and the zoom."""
-        device = self.controls.device()
-        grid, block, smem, regs, n = self.controls.texts()
-        preset = self.controls.preset
+        """Issue 14.12: the device, the launch (as typed), the speed and the zoom; issue 15.4:
+        whether A and B are compared, B's device and launch (``b_*``) and the side being edited."""
+        a = self._setups[0] if self.compare_on and self.selected_side == 1 else self._setup_from_controls()
         return {
-            "device": self._wanted_device or (device.key if device is not None else ""),
-            "grid": grid,
-            "block": block,
-            "smem": smem,
-            "regs": regs,
-            "n": n,
-            "preset": preset.short_name if preset is not None else "",
+            "device": a.device_key,
+            "grid": a.grid,
+            "block": a.block,
+            "smem": a.smem,
+            "regs": a.regs,
+            "n": a.n,
+            "preset": a.preset,
+            **self._remembered_compare(),
             "speed": self._speed_index,
             "zoom": self._zoom_index,
         }
@@ -532,6 +753,7 @@ class VisualizerPanel(Panel):
     def restore(self, saved: dict[str, str | int]) -> None:
         """Each part that parses is taken (through the core's parsers, as if typed); a launch that
         does not parse is skipped whole, leaving the lesson preset."""
+        self.set_compare(False)  # A's fields first: the form must not be editing B
         device = saved.get("device")
         if isinstance(device, str) and device and not self.controls.select_device_key(device):
             self._wanted_device = device  # e.g. the GPU, before discovery has found it
@@ -554,7 +776,81 @@ class VisualizerPanel(Panel):
             self._zoom_pending = True  # applied once the SM view has its size (showEvent)
             if self.isVisible():
                 QTimer.singleShot(0, self._apply_pending_zoom)
+        self._restore_compare(saved)
         self._refresh()
+
+    def _remembered_compare(self) -> dict[str, str | int]:
+        if not self.compare_on:
+            return {"compare": 0}
+        b = self._setup_from_controls() if self.selected_side == 1 else self._setups[1]
+        return {
+            "compare": 1,
+            "side": "AB"[self.selected_side],
+            "b_device": b.device_key,
+            "b_grid": b.grid,
+            "b_block": b.block,
+            "b_smem": b.smem,
+            "b_regs": b.regs,
+            "b_n": b.n,
+            "b_preset": b.preset,
+        }
+
+    def _restore_compare(self, saved: dict[str, str | int]) -> None:
+        """B from ``b_*``: each key missing takes A's value (B is a copy of A but for what is
+        named, as with ``launch --compare``); a B launch that does not parse is skipped whole."""
+        if saved.get("compare") != 1:
+            return
+        a = self._setup_from_controls()
+        b_texts = [
+            str(saved.get(f"b_{k}", v))
+            for k, v in zip(("grid", "block", "smem", "regs", "n"), a.texts, strict=True)
+        ]
+        try:
+            parse_launch(*b_texts)
+        except UserError:
+            b_texts = list(a.texts)
+        b_device = saved.get("b_device")
+        b_preset = saved.get("b_preset")
+        b = SideSetup(
+            self._device_key(b_device) if isinstance(b_device, str) and b_device else a.device_key,
+            *b_texts,
+            b_preset if isinstance(b_preset, str) else "",
+        )
+        self.set_compare(True)
+        self._setups[1] = b
+        if saved.get("side") == "B":
+            self.select_side(1)
+        else:
+            self.recompute()
+
+    def _device_key(self, text: str) -> str:
+        """A device key from a saved key or a name's part ("h100"), as the form's device box picks."""
+        found = self._find_device(text)
+        return found.key if found is not None else text
+
+    def _find_device(self, text: str) -> Gpu | None:
+        """The GPU with this key, else the first whose key or name holds ``text`` (a lesson's "h100")."""
+        gpus = self.context.gpus
+        if not text:
+            return None
+        exact = next((d for d in gpus if d.key == text), None)
+        if exact is not None:
+            return exact
+        q = text.lower()
+        return next((d for d in gpus if q in d.key.lower() or q in d.name.lower()), None)
+
+    def show_moment(self, t: float) -> None:
+        """Put the animation (both sides, in compare mode) at clock time ``t`` waves, paused."""
+        clock = self._clock()
+        if clock is not None:
+            self.pause()
+            clock.seek(t)
+            self._refresh()
+
+    def moment(self) -> float:
+        """The clock time shown, in waves (0 with nothing to animate)."""
+        clock = self._clock()
+        return clock.t if clock is not None else 0.0
 
     def _apply_pending_zoom(self) -> None:
         if self._zoom_pending:
@@ -571,6 +867,7 @@ class VisualizerPanel(Panel):
     # --- main window hooks ----------------------------------------------------------------------
     def prepare_screenshot(self) -> None:
         """Mid-animation on the N = 100000 lesson: GTX 1650, 98 blocks, the middle of wave 2."""
+        self.set_compare(False)
         self.controls.select_device("1650")
         self.controls.apply_preset(PRESETS[0])
         if self.anim is None:
@@ -580,15 +877,31 @@ class VisualizerPanel(Panel):
         self.select_thread(self.anim.plan.blocks_in_wave(1).start + 1, 0, 17)
         self._refresh()
 
+    #: ``device-explorer screenshot --panel visualizer --view compare``
+    SCREENSHOT_VIEWS = ("compare",)
+
+    def show_screenshot_view(self, view: str) -> None:
+        """``compare``: the same lesson launch on a GTX 1650 (A) and an H100 (B), in wave 1."""
+        if view not in self.SCREENSHOT_VIEWS:
+            raise UserError(
+                f"the visualizer has no view {view!r}; its views: {', '.join(self.SCREENSHOT_VIEWS)}"
+            )
+        self.set_compare(True)
+        self.select_side(1)
+        self.controls.select_device("h100")
+        self.show_moment(DISPATCH + RUN * 0.4)
+
     def apply_theme(self, _theme: Theme) -> None:
         """The labels carry theme colours in their rich text: write them again; the painted parts
         take the theme's canvas (``palette.canvas``) when they are next drawn."""
         self._write_summary()
         self.occupancy_view.apply_theme()
         if self._pinned is not None:
-            self.select_thread(*self._pinned)
+            self.select_thread(*self._pinned, side=self._pinned_side)
+        self._show_selected()  # the selected side's frame in the theme's accent
         # the SM picture, wave bar, legend and graphs are painted on the theme's canvas
-        self.grid.invalidate()
+        for grid in (self.grid, self.pane_a.grid, self.pane_b.grid):
+            grid.invalidate()
         for painted in (
             self.wave_bar,
             self.legend,
@@ -600,6 +913,7 @@ class VisualizerPanel(Panel):
     def shutdown(self) -> None:
         """Stop the clock and any real run (its child process is killed)."""
         self.timer.stop()
-        if self.anim is not None:
-            self.anim.playing = False
+        for anim in (self.anim, self.anim_b):
+            if anim is not None:
+                anim.playing = False
         self.realrun_view.shutdown()

@@ -1,0 +1,245 @@
+"""The visualizer's compare mode: launch A beside launch B, and the table that reads them together.
+
+Views only: each side's plan comes from the core (``explorer.launch.compare.side``), the table's
+cells and ratios from ``compare_sides``, and the moment shown from ``LockStep``. ``SideSetup`` is
+what the panel keeps of a side that the launch form is not editing (the form edits one side at a
+time), in the same text form the form and the CLI take.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from html import escape
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import (
+    QFrame,
+    QGridLayout,
+    QHBoxLayout,
+    QLabel,
+    QPushButton,
+    QScrollArea,
+    QSizePolicy,
+    QVBoxLayout,
+    QWidget,
+)
+
+from explorer.launch.compare import Comparison, Side
+from explorer.ui.guard import qt_guard
+from explorer.ui.theme import current_theme, px
+from explorer.ui.visualizer.animation import Animation
+from explorer.ui.visualizer.controls import short_device_name
+from explorer.ui.visualizer.scene import SmGrid
+
+
+@dataclass(frozen=True)
+class SideSetup:
+    """One side's device and launch as the form holds them (texts, as typed), and its preset."""
+
+    device_key: str
+    grid: str
+    block: str
+    smem: str
+    regs: str
+    n: str
+    preset: str = ""
+
+    @property
+    def texts(self) -> tuple[str, str, str, str, str]:
+        """grid, block, smem, regs, n: what ``parse_launch`` and ``LaunchControls.texts`` use."""
+        return (self.grid, self.block, self.smem, self.regs, self.n)
+
+
+class SidePane(QFrame):
+    """One side: a button that selects it for editing, what it is, the moment shown, and its SMs."""
+
+    chosen = Signal()
+
+    def __init__(self, label: str, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.label = label
+        self.setObjectName("comparePane")
+        self.button = QPushButton(label)
+        self.button.setCheckable(True)
+        self.button.setToolTip(f"Edit launch {label} with the launch controls")
+        self.button.clicked.connect(self.chosen.emit)
+        self.button.setSizePolicy(QSizePolicy.Policy.Fixed, QSizePolicy.Policy.Fixed)
+        self.title = QLabel("")
+        self.title.setWordWrap(True)
+        self._device = ""
+        self.grid = SmGrid()
+        self.scroll = QScrollArea()
+        self.scroll.setWidgetResizable(True)
+        self.scroll.setWidget(self.grid)
+        self.scroll.setFrameShape(QScrollArea.Shape.NoFrame)
+        head = QHBoxLayout()
+        head.setContentsMargins(0, 0, 0, 0)
+        head.addWidget(self.button, 0, Qt.AlignmentFlag.AlignTop)
+        head.addWidget(self.title, 1)
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(4, 4, 4, 4)
+        lay.setSpacing(2)
+        lay.addLayout(head)
+        lay.addWidget(self.scroll, 1)
+        self.selected = False
+        self.set_selected(False)
+        self.apply_text_scale()
+
+    def apply_text_scale(self) -> None:
+        """The A/B button as wide as its letter needs, at any text size."""
+        self.button.setFixedWidth(self.button.fontMetrics().horizontalAdvance("M") * 2 + px(16))
+        self.grid.apply_text_scale()
+
+    def set_selected(self, selected: bool) -> None:
+        """The side the launch form edits wears the theme's accent around it."""
+        self.selected = selected
+        self.button.setChecked(selected)
+        colour = current_theme().accent if selected else current_theme().border
+        width = 2 if selected else 1
+        self.setStyleSheet(f"QFrame#comparePane {{ border: {width}px solid {colour}; border-radius: 6px; }}")
+
+    def show_side(self, side: Side, anim: Animation | None) -> None:
+        """Name the side's device; its SMs show ``anim`` (None: it cannot run, and the SMs say why)."""
+        self._device = f"<b>{escape(short_device_name(side.device_name))}</b>"
+        self.title.setToolTip(side.device_name)
+        self.grid.empty_text = f"Launch {self.label} cannot run: {side.problem}" if side.plan is None else ""
+        self.grid.selected = None
+        self.grid.set_animation(anim)
+        self.show_moment(anim)
+
+    def show_moment(self, anim: Animation | None) -> None:
+        """The device and the wave now shown on this side, in the wave bar's words."""
+        if anim is None:
+            self.title.setText(f"{self._device}: cannot run")
+        else:
+            f = anim.frame()
+            self.title.setText(f"{self._device}: {escape(f.label)}, {escape(f.phase_words)}")
+        self.grid.update()
+
+
+class CompareTable(QWidget):
+    """The comparison's rows as a grid of labels (cells from the core). Standing (a row per
+    quantity: name, A, B, B/A) where the view is narrow; lying (a column per quantity, rows A, B
+    and B/A) where it is wide enough, which takes a third of the height on a projector."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self._grid = QGridLayout(self)
+        self._grid.setContentsMargins(0, 0, 0, 0)
+        self._grid.setHorizontalSpacing(12)
+        self._grid.setVerticalSpacing(1)
+        self.cells: dict[tuple[str, str], QLabel] = {}  # (row key, column) -> label, for tests
+        self.heads = {col: self._label(f"<b>{col}</b>", bold=False) for col in ("A", "B", "B/A")}
+        self._keys: list[str] = []
+        self.horizontal = False
+        self.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Fixed)
+
+    @staticmethod
+    def _label(text: str, bold: bool = False) -> QLabel:
+        label = QLabel(text)
+        if bold:
+            label.setText(f"<b>{text}</b>")
+        return label
+
+    def set_comparison(self, comparison: Comparison) -> None:
+        for row in comparison.rows:
+            texts = {"label": row.label, "a": row.a_text, "b": row.b_text, "ratio": row.ratio.text}
+            for col, text in texts.items():
+                cell = self.cells.get((row.key, col))
+                if cell is None:
+                    cell = QLabel()
+                    if col == "ratio":
+                        cell.setProperty("role", "caption")
+                    self.cells[row.key, col] = cell
+                cell.setText(text)
+        keys = [r.key for r in comparison.rows]
+        if keys != self._keys:
+            self._keys = keys
+            self._place()
+
+    def needed_width(self, horizontal: bool) -> int:
+        """Pixels the table needs lying (``horizontal``) or standing, from its texts' widths."""
+        gap = self._grid.horizontalSpacing()
+
+        def w(label: QLabel, longest_word: bool = False) -> int:
+            fm = label.fontMetrics()
+            words = label.text().split() if longest_word else [label.text()]
+            return max((fm.horizontalAdvance(word) for word in words), default=0) + 2
+
+        if horizontal:  # a quantity's name wraps over its column: its longest word sets the width
+            first = max(w(h) for h in self.heads.values())
+            cols = [
+                max(w(self.cells[k, "label"], True), *(w(self.cells[k, c]) for c in ("a", "b", "ratio")))
+                for k in self._keys
+            ]
+            return first + sum(cols) + gap * len(cols)
+        cols = [
+            max((w(self.cells[k, c]) for k in self._keys), default=0) for c in ("label", "a", "b", "ratio")
+        ]
+        return sum(cols) + gap * 3
+
+    def set_horizontal(self, horizontal: bool) -> None:
+        if horizontal != self.horizontal:
+            self.horizontal = horizontal
+            self._place()
+
+    def _place(self) -> None:
+        """Put every label in its row and column for the orientation (a label moves, never doubles)."""
+        for i in reversed(range(self._grid.count())):
+            self._grid.takeAt(i)
+        for c in range(self._grid.columnCount()):
+            self._grid.setColumnStretch(c, 0)
+        right = Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter
+        left = Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter
+        columns = ("a", "b", "ratio")
+        if self.horizontal:
+            for j, head in enumerate(("A", "B", "B/A"), start=1):
+                self._grid.addWidget(self.heads[head], j, 0, left)
+            for i, key in enumerate(self._keys, start=1):
+                name = self.cells[key, "label"]
+                name.setWordWrap(True)
+                name.setAlignment(right | Qt.AlignmentFlag.AlignBottom)
+                self._grid.addWidget(name, 0, i)
+                for j, col in enumerate(columns, start=1):
+                    self._grid.addWidget(self.cells[key, col], j, i, right)
+            self._grid.setColumnStretch(len(self._keys) + 1, 1)
+        else:
+            for j, head in enumerate(("A", "B", "B/A"), start=1):
+                self._grid.addWidget(self.heads[head], 0, j, right)
+            for i, key in enumerate(self._keys, start=1):
+                name = self.cells[key, "label"]
+                name.setWordWrap(False)
+                name.setAlignment(left)
+                self._grid.addWidget(name, i, 0, left)
+                for j, col in enumerate(columns, start=1):
+                    self._grid.addWidget(self.cells[key, col], i, j, right)
+            self._grid.setColumnStretch(4, 1)  # the numbers stay beside their names, not at the far edge
+        self.updateGeometry()
+
+
+class CompareView(QWidget):
+    """Both sides' panes, and the table under them, lying down wherever the width allows."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.pane_a, self.pane_b = SidePane("A"), SidePane("B")
+        self.table = CompareTable()
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(0, 0, 0, 0)
+        panes = QHBoxLayout()
+        panes.addWidget(self.pane_a, 1)
+        panes.addWidget(self.pane_b, 1)
+        lay.addLayout(panes, 1)
+        lay.addWidget(self.table)
+
+    def set_comparison(self, comparison: Comparison) -> None:
+        self.table.set_comparison(comparison)
+        self.fit_table()
+
+    def fit_table(self) -> None:
+        self.table.set_horizontal(self.table.needed_width(True) <= self.width())
+
+    @qt_guard
+    def resizeEvent(self, event) -> None:  # noqa: N802 - Qt's name
+        super().resizeEvent(event)
+        self.fit_table()
