@@ -242,3 +242,14 @@ def test_run_it_for_real_runs_the_side_being_edited(panel, monkeypatch):
     panel.select_side(0)
     panel.run_for_real()
     assert started[-1][:3] == ((98, 1, 1), (1024, 1, 1), 100000)
+
+
+def test_the_summary_tooltip_gives_both_sides_readings(panel):
+    _b_on_h100(panel)
+    tip = panel.summary_label.toolTip()
+    assert tip.startswith(f"A: {GTX.name}\n") and f"\n\nB: {H100.name}\n" in tip
+    assert "waves: 7;" in tip and "waves: 1;" in tip
+    panel.set_compare(False)
+    assert (
+        not panel.summary_label.toolTip().startswith("A: ") and "waves: 7;" in panel.summary_label.toolTip()
+    )

@@ -394,9 +394,14 @@ class VisualizerPanel(Panel):
     def _write_summary(self) -> None:
         """The core's words (the CLI prints the same) with the theme's warning colour."""
         self.summary_label.setText(html(self._summary_text, current_theme().error))
-        self.summary_label.setToolTip(
-            "\n".join(plain(line) for line in readings(self.plan)) if self.plan is not None else ""
-        )
+        plans = [("A", self.plan), ("B", self.plan_b)] if self.compare_on else [("", self.plan)]
+        parts = [
+            (f"{label}: {plan.device_name}\n" if label else "")
+            + "\n".join(plain(line) for line in readings(plan))
+            for label, plan in plans
+            if plan is not None
+        ]
+        self.summary_label.setToolTip("\n\n".join(parts))
 
     # --- compare two launches (issue 15.4) ------------------------------------------------------
     def set_compare(self, on: bool) -> None:
