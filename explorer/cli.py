@@ -177,6 +177,12 @@ def build_parser() -> argparse.ArgumentParser:
         handler="explorer.commands.memory:run_divergence", check="explorer.commands.memory:parse_divergence"
     )
 
+    p = sub.add_parser("lessons", help="list the built-in lessons: title, file, number of steps")
+    _add_json(p)
+    p.set_defaults(
+        handler="explorer.commands.lessons:run_lessons", check="explorer.commands.lessons:parse_lessons"
+    )
+
     p = sub.add_parser("self-test", help="import every dependency, probe devices, run a tiny workload")
     _add_json(p)
     p.set_defaults(handler="explorer.commands.selftest:run_self_test", check=None)

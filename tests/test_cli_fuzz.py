@@ -146,6 +146,7 @@ COMMANDS: dict[str, tuple[list[str], dict[str, str], list[str]]] = {
     ),
     "divergence": ([], {"--block": "128", "--branch": "mod:2", "--seed": "0"}, ["--json"]),
     "self-test": ([], {}, ["--json"]),
+    "lessons": ([], {}, ["--json"]),
 }
 #: a sub-command's second form, fuzzed on its own so its options are not drowned by the first's:
 #: name -> (sub-command, positionals, options with a passing value, flags)
@@ -169,7 +170,7 @@ VARIANTS: dict[str, tuple[str, list[str], dict[str, str], list[str]]] = {
     ),
 }
 #: pure maths, cheap: these also run whole when their arguments pass
-PURE = ("occupancy", "launch", "memory", "divergence", "launch --compare")
+PURE = ("occupancy", "launch", "memory", "divergence", "launch --compare", "lessons")
 OTHER_OPTIONS = ["--device", "--cc", "--sizes", "--bogus", "--help", "-h", "--json", "--", "-1"]
 
 

@@ -12,7 +12,6 @@ from typing import Any
 
 from explorer.devices.model import Device
 from explorer.errors import UserError
-from explorer.inputs import shown
 from explorer.launch.compare import Comparison, compare
 from explorer.launch.config import (
     Dim3,
@@ -22,6 +21,7 @@ from explorer.launch.config import (
     notes,
     parse_int,
     parse_launch,
+    parse_thread_ref,
 )
 from explorer.launch.limits import ArchLimits, limits_for_cc, limits_for_device, parse_cc
 from explorer.launch.occupancy import UNLIMITED, Occupancy, occupancy
@@ -223,11 +223,7 @@ def run_launch(args: Any) -> int:
 
 def _thread(plan: LaunchPlan, text: str) -> ThreadInfo:
     """``BX,BY,BZ:TX,TY,TZ`` -> the core's account of that thread; a bad one is one line."""
-    block_text, sep, thread_text = str(text).partition(":")
-    if not sep:
-        raise UserError(f"--thread is {shown(text)}; give blockIdx:threadIdx, e.g. 48,2,0:4,5,0")
-    block_idx = Dim3.parse(block_text, "--thread blockIdx", missing=0)
-    thread_idx = Dim3.parse(thread_text, "--thread threadIdx", missing=0)
+    block_idx, thread_idx = parse_thread_ref(text)
     return plan.thread(plan.block_linear(block_idx), plan.thread_linear(thread_idx))
 
 

@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from explorer.inputs import InputError, parse_dims, parse_whole
+from explorer.inputs import InputError, parse_dims, parse_whole, shown
 from explorer.launch.limits import ArchLimits
 
 _SEPARATORS = re.compile(r"[,x×*]")
@@ -166,6 +166,17 @@ def parse_launch(grid: Any, block: Any, smem: Any = 0, regs: Any = 32, n: Any = 
         raise LaunchValidationError(problems)
     return LaunchConfig(
         parsed["grid"], parsed["block"], parsed["smem"], parsed["regs"], parsed["n"], parsed["extent"]
+    )
+
+
+def parse_thread_ref(text: Any, what: str = "--thread") -> tuple[Dim3, Dim3]:
+    """``BX,BY,BZ:TX,TY,TZ`` (missing axes 0) -> (blockIdx, threadIdx): one thread named the way
+    ``launch --thread`` and a lesson step's selected thread name it; a bad one is one line."""
+    block_text, sep, thread_text = str(text).partition(":")
+    if not sep:
+        raise LaunchValidationError([f"{what} is {shown(text)}; give blockIdx:threadIdx, e.g. 48,2,0:4,5,0"])
+    return Dim3.parse(block_text, f"{what} blockIdx", missing=0), Dim3.parse(
+        thread_text, f"{what} threadIdx", missing=0
     )
 
 

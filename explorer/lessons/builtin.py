@@ -1,0 +1,74 @@
+"""The lessons shipped with the app (``resources/lessons/*.json``), in the order a course uses them."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from explorer.inputs import shown
+from explorer.resources import resource_path
+
+from .files import LessonError, load_lesson
+from .model import Lesson
+
+
+@dataclass(frozen=True)
+class LessonInfo:
+    """What ``device-explorer lessons`` lists and the Lessons menu offers."""
+
+    name: str  # the file's stem, "01-blocks-and-threads": what --lesson also accepts
+    title: str
+    path: Path
+    steps: int
+    problems: tuple[str, ...] = ()
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "name": self.name,
+            "title": self.title,
+            "path": str(self.path),
+            "steps": self.steps,
+            "problems": list(self.problems),
+        }
+
+
+def lessons_dir() -> Path:
+    return resource_path("lessons")
+
+
+def builtin_paths() -> list[Path]:
+    folder = lessons_dir()
+    return sorted(folder.glob("*.json")) if folder.is_dir() else []
+
+
+def builtin_lessons() -> list[LessonInfo]:
+    """Every built-in lesson, read and checked (a damaged one is listed with its problem)."""
+    out = []
+    for path in builtin_paths():
+        try:
+            lesson = load_lesson(path)
+        except LessonError as exc:
+            out.append(LessonInfo(path.stem, path.stem, path, 0, (str(exc),)))
+            continue
+        out.append(LessonInfo(path.stem, lesson.title, path, len(lesson.steps), tuple(lesson.problems)))
+    return out
+
+
+def find_lesson(text: str) -> Path:
+    """A lesson file path, or the name of a built-in lesson ("01-blocks-and-threads", or "01")."""
+    p = Path(text).expanduser()
+    if p.suffix.lower() == ".json" or p.exists() or "/" in text or "\\" in text:
+        return p
+    matches = [q for q in builtin_paths() if q.stem == text] or [
+        q for q in builtin_paths() if q.stem.startswith(text)
+    ]
+    if len(matches) == 1:
+        return matches[0]
+    names = ", ".join(q.stem for q in builtin_paths())
+    if not matches:
+        raise LessonError(f"no lesson file or built-in lesson {shown(text)}; built-in lessons: {names}")
+    raise LessonError(f"{shown(text)} could mean {', '.join(q.stem for q in matches)}; give more of the name")
+
+
+def open_lesson(text: str) -> Lesson:
+    return load_lesson(find_lesson(text))

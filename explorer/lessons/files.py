@@ -1,0 +1,379 @@
+"""Read and write lesson files (the format is described in ``explorer.lessons.model``).
+
+Why per step: a teacher edits a lesson by hand the night before class, and one typo must not
+cost the other eight steps. A file that is not a lesson at all (not JSON, not an object, no
+steps) is one ``LessonError`` line; a step whose values fail the app's own parsers becomes a
+damaged ``Step`` whose ``problem`` names the step and the field, and whose raw JSON is written
+back unchanged on save. Unknown keys are kept at every level.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from explorer.bench.results import BenchPoint
+from explorer.errors import UserError
+from explorer.inputs import InputError, one_line, parse_device_key, parse_sizes, parse_whole
+from explorer.launch.config import Dim3, parse_launch, parse_thread_ref
+from explorer.schema import SchemaError, check_value, show
+from explorer.statefile import Damaged, parse_json_bytes, read_bounded, save_json
+
+from .model import (
+    DEVICE_KINDS,
+    FORMAT_NAME,
+    FORMAT_VERSION,
+    SIDE_TABS,
+    STEP_PANELS,
+    BenchState,
+    DevicesState,
+    Lesson,
+    MemoryState,
+    PanelState,
+    Recorded,
+    Step,
+    VisualizerState,
+)
+
+#: a lesson file bigger than this is not one (a lesson with recorded results is tens of KiB)
+MAX_LESSON_BYTES = 4 * 1024 * 1024
+#: more steps than this is not a class
+MAX_STEPS = 500
+ZOOMS = (1.0, 1.5, 2.0, 3.0)
+MAX_SPEED = 8.0
+MIN_SPEED = 0.125
+
+
+class LessonError(UserError):
+    """The file cannot be used as a lesson at all; the message is one line naming the file."""
+
+
+class StepError(ValueError):
+    """One value of one step is wrong; the message names the field."""
+
+
+# --------------------------------------------------------------------------- reading
+
+
+def load_lesson(path: str | os.PathLike[str]) -> Lesson:
+    """The lesson in ``path``; ``LessonError`` (one line) when it is not a lesson file at all."""
+    p = Path(path)
+    try:
+        data = read_bounded(p, MAX_LESSON_BYTES)
+    except Damaged as exc:
+        raise LessonError(f"{p} is not a lesson file: {exc}") from None
+    except OSError as exc:
+        raise LessonError(f"{p} cannot be read: {exc.strerror or exc}") from None
+    if data is None:
+        raise LessonError(f"{p} does not exist")
+    try:
+        value = parse_json_bytes(data)
+    except Damaged as exc:
+        raise LessonError(f"{p} is not a lesson file: {exc}") from None
+    lesson = parse_lesson(value, str(p))
+    lesson.path = p
+    return lesson
+
+
+def parse_lesson(data: Any, where: str = "the lesson") -> Lesson:
+    """A lesson from parsed JSON. Whole-file problems raise ``LessonError``; a bad step becomes a
+    damaged ``Step`` and the others load."""
+    if not isinstance(data, dict):
+        raise LessonError(f"{where} is not a lesson file: it is {show(data)}, not a JSON object")
+    fmt = data.get("format")
+    if fmt != FORMAT_NAME:
+        raise LessonError(f'{where} is not a lesson file: its "format" is {show(fmt)}, not {FORMAT_NAME!r}')
+    try:
+        version = check_value(data.get("version", FORMAT_VERSION), int, "version")
+        if version < 1:
+            raise SchemaError(f"version is {version}, less than 1")
+        title = check_value(data.get("title", ""), str, "title").strip()
+        summary = check_value(data.get("summary", ""), str, "summary")
+        steps = data.get("steps")
+        if not isinstance(steps, list) or not steps:
+            raise SchemaError(f"steps is {show(steps)}, not a list of at least one step")
+        if len(steps) > MAX_STEPS:
+            raise SchemaError(f"it has {len(steps):,} steps, more than {MAX_STEPS}")
+    except SchemaError as exc:
+        raise LessonError(f"{where} is not a usable lesson: {exc}") from None
+    known = {"format", "version", "title", "summary", "steps"}
+    return Lesson(
+        title=title or "Untitled lesson",
+        steps=[parse_step(raw, number) for number, raw in enumerate(steps, start=1)],
+        summary=summary,
+        version=version,
+        extra={k: v for k, v in data.items() if k not in known},
+    )
+
+
+def parse_step(raw: Any, number: int) -> Step:
+    """Step ``number`` (1-based) from its JSON; never raises: a bad one comes back damaged."""
+    try:
+        if not isinstance(raw, dict):
+            raise StepError(f"it is {show(raw)}, not an object")
+        panel = raw.get("panel")
+        if panel not in STEP_PANELS:
+            raise StepError(f"panel is {show(panel)}, not one of {', '.join(STEP_PANELS)}")
+        title = _text(raw.get("title", ""), "title")
+        narration = _narration(raw.get("narration", ""))
+        state_raw = raw.get("state", {})
+        if not isinstance(state_raw, dict):
+            raise StepError(f"state is {show(state_raw)}, not an object")
+        state = STATE_PARSERS[panel](state_raw)
+    except (StepError, SchemaError, InputError) as exc:
+        panel_text = raw.get("panel") if isinstance(raw, dict) else None
+        return Step(
+            panel=panel_text if panel_text in STEP_PANELS else "",
+            state=None,
+            narration=_narration_or_empty(raw),
+            title=_title_or_empty(raw),
+            problem=one_line(f"step {number}: {exc}"),
+            raw=raw if isinstance(raw, dict) else {"unreadable": raw},
+        )
+    known = {"panel", "title", "narration", "state"}
+    return Step(
+        panel=panel,
+        state=state,
+        narration=narration,
+        title=title,
+        extra={k: v for k, v in raw.items() if k not in known},
+    )
+
+
+def _text(value: Any, name: str) -> str:
+    return check_value(value, str, name)
+
+
+def _narration(value: Any) -> str:
+    """Markdown as one string or a list of lines (easier to edit in JSON)."""
+    if isinstance(value, list):
+        return "\n".join(check_value(value, list[str], "narration"))
+    return _text(value, "narration")
+
+
+def _narration_or_empty(raw: Any) -> str:
+    try:
+        return _narration(raw.get("narration", "")) if isinstance(raw, dict) else ""
+    except SchemaError:
+        return ""
+
+
+def _title_or_empty(raw: Any) -> str:
+    value = raw.get("title", "") if isinstance(raw, dict) else ""
+    return value if isinstance(value, str) else ""
+
+
+def _launch_text(value: Any, name: str) -> str:
+    """A grid, block or extent as the fields show it: "98", "120,68"; a list is joined."""
+    if isinstance(value, list):
+        return ",".join(str(check_value(v, int, name)) for v in value)
+    if isinstance(value, bool) or not isinstance(value, (int, str)):
+        raise StepError(f'{name} is {show(value)}, not a number or text such as "120,68"')
+    return str(value).strip()
+
+
+def _pop_known(state: dict[str, Any], cls: type) -> tuple[dict[str, Any], dict[str, Any]]:
+    names = {f.name for f in dataclasses.fields(cls)} - {"extra"}
+    return {k: v for k, v in state.items() if k in names}, {k: v for k, v in state.items() if k not in names}
+
+
+def parse_visualizer(state: dict[str, Any]) -> VisualizerState:
+    known, extra = _pop_known(state, VisualizerState)
+    v = VisualizerState(extra=extra)
+    v.device = _text(known.get("device", v.device), "device").strip()
+    if not v.device:
+        raise StepError('device is empty; name a GPU, e.g. "GTX 1650" or "H100"')
+    kind = known.get("device_kind", v.device_kind)
+    if kind not in DEVICE_KINDS:
+        raise StepError(f"device_kind is {show(kind)}, not one of {', '.join(DEVICE_KINDS)}")
+    v.device_kind = kind
+    v.grid = _launch_text(known.get("grid", v.grid), "grid")
+    v.block = _launch_text(known.get("block", v.block), "block")
+    v.smem = _launch_text(known.get("smem", v.smem), "smem")
+    v.regs = _launch_text(known.get("regs", v.regs), "regs")
+    n = known.get("n", v.n)
+    v.n = "" if n is None else _launch_text(n, "n")
+    # the launch as the window and `launch` read it: every field that fails is named at once
+    parse_launch(v.grid, v.block, v.smem, v.regs, v.n or None)
+    v.wave = parse_whole(known.get("wave", 0), "wave", minimum=0, maximum=2**31)
+    placed = known.get("blocks_placed")
+    v.blocks_placed = (
+        None if placed is None else parse_whole(placed, "blocks_placed", minimum=0, maximum=2**31)
+    )
+    clock = known.get("clock")
+    v.clock = None if clock is None else check_value(clock, float, "clock")
+    if v.clock is not None and v.clock < 0:
+        raise StepError(f"clock is {show(clock)}, less than 0")
+    v.speed = check_value(known.get("speed", v.speed), float, "speed")
+    if not MIN_SPEED <= v.speed <= MAX_SPEED:
+        raise StepError(
+            f"speed is {show(v.speed)} waves per second; it must be {MIN_SPEED:g} to {MAX_SPEED:g}"
+        )
+    v.zoom = check_value(known.get("zoom", v.zoom), float, "zoom")
+    if v.zoom not in ZOOMS:
+        raise StepError(f"zoom is {show(v.zoom)}; it must be one of {', '.join(f'{z:g}' for z in ZOOMS)}")
+    v.thread = _text(known.get("thread", "") or "", "thread").strip()
+    if v.thread:
+        parse_thread_ref(v.thread, "thread")
+    tab = known.get("side_tab", v.side_tab)
+    if tab not in SIDE_TABS:
+        raise StepError(f"side_tab is {show(tab)}, not one of {', '.join(SIDE_TABS)}")
+    v.side_tab = tab
+    return v
+
+
+def parse_recorded(value: Any) -> Recorded:
+    if not isinstance(value, dict):
+        raise StepError(f"recorded is {show(value)}, not an object")
+    device = _text(value.get("device", ""), "recorded's device").strip()
+    date = _text(value.get("date", ""), "recorded's date").strip()
+    if not device or not date:
+        raise StepError("recorded needs a device and a date: results are always shown as whose and when")
+    rows = value.get("points")
+    if not isinstance(rows, list) or not rows:
+        raise StepError(f"recorded's points is {show(rows)}, not a list of points")
+    points = tuple(BenchPoint.from_dict(r, where=f"recorded point {i}") for i, r in enumerate(rows, start=1))
+    known = {"device", "date", "note", "points"}
+    return Recorded(
+        device=device,
+        date=date,
+        points=points,
+        note=_text(value.get("note", ""), "recorded's note"),
+        extra={k: v for k, v in value.items() if k not in known},
+    )
+
+
+def parse_bench(state: dict[str, Any]) -> BenchState:
+    from explorer.bench.workloads import get_workload
+
+    known, extra = _pop_known(state, BenchState)
+    b = BenchState(extra=extra)
+    b.workload = _text(known.get("workload", b.workload), "workload").strip()
+    try:
+        get_workload(b.workload)
+    except UserError as exc:
+        raise StepError(f"workload: {exc}") from None
+    devices = check_value(known.get("devices", list(b.devices)), list[str], "devices")
+    if not devices:
+        raise StepError('devices is empty; give at least "cpu" or "cuda:0"')
+    b.devices = tuple(dict.fromkeys(parse_device_key(d) for d in devices))
+    sizes = known.get("sizes")
+    if sizes is not None:
+        items = check_value(sizes, list[int | str], "sizes")
+        b.sizes = tuple(parse_sizes(",".join(str(s) for s in items), "sizes"))
+    repeats = known.get("repeats")
+    b.repeats = None if repeats is None else parse_whole(repeats, "repeats", minimum=1, maximum=1000)
+    b.budget_s = check_value(known.get("budget_s", b.budget_s), float, "budget_s")
+    if not 0.1 <= b.budget_s <= 600:
+        raise StepError(f"budget_s is {show(b.budget_s)}; it must be 0.1 to 600 seconds per point")
+    if known.get("recorded") is not None:
+        b.recorded = parse_recorded(known["recorded"])
+    return b
+
+
+def parse_devices(state: dict[str, Any]) -> DevicesState:
+    known, extra = _pop_known(state, DevicesState)
+    d = DevicesState(extra=extra)
+    d.device = _text(known.get("device", d.device), "device").strip() or "cpu"
+    return d
+
+
+def parse_memory(state: dict[str, Any]) -> MemoryState:
+    return MemoryState(extra=dict(state))
+
+
+STATE_PARSERS: dict[str, Callable[[dict[str, Any]], PanelState]] = {
+    "visualizer": parse_visualizer,
+    "benchmarks": parse_bench,
+    "devices": parse_devices,
+    "memory": parse_memory,
+}
+
+
+# --------------------------------------------------------------------------- writing
+
+
+def _state_dict(state: PanelState) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    if isinstance(state, VisualizerState):
+        default = VisualizerState()
+        for f in dataclasses.fields(VisualizerState):
+            if f.name == "extra":
+                continue
+            value = getattr(state, f.name)
+            # the launch is always written; the rest only where it differs from the default
+            if f.name in ("device", "device_kind", "grid", "block", "smem", "regs", "n") or value != getattr(
+                default, f.name
+            ):
+                out[f.name] = value
+    elif isinstance(state, BenchState):
+        out["workload"] = state.workload
+        out["devices"] = list(state.devices)
+        if state.sizes is not None:
+            out["sizes"] = list(state.sizes)
+        if state.repeats is not None:
+            out["repeats"] = state.repeats
+        out["budget_s"] = state.budget_s
+        if state.recorded is not None:
+            r = state.recorded
+            out["recorded"] = {
+                "device": r.device,
+                "date": r.date,
+                **({"note": r.note} if r.note else {}),
+                "points": [p.to_dict() for p in r.points],
+                **r.extra,
+            }
+    elif isinstance(state, DevicesState):
+        out["device"] = state.device
+    out.update(state.extra)
+    return out
+
+
+def step_dict(step: Step) -> dict[str, Any]:
+    """A step as the file holds it; a damaged step is written back exactly as it was read."""
+    if step.raw is not None:
+        return step.raw
+    assert step.state is not None
+    out: dict[str, Any] = {"panel": step.panel}
+    if step.title:
+        out["title"] = step.title
+    lines = step.narration.split("\n")
+    out["narration"] = lines if len(lines) > 1 else step.narration
+    out["state"] = _state_dict(step.state)
+    out.update(step.extra)
+    return out
+
+
+def dump_lesson(lesson: Lesson) -> dict[str, Any]:
+    """The lesson as the JSON object its file holds (version: the newer of this app's and the
+    file's, so a newer file's kept fields are not relabelled as this version's)."""
+    out: dict[str, Any] = {
+        "format": FORMAT_NAME,
+        "version": max(lesson.version, FORMAT_VERSION),
+        "title": lesson.title,
+    }
+    if lesson.summary:
+        out["summary"] = lesson.summary
+    out["steps"] = [step_dict(s) for s in lesson.steps]
+    out.update(lesson.extra)
+    return out
+
+
+def save_lesson(lesson: Lesson, path: str | os.PathLike[str]) -> Path:
+    """Write ``lesson`` to ``path`` atomically (a crash leaves the old file whole)."""
+    p = Path(path)
+    try:
+        written = save_json(p, dump_lesson(lesson), create_folder=False)
+    except (OSError, ValueError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        raise LessonError(f"the lesson could not be saved to {p}: {reason}") from None
+    lesson.path = written
+    return written
+
+
+def thread_ref_text(block_idx: Dim3, thread_idx: Dim3) -> str:
+    """The ``thread`` field for one thread: "48,2,0:4,5,0"."""
+    return f"{block_idx.x},{block_idx.y},{block_idx.z}:{thread_idx.x},{thread_idx.y},{thread_idx.z}"

@@ -1,0 +1,174 @@
+"""The lesson records, and the file format they are written in.
+
+A lesson file is one JSON object (UTF-8, made to be edited by hand as well as by the window's
+"Save lesson…")::
+
+    {
+      "format": "device-explorer-lesson",     # what this file is
+      "version": 1,                           # FORMAT_VERSION of the app that wrote it
+      "title": "Blocks, threads and idle lanes",
+      "summary": "one line for the Lessons menu",          # optional
+      "steps": [
+        {
+          "panel": "visualizer",              # devices | visualizer | benchmarks | memory
+          "title": "N = 5466",                # optional: the step's heading
+          "narration": ["Markdown, one string", "or a list of lines"],
+          "state": { ...that panel's teaching state, below... }
+        }
+      ]
+    }
+
+``state`` per panel (every key optional; what is left out takes the default shown):
+
+* ``visualizer``: ``device`` ("GTX 1650": a name or part of one, as ``launch --device`` takes it),
+  ``device_kind`` ("catalog": a spec sheet; "present": the GPU was in the lesson maker's machine,
+  and a machine without it shows the catalog sheet of the same GPU and says so), ``grid`` and
+  ``block`` ("98", "120,68", or a list), ``smem`` (bytes, "48K" allowed) and ``regs`` (per
+  thread), ``n`` (the problem size, "1920,1080" for an extent; "" for none), the animation's
+  position ``wave`` (0: before the first; K: wave K with every block placed; past the last:
+  finished) and ``blocks_placed`` (with a wave: only this many of its blocks placed) or the exact
+  ``clock`` (in waves, as the window saves it), ``speed`` (waves per second), ``zoom`` (1, 1.5, 2
+  or 3), ``thread`` (the selected thread, "BX,BY,BZ:TX,TY,TZ" as ``launch --thread`` takes it) and
+  ``side_tab`` ("occupancy" or "real run").
+* ``benchmarks``: ``workload`` (a ``device-explorer bench`` name), ``devices`` (["cpu",
+  "cuda:0"]), ``sizes`` (a list; absent: the workload's defaults), ``repeats`` (absent: until the
+  spread settles), ``budget_s`` (seconds per point) and ``recorded``: results measured when the
+  lesson was made, ``{"device": "words", "date": "2026-11-23", "note": "", "points": [...]}``,
+  each point as ``bench --json`` prints it. They are shown as "recorded on <device>, <date>"
+  beside a run made here, never as this machine's.
+* ``devices``: ``device``, the device selected in the list ("cpu", "cuda:0" or a GPU's name).
+* ``memory``: nothing yet; the page opens as it is.
+
+Keys this version does not know, at any level, are kept and written back unchanged on save, so a
+lesson made with a newer version survives an edit in this one. The values are checked by the
+parsers the CLI and the window use (``explorer.inputs``, ``explorer.launch.config``,
+``explorer.schema``); a step that fails is reported in one line naming the step and the field,
+kept as it was in the file, and the rest of the lesson works.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from explorer.bench.results import BenchPoint
+
+FORMAT_NAME = "device-explorer-lesson"
+FORMAT_VERSION = 1
+#: the pages a step can show, as the CLI names them (``explorer.cli.PANELS``)
+STEP_PANELS = ("devices", "visualizer", "benchmarks", "memory")
+SIDE_TABS = ("occupancy", "real run")
+DEVICE_KINDS = ("catalog", "present")
+
+
+@dataclass
+class VisualizerState:
+    """The launch visualizer as a step shows it. Launch fields are text, as typed (and as the
+    window and ``launch`` parse them); ``extra`` holds keys of the panel's state this version does
+    not know (a newer version's), passed back to the panel and written back unchanged."""
+
+    device: str = "GTX 1650"
+    device_kind: Literal["catalog", "present"] = "catalog"
+    grid: str = "1"
+    block: str = "1"
+    smem: str = "0"
+    regs: str = "32"
+    n: str = ""
+    wave: int = 0
+    blocks_placed: int | None = None
+    clock: float | None = None
+    speed: float = 0.5
+    zoom: float = 1.0
+    thread: str = ""
+    side_tab: Literal["occupancy", "real run"] = "occupancy"
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class Recorded:
+    """Benchmark results measured when the lesson was made, on the lesson maker's machine."""
+
+    device: str  # in words: "NVIDIA GeForce GTX 1650 (laptop)", "Intel Xeon ..., 2 threads"
+    date: str  # ISO date, "2026-11-23"
+    points: tuple[BenchPoint, ...]
+    note: str = ""
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def label(self) -> str:
+        """How the player heads them: never mistakable for a run on this machine."""
+        return f"recorded on {self.device}, {self.date}"
+
+
+@dataclass
+class BenchState:
+    workload: str = "matmul"
+    devices: tuple[str, ...] = ("cpu",)
+    sizes: tuple[int, ...] | None = None
+    repeats: int | None = None
+    budget_s: float = 2.0
+    recorded: Recorded | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def gpu_devices(self) -> tuple[str, ...]:
+        return tuple(d for d in self.devices if d != "cpu")
+
+
+@dataclass
+class DevicesState:
+    device: str = "cpu"
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class MemoryState:
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+PanelState = VisualizerState | BenchState | DevicesState | MemoryState
+
+
+@dataclass
+class Step:
+    """One step: a page, its state, and what the teacher says. A step the file got wrong keeps
+    its raw JSON (``raw``) so saving the lesson loses nothing, and ``problem`` says what is wrong
+    in one line; the player shows that line instead of applying it."""
+
+    panel: str
+    state: PanelState | None
+    narration: str = ""
+    title: str = ""
+    extra: dict[str, Any] = field(default_factory=dict)
+    problem: str = ""
+    raw: dict[str, Any] | None = None
+
+    @property
+    def ok(self) -> bool:
+        return not self.problem and self.state is not None
+
+
+@dataclass
+class Lesson:
+    title: str
+    steps: list[Step]
+    summary: str = ""
+    version: int = FORMAT_VERSION  # the version of the file it was read from
+    extra: dict[str, Any] = field(default_factory=dict)
+    path: Path | None = None  # where it was read from or last saved
+
+    @property
+    def problems(self) -> list[str]:
+        """One line per damaged step, in step order."""
+        return [s.problem for s in self.steps if s.problem]
+
+    @property
+    def newer_note(self) -> str:
+        """What to say about a file from a newer version of the app ("" when it is not)."""
+        if self.version <= FORMAT_VERSION:
+            return ""
+        return (
+            f"This lesson was written by a newer Device Explorer (lesson format {self.version}; this one "
+            f"reads {FORMAT_VERSION}): what this version does not know is kept but not shown."
+        )

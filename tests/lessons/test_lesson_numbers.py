@@ -1,0 +1,158 @@
+"""Every number a built-in lesson's narration states is one the app computes for that lesson.
+
+The figures are not copied into this test: each visualizer step's launch is planned by the core
+(``plan_launch``, the occupancy, the selected thread), each benchmark step's workload is asked of
+the registry, and the narration's numbers must be among what those give. A narration that says
+"7 waves" where the core says 6 fails here. The few numbers that are not the app's results
+(a ceil() being explained, a figure quoted from the teaching material) are listed below, each
+with its reason.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+
+import pytest
+
+from explorer.devices.catalog import load_catalog
+from explorer.devices.discover import find_device
+from explorer.devices.model import CpuDevice
+from explorer.launch.config import parse_launch, parse_thread_ref
+from explorer.launch.limits import limits_for_device
+from explorer.launch.schedule import plan_launch
+from explorer.launch.texts import percent
+from explorer.lessons import BenchState, VisualizerState, load_lesson
+from explorer.lessons.builtin import builtin_paths
+from explorer.lessons.resolve import visualizer_device
+
+#: numbers a narration may use that the app does not compute, per lesson, with the reason
+NOT_COMPUTED: dict[str, dict[float, str]] = {
+    "01-blocks-and-threads": {},
+    "02-waves-and-tail": {},
+    "03-occupancy-limiters": {},
+    "08-image-tiles": {
+        67.5: "1,080 / 16, the division whose ceiling is the grid's y",
+        1088: "68 tiles x 16 rows: the rows the grid covers (checked below)",
+    },
+}
+
+_NUMBER = re.compile(r"(?<![\w.])(\d[\d,]*(?:\.\d+)?)(?![\w])")
+
+
+def numbers_in(text: str) -> set[float]:
+    # code (`blockIdx.x * blockDim.x`) and markdown markers hold no figures
+    text = re.sub(r"`[^`]*`", " ", text)
+    text = re.sub(r"\b(?:GTX|RTX)\s+\d+", " ", text)  # a GPU's model number is a name
+    return {float(m.replace(",", "")) for m in _NUMBER.findall(text)}
+
+
+def _devices():
+    return [CpuDevice(name="cpu", key="cpu"), *load_catalog()]
+
+
+def derived_visualizer(state: VisualizerState) -> set[float]:
+    """What the app computes and shows for a visualizer step (summary, readings, occupancy, inspector)."""
+    devices = _devices()
+    key = visualizer_device(state, devices).key
+    device = next(d for d in devices if d.key == key)
+    limits = limits_for_device(device)
+    config = parse_launch(state.grid, state.block, state.smem, state.regs, state.n or None)
+    out: set[float] = {
+        *config.grid.as_tuple(),
+        *config.block.as_tuple(),
+        config.shared_mem_bytes,
+        config.shared_mem_bytes / 1024,
+        config.regs_per_thread,
+        device.sm_count or 0,
+        limits.warp_size,
+        limits.max_regs_per_block,
+        limits.max_smem_per_block_optin_bytes,
+        limits.smem_per_sm_bytes // 1024,  # "228 KiB of shared memory per SM"
+    }
+    if config.n is not None:
+        out.add(config.n)
+    if config.extent is not None:
+        out |= {*config.extent.as_tuple(), config.extent.count}
+    block_count = config.block.count
+    out.add(block_count * config.regs_per_thread)  # registers a block asks for
+    out.add(block_count * 256)  # 1024 x 255 allocated in units of 256 per warp: what the error names
+    try:
+        plan = plan_launch(config, device, limits)
+    except Exception:  # an intentionally impossible launch: the error's numbers
+        from explorer.launch.config import validate
+
+        problems = " ".join(validate(config, limits, device.name))
+        assert problems, state
+        return out | numbers_in(problems)
+    occ = plan.occupancy
+    out |= {
+        plan.total_blocks,
+        plan.threads_per_block,
+        plan.total_threads,
+        plan.idle_threads,
+        plan.warps_per_block,
+        plan.total_warps,
+        plan.waves,
+        plan.waves - 1,  # the full waves before the tail
+        plan.resident_blocks_per_sm,
+        plan.concurrent_blocks,
+        plan.last_wave_blocks,
+        plan.concurrent_blocks - plan.last_wave_blocks,  # SMs' slots idle in the tail (1 block per SM)
+        plan.busy_sms,
+        plan.sm_count - plan.busy_sms,
+        plan.peak_resident_warps,
+        plan.warp_slots,
+        float(percent(plan.gpu_fill).rstrip("%")),
+        float(percent(plan.last_wave_fill).rstrip("%")),
+        occ.active_warps_per_sm,
+        occ.max_warps_per_sm,
+        float(percent(occ.occupancy).rstrip("%")),
+        occ.regs_per_block_allocated,
+        occ.regs_per_sm,
+        occ.smem_carveout_bytes,
+        occ.reserved_smem_per_block_bytes,
+    }
+    if state.thread:
+        block_idx, thread_idx = parse_thread_ref(state.thread)
+        info = plan.thread(plan.block_linear(block_idx), plan.thread_linear(thread_idx))
+        pos = info.global_position
+        out |= {*block_idx.as_tuple(), *thread_idx.as_tuple(), info.global_linear, info.warp, info.lane}
+        out |= {*pos.as_tuple()}
+    return out
+
+
+def derived_bench(state: BenchState) -> set[float]:
+    from explorer.bench import workloads
+
+    w = workloads.get_workload(state.workload)
+    out: set[float] = {*(state.sizes or ()), *w.default_sizes_cpu, *w.default_sizes_gpu}
+    out |= {workloads.LESSON_MATMULS, workloads.SMALL_MATRIX, workloads.MATVEC_COLS}
+    return out
+
+
+@pytest.mark.parametrize("path", builtin_paths(), ids=lambda p: p.stem)
+def test_every_number_in_the_narration_is_computed_by_the_app(path):
+    lesson = load_lesson(path)
+    allowed_extra = NOT_COMPUTED.get(path.stem)
+    assert allowed_extra is not None, f"add {path.stem} to NOT_COMPUTED (even empty)"
+    derived: set[float] = set()
+    for step in lesson.steps:  # a step may recall an earlier one's figures
+        if isinstance(step.state, VisualizerState):
+            derived |= derived_visualizer(step.state)
+        elif isinstance(step.state, BenchState):
+            derived |= derived_bench(step.state)
+    for number, step in enumerate(lesson.steps, start=1):
+        for value in numbers_in(step.narration + " " + step.title):
+            if value in derived or value in allowed_extra:
+                continue
+            # ceil(N / threads) explained as a division: both sides are derived already
+            pytest.fail(f"{path.stem} step {number} says {value:g}, which the app does not compute here")
+
+
+def test_the_not_computed_figures_hold():
+    h100 = find_device("h100")
+    occ_carveout = derived_visualizer(VisualizerState(device="h100", grid="1", block="256", smem="48K"))
+    assert 228 * 1024 in occ_carveout
+    assert h100.sm_count == 132
+    assert 1080 / 16 == 67.5 and math.ceil(1080 / 16) * 16 == 1088
