@@ -38,6 +38,13 @@ def _add_json(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true", help="print JSON (snake_case keys) instead of text")
 
 
+def _add_lesson(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--lesson", default=None, metavar="FILE", help="open a lesson file, or a built-in lesson by name"
+    )
+    p.add_argument("--step", default=None, metavar="K", help="the lesson's step to show first (default 1)")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = OneLineParser(
         prog="device-explorer",
@@ -51,6 +58,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("gui", help="open the main window (the default)")
     p.add_argument("--panel", choices=PANELS, default=None, help="panel to show first")
+    _add_lesson(p)
     p.set_defaults(handler="explorer.commands.gui:run_gui", check="explorer.commands.gui:parse_gui")
 
     p = sub.add_parser("devices", help="list the devices found (CPU, NVIDIA GPUs)")
@@ -142,6 +150,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--scale", default="100", metavar="PERCENT", help="text size in percent, 100 to 250 (default 100)"
     )
+    _add_lesson(p)
     p.set_defaults(
         handler="explorer.commands.gui:run_screenshot", check="explorer.commands.gui:parse_screenshot"
     )
@@ -215,7 +224,7 @@ def main(argv: Sequence[str] | None = None, *, check_only: bool = False) -> int:
     except SystemExit as exc:  # --help, --version, or a one-line argparse error already printed
         return exc.code if isinstance(exc.code, int) else 2
     if args.command is None:
-        args.panel = None
+        args.panel = args.lesson = args.step = None
     # SIGTERM and SIGHUP end a command like Ctrl-C (an exception, so children are stopped and
     # what finished is written); the window replaces these with its own (explorer/ui/signals.py).
     previous = raise_on_termination()

@@ -103,6 +103,13 @@ HOSTILE = [
     "random:1.5",
     "random:nan",
     "random:0.5",
+    "01",
+    "01-blocks-and-threads",
+    "0",
+    "99",
+    "lesson.json",
+    "/etc/passwd",
+    "/dev/zero",
 ]
 
 values = st.one_of(st.sampled_from(HOSTILE), st.text(max_size=12))
@@ -110,7 +117,7 @@ values = st.one_of(st.sampled_from(HOSTILE), st.text(max_size=12))
 # each sub-command's options with a value that passes, so that a hostile value in one field
 # reaches that field's check (a bad --cc ends the checks before --threads is read)
 COMMANDS: dict[str, tuple[list[str], dict[str, str], list[str]]] = {
-    "gui": ([], {"--panel": "devices"}, []),
+    "gui": ([], {"--panel": "devices", "--lesson": "01", "--step": "2"}, []),
     "devices": ([], {}, ["--json", "--catalog"]),  # not --measure: it measures (seconds)
     "occupancy": ([], {"--cc": "7.5", "--threads": "256", "--regs": "32", "--smem": "0"}, ["--json"]),
     "launch": (
@@ -131,7 +138,11 @@ COMMANDS: dict[str, tuple[list[str], dict[str, str], list[str]]] = {
         {"--device": "cpu", "--repeats": "1", "--csv": "r.csv"},
         ["--json", "--remeasure-ceilings"],
     ),
-    "screenshot": ([], {"--panel": "devices", "--out": "x.png", "--size": "1280x800"}, []),
+    "screenshot": (
+        [],
+        {"--panel": "devices", "--out": "x.png", "--size": "1280x800", "--lesson": "01", "--step": "2"},
+        [],
+    ),
     "memory": (
         [],
         {

@@ -12,6 +12,7 @@ from argparse import Namespace
 from dataclasses import dataclass
 from pathlib import Path
 
+from explorer.commands.lessons import LessonChoice, parse_lesson_choice
 from explorer.errors import UserError
 from explorer.inputs import parse_output_path, parse_window_size, shown
 
@@ -122,8 +123,11 @@ def check_display() -> None:
 
 def run_gui(args: Namespace) -> int:
     # multiprocessing.freeze_support() has already run: it is the first call of cli.main.
+    req = parse_gui(args)
     check_display()
-    app, _window = open_main_window(getattr(args, "panel", None), remember=True)
+    app, window = open_main_window(req.panel, remember=True)
+    if req.lesson is not None:
+        window.lessons.open(req.lesson.lesson, req.lesson.step)
     return run_event_loop(app)
 
 
@@ -168,23 +172,39 @@ class ScreenshotRequest:
     out: Path
     size: tuple[int, int]
     scale: int = 100  # text size in percent
+    lesson: LessonChoice | None = None  # a lesson step to show instead of the panel's screenshot state
 
 
 def parse_screenshot(args: Namespace) -> ScreenshotRequest:
     """Parse and validate ``screenshot``'s arguments before Qt is loaded (one-line errors)."""
     out = check_output_path(args.out)
-    return ScreenshotRequest(args.panel, out, parse_size(args.size), parse_scale(getattr(args, "scale", 100)))
+    lesson = parse_lesson_choice(args.lesson, args.step)
+    return ScreenshotRequest(
+        args.panel, out, parse_size(args.size), parse_scale(getattr(args, "scale", 100)), lesson
+    )
 
 
-def parse_gui(args: Namespace) -> str | None:
-    """The window's only argument, the panel to show first (argparse has checked its choices)."""
-    return args.panel
+@dataclass(frozen=True)
+class GuiRequest:
+    """The window's arguments: the panel to show first, and a lesson to open at a step."""
+
+    panel: str | None
+    lesson: LessonChoice | None = None
+
+
+def parse_gui(args: Namespace) -> GuiRequest:
+    """The panel (argparse has checked its choices) and ``--lesson``/``--step``, checked before Qt loads."""
+    return GuiRequest(args.panel, parse_lesson_choice(args.lesson, args.step))
 
 
 def run_screenshot(args: Namespace) -> int:
     req = parse_screenshot(args)
     out = req.out
-    image = render_window(req.panel, req.size, req.scale)
+    image = render_window(req.panel, req.size, req.scale, req.lesson)
+    if req.lesson is not None:
+        step = req.lesson.lesson.steps[req.lesson.step]
+        if step.problem:
+            print(f"note: {step.problem}", file=sys.stderr)
     width, height = req.size
     if (image.width(), image.height()) != (width, height):
         # never a silently different picture: the layouts could not shrink that far
@@ -200,9 +220,12 @@ def run_screenshot(args: Namespace) -> int:
     return 0
 
 
-def render_window(panel: str | None, size: tuple[int, int], scale: int = 100):
+def render_window(
+    panel: str | None, size: tuple[int, int], scale: int = 100, lesson: LessonChoice | None = None
+):
     """The main window showing ``panel`` at ``scale`` percent text, rendered offscreen into a
-    QImage (screenshot, self-test). The window is ``size`` exactly wherever its pages fit it."""
+    QImage (screenshot, self-test). The window is ``size`` exactly wherever its pages fit it.
+    With ``lesson`` it shows that lesson's step as the player would, not the panel's screenshot state."""
     # A screenshot never needs a real screen; offscreen also gives the same picture everywhere.
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
     width, height = size
@@ -220,7 +243,10 @@ def render_window(panel: str | None, size: tuple[int, int], scale: int = 100):
     window.resize(width, height)
     window.show()
     app.processEvents()
-    window.prepare_screenshot()
+    if lesson is not None:
+        window.lessons.open(lesson.lesson, lesson.step)
+    else:
+        window.prepare_screenshot()
     for _ in range(5):  # layouts settle over a few passes (word-wrapped labels, plots)
         app.processEvents()
     image = window.grab().toImage()

@@ -11,6 +11,9 @@ from explorer.resources import resource_path
 from .files import LessonError, load_lesson
 from .model import Lesson
 
+#: a longer file name is not one
+MAX_PATH_CHARS = 4096
+
 
 @dataclass(frozen=True)
 class LessonInfo:
@@ -56,8 +59,17 @@ def builtin_lessons() -> list[LessonInfo]:
 
 def find_lesson(text: str) -> Path:
     """A lesson file path, or the name of a built-in lesson ("01-blocks-and-threads", or "01")."""
-    p = Path(text).expanduser()
-    if p.suffix.lower() == ".json" or p.exists() or "/" in text or "\\" in text:
+    if not text.strip() or "\x00" in text or len(text) > MAX_PATH_CHARS:
+        raise LessonError(f"--lesson is {shown(text)}; give a lesson file's path or a built-in lesson's name")
+    try:
+        p = Path(text).expanduser()
+    except RuntimeError:  # ~user that does not exist
+        raise LessonError(f"{shown(text)} names no lesson file (no such user folder)") from None
+    try:
+        exists = p.exists()
+    except OSError:  # a name too long for the file system: load_lesson says so in one line
+        exists = True
+    if p.suffix.lower() == ".json" or exists or "/" in text or "\\" in text:
         return p
     matches = [q for q in builtin_paths() if q.stem == text] or [
         q for q in builtin_paths() if q.stem.startswith(text)

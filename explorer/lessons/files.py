@@ -17,7 +17,7 @@ from typing import Any
 
 from explorer.bench.results import BenchPoint
 from explorer.errors import UserError
-from explorer.inputs import InputError, one_line, parse_device_key, parse_sizes, parse_whole
+from explorer.inputs import InputError, one_line, parse_device_key, parse_sizes, parse_whole, shown
 from explorer.launch.config import Dim3, parse_launch, parse_thread_ref
 from explorer.schema import SchemaError, check_value, show
 from explorer.statefile import Damaged, parse_json_bytes, read_bounded, save_json
@@ -61,19 +61,21 @@ class StepError(ValueError):
 def load_lesson(path: str | os.PathLike[str]) -> Lesson:
     """The lesson in ``path``; ``LessonError`` (one line) when it is not a lesson file at all."""
     p = Path(path)
+    name = str(p) if len(str(p)) <= 120 else shown(str(p), 80)  # a long name costs one short line
     try:
         data = read_bounded(p, MAX_LESSON_BYTES)
     except Damaged as exc:
-        raise LessonError(f"{p} is not a lesson file: {exc}") from None
-    except OSError as exc:
-        raise LessonError(f"{p} cannot be read: {exc.strerror or exc}") from None
+        raise LessonError(f"{name} is not a lesson file: {exc}") from None
+    except (OSError, ValueError) as exc:  # ValueError: a NUL in the name
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        raise LessonError(f"{name} cannot be read: {reason}") from None
     if data is None:
-        raise LessonError(f"{p} does not exist")
+        raise LessonError(f"{name} does not exist")
     try:
         value = parse_json_bytes(data)
     except Damaged as exc:
-        raise LessonError(f"{p} is not a lesson file: {exc}") from None
-    lesson = parse_lesson(value, str(p))
+        raise LessonError(f"{name} is not a lesson file: {exc}") from None
+    lesson = parse_lesson(value, name)
     lesson.path = p
     return lesson
 

@@ -61,7 +61,7 @@ def bench_devices(state: BenchState, devices: Sequence[Device]) -> tuple[tuple[s
         return here, ""
     gpus = "a GPU" if len(missing) == 1 else f"{len(missing)} GPUs"
     note = f"This step runs on {gpus} ({', '.join(missing)}), which this machine does not have"
-    note += ": only the CPU is chosen." if here else ": it cannot be run here."
+    note += ": only the CPU is chosen." if here else ": the CPU is chosen instead, to show the workload."
     if state.recorded is not None:
         note += f" The results {state.recorded.label} are shown for comparison."
     else:

@@ -29,7 +29,11 @@ from PySide6.QtWidgets import (
 from explorer.bench import export
 from explorer.bench.fmt import eta_text
 from explorer.bench.run_results import RunResults
+from explorer.bench.sizes import sizes_text
 from explorer.errors import UserError
+from explorer.inputs import parse_sizes
+from explorer.lessons.model import BenchState, PanelState
+from explorer.lessons.resolve import bench_devices
 from explorer.ui.bench.controls import BenchControls
 from explorer.ui.bench.export import export_png
 from explorer.ui.bench.plot import BenchPlot
@@ -184,6 +188,47 @@ class BenchPanel(Panel):
         if self._stream is not None:
             self.progress_bar.setFormat("stopping…")
             self._stream.cancel()
+
+    def lesson_state(self) -> BenchState:
+        """The form as a lesson step holds it: workload, devices, sizes (none: the defaults),
+        repeats (none: until the spread settles) and the time budget."""
+        c = self.controls
+        devices = tuple(c.selected_devices()) or ("cpu",)
+        try:
+            sizes: tuple[int, ...] | None = tuple(parse_sizes(c.sizes_edit.text(), c.workload.size_name))
+        except UserError:
+            sizes = None
+        if sizes is not None and sorted(sizes) == c.workload.default_sizes_for(list(devices)):
+            sizes = None
+        return BenchState(
+            workload=c.workload.name,
+            devices=devices,
+            sizes=sizes,
+            repeats=c.repeats_spin.value() or None,
+            budget_s=round(c.budget_spin.value(), 1),
+        )
+
+    def show_lesson_state(self, state: PanelState) -> str:
+        """Fill the form; the run is the teacher's to start. Devices this machine lacks are left
+        out and the note says so (the narration pane shows any recorded results beside it)."""
+        if not isinstance(state, BenchState):
+            return ""
+        if self.running:
+            raise UserError("a benchmark is running: stop it before this step sets the form")
+        devices, note = bench_devices(state, self._context.devices)
+        c = self.controls
+        c.set_workload(state.workload)
+        for key, box in c.device_boxes().items():
+            if box.isEnabled():
+                box.setChecked(key in devices)
+        if state.sizes is None:
+            c.reset_sizes_button.click()
+        else:
+            c.sizes_edit.setText(sizes_text(state.sizes, c.workload.size_format == "bytes"))
+            c.sizes_edit.setCursorPosition(0)
+        c.repeats_spin.setValue(state.repeats or 0)
+        c.budget_spin.setValue(state.budget_s)
+        return note
 
     def shutdown(self, timeout_s: float = 10.0) -> None:
         """Cancel any run and wait for its thread, so closing the window leaves no worker behind."""

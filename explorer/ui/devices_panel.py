@@ -30,6 +30,8 @@ from PySide6.QtWidgets import (
 
 from explorer.devices.model import Device, Discovery
 from explorer.errors import UserError
+from explorer.lessons.model import DevicesState, PanelState
+from explorer.lessons.resolve import devices_device
 from explorer.outputs import write_output
 from explorer.ui import formatting as fmt
 from explorer.ui.context import AppContext
@@ -307,6 +309,19 @@ class DevicesPanel(Panel):
     @property
     def selected_key(self) -> str | None:
         return self._selected_key
+
+    # ----- lesson steps
+    def lesson_state(self) -> DevicesState:
+        return DevicesState(device=self._selected_key or "cpu")
+
+    def show_lesson_state(self, state: PanelState) -> str:
+        if not isinstance(state, DevicesState):
+            return ""
+        resolved = devices_device(state, self.context.devices)
+        if resolved.problem:
+            raise UserError(resolved.problem)
+        self.select_device(resolved.key)
+        return ""
 
     # ----- the main window's hooks
     def tick(self) -> None:

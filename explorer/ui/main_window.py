@@ -38,6 +38,7 @@ from explorer.ui.about import AboutDialog
 from explorer.ui.context import AppContext
 from explorer.ui.devices_panel import DevicesPanel
 from explorer.ui.guard import qt_guard
+from explorer.ui.lessons.player import LessonPlayer
 from explorer.ui.panel import ExportFormat, Panel, UnavailablePanel
 from explorer.ui.shortcuts import ShortcutsDialog
 from explorer.ui.theme import (
@@ -243,6 +244,10 @@ class MainWindow(QMainWindow):
         self._install_panel("devices", self.devices_panel)
 
         self._build_menus()
+        self.lessons = LessonPlayer(self)
+        self.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, self.lessons)
+        self.lessons.build_menu(self.menuBar(), self._help_menu.menuAction())
+        self.lessons.apply_text_scale(text_scale_pct(), False)
         self.text_size_control = TextSizeControl(self)
         self.statusBar().addPermanentWidget(self.text_size_control)
         self.context.status_message.connect(lambda text: self.statusBar().showMessage(text, 8000))
@@ -372,6 +377,7 @@ class MainWindow(QMainWindow):
         view_menu.addAction(self.refresh_action)
 
         help_menu = bar.addMenu("&Help")
+        self._help_menu = help_menu
         keys = QAction("&Keyboard shortcuts", self)
         keys.setShortcut(QKeySequence.StandardKey.HelpContents)
         keys.triggered.connect(self.show_shortcuts)
@@ -407,6 +413,7 @@ class MainWindow(QMainWindow):
         self.text_size_control.show_scale(percent)
         for panel in self.panels.values():
             panel.apply_text_scale(percent)
+        self.lessons.apply_text_scale(percent, self.presenting)
         return percent
 
     def change_text_scale(self, direction: int) -> int:

@@ -15,6 +15,7 @@ from pathlib import Path
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QWidget
 
+from explorer.lessons.model import PanelState
 from explorer.ui.theme import Theme
 
 
@@ -69,6 +70,19 @@ class Panel(QWidget):
     def restore(self, saved: dict[str, str | int]) -> None:
         """Take back what ``remembered`` returned in an earlier run. It comes from a file a user
         may have edited or an older version wrote: use what is sensible, skip the rest, never raise."""
+
+    def lesson_state(self) -> PanelState | None:
+        """What a lesson step records of this page now ("Save current state as a step"), as the
+        core's record for it (``explorer.lessons.model``); ``None``: this page has nothing a step
+        can hold yet."""
+        return None
+
+    def show_lesson_state(self, state: PanelState) -> str:
+        """Put the page in a lesson step's state. Returns a note the narration pane shows with the
+        step ("" when none), e.g. that an absent GPU's catalog sheet stands in for it. Raises
+        ``UserError`` (one line naming the field) when the step cannot apply here; the page is
+        then left as it was."""
+        return ""
 
     def prepare_screenshot(self) -> None:
         """Put the page in the state ``device-explorer screenshot`` should show."""

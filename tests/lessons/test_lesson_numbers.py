@@ -31,6 +31,15 @@ NOT_COMPUTED: dict[str, dict[float, str]] = {
     "01-blocks-and-threads": {},
     "02-waves-and-tail": {},
     "03-occupancy-limiters": {},
+    "04-timing-trap": {
+        10000: "the d2l notebook's matrix size, quoted (shared/teaching-material/d2l-gpus-notebook.txt)",
+        6.0: "the d2l notebook's CPU time in seconds, quoted",
+        0.001: "the d2l notebook's (unsynchronized) GPU time in seconds, quoted",
+        1: "the same 0.001 s in milliseconds (the title)",
+    },
+    "05-matmul-crossover": {},
+    "06-pinned-copies": {},
+    "07-cifar10-step": {},
     "08-image-tiles": {
         67.5: "1,080 / 16, the division whose ceiling is the grid's y",
         1088: "68 tiles x 16 rows: the rows the grid covers (checked below)",
@@ -43,7 +52,7 @@ _NUMBER = re.compile(r"(?<![\w.])(\d[\d,]*(?:\.\d+)?)(?![\w])")
 def numbers_in(text: str) -> set[float]:
     # code (`blockIdx.x * blockDim.x`) and markdown markers hold no figures
     text = re.sub(r"`[^`]*`", " ", text)
-    text = re.sub(r"\b(?:GTX|RTX)\s+\d+", " ", text)  # a GPU's model number is a name
+    text = re.sub(r"\b(?:GTX|RTX)\s+\d+|CIFAR-10", " ", text)  # model numbers and data set names
     return {float(m.replace(",", "")) for m in _NUMBER.findall(text)}
 
 
@@ -127,6 +136,8 @@ def derived_bench(state: BenchState) -> set[float]:
 
     w = workloads.get_workload(state.workload)
     out: set[float] = {*(state.sizes or ()), *w.default_sizes_cpu, *w.default_sizes_gpu}
+    if w.size_format == "bytes":  # sizes in KiB and MiB, as the narration names them
+        out |= {s / 1024 for s in out} | {s / 1024**2 for s in out}
     out |= {workloads.LESSON_MATMULS, workloads.SMALL_MATRIX, workloads.MATVEC_COLS}
     return out
 

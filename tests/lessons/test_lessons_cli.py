@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from explorer import cli
 from explorer.lessons import load_lesson
 from explorer.lessons.builtin import builtin_paths
@@ -27,3 +29,44 @@ def test_lessons_text_names_title_path_and_steps(capsys):
         lesson = load_lesson(path)
         assert f"{len(lesson.steps):>2} steps  {lesson.title}" in out
         assert str(path) in out
+
+
+@pytest.mark.parametrize(
+    ("argv", "words"),
+    [
+        (["gui", "--step", "2"], "--step needs --lesson FILE"),
+        (["gui", "--lesson", "01", "--step", "99"], "--step is 99; it must be at most 5"),
+        (["gui", "--lesson", "01", "--step", "0"], "--step is 0; it must be at least 1"),
+        (["gui", "--lesson", "nothing-like-it"], "no lesson file or built-in lesson 'nothing-like-it'"),
+        (
+            ["screenshot", "--lesson", "/dev/zero", "--out", "x.png"],
+            "/dev/zero is not a lesson file: it is a device",
+        ),
+    ],
+)
+def test_bad_lesson_arguments_are_one_line_before_any_window(argv, words, capsys, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    assert cli.main(argv, check_only=True) == 2
+    err = capsys.readouterr().err
+    assert words in err and err.count("\n") == 1
+
+
+def test_screenshot_renders_a_lesson_step(tmp_path, capsys):
+    out = tmp_path / "step.png"
+    assert (
+        cli.main(["screenshot", "--lesson", "01", "--step", "5", "--out", str(out), "--size", "1024x768"])
+        == 0
+    )
+    from PySide6.QtGui import QImage
+
+    image = QImage(str(out))
+    assert (image.width(), image.height()) == (1024, 768)
+
+
+def test_gui_request_carries_the_lesson_and_step():
+    from explorer.commands.gui import parse_gui
+
+    args = cli.build_parser().parse_args(["gui", "--lesson", "02", "--step", "3"])
+    req = parse_gui(args)
+    assert req.lesson is not None and req.lesson.step == 2
+    assert req.lesson.lesson.title.startswith("Waves and the tail effect")

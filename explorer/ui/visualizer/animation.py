@@ -118,6 +118,28 @@ class Animation:
     def seek(self, t: float) -> None:
         self.t = min(max(t, 0.0), float(self.waves))
 
+    def seek_wave(self, wave: int, blocks_placed: int | None = None) -> None:
+        """A lesson step's position: ``wave`` 0 is the start, K (1-based) is wave K with every block
+        placed (or only ``blocks_placed`` of them), past the last wave is the end."""
+        if wave <= 0:
+            self.seek(0.0)
+        elif wave > self.waves:
+            self.seek(float(self.waves))
+        elif blocks_placed is None:
+            self.seek(self._full(wave - 1))
+        else:
+            self.seek(self._placed(wave - 1, blocks_placed) if blocks_placed > 0 else float(wave - 1))
+
+    def position(self) -> tuple[int, int | None]:
+        """The (wave, blocks_placed) ``seek_wave`` takes for the moment shown (blocks_placed None:
+        the whole wave is placed)."""
+        f = self.frame()
+        if f.phase == "finished":
+            return self.waves + 1, None
+        if self.t <= 0:
+            return 0, None
+        return f.wave + 1, (f.dispatched if f.phase == "dispatch" else None)
+
     def _full(self, wave: int) -> float:
         """The moment wave ``wave`` has every block on an SM and starts running."""
         return wave + DISPATCH

@@ -23,7 +23,7 @@ from PySide6.QtWidgets import (
 from explorer.devices.model import Gpu
 from explorer.errors import UserError
 from explorer.launch.compare import Comparison, Side, compare_sides, side_from_text
-from explorer.launch.config import notes, parse_launch
+from explorer.launch.config import notes, parse_launch, parse_thread_ref
 from explorer.launch.limits import limits_for_device
 from explorer.launch.schedule import SCHEDULER_NOTE, LaunchPlan, plan_launch
 from explorer.launch.texts import (
@@ -37,6 +37,9 @@ from explorer.launch.texts import (
     readings,
     tail_text,
 )
+from explorer.lessons.files import thread_ref_text
+from explorer.lessons.model import SIDE_TABS, PanelState, VisualizerState
+from explorer.lessons.resolve import visualizer_device
 from explorer.ui.context import AppContext
 from explorer.ui.guard import qt_guard
 from explorer.ui.panel import Panel
@@ -856,6 +859,94 @@ class VisualizerPanel(Panel):
         """The clock time shown, in waves (0 with nothing to animate)."""
         clock = self._clock()
         return clock.t if clock is not None else 0.0
+
+    # --- lesson steps ----------------------------------------------------------------------------
+    #: what ``remembered`` holds that a lesson step has fields of its own for; any other key (a
+    #: newer feature's state) travels in the step's ``extra`` and comes back through ``restore``
+    _LESSON_KEYS = frozenset({"device", "grid", "block", "smem", "regs", "n", "preset", "speed", "zoom"})
+
+    def lesson_state(self) -> VisualizerState | None:
+        """The launch, the moment shown, the speed, zoom, selected thread and side tab."""
+        saved = self.remembered()  # launch A's fields, whichever side the form is editing
+        device = self._find_device(str(saved["device"]))
+        if device is None:
+            return None
+        state = VisualizerState(
+            device=device.name,
+            device_kind="present" if device.present else "catalog",
+            grid=str(saved["grid"]),
+            block=str(saved["block"]),
+            smem=str(saved["smem"]),
+            regs=str(saved["regs"]),
+            n=str(saved["n"]),
+            speed=SPEEDS_WAVES_PER_S[self._speed_index],
+            zoom=ZOOMS[self._zoom_index],
+            side_tab=SIDE_TABS[max(self.tabs.currentIndex(), 0)],
+            extra={k: v for k, v in saved.items() if k not in self._LESSON_KEYS},
+        )
+        if self.anim is not None:
+            state.wave, state.blocks_placed = self.anim.position()
+            state.clock = self.moment()  # in compare mode the one clock both sides show
+            if self._pinned is not None and self._pinned_side == 0:  # a thread of launch A
+                info = self.anim.thread_at(*self._pinned)
+                if info is not None:
+                    state.thread = thread_ref_text(info.block_idx, info.thread_idx)
+        return state
+
+    def show_lesson_state(self, state: PanelState) -> str:
+        if not isinstance(state, VisualizerState):
+            return ""
+        resolved = visualizer_device(state, self.context.gpus)
+        if resolved.problem:
+            raise UserError(resolved.problem)
+        speed = min(range(len(SPEEDS_WAVES_PER_S)), key=lambda i: abs(SPEEDS_WAVES_PER_S[i] - state.speed))
+        saved: dict[str, str | int] = {
+            k: v for k, v in state.extra.items() if isinstance(v, (str, int)) and not isinstance(v, bool)
+        }
+        saved.update(
+            device=resolved.key,
+            grid=state.grid,
+            block=state.block,
+            smem=state.smem,
+            regs=state.regs,
+            n=state.n,
+            preset="",
+            speed=speed,
+            zoom=ZOOMS.index(state.zoom) if state.zoom in ZOOMS else 0,
+        )
+        self.pause()
+        self.restore(saved)
+        self.tabs.setCurrentIndex(SIDE_TABS.index(state.side_tab))
+        if self.anim is not None:  # a launch that cannot run shows why, and has no moment
+            if state.clock is None:
+                self.anim.seek_wave(state.wave, state.blocks_placed)  # A's wave, as the one clock's time
+            self.show_moment(self.anim.t if state.clock is None else state.clock)
+            if state.thread:
+                plan = self.anim.plan
+                try:
+                    block_idx, thread_idx = parse_thread_ref(state.thread, "thread")
+                    block = plan.block_linear(block_idx)
+                    warp, lane = divmod(plan.thread_linear(thread_idx), plan.warp_size)
+                except UserError as exc:
+                    raise UserError(f"thread {state.thread}: {exc}") from None
+                self.select_thread(block, warp, lane)
+                # zoomed in, the selected thread's SM may be off screen: bring it into view once
+                # the zoom has resized the picture (the zoom is applied on the next turn of the loop)
+                QTimer.singleShot(0, self._reveal_selected)
+            self._refresh()
+        return resolved.note
+
+    def _reveal_selected(self) -> None:
+        if self.anim is None or self._pinned is None or self.compare_on:
+            return
+        self._apply_pending_zoom()
+        # the scroll area resizes the picture to its new minimum on a later layout pass: now
+        self.grid.resize(self.grid.minimumSize().expandedTo(self.scroll.viewport().size()))
+        place = self.anim.plan.placement(self._pinned[0])
+        if self.anim.block_at(place.sm, place.slot) != self._pinned[0]:
+            return  # its block is not on an SM at the moment shown
+        centre = self.grid.slot_center(place.sm, place.slot, self._pinned[1], self._pinned[2])
+        self.scroll.ensureVisible(centre.x(), centre.y(), px(120), px(120))
 
     def _apply_pending_zoom(self) -> None:
         if self._zoom_pending:

@@ -1,0 +1,1 @@
+"""The lesson player's Qt view (the model is ``explorer.lessons``)."""

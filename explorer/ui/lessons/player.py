@@ -1,0 +1,371 @@
+"""The lesson player: a narration pane under the pages, the step keys, and the Lessons menu.
+
+A thin view over ``explorer.lessons``: it asks the page a step names to take the step's state
+(``Panel.show_lesson_state``) and shows the narration, the note the page returned (an absent GPU
+replaced by its catalog sheet) or the one line that says why a step cannot apply. A damaged step
+is shown as its line and its narration; the other steps play on. Page Down / Page Up step,
+as presenter remotes send them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QAction, QKeySequence
+from PySide6.QtWidgets import (
+    QDockWidget,
+    QFileDialog,
+    QHBoxLayout,
+    QInputDialog,
+    QLabel,
+    QMenu,
+    QMenuBar,
+    QPushButton,
+    QTextBrowser,
+    QToolButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from explorer.errors import UserError
+from explorer.inputs import one_line
+from explorer.lessons.builtin import builtin_lessons
+from explorer.lessons.files import LessonError, load_lesson, save_lesson
+from explorer.lessons.model import BenchState, Lesson, Step
+from explorer.lessons.texts import step_counter, step_heading, step_markdown
+from explorer.ui.theme import BASE_FONT_PT, pt, px
+
+if TYPE_CHECKING:  # pragma: no cover
+    from explorer.ui.main_window import MainWindow
+
+#: the narration's text relative to the window's, on the user's screen and in presentation mode
+NARRATION_SCALE = {False: 1.1, True: 1.3}
+NARRATION_HEIGHT = 180  # px at 100% text: the most the pane takes for narration alone
+RECORDED_HEIGHT = 280  # ... and with a table of recorded results, which sits beside the run
+
+
+class LessonPlayer(QDockWidget):
+    """``LessonPlayer(window)``: docked under the pages; hidden until a lesson is open."""
+
+    def __init__(self, window: MainWindow) -> None:
+        super().__init__("Lesson", window)
+        self.setObjectName("lessonPlayer")
+        self.setFeatures(QDockWidget.DockWidgetFeature.NoDockWidgetFeatures)
+        self.setTitleBarWidget(QWidget())  # the pane's own row says what it is
+        self.window_ = window
+        self.lesson: Lesson | None = None
+        self.index = 0
+        self.note = ""  # what the page said about the step shown (a fallback), or why it failed
+        self._pending = False  # a step waits for device discovery before it can apply
+        self._presenting = False
+        self._expanded = True
+
+        self.title_label = QLabel("")
+        self.title_label.setObjectName("lessonTitle")
+        self.title_label.setWordWrap(True)
+        font = self.title_label.font()
+        font.setBold(True)
+        self.title_label.setFont(font)
+        self.previous_button = QPushButton("< Previous")
+        self.previous_button.setToolTip("Previous step (Page Up)")
+        self.counter_label = QLabel("")
+        self.counter_label.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.next_button = QPushButton("Next >")
+        self.next_button.setToolTip("Next step (Page Down)")
+        self.collapse_button = QToolButton()
+        self.collapse_button.setCheckable(True)
+        self.collapse_button.setChecked(True)
+        self.collapse_button.setAutoRaise(True)
+        self.collapse_button.toggled.connect(self.set_expanded)
+        self.menu_button = QToolButton()
+        self.menu_button.setText("Lesson")
+        self.menu_button.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)
+        row = QHBoxLayout()
+        row.setContentsMargins(0, 0, 0, 0)
+        row.addWidget(self.collapse_button)
+        row.addWidget(self.title_label, 1)
+        row.addWidget(self.previous_button)
+        row.addWidget(self.counter_label)
+        row.addWidget(self.next_button)
+        row.addWidget(self.menu_button)
+
+        self.note_label = QLabel("")
+        self.note_label.setWordWrap(True)
+        self.note_label.setProperty("role", "warning")
+        self.note_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.note_label.hide()
+        self.narration = QTextBrowser()
+        self.narration.setOpenExternalLinks(True)
+        # the keys stay with the window: Page Down steps the lesson instead of scrolling this pane
+        self.narration.setFocusPolicy(Qt.FocusPolicy.NoFocus)
+        self.body = QWidget()
+        body_layout = QVBoxLayout(self.body)
+        body_layout.setContentsMargins(0, 0, 0, 0)
+        body_layout.addWidget(self.note_label)
+        body_layout.addWidget(self.narration, 1)
+
+        inner = QWidget()
+        layout = QVBoxLayout(inner)
+        layout.setContentsMargins(8, 4, 8, 6)
+        layout.addLayout(row)
+        layout.addWidget(self.body, 1)
+        self.setWidget(inner)
+
+        self.previous_button.clicked.connect(self.previous)
+        self.next_button.clicked.connect(self.next)
+        window.context.discovery_changed.connect(lambda _d: self._discovery_arrived())
+        self._build_actions()
+        self.hide()
+        self.set_expanded(True)
+
+    # --- menu and keys ------------------------------------------------------------------------
+    def _action(self, text: str, slot: Callable[[], object], keys: tuple[str, ...] = ()) -> QAction:
+        action = QAction(text, self.window_)
+        action.triggered.connect(lambda _checked=False: slot())
+        if keys:
+            action.setShortcuts([QKeySequence(k) for k in keys])
+            # the keys work in presentation mode too, where the menu bar is hidden
+            self.window_.addAction(action)
+        return action
+
+    def _build_actions(self) -> None:
+        self.open_action = self._action("&Open lesson file…", self.open_dialog, ("Ctrl+O",))
+        self.next_action = self._action("&Next step", self.next, ("PgDown",))
+        self.previous_action = self._action("&Previous step", self.previous, ("PgUp",))
+        self.save_step_action = self._action("Save current state as a &step", self.save_current_as_step)
+        self.save_lesson_action = self._action("Save &lesson…", self.save_dialog)
+        self.close_action = self._action("&Close lesson", self.close_lesson)
+        lesson_menu = QMenu(self)
+        for action in (
+            self.previous_action,
+            self.next_action,
+            self.save_step_action,
+            self.save_lesson_action,
+            self.close_action,
+        ):
+            lesson_menu.addAction(action)
+        self.menu_button.setMenu(lesson_menu)
+        self._update_actions()
+
+    def build_menu(self, bar: QMenuBar, before: QAction | None = None) -> QMenu:
+        """The window's Lessons menu: open a file, the built-in lessons, the step commands."""
+        menu = QMenu("&Lessons", bar)
+        menu.addAction(self.open_action)
+        builtin = menu.addMenu("&Built-in lessons")
+        for info in builtin_lessons():
+            action = builtin.addAction(f"{info.title} ({info.steps} steps)")
+            action.setToolTip(str(info.path))
+            action.triggered.connect(lambda _c=False, p=info.path: self.open_path(p))
+        menu.addSeparator()
+        for action in (self.previous_action, self.next_action):
+            menu.addAction(action)
+        menu.addSeparator()
+        for action in (self.save_step_action, self.save_lesson_action, self.close_action):
+            menu.addAction(action)
+        if before is not None:
+            bar.insertMenu(before, menu)
+        else:
+            bar.addMenu(menu)
+        return menu
+
+    def _update_actions(self) -> None:
+        has = self.lesson is not None
+        count = len(self.lesson.steps) if self.lesson is not None else 0
+        self.previous_action.setEnabled(has and self.index > 0)
+        self.next_action.setEnabled(has and self.index < count - 1)
+        self.previous_button.setEnabled(self.previous_action.isEnabled())
+        self.next_button.setEnabled(self.next_action.isEnabled())
+        self.save_lesson_action.setEnabled(has)
+        self.close_action.setEnabled(has)
+
+    # --- opening, stepping --------------------------------------------------------------------
+    def open_path(self, path: str | Path, step: int = 0) -> bool:
+        """Open a lesson file; a file that is no lesson is a message, and the window carries on."""
+        try:
+            lesson = load_lesson(path)
+        except LessonError as exc:
+            self._say(str(exc), error=True)
+            return False
+        self.open(lesson, step)
+        return True
+
+    def open(self, lesson: Lesson, step: int = 0) -> None:
+        self.lesson = lesson
+        self.show()
+        self.show_step(max(0, min(step, len(lesson.steps) - 1)))
+        problems = lesson.problems
+        if problems:
+            self._say(
+                f"{len(problems)} step{'s' if len(problems) > 1 else ''} of this lesson cannot be shown: "
+                + "; ".join(problems)
+            )
+
+    def show_step(self, index: int) -> None:
+        """Show step ``index`` (0-based): the page, its state, the narration and any note."""
+        if self.lesson is None:
+            return
+        self.index = index
+        step = self.lesson.steps[index]
+        self.title_label.setText(step_heading(self.lesson, index))
+        self.title_label.setToolTip(self.lesson.summary)
+        self.counter_label.setText(step_counter(index, len(self.lesson.steps)))
+        self.narration.setMarkdown(step_markdown(step))
+        self._update_actions()
+        self._fit_height()
+        if self.window_.context.discovery is None:
+            self._pending = True  # the devices are not known yet: apply when they are
+            self._set_note("Looking for devices before this step can be shown…")
+            return
+        self._apply(step)
+
+    def _discovery_arrived(self) -> None:
+        if self._pending and self.lesson is not None:
+            self._apply(self.lesson.steps[self.index])
+
+    def _apply(self, step: Step) -> None:
+        self._pending = False
+        notes = [self.lesson.newer_note] if self.lesson is not None and self.lesson.newer_note else []
+        if step.problem or step.state is None:
+            if step.panel:
+                self.window_.show_panel(step.panel)
+            self._set_note(" ".join([f"This step cannot be shown: {step.problem}", *notes]), error=True)
+            return
+        panel = self.window_.show_panel(step.panel)
+        try:
+            note = panel.show_lesson_state(step.state)
+        except UserError as exc:
+            self._set_note(one_line(f"Step {self.index + 1} cannot be shown here: {exc}"), error=True)
+            return
+        self._set_note(" ".join(n for n in (note, *notes) if n))
+
+    def next(self) -> None:
+        if self.lesson is not None and self.index < len(self.lesson.steps) - 1:
+            self.show_step(self.index + 1)
+
+    def previous(self) -> None:
+        if self.lesson is not None and self.index > 0:
+            self.show_step(self.index - 1)
+
+    def close_lesson(self) -> None:
+        self.lesson = None
+        self.note = ""
+        self._pending = False
+        self._update_actions()
+        self.hide()
+
+    # --- building a lesson by doing it --------------------------------------------------------
+    def save_current_as_step(self, narration: str | None = None) -> Step | None:
+        """Record the page shown now as a new step after the current one (a new lesson when none
+        is open). ``narration`` ``None`` asks for it in a dialog."""
+        key = self.window_.current_panel_key()
+        state = self.window_.current_panel().lesson_state()
+        if state is None:
+            self._say("This page has nothing a lesson step can hold yet.", error=True)
+            return None
+        if narration is None:
+            text, ok = QInputDialog.getMultiLineText(
+                self.window_, "Save current state as a step", "What to say at this step (Markdown):"
+            )
+            if not ok:
+                return None
+            narration = text
+        step = Step(panel=key, state=state, narration=narration)
+        if self.lesson is None:
+            self.lesson = Lesson(title="Untitled lesson", steps=[step])
+            self.show()
+            self.show_step(0)
+        else:
+            self.lesson.steps.insert(self.index + 1, step)
+            self.show_step(self.index + 1)
+        return step
+
+    def save_dialog(self) -> None:
+        if self.lesson is None:
+            return
+        start = self.lesson.path if self.lesson.path is not None else Path.home() / "lesson.json"
+        path_text, _filter = QFileDialog.getSaveFileName(
+            self.window_, "Save lesson", str(start), "Lesson (*.json)"
+        )
+        if path_text:
+            self.save_to(Path(path_text) if path_text.endswith(".json") else Path(path_text + ".json"))
+
+    def save_to(self, path: Path) -> Path | None:
+        if self.lesson is None:
+            return None
+        try:
+            written = save_lesson(self.lesson, path)
+        except LessonError as exc:
+            self._say(str(exc), error=True)
+            return None
+        self.window_.statusBar().showMessage(f"Lesson saved to {written}", 8000)
+        return written
+
+    def open_dialog(self) -> None:
+        path_text, _filter = QFileDialog.getOpenFileName(
+            self.window_, "Open lesson", str(Path.home()), "Lesson (*.json);;All files (*)"
+        )
+        if path_text:
+            self.open_path(path_text)
+
+    # --- looks --------------------------------------------------------------------------------
+    def set_expanded(self, expanded: bool) -> None:
+        """The narration folds away to one row (the step keys stay) and comes back."""
+        self._expanded = expanded
+        self.body.setVisible(expanded)
+        self.collapse_button.setText("▾" if expanded else "▸")
+        self.collapse_button.setToolTip("Hide the narration" if expanded else "Show the narration")
+        if self.collapse_button.isChecked() != expanded:
+            self.collapse_button.setChecked(expanded)
+        self._fit_height()
+
+    def apply_text_scale(self, _percent: int, presenting: bool) -> None:
+        """The narration follows the window's text size, a notch larger (more in presentation mode)."""
+        self._presenting = presenting
+        font = self.narration.font()
+        font.setPointSizeF(pt(BASE_FONT_PT) * NARRATION_SCALE[presenting])
+        self.narration.setFont(font)
+        self.narration.document().setDefaultFont(font)
+        self._fit_height()
+
+    def _fit_height(self) -> None:
+        """As tall as the step's narration needs, up to ``NARRATION_HEIGHT`` (scaled): the page
+        above keeps the rest; a longer narration scrolls, and the pane's edge can be dragged."""
+        row = self.widget().layout().itemAt(0).sizeHint().height() + 14
+        if not self._expanded:
+            self.setMinimumHeight(row)
+            self.setMaximumHeight(row)
+            return
+        width = max(self.narration.viewport().width(), self.window_.width() - 40)
+        document = self.narration.document()
+        document.setTextWidth(width)
+        text_height = int(document.size().height()) + 2 * self.narration.frameWidth() + 4
+        note = self.note_label.sizeHint().height() + 4 if self.note_label.text() else 0
+        step = self.lesson.steps[self.index] if self.lesson is not None else None
+        tall = step is not None and isinstance(step.state, BenchState) and step.state.recorded is not None
+        cap = px((RECORDED_HEIGHT if tall else NARRATION_HEIGHT) * (1.25 if self._presenting else 1.0))
+        lines = self.narration.fontMetrics().lineSpacing() * 3
+        height = row + note + max(min(text_height, cap), lines)
+        self.setMinimumHeight(row + lines)
+        self.setMaximumHeight(16777215)
+        if not self.isHidden():  # a hidden dock is not in the window's layout yet
+            self.window_.resizeDocks([self], [height], Qt.Orientation.Vertical)
+
+    def _set_note(self, text: str, error: bool = False) -> None:
+        self.note = text
+        self.note_label.setText(text)
+        self.note_label.setProperty("role", "error" if error else "warning")
+        self.note_label.style().unpolish(self.note_label)
+        self.note_label.style().polish(self.note_label)
+        self.note_label.setVisible(bool(text))
+        self._fit_height()
+
+    def _say(self, text: str, error: bool = False) -> None:
+        """A message about the lesson as a whole, in the pane (shown for it) and the status bar;
+        never a modal box, so a presenter's remote never lands on a dialog."""
+        line = one_line(text)
+        self.window_.statusBar().showMessage(line, 15000)
+        self.show()
+        self._set_note(line, error=error)

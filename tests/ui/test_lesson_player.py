@@ -1,0 +1,221 @@
+"""The lesson player in the real window: steps, keys, notes, damaged steps, and a lesson saved
+from the window that replays to the same launch summary and inspector text."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QApplication
+
+from explorer.devices.catalog import load_catalog
+from explorer.devices.model import CpuDevice, Discovery, ProbeReport
+from explorer.lessons import FORMAT_NAME, load_lesson
+from explorer.ui.context import AppContext
+from explorer.ui.main_window import MainWindow
+from explorer.ui.visualizer.presets import PRESETS
+
+
+def _discovery() -> Discovery:
+    return Discovery(
+        devices=[CpuDevice(name="Test CPU", key="cpu"), *load_catalog()],
+        reports=[ProbeReport("nvml", False, "NVML library not found: no NVIDIA driver is installed.")],
+    )
+
+
+@pytest.fixture
+def make_window(qtbot):
+    windows = []
+
+    def make() -> MainWindow:
+        window = MainWindow(AppContext(_discovery()), discover_on_show=False)
+        qtbot.addWidget(window)
+        window.resize(1280, 800)
+        window.show()
+        qtbot.waitExposed(window)
+        windows.append(window)
+        return window
+
+    yield make
+    for window in windows:
+        window.close()
+
+
+def _write(tmp_path, steps, name="lesson.json"):
+    path = tmp_path / name
+    data = {"format": FORMAT_NAME, "version": 1, "title": "Test lesson", "steps": steps}
+    path.write_text(json.dumps(data), encoding="utf-8")
+    return path
+
+
+def _vis(narration="n", **state):
+    return {"panel": "visualizer", "narration": narration, "state": {"device": "1650", **state}}
+
+
+def test_a_lesson_saved_from_the_window_replays_the_same_summary_and_inspector(make_window, tmp_path):
+    window = make_window()
+    vis = window.show_panel("visualizer")
+    vis.controls.select_device("h100")
+    vis.controls.apply_preset(next(p for p in PRESETS if "5466" in p.name))
+    vis.controls.regs_spin.setValue(64)
+    vis.step_wave(1)
+    vis.step_block(-1)
+    vis.select_thread(5, 12, 16)
+    vis.change_speed(1)
+    vis.zoom(1)
+    vis.tabs.setCurrentIndex(1)
+    summary, inspector = vis.summary_label.text(), vis.inspector.label.text()
+    frame = vis.anim.frame()
+    assert "Selected thread" in inspector and "(400, 0, 0)" in inspector
+    window.lessons.save_current_as_step(narration="**Look for** the thread.")
+    window.show_panel("devices")
+    window.lessons.save_current_as_step(narration="The devices.")
+    saved = window.lessons.save_to(tmp_path / "made.json")
+    assert saved is not None and load_lesson(saved).steps[0].state.grid == "6,1,1"
+
+    other = make_window()
+    assert other.lessons.open_path(saved)
+    again = other.panels["visualizer"]
+    assert other.current_panel_key() == "visualizer"
+    assert again.summary_label.text() == summary
+    assert again.inspector.label.text() == inspector
+    assert again.anim.frame() == frame
+    assert (again._speed_index, again._zoom_index, again.tabs.currentIndex()) == (
+        vis._speed_index,
+        vis._zoom_index,
+        1,
+    )
+    assert other.lessons.counter_label.text() == "1 / 2"
+    assert "Look for" in other.lessons.narration.toPlainText()
+    other.lessons.next()
+    assert other.current_panel_key() == "devices"
+    assert other.lessons.counter_label.text() == "2 / 2"
+
+
+def test_page_down_and_page_up_step_through_the_lesson(make_window, tmp_path, qtbot):
+    window = make_window()
+    path = _write(
+        tmp_path,
+        [
+            _vis(grid="6", block="1024", n="5466"),
+            _vis(grid="98", block="1024", n="100000"),
+            _vis(grid="1", block="32"),
+        ],
+    )
+    window.lessons.open_path(path)
+    vis = window.panels["visualizer"]
+    window.activateWindow()
+    qtbot.waitUntil(lambda: QApplication.activeWindow() is window, timeout=3000)
+    window.tabs.tabBar().setFocus()  # as after clicking the page's tab
+    qtbot.wait(20)
+
+    def press(key) -> None:  # where a presenter's remote sends it: the widget with the focus
+        qtbot.keyClick(QApplication.focusWidget() or window, key)
+
+    press(Qt.Key.Key_PageDown)
+    assert window.lessons.counter_label.text() == "2 / 3"
+    assert "98 blocks" in vis.summary_label.text()
+    press(Qt.Key.Key_PageDown)
+    press(Qt.Key.Key_PageDown)  # past the end: stays on the last step
+    assert window.lessons.counter_label.text() == "3 / 3"
+    assert not window.lessons.next_button.isEnabled()
+    press(Qt.Key.Key_PageUp)
+    assert window.lessons.counter_label.text() == "2 / 3"
+
+
+def test_a_damaged_step_is_one_line_and_the_rest_of_the_lesson_plays(make_window, tmp_path):
+    window = make_window()
+    path = _write(
+        tmp_path,
+        [
+            _vis(grid="6", block="1024", n="5466"),
+            _vis(grid="lots", block="1024"),
+            _vis(device="Voodoo 5", grid="1", block="32"),
+            _vis(grid="98", block="1024", n="100000", wave=7),
+        ],
+    )
+    assert window.lessons.open_path(path)
+    vis = window.panels["visualizer"]
+    assert "6 blocks" in vis.summary_label.text()
+    assert "step 2: grid x is 'lots'" in window.lessons.note  # named at opening
+    window.lessons.next()
+    assert window.lessons.note.startswith("This step cannot be shown: step 2: grid x is 'lots'")
+    assert "\n" not in window.lessons.note
+    assert "6 blocks" in vis.summary_label.text()  # the page keeps what it had
+    window.lessons.next()
+    assert "Step 3 cannot be shown here: device 'Voodoo 5' is neither in this machine nor in the catalog" in (
+        window.lessons.note
+    )
+    window.lessons.next()
+    assert window.lessons.note == ""
+    assert "98 blocks" in vis.summary_label.text() and vis.anim.frame().label == "wave 7 of 7"
+
+
+def test_a_file_that_is_no_lesson_is_a_line_and_the_window_lives(make_window, tmp_path):
+    window = make_window()
+    bad = tmp_path / "bad.json"
+    bad.write_text("{ not json", encoding="utf-8")
+    assert not window.lessons.open_path(bad)
+    assert "is not a lesson file" in window.lessons.note and "\n" not in window.lessons.note
+    assert window.lessons.lesson is None
+
+
+def test_an_absent_gpu_shows_its_catalog_sheet_and_says_so(make_window, tmp_path):
+    window = make_window()
+    path = _write(
+        tmp_path, [_vis(device="NVIDIA GeForce GTX 1650", device_kind="present", grid="98", block="1024")]
+    )
+    window.lessons.open_path(path)
+    vis = window.panels["visualizer"]
+    assert vis.controls.device().key == "catalog:gtx-1650-laptop"
+    assert "this machine has none, so its catalog spec sheet is shown" in window.lessons.note
+
+
+def test_a_gpu_benchmark_step_without_a_gpu_says_so_and_shows_what_was_recorded(make_window):
+    window = make_window()
+    window.lessons.open_path(_builtin("04-timing-trap"))
+    bench = window.panels["benchmarks"]
+    assert bench.controls.workload.name == "timing_lesson"
+    assert "runs on a GPU (cuda:0), which this machine does not have" in window.lessons.note
+    assert bench.controls.selected_devices() == ["cpu"]
+    window.lessons.next()
+    text = window.lessons.narration.toPlainText()
+    assert "Results recorded on Intel Xeon Processor" in text and "2026-11-23" in text
+    assert "not this one" in text
+    assert bench.controls.sizes_edit.text() == "256, 512, 1024"
+    assert bench.points == []  # recorded results are never put among this machine's
+
+
+def test_the_narration_folds_away_and_follows_the_text_size(make_window):
+    window = make_window()
+    window.lessons.open_path(_builtin("01-blocks"))
+    player = window.lessons
+    player.collapse_button.setChecked(False)
+    assert not player.body.isVisible() and player.next_button.isVisible()
+    player.collapse_button.setChecked(True)
+    assert player.body.isVisible()
+    small = player.narration.font().pointSizeF()
+    window.set_presentation(True)
+    QApplication.processEvents()
+    assert player.narration.font().pointSizeF() > small * 1.4  # 150% text and the pane's own step up
+    window.set_presentation(False)
+
+
+def _builtin(prefix: str):
+    from explorer.lessons.builtin import builtin_paths
+
+    return next(p for p in builtin_paths() if p.stem.startswith(prefix))
+
+
+@pytest.mark.parametrize(
+    "path", __import__("explorer.lessons.builtin", fromlist=["x"]).builtin_paths(), ids=lambda p: p.stem
+)
+def test_every_builtin_step_applies_without_a_problem(make_window, path):
+    window = make_window()
+    window.lessons.open_path(path)
+    lesson = window.lessons.lesson
+    for index in range(len(lesson.steps)):
+        window.lessons.show_step(index)
+        note = window.lessons.note
+        assert "cannot be shown" not in note, (path.stem, index + 1, note)
