@@ -178,7 +178,7 @@ class ScreenshotRequest:
 def parse_screenshot(args: Namespace) -> ScreenshotRequest:
     """Parse and validate ``screenshot``'s arguments before Qt is loaded (one-line errors)."""
     out = check_output_path(args.out)
-    lesson = parse_lesson_choice(args.lesson, args.step)
+    lesson = parse_lesson_choice(getattr(args, "lesson", None), getattr(args, "step", None))
     return ScreenshotRequest(
         args.panel, out, parse_size(args.size), parse_scale(getattr(args, "scale", 100)), lesson
     )
@@ -194,7 +194,9 @@ class GuiRequest:
 
 def parse_gui(args: Namespace) -> GuiRequest:
     """The panel (argparse has checked its choices) and ``--lesson``/``--step``, checked before Qt loads."""
-    return GuiRequest(args.panel, parse_lesson_choice(args.lesson, args.step))
+    return GuiRequest(
+        args.panel, parse_lesson_choice(getattr(args, "lesson", None), getattr(args, "step", None))
+    )
 
 
 def run_screenshot(args: Namespace) -> int:

@@ -191,9 +191,10 @@ def test_the_narration_folds_away_and_follows_the_text_size(make_window):
     window = make_window()
     window.lessons.open_path(_builtin("01-blocks"))
     player = window.lessons
-    player.collapse_button.setChecked(False)
+    assert player.body.isVisible()
+    player.collapse_button.click()
     assert not player.body.isVisible() and player.next_button.isVisible()
-    player.collapse_button.setChecked(True)
+    player.collapse_button.click()
     assert player.body.isVisible()
     small = player.narration.font().pointSizeF()
     window.set_presentation(True)
@@ -219,3 +220,24 @@ def test_every_builtin_step_applies_without_a_problem(make_window, path):
         window.lessons.show_step(index)
         note = window.lessons.note
         assert "cannot be shown" not in note, (path.stem, index + 1, note)
+
+
+def test_the_narration_folds_by_itself_where_the_page_needs_the_room(make_window):
+    window = make_window()
+    try:
+        window.apply_text_scale(150)
+        window.resize(1280, 720)  # a projector at 150 %: the visualizer needs every pixel
+        QApplication.processEvents()
+        window.lessons.open_path(_builtin("01-blocks"))
+        QApplication.processEvents()
+        player = window.lessons
+        assert not player.body.isVisible() and player.next_button.isVisible()
+        assert "the page needs the room" in player.collapse_button.toolTip()
+        player.collapse_button.click()  # the teacher asks for it: shown all the same
+        assert player.body.isVisible()
+        window.resize(1280, 1000)
+        window.apply_text_scale(100)
+        player.show_step(1)
+        assert player.body.isVisible()
+    finally:
+        window.apply_text_scale(100)

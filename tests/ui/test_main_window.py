@@ -51,7 +51,15 @@ def test_window_has_four_areas_menus_and_shortcuts(make_window, no_gpu_discovery
     assert window.windowTitle() == "Device Explorer"
     names = [window.tabs.tabText(i) for i in range(window.tabs.count())]
     assert names == ["Devices", "Launch visualizer", "Benchmarks", "Memory and divergence"]
-    assert [a.text().replace("&", "") for a in window.menuBar().actions()] == ["File", "View", "Help"]
+    assert [a.text().replace("&", "") for a in window.menuBar().actions()] == [
+        "File",
+        "View",
+        "Lessons",
+        "Help",
+    ]
+    lesson_items = [a.text().replace("&", "") for a in _menu(window, "Lessons").actions() if a.text()]
+    assert lesson_items[:2] == ["Open lesson file…", "Built-in lessons"]
+    assert {"Next step", "Previous step", "Save current state as a step", "Save lesson…"} <= set(lesson_items)
     file_items = [a.text().replace("&", "") for a in _menu(window, "File").actions() if a.text()]
     assert file_items == ["Export…", "Quit"]
     view = {a.text().replace("&", ""): a for a in _menu(window, "View").actions() if a.text()}

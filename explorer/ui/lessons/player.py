@@ -13,7 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QEvent, QObject, Qt, QTimer
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import (
     QDockWidget,
@@ -36,6 +36,7 @@ from explorer.lessons.builtin import builtin_lessons
 from explorer.lessons.files import LessonError, load_lesson, save_lesson
 from explorer.lessons.model import BenchState, Lesson, Step
 from explorer.lessons.texts import step_counter, step_heading, step_markdown
+from explorer.ui.guard import qt_guard
 from explorer.ui.theme import BASE_FONT_PT, pt, px
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -45,6 +46,11 @@ if TYPE_CHECKING:  # pragma: no cover
 NARRATION_SCALE = {False: 1.1, True: 1.3}
 NARRATION_HEIGHT = 180  # px at 100% text: the most the pane takes for narration alone
 RECORDED_HEIGHT = 280  # ... and with a table of recorded results, which sits beside the run
+#: the height a page needs at 100 % text before its fields crowd (the visualizer's left column:
+#: playback, the launch fields and a few inspector lines); it grows with the text size
+PAGE_MIN_HEIGHT = 440
+MAX_SHARE = 0.3  # of the window's height, the most the pane takes by itself (a drag may give it more)
+MAX_SHARE_RECORDED = 0.4  # ... with a table of recorded results to read beside the run
 
 
 class LessonPlayer(QDockWidget):
@@ -62,6 +68,7 @@ class LessonPlayer(QDockWidget):
         self._pending = False  # a step waits for device discovery before it can apply
         self._presenting = False
         self._expanded = True
+        self._user_expanded = False  # shown by the user's click, so never folded for room
 
         self.title_label = QLabel("")
         self.title_label.setObjectName("lessonTitle")
@@ -76,10 +83,8 @@ class LessonPlayer(QDockWidget):
         self.next_button = QPushButton("Next >")
         self.next_button.setToolTip("Next step (Page Down)")
         self.collapse_button = QToolButton()
-        self.collapse_button.setCheckable(True)
-        self.collapse_button.setChecked(True)
         self.collapse_button.setAutoRaise(True)
-        self.collapse_button.toggled.connect(self.set_expanded)
+        self.collapse_button.clicked.connect(lambda: self.set_expanded(self.body.isHidden(), by_user=True))
         self.menu_button = QToolButton()
         self.menu_button.setText("Lesson")
         self.menu_button.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)
@@ -120,6 +125,7 @@ class LessonPlayer(QDockWidget):
         self._build_actions()
         self.hide()
         self.set_expanded(True)
+        window.installEventFilter(self)
 
     # --- menu and keys ------------------------------------------------------------------------
     def _action(self, text: str, slot: Callable[[], object], keys: tuple[str, ...] = ()) -> QAction:
@@ -311,15 +317,19 @@ class LessonPlayer(QDockWidget):
             self.open_path(path_text)
 
     # --- looks --------------------------------------------------------------------------------
-    def set_expanded(self, expanded: bool) -> None:
-        """The narration folds away to one row (the step keys stay) and comes back."""
+    def set_expanded(self, expanded: bool, by_user: bool = False) -> None:
+        """The narration folds away to one row (the step keys stay) and comes back. It also folds
+        by itself when the window is too short for it and the page (a 720-pixel projector at
+        150 % text); asked to show it then, it shows it all the same."""
+        self._user_expanded = expanded and by_user
         self._expanded = expanded
-        self.body.setVisible(expanded)
-        self.collapse_button.setText("▾" if expanded else "▸")
-        self.collapse_button.setToolTip("Hide the narration" if expanded else "Show the narration")
-        if self.collapse_button.isChecked() != expanded:
-            self.collapse_button.setChecked(expanded)
         self._fit_height()
+
+    @qt_guard
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 (Qt API)
+        if watched is self.window_ and event.type() == QEvent.Type.Resize and not self.isHidden():
+            QTimer.singleShot(0, self._fit_height)  # the room for the pane changed with the window
+        return False
 
     def apply_text_scale(self, _percent: int, presenting: bool) -> None:
         """The narration follows the window's text size, a notch larger (more in presentation mode)."""
@@ -334,7 +344,16 @@ class LessonPlayer(QDockWidget):
         """As tall as the step's narration needs, up to ``NARRATION_HEIGHT`` (scaled): the page
         above keeps the rest; a longer narration scrolls, and the pane's edge can be dragged."""
         row = self.widget().layout().itemAt(0).sizeHint().height() + 14
-        if not self._expanded:
+        folded = not self._expanded or (not self._user_expanded and self._room() < row + self._lines())
+        self.body.setVisible(not folded)
+        self.collapse_button.setText("▸" if folded else "▾")
+        self.collapse_button.setToolTip(
+            "Hide the narration"
+            if not folded
+            else "Show the narration"
+            + (" (folded: at this window and text size the page needs the room)" if self._expanded else "")
+        )
+        if folded:
             self.setMinimumHeight(row)
             self.setMaximumHeight(row)
             return
@@ -346,12 +365,26 @@ class LessonPlayer(QDockWidget):
         step = self.lesson.steps[self.index] if self.lesson is not None else None
         tall = step is not None and isinstance(step.state, BenchState) and step.state.recorded is not None
         cap = px((RECORDED_HEIGHT if tall else NARRATION_HEIGHT) * (1.25 if self._presenting else 1.0))
-        lines = self.narration.fontMetrics().lineSpacing() * 3
-        height = row + note + max(min(text_height, cap), lines)
+        lines = self._lines()
+        # the page above keeps at least three quarters of the window (its fields must not overlap)
+        share = MAX_SHARE_RECORDED if tall else MAX_SHARE
+        room = min(int(self.window_.height() * share), self._room()) - row - note
+        height = row + note + max(min(text_height, cap, room), lines)
         self.setMinimumHeight(row + lines)
         self.setMaximumHeight(16777215)
         if not self.isHidden():  # a hidden dock is not in the window's layout yet
             self.window_.resizeDocks([self], [height], Qt.Orientation.Vertical)
+
+    def _lines(self) -> int:
+        """Two lines of narration: the least the pane shows when it shows any."""
+        return self.narration.fontMetrics().lineSpacing() * 2 + 2 * self.narration.frameWidth() + 4
+
+    def _room(self) -> int:
+        """Height the pages can spare for the pane: what they and the pane share, less what the
+        page shown needs so that its fields never overlap."""
+        central = self.window_.centralWidget()
+        shared = central.height() + (0 if self.isHidden() else self.height())
+        return shared - max(central.minimumSizeHint().height(), px(PAGE_MIN_HEIGHT))
 
     def _set_note(self, text: str, error: bool = False) -> None:
         self.note = text
