@@ -241,3 +241,45 @@ def test_the_narration_folds_by_itself_where_the_page_needs_the_room(make_window
         assert player.body.isVisible()
     finally:
         window.apply_text_scale(100)
+
+
+def test_an_a_b_comparison_is_a_step_and_replays(make_window, tmp_path):
+    """The compare state travels through the visualizer's remembered()/restore(): a step saved in
+    compare mode opens in compare mode, with the same B, the same moment and the same table."""
+    window = make_window()
+    vis = window.show_panel("visualizer")
+    vis.controls.select_device("1650")
+    vis.controls.apply_preset(next(p for p in PRESETS if "100000" in p.name))
+    vis.step_wave(1)
+    vis.step_wave(1)
+    vis.set_compare(True)
+    vis.select_side(1)
+    assert vis.controls.select_device_key("catalog:h100-sxm5")
+    vis.controls.regs_spin.setValue(64)
+    table = [(r.a, r.b) for r in vis.comparison.rows]
+    moment = vis.moment()
+    window.lessons.save_current_as_step(narration="A and B")
+    step = window.lessons.lesson.steps[0]
+    assert step.state.extra["compare"] == 1 and step.state.extra["b_regs"] == "64"
+    assert step.state.device == "NVIDIA GeForce GTX 1650"  # A, though the form was editing B
+    saved = window.lessons.save_to(tmp_path / "ab.json")
+
+    other = make_window()
+    assert other.lessons.open_path(saved)
+    again = other.panels["visualizer"]
+    assert again.compare_on and again.selected_side == 1
+    assert [(r.a, r.b) for r in again.comparison.rows] == table
+    assert again.moment() == pytest.approx(moment)
+    assert again.plan_b.device_name.startswith("NVIDIA H100")
+
+
+def test_the_builtin_a_b_step_compares_the_gtx_1650_and_the_h100(make_window):
+    window = make_window()
+    window.lessons.open_path(_builtin("02-waves"))
+    lesson = window.lessons.lesson
+    index = next(i for i, s in enumerate(lesson.steps) if s.state.extra.get("compare") == 1)
+    window.lessons.show_step(index)
+    vis = window.panels["visualizer"]
+    assert vis.compare_on and window.lessons.note == ""
+    assert vis.plan.device_name == "NVIDIA GeForce GTX 1650" and vis.plan.waves == 7
+    assert vis.plan_b.device_name.startswith("NVIDIA H100") and vis.plan_b.waves == 1
