@@ -24,6 +24,7 @@ from PySide6.QtWidgets import (
     QMenu,
     QMenuBar,
     QPushButton,
+    QSizePolicy,
     QTextBrowser,
     QToolButton,
     QVBoxLayout,
@@ -72,7 +73,8 @@ class LessonPlayer(QDockWidget):
 
         self.title_label = QLabel("")
         self.title_label.setObjectName("lessonTitle")
-        self.title_label.setWordWrap(True)
+        # one line whatever its length: a wrapped title would grow the row the pane is sized by
+        self.title_label.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         font = self.title_label.font()
         font.setBold(True)
         self.title_label.setFont(font)
@@ -215,8 +217,9 @@ class LessonPlayer(QDockWidget):
             return
         self.index = index
         step = self.lesson.steps[index]
-        self.title_label.setText(step_heading(self.lesson, index))
-        self.title_label.setToolTip(self.lesson.summary)
+        heading = step_heading(self.lesson, index)
+        self.title_label.setText(heading)
+        self.title_label.setToolTip("\n".join(t for t in (heading, self.lesson.summary) if t))
         self.counter_label.setText(step_counter(index, len(self.lesson.steps)))
         self.narration.setMarkdown(step_markdown(step))
         self._update_actions()
@@ -393,6 +396,8 @@ class LessonPlayer(QDockWidget):
         self.note_label.style().unpolish(self.note_label)
         self.note_label.style().polish(self.note_label)
         self.note_label.setVisible(bool(text))
+        if text:  # also where a folded pane cannot hide it
+            self.window_.statusBar().showMessage(text, 20000)
         self._fit_height()
 
     def _say(self, text: str, error: bool = False) -> None:
