@@ -53,6 +53,9 @@ class Ceiling:
     name: str  # short, for the plot: "FP32 peak", "sgemm", "STREAM triad", "memory bandwidth"
     basis: str  # how it was had, in words
     measured_at: float | None = None  # unix time, for measured ones
+    #: a theoretical figure built on a clock the OS or the tables report (advertised, base or
+    #: maximum), not on one measured here: a real run may beat it, and its label says "estimated"
+    estimate: bool = False
 
     @property
     def unit(self) -> str:
@@ -84,6 +87,7 @@ class Ceiling:
             name=str(data["name"]),
             basis=str(data["basis"]),
             measured_at=None if measured_at is None else float(measured_at),
+            estimate=bool(data.get("estimate", False)),
         )
 
 

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 
 from explorer.bench.fmt import number_text
 from explorer.bench.results import BenchPoint
+from explorer.launch.texts import percent
 
 
 @dataclass
@@ -118,11 +119,16 @@ def _device_name(device: str) -> str:
     return "CPU" if device == "cpu" else device
 
 
-def _peak_word(kind: str, unit: str, is_estimate: bool) -> str:
-    """What the line is called: a measured memory ceiling is not a peak, a formula's peak is an estimate."""
+def peak_word(kind: str, unit: str, is_estimate: bool) -> str:
+    """What the line is called, from the peak's own record: a measured memory ceiling is not a peak,
+    a formula over a reported clock is an estimate, one over a measured clock a theoretical peak."""
     if kind == "measured":
         return "measured bandwidth" if unit == "GB/s" else "measured ceiling"
-    return "estimated peak" if is_estimate else "peak"
+    if kind == "spec sheet":
+        return "spec-sheet peak"
+    if is_estimate:
+        return "estimated peak"
+    return "theoretical peak" if kind == "theoretical" else "peak"
 
 
 def peak_label(s: Series) -> str:
@@ -138,7 +144,12 @@ def peak_label(s: Series) -> str:
 
 
 def above_estimate_reason(
-    device: str, peak_basis: str, kind: str = "", unit: str = "", moved_bytes: float | None = None
+    device: str,
+    peak_basis: str,
+    kind: str = "",
+    unit: str = "",
+    moved_bytes: float | None = None,
+    is_estimate: bool = True,
 ) -> str:
     """Why a measurement can beat the line it is drawn against, so no share above 100% goes unexplained."""
     if kind == "measured" and unit == "GB/s":
@@ -152,7 +163,7 @@ def above_estimate_reason(
             "A point above the measured memory bandwidth ran faster than the triad did when it was "
             "measured (other programs may have been busy then): re-measure the ceilings on a quiet machine."
         )
-    if device == "cpu" and "measured clock" in peak_basis:
+    if device == "cpu" and not is_estimate:  # cores x the measured clock x FLOP per cycle
         return (
             "A measured value above this peak means the cores ran faster during it than when the clock "
             "was measured with every core busy (fewer busy cores turbo higher, or the clock was measured "
@@ -187,8 +198,10 @@ def peak_tooltip(s: Series) -> str:
     text = peak_label(s) + "."
     if s.peak_basis and s.peak_basis.split(" (", 1)[0] != s.peak_basis:
         text += f" Basis: {s.peak_basis}."
-    if s.peak_is_estimate or s.peak_kind == "measured":
-        text += " " + above_estimate_reason(s.device, s.peak_basis, s.peak_kind, s.unit)
+    if s.peak_is_estimate or s.peak_kind in ("theoretical", "measured"):
+        text += " " + above_estimate_reason(
+            s.device, s.peak_basis, s.peak_kind, s.unit, is_estimate=s.peak_is_estimate
+        )
         above = [v for v in s.throughput if v is not None and v > s.peak]
         if above:
             text += f" Here {len(above)} of {len(s.throughput)} points are above it (best {number_text(max(above), s.unit)})."
@@ -202,25 +215,58 @@ def peak_share(p: BenchPoint) -> float | None:
     return p.throughput / p.peak
 
 
-def peak_share_text(p: BenchPoint) -> str:
-    """ "97% of peak 144 GFLOP/s", with "estimated" where the peak is one, "measured bandwidth" where
-    it is a measured memory ceiling, and " (in cache)" style reasons where a share is above 100%."""
+def peak_share_cell(p: BenchPoint) -> str:
+    """The table's "% of peak" cell: the share alone ("81.3%", one rule with the CLI and the launch
+    texts), and why where it is above 100% ("104%: fits in cache"); the peak itself is said once,
+    in the table's caption (``peak_captions``)."""
     share = peak_share(p)
     if share is None:
         return ""
-    word = _peak_word(p.peak_kind, p.throughput_unit, p.peak_is_estimate)
-    text = f"{100 * share:.0f}% of {word} {number_text(p.peak, p.throughput_unit)}"
-    if share > 1 and p.peak_kind == "measured" and p.throughput_unit == "GB/s":
+    return percent(share) + _above_peak_words(p, share)
+
+
+def _above_peak_words(p: BenchPoint, share: float) -> str:
+    if share <= 1:
+        return ""
+    if p.peak_kind == "measured" and p.throughput_unit == "GB/s":
         moved = p.gbps * 1e9 * p.median_s if p.gbps and p.median_s else None
-        text += ": fits in cache" if _fits_in_cache(moved) else ": faster than the measured triad"
-    elif share > 1 and p.peak_is_estimate and p.device == "cpu" and "measured clock" in p.peak_basis:
-        text += ": cores ran above the measured clock"
-    return text
+        return ": fits in cache" if _fits_in_cache(moved) else ": faster than the measured triad"
+    if p.peak_kind == "theoretical" and not p.peak_is_estimate and p.device == "cpu":
+        return ": cores ran above the measured clock"
+    return ""
+
+
+def peak_share_text(p: BenchPoint) -> str:
+    """ "81.3% of theoretical peak 355 GFLOP/s" (the CLI's line): the word from the peak's own
+    record ("estimated" where it is built on a reported clock, "measured bandwidth" where it is a
+    measured memory ceiling), and why where a share is above 100%."""
+    share = peak_share(p)
+    if share is None:
+        return ""
+    word = peak_word(p.peak_kind, p.throughput_unit, p.peak_is_estimate)
+    return f"{percent(share)} of {word} {number_text(p.peak, p.throughput_unit)}" + _above_peak_words(
+        p, share
+    )
+
+
+def peak_captions(points: Sequence[BenchPoint]) -> list[str]:
+    """Each device's peak once, for the table's caption: "CPU theoretical peak 355 GFLOP/s
+    (measured clock 2.78 GHz x 2 cores x 64 FLOP/cycle (AVX-512 ...))", in the order measured."""
+    seen: dict[tuple[str, str], str] = {}
+    for p in points:
+        if p.error is not None or not p.peak or (p.device, p.throughput_unit) in seen:
+            continue
+        word = peak_word(p.peak_kind, p.throughput_unit, p.peak_is_estimate)
+        basis = f" ({p.peak_basis})" if p.peak_basis else ""
+        seen[p.device, p.throughput_unit] = (
+            f"{_device_name(p.device)} {word} {number_text(p.peak, p.throughput_unit)}{basis}"
+        )
+    return list(seen.values())
 
 
 def peak_note(p: BenchPoint) -> str:
     """The table's hover text for a throughput: its share of the peak, where that peak comes from,
-    and, when the measurement beats an estimated peak, why that is not a contradiction."""
+    and, when the measurement beats the peak, why that is not a contradiction."""
     share = peak_share(p)
     if share is None:
         return ""
@@ -228,7 +274,9 @@ def peak_note(p: BenchPoint) -> str:
     if p.peak_basis:
         text += f" ({p.peak_basis})"
     text += "."
-    if share > 1 and (p.peak_is_estimate or p.peak_kind == "measured"):
+    if share > 1 and (p.peak_is_estimate or p.peak_kind in ("theoretical", "measured")):
         moved = p.gbps * 1e9 * p.median_s if p.gbps and p.median_s else None
-        text += " " + above_estimate_reason(p.device, p.peak_basis, p.peak_kind, p.throughput_unit, moved)
+        text += " " + above_estimate_reason(
+            p.device, p.peak_basis, p.peak_kind, p.throughput_unit, moved, p.peak_is_estimate
+        )
     return text

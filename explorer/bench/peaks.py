@@ -100,8 +100,9 @@ def pcie_link(device: str) -> tuple[int | None, int | None]:
 @dataclass(frozen=True)
 class PeakBasis:
     """Where a peak figure comes from, in a few words for the plot's label; whether it is an
-    estimate (a formula over clocks and unit counts) rather than a figure the hardware reports;
-    and its kind: "theoretical", "measured" (a ceiling this machine reached), "spec sheet"."""
+    estimate (built on a clock the OS or the tables report, not one measured here: the ceiling's
+    own ``estimate``); and its kind: "theoretical", "measured" (a ceiling this machine reached),
+    "spec sheet"."""
 
     text: str
     is_estimate: bool
@@ -120,7 +121,7 @@ def peak_basis(device: str, unit: str, workload: str = "") -> PeakBasis:
     chosen = peak_ceiling(device_roof(device), quantity)
     if chosen is None:
         return PeakBasis("", False)
-    return PeakBasis(chosen.basis, chosen.kind == "theoretical" and bool(chosen.basis), chosen.kind)
+    return PeakBasis(chosen.basis, chosen.estimate, chosen.kind)
 
 
 def peak_ceiling(roof: Roof, quantity: ceilings.Quantity) -> Ceiling | None:
@@ -245,15 +246,11 @@ def record_roof(device: str, rec: Any) -> Roof:
                     usable.measured_at,
                 )
             )
-        elif rec.fp32_peak_gflops:
-            roof.ceilings.append(
-                Ceiling("compute", rec.fp32_peak_gflops, "theoretical", "FP32 peak", rec.fp32_peak_basis)
-            )
+        elif rec.fp32_peak_gflops:  # cores x a reported clock x FLOP per cycle: an estimate
+            roof.ceilings.append(_reported_peak(rec))
     else:
         if rec.fp32_peak_gflops:
-            roof.ceilings.append(
-                Ceiling("compute", rec.fp32_peak_gflops, "theoretical", "FP32 peak", rec.fp32_peak_basis)
-            )
+            roof.ceilings.append(_reported_peak(rec))
         if rec.memory_bandwidth_gbps:
             roof.ceilings.append(
                 Ceiling(
@@ -262,6 +259,7 @@ def record_roof(device: str, rec: Any) -> Roof:
                     "theoretical",
                     "memory bandwidth",
                     rec.memory_bandwidth_basis or "memory clock x bus width",
+                    estimate=True,  # the memory clock the driver reports x the bus width
                 )
             )
     if usable is not None:
@@ -278,6 +276,19 @@ def record_roof(device: str, rec: Any) -> Roof:
             "absent": "not measured yet on this machine",
         }.get(status, "")
     return roof
+
+
+def _reported_peak(rec: Any) -> Ceiling:
+    """The device record's own FP32 peak: a formula over the clock it reports (a CPU's advertised
+    or maximum clock, a GPU's boost clock x the compute-capability tables), hence an estimate."""
+    return Ceiling(
+        "compute",
+        rec.fp32_peak_gflops,
+        "theoretical",
+        "FP32 peak",
+        rec.fp32_peak_basis,
+        estimate=bool(rec.fp32_peak_basis),
+    )
 
 
 def catalog_roof(slug_or_key: str) -> Roof:

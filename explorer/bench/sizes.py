@@ -30,7 +30,10 @@ def _binary(n: int) -> str:
 
 
 def sizes_range_text(sizes: list[int] | tuple[int, ...], binary: bool = False) -> str:
-    """A long default list as its ends ("64 … 8192 (8 sizes)"), short enough for one line."""
-    if len(sizes) <= 4:
-        return sizes_text(sizes, binary)
-    return f"{sizes_text(sizes[:1], binary)} … {sizes_text(sizes[-1:], binary)} ({len(sizes)} sizes)"
+    """Sizes to read, not to type (the hint beside the field): thousands separated ("1,000 …
+    10,000,000 (5 sizes)"), a long list as its ends, short enough for one line; where a size has a
+    separator the list is split by semicolons, so "1,000; 10,000" reads as two sizes."""
+    shown = [_binary(n) if binary else f"{n:,}" for n in sizes]
+    if len(shown) > 4:
+        return f"{shown[0]} … {shown[-1]} ({len(shown)} sizes)"
+    return ("; " if any("," in t for t in shown) else ", ").join(shown)

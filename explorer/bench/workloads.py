@@ -53,7 +53,7 @@ class Workload:
     needs_gpu_count: int = 0
     flops: Callable[[int], float] = field(default=_zero, compare=False, repr=False)
     bytes_moved: Callable[[int], float] = field(default=_zero, compare=False, repr=False)
-    size_format: str = "n={size}"
+    size_format: str = "n={size:,}"
     dtype: str = "float32"
     # the workload's variants, declared in its wl_* module (imported on first call, not with the registry)
     code: Callable[[], tuple[Variant, ...]] = field(default=_no_variants, compare=False, repr=False)
@@ -268,7 +268,7 @@ _register(
         unit="GB/s",
         flops=lambda n: float(n),
         bytes_moved=lambda n: 3.0 * FLOAT32_BYTES * n,
-        size_format="N={size}",
+        size_format="N={size:,}",
         code=_vector_add_code,
         preload=("numpy", "numba", "torch"),
     )
@@ -297,7 +297,7 @@ _register(
         unit="GB/s",  # memory-bound: bytes are its limit
         flops=lambda n: 2.0 * n * MATVEC_COLS,
         bytes_moved=lambda n: FLOAT32_BYTES * (n * MATVEC_COLS + MATVEC_COLS + n),
-        size_format="N={size}x100",
+        size_format="N={size:,}x100",
         code=_matvec_code,
         preload=("numpy", "numba", "torch"),
     )
@@ -353,7 +353,7 @@ _register(
         unit="GFLOP/s",
         flops=lambda steps: steps * (2.0 * SMALL_MATRIX**3 + 2.0 * SMALL_MATRIX**2),
         bytes_moved=lambda steps: steps * 3.0 * FLOAT32_BYTES * SMALL_MATRIX**2,
-        size_format="steps={size}",
+        size_format="steps={size:,}",
         code=_small_vs_big_code,
     )
 )
@@ -382,7 +382,7 @@ _register(
         unit="images/s",
         flops=lambda b: 3.0 * b * cnn_forward_flops_per_image(),
         bytes_moved=lambda b: b * 3.0 * 32 * 32 * FLOAT32_BYTES,
-        size_format="batch={size}",
+        size_format="batch={size:,}",
         code=_cnn_step_code,
     )
 )
@@ -459,7 +459,7 @@ for _name, _what, _code in (
         default_sizes_gpu=(1, 2, 3),
         unit="elements/s",
         flops=float,
-        size_format="size={size}",
+        size_format="size={size:,}",
         code=_code,
         preload=(),
         hidden=True,

@@ -39,7 +39,7 @@ from explorer.ui.bench.export import export_png
 from explorer.ui.bench.plot import BenchPlot
 from explorer.ui.bench.roofline_view import RooflinePlot
 from explorer.ui.bench.stream import RunStream
-from explorer.ui.bench.table import ResultsTable
+from explorer.ui.bench.table import PeakCaption, ResultsTable
 from explorer.ui.guard import qt_guard
 from explorer.ui.panel import ExportFormat, Panel
 from explorer.ui.sidepanel import SidePanel, fit_side_panels
@@ -109,7 +109,13 @@ class BenchPanel(Panel):
         right_layout.addWidget(self.message_label)
         splitter = QSplitter(Qt.Orientation.Vertical)
         splitter.addWidget(self.plot_tabs)
-        splitter.addWidget(self.table)
+        table_box = QWidget()  # the table and, once, the peaks its "% of peak" is against
+        table_layout = QVBoxLayout(table_box)
+        table_layout.setContentsMargins(0, 0, 0, 0)
+        table_layout.addWidget(self.table, 1)
+        self.peak_caption = PeakCaption(self.table.results)
+        table_layout.addWidget(self.peak_caption)
+        splitter.addWidget(table_box)
         splitter.setStretchFactor(0, 3)
         splitter.setStretchFactor(1, 2)
         splitter.setSizes([460, 240])

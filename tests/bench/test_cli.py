@@ -43,6 +43,18 @@ def test_runs_one_line_per_point_and_writes_csv(capsys, tmp_path):
     assert [r.size for r in rows] == [16, 32] and all(r.repeats == 2 for r in rows)
 
 
+def test_sizes_are_printed_with_thousands_separators(capsys):
+    """Issue 14.11: "N=10000000" is hard to read off a projector; the CLI and the window share the label."""
+    assert main(["bench", "vector_add", "--sizes", "12345", "--repeats", "2"]) == 0
+    [line] = [ln for ln in capsys.readouterr().out.splitlines() if ln.startswith("vector_add")]
+    assert "N=12,345 " in line and "12345" not in line
+    from explorer.bench.workloads import get_workload
+
+    assert get_workload("vector_add").size_label(10_000_000) == "N=10,000,000"
+    assert get_workload("matmul").size_label(2048) == "n=2,048"
+    assert get_workload("copies").size_label(4 << 20) == "4 MiB"
+
+
 def test_json_lines(capsys):
     assert main(["bench", "vector_add", "--sizes", "1K", "--repeats", "2", "--json"]) == 0
     rows = [json.loads(ln) for ln in capsys.readouterr().out.splitlines()]

@@ -6,8 +6,10 @@ import pytest
 
 from explorer.bench.compare import (
     build_series,
+    peak_captions,
     peak_label,
     peak_note,
+    peak_share_cell,
     peak_share_text,
     peak_tooltip,
     speedup_curves,
@@ -77,11 +79,11 @@ def test_an_estimated_peak_is_labelled_as_one_and_a_point_above_it_is_explained(
     assert peak_label(series) == "CPU peak, estimate from advertised clock: 144 GFLOP/s"
     tip = peak_tooltip(series)
     assert "boosted above its advertised clock" in tip and "1 of 2 points are above it" in tip
-    assert peak_share_text(points[1]) == "102% of estimated peak 144 GFLOP/s"
+    assert peak_share_text(points[1]) == "102.3% of estimated peak 144 GFLOP/s"
     below, above = peak_note(points[0]), peak_note(points[1])
     assert "boosted" not in below and "estimate from advertised clock" in below
     assert "boosted above its advertised clock" in above
-    assert "102% of estimated peak" in format_point(points[1])
+    assert "102.3% of estimated peak" in format_point(points[1])
 
 
 def test_a_reported_peak_is_not_called_an_estimate():
@@ -100,7 +102,7 @@ def test_a_reported_peak_is_not_called_an_estimate():
     assert peak_label(series) == "cuda:0 peak, PCIe link maximum: 15.8 GB/s"
     assert "PCIe link maximum (generation x lanes)" in peak_tooltip(series)
     assert "estimate" not in peak_tooltip(series)
-    assert peak_share_text(p) == "76% of peak 15.8 GB/s"
+    assert peak_share_text(p) == "76.2% of peak 15.8 GB/s"
     assert peak_share_text(pt("cpu", "cpu", 64, 1e-3, throughput=5.0)) == ""  # no peak known
 
 
@@ -136,3 +138,43 @@ def test_peak_basis_is_the_device_records_own(monkeypatch):
     )  # no basis: not called an estimate
     assert peaks.peak_basis("cuda:0", "GB/s", "copies").text == "PCIe link maximum (generation x lanes)"
     assert peaks.peak_basis("cuda:1", "GFLOP/s") == peaks.PeakBasis("", False)  # no record at all
+
+
+def test_a_peak_on_the_measured_clock_is_theoretical_and_said_once_per_device():
+    """Issue 14.11: every row said "of estimated peak 383 GFLOP/s", though the CPU's peak is built
+    on its measured clock. The word comes from the peak's record; the peak is said once."""
+    basis = "measured clock 2.78 GHz x 2 cores x 64 FLOP/cycle (AVX-512)"
+    cpu = [
+        pt(
+            "cpu",
+            "cpu",
+            n,
+            1e-3,
+            throughput=t,
+            peak=355.0,
+            peak_basis=basis,
+            peak_is_estimate=False,
+            peak_kind="theoretical",
+        )
+        for n, t in ((64, 63.1), (512, 288.7), (1024, 362.0))
+    ]
+    gpu = pt(
+        "cuda:0",
+        "cuda:0",
+        64,
+        1e-5,
+        throughput=1000.0,
+        peak=8000.0,
+        peak_basis="theoretical, from compute-capability tables",
+        peak_is_estimate=True,
+        peak_kind="theoretical",
+    )
+    assert [peak_share_cell(p) for p in cpu] == ["17.8%", "81.3%", "102%: cores ran above the measured clock"]
+    assert peak_share_text(cpu[1]) == "81.3% of theoretical peak 355 GFLOP/s"
+    assert "estimated" not in format_point(cpu[1]) and "81.3% of theoretical peak" in format_point(cpu[1])
+    assert "ran faster during it than when the clock was measured" in peak_note(cpu[2])
+    assert peak_captions([*cpu, gpu]) == [
+        f"CPU theoretical peak 355 GFLOP/s ({basis})",
+        "cuda:0 estimated peak 8,000 GFLOP/s (theoretical, from compute-capability tables)",
+    ]
+    assert peak_share_cell(gpu) == "12.5%"  # not "12%": the launch texts' rule

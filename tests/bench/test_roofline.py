@@ -54,12 +54,14 @@ def test_peak_arithmetic_and_basis_text_from_the_measured_clock(home, cpu_record
     assert "2 FMA pipes assumed" in peak.basis
     assert peaks.fp32_peak_gflops("cpu") == pytest.approx(428.8)  # fresh in the cache: not re-measured
     basis = peaks.peak_basis("cpu", "GFLOP/s")
-    assert basis.kind == "theoretical" and basis.is_estimate and basis.text == peak.basis
+    # built on a clock measured here: a theoretical peak, not an estimate from a reported clock
+    assert basis.kind == "theoretical" and not basis.is_estimate and basis.text == peak.basis
 
 
 def test_without_a_measured_clock_the_reported_clock_estimate_stands(home, cpu_record):
     roof = peaks.device_roof("cpu")
     assert [c.basis for c in roof.ceilings] == ["estimate from maximum clock"]
+    assert roof.ceilings[0].estimate and peaks.peak_basis("cpu", "GFLOP/s").is_estimate
     assert roof.note == "not measured yet on this machine"
 
 
@@ -259,7 +261,7 @@ def test_a_point_above_the_clock_based_peak_says_why():
         throughput_unit="GFLOP/s",
         peak=382.7,
         peak_basis=basis,
-        peak_is_estimate=True,
+        peak_is_estimate=False,  # built on the measured clock
         peak_kind="theoretical",
     )
     assert peak_share_text(p).endswith(": cores ran above the measured clock")

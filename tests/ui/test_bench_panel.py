@@ -413,3 +413,62 @@ def test_noisy_points_are_tinted_in_the_table_and_hollow_on_the_plot(qtbot):
     background = panel.plot.main.backgroundBrush().color().name()
     assert [b.color().name() == background for b in brushes] == [False, True, False, True]
     assert "hollow" in panel.plot.hint_label.text()
+
+
+def _measured_clock_points() -> list:
+    from explorer.bench.results import BenchPoint
+
+    basis = "measured clock 2.78 GHz x 2 cores x 64 FLOP/cycle (AVX-512: 16 lanes x 2 FMA pipes)"
+    return [
+        BenchPoint(
+            workload="matmul",
+            variant="cpu",
+            device="cpu",
+            size=n,
+            size_label=f"n={n:,}",
+            median_s=2 * n**3 / (gflops * 1e9),
+            min_s=2 * n**3 / (gflops * 1e9),
+            spread_s=1e-6,
+            repeats=5,
+            throughput=gflops,
+            throughput_unit="GFLOP/s",
+            peak=355.0,
+            peak_basis=basis,
+            peak_is_estimate=False,
+            peak_kind="theoretical",
+            threads=2,
+        )
+        for n, gflops in ((64, 63.1), (128, 157.0), (256, 224.0), (512, 288.7), (1024, 301.0))
+    ]
+
+
+@pytest.mark.parametrize("size", [(1280, 800), (1024, 768)])
+def test_the_share_of_peak_column_says_the_peak_once_and_is_not_cut_off(panel, qapp, size):
+    """Issue 14.11: every row read "81% of estimated peak 383 GFLOP/s" and the column was cut off.
+    The cells hold the share; the caption names the peak once, with the word its record gives
+    (theoretical: built on the measured clock), and every column shows in full."""
+    from PySide6.QtCore import Qt
+
+    from explorer.ui.bench.table import COLUMNS
+
+    panel.resize(*size)
+    panel.show()
+    panel.set_run(_measured_clock_points())
+    for _ in range(3):
+        qapp.processEvents()
+    model, table = panel.table.model(), panel.table
+    share = COLUMNS.index("% of peak")
+    cells = [model.index(r, share).data() for r in range(model.rowCount())]
+    assert cells == ["17.8%", "44.2%", "63.1%", "81.3%", "84.8%"]
+    caption = panel.peak_caption
+    assert caption.isVisible() and caption.text().count("355 GFLOP/s") == 1
+    assert "theoretical peak 355 GFLOP/s (measured clock 2.78 GHz" in caption.text()
+    assert "estimated" not in caption.text()
+    assert model.headerData(share, Qt.Orientation.Horizontal) == "% of peak"
+    header, fm = table.horizontalHeader(), table.fontMetrics()
+    for column in range(len(COLUMNS) - 1):  # the last (note) stretches over what is left
+        texts = [model.index(r, column).data() or "" for r in range(model.rowCount())]
+        need = max(fm.horizontalAdvance(t) for t in texts)
+        assert header.sectionSize(column) >= need, (COLUMNS[column], header.sectionSize(column), need)
+        right = header.sectionViewportPosition(column) + header.sectionSize(column)
+        assert right <= table.viewport().width(), (COLUMNS[column], right, table.viewport().width())

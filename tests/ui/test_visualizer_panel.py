@@ -390,3 +390,22 @@ def test_a_2d_real_run_is_drawn_as_the_image_it_wrote(panel, qtbot):
     top_left, next_tile = image.pixelColor(0, 0), image.pixelColor(16, 0)
     assert top_left != next_tile and image.pixelColor(15, 15) == top_left
     assert "60 x 60 problem" in panel.realrun_view.status.text()
+
+
+@pytest.mark.parametrize(
+    "device,grid,share",
+    [("1650", 98, "12.5%"), ("h100-sxm", 265, "0.4%")],  # 2 of 16 slots; 1 of 132 x 2 slots
+)
+def test_the_tail_wave_share_reads_as_in_the_cli(panel, capsys, device, grid, share):
+    """Issue 14.11: the tail showed "(0%)" where the CLI said 0.4%, and "12%" for 12.5%: the window
+    and ``device-explorer launch`` write the share with one rule (explorer/launch/texts.py)."""
+    from explorer.cli import main
+
+    panel.controls.select_device(device)
+    panel.controls.apply_preset(_preset("100000"))
+    panel.controls.grid_spins[0].setValue(grid)
+    while panel.anim.frame().wave < panel.plan.waves - 1:
+        panel.step_wave(1)
+    assert f"block slots busy ({share}), the rest of the GPU idles" in panel.wave_bar.tail_text
+    assert main(["launch", "--device", device, "--grid", str(grid), "--block", "1024"]) == 0
+    assert f"({share} of the GPU's block slots)" in capsys.readouterr().out

@@ -9,9 +9,9 @@ from typing import Any
 
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, Qt
 from PySide6.QtGui import QBrush, QColor
-from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableView, QWidget
+from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QLabel, QTableView, QWidget
 
-from explorer.bench.compare import peak_note, peak_share_text
+from explorer.bench.compare import peak_captions, peak_note, peak_share_cell
 from explorer.bench.fmt import number_text, seconds_text
 from explorer.bench.run_results import RunResults
 from explorer.ui.guard import qt_guard
@@ -26,11 +26,15 @@ COLUMNS = (
     "min",
     "spread",
     "throughput",
-    "vs peak",
+    "% of peak",
     "threads",
     "note",
 )
-_NUMERIC = ("size", "median", "min", "spread", "throughput", "vs peak", "threads")
+_NUMERIC = ("size", "median", "min", "spread", "throughput", "% of peak", "threads")
+#: what the share column is against: each device's peak, said once under the table
+PEAK_HEADER_TIP = (
+    "Each point's throughput as a share of its device's peak; the peaks are named below the table."
+)
 
 
 def _error_colours() -> tuple[QColor, QColor]:
@@ -86,8 +90,12 @@ class ResultsModel(QAbstractTableModel):
 
     @qt_guard
     def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole):
-        if role == Qt.ItemDataRole.DisplayRole and orientation == Qt.Orientation.Horizontal:
+        if orientation != Qt.Orientation.Horizontal:
+            return None
+        if role == Qt.ItemDataRole.DisplayRole:
             return COLUMNS[section]
+        if role == Qt.ItemDataRole.ToolTipRole and COLUMNS[section] == "% of peak":
+            return PEAK_HEADER_TIP
         return None
 
     @qt_guard
@@ -105,7 +113,7 @@ class ResultsModel(QAbstractTableModel):
                 return (
                     f"Disturbed: {p.noise_reason}. Measured {p.remeasured + 1} time(s); the fastest is shown."
                 )
-            if column in ("throughput", "vs peak"):
+            if column in ("throughput", "% of peak"):
                 return peak_note(p) or None
             return None
         if role in (Qt.ItemDataRole.ForegroundRole, Qt.ItemDataRole.BackgroundRole) and (p.error or p.noisy):
@@ -131,8 +139,8 @@ class ResultsModel(QAbstractTableModel):
             return f"± {seconds_text(p.spread_s)}" if p.spread_s is not None else ""
         if column == "throughput":
             return number_text(p.throughput, p.throughput_unit)
-        if column == "vs peak":
-            return peak_share_text(p)
+        if column == "% of peak":
+            return peak_share_cell(p)
         if column == "threads":
             return "" if p.threads is None else str(p.threads)
         if column == "verdict":
@@ -164,3 +172,23 @@ class ResultsTable(QTableView):
         header.setStretchLastSection(False)
         header.setStretchLastSection(True)
         self.scrollToBottom()
+
+
+class PeakCaption(QLabel):
+    """Under the table: the peak each device's "% of peak" is taken against, with its basis, said
+    once rather than on every row. Follows the table's model (a new run, another workload)."""
+
+    def __init__(self, model: ResultsModel, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setWordWrap(True)
+        self.setProperty("role", "caption")
+        self.setTextFormat(Qt.TextFormat.PlainText)
+        self._model = model
+        model.rowsInserted.connect(self.refresh)
+        model.modelReset.connect(self.refresh)
+        self.refresh()
+
+    def refresh(self, *_args: object) -> None:
+        captions = peak_captions(self._model.points)
+        self.setText("% of peak = throughput / " + "; ".join(captions) if captions else "")
+        self.setVisible(bool(captions))
