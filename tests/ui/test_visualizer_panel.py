@@ -409,3 +409,46 @@ def test_the_tail_wave_share_reads_as_in_the_cli(panel, capsys, device, grid, sh
     assert f"block slots busy ({share}), the rest of the GPU idles" in panel.wave_bar.tail_text
     assert main(["launch", "--device", device, "--grid", str(grid), "--block", "1024"]) == 0
     assert f"({share} of the GPU's block slots)" in capsys.readouterr().out
+
+
+def _idle_share_per_row(panel, block_idx: tuple[int, int, int]):
+    """The tile of the block at ``block_idx`` as drawn now: its idle-coloured pixels per row."""
+    from explorer.ui.visualizer import palette
+
+    plan = panel.plan
+    g = plan.config.grid
+    block = block_idx[0] + g.x * (block_idx[1] + g.y * block_idx[2])
+    while not (panel.anim.fill() and block < panel.anim.fill().first_block + panel.anim.fill().dispatched):
+        panel.step_wave(1)
+    idle_runs = panel.anim.idle_blocks()
+    offset = block - idle_runs.first_block
+    run = next(r for r in idle_runs.runs if r.start <= offset < r.stop)
+    lay = panel.grid.layout_now()
+    image = panel.grid._tile(lay, True, (run.busy_lanes, run.busy_masks)).toImage()
+    idle = palette.IDLE_LANE.rgb()
+    rows = [[image.pixel(x, y) == idle for x in range(image.width())] for y in range(image.height())]
+    return lay.lod, rows
+
+
+def _stretches(row: list[bool]) -> int:
+    return sum(1 for i, v in enumerate(row) if v and (i == 0 or not row[i - 1]))
+
+
+@pytest.mark.parametrize("device,lod", [("1650", "warps"), ("h100-sxm", "blocks")])
+def test_3d_idle_lanes_are_drawn_where_they_are_not_as_one_slab(panel, device, lod):
+    """Issue 14.11: at normal zoom a 3D block's idle lanes were one solid block. Block (12, y, z) of
+    the 100^3 volume in 8x8x8 blocks idles lanes 4-7, 12-15, 20-23, 28-31 of every warp (x >= 100):
+    stripes across the tile. Block (x, 12, z) idles every other warp: half idle, top to bottom."""
+    panel.controls.select_device(device)
+    panel.controls.apply_preset(_preset("3D volume"))
+    panel.pause()
+    got_lod, rows = _idle_share_per_row(panel, (12, 3, 0))
+    assert got_lod == lod
+    middle = rows[len(rows) // 2]
+    assert _stretches(middle) >= 3, middle  # stripes, not one slab on the right
+    assert 0.3 <= sum(middle) / len(middle) <= 0.7
+    _, rows = _idle_share_per_row(panel, (3, 12, 0))
+    share = sum(map(sum, rows)) / sum(map(len, rows))
+    assert 0.3 <= share <= 0.7
+    if lod == "blocks":  # rows cover two or three warps: no row all busy, none all idle
+        assert all(any(r) and not all(r) for r in rows), rows

@@ -5,7 +5,8 @@ and a frame must stay under a few milliseconds, so nothing here is an item per b
 What is drawn is only the current wave's resident blocks, each one a cached picture ("tile") of its
 warps: all full blocks look alike, so a frame is one background pixmap plus one ``drawPixmap`` per
 resident block. Level of detail is per tile size: lanes when a lane is at least a few pixels wide,
-warp strips when a warp is at least 2 pixels tall, else a block as one bar with its idle share.
+warp strips when a warp is at least 2 pixels tall, else the block's lanes and warps shrunk to its
+pixels; either way an idle lane is drawn where it sits in its warp.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+import numpy as np
 from PySide6.QtCore import QPoint, QRect, QRectF, QSize, Qt, Signal
 from PySide6.QtGui import (
     QBrush,
@@ -34,6 +36,69 @@ from explorer.ui.visualizer import palette
 from explorer.ui.visualizer.animation import Animation
 
 CELL_GAP = 6
+
+
+BUSY, IDLE, NO_THREAD = 0, 1, 2
+
+
+def lane_states(active: list[int], masks: list[int], lanes: int) -> np.ndarray:
+    """(warps, lanes) array of BUSY, IDLE (a thread the bounds check skips) or NO_THREAD (past a
+    partial warp's last thread), from each warp's thread count and busy-lane bit mask."""
+    lane = np.arange(lanes)
+    out = np.full((len(active), lanes), NO_THREAD, dtype=np.int8)
+    for warp, (a, mask) in enumerate(zip(active, masks, strict=True)):
+        busy = ((mask >> lane) & 1).astype(bool)
+        out[warp, lane < a] = IDLE
+        out[warp, busy & (lane < a)] = BUSY
+    return out
+
+
+def downsample(states: np.ndarray, width: int, height: int | None = None) -> np.ndarray:
+    """``states`` (warps x lanes) shrunk to ``height`` x ``width`` pixels (``None``: one row per
+    warp, kept). A pixel is NO_THREAD where most of it lies past a partial warp's end; among the
+    others the idle share is spread by error diffusion, so each region shows its true share of
+    idle pixels (a 3D block whose every other warp idles reads as half idle throughout, not as
+    a slab, and one whose lanes 4-7, 12-15, ... idle shows stripes, not a solid right half)."""
+    warps, lanes = states.shape
+
+    def overlap(n_px: int, n_cells: int) -> np.ndarray:
+        edges = np.arange(n_cells + 1) * n_px / n_cells
+        lo, hi = np.arange(n_px)[:, None], np.arange(n_px)[:, None] + 1
+        return np.clip(np.minimum(hi, edges[1:]) - np.maximum(lo, edges[:-1]), 0, None)
+
+    wx = overlap(width, lanes)  # (width, lanes)
+    wy = np.eye(warps) if height is None else overlap(height, warps)  # (rows, warps)
+    busy, idle, none = (wy @ (states == s).astype(float) @ wx.T for s in (BUSY, IDLE, NO_THREAD))
+    threads = busy + idle
+    out = np.where(none > threads, NO_THREAD, BUSY).astype(np.int8)
+    share = np.divide(idle, threads, out=np.zeros_like(idle), where=threads > 0)
+    rows, cols = share.shape
+    down = height is not None  # a row per warp keeps its error to itself: it is that warp's share
+    for y in range(rows):  # Floyd-Steinberg over the thread pixels
+        for x in range(cols):
+            if out[y, x] == NO_THREAD:
+                continue
+            chosen = 1.0 if share[y, x] >= 0.5 else 0.0
+            if chosen:
+                out[y, x] = IDLE
+            err = share[y, x] - chosen
+            if x + 1 < cols:
+                share[y, x + 1] += err * (7 / 16 if down else 1.0)
+            if down and y + 1 < rows:
+                if x > 0:
+                    share[y + 1, x - 1] += err * 3 / 16
+                share[y + 1, x] += err * 5 / 16
+                if x + 1 < cols:
+                    share[y + 1, x + 1] += err / 16
+    return out
+
+
+def runs(row: np.ndarray) -> list[tuple[int, int, int]]:
+    """(start, stop, state) of each stretch of equal pixels in a row: one fillRect each."""
+    cuts = [0, *(np.flatnonzero(np.diff(row)) + 1).tolist(), len(row)]
+    return [(a, b, int(row[a])) for a, b in zip(cuts, cuts[1:], strict=False)]
+
+
 Busy = tuple[
     tuple[int, ...], tuple[int, ...]
 ]  # a block with idle lanes: busy lanes and busy-lane masks per warp
@@ -370,34 +435,38 @@ class SmGrid(QWidget):
         lanes, warps = lay.lanes, lay.warps
         lod = lay.lod
         no_thread = palette.canvas().no_thread
-        if lod == "blocks":
-            total = sum(self._warp_active)
-            busy_total = total if busy is None else sum(busy[0])
-            bw = int(round(w * busy_total / total)) if total else w
-            p.fillRect(0, 0, bw, h, base)
-            p.fillRect(bw, 0, w - bw, h, palette.IDLE_LANE)
-        else:
+        if lod == "lanes":
             gap = 1 if h / warps >= 3 else 0
             for warp in range(warps):
                 y0 = int(warp * h / warps)
                 y1 = int((warp + 1) * h / warps) - gap
                 active = self._warp_active[warp]
-                n_busy = active if busy is None else busy[0][warp]
                 mask = (1 << active) - 1 if busy is None else busy[1][warp]
-                if lod == "lanes":
-                    for lane in range(lanes):
-                        x0 = int(lane * w / lanes)
-                        x1 = int((lane + 1) * w / lanes) - 1
-                        colour = (
-                            base if (mask >> lane) & 1 else palette.IDLE_LANE if lane < active else no_thread
-                        )
-                        p.fillRect(x0, y0, x1 - x0, y1 - y0, colour)
-                else:
-                    xb = int(n_busy * w / lanes)
-                    xa = int(active * w / lanes)
-                    p.fillRect(0, y0, xb, y1 - y0, base)
-                    p.fillRect(xb, y0, xa - xb, y1 - y0, palette.IDLE_LANE)
-                    p.fillRect(xa, y0, w - xa, y1 - y0, no_thread)
+                for lane in range(lanes):
+                    x0 = int(lane * w / lanes)
+                    x1 = int((lane + 1) * w / lanes) - 1
+                    colour = base if (mask >> lane) & 1 else palette.IDLE_LANE if lane < active else no_thread
+                    p.fillRect(x0, y0, x1 - x0, y1 - y0, colour)
+        else:
+            # too small for a cell per lane: each pixel takes the state most of its lanes (and, for
+            # a whole block, its warps) are in, so idle lanes stay where they are in the warp (a 3D
+            # block's x-edge idles lanes 4-7, 12-15, ... of every warp: stripes, not one slab)
+            masks = [(1 << a) - 1 for a in self._warp_active] if busy is None else list(busy[1])
+            states = lane_states(self._warp_active, masks, lanes)
+            colours = (base, palette.IDLE_LANE, no_thread)
+            if lod == "warps":
+                gap = 1 if h / warps >= 3 else 0
+                rows = downsample(states, w)
+                for warp in range(warps):
+                    y0 = int(warp * h / warps)
+                    y1 = int((warp + 1) * h / warps) - gap
+                    for x0, x1, state in runs(rows[warp]):
+                        p.fillRect(x0, y0, x1 - x0, y1 - y0, colours[state])
+            else:
+                picture = downsample(states, w, h)
+                for y in range(h):
+                    for x0, x1, state in runs(picture[y]):
+                        p.fillRect(x0, y, x1 - x0, 1, colours[state])
         p.end()
         self._tiles[key] = tile
         return tile
