@@ -140,6 +140,8 @@ def peak_label(s: Series) -> str:
     short = s.peak_basis.split(" (", 1)[0] if s.peak_kind != "measured" else ""
     basis = f", {short}" if short else ""
     word = "measured bandwidth" if s.peak_kind == "measured" and s.unit == "GB/s" else "peak"
+    if s.peak_kind == "theoretical" and not s.peak_is_estimate:  # on a measured clock: as the table says
+        word = "theoretical peak"
     return f"{_device_name(s.device)} {word}{basis}: {number_text(s.peak, s.unit)}"
 
 
@@ -217,22 +219,22 @@ def peak_share(p: BenchPoint) -> float | None:
 
 def peak_share_cell(p: BenchPoint) -> str:
     """The table's "% of peak" cell: the share alone ("81.3%", one rule with the CLI and the launch
-    texts), and why where it is above 100% ("104%: fits in cache"); the peak itself is said once,
-    in the table's caption (``peak_captions``)."""
+    texts); the peak is said once, in the table's caption (``peak_captions``), and why a share is
+    above 100% in the row's note (``above_peak_reason``)."""
     share = peak_share(p)
-    if share is None:
-        return ""
-    return percent(share) + _above_peak_words(p, share)
+    return "" if share is None else percent(share)
 
 
-def _above_peak_words(p: BenchPoint, share: float) -> str:
-    if share <= 1:
+def above_peak_reason(p: BenchPoint) -> str:
+    """In a few words, why a point is above the line it is measured against ("" when it is not)."""
+    share = peak_share(p)
+    if share is None or share <= 1:
         return ""
     if p.peak_kind == "measured" and p.throughput_unit == "GB/s":
         moved = p.gbps * 1e9 * p.median_s if p.gbps and p.median_s else None
-        return ": fits in cache" if _fits_in_cache(moved) else ": faster than the measured triad"
+        return "fits in cache" if _fits_in_cache(moved) else "faster than the measured triad"
     if p.peak_kind == "theoretical" and not p.peak_is_estimate and p.device == "cpu":
-        return ": cores ran above the measured clock"
+        return "cores ran above the measured clock"
     return ""
 
 
@@ -244,8 +246,9 @@ def peak_share_text(p: BenchPoint) -> str:
     if share is None:
         return ""
     word = peak_word(p.peak_kind, p.throughput_unit, p.peak_is_estimate)
-    return f"{percent(share)} of {word} {number_text(p.peak, p.throughput_unit)}" + _above_peak_words(
-        p, share
+    reason = above_peak_reason(p)
+    return f"{percent(share)} of {word} {number_text(p.peak, p.throughput_unit)}" + (
+        f": {reason}" if reason else ""
     )
 
 

@@ -51,9 +51,11 @@ log = logging.getLogger(__name__)
 SCREENSHOT_SIZES = (64, 128, 256, 512, 1024, 2048)
 #: the screenshot is taken once this share of the run's points has arrived, the rest still to come
 SCREENSHOT_SHARE = 2 / 3
-#: the settings column's width, and the least the plot keeps beside it, at 100% text (both grow with it)
+#: the settings column's width, and the least the plot keeps beside it, at 100% text (both grow with
+#: it): the results table's eleven columns need about 760 px to show in full, so at 1024x768 the
+#: settings fold to their handle rather than cut the table off
 LEFT_WIDTH = 360
-PLOT_MIN = 560
+PLOT_MIN = 760
 #: how long the screenshot waits for that share before showing the run as far as it got
 SCREENSHOT_WAIT_S = 240.0
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from explorer.bench.compare import (
+    above_peak_reason,
     build_series,
     peak_captions,
     peak_label,
@@ -169,8 +170,14 @@ def test_a_peak_on_the_measured_clock_is_theoretical_and_said_once_per_device():
         peak_is_estimate=True,
         peak_kind="theoretical",
     )
-    assert [peak_share_cell(p) for p in cpu] == ["17.8%", "81.3%", "102%: cores ran above the measured clock"]
+    assert [peak_share_cell(p) for p in cpu] == ["17.8%", "81.3%", "102%"]
+    assert [above_peak_reason(p) for p in cpu] == ["", "", "cores ran above the measured clock"]
     assert peak_share_text(cpu[1]) == "81.3% of theoretical peak 355 GFLOP/s"
+    [series] = build_series(cpu)
+    assert (
+        peak_label(series)
+        == "CPU theoretical peak, measured clock 2.78 GHz x 2 cores x 64 FLOP/cycle: 355 GFLOP/s"
+    )
     assert "estimated" not in format_point(cpu[1]) and "81.3% of theoretical peak" in format_point(cpu[1])
     assert "ran faster during it than when the clock was measured" in peak_note(cpu[2])
     assert peak_captions([*cpu, gpu]) == [

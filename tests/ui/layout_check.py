@@ -4,6 +4,12 @@ Walks every visible label, button, line edit (spin boxes included: they hold one
 tab of a widget tree and asks Qt how much room its text needs against the room it got, and checks
 that the widgets a layout places neither overlap their siblings nor stick out of their parent.
 A label a page elides on purpose carries the ``elideAllowed`` property and is not reported.
+
+A widget inside a scroll area may be as wide as its texts need and still be cut off by the
+area's viewport (the Benchmarks settings column was, on its right edge): every scroll area whose
+content is wider than its viewport, or is scrolled sideways, is reported too. Vertical scrolling
+is allowed (a tall column scrolls); an area meant to scroll sideways (a wide table) carries the
+``scrollAllowed`` property.
 """
 
 from __future__ import annotations
@@ -13,6 +19,7 @@ from dataclasses import dataclass
 from PySide6.QtCore import QRect
 from PySide6.QtWidgets import (
     QAbstractButton,
+    QAbstractScrollArea,
     QCheckBox,
     QComboBox,
     QLabel,
@@ -20,6 +27,7 @@ from PySide6.QtWidgets import (
     QLineEdit,
     QPushButton,
     QRadioButton,
+    QScrollArea,
     QStyle,
     QStyleOptionButton,
     QStyleOptionComboBox,
@@ -29,6 +37,7 @@ from PySide6.QtWidgets import (
 )
 
 ELIDE_ALLOWED = "elideAllowed"
+SCROLL_ALLOWED = "scrollAllowed"
 #: a pixel of rounding either way is not clipping
 SLACK = 1
 
@@ -147,6 +156,22 @@ def _tab_problems(bar: QTabBar) -> list[tuple[str, str]]:
     return found
 
 
+def _scroll_problem(area: QAbstractScrollArea) -> str | None:
+    """Content cut off sideways by the area's viewport: wider than it, or scrolled."""
+    if area.property(SCROLL_ALLOWED):
+        return None
+    bar = area.horizontalScrollBar()
+    if bar.value() > 0:
+        return f"its content is scrolled {bar.value()} px sideways"  # (or items, in an item view)
+    view = area.viewport().width()
+    content = area.widget() if isinstance(area, QScrollArea) else None
+    if content is not None and content.isVisibleTo(area) and content.width() > view + SLACK:
+        return f"its content is {content.width()} px wide, the viewport shows {view}"
+    if bar.maximum() > 0:  # pixels, or whole columns where an item view scrolls per item
+        return f"its content is wider than the viewport ({view} px): it scrolls sideways by {bar.maximum()}"
+    return None
+
+
 def _managed(layout: QLayout) -> list[QWidget]:
     """The widgets a layout places, through its nested layouts."""
     out = []
@@ -201,6 +226,8 @@ def clipped(window: QWidget) -> list[Problem]:
             why, text = _combo_problem(w), w.currentText()
         elif isinstance(w, QTabBar):
             found.extend(Problem(_name(w), t, reason) for t, reason in _tab_problems(w))
+        elif isinstance(w, QAbstractScrollArea):
+            why = _scroll_problem(w)
         if why:
             found.append(Problem(_name(w), text, why))
     return found

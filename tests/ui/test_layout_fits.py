@@ -12,7 +12,7 @@ from explorer.ui.context import AppContext
 from explorer.ui.main_window import PAGE_KEYS, MainWindow
 from tests.ui.layout_check import clipped
 
-SIZES = [((1024, 768), 100), ((1280, 720), 150)]
+SIZES = [((1024, 768), 100), ((1280, 800), 100), ((1280, 720), 150)]
 #: pages that do not fit yet (issue 14): strict, so a fixed one must come off this list
 NOT_YET = {}
 
@@ -77,3 +77,35 @@ def test_every_page_fits_with_nothing_clipped(window, qapp, key, size, scale, re
     if (window.width(), window.height()) != size:
         problems.insert(0, f"the window is {window.width()}x{window.height()}, not the size asked for")
     assert not problems, "\n".join(problems)
+
+
+def test_the_check_sees_content_cut_off_by_a_scroll_area(qtbot, qapp):
+    """The Benchmarks settings column was cut on its right edge inside its scroll area while every
+    widget in it had room for its text: the check must see what the viewport hides."""
+    from PySide6.QtCore import Qt
+    from PySide6.QtWidgets import QLineEdit, QScrollArea, QVBoxLayout, QWidget
+
+    area = QScrollArea()
+    area.setWidgetResizable(True)
+    area.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+    content = QWidget()
+    field = QLineEdit("64, 128, 256")
+    field.setMinimumWidth(400)
+    QVBoxLayout(content).addWidget(field)
+    area.setWidget(content)
+    qtbot.addWidget(area)
+    area.resize(250, 200)
+    area.show()
+    qapp.processEvents()
+    assert any("viewport shows" in p.why for p in clipped(area)), clipped(area)
+    field.setMinimumWidth(0)
+    area.resize(500, 200)
+    qapp.processEvents()
+    assert not clipped(area)
+    area.setWidgetResizable(False)  # content of its own size, scrolled sideways
+    content.resize(800, 150)
+    area.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAsNeeded)
+    for _ in range(3):
+        qapp.processEvents()
+    area.horizontalScrollBar().setValue(50)
+    assert any("scrolled 50 px" in p.why for p in clipped(area)), clipped(area)

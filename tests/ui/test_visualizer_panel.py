@@ -452,3 +452,14 @@ def test_3d_idle_lanes_are_drawn_where_they_are_not_as_one_slab(panel, device, l
     assert 0.3 <= share <= 0.7
     if lod == "blocks":  # rows cover two or three warps: no row all busy, none all idle
         assert all(any(r) and not all(r) for r in rows), rows
+
+
+def test_the_play_button_stays_put_whatever_the_caption(panel, qapp):
+    """Issue 14.11: the Play button moved when the preset's lesson caption wrapped to more lines."""
+    where = set()
+    for preset in PRESETS:
+        panel.controls.apply_preset(preset)
+        for _ in range(3):
+            qapp.processEvents()
+        where.add(panel.play_button.mapTo(panel, panel.play_button.rect().topLeft()).toTuple())
+    assert len(where) == 1, where

@@ -31,7 +31,7 @@ from explorer.errors import UserError
 
 #: how the roofline's ceilings are had before a run: (label, key)
 ROOF_CHOICES = (
-    ("measure once per machine", "once"),
+    ("measure once", "once"),  # per machine: the tooltip says so
     ("measure again now", "again"),
     ("do not measure", "skip"),
 )
@@ -113,7 +113,7 @@ class BenchControls(QWidget):
             self.ceilings_combo.addItem(label, key)
         self.ceilings_combo.setToolTip(
             "The roofline's measured ceilings (best matmul, memory bandwidth) and the CPU's clock are "
-            "measured in the worker before the first point, then kept for this machine"
+            "measured in the worker before the first point, once per machine, then kept"
         )
         form.addRow("Ceilings", self.ceilings_combo)
         layout.addWidget(how)

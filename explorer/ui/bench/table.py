@@ -11,7 +11,7 @@ from PySide6.QtCore import QAbstractTableModel, QModelIndex, Qt
 from PySide6.QtGui import QBrush, QColor
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QLabel, QTableView, QWidget
 
-from explorer.bench.compare import peak_captions, peak_note, peak_share_cell
+from explorer.bench.compare import above_peak_reason, peak_captions, peak_note, peak_share_cell
 from explorer.bench.fmt import number_text, seconds_text
 from explorer.bench.run_results import RunResults
 from explorer.ui.guard import qt_guard
@@ -145,8 +145,10 @@ class ResultsModel(QAbstractTableModel):
             return "" if p.threads is None else str(p.threads)
         if column == "verdict":
             return "error" if p.error else ("noisy" if p.noisy else "ok")
-        if column == "note":  # why a row is red or tinted, in one line whatever the library said
-            return " ".join((p.error or p.noise_reason or "").split())
+        if column == "note":  # why a row is red or tinted, or above its peak, in one line
+            above = above_peak_reason(p)
+            words = [p.error or p.noise_reason or "", f"above the peak: {above}" if above else ""]
+            return " ".join("; ".join(w for w in words if w).split())
         return ""
 
 
