@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from explorer.bench import ceilings
 from explorer.bench.ceilings import Ceiling, MeasuredRoof
 from explorer.bench.roofline import Roof, place
+from explorer.devices.deadline import DEADLINES_S, call_with_deadline
 from explorer.devices.isa import cpu_fp32_peak_gflops, flops_per_cycle
 
 if TYPE_CHECKING:
@@ -74,27 +75,39 @@ def memory_bandwidth_gbps(device: str) -> float | None:
     return chosen.value if chosen else None
 
 
-def pcie_link(device: str) -> tuple[int | None, int | None]:
+def pcie_link(
+    device: str, nvml: Any = None, deadline_s: float = DEADLINES_S["nvml"]
+) -> tuple[int | None, int | None]:
     """(generation, lanes) of the GPU's link *now*: read after a copy, the link is out of its idle
-    power state (GPUs drop to gen1 when idle, and a reading taken then would halve the peak)."""
+    power state (GPUs drop to gen1 when idle, and a reading taken then would halve the peak).
+    NVML is asked under the probes' deadline (a hung driver costs ``deadline_s``, not the run);
+    without an answer the record's reading from discovery stands. ``nvml``: pynvml, or a stand-in."""
     rec = device_record(device)
     gen = getattr(rec, "pcie_generation", None)
     width = getattr(rec, "pcie_width", None)
     bus_id = getattr(rec, "pci_bus_id", None)
     if bus_id:
         try:
-            import pynvml
+            module = nvml
+            if module is None:
+                import pynvml
 
-            pynvml.nvmlInit()
-            try:
-                handle = pynvml.nvmlDeviceGetHandleByPciBusId(bus_id)
-                gen = pynvml.nvmlDeviceGetCurrPcieLinkGeneration(handle)
-                width = pynvml.nvmlDeviceGetCurrPcieLinkWidth(handle)
-            finally:
-                pynvml.nvmlShutdown()
+                module = pynvml
+            gen, width = call_with_deadline(
+                "nvml", lambda: _link_now(module, bus_id), deadline_s, key=("pcie link", id(module))
+            )
         except Exception:
-            pass
+            pass  # no NVML, no answer in time (ProbeTimedOut), a driver error: the record's reading
     return gen, width
+
+
+def _link_now(nvml: Any, bus_id: str) -> tuple[int, int]:
+    nvml.nvmlInit()
+    try:
+        handle = nvml.nvmlDeviceGetHandleByPciBusId(bus_id)
+        return nvml.nvmlDeviceGetCurrPcieLinkGeneration(handle), nvml.nvmlDeviceGetCurrPcieLinkWidth(handle)
+    finally:
+        nvml.nvmlShutdown()
 
 
 @dataclass(frozen=True)

@@ -74,6 +74,52 @@ def test_pcie_peak_unknown_is_none(gen, width):
     assert pcie_peak_gbps(gen, width) is None
 
 
+class _LinkNvml:
+    """An NVML stand-in for the link reading: answers, or hangs in nvmlInit like a GPU off the bus."""
+
+    def __init__(self, hang: bool) -> None:
+        import threading
+
+        self.release = threading.Event()
+        self.hang = hang
+
+    def nvmlInit(self) -> None:  # noqa: N802 (NVML's names)
+        if self.hang:
+            self.release.wait(30)
+
+    def nvmlShutdown(self) -> None:  # noqa: N802
+        pass
+
+    def nvmlDeviceGetHandleByPciBusId(self, bus_id):  # noqa: N802
+        return bus_id
+
+    def nvmlDeviceGetCurrPcieLinkGeneration(self, handle):  # noqa: N802
+        return 4
+
+    def nvmlDeviceGetCurrPcieLinkWidth(self, handle):  # noqa: N802
+        return 16
+
+
+def test_the_pcie_link_is_read_now_and_a_hung_nvml_costs_only_the_deadline(monkeypatch):
+    """The copies workload reads the link after a copy; a hung nvmlInit in the worker must not hold
+    the run (it had no deadline): past the probes' deadline the discovery's reading stands."""
+    import time
+    from types import SimpleNamespace
+
+    from explorer.bench import peaks
+
+    rec = SimpleNamespace(pcie_generation=1, pcie_width=16, pci_bus_id="00000000:01:00.0")
+    monkeypatch.setattr(peaks, "device_record", lambda device: rec)
+    assert peaks.pcie_link("cuda:0", _LinkNvml(hang=False)) == (4, 16)
+    hung = _LinkNvml(hang=True)
+    t0 = time.monotonic()
+    try:
+        assert peaks.pcie_link("cuda:0", hung, deadline_s=0.3) == (1, 16)
+        assert time.monotonic() - t0 < 3
+    finally:
+        hung.release.set()
+
+
 def test_cnn_flop_count_matches_the_model_that_runs():
     from explorer.bench.wl_cnn import build_cnn
 

@@ -463,3 +463,24 @@ def test_the_play_button_stays_put_whatever_the_caption(panel, qapp):
             qapp.processEvents()
         where.add(panel.play_button.mapTo(panel, panel.play_button.rect().topLeft()).toTuple())
     assert len(where) == 1, where
+
+
+def test_device_names_are_matched_as_the_cli_matches_them(qtbot):
+    """The visualizer did its own substring matching: "gtx-1650" found nothing, "1650" took the
+    catalog sheet over the GPU in the machine. It follows explorer/devices/names.py now."""
+    from explorer.devices.model import CudaGpu
+
+    gpu = CudaGpu(
+        name="NVIDIA GeForce GTX 1650", key="cuda:0", index=0, compute_capability=(7, 5), sm_count=14
+    )
+    ctx = AppContext(Discovery(devices=[*load_catalog(), gpu], reports=[]))
+    p = VisualizerPanel(ctx)
+    qtbot.addWidget(p)
+    c = p.controls
+    assert c.select_device("h100") and c.device().key == "catalog:h100-sxm5"
+    assert c.select_device("1650") and c.device().key == "cuda:0"  # the one here, not the sheet
+    assert c.select_device("gtx-1650-laptop") and c.device().key == "catalog:gtx-1650-laptop"
+    assert c.select_device("GTX-1650") and c.device().key == "cuda:0"
+    assert not c.select_device("rtx") and c.device().key == "cuda:0"  # several: nothing changes
+    assert not c.select_device("no such gpu")
+    p.shutdown()

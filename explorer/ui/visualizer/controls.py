@@ -19,6 +19,7 @@ from PySide6.QtWidgets import (
 )
 
 from explorer.devices.model import Device
+from explorer.devices.names import best_match
 from explorer.launch.config import LaunchConfig
 from explorer.ui.guard import qt_guard
 from explorer.ui.visualizer.presets import PRESETS, Preset
@@ -235,13 +236,14 @@ class LaunchControls(QWidget):
         return self._devices[i] if 0 <= i < len(self._devices) else None
 
     def select_device(self, query: str) -> bool:
-        """Pick the first device whose key or name contains ``query`` (case-insensitive)."""
-        q = query.lower()
-        for i, d in enumerate(self._devices):
-            if q in d.key.lower() or q in d.name.lower():
-                self.device_combo.setCurrentIndex(i)
-                return True
-        return False
+        """Pick the device ``query`` means by the CLI's rules (``explorer.devices.names``: case,
+        spaces and dashes ignored, a GPU here before a catalog sheet of that name); False, and the
+        choice unchanged, when it means none or several."""
+        found = best_match(query, self._devices)
+        if len(found) != 1:
+            return False
+        self.device_combo.setCurrentIndex(self._devices.index(found[0]))
+        return True
 
     def select_device_key(self, key: str) -> bool:
         """Pick the device with exactly this key (a remembered choice); False when it is not here."""
