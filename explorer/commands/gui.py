@@ -140,9 +140,11 @@ def run_event_loop(app) -> int:  # noqa: ANN001 - a QApplication; Qt is imported
 
     code = exec_with_signals(app)
     # Work still in Qt's thread pool (a real run's worker) would otherwise report into deleted
-    # objects during interpreter shutdown. Device discovery is not in the pool: it runs in a
-    # daemon thread that is never waited for, so a probe stuck in a hung driver cannot hold this.
-    QThreadPool.globalInstance().waitForDone(15_000)
+    # objects during interpreter shutdown. Closing the window has stopped it already (every page's
+    # shutdown), so this wait is milliseconds; the bound is for a child the OS is slow to end.
+    # Device discovery is not in the pool: it runs in a daemon thread that is never waited for,
+    # so a probe stuck in a hung driver cannot hold this.
+    QThreadPool.globalInstance().waitForDone(3_000)
     return code
 
 

@@ -2,7 +2,9 @@
 
 Used by tests/ui/test_close_and_signals.py as a child process:
 ``python close_driver.py WORK FOLDER`` where WORK is ``bench`` (a benchmark run whose second point
-hangs), ``realrun`` (the launch visualizer's real run under the simulator) or ``discovery`` (the
+hangs), ``realrun`` (the launch visualizer's real run under the simulator; ``realrun-early`` closes the
+window in the same turn of the event loop that started it, writing FOLDER/closing with the
+time.monotonic() of the close) or ``discovery`` (the
 device discovery the window starts when it is shown). The driver writes FOLDER/ready once the work
 is under way, and closes the window as a user would (``window.close()``) when FOLDER/close appears;
 the test may instead send it a signal. It prints nothing itself: whatever the process prints is the
@@ -12,6 +14,7 @@ app's.
 from __future__ import annotations
 
 import sys
+import time
 from pathlib import Path
 
 from PySide6.QtCore import QTimer
@@ -22,7 +25,9 @@ from explorer.commands.gui import open_main_window, run_event_loop
 
 def main() -> int:
     work, folder = sys.argv[1], Path(sys.argv[2])
-    app, window = open_main_window("visualizer" if work == "realrun" else "benchmarks", remember=True)
+    app, window = open_main_window(
+        "visualizer" if work.startswith("realrun") else "benchmarks", remember=True
+    )
 
     def ready(*_args: object) -> None:
         # Benchmarks and real runs are marked ready once discovery is done too, so what the test
@@ -41,7 +46,7 @@ def main() -> int:
             panel._stream.point.connect(ready)  # the first point is in: the worker now hangs on size 2
 
         QTimer.singleShot(0, start)
-    elif work == "realrun":
+    elif work in ("realrun", "realrun-early"):
         view = window.panels["visualizer"].realrun_view
         view.set_backend(True, None)
 
@@ -52,7 +57,11 @@ def main() -> int:
             # 8,192 threads: under numba's simulator, so the child imports numba and then runs each
             # thread as a Python thread: seconds in which the test closes the window.
             view.start((32, 1, 1), (256, 1, 1), None, 256)
-            ready()
+            if work == "realrun-early":  # closed before the run's child even exists
+                (folder / "closing").write_text(repr(time.monotonic()))
+                window.close()
+            else:
+                ready()
 
         QTimer.singleShot(0, run_for_real)
     else:  # discovery starts once the window has painted; mark ready when it is under way

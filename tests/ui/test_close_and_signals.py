@@ -118,6 +118,29 @@ def test_closing_the_window_during_background_work_prints_nothing_and_leaves_no_
         assert gone(pid), f"child {pid} outlived the window"
 
 
+def test_closing_as_a_real_run_starts_is_prompt_and_its_child_never_runs_on(window):
+    """Closing waited for the run (seconds under the simulator) when its child had not been started
+    yet, then up to 15 s more for Qt's thread pool: the run is cancelled before it starts now, and
+    the window is gone within a few seconds of the close."""
+    w = window("realrun-early")
+    code, out = w.finish(timeout_s=120)
+    closed_s = time.monotonic() - float((w.folder / "closing").read_text())
+    assert code == 0 and out == ""
+    assert closed_s < 4, f"the window took {closed_s:.1f} s to go after its close"
+    assert not _in_group(w.proc.pid), "a process of the window outlived it"
+
+
+def _in_group(pgid: int) -> list[int]:
+    found = []
+    for p in psutil.process_iter():
+        try:
+            if os.getpgid(p.pid) == pgid and p.status() != psutil.STATUS_ZOMBIE:
+                found.append(p.pid)
+        except (OSError, psutil.Error):
+            pass
+    return found
+
+
 @pytest.mark.parametrize(
     "signum,to_group", [(signal.SIGTERM, False), (signal.SIGHUP, False), (signal.SIGINT, True)]
 )

@@ -21,6 +21,10 @@ from explorer.ui.guard import qt_guard
 from explorer.ui.theme import current_theme, px
 from explorer.ui.visualizer import palette
 
+#: the longest a closing window waits for a stopped run's worker thread (it needs milliseconds once
+#: the child is killed; the bound only matters should the OS be slow to end the child)
+STOP_WAIT_MS = 3000
+
 
 class ElementStrip(QWidget):
     """Elements 0..n-1 left to right, coloured by the block that wrote them; untouched ones in black.
@@ -330,11 +334,15 @@ class RealRunView(QWidget):
         self.strip.update()
 
     def shutdown(self) -> None:
-        """Kill a running child (its whole process group) and wait (briefly) for the worker thread."""
+        """The window is closing: stop the run now, before its child starts if it has not yet (the
+        worker's ``keep`` sees the flag), kill the child's process group if it has, and wait for
+        the worker thread, which then only has to read the child's end: well under ``STOP_WAIT_MS``."""
+        if self._worker is None:
+            return
+        self._cancelled = "the window was closed"
         agent = self._proc
         if agent is not None:
             agent.cancel()
-        if self._worker is not None:
-            from PySide6.QtCore import QThreadPool
+        from PySide6.QtCore import QThreadPool
 
-            QThreadPool.globalInstance().waitForDone(5000)
+        QThreadPool.globalInstance().waitForDone(STOP_WAIT_MS)
