@@ -175,6 +175,7 @@ class ScreenshotRequest:
     size: tuple[int, int]
     scale: int = 100  # text size in percent
     lesson: LessonChoice | None = None  # a lesson step to show instead of the panel's screenshot state
+    view: str = ""  # another view of the page (the page says which it has)
 
 
 def parse_screenshot(args: Namespace) -> ScreenshotRequest:
@@ -182,7 +183,12 @@ def parse_screenshot(args: Namespace) -> ScreenshotRequest:
     out = check_output_path(args.out)
     lesson = parse_lesson_choice(getattr(args, "lesson", None), getattr(args, "step", None))
     return ScreenshotRequest(
-        args.panel, out, parse_size(args.size), parse_scale(getattr(args, "scale", 100)), lesson
+        args.panel,
+        out,
+        parse_size(args.size),
+        parse_scale(getattr(args, "scale", 100)),
+        lesson,
+        str(getattr(args, "view", "") or ""),
     )
 
 
@@ -204,7 +210,7 @@ def parse_gui(args: Namespace) -> GuiRequest:
 def run_screenshot(args: Namespace) -> int:
     req = parse_screenshot(args)
     out = req.out
-    image = render_window(req.panel, req.size, req.scale, req.lesson)
+    image = render_window(req.panel, req.size, req.scale, req.lesson, req.view)
     if req.lesson is not None:
         step = req.lesson.lesson.steps[req.lesson.step]
         if step.problem:
@@ -225,7 +231,11 @@ def run_screenshot(args: Namespace) -> int:
 
 
 def render_window(
-    panel: str | None, size: tuple[int, int], scale: int = 100, lesson: LessonChoice | None = None
+    panel: str | None,
+    size: tuple[int, int],
+    scale: int = 100,
+    lesson: LessonChoice | None = None,
+    view: str = "",
 ):
     """The main window showing ``panel`` at ``scale`` percent text, rendered offscreen into a
     QImage (screenshot, self-test). The window is ``size`` exactly wherever its pages fit it.
@@ -247,10 +257,16 @@ def render_window(
     window.resize(width, height)
     window.show()
     app.processEvents()
-    if lesson is not None:
-        window.lessons.open(lesson.lesson, lesson.step)
-    else:
-        window.prepare_screenshot()
+    try:
+        if lesson is not None:
+            window.lessons.open(lesson.lesson, lesson.step)
+        else:
+            window.prepare_screenshot()
+            if view:
+                window.current_panel().show_screenshot_view(view)
+    except BaseException:
+        window.close()  # a run prepare_screenshot started ends with the window
+        raise
     for _ in range(5):  # layouts settle over a few passes (word-wrapped labels, plots)
         app.processEvents()
     image = window.grab().toImage()

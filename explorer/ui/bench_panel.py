@@ -304,6 +304,14 @@ class BenchPanel(Panel):
             roof.resize(self.plot.main.size().width(), max(self.plot.main.size().height(), 360))
         return export_png([*self.plot.exported_plots(), roof.plot], path)
 
+    SCREENSHOT_VIEWS = ("roofline",)
+
+    def show_screenshot_view(self, view: str) -> None:
+        """The roofline tab, showing the run ``prepare_screenshot`` left under way."""
+        if view not in self.SCREENSHOT_VIEWS:
+            super().show_screenshot_view(view)
+        self.plot_tabs.setCurrentWidget(self.roofline)
+
     def prepare_screenshot(
         self,
         sizes: tuple[int, ...] = SCREENSHOT_SIZES,

@@ -87,6 +87,17 @@ class Panel(QWidget):
     def prepare_screenshot(self) -> None:
         """Put the page in the state ``device-explorer screenshot`` should show."""
 
+    #: other views of the page ``device-explorer screenshot --view NAME`` can show (after
+    #: ``prepare_screenshot``), e.g. the Benchmarks page's roofline tab
+    SCREENSHOT_VIEWS: tuple[str, ...] = ()
+
+    def show_screenshot_view(self, view: str) -> None:
+        """Show ``view`` (one of ``SCREENSHOT_VIEWS``) for the screenshot."""
+        from explorer.errors import UserError
+
+        known = ", ".join(self.SCREENSHOT_VIEWS) or "none"
+        raise UserError(f"this page has no view {view!r}; its views: {known}")
+
     def shutdown(self) -> None:
         """The window is closing: stop timers, runs and child processes. Must not raise."""
 

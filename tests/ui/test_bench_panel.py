@@ -12,6 +12,7 @@ import json
 import pytest
 
 from explorer.devices.model import CatalogGpu, CpuDevice, CudaGpu, Device, Discovery, ProbeReport
+from explorer.errors import UserError
 from explorer.ui.context import AppContext
 
 RUN_TIMEOUT_MS = 90_000  # worker spawn + torch import on a busy 2-core machine
@@ -472,3 +473,19 @@ def test_the_share_of_peak_column_says_the_peak_once_and_is_not_cut_off(panel, q
         assert header.sectionSize(column) >= need, (COLUMNS[column], header.sectionSize(column), need)
         right = header.sectionViewportPosition(column) + header.sectionSize(column)
         assert right <= table.viewport().width(), (COLUMNS[column], right, table.viewport().width())
+
+
+def test_the_screenshot_can_show_the_roofline_tab_and_names_the_views_a_page_has(panel, capsys, tmp_path):
+    """``screenshot --panel benchmarks --view roofline`` (the README's roofline picture): the tab is
+    shown; a page without that view says so in one line and exits 2."""
+    from explorer.cli import main
+
+    assert panel.plot_tabs.currentWidget() is panel.plot
+    panel.show_screenshot_view("roofline")
+    assert panel.plot_tabs.currentWidget() is panel.roofline
+    with pytest.raises(UserError, match="no view 'bars'; its views: roofline"):
+        panel.show_screenshot_view("bars")
+    code = main(["screenshot", "--panel", "devices", "--view", "roofline", "--out", str(tmp_path / "x.png")])
+    err = capsys.readouterr().err
+    assert code == 2 and "this page has no view 'roofline'; its views: none" in err
+    assert len(err.strip().splitlines()) == 1 and not (tmp_path / "x.png").exists()

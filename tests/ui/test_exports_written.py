@@ -100,7 +100,9 @@ def test_the_device_list_export_keeps_the_old_file_on_a_full_disk(
 def test_the_screenshot_is_written_whole(qapp, tmp_path, capsys, full_disk, monkeypatch):
     from explorer.commands import gui
 
-    monkeypatch.setattr(gui, "render_window", lambda panel, size, scale=100, lesson=None: _solid(size))
+    monkeypatch.setattr(
+        gui, "render_window", lambda panel, size, scale=100, lesson=None, view="": _solid(size)
+    )
     out = tmp_path / "shot.png"
     assert gui.run_screenshot(Namespace(panel="devices", out=str(out), size="800x600")) == 0
     good = out.read_bytes()
