@@ -1,10 +1,16 @@
-"""What the child-process tests ask of the OS: has this process ended (within a moment)?"""
+"""What the child-process tests ask of the OS: has this process ended (within a moment)? what
+is left of a process group? and the waiting and killing every such test does the same way."""
 
 from __future__ import annotations
 
+import os
+import signal
+import subprocess
 import time
+from collections.abc import Callable
 
 import psutil
+import pytest
 
 
 def gone(pid: int, within_s: float = 2.0) -> bool:
@@ -19,3 +25,38 @@ def gone(pid: int, within_s: float = 2.0) -> bool:
             return True
         time.sleep(0.02)
     return False
+
+
+def wait_until(ready: Callable[[], bool], proc: subprocess.Popen, within_s: float, what: str) -> None:
+    """Poll ``ready()`` until it holds; fail the test if ``proc`` exits first or ``within_s`` passes."""
+    deadline = time.monotonic() + within_s
+    while time.monotonic() < deadline:
+        if ready():
+            return
+        if proc.poll() is not None:
+            out = proc.stdout.read() if proc.stdout else ""
+            err = proc.stderr.read() if proc.stderr else ""
+            pytest.fail(f"the process exited ({proc.returncode}) before {what}: {out}{err}")
+        time.sleep(0.05)
+    pytest.fail(f"{what} did not happen within {within_s:g} s")
+
+
+def kill_group(proc: subprocess.Popen) -> None:
+    """SIGKILL the session ``proc`` leads (started with ``start_new_session``) and reap it."""
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except OSError:
+        pass
+    proc.wait()
+
+
+def group_members(pgid: int) -> list[int]:
+    """The live (not zombie) processes of process group ``pgid``."""
+    found = []
+    for p in psutil.process_iter():
+        try:
+            if os.getpgid(p.pid) == pgid and p.status() != psutil.STATUS_ZOMBIE:
+                found.append(p.pid)
+        except (OSError, psutil.Error):
+            pass
+    return found

@@ -20,7 +20,7 @@ from pathlib import Path
 import psutil
 import pytest
 
-from tests.processes import gone
+from tests.processes import gone, kill_group, wait_until
 
 pytestmark = pytest.mark.skipif(os.name != "posix", reason="POSIX signals and process groups")
 
@@ -52,14 +52,8 @@ class BenchCommand:
 
     def wait_for_hang(self) -> int:
         """The worker's pid, once the first point is out and the worker is inside the second."""
-        deadline = time.monotonic() + 90
-        while time.monotonic() < deadline:
-            if any("size=1" in ln or '"size": 1' in ln for ln in self.lines):
-                break
-            assert self.proc.poll() is None, self.proc.stderr.read() if self.proc.stderr else ""
-            time.sleep(0.05)
-        else:
-            pytest.fail(f"the first point never came: {self.lines}")
+        first = lambda: any("size=1" in ln or '"size": 1' in ln for ln in self.lines)  # noqa: E731
+        wait_until(first, self.proc, 90, "the first point came")
         time.sleep(0.5)  # the worker is now inside the size-2 point, which never returns
         children = psutil.Process(self.proc.pid).children(recursive=True)
         assert len(children) == 1, children
@@ -72,11 +66,7 @@ class BenchCommand:
         return code, self.proc.stderr.read()
 
     def kill(self) -> None:
-        try:
-            os.killpg(self.proc.pid, signal.SIGKILL)
-        except OSError:
-            pass
-        self.proc.wait()
+        kill_group(self.proc)
 
 
 @pytest.fixture

@@ -17,7 +17,7 @@ from pathlib import Path
 import psutil
 import pytest
 
-from tests.processes import gone
+from tests.processes import gone, group_members, kill_group, wait_until
 
 DRIVER = Path(__file__).with_name("close_driver.py")
 ROOT = DRIVER.parents[2]
@@ -68,28 +68,23 @@ class Window:
 
     def wait_ready(self, children: int) -> list[int]:
         """Once the work is under way and ``children`` child processes run: their pids."""
-        deadline = time.monotonic() + 120
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                pytest.fail(f"the window exited early ({self.proc.returncode}): {self.proc.stdout.read()}")
-            if (self.folder / "ready").exists():
-                kids = psutil.Process(self.proc.pid).children(recursive=True)
-                if len(kids) >= children:
-                    time.sleep(0.3)  # the work is now well under way
-                    return [k.pid for k in kids]
-            time.sleep(0.05)
-        pytest.fail("the work never got under way")
+
+        def under_way() -> bool:
+            return (self.folder / "ready").exists() and len(self._kids()) >= children
+
+        wait_until(under_way, self.proc, 120, "the work got under way")
+        time.sleep(0.3)  # the work is now well under way
+        return self._kids()
+
+    def _kids(self) -> list[int]:
+        return [k.pid for k in psutil.Process(self.proc.pid).children(recursive=True)]
 
     def finish(self, timeout_s: float = 30.0) -> tuple[int, str]:
         out, _ = self.proc.communicate(timeout=timeout_s)
         return self.proc.returncode, out
 
     def kill(self) -> None:
-        try:
-            os.killpg(self.proc.pid, signal.SIGKILL)
-        except OSError:
-            pass
-        self.proc.wait()
+        kill_group(self.proc)
 
 
 @pytest.fixture
@@ -127,18 +122,7 @@ def test_closing_as_a_real_run_starts_is_prompt_and_its_child_never_runs_on(wind
     closed_s = time.monotonic() - float((w.folder / "closing").read_text())
     assert code == 0 and out == ""
     assert closed_s < 4, f"the window took {closed_s:.1f} s to go after its close"
-    assert not _in_group(w.proc.pid), "a process of the window outlived it"
-
-
-def _in_group(pgid: int) -> list[int]:
-    found = []
-    for p in psutil.process_iter():
-        try:
-            if os.getpgid(p.pid) == pgid and p.status() != psutil.STATUS_ZOMBIE:
-                found.append(p.pid)
-        except (OSError, psutil.Error):
-            pass
-    return found
+    assert not group_members(w.proc.pid), "a process of the window outlived it"
 
 
 @pytest.mark.parametrize(

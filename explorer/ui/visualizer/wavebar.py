@@ -48,14 +48,47 @@ class _Fonts:
         return QFontMetrics(self.small).height()
 
 
-class WaveBar(QWidget):
+class _HeightForWidth(QWidget):
+    """A bar as wide as its column whose height follows its width and the text size: it is fixed
+    to ``height_for(width)`` whenever either changes, so what is drawn below never moves while a
+    frame is painted."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
+
+    def height_for(self, width: int) -> int:
+        raise NotImplementedError
+
+    def _fit_height(self) -> None:
+        self.setFixedHeight(self.height_for(max(self.width(), 1)))
+
+    def apply_text_scale(self) -> None:
+        self._fit_height()
+        self.update()
+
+    @qt_guard
+    def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 - Qt's name
+        super().resizeEvent(event)
+        if event.oldSize().width() != event.size().width():
+            self._fit_height()
+
+    @qt_guard
+    def sizeHint(self) -> QSize:
+        return QSize(800, self.height_for(800))
+
+    @qt_guard
+    def minimumSizeHint(self) -> QSize:
+        return QSize(0, self.height())
+
+
+class WaveBar(_HeightForWidth):
     """Paints the wave label, the queue and the done pile for one animation frame."""
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.frame: Frame | None = None
         self.tail_text = ""
-        self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
         self._fit_height()
 
     def _fonts(self, width: int | None = None) -> _Fonts:
@@ -119,27 +152,6 @@ class WaveBar(QWidget):
             if self._split(width, fonts):
                 lines += fonts.small_h + 4
         return 4 + lines + 2 + self._phase_h(width, fonts) + 4
-
-    def _fit_height(self) -> None:
-        self.setFixedHeight(self.height_for(max(self.width(), 1)))
-
-    def apply_text_scale(self) -> None:
-        self._fit_height()
-        self.update()
-
-    @qt_guard
-    def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 - Qt's name
-        super().resizeEvent(event)
-        if event.oldSize().width() != event.size().width():
-            self._fit_height()
-
-    @qt_guard
-    def sizeHint(self) -> QSize:
-        return QSize(800, self.height_for(800))
-
-    @qt_guard
-    def minimumSizeHint(self) -> QSize:
-        return QSize(0, self.height())
 
     def set_frame(self, frame: Frame | None, tail_text: str = "") -> None:
         self.frame = frame
@@ -225,13 +237,12 @@ class WaveBar(QWidget):
         p.end()
 
 
-class Legend(QWidget):
+class Legend(_HeightForWidth):
     """Colour key, large enough to read from the back of a classroom; wraps onto as many rows as
     its width needs (its height follows)."""
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
         self._fit_height()
 
     def _font(self) -> QFont:
@@ -255,27 +266,8 @@ class Legend(QWidget):
             x += item_w
         return out
 
-    def _fit_height(self) -> None:
-        rows = max(r for _x, r, _c, _w in self._items(max(self.width(), 1))) + 1
-        self.setFixedHeight(rows * self.row_h())
-
-    def apply_text_scale(self) -> None:
-        self._fit_height()
-        self.update()
-
-    @qt_guard
-    def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 - Qt's name
-        super().resizeEvent(event)
-        if event.oldSize().width() != event.size().width():
-            self._fit_height()
-
-    @qt_guard
-    def sizeHint(self) -> QSize:
-        return QSize(800, self.height())
-
-    @qt_guard
-    def minimumSizeHint(self) -> QSize:
-        return QSize(0, self.height())
+    def height_for(self, width: int) -> int:
+        return (max(r for _x, r, _c, _w in self._items(width)) + 1) * self.row_h()
 
     @qt_guard
     def paintEvent(self, event: QPaintEvent) -> None:  # noqa: N802 - Qt's name
