@@ -208,18 +208,21 @@ def probe_cpu(*, psutil_module: Any = None, cpuinfo_info: dict[str, Any] | None 
         device.fp32_peak_basis = (
             "estimate from advertised clock" if clock_advertised else "estimate from maximum clock"
         )
-        device.notes.append(how)
     else:
         device.mark_unavailable("fp32_peak_gflops", "needs the core count and the maximum clock")
-    apply_measured(device)
+    if apply_measured(device):  # the peak on the measured clock replaces the estimate: say its basis
+        device.notes.append(f"theoretical FP32 peak: {device.fp32_peak_basis}")
+    elif estimate:
+        device.notes.append(how)
     return device
 
 
-def apply_measured(device: CpuDevice) -> None:
+def apply_measured(device: CpuDevice) -> bool:
     """Where this machine's clock and ceilings have been measured (a benchmark run or
     ``devices --measure``; cached per machine), the record carries them with their basis: the
     measured clock, the FP32 peak built on it instead of the reported-clock estimate, and the
-    measured memory bandwidth. Nothing is measured here: the cache is read, that is all."""
+    measured memory bandwidth. Nothing is measured here: the cache is read, that is all.
+    True when the FP32 peak is now the one on the measured clock."""
     try:
         from explorer.bench.peaks import record_roof
 
@@ -227,12 +230,12 @@ def apply_measured(device: CpuDevice) -> None:
     except Exception as exc:  # a damaged cache never costs the CPU's row
         device.mark_unavailable("clock_measured_ghz", f"the measured figures could not be read: {exc}")
         device.mark_unavailable("fp32_measured_gflops", f"the measured figures could not be read: {exc}")
-        return
+        return False
     if roof.clock_ghz is None:
         why = "not measured on this machine yet: run a benchmark or 'device-explorer devices --measure'"
         device.mark_unavailable("clock_measured_ghz", why)
         device.mark_unavailable("fp32_measured_gflops", why)
-        return
+        return False
     device.clock_measured_ghz = roof.clock_ghz
     device.clock_measured_basis = f"{roof.clock_method}; {roof.note}"
     peak = next((c for c in roof.ceilings if c.quantity == "compute" and c.kind == "theoretical"), None)
@@ -250,3 +253,4 @@ def apply_measured(device: CpuDevice) -> None:
         device.memory_bandwidth_gbps = bandwidth.value
         device.memory_bandwidth_basis = f"measured, {bandwidth.name}: {bandwidth.basis}"
         device.unavailable.discard("memory_bandwidth_gbps")
+    return peak is not None and not peak.estimate

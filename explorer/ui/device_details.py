@@ -51,9 +51,20 @@ def compute_rows(d: Device) -> list[Row]:
                 "isa_flags",
             ),
             (
-                "FP32 peak (estimate)",
+                "Clock measured",
+                f"{d.clock_measured_ghz:.2f} GHz, all cores busy" if d.clock_measured_ghz else None,
+                "clock_measured_ghz",
+            ),
+            (
+                # on the measured clock it is the theoretical peak; on a reported one an estimate
+                "FP32 peak (theoretical)" if d.clock_measured_ghz else "FP32 peak (estimate)",
                 fmt.gflops(d.fp32_peak_gflops) if d.fp32_peak_gflops else None,
                 "fp32_peak_gflops",
+            ),
+            (
+                "FP32 sgemm (measured)",
+                fmt.gflops(d.fp32_measured_gflops) if d.fp32_measured_gflops else None,
+                "fp32_measured_gflops",
             ),
         ]
     rows: list[Row] = [
@@ -96,6 +107,11 @@ def memory_rows(d: Device) -> list[Row]:
                 "Available now",
                 fmt.binary_bytes(d.memory_available_bytes) if d.memory_available_bytes else None,
                 "memory_available_bytes",
+            ),
+            (
+                "Bandwidth (measured)",
+                fmt.bandwidth(d.memory_bandwidth_gbps) if d.memory_bandwidth_gbps else None,
+                "memory_bandwidth_gbps",
             ),
         ]
     rows: list[Row] = [

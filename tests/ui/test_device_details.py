@@ -10,6 +10,7 @@ from __future__ import annotations
 import types
 
 import pytest
+from PySide6.QtWidgets import QLabel
 
 from explorer.devices.catalog import load_catalog
 from explorer.devices.cpu import probe_cpu
@@ -141,3 +142,52 @@ def test_devices_panel_lists_hidden_gpus_with_live_readings(qtbot, monkeypatch, 
         assert panel.live_view.values.values["temperature_c"].text() != NA  # NVML still reads it
     finally:
         panel.shutdown()
+
+
+def test_a_cpu_peak_on_the_measured_clock_is_shown_as_theoretical_with_its_basis(
+    qtbot, tmp_path, monkeypatch
+):
+    """The Devices panel showed the measured-clock peak (355 GFLOP/s) as "FP32 peak (estimate)"
+    beside the note "2 cores x 2300 MHz x 64 FLOP/cycle ...; not a measurement", which gives 294."""
+    import time
+
+    from explorer.bench import ceilings, peaks
+    from explorer.bench.ceilings import Ceiling, MeasuredRoof
+
+    monkeypatch.setenv("DEVICE_EXPLORER_HOME", str(tmp_path / "home"))
+    ps = types.SimpleNamespace(
+        cpu_count=lambda logical=True: 2,
+        cpu_freq=lambda: types.SimpleNamespace(current=2300.0, max=2300.0),
+        virtual_memory=lambda: types.SimpleNamespace(total=8 << 30, available=2 << 30),
+    )
+    info = {"brand_raw": "Test CPU", "flags": ["avx512f", "fma"]}
+    before = probe_cpu(psutil_module=ps, cpuinfo_info=info)
+    rows = {label: value for label, value, _ in compute_rows(before)}
+    assert "FP32 peak (estimate)" in rows and rows["Clock measured"] is None
+    assert any("not a measurement" in n for n in before.notes)
+
+    now = time.time()
+    ceilings.save(
+        MeasuredRoof(
+            "cpu",
+            peaks.record_fingerprint(before),
+            now,
+            clock_ghz=2.78,
+            clock_threads=2,
+            clock_method="test",
+            ceilings=[
+                Ceiling("compute", 277.0, "measured", "sgemm", "torch.mm", now),
+                Ceiling("memory", 21.5, "measured", "STREAM triad", "triad", now),
+            ],
+        )
+    )
+    after = probe_cpu(psutil_module=ps, cpuinfo_info=info)
+    rows = {label: value for label, value, _ in compute_rows(after)}
+    assert rows["Clock measured"] == "2.78 GHz, all cores busy"
+    assert rows["FP32 peak (theoretical)"] == "355.8 GFLOP/s"  # 2 cores x 2.78 GHz x 64
+    assert rows["FP32 sgemm (measured)"] == "277 GFLOP/s"
+    details = DeviceDetails(after)
+    qtbot.addWidget(details)
+    shown = " ".join(label.text() for label in details.findChildren(QLabel))
+    assert "21.5 GB/s" in shown and "not a measurement" not in shown and "2300 MHz x" not in shown
+    assert "theoretical FP32 peak: measured clock 2.78 GHz x 2 cores x 64 FLOP/cycle" in shown
