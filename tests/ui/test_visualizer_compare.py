@@ -16,7 +16,7 @@ from explorer.ui.context import AppContext
 from explorer.ui.visualizer.animation import DISPATCH, RUN
 from explorer.ui.visualizer.panel import VisualizerPanel
 from explorer.ui.visualizer.scene import Hit
-from tests.ui.test_visualizer_keys import _panel
+from tests.ui.test_visualizer_keys import _panel, open_catalog_window
 from tests.ui.test_visualizer_keys import window as window  # noqa: F401 - the main-window fixture
 from tests.ui.test_visualizer_panel import panel as panel  # noqa: F401 - the panel fixture
 
@@ -198,23 +198,11 @@ def test_the_comparison_comes_back_after_a_restart(
 ):
     """Compare on, B an H100 with 64 registers, B being edited: through the real settings file."""
     from explorer import prefs
-    from explorer.ui.main_window import MainWindow
 
     monkeypatch.setenv("DEVICE_EXPLORER_HOME", str(tmp_path))
 
     def open_window(saved=None):
-        w = MainWindow(
-            AppContext(Discovery(devices=CATALOG, reports=[])),
-            discover_on_show=False,
-            panel="visualizer",
-            devices_panel_options={"nvml": fake_nvml, "clock": fake_clock, "timer": fake_timer},
-        )
-        qtbot.addWidget(w)
-        w.resize(1280, 800)
-        w.show()
-        if saved is not None:
-            w.apply_prefs(saved)
-        return w
+        return open_catalog_window(qtbot, (fake_nvml, fake_clock, fake_timer), saved, panel="visualizer")
 
     first = open_window()
     panel = first.current_panel()

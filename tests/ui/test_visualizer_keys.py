@@ -36,6 +36,23 @@ def window(qtbot, fake_nvml, fake_clock, fake_timer):
     w.close()
 
 
+def open_catalog_window(qtbot, fakes, saved=None, panel="devices"):
+    """A window over the catalog GPUs, 1280x800, with ``saved`` prefs applied as at a start."""
+    nvml, clock, timer = fakes
+    w = MainWindow(
+        AppContext(Discovery(devices=load_catalog(), reports=[])),
+        discover_on_show=False,
+        panel=panel,
+        devices_panel_options={"nvml": nvml, "clock": clock, "timer": timer},
+    )
+    qtbot.addWidget(w)
+    w.resize(1280, 800)
+    w.show()
+    if saved is not None:
+        w.apply_prefs(saved)
+    return w
+
+
 def _panel(window, qtbot):
     panel = window.show_panel("visualizer")
     qtbot.wait(20)  # the tab switch settles (its shortcuts join the window's) before a key can come
@@ -177,18 +194,7 @@ def test_launch_settings_come_back_after_a_restart(
     monkeypatch.setenv("DEVICE_EXPLORER_HOME", str(tmp_path))
 
     def open_window(saved=None):
-        w = MainWindow(
-            AppContext(Discovery(devices=load_catalog(), reports=[])),
-            discover_on_show=False,
-            panel="devices",
-            devices_panel_options={"nvml": fake_nvml, "clock": fake_clock, "timer": fake_timer},
-        )
-        qtbot.addWidget(w)
-        w.resize(1280, 800)
-        w.show()
-        if saved is not None:
-            w.apply_prefs(saved)
-        return w
+        return open_catalog_window(qtbot, (fake_nvml, fake_clock, fake_timer), saved)
 
     first = open_window()
     panel = _panel(first, qtbot)
