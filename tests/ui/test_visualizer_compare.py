@@ -241,3 +241,19 @@ def test_the_summary_tooltip_gives_both_sides_readings(panel):
     assert (
         not panel.summary_label.toolTip().startswith("A: ") and "waves: 7;" in panel.summary_label.toolTip()
     )
+
+
+def test_a_short_pane_scrolls_rather_than_squeeze_132_sms_into_a_strip(panel, qtbot):
+    _b_on_h100(panel)
+    panel.resize(900, 420)  # little height for two panes and the table
+    qtbot.waitUntil(lambda: panel.pane_b.scroll.height() < 200, timeout=2000)
+    grid = panel.pane_b.grid
+    need = grid.height_for_width(
+        panel.pane_b.scroll.width() - panel.pane_b.scroll.verticalScrollBar().sizeHint().width()
+    )
+    assert need > panel.pane_b.scroll.height()
+    qtbot.waitUntil(lambda: grid.minimumHeight() == need, timeout=2000)
+    lay = grid.layout_now()
+    assert lay.cols > 1 and lay.cell_h >= lay.label_h + lay.bar_h + lay.pad  # cells with room for blocks
+    panel.resize(1280, 800)  # room again: no scrolling
+    qtbot.waitUntil(lambda: grid.minimumHeight() < need, timeout=2000)

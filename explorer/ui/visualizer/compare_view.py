@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from html import escape
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import QEvent, QObject, Qt, Signal
 from PySide6.QtWidgets import (
     QFrame,
     QGridLayout,
@@ -72,6 +72,9 @@ class SidePane(QFrame):
         self.scroll.setWidgetResizable(True)
         self.scroll.setWidget(self.grid)
         self.scroll.setFrameShape(QScrollArea.Shape.NoFrame)
+        self.scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.scroll.installEventFilter(self)
+        self._grid_min_height = self.grid.minimumHeight()
         head = QHBoxLayout()
         head.setContentsMargins(0, 0, 0, 0)
         head.addWidget(self.button, 0, Qt.AlignmentFlag.AlignTop)
@@ -105,7 +108,24 @@ class SidePane(QFrame):
         self.grid.empty_text = f"Launch {self.label} cannot run: {side.problem}" if side.plan is None else ""
         self.grid.selected = None
         self.grid.set_animation(anim)
+        self.fit_grid()
         self.show_moment(anim)
+
+    def fit_grid(self) -> None:
+        """Give the SMs the height their picture needs at this width: on a small screen at a large
+        text size two panes and the table leave an H100's 132 SMs too little, and the pane then
+        scrolls rather than draw them as a strip nobody can read."""
+        width, height = self.scroll.width(), self.scroll.height()
+        need = self.grid.height_for_width(width)
+        if need > height:  # it will scroll: the scroll bar takes its width from the picture
+            need = self.grid.height_for_width(width - self.scroll.verticalScrollBar().sizeHint().width())
+        self.grid.setMinimumHeight(need if need > height else self._grid_min_height)
+
+    @qt_guard
+    def eventFilter(self, obj: QObject, event: QEvent) -> bool:  # noqa: N802 - Qt's name
+        if obj is self.scroll and event.type() == QEvent.Type.Resize:
+            self.fit_grid()
+        return super().eventFilter(obj, event)
 
     def show_moment(self, anim: Animation | None) -> None:
         """The device and the wave now shown on this side, in the wave bar's words."""

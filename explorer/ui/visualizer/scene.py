@@ -325,14 +325,38 @@ class SmGrid(QWidget):
             return None
         if self._layout is None:
             plan = self._anim.plan
-            lanes = plan.warp_size
-            self._layout = compute_layout(
-                self.width(), self.height(), plan.sm_count, max(plan.resident_blocks_per_sm, 1),
-                plan.warps_per_block, lanes, (float(px(14)), float(px(24))),
-                self.sm_label_width(plan.sm_count),
-            )  # fmt: skip
+            self._layout = self._layout_for(self.width(), self.height())
             self._warp_active = [plan.warp_active_lanes(0, w) for w in range(plan.warps_per_block)]
         return self._layout
+
+    def _layout_for(self, width: int, height: int) -> GridLayout:
+        assert self._anim is not None
+        plan = self._anim.plan
+        return compute_layout(
+            width, height, plan.sm_count, max(plan.resident_blocks_per_sm, 1),
+            plan.warps_per_block, plan.warp_size, (float(px(14)), float(px(24))),
+            self.sm_label_width(plan.sm_count),
+        )  # fmt: skip
+
+    def height_for_width(self, width: int, up_to: int = 4000) -> int:
+        """The least height (pixels) at which every SM of the launch gets a cell with its number
+        and room for its blocks at ``width``; 0 with no launch, ``up_to`` when none does. A
+        view short of it (compare mode's two pictures on a small screen) scrolls instead of
+        squeezing 132 SMs into a strip."""
+        if self._anim is None:
+            return 0
+
+        def fits(h: int) -> bool:
+            lay = self._layout_for(width, h)
+            return lay.cell_h >= lay.label_h + lay.bar_h + lay.pad + 2  # the fallback is smaller
+
+        lo, hi = 8, up_to
+        if not fits(hi):
+            return up_to
+        while hi - lo > 4:  # a few pixels are not worth more passes
+            mid = (lo + hi) // 2
+            lo, hi = (lo, mid) if fits(mid) else (mid, hi)
+        return hi
 
     @qt_guard
     def sm_label_font(self, pixel_size: int | None = None) -> QFont:
