@@ -96,3 +96,12 @@ def test_one_animation_alone_is_driven_as_itself():
     assert a.frame().label == "wave 2 of 7" and lock.t == a.t
     with pytest.raises(ValueError):
         LockStep([])
+
+
+def test_a_one_wave_launch_finished_says_so_in_the_singular():
+    b = _anim("catalog:h100-sxm5", "98")
+    b.seek(b.waves)
+    assert b.frame().label == "finished: its 1 wave done"
+    a = _anim("catalog:gtx-1650-laptop", "98")
+    a.seek(a.waves)
+    assert a.frame().label == "finished: all 7 waves done"

@@ -52,7 +52,9 @@ class Frame:
     def label(self) -> str:
         """The "wave k of n" text a class reads off the screen."""
         if self.phase == "finished":
-            return f"finished: all {self.waves:,} waves done"
+            return (
+                f"finished: all {self.waves:,} waves done" if self.waves != 1 else "finished: its 1 wave done"
+            )
         return f"wave {self.wave + 1:,} of {self.waves:,}"
 
     @property
