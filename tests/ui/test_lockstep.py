@@ -47,7 +47,8 @@ def test_every_move_leaves_both_sides_at_the_same_moment(moves, grid_a, grid_b, 
             lock.step_block(-1, b)
         elif move == "tick":
             lock.playing = True
-            lock.advance(dt)
+            going = lock.advance(dt)
+            assert going == (not lock.finished) == a.playing == b.playing  # the end stops both
         elif move == "restart":
             lock.restart()
         else:
@@ -57,8 +58,6 @@ def test_every_move_leaves_both_sides_at_the_same_moment(moves, grid_a, grid_b, 
         for anim in (a, b):
             assert anim.t == pytest.approx(min(t, anim.waves))
             assert anim.playing == lock.playing
-    if lock.finished:
-        assert not a.playing and not b.playing
 
 
 def test_a_wave_step_shows_each_side_full_until_it_has_finished():
