@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QPoint, Qt
 
 from explorer.devices.catalog import load_catalog
 from explorer.devices.model import Discovery
@@ -257,3 +257,18 @@ def test_a_short_pane_scrolls_rather_than_squeeze_132_sms_into_a_strip(panel, qt
     assert lay.cols > 1 and lay.cell_h >= lay.label_h + lay.bar_h + lay.pad  # cells with room for blocks
     panel.resize(1280, 800)  # room again: no scrolling
     qtbot.waitUntil(lambda: grid.minimumHeight() < need, timeout=2000)
+
+
+def test_the_pointer_over_b_describes_bs_thread_and_a_click_pins_it(panel, qtbot):
+    _b_on_h100(panel)
+    panel.controls.grid_spins[0].setValue(40)  # B: 40 blocks on the H100, one per SM
+    panel.step_wave(1)
+    grid = panel.pane_b.grid
+    qtbot.wait(50)  # the panes and the table settle their sizes
+    point = grid.slot_center(7, 0)
+    assert grid.hit_at(point.x(), point.y()).sm == 7
+    qtbot.mouseMove(grid, point)
+    qtbot.mouseMove(grid, point + QPoint(1, 0))  # offscreen, the first move only places the pointer
+    qtbot.waitUntil(lambda: "(7, 0, 0)" in panel.inspector.label.text(), timeout=2000)  # blockIdx 7
+    qtbot.mouseClick(grid, Qt.MouseButton.LeftButton, pos=point)
+    assert panel._pinned_side == 1 and panel._pinned[0] == 7 and grid.selected == panel._pinned
