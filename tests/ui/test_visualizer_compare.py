@@ -111,9 +111,9 @@ def test_lock_step_both_sides_show_the_same_moment(panel, steps):
         elif step == "block-":
             panel.step_block(-1)
         elif step == "tick":
-            panel._lock.playing = True
-            panel._lock.advance(0.37)
-            panel._lock.playing = False
+            panel.play()
+            panel._lock.advance(0.37)  # what the frame timer does, without waiting for it
+            panel.pause()
         elif step == "home":
             panel.restart()
         else:
