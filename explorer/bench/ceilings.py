@@ -40,6 +40,9 @@ STALE_AFTER_S = 30 * 24 * 3600.0
 
 Quantity = Literal["compute", "memory"]
 CeilingKind = Literal["measured", "theoretical", "spec sheet"]
+#: other programs used more than this share of the CPU while the roof was measured: it is used
+#: with that said, and measured again on the next run (the noise verdicts' bar for other programs)
+DISTURBED_SHARE = 0.10
 CacheStatus = Literal["fresh", "stale", "other machine", "absent"]
 
 
@@ -195,6 +198,10 @@ def load(device: str, fingerprint: str, now: float | None = None) -> tuple[Cache
     if roof.fingerprint != fingerprint:
         return "other machine", roof
     age = (time.time() if now is None else now) - roof.measured_at
+    if roof.others_cpu_share is not None and roof.others_cpu_share > DISTURBED_SHARE:
+        # measured while other programs held the CPU: usable (its note says so) but not kept, or
+        # a roof measured once under load (37 GFLOP/s against 150 GFLOP/s points) stays for days
+        return "stale", roof
     return ("stale" if age > STALE_AFTER_S else "fresh"), roof
 
 

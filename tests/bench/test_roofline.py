@@ -115,6 +115,19 @@ def test_cache_fresh_stale_other_machine_and_absent(home):
     assert ceilings.load("cuda:0", fp)[0] == "absent"
 
 
+def test_a_roof_measured_while_other_programs_were_busy_is_measured_again(home):
+    fp = "cpu|test|2c/2t"
+    busy = MeasuredRoof("cpu", fp, measured_at=1000.0, clock_ghz=3.0, ceilings=[_triad(4.0)])
+    busy.others_cpu_share = 0.87
+    ceilings.save(busy)
+    status, back = ceilings.load("cpu", fp, now=1000.0 + 60)
+    assert status == "stale" and back is not None and back.others_cpu_share == 0.87
+    quiet = MeasuredRoof("cpu", fp, measured_at=1000.0, clock_ghz=3.0, ceilings=[_triad(20.0)])
+    quiet.others_cpu_share = 0.02
+    ceilings.save(quiet)
+    assert ceilings.load("cpu", fp, now=1000.0 + 60)[0] == "fresh"
+
+
 def test_a_damaged_cache_is_moved_aside_not_fatal(home):
     path = ceilings.cache_path()
     path.parent.mkdir(parents=True, exist_ok=True)
