@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import gc
 import os
+import sys
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 # Keep any settings/results a test writes out of the user's real folders.
@@ -33,3 +35,27 @@ def cpu_record(monkeypatch):
     )
     monkeypatch.setattr(peaks, "device_record", {"cpu": rec}.get)
     return rec
+
+
+@pytest.hookimpl(wrapper=True, tryfirst=True)
+def pytest_runtest_teardown(item):
+    """Destroy the test's windows here, at the top level, not in a later test's event loop.
+
+    pytest-qt closes the widgets a test registered and calls ``deleteLater`` on them, and a
+    window's Python wrapper is kept alive by reference cycles (slots bound to its own methods).
+    Left alone, the C++ objects were destroyed wherever the next event loop ran or the garbage
+    collector happened to start: inside another test's ``waitUntil``, in the middle of its
+    paint or timer events. That rarely, and only on a loaded machine, ended the whole run with a
+    segmentation fault (CI, test_lesson_player). Collecting and flushing the deferred deletions
+    right after each test makes the destruction happen at one known, quiet moment.
+    """
+    result = yield
+    qt_widgets = sys.modules.get("PySide6.QtWidgets")
+    if qt_widgets is not None and qt_widgets.QApplication.instance() is not None:
+        from PySide6.QtCore import QCoreApplication, QEvent
+
+        gc.collect()
+        QCoreApplication.sendPostedEvents(None, QEvent.Type.DeferredDelete)
+        QCoreApplication.processEvents()
+        gc.collect()
+    return result
