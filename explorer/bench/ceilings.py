@@ -28,7 +28,7 @@ import os
 import platform
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
@@ -59,6 +59,14 @@ class Ceiling:
     #: a theoretical figure built on a clock the OS or the tables report (advertised, base or
     #: maximum), not on one measured here: a real run may beat it, and its label says "estimated"
     estimate: bool = False
+    #: measured while other programs held more than ``DISTURBED_SHARE`` of the CPU: lower than the
+    #: device can do, so its label says so until it is measured again on a quiet machine
+    disturbed: bool = False
+
+    @property
+    def kind_text(self) -> str:
+        """ "measured", "measured while busy", "theoretical", "spec sheet": what a label says."""
+        return f"{self.kind} while busy" if self.disturbed else self.kind
 
     @property
     def unit(self) -> str:
@@ -69,7 +77,7 @@ class Ceiling:
         """ "sgemm (measured): 341 GFLOP/s" """
         from explorer.bench.fmt import number_text
 
-        return f"{self.name} ({self.kind}): {number_text(self.value, self.unit)}"
+        return f"{self.name} ({self.kind_text}): {number_text(self.value, self.unit)}"
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
@@ -91,6 +99,7 @@ class Ceiling:
             basis=str(data["basis"]),
             measured_at=None if measured_at is None else float(measured_at),
             estimate=bool(data.get("estimate", False)),
+            disturbed=bool(data.get("disturbed", False)),
         )
 
 
@@ -111,6 +120,15 @@ class MeasuredRoof:
 
     def ceiling(self, quantity: Quantity) -> Ceiling | None:
         return next((c for c in self.ceilings if c.quantity == quantity), None)
+
+    @property
+    def disturbed(self) -> bool:
+        """Other programs held more than ``DISTURBED_SHARE`` of the CPU while it was measured."""
+        return self.others_cpu_share is not None and self.others_cpu_share > DISTURBED_SHARE
+
+    def usable_ceilings(self) -> list[Ceiling]:
+        """The ceilings as a roof shows them: marked "while busy" where the machine was busy."""
+        return [replace(c, disturbed=True) if self.disturbed else c for c in self.ceilings]
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
@@ -198,7 +216,7 @@ def load(device: str, fingerprint: str, now: float | None = None) -> tuple[Cache
     if roof.fingerprint != fingerprint:
         return "other machine", roof
     age = (time.time() if now is None else now) - roof.measured_at
-    if roof.others_cpu_share is not None and roof.others_cpu_share > DISTURBED_SHARE:
+    if roof.disturbed:
         # measured while other programs held the CPU: usable (its note says so) but not kept, or
         # a roof measured once under load (37 GFLOP/s against 150 GFLOP/s points) stays for days
         return "stale", roof

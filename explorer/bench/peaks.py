@@ -226,7 +226,7 @@ def place_point(point: BenchPoint, flops: float, bytes_moved: float) -> None:
     point.ridge_flop_per_byte = placement.ridge_flop_per_byte
     if placement.memory_ceiling is not None:
         point.bandwidth_ceiling_gbps = placement.memory_ceiling.value
-        point.bandwidth_ceiling_basis = f"{placement.memory_ceiling.name} ({placement.memory_ceiling.kind}): {placement.memory_ceiling.basis}"
+        point.bandwidth_ceiling_basis = f"{placement.memory_ceiling.name} ({placement.memory_ceiling.kind_text}): {placement.memory_ceiling.basis}"
 
 
 def device_roof(device: str) -> Roof:
@@ -276,12 +276,12 @@ def record_roof(device: str, rec: Any) -> Roof:
                 )
             )
     if usable is not None:
-        roof.ceilings.extend(usable.ceilings)
+        roof.ceilings.extend(usable.usable_ceilings())
         roof.clock_ghz, roof.clock_method = usable.clock_ghz, usable.clock_method
         roof.note = ceilings.age_text(usable.measured_at) + (
             " (stale: measured again on the next run)" if status == "stale" else ""
         )
-        if usable.others_cpu_share is not None and usable.others_cpu_share > 0.1:
+        if usable.disturbed and usable.others_cpu_share is not None:
             roof.note += f"; other programs used {100 * usable.others_cpu_share:.0f}% of the CPU meanwhile"
     else:
         roof.note = {

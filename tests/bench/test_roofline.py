@@ -128,6 +128,21 @@ def test_a_roof_measured_while_other_programs_were_busy_is_measured_again(home):
     assert ceilings.load("cpu", fp, now=1000.0 + 60)[0] == "fresh"
 
 
+def test_a_roof_measured_while_busy_says_so_on_its_label_and_in_the_note(home, cpu_record):
+    roof = MeasuredRoof("cpu", peaks.fingerprint("cpu"), time.time(), clock_ghz=3.0, ceilings=[_triad(4.0)])
+    roof.others_cpu_share = 0.87
+    ceilings.save(roof)
+    shown = peaks.device_roof("cpu")
+    triad = next(c for c in shown.ceilings if c.name == "STREAM triad")
+    assert triad.label == "STREAM triad (measured while busy): 4 GB/s"
+    assert "other programs used 87% of the CPU meanwhile" in shown.note
+    assert "stale: measured again on the next run" in shown.note
+    roof.others_cpu_share = 0.02  # a quiet measurement is labelled plainly
+    ceilings.save(roof)
+    quiet = next(c for c in peaks.device_roof("cpu").ceilings if c.name == "STREAM triad")
+    assert quiet.label == "STREAM triad (measured): 4 GB/s"
+
+
 def test_a_damaged_cache_is_moved_aside_not_fatal(home):
     path = ceilings.cache_path()
     path.parent.mkdir(parents=True, exist_ok=True)

@@ -279,7 +279,7 @@ class RooflinePlot(QWidget):
     def _add_label(self, seg: Any, roof: Roof, colour: str, theme: Theme) -> None:
         c = seg.ceiling
         who = "CPU" if roof.device == "cpu" else roof.name.removesuffix(" (catalog)").removeprefix("NVIDIA ")
-        text = f"{who} {c.name} ({c.kind}): {number_text(c.value, c.unit)}"
+        text = f"{who} {c.label}"
         # a see-through fill: the text stays readable and a roof passing behind it stays visible
         backdrop = pg.mkColor(theme.plot_background)
         backdrop.setAlpha(150)
