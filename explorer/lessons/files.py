@@ -23,9 +23,12 @@ from explorer.schema import SchemaError, check_value, show
 from explorer.statefile import Damaged, parse_json_bytes, read_bounded, save_json
 
 from .model import (
+    BRANCH_KINDS,
     DEVICE_KINDS,
     FORMAT_NAME,
     FORMAT_VERSION,
+    MEMORY_MAX_ELEMENTS,
+    MEMORY_VIEWS,
     SIDE_TABS,
     STEP_PANELS,
     BenchState,
@@ -283,8 +286,76 @@ def parse_devices(state: dict[str, Any]) -> DevicesState:
     return d
 
 
+def _memory_whole(known: dict[str, Any], name: str, default: int, lo: int, hi: int, what: str) -> int:
+    return parse_whole(known.get(name, default), f"{name} ({what})", minimum=lo, maximum=hi)
+
+
 def parse_memory(state: dict[str, Any]) -> MemoryState:
-    return MemoryState(extra=dict(state))
+    """The Memory page's state; each value is held to the range the page's field takes (and the
+    core's model then accepts), so a step that loads is one the page can show."""
+    from explorer.memory.coalescing import ELEMENT_SIZES, WARP_SIZE
+    from explorer.memory.divergence import MAX_BLOCK_THREADS, MAX_K
+    from explorer.memory.presets import BRANCH_PRESETS, P_DECIMALS, VIEW_PATTERNS
+
+    known, extra = _pop_known(state, MemoryState)
+    m = MemoryState(extra=extra)
+    view = known.get("view", m.view)
+    if view not in MEMORY_VIEWS:
+        raise StepError(f"view is {show(view)}, not one of {', '.join(MEMORY_VIEWS)}")
+    m.view = view
+    m.pattern = _text(known.get("pattern", ""), "pattern").strip()
+    preset_numbers: dict[str, int | float | str] = {}
+    if m.pattern and view in VIEW_PATTERNS:
+        pattern = next((p for p in VIEW_PATTERNS[view] if p.name == m.pattern), None)
+        if pattern is None:
+            names = "; ".join(p.name for p in VIEW_PATTERNS[view])
+            raise StepError(f"pattern is {show(m.pattern)}, not one of the {view} presets: {names}")
+        preset_numbers = dict(zip(("elem", "stride", "offset", "active"), pattern.numbers, strict=True))
+    elif m.pattern:
+        branch = next((b for b in BRANCH_PRESETS if b.name == m.pattern), None)
+        if branch is None:
+            names = "; ".join(b.name for b in BRANCH_PRESETS)
+            raise StepError(f"pattern is {show(m.pattern)}, not one of the divergence presets: {names}")
+        preset_numbers = {
+            "branch": branch.kind,
+            **({"p": branch.p} if branch.kind == "random" else {"k": branch.k}),
+        }
+    for name, value in preset_numbers.items():  # a preset sets its numbers; a clash is named
+        if name in known and known[name] != value:
+            raise StepError(
+                f"{name} is {show(known[name])}, but pattern {m.pattern!r} sets it to {show(value)}; "
+                "leave the pattern out to give other numbers"
+            )
+        known.setdefault(name, value)
+    elem = parse_whole(known.get("elem", m.elem), "elem (element size in bytes)", minimum=1, maximum=16)
+    if elem not in ELEMENT_SIZES:
+        raise StepError(f"elem is {elem} bytes; it must be one of {', '.join(map(str, ELEMENT_SIZES))}")
+    m.elem = elem
+    lowest_stride = 0 if view == "banks" else 1  # every lane on one word: a broadcast, shared memory only
+    m.stride = _memory_whole(known, "stride", m.stride, lowest_stride, MEMORY_MAX_ELEMENTS, "elements")
+    m.offset = _memory_whole(known, "offset", m.offset, 0, MEMORY_MAX_ELEMENTS, "elements")
+    m.active = _memory_whole(known, "active", m.active, 1, WARP_SIZE, "lanes")
+    m.warp = _memory_whole(known, "warp", m.warp, 0, MAX_BLOCK_THREADS // WARP_SIZE - 1, "warp of the block")
+    pad = known.get("pad", m.pad)
+    if not isinstance(pad, bool):
+        raise StepError(f"pad is {show(pad)}, not true or false")
+    m.pad = pad
+    if m.view == "banks" and m.pad and m.stride + 1 > MEMORY_MAX_ELEMENTS:
+        raise StepError(f"stride {m.stride} padded by one is more than {MEMORY_MAX_ELEMENTS} elements")
+    m.block = _memory_whole(known, "block", m.block, 1, MAX_BLOCK_THREADS, "threads")
+    branch_kind = known.get("branch", m.branch)
+    if branch_kind not in BRANCH_KINDS:
+        raise StepError(f"branch is {show(branch_kind)}, not one of {', '.join(BRANCH_KINDS)}")
+    m.branch = branch_kind
+    m.k = _memory_whole(known, "k", m.k, 0 if m.branch == "lt" else 1, MAX_K, f"K of the {m.branch} branch")
+    p = check_value(known.get("p", m.p), float, "p")
+    if not 0.0 <= p <= 1.0:
+        raise StepError(f"p is {show(p)}; it must be 0 to 1 (the share of lanes taking the branch)")
+    if round(p, P_DECIMALS) != p:
+        raise StepError(f"p is {show(p)}; the page takes at most {P_DECIMALS} decimals")
+    m.p = p
+    m.seed = _memory_whole(known, "seed", m.seed, 0, 1 << 30, "of the random data")
+    return m
 
 
 STATE_PARSERS: dict[str, Callable[[dict[str, Any]], PanelState]] = {
@@ -330,6 +401,19 @@ def _state_dict(state: PanelState) -> dict[str, Any]:
             }
     elif isinstance(state, DevicesState):
         out["device"] = state.device
+    elif isinstance(state, MemoryState):
+        memory_default = MemoryState()
+        shown_fields = MemoryState.VIEW_FIELDS[state.view]
+        out["view"] = state.view
+        for f in dataclasses.fields(MemoryState):
+            if f.name in ("extra", "view"):
+                continue
+            value = getattr(state, f.name)
+            # the shown tab's controls are always written; another tab's only where set
+            if (f.name in shown_fields and (f.name != "pattern" or value)) or value != getattr(
+                memory_default, f.name
+            ):
+                out[f.name] = value
     out.update(state.extra)
     return out
 

@@ -37,7 +37,15 @@ A lesson file is one JSON object (UTF-8, made to be edited by hand as well as by
   each point as ``bench --json`` prints it. They are shown as "recorded on <device>, <date>"
   beside a run made here, never as this machine's.
 * ``devices``: ``device``, the device selected in the list ("cpu", "cuda:0" or a GPU's name).
-* ``memory``: nothing yet; the page opens as it is.
+* ``memory``: ``view`` ("coalescing", "banks" or "divergence": the tab shown) and that tab's
+  controls. Coalescing and banks: ``pattern`` (a preset's name as the page's menu lists it, or
+  "" for the numbers alone), ``elem`` (element size in bytes: 1, 2, 4, 8 or 16), ``stride`` and
+  ``offset`` (in elements, 0..4096; a stride of 0, every lane on one element, only in shared
+  memory) and ``active`` (lanes 1..32); coalescing also ``warp`` (which warp of the block,
+  0..31), banks also ``pad`` (true: one element added to each row, ``tile[32][33]``).
+  Divergence: ``block`` (threads, 1..1024), ``branch`` ("mod", "lt", "warp" or "random"), ``k``
+  (K of the first three) or ``p`` (0..1, of "random") and ``seed`` (the random data's). Only
+  the shown tab is changed; the others stay as they were.
 
 Keys this version does not know, at any level, are kept and written back unchanged on save, so a
 lesson made with a newer version survives an edit in this one. The values are checked by the
@@ -50,7 +58,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 from explorer.bench.results import BenchPoint
 
@@ -122,9 +130,39 @@ class DevicesState:
     extra: dict[str, Any] = field(default_factory=dict)
 
 
+MEMORY_VIEWS = ("coalescing", "banks", "divergence")
+BRANCH_KINDS = ("mod", "lt", "warp", "random")
+#: the largest stride and offset (elements) the Memory page's fields take: past this a pattern
+#: only moves further apart, and a lesson step must be one the page can show
+MEMORY_MAX_ELEMENTS = 4096
+
+
 @dataclass
 class MemoryState:
+    """The Memory page as a step shows it: the tab and its controls (see the module docstring).
+    The fields of the tabs not shown are kept (a hand-written step may set them) but not applied."""
+
+    view: Literal["coalescing", "banks", "divergence"] = "coalescing"
+    pattern: str = ""
+    elem: int = 4
+    stride: int = 1
+    offset: int = 0
+    active: int = 32
+    warp: int = 0
+    pad: bool = False
+    block: int = 256
+    branch: Literal["mod", "lt", "warp", "random"] = "mod"
+    k: int = 2
+    p: float = 0.5
+    seed: int = 0
     extra: dict[str, Any] = field(default_factory=dict)
+
+    #: the fields each view uses (what a saved step writes for it)
+    VIEW_FIELDS: ClassVar[dict[str, tuple[str, ...]]] = {
+        "coalescing": ("pattern", "elem", "stride", "offset", "active", "warp"),
+        "banks": ("pattern", "elem", "stride", "offset", "active", "pad"),
+        "divergence": ("pattern", "block", "branch", "k", "p", "seed"),
+    }
 
 
 PanelState = VisualizerState | BenchState | DevicesState | MemoryState

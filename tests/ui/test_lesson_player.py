@@ -283,3 +283,79 @@ def test_the_builtin_a_b_step_compares_the_gtx_1650_and_the_h100(make_window):
     assert vis.compare_on and window.lessons.note == ""
     assert vis.plan.device_name == "NVIDIA GeForce GTX 1650" and vis.plan.waves == 7
     assert vis.plan_b.device_name.startswith("NVIDIA H100") and vis.plan_b.waves == 1
+
+
+def _memory_picture(panel):
+    """What a Memory step shows: the tab, the model's answer, the words, and the painted canvas."""
+    tab = panel.tabs.currentWidget()
+    QApplication.processEvents()
+    tab.canvas.resize(800, 420)  # the same size in both windows (a narration pane takes room)
+    return (
+        panel.tabs.currentIndex(),
+        tab.result,
+        tab.headline.text(),
+        tab.preset.currentText(),
+        tab.canvas.grab().toImage(),
+    )
+
+
+def test_memory_steps_saved_from_the_window_replay_the_same_numbers_and_picture(make_window, tmp_path):
+    window = make_window()
+    mem = window.show_panel("memory")
+    pictures = []
+    # coalescing: a preset, then numbers of one's own on warp 3
+    mem.tabs.setCurrentWidget(mem.coalescing)
+    mem.coalescing.preset.setCurrentIndex(6)  # array of structs
+    mem.coalescing.offset.setValue(2)  # the z field: no preset has these numbers
+    mem.coalescing.warp.setValue(3)
+    assert mem.coalescing.preset.currentText() == "Custom"
+    pictures.append(_memory_picture(mem))
+    window.lessons.save_current_as_step(narration="AoS, z field")
+    # banks: the transpose's column with the padding fix
+    mem.tabs.setCurrentWidget(mem.banks)
+    mem.banks.preset.setCurrentIndex(mem.banks.preset.findText("Column of tile[32][32]"))
+    mem.banks.pad.setChecked(True)
+    pictures.append(_memory_picture(mem))
+    window.lessons.save_current_as_step(narration="padded")
+    # divergence: data-dependent, an odd block, its own seed and p
+    mem.tabs.setCurrentWidget(mem.divergence)
+    mem.divergence.preset.setCurrentIndex(3)
+    mem.divergence.block.setValue(200)
+    mem.divergence.p.setValue(0.3)
+    mem.divergence.seed.setValue(11)
+    pictures.append(_memory_picture(mem))
+    window.lessons.save_current_as_step(narration="random")
+    saved = window.lessons.save_to(tmp_path / "memory.json")
+    lesson = load_lesson(saved)
+    assert not lesson.problems
+    assert lesson.steps[1].state.pad and lesson.steps[1].state.pattern == "Column of tile[32][32]"
+
+    other = make_window()
+    assert other.lessons.open_path(saved)
+    again = other.panels["memory"]
+    for index, picture in enumerate(pictures):
+        other.lessons.show_step(index)
+        assert other.current_panel_key() == "memory"
+        assert other.lessons.note == ""
+        assert _memory_picture(again) == picture, f"step {index + 1}"
+
+
+def test_a_bad_memory_step_is_one_line_and_the_page_keeps_what_it_showed(make_window, tmp_path):
+    window = make_window()
+    path = _write(
+        tmp_path,
+        [
+            {"panel": "memory", "narration": "n", "state": {"view": "banks", "stride": 2}},
+            {"panel": "memory", "narration": "n", "state": {"view": "banks", "elem": 3}},
+            {"panel": "memory", "narration": "n", "state": {"view": "divergence", "branch": "warp", "k": 4}},
+        ],
+    )
+    window.lessons.open_path(path)
+    mem = window.panels["memory"]
+    assert mem.banks.result.access.stride == 2
+    window.lessons.next()
+    assert "step 2: elem is 3 bytes; it must be one of 1, 2, 4, 8, 16" in window.lessons.note
+    assert mem.banks.result.access.stride == 2  # the page is left as it was
+    window.lessons.next()
+    assert mem.tabs.currentWidget() is mem.divergence
+    assert mem.divergence.result.diverged_warps == 0

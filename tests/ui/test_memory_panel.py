@@ -7,7 +7,8 @@ import pytest
 from explorer.memory import texts
 from explorer.memory.banks import SharedAccess, bank_conflicts
 from explorer.memory.coalescing import GlobalAccess, coalesce
-from explorer.ui.memory.panel import BRANCH_PRESETS, GLOBAL_PATTERNS, SHARED_PATTERNS, MemoryPanel
+from explorer.memory.presets import BRANCH_PRESETS, GLOBAL_PATTERNS, SHARED_PATTERNS
+from explorer.ui.memory.panel import MemoryPanel
 
 
 @pytest.fixture

@@ -7,8 +7,6 @@ The page computes nothing itself.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import pyqtgraph as pg
 from PySide6.QtWidgets import (
     QCheckBox,
@@ -24,10 +22,19 @@ from PySide6.QtWidgets import (
 )
 
 from explorer.errors import UserError
+from explorer.lessons.model import BRANCH_KINDS, MEMORY_MAX_ELEMENTS, MEMORY_VIEWS, MemoryState, PanelState
 from explorer.memory import texts
 from explorer.memory.banks import SOURCE, SharedAccess, bank_conflicts
 from explorer.memory.coalescing import ELEMENT_SIZES, GlobalAccess, coalesce, stride_sweep
 from explorer.memory.divergence import ITS_NOTE, Branch, divergence
+from explorer.memory.presets import (
+    BRANCH_PRESETS,
+    GLOBAL_PATTERNS,
+    P_DECIMALS,
+    SHARED_PATTERNS,
+    BranchPreset,
+    Pattern,
+)
 from explorer.ui.memory.canvas import (
     BankCanvas,
     CoalescingCanvas,
@@ -37,59 +44,6 @@ from explorer.ui.memory.canvas import (
 )
 from explorer.ui.panel import Panel
 from explorer.ui.theme import Theme, current_theme
-
-
-@dataclass(frozen=True)
-class Pattern:
-    """A preset a course uses: its name and the numbers it sets."""
-
-    name: str
-    elem_bytes: int
-    stride: int
-    offset: int = 0
-    active: int = 32
-
-
-GLOBAL_PATTERNS = (
-    Pattern("Unit stride: a[i]", 4, 1),
-    Pattern("Stride 2: a[2*i]", 4, 2),
-    Pattern("Stride 32: a[32*i]", 4, 32),
-    Pattern("Misaligned start: a[i+1]", 4, 1, offset=1),
-    Pattern("Matrix row: m[r][i], width 1000", 4, 1, offset=1000),
-    Pattern("Matrix column: m[i][c], width 1000", 4, 1000),
-    Pattern("Array of structs: p[i].x of {x,y,z}", 4, 3),
-    Pattern("Struct of arrays: x[i]", 4, 1),
-    Pattern("Half a warp: if (lane < 16)", 4, 1, active=16),
-    Pattern("double, unit stride", 8, 1),
-    Pattern("float4, unit stride", 16, 1),
-)
-
-SHARED_PATTERNS = (
-    Pattern("Stride 1: s[i]", 4, 1),
-    Pattern("Stride 2: s[2*i]", 4, 2),
-    Pattern("Column of tile[32][32]", 4, 32),
-    Pattern("Column of tile[32][33] (padded)", 4, 33),
-    Pattern("Broadcast: all read s[0]", 4, 0),
-    Pattern("double, stride 1", 8, 1),
-    Pattern("double, stride 2", 8, 2),
-    Pattern("float4, stride 1", 16, 1),
-)
-
-
-@dataclass(frozen=True)
-class BranchPreset:
-    name: str
-    kind: str
-    k: int = 0
-    p: float = 0.0
-
-
-BRANCH_PRESETS = (
-    BranchPreset("Even threads (t % 2 == 0)", "mod", k=2),
-    BranchPreset("First 100 threads (t < 100)", "lt", k=100),
-    BranchPreset("Whole warps ((t / 32) % 2 == 0)", "warp", k=2),
-    BranchPreset("Data: half the lanes at random", "random", p=0.5),
-)
 
 
 def _spin(lo: int, hi: int, value: int, tip: str) -> QSpinBox:
@@ -119,8 +73,10 @@ class _PatternTab(QWidget):
         self.preset.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
         self.elem = QComboBox()
         self.elem.addItems([f"{n} bytes" for n in ELEMENT_SIZES])
-        self.stride = _spin(0 if allow_stride_zero else 1, 4096, 1, "elements between neighbouring lanes")
-        self.offset = _spin(0, 4096, 0, "elements before lane 0's")
+        self.stride = _spin(
+            0 if allow_stride_zero else 1, MEMORY_MAX_ELEMENTS, 1, "elements between neighbouring lanes"
+        )
+        self.offset = _spin(0, MEMORY_MAX_ELEMENTS, 0, "elements before lane 0's")
         self.active = _spin(1, 32, 32, "lanes taking part (from lane 0)")
         self.form = QFormLayout()
         self.form.addRow("Pattern", self.preset)
@@ -179,28 +135,54 @@ class _PatternTab(QWidget):
     def _edited(self) -> None:
         if self._applying:
             return
-        # the preset's name must not describe numbers the user changed
-        index = self.preset.currentIndex()
-        now = (self.elem_bytes(), self.stride.value(), self.offset.value(), self.active.value())
-        p = self.patterns[index] if 0 <= index < len(self.patterns) else None
-        if p is None or now != (p.elem_bytes, p.stride, p.offset, p.active):
-            match = next(
-                (
-                    i
-                    for i, q in enumerate(self.patterns)
-                    if (q.elem_bytes, q.stride, q.offset, q.active) == now
-                ),
-                None,
-            )
-            self.preset.blockSignals(True)
-            if match is None:
-                if self.preset.findText("Custom") < 0:
-                    self.preset.addItem("Custom")
-                self.preset.setCurrentIndex(self.preset.findText("Custom"))
-            else:
-                self.preset.setCurrentIndex(match)
-            self.preset.blockSignals(False)
+        self._name_preset()
         self.refresh()
+
+    def numbers(self) -> tuple[int, int, int, int]:
+        return (self.elem_bytes(), self.stride.value(), self.offset.value(), self.active.value())
+
+    def _name_preset(self) -> None:
+        """The preset's name must not describe numbers the user changed: the menu shows the
+        preset these numbers are (the one shown if it still fits), or "Custom"."""
+        index = self.preset.currentIndex()
+        now = self.numbers()
+        if 0 <= index < len(self.patterns) and self.patterns[index].numbers == now:
+            return
+        match = next((i for i, q in enumerate(self.patterns) if q.numbers == now), None)
+        self.preset.blockSignals(True)
+        if match is None:
+            if self.preset.findText("Custom") < 0:
+                self.preset.addItem("Custom")
+            self.preset.setCurrentIndex(self.preset.findText("Custom"))
+        else:
+            self.preset.setCurrentIndex(match)
+        self.preset.blockSignals(False)
+
+    def pattern_name(self) -> str:
+        """The preset shown, "" for Custom."""
+        index = self.preset.currentIndex()
+        return self.patterns[index].name if 0 <= index < len(self.patterns) else ""
+
+    def show_numbers(self, pattern: str, numbers: tuple[int, int, int, int]) -> None:
+        """Set every field at once (a lesson step) and redraw once; ``pattern`` names the preset
+        when it is one with these numbers (two presets can share numbers: the named one shows)."""
+        elem, stride, offset, active = numbers
+        widgets = (self.preset, self.elem, self.stride, self.offset, self.active)
+        for w in widgets:
+            w.blockSignals(True)
+        self.elem.setCurrentIndex(ELEMENT_SIZES.index(elem))
+        self.stride.setValue(stride)
+        self.offset.setValue(offset)
+        self.active.setValue(active)
+        named = next(
+            (i for i, q in enumerate(self.patterns) if q.name == pattern and q.numbers == numbers), -1
+        )
+        if named >= 0:
+            self.preset.setCurrentIndex(named)
+        for w in widgets:
+            w.blockSignals(False)
+        if named < 0:
+            self._name_preset()
 
     def refresh(self) -> None:
         try:
@@ -328,6 +310,7 @@ class DivergenceTab(QWidget):
         self.k = _spin(0, 1 << 20, 2, "K in the condition")
         self.p = QDoubleSpinBox()
         self.p.setRange(0.0, 1.0)
+        self.p.setDecimals(P_DECIMALS)
         self.p.setSingleStep(0.05)
         self.p.setValue(0.5)
         self.seed = _spin(0, 1 << 30, 0, "seed of the random data")
@@ -371,19 +354,25 @@ class DivergenceTab(QWidget):
         row = QHBoxLayout(self)
         row.addWidget(left)
         row.addLayout(right, 1)
-        self._kinds = ("mod", "lt", "warp", "random")
         self.preset.currentIndexChanged.connect(self._apply_preset)
-        for w in (self.block, self.k, self.seed):
+        for w in (self.block, self.seed):
             w.valueChanged.connect(self.refresh)
-        self.p.valueChanged.connect(self.refresh)
-        self.kind.currentIndexChanged.connect(self.refresh)
+        self.k.valueChanged.connect(self._edited)
+        self.p.valueChanged.connect(self._edited)
+        self.kind.currentIndexChanged.connect(self._edited)
         self._apply_preset(0)
 
+    def branch_kind(self) -> str:
+        return BRANCH_KINDS[self.kind.currentIndex()]
+
     def _apply_preset(self, index: int) -> None:
+        if not 0 <= index < len(BRANCH_PRESETS):  # "Custom": the condition stays as it is
+            self.refresh()
+            return
         b = BRANCH_PRESETS[index]
         for w in (self.kind, self.k, self.p):
             w.blockSignals(True)
-        self.kind.setCurrentIndex(self._kinds.index(b.kind))
+        self.kind.setCurrentIndex(BRANCH_KINDS.index(b.kind))
         if b.kind == "random":
             self.p.setValue(b.p)
         else:
@@ -392,8 +381,52 @@ class DivergenceTab(QWidget):
             w.blockSignals(False)
         self.refresh()
 
+    def _fits(self, b: BranchPreset) -> bool:
+        kind = self.branch_kind()
+        return b.kind == kind and (b.p == self.p.value() if kind == "random" else b.k == self.k.value())
+
+    def _edited(self) -> None:
+        """As the pattern tabs do: the menu names the preset the condition is, or "Custom"."""
+        index = self.preset.currentIndex()
+        if not (0 <= index < len(BRANCH_PRESETS) and self._fits(BRANCH_PRESETS[index])):
+            match = next((i for i, b in enumerate(BRANCH_PRESETS) if self._fits(b)), None)
+            self.preset.blockSignals(True)
+            if match is None:
+                if self.preset.findText("Custom") < 0:
+                    self.preset.addItem("Custom")
+                self.preset.setCurrentIndex(self.preset.findText("Custom"))
+            else:
+                self.preset.setCurrentIndex(match)
+            self.preset.blockSignals(False)
+        self.refresh()
+
+    def preset_name(self) -> str:
+        index = self.preset.currentIndex()
+        return BRANCH_PRESETS[index].name if 0 <= index < len(BRANCH_PRESETS) else ""
+
+    def show_branch(self, state: MemoryState) -> None:
+        """Set every field from a lesson step and redraw once."""
+        widgets = (self.preset, self.block, self.kind, self.k, self.p, self.seed)
+        for w in widgets:
+            w.blockSignals(True)
+        self.block.setValue(state.block)
+        self.kind.setCurrentIndex(BRANCH_KINDS.index(state.branch))
+        self.k.setValue(state.k)
+        self.p.setValue(state.p)
+        self.seed.setValue(state.seed)
+        names = [b.name for b in BRANCH_PRESETS]
+        if state.pattern in names and self._fits(BRANCH_PRESETS[names.index(state.pattern)]):
+            self.preset.setCurrentIndex(names.index(state.pattern))
+            for w in widgets:
+                w.blockSignals(False)
+            self.refresh()
+            return
+        for w in widgets:
+            w.blockSignals(False)
+        self._edited()
+
     def refresh(self) -> None:
-        kind = self._kinds[self.kind.currentIndex()]
+        kind = self.branch_kind()
         self.k.setEnabled(kind != "random")
         self.p.setEnabled(kind == "random")
         self.seed.setEnabled(kind == "random")
@@ -426,8 +459,64 @@ class MemoryPanel(Panel):
         layout.setContentsMargins(8, 8, 8, 8)
         layout.addWidget(self.tabs)
 
+    def _views(self) -> tuple[QWidget, QWidget, QWidget]:
+        """The tabs in ``MEMORY_VIEWS`` order."""
+        return (self.coalescing, self.banks, self.divergence)
+
+    # --- lesson steps ----------------------------------------------------------------------------
+    def lesson_state(self) -> MemoryState:
+        """The tab shown and its controls; the other tabs' fields keep their defaults."""
+        view = MEMORY_VIEWS[self._views().index(self.tabs.currentWidget())]
+        state = MemoryState(view=view)
+        if view == "divergence":
+            d = self.divergence
+            state.pattern = d.preset_name()
+            state.block = d.block.value()
+            state.branch = d.branch_kind()  # type: ignore[assignment]  # one of BRANCH_KINDS
+            state.k = d.k.value()
+            state.p = round(d.p.value(), P_DECIMALS)
+            state.seed = d.seed.value()
+            return state
+        tab = self.coalescing if view == "coalescing" else self.banks
+        state.pattern = tab.pattern_name()
+        state.elem, state.stride, state.offset, state.active = tab.numbers()
+        if view == "coalescing":
+            state.warp = self.coalescing.warp.value()
+        else:
+            state.pad = self.banks.pad.isChecked()
+        return state
+
+    def show_lesson_state(self, state: PanelState) -> str:
+        if not isinstance(state, MemoryState):
+            return ""
+        if state.view == "divergence":
+            self.divergence.show_branch(state)
+        else:
+            numbers = (state.elem, state.stride, state.offset, state.active)
+            if state.view == "coalescing":
+                tab: _PatternTab = self.coalescing
+                self.coalescing.warp.blockSignals(True)
+                self.coalescing.warp.setValue(state.warp)
+                self.coalescing.warp.blockSignals(False)
+            else:
+                tab = self.banks
+                self.banks.pad.blockSignals(True)
+                self.banks.pad.setChecked(state.pad)
+                self.banks.pad.blockSignals(False)
+            tab.show_numbers(state.pattern, numbers)
+            tab.refresh()
+        self.tabs.setCurrentIndex(MEMORY_VIEWS.index(state.view))
+        return ""
+
+    SCREENSHOT_VIEWS = MEMORY_VIEWS
+
+    def show_screenshot_view(self, view: str) -> None:
+        if view not in MEMORY_VIEWS:
+            super().show_screenshot_view(view)
+        self.tabs.setCurrentIndex(MEMORY_VIEWS.index(view))
+
     def apply_theme(self, theme: Theme) -> None:
-        for tab in (self.coalescing, self.banks, self.divergence):
+        for tab in self._views():
             tab.refresh()
             tab.update()
 
