@@ -22,7 +22,7 @@ from explorer.launch.config import parse_launch, parse_thread_ref
 from explorer.launch.limits import limits_for_device
 from explorer.launch.schedule import plan_launch
 from explorer.launch.texts import percent
-from explorer.lessons import BenchState, VisualizerState, load_lesson
+from explorer.lessons import BenchState, MemoryState, VisualizerState, load_lesson
 from explorer.lessons.builtin import builtin_paths
 from explorer.lessons.resolve import visualizer_device
 
@@ -43,6 +43,13 @@ NOT_COMPUTED: dict[str, dict[float, str]] = {
     "08-image-tiles": {
         67.5: "1,080 / 16, the division whose ceiling is the grid's y",
         1088: "68 tiles x 16 rows: the rows the grid covers (checked below)",
+    },
+    "09-coalescing": {},
+    "10-bank-conflicts": {
+        5.0: "compute capability 5.0, the first GPUs the bank model covers (explorer.memory.banks)",
+    },
+    "11-divergence": {
+        7.0: "compute capability 7.0 (Volta), where independent thread scheduling begins (ITS_NOTE)",
     },
 }
 
@@ -142,6 +149,64 @@ def derived_bench(state: BenchState) -> set[float]:
     return out
 
 
+def derived_memory(state: MemoryState) -> set[float]:
+    """What the Memory page computes and shows for a step: the model's answer for the view shown
+    (counts, bytes, percentages as the page prints them, each lane's word and bank, each warp's
+    lanes per path) and the fixed sizes the model is built on."""
+    from explorer.memory import texts
+    from explorer.memory.banks import BANKS, WORD_BYTES, SharedAccess, bank_conflicts
+    from explorer.memory.coalescing import (
+        BASE_ALIGNMENT,
+        LINE_BYTES,
+        SECTOR_BYTES,
+        WARP_SIZE,
+        GlobalAccess,
+        coalesce,
+    )
+    from explorer.memory.divergence import Branch, divergence
+
+    out: set[float] = {WARP_SIZE, SECTOR_BYTES, LINE_BYTES, BASE_ALIGNMENT}
+    if state.view == "coalescing":
+        a = GlobalAccess(state.elem, state.stride, state.offset, state.active, state.warp)
+        c = coalesce(a)
+        out |= {a.elem_bytes, a.stride, a.offset, a.active_lanes, a.warp, a.offset * a.elem_bytes}
+        out |= {c.sectors_per_request, c.lines_per_request, c.bytes_requested, c.bytes_fetched}
+        out |= {c.ideal_sectors, c.bytes_fetched // c.bytes_requested, float(texts.pct(c.efficiency)[:-1])}
+        out.add(SECTOR_BYTES // a.elem_bytes)  # the stride from which each lane has a sector of its own
+    elif state.view == "banks":
+        a = SharedAccess(state.elem, state.stride + (1 if state.pad else 0), state.offset, state.active)
+        b = bank_conflicts(a)
+        out |= {BANKS, WORD_BYTES, a.elem_bytes, a.stride, a.offset, a.active_lanes, a.lanes_per_phase}
+        out |= {b.conflict_degree, b.wavefronts, b.ideal_wavefronts, a.active_lanes * a.elem_bytes}
+        for phase in b.phases:
+            out |= {phase.lanes.start, phase.lanes.stop - 1}
+        # the lanes the narration names: lane 0 and those asking its bank for another word in its pass
+        first = b.lanes[0]
+        meet = [first] + [
+            lb
+            for lb in b.lanes
+            if lb.phase == first.phase and lb.bank == first.bank and lb.word != first.word
+        ]
+        for lb in meet:
+            out |= {lb.lane, lb.word, *lb.banks}
+    else:
+        d = divergence(state.block, Branch(state.branch, k=state.k, p=state.p, seed=state.seed))
+        out |= {d.block_threads, len(d.warps), d.diverged_warps, float(texts.pct(d.simt_efficiency)[:-1])}
+        out |= {state.k, state.p}
+        for w in d.warps:
+            out |= {w.lanes, w.paths, *w.active_lanes, float(texts.pct(w.simt_efficiency)[:-1])}
+        # warps named: the first and last of each run of warps that go the same way ("warps 0 to 2")
+        runs: list[list] = []
+        for w in d.warps:
+            way = (w.diverges, bool(w.taken))
+            if runs and runs[-1][0] == way:
+                runs[-1][2] = w.warp
+            else:
+                runs.append([way, w.warp, w.warp])
+        out |= {run[i] for run in runs for i in (1, 2)}
+    return out
+
+
 @pytest.mark.parametrize("path", builtin_paths(), ids=lambda p: p.stem)
 def test_every_number_in_the_narration_is_computed_by_the_app(path):
     lesson = load_lesson(path)
@@ -153,6 +218,8 @@ def test_every_number_in_the_narration_is_computed_by_the_app(path):
             derived |= derived_visualizer(step.state)
         elif isinstance(step.state, BenchState):
             derived |= derived_bench(step.state)
+        elif isinstance(step.state, MemoryState):
+            derived |= derived_memory(step.state)
     for number, step in enumerate(lesson.steps, start=1):
         for value in numbers_in(step.narration + " " + step.title):
             if value in derived or value in allowed_extra:

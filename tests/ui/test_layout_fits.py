@@ -109,3 +109,20 @@ def test_the_check_sees_content_cut_off_by_a_scroll_area(qtbot, qapp):
         qapp.processEvents()
     area.horizontalScrollBar().setValue(50)
     assert any("scrolled 50 px" in p.why for p in clipped(area)), clipped(area)
+
+
+@pytest.mark.parametrize("size,scale", [((1024, 768), 100), ((1280, 800), 200)], ids=["1024x768", "200%"])
+@pytest.mark.parametrize("view", ["coalescing", "banks", "divergence"])
+def test_every_memory_view_fits_and_scrolls_rather_than_clips(window, qapp, view, size, scale):
+    """Each tab of the Memory page with its longest preset chosen: at a large text size the columns
+    scroll up and down, and nothing of the page is cut off (the window's own page tabs scroll
+    sideways at 200%, which is theirs to do)."""
+    window.apply_text_scale(scale)
+    panel = window.show_panel("memory")
+    panel.show_screenshot_view(view)
+    tab = panel.tabs.currentWidget()
+    longest = max(range(tab.preset.count()), key=lambda i: len(tab.preset.itemText(i)))
+    tab.preset.setCurrentIndex(longest)
+    _settle(qapp, window, size)
+    problems = [str(p) for p in clipped(panel)]
+    assert not problems, "\n".join(problems)

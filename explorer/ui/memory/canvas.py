@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from typing import Generic, TypeVar
 
-from PySide6.QtCore import QRectF, QSize, Qt
-from PySide6.QtGui import QColor, QFont, QPainter, QPaintEvent, QPen
+from PySide6.QtCore import QLineF, QPointF, QRectF, QSize, Qt
+from PySide6.QtGui import QColor, QFont, QPainter, QPaintEvent, QPen, QStaticText
 from PySide6.QtWidgets import QSizePolicy, QWidget
 
 from explorer.memory.banks import BANKS, BankConflicts
@@ -57,7 +57,10 @@ class _Canvas(QWidget, Generic[R]):
 
     @qt_guard
     def sizeHint(self) -> QSize:  # noqa: N802 - Qt's name
-        return QSize(720, 360)
+        # no taller than the minimum: the page's scrolled column asks its preferred height, and a
+        # taller hint would scroll the words below the picture off a projector's screen; the
+        # picture still takes every spare pixel (it stretches)
+        return QSize(720, 200)
 
     def set_result(self, result: R) -> None:
         self.result = result
@@ -67,6 +70,25 @@ class _Canvas(QWidget, Generic[R]):
         font = QFont(self.font())
         font.setPixelSize(max(7, int(px)))
         return font
+
+    def _texts(self, font: QFont) -> dict[str, QStaticText]:
+        """Laid-out texts for ``font``, kept between frames: the lane and bank numbers are the
+        same every frame, and laying out text is most of a frame's cost."""
+        caches: dict[str, dict[str, QStaticText]] = self.__dict__.setdefault("_text_caches", {})
+        key = font.key()
+        if key not in caches and len(caches) > 16:  # fonts change with the size: keep a few
+            caches.clear()
+        return caches.setdefault(key, {})
+
+    @staticmethod
+    def _centred(p: QPainter, r: QRectF, text: str, texts: dict[str, QStaticText]) -> None:
+        """``text`` centred in ``r`` with the painter's font, whose ``_texts`` cache is ``texts``."""
+        st = texts.get(text)
+        if st is None:
+            st = texts[text] = QStaticText(text)
+            st.prepare(font=p.font())
+        size = st.size()
+        p.drawStaticText(QPointF(r.center().x() - size.width() / 2, r.center().y() - size.height() / 2), st)
 
 
 class CoalescingCanvas(_Canvas[Coalescing]):
@@ -105,14 +127,18 @@ class CoalescingCanvas(_Canvas[Coalescing]):
         active = {la.lane: la for la in c.lanes}
         lane_centre = {}
         on_fill, off_fill, border = QColor(theme.accent), idle_colour(theme), QPen(QColor(theme.border), 1)
-        for lane in range(WARP_SIZE):
-            r = QRectF(margin + lane * lane_w + 1, margin, lane_w - 2, lane_h)
-            on = lane in active
-            p.setPen(border)
-            p.setBrush(on_fill if on else off_fill)
-            p.drawRect(r)
-            p.setPen(QColor(theme.accent_text) if on else QColor(theme.muted))
-            p.drawText(r, Qt.AlignmentFlag.AlignCenter, str(lane))
+        boxes = [QRectF(margin + lane * lane_w + 1, margin, lane_w - 2, lane_h) for lane in range(WARP_SIZE)]
+        p.setPen(border)
+        for on, fill in ((True, on_fill), (False, off_fill)):
+            p.setBrush(fill)
+            p.drawRects([r for lane, r in enumerate(boxes) if (lane in active) == on])
+        texts = self._texts(label_font)
+        for on, colour in ((True, QColor(theme.accent_text)), (False, QColor(theme.muted))):
+            p.setPen(colour)
+            for lane, r in enumerate(boxes):
+                if (lane in active) == on:
+                    self._centred(p, r, str(lane), texts)
+        for lane, r in enumerate(boxes):
             lane_centre[lane] = (r.center().x(), r.bottom())
 
         sectors = self.drawn_sectors()
@@ -124,22 +150,28 @@ class CoalescingCanvas(_Canvas[Coalescing]):
         used_fill = QColor(theme.accent)
         unused_fill = wasted_colour(theme)
         x_of_sector = {}
+        touched = set(c.sectors)
+        gaps = []
         x = margin
         for s in sectors:
             width = slot_w * (gap_share if s is None else 1.0)
             r = QRectF(x + 1, top, width - 2, sec_h)
             x += width
             if s is None:
-                p.setPen(QColor(theme.muted))
-                p.drawText(r, Qt.AlignmentFlag.AlignCenter, "…")
-                continue
-            x_of_sector[s] = r
-            p.setPen(QPen(QColor(theme.border), 1))
-            p.setBrush(unused_fill if s in c.sectors else QColor(theme.panel))
-            p.drawRect(r)
+                gaps.append(r)
+            else:
+                x_of_sector[s] = r
+        p.setPen(QColor(theme.muted))
+        for r in gaps:
+            self._centred(p, r, "…", texts)
+        # fetched sectors shaded (the used bytes go on top); sectors between them left plain
+        p.setPen(Qt.PenStyle.NoPen)
+        for fetched, fill in ((True, unused_fill), (False, QColor(theme.panel))):
+            p.setBrush(fill)
+            p.drawRects([r for s, r in x_of_sector.items() if (s in touched) == fetched])
         byte_w = {s: r.width() / SECTOR_BYTES for s, r in x_of_sector.items()}
-        link_pen = QPen(_mix(theme.accent, theme.text, 0.3), 1)
         # each lane's bytes, and its line
+        used, links = [], []
         for la in c.lanes:
             r = x_of_sector.get(la.sector)
             if r is None:
@@ -151,27 +183,31 @@ class CoalescingCanvas(_Canvas[Coalescing]):
                 c.access.elem_bytes * byte_w[la.sector],
                 r.height(),
             )
-            p.fillRect(bytes_r, used_fill)
+            used.append(bytes_r)
             x0, y0 = lane_centre[la.lane]
-            p.setPen(link_pen)
-            p.drawLine(int(x0), int(y0), int(bytes_r.center().x()), int(r.top()))
+            links.append(QLineF(int(x0), int(y0), int(bytes_r.center().x()), int(r.top())))
+        p.setBrush(used_fill)
+        p.drawRects(used)
+        p.setPen(QPen(_mix(theme.accent, theme.text, 0.3), 1))
+        p.drawLines(links)
         # thin sector outlines over the fills; a 128-byte line's first sector gets a tick and its address
         p.setBrush(Qt.BrushStyle.NoBrush)
-        thin, tick = QPen(QColor(theme.border), 1), QPen(QColor(theme.text), 3)
+        p.setPen(QPen(QColor(theme.border), 1))
+        p.drawRects(list(x_of_sector.values()))
+        line_starts = [(s, r) for s, r in x_of_sector.items() if s % 4 == 0]
+        p.setPen(QPen(QColor(theme.text), 3))
+        p.drawLines(
+            [QLineF(int(r.left()), int(r.top() - 9), int(r.left()), int(r.top() - 2)) for _, r in line_starts]
+        )
         p.setFont(self._small_font(min(sec_h * 0.3, 13)))
+        p.setPen(QColor(theme.muted))
+        metrics = p.fontMetrics()
         label_end = -1.0
-        for s, r in x_of_sector.items():
-            p.setPen(thin)
-            p.drawRect(r)
-            if s % 4:
-                continue
-            p.setPen(tick)
-            p.drawLine(int(r.left()), int(r.top() - 9), int(r.left()), int(r.top() - 2))
+        for s, r in line_starts:
             text = f"{s * SECTOR_BYTES} B"
             if r.left() > label_end:
-                p.setPen(QColor(theme.muted))
                 p.drawText(QRectF(r.left(), r.bottom() + 2, 200, 18), Qt.AlignmentFlag.AlignLeft, text)
-                label_end = r.left() + p.fontMetrics().horizontalAdvance(text) + 8
+                label_end = r.left() + metrics.horizontalAdvance(text) + 8
         p.end()
 
 
@@ -212,30 +248,34 @@ class BankCanvas(_Canvas[BankConflicts]):
         stacks = self.stacks()
         rows = sum(max((len(v) for v in per.values()), default=1) for per in stacks) + len(stacks) - 1
         box_h = max(6.0, min(30.0, (h - head - 2 * margin) / max(1, rows)))
-        p.setFont(self._small_font(min(col_w * 0.5, 13)))
+        bank_font = self._small_font(min(col_w * 0.5, 13))
+        p.setFont(bank_font)
         p.setPen(QColor(theme.muted))
+        texts = self._texts(bank_font)
         for bank in range(BANKS):
-            p.drawText(
-                QRectF(margin + bank * col_w, margin, col_w, head - 4),
-                Qt.AlignmentFlag.AlignCenter,
-                str(bank),
-            )
+            self._centred(p, QRectF(margin + bank * col_w, margin, col_w, head - 4), str(bank), texts)
         y = margin + head
-        p.setFont(self._small_font(min(box_h * 0.55, col_w * 0.42)))
+        boxes: dict[bool, list[QRectF]] = {True: [], False: []}  # conflict -> boxes
+        labels = []
         for per in stacks:
             depth = max((len(v) for v in per.values()), default=1)
             for bank, words in per.items():
                 for level, (_word, lanes) in enumerate(words):
                     r = QRectF(margin + bank * col_w + 1, y + level * box_h + 1, col_w - 2, box_h - 2)
-                    conflict = len(words) > 1
-                    p.setBrush(QColor(theme.error) if conflict else QColor(theme.accent))
-                    p.setPen(QPen(QColor(theme.border), 1))
-                    p.drawRect(r)
-                    p.setPen(QColor(theme.accent_text))
-                    text = str(lanes[0]) if len(lanes) == 1 else f"{lanes[0]}+{len(lanes) - 1}"
-                    if box_h >= 10:
-                        p.drawText(r, Qt.AlignmentFlag.AlignCenter, text)
+                    boxes[len(words) > 1].append(r)
+                    labels.append((r, str(lanes[0]) if len(lanes) == 1 else f"{lanes[0]}+{len(lanes) - 1}"))
             y += (depth + 1) * box_h
+        p.setPen(QPen(QColor(theme.border), 1))
+        for conflict, colour in ((False, theme.accent), (True, theme.error)):
+            p.setBrush(QColor(colour))
+            p.drawRects(boxes[conflict])
+        if box_h >= 10:
+            word_font = self._small_font(min(box_h * 0.55, col_w * 0.42))
+            p.setFont(word_font)
+            p.setPen(QColor(theme.accent_text))
+            texts = self._texts(word_font)
+            for r, text in labels:
+                self._centred(p, r, text, texts)
         p.end()
 
 

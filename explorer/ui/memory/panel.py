@@ -8,13 +8,16 @@ The page computes nothing itself.
 from __future__ import annotations
 
 import pyqtgraph as pg
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
     QDoubleSpinBox,
     QFormLayout,
+    QFrame,
     QHBoxLayout,
     QLabel,
+    QScrollArea,
     QSpinBox,
     QTabWidget,
     QVBoxLayout,
@@ -35,6 +38,7 @@ from explorer.memory.presets import (
     BranchPreset,
     Pattern,
 )
+from explorer.ui.guard import qt_guard
 from explorer.ui.memory.canvas import (
     BankCanvas,
     CoalescingCanvas,
@@ -43,7 +47,7 @@ from explorer.ui.memory.canvas import (
     wasted_colour,
 )
 from explorer.ui.panel import Panel
-from explorer.ui.theme import Theme, current_theme
+from explorer.ui.theme import Theme, current_theme, px
 
 
 def _spin(lo: int, hi: int, value: int, tip: str) -> QSpinBox:
@@ -55,13 +59,64 @@ def _spin(lo: int, hi: int, value: int, tip: str) -> QSpinBox:
     return box
 
 
+def _narrow(box: QComboBox) -> None:
+    """A menu that takes the column's width rather than its longest entry's: the column is sized
+    to the page, and the popup still shows the entries in full."""
+    box.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+    box.setMinimumContentsLength(8)
+    box.view().setTextElideMode(Qt.TextElideMode.ElideNone)
+
+
 def _legend(items: tuple[tuple[str, str], ...]) -> QLabel:
     label = QLabel("   ".join(f"<span style='color:{c}'>&#9632;</span> {t}" for c, t in items))
     label.setWordWrap(True)
     return label
 
 
-class _PatternTab(QWidget):
+#: the form column's width at 100% text; it grows with the text but never takes more than
+#: LEFT_SHARE of the tab, so the picture keeps most of a projector's width
+LEFT_WIDTH = 360
+LEFT_SHARE = 0.42
+
+
+def _scrolling(inner: QWidget) -> QScrollArea:
+    """``inner`` in a frameless area that scrolls up and down (never sideways): at a large text
+    size a column taller than the page scrolls instead of being cut off."""
+    area = QScrollArea()
+    area.setWidget(inner)
+    area.setWidgetResizable(True)
+    area.setFrameShape(QFrame.Shape.NoFrame)
+    area.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+    # the tab's own background shows through, as it did before the column could scroll
+    area.viewport().setAutoFillBackground(False)
+    inner.setAutoFillBackground(False)
+    return area
+
+
+class _Columns(QWidget):
+    """A tab of the page: the form on the left, the picture and its words on the right."""
+
+    def _build_columns(self, left: QWidget, right: QVBoxLayout) -> None:
+        right_widget = QWidget()
+        right_widget.setLayout(right)
+        right.setContentsMargins(0, 0, 0, 0)
+        self.left_area = _scrolling(left)
+        row = QHBoxLayout(self)
+        row.addWidget(self.left_area)
+        row.addWidget(_scrolling(right_widget), 1)
+        self._fit_left()
+
+    def _fit_left(self) -> None:
+        room = int(self.width() * LEFT_SHARE) if self.width() > 0 else px(LEFT_WIDTH)
+        self.left_area.setFixedWidth(min(px(LEFT_WIDTH), max(room, px(200))))
+
+    @qt_guard
+    def resizeEvent(self, event) -> None:  # noqa: N802 - Qt's name
+        super().resizeEvent(event)
+        self._fit_left()
+
+
+class _PatternTab(_Columns):
     """A form, the picture, the headline and details; ``refresh`` recomputes and redraws."""
 
     def __init__(self, patterns: tuple[Pattern, ...], canvas: QWidget, allow_stride_zero: bool) -> None:
@@ -70,7 +125,7 @@ class _PatternTab(QWidget):
         self.canvas = canvas
         self.preset = QComboBox()
         self.preset.addItems([p.name for p in patterns])
-        self.preset.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
+        _narrow(self.preset)
         self.elem = QComboBox()
         self.elem.addItems([f"{n} bytes" for n in ELEMENT_SIZES])
         self.stride = _spin(
@@ -79,7 +134,9 @@ class _PatternTab(QWidget):
         self.offset = _spin(0, MEMORY_MAX_ELEMENTS, 0, "elements before lane 0's")
         self.active = _spin(1, 32, 32, "lanes taking part (from lane 0)")
         self.form = QFormLayout()
-        self.form.addRow("Pattern", self.preset)
+        self.form.setRowWrapPolicy(QFormLayout.RowWrapPolicy.WrapLongRows)
+        self.form.addRow(QLabel("Pattern"))
+        self.form.addRow(self.preset)  # a row of its own: the preset names are long
         self.form.addRow("Element size", self.elem)
         self.form.addRow("Stride (elements)", self.stride)
         self.form.addRow("Offset (elements)", self.offset)
@@ -99,15 +156,12 @@ class _PatternTab(QWidget):
         left_layout.addLayout(self.form)
         left_layout.addWidget(self.error)
         self.left_layout = left_layout
-        left.setMaximumWidth(400)
         right = QVBoxLayout()
         right.addWidget(self.headline)
         right.addWidget(canvas, 1)
         self.right = right
         right.addWidget(self.details)
-        row = QHBoxLayout(self)
-        row.addWidget(left)
-        row.addLayout(right, 1)
+        self._build_columns(left, right)
 
         self.preset.currentIndexChanged.connect(self._apply_preset)
         for box in (self.stride, self.offset, self.active):
@@ -268,10 +322,10 @@ class BankTab(_PatternTab):
             )
         )
         self.right.insertWidget(2, self.legend)
-        self.pad = QCheckBox("Pad each row by one element (tile[32][33])")
-        self.pad.setToolTip("Adds one element to the stride, as padding a tile's rows does")
+        self.pad = QCheckBox("Pad rows by one element")
+        self.pad.setToolTip("Adds one element to the stride, as padding tile[32][32] to tile[32][33] does")
         self.pad.toggled.connect(self.refresh)
-        self.form.addRow("", self.pad)
+        self.form.addRow(self.pad)
         source = QLabel(f"Rule: {SOURCE}. Banks are numbered across the top.")
         source.setWordWrap(True)
         source.setProperty("role", "muted")
@@ -296,12 +350,12 @@ class BankTab(_PatternTab):
         self.details.setText("\n".join(texts.bank_lines(b)))
 
 
-class DivergenceTab(QWidget):
+class DivergenceTab(_Columns):
     def __init__(self) -> None:
         super().__init__()
         self.preset = QComboBox()
         self.preset.addItems([b.name for b in BRANCH_PRESETS])
-        self.preset.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
+        _narrow(self.preset)
         self.block = _spin(1, 1024, 256, "threads per block (1D)")
         self.kind = QComboBox()
         self.kind.addItems(
@@ -315,7 +369,9 @@ class DivergenceTab(QWidget):
         self.p.setValue(0.5)
         self.seed = _spin(0, 1 << 30, 0, "seed of the random data")
         form = QFormLayout()
-        form.addRow("Branch", self.preset)
+        form.setRowWrapPolicy(QFormLayout.RowWrapPolicy.WrapLongRows)
+        form.addRow(QLabel("Branch"))
+        form.addRow(self.preset)
         form.addRow("Threads per block", self.block)
         form.addRow("Condition", self.kind)
         form.addRow("K", self.k)
@@ -334,7 +390,6 @@ class DivergenceTab(QWidget):
         lv.addWidget(self.error)
         lv.addWidget(note)
         lv.addStretch(1)
-        left.setMaximumWidth(400)
         self.headline = QLabel()
         self.headline.setWordWrap(True)
         self.headline.setProperty("role", "pageTitle")
@@ -351,9 +406,7 @@ class DivergenceTab(QWidget):
         right.addWidget(self.headline)
         right.addWidget(self.canvas, 1)
         right.addWidget(self.legend)
-        row = QHBoxLayout(self)
-        row.addWidget(left)
-        row.addLayout(right, 1)
+        self._build_columns(left, right)
         self.preset.currentIndexChanged.connect(self._apply_preset)
         for w in (self.block, self.seed):
             w.valueChanged.connect(self.refresh)
@@ -459,7 +512,7 @@ class MemoryPanel(Panel):
         layout.setContentsMargins(8, 8, 8, 8)
         layout.addWidget(self.tabs)
 
-    def _views(self) -> tuple[QWidget, QWidget, QWidget]:
+    def _views(self) -> tuple[_Columns, _Columns, _Columns]:
         """The tabs in ``MEMORY_VIEWS`` order."""
         return (self.coalescing, self.banks, self.divergence)
 
@@ -514,6 +567,10 @@ class MemoryPanel(Panel):
         if view not in MEMORY_VIEWS:
             super().show_screenshot_view(view)
         self.tabs.setCurrentIndex(MEMORY_VIEWS.index(view))
+
+    def apply_text_scale(self, percent: int) -> None:
+        for tab in self._views():
+            tab._fit_left()
 
     def apply_theme(self, theme: Theme) -> None:
         for tab in self._views():
