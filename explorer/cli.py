@@ -151,7 +151,11 @@ def build_parser() -> argparse.ArgumentParser:
         "--scale", default="100", metavar="PERCENT", help="text size in percent, 100 to 250 (default 100)"
     )
     _add_lesson(p)
-    p.add_argument("--view", default="", help="another view of the page: roofline (benchmarks)")
+    p.add_argument(
+        "--view",
+        default="",
+        help="another view of the page: roofline (benchmarks); coalescing, banks, divergence (memory)",
+    )
     p.set_defaults(
         handler="explorer.commands.gui:run_screenshot", check="explorer.commands.gui:parse_screenshot"
     )
