@@ -84,3 +84,26 @@ def test_both_themes_paint(panel, qapp):
         for tab in (panel.coalescing, panel.banks, panel.divergence):
             panel.tabs.setCurrentWidget(tab)
             assert not tab.canvas.grab().isNull()
+
+
+def test_a_changed_condition_never_keeps_its_branch_presets_name(panel):
+    tab = panel.divergence
+    names = [b.name for b in BRANCH_PRESETS]
+    tab.preset.setCurrentIndex(names.index("Whole warps ((t / 32) % 2 == 0)"))
+    tab.k.setValue(4)
+    assert tab.preset.currentText() == "Custom"
+    assert "(threadIdx.x / 32) % 4 == 0" in tab.headline.text()
+    tab.kind.setCurrentIndex(0)  # t % K with K = 4: still no preset
+    assert tab.preset.currentText() == "Custom"
+    tab.k.setValue(2)  # t % 2 == 0: the even-threads preset's condition, so its name comes back
+    assert tab.preset.currentText() == "Even threads (t % 2 == 0)"
+
+
+def test_screenshot_views_are_the_three_tabs(panel):
+    from explorer.errors import UserError
+
+    for view in ("banks", "divergence", "coalescing"):
+        panel.show_screenshot_view(view)
+        assert panel.lesson_state().view == view
+    with pytest.raises(UserError, match="coalescing, banks, divergence"):
+        panel.show_screenshot_view("caches")

@@ -59,6 +59,18 @@ def _spin(lo: int, hi: int, value: int, tip: str) -> QSpinBox:
     return box
 
 
+def _show_preset(menu: QComboBox, index: int | None) -> None:
+    """Show preset ``index`` in ``menu`` without applying it (the fields already hold its
+    numbers), or "Custom" (added the first time) when ``None``: no preset these numbers are."""
+    menu.blockSignals(True)
+    if index is None:
+        if menu.findText("Custom") < 0:
+            menu.addItem("Custom")
+        index = menu.findText("Custom")
+    menu.setCurrentIndex(index)
+    menu.blockSignals(False)
+
+
 def _narrow(box: QComboBox) -> None:
     """A menu that takes the column's width rather than its longest entry's: the column is sized
     to the page, and the popup still shows the entries in full."""
@@ -202,15 +214,7 @@ class _PatternTab(_Columns):
         now = self.numbers()
         if 0 <= index < len(self.patterns) and self.patterns[index].numbers == now:
             return
-        match = next((i for i, q in enumerate(self.patterns) if q.numbers == now), None)
-        self.preset.blockSignals(True)
-        if match is None:
-            if self.preset.findText("Custom") < 0:
-                self.preset.addItem("Custom")
-            self.preset.setCurrentIndex(self.preset.findText("Custom"))
-        else:
-            self.preset.setCurrentIndex(match)
-        self.preset.blockSignals(False)
+        _show_preset(self.preset, next((i for i, q in enumerate(self.patterns) if q.numbers == now), None))
 
     def pattern_name(self) -> str:
         """The preset shown, "" for Custom."""
@@ -442,15 +446,7 @@ class DivergenceTab(_Columns):
         """As the pattern tabs do: the menu names the preset the condition is, or "Custom"."""
         index = self.preset.currentIndex()
         if not (0 <= index < len(BRANCH_PRESETS) and self._fits(BRANCH_PRESETS[index])):
-            match = next((i for i, b in enumerate(BRANCH_PRESETS) if self._fits(b)), None)
-            self.preset.blockSignals(True)
-            if match is None:
-                if self.preset.findText("Custom") < 0:
-                    self.preset.addItem("Custom")
-                self.preset.setCurrentIndex(self.preset.findText("Custom"))
-            else:
-                self.preset.setCurrentIndex(match)
-            self.preset.blockSignals(False)
+            _show_preset(self.preset, next((i for i, b in enumerate(BRANCH_PRESETS) if self._fits(b)), None))
         self.refresh()
 
     def preset_name(self) -> str:
