@@ -19,7 +19,7 @@ from explorer.memory.coalescing import SECTOR_BYTES, WARP_SIZE, Coalescing
 from explorer.memory.divergence import Divergence
 from explorer.memory.texts import pct
 from explorer.ui.guard import qt_guard
-from explorer.ui.theme import Theme, current_theme
+from explorer.ui.theme import Theme, current_theme, px
 
 R = TypeVar("R")
 
@@ -121,7 +121,7 @@ class CoalescingCanvas(_Canvas[Coalescing]):
         w, h = self.width(), self.height()
         margin = 8.0
         lane_w = (w - 2 * margin) / WARP_SIZE
-        lane_h = min(34.0, h * 0.14)
+        lane_h = min(px(34), h * 0.14)
         label_font = self._small_font(min(lane_h * 0.45, lane_w * 0.55))
         p.setFont(label_font)
         active = {la.lane: la for la in c.lanes}
@@ -199,7 +199,7 @@ class CoalescingCanvas(_Canvas[Coalescing]):
         p.drawLines(
             [QLineF(int(r.left()), int(r.top() - 9), int(r.left()), int(r.top() - 2)) for _, r in line_starts]
         )
-        p.setFont(self._small_font(min(sec_h * 0.3, 13)))
+        p.setFont(self._small_font(min(sec_h * 0.3, px(13))))
         p.setPen(QColor(theme.muted))
         metrics = p.fontMetrics()
         label_end = -1.0
@@ -243,12 +243,12 @@ class BankCanvas(_Canvas[BankConflicts]):
         if b is None:
             return
         w, h = self.width(), self.height()
-        margin, head = 8.0, 22.0
+        margin, head = 8.0, float(px(22))
         col_w = (w - 2 * margin) / BANKS
         stacks = self.stacks()
         rows = sum(max((len(v) for v in per.values()), default=1) for per in stacks) + len(stacks) - 1
-        box_h = max(6.0, min(30.0, (h - head - 2 * margin) / max(1, rows)))
-        bank_font = self._small_font(min(col_w * 0.5, 13))
+        box_h = max(6.0, min(px(30), (h - head - 2 * margin) / max(1, rows)))
+        bank_font = self._small_font(min(col_w * 0.5, px(13)))
         p.setFont(bank_font)
         p.setPen(QColor(theme.muted))
         texts = self._texts(bank_font)
@@ -295,10 +295,14 @@ class DivergenceCanvas(_Canvas[Divergence]):
         if d is None:
             return
         w, h = self.width(), self.height()
-        margin, label_w, info_w = 8.0, min(80.0, w * 0.1), min(150.0, w * 0.18)
+        margin = 8.0
+        row_h = max(4.0, min(px(28), (h - 2 * margin) / max(1, len(d.warps))))
+        p.setFont(self._small_font(min(row_h * 0.6, px(14))))
+        # the words beside the rows get the room their widest text needs, the lanes the rest
+        metrics = p.fontMetrics()
+        label_w = min(metrics.horizontalAdvance("warp 31") + 8.0, w * 0.15)
+        info_w = min(metrics.horizontalAdvance("2 paths, 100%") + 12.0, w * 0.25)
         cell_w = (w - 2 * margin - label_w - info_w) / WARP_SIZE
-        row_h = max(4.0, min(28.0, (h - 2 * margin) / max(1, len(d.warps))))
-        p.setFont(self._small_font(min(row_h * 0.6, 14)))
         taken_c, other_c, idle_c = QColor(theme.accent), QColor(theme.present), idle_colour(theme)
         for i, warp in enumerate(d.warps):
             y = margin + i * row_h
