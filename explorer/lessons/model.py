@@ -43,9 +43,11 @@ A lesson file is one JSON object (UTF-8, made to be edited by hand as well as by
   ``offset`` (in elements, 0..4096; a stride of 0, every lane on one element, only in shared
   memory) and ``active`` (lanes 1..32); coalescing also ``warp`` (which warp of the block,
   0..31), banks also ``pad`` (true: one element added to each row, ``tile[32][33]``).
-  Divergence: ``block`` (threads, 1..1024), ``branch`` ("mod", "lt", "warp" or "random"), ``k``
-  (K of the first three) or ``p`` (0..1, of "random") and ``seed`` (the random data's). Only
-  the shown tab is changed; the others stay as they were.
+  Divergence: ``pattern`` (a branch preset's name, or ""), ``block`` (threads, 1..1024),
+  ``branch`` ("mod", "lt", "warp" or "random"), ``k`` (K of the first three) or ``p`` (0..1, at
+  most 3 decimals, of "random") and ``seed`` (the random data's). A ``pattern`` sets its numbers;
+  giving another value for one of them is an error naming both. Only the shown tab is changed;
+  the others stay as they were.
 
 Keys this version does not know, at any level, are kept and written back unchanged on save, so a
 lesson made with a newer version survives an edit in this one. The values are checked by the
