@@ -45,6 +45,28 @@ def _add_lesson(p: argparse.ArgumentParser) -> None:
     p.add_argument("--step", default=None, metavar="K", help="the lesson's step to show first (default 1)")
 
 
+def _add_remote(p: argparse.ArgumentParser) -> None:
+    """``--host DEST [--via PREFIX] [--remote-python PATH]``: do it on another machine over ssh."""
+    p.add_argument(
+        "--host",
+        default=None,
+        metavar="DEST",
+        help="do it on another machine over ssh (gpu-lab, alice@gpu.example.edu, host:2222)",
+    )
+    p.add_argument(
+        "--via",
+        default=None,
+        metavar="PREFIX",
+        help='with --host: a launcher to run the agent through, e.g. "srun --gres=gpu:1 --time=10"',
+    )
+    p.add_argument(
+        "--remote-python",
+        default=None,
+        metavar="PATH",
+        help="with --host: the Python that has device-explorer there (default python3)",
+    )
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = OneLineParser(
         prog="device-explorer",
@@ -67,7 +89,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--measure", action="store_true", help="measure the clock and roofline ceilings again (seconds)"
     )
-    p.set_defaults(handler="explorer.commands.devices:run_devices", check=None)
+    _add_remote(p)
+    p.set_defaults(
+        handler="explorer.commands.devices:run_devices", check="explorer.commands.remote:parse_host"
+    )
 
     p = sub.add_parser(
         "occupancy", help="occupancy of one block configuration on a device or compute capability"
@@ -140,6 +165,7 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="measure the device's roofline ceilings again before the run (else cached per machine)",
     )
+    _add_remote(p)
     _add_json(p)
     p.set_defaults(handler="explorer.commands.bench:run_bench", check="explorer.commands.bench:parse_bench")
 
@@ -198,8 +224,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
 
     p = sub.add_parser("self-test", help="import every dependency, probe devices, run a tiny workload")
+    _add_remote(p)
     _add_json(p)
-    p.set_defaults(handler="explorer.commands.selftest:run_self_test", check=None)
+    p.set_defaults(
+        handler="explorer.commands.selftest:run_self_test", check="explorer.commands.remote:parse_host"
+    )
 
     # Hidden (no help): the worker the app starts as a child process, locally or over ssh; it
     # speaks JSON lines on stdin/stdout (explorer/agent/__init__.py describes the protocol).

@@ -110,6 +110,12 @@ HOSTILE = [
     "lesson.json",
     "/etc/passwd",
     "/dev/zero",
+    "-oProxyCommand=touch /tmp/dx-fuzz",
+    "alice@gpu.example.edu",
+    "host:99999",
+    "[::1]:22",
+    "srun -N1 -n1 --time=2",
+    "srun 'unclosed",
 ]
 
 values = st.one_of(st.sampled_from(HOSTILE), st.text(max_size=12))
@@ -118,7 +124,12 @@ values = st.one_of(st.sampled_from(HOSTILE), st.text(max_size=12))
 # reaches that field's check (a bad --cc ends the checks before --threads is read)
 COMMANDS: dict[str, tuple[list[str], dict[str, str], list[str]]] = {
     "gui": ([], {"--panel": "devices", "--lesson": "01", "--step": "2"}, []),
-    "devices": ([], {}, ["--json", "--catalog"]),  # not --measure: it measures (seconds)
+    # with --host the check step parses the remote (no ssh runs: check_only stops before the work)
+    "devices": (
+        [],
+        {"--host": "gpu-lab", "--via": "srun -N1", "--remote-python": "python3"},
+        ["--json", "--catalog"],
+    ),  # not --measure: it measures (seconds)
     "occupancy": ([], {"--cc": "7.5", "--threads": "256", "--regs": "32", "--smem": "0"}, ["--json"]),
     "launch": (
         [],
@@ -135,7 +146,7 @@ COMMANDS: dict[str, tuple[list[str], dict[str, str], list[str]]] = {
     ),
     "bench": (
         ["matmul"],
-        {"--device": "cpu", "--repeats": "1", "--csv": "r.csv"},
+        {"--device": "cpu", "--repeats": "1", "--csv": "r.csv", "--host": "gpu-lab", "--via": "srun -N1"},
         ["--json", "--remeasure-ceilings"],
     ),
     "screenshot": (
@@ -156,7 +167,7 @@ COMMANDS: dict[str, tuple[list[str], dict[str, str], list[str]]] = {
         ["--json"],
     ),
     "divergence": ([], {"--block": "128", "--branch": "mod:2", "--seed": "0"}, ["--json"]),
-    "self-test": ([], {}, ["--json"]),
+    "self-test": ([], {"--host": "gpu-lab", "--remote-python": "~/dx/bin/python"}, ["--json"]),
     "lessons": ([], {}, ["--json"]),
 }
 #: a sub-command's second form, fuzzed on its own so its options are not drowned by the first's:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import importlib
 import os
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -116,10 +117,82 @@ def realrun_run(params: dict[str, Any], emit: Emit) -> dict[str, Any]:
     return {"backend": run_to_file(grid, block, n, out, emulate=emulate, extent=extent)}
 
 
+def devices_list(params: dict[str, Any], emit: Emit) -> dict[str, Any]:
+    """The machine's devices, as ``device-explorer devices --json`` lists them (what a remote
+    machine's Devices panel shows). params: ``catalog`` (bool: spec sheets too; default false).
+    Answer: ``discovery`` (``Discovery.to_dict()``), ``why_no_gpu`` (str or null), ``hostname``."""
+    import socket
+
+    from explorer.devices.discover import discover
+
+    catalog = params.get("catalog", False)
+    if not isinstance(catalog, bool):
+        raise UserError(f"catalog must be true or false; got {catalog!r}")
+    # quick: a machine with neither NVML nor the CUDA driver skips importing torch and numba
+    # (seconds) since they could not find a GPU there either; the reports say so
+    discovery = discover(include_catalog=catalog, quick=True)
+    return {
+        "discovery": discovery.to_dict(),
+        "why_no_gpu": discovery.why_no_gpu(),
+        "hostname": socket.gethostname(),
+    }
+
+
+def devices_live(params: dict[str, Any], emit: Emit) -> dict[str, Any]:
+    """One live sample of each GPU named (NVML indices), a few driver calls each: what the Devices
+    panel polls about once a second. params: ``nvml_indices`` (list of whole numbers).
+    Answer: ``readings`` (``LiveReading.to_dict()`` per index, in order), or ``error`` (one line)
+    when NVML cannot be used at all."""
+    from explorer.devices.nvml import NvmlSession, NvmlUnavailable
+
+    indices = _whole_numbers(params.get("nvml_indices", []), "nvml_indices")
+    session = _NVML_SESSION.get("session")
+    if session is None:
+        session = NvmlSession()
+        try:
+            session.init()
+        except NvmlUnavailable as exc:
+            return {"readings": [], "error": str(exc)}
+        _NVML_SESSION["session"] = session  # kept open: the agent polls it every second
+    readings = []
+    for index in indices:
+        try:
+            readings.append(session.read_live(index).to_dict())
+        except Exception as exc:  # noqa: BLE001 - a GPU that stopped answering: say so for that GPU
+            from explorer.devices.model import LiveReading
+            from explorer.devices.nvml import explain_field_error
+
+            readings.append(LiveReading.failed(time.time(), explain_field_error(exc)).to_dict())
+    return {"readings": readings}
+
+
+_NVML_SESSION: dict[str, Any] = {}
+
+
+def selftest_run(params: dict[str, Any], emit: Emit) -> dict[str, Any]:
+    """The self-test's checks on this machine (``self-test --host`` runs it on a remote), each
+    check streamed as an event ``{"line": ..., "check": {...}}`` as soon as it is known.
+    params: ``skip`` (check names to leave out, e.g. ["window"] on a server without a display).
+    Answer: ``checks`` (list of {name, status, detail, duration_s})."""
+    from dataclasses import asdict
+
+    # by name: the command's module is not part of the type-checked core (it can reach Qt)
+    collect_checks = importlib.import_module("explorer.commands.selftest").collect_checks
+
+    skip = params.get("skip", [])
+    if not isinstance(skip, list) or not all(isinstance(s, str) for s in skip):
+        raise UserError(f"skip must be a list of check names; got {skip!r:.80}")
+    checks = collect_checks(on_check=lambda c: emit({"line": c.line(), "check": asdict(c)}), skip=tuple(skip))
+    return {"checks": [asdict(c) for c in checks]}
+
+
 METHODS: dict[str, Method] = {
     "ping": ping,
     "bench.prepare": bench_prepare,
     "bench.point": bench_point,
     "selftest.simulator": selftest_simulator,
     "realrun.run": realrun_run,
+    "devices.list": devices_list,
+    "devices.live": devices_live,
+    "selftest.run": selftest_run,
 }

@@ -17,6 +17,7 @@ import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from explorer.agent.child import AgentCancelled, AgentGone, AgentProcess, AgentTimeout, local_agent
 from explorer.agent.protocol import AgentError
@@ -24,6 +25,9 @@ from explorer.bench.results import BenchPoint, error_point
 from explorer.bench.workloads import Workload, get_workload
 from explorer.errors import UserError
 from explorer.inputs import parse_device_key
+
+if TYPE_CHECKING:
+    from explorer.remote.target import Remote
 
 STARTUP_TIMEOUT_S = 120.0  # starting + importing torch on a loaded laptop can be slow
 WORKER_LABEL = "the benchmark worker"
@@ -45,6 +49,9 @@ class BenchPlan:
     # fresh are cached, so every point can be placed on the roofline; seconds, once per machine.
     measure_roof: bool = False
     remeasure_roof: bool = False  # measure them again even where fresh ones are cached
+    # Run on another machine (``explorer.remote``): the same agent over ssh, one point at a time.
+    # A dropped connection becomes that point's error row; the next point connects again.
+    remote: Remote | None = None
 
 
 @dataclass
@@ -132,6 +139,10 @@ class BenchRun:
         self._worker: AgentProcess | None = None
         self.points: list[BenchPoint] = []
         self.workers_started = 0
+        # Why the remote machine could not be reached, once a connection failed to start: the
+        # points left are not measured (each would wait for ssh to fail again), but every one
+        # gets its row saying why, and a new run resumes from the rows that have no result.
+        self.remote_down: str | None = None
 
     @property
     def cancelled(self) -> bool:
@@ -143,6 +154,15 @@ class BenchRun:
         with self._lock:
             worker = self._worker
         return worker.pid if worker is not None else None
+
+    @property
+    def agent_pid(self) -> int | None:
+        """The current agent's own process id as its hello gave it: on the remote machine for a
+        remote run (``worker_pid`` is then the local ssh client's), None between workers."""
+        with self._lock:
+            worker = self._worker
+        hello = worker.hello if worker is not None else None
+        return hello.pid if hello is not None else None
 
     def cancel(self) -> None:
         self._cancel.set()
@@ -190,7 +210,14 @@ class BenchRun:
 
     def _start_worker(self) -> AgentProcess | None:
         """A ready worker, or None if cancelled; raises RuntimeError if it could not start."""
-        worker = local_agent(label=WORKER_LABEL)
+        if self.plan.remote is not None:
+            from explorer.remote.session import RemoteAgentProcess
+
+            worker: AgentProcess = RemoteAgentProcess(
+                self.plan.remote, label=f"{WORKER_LABEL} on {self.plan.remote.host}"
+            )
+        else:
+            worker = local_agent(label=WORKER_LABEL)
         with self._lock:
             self._worker = worker
         if self.cancelled:  # cancel() may have run before the worker was registered
@@ -206,11 +233,15 @@ class BenchRun:
             )
         except AgentCancelled:
             return None
-        except AgentTimeout:
+        except AgentTimeout as exc:
+            if self.plan.remote is not None:
+                raise RuntimeError(str(exc)) from None
             raise RuntimeError(f"{WORKER_LABEL} did not start in time") from None
         except AgentGone as exc:
             if self.cancelled:
                 return None
+            if self.plan.remote is not None:  # ssh's or Slurm's reason, in words
+                raise RuntimeError(str(exc)) from None
             raise RuntimeError(f"{WORKER_LABEL} {exc.how} while starting") from None
         except AgentError as exc:
             raise RuntimeError(str(exc)) from None
@@ -227,10 +258,14 @@ class BenchRun:
             worker = self._worker
         if worker is None or not worker.alive():
             self._replace_worker()
+            if self.remote_down is not None:
+                return self._error(spec, f"not measured: {self.remote_down}")
             try:
                 worker = self._start_worker()
             except RuntimeError as exc:
                 self._replace_worker()
+                if self.plan.remote is not None:
+                    self.remote_down = str(exc)
                 return None if self.cancelled else self._error(spec, str(exc))
             if worker is None:
                 return None
@@ -252,6 +287,8 @@ class BenchRun:
             self._replace_worker()
             if self.cancelled:
                 return None
+            if self.plan.remote is not None:  # already a sentence naming the machine and the cause
+                return self._error(spec, f"{exc} while measuring this point; the next point connects again")
             return self._error(
                 spec,
                 f"the worker process {exc.how} while measuring this point; a new worker continues the run",

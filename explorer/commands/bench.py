@@ -85,6 +85,7 @@ class BenchRequest:
     device: str
     csv: Path | None
     as_json: bool
+    host: str | None = None  # the remote machine (``--host``), None for this one
 
 
 def resolve_bench_device(text: str) -> str:
@@ -115,17 +116,27 @@ def resolve_bench_device(text: str) -> str:
 def parse_bench(args) -> BenchRequest:
     """Parse and validate ``bench``'s arguments and plan the run, before any work or output."""
     from explorer.bench.workloads import get_workload
+    from explorer.commands.remote import parse_host
 
     as_json = bool(args.json)
+    remote = parse_host(args)
     if not args.workload:
         return BenchRequest(None, "cpu", None, as_json)
     w = get_workload(args.workload)
-    device = resolve_bench_device(args.device)
+    if remote is not None:
+        # the remote's GPUs are not known here: a key is passed on, and the remote's worker says
+        # in the point's error row when it names a GPU that machine does not have
+        if not is_device_key(args.device):
+            raise UserError(f"with --host, name the device as cpu or cuda:N; got {args.device!r:.60}")
+        device = parse_device_key(args.device)
+    else:
+        device = resolve_bench_device(args.device)
     sizes = parse_sizes(" ".join(args.sizes), w.size_name) if args.sizes else None
     repeats = _parse_repeats(args.repeats)
     # checked before the run, so a typo in the path does not throw away a finished run
     csv = parse_output_path(args.csv, "--csv") if args.csv is not None else None
-    check_device_present(device)
+    if remote is None:
+        check_device_present(device)
     # the ceilings are measured in the worker before the first point where none fresh are cached
     # (again with --remeasure-ceilings), so every point can say which roof bounds it
     plan = BenchPlan(
@@ -135,8 +146,9 @@ def parse_bench(args) -> BenchRequest:
         repeats=repeats,
         measure_roof=True,
         remeasure_roof=bool(args.remeasure_ceilings),
+        remote=remote,
     )
-    return BenchRequest(BenchRun(plan), device, csv, as_json)
+    return BenchRequest(BenchRun(plan), device, csv, as_json, remote.host if remote else None)
 
 
 def run_bench(args) -> int:
@@ -146,16 +158,19 @@ def run_bench(args) -> int:
     # Held for the whole run: a second run writing the same file is refused now, in one line,
     # instead of both measuring for minutes and one silently replacing the other's points.
     with output_lock(req.csv) if req.csv else contextlib.nullcontext():
-        return _run_plan(req.run, req.device, req.as_json, req.csv)
+        return _run_plan(req.run, req.device, req.as_json, req.csv, req.host)
 
 
-def _run_plan(run: BenchRun, device: str, as_json: bool, csv_path: Path | None) -> int:
+def _run_plan(
+    run: BenchRun, device: str, as_json: bool, csv_path: Path | None, host: str | None = None
+) -> int:
     from explorer.bench.export import export_csv
     from explorer.bench.results import format_point
 
     w = run.workload
     if not as_json:
-        print(f"{w.title} on {device}: {run.total_points} point(s)", flush=True)
+        where = f"{device} ON {host}" if host else device
+        print(f"{w.title} on {where}: {run.total_points} point(s)", flush=True)
     failed = 0
     stopped: KeyboardInterrupt | None = None
     try:
@@ -163,7 +178,11 @@ def _run_plan(run: BenchRun, device: str, as_json: bool, csv_path: Path | None) 
             if isinstance(event, Progress):
                 continue
             failed += event.error is not None
-            print(json.dumps(event.to_dict()) if as_json else format_point(event), flush=True)
+            if as_json:
+                # every point names the machine it was measured on (null: this one)
+                print(json.dumps({**event.to_dict(), "host": host}), flush=True)
+            else:
+                print(format_point(event), flush=True)
     except KeyboardInterrupt as exc:  # Ctrl-C, SIGTERM or SIGHUP: the worker is stopped; keep what finished
         run.cancel()
         interrupts.ignore_further()

@@ -134,6 +134,11 @@ def measure_roofs(discovery: Discovery) -> None:
 
 
 def run_devices(args: Namespace) -> int:
+    from explorer.commands.remote import parse_host, run_remote_devices
+
+    remote = parse_host(args)
+    if remote is not None:
+        return run_remote_devices(args, remote)
     include_catalog = bool(getattr(args, "catalog", False))
     discovery = filtered(discover(include_catalog=include_catalog), include_catalog)
     if getattr(args, "measure", False):

@@ -354,10 +354,15 @@ def planned_checks() -> list[tuple[str, Callable[[list[Check]], str | None]]]:
     return plan
 
 
-def collect_checks(*, on_check: Callable[[Check], None] | None = None) -> list[Check]:
-    """Run every check in order; ``on_check`` sees each line as soon as it is known (the text output)."""
+def collect_checks(
+    *, on_check: Callable[[Check], None] | None = None, skip: tuple[str, ...] = ()
+) -> list[Check]:
+    """Run every check in order (but those named in ``skip``); ``on_check`` sees each line as soon
+    as it is known (the text output)."""
     report: list[Check] = []
     for name, func in planned_checks():
+        if name in skip:
+            continue
         shown = len(report)
         _timed(name, func, report)
         if on_check:
@@ -367,6 +372,11 @@ def collect_checks(*, on_check: Callable[[Check], None] | None = None) -> list[C
 
 
 def run_self_test(args: argparse.Namespace) -> int:
+    from explorer.commands.remote import parse_host, run_remote_self_test
+
+    remote = parse_host(args)
+    if remote is not None:
+        return run_remote_self_test(args, remote)
     as_json = bool(getattr(args, "json", False))
     if not as_json:
         where = "bundle" if getattr(sys, "frozen", False) else "Python " + sys.version.split()[0]

@@ -1,0 +1,52 @@
+"""Remote machines: the agent (``explorer.agent``) on a lab's GPU server over ssh, or inside a
+cluster's job through a launcher prefix (``srun ...``). Qt-free; the CLI and the window use it.
+
+The API (what the CLI and the Devices panel call):
+
+``parse_remote(destination, prefix=None, python=None) -> Remote``
+    Check what the user typed (``gpu-lab``, ``alice@gpu.example.edu``, ``host:2222``, an ssh
+    config alias; a launcher such as ``srun --gres=gpu:1 --time=10``; the remote Python, default
+    ``python3``). ``UserError`` with one line for a destination ssh would read as an option
+    (``-oProxyCommand=...``), spaces or control characters, a bad port. ``Remote.label`` names
+    it for people; ``Remote.host`` is the host part ("ON gpu-lab"); ``Remote.remote_command()``
+    is the argument list to show the user before first use.
+``open_agent(remote) -> RemoteAgentProcess``
+    A started, version-checked agent there (an ``AgentProcess``: ``request``, ``cancel``,
+    ``close``). Every failure is an ``AgentError`` whose ``str()`` is one line in words.
+``list_devices(remote, catalog=False, agent=None) -> RemoteDevices``
+    The remote's ``Discovery`` (the same Device records as a local probe), its host name and
+    its "why no GPU" words.
+``read_live(agent, nvml_indices) -> list[LiveReading]``
+    A cheap live sample of remote GPUs from an open agent (poll it every second or so).
+``BenchPlan(remote=...)`` (``explorer.bench.runner``)
+    Runs a benchmark plan on the remote, one point at a time over the same pipe; a dropped
+    connection becomes an error row and the next point reconnects.
+
+Modules: ``target`` (the Remote record, checks, the ssh argv, timeouts), ``faults`` (ssh/Slurm
+stderr -> one line), ``records`` (Device records rebuilt from the remote's JSON, checked),
+``session`` (the remote agent process, listing, live readings).
+"""
+
+from explorer.remote.session import (
+    RemoteAgentProcess,
+    RemoteDevices,
+    RemoteGone,
+    RemoteTimeout,
+    list_devices,
+    open_agent,
+    read_live,
+)
+from explorer.remote.target import Remote, destination_problem, parse_remote
+
+__all__ = [
+    "Remote",
+    "RemoteAgentProcess",
+    "RemoteDevices",
+    "RemoteGone",
+    "RemoteTimeout",
+    "destination_problem",
+    "list_devices",
+    "open_agent",
+    "parse_remote",
+    "read_live",
+]

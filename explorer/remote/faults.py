@@ -1,0 +1,147 @@
+"""What went wrong on the way to a remote agent, in one line of words.
+
+ssh, the remote shell and Slurm's ``srun`` each say what failed on stderr, in their own terms and
+often over several lines (a changed host key is a 20-line banner). ``explain`` reads that text and
+the exit status and returns one sentence naming the machine and what to do: the user sees
+"gpu-lab refused the login (permission denied) ...", never a traceback or a wall of ssh output.
+
+The patterns are OpenSSH's and Slurm's own messages (OpenSSH 8-9, Slurm 20-23); text nothing here
+recognises is quoted (its last line) rather than guessed at.
+"""
+
+from __future__ import annotations
+
+import re
+
+from explorer.agent.protocol import PACKAGE
+from explorer.remote.target import CONNECT_TIMEOUT_S, Remote, split_destination
+
+#: ssh's own exit status for its own errors (connection, authentication, host key, lost link);
+#: anything else is the remote command's status.
+SSH_FAILED = 255
+COMMAND_NOT_FOUND = 127
+
+_NO_PACKAGE = re.compile(r"No module named '?explorer'?|No module named explorer\b")
+
+
+def _last_line(stderr: str) -> str:
+    lines = [ln.strip() for ln in stderr.splitlines() if ln.strip()]
+    return lines[-1] if lines else ""
+
+
+def install_hint(remote: Remote, version: str) -> str:
+    """The command that puts this app's version on the remote, for the user to run there."""
+    return f"on {remote.host}: {remote.python} -m pip install {PACKAGE}=={version}"
+
+
+def ssh_command(remote: Remote) -> str:
+    """How the user reaches the remote in a terminal (``ssh -p 2222 alice@host``)."""
+    user, host, port = split_destination(remote.destination)
+    target = f"{user}@{host}" if user else host
+    return "ssh " + (f"-p {port} " if port else "") + target
+
+
+def slurm_problem(stderr: str) -> str | None:
+    """Slurm's refusal in words, or None when srun said nothing about the job."""
+    for line in stderr.splitlines():
+        line = line.strip()
+        m = re.search(r"srun: error: (?:Unable to allocate resources|Job submit/allocate failed): (.+)", line)
+        if m:
+            return f"Slurm refused the job: {m.group(1).strip()}"
+        m = re.search(r"srun: error: (.+)", line)
+        if m and "Terminating" not in line:
+            return f"Slurm: {m.group(1).strip()}"
+    return None
+
+
+def slurm_queued(stderr: str) -> str | None:
+    """ "job 12 is queued and waiting for resources" while srun waits, else None."""
+    jobs = re.findall(r"srun: job (\d+) queued and waiting for resources", stderr)
+    if not jobs:
+        return None
+    return f"Slurm job {jobs[-1]} is queued and waiting for resources"
+
+
+def explain(remote: Remote, stderr: str, code: int | None, *, starting: bool) -> str:
+    """One line: why the agent on ``remote`` could not be reached or stopped answering.
+
+    ``code`` is ssh's exit status (None: it was stopped from here); ``starting``: no hello yet.
+    """
+    host = remote.host
+    text = stderr or ""
+    low = text.lower()
+    if "remote host identification has changed" in low or "host key for" in low and "has changed" in low:
+        return (
+            f"{host}'s host key has CHANGED since it was last trusted, so ssh refused to connect "
+            "(the server was reinstalled, or someone is in between): ask the lab which key is right, "
+            "then fix your known_hosts (ssh-keygen -R HOST)"
+        )
+    if "host key verification failed" in low or "no matching host key" in low:
+        return (
+            f"{host}'s host key is not known here, so ssh refused to connect: run '{ssh_command(remote)}' "
+            "once in a terminal, check the fingerprint with the lab, and accept it"
+        )
+    if "could not resolve hostname" in low or "name or service not known" in low:
+        return f"cannot find the machine {host}: its name does not resolve (check the spelling or your ssh config)"
+    if "connection refused" in low:
+        return f"{host} refused the connection: no ssh server listens on that port"
+    if "connection timed out" in low or "operation timed out" in low:
+        return (
+            f"{host} did not answer within {CONNECT_TIMEOUT_S} s (ssh ConnectTimeout): it is down, or a "
+            "firewall or VPN stands in between"
+        )
+    if "no route to host" in low or "network is unreachable" in low:
+        return f"{host} cannot be reached from here (no route): check the network or VPN"
+    if "permission denied" in low and ("publickey" in low or "password" in low or "keyboard" in low):
+        return (
+            f"{host} refused the login (permission denied): no key of yours is accepted there, and this "
+            f"app never asks for a password; set up key login (ssh-copy-id {ssh_command(remote)[4:]})"
+        )
+    if "too many authentication failures" in low:
+        return f"{host} refused the login (too many keys offered): name the right key in your ssh config"
+    if _NO_PACKAGE.search(text):
+        return (
+            f"{host} has no {PACKAGE} for {remote.python}: install it there "
+            f"({install_hint(remote, _version())}) or set that machine's Python"
+        )
+    slurm = slurm_problem(text)
+    if slurm is not None:
+        return f"{slurm} (on {host}, launcher {remote.prefix[0] if remote.prefix else 'srun'})"
+    if code == COMMAND_NOT_FOUND:
+        missing = _last_line(text)
+        m = re.search(r"([^\s:]+): (?:command )?not found", missing)
+        what = m.group(1) if m else (remote.prefix[0] if remote.prefix else remote.python)
+        if remote.prefix and what == remote.prefix[0]:
+            return f"{host} has no launcher {what!r} (command not found): check the launcher prefix"
+        return (
+            f"{host} has no {what!r} (command not found): install Python and {PACKAGE} there, or set that "
+            "machine's Python to the one that has it (e.g. ~/dx/bin/python)"
+        )
+    dropped = (
+        "connection closed by",
+        "connection reset",
+        "broken pipe",
+        "not responding",
+        "closed by remote host",
+        "connection to",
+    )
+    if any(d in low for d in dropped):
+        return f"the connection to {host} dropped ({_last_line(text)})"
+    if code == SSH_FAILED:
+        said = _last_line(text)
+        if said:
+            return f"ssh to {host} failed: {said}"
+        if starting:
+            return f"ssh to {host} failed before the agent started (ssh said nothing more)"
+        return f"the agent on {host} was killed, or its connection closed without a word"
+    if code is not None and code < 0:
+        return f"the ssh client for {host} was killed (signal {-code})"
+    said = _last_line(text)
+    ended = f"ended with code {code}" if code is not None else "was stopped"
+    return f"the agent on {host} {ended}" + (f": {said}" if said else "")
+
+
+def _version() -> str:
+    from explorer import __version__
+
+    return __version__

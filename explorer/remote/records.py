@@ -1,0 +1,152 @@
+"""Device records rebuilt from what a remote agent sent (``Discovery.to_dict()``), checked field by field.
+
+A remote agent is another machine: its answer is untrusted input. Each record is rebuilt from
+the dataclass's own fields and types (unknown keys are ignored, a value of the wrong type is
+dropped and marked unavailable with the reason), so the Devices panel and the CLI show a
+remote GPU with exactly the details, and the same "why missing" words, as a local one.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import types
+import typing
+from typing import Any
+
+from explorer.agent.protocol import ProtocolError
+from explorer.devices.model import (
+    CatalogGpu,
+    CpuDevice,
+    CudaGpu,
+    CudaLimits,
+    Device,
+    Discovery,
+    GpuProcess,
+    LiveReading,
+    ProbeReport,
+)
+
+_KINDS: dict[str, type] = {"cpu": CpuDevice, "cuda": CudaGpu, "catalog": CatalogGpu}
+_MAX_TEXT = 2000
+
+
+def _convert(value: Any, hint: Any) -> Any:
+    """``value`` as type ``hint``; ValueError when it is not one."""
+    origin = typing.get_origin(hint)
+    args = typing.get_args(hint)
+    if origin in (typing.Union, types.UnionType):
+        if value is None and type(None) in args:
+            return None
+        for arg in args:
+            if arg is type(None):
+                continue
+            try:
+                return _convert(value, arg)
+            except ValueError:
+                continue
+        raise ValueError(f"{value!r:.60}")
+    if origin is typing.Literal:
+        if value in args:
+            return value
+        raise ValueError(f"{value!r:.60}")
+    if hint is bool:
+        if isinstance(value, bool):
+            return value
+        raise ValueError(f"{value!r:.60}")
+    if hint is int:
+        if isinstance(value, int) and not isinstance(value, bool):
+            return value
+        raise ValueError(f"{value!r:.60}")
+    if hint is float:
+        if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value):
+            return float(value)
+        raise ValueError(f"{value!r:.60}")
+    if hint is str:
+        if isinstance(value, str):
+            return value[:_MAX_TEXT]
+        raise ValueError(f"{value!r:.60}")
+    if origin is tuple:
+        if isinstance(value, (list, tuple)) and len(value) == len(args):
+            return tuple(_convert(v, a) for v, a in zip(value, args, strict=True))
+        if isinstance(value, str) and len(args) == 2 and args[0] is int:  # "8.6" compute capability
+            major, _, minor = value.partition(".")
+            if major.isdigit() and minor.isdigit():
+                return (int(major), int(minor))
+        raise ValueError(f"{value!r:.60}")
+    if origin is list:
+        if isinstance(value, list):
+            return [_convert(v, args[0]) for v in value]
+        raise ValueError(f"{value!r:.60}")
+    if hint is GpuProcess:
+        return _record(GpuProcess, value)
+    if hint in (CudaLimits, LiveReading):
+        return _record(hint, value)
+    raise ValueError(f"{value!r:.60}")
+
+
+def _record(cls: type, data: Any) -> Any:
+    if not isinstance(data, dict):
+        raise ValueError(f"{cls.__name__} is not an object")
+    hints = typing.get_type_hints(cls)
+    kwargs: dict[str, Any] = {}
+    dropped: dict[str, str] = {}
+    for f in dataclasses.fields(cls):
+        if not f.init or f.name == "unavailable" or f.name not in data:
+            continue
+        try:
+            kwargs[f.name] = _convert(data[f.name], hints[f.name])
+        except ValueError:
+            dropped[f.name] = "the remote sent a value that is not valid here"
+    try:
+        record = cls(**kwargs)
+    except TypeError as exc:
+        raise ValueError(f"{cls.__name__}: {exc}") from None
+    unavailable = getattr(record, "unavailable", None)
+    if unavailable is not None:
+        reasons = data.get("unavailable")
+        if isinstance(reasons, dict):
+            for name, reason in reasons.items():
+                if isinstance(name, str) and isinstance(reason, str):
+                    try:
+                        unavailable.mark(name, reason[:_MAX_TEXT])
+                    except KeyError:
+                        pass  # a field this version does not have
+        for name, reason in dropped.items():
+            unavailable.mark(name, reason)
+    return record
+
+
+def device_from_dict(data: Any) -> Device:
+    """One Device record from ``Device.to_dict()``'s output; ProtocolError when it is not one."""
+    if not isinstance(data, dict) or data.get("kind") not in _KINDS:
+        kind = data.get("kind") if isinstance(data, dict) else type(data).__name__
+        raise ProtocolError(f"the remote sent a device of unknown kind {kind!r:.40}")
+    try:
+        record: Device = _record(_KINDS[data["kind"]], data)
+    except ValueError as exc:
+        raise ProtocolError(f"the remote sent a device that is not valid: {exc}") from None
+    return record
+
+
+def discovery_from_dict(data: Any) -> Discovery:
+    """A Discovery from ``Discovery.to_dict()``'s output (devices and probe reports)."""
+    if not isinstance(data, dict) or not isinstance(data.get("devices"), list):
+        raise ProtocolError("the remote's device list is not a list of devices")
+    devices = [device_from_dict(d) for d in data["devices"]]
+    reports = []
+    for r in data.get("probes") or []:
+        try:
+            reports.append(_record(ProbeReport, r))
+        except ValueError:
+            continue
+    return Discovery(devices=devices, reports=reports)
+
+
+def live_from_dict(data: Any) -> LiveReading:
+    """One LiveReading from ``LiveReading.to_dict()``; ProtocolError when it is not one."""
+    try:
+        reading: LiveReading = _record(LiveReading, data)
+    except ValueError as exc:
+        raise ProtocolError(f"the remote sent a reading that is not valid: {exc}") from None
+    return reading

@@ -1,0 +1,156 @@
+"""The agent on a remote machine: the same ``AgentProcess`` around ``ssh DEST [PREFIX] PYTHON -m explorer agent``.
+
+Only the argv and the words of the errors differ from a local agent: ``RemoteAgentProcess``
+turns what ssh, the remote shell and srun wrote on stderr into one line
+(``explorer.remote.faults.explain``) whenever the child ends, and waits longer for the hello
+(connect + login + Python; with a launcher, the job's time in the queue).
+
+Timeouts (all seconds, see ``explorer.remote.target``): connect ``CONNECT_TIMEOUT_S`` (ssh's
+ConnectTimeout), first answer ``Remote.hello_timeout_s`` (60, or 300 with a launcher that may
+queue), keep-alive ``SERVER_ALIVE_INTERVAL_S`` x ``SERVER_ALIVE_COUNT_MAX`` (a dead link is
+noticed within ~15 s), per request the caller's ``timeout_s`` (a benchmark point: the plan's
+``point_timeout_s``, 120 by default; a device listing ``LIST_TIMEOUT_S``).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from explorer import __version__
+from explorer.agent.child import AgentGone, AgentProcess, AgentTimeout
+from explorer.agent.protocol import AgentError, Hello
+from explorer.devices.model import Discovery, LiveReading
+from explorer.remote.faults import explain, install_hint, slurm_queued
+from explorer.remote.records import discovery_from_dict, live_from_dict
+from explorer.remote.target import Remote
+
+#: Discovering a machine's devices imports torch and numba there: seconds, more on a busy server.
+LIST_TIMEOUT_S = 90.0
+LIVE_TIMEOUT_S = 10.0
+
+
+class RemoteGone(AgentGone):
+    """The remote agent (or its ssh) ended; ``str()`` and ``how`` are the same one line of words."""
+
+
+class RemoteTimeout(AgentTimeout):
+    """The remote agent did not say hello or answer in time (a Slurm job still queued says so)."""
+
+
+class RemoteAgentProcess(AgentProcess):
+    """An agent on ``remote``, reached with the system's ssh. Start it with ``start()`` (or use
+    ``open_agent``); requests, cancel and close are ``AgentProcess``'s."""
+
+    def __init__(self, remote: Remote, *, label: str | None = None) -> None:
+        self.remote = remote
+        super().__init__(
+            remote.ssh_argv(),
+            label=label or f"the agent on {remote.host}",
+            install_hint=install_hint(remote, __version__),
+        )
+
+    def start(self, hello_timeout_s: float | None = None) -> Hello:
+        """ssh there, start the agent and check its hello; AgentError (one line in words) otherwise."""
+        timeout = self.remote.hello_timeout_s if hello_timeout_s is None else hello_timeout_s
+        try:
+            return super().start(timeout)
+        except RemoteGone:
+            raise
+        except AgentTimeout:
+            queued = slurm_queued(self.stderr_text())
+            if queued:
+                raise RemoteTimeout(f"{queued}; gave up after {timeout:g} s") from None
+            raise RemoteTimeout(
+                f"{self.remote.host} did not start the agent within {timeout:g} s "
+                f"({self.remote.remote_command_line()})"
+            ) from None
+
+    def _gone(self, when: str, noise: Sequence[str] = ()) -> AgentGone:
+        gone = super()._gone(when, noise)
+        if self.cancelled:
+            return gone
+        code = self._peek_exit()
+        # ssh's last words arrive on stderr as it exits: let the reader take them in first
+        for thread in self._threads:
+            if thread.name == "agent-stderr":
+                thread.join(1.0)
+        stderr = self.stderr_text()
+        if not stderr.strip() and noise:
+            stderr = "\n".join(noise)
+        words = explain(self.remote, stderr, code, starting=self.hello is None)
+        return RemoteGone(words, words)
+
+
+def open_agent(remote: Remote, *, label: str | None = None) -> RemoteAgentProcess:
+    """A started agent on ``remote`` (hello checked: same protocol and package version).
+
+    Raises ``AgentError`` with one line: ``RemoteGone`` (ssh failed or the agent ended: host
+    unreachable, wrong key, host key unknown or changed, package missing, Slurm refused),
+    ``RemoteTimeout`` (no hello in time; a queued Slurm job says so), ``AgentMismatch`` (another
+    version there: the line says what to install). Close it with ``close()`` (or ``with``).
+    """
+    agent = RemoteAgentProcess(remote, label=label)
+    try:
+        agent.start()
+    except BaseException:
+        agent.close(grace_s=0)
+        raise
+    return agent
+
+
+@dataclass
+class RemoteDevices:
+    """A remote machine's devices, as the Devices panel and ``devices --host`` show them.
+
+    ``discovery`` holds the same records a local probe makes (rebuilt and checked); ``hostname``
+    is what the machine calls itself; ``why_no_gpu`` the remote's own words when it has none;
+    ``seconds`` how long the listing took, ssh included.
+    """
+
+    remote: Remote
+    discovery: Discovery
+    hostname: str
+    why_no_gpu: str | None
+    seconds: float
+
+
+def list_devices(
+    remote: Remote, *, catalog: bool = False, agent: AgentProcess | None = None
+) -> RemoteDevices:
+    """Ask ``remote`` for its devices (a fresh agent, or ``agent`` if one is open). AgentError on failure."""
+    started = time.monotonic()
+    own = agent is None
+    worker = open_agent(remote) if agent is None else agent
+    try:
+        answer = worker.request("devices.list", {"catalog": catalog}, timeout_s=LIST_TIMEOUT_S)
+    finally:
+        if own:
+            worker.close()
+    discovery = discovery_from_dict(answer.get("discovery"))
+    why = answer.get("why_no_gpu")
+    hostname = answer.get("hostname")
+    return RemoteDevices(
+        remote=remote,
+        discovery=discovery,
+        hostname=hostname[:200] if isinstance(hostname, str) else remote.host,
+        why_no_gpu=why[:2000] if isinstance(why, str) else None,
+        seconds=time.monotonic() - started,
+    )
+
+
+def read_live(agent: AgentProcess, nvml_indices: Sequence[int]) -> list[LiveReading]:
+    """One live sample of each remote GPU (by NVML index) from an open agent: cheap, poll it each
+    second. An NVML that cannot be used there gives every GPU a failed reading with the reason."""
+    answer = agent.request("devices.live", {"nvml_indices": list(nvml_indices)}, timeout_s=LIVE_TIMEOUT_S)
+    error = answer.get("error")
+    if isinstance(error, str):
+        now = time.time()
+        return [LiveReading.failed(now, error[:500]) for _ in nvml_indices]
+    readings = answer.get("readings")
+    if not isinstance(readings, list) or len(readings) != len(nvml_indices):
+        raise AgentError(
+            f"{agent.label} sent {len(readings) if isinstance(readings, list) else 'no'} readings"
+        )
+    return [live_from_dict(r) for r in readings]

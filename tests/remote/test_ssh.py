@@ -1,0 +1,166 @@
+"""A real sshd on 127.0.0.1: this machine, running the installed package, is the remote."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import threading
+import time
+
+import pytest
+
+from explorer.agent.child import AgentMismatch
+from explorer.bench.results import BenchPoint
+from explorer.bench.runner import BenchPlan, BenchRun
+from explorer.remote import RemoteGone, list_devices, open_agent, parse_remote
+from tests.remote.servers import ALIAS, agent_python, kill_pid
+
+
+def _remote(sshd, **kw):
+    return parse_remote(ALIAS, kw.pop("via", None), kw.pop("python", agent_python()), ssh_config=sshd.config)
+
+
+def _cli(sshd, *argv, timeout=300):
+    env = {**os.environ, "DEVICE_EXPLORER_SSH_CONFIG": str(sshd.config)}
+    return subprocess.run(
+        [sys.executable, "-m", "explorer", *argv], capture_output=True, text=True, env=env, timeout=timeout
+    )
+
+
+def test_devices_are_listed_with_their_host(sshd):
+    r = _cli(sshd, "devices", "--json", "--host", ALIAS, "--remote-python", agent_python())
+    assert r.returncode == 0, r.stderr
+    data = json.loads(r.stdout)
+    assert data["host"] == ALIAS and data["destination"] == ALIAS
+    cpu = next(d for d in data["devices"] if d["kind"] == "cpu")
+    assert cpu["host"] == ALIAS and cpu["logical_cores"] == os.cpu_count()
+    # the same "why no GPU" words a local listing gives (this machine has none)
+    assert data["why_no_gpu"].startswith("No NVIDIA GPU")
+    text = _cli(sshd, "devices", "--host", ALIAS, "--remote-python", agent_python())
+    assert text.returncode == 0 and text.stdout.startswith(f"Devices ON {ALIAS}")
+
+
+def test_listing_rebuilds_the_same_records_a_local_probe_makes(sshd):
+    from explorer.devices.discover import discover
+
+    found = list_devices(_remote(sshd))
+    local = discover(include_catalog=False, quick=True)
+    assert found.discovery.cpu is not None and local.cpu is not None
+    assert found.discovery.cpu.name == local.cpu.name
+    assert found.discovery.cpu.isa_flags == local.cpu.isa_flags
+    assert found.hostname == os.uname().nodename
+
+
+def test_a_benchmark_is_streamed_back_with_its_host(sshd):
+    r = _cli(
+        sshd, "bench", "matmul", "--sizes", "32", "64", "--repeats", "3", "--json",
+        "--host", ALIAS, "--remote-python", agent_python(),
+    )  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    points = [json.loads(line) for line in r.stdout.splitlines()]
+    assert [p["size"] for p in points] == [32, 64]
+    assert all(p["host"] == ALIAS and p["error"] is None and p["median_s"] > 0 for p in points)
+
+
+def test_killing_the_remote_agent_mid_run_is_an_error_row_and_the_run_goes_on(sshd):
+    plan = BenchPlan(
+        workload="matmul", devices=["cpu"], sizes=[32, 48, 64], time_budget_s=3.0, remote=_remote(sshd)
+    )
+    run = BenchRun(plan)
+    points: list[BenchPoint] = []
+    killed = []
+    for event in run.events():
+        if not isinstance(event, BenchPoint):
+            continue
+        points.append(event)
+        if len(points) == 1:
+            pid = run.agent_pid
+            assert pid is not None and pid != run.worker_pid  # the agent's own pid, not ssh's
+            # kill it while the second point (a 3 s budget) is being measured
+            timer = threading.Timer(1.0, lambda pid=pid: (kill_pid(pid), killed.append(pid)))
+            timer.start()
+    assert killed
+    assert [p.size for p in points] == [32, 48, 64]
+    assert points[0].error is None and points[2].error is None  # kept, and the run reconnected
+    assert points[1].error is not None and ALIAS in points[1].error
+    assert "killed" in points[1].error or "dropped" in points[1].error
+    assert "Traceback" not in points[1].error and "\n" not in points[1].error
+    assert run.workers_started == 2
+
+
+def test_an_unknown_host_key_is_refused(sshd, tmp_path):
+    empty = tmp_path / "known_hosts"
+    empty.write_text("")
+    config = sshd.write_config(tmp_path / "config", empty)
+    remote = parse_remote(ALIAS, None, agent_python(), ssh_config=config)
+    with pytest.raises(RemoteGone, match="host key is not known here, so ssh refused"):
+        open_agent(remote)
+
+
+def test_a_changed_host_key_is_refused(sshd, tmp_path):
+    other = tmp_path / "other_key"
+    subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(other)], check=True)
+    kind, key = other.with_suffix(".pub").read_text().split()[:2]
+    known = tmp_path / "known_hosts"
+    known.write_text(f"[127.0.0.1]:{sshd.port} {kind} {key}\n")
+    remote = parse_remote(ALIAS, None, agent_python(), ssh_config=sshd.write_config(tmp_path / "c", known))
+    with pytest.raises(RemoteGone, match="host key has CHANGED"):
+        open_agent(remote)
+
+
+def test_a_key_the_server_does_not_accept_is_permission_denied(sshd, tmp_path):
+    stranger = tmp_path / "stranger"
+    subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(stranger)], check=True)
+    config = sshd.write_config(tmp_path / "config", sshd.known_hosts)
+    config.write_text(config.read_text().replace(str(sshd.key), str(stranger)))
+    r = _cli(sshd, "devices", "--host", ALIAS, "--remote-python", agent_python())
+    assert r.returncode == 0  # the fixture's own config still works
+    env = {**os.environ, "DEVICE_EXPLORER_SSH_CONFIG": str(config)}
+    r = subprocess.run(
+        [sys.executable, "-m", "explorer", "devices", "--host", ALIAS, "--remote-python", agent_python()],
+        capture_output=True, text=True, env=env, timeout=60,
+    )  # fmt: skip
+    assert r.returncode == 1
+    assert r.stderr.count("\n") == 1 and "refused the login (permission denied)" in r.stderr
+
+
+def test_nothing_listening_is_said_in_words():
+    remote = parse_remote(f"127.0.0.1:{_closed_port()}", None, agent_python(), ssh_config=os.devnull)
+    started = time.monotonic()
+    with pytest.raises(RemoteGone, match="refused the connection: no ssh server listens"):
+        open_agent(remote)
+    assert time.monotonic() - started < 15
+
+
+def test_a_remote_without_the_package_says_what_to_install(sshd):
+    with pytest.raises(RemoteGone) as info:
+        open_agent(_remote(sshd, python="/usr/bin/env"))
+    # env runs "-m": not a Python at all; a real Python without the package:
+    python_without = "/usr/bin/python3"
+    if os.path.exists(python_without):
+        with pytest.raises(
+            RemoteGone, match=r"has no device-explorer for /usr/bin/python3: install it there"
+        ):
+            open_agent(_remote(sshd, python=python_without))
+    assert "\n" not in str(info.value)
+
+
+def test_another_version_there_is_named_with_the_install_command(sshd, tmp_path):
+    """A stand-in 'python' that says hello as version 0.0.1 of the package."""
+    fake = tmp_path / "old-python"
+    hello = {"type": "hello", "protocol": 1, "package": "device-explorer", "version": "0.0.1",
+             "python": "3.11", "pid": 1, "platform": "linux"}  # fmt: skip
+    fake.write_text(f"#!/bin/sh\necho '{json.dumps(hello)}'\ncat >/dev/null\n")
+    fake.chmod(0o755)
+    from explorer import __version__
+
+    with pytest.raises(AgentMismatch, match=rf"pip install device-explorer=={__version__}"):
+        open_agent(_remote(sshd, python=str(fake)))
+
+
+def _closed_port() -> int:
+    from tests.remote.servers import free_port
+
+    return free_port()
