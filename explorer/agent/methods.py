@@ -37,8 +37,11 @@ def _lower_priority() -> None:
 
 
 def ping(params: dict[str, Any], emit: Emit) -> dict[str, Any]:
-    """An answer with nothing to compute: the round trip, and proof the agent is listening."""
-    return {"pid": os.getpid()}
+    """An answer with nothing to compute: the round trip, and proof the agent is listening.
+
+    ``slurm_job`` names the Slurm job the agent runs in (None outside one): the client can say
+    "in Slurm job N" for a run started through ``srun``."""
+    return {"pid": os.getpid(), "slurm_job": os.environ.get("SLURM_JOB_ID")}
 
 
 def bench_prepare(params: dict[str, Any], emit: Emit) -> dict[str, Any]:

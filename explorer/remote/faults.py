@@ -42,16 +42,31 @@ def ssh_command(remote: Remote) -> str:
 
 
 def slurm_problem(stderr: str) -> str | None:
-    """Slurm's refusal in words, or None when srun said nothing about the job."""
-    for line in stderr.splitlines():
-        line = line.strip()
-        m = re.search(r"srun: error: (?:Unable to allocate resources|Job submit/allocate failed): (.+)", line)
+    """Slurm's refusal in words, or None when srun said nothing about the job.
+
+    srun often writes the detail first ("invalid partition specified: x") and the verdict last
+    ("Unable to allocate resources: Invalid partition name specified"): the verdict is preferred,
+    with the detail when it adds something."""
+    errors = [
+        m.group(1).strip()
+        for m in (re.search(r"srun: error: (.+)", ln.strip()) for ln in stderr.splitlines())
+        if m and "Terminating" not in m.group(1)
+    ]
+    for i, error in enumerate(errors):
+        m = re.match(r"(?:Unable to allocate resources|Job submit/allocate failed): (.+)", error)
         if m:
-            return f"Slurm refused the job: {m.group(1).strip()}"
-        m = re.search(r"srun: error: (.+)", line)
-        if m and "Terminating" not in line:
-            return f"Slurm: {m.group(1).strip()}"
-    return None
+            detail = next((e for e in errors[:i] if ":" in e), None)
+            return f"Slurm refused the job: {m.group(1).strip()}" + (f" ({detail})" if detail else "")
+    return f"Slurm: {errors[0]}" if errors else None
+
+
+def launcher_name(remote: Remote) -> str:
+    """The launcher program of the prefix (``srun``), past an ``env VAR=...`` in front of it."""
+    for part in remote.prefix:
+        if part == "env" or part.endswith("/env") or "=" in part:
+            continue
+        return part
+    return remote.prefix[0] if remote.prefix else "srun"
 
 
 def slurm_queued(stderr: str) -> str | None:
@@ -106,12 +121,12 @@ def explain(remote: Remote, stderr: str, code: int | None, *, starting: bool) ->
         )
     slurm = slurm_problem(text)
     if slurm is not None:
-        return f"{slurm} (on {host}, launcher {remote.prefix[0] if remote.prefix else 'srun'})"
+        return f"{slurm} (on {host}, launcher {launcher_name(remote)})"
     if code == COMMAND_NOT_FOUND:
         missing = _last_line(text)
         m = re.search(r"([^\s:]+): (?:command )?not found", missing)
-        what = m.group(1) if m else (remote.prefix[0] if remote.prefix else remote.python)
-        if remote.prefix and what == remote.prefix[0]:
+        what = m.group(1) if m else (launcher_name(remote) if remote.prefix else remote.python)
+        if remote.prefix and what == launcher_name(remote):
             return f"{host} has no launcher {what!r} (command not found): check the launcher prefix"
         return (
             f"{host} has no {what!r} (command not found): install Python and {PACKAGE} there, or set that "
