@@ -81,6 +81,23 @@ def bench_point(params: dict[str, Any], emit: Emit) -> dict[str, Any]:
     return {"point": point.to_dict(), "fatal": bool(fatal)}
 
 
+def gpu_lock(params: dict[str, Any], emit: Emit) -> dict[str, Any]:
+    """Take this machine's lock on a GPU for the rest of the agent's life (``explorer.agent.gpushare``):
+    runs of several users on one GPU queue instead of timing each other. While another run holds
+    it, an event ``{"waiting_s": N, "message": "waiting: another run is using this GPU (Ns)"}`` is
+    sent about once a second. params: ``device`` (``cuda:N``). Answer: ``key``, ``waited_s``."""
+    from explorer.agent.gpushare import gpu_identity, hold_gpu_lock, waiting_message
+    from explorer.inputs import parse_device_key
+
+    device = params.get("device")
+    if not isinstance(device, str) or not device.startswith("cuda"):
+        raise UserError(f"gpu.lock needs a device cuda:N; got {device!r:.60}")
+    device = parse_device_key(device)
+    key, _ = gpu_identity(device)
+    waited = hold_gpu_lock(key, lambda s: emit({"waiting_s": round(s, 1), "message": waiting_message(s)}))
+    return {"key": key, "waited_s": round(waited, 3)}
+
+
 def selftest_simulator(params: dict[str, Any], emit: Emit) -> dict[str, Any]:
     """The self-test's kernel under numba's CUDA simulator (the agent must be started with it on)."""
     from explorer.agent.simcheck import simulator_kernel_check
@@ -193,6 +210,7 @@ METHODS: dict[str, Method] = {
     "ping": ping,
     "bench.prepare": bench_prepare,
     "bench.point": bench_point,
+    "gpu.lock": gpu_lock,
     "selftest.simulator": selftest_simulator,
     "realrun.run": realrun_run,
     "devices.list": devices_list,

@@ -291,6 +291,21 @@ def measure_until_quiet(
     return out, verdict, len(attempts) - 1
 
 
+#: cuda:N -> its NVML index on this machine (None: NVML cannot tell), looked up once per agent
+_nvml_index_of: dict[str, int | None] = {}
+
+
+def _gpu_intruders(device: str) -> list[str]:
+    """Other processes NVML lists on ``device``'s GPU now ("name (pid N)"); empty on a CPU."""
+    if not device.startswith("cuda"):
+        return []
+    from explorer.agent.gpushare import gpu_identity, other_gpu_processes
+
+    if device not in _nvml_index_of:
+        _nvml_index_of[device] = gpu_identity(device)[1]
+    return other_gpu_processes(_nvml_index_of[device])
+
+
 def run_point(spec: PointSpec) -> tuple[BenchPoint, bool]:
     """Measure one point; never raises. Returns the point and whether the worker must be replaced."""
     w = get_workload(spec.workload)
@@ -300,7 +315,9 @@ def run_point(spec: PointSpec) -> tuple[BenchPoint, bool]:
             peaks.ensure_measured_quietly(spec.device, force=spec.remeasure_roof)
         variant = w.variant(spec.variant_key)
         last_thread_choice.used = 0
+        intruders = _gpu_intruders(spec.device)
         out, verdict, remeasured = measure_until_quiet(lambda s: variant.run(w, s), spec)
+        intruders += [p for p in _gpu_intruders(spec.device) if p not in intruders]
     except BaseException as exc:  # noqa: B036 - a point must never take the worker down with a traceback
         if isinstance(exc, (KeyboardInterrupt, SystemExit)):
             raise
@@ -350,6 +367,11 @@ def run_point(spec: PointSpec) -> tuple[BenchPoint, bool]:
         noise_reason=verdict.reason,
         remeasured=remeasured,
     )
+    if intruders:  # a shared GPU: another program's kernels ran between ours
+        shown = ", ".join(intruders[:3]) + (f" and {len(intruders) - 3} more" if len(intruders) > 3 else "")
+        said = f"other processes used this GPU while it was measured: {shown}"
+        point.noisy = True
+        point.noise_reason = f"{point.noise_reason}; {said}" if point.noise_reason else said
     load = t.load
     if load is not None:
         point.others_cpu_share = round(load.others_share(), 4)

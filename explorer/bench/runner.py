@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -29,7 +29,9 @@ from explorer.inputs import parse_device_key
 if TYPE_CHECKING:
     from explorer.remote.target import Remote
 
-STARTUP_TIMEOUT_S = 120.0  # starting + importing torch on a loaded laptop can be slow
+STARTUP_TIMEOUT_S = 120.0
+#: How long a run waits in the queue for a GPU another run holds (``gpu.lock``) before giving up.
+GPU_QUEUE_TIMEOUT_S = 3600.0  # starting + importing torch on a loaded laptop can be slow
 WORKER_LABEL = "the benchmark worker"
 
 
@@ -143,6 +145,9 @@ class BenchRun:
         # points left are not measured (each would wait for ssh to fail again), but every one
         # gets its row saying why, and a new run resumes from the rows that have no result.
         self.remote_down: str | None = None
+        # Told "waiting: another run is using this GPU (12s)" about once a second while the run
+        # queues for a GPU another run holds (from the thread iterating ``events()``).
+        self.on_waiting: Callable[[str], None] | None = None
 
     @property
     def cancelled(self) -> bool:
@@ -231,6 +236,11 @@ class BenchRun:
                 {"preload": list(self.workload.preload), "low_priority": self.plan.low_priority},
                 timeout_s=timeout,
             )
+            for device in self._gpus():
+                # runs on one GPU queue (a lock held on that machine); the wait is said as it goes
+                worker.request(
+                    "gpu.lock", {"device": device}, timeout_s=GPU_QUEUE_TIMEOUT_S, on_event=self._waiting
+                )
         except AgentCancelled:
             return None
         except AgentTimeout as exc:
@@ -246,6 +256,14 @@ class BenchRun:
         except AgentError as exc:
             raise RuntimeError(str(exc)) from None
         return worker
+
+    def _gpus(self) -> list[str]:
+        return sorted({d for d in self.plan.devices if d.startswith("cuda")})
+
+    def _waiting(self, event: dict) -> None:
+        message = event.get("message")
+        if isinstance(message, str) and self.on_waiting is not None:
+            self.on_waiting(message[:200])
 
     def _replace_worker(self) -> None:
         with self._lock:

@@ -6,6 +6,8 @@ from __future__ import annotations
 import contextlib
 import json
 import sys
+import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -21,6 +23,9 @@ from explorer.inputs import (
     parse_whole,
 )
 from explorer.outputs import output_lock
+
+#: while a run queues for a GPU, how often the CLI says it is still waiting
+WAIT_SAY_EVERY_S = 10.0
 
 #: more timed repeats than anyone waits for; a typo's extra digits get a message, not a week-long run
 MAX_REPEATS = 100_000
@@ -161,6 +166,20 @@ def run_bench(args) -> int:
         return _run_plan(req.run, req.device, req.as_json, req.csv, req.host)
 
 
+def _waiting_printer() -> Callable[[str], None]:
+    """Queueing for a GPU another run holds, said on stderr (stdout stays the points): the first
+    message at once, then one every ``WAIT_SAY_EVERY_S`` so a long wait neither floods nor hides."""
+    said: list[float] = []
+
+    def show(message: str) -> None:
+        now = time.monotonic()
+        if not said or now - said[-1] >= WAIT_SAY_EVERY_S:
+            said.append(now)
+            print(message, file=sys.stderr, flush=True)
+
+    return show
+
+
 def _run_plan(
     run: BenchRun, device: str, as_json: bool, csv_path: Path | None, host: str | None = None
 ) -> int:
@@ -171,6 +190,7 @@ def _run_plan(
     if not as_json:
         where = f"{device} ON {host}" if host else device
         print(f"{w.title} on {where}: {run.total_points} point(s)", flush=True)
+    run.on_waiting = _waiting_printer()
     failed = 0
     stopped: KeyboardInterrupt | None = None
     try:

@@ -350,13 +350,13 @@ class NvmlSession:
             used = getattr(p, "usedGpuMemory", None)
             procs.append(
                 GpuProcess(
-                    pid=pid, name=_process_name(nvml, pid), used_memory_bytes=int(used) if used else None
+                    pid=pid, name=process_name(nvml, pid), used_memory_bytes=int(used) if used else None
                 )
             )
         return procs
 
 
-def _process_name(nvml: Any, pid: int) -> str:
+def process_name(nvml: Any, pid: int) -> str:
     try:
         name = _text(nvml.nvmlSystemGetProcessName(pid))
         if name:
