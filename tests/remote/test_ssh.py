@@ -164,3 +164,12 @@ def _closed_port() -> int:
     from tests.remote.servers import free_port
 
     return free_port()
+
+
+def test_the_self_test_runs_on_the_remote_and_names_it(sshd):
+    r = _cli(sshd, "self-test", "--json", "--host", ALIAS, "--remote-python", agent_python())
+    assert r.returncode == 0, r.stderr
+    data = json.loads(r.stdout)
+    assert data["host"] == ALIAS and data["ok"] is True
+    names = {c["name"] for c in data["checks"]}
+    assert {"devices", "cpu matmul", "benchmark engine"} <= names and "window" not in names
