@@ -9,7 +9,6 @@ remote GPU with exactly the details, and the same "why missing" words, as a loca
 from __future__ import annotations
 
 import dataclasses
-import math
 import types
 import typing
 from typing import Any
@@ -19,20 +18,24 @@ from explorer.devices.model import (
     CatalogGpu,
     CpuDevice,
     CudaGpu,
-    CudaLimits,
     Device,
     Discovery,
-    GpuProcess,
     LiveReading,
     ProbeReport,
 )
+from explorer.schema import SchemaError, check_value
 
 _KINDS: dict[str, type] = {"cpu": CpuDevice, "cuda": CudaGpu, "catalog": CatalogGpu}
 _MAX_TEXT = 2000
 
 
 def _convert(value: Any, hint: Any) -> Any:
-    """``value`` as type ``hint``; ValueError when it is not one."""
+    """``value`` as type ``hint``; ValueError when it is not one.
+
+    Plain JSON types are ``explorer.schema``'s checks (the same as for saved files); what those
+    do not cover is handled here: the nested records (a GPU's processes, limits, live reading),
+    fixed-length tuples (a compute capability, also accepted as "8.6"), and long text, which is
+    cut rather than refused (a remote's error words are shown, not stored)."""
     origin = typing.get_origin(hint)
     args = typing.get_args(hint)
     if origin in (typing.Union, types.UnionType):
@@ -46,27 +49,13 @@ def _convert(value: Any, hint: Any) -> Any:
             except ValueError:
                 continue
         raise ValueError(f"{value!r:.60}")
-    if origin is typing.Literal:
-        if value in args:
-            return value
+    if dataclasses.is_dataclass(hint):
+        return _record(typing.cast(type, hint), value)
+    if origin is list and dataclasses.is_dataclass(args[0]):
+        if isinstance(value, list):
+            return [_convert(v, args[0]) for v in value]
         raise ValueError(f"{value!r:.60}")
-    if hint is bool:
-        if isinstance(value, bool):
-            return value
-        raise ValueError(f"{value!r:.60}")
-    if hint is int:
-        if isinstance(value, int) and not isinstance(value, bool):
-            return value
-        raise ValueError(f"{value!r:.60}")
-    if hint is float:
-        if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value):
-            return float(value)
-        raise ValueError(f"{value!r:.60}")
-    if hint is str:
-        if isinstance(value, str):
-            return value[:_MAX_TEXT]
-        raise ValueError(f"{value!r:.60}")
-    if origin is tuple:
+    if origin is tuple and not (len(args) == 2 and args[1] is Ellipsis):
         if isinstance(value, (list, tuple)) and len(value) == len(args):
             return tuple(_convert(v, a) for v, a in zip(value, args, strict=True))
         if isinstance(value, str) and len(args) == 2 and args[0] is int:  # "8.6" compute capability
@@ -74,15 +63,12 @@ def _convert(value: Any, hint: Any) -> Any:
             if major.isdigit() and minor.isdigit():
                 return (int(major), int(minor))
         raise ValueError(f"{value!r:.60}")
-    if origin is list:
-        if isinstance(value, list):
-            return [_convert(v, args[0]) for v in value]
-        raise ValueError(f"{value!r:.60}")
-    if hint is GpuProcess:
-        return _record(GpuProcess, value)
-    if hint in (CudaLimits, LiveReading):
-        return _record(hint, value)
-    raise ValueError(f"{value!r:.60}")
+    if hint is str and isinstance(value, str):
+        return value[:_MAX_TEXT]
+    try:
+        return check_value(value, hint, "value")
+    except (SchemaError, TypeError):
+        raise ValueError(f"{value!r:.60}") from None
 
 
 def _record(cls: type, data: Any) -> Any:
