@@ -180,7 +180,7 @@ def test_entry_script_serves_the_agent_the_bundle_starts():
     with AgentProcess([sys.executable, str(ROOT / "packaging" / "entry.py"), "agent"], env=_env()) as agent:
         hello = agent.start()
         assert hello.pid == agent.pid
-        assert agent.request("ping", timeout_s=30) == {"pid": agent.pid}
+        assert agent.request("ping", timeout_s=30)["pid"] == agent.pid
 
 
 def test_a_present_gpu_that_torch_cannot_use_is_explained(monkeypatch):
