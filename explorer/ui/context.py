@@ -6,9 +6,14 @@ Panels subscribe to its signals (napari's model/view split): the main window own
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from PySide6.QtCore import QObject, Signal
 
 from explorer.devices.model import Device, Discovery, Gpu
+
+if TYPE_CHECKING:
+    from explorer.ui.remote_hosts import RemoteHosts
 
 
 class AppContext(QObject):
@@ -25,12 +30,23 @@ class AppContext(QObject):
         self.discovery: Discovery | None = discovery
         #: every notice so far, so a window that connects later still shows them
         self.notices: list[str] = []
+        self._remotes: RemoteHosts | None = None
 
     def add_notice(self, text: str) -> None:
         """Tell the user something they must not miss; empty text is ignored."""
         if text:
             self.notices.append(text)
             self.notice_added.emit(text)
+
+    @property
+    def remotes(self) -> RemoteHosts:
+        """The remembered remote machines (read on first use; connecting is ``remotes.start()``)."""
+        if self._remotes is None:
+            from explorer.ui.remote_hosts import RemoteHosts
+
+            self._remotes = RemoteHosts(parent=self)
+            self.add_notice(self._remotes.notice)
+        return self._remotes
 
     def set_discovery(self, discovery: Discovery) -> None:
         self.discovery = discovery

@@ -213,9 +213,11 @@ def identity_rows(d: CudaGpu) -> list[tuple[str, str | None, str | None]]:
 
 
 class DeviceHeader(QWidget):
-    """Name, a present/catalog badge in words (never colour alone) and where the numbers came from."""
+    """Name, a present/catalog badge in words (never colour alone) and where the numbers came from.
 
-    def __init__(self, device: Device, parent: QWidget | None = None) -> None:
+    ``host`` names the remote machine the device is on (None: this machine)."""
+
+    def __init__(self, device: Device, parent: QWidget | None = None, *, host: str | None = None) -> None:
         super().__init__(parent)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
@@ -226,15 +228,16 @@ class DeviceHeader(QWidget):
         self.title.setWordWrap(True)
         top.addWidget(self.title, 1)
         self.badge = QLabel()
+        on = f"on {host}" if host else "on this machine"
         if device.kind == "catalog":
             self.badge.setText("catalog — not present")
             set_role(self.badge, "catalog")
         elif device.kind == "cuda":
             where = f"cuda:{device.index}" if device.usable else "hidden from CUDA"
-            self.badge.setText(f"● present on this machine · {where}")
+            self.badge.setText(f"● present {on} · {where}")
             set_role(self.badge, "present")
         else:
-            self.badge.setText("● present on this machine · CPU")
+            self.badge.setText(f"● present {on} · CPU")
             set_role(self.badge, "present")
         top.addWidget(self.badge, 0, Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
         layout.addLayout(top)
@@ -265,15 +268,22 @@ class DeviceDetails(QWidget):
     """Rebuilt for each selected device; the Live group is supplied by the panel (it owns the timer)."""
 
     def __init__(
-        self, device: Device, live_widget: QWidget | None = None, parent: QWidget | None = None
+        self,
+        device: Device,
+        live_widget: QWidget | None = None,
+        parent: QWidget | None = None,
+        *,
+        host: str | None = None,
     ) -> None:
         super().__init__(parent)
         self.device = device
+        self.host = host
         self.groups: dict[str, FieldGroup] = {}
         outer = QVBoxLayout(self)
         outer.setContentsMargins(0, 0, 0, 0)
         outer.setSpacing(10)
-        outer.addWidget(DeviceHeader(device))
+        self.header = DeviceHeader(device, host=host)
+        outer.addWidget(self.header)
         if live_widget is not None:
             # What the GPU does now comes first: it is what a class watches during a benchmark.
             outer.addWidget(live_widget)

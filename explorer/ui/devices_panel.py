@@ -4,6 +4,12 @@ Left, a list: the CPU and present GPUs first, then catalog GPUs under their own 
 marked "catalog — not present" in words, colour and icon (a teacher's projector may wash out
 colour, so the words carry the meaning). Right, the selected device's details. Above, a
 banner when no GPU was found, with the probes' own explanation.
+
+Remote machines the user added ("Add remote machine…", ``explorer.ui.remote_hosts``) are listed
+under their host ("ON GPU-LAB") between this machine's devices and the catalog: their devices
+with the same details and live readings as local ones, or, while a host connects or when it
+cannot be reached, one row saying so with ssh's reason. Selecting the host shows how it is
+reached and lets the user reconnect or remove it. A remote never delays the local list.
 """
 
 from __future__ import annotations
@@ -38,6 +44,7 @@ from explorer.ui.context import AppContext
 from explorer.ui.device_details import DeviceDetails
 from explorer.ui.live_monitor import LiveMonitor
 from explorer.ui.panel import ExportFormat, Panel
+from explorer.ui.remote_hosts import RemoteHost
 from explorer.ui.theme import Theme, current_theme
 from explorer.ui.widgets import Banner, set_role
 
@@ -50,6 +57,11 @@ CATALOG_HINT = (
 )
 
 _KEY_ROLE = Qt.ItemDataRole.UserRole
+#: a remote row's identity: (host ident, device key), the key None for the host's own rows
+_REMOTE_ROLE = Qt.ItemDataRole.UserRole + 1
+ADD_REMOTE = "Add remote machine…"
+#: how long a screenshot waits for remote machines to answer (or fail) before it is taken
+REMOTE_SCREENSHOT_WAIT_S = 30.0
 
 
 def _dot(colour: str, hollow: bool, size: int = 18) -> QIcon:
@@ -108,6 +120,10 @@ class DevicesPanel(Panel):
         self.details: DeviceDetails | None = None
         self.live_view: QWidget | None = None
         self._selected_key: str | None = None
+        #: the remote row shown on the right: (host ident, device key or None for the host)
+        self._selected_remote: tuple[str, str | None] | None = None
+        self.remotes = context.remotes
+        self.remote_page: QWidget | None = None
 
         outer = QVBoxLayout(self)
         outer.setContentsMargins(16, 12, 16, 8)
@@ -119,6 +135,11 @@ class DevicesPanel(Panel):
         self.refresh_button = QPushButton("Refresh")
         self.refresh_button.setToolTip("Look for devices again (F5)")
         self.refresh_button.clicked.connect(self.refresh_requested.emit)
+        self.add_remote_button = QPushButton(ADD_REMOTE)
+        self.add_remote_button.setToolTip(
+            "Use the GPUs of a lab server or a cluster over ssh (your ssh config and keys are used)"
+        )
+        self.add_remote_button.clicked.connect(self.open_add_remote)
 
         self.banner = Banner()
         self.banner.hide()
@@ -143,8 +164,9 @@ class DevicesPanel(Panel):
         self.device_list.setWordWrap(True)
         self.device_list.currentItemChanged.connect(self._on_item_changed)
         left_layout.addWidget(self.device_list, 1)
-        buttons = QHBoxLayout()
-        buttons.addWidget(self.status_label, 1)
+        left_layout.addWidget(self.status_label)
+        buttons = QHBoxLayout()  # one row: at large text sizes the list needs every line
+        buttons.addWidget(self.add_remote_button, 1)
         buttons.addWidget(self.refresh_button)
         left_layout.addLayout(buttons)
         splitter.addWidget(left)
@@ -163,22 +185,28 @@ class DevicesPanel(Panel):
         self.splitter = splitter
 
         context.discovery_changed.connect(self.set_discovery)
+        self.remotes.changed.connect(self._remotes_changed)
         if context.discovery is not None:
             self.set_discovery(context.discovery)
         else:
             self.set_busy(True)
+        self.remotes.start()  # in the background: a slow or dead host never delays the local list
 
     # ----- state from the main window
     def set_busy(self, busy: bool) -> None:
         self.refresh_button.setEnabled(not busy)
         pending = self.context.discovery.pending if self.context.discovery is not None else []
         if not (busy and pending):
-            self.status_label.setText(LOOKING if busy else "")
+            self._set_status(LOOKING if busy else "")
         if busy and self.context.discovery is None:
             self.device_list.clear()
             item = QListWidgetItem(LOOKING)
             item.setFlags(Qt.ItemFlag.NoItemFlags)
             self.device_list.addItem(item)
+
+    def _set_status(self, text: str) -> None:
+        self.status_label.setText(text)
+        self.status_label.setVisible(bool(text))  # an empty line would cost the list a row
 
     def show_error(self, message: str) -> None:
         self.error_label.setText(message)
@@ -187,7 +215,7 @@ class DevicesPanel(Panel):
     def set_discovery(self, discovery: Discovery) -> None:
         """Show what discovery found; called again as probes that were still running report."""
         self.error_label.hide()
-        self.status_label.setText(
+        self._set_status(
             f"Asking {' and '.join(discovery.pending)} for CUDA details…" if discovery.pending else ""
         )
         why = discovery.why_no_gpu()
@@ -211,20 +239,30 @@ class DevicesPanel(Panel):
         self._add_header(PRESENT_HEADER)
         for device in present:
             self._add_device(device, theme)
+        for host in self.remotes.hosts:
+            self._add_remote(host, theme)
         if catalog:
             self._add_header(CATALOG_HEADER)
             for device in catalog:
                 self._add_device(device, theme)
         self.device_list.blockSignals(False)
+        remote = self._selected_remote
+        if remote is not None and self._remote_row(*remote) is not None:
+            self.select_remote(*remote)
+            return
         keys = [d.key for d in discovery.devices]
         default = (
             discovery.present_gpus[0].key if discovery.present_gpus else (present[0].key if present else None)
         )
         self.select_device(keep if keep in keys else default or (keys[0] if keys else None))
 
-    def _add_header(self, text: str) -> None:
+    def _add_header(self, text: str, remote: tuple[str, None] | None = None) -> None:
         item = QListWidgetItem(text.upper())
-        item.setFlags(Qt.ItemFlag.NoItemFlags)
+        if remote is None:
+            item.setFlags(Qt.ItemFlag.NoItemFlags)
+        else:  # a remote host's header opens its page
+            item.setData(_REMOTE_ROLE, remote)
+            item.setToolTip(f"{text}: select to see how it is reached, reconnect or remove it")
         font = QFont(self.device_list.font())
         font.setBold(True)
         item.setFont(font)
@@ -243,6 +281,86 @@ class DevicesPanel(Panel):
             item.setIcon(_dot(theme.present, hollow=False))
             item.setToolTip(f"{device.name}: present in this machine")
         self.device_list.addItem(item)
+
+    def _add_remote(self, host: RemoteHost, theme: Theme) -> None:
+        """The host's header (selectable: it opens the host's page), then its devices or one row
+        saying why there are none yet."""
+        self._add_header(f"On {host.remote.host}", (host.ident, None))
+        if host.status == "ready":
+            for device in host.devices:
+                item = QListWidgetItem(f"{device.name}\n{list_summary(device)}")
+                item.setData(_REMOTE_ROLE, (host.ident, device.key))
+                item.setIcon(_dot(theme.present, hollow=False))
+                item.setToolTip(f"{device.name}: present on {host.remote.host}")
+                self.device_list.addItem(item)
+            why = host.found.why_no_gpu if host.found is not None else None
+            if why:
+                self._add_host_row(host, f"No GPU there: {_first_sentence(why)}", theme.muted)
+            return
+        if host.status == "connecting":
+            self._add_host_row(host, f"connecting… ({host.remote.label})", theme.muted)
+        else:
+            self._add_host_row(host, f"✕ cannot be reached: {host.error}", theme.error)
+
+    def _add_host_row(self, host: RemoteHost, text: str, colour: str) -> None:
+        item = QListWidgetItem(text)
+        item.setData(_REMOTE_ROLE, (host.ident, None))
+        item.setForeground(QBrush(QColor(colour)))
+        item.setToolTip(text)
+        self.device_list.addItem(item)
+
+    def _remotes_changed(self) -> None:
+        if self.context.discovery is not None:
+            self._fill_list(self.context.discovery)
+
+    def remote_rows(self) -> list[tuple[str, str | None, str]]:
+        """(host ident, device key or None, text) of each remote row, in list order."""
+        rows = []
+        for row in range(self.device_list.count()):
+            item = self.device_list.item(row)
+            data = item.data(_REMOTE_ROLE)
+            if data:
+                rows.append((data[0], data[1], item.text()))
+        return rows
+
+    def _remote_row(self, ident: str, key: str | None) -> QListWidgetItem | None:
+        for row in range(self.device_list.count()):
+            item = self.device_list.item(row)
+            if item.data(_REMOTE_ROLE) == (ident, key):
+                return item
+        return None
+
+    def select_remote(self, ident: str, key: str | None = None) -> None:
+        """Show a remote device's details, or (``key`` None) the host's own page."""
+        item = self._remote_row(ident, key)
+        if item is None:
+            return
+        self.device_list.blockSignals(True)
+        self.device_list.setCurrentItem(item)
+        self.device_list.blockSignals(False)
+        self._show_remote(ident, key)
+
+    def open_add_remote(self) -> bool:
+        """The Add remote machine dialog; True when a remote was added (it then connects and is selected)."""
+        from explorer.ui.remote_dialog import AddRemoteDialog
+
+        dialog = AddRemoteDialog(self.remotes, self)
+        added = dialog.exec() == AddRemoteDialog.DialogCode.Accepted and dialog.added is not None
+        if added and dialog.added is not None:
+            self.select_remote(dialog.added.ident)
+        dialog.deleteLater()
+        return added
+
+    def remove_remote(self, host: RemoteHost) -> None:
+        try:
+            self.remotes.remove(host)
+        except OSError as exc:
+            self.show_error(
+                f"{host.remote.host} could not be removed from the list in {exc.filename or 'the data folder'}: "
+                f"{exc.strerror or exc}"
+            )
+            return
+        self.context.status_message.emit(f"{host.remote.label} removed from the remote machines")
 
     def device_keys(self) -> list[str]:
         """Keys of the devices listed, in list order (headers skipped)."""
@@ -271,7 +389,13 @@ class DevicesPanel(Panel):
         self._show_device(None)
 
     def _on_item_changed(self, current: QListWidgetItem | None, _previous: QListWidgetItem | None) -> None:
-        key = current.data(_KEY_ROLE) if current is not None else None
+        if current is None:
+            return
+        remote = current.data(_REMOTE_ROLE)
+        if remote:
+            self._show_remote(*remote)
+            return
+        key = current.data(_KEY_ROLE)
         if key:
             self._show_device(key)
 
@@ -284,6 +408,8 @@ class DevicesPanel(Panel):
     def _show_device(self, key: str | None) -> None:
         device = self._device(key)
         self._selected_key = key if device else None
+        self._selected_remote = None
+        self.remote_page = None
         if device is None:
             self.details = None
             self.live_view = None
@@ -305,6 +431,42 @@ class DevicesPanel(Panel):
         self.live_view = live
         layout.addWidget(self.details)
         self.scroll.setWidget(body)  # deletes the previous details
+
+    def _show_remote(self, ident: str, key: str | None) -> None:
+        from explorer.ui.remote_page import RemoteHostPage
+
+        host = self.remotes.host(ident)
+        device = host.device(key) if host is not None and key is not None else None
+        if host is None or (key is not None and device is None):
+            return
+        self._selected_remote = (ident, key)
+        self._selected_key = None
+        self.details = None
+        self.live_view = None
+        self.remote_page = None
+        body = QWidget()
+        body.setObjectName("detailsBody")
+        layout = QVBoxLayout(body)
+        layout.setContentsMargins(12, 4, 12, 12)
+        if device is None:
+            page = RemoteHostPage(host)
+            page.remove_requested.connect(self.remove_remote)
+            self.remote_page = page
+            layout.addWidget(page)
+        else:
+            live = None
+            if device.kind == "cuda":
+                from explorer.ui.live_plot import LiveView
+
+                live = LiveView(host.live, device)
+            self.details = DeviceDetails(device, live, host=host.remote.host)
+            self.live_view = live
+            layout.addWidget(self.details)
+        self.scroll.setWidget(body)
+
+    @property
+    def selected_remote(self) -> tuple[str, str | None] | None:
+        return self._selected_remote
 
     @property
     def selected_key(self) -> str | None:
@@ -347,8 +509,35 @@ class DevicesPanel(Panel):
         text = json.dumps(self.context.discovery.to_dict(), indent=2) + "\n"
         return write_output(path, text.encode("utf-8"), "the device list")
 
-    def prepare_screenshot(self) -> None:
+    def prepare_screenshot(self, wait_s: float = REMOTE_SCREENSHOT_WAIT_S) -> None:
+        """Remote machines as a user sees them once each has answered or failed (at most
+        ``wait_s``), the first remote GPU (else the first remote's page) shown on the right."""
+        from PySide6.QtCore import QEventLoop
+
+        hosts = self.remotes.hosts
+        if any(h.status == "connecting" for h in hosts):
+            loop = QEventLoop()
+
+            def check() -> None:
+                if not any(h.status == "connecting" for h in self.remotes.hosts):
+                    loop.quit()
+
+            self.remotes.changed.connect(check)
+            QTimer.singleShot(int(wait_s * 1000), loop.quit)
+            loop.exec()
+            self.remotes.changed.disconnect(check)
+        gpu = next(((h, g) for h in self.remotes.hosts for g in h.gpus), None)
+        if gpu is not None:
+            self.select_remote(gpu[0].ident, gpu[1].key)
+        elif self.remotes.hosts:
+            self.select_remote(self.remotes.hosts[0].ident)
         self.device_list.scrollToTop()
 
     def shutdown(self) -> None:
         self.monitor.stop()
+        self.remotes.shutdown()
+
+
+def _first_sentence(text: str) -> str:
+    head, dot, _rest = text.partition(". ")
+    return head + ("." if dot else "")

@@ -30,11 +30,38 @@ LIVE_DEADLINE_S = 0.5
 LIVE_INIT_DEADLINE_S = 1.0
 
 
-class LiveMonitor(QObject):
-    #: emitted after each tick that read at least one GPU
+class LiveHistory(QObject):
+    """The last minute of readings per GPU, as the Live group draws them. Where they come from is
+    the subclass's business: this machine's NVML (``LiveMonitor``) or a remote machine's agent
+    (``explorer.ui.remote_hosts.RemoteLive``)."""
+
+    #: emitted after each round of readings
     updated = Signal()
     #: emitted with a plain sentence when live readings cannot be taken at all
     unavailable = Signal(str)
+
+    def __init__(self, history_samples: int = HISTORY_SAMPLES, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self._history: dict[str, deque[LiveReading]] = {}
+        self._history_samples = history_samples
+        self.error: str | None = None
+
+    def _record(self, key: str, reading: LiveReading) -> None:
+        self._history.setdefault(key, deque(maxlen=self._history_samples)).append(reading)
+
+    def _keep_only(self, keys: set[str]) -> None:
+        self._history = {k: v for k, v in self._history.items() if k in keys}
+
+    def history(self, key: str) -> list[LiveReading]:
+        return list(self._history.get(key, ()))
+
+    def latest(self, key: str) -> LiveReading | None:
+        samples = self._history.get(key)
+        return samples[-1] if samples else None
+
+
+class LiveMonitor(LiveHistory):
+    """This machine's GPUs, read through NVML once a second."""
 
     def __init__(
         self,
@@ -46,15 +73,12 @@ class LiveMonitor(QObject):
         history_samples: int = HISTORY_SAMPLES,
         parent: QObject | None = None,
     ) -> None:
-        super().__init__(parent)
+        super().__init__(history_samples, parent)
         self._nvml = nvml
         self._clock = clock
         self._session_factory = session_factory
         self._session: Any = None
         self._devices: list[CudaGpu] = []
-        self._history: dict[str, deque[LiveReading]] = {}
-        self._history_samples = history_samples
-        self.error: str | None = None
         self.timer = timer if timer is not None else QTimer(self)
         self.timer.setInterval(INTERVAL_MS)
         self.timer.timeout.connect(self.tick)
@@ -64,7 +88,7 @@ class LiveMonitor(QObject):
         """Watch these GPUs (those with an NVML index); starts or stops the timer accordingly."""
         watched = [d for d in devices if d.kind == "cuda" and d.nvml_index is not None]
         keys = {d.key for d in watched}
-        self._history = {k: v for k, v in self._history.items() if k in keys}
+        self._keep_only(keys)
         self._devices = watched
         if not watched:
             self.stop()
@@ -129,12 +153,5 @@ class LiveMonitor(QObject):
         except ProbeTimedOut as exc:
             readings = [LiveReading.failed(self._clock(), str(exc)) for _ in devices]
         for device, reading in zip(devices, readings, strict=True):
-            self._history.setdefault(device.key, deque(maxlen=self._history_samples)).append(reading)
+            self._record(device.key, reading)
         self.updated.emit()
-
-    def history(self, key: str) -> list[LiveReading]:
-        return list(self._history.get(key, ()))
-
-    def latest(self, key: str) -> LiveReading | None:
-        samples = self._history.get(key)
-        return samples[-1] if samples else None

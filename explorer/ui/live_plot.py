@@ -13,7 +13,7 @@ from PySide6.QtWidgets import QGridLayout, QGroupBox, QHBoxLayout, QLabel, QVBox
 
 from explorer.devices.model import CudaGpu, LiveReading
 from explorer.ui import formatting as fmt
-from explorer.ui.live_monitor import HISTORY_SAMPLES, LiveMonitor
+from explorer.ui.live_monitor import HISTORY_SAMPLES, LiveHistory
 from explorer.ui.theme import Theme, current_theme
 from explorer.ui.widgets import FieldGroup, set_role, set_value
 
@@ -45,7 +45,7 @@ def _series(history: list[LiveReading], field: str, scale: float) -> tuple[list[
 
 
 class LiveView(QGroupBox):
-    def __init__(self, monitor: LiveMonitor, device: CudaGpu, parent: QWidget | None = None) -> None:
+    def __init__(self, monitor: LiveHistory, device: CudaGpu, parent: QWidget | None = None) -> None:
         super().__init__("Live", parent)
         self.monitor = monitor
         self.device = device

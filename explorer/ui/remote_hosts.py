@@ -1,0 +1,262 @@
+"""The remote machines the window lists: each one's state (connecting, its devices, or why it
+cannot be reached) and its GPUs' live readings, kept off the GUI thread.
+
+Each remote gets one daemon thread holding one agent over ssh (``explorer.remote``): it lists the
+machine's devices, then asks for live readings about once a second, as the local monitor does.
+Nothing here waits on the network in the GUI thread: a host that takes a minute to time out is
+"connecting…" for that minute and then "cannot be reached" with ssh's reason in words, while the
+local devices were listed from the start. Closing the window cancels every agent (the ssh child
+is killed at once; the agent there exits when its stdin closes).
+
+The remembered list is ``explorer.remote.saved``'s; what is listed and said comes from the core
+(``list_devices``, ``read_live``, the faults' one-line reasons); this module only schedules and
+delivers it.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from dataclasses import dataclass
+from typing import Literal
+
+from PySide6.QtCore import QObject, Qt, Signal, Slot
+
+from explorer.agent.protocol import AgentError
+from explorer.devices.model import CudaGpu, Device, LiveReading
+from explorer.remote.saved import (
+    SavedRemote,
+    add_remote,
+    load_remotes,
+    make_saved,
+    remove_remote,
+)
+from explorer.remote.session import RemoteAgentProcess, RemoteDevices, list_devices, read_live
+from explorer.remote.target import Remote
+from explorer.ui.live_monitor import INTERVAL_MS, LiveHistory
+
+log = logging.getLogger(__name__)
+
+Status = Literal["connecting", "ready", "unreachable"]
+
+
+class RemoteLive(LiveHistory):
+    """A remote machine's GPUs' last minute of readings, fed by its host's thread."""
+
+    def feed(self, keys: list[str], readings: list[LiveReading]) -> None:
+        for key, reading in zip(keys, readings, strict=True):
+            self._record(key, reading)
+        self.error = None
+        self.updated.emit()
+
+    def fail(self, message: str) -> None:
+        self.error = message
+        self.unavailable.emit(message)
+
+
+@dataclass(frozen=True)
+class RemoteDevice:
+    """A device on a remote machine, named as the window names it: ``host`` ("gpu-lab") and the
+    device's own key there ("cuda:0"), which may equal a local key."""
+
+    host: RemoteHost
+    device: Device
+
+    @property
+    def label(self) -> str:
+        return f"{self.device.key} ON {self.host.remote.host}"
+
+
+class RemoteHost(QObject):
+    """One remembered remote and what is known of it now."""
+
+    #: the status, the devices or the reason changed (on the GUI thread)
+    changed = Signal()
+    _listed = Signal(object, object)  # from the thread: (generation, RemoteDevices)
+    _failed = Signal(object, str)  # from the thread: (generation, one line)
+    _live = Signal(object, object)  # from the thread: (generation, list[LiveReading])
+
+    def __init__(self, saved: SavedRemote, ident: str, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.saved = saved
+        self.remote: Remote = saved.remote()
+        #: stable within this window: names the host's rows in the Devices panel
+        self.ident = ident
+        self.status: Status = "connecting"
+        self.found: RemoteDevices | None = None
+        #: why the host cannot be used (one line in words), "" otherwise
+        self.error = ""
+        self.live = RemoteLive(parent=self)
+        self._lock = threading.Lock()
+        self._agent: RemoteAgentProcess | None = None
+        self._stop = threading.Event()
+        self._generation = 0
+        self._live_keys: list[str] = []
+        queued = Qt.ConnectionType.QueuedConnection
+        self._listed.connect(self._on_listed, queued)
+        self._failed.connect(self._on_failed, queued)
+        self._live.connect(self._on_live, queued)
+
+    # ----- what the panels read
+    @property
+    def devices(self) -> list[Device]:
+        return list(self.found.discovery.devices) if self.found is not None else []
+
+    @property
+    def gpus(self) -> list[CudaGpu]:
+        return self.found.discovery.installed_gpus if self.found is not None else []
+
+    def device(self, key: str) -> Device | None:
+        return next((d for d in self.devices if d.key == key), None)
+
+    # ----- connecting
+    def connect_now(self) -> None:
+        """(Re)connect in the background: drop any agent, list the devices, then read live values."""
+        self.disconnect_now()
+        self._generation += 1
+        self._stop = threading.Event()
+        self.status, self.found, self.error = "connecting", None, ""
+        self.changed.emit()
+        thread = threading.Thread(
+            target=self._run,
+            args=(self._generation, self._stop),
+            name=f"remote-{self.remote.host}",
+            daemon=True,
+        )
+        thread.start()
+
+    def disconnect_now(self) -> None:
+        """Stop the thread's agent at once (its ssh child is killed); never waits."""
+        self._stop.set()
+        with self._lock:
+            agent, self._agent = self._agent, None
+        if agent is not None:
+            agent.cancel()
+
+    def _run(self, generation: int, stop: threading.Event) -> None:
+        agent = RemoteAgentProcess(self.remote, label=f"the agent on {self.remote.host}")
+        with self._lock:
+            if stop.is_set():
+                return
+            self._agent = agent
+        try:
+            try:
+                agent.start()
+                found = list_devices(self.remote, agent=agent)
+            except AgentError as exc:
+                if not stop.is_set():
+                    self._send(self._failed, generation, str(exc))
+                return
+            except Exception as exc:  # a bug here must not leave the host "connecting" forever
+                log.exception("listing the devices of %s failed", self.remote.host)
+                self._send(
+                    self._failed, generation, f"listing its devices failed: {type(exc).__name__}: {exc}"
+                )
+                return
+            self._send(self._listed, generation, found)
+            indices = [d.nvml_index for d in found.discovery.installed_gpus if d.nvml_index is not None]
+            while indices and not stop.wait(INTERVAL_MS / 1000):
+                try:
+                    readings = read_live(agent, indices)
+                except AgentError as exc:
+                    if not stop.is_set():
+                        self._send(self._failed, generation, f"the connection was lost: {exc}")
+                    return
+                self._send(self._live, generation, readings)
+            # no GPU to watch there: the agent is not kept open for nothing (Reconnect lists again)
+        finally:
+            agent.close(grace_s=0.5)
+            with self._lock:
+                if self._agent is agent:
+                    self._agent = None
+
+    @staticmethod
+    def _send(signal: object, *args: object) -> None:
+        try:
+            signal.emit(*args)  # type: ignore[attr-defined]
+        except RuntimeError:  # the window is gone: nobody left to tell
+            pass
+
+    @Slot(object, object)
+    def _on_listed(self, generation: int, found: RemoteDevices) -> None:
+        if generation != self._generation:
+            return
+        self.status, self.found, self.error = "ready", found, ""
+        self._live_keys = [d.key for d in found.discovery.installed_gpus if d.nvml_index is not None]
+        self.changed.emit()
+
+    @Slot(object, str)
+    def _on_failed(self, generation: int, reason: str) -> None:
+        if generation != self._generation:
+            return
+        self.status, self.found, self.error = "unreachable", None, reason
+        self.live.fail(reason)
+        self.changed.emit()
+
+    @Slot(object, object)
+    def _on_live(self, generation: int, readings: list[LiveReading]) -> None:
+        if generation == self._generation and len(readings) == len(self._live_keys):
+            self.live.feed(self._live_keys, readings)
+
+
+class RemoteHosts(QObject):
+    """Every remembered remote, in the order the user added them."""
+
+    #: a remote was added or removed, or one's state changed
+    changed = Signal()
+
+    def __init__(self, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        loaded = load_remotes()
+        #: the sentence to show once when the remembered list was damaged ("" otherwise)
+        self.notice = loaded.notice
+        self._count = 0
+        self.hosts: list[RemoteHost] = [self._make(s) for s in loaded.remotes]
+        self.started = False
+
+    def _make(self, saved: SavedRemote) -> RemoteHost:
+        self._count += 1
+        host = RemoteHost(saved, f"remote{self._count}", self)
+        host.changed.connect(self.changed.emit)
+        return host
+
+    def start(self) -> None:
+        """Connect to every remembered remote (in the background; once)."""
+        if self.started:
+            return
+        self.started = True
+        for host in self.hosts:
+            host.connect_now()
+
+    def add(self, destination: str, prefix: str = "", python: str = "") -> RemoteHost:
+        """Remember a remote and connect to it. ``UserError`` (one line) for input that is not
+        acceptable or a machine already listed; ``OSError`` when the list cannot be saved."""
+        saved = make_saved(destination, prefix, python)
+        add_remote(saved)
+        host = self._make(saved)
+        self.hosts.append(host)
+        self.changed.emit()
+        host.connect_now()
+        return host
+
+    def remove(self, host: RemoteHost) -> None:
+        """Forget a remote (``OSError`` when the list cannot be saved: it is then still listed)."""
+        remove_remote(host.saved)
+        host.disconnect_now()
+        self.hosts = [h for h in self.hosts if h is not host]
+        self.changed.emit()
+        host.deleteLater()
+
+    def host(self, ident: str) -> RemoteHost | None:
+        return next((h for h in self.hosts if h.ident == ident), None)
+
+    def devices(self) -> list[RemoteDevice]:
+        """The devices of every reachable remote, host by host."""
+        return [RemoteDevice(h, d) for h in self.hosts for d in h.devices]
+
+    def shutdown(self) -> None:
+        for host in self.hosts:
+            host.disconnect_now()
+
+
+__all__ = ["RemoteDevice", "RemoteHost", "RemoteHosts", "RemoteLive"]

@@ -1,0 +1,72 @@
+"""The Devices panel with a reachable remote: the loopback sshd running the installed package is
+"the lab's server". Its devices are listed under their host with the same details as local
+ones, and the same "why no GPU" words when it has none; removing it forgets it."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+
+from explorer.devices.model import CpuDevice, Discovery
+from explorer.remote import saved
+from explorer.remote.target import SSH_CONFIG_ENV
+from explorer.ui.context import AppContext
+from explorer.ui.devices_panel import DevicesPanel
+from tests.remote.servers import ALIAS, agent_python
+
+pytest.importorskip("pytestqt")
+
+#: listing a loopback remote's devices takes seconds (ssh, then the agent imports its probes)
+LISTED_WITHIN_MS = 90_000
+
+
+@pytest.fixture
+def panel(qtbot, sshd, tmp_path, monkeypatch):
+    monkeypatch.setenv("DEVICE_EXPLORER_HOME", str(tmp_path))
+    monkeypatch.setenv(SSH_CONFIG_ENV, str(sshd.config))
+    local = Discovery(
+        devices=[CpuDevice(name="This laptop's CPU", key="cpu", physical_cores=2, logical_cores=4)],
+        reports=[],
+    )
+    made = DevicesPanel(AppContext(local))
+    qtbot.addWidget(made)
+    made.resize(1280, 760)
+    made.show()
+    yield made
+    made.shutdown()
+
+
+def test_a_remote_machines_devices_are_listed_under_its_host(panel, qtbot, tmp_path):
+    host = panel.remotes.add(ALIAS, "", agent_python())
+    assert panel.device_keys() == ["cpu"]  # listed at once, before the remote answers
+    qtbot.waitUntil(lambda: host.status != "connecting", timeout=LISTED_WITHIN_MS)
+    assert host.status == "ready", host.error
+    rows = panel.remote_rows()
+    assert rows[0] == (host.ident, None, f"ON {ALIAS.upper()}")
+    cpu_rows = [text for ident, key, text in rows if key == "cpu"]
+    assert len(cpu_rows) == 1 and f"{os.cpu_count()} threads" in cpu_rows[0]
+    # this machine has no GPU: the remote says so in the same words a local probe uses
+    why = [text for ident, key, text in rows[1:] if key is None]
+    assert len(why) == 1 and why[0].startswith("No GPU there: No NVIDIA GPU")
+
+    panel.select_remote(host.ident, "cpu")
+    assert panel.details is not None and panel.details.host == ALIAS
+    assert panel.details.header.badge.text() == f"● present on {ALIAS} · CPU"
+    assert panel.details.groups["Compute"].values["physical_cores"].text() != "n/a"
+    assert panel.selected_key is None and panel.lesson_state().device == "cpu"
+
+    panel.select_remote(host.ident)
+    page = panel.remote_page
+    assert page.status.text().startswith(f"Connected to {os.uname().nodename}: ")
+    assert page.how.values["command"].text() == f"{agent_python()} -m explorer agent"
+
+    # a refresh of the local devices keeps the remote and the selection
+    panel.set_discovery(panel.context.discovery)
+    assert panel.selected_remote == (host.ident, None)
+
+    panel.remote_page.remove_button.click()
+    assert panel.remote_rows() == [] and panel.remotes.hosts == []
+    assert json.loads((tmp_path / saved.REMOTES_FILE).read_text())["remotes"] == []
+    assert panel.device_keys() == ["cpu"]

@@ -1,0 +1,165 @@
+"""Remote machines in the real window: the Add dialog's checks and the commands it shows, the list
+remembered across a restart and a damaged file, and a remote that cannot be reached shown with
+ssh's own reason while this machine's devices list at once.
+
+The unreachable remote is real: the system's ssh client against a closed port on 127.0.0.1.
+The reachable one is the real loopback sshd of ``tests/remote`` running the installed package.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+
+from explorer.remote import saved
+from explorer.remote.target import SSH_CONFIG_ENV
+from explorer.ui.context import AppContext
+from explorer.ui.devices_panel import ADD_REMOTE, PRESENT_HEADER
+from explorer.ui.main_window import MainWindow
+from explorer.ui.remote_dialog import AddRemoteDialog
+from tests.remote.servers import free_port
+
+#: the ssh client has given up on a closed port long before this
+SSH_FAILS_WITHIN_MS = 20_000
+
+
+@pytest.fixture
+def home(tmp_path, monkeypatch):
+    monkeypatch.setenv("DEVICE_EXPLORER_HOME", str(tmp_path))
+    monkeypatch.setenv(SSH_CONFIG_ENV, os.devnull)  # not this machine's own ssh config
+    return tmp_path
+
+
+@pytest.fixture
+def window(qtbot, home, fake_nvml, fake_clock, fake_timer, no_gpu_discovery):
+    made = []
+
+    def make():
+        w = MainWindow(
+            AppContext(no_gpu_discovery),
+            discover_on_show=False,
+            devices_panel_options={"nvml": fake_nvml, "clock": fake_clock, "timer": fake_timer},
+        )
+        qtbot.addWidget(w)
+        w.resize(1280, 800)
+        w.show()
+        made.append(w)
+        return w
+
+    yield make
+    for w in made:
+        w.devices_panel.shutdown()
+
+
+def _closed_port() -> str:
+    return f"127.0.0.1:{free_port()}"
+
+
+def test_the_dialog_refuses_an_ssh_option_in_one_line_and_saves_nothing(window, home, qtbot):
+    w = window()
+    panel = w.devices_panel
+    assert panel.add_remote_button.text() == ADD_REMOTE
+    dialog = AddRemoteDialog(panel.remotes, panel)
+    qtbot.addWidget(dialog)
+    dialog.show()
+    assert not dialog.add_button.isEnabled()  # nothing typed yet
+    dialog.destination_edit.setText("-oProxyCommand=x")
+    line = dialog.error_label.text()
+    assert dialog.error_label.isVisible() and "\n" not in line
+    assert "'-oProxyCommand=x'" in line and "option" in line
+    assert not dialog.add_button.isEnabled()
+    assert dialog.try_add() is False and dialog.isVisible()
+    assert panel.remotes.hosts == [] and not (home / saved.REMOTES_FILE).exists()
+
+    dialog.destination_edit.setText("gpu lab")
+    assert "'gpu lab'" in dialog.error_label.text()
+    dialog.destination_edit.setText("gpu-lab")
+    dialog.prefix_edit.setText("--gres=gpu:1")
+    assert "--gres=gpu:1" in dialog.error_label.text() and not dialog.add_button.isEnabled()
+
+
+def test_the_dialog_shows_the_launcher_and_the_command_before_first_use(window, qtbot):
+    w = window()
+    dialog = AddRemoteDialog(w.devices_panel.remotes, w.devices_panel)
+    qtbot.addWidget(dialog)
+    dialog.show()
+    dialog.destination_edit.setText("alice@gpu.example.edu:2222")
+    dialog.prefix_edit.setText("srun --gres=gpu:1 --time=10 --partition=teach")
+    dialog.python_edit.setText("~/dx/bin/python")
+    shown = dialog.preview.text()
+    assert "ssh -p 2222 alice@gpu.example.edu" in shown
+    assert "srun --gres=gpu:1 --time=10 --partition=teach ~/dx/bin/python -m explorer agent" in shown
+    assert dialog.error_label.isHidden() and dialog.add_button.isEnabled()
+    dialog.python_edit.setText("")
+    assert "python3 -m explorer agent" in dialog.preview.text()  # the default, shown
+
+
+def test_an_unreachable_remote_shows_its_reason_and_the_list_survives_a_restart(window, home, qtbot):
+    w = window()
+    panel = w.devices_panel
+    dest = _closed_port()
+    dialog = AddRemoteDialog(panel.remotes, panel)
+    qtbot.addWidget(dialog)
+    dialog.destination_edit.setText(dest)
+    assert dialog.try_add() is True
+    host = dialog.added
+    # this machine's devices are listed while the remote connects, and after it failed
+    assert panel.device_keys() == ["cpu", "catalog:gtx-1650"]
+    texts = panel.list_texts()
+    assert texts[0] == PRESENT_HEADER.upper() and "ON 127.0.0.1" in texts
+    qtbot.waitUntil(lambda: host.status == "unreachable", timeout=SSH_FAILS_WITHIN_MS)
+    assert "refused the connection" in host.error and "\n" not in host.error
+    rows = [text for ident, key, text in panel.remote_rows() if ident == host.ident and key is None]
+    assert any(t.startswith("✕ cannot be reached: 127.0.0.1 refused the connection") for t in rows)
+    assert panel.device_keys() == ["cpu", "catalog:gtx-1650"]
+    # the host's page names the reason, the command, and offers Reconnect and Remove
+    panel.select_remote(host.ident)
+    page = panel.remote_page
+    assert page is not None and page.status.text().startswith("Cannot be reached: 127.0.0.1 refused")
+    assert page.how.values["command"].text() == "python3 -m explorer agent"
+
+    # a restart finds the remote again, connects in the background, and says why it fails again
+    again = window()
+    hosts = again.devices_panel.remotes.hosts
+    assert [h.saved.destination for h in hosts] == [dest]
+    assert again.devices_panel.device_keys() == ["cpu", "catalog:gtx-1650"]
+    qtbot.waitUntil(lambda: hosts[0].status == "unreachable", timeout=SSH_FAILS_WITHIN_MS)
+    assert not again.context.notices
+
+    # Remove forgets it, here and on disk
+    again.devices_panel.select_remote(hosts[0].ident)
+    again.devices_panel.remote_page.remove_button.click()
+    assert again.devices_panel.remotes.hosts == [] and again.devices_panel.remote_rows() == []
+    assert json.loads((home / saved.REMOTES_FILE).read_text())["remotes"] == []
+
+
+def test_a_damaged_list_is_named_once_and_the_window_opens_with_the_good_entries(window, home, qtbot):
+    path = home / saved.REMOTES_FILE
+    path.write_text(
+        json.dumps(
+            {
+                "version": 1,
+                "remotes": [
+                    {"destination": "-oProxyCommand=touch /tmp/pwned", "prefix": "", "python": "python3"},
+                    {"destination": _closed_port(), "prefix": "", "python": "python3"},
+                ],
+            }
+        )
+    )
+    w = window()
+    assert len(w.context.notices) == 1
+    notice = w.context.notices[0]
+    assert "-oProxyCommand" in notice and str(path) in notice and "\n" not in notice
+    assert w.notice_bar.isVisible()
+    (aside,) = home.glob(saved.REMOTES_FILE + ".damaged-*")
+    assert "-oProxyCommand" in aside.read_text()  # nothing the user had is lost
+    assert len(w.devices_panel.remotes.hosts) == 1
+    assert w.devices_panel.device_keys() == ["cpu", "catalog:gtx-1650"]
+
+    path.write_bytes(b"\x00\xff garbage")
+    w2 = window()
+    assert w2.devices_panel.remotes.hosts == [] and len(w2.context.notices) == 1
+    assert "could not be used" in w2.context.notices[0]
+    assert w2.devices_panel.device_keys() == ["cpu", "catalog:gtx-1650"]
