@@ -163,3 +163,54 @@ def test_a_damaged_list_is_named_once_and_the_window_opens_with_the_good_entries
     assert w2.devices_panel.remotes.hosts == [] and len(w2.context.notices) == 1
     assert "could not be used" in w2.context.notices[0]
     assert w2.devices_panel.device_keys() == ["cpu", "catalog:gtx-1650"]
+
+
+def test_a_remote_gpu_shows_the_same_details_and_its_live_readings(window, qtbot):
+    """No GPU can exist here, so the host's thread is stood in for at the point where its answers
+    reach the window (the listing, then the readings): what is drawn from them is the real panel."""
+    from explorer.devices.model import Discovery, LiveReading
+    from explorer.remote.saved import make_saved
+    from explorer.remote.session import RemoteDevices
+    from explorer.ui.device_details import DeviceDetails
+    from explorer.ui.remote_hosts import RemoteHost
+    from tests.ui.conftest import gpu_device
+
+    w = window()
+    panel = w.devices_panel
+    remotes = panel.remotes
+    host = RemoteHost(make_saved("gpu-lab"), "lab", remotes)
+    host.changed.connect(remotes.changed.emit)
+    remotes.hosts.append(host)
+    gpu = gpu_device(0)
+    found = RemoteDevices(host.remote, Discovery(devices=[gpu], reports=[]), "gpu-lab-01", None, 1.5)
+    host._on_listed(0, found)
+    rows = panel.remote_rows()
+    assert rows[0] == ("lab", None, "ON GPU-LAB")
+    assert rows[1][:2] == ("lab", "cuda:0") and "cuda:0" in rows[1][2]
+    assert panel.device_keys() == ["cpu", "catalog:gtx-1650"]  # the local list is untouched
+
+    panel.select_remote("lab", "cuda:0")
+    assert panel.details.header.badge.text() == "● present on gpu-lab · cuda:0"
+    local = DeviceDetails(gpu)  # the same record shown as this machine's GPU
+    qtbot.addWidget(local)
+    assert set(panel.details.groups) == set(local.groups) == {"Compute", "Memory", "Limits", "Board"}
+    for name, group in local.groups.items():
+        shown = {key: label.text() for key, label in panel.details.groups[name].values.items()}
+        assert shown == {key: label.text() for key, label in group.values.items()}
+    live = panel.live_view
+    assert live is not None and live.monitor is host.live
+    reading = LiveReading(
+        timestamp_s=1.0, utilization_gpu_pct=42.0, memory_used_bytes=1 << 30, memory_total_bytes=4 << 30
+    )
+    host._on_live(0, [reading])
+    assert live.values.values["utilization_gpu_pct"].text() == "42 %"
+    assert live.values.values["memory_used_bytes"].text() == "1 GiB of 4 GiB"
+
+    # the connection drops: the rows say why, the details fall back to this machine's device
+    host._on_failed(0, "the connection was lost: the connection to gpu-lab dropped (broken pipe)")
+    texts = [text for _i, _k, text in panel.remote_rows()]
+    assert texts == [
+        "ON GPU-LAB",
+        "✕ cannot be reached: the connection was lost: the connection to gpu-lab dropped (broken pipe)",
+    ]
+    assert panel.selected_key == "cpu" and panel.selected_remote is None
