@@ -93,6 +93,9 @@ class BenchPoint:
     others_cpu_share: float | None = None  # other programs' CPU use, share of all cores
     waiting_share: float | None = None  # share of the time the point's threads waited for a CPU
     steal_share: float | None = None  # share of all cores the hypervisor gave to other VMs
+    # The remote machine the point was measured on (``explorer.remote``: the ssh destination's
+    # host, "gpu-lab"); "" for this machine. A remote "cuda:0" is not this laptop's cuda:0.
+    host: str = ""
 
     @property
     def ok(self) -> bool:
@@ -194,7 +197,7 @@ _FLOAT_COLUMNS |= {
     "ridge_flop_per_byte",
     "bandwidth_ceiling_gbps",
 }
-_TEXT_COLUMNS |= {"bound", "bandwidth_ceiling_basis", "peak_kind"}
+_TEXT_COLUMNS |= {"bound", "bandwidth_ceiling_basis", "peak_kind", "host"}
 
 
 def write_csv(points: Iterable[BenchPoint], path: str | os.PathLike[str]) -> None:

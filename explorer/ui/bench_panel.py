@@ -180,7 +180,12 @@ class BenchPanel(Panel):
         self._refresh_roofline()
         self._total = 0
         self.progress_bar.setRange(0, 0)  # busy until the first progress record gives the total
-        self.progress_bar.setFormat("starting the worker process…")
+        self.progress_bar.setFormat(
+            f"connecting to {plan.remote.host} and starting the worker there…"
+            if plan.remote is not None
+            else "starting the worker process…"
+        )
+        self._show_titles(plan.remote.host if plan.remote is not None else "")
         self.status_label.setText("")
         stream = RunStream(plan, self)
         stream.point.connect(self.add_point)
@@ -391,7 +396,9 @@ class BenchPanel(Panel):
         from explorer.bench import peaks
 
         records = {d.key: d for d in self._context.devices}
-        devices = list(dict.fromkeys(p.device for p in self.points)) or ["cpu"]
+        # this machine's roofs only: a remote point's ceilings are that machine's, not cached here
+        local = [p for p in self.points if not p.host]
+        devices = list(dict.fromkeys(p.device for p in local)) or (["cpu"] if not self.points else [])
         roofs = [peaks.record_roof(key, records.get(key)) for key in devices if key in records]
         catalog = None
         if self._catalog_roof_key:
@@ -446,9 +453,9 @@ class BenchPanel(Panel):
 
     def _workload_shown(self, force: bool = False) -> None:
         """Show the chosen workload's own run (or nothing yet): never another workload's points."""
-        w = self.controls.workload
-        self.plot.set_titles(w.title, w.size_name)
-        if not self.results.show(w.name) and not force:
+        shown = self.results.show(self.controls.workload.name)
+        self._show_titles(next((p.host for p in self.points if p.host), ""))
+        if not shown and not force:
             return
         self.table.results.reload()
         self.plot.set_points(self.points)
@@ -461,6 +468,11 @@ class BenchPanel(Panel):
             self.progress_bar.setFormat(
                 f"{done} points from this workload's last run" if done else "no run of this workload yet"
             )
+
+    def _show_titles(self, host: str) -> None:
+        """The plot's title names the workload and, for a run on a remote machine, the machine."""
+        w = self.controls.workload
+        self.plot.set_titles(f"{w.title} ON {host}" if host else w.title, w.size_name)
 
     # --- persistence and messages -----------------------------------------------------
     def _save_last(self) -> None:

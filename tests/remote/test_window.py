@@ -70,3 +70,43 @@ def test_a_remote_machines_devices_are_listed_under_its_host(panel, qtbot, tmp_p
     assert panel.remote_rows() == [] and panel.remotes.hosts == []
     assert json.loads((tmp_path / saved.REMOTES_FILE).read_text())["remotes"] == []
     assert panel.device_keys() == ["cpu"]
+
+
+def test_the_benchmarks_panel_runs_on_the_remote_and_streams_points_back(sshd, qtbot, tmp_path, monkeypatch):
+    """The Benchmarks panel offers the remote's devices under its name; choosing one clears this
+    machine's boxes (a run measures on one machine), and the run goes over ssh point by point."""
+    from explorer.ui.bench_panel import BenchPanel
+
+    monkeypatch.setenv("DEVICE_EXPLORER_HOME", str(tmp_path))
+    monkeypatch.setenv(SSH_CONFIG_ENV, str(sshd.config))
+    context = AppContext(Discovery(devices=[CpuDevice(name="This laptop's CPU", key="cpu")], reports=[]))
+    host = context.remotes.add(ALIAS, "", agent_python())
+    qtbot.waitUntil(lambda: host.status != "connecting", timeout=LISTED_WITHIN_MS)
+    assert host.status == "ready", host.error
+    panel = BenchPanel(context)
+    qtbot.addWidget(panel)
+    try:
+        c = panel.controls
+        c.ceilings_combo.setCurrentIndex(c.ceilings_combo.findData("skip"))
+        assert c.selected_devices() == ["cpu"] and c.selected_remote() is None
+        boxes = c.remote_boxes()
+        assert list(boxes) == [(host.ident, "cpu")]
+        boxes[(host.ident, "cpu")].setChecked(True)
+        assert c.selected_devices() == []  # this machine's CPU is cleared: one machine per run
+        assert c.selected_remote() == (host, ["cpu"])
+        c.set_workload("matmul")
+        c.sizes_edit.setText("32, 64")
+        c.repeats_spin.setValue(3)
+        c.budget_spin.setValue(0.2)
+        assert panel.start()
+        qtbot.waitUntil(lambda: not panel.running, timeout=LISTED_WITHIN_MS)
+        assert [p.size for p in panel.points] == [32, 64]
+        assert all(p.error is None and p.median_s > 0 for p in panel.points), [p.error for p in panel.points]
+        assert all(p.host == ALIAS for p in panel.points)
+        assert panel.table.model().data(panel.table.model().index(0, 0)) is not None
+        # choosing this machine's CPU again clears the remote's box
+        c.device_box("cpu").setChecked(True)
+        assert c.selected_remote() is None and c.selected_devices() == ["cpu"]
+    finally:
+        panel.shutdown()
+        context.remotes.shutdown()

@@ -3,6 +3,11 @@
 Only present devices are offered: the CPU and each CUDA GPU found. Catalog GPUs are spec sheets,
 not hardware, and have no benchmarks; when no GPU is present its row stays, disabled, with the
 reason, so a student sees *why* there is no GPU curve.
+
+Below them, the devices of each remote machine the Devices panel lists ("ON gpu-lab"), so a laptop
+without a GPU runs the CPU-vs-GPU experiment on the lab's server. A run measures on one machine:
+choosing a remote device clears the others' boxes (and the other way round), and the run goes
+over ssh (``BenchPlan.remote``), its points streamed back one at a time.
 """
 
 from __future__ import annotations
@@ -48,6 +53,8 @@ class BenchControls(QWidget):
         self._context = context
         self._workloads = {w.name: w for w in visible_workloads()}
         self._device_boxes: dict[str, QCheckBox] = {}
+        #: remote devices' boxes by (host ident, device key there)
+        self._remote_boxes: dict[tuple[str, str], QCheckBox] = {}
         self._had_gpus = False  # a GPU that appears later (re-probe) starts checked
         self._defaults_text = ""
 
@@ -144,6 +151,7 @@ class BenchControls(QWidget):
         self.start_button.clicked.connect(self._start_clicked)
         self.stop_button.clicked.connect(self.stop_requested)
         context.discovery_changed.connect(lambda _d: self._rebuild_devices())
+        context.remotes.changed.connect(self._rebuild_devices)
 
         self._rebuild_devices()
         self._workload_changed()
@@ -154,7 +162,26 @@ class BenchControls(QWidget):
         return self._workloads[self.workload_combo.currentData()]
 
     def selected_devices(self) -> list[str]:
+        """The devices of this machine chosen (none while a remote machine's are)."""
         return [key for key, box in self._device_boxes.items() if box.isEnabled() and box.isChecked()]
+
+    def selected_remote(self) -> tuple[Any, list[str]] | None:
+        """The remote machine (its ``RemoteHost``) and the keys of its devices chosen, if any are."""
+        chosen = [(ident, key) for (ident, key), box in self._remote_boxes.items() if box.isChecked()]
+        if not chosen:
+            return None
+        host = self._context.remotes.host(chosen[0][0])
+        if host is None:
+            return None
+        return host, [key for ident, key in chosen if ident == host.ident]
+
+    def remote_boxes(self) -> dict[tuple[str, str], QCheckBox]:
+        """Every remote device's row by (host ident, device key there)."""
+        return dict(self._remote_boxes)
+
+    def _chosen_keys(self) -> list[str]:
+        remote = self.selected_remote()
+        return remote[1] if remote is not None else self.selected_devices()
 
     def device_box(self, key: str) -> QCheckBox | None:
         return self._device_boxes.get(key)
@@ -192,12 +219,14 @@ class BenchControls(QWidget):
         sizes = self._check_sizes()
         if sizes is None:
             return None
-        devices = self.selected_devices()
+        remote = self.selected_remote()
+        devices = remote[1] if remote is not None else self.selected_devices()
         if not devices:
             self.show_message("Choose at least one device.")
             return None
         workload = self.workload
-        shortfall = workload.gpu_shortfall(sum(d != "cpu" for d in devices), len(self._present_gpus()))
+        gpus = remote[0].gpus if remote is not None else self._present_gpus()
+        shortfall = workload.gpu_shortfall(sum(d != "cpu" for d in devices), len(gpus))
         if shortfall:
             self.show_message(shortfall)
             return None
@@ -214,6 +243,7 @@ class BenchControls(QWidget):
             low_priority=True,  # the worker yields the cores to the window whenever it needs them
             measure_roof=self.ceilings_combo.currentData() != "skip",
             remeasure_roof=self.ceilings_combo.currentData() == "again",
+            remote=remote[0].remote if remote is not None else None,
         )
 
     # --- internals ----------------------------------------------------------------------
@@ -256,11 +286,60 @@ class BenchControls(QWidget):
             why.setContentsMargins(22, 0, 0, 0)
             why.setObjectName("no_gpu_reason")
             self._devices_layout.addWidget(why)
+        self._add_remote_boxes()
+        self._update_defaults()
+
+    def _add_remote_boxes(self) -> None:
+        """Each remote machine's devices under its name; a machine still connecting or that cannot
+        be reached is named with that, so the student knows where its GPU went."""
+        checked = {k for k, box in self._remote_boxes.items() if box.isChecked()}
+        self._remote_boxes.clear()
+        for host in self._context.remotes.hosts:
+            title = QLabel(f"ON {host.remote.host}")
+            title.setObjectName("remoteHost")
+            title.setToolTip(host.remote.label)
+            font = title.font()
+            font.setBold(True)
+            title.setFont(font)
+            self._devices_layout.addWidget(title)
+            if host.status != "ready":
+                said = "connecting…" if host.status == "connecting" else f"cannot be reached: {host.error}"
+                note = QLabel(first_sentences(said), wordWrap=True)
+                note.setToolTip(said)
+                note.setProperty("role", "caption" if host.status == "connecting" else "error")
+                note.setContentsMargins(22, 0, 0, 0)
+                self._devices_layout.addWidget(note)
+                continue
+            for device in host.devices:
+                if device.kind == "cuda" and not device.usable:
+                    continue  # hidden from CUDA there: nothing can run on it
+                text = f"CPU: {device.name}" if device.kind == "cpu" else device.display_name
+                box = QCheckBox(text)
+                box.setToolTip(f"{device.key} on {host.remote.label}")
+                key = (host.ident, device.key)
+                box.setChecked(key in checked)
+                self._remote_boxes[key] = box
+                box.toggled.connect(lambda on, key=key: self._remote_toggled(key, on))
+                self._devices_layout.addWidget(box)
+
+    def _remote_toggled(self, key: tuple[str, str], on: bool) -> None:
+        if on:  # one machine per run: this machine's boxes and other remotes' are cleared
+            for box in self._device_boxes.values():
+                box.setChecked(False)
+            for other, box in self._remote_boxes.items():
+                if other[0] != key[0]:
+                    box.setChecked(False)
+        self._update_defaults()
+
+    def _local_toggled(self, on: bool) -> None:
+        if on:
+            for box in self._remote_boxes.values():
+                box.setChecked(False)
         self._update_defaults()
 
     def _add_device_box(self, key: str, box: QCheckBox) -> None:
         self._device_boxes[key] = box
-        box.toggled.connect(lambda _on: self._update_defaults())
+        box.toggled.connect(self._local_toggled)
         self._devices_layout.addWidget(box)
 
     def _workload_changed(self) -> None:
@@ -275,7 +354,7 @@ class BenchControls(QWidget):
         w = self.workload
         untouched = self.sizes_edit.text().strip() == self._defaults_text
         binary = w.size_format == "bytes"
-        self._defaults_text = sizes_text(w.default_sizes_for(self.selected_devices()), binary)
+        self._defaults_text = sizes_text(w.default_sizes_for(self._chosen_keys()), binary)
         self.sizes_hint.setText(
             f"{w.size_name}; defaults: CPU {sizes_range_text(w.default_sizes_cpu, binary)}"
             + (f"; GPU {sizes_range_text(w.default_sizes_gpu, binary)}" if w.default_sizes_gpu else "")

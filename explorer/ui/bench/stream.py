@@ -12,13 +12,17 @@ controls), so this module only carries events.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import threading
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QObject, Signal
 
 from explorer.errors import UserError
+
+if TYPE_CHECKING:
+    from explorer.bench.runner import BenchPlan
 
 log = logging.getLogger(__name__)
 
@@ -33,7 +37,7 @@ class RunStream(QObject):
     #: the stream ended: finished, cancelled or failed
     ended = Signal()
 
-    def __init__(self, plan: Any, parent: QObject | None = None) -> None:
+    def __init__(self, plan: BenchPlan, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self._plan = plan
         self._run: Any = None
@@ -75,8 +79,12 @@ class RunStream(QObject):
                 cancelled = self._cancelled
             if cancelled:
                 run.cancel()
+            host = self._plan.remote.host if self._plan.remote is not None else ""
             for event in run.events():
-                (self.progress if isinstance(event, Progress) else self.point).emit(event)
+                if isinstance(event, Progress):
+                    self.progress.emit(event)
+                else:  # a remote run's points say where they were measured
+                    self.point.emit(dataclasses.replace(event, host=host) if host else event)
         except UserError as exc:  # a plan the engine refuses: the user's line says why
             self.failed.emit(str(exc))
         except Exception as exc:  # shown as one line in the panel; the details go to the log

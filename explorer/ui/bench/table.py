@@ -128,7 +128,7 @@ class ResultsModel(QAbstractTableModel):
         if column == "size":
             return p.size_label or str(p.size)
         if column == "device":
-            return p.device
+            return f"{p.device} ON {p.host}" if p.host else p.device
         if column == "variant":
             return p.variant
         if column == "median":
