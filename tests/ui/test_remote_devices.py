@@ -214,3 +214,37 @@ def test_a_remote_gpu_shows_the_same_details_and_its_live_readings(window, qtbot
         "✕ cannot be reached: the connection was lost: the connection to gpu-lab dropped (broken pipe)",
     ]
     assert panel.selected_key == "cpu" and panel.selected_remote is None
+
+
+def test_a_host_that_never_answers_delays_nothing_and_closing_stops_its_ssh(window, qtbot):
+    """A port that accepts and then says nothing (a firewall's tarpit): the window is up with this
+    machine's devices, the host reads 'connecting…', and closing the window ends the ssh child
+    at once instead of waiting out ssh's timeout."""
+    import socket
+
+    silent = socket.socket()
+    silent.bind(("127.0.0.1", 0))
+    silent.listen(4)
+    try:
+        w = window()
+        panel = w.devices_panel
+        host = panel.remotes.add(f"127.0.0.1:{silent.getsockname()[1]}")
+        assert panel.device_keys() == ["cpu", "catalog:gtx-1650"]
+        qtbot.waitUntil(lambda: host._agent is not None and host._agent.pid is not None, timeout=5_000)
+        pid = host._agent.pid
+        rows = [text for _i, key, text in panel.remote_rows() if key is None]
+        assert rows[1].startswith("connecting… (127.0.0.1:")
+        w.close()
+        qtbot.waitUntil(lambda: not _alive(pid), timeout=3_000)
+        assert host.status == "connecting"  # closed while connecting: no failure is invented
+    finally:
+        silent.close()
+
+
+def _alive(pid: int) -> bool:
+    """The process exists and is not a zombie awaiting its parent's wait."""
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().split(") ", 1)[1][0] != "Z"
+    except FileNotFoundError:
+        return False
