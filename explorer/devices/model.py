@@ -579,7 +579,8 @@ class Discovery:
                 "Unset CUDA_VISIBLE_DEVICES, or list the GPU in it, to use it."
             )
         failed = [r for r in self.reports if r.probe in ("nvml", "torch", "numba") and not r.ok]
-        reasons = [r.message for r in failed]
+        # torch and numba skipped for the same reason (a quick probe) say it once, not twice
+        reasons = list(dict.fromkeys(r.message for r in failed))
         if any(r.timed_out for r in failed):
             return (
                 "No NVIDIA GPU could be listed: a driver did not answer in time, so this machine may have "

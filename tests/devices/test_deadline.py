@@ -153,3 +153,21 @@ def test_a_timed_out_probe_never_lets_the_banner_claim_there_is_no_gpu():
     assert not why.startswith("No NVIDIA GPU was found")
     assert why.startswith("No NVIDIA GPU could be listed: a driver did not answer in time")
     assert "NVML did not answer within 0.3 s" in why
+
+
+def test_the_same_reason_from_two_probes_is_said_once():
+    """A quick probe skips torch and numba for one reason; the banner (and a remote's, which lists
+    with a quick probe) says it once."""
+    from explorer.devices.model import Discovery, ProbeReport
+
+    skipped = "Not asked: NVML sees no GPU and the CUDA driver library cannot be loaded."
+    disc = Discovery(
+        devices=[],
+        reports=[
+            ProbeReport(probe="nvml", ok=False, message="NVML library not found."),
+            ProbeReport(probe="torch", ok=False, message=skipped),
+            ProbeReport(probe="numba", ok=False, message=skipped),
+        ],
+    )
+    why = disc.why_no_gpu()
+    assert why == f"No NVIDIA GPU was found on this machine. NVML library not found. {skipped}"
