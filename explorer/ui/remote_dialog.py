@@ -24,6 +24,7 @@ from explorer.errors import UserError
 from explorer.remote.faults import ssh_command
 from explorer.remote.saved import make_saved
 from explorer.remote.target import DEFAULT_PYTHON
+from explorer.ui.guard import qt_guard
 from explorer.ui.remote_hosts import RemoteHost, RemoteHosts
 from explorer.ui.theme import px
 from explorer.ui.widgets import set_role
@@ -113,10 +114,12 @@ class AddRemoteDialog(QDialog):
         if self.height() < need:
             self.resize(self.width(), need)
 
+    @qt_guard
     def showEvent(self, event) -> None:  # noqa: N802 - Qt's name
         super().showEvent(event)
         self._fit()
 
+    @qt_guard
     def resizeEvent(self, event) -> None:  # noqa: N802 - Qt's name
         super().resizeEvent(event)
         self._fit()
