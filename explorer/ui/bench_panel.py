@@ -191,6 +191,7 @@ class BenchPanel(Panel):
         stream.point.connect(self.add_point)
         stream.progress.connect(self._on_progress)
         stream.failed.connect(self._show_message)
+        stream.waiting.connect(self.show_waiting)
         stream.ended.connect(self._on_ended)
         self._stream = stream
         self.controls.set_running(True)
@@ -417,6 +418,11 @@ class BenchPanel(Panel):
     def _choose_catalog_roof(self, key: str) -> None:
         self._catalog_roof_key = key
         self._refresh_roofline()
+
+    def show_waiting(self, line: str) -> None:
+        """The engine's word that the run queues behind another run on the same GPU, shown on the
+        progress bar until the next point or progress record replaces it."""
+        self.progress_bar.setFormat(line)
 
     def _on_progress(self, progress: Any) -> None:
         self._total = progress.total

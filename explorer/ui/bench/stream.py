@@ -34,6 +34,9 @@ class RunStream(QObject):
     progress = Signal(object)
     #: the run could not go on; one line for the user (never a traceback)
     failed = Signal(str)
+    #: the run queues for a GPU another run holds: the engine's line, about once a second
+    #: ("waiting: another run is using this GPU (12s)")
+    waiting = Signal(str)
     #: the stream ended: finished, cancelled or failed
     ended = Signal()
 
@@ -74,6 +77,7 @@ class RunStream(QObject):
             from explorer.bench.runner import BenchRun, Progress
 
             run = BenchRun(self._plan)
+            run.on_waiting = self.waiting.emit  # called on this thread; delivered queued
             with self._lock:
                 self._run = run
                 cancelled = self._cancelled
