@@ -13,15 +13,20 @@ import psutil
 import pytest
 
 
+def alive(pid: int) -> bool:
+    """``pid`` exists and has not exited: a zombie (exited, waiting for its parent to read its
+    status) counts as ended, and so does a process that vanishes while it is being looked at."""
+    try:
+        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return False
+
+
 def gone(pid: int, within_s: float = 2.0) -> bool:
-    """True once ``pid`` has exited within ``within_s`` seconds: no such process, or a zombie
-    (exited, waiting for its parent to read its status)."""
+    """True once ``pid`` has exited (``alive`` is false) within ``within_s`` seconds."""
     deadline = time.monotonic() + within_s
     while time.monotonic() < deadline:
-        try:
-            if psutil.Process(pid).status() == psutil.STATUS_ZOMBIE:
-                return True
-        except psutil.NoSuchProcess:
+        if not alive(pid):
             return True
         time.sleep(0.02)
     return False

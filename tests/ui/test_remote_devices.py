@@ -19,6 +19,7 @@ from explorer.ui.context import AppContext
 from explorer.ui.devices_panel import ADD_REMOTE, PRESENT_HEADER
 from explorer.ui.main_window import MainWindow
 from explorer.ui.remote_dialog import AddRemoteDialog
+from tests.processes import alive
 from tests.remote.servers import free_port
 
 #: the ssh client has given up on a closed port long before this
@@ -235,16 +236,7 @@ def test_a_host_that_never_answers_delays_nothing_and_closing_stops_its_ssh(wind
         rows = [text for _i, key, text in panel.remote_rows() if key is None]
         assert rows[1].startswith("connecting… (127.0.0.1:")
         w.close()
-        qtbot.waitUntil(lambda: not _alive(pid), timeout=3_000)
+        qtbot.waitUntil(lambda: not alive(pid), timeout=3_000)
         assert host.status == "connecting"  # closed while connecting: no failure is invented
     finally:
         silent.close()
-
-
-def _alive(pid: int) -> bool:
-    """The process exists and is not a zombie awaiting its parent's wait."""
-    try:
-        with open(f"/proc/{pid}/stat") as fh:
-            return fh.read().split(") ", 1)[1][0] != "Z"
-    except FileNotFoundError:
-        return False
