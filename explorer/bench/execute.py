@@ -12,7 +12,8 @@ import os
 import platform
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field, replace
 
 from explorer.bench import peaks
@@ -109,25 +110,47 @@ _all_threads: int | None = None
 last_thread_choice = ThreadChoice()
 
 
+def _choose_threads(spec: PointSpec, all_threads: int) -> int:
+    """The threads a point on ``spec`` may use out of ``all_threads``: the plan's count if it names
+    one; on the CPU otherwise one thread per core other programs leave free (``noise.threads_to_use``
+    says why: a thread waiting for a busy core turns a 1 ms step into a 10 ms one); on a GPU all."""
+    if spec.cpu_threads:
+        return spec.cpu_threads
+    if spec.device != "cpu":
+        return all_threads
+    busy = others_busy_cores()
+    n = threads_to_use(all_threads, os.cpu_count() or all_threads, busy)
+    last_thread_choice.used, last_thread_choice.available = n, all_threads
+    last_thread_choice.others_busy_cores = busy
+    return n
+
+
 def torch_threads(spec: PointSpec) -> int:
-    """Set torch's threads for ``spec``: the plan's count if it names one; on the CPU otherwise one
-    thread per core other programs leave free (``noise.threads_to_use`` says why); on a GPU all."""
+    """Set torch's threads for ``spec`` (``_choose_threads``) and return the count."""
     import torch
 
     global _all_threads
     if _all_threads is None:
         _all_threads = torch.get_num_threads()
-    if spec.cpu_threads:
-        n = spec.cpu_threads
-    elif spec.device == "cpu":
-        busy = others_busy_cores()
-        n = threads_to_use(_all_threads, os.cpu_count() or _all_threads, busy)
-        last_thread_choice.used, last_thread_choice.available = n, _all_threads
-        last_thread_choice.others_busy_cores = busy
-    else:
-        n = _all_threads
+    n = _choose_threads(spec, _all_threads)
     torch.set_num_threads(n)
     return n
+
+
+@contextmanager
+def blas_threads(spec: PointSpec) -> Iterator[int | None]:
+    """numpy's BLAS gets the same thread choice as torch for the length of the block: left alone, an
+    OpenBLAS that starts a thread per core on a busy machine makes matvec 10-100x slower with no
+    sign of why. Yields the count in force, or None where threadpoolctl finds no BLAS to limit."""
+    from threadpoolctl import threadpool_info, threadpool_limits
+
+    counts = [i["num_threads"] for i in threadpool_info() if i.get("user_api") == "blas"]
+    if not counts:
+        yield None
+        return
+    n = _choose_threads(spec, max(counts))
+    with threadpool_limits(limits=n, user_api="blas"):
+        yield n
 
 
 def time_torch(spec: PointSpec, step: Callable[[], object], dev) -> Timing:

@@ -13,6 +13,7 @@ from explorer.bench.execute import (
     Outcome,
     PointError,
     PointSpec,
+    blas_threads,
     cuda_index,
     time_plain,
     time_torch,
@@ -20,17 +21,6 @@ from explorer.bench.execute import (
 )
 from explorer.bench.variants import Variant
 from explorer.bench.workloads import MATVEC_COLS, Workload
-
-
-def _numpy_threads() -> int | None:
-    """How many threads numpy's BLAS uses, where threadpoolctl can tell; None when unknown."""
-    try:
-        from threadpoolctl import threadpool_info
-
-        counts = [i["num_threads"] for i in threadpool_info() if i.get("user_api") == "blas"]
-        return max(counts) if counts else None
-    except Exception:
-        return None
 
 
 def _numba_device(spec: PointSpec):
@@ -138,9 +128,10 @@ def _matvec_numpy(w: Workload, spec: PointSpec) -> Outcome:
 
     m, v, expected = _matvec_operands(spec.size)
     out = np.empty(spec.size, dtype=np.float32)
-    timing = time_plain(spec, lambda: np.dot(m, v, out=out))
+    with blas_threads(spec) as threads:
+        timing = time_plain(spec, lambda: np.dot(m, v, out=out))
     return Outcome(
-        timing, threads=_numpy_threads(), peak=peaks.memory_bandwidth_gbps("cpu"), extra={"library": "numpy"}
+        timing, threads=threads, peak=peaks.memory_bandwidth_gbps("cpu"), extra={"library": "numpy"}
     )
 
 

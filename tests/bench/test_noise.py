@@ -204,3 +204,42 @@ def test_a_point_that_gave_threads_up_to_other_programs_is_marked_with_why():
     assert not judge(load(), threads=2, threads_quiet=2, **STEADY).noisy
     # a GPU point (no CPU thread choice) is not judged on threads
     assert not judge(load(), threads=1, threads_quiet=None, **STEADY).noisy
+
+
+def test_numpy_blas_gets_the_threads_other_programs_leave_free_and_the_point_says_so(monkeypatch):
+    """numpy's matvec runs on OpenBLAS, whose threads torch's setting does not reach: with two other
+    programs busy on a 2-core machine it must run on one thread, the point must say so, and BLAS
+    must get its own count back afterwards (the next point may find the machine quiet)."""
+    import os
+
+    from threadpoolctl import threadpool_info
+
+    from explorer.bench import execute
+
+    def blas_counts():
+        return [i["num_threads"] for i in threadpool_info() if i.get("user_api") == "blas"]
+
+    import numpy  # noqa: F401 - loads the BLAS threadpoolctl looks for
+
+    before = blas_counts()
+    if not before or max(before) < 2:
+        pytest.skip("numpy's BLAS here has fewer than 2 threads to give up")
+    monkeypatch.setattr(os, "cpu_count", lambda: 2)
+    monkeypatch.setattr(execute, "others_busy_cores", lambda: 1.9)
+    seen = []
+    real_time_plain = execute.time_plain
+
+    def spying_time_plain(*args, **kwargs):
+        seen.append(blas_counts())
+        return real_time_plain(*args, **kwargs)
+
+    monkeypatch.setattr("explorer.bench.wl_numba.time_plain", spying_time_plain)
+    point, fatal = execute.run_point(
+        PointSpec(0, "matvec", "cpu", "cpu numpy", variant_key="numpy", size=256, repeats=3, budget_s=0.3)
+    )
+    assert not fatal and point.error is None
+    assert seen and all(max(c) == 1 for c in seen)
+    assert point.threads == 1
+    assert point.noisy and "ran on 1 of 2 threads" in point.noise_reason
+    assert "other programs kept 1.9 cores busy" in point.extra["threads_note"]
+    assert blas_counts() == before
