@@ -8,8 +8,13 @@ import sys
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 # Keep any settings/results a test writes out of the user's real folders.
+# Each pytest-xdist worker gets its own folder, so parallel tests never share saved files.
 os.environ.setdefault(
-    "DEVICE_EXPLORER_HOME", os.path.join(os.environ.get("TMPDIR", "/tmp"), "device-explorer-tests")
+    "DEVICE_EXPLORER_HOME",
+    os.path.join(
+        os.environ.get("TMPDIR", "/tmp"),
+        "device-explorer-tests" + os.environ.get("PYTEST_XDIST_WORKER", ""),
+    ),
 )
 
 
@@ -59,3 +64,16 @@ def pytest_runtest_teardown(item):
         QCoreApplication.processEvents()
         gc.collect()
     return result
+
+
+# Fixtures that start real daemons, each shared by the tests of one module.
+_SERVER_FIXTURES = frozenset({"sshd", "slurm"})
+
+
+def pytest_collection_modifyitems(config, items):
+    """Under pytest-xdist (``--dist loadgroup``) keep each module that uses a real sshd or Slurm on
+    one worker: its module-wide server then starts once, and two single-node Slurm clusters never
+    run side by side on one machine."""
+    for item in items:
+        if _SERVER_FIXTURES & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.xdist_group(item.module.__name__))
