@@ -9,6 +9,7 @@ import os
 import subprocess
 import sys
 import time
+from dataclasses import replace
 
 import pytest
 
@@ -173,6 +174,52 @@ def test_ensure_measured_reuses_fresh_and_remeasures_stale_other_machine_or_forc
     _seed(clock_ghz=3.0, fingerprint="cpu|some other machine")
     assert peaks.ensure_measured("cpu").clock_ghz == 3.1 and calls == [False, True, False]
     assert ceilings.load("cpu", peaks.fingerprint("cpu"))[0] == "fresh"
+
+
+def test_a_roof_measured_while_busy_is_measured_once_per_run_so_every_point_has_one_peak(
+    home, cpu_record, monkeypatch
+):
+    """On a busy machine the measured roof is disturbed, which counts as stale. The worker of one
+    run measures it once and keeps it for every later point (one peak for the plot's line, the
+    caption and every row); the next run's worker measures it again."""
+    calls: list[bool] = []
+
+    def busy_measure(fp: str, *, clock_only: bool = False, **_: object) -> MeasuredRoof:
+        calls.append(clock_only)
+        return MeasuredRoof(
+            "cpu",
+            fp,
+            time.time(),
+            clock_ghz=2.5 + 0.1 * len(calls),  # each measurement under load reads another clock
+            ceilings=[] if clock_only else [_triad(10.0 + len(calls))],
+            others_cpu_share=0.6,
+        )
+
+    monkeypatch.setattr(ceilings, "measure_cpu_roof", busy_measure)
+    monkeypatch.setattr(peaks, "_measured_here", {})
+    _seed(clock_ghz=3.0, ceilings_=[])
+    ceilings.save(replace(ceilings.load("cpu", peaks.fingerprint("cpu"))[1], others_cpu_share=0.7))
+    # the run's first point measures the whole roof (the cached one was measured while busy) ...
+    assert peaks.ensure_measured_quietly("cpu") == "" and calls == [False]
+    first_peak = peaks.fp32_peak_gflops("cpu")
+    # ... and every later point, asking for the peak or the roof, gets that same roof
+    for _ in range(3):
+        assert peaks.ensure_measured_quietly("cpu") == ""
+        assert peaks.fp32_peak_gflops("cpu") == first_peak
+    assert calls == [False]
+    assert ceilings.load("cpu", peaks.fingerprint("cpu"))[0] == "stale"  # still marked busy
+    # asked to measure again, it does
+    peaks.ensure_measured("cpu", force=True)
+    assert calls == [False, False]
+    # another program's newer roof in the cache is not this worker's: measured again
+    _seed(clock_ghz=3.3)
+    ceilings.save(replace(ceilings.load("cpu", peaks.fingerprint("cpu"))[1], others_cpu_share=0.7))
+    peaks.ensure_measured("cpu")
+    assert calls == [False, False, False]
+    # the next run is a new worker: the busy roof is measured again
+    monkeypatch.setattr(peaks, "_measured_here", {})
+    peaks.ensure_measured("cpu", clock_only=True)
+    assert calls == [False, False, False, True]
 
 
 def test_gpu_ceilings_code_path_runs_against_any_torch_device(monkeypatch):
