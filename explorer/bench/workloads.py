@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 from explorer.errors import UserError
 from explorer.inputs import shown
+from explorer.units import binary_bytes
 
 if TYPE_CHECKING:
     from explorer.bench.variants import Variant
@@ -98,16 +99,8 @@ class Workload:
 
     def size_label(self, size: int) -> str:
         if self.size_format == "bytes":
-            return format_bytes(size)
+            return binary_bytes(size, 2)
         return self.size_format.format(size=size)
-
-
-def format_bytes(n: int) -> str:
-    for unit, scale in (("GiB", GIB), ("MiB", MIB), ("KiB", KIB)):
-        if n >= scale:
-            value = n / scale
-            return f"{value:.0f} {unit}" if value == int(value) else f"{value:.2f} {unit}"
-    return f"{n} B"
 
 
 def _pow2(lo: int, hi: int) -> tuple[int, ...]:

@@ -14,15 +14,14 @@ from typing import TYPE_CHECKING, Any
 
 from explorer.devices.discover import discover
 from explorer.devices.model import CudaGpu, Device, Discovery
+from explorer.units import binary_bytes
 
 if TYPE_CHECKING:
     from explorer.bench.roofline import Roof
 
-_GIB = 1024**3
 
-
-def _gib(n: int | None) -> str:
-    return f"{n / _GIB:.1f} GiB" if n else "?"
+def _size(n: int | None) -> str:
+    return binary_bytes(n, missing="?") if n else "?"
 
 
 def _row(d: Device) -> list[str]:
@@ -30,7 +29,7 @@ def _row(d: Device) -> list[str]:
         cores = f"{d.physical_cores or '?'} cores / {d.logical_cores or '?'} threads"
         flags = ", ".join(d.isa_flags) if d.isa_flags else "-"
         clock = f"{d.frequency_max_mhz:.0f} MHz" if d.frequency_max_mhz else "?"
-        return ["cpu", d.name, "-", cores, _gib(d.memory_total_bytes), clock, flags]
+        return ["cpu", d.name, "-", cores, _size(d.memory_total_bytes), clock, flags]
     sms = f"{d.sm_count} SMs" if d.sm_count else "? SMs"
     clock = f"{d.clock_sm_max_mhz} MHz" if d.clock_sm_max_mhz else "?"
     if d.kind == "cuda":
@@ -39,7 +38,7 @@ def _row(d: Device) -> list[str]:
     else:
         where = "catalog (not present)"
         extra = d.form_factor or ""
-    return [where, d.name, d.cc_string or "?", sms, _gib(d.memory_total_bytes), clock, extra]
+    return [where, d.name, d.cc_string or "?", sms, _size(d.memory_total_bytes), clock, extra]
 
 
 def format_live(d: CudaGpu) -> str:
@@ -59,7 +58,7 @@ def format_live(d: CudaGpu) -> str:
         "utilization_gpu_pct", None if util is None else f"a kernel ran {util:.0f}% of the time (not SM load)"
     )
     used, total = live.memory_used_bytes, live.memory_total_bytes
-    value("memory_used_bytes", None if used is None else f"{_gib(used)} of {_gib(total)} used")
+    value("memory_used_bytes", None if used is None else f"{_size(used)} of {_size(total)} used")
     temp = live.temperature_c
     value("temperature_c", None if temp is None else f"{temp:.0f} C")
     power, limit = live.power_draw_w, live.power_limit_w

@@ -9,24 +9,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from explorer.units import binary_bytes, trimmed
+
 NA = "n/a"
-
-_BINARY = (("TiB", 1 << 40), ("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10))
-
-
-def _trim(x: float, digits: int) -> str:
-    text = f"{x:,.{digits}f}"
-    return text.rstrip("0").rstrip(".") if "." in text else text
-
-
-def binary_bytes(n: int | float | None, digits: int = 1) -> str:
-    """Memory sizes in binary units (what drivers and nvidia-smi report): 4 GiB, 48 KiB."""
-    if n is None:
-        return NA
-    for unit, size in _BINARY:
-        if abs(n) >= size:
-            return f"{_trim(n / size, digits)} {unit}"
-    return f"{int(n)} B"
 
 
 def count(n: int | float | None, unit: str = "") -> str:
@@ -58,12 +43,12 @@ def gflops(value: float | None) -> str:
     if value is None:
         return NA
     if value >= 1000:
-        return f"{_trim(value / 1000, 1)} TFLOP/s"
-    return f"{_trim(value, 1)} GFLOP/s"
+        return f"{trimmed(value / 1000, 1)} TFLOP/s"
+    return f"{trimmed(value, 1)} GFLOP/s"
 
 
 def bandwidth(gb_per_s: float | None) -> str:
-    return NA if gb_per_s is None else f"{_trim(gb_per_s, 1)} GB/s"
+    return NA if gb_per_s is None else f"{trimmed(gb_per_s, 1)} GB/s"
 
 
 def pct(value: float | None) -> str:
@@ -75,7 +60,7 @@ def celsius(value: float | None) -> str:
 
 
 def watts(value: float | None) -> str:
-    return NA if value is None else f"{_trim(value, 1)} W"
+    return NA if value is None else f"{trimmed(value, 1)} W"
 
 
 def dims(value: Sequence[int] | None) -> str:
