@@ -51,6 +51,8 @@ from explorer.ui.widgets import Banner, set_role
 LOOKING = "Looking for devices…"
 PRESENT_HEADER = "On this machine"
 CATALOG_HEADER = "Catalog — not present"
+#: the folded no-GPU banner's one line, beside its title
+CATALOG_SUMMARY = "Catalog GPUs stand in for launches and occupancy."
 CATALOG_HINT = (
     "The catalog GPUs in the list are spec sheets of real GPUs: the launch visualizer and the "
     "occupancy lessons work with any of them. Only benchmarks need a GPU in this machine."
@@ -142,6 +144,7 @@ class DevicesPanel(Panel):
         self.add_remote_button.clicked.connect(self.open_add_remote)
 
         self.banner = Banner()
+        self.banner.make_foldable(CATALOG_SUMMARY)  # one line: the probes' words under Details
         self.banner.hide()
         outer.addWidget(self.banner)
         self.error_label = QLabel("")

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from PySide6.QtCore import QEvent, QObject, Qt, QTimer
-from PySide6.QtGui import QAction, QActionGroup, QCloseEvent, QKeyEvent, QKeySequence
+from PySide6.QtGui import QAction, QActionGroup, QCloseEvent, QKeyEvent, QKeySequence, QResizeEvent
 from PySide6.QtWidgets import (
     QApplication,
     QFileDialog,
@@ -63,17 +63,26 @@ class PageSpec:
     title: str
     #: modules to try, in order, and the class each must define
     sources: tuple[tuple[str, str], ...]
+    #: the tab's word when the full titles do not fit the window's width (large text, small screen)
+    short: str = ""
 
 
 PAGES = (
     PageSpec("devices", "Devices", (("explorer.ui.devices_panel", "DevicesPanel"),)),
-    PageSpec("visualizer", "Launch visualizer", (("explorer.ui.visualizer.panel", "VisualizerPanel"),)),
+    PageSpec(
+        "visualizer",
+        "Launch visualizer",
+        (("explorer.ui.visualizer.panel", "VisualizerPanel"),),
+        short="Launches",
+    ),
     PageSpec(
         "benchmarks",
         "Benchmarks",
         (("explorer.ui.bench_panel", "BenchPanel"), ("explorer.ui.bench.panel", "BenchPanel")),
     ),
-    PageSpec("memory", "Memory and divergence", (("explorer.ui.memory.panel", "MemoryPanel"),)),
+    PageSpec(
+        "memory", "Memory and divergence", (("explorer.ui.memory.panel", "MemoryPanel"),), short="Memory"
+    ),
 )
 PAGE_KEYS = tuple(p.key for p in PAGES)
 
@@ -122,6 +131,56 @@ class _PaintWatcher(QObject):
             callback, self._callback = self._callback, None
             QTimer.singleShot(0, callback)
         return False
+
+
+def fitting_titles(specs: tuple[PageSpec, ...], widths: Callable[[list[str]], int], room: int) -> list[str]:
+    """The tab titles to show in ``room`` pixels: the full ones where they fit, else the longest
+    full title gives way to its short form, then the next longest, until the row fits (or every
+    page is short). ``widths`` says how many pixels a row of titles needs."""
+    titles = [spec.title for spec in specs]
+    by_length = sorted((i for i, spec in enumerate(specs) if spec.short), key=lambda i: -len(specs[i].title))
+    for i in by_length:
+        if widths(titles) <= room:
+            break
+        titles[i] = specs[i].short
+    return titles
+
+
+class PageTabs(QTabWidget):
+    """The window's page tabs, all in view at any text size a projector needs: a polished app
+    does not hide its "Devices" tab behind scroll arrows. When the full titles ("Memory and
+    divergence") are wider than the window, the longest give way to a short word ("Memory"); the
+    tooltip keeps the full title and the page's key."""
+
+    def __init__(self, specs: tuple[PageSpec, ...]) -> None:
+        super().__init__()
+        self.specs = specs
+
+    def fit_titles(self) -> None:
+        """Choose full or short titles for the width the tabs have now."""
+        bar = self.tabBar()
+        if bar.count() != len(self.specs):
+            return
+
+        def widths(titles: list[str]) -> int:
+            for i, title in enumerate(titles):
+                if bar.tabText(i) != title:
+                    bar.setTabText(i, title)
+            return sum(bar.tabSizeHint(i).width() for i in range(bar.count()))
+
+        titles = fitting_titles(self.specs, widths, self.width())
+        widths(titles)
+
+    @qt_guard
+    def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 (Qt API)
+        super().resizeEvent(event)
+        self.fit_titles()
+
+    @qt_guard
+    def changeEvent(self, event: QEvent) -> None:  # noqa: N802 (Qt API)
+        super().changeEvent(event)
+        if event.type() in (QEvent.Type.StyleChange, QEvent.Type.FontChange):
+            self.fit_titles()
 
 
 class NoticeBar(QWidget):
@@ -216,7 +275,7 @@ class MainWindow(QMainWindow):
         self._was_maximized = False
 
         # Tabs, not a sidebar: the panels need every pixel of width a 1280x800 projector gives.
-        self.tabs = QTabWidget()
+        self.tabs = PageTabs(PAGES)
         self.tabs.setObjectName("areas")
         self.tabs.setDocumentMode(True)
         self.notice_bar = NoticeBar()
@@ -393,6 +452,7 @@ class MainWindow(QMainWindow):
             theme = apply_theme(app, name)
             for panel in self.panels.values():
                 panel.apply_theme(theme)
+            self.tabs.fit_titles()
         self.dark_action.blockSignals(True)
         self.dark_action.setChecked(current_theme().name == "dark")
         self.dark_action.blockSignals(False)
@@ -414,6 +474,7 @@ class MainWindow(QMainWindow):
         for panel in self.panels.values():
             panel.apply_text_scale(percent)
         self.lessons.apply_text_scale(percent, self.presenting)
+        self.tabs.fit_titles()
         return percent
 
     def change_text_scale(self, direction: int) -> int:

@@ -142,11 +142,17 @@ def _palette(t: Theme) -> QPalette:
     return p
 
 
+def tab_padding_px(percent: int) -> int:
+    """The page tabs' side padding: at large text the words themselves set the tabs apart, and
+    the four tabs must still fit a 1024 px projector at 250% (see ``PageTabs``)."""
+    return 22 if percent < 200 else 14
+
+
 def stylesheet(t: Theme) -> str:
     return f"""
     QToolTip {{ color: {t.text}; background: {t.panel}; border: 1px solid {t.border}; padding: 4px; }}
     QTabWidget#areas > QTabBar::tab {{
-        font-size: {pt(BASE_FONT_PT + 2)}pt; padding: 8px 22px; margin-right: 2px;
+        font-size: {pt(BASE_FONT_PT + 2)}pt; padding: 8px {tab_padding_px(_text_scale_pct)}px; margin-right: 2px;
         color: {t.muted}; background: {t.window}; border: 1px solid {t.border}; border-bottom: none;
         border-top-left-radius: 6px; border-top-right-radius: 6px;
     }}

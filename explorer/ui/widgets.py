@@ -7,7 +7,16 @@ missing sensor never hides the rest of a device and the student can find out why
 from __future__ import annotations
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QFormLayout, QFrame, QGroupBox, QLabel, QVBoxLayout, QWidget
+from PySide6.QtWidgets import (
+    QFormLayout,
+    QFrame,
+    QGroupBox,
+    QHBoxLayout,
+    QLabel,
+    QToolButton,
+    QVBoxLayout,
+    QWidget,
+)
 
 from explorer.ui.formatting import NA
 
@@ -22,8 +31,19 @@ def set_role(widget: QWidget, role: str) -> None:
     widget.style().polish(widget)
 
 
+#: the folded banner's button, and the same button while the details show
+SHOW_DETAILS = "Details ▾"
+HIDE_DETAILS = "Hide details ▴"
+
+
 class Banner(QFrame):
-    """A framed notice in the warm banner colour: a bold title and a paragraph."""
+    """A framed notice in the warm banner colour: a bold title and a paragraph.
+
+    A banner that stays up while the user works (the Devices page's "Why no GPU is listed")
+    folds to one line: ``make_foldable`` puts the title, a short summary and a "Details" button
+    on one row and hides the paragraph until asked, so at a projector's text size it does not
+    take half the page.
+    """
 
     def __init__(self, title: str = "", body: str = "", parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -42,6 +62,31 @@ class Banner(QFrame):
     def set_text(self, title: str, body: str) -> None:
         self.title_label.setText(title)
         self.body_label.setText(body)
+
+    def make_foldable(self, summary: str = "") -> None:
+        """One row: title, ``summary`` (wraps if it must) and a Details button; the paragraph
+        shows only while the button is down."""
+        column = self.layout()
+        column.removeWidget(self.title_label)
+        self.summary_label = QLabel(summary)
+        self.summary_label.setWordWrap(True)
+        self.details_button = QToolButton(text=SHOW_DETAILS, checkable=True)
+        self.details_button.setToolTip("Show or hide the probes' own explanation")
+        self.details_button.toggled.connect(self.show_details)
+        row = QHBoxLayout()
+        row.setSpacing(12)
+        row.addWidget(self.title_label, 0, Qt.AlignmentFlag.AlignTop)
+        row.addWidget(self.summary_label, 1, Qt.AlignmentFlag.AlignTop)
+        row.addWidget(self.details_button, 0, Qt.AlignmentFlag.AlignTop)
+        column.insertLayout(0, row)
+        self.body_label.hide()
+
+    def show_details(self, shown: bool) -> None:
+        """Unfold (``True``) or fold the paragraph of a foldable banner."""
+        self.body_label.setVisible(shown)
+        if self.details_button.isChecked() != shown:
+            self.details_button.setChecked(shown)
+        self.details_button.setText(HIDE_DETAILS if shown else SHOW_DETAILS)
 
 
 class FieldGroup(QGroupBox):

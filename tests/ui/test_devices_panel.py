@@ -68,6 +68,41 @@ def test_no_gpu_banner_explains_why_and_points_to_the_catalog(make_panel, no_gpu
     assert set(panel.details.groups) == {"Compute", "Memory"}
 
 
+def test_no_gpu_banner_is_one_line_until_details_are_asked_for(make_panel, no_gpu_discovery, qapp):
+    """At a projector's text size the banner's paragraph took half the page: it now folds to its
+    title, one short line and a Details button; the probes' words show on demand, and the list
+    gets the room back when they fold again."""
+    from explorer.ui.theme import apply_theme, current_theme
+    from explorer.ui.widgets import HIDE_DETAILS, SHOW_DETAILS
+
+    apply_theme(qapp, current_theme(), 200)
+    try:
+        panel = make_panel(no_gpu_discovery)
+        panel.resize(1024, 700)
+        for _ in range(3):
+            qapp.processEvents()
+        banner = panel.banner
+        assert banner.isVisible() and not banner.body_label.isVisible()
+        assert banner.details_button.text() == SHOW_DETAILS
+        line = banner.title_label.fontMetrics().height()
+        assert banner.height() < 4 * line, (banner.height(), line)  # the summary may wrap once
+        folded_list = panel.device_list.height()
+
+        banner.details_button.click()
+        for _ in range(3):
+            qapp.processEvents()
+        assert banner.body_label.isVisible() and banner.details_button.text() == HIDE_DETAILS
+        assert "NVML library not found" in banner.body_label.text()
+        assert panel.device_list.height() < folded_list
+        banner.details_button.click()
+        for _ in range(3):
+            qapp.processEvents()
+        assert not banner.body_label.isVisible()
+        assert panel.device_list.height() == folded_list
+    finally:
+        apply_theme(qapp, current_theme(), 100)
+
+
 def test_banner_on_this_machine_which_has_no_gpu(make_panel, real_discovery):
     if real_discovery.present_gpus:
         pytest.skip("this machine has an NVIDIA GPU")

@@ -9,8 +9,8 @@ import pytest
 from explorer.devices.catalog import load_catalog
 from explorer.devices.model import CpuDevice, Discovery, ProbeReport
 from explorer.ui.context import AppContext
-from explorer.ui.main_window import PAGE_KEYS, MainWindow
-from tests.ui.layout_check import clipped
+from explorer.ui.main_window import PAGE_KEYS, PAGES, MainWindow
+from tests.ui.layout_check import _tab_problems, clipped
 
 SIZES = [((1024, 768), 100), ((1280, 800), 100), ((1280, 720), 150)]
 #: pages that do not fit yet (issue 14): strict, so a fixed one must come off this list
@@ -115,8 +115,8 @@ def test_the_check_sees_content_cut_off_by_a_scroll_area(qtbot, qapp):
 @pytest.mark.parametrize("view", ["coalescing", "banks", "divergence"])
 def test_every_memory_view_fits_and_scrolls_rather_than_clips(window, qapp, view, size, scale):
     """Each tab of the Memory page with its longest preset chosen: at a large text size the columns
-    scroll up and down, and nothing of the page is cut off (the window's own page tabs scroll
-    sideways at 200%, which is theirs to do)."""
+    scroll up and down, and nothing of the page is cut off (the window's page tabs are checked at
+    these sizes on their own, below)."""
     window.apply_text_scale(scale)
     panel = window.show_panel("memory")
     panel.show_screenshot_view(view)
@@ -126,3 +126,39 @@ def test_every_memory_view_fits_and_scrolls_rather_than_clips(window, qapp, view
     _settle(qapp, window, size)
     problems = [str(p) for p in clipped(panel)]
     assert not problems, "\n".join(problems)
+
+
+@pytest.mark.parametrize("scale", [100, 150, 200, 250])
+@pytest.mark.parametrize("size", [(1024, 768), (1280, 720)], ids=["1024x768", "1280x720"])
+def test_every_page_tab_stays_in_view_at_every_text_size(window, qapp, size, scale):
+    """At 200% the four page tabs were wider than a 1024 px window and "Devices" scrolled out of
+    view behind arrows: the tabs now take short words where the full titles do not fit, and the
+    tooltip keeps the full title."""
+    window.apply_text_scale(scale)
+    _settle(qapp, window, size)
+    bar = window.tabs.tabBar()
+    problems = [f"{text}: {why}" for text, why in _tab_problems(bar)]
+    assert not problems, "\n".join(problems)
+    assert sum(bar.tabRect(i).width() for i in range(bar.count())) <= bar.width()
+    for i, spec in enumerate(PAGES):
+        assert bar.tabText(i) in (spec.title, spec.short)
+        assert bar.tabToolTip(i).startswith(spec.title)
+    if scale == 100:  # the full titles wherever they fit
+        assert [bar.tabText(i) for i in range(bar.count())] == [p.title for p in PAGES]
+
+
+def test_titles_give_way_longest_first_and_only_as_far_as_needed():
+    """The choice itself, with widths counted in characters: the longest title is shortened
+    first, and no title is shortened while the row already fits."""
+    from explorer.ui.main_window import fitting_titles
+
+    def chars(titles: list[str]) -> int:
+        return sum(len(t) for t in titles)
+
+    full = [p.title for p in PAGES]
+    assert fitting_titles(PAGES, chars, chars(full)) == full
+    one_short = fitting_titles(PAGES, chars, chars(full) - 1)
+    assert one_short == ["Devices", "Launch visualizer", "Benchmarks", "Memory"]
+    all_short = ["Devices", "Launches", "Benchmarks", "Memory"]
+    assert fitting_titles(PAGES, chars, chars(one_short) - 1) == all_short
+    assert fitting_titles(PAGES, chars, 0) == all_short
