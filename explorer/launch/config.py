@@ -180,6 +180,38 @@ def parse_thread_ref(text: Any, what: str = "--thread") -> tuple[Dim3, Dim3]:
     )
 
 
+#: The most the window's launch fields hold, per axis: past every device's limit, so a launch too
+#: big for the GPU can be typed and shown refused. A lesson step's value outside what a field holds
+#: (or a size below 1) is no launch at all: the step names it, rather than the field clamping it
+#: silently and the refusal then quoting a number the lesson never held.
+FIELD_MAX_GRID = (2**31 - 1, 65535 * 4, 65535 * 4)
+FIELD_MAX_BLOCK = (65536, 4096, 4096)
+FIELD_MAX_SMEM_BYTES = 1 << 24
+FIELD_MAX_REGS = 1024
+
+
+def field_problems(config: LaunchConfig) -> list[str]:
+    """What of ``config`` the launch fields cannot hold, one line each (empty: they can)."""
+    problems: list[str] = []
+    for kind, dim, maxima in (
+        ("grid", config.grid, FIELD_MAX_GRID),
+        ("block", config.block, FIELD_MAX_BLOCK),
+    ):
+        for axis, value, most in zip("xyz", dim.as_tuple(), maxima, strict=True):
+            if _positive(value, f"{kind} {axis}", problems) and value > most:
+                problems.append(f"{kind} {axis} is {value:,}; the launch fields hold at most {most:,}")
+    if not 0 <= config.shared_mem_bytes <= FIELD_MAX_SMEM_BYTES:
+        problems.append(
+            f"shared memory is {config.shared_mem_bytes:,} bytes; the launch fields hold 0 to "
+            f"{FIELD_MAX_SMEM_BYTES:,}"
+        )
+    if not 1 <= config.regs_per_thread <= FIELD_MAX_REGS:
+        problems.append(
+            f"registers per thread is {config.regs_per_thread:,}; the launch fields hold 1 to {FIELD_MAX_REGS:,}"
+        )
+    return problems
+
+
 def _is_int(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 

@@ -18,7 +18,7 @@ from typing import Any
 from explorer.bench.results import BenchPoint
 from explorer.errors import UserError
 from explorer.inputs import InputError, one_line, parse_device_key, parse_sizes, parse_whole, shown
-from explorer.launch.config import Dim3, parse_launch, parse_thread_ref
+from explorer.launch.config import Dim3, field_problems, parse_launch, parse_thread_ref
 from explorer.schema import SchemaError, check_value, show
 from explorer.statefile import Damaged, parse_json_bytes, read_bounded, save_json
 
@@ -201,8 +201,11 @@ def parse_visualizer(state: dict[str, Any]) -> VisualizerState:
     v.regs = _launch_text(known.get("regs", v.regs), "regs")
     n = known.get("n", v.n)
     v.n = "" if n is None else _launch_text(n, "n")
-    # the launch as the window and `launch` read it: every field that fails is named at once
-    parse_launch(v.grid, v.block, v.smem, v.regs, v.n or None)
+    # the launch as the window and `launch` read it: every field that fails is named at once; a
+    # launch too big for the GPU is a step (the refusal is the lesson), a size of -1 is a typo
+    problems = field_problems(parse_launch(v.grid, v.block, v.smem, v.regs, v.n or None))
+    if problems:
+        raise StepError("; ".join(problems))
     v.wave = parse_whole(known.get("wave", 0), "wave", minimum=0, maximum=2**31)
     placed = known.get("blocks_placed")
     v.blocks_placed = (

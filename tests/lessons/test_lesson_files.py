@@ -122,6 +122,13 @@ def save_and_reload(lesson, tmp_path):
         ({"side_tab": "graphs"}, 'step 2: side_tab is "graphs"'),
         ({"speed": "fast"}, 'step 2: speed is "fast"'),
         ({"device": ""}, "step 2: device is empty"),
+        # values no launch field holds: the step names the lesson's own number, where the field
+        # used to clamp it and the refusal then quoted 0 for a lesson's -1
+        ({"block": "-1"}, "step 2: block x is -1; it must be at least 1"),
+        ({"grid": "6,0"}, "step 2: grid y is 0; it must be at least 1"),
+        ({"block": "32,5000"}, "step 2: block y is 5,000; the launch fields hold at most 4,096"),
+        ({"regs": "2000"}, "step 2: registers per thread is 2,000; the launch fields hold 1 to 1,024"),
+        ({"smem": "99999999"}, "step 2: shared memory is 99,999,999 bytes; the launch fields hold 0 to"),
     ],
 )
 def test_a_damaged_step_names_the_step_and_field_and_the_rest_works(tmp_path, state, words):
@@ -136,6 +143,13 @@ def test_a_damaged_step_names_the_step_and_field_and_the_rest_works(tmp_path, st
     # saving writes the damaged step back exactly as it was: the teacher's typo is theirs to fix
     out = dump_lesson(save_and_reload(lesson, tmp_path))
     assert out["steps"][1] == damaged
+
+
+def test_a_launch_too_big_for_its_gpu_is_a_step_not_damage():
+    """The "Too big" lesson shows a refused launch on purpose: 2,048 threads a block is a value
+    the fields hold, refused by the GPU in the window, not by the lesson file."""
+    lesson = parse_lesson(_lesson(_vis(block="2048"), _vis(grid="2147483647", regs="255")))
+    assert lesson.problems == [] and all(s.ok for s in lesson.steps)
 
 
 def test_a_damaged_bench_step(tmp_path):

@@ -152,6 +152,35 @@ def test_a_damaged_step_is_one_line_and_the_rest_of_the_lesson_plays(make_window
     assert "98 blocks" in vis.summary_label.text() and vis.anim.frame().label == "wave 7 of 7"
 
 
+def test_a_newer_lesson_with_a_damaged_step_says_both_in_one_line(make_window, tmp_path):
+    """A lesson from a newer version with a typo in step 2: opening it names the damaged step and
+    says the file is newer (the second used to be dropped for the first), in one line; the steps
+    that are fine play, and the unknown fields survive a save."""
+    window = make_window()
+    path = tmp_path / "newer.json"
+    steps = [
+        _vis(grid="6", block="1024", n="5466", future_field="x"),
+        _vis(grid="6", block="-1"),
+        _vis(grid="98", block="1024", n="100000", wave=7),
+    ]
+    data = {"format": FORMAT_NAME, "version": 3, "title": "T", "future_top": [1], "steps": steps}
+    path.write_text(json.dumps(data), encoding="utf-8")
+    assert window.lessons.open_path(path)
+    note = window.lessons.note
+    assert "1 step of this lesson cannot be shown: step 2: block x is -1; it must be at least 1" in note
+    assert "newer Device Explorer (lesson format 3" in note and "\n" not in note
+    vis = window.panels["visualizer"]
+    assert "6 blocks" in vis.summary_label.text()
+    window.lessons.next()
+    assert window.lessons.note.startswith("This step cannot be shown: step 2: block x is -1")
+    assert "6 blocks" in vis.summary_label.text()  # the page keeps what it had
+    window.lessons.next()
+    assert "98 blocks" in vis.summary_label.text() and vis.anim.frame().label == "wave 7 of 7"
+    assert "newer Device Explorer" in window.lessons.note
+    saved = json.loads(window.lessons.save_to(tmp_path / "again.json").read_text(encoding="utf-8"))
+    assert saved["future_top"] == [1] and saved["steps"][1] == steps[1]
+
+
 def test_a_file_that_is_no_lesson_is_a_line_and_the_window_lives(make_window, tmp_path):
     window = make_window()
     bad = tmp_path / "bad.json"

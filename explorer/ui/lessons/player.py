@@ -206,9 +206,19 @@ class LessonPlayer(QDockWidget):
         self.show_step(max(0, min(step, len(lesson.steps) - 1)))
         problems = lesson.problems
         if problems:
+            # the damaged steps named at opening, with what the step shown says (its catalog
+            # fallback, the newer-version note); a damaged step shown is in the list already
+            step = lesson.steps[self.index]
+            said = [lesson.newer_note] if step.problem else [self.note]
             self._say(
-                f"{len(problems)} step{'s' if len(problems) > 1 else ''} of this lesson cannot be shown: "
-                + "; ".join(problems)
+                " ".join(
+                    [
+                        f"{len(problems)} step{'s' if len(problems) > 1 else ''} of this lesson cannot be "
+                        "shown: " + "; ".join(problems),
+                        *(n for n in said if n),
+                    ]
+                ),
+                error=bool(step.problem),
             )
 
     def show_step(self, index: int) -> None:

@@ -20,7 +20,13 @@ from PySide6.QtWidgets import (
 
 from explorer.devices.model import Device
 from explorer.devices.names import best_match
-from explorer.launch.config import LaunchConfig
+from explorer.launch.config import (
+    FIELD_MAX_BLOCK,
+    FIELD_MAX_GRID,
+    FIELD_MAX_REGS,
+    FIELD_MAX_SMEM_BYTES,
+    LaunchConfig,
+)
 from explorer.ui.guard import qt_guard
 from explorer.ui.visualizer.presets import PRESETS, Preset
 
@@ -97,17 +103,20 @@ class LaunchControls(QWidget):
         )
         form.addRow("Preset", self.preset_combo)
 
-        self.grid_spins = [_spin(0, INT_MAX, 98), _spin(0, 65535 * 4, 1), _spin(0, 65535 * 4, 1)]
-        self.block_spins = [_spin(0, 65536, 1024), _spin(0, 4096, 1), _spin(0, 4096, 1)]
+        # from 0, so a student can type 0 and read why it is refused
+        self.grid_spins = [_spin(0, most, 1) for most in FIELD_MAX_GRID]
+        self.grid_spins[0].setValue(98)
+        self.block_spins = [_spin(0, most, 1) for most in FIELD_MAX_BLOCK]
+        self.block_spins[0].setValue(1024)
         form.addRow(
             self._label("Grid", "Blocks in the grid along x, y and z (gridDim)"), self._row(self.grid_spins)
         )
         form.addRow(
             self._label("Block", "Threads per block along x, y and z (blockDim)"), self._row(self.block_spins)
         )
-        self.smem_spin = _spin(0, 1 << 24, 0, 1024, " B")
+        self.smem_spin = _spin(0, FIELD_MAX_SMEM_BYTES, 0, 1024, " B")
         form.addRow(self._label("Shared mem", "Dynamic shared memory per block, in bytes"), self.smem_spin)
-        self.regs_spin = _spin(1, 1024, 32)
+        self.regs_spin = _spin(1, FIELD_MAX_REGS, 32)
         form.addRow(
             self._label("Registers", "Registers per thread (what the compiler chose)"), self.regs_spin
         )
