@@ -10,11 +10,20 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QGridLayout, QHBoxLayout, QLabel, QVBoxLayout, QWidget
+from PySide6.QtCore import QEvent, QObject, Qt
+from PySide6.QtGui import QResizeEvent, QShowEvent
+from PySide6.QtWidgets import (
+    QAbstractScrollArea,
+    QGridLayout,
+    QHBoxLayout,
+    QLabel,
+    QVBoxLayout,
+    QWidget,
+)
 
 from explorer.devices.model import CudaGpu, CudaLimits, Device, Gpu
 from explorer.ui import formatting as fmt
+from explorer.ui.guard import qt_guard
 from explorer.ui.widgets import FieldGroup, set_role
 
 #: label, formatted value (None: missing), the record's field whose reason a missing value shows
@@ -305,10 +314,10 @@ class DeviceDetails(QWidget):
                 right.addWidget(self._group("Board", [], identity_rows(device)))
         left.addStretch(1)
         right.addStretch(1)
-        grid.addLayout(left, 0, 0)
-        grid.addLayout(right, 0, 1)
-        grid.setColumnStretch(0, 1)
-        grid.setColumnStretch(1, 1)
+        self._grid, self._left, self._right = grid, left, right
+        self._side_by_side: bool | None = None
+        self._watched: QWidget | None = None  # the scroll area's viewport whose width decides
+        self._place_columns(True)
         outer.addLayout(grid)
         for note in device.notes:
             label = QLabel(note)
@@ -316,6 +325,72 @@ class DeviceDetails(QWidget):
             set_role(label, "caption")
             outer.addWidget(label)
         outer.addStretch(1)
+
+    def _place_columns(self, side_by_side: bool) -> None:
+        """The groups in two columns, or the second column under the first where the two do not
+        fit side by side: on a 1024 px projector the CPU's Compute and Memory groups were wider
+        than the details pane together, and the pane scrolled sideways with values cut off."""
+        if side_by_side == self._side_by_side:
+            return
+        self._side_by_side = side_by_side
+        grid = self._grid
+        grid.removeItem(self._left)
+        grid.removeItem(self._right)
+        grid.addLayout(self._left, 0, 0)
+        grid.addLayout(self._right, 0, 1) if side_by_side else grid.addLayout(self._right, 1, 0)
+        grid.setColumnStretch(0, 1)
+        grid.setColumnStretch(1, 1 if side_by_side else 0)
+
+    def columns_side_by_side(self) -> bool:
+        return bool(self._side_by_side)
+
+    def fit_width(self, room: int) -> None:
+        """Two columns if they fit in ``room`` pixels, else one under the other."""
+        need = (
+            self._left.minimumSize().width()
+            + self._right.minimumSize().width()
+            + self._grid.horizontalSpacing()
+        )
+        self._place_columns(room >= need)
+
+    def _scroll_viewport(self) -> QWidget | None:
+        w = self.parentWidget()
+        while w is not None and not isinstance(w, QAbstractScrollArea):
+            w = w.parentWidget()
+        return w.viewport() if isinstance(w, QAbstractScrollArea) else None
+
+    def _fit_viewport(self) -> None:
+        """Inside a scroll area the room is its viewport's width (less the margins around this
+        widget), not this widget's: a scroll area never makes its content narrower than the
+        content's minimum, so two columns side by side would keep themselves side by side."""
+        viewport = self._scroll_viewport()
+        if viewport is None:
+            self.fit_width(self.width())
+            return
+        content = self.parentWidget()
+        margins = content.width() - self.width() if content is not None else 0
+        self.fit_width(viewport.width() - max(margins, 0))
+
+    @qt_guard
+    def showEvent(self, event: QShowEvent) -> None:  # noqa: N802 (Qt API)
+        super().showEvent(event)
+        viewport = self._scroll_viewport()
+        if viewport is not None and viewport is not self._watched:
+            viewport.installEventFilter(self)
+            self._watched = viewport
+        self._fit_viewport()
+
+    @qt_guard
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 (Qt API)
+        if watched is self._watched and event.type() == QEvent.Type.Resize:
+            self._fit_viewport()
+        return False
+
+    @qt_guard
+    def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 (Qt API)
+        super().resizeEvent(event)
+        if self._scroll_viewport() is None:
+            self.fit_width(self.width())
 
     def _group(
         self, title: str, rows: list[Row], explained: list[tuple[str, str | None, str]] = ()

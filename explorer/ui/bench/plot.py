@@ -16,7 +16,7 @@ from typing import Any
 
 import pyqtgraph as pg
 from PySide6.QtCore import Qt
-from PySide6.QtGui import QFont
+from PySide6.QtGui import QFont, QFontMetrics
 from PySide6.QtWidgets import QButtonGroup, QHBoxLayout, QLabel, QRadioButton, QVBoxLayout, QWidget
 
 from explorer.bench.compare import Series, build_series, peak_label, peak_tooltip, speedup_curves
@@ -140,6 +140,7 @@ class BenchPlot(QWidget):
         self._colours: dict[str, str] = {}
         self._tick_labels: dict[int, str] = {}
         self._labels_key: tuple = ()
+        self._left_titles = ("", "")  # the y axis title in full, and its unit alone for a short axis
 
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
@@ -195,6 +196,8 @@ class BenchPlot(QWidget):
         self.speedup.hide()
 
         self.throughput_radio.toggled.connect(lambda on: self.set_mode("throughput" if on else "time"))
+        # a short plot (a projector's large text) must still show the peak's label and the y title
+        self.main.getPlotItem().vb.sigResized.connect(self._fit_to_size)
         self._update_labels()
 
     # --- public -------------------------------------------------------------------------
@@ -292,11 +295,10 @@ class BenchPlot(QWidget):
         theme = current_theme()
         fg, muted = theme.plot_foreground, theme.muted
         if self.mode == "throughput":
-            self.main.setLabel(
-                "left", f"throughput ({unit})" if unit else "throughput", color=fg, size=f"{pt(12)}pt"
-            )
+            self._left_titles = (f"throughput ({unit})", unit) if unit else ("throughput", "")
         else:
-            self.main.setLabel("left", "median time", color=fg, size=f"{pt(12)}pt")
+            self._left_titles = ("median time", "time")
+        self._fit_left_title()
         self.main.getAxis("left").si_suffix = "s" if self.mode == "time" else None
         self.main.getAxis("left").setTicks(None)  # redraws the tick labels in the new unit
         self.main.setLabel("bottom", self._size_name, color=fg, size=f"{pt(12)}pt")
@@ -350,6 +352,7 @@ class BenchPlot(QWidget):
                 line.setToolTip(peak_tooltip(s))  # counts the points above it, so kept current
         self.hint_label.setText(NOISY_HINT if any(any(s.noisy) for s in self._series) else HINT)
         self._update_ticks()
+        self._fit_x()
         self._fit_y()
         self._update_speedup()
 
@@ -423,6 +426,55 @@ class BenchPlot(QWidget):
         # the strip shares the x axis and names it below; the main plot keeps only its ticks
         self.main.getAxis("bottom").showLabel(not curves)
 
+    def _fit_to_size(self) -> None:
+        self._fit_left_title()
+        self._fit_x()
+        self._fit_y()
+
+    def _fit_x(self) -> None:
+        """The legend sits over the view's bottom right corner: the x range ends far enough to the
+        right of the largest size that no point is drawn under it (at 150% text on a 1280x720
+        projector it hid the n = 512 point)."""
+        xs: list[float] = []
+        for item in self._items.values():
+            data_x, _ = item.getData()  # already log10 in log mode
+            if data_x is not None:
+                xs.extend(float(x) for x in data_x)
+        if not xs:
+            self.main.enableAutoRange(axis="x")
+            return
+        low, high = min(xs), max(xs)
+        span = max(high - low, 0.3)
+        left = low - 0.06 * span
+        width = self.main.getPlotItem().vb.width()
+        need = self.legend.boundingRect().width() + 10 + px(8)  # its offset from the edge, and a gap
+        share = min(need / width, 0.5) if width > 0 and self.legend.isVisible() else 0.0
+        self.main.setXRange(left, max(high + 0.06 * span, left + (high - left) / (1 - share)), padding=0)
+
+    def _fit_left_title(self) -> None:
+        """The y axis title in full where the axis is tall enough ("throughput (GFLOP/s)"), else
+        its unit alone ("GFLOP/s"): a title longer than the axis is cut off at both ends."""
+        full, short = self._left_titles
+        if not full:
+            return
+        axis = self.main.getAxis("left")
+        font = QFont()
+        font.setPointSizeF(pt(12))
+        room = self.main.getPlotItem().vb.height()
+        text = full if room <= 0 or QFontMetrics(font).horizontalAdvance(full) + px(8) <= room else short
+        if axis.labelText != text or not axis.label.isVisible():
+            self.main.setLabel("left", text, color=current_theme().plot_foreground, size=f"{pt(12)}pt")
+
+    def _label_share(self) -> float:
+        """The share of the view's height the peak labels need above their lines (they are drawn
+        at a fixed pixel size, so a short plot must give them a larger share)."""
+        height = self.main.getPlotItem().vb.height()
+        labels = [line.label for line in self._peak_lines.values() if line.isVisible()]
+        if not labels or height <= 0:
+            return 0.0
+        need = max(label.boundingRect().height() for label in labels) + px(4)
+        return min(need / height, 0.6)
+
     def _fit_y(self) -> None:
         """Autorange ignores infinite lines; widen the view so the peak lines and labels show."""
         peaks = [line.value() for line in self._peak_lines.values() if line.isVisible()]
@@ -437,7 +489,10 @@ class BenchPlot(QWidget):
         low = min(values + peaks)
         high = max(values + peaks)
         span = max(high - low, 0.5)
-        self.main.setYRange(low - 0.05 * span, high + 0.15 * span, padding=0)  # room for the label
+        bottom = low - 0.05 * span
+        # the top leaves the label's pixel height above the highest line, and at least 15% of the span
+        top = max(high + 0.15 * span, bottom + (high - bottom) / (1 - self._label_share()))
+        self.main.setYRange(bottom, top, padding=0)
 
     def _update_ticks(self) -> None:
         """Tick the sizes actually measured (64, 128, ...), labelled as the engine labels them."""

@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, Qt
-from PySide6.QtGui import QBrush, QColor
+from PySide6.QtGui import QBrush, QColor, QResizeEvent
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QLabel, QTableView, QWidget
 
 from explorer.bench.compare import above_peak_reason, peak_captions, peak_note, peak_share_cell
@@ -194,3 +194,17 @@ class PeakCaption(QLabel):
         captions = peak_captions(self._model.points)
         self.setText("% of peak = throughput / " + "; ".join(captions) if captions else "")
         self.setVisible(bool(captions))
+        self._keep_lines()
+
+    def _keep_lines(self) -> None:
+        """Ask for the height the wrapped caption needs at its width: the splitter above it
+        reads minimum sizes, not heights for a width, and squeezed the table box until the
+        caption's second line was drawn over the table (1280x720 at 150%)."""
+        need = self.heightForWidth(self.width()) if self.width() > 0 else -1
+        if need > 0 and need != self.minimumHeight():
+            self.setMinimumHeight(need)
+
+    @qt_guard
+    def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 (Qt API)
+        super().resizeEvent(event)
+        self._keep_lines()
