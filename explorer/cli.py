@@ -165,6 +165,13 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="measure the device's roofline ceilings again before the run (else cached per machine)",
     )
+    p.add_argument(
+        "--resume",
+        default=None,
+        metavar="FILE",
+        help="measure only the points FILE has no result for (FILE: an earlier run's --csv file, "
+        "its --json lines saved, or a JSON export); the finished ones are kept",
+    )
     _add_remote(p)
     _add_json(p)
     p.set_defaults(handler="explorer.commands.bench:run_bench", check="explorer.commands.bench:parse_bench")

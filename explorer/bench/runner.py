@@ -29,6 +29,9 @@ from explorer.inputs import parse_device_key
 if TYPE_CHECKING:
     from explorer.remote.target import Remote
 
+#: A point's identity within a run: (device, series label, size).
+PointKey = tuple[str, str, int]
+
 STARTUP_TIMEOUT_S = 120.0
 #: How long a run waits in the queue for a GPU another run holds (``gpu.lock``) before giving up.
 GPU_QUEUE_TIMEOUT_S = 3600.0  # starting + importing torch on a loaded laptop can be slow
@@ -54,6 +57,9 @@ class BenchPlan:
     # Run on another machine (``explorer.remote``): the same agent over ssh, one point at a time.
     # A dropped connection becomes that point's error row; the next point connects again.
     remote: Remote | None = None
+    # Points already measured, left out of this run (``explorer.bench.resume``): a run that lost
+    # its connection or was stopped goes on with the points it has no result for.
+    skip: frozenset[PointKey] = frozenset()
 
 
 @dataclass
@@ -104,6 +110,8 @@ def plan_points(plan: BenchPlan) -> list[dict]:
             for vi, v in enumerate(variants):
                 rows.append((size, di, vi, dev, v.series_name(dev), v.key))
     rows.sort(key=lambda r: (r[0], r[1], r[2]))
+    if plan.skip:  # a resumed run: the points measured before are not measured again
+        rows = [r for r in rows if (r[3], r[4], r[0]) not in plan.skip]
     first_of_device: dict[str, int] = {}
     for i, row in enumerate(rows):
         first_of_device.setdefault(row[3], i)

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from explorer import interrupts
+from explorer.bench.results import BenchPoint
 from explorer.bench.runner import BenchPlan, BenchRun, Progress
 from explorer.devices.model import CpuDevice, CudaGpu
 from explorer.errors import UserError
@@ -91,6 +92,9 @@ class BenchRequest:
     csv: Path | None
     as_json: bool
     host: str | None = None  # the remote machine (``--host``), None for this one
+    #: with ``--resume FILE``: the earlier run's finished points, kept (and written to ``--csv``)
+    kept: tuple[BenchPoint, ...] = ()
+    resumed_from: str | None = None
 
 
 def resolve_bench_device(text: str) -> str:
@@ -153,7 +157,15 @@ def parse_bench(args) -> BenchRequest:
         remeasure_roof=bool(args.remeasure_ceilings),
         remote=remote,
     )
-    return BenchRequest(BenchRun(plan), device, csv, as_json, remote.host if remote else None)
+    kept: tuple[BenchPoint, ...] = ()
+    resume_file = getattr(args, "resume", None)
+    if resume_file is not None:
+        from explorer.bench.resume import read_points, resume
+
+        resumed = resume(plan, read_points(resume_file), source=resume_file)
+        plan, kept = resumed.plan, tuple(resumed.kept)
+    host = remote.host if remote else None
+    return BenchRequest(BenchRun(plan), device, csv, as_json, host, kept, resume_file)
 
 
 def run_bench(args) -> int:
@@ -163,7 +175,7 @@ def run_bench(args) -> int:
     # Held for the whole run: a second run writing the same file is refused now, in one line,
     # instead of both measuring for minutes and one silently replacing the other's points.
     with output_lock(req.csv) if req.csv else contextlib.nullcontext():
-        return _run_plan(req.run, req.device, req.as_json, req.csv, req.host)
+        return _run_plan(req.run, req.device, req.as_json, req.csv, req.host, req.kept, req.resumed_from)
 
 
 def _waiting_printer() -> Callable[[str], None]:
@@ -181,7 +193,13 @@ def _waiting_printer() -> Callable[[str], None]:
 
 
 def _run_plan(
-    run: BenchRun, device: str, as_json: bool, csv_path: Path | None, host: str | None = None
+    run: BenchRun,
+    device: str,
+    as_json: bool,
+    csv_path: Path | None,
+    host: str | None = None,
+    kept: tuple[BenchPoint, ...] = (),
+    resumed_from: str | None = None,
 ) -> int:
     from explorer.bench.export import export_csv
     from explorer.bench.results import format_point
@@ -189,7 +207,14 @@ def _run_plan(
     w = run.workload
     if not as_json:
         where = f"{device} ON {host}" if host else device
-        print(f"{w.title} on {where}: {run.total_points} point(s)", flush=True)
+        if resumed_from is not None:
+            print(
+                f"{w.title} on {where}: resuming {resumed_from}, {len(kept)} point(s) kept, "
+                f"{run.total_points} left",
+                flush=True,
+            )
+        else:
+            print(f"{w.title} on {where}: {run.total_points} point(s)", flush=True)
     run.on_waiting = _waiting_printer()
     failed = 0
     stopped: KeyboardInterrupt | None = None
@@ -208,18 +233,35 @@ def _run_plan(
         interrupts.ignore_further()
         stopped = exc
     wrote = ""
-    if csv_path:
-        export_csv(run.points, csv_path)
-        wrote = f"wrote {len(run.points)} point(s) to {csv_path}"
+    whole = [*kept, *run.points]  # a resumed run's file holds the kept points and the new ones
+    if csv_path and whole:
+        export_csv(whole, csv_path)
+        wrote = f"wrote {len(whole)} point(s) to {csv_path}"
+    left = run.total_points - sum(p.ok for p in run.points)
     if stopped is not None:
         finished = f"{len(run.points)} of {run.total_points} points finished"
         print(
             f"{interrupts.describe(stopped)}: {finished}" + (f"; {wrote}" if wrote else ""), file=sys.stderr
         )
+        _say_how_to_resume(left, csv_path, as_json)
         return interrupts.exit_status(stopped)
     if wrote and not as_json:
         print(wrote, file=sys.stderr)
+    _say_how_to_resume(left, csv_path, as_json)
     return 1 if failed else 0
+
+
+def _say_how_to_resume(left: int, csv_path: Path | None, as_json: bool) -> None:
+    """After a run with points left unmeasured, one line on stderr: how to measure only those."""
+    if left <= 0:
+        return
+    if csv_path:
+        how = f"--resume {csv_path}"
+    elif as_json:
+        how = "--resume FILE, FILE holding these JSON lines"
+    else:
+        return  # the text lines cannot be read back: the hint would promise what cannot be done
+    print(f"{left} point(s) have no result; the same command with {how} measures only those", file=sys.stderr)
 
 
 def _parse_repeats(text: str | None) -> int | None:

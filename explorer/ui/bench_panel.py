@@ -69,6 +69,8 @@ class BenchPanel(Panel):
         self._context = context
         self._stream: RunStream | None = None
         self._total = 0
+        #: the plan of the last run started here: what Resume measures the rest of
+        self._last_plan: Any = None
         self._plot_pending = False
 
         self.controls = BenchControls(context)
@@ -89,6 +91,10 @@ class BenchPanel(Panel):
         self.message_label = QLabel(wordWrap=True)
         self.message_label.setProperty("role", "error")
         self.message_label.hide()
+        #: shown after a run that left points without a result (a dropped connection, Stop):
+        #: measures only those, keeping the finished points
+        self.resume_button = QPushButton("Resume")
+        self.resume_button.hide()
         self.csv_button = QPushButton("Export CSV…")
         self.json_button = QPushButton("Export JSON…")
         self.png_button = QPushButton("Export PNG…")
@@ -105,6 +111,7 @@ class BenchPanel(Panel):
         top = QHBoxLayout()
         top.addWidget(self.controls.start_button)
         top.addWidget(self.controls.stop_button)
+        top.addWidget(self.resume_button)
         top.addWidget(self.progress_bar, 1)
         top.addWidget(self.status_label)
         right_layout.addLayout(top)
@@ -137,6 +144,7 @@ class BenchPanel(Panel):
 
         self.controls.start_requested.connect(self.start)
         self.controls.stop_requested.connect(self.stop)
+        self.resume_button.clicked.connect(self.resume)
         self.controls.workload_combo.currentIndexChanged.connect(lambda _i: self._workload_shown())
         self.roofline.catalog_chosen.connect(self._choose_catalog_roof)
         context.discovery_changed.connect(lambda _d: self._devices_found())
@@ -171,8 +179,37 @@ class BenchPanel(Panel):
         plan = self.controls.build_plan()
         if plan is None:
             return False
+        return self._start_plan(plan, [])
+
+    def resume(self) -> bool:
+        """Measure the points the last run has no result for, keeping its finished ones; ``False``
+        (reason shown inline) when there is no such run or nothing is left."""
+        if self._stream is not None or self._last_plan is None:
+            return False
+        from explorer.bench.resume import resume
+
+        try:
+            resumed = resume(self._last_plan, self.results.points_of(self._last_plan.workload))
+        except UserError as exc:
+            self._show_message(str(exc))
+            self._update_resume()
+            return False
+        if self.controls.workload.name != self._last_plan.workload:
+            try:  # the form shows the resumed run's workload again
+                self.controls.set_workload(self._last_plan.workload)
+            except UserError:
+                pass  # a workload the form does not offer (the hidden test ones): the run still is
+        return self._start_plan(resumed.plan, resumed.kept)
+
+    def _start_plan(self, plan: Any, kept: list[Any]) -> bool:
+        """Run ``plan``; ``kept`` are the points of the run it resumes (shown first, kept)."""
         self._show_message(None)
         self.results.start_run(plan.workload)
+        if kept:
+            self.results.set_run(plan.workload, kept)
+        if not plan.skip:
+            self._last_plan = plan
+        self.resume_button.hide()
         self.table.results.reload()
         self.exports_changed.emit()
         self.plot.set_running(True)
@@ -445,6 +482,7 @@ class BenchPanel(Panel):
             self.progress_bar.setFormat(f"done: {done} / {self._total or done} points")
         self.status_label.setText("")
         self._save_last()
+        self._update_resume()
         errors = sum(1 for p in self.points if p.error)
         noisy = self.results.noisy_count()
         self._context.status_message.emit(
@@ -457,9 +495,35 @@ class BenchPanel(Panel):
             stream.deleteLater()
         self.run_finished.emit()
 
+    def resume_left(self) -> int:
+        """How many points of the last run started here have no result (0: none, or no such run)."""
+        plan = self._last_plan
+        if plan is None or self.running:
+            return 0
+        from explorer.bench.resume import resume
+
+        try:
+            return resume(plan, self.results.points_of(plan.workload)).left
+        except UserError:
+            return 0
+
+    def _update_resume(self) -> None:
+        """Offer Resume while the shown run is the last one started here and it left points unmeasured."""
+        plan = self._last_plan
+        left = self.resume_left() if plan is not None and plan.workload == self.results.shown else 0
+        self.resume_button.setVisible(left > 0)
+        if left:
+            where = f" on {plan.remote.host}" if plan.remote is not None else ""
+            self.resume_button.setText(f"Resume ({left} left)")
+            self.resume_button.setToolTip(
+                f"Measure only the {left} point(s) of this run that have no result{where} "
+                "(error rows, points not reached); the finished points are kept"
+            )
+
     def _workload_shown(self, force: bool = False) -> None:
         """Show the chosen workload's own run (or nothing yet): never another workload's points."""
         shown = self.results.show(self.controls.workload.name)
+        self._update_resume()
         self._show_titles(next((p.host for p in self.points if p.host), ""))
         if not shown and not force:
             return
