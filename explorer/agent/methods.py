@@ -81,6 +81,20 @@ def bench_point(params: dict[str, Any], emit: Emit) -> dict[str, Any]:
     return {"point": point.to_dict(), "fatal": bool(fatal)}
 
 
+def bench_roof(params: dict[str, Any], emit: Emit) -> dict[str, Any]:
+    """The roofline ceilings known on this machine for one device (``explorer.bench.peaks``: its
+    reported peaks and what the benchmark worker measured and cached here), so a remote run's
+    points can be drawn under that machine's roof. Measures nothing. params: ``device``
+    (``cpu`` or ``cuda:N``). Answer: ``roof`` (``Roof.to_dict()``)."""
+    from explorer.bench.peaks import device_roof
+    from explorer.inputs import parse_device_key
+
+    device = params.get("device")
+    if not isinstance(device, str):
+        raise UserError(f"bench.roof needs a device cpu or cuda:N; got {device!r:.60}")
+    return {"roof": device_roof(parse_device_key(device)).to_dict()}
+
+
 def gpu_lock(params: dict[str, Any], emit: Emit) -> dict[str, Any]:
     """Take this machine's lock on a GPU for the rest of the agent's life (``explorer.agent.gpushare``):
     runs of several users on one GPU queue instead of timing each other. While another run holds
@@ -210,6 +224,7 @@ METHODS: dict[str, Method] = {
     "ping": ping,
     "bench.prepare": bench_prepare,
     "bench.point": bench_point,
+    "bench.roof": bench_roof,
     "gpu.lock": gpu_lock,
     "selftest.simulator": selftest_simulator,
     "realrun.run": realrun_run,

@@ -9,6 +9,7 @@ each, because nothing can beat the highest, so it sets the ridge and the bound o
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -28,6 +29,8 @@ class Roof:
     note: str = ""  # where the measured ones come from and when, or why there are none
     clock_ghz: float | None = None  # a CPU's measured all-core clock, which its FP32 peak is built on
     clock_method: str = ""
+    #: the remote machine the device is on ("gpu-lab"), "" for this one: labels say "CPU ON gpu-lab"
+    host: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON form (``devices --json``, exports): every ceiling with its kind and basis."""
@@ -39,7 +42,47 @@ class Roof:
             "measured_clock_method": self.clock_method,
             "ridge_flop_per_byte": self.ridge_flop_per_byte,
             "ceilings": [c.to_dict() for c in self.ceilings],
+            "host": self.host,
         }
+
+    @classmethod
+    def from_dict(cls, data: Any, host: str = "") -> Roof:
+        """A roof another machine's agent sent (``to_dict``'s form), checked: untrusted input.
+
+        ``ValueError`` when it is not a roof at all; a ceiling that is not a positive, finite
+        rate is left out (a roof is drawn from what is valid, never from a guessed value)."""
+        if not isinstance(data, dict):
+            raise ValueError("a roof is not an object")
+        device, name = data.get("device"), data.get("name")
+        if not isinstance(device, str) or not isinstance(name, str) or not device or len(device) > 60:
+            raise ValueError("a roof has no device or name")
+        rows = data.get("ceilings")
+        ceilings: list[Ceiling] = []
+        for row in rows if isinstance(rows, list) else []:
+            try:
+                ceiling = Ceiling.from_dict(row)
+            except (KeyError, TypeError, ValueError, AttributeError):
+                continue
+            if math.isfinite(ceiling.value) and ceiling.value > 0:
+                ceilings.append(ceiling)
+        note, clock = data.get("note"), data.get("measured_clock_ghz")
+        method = data.get("measured_clock_method")
+        return cls(
+            device=device,
+            name=name[:200],
+            ceilings=ceilings,
+            note=note[:500] if isinstance(note, str) else "",
+            clock_ghz=float(clock)
+            if isinstance(clock, (int, float)) and not isinstance(clock, bool) and math.isfinite(clock)
+            else None,
+            clock_method=method[:200] if isinstance(method, str) else "",
+            host=host,
+        )
+
+    @property
+    def title(self) -> str:
+        """The device's name and, for a remote machine's, where it is: "Intel Xeon ON gpu-lab"."""
+        return f"{self.name} ON {self.host}" if self.host else self.name
 
     def top(self, quantity: Quantity) -> Ceiling | None:
         """The highest ceiling of that quantity: the roof no measurement can pass."""

@@ -69,6 +69,8 @@ class BenchPanel(Panel):
         self._context = context
         self._stream: RunStream | None = None
         self._total = 0
+        #: remote devices' roofs as their machines sent them, by (host, device key)
+        self._remote_roofs: dict[tuple[str, str], Any] = {}
         #: the plan of the last run started here: what Resume measures the rest of
         self._last_plan: Any = None
         self._plot_pending = False
@@ -229,6 +231,7 @@ class BenchPanel(Panel):
         stream.progress.connect(self._on_progress)
         stream.failed.connect(self._show_message)
         stream.waiting.connect(self.show_waiting)
+        stream.roof.connect(self.add_remote_roof)
         stream.ended.connect(self._on_ended)
         self._stream = stream
         self.controls.set_running(True)
@@ -428,16 +431,24 @@ class BenchPanel(Panel):
         self.plot.set_points(self.points)
         self._refresh_roofline()
 
+    def add_remote_roof(self, roof: Any) -> None:
+        """A remote device's roof, as its machine measured and sent it (``Roof.host`` names it)."""
+        self._remote_roofs[(roof.host, roof.device)] = roof
+        self._refresh_roofline()
+
     def _refresh_roofline(self) -> None:
         """Each device of the run under its roofs (read from the per-machine cache the worker
-        fills), and the catalog GPU's spec-sheet roof when one is chosen."""
+        fills; a remote's as that machine sent them), and the catalog GPU's spec-sheet roof when
+        one is chosen."""
         from explorer.bench import peaks
 
         records = {d.key: d for d in self._context.devices}
-        # this machine's roofs only: a remote point's ceilings are that machine's, not cached here
+        # this machine's roofs from its cache; a remote point's ceilings are that machine's
         local = [p for p in self.points if not p.host]
         devices = list(dict.fromkeys(p.device for p in local)) or (["cpu"] if not self.points else [])
         roofs = [peaks.record_roof(key, records.get(key)) for key in devices if key in records]
+        remote = dict.fromkeys((p.host, p.device) for p in self.points if p.host)
+        roofs += [self._remote_roofs[key] for key in remote if key in self._remote_roofs]
         catalog = None
         if self._catalog_roof_key:
             try:

@@ -471,3 +471,31 @@ def test_segments_meet_at_the_ridge_and_lower_ceilings_stay_under_the_roof():
     for s in segs.values():  # no ceiling is drawn above the roofline itself
         for x, y in ((s.x0, s.y0), (s.x1, s.y1)):
             assert y <= CPU_ROOF.attainable_gflops(x) * (1 + 1e-9)
+
+
+def test_a_roof_sent_by_another_machine_is_rebuilt_and_checked():
+    from explorer.bench.ceilings import Ceiling
+    from explorer.bench.roofline import Roof
+
+    sent = Roof(
+        "cpu",
+        "Intel Xeon",
+        [
+            Ceiling("compute", 900.0, "theoretical", "FP32 peak", "cores x clock"),
+            Ceiling("memory", 40.0, "measured", "STREAM triad", "triad", 1000.0),
+        ],
+        note="measured 2 days ago",
+    ).to_dict()
+    sent["ceilings"] += [
+        {**sent["ceilings"][0], "value": -1},  # not a rate
+        {**sent["ceilings"][0], "value": "nan"},  # not finite
+        {**sent["ceilings"][0], "quantity": "magic"},  # not a ceiling
+        "rm -rf /",
+    ]
+    roof = Roof.from_dict(sent, host="gpu-lab")
+    assert roof.host == "gpu-lab" and roof.title == "Intel Xeon ON gpu-lab"
+    assert [(c.quantity, c.value) for c in roof.ceilings] == [("compute", 900.0), ("memory", 40.0)]
+    assert roof.ridge_flop_per_byte == 900.0 / 40.0 and roof.note == "measured 2 days ago"
+    for bad in (None, [], {"device": "", "name": "x"}, {"device": "cpu"}):
+        with pytest.raises(ValueError):
+            Roof.from_dict(bad)

@@ -171,3 +171,16 @@ def test_the_self_test_runs_on_the_remote_and_names_it(sshd):
     assert data["host"] == ALIAS and data["ok"] is True
     names = {c["name"] for c in data["checks"]}
     assert {"devices", "cpu matmul", "benchmark engine"} <= names and "window" not in names
+
+
+def test_a_remote_runs_roof_comes_back_from_that_machine(sshd):
+    """The roofline of a remote run is that machine's: its agent sends the device's roof (its
+    reported peak and the ceilings measured and cached there), labelled with the host."""
+    plan = BenchPlan(workload="matmul", devices=["cpu"], sizes=[32, 48], repeats=3, remote=_remote(sshd))
+    run = BenchRun(plan)
+    points = run.run_all()
+    assert all(p.ok for p in points), [p.error for p in points]
+    roof = run.remote_roofs["cpu"]
+    assert roof.host == ALIAS and roof.device == "cpu" and roof.title.endswith(f" ON {ALIAS}")
+    assert roof.top("compute") is not None and roof.top("compute").value > 0
+    assert run.workers_started == 1  # asked of the same agent, once

@@ -104,6 +104,10 @@ def test_the_benchmarks_panel_runs_on_the_remote_and_streams_points_back(sshd, q
         assert all(p.error is None and p.median_s > 0 for p in panel.points), [p.error for p in panel.points]
         assert all(p.host == ALIAS for p in panel.points)
         assert panel.table.model().data(panel.table.model().index(0, 0)) is not None
+        # the roofline draws the points under that machine's roof, named with the host
+        remote_roofs = [r for r in panel.roofline.roofs if r.host]
+        assert [(r.host, r.device) for r in remote_roofs] == [(ALIAS, "cpu")]
+        assert any(label.startswith(f"CPU ON {ALIAS} ") for label in panel.roofline.line_labels())
         # choosing this machine's CPU again clears the remote's box
         c.device_box("cpu").setChecked(True)
         assert c.selected_remote() is None and c.selected_devices() == ["cpu"]

@@ -195,7 +195,7 @@ class RooflinePlot(QWidget):
                     [seg.y0, seg.y1],
                     pen=pg.mkPen(colour, width=2.5 if measured else 2, style=style),
                 )
-                line.setToolTip(f"{roof.name}: {seg.ceiling.label}. {seg.ceiling.basis}")
+                line.setToolTip(f"{roof.title}: {seg.ceiling.label}. {seg.ceiling.basis}")
                 self._add(line)
                 ys += [seg.y0, seg.y1]
                 self._add_label(seg, roof, colour, theme)
@@ -211,7 +211,7 @@ class RooflinePlot(QWidget):
                     symbolBrush=colour,
                     symbolPen=colour,
                 )
-                dot.setToolTip(f"ridge point of {roof.name}: {ridge:.3g} FLOP/byte")
+                dot.setToolTip(f"ridge point of {roof.title}: {ridge:.3g} FLOP/byte")
                 self._add(dot)
                 right_half = math.log10(ridge) > (math.log10(x_lo) + math.log10(x_hi)) / 2
                 side = (1, 1) if right_half else (0, 1)
@@ -230,7 +230,7 @@ class RooflinePlot(QWidget):
                         "anchors": [side, side],
                     },
                 )
-                drop.setToolTip(f"ridge point of {roof.name}: {ridge:.3g} FLOP/byte")
+                drop.setToolTip(f"ridge point of {roof.title}: {ridge:.3g} FLOP/byte")
                 self._add(drop)
         self._add_points(placed, theme)
         self.plot.setXRange(math.log10(x_lo), math.log10(x_hi), padding=0)
@@ -279,6 +279,8 @@ class RooflinePlot(QWidget):
     def _add_label(self, seg: Any, roof: Roof, colour: str, theme: Theme) -> None:
         c = seg.ceiling
         who = "CPU" if roof.device == "cpu" else roof.name.removesuffix(" (catalog)").removeprefix("NVIDIA ")
+        if roof.host:  # a remote machine's roof: "CPU ON gpu-lab sgemm (measured): ..."
+            who += f" ON {roof.host}"
         text = f"{who} {c.label}"
         # a see-through fill: the text stays readable and a roof passing behind it stays visible
         backdrop = pg.mkColor(theme.plot_background)

@@ -37,6 +37,8 @@ class RunStream(QObject):
     #: the run queues for a GPU another run holds: the engine's line, about once a second
     #: ("waiting: another run is using this GPU (12s)")
     waiting = Signal(str)
+    #: a remote device's roof (``Roof`` with its ``host``), from that machine, once per device
+    roof = Signal(object)
     #: the stream ended: finished, cancelled or failed
     ended = Signal()
 
@@ -84,11 +86,17 @@ class RunStream(QObject):
             if cancelled:
                 run.cancel()
             host = self._plan.remote.host if self._plan.remote is not None else ""
+            roofs_sent: set[str] = set()
             for event in run.events():
                 if isinstance(event, Progress):
                     self.progress.emit(event)
-                else:  # a remote run's points say where they were measured
-                    self.point.emit(dataclasses.replace(event, host=host) if host else event)
+                    continue
+                for device, roof in list(run.remote_roofs.items()):
+                    if device not in roofs_sent:  # before the point, so it is drawn under its roof
+                        roofs_sent.add(device)
+                        self.roof.emit(roof)
+                # a remote run's points say where they were measured
+                self.point.emit(dataclasses.replace(event, host=host) if host else event)
         except UserError as exc:  # a plan the engine refuses: the user's line says why
             self.failed.emit(str(exc))
         except Exception as exc:  # shown as one line in the panel; the details go to the log
