@@ -52,17 +52,7 @@ def run_remote_devices(args: Namespace, remote: Remote) -> int:
         raise RemoteUnreachable(str(exc)) from None
     discovery = filtered(found.discovery, include_catalog)
     if getattr(args, "json", False):
-        data: dict[str, Any] = discovery.to_dict()
-        for device in data["devices"]:
-            device["host"] = remote.host
-        data.update(
-            host=remote.host,
-            destination=remote.destination,
-            via=list(remote.prefix),
-            hostname=found.hostname,
-            why_no_gpu=found.why_no_gpu,
-        )
-        print(json.dumps(data, indent=2))
+        print(json.dumps(found.to_dict(discovery), indent=2))
         return 0
     print(f"Devices ON {remote.host} ({found.hostname}; listed in {found.seconds:.1f} s):")
     print(format_table(discovery))

@@ -17,6 +17,7 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from explorer import __version__
 from explorer.agent.child import AgentGone, AgentProcess, AgentTimeout
@@ -114,6 +115,38 @@ class RemoteDevices:
     hostname: str
     why_no_gpu: str | None
     seconds: float
+
+    def to_dict(self, discovery: Discovery | None = None) -> dict[str, Any]:
+        """The JSON of ``devices --json --host`` and of the Devices panel's export: the listing
+        (``discovery``, default this one's) with every device marked with its ``host``, and
+        where it is and how it is reached."""
+        return remote_to_dict(self.remote, discovery or self.discovery, self.hostname, self.why_no_gpu)
+
+
+def remote_to_dict(
+    remote: Remote,
+    discovery: Discovery | None,
+    hostname: str | None = None,
+    why_no_gpu: str | None = None,
+    *,
+    error: str = "",
+) -> dict[str, Any]:
+    """A remote machine as JSON: its devices (each with ``host``) when it answered, or ``error``
+    (one line: why it cannot be reached) and no devices when it did not."""
+    data: dict[str, Any] = discovery.to_dict() if discovery is not None else {"devices": []}
+    for device in data["devices"]:
+        device["host"] = remote.host
+    data.update(
+        host=remote.host,
+        destination=remote.destination,
+        via=list(remote.prefix),
+        python=remote.python,
+        hostname=hostname,
+        why_no_gpu=why_no_gpu,
+        reachable=discovery is not None,
+        error=error or None,
+    )
+    return data
 
 
 def list_devices(

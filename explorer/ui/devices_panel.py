@@ -506,10 +506,25 @@ class DevicesPanel(Panel):
         return (self.EXPORT_JSON,)
 
     def export(self, path: Path, fmt: ExportFormat = EXPORT_JSON) -> Path:
-        """Write what discovery found (the same JSON as ``device-explorer devices --json --catalog``)."""
+        """Write what discovery found (the same JSON as ``device-explorer devices --json --catalog``)
+        and, under ``remotes``, each remote machine as ``devices --json --host`` lists it (its
+        devices marked with their host, or why it cannot be reached)."""
+        from explorer.remote.session import remote_to_dict
+
         if self.context.discovery is None:
             raise UserError("nothing to export yet: devices are still being discovered")
-        text = json.dumps(self.context.discovery.to_dict(), indent=2) + "\n"
+        data = self.context.discovery.to_dict()
+        data["remotes"] = [
+            host.found.to_dict()
+            if host.found is not None
+            else remote_to_dict(
+                host.remote,
+                None,
+                error=host.error or ("still connecting" if host.status == "connecting" else ""),
+            )
+            for host in self.remotes.hosts
+        ]
+        text = json.dumps(data, indent=2) + "\n"
         return write_output(path, text.encode("utf-8"), "the device list")
 
     def prepare_screenshot(self, wait_s: float = REMOTE_SCREENSHOT_WAIT_S) -> None:

@@ -14,7 +14,7 @@ from explorer.remote import saved
 from explorer.remote.target import SSH_CONFIG_ENV
 from explorer.ui.context import AppContext
 from explorer.ui.devices_panel import DevicesPanel
-from tests.remote.servers import ALIAS, agent_python
+from tests.remote.servers import ALIAS, agent_python, free_port
 
 pytest.importorskip("pytestqt")
 
@@ -61,6 +61,22 @@ def test_a_remote_machines_devices_are_listed_under_its_host(panel, qtbot, tmp_p
     page = panel.remote_page
     assert page.status.text().startswith(f"Connected to {os.uname().nodename}: ")
     assert page.how.values["command"].text() == f"{agent_python()} -m explorer agent"
+
+    # Export lists this machine's devices and, under "remotes", each remote with its host, an
+    # unreachable one with ssh's reason
+    down = panel.remotes.add(f"127.0.0.1:{free_port()}", "", agent_python())
+    qtbot.waitUntil(lambda: down.status != "connecting", timeout=LISTED_WITHIN_MS)
+    data = json.loads(panel.export(tmp_path / "devices.json").read_text())
+    assert [d["key"] for d in data["devices"]] == ["cpu"] and "host" not in data["devices"][0]
+    there, gone = data["remotes"]
+    assert there["host"] == ALIAS and there["reachable"] and there["error"] is None
+    assert there["python"] == agent_python() and there["hostname"] == os.uname().nodename
+    cpu = [d for d in there["devices"] if d["kind"] == "cpu"]
+    assert len(cpu) == 1 and cpu[0]["host"] == ALIAS and cpu[0]["logical_cores"] == os.cpu_count()
+    assert there["why_no_gpu"].startswith("No NVIDIA GPU")
+    assert gone["host"] == "127.0.0.1" and not gone["reachable"] and gone["devices"] == []
+    assert "refused the connection" in gone["error"]
+    panel.remotes.remove(down)
 
     # a refresh of the local devices keeps the remote and the selection
     panel.set_discovery(panel.context.discovery)
