@@ -130,25 +130,66 @@ def _whole_numbers(value: Any, name: str, count: int | None = None) -> list[int]
 def realrun_run(params: dict[str, Any], emit: Emit) -> dict[str, Any]:
     """The launch visualizer's real run (``explorer.launch.realrun``) with the simulator on or off as
     the agent was started. params: ``grid``, ``block`` (3 whole numbers each), ``n`` (whole number
-    or null), ``extent`` (3 whole numbers, a 2D/3D problem's size, or null), ``out`` (the .npz file the parent reads: the arrays are too big for a JSON line),
-    ``emulate`` (bool: the compiled CPU emulation instead of CUDA). Answer: ``backend``."""
-    from explorer.launch.realrun import run_to_file
+    or null), ``extent`` (3 whole numbers, a 2D/3D problem's size, or null), ``emulate`` (bool:
+    the compiled CPU emulation instead of CUDA), ``device_index`` (the CUDA GPU to run on, or null
+    for the first), and either ``out`` (the .npz file a parent on this machine reads; the answer is
+    ``backend``) or ``inline: true`` (a parent on another machine: the answer is ``result``, the
+    arrays compressed into the line, ``explorer.launch.realrun.result_to_inline``)."""
+    from explorer.launch.realrun import (
+        REMOTE_MAX_ELEMENTS,
+        check_size,
+        result_to_inline,
+        run_here,
+        run_to_file,
+    )
 
     grid = _whole_numbers(params.get("grid"), "grid", 3)
     block = _whole_numbers(params.get("block"), "block", 3)
     n = params.get("n")
     if n is not None:
         n = _whole_numbers([n], "n")[0]
+    inline = params.get("inline", False)
     out = params.get("out")
-    if not isinstance(out, str) or not out:
-        raise UserError(f"out must name a file; got {out!r}")
+    if inline is not True and (not isinstance(out, str) or not out):
+        raise UserError(f"out must name a file (or inline be true); got {out!r}")
     extent = params.get("extent")
     if extent is not None:
         extent = _whole_numbers(extent, "extent", 3)
     emulate = params.get("emulate", False)
     if not isinstance(emulate, bool):
         raise UserError(f"emulate must be true or false; got {emulate!r}")
+    device_index = params.get("device_index")
+    if device_index is not None:
+        device_index = _whole_numbers([device_index], "device_index")[0]
+        _select_gpu(device_index, emulate)
+    if inline is True:
+        elements = check_size(
+            grid,
+            block,
+            n,
+            simulator=os.environ.get("NUMBA_ENABLE_CUDASIM") == "1",
+            backend="emulation" if emulate else None,
+            extent=extent,
+        )
+        if elements > REMOTE_MAX_ELEMENTS:
+            raise UserError(
+                f"N is {elements:,}; a run sent back inline keeps at most {REMOTE_MAX_ELEMENTS:,} elements"
+            )
+        return {"result": result_to_inline(run_here(grid, block, n, emulate=emulate, extent=extent))}
+    assert isinstance(out, str)
     return {"backend": run_to_file(grid, block, n, out, emulate=emulate, extent=extent)}
+
+
+def _select_gpu(index: int, emulate: bool) -> None:
+    """Make CUDA GPU ``index`` numba's current one (the simulator and the emulation have one)."""
+    if emulate or os.environ.get("NUMBA_ENABLE_CUDASIM") == "1":
+        return
+    from numba import cuda
+
+    count = len(cuda.gpus) if cuda.is_available() else 0
+    if index >= count:
+        raise UserError(f"cuda:{index} is not present; this machine has {count} CUDA GPU(s)")
+    cuda.select_device(index)
 
 
 def devices_list(params: dict[str, Any], emit: Emit) -> dict[str, Any]:

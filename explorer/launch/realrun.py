@@ -30,6 +30,7 @@ if TYPE_CHECKING:  # pragma: no cover
     import numpy as np
 
     from explorer.agent.child import AgentProcess
+    from explorer.remote.target import Remote
 
 # The simulator runs each CUDA thread as a Python thread, one block after another. Measured on the
 # project's 2-core build machine (numba 0.68.1): 0.08 to 0.10 ms per launched thread, whatever the
@@ -47,6 +48,12 @@ EMULATION_MAX_ELEMENTS = 1 << 24
 # On a GPU the limit is what we can sensibly copy back and draw, not the GPU's speed.
 GPU_MAX_ELEMENTS = 1 << 26
 GPU_MAX_THREADS = 1 << 31
+# On a remote machine the three per-element arrays come back inside one JSON line (delta-coded and
+# compressed: a correct launch's arrays shrink to almost nothing, a scrambled one's do not), so a
+# remote run keeps fewer elements: what crosses a slow link in seconds and fits the protocol's line.
+REMOTE_MAX_ELEMENTS = 1 << 22
+#: the arrays' share of the answer line, leaving room for the rest of the message
+_INLINE_MAX_BYTES = 15 * 1024 * 1024
 
 Dim = tuple[int, int, int]
 
@@ -451,6 +458,8 @@ def run_real(
     extent: Any = None,
     timeout_s: float = 300.0,
     on_process: Callable[[AgentProcess], None] | None = None,
+    remote: Remote | None = None,
+    device_index: int | None = None,
 ) -> RealRunResult:
     """Run the kernel in a child process and load its result: on the GPU, under the simulator
     (``simulator``, or ``backend="simulator"``) or as the compiled CPU emulation
@@ -463,6 +472,10 @@ def run_real(
     a refused run costs nothing. ``on_process`` receives the agent so a window that closes, or
     whose launch changed, can ``cancel()`` it instead of waiting; the run then raises
     ``RealRunStopped``.
+
+    With ``remote`` the agent runs on that machine over ssh (``explorer.remote``), on its GPU
+    ``device_index`` (its first without one), and the arrays come back in the protocol's answer
+    (``realrun_inline``), never through a file; ssh's and Slurm's failures are one line.
     """
     from explorer.agent.child import AgentCancelled, AgentTimeout, local_agent
     from explorer.agent.protocol import AgentError
@@ -470,7 +483,9 @@ def run_real(
     chosen = _backend(simulator, backend)
     g, b = _dims(grid), _dims(block)
     e = _dims(extent) if extent is not None else None
-    check_size(g, b, n, backend=chosen, extent=e)
+    n_elements = check_size(g, b, n, backend=chosen, extent=e)
+    if remote is not None:
+        return _run_remote(g, b, n, e, chosen, n_elements, remote, device_index, timeout_s, on_process)
     agent = local_agent(
         env_overrides={"NUMBA_ENABLE_CUDASIM": "1" if chosen == "simulator" else None},
         label="the real run",
@@ -504,6 +519,170 @@ def run_real(
             os.unlink(path)
         except OSError:
             pass
+
+
+def _run_remote(
+    g: Dim,
+    b: Dim,
+    n: int | None,
+    e: Dim | None,
+    chosen: str,
+    n_elements: int,
+    remote: Remote,
+    device_index: int | None,
+    timeout_s: float,
+    on_process: Callable[[AgentProcess], None] | None,
+) -> RealRunResult:
+    from dataclasses import replace
+
+    from explorer.agent.child import AgentCancelled, AgentTimeout
+    from explorer.agent.protocol import AgentError
+    from explorer.remote.session import RemoteAgentProcess
+
+    if n_elements > REMOTE_MAX_ELEMENTS:
+        raise UserError(
+            f"N is {n_elements:,}; a real run on another machine ({remote.host}) brings back at most "
+            f"{REMOTE_MAX_ELEMENTS:,} elements"
+        )
+    if chosen == "simulator":  # numba reads the switch once, at import: it is set for the agent there
+        remote = replace(remote, prefix=("env", "NUMBA_ENABLE_CUDASIM=1", *remote.prefix))
+    agent = RemoteAgentProcess(remote, label=f"the real run on {remote.host}")
+    if on_process is not None:
+        on_process(agent)
+    params = {
+        "grid": list(g),
+        "block": list(b),
+        "n": None if n is None else int(n),
+        "extent": None if e is None else list(e),
+        "inline": True,
+        "emulate": chosen == "emulation",
+        "device_index": device_index,
+    }
+    t0 = time.perf_counter()
+    try:
+        agent.start()
+        answer = agent.request("realrun.run", params, timeout_s=timeout_s)
+        return result_from_inline(answer.get("result"), g, b, n_elements, e, time.perf_counter() - t0)
+    except AgentCancelled:
+        raise RealRunStopped("the real run was stopped") from None
+    except AgentTimeout as exc:
+        raise UserError(f"the real run on {remote.host} stopped: {exc}") from None
+    except AgentError as exc:
+        raise UserError(str(exc)) from None
+    finally:
+        agent.close()
+
+
+def _encode_array(values: np.ndarray) -> str:
+    """An index array for a JSON line: its differences (a correct launch's are nearly all 0 or 1),
+    zlib-compressed, base64."""
+    import base64
+    import zlib
+
+    import numpy as np
+
+    deltas = np.diff(values.astype(np.int64), prepend=np.int64(0)).astype("<i8")
+    return base64.b64encode(zlib.compress(deltas.tobytes(), 6)).decode("ascii")
+
+
+def _decode_array(text: Any, n: int, dtype: str, name: str) -> np.ndarray:
+    """``_encode_array``'s inverse, checked: exactly ``n`` values, and never more bytes inflated
+    than that (a small answer must not unpack into gigabytes)."""
+    import base64
+    import binascii
+    import zlib
+
+    import numpy as np
+
+    if not isinstance(text, str):
+        raise ValueError(f"{name} is missing")
+    try:
+        packed = base64.b64decode(text.encode("ascii"), validate=True)
+        inflater = zlib.decompressobj()
+        raw = inflater.decompress(packed, n * 8 + 1)
+    except (binascii.Error, UnicodeEncodeError, zlib.error):
+        raise ValueError(f"{name} is not encoded as this version encodes it") from None
+    if len(raw) != n * 8 or inflater.unconsumed_tail:
+        raise ValueError(f"{name} does not hold {n:,} values")
+    return np.cumsum(np.frombuffer(raw, dtype="<i8")).astype(dtype)
+
+
+def result_to_inline(result: RealRunResult) -> dict[str, Any]:
+    """A run's result as one JSON object (the agent's answer to a remote run). UserError when the
+    arrays do not compress into a protocol line (a launch that scrambles the elements)."""
+    arrays = {
+        "block_of_element": _encode_array(result.block_of_element),
+        "thread_of_element": _encode_array(result.thread_of_element),
+        "writes_per_element": _encode_array(result.writes_per_element),
+    }
+    size = sum(len(a) for a in arrays.values())
+    if size > _INLINE_MAX_BYTES:
+        raise UserError(
+            f"the run's per-element records are {size:,} bytes compressed, more than the "
+            f"{_INLINE_MAX_BYTES:,} one answer can carry back; choose a smaller N"
+        )
+    return {
+        "grid": list(result.grid),
+        "block": list(result.block),
+        "extent": list(result.extent) if result.extent is not None else None,
+        "n": result.n,
+        "backend": result.backend,
+        "device_name": result.device_name,
+        "sum_correct": result.sum_correct,
+        "kernel_s": result.kernel_s,
+        **arrays,
+    }
+
+
+def result_from_inline(
+    data: Any, grid: Dim, block: Dim, n: int, extent: Dim | None, total_s: float
+) -> RealRunResult:
+    """The result another machine's agent sent for the launch asked (untrusted: every field
+    checked against the request). UserError naming what does not fit."""
+    import math
+
+    try:
+        if not isinstance(data, dict):
+            raise ValueError("no result came back")
+        if (
+            data.get("grid") != list(grid)
+            or data.get("block") != list(block)
+            or data.get("n") != n
+            or data.get("extent") != (list(extent) if extent is not None else None)
+        ):
+            raise ValueError("it answered for another launch")
+        backend, name, correct, kernel_s = (
+            data.get("backend"),
+            data.get("device_name"),
+            data.get("sum_correct"),
+            data.get("kernel_s"),
+        )
+        if backend not in BACKENDS or not isinstance(name, str) or not isinstance(correct, bool):
+            raise ValueError("its backend, device or check is not valid")
+        if (
+            isinstance(kernel_s, bool)
+            or not isinstance(kernel_s, (int, float))
+            or not math.isfinite(kernel_s)
+        ):
+            raise ValueError("its kernel time is not a number")
+        return RealRunResult(
+            grid=grid,
+            block=block,
+            n=n,
+            backend=backend,
+            device_name=name[:200],
+            block_of_element=_decode_array(data.get("block_of_element"), n, "int64", "block_of_element"),
+            thread_of_element=_decode_array(data.get("thread_of_element"), n, "int64", "thread_of_element"),
+            writes_per_element=_decode_array(
+                data.get("writes_per_element"), n, "int32", "writes_per_element"
+            ),
+            sum_correct=correct,
+            kernel_s=max(0.0, float(kernel_s)),
+            total_s=total_s,
+            extent=extent,
+        )
+    except ValueError as exc:
+        raise UserError(f"the remote's real run sent a result that is not valid here: {exc}") from None
 
 
 def run_to_file(

@@ -94,3 +94,41 @@ def test_a_2d_problem_is_written_by_the_thread_at_each_pixel():
     # too few blocks along y: the bottom rows stay untouched, and are counted
     short = realrun.run_real((4, 3, 1), (16, 16, 1), None, backend="emulation", extent=(60, 60, 1))
     assert short.untouched == 60 * (60 - 48) and short.mismatches(256) == 0
+
+
+def test_a_result_sent_inline_comes_back_whole_and_is_checked():
+    """A remote run's arrays travel in the JSON answer: delta-coded and compressed, rebuilt
+    exactly, and refused when they do not fit the launch that was asked for."""
+    import base64
+    import json
+    import zlib
+
+    import numpy as np
+
+    from explorer.errors import UserError
+    from explorer.launch.realrun import result_from_inline, result_to_inline, run_here
+
+    g, b = (4, 1, 1), (64, 1, 1)
+    here = run_here(g, b, 200, emulate=True)  # 256 threads for 200 elements
+    sent = json.loads(json.dumps(result_to_inline(here)))  # as it crosses the pipe
+    assert len(json.dumps(sent)) < 1000  # a correct launch's arrays shrink to almost nothing
+    back = result_from_inline(sent, g, b, 200, None, 1.5)
+    for name in ("block_of_element", "thread_of_element", "writes_per_element"):
+        assert (
+            np.array_equal(getattr(back, name), getattr(here, name))
+            and getattr(back, name).dtype == getattr(here, name).dtype
+        )
+    assert back.mismatches(64) == 0 and back.untouched == 0 and back.total_s == 1.5
+
+    bomb = base64.b64encode(zlib.compress(bytes(8 * 10**7))).decode()
+    for bad, words in (
+        ({**sent, "grid": [8, 1, 1]}, "another launch"),
+        ({**sent, "n": 100}, "another launch"),
+        ({**sent, "backend": "quantum"}, "backend"),
+        ({**sent, "kernel_s": "fast"}, "kernel time"),
+        ({**sent, "writes_per_element": "!!"}, "not encoded"),
+        ({**sent, "block_of_element": bomb}, "does not hold 200 values"),
+        ([], "no result"),
+    ):
+        with pytest.raises(UserError, match=words):
+            result_from_inline(bad, g, b, 200, None, 1.0)

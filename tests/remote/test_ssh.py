@@ -184,3 +184,37 @@ def test_a_remote_runs_roof_comes_back_from_that_machine(sshd):
     assert roof.host == ALIAS and roof.device == "cpu" and roof.title.endswith(f" ON {ALIAS}")
     assert roof.top("compute") is not None and roof.top("compute").value > 0
     assert run.workers_started == 1  # asked of the same agent, once
+
+
+@pytest.mark.parametrize("backend", ["simulator", "emulation"])
+def test_run_it_for_real_runs_on_the_remote_and_its_arrays_come_back_in_the_answer(
+    sshd, backend, monkeypatch
+):
+    """The visualizer's real run through the remote's agent: the kernel runs there (this
+    machine has no GPU, so under the simulator or as the emulation, as it would on a remote
+    without one), and the per-element arrays come back inside the JSON answer, no file."""
+    import tempfile
+
+    from explorer.launch.realrun import run_real
+
+    def no_files(*a, **k):
+        raise AssertionError("a remote real run must not pass its result through a local file")
+
+    monkeypatch.setattr(tempfile, "mkstemp", no_files)
+    started = []
+    result = run_real(
+        (3, 1, 1), (32, 1, 1), 90, backend=backend, remote=_remote(sshd), on_process=started.append
+    )
+    assert started and started[0].hello is not None and started[0].hello.pid != os.getpid()
+    assert result.backend == backend and result.n == 90
+    assert result.mismatches(32) == 0 and result.untouched == 0 and result.written_twice == 0
+    assert result.sum_correct
+
+
+def test_a_remote_real_run_too_big_to_bring_back_is_refused_before_ssh_runs():
+    from explorer.errors import UserError
+    from explorer.launch.realrun import REMOTE_MAX_ELEMENTS, run_real
+
+    remote = parse_remote(f"127.0.0.1:{_closed_port()}", None, agent_python(), ssh_config=os.devnull)
+    with pytest.raises(UserError, match=f"brings back at most {REMOTE_MAX_ELEMENTS:,} elements"):
+        run_real((1 << 14, 1, 1), (1024, 1, 1), None, backend="emulation", remote=remote)
