@@ -91,6 +91,8 @@ class RealRunResult:
     # a 2D/3D problem: element i is (x, y, z) with i = (z * height + y) * width + x, written by the
     # thread at that position; None for a 1-D n
     extent: Dim | None = None
+    #: the remote machine it ran on ("gpu-lab"), "" for this one
+    host: str = ""
 
     @property
     def untouched(self) -> int:
@@ -126,6 +128,8 @@ class RealRunResult:
     def summary(self) -> str:
         """One line for the UI's status: where it ran, what it found."""
         where = f"on the GPU ({self.device_name})" if self.backend == "gpu" else BACKEND_WORDS[self.backend]
+        if self.host:
+            where += f" ON {self.host}"
         what = f"{self.n:,} elements"
         if self.extent is not None:
             e = self.extent
@@ -535,7 +539,7 @@ def _run_remote(
 ) -> RealRunResult:
     from dataclasses import replace
 
-    from explorer.agent.child import AgentCancelled, AgentTimeout
+    from explorer.agent.child import AgentCancelled, AgentFailed, AgentTimeout
     from explorer.agent.protocol import AgentError
     from explorer.remote.session import RemoteAgentProcess
 
@@ -562,12 +566,16 @@ def _run_remote(
     try:
         agent.start()
         answer = agent.request("realrun.run", params, timeout_s=timeout_s)
-        return result_from_inline(answer.get("result"), g, b, n_elements, e, time.perf_counter() - t0)
+        result = result_from_inline(answer.get("result"), g, b, n_elements, e, time.perf_counter() - t0)
+        result.host = remote.host
+        return result
     except AgentCancelled:
         raise RealRunStopped("the real run was stopped") from None
     except AgentTimeout as exc:
         raise UserError(f"the real run on {remote.host} stopped: {exc}") from None
-    except AgentError as exc:
+    except AgentFailed as exc:  # the run there refused or failed: say where
+        raise UserError(f"on {remote.host}: {exc}") from None
+    except AgentError as exc:  # ssh's or Slurm's reason, already naming the machine
         raise UserError(str(exc)) from None
     finally:
         agent.close()

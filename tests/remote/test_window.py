@@ -130,3 +130,45 @@ def test_the_benchmarks_panel_runs_on_the_remote_and_streams_points_back(sshd, q
     finally:
         panel.shutdown()
         context.remotes.shutdown()
+
+
+def test_a_remote_gpu_in_the_visualizer_runs_for_real_on_that_machine(sshd, qtbot, tmp_path, monkeypatch):
+    """A remote's GPU is offered in the visualizer under its host, and "Run it for real" with it
+    chosen goes to that machine's agent over ssh. The loopback server has no GPU, so its listing
+    is given one GPU record as a GPU server's would hold; the run then reaches the agent there,
+    which says in one line, naming the machine, that it has no such CUDA GPU."""
+    from explorer.devices.model import CudaGpu, CudaLimits
+    from explorer.ui.visualizer.panel import VisualizerPanel
+
+    monkeypatch.setenv("DEVICE_EXPLORER_HOME", str(tmp_path))
+    monkeypatch.setenv(SSH_CONFIG_ENV, str(sshd.config))
+    context = AppContext(Discovery(devices=[CpuDevice(name="This laptop's CPU", key="cpu")], reports=[]))
+    host = context.remotes.add(ALIAS, "", agent_python())
+    qtbot.waitUntil(lambda: host.status != "connecting", timeout=LISTED_WITHIN_MS)
+    assert host.status == "ready", host.error
+    panel = VisualizerPanel(context)
+    qtbot.addWidget(panel)
+    try:
+        assert not any(key.startswith(host.ident) for key in panel._remote_gpus)  # it has none
+        host.found.discovery.devices.append(
+            CudaGpu(
+                name="NVIDIA Lab GPU",
+                key="cuda:0",
+                index=0,
+                compute_capability=(8, 6),
+                sm_count=28,
+                limits=CudaLimits(max_threads_per_block=1024, warp_size=32),
+            )
+        )
+        host.changed.emit()
+        key = f"{host.ident}/cuda:0"
+        assert panel.controls.select_device_key(key)
+        assert panel.controls.device().name == f"NVIDIA Lab GPU ON {ALIAS}"
+        panel.run_for_real()
+        view = panel.realrun_view
+        assert view.running and f"Runs on {ALIAS}'s GPU (cuda:0)" in view.where.text()
+        qtbot.waitUntil(lambda: not view.running, timeout=LISTED_WITHIN_MS)
+        assert view.status.text() == f"on {ALIAS}: cuda:0 is not present; this machine has 0 CUDA GPU(s)"
+    finally:
+        panel.shutdown()
+        context.remotes.shutdown()

@@ -7,6 +7,8 @@ An invalid configuration shows the core's one-line message and leaves the last v
 
 from __future__ import annotations
 
+from typing import Any
+
 from PySide6.QtCore import QElapsedTimer, QEvent, QObject, QSize, Qt, QTimer
 from PySide6.QtGui import QKeySequence, QShortcut, QWheelEvent
 from PySide6.QtWidgets import (
@@ -105,6 +107,8 @@ class VisualizerPanel(Panel):
         self._wanted_device = ""  # a remembered device key not (yet) among the devices found
         self._zoom_pending = False
         self._real_run_for: tuple[str, object] | None = None  # (device key, launch) of the real run
+        #: a remote GPU's key in the device list -> (its Remote, its CUDA index there)
+        self._remote_gpus: dict[str, tuple[Any, int]] = {}
         self._summary_text: Text = ()
         # compare mode (issue 15.4): the form edits one side; the other side's setup waits here
         self.compare_on = False
@@ -256,6 +260,7 @@ class VisualizerPanel(Panel):
             pane.grid.clicked.connect(lambda hit, i=i: self._inspect(hit, pin=True, side=i))
         self.realrun_view.button.clicked.connect(self.run_for_real)
         context.discovery_changed.connect(lambda _d: self._load_devices())
+        context.remotes.changed.connect(self._load_devices)
         self._shortcuts = []
         for keys, _words, method, args in KEYS:
             sc = QShortcut(QKeySequence(keys), self)
@@ -314,7 +319,10 @@ class VisualizerPanel(Panel):
     # --- devices and configuration --------------------------------------------------------------
     def _load_devices(self) -> None:
         first_time = self.controls.device() is None
-        self.controls.set_devices(self.context.gpus)
+        gpus = self.context.gpus
+        # a remote machine's GPUs after this machine's and before the catalog's, named with the host
+        local = [d for d in gpus if d.kind == "cuda"]
+        self.controls.set_devices(local + self._remote_gpu_records() + [d for d in gpus if d.kind != "cuda"])
         if self._wanted_device and self.controls.select_device_key(self._wanted_device):
             self._wanted_device = ""  # the remembered GPU has been found (discovery may come late)
         if first_time and not any(d.kind == "cuda" for d in self.context.gpus):
@@ -324,6 +332,22 @@ class VisualizerPanel(Panel):
         self.realrun_view.set_backend(not present, present[0].name if present else None)
         if first_time:
             self.controls.apply_preset(PRESETS[0])
+
+    def _remote_gpu_records(self) -> list[Any]:
+        """Each usable GPU of a reachable remote as a record keyed ``HOST-ID/cuda:N`` and named
+        "... ON gpu-lab" (its key there may equal one here); ``_remote_gpus`` maps the key back."""
+        import dataclasses
+
+        self._remote_gpus = {}
+        records = []
+        for found in self.context.remotes.devices():
+            gpu = found.device
+            if gpu.kind != "cuda" or getattr(gpu, "index", None) is None:
+                continue
+            key = f"{found.host.ident}/{gpu.key}"
+            self._remote_gpus[key] = (found.host.remote, gpu.index)
+            records.append(dataclasses.replace(gpu, key=key, name=f"{gpu.name} ON {found.host.remote.host}"))
+        return records
 
     def recompute(self) -> None:
         """Plan the launch the controls describe; one that cannot run shows why and nothing else."""
@@ -733,7 +757,14 @@ class VisualizerPanel(Panel):
         device = self.controls.device()
         self._real_run_for = (device.key if device is not None else "", c)
         extent = c.extent.as_tuple() if c.extent is not None else None
-        self.realrun_view.start(c.grid.as_tuple(), c.block.as_tuple(), c.n, plan.threads_per_block, extent)
+        remote, index = (
+            self._remote_gpus.get(device.key, (None, None)) if device is not None else (None, None)
+        )
+        args = (c.grid.as_tuple(), c.block.as_tuple(), c.n, plan.threads_per_block, extent)
+        if remote is None:
+            self.realrun_view.start(*args)
+        else:  # a remote machine's GPU: the run goes to its agent over ssh
+            self.realrun_view.start(*args, remote=remote, device_index=index)
 
     @property
     def edited_plan(self) -> LaunchPlan | None:

@@ -6,6 +6,8 @@ thread, so the window keeps animating while numba compiles and the simulator gri
 
 from __future__ import annotations
 
+from typing import Any
+
 from PySide6.QtCore import QElapsedTimer, QRectF, QSize, Qt, QTimer, Signal
 from PySide6.QtGui import QFont, QImage, QPainter, QPaintEvent
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QSizePolicy, QVBoxLayout, QWidget
@@ -195,6 +197,8 @@ class RealRunView(QWidget):
         self._proc = None
         self._threads_per_block = 0
         self._backend = "gpu"
+        self._host = ""  # the remote machine of the run under way, "" for this one
+        self._local_where = ""  # the "where" line for this machine, shown again after a remote run
         self._cancelled = ""  # why the running child was killed on purpose
         self._clock = QElapsedTimer()
         self._ticker = QTimer(self)
@@ -214,6 +218,7 @@ class RealRunView(QWidget):
             )
         else:
             self.where.setText(f"Runs on {gpu_name}.")
+        self._local_where = self.where.text()
 
     @property
     def running(self) -> bool:
@@ -226,15 +231,26 @@ class RealRunView(QWidget):
         n: int | None,
         tpb: int,
         extent: tuple[int, int, int] | None = None,
+        remote: Any = None,
+        device_index: int | None = None,
     ) -> None:
-        """Start a run off the UI thread; a refused size is shown at once, without a child process."""
+        """Start a run off the UI thread; a refused size is shown at once, without a child process.
+        With ``remote`` (an ``explorer.remote.Remote``) it runs on that machine's GPU
+        ``device_index`` through its agent over ssh."""
         from explorer.errors import UserError
         from explorer.launch.realrun import check_size
 
         if self._worker is not None:
             return
         threads = grid[0] * grid[1] * grid[2] * tpb
-        backend = cpu_backend(threads) if self.simulator else "gpu"
+        backend = "gpu" if remote is not None else cpu_backend(threads) if self.simulator else "gpu"
+        self._host = remote.host if remote is not None else ""
+        self.where.setText(
+            f"Runs on {self._host}'s GPU (cuda:{device_index}) through its agent over ssh; the "
+            "records of who wrote each element come back through the same pipe."
+            if remote is not None
+            else self._local_where
+        )
         self.strip.set_result(None)  # the last run's strip belongs to another launch
         try:
             check_size(grid, block, n, backend=backend, extent=extent)
@@ -268,6 +284,8 @@ class RealRunView(QWidget):
             backend=backend,
             extent=extent,
             on_process=keep,
+            remote=remote,
+            device_index=device_index,
             _start_thread=False,
             _connect={"returned": self._done, "errored": self._errored, "finished": self._cleanup},
         )
@@ -277,7 +295,8 @@ class RealRunView(QWidget):
     def _show_progress(self) -> None:
         """What is running and for how long: numba's compile and the run give no finer progress."""
         self.status.setText(
-            f"Running {BACKEND_WORDS[self._backend]}: {self._clock.elapsed() / 1000:.1f} s "
+            f"Running {BACKEND_WORDS[self._backend]}{f' ON {self._host}' if self._host else ''}: "
+            f"{self._clock.elapsed() / 1000:.1f} s "
             "(numba compiles the kernel first). Stop ends it."
         )
 
