@@ -153,9 +153,20 @@ def serve() -> int:
 
 
 def run_agent(args: object = None) -> int:
-    """The hidden ``agent`` sub-command."""
+    """The hidden ``agent`` sub-command. It ends the process itself (``os._exit``) once done.
+
+    Why not return: after ``bye`` the stdin reader thread may still sit in ``readline`` (under
+    srun or ssh the end of the pipe arrives later than the bye), holding stdin's lock, and
+    Python's shutdown then aborts on that lock ("Fatal Python error: _enter_buffered_busy"):
+    a SIGABRT that Slurm records as a failed job. The agent has nothing to clean up."""
     try:
-        return serve()
+        code = serve()
     except Exception as exc:  # noqa: BLE001 - one line on stderr for the parent's message
         print(f"device-explorer agent: {type(exc).__name__}: {exc}", file=sys.stderr, flush=True)
-        return 1
+        code = 1
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass
+    os._exit(code)

@@ -32,6 +32,7 @@ from explorer.agent.child import (
 from explorer.agent.protocol import (
     MAX_LINE_BYTES,
     PROTOCOL_VERSION,
+    Bye,
     Error,
     Hello,
     ProtocolError,
@@ -195,6 +196,24 @@ def test_the_agent_exits_at_end_of_stdin_even_mid_request():
         time.sleep(0.5)  # now it is inside the hanging point
         proc.stdin.close()
         assert proc.wait(5) == 0
+    finally:
+        proc.kill()
+        proc.wait()
+
+
+def test_the_agent_exits_cleanly_on_bye_while_its_stdin_is_still_open():
+    """Under srun or ssh the end of stdin comes after the bye: the agent must still exit with 0.
+    (It aborted with "Fatal Python error: _enter_buffered_busy" on stdin's lock, held by its
+    reader thread, and Slurm recorded the job as failed.)"""
+    argv, env = local_agent_argv()
+    proc = subprocess.Popen(
+        argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env
+    )
+    try:
+        assert json.loads(proc.stdout.readline())["type"] == "hello"
+        proc.stdin.write(encode(Bye()))
+        proc.stdin.flush()  # and not closed
+        assert proc.wait(10) == 0, proc.stderr.read().decode(errors="replace")[-300:]
     finally:
         proc.kill()
         proc.wait()

@@ -8,6 +8,7 @@ import os
 import re
 import subprocess
 import sys
+import time
 
 from explorer.bench.results import BenchPoint
 from explorer.bench.runner import BenchPlan, BenchRun
@@ -35,7 +36,15 @@ def test_a_benchmark_runs_inside_a_slurm_job(sshd, slurm):
     assert points[0]["median_s"] > 0
     # it ran as a job: the controller knows a job whose command was the agent's Python, and
     # it ran (finished, or just finishing as the agent exits)
-    done = subprocess.run(["scontrol", "show", "job"], env=slurm.env, capture_output=True, text=True).stdout
+    # (slurmctld learns the step ended a moment after srun exits: the state is read until it has)
+    deadline = time.monotonic() + 20
+    while True:
+        done = subprocess.run(
+            ["scontrol", "show", "job"], env=slurm.env, capture_output=True, text=True
+        ).stdout
+        if re.search(r"JobState=(COMPLETED|COMPLETING)", done) or time.monotonic() > deadline:
+            break
+        time.sleep(0.2)
     assert f"Command={agent_python()}" in done, done
     assert re.search(r"JobState=(COMPLETED|COMPLETING)", done), done
 
@@ -74,7 +83,6 @@ def test_slurm_refusing_the_job_is_one_line_per_point(sshd, slurm):
 def test_a_job_left_waiting_in_the_queue_is_said_in_one_line(sshd, slurm):
     """The node is taken by another job: srun waits for resources, and the run says so when it
     gives up, instead of "no answer"."""
-    import time
 
     import pytest
 
