@@ -238,30 +238,38 @@ def _run_plan(
         export_csv(whole, csv_path)
         wrote = f"wrote {len(whole)} point(s) to {csv_path}"
     left = run.total_points - sum(p.ok for p in run.points)
-    if stopped is not None:
+    if stopped is not None:  # one line: what finished, what was written, how to go on
         finished = f"{len(run.points)} of {run.total_points} points finished"
+        hint = _how_to_resume(left, csv_path, as_json, stopped=True)
         print(
-            f"{interrupts.describe(stopped)}: {finished}" + (f"; {wrote}" if wrote else ""), file=sys.stderr
+            f"{interrupts.describe(stopped)}: {finished}"
+            + (f"; {wrote}" if wrote else "")
+            + (f"; {hint}" if hint else ""),
+            file=sys.stderr,
         )
-        _say_how_to_resume(left, csv_path, as_json)
         return interrupts.exit_status(stopped)
     if wrote and not as_json:
         print(wrote, file=sys.stderr)
-    _say_how_to_resume(left, csv_path, as_json)
+    hint = _how_to_resume(left, csv_path, as_json)
+    if hint:
+        print(hint, file=sys.stderr)
     return 1 if failed else 0
 
 
-def _say_how_to_resume(left: int, csv_path: Path | None, as_json: bool) -> None:
-    """After a run with points left unmeasured, one line on stderr: how to measure only those."""
+def _how_to_resume(left: int, csv_path: Path | None, as_json: bool, *, stopped: bool = False) -> str:
+    """After a run with points left unmeasured, how to measure only those ("" when none are left,
+    or when the run's points went nowhere they could be read back from)."""
     if left <= 0:
-        return
+        return ""
     if csv_path:
         how = f"--resume {csv_path}"
     elif as_json:
         how = "--resume FILE, FILE holding these JSON lines"
     else:
-        return  # the text lines cannot be read back: the hint would promise what cannot be done
-    print(f"{left} point(s) have no result; the same command with {how} measures only those", file=sys.stderr)
+        return ""  # the text lines cannot be read back: the hint would promise what cannot be done
+    if stopped:
+        return f"the same command with {how} measures the {left} left"
+    return f"{left} point(s) have no result; the same command with {how} measures only those"
 
 
 def _parse_repeats(text: str | None) -> int | None:
