@@ -118,6 +118,12 @@ class RooflinePlot(QWidget):
         self._roofs = list(roofs)
         self._points = list(points)
         self._catalog_roof = catalog_roof
+        hosts = sorted({r.host for r in self._roofs if r.host})
+        # a remote's roofs were measured there, not on this laptop: the legend says where
+        where = f"on {hosts[0]}" if len(hosts) == 1 and all(r.host for r in self._roofs) else "here"
+        if hosts and where == "here":
+            where = "on the machine each names"
+        self.caption.setText(f"solid: measured {where}; dashed: theoretical or spec sheet")
         self._redraw()
 
     @property
