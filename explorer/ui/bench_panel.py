@@ -55,6 +55,10 @@ SCREENSHOT_SHARE = 2 / 3
 #: it): the results table's eleven columns need about 760 px to show in full, so at 1024x768 the
 #: settings fold to their handle rather than cut the table off
 LEFT_WIDTH = 360
+#: the least height of the measurements plot and of the roofline (axes, title and legend included),
+#: at 100% text: below these their labels no longer fit (grown with the text size)
+PLOT_MIN_HEIGHT = 140
+ROOFLINE_MIN_HEIGHT = 160
 PLOT_MIN = 760
 #: how long the screenshot waits for that share before showing the run as far as it got
 SCREENSHOT_WAIT_S = 240.0
@@ -295,7 +299,11 @@ class BenchPanel(Panel):
         """The controls column and the plots' fonts grow with the text."""
         self.settings_side.set_body_width(px(LEFT_WIDTH))
         self.progress_bar.setMinimumHeight(px(26))
-        self.table.setMinimumHeight(px(110))
+        self.table.setMinimumHeight(px(80))  # a header and two rows; it scrolls
+        # the plots keep a readable height on a short projector; the table scrolls instead (at
+        # 1280x720 and 150% the roofline's view was 40 px tall and its labels lay on each other)
+        self.plot.main.setMinimumHeight(px(PLOT_MIN_HEIGHT))
+        self.roofline.plot.setMinimumHeight(px(ROOFLINE_MIN_HEIGHT))
         self.plot.apply_text_scale()
         self._fit_settings()
 

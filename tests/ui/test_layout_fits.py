@@ -245,6 +245,20 @@ def test_benchmarks_with_results_fit(window, qapp, size, scale):
         for x, y in zip(*item.getData(), strict=True):
             at = view.mapViewToDevice(pg_point(x, y))
             assert not legend.contains(view.mapFromDevice(at)), (x, y)
+    # the roofline tab: its choice shows in full, and its plot keeps a readable height (at 1280x720
+    # and 150% the view was 40 px tall, its ceilings' labels lying on each other)
+    panel.show_screenshot_view("roofline")
+    _settle(qapp, window, size)
+    problems = [str(p) for p in clipped(window)]
+    assert not problems, "\n".join(problems)
+    roof_view = panel.roofline.plot.getPlotItem().vb
+    assert roof_view.height() >= px(70), roof_view.height()
+
+
+def px(size: float) -> int:
+    from explorer.ui.theme import px as scaled
+
+    return scaled(size)
 
 
 def pg_point(x: float, y: float):

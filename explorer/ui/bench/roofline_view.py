@@ -14,8 +14,16 @@ from collections.abc import Sequence
 from typing import Any
 
 import pyqtgraph as pg
-from PySide6.QtCore import Qt, Signal
-from PySide6.QtWidgets import QComboBox, QLabel, QVBoxLayout, QWidget
+from PySide6.QtCore import QSize, Qt, Signal
+from PySide6.QtWidgets import (
+    QComboBox,
+    QHBoxLayout,
+    QLabel,
+    QStyle,
+    QStyleOptionComboBox,
+    QVBoxLayout,
+    QWidget,
+)
 
 from explorer.bench.fmt import number_text
 from explorer.bench.roofline import Roof, plot_range, segments
@@ -27,10 +35,26 @@ from explorer.ui.bench.plot import (
     LogAxis,
     _style_plot,
 )
+from explorer.ui.guard import qt_guard
 from explorer.ui.theme import Theme, current_theme
 
 _CATALOG_COLOURS = ("#CC79A7", "#E69F00")  # purple first: no CPU or GPU point is drawn in it
 _NO_CATALOG = "Add a catalog GPU's roof…"
+
+
+class _ChoiceBox(QComboBox):
+    """Asks for the width of the choice it shows ("Add a catalog GPU's roof…" was cut at 14
+    characters beside the caption), yet needs no more than 10 characters where a row is short;
+    the list it opens shows every name in full."""
+
+    @qt_guard
+    def sizeHint(self) -> QSize:  # noqa: N802 (Qt API)
+        hint = super().sizeHint()
+        opt = QStyleOptionComboBox()
+        self.initStyleOption(opt)
+        text = QSize(self.fontMetrics().horizontalAdvance(self.currentText()), hint.height())
+        full = self.style().sizeFromContents(QStyle.ContentsType.CT_ComboBox, opt, text, self)
+        return QSize(max(hint.width(), full.width()), hint.height())
 
 
 def _roof_colour(roof: Roof, index: int) -> str:
@@ -57,10 +81,10 @@ class RooflinePlot(QWidget):
 
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
-        # the choice above its caption, not beside it: side by side they asked more width than the
-        # measurements plot does, and the panel must fit a 1024-px projector at any text size
-        row = QVBoxLayout()
-        self.catalog_combo = QComboBox()
+        # the choice beside its caption, which wraps: one row less for the plot on a short projector
+        # (1280x720 at 150%), and no wider than the measurements plot (the combo stays narrow)
+        row = QHBoxLayout()
+        self.catalog_combo = _ChoiceBox()
         self.catalog_combo.addItem(_NO_CATALOG, "")
         self.catalog_combo.setToolTip(
             "Draw a well-known GPU's roof from its spec sheet beside this machine's (not a measurement)"
@@ -69,11 +93,12 @@ class RooflinePlot(QWidget):
         self.catalog_combo.setSizeAdjustPolicy(
             QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon
         )
-        self.catalog_combo.setMinimumContentsLength(14)
+        self.catalog_combo.setMinimumContentsLength(10)
+        self.catalog_combo.currentTextChanged.connect(lambda _t: self.catalog_combo.updateGeometry())
         row.addWidget(self.catalog_combo)
         self.caption = QLabel("solid: measured here; dashed: theoretical or spec sheet", wordWrap=True)
         self.caption.setProperty("role", "caption")
-        row.addWidget(self.caption)
+        row.addWidget(self.caption, 1)
         layout.addLayout(row)
 
         axes = {"left": LogAxis("left"), "bottom": LogAxis("bottom")}
