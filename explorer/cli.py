@@ -153,8 +153,15 @@ def build_parser() -> argparse.ArgumentParser:
     )
 
     p = sub.add_parser("bench", help="run a benchmark workload headless, one line per point")
-    p.add_argument("workload", nargs="?", help="workload name (omit to list them)")
-    p.add_argument("--device", default="cpu", metavar="cpu|cuda:N", help="where to run (default cpu)")
+    p.add_argument(
+        "workload", nargs="?", help="workload name (omit to list them, and which cannot run here and why)"
+    )
+    p.add_argument(
+        "--device",
+        default=None,
+        metavar="cpu|cuda:N",
+        help="where to run (default cpu; cuda:0 for a workload that runs only on a GPU)",
+    )
     p.add_argument(
         "--sizes", nargs="+", default=None, metavar="SIZE", help="problem sizes (default: the workload's)"
     )

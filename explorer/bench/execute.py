@@ -62,6 +62,10 @@ class Outcome:
     threads: int | None = None
     dtype: str | None = None
     extra: dict[str, float | str] = field(default_factory=dict)
+    # what a model predicts beside the measurement (BenchPoint.model, model_estimate, model_note)
+    model: str = ""
+    model_estimate: float | None = None
+    model_note: str = ""
 
 
 # --- helpers the workload modules share -------------------------------------------------------
@@ -382,6 +386,9 @@ def run_point(spec: PointSpec) -> tuple[BenchPoint, bool]:
         peak_basis=basis.text if basis else "",
         peak_is_estimate=bool(basis and basis.is_estimate),
         peak_kind=basis.kind if basis else "",
+        model=out.model,
+        model_estimate=out.model_estimate,
+        model_note=out.model_note,
         threads=out.threads,
         dtype=out.dtype or w.dtype,
         versions=versions(spec.device),

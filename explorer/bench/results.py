@@ -37,6 +37,7 @@ FIELD_RANGES: dict[str, tuple[float | None, float | None]] = {
     "repeats": (0, None),
     "throughput": (0, None),
     "peak": (0, None),
+    "model_estimate": (0, None),
     "threads": (1, None),
     "remeasured": (0, None),
     "others_cpu_share": (0, None),
@@ -80,6 +81,14 @@ class BenchPoint:
     ridge_flop_per_byte: float | None = None
     bandwidth_ceiling_gbps: float | None = None
     bandwidth_ceiling_basis: str = ""
+    # What a model of the hardware predicts beside the measurement (explorer.memory: coalescing,
+    # bank conflicts, divergence), never a measurement itself: ``model`` a few words for the table
+    # and the CLI ("est. 419 GB/s", "32-way bank conflict"), ``model_estimate`` the predicted
+    # throughput in ``throughput_unit`` where the model gives one, ``model_note`` the whole
+    # sentence with the model's basis.
+    model: str = ""
+    model_estimate: float | None = None
+    model_note: str = ""
     threads: int | None = None
     dtype: str = ""
     versions: dict[str, str] = field(default_factory=dict)
@@ -185,6 +194,7 @@ _FLOAT_COLUMNS = {
     "others_cpu_share",
     "waiting_share",
     "steal_share",
+    "model_estimate",
 }
 _INT_COLUMNS = {"size", "repeats", "threads", "remeasured"}
 _DICT_COLUMNS = {"versions", "extra"}
@@ -197,7 +207,7 @@ _FLOAT_COLUMNS |= {
     "ridge_flop_per_byte",
     "bandwidth_ceiling_gbps",
 }
-_TEXT_COLUMNS |= {"bound", "bandwidth_ceiling_basis", "peak_kind", "host"}
+_TEXT_COLUMNS |= {"bound", "bandwidth_ceiling_basis", "peak_kind", "host", "model", "model_note"}
 
 
 def write_csv(points: Iterable[BenchPoint], path: str | os.PathLike[str]) -> None:
@@ -286,6 +296,8 @@ def format_point(p: BenchPoint) -> str:
         share = peak_share_text(p)
         if share:
             text += f" ({share})"
+    if p.model:
+        text += f"  [model: {model_cell(p)}]"
     if p.threads is not None and p.device == "cpu":
         text += f"  threads={p.threads}"
     for key, value in p.extra.items():
@@ -298,3 +310,13 @@ def format_point(p: BenchPoint) -> str:
             else ""
         )
     return text
+
+
+def model_cell(p: BenchPoint) -> str:
+    """The model's few words beside a point, with the measured / model ratio where the model
+    predicts the throughput itself (the table's "model" cell; the CLI's "[model: ...]")."""
+    if not p.model:
+        return ""
+    if p.model_estimate and p.throughput is not None:
+        return f"{p.model}; measured/model {p.throughput / p.model_estimate:.2f}"
+    return p.model

@@ -27,6 +27,14 @@ FLOAT32_BYTES = 4
 MATVEC_COLS = 100  # the teaching notebook's N x 100 matrices
 SMALL_MATRIX = 100  # many-small-vs-one-big multiplies 100 x 100 matrices
 LESSON_MATMULS = 10  # the timing lesson times ten matmuls, as the d2l notebook did
+# The strided copy's output size: on a GPU 64 MiB out (and 64 MiB to 2 GiB in), beyond any L2 so
+# stride 1 measures DRAM; on a CPU 8 MiB out (8 to 256 MiB in), kind to a laptop's memory.
+STRIDED_COPY_ELEMENTS_GPU = 1 << 24
+STRIDED_COPY_ELEMENTS_CPU = 1 << 21
+BRANCH_STEPS = 256  # multiply-adds per element on each path of the branch workload
+#: how discovery's "why no GPU" begins (explorer.devices.model); the rest is the reason a
+#: workload's refusal quotes
+NO_GPU_HEAD = "No NVIDIA GPU was found on this machine."
 
 
 def _zero(_size: int) -> float:
@@ -60,6 +68,8 @@ class Workload:
     code: Callable[[], tuple[Variant, ...]] = field(default=_no_variants, compare=False, repr=False)
     preload: tuple[str, ...] = ("torch",)  # heavy modules the worker imports before its first point
     hidden: bool = False  # test-only workloads, never listed in the UI
+    # why it needs GPUs (``needs_gpu_count``), in a few words: "its kernels use shared memory"
+    needs_gpu_why: str = ""
 
     def variants_on(self, device: str) -> list[Variant]:
         """The variants a point on ``device`` can be, in the order they run and are listed."""
@@ -92,10 +102,25 @@ class Workload:
         """Why a run cannot start with this many GPUs chosen, or ``None`` when it can."""
         if chosen_gpus >= self.needs_gpu_count:
             return None
+        needs = "a GPU" if self.needs_gpu_count == 1 else f"{self.needs_gpu_count} GPUs"
         return (
-            f"{self.title} needs {self.needs_gpu_count} GPUs chosen; {chosen_gpus} chosen "
+            f"{self.title} needs {needs} chosen; {chosen_gpus} chosen "
             f"and {present_gpus} present on this machine."
         )
+
+    def cannot_run_here(self, present_gpus: int, why_no_gpu: str = "") -> str | None:
+        """Why this workload cannot run on a machine with ``present_gpus`` usable GPUs, in one
+        line said before any run (``why_no_gpu``: discovery's reason when there are none), or
+        ``None`` when it can."""
+        if present_gpus >= self.needs_gpu_count:
+            return None
+        needs = "a GPU" if self.needs_gpu_count == 1 else f"{self.needs_gpu_count} GPUs"
+        because = f" ({self.needs_gpu_why})" if self.needs_gpu_why else ""
+        has = "none" if present_gpus == 0 else str(present_gpus)
+        # the first reason discovery gives is the one that matters ("no NVIDIA driver is installed")
+        why = " ".join(why_no_gpu.split()).removeprefix(NO_GPU_HEAD).strip().split(". ")[0].rstrip(".")
+        reason = f" ({why})" if why and not present_gpus else ""
+        return f"{self.name} needs {needs}{because}; this machine has {has}{reason}"
 
     def size_label(self, size: int) -> str:
         if self.size_format == "bytes":
@@ -190,6 +215,30 @@ def _cnn_step_code() -> tuple[Variant, ...]:
     return CNN_STEP
 
 
+def _strided_copy_code() -> tuple[Variant, ...]:
+    from explorer.bench.wl_memory import STRIDED_COPY
+
+    return STRIDED_COPY
+
+
+def _shared_transpose_code() -> tuple[Variant, ...]:
+    from explorer.bench.wl_memory import SHARED_TRANSPOSE
+
+    return SHARED_TRANSPOSE
+
+
+def _branch_code() -> tuple[Variant, ...]:
+    from explorer.bench.wl_memory import BRANCH
+
+    return BRANCH
+
+
+def _utilization_trap_code() -> tuple[Variant, ...]:
+    from explorer.bench.wl_memory import UTILIZATION_TRAP
+
+    return UTILIZATION_TRAP
+
+
 def _crash_test_code() -> tuple[Variant, ...]:
     from explorer.bench.wl_selftest import CRASH
 
@@ -208,7 +257,7 @@ def _oom_test_code() -> tuple[Variant, ...]:
     return OUT_OF_MEMORY
 
 
-# --- the eight workloads -----------------------------------------------------------------------
+# --- the workloads -----------------------------------------------------------------------------
 
 WORKLOADS: dict[str, Workload] = {}
 
@@ -427,9 +476,135 @@ _register(
         default_sizes_gpu=(1024, 2048, 4096, 8192),
         unit="GFLOP/s",
         needs_gpu_count=2,
+        needs_gpu_why="it runs on two GPUs at once and copies between them",
         flops=lambda n: 2 * 2.0 * n**3,
         bytes_moved=lambda n: FLOAT32_BYTES * float(n) * n,
         code=_two_gpus_code,
+    )
+)
+
+
+_register(
+    Workload(
+        name="strided_copy",
+        title="Strided copy (coalescing)",
+        description=(
+            "dst[i] = src[i * stride] for float32 arrays, stride 1 to 32: GB/s of the bytes the copy "
+            "asks for, beside the coalescing model's estimate (its sector efficiency x the memory "
+            "bandwidth). GPU: a numba kernel over 16M elements; CPU: a numpy strided copy over 2M."
+        ),
+        lesson=(
+            "A warp's 32 lanes read together, and memory moves in 32-byte sectors: at stride 1 the 32 "
+            "floats fill 4 sectors and every fetched byte is used; at stride 2 half of each sector is "
+            "thrown away, and from stride 8 on each lane's 4 bytes cost a whole sector, 12.5% efficiency. "
+            "The model column multiplies that efficiency (writes stay unit-stride) by the memory's "
+            "bandwidth: a model, not a measurement, and the measured/model ratio shows what it leaves "
+            "out (L2 hits, DRAM pages, how many requests are in flight). On a CPU the same happens in "
+            "64-byte cache lines, later (stride 16) and blurred by prefetchers. The Memory page draws one "
+            "warp's sectors for any stride."
+        ),
+        size_name="stride (elements)",
+        default_sizes_cpu=(1, 2, 4, 8, 16, 32),
+        default_sizes_gpu=(1, 2, 3, 4, 6, 8, 12, 16, 24, 32),
+        unit="GB/s",
+        bytes_moved=lambda _stride: (
+            2.0 * FLOAT32_BYTES * STRIDED_COPY_ELEMENTS_GPU
+        ),  # CPU points carry theirs
+        size_format="stride={size}",
+        code=_strided_copy_code,
+        preload=("numpy", "numba"),
+    )
+)
+
+_register(
+    Workload(
+        name="shared_transpose",
+        title="Shared-memory transpose (bank conflicts)",
+        description=(
+            "An n x n float32 transpose through a 32 x 32 shared-memory tile, tile[32][32] vs the padded "
+            "tile[32][33], beside the modelled bank-conflict degree of the tile's column read (32 vs 1). "
+            "Needs a GPU."
+        ),
+        lesson=(
+            "The tiled transpose reads rows of the matrix and writes rows of the result, so both global "
+            "accesses are coalesced; the turn happens in shared memory, where the tile is written by rows "
+            "and read by columns. In tile[32][32] a column's 32 words are 32 words apart, all in one of "
+            "the 32 banks: the read is served one lane at a time, a 32-way conflict. One extra column, "
+            "tile[32][33], shifts each row by one bank and the column read takes one pass. The global "
+            "traffic is the same, so the difference in GB/s is the conflict's cost; the Memory page's "
+            "bank view draws both tiles."
+        ),
+        size_name="matrix size n",
+        default_sizes_cpu=(),
+        default_sizes_gpu=(1024, 2048, 4096, 8192),
+        unit="GB/s",
+        needs_gpu_count=1,
+        needs_gpu_why="its kernels use a GPU's shared memory",
+        bytes_moved=lambda n: 2.0 * FLOAT32_BYTES * n * n,
+        code=_shared_transpose_code,
+        preload=("numpy", "numba"),
+    )
+)
+
+_register(
+    Workload(
+        name="branch",
+        title="Divergent vs warp-aligned branch",
+        description=(
+            f"Each element takes one of two paths of {BRANCH_STEPS} multiply-adds: chosen lane by lane "
+            "(i % 2, every warp diverges) or warp by warp ((i / 32) % 2, none does), beside the modelled "
+            "SIMT efficiency (50% vs 100%). Needs a GPU."
+        ),
+        lesson=(
+            "A warp issues one instruction for its 32 lanes. When the lanes of a warp disagree at an if, "
+            "the warp runs the taken path with the other lanes masked off, then the other path: both "
+            "paths cost the whole warp, and the lanes do half the work per instruction (SIMT efficiency "
+            "50%). The same two paths chosen per warp cost nothing extra, because each warp takes only "
+            "one. Both variants do the same arithmetic, so the divergent one should take about twice "
+            "as long; independent thread scheduling (CC 7.0+) does not change that. The Memory page's "
+            "divergence view draws each warp's paths."
+        ),
+        size_name="elements N",
+        default_sizes_cpu=(),
+        default_sizes_gpu=(1 << 20, 1 << 22, 1 << 24),
+        unit="GFLOP/s",
+        needs_gpu_count=1,
+        needs_gpu_why="warps and their divergence are a GPU's",
+        flops=lambda n: 2.0 * BRANCH_STEPS * n,
+        bytes_moved=lambda n: 2.0 * FLOAT32_BYTES * n,
+        size_format="N={size:,}",
+        code=_branch_code,
+        preload=("numpy", "numba"),
+    )
+)
+
+_register(
+    Workload(
+        name="utilization_trap",
+        title="Utilization trap (100% busy, one SM)",
+        description=(
+            "A few blocks of one warp each spin for three seconds while NVML's 'GPU utilization' is "
+            "sampled: it reads 100% with one block on one SM as with every SM busy. Size: blocks; "
+            "steps/s: how much work was really done. Needs a GPU and NVML."
+        ),
+        lesson=(
+            "Watch the model column: NVML reads 100% 'GPU utilization' for one block of one warp, "
+            "which keeps one SM of dozens busy with 32 of its thousands of lane slots, and 100% again "
+            "for hundreds of blocks doing a hundred times the work (the steps/s curve). NVML's figure "
+            "is the share of time at least one kernel was running, not the share of the GPU at work, "
+            "so 100% says the GPU was never idle, not that it was full. nvidia-smi and the Devices "
+            "panel show the same number; occupancy and the SMs with blocks (the Launch visualizer) "
+            "say how full it is."
+        ),
+        size_name="blocks (one warp each)",
+        default_sizes_cpu=(),
+        default_sizes_gpu=(1, 8, 64, 512),
+        unit="steps/s",
+        needs_gpu_count=1,
+        needs_gpu_why="it reads NVML's utilization while a kernel runs",
+        size_format="blocks={size:,}",
+        code=_utilization_trap_code,
+        preload=("numpy", "numba"),
     )
 )
 
@@ -462,6 +637,7 @@ for _name, _what, _code in (
 def get_workload(name: str) -> Workload:
     """The workload called ``name``; a one-line UserError listing the known ones otherwise."""
     key = (name or "").strip()
+    key = key if key in TEST_WORKLOADS else key.replace("-", "_")  # utilization-trap is utilization_trap
     w = WORKLOADS.get(key) or TEST_WORKLOADS.get(key)
     if w is None:
         raise UserError(f"unknown workload {shown(name)}; known workloads: {', '.join(WORKLOADS)}")

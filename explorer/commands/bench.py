@@ -48,10 +48,22 @@ def check_device_present(device: str) -> None:
         raise UserError(f"{device} is not present; this machine has {count} CUDA device(s) (valid: {valid})")
 
 
+def gpus_here() -> tuple[int, str]:
+    """The usable GPUs of this machine and, when there are none, discovery's reason in words (a
+    quick probe: torch and numba are not imported when no driver is there to find a GPU)."""
+    from explorer.devices.discover import discover
+
+    found = discover(include_catalog=False, quick=True)
+    count = sum(1 for d in found.devices if d.kind == "cuda" and d.usable)
+    return count, "" if count else (found.why_no_gpu() or "")
+
+
 def _list_workloads(as_json: bool) -> int:
     from explorer.bench.workloads import visible_workloads
 
     ws = visible_workloads()
+    gpus, why = gpus_here()
+    refusals = {w.name: w.cannot_run_here(gpus) for w in ws}
     if as_json:
         print(
             json.dumps(
@@ -67,6 +79,7 @@ def _list_workloads(as_json: bool) -> int:
                         "needs_gpu_count": w.needs_gpu_count,
                         "variants_cpu": [v.label for v in w.variants_on("cpu")],
                         "variants_gpu": [v.label for v in w.variants_on("cuda:0")],
+                        "cannot_run_here": w.cannot_run_here(gpus, why),
                     }
                     for w in ws
                 ],
@@ -76,8 +89,12 @@ def _list_workloads(as_json: bool) -> int:
         return 0
     print("Workloads (device-explorer bench WORKLOAD [--device cpu|cuda:N] [--sizes ...]):")
     for w in ws:
-        needs = f" (needs {w.needs_gpu_count} GPUs)" if w.needs_gpu_count else ""
-        print(f"  {w.name:<14} {w.title}{needs}; size: {w.size_name}; {w.unit}")
+        print(f"  {w.name:<16} {w.title}; size: {w.size_name}; {w.unit}")
+    cannot = [w for w in ws if refusals[w.name]]
+    if cannot:
+        print("Cannot run here" + (f" ({' '.join(why.split())})" if why else "") + ":")
+        for w in cannot:
+            print(f"  {refusals[w.name]}")
     return 0
 
 
@@ -132,14 +149,24 @@ def parse_bench(args) -> BenchRequest:
     if not args.workload:
         return BenchRequest(None, "cpu", None, as_json)
     w = get_workload(args.workload)
+    gpu_only = not w.variants_on("cpu")
+    # without --device: the CPU, or the first GPU for a workload that has no CPU variant
+    named = args.device if args.device is not None else ("cuda:0" if gpu_only else "cpu")
     if remote is not None:
         # the remote's GPUs are not known here: a key is passed on, and the remote's worker says
         # in the point's error row when it names a GPU that machine does not have
-        if not is_device_key(args.device):
-            raise UserError(f"with --host, name the device as cpu or cuda:N; got {args.device!r:.60}")
-        device = parse_device_key(args.device)
+        if not is_device_key(named):
+            raise UserError(f"with --host, name the device as cpu or cuda:N; got {named!r:.60}")
+        device = parse_device_key(named)
     else:
-        device = resolve_bench_device(args.device)
+        if gpu_only or w.needs_gpu_count > 1:
+            # said before anything runs: which GPU it needs and why this machine has none
+            refusal = w.cannot_run_here(*gpus_here())
+            if refusal:
+                raise UserError(refusal)
+        device = resolve_bench_device(named)
+    if device == "cpu" and gpu_only:
+        raise UserError(f"{w.name} has no CPU variant ({w.needs_gpu_why}); run it on a GPU: --device cuda:N")
     sizes = parse_sizes(" ".join(args.sizes), w.size_name) if args.sizes else None
     repeats = _parse_repeats(args.repeats)
     # checked before the run, so a typo in the path does not throw away a finished run

@@ -16,6 +16,7 @@ pattern costs microseconds and a whole stride sweep well under a millisecond.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 from explorer.errors import UserError
@@ -203,3 +204,52 @@ def struct_field(struct_bytes: int, field_offset_bytes: int, elem_bytes: int = 4
     return GlobalAccess(
         elem_bytes=elem_bytes, stride=struct_bytes // elem_bytes, offset=field_offset_bytes // elem_bytes
     )
+
+
+# --- a whole strided copy, as the benchmark measures it ------------------------------------------
+
+#: a CPU moves memory in 64-byte cache lines (x86 and most Arm cores); the model of the CPU's
+#: strided copy uses them where a GPU's uses 32-byte sectors
+CPU_LINE_BYTES = 64
+
+
+def granule_efficiency(elem_bytes: int, stride: int, granule_bytes: int) -> float:
+    """Over a long run of ``a[i * stride]``, the bytes used over the bytes moved when memory moves
+    in aligned ``granule_bytes`` pieces (64-byte CPU lines, 32-byte GPU sectors). The pattern
+    repeats every ``granule / gcd(stride * elem, granule)`` elements, so one period is exact."""
+    step = stride * elem_bytes
+    period = granule_bytes // math.gcd(step, granule_bytes)
+    granules = len({(i * step) // granule_bytes for i in range(period)})
+    return period * elem_bytes / (granules * granule_bytes)
+
+
+@dataclass(frozen=True)
+class CopyModel:
+    """What the memory system moves for ``dst[i] = src[i * stride]``: the reads strided, the writes
+    unit-stride, each in its granule. ``efficiency`` is the bytes the copy asks for over the bytes
+    moved, so the model's bandwidth for the copy is ``efficiency x`` the memory's bandwidth (a
+    model, not a measurement: caches, prefetchers and DRAM pages are left out)."""
+
+    stride: int
+    elem_bytes: int
+    granule_bytes: int
+    read_efficiency: float
+    write_efficiency: float
+
+    @property
+    def efficiency(self) -> float:
+        # as many bytes read as written: requested 2B, moved B/read + B/write
+        return 2.0 / (1.0 / self.read_efficiency + 1.0 / self.write_efficiency)
+
+
+def strided_copy_model(stride: int, elem_bytes: int = 4, granule_bytes: int = SECTOR_BYTES) -> CopyModel:
+    """The copy on a GPU (32-byte sectors, one warp's request as ``coalesce`` counts it) or, with
+    ``granule_bytes=CPU_LINE_BYTES``, on a CPU (64-byte lines over a long run)."""
+    if granule_bytes == SECTOR_BYTES:
+        read = coalesce(GlobalAccess(elem_bytes=elem_bytes, stride=stride)).efficiency
+        write = coalesce(GlobalAccess(elem_bytes=elem_bytes, stride=1)).efficiency
+    else:
+        check_global_access(GlobalAccess(elem_bytes=elem_bytes, stride=stride))
+        read = granule_efficiency(elem_bytes, stride, granule_bytes)
+        write = granule_efficiency(elem_bytes, 1, granule_bytes)
+    return CopyModel(stride, elem_bytes, granule_bytes, read, write)

@@ -1,6 +1,7 @@
 """numba CUDA kernels that measure what explorer.memory models: strided reads, a shared-memory
 transpose with and without padding, a divergent vs a warp-aligned branch, and the utilization
-trap (one busy block that NVML reports as "100% GPU utilization").
+trap (one busy block that NVML reports as "100% GPU utilization"). The benchmark workloads that
+run them are in ``explorer.bench.wl_memory``.
 
 Imported only where a kernel is about to run (the benchmark worker, the simulator tests), since
 the import pulls in numba.cuda. Under ``NUMBA_ENABLE_CUDASIM=1`` the same kernels run on numba's
@@ -11,10 +12,11 @@ from __future__ import annotations
 
 import math
 
-from numba import cuda, float32
+from numba import cuda, float32, int64
 
 THREADS = 256
 TILE = 32
+WARP = 32  # the busy kernel's blocks are one warp each
 
 
 def blocks_for(n: int, threads: int = THREADS) -> int:
@@ -93,25 +95,66 @@ def branch_by_warp(data, steps):
 
 
 def reference_branch(values, steps: int, by_warp: bool):
-    """What either branch kernel computes, on the host (float32 like the device), for the tests."""
+    """What either branch kernel computes, on the host in float32 like the device, vectorised so a
+    benchmark can check millions of elements. A GPU may fuse the multiply and the add (one
+    rounding instead of two), so compare with a relative tolerance, not bit for bit."""
     import numpy as np
 
-    out = np.array(values, dtype=np.float32)
-    for i in range(out.shape[0]):
-        first = (i // 32) % 2 == 0 if by_warp else i % 2 == 0
-        x = out[i] if first else -out[i]
-        for _ in range(steps):
-            x = np.float32(x * np.float32(0.999) + np.float32(0.001))
-        out[i] = x if first else -x
-    return out
+    v = np.asarray(values, dtype=np.float32)
+    index = np.arange(v.shape[0])
+    first = (index // 32) % 2 == 0 if by_warp else index % 2 == 0
+    x = np.where(first, v, -v).astype(np.float32)
+    for _ in range(steps):
+        x = x * np.float32(0.999) + np.float32(0.001)
+    return np.where(first, x, -x).astype(np.float32)
+
+
+#: the linear congruential step the busy kernel repeats (Numerical Recipes' constants, mod 2^32):
+#: a chain of multiplications no compiler can fold into a closed form, so the loop really runs
+LCG_A = 1664525
+LCG_C = 1013904223
+LCG_MASK = 0xFFFFFFFF
 
 
 @cuda.jit
-def one_busy_block(out, spins):
-    """One block of one warp spinning for ``spins`` iterations: one SM of dozens busy, yet NVML's
-    "GPU utilization" (the share of time some kernel ran) reads 100% while it runs."""
-    if cuda.grid(1) == 0:
-        acc = float32(0.0)
-        for k in range(spins):
-            acc += float32(k % 7)
-        out[0] = acc
+def busy_warps(out, steps):
+    """Every thread runs ``steps`` dependent LCG steps from its own index. Launched as blocks of
+    one warp, ``blocks`` of them keep at most ``blocks`` SMs busy; NVML's "GPU utilization" (the
+    share of time some kernel ran) reads 100% while even one such block runs."""
+    i = cuda.grid(1)
+    if i < out.shape[0]:
+        x = int64(i)  # int64: x * LCG_A stays below 2^53, no overflow
+        for _ in range(steps):
+            x = (x * LCG_A + LCG_C) & LCG_MASK
+        out[i] = x
+
+
+def lcg_jump(steps: int) -> tuple[int, int]:
+    """(a, c) with ``x_after_steps = (a * x + c) mod 2^32``: the LCG composed ``steps`` times by
+    squaring, so the host checks a kernel of billions of steps in microseconds."""
+    a, c = 1, 0  # the identity
+    step_a, step_c = LCG_A, LCG_C  # the map for 2^k steps
+    while steps:
+        if steps & 1:
+            a, c = (step_a * a) & LCG_MASK, (step_a * c + step_c) & LCG_MASK
+        step_a, step_c = (step_a * step_a) & LCG_MASK, (step_a * step_c + step_c) & LCG_MASK
+        steps >>= 1
+    return a, c
+
+
+def reference_busy(threads: int, steps: int):
+    """What ``busy_warps`` leaves in ``out[:threads]``, computed on the host (int64, exact)."""
+    import numpy as np
+
+    a, c = lcg_jump(steps)
+    x = np.arange(threads, dtype=np.uint64)
+    return ((x * np.uint64(a) + np.uint64(c)) & np.uint64(LCG_MASK)).astype(np.int64)
+
+
+@cuda.jit
+def fill_index(a):
+    """a[j] = j (as a's type): a large input made on the device, checkable on the host without a
+    copy of it there."""
+    j = cuda.grid(1)
+    if j < a.shape[0]:
+        a[j] = j

@@ -6,6 +6,14 @@ from explorer.memory.banks import BankConflicts
 from explorer.memory.coalescing import Coalescing
 from explorer.memory.divergence import Divergence, WarpBranch
 
+#: what NVML's "GPU utilization" means, said wherever the utilization trap shows it
+UTILIZATION_MEANING = (
+    "NVML's 'GPU utilization' is the share of its last sample period (1/6 s to 1 s) in which at "
+    "least one kernel was running, not the share of SMs or lanes at work: one warp on one SM reads "
+    "100%. How much of the GPU works is the occupancy and the SMs with blocks, which the Launch "
+    "visualizer shows, or a profiler's 'SM activity'."
+)
+
 
 def pct(x: float) -> str:
     """12.5% stays 12.5% (not 12%); 50.0% reads 50%."""

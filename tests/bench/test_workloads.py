@@ -10,6 +10,8 @@ from explorer.bench.workloads import TEST_WORKLOADS, WORKLOADS, cnn_param_count,
 from explorer.errors import UserError
 
 EIGHT = ["matmul", "vector_add", "matvec", "copies", "small_vs_big", "cnn_step", "timing_lesson", "two_gpus"]
+MEMORY = ["strided_copy", "shared_transpose", "branch", "utilization_trap"]
+GPU_ONLY = MEMORY[1:]
 TINY = {
     "matmul": 32,
     "vector_add": 1000,
@@ -19,14 +21,17 @@ TINY = {
     "cnn_step": 4,
     "timing_lesson": 32,
     "two_gpus": 32,
+    "strided_copy": 3,
 }
 
 
-def test_registry_holds_the_eight_workloads_with_lessons():
-    assert list(WORKLOADS) == EIGHT
+def test_registry_holds_the_workloads_with_lessons():
+    assert list(WORKLOADS) == EIGHT + MEMORY
     for w in WORKLOADS.values():
         assert len(w.lesson) > 200, w.name
-        assert w.default_sizes_cpu and w.default_sizes_gpu and w.unit
+        # a workload without a CPU size runs only on a GPU, and says so before any run
+        assert (not w.default_sizes_cpu) == (w.name in GPU_ONLY) == (not w.variants_on("cpu")), w.name
+        assert w.default_sizes_gpu and w.unit
         assert all(s > 0 for s in w.default_sizes_cpu + w.default_sizes_gpu)
         assert not w.hidden
     assert max(WORKLOADS["matmul"].default_sizes_cpu) <= 2048
@@ -157,6 +162,10 @@ def test_every_cpu_variant_gives_a_sane_point(name, key):
     assert p.versions["torch"] and p.versions["python"]
     if p.throughput_unit == "GFLOP/s":
         assert p.throughput == pytest.approx(w.flops(p.size) / p.median_s / 1e9)
+    elif name == "strided_copy":  # the CPU copies fewer elements than the GPU (its own byte count)
+        from explorer.bench.workloads import STRIDED_COPY_ELEMENTS_CPU
+
+        assert p.throughput == pytest.approx(8.0 * STRIDED_COPY_ELEMENTS_CPU / p.median_s / 1e9)
     elif p.throughput_unit == "GB/s":
         assert p.throughput == pytest.approx(w.bytes_moved(p.size) / p.median_s / 1e9)
     else:

@@ -35,9 +35,17 @@ SCRIPT = textwrap.dedent(
         kernel[3, 32](d, 4)
         out["branch_" + name] = bool(np.allclose(d.copy_to_host(), K.reference_branch(vals, 4, by_warp), rtol=1e-6))
 
-    busy = cuda.device_array(1, dtype=np.float32)
-    K.one_busy_block[1, 32](busy, 20)
-    out["busy"] = float(busy.copy_to_host()[0])
+    busy = cuda.device_array(70, dtype=np.int64)  # 3 blocks of one warp, the last one partly idle
+    K.busy_warps[3, 32](busy, 25)
+    out["busy"] = bool(np.array_equal(busy.copy_to_host(), K.reference_busy(70, 25)))
+    x = 5  # the host reference against the plain recurrence, step by step
+    for _ in range(25):
+        x = (x * 1664525 + 1013904223) % 2**32
+    out["busy_reference"] = int(K.reference_busy(6, 25)[5]) == x
+
+    filled = cuda.device_array(100, dtype=np.float32)
+    K.fill_index[4, 32](filled)
+    out["fill"] = bool(np.array_equal(filled.copy_to_host(), np.arange(100, dtype=np.float32)))
     print("RESULT" + json.dumps(out))
     """
 )
@@ -53,4 +61,5 @@ def test_memory_kernels_on_the_simulator():
     assert out["strided"]
     assert out["transpose_naive"] and out["transpose_padded"]
     assert out["branch_lane"] and out["branch_warp"]
-    assert out["busy"] == sum(k % 7 for k in range(20))
+    assert out["busy"] and out["busy_reference"]
+    assert out["fill"]

@@ -72,7 +72,13 @@ class BenchControls(QWidget):
         for name, w in self._workloads.items():
             self.workload_combo.addItem(w.title, name)
         self.description_label = QLabel(wordWrap=True)
+        # which workloads cannot run on this machine and why, said before any run
+        self.cannot_run_label = QLabel(wordWrap=True)
+        self.cannot_run_label.setObjectName("cannot_run_here")
+        self.cannot_run_label.setProperty("role", "error")
+        self.cannot_run_label.hide()
         what_layout.addWidget(self.workload_combo)
+        what_layout.addWidget(self.cannot_run_label)
         what_layout.addWidget(self.description_label)
         layout.addWidget(what)
 
@@ -288,6 +294,29 @@ class BenchControls(QWidget):
             self._devices_layout.addWidget(why)
         self._add_remote_boxes()
         self._update_defaults()
+        self._mark_unrunnable()
+
+    def cannot_run_here(self, workload: Any = None) -> str | None:
+        """Why ``workload`` (the chosen one by default) cannot run on this machine, or None."""
+        w = workload or self.workload
+        discovery = self._context.discovery
+        why = (discovery.why_no_gpu() if discovery else None) or ""
+        return w.cannot_run_here(len(self._present_gpus()), why)
+
+    def _mark_unrunnable(self) -> None:
+        """Each workload this machine cannot run is marked in the list, its reason on hover; the
+        chosen one's reason stands under the list (a remote machine's GPU may still run it)."""
+        for i in range(self.workload_combo.count()):
+            w = self._workloads[self.workload_combo.itemData(i)]
+            refusal = self.cannot_run_here(w)
+            self.workload_combo.setItemText(i, f"{w.title} (not on this machine)" if refusal else w.title)
+            self.workload_combo.setItemData(i, refusal, Qt.ItemDataRole.ToolTipRole)
+        refusal = self.cannot_run_here()
+        if refusal and self._remote_boxes:
+            refusal += "; a remote machine's GPU below can run it"
+        self.cannot_run_label.setText(f"Cannot run here: {refusal}." if refusal else "")
+        self.cannot_run_label.setToolTip(refusal or "")
+        self.cannot_run_label.setVisible(bool(refusal))
 
     def _add_remote_boxes(self) -> None:
         """Each remote machine's devices under its name; a machine still connecting or that cannot
@@ -348,6 +377,7 @@ class BenchControls(QWidget):
         self.lesson_label.setText(w.lesson)
         self.lesson_box.setVisible(bool(w.lesson))
         self.show_message(None)
+        self._mark_unrunnable()
         self._update_defaults(force=True)
 
     def _update_defaults(self, force: bool = False) -> None:

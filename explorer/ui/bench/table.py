@@ -13,6 +13,7 @@ from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QLabel, QTableView
 
 from explorer.bench.compare import above_peak_reason, peak_captions, peak_note, peak_share_cell
 from explorer.bench.fmt import number_text, seconds_text
+from explorer.bench.results import model_cell
 from explorer.bench.run_results import RunResults
 from explorer.ui.guard import qt_guard
 from explorer.ui.theme import current_theme
@@ -27,6 +28,7 @@ COLUMNS = (
     "spread",
     "throughput",
     "% of peak",
+    "model",
     "threads",
     "note",
 )
@@ -34,6 +36,12 @@ _NUMERIC = ("size", "median", "min", "spread", "throughput", "% of peak", "threa
 #: what the share column is against: each device's peak, said once under the table
 PEAK_HEADER_TIP = (
     "Each point's throughput as a share of its device's peak; the peaks are named below the table."
+)
+
+
+MODEL_HEADER_TIP = (
+    "What a model of the hardware predicts beside each measurement (coalescing, bank conflicts, "
+    "divergence: the Memory page's arithmetic), never a measurement; hover a cell for its basis."
 )
 
 
@@ -96,6 +104,8 @@ class ResultsModel(QAbstractTableModel):
             return COLUMNS[section]
         if role == Qt.ItemDataRole.ToolTipRole and COLUMNS[section] == "% of peak":
             return PEAK_HEADER_TIP
+        if role == Qt.ItemDataRole.ToolTipRole and COLUMNS[section] == "model":
+            return MODEL_HEADER_TIP
         return None
 
     @qt_guard
@@ -115,6 +125,8 @@ class ResultsModel(QAbstractTableModel):
                 )
             if column in ("throughput", "% of peak"):
                 return peak_note(p) or None
+            if column == "model":
+                return p.model_note or None
             return None
         if role in (Qt.ItemDataRole.ForegroundRole, Qt.ItemDataRole.BackgroundRole) and (p.error or p.noisy):
             colours = _error_colours() if p.error else _warning_colours()
@@ -141,6 +153,8 @@ class ResultsModel(QAbstractTableModel):
             return number_text(p.throughput, p.throughput_unit)
         if column == "% of peak":
             return peak_share_cell(p)
+        if column == "model":  # what the hardware model says beside the measurement
+            return model_cell(p)
         if column == "threads":
             return "" if p.threads is None else str(p.threads)
         if column == "verdict":
@@ -168,6 +182,9 @@ class ResultsTable(QTableView):
         self.results.modelReset.connect(self._rows_changed)
 
     def _rows_changed(self, *_args: object) -> None:
+        # the model column only where some point has a model's figure beside it
+        shown = any(p.model for p in self.results.points)
+        self.setColumnHidden(COLUMNS.index("model"), not shown)
         self.resizeColumnsToContents()
         # re-assert the stretch: sizing to contents would otherwise leave the error column narrow
         header = self.horizontalHeader()

@@ -1,0 +1,381 @@
+"""Memory and divergence measured: what ``explorer.memory`` models, timed on a GPU.
+
+Four workloads, each point recorded beside what the model says (``Outcome.model``, ``model_estimate``
+and ``model_note``, kept apart from the measurement and labelled as a model):
+
+* ``strided_copy``: ``dst[i] = src[i * stride]``, GB/s vs stride, beside the coalescing model's
+  estimate (the copy's sector efficiency x the device's memory bandwidth). On the CPU, a numpy
+  strided copy beside the same model in 64-byte cache lines.
+* ``shared_transpose``: a tiled transpose through ``tile[32][32]`` vs the padded ``tile[32][33]``,
+  beside the modelled bank-conflict degree of the tile's column read (32 vs 1).
+* ``branch``: a lane-by-lane (divergent) vs a warp-aligned branch, beside the modelled SIMT efficiency.
+* ``utilization_trap``: a few warps spinning for seconds while NVML is sampled: "GPU utilization
+  100%" while at most a handful of the GPU's SMs have work.
+
+Imported only inside the benchmark worker; numba is imported inside the run functions. Every GPU
+result is checked on the host after the timing, so a fast wrong kernel is an error row.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+import threading
+import time
+from dataclasses import replace
+from functools import partial
+from typing import Any
+
+from explorer.bench import peaks
+from explorer.bench.execute import Outcome, PointError, PointSpec, time_plain
+from explorer.bench.variants import Variant
+from explorer.bench.wl_numba import _check, _numba_device
+from explorer.bench.workloads import (
+    BRANCH_STEPS,
+    FLOAT32_BYTES,
+    STRIDED_COPY_ELEMENTS_CPU,
+    STRIDED_COPY_ELEMENTS_GPU,
+    Workload,
+)
+from explorer.memory.texts import UTILIZATION_MEANING, pct
+
+#: seconds the utilization trap keeps its warps busy per point, and how long NVML is given to
+#: catch up before its readings count (it averages over a past period of 1/6 s to 1 s)
+TRAP_SECONDS = 3.0
+NVML_SETTLE_S = 1.0
+NVML_EVERY_S = 0.05
+#: each of the trap's launches lasts about this long: short enough for a display GPU's watchdog
+#: (a few seconds), long enough that the gaps between launches are invisible to NVML
+TRAP_LAUNCH_S = 0.2
+
+
+# --- strided copy ---------------------------------------------------------------------------
+
+
+def _bandwidth(device: str) -> tuple[float | None, str]:
+    """The memory bandwidth the model multiplies, and where it comes from (the peak's basis)."""
+    gbps = peaks.memory_bandwidth_gbps(device)
+    basis = peaks.peak_basis(device, "GB/s").text if gbps else ""
+    return gbps, basis
+
+
+def _copy_model_words(stride: int, device: str, on_gpu: bool) -> tuple[str, float | None, str]:
+    """(cell, estimate GB/s, sentence) of the coalescing model for one stride on ``device``."""
+    from explorer.memory.coalescing import CPU_LINE_BYTES, SECTOR_BYTES, strided_copy_model
+
+    granule = SECTOR_BYTES if on_gpu else CPU_LINE_BYTES
+    model = strided_copy_model(stride, FLOAT32_BYTES, granule)
+    unit = f"{granule}-byte {'sectors' if on_gpu else 'cache lines'}"
+    gbps, basis = _bandwidth(device)
+    head = (
+        f"model, not a measurement: reads {pct(model.read_efficiency)} and writes "
+        f"{pct(model.write_efficiency)} efficient in {unit}, so the copy uses {pct(model.efficiency)} "
+        "of the bytes it moves"
+    )
+    if gbps is None:
+        return (
+            f"{pct(model.efficiency)} of bytes used",
+            None,
+            head + "; no memory bandwidth known to scale it",
+        )
+    estimate = model.efficiency * gbps
+    sentence = (
+        f"{head}; x {gbps:,.0f} GB/s ({basis or 'the memory roof'}) = est. {estimate:,.0f} GB/s. "
+        "Caches, prefetchers and DRAM pages are not modelled"
+    )
+    if not on_gpu:
+        sentence += "; the copy runs on one core, the bandwidth is the whole CPU's"
+    return f"est. {estimate:,.0f} GB/s", estimate, sentence
+
+
+def _strided_numpy(w: Workload, spec: PointSpec) -> Outcome:
+    import numpy as np
+
+    stride, n = spec.size, STRIDED_COPY_ELEMENTS_CPU
+    src = np.arange(n * stride, dtype=np.float32)
+    dst = np.empty(n, dtype=np.float32)
+    timing = time_plain(spec, lambda: np.copyto(dst, src[::stride]))
+    if not np.array_equal(dst, src[::stride]):
+        raise PointError("numpy's strided copy did not arrive")
+    cell, estimate, note = _copy_model_words(stride, spec.device, on_gpu=False)
+    return Outcome(
+        timing,
+        bytes=2.0 * FLOAT32_BYTES * n,
+        threads=1,
+        peak=peaks.memory_bandwidth_gbps("cpu"),
+        extra={"elements": float(n), "input_bytes": float(src.nbytes), "library": "numpy (one core)"},
+        model=cell,
+        model_estimate=estimate,
+        model_note=note,
+    )
+
+
+def _strided_numba(w: Workload, spec: PointSpec) -> Outcome:
+    import numpy as np
+
+    stride, n = spec.size, STRIDED_COPY_ELEMENTS_GPU
+    cuda = _numba_device(spec)
+    from explorer.memory.kernels import THREADS, blocks_for, fill_index, strided_read
+
+    src = cuda.device_array(n * stride, dtype=np.float32)
+    fill_index[blocks_for(n * stride), THREADS](src)  # made on the device: 2 GiB need not cross the bus
+    dst = cuda.device_array(n, dtype=np.float32)
+    blocks = blocks_for(n)
+    timing = time_plain(spec, lambda: strided_read[blocks, THREADS](src, dst, stride), cuda.synchronize)
+    expected = (np.arange(n, dtype=np.int64) * stride).astype(np.float32)
+    _check(dst.copy_to_host(), expected, "the strided-read kernel", rtol=0.0, atol=0.0)
+    cell, estimate, note = _copy_model_words(stride, spec.device, on_gpu=True)
+    return Outcome(
+        timing,
+        bytes=2.0 * FLOAT32_BYTES * n,
+        peak=peaks.memory_bandwidth_gbps(spec.device),
+        extra={
+            "elements": float(n),
+            "input_bytes": float(n * stride * FLOAT32_BYTES),
+            "blocks": float(blocks),
+            "threads_per_block": float(THREADS),
+        },
+        model=cell,
+        model_estimate=estimate,
+        model_note=note,
+    )
+
+
+# --- shared-memory transpose ------------------------------------------------------------------
+
+
+def _transpose(w: Workload, spec: PointSpec, *, padded: bool) -> Outcome:
+    import numpy as np
+
+    from explorer.memory.banks import bank_conflicts, tile_column
+
+    n = spec.size
+    cuda = _numba_device(spec)
+    from explorer.memory.kernels import TILE, launch_transpose
+
+    m = np.random.default_rng(n).standard_normal((n, n), dtype=np.float32)
+    src, dst = cuda.to_device(m), cuda.device_array((n, n), dtype=np.float32)
+    timing = time_plain(spec, lambda: launch_transpose(src, dst, padded), cuda.synchronize)
+    _check(dst.copy_to_host(), m.T, "the transpose kernel", rtol=0.0, atol=0.0)
+    width = TILE + (1 if padded else 0)
+    conflicts = bank_conflicts(tile_column(width))
+    degree = conflicts.conflict_degree
+    cell = "no bank conflict" if degree == 1 else f"{degree}-way bank conflict"
+    note = (
+        f"model, not a measurement: reading a column of tile[{TILE}][{width}] puts the warp's 32 lanes "
+        f"in {len({lb.bank for lb in conflicts.lanes})} bank(s): conflict degree {degree}, "
+        f"{conflicts.wavefronts} wavefront(s) per warp where 1 is the fewest. Global memory traffic is "
+        "the same with and without padding; only the shared-memory reads differ"
+    )
+    return Outcome(
+        timing,
+        peak=peaks.memory_bandwidth_gbps(spec.device),
+        extra={"conflict_degree_model": float(degree), "wavefronts_model": float(conflicts.wavefronts)},
+        model=cell,
+        model_note=note,
+    )
+
+
+# --- divergent vs warp-aligned branch ---------------------------------------------------------
+
+
+def _branch(w: Workload, spec: PointSpec, *, by_warp: bool) -> Outcome:
+    import numpy as np
+
+    from explorer.memory.divergence import Branch, divergence
+
+    n = spec.size
+    cuda = _numba_device(spec)
+    from explorer.memory.kernels import THREADS, blocks_for, branch_by_lane, branch_by_warp, reference_branch
+
+    values = np.random.default_rng(n).standard_normal(n, dtype=np.float32)
+    data = cuda.to_device(values)
+    kernel, blocks = (branch_by_warp if by_warp else branch_by_lane), blocks_for(n)
+
+    def step() -> None:
+        kernel[blocks, THREADS](data, BRANCH_STEPS)
+
+    timing = time_plain(spec, step, cuda.synchronize)
+    # every run maps x -> work(x) again; check the last one from a fresh copy of its input
+    data.copy_to_device(values)
+    step()
+    cuda.synchronize()
+    _check(
+        data.copy_to_host(), reference_branch(values, BRANCH_STEPS, by_warp), "the branch kernel", rtol=1e-4
+    )
+    model = divergence(THREADS, Branch("warp", k=2) if by_warp else Branch("mod", k=2))
+    cell = f"SIMT {pct(model.simt_efficiency)}"
+    note = (
+        f"model, not a measurement: with `if ({model.branch.condition})` in blocks of {THREADS}, "
+        f"{model.diverged_warps} of {len(model.warps)} warps diverge; SIMT efficiency "
+        f"{pct(model.simt_efficiency)} (lane slots at work while both paths run)"
+        + (
+            ", so the same work should take about twice the warp-aligned branch's time"
+            if model.diverged_warps
+            else ": every warp takes one path"
+        )
+    )
+    return Outcome(
+        timing,
+        extra={"simt_efficiency_model": model.simt_efficiency, "steps_per_element": float(BRANCH_STEPS)},
+        model=cell,
+        model_note=note,
+    )
+
+
+# --- the utilization trap ---------------------------------------------------------------------
+
+
+class UtilizationSampler:
+    """Reads NVML's "GPU utilization" of one GPU every ``every_s`` on a thread, with the time of
+    each reading. ``nvml`` is pynvml or a stand-in (the tests pass one)."""
+
+    def __init__(self, nvml: Any, index: int, every_s: float = NVML_EVERY_S) -> None:
+        self._nvml = nvml
+        self._handle = nvml.nvmlDeviceGetHandleByIndex(index)
+        self._every_s = every_s
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._loop, name="nvml-utilization", daemon=True)
+        self.samples: list[tuple[float, float]] = []  # (perf_counter seconds, utilization %)
+
+    def read(self) -> float:
+        return float(self._nvml.nvmlDeviceGetUtilizationRates(self._handle).gpu)
+
+    def _loop(self) -> None:
+        while not self._stop.is_set():
+            try:
+                self.samples.append((time.perf_counter(), self.read()))
+            except Exception:  # noqa: BLE001 - one failed reading is a gap, not a failed point
+                pass
+            self._stop.wait(self._every_s)
+
+    def __enter__(self) -> UtilizationSampler:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self._stop.set()
+        self._thread.join(timeout=5.0)
+
+    def after(self, start: float) -> list[float]:
+        return [value for at, value in self.samples if at >= start]
+
+
+def _open_nvml(device: str, nvml: Any = None) -> tuple[Any, int]:
+    """NVML initialised and ``device``'s NVML index; PointError, in one line, when it cannot be read."""
+    from explorer.agent.gpushare import gpu_identity
+    from explorer.devices.nvml import import_nvml
+
+    try:
+        lib = nvml if nvml is not None else import_nvml()
+        lib.nvmlInit()
+    except Exception as exc:
+        raise PointError(
+            f"NVML cannot be read here ({str(exc).strip() or type(exc).__name__}); the utilization trap "
+            "needs its 'GPU utilization' reading"
+        ) from exc
+    index = gpu_identity(device, lib)[1]
+    if index is None:
+        raise PointError(
+            f"NVML does not list {device} (CUDA_VISIBLE_DEVICES?), so its utilization cannot be read"
+        )
+    return lib, index
+
+
+def _sm_count(cuda: Any, device: str) -> int | None:
+    try:
+        return int(cuda.get_current_device().MULTIPROCESSOR_COUNT)
+    except Exception:  # the simulator's device has no attributes: ask the Devices record
+        return getattr(peaks.device_record(device), "sm_count", None)
+
+
+def trap_words(blocks: int, sms: int | None, utilization: float | None) -> tuple[str, str]:
+    """The table's cell and the whole sentence: NVML's reading beside the SMs that had work."""
+    busy = f"at most {min(blocks, sms)} of {sms} SMs" if sms else f"at most {blocks} SM(s)"
+    share = f" ({pct(min(blocks, sms) / sms)})" if sms else ""
+    reading = f"NVML {utilization:.0f}%" if utilization is not None else "NVML no reading"
+    sentence = (
+        f"{blocks} block(s) of one warp: {busy} had work{share} (from the launch), while NVML's "
+        + (f"'GPU utilization' read {utilization:.0f}%" if utilization is not None else "reading was missing")
+        + f". {UTILIZATION_MEANING}"
+    )
+    return f"{reading}; {busy} busy", sentence
+
+
+def _utilization_trap(w: Workload, spec: PointSpec, nvml: Any = None) -> Outcome:
+    import numpy as np
+
+    blocks = spec.size
+    cuda = _numba_device(spec)
+    from explorer.memory.kernels import WARP, busy_warps, reference_busy
+
+    lib, index = _open_nvml(spec.device, nvml)
+    try:
+        out = cuda.device_array(blocks * WARP, dtype=np.int64)
+
+        def launch(steps: int) -> float:
+            t0 = time.perf_counter()
+            busy_warps[blocks, WARP](out, steps)
+            cuda.synchronize()
+            return time.perf_counter() - t0
+
+        steps = 1 << 10
+        launch(steps)  # compile
+        while (took := launch(steps)) < TRAP_LAUNCH_S / 10 and steps < 1 << 40:
+            steps *= 4
+        steps = max(1, int(steps * TRAP_LAUNCH_S / max(took, 1e-9)))
+        launches = max(2, math.ceil(TRAP_SECONDS / TRAP_LAUNCH_S))
+        with UtilizationSampler(lib, index) as sampler:
+            start = time.perf_counter()
+            timing = time_plain(
+                replace(spec, repeats=launches),
+                lambda: busy_warps[blocks, WARP](out, steps),
+                cuda.synchronize,
+            )
+            readings = sampler.after(start + NVML_SETTLE_S)
+    finally:
+        try:
+            lib.nvmlShutdown()
+        except Exception:  # noqa: BLE001 - the reading is taken; a failed shutdown changes nothing
+            pass
+    got = out.copy_to_host()
+    if not np.array_equal(got, reference_busy(blocks * WARP, steps)):
+        raise PointError("the busy kernel gave a wrong result (its LCG chain differs from the host's)")
+    sms = _sm_count(cuda, spec.device)
+    utilization = statistics.median(readings) if readings else None
+    cell, sentence = trap_words(blocks, sms, utilization)
+    extra: dict[str, float | str] = {
+        "nvml_samples": float(len(readings)),
+        "steps_per_launch": float(steps),
+        "seconds_busy": float(timing.median_s * timing.repeats),
+    }
+    if utilization is not None:
+        extra["nvml_gpu_utilization_pct"] = utilization
+        extra["nvml_gpu_utilization_min_pct"] = min(readings)
+    if sms:
+        extra["sm_count"] = float(sms)
+        extra["sms_with_work_at_most"] = float(min(blocks, sms))
+    return Outcome(
+        timing,
+        items=float(blocks * WARP * steps),
+        extra=extra,
+        model=cell,
+        model_note=sentence,
+    )
+
+
+# --- the variants, as the registry lists them (order = the order points run and legends list) -----
+
+STRIDED_COPY = (
+    Variant("numpy", "numpy strided", _strided_numpy, where="cpu"),
+    Variant("numba_kernel", "numba kernel", _strided_numba, where="gpu"),
+)
+SHARED_TRANSPOSE = (
+    Variant("naive", "tile[32][32]", partial(_transpose, padded=False), where="gpu"),
+    Variant("padded", "tile[32][33] padded", partial(_transpose, padded=True), where="gpu"),
+)
+BRANCH = (
+    Variant("divergent", "divergent (i % 2)", partial(_branch, by_warp=False), where="gpu"),
+    Variant("warp_aligned", "warp-aligned ((i / 32) % 2)", partial(_branch, by_warp=True), where="gpu"),
+)
+UTILIZATION_TRAP = (Variant("busy_warps", "busy warps", _utilization_trap, where="gpu"),)
