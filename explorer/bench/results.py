@@ -314,9 +314,10 @@ def format_point(p: BenchPoint) -> str:
 
 def model_cell(p: BenchPoint) -> str:
     """The model's few words beside a point, with the measured / model ratio where the model
-    predicts the throughput itself (the table's "model" cell; the CLI's "[model: ...]")."""
+    predicts the throughput itself, "est. 57 GB/s (measured 1.04x)" (the table's "model" cell;
+    the CLI's "[model: ...]")."""
     if not p.model:
         return ""
     if p.model_estimate and p.throughput is not None:
-        return f"{p.model}; measured/model {p.throughput / p.model_estimate:.2f}"
+        return f"{p.model} (measured {p.throughput / p.model_estimate:.2f}x)"
     return p.model

@@ -92,9 +92,10 @@ class Workload:
 
     def default_sizes_for(self, devices: list[str]) -> list[int]:
         """The sizes a run on ``devices`` measures by default: every device's, merged, ascending
-        (the CPU's when none is chosen yet, so the form is never empty)."""
+        (the CPU's when none is chosen yet, the GPU's for a workload that runs only on a GPU, so
+        the form is never empty)."""
         sizes = set(self.default_sizes_cpu) if "cpu" in devices or not devices else set()
-        if any(d != "cpu" for d in devices):
+        if any(d != "cpu" for d in devices) or not self.default_sizes_cpu:  # a GPU-only one: its GPU's
             sizes |= set(self.default_sizes_gpu)
         return sorted(sizes)
 

@@ -385,10 +385,12 @@ class BenchControls(QWidget):
         untouched = self.sizes_edit.text().strip() == self._defaults_text
         binary = w.size_format == "bytes"
         self._defaults_text = sizes_text(w.default_sizes_for(self._chosen_keys()), binary)
-        self.sizes_hint.setText(
-            f"{w.size_name}; defaults: CPU {sizes_range_text(w.default_sizes_cpu, binary)}"
-            + (f"; GPU {sizes_range_text(w.default_sizes_gpu, binary)}" if w.default_sizes_gpu else "")
-        )
+        defaults = [
+            f"{where} {sizes_range_text(sizes, binary)}"
+            for where, sizes in (("CPU", w.default_sizes_cpu), ("GPU", w.default_sizes_gpu))
+            if sizes
+        ]
+        self.sizes_hint.setText(f"{w.size_name}; defaults: {'; '.join(defaults)}")
         if force or untouched:
             self.sizes_edit.setText(self._defaults_text)
             self.sizes_edit.setCursorPosition(0)
