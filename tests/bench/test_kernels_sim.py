@@ -3,11 +3,9 @@ simulator must be switched on before numba is first imported)."""
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
 import textwrap
+
+from tests.simulator import run_on_simulator
 
 SCRIPT = textwrap.dedent(
     """
@@ -56,13 +54,7 @@ SCRIPT = textwrap.dedent(
 
 
 def test_kernels_and_gpu_variants_on_the_simulator():
-    env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1")
-    proc = subprocess.run(
-        [sys.executable, "-c", SCRIPT], env=env, capture_output=True, text=True, timeout=300
-    )
-    assert proc.returncode == 0, proc.stderr[-2000:]
-    line = next(ln for ln in proc.stdout.splitlines() if ln.startswith("RESULT"))
-    out = json.loads(line[len("RESULT") :])
+    out = run_on_simulator(SCRIPT)
     assert out["blocks"] == 3
     assert out["add_exact"]
     assert out["matvec_close"] and out["matvec_dtype"] == "float32"

@@ -4,11 +4,9 @@ the utilization trap. Small sizes: the simulator runs each thread in Python."""
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
 import textwrap
+
+from tests.simulator import run_on_simulator
 
 SCRIPT = textwrap.dedent(
     """
@@ -61,12 +59,7 @@ SCRIPT = textwrap.dedent(
 def test_memory_workloads_on_the_simulator():
     from explorer.memory.coalescing import strided_copy_model
 
-    env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1")
-    proc = subprocess.run(
-        [sys.executable, "-c", SCRIPT], env=env, capture_output=True, text=True, timeout=600
-    )
-    assert proc.returncode == 0, proc.stderr[-2000:]
-    out = json.loads(next(ln for ln in proc.stdout.splitlines() if ln.startswith("RESULT"))[len("RESULT") :])
+    out = run_on_simulator(SCRIPT, timeout_s=600)
     for name, p in out.items():
         if name != "trap_no_nvml":
             assert p["error"] is None and not p["fatal"], (name, p["error"])

@@ -3,11 +3,9 @@ process: the simulator must be on before numba is first imported). Speed needs a
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
 import textwrap
+
+from tests.simulator import run_on_simulator
 
 SCRIPT = textwrap.dedent(
     """
@@ -52,12 +50,7 @@ SCRIPT = textwrap.dedent(
 
 
 def test_memory_kernels_on_the_simulator():
-    env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1")
-    proc = subprocess.run(
-        [sys.executable, "-c", SCRIPT], env=env, capture_output=True, text=True, timeout=300
-    )
-    assert proc.returncode == 0, proc.stderr[-2000:]
-    out = json.loads(next(ln for ln in proc.stdout.splitlines() if ln.startswith("RESULT"))[len("RESULT") :])
+    out = run_on_simulator(SCRIPT)
     assert out["strided"]
     assert out["transpose_naive"] and out["transpose_padded"]
     assert out["branch_lane"] and out["branch_warp"]
