@@ -167,8 +167,8 @@ def test_a_newer_lesson_with_a_damaged_step_says_both_in_one_line(make_window, t
     path.write_text(json.dumps(data), encoding="utf-8")
     assert window.lessons.open_path(path)
     note = window.lessons.note
-    assert "1 step of this lesson cannot be shown: step 2: block x is -1; it must be at least 1" in note
-    assert "newer Device Explorer (lesson format 3" in note and "\n" not in note
+    assert "1 step of this lesson cannot be shown: step 2: block x is -1; it must be at least 1. " in note
+    assert "newer Device Explorer (lesson format 3" in note and "\n" not in note  # two sentences, one line
     vis = window.panels["visualizer"]
     assert "6 blocks" in vis.summary_label.text()
     window.lessons.next()

@@ -54,6 +54,12 @@ MAX_SHARE = 0.3  # of the window's height, the most the pane takes by itself (a 
 MAX_SHARE_RECORDED = 0.4  # ... with a table of recorded results to read beside the run
 
 
+def sentences(*parts: str) -> str:
+    """Notes joined into one line, each ending as a sentence ("... at least 1. This lesson was
+    written by a newer ..."): a problem line ends without a full stop of its own."""
+    return " ".join(p if p.rstrip().endswith((".", "!", "?", "…")) else p + "." for p in parts if p)
+
+
 class LessonPlayer(QDockWidget):
     """``LessonPlayer(window)``: docked under the pages; hidden until a lesson is open."""
 
@@ -211,12 +217,10 @@ class LessonPlayer(QDockWidget):
             step = lesson.steps[self.index]
             said = [lesson.newer_note] if step.problem else [self.note]
             self._say(
-                " ".join(
-                    [
-                        f"{len(problems)} step{'s' if len(problems) > 1 else ''} of this lesson cannot be "
-                        "shown: " + "; ".join(problems),
-                        *(n for n in said if n),
-                    ]
+                sentences(
+                    f"{len(problems)} step{'s' if len(problems) > 1 else ''} of this lesson cannot be "
+                    "shown: " + "; ".join(problems),
+                    *said,
                 ),
                 error=bool(step.problem),
             )
@@ -250,7 +254,7 @@ class LessonPlayer(QDockWidget):
         if step.problem or step.state is None:
             if step.panel:
                 self.window_.show_panel(step.panel)
-            self._set_note(" ".join([f"This step cannot be shown: {step.problem}", *notes]), error=True)
+            self._set_note(sentences(f"This step cannot be shown: {step.problem}", *notes), error=True)
             return
         panel = self.window_.show_panel(step.panel)
         try:
@@ -258,7 +262,7 @@ class LessonPlayer(QDockWidget):
         except UserError as exc:
             self._set_note(one_line(f"Step {self.index + 1} cannot be shown here: {exc}"), error=True)
             return
-        self._set_note(" ".join(n for n in (note, *notes) if n))
+        self._set_note(sentences(note, *notes))
 
     def next(self) -> None:
         if self.lesson is not None and self.index < len(self.lesson.steps) - 1:
