@@ -66,6 +66,9 @@ class Outcome:
     model: str = ""
     model_estimate: float | None = None
     model_note: str = ""
+    #: the CPU thread choice this attempt ran with (set when its verdict is made): a re-measured
+    #: point keeps its fastest attempt, whose choice need not be the last one made
+    thread_choice: ThreadChoice | None = None
 
 
 # --- helpers the workload modules share -------------------------------------------------------
@@ -270,7 +273,7 @@ FIRST_ATTEMPT_SHARE = 0.4
 def verdict_of(out: Outcome, spec: PointSpec) -> Verdict:
     """The noise verdict on one attempt: what disturbed it (explorer.bench.noise), with its threads."""
     t = out.timing
-    choice = last_thread_choice
+    choice = out.thread_choice = replace(last_thread_choice)
     chose = bool(choice.used) and spec.device == "cpu"
     return judge(
         t.load,
@@ -363,7 +366,7 @@ def run_point(spec: PointSpec) -> tuple[BenchPoint, bool]:
         extra.setdefault("device_name", name)
     if t.steps_per_sample > 1:
         extra.setdefault("steps_per_sample", float(t.steps_per_sample))
-    choice = last_thread_choice
+    choice = out.thread_choice or last_thread_choice
     if choice.used and out.threads and out.threads < choice.available:
         extra["threads_note"] = (
             f"{out.threads} of {choice.available} threads: other programs kept "

@@ -17,6 +17,7 @@ from explorer.bench.execute import (
     time_torch,
     torch_device,
     torch_sync,
+    torch_threads,
 )
 from explorer.bench.variants import Variant
 from explorer.bench.workloads import LESSON_MATMULS, SMALL_MATRIX, Workload
@@ -58,10 +59,11 @@ def _timing_lesson(w: Workload, spec: PointSpec, *, naive: bool) -> Outcome:
         for _ in range(LESSON_MATMULS):
             torch.mm(a, b, out=c)
 
-    threads = torch.get_num_threads() if dev.type == "cpu" else None
     if naive:
         # The mistake on purpose: the clock is read as soon as the launches return. (The queue is
-        # drained after the clock stops, so each sample starts from an idle device.)
+        # drained after the clock stops, so each sample starts from an idle device.) Same threads
+        # as the synchronized variant gets, chosen the same way, so the two differ only in the clock.
+        torch_threads(spec)
         timing = time_plain(spec, ten_matmuls, torch_sync(dev), naive=True)
         extra: dict[str, float | str] = {
             "note": "clock read without synchronizing: measures launches, not work"
@@ -69,6 +71,7 @@ def _timing_lesson(w: Workload, spec: PointSpec, *, naive: bool) -> Outcome:
     else:
         timing = time_torch(spec, ten_matmuls, dev)
         extra = {"note": "synchronized before the clock is read"}
+    threads = torch.get_num_threads() if dev.type == "cpu" else None  # what the timing ran on
     return Outcome(timing, peak=_peak(spec), threads=threads, extra=extra)
 
 
