@@ -295,3 +295,16 @@ def kill_pid(pid: int) -> None:
         os.kill(pid, signal.SIGKILL)
     except ProcessLookupError:
         pass
+
+
+def ready_remote(qtbot, within_ms: int = 90_000):
+    """The window's context on a laptop with only its CPU, with the test sshd's remote (``ALIAS``)
+    added and listed: (context, host). The caller has pointed SSH_CONFIG_ENV at the server's config."""
+    from explorer.devices.model import CpuDevice, Discovery
+    from explorer.ui.context import AppContext
+
+    context = AppContext(Discovery(devices=[CpuDevice(name="This laptop's CPU", key="cpu")], reports=[]))
+    host = context.remotes.add(ALIAS, "", agent_python())
+    qtbot.waitUntil(lambda: host.status != "connecting", timeout=within_ms)
+    assert host.status == "ready", host.error
+    return context, host

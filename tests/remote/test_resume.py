@@ -23,7 +23,7 @@ import psutil
 import pytest
 
 from explorer.remote.target import SSH_CONFIG_ENV
-from tests.remote.servers import ALIAS, agent_python, free_port, kill_pid
+from tests.remote.servers import ALIAS, agent_python, free_port, kill_pid, ready_remote
 
 AGENT_WAIT_S = 60.0
 
@@ -137,15 +137,10 @@ def test_the_benchmarks_panel_keeps_finished_points_and_resumes_with_one_click(
     sshd, config, qtbot, tmp_path, monkeypatch
 ):
     pytest.importorskip("pytestqt")
-    from explorer.devices.model import CpuDevice, Discovery
     from explorer.ui.bench_panel import BenchPanel
-    from explorer.ui.context import AppContext
 
     monkeypatch.setenv("DEVICE_EXPLORER_HOME", str(tmp_path))
-    context = AppContext(Discovery(devices=[CpuDevice(name="This laptop's CPU", key="cpu")], reports=[]))
-    host = context.remotes.add(ALIAS, "", agent_python())
-    qtbot.waitUntil(lambda: host.status != "connecting", timeout=90_000)
-    assert host.status == "ready", host.error
+    context, host = ready_remote(qtbot, 90_000)
     panel = BenchPanel(context)
     qtbot.addWidget(panel)
     try:

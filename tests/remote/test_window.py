@@ -14,7 +14,7 @@ from explorer.remote import saved
 from explorer.remote.target import SSH_CONFIG_ENV
 from explorer.ui.context import AppContext
 from explorer.ui.devices_panel import DevicesPanel
-from tests.remote.servers import ALIAS, agent_python, free_port
+from tests.remote.servers import ALIAS, agent_python, free_port, ready_remote
 
 pytest.importorskip("pytestqt")
 
@@ -95,10 +95,7 @@ def test_the_benchmarks_panel_runs_on_the_remote_and_streams_points_back(sshd, q
 
     monkeypatch.setenv("DEVICE_EXPLORER_HOME", str(tmp_path))
     monkeypatch.setenv(SSH_CONFIG_ENV, str(sshd.config))
-    context = AppContext(Discovery(devices=[CpuDevice(name="This laptop's CPU", key="cpu")], reports=[]))
-    host = context.remotes.add(ALIAS, "", agent_python())
-    qtbot.waitUntil(lambda: host.status != "connecting", timeout=LISTED_WITHIN_MS)
-    assert host.status == "ready", host.error
+    context, host = ready_remote(qtbot, LISTED_WITHIN_MS)
     panel = BenchPanel(context)
     qtbot.addWidget(panel)
     try:
@@ -143,10 +140,7 @@ def test_a_remote_gpu_in_the_visualizer_runs_for_real_on_that_machine(sshd, qtbo
 
     monkeypatch.setenv("DEVICE_EXPLORER_HOME", str(tmp_path))
     monkeypatch.setenv(SSH_CONFIG_ENV, str(sshd.config))
-    context = AppContext(Discovery(devices=[CpuDevice(name="This laptop's CPU", key="cpu")], reports=[]))
-    host = context.remotes.add(ALIAS, "", agent_python())
-    qtbot.waitUntil(lambda: host.status != "connecting", timeout=LISTED_WITHIN_MS)
-    assert host.status == "ready", host.error
+    context, host = ready_remote(qtbot, LISTED_WITHIN_MS)
     panel = VisualizerPanel(context)
     qtbot.addWidget(panel)
     try:
