@@ -262,7 +262,13 @@ def record_roof(device: str, rec: Any) -> Roof:
     if device == "cpu":
         _, physical, _, _, flags = _cpu_facts(rec)
         if usable is not None and usable.clock_ghz and physical:
-            per_cycle = flops_per_cycle(flags)
+            details = getattr(rec, "cpu", None) or rec
+            per_cycle = flops_per_cycle(
+                flags,
+                getattr(rec, "vendor", None),
+                getattr(details, "cpu_family", None),
+                getattr(details, "cpu_model", None),
+            )
             peak = cpu_fp32_peak_gflops(usable.clock_ghz, physical, per_cycle)
             roof.ceilings.append(
                 Ceiling(

@@ -13,7 +13,7 @@ import platform
 from functools import lru_cache
 from typing import Any
 
-from explorer.devices.isa import flops_per_cycle
+from explorer.devices.isa import FlopsPerCycle, flops_per_cycle
 from explorer.devices.model import CpuDevice
 
 #: ISA extensions that change how fast numeric code runs, in the order a student meets them.
@@ -58,6 +58,9 @@ def parse_proc_cpuinfo(text: str, machine: str = "") -> dict[str, Any]:
         info["brand_raw"] = brand
     if first.get("vendor_id"):
         info["vendor_id_raw"] = first["vendor_id"]
+    for key, name in (("cpu family", "family"), ("model", "model")):
+        if first.get(key, "").isdigit():
+            info[name] = int(first[key])
     flags = first.get("flags") or first.get("features") or ""
     if flags:
         info["flags"] = sorted(set(flags.split()))
@@ -101,8 +104,13 @@ def speed_flags(all_flags: list[str] | set[str]) -> list[str]:
     return [f for f in SPEED_FLAGS if f in present]
 
 
+def core_flops_per_cycle(device: CpuDevice) -> FlopsPerCycle:
+    """FP32 FLOP per cycle per core of ``device``: its ISA flags, on its vendor's core."""
+    return flops_per_cycle(device.isa_flags, device.vendor, device.cpu_family, device.cpu_model)
+
+
 def theoretical_fp32_gflops(
-    physical_cores: int, clock_mhz: float, flags: list[str]
+    physical_cores: int, clock_mhz: float, per_cycle: FlopsPerCycle
 ) -> tuple[float, str] | None:
     """A textbook upper bound: cores x clock x FP32 FLOP per cycle, with the assumption spelt out.
 
@@ -112,7 +120,6 @@ def theoretical_fp32_gflops(
     """
     if physical_cores <= 0 or clock_mhz <= 0:
         return None
-    per_cycle = flops_per_cycle(flags)
     gflops = physical_cores * clock_mhz / 1000.0 * per_cycle.flop_per_cycle
     how = (
         f"theoretical FP32 peak estimate: {physical_cores} cores x {clock_mhz:.0f} MHz x {per_cycle.basis}; "
@@ -145,6 +152,14 @@ def probe_cpu(*, psutil_module: Any = None, cpuinfo_info: dict[str, Any] | None 
     if device.vendor is None:
         device.mark_unavailable("vendor", "the operating system does not name the CPU's vendor")
     device.architecture = info.get("arch_string_raw") or platform.machine() or None
+    x86 = (device.architecture or "").lower() in ("x86_64", "amd64", "i386", "i686", "x86")
+    for name, key in (("cpu_family", "family"), ("cpu_model", "model")):
+        if isinstance(info.get(key), int) and not isinstance(info.get(key), bool):
+            setattr(device, name, info[key])
+        elif x86:
+            device.mark_unavailable(name, f"{told_by} did not give the x86 {key} number")
+        else:
+            device.mark_unavailable(name, "only x86 CPUs have family and model numbers")
     if device.architecture is None:
         device.mark_unavailable("architecture", "the operating system does not name the CPU's architecture")
     device.isa_flags = speed_flags(info.get("flags", []))
@@ -202,7 +217,9 @@ def probe_cpu(*, psutil_module: Any = None, cpuinfo_info: dict[str, Any] | None 
 
     estimate = None
     if device.physical_cores and device.frequency_max_mhz:
-        estimate = theoretical_fp32_gflops(device.physical_cores, device.frequency_max_mhz, device.isa_flags)
+        estimate = theoretical_fp32_gflops(
+            device.physical_cores, device.frequency_max_mhz, core_flops_per_cycle(device)
+        )
     if estimate:
         device.fp32_peak_gflops, how = round(estimate[0], 1), estimate[1]
         device.fp32_peak_basis = (

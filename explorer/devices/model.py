@@ -320,6 +320,10 @@ class CpuDevice(_Record):
     isa_flags: list[str] = field(
         default_factory=list
     )  # the speed-relevant ones: avx2, avx512f, fma, neon ...
+    #: x86 family and model numbers: the flags cannot tell an AMD Zen 4 (AVX-512 on 256-bit pipes,
+    #: half the FLOP per cycle) from a Zen 5 or a Xeon, these can (``explorer.devices.isa``)
+    cpu_family: int | None = None
+    cpu_model: int | None = None
     memory_available_bytes: int | None = None
     #: the all-core clock measured by the benchmarks (a dependent-instruction chain; cached per
     #: machine): the FP32 peak is built on it once there is one

@@ -45,6 +45,51 @@ def test_flop_per_cycle_per_isa(flags, isa, per_cycle):
     assert f.basis.startswith(f"{per_cycle} FLOP/cycle ({isa}")
 
 
+@pytest.mark.parametrize(
+    "vendor,family,model,per_cycle,core",
+    [
+        ("AMD", 25, 17, 32, "AMD Zen 4"),  # EPYC Genoa: 236 GFLOP/s native FMA on 2 cores at 3.69 GHz
+        ("AMD", 26, 2, 64, ""),  # Zen 5: full 512-bit FMA pipes
+        ("Intel", 6, 143, 64, ""),  # Sapphire Rapids
+        (None, None, None, 64, ""),  # nothing known beyond the flags: the upper bound
+    ],
+)
+def test_avx512_flop_per_cycle_follows_the_core_not_only_the_flags(vendor, family, model, per_cycle, core):
+    f = flops_per_cycle(["avx", "avx2", "fma", "avx512f"], vendor, family, model)
+    assert f.flop_per_cycle == per_cycle
+    assert core in f.basis and f.basis.startswith(f"{per_cycle} FLOP/cycle (AVX-512")
+
+
+def test_zen_and_zen_plus_split_256_bit_fmas_but_zen_2_and_3_do_not():
+    flags = ["avx", "avx2", "fma"]
+    assert flops_per_cycle(flags, "AMD", 23, 0x08).flop_per_cycle == 16  # Zen+ (Ryzen 2000)
+    assert flops_per_cycle(flags, "AMD", 23, 0x31).flop_per_cycle == 32  # Zen 2 (EPYC Rome)
+    assert flops_per_cycle(flags, "AMD", 25, 0x21).flop_per_cycle == 32  # Zen 3: no AVX-512
+    assert flops_per_cycle(flags, "Intel", 6, 0x3C).flop_per_cycle == 32  # Haswell
+
+
+def test_this_machines_peak_uses_its_core_family():
+    """The record the probe makes carries the family and model the peak needs (read from
+    /proc/cpuinfo on Linux), so a Zen 4 here gets 32 FLOP/cycle."""
+    from explorer.devices.cpu import core_flops_per_cycle, parse_proc_cpuinfo, probe_cpu
+
+    text = "vendor_id\t: AuthenticAMD\ncpu family\t: 25\nmodel\t\t: 17\nmodel name\t: AMD EPYC\nflags\t\t: sse4_2 avx avx2 fma avx512f\n"
+    info = parse_proc_cpuinfo(text, "x86_64")
+    assert (info["family"], info["model"]) == (25, 17)
+    rec = probe_cpu(cpuinfo_info={**info, "source": "/proc/cpuinfo"})
+    assert (rec.vendor, rec.cpu_family, rec.cpu_model) == ("AMD", 25, 17)
+    assert core_flops_per_cycle(rec).flop_per_cycle == 32
+    if (
+        rec.fp32_peak_gflops
+        and rec.physical_cores
+        and rec.frequency_max_mhz
+        and "measured" not in rec.fp32_peak_basis
+    ):
+        assert rec.fp32_peak_gflops == pytest.approx(
+            rec.physical_cores * rec.frequency_max_mhz / 1000 * 32, rel=1e-3
+        )
+
+
 def test_peak_arithmetic_and_basis_text_from_the_measured_clock(home, cpu_record):
     assert cpu_fp32_peak_gflops(3.35, 2, flops_per_cycle(["avx512f"])) == pytest.approx(428.8)
     _seed(clock_ghz=3.35)
