@@ -131,13 +131,15 @@ def peak_word(kind: str, unit: str, is_estimate: bool) -> str:
     return "theoretical peak" if kind == "theoretical" else "peak"
 
 
-def peak_label(s: Series) -> str:
+def peak_label(s: Series, *, with_basis: bool = True) -> str:
     """The peak line's label, saying so where the peak is an estimate rather than a reported figure:
-    "CPU peak, estimate from advertised clock: 144 GFLOP/s"."""
+    "CPU peak, estimate from advertised clock: 144 GFLOP/s". Without ``with_basis`` only the device,
+    the kind of peak and the figure, for a plot too narrow for the rest (the table's caption and
+    the line's hover text say the basis in full)."""
     if s.peak is None:
         return ""
     # the basis up to its details in brackets: the per-ISA detail is in the hover text
-    short = s.peak_basis.split(" (", 1)[0] if s.peak_kind != "measured" else ""
+    short = s.peak_basis.split(" (", 1)[0] if s.peak_kind != "measured" and with_basis else ""
     basis = f", {short}" if short else ""
     word = "measured bandwidth" if s.peak_kind == "measured" and s.unit == "GB/s" else "peak"
     if s.peak_kind == "theoretical" and not s.peak_is_estimate:  # on a measured clock: as the table says

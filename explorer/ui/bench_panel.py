@@ -129,17 +129,20 @@ class BenchPanel(Panel):
         table_layout.setContentsMargins(0, 0, 0, 0)
         table_layout.addWidget(self.table, 1)
         self.peak_caption = PeakCaption(self.table.results)
-        table_layout.addWidget(self.peak_caption)
+        # the caption and the export buttons share one row: at 200% text a row of its own for
+        # the buttons was one of the things that made the page taller than a 1280x800 projector
+        under = QHBoxLayout()
+        under.addWidget(self.peak_caption, 1)
+        for button in (self.csv_button, self.json_button, self.png_button):
+            under.addWidget(button, 0, Qt.AlignmentFlag.AlignBottom)
+        table_layout.addLayout(under)
         splitter.addWidget(table_box)
         splitter.setStretchFactor(0, 3)
         splitter.setStretchFactor(1, 2)
         splitter.setSizes([460, 240])
+        splitter.setChildrenCollapsible(False)
+        self.splitter = splitter
         right_layout.addWidget(splitter, 1)
-        exports = QHBoxLayout()
-        exports.addStretch(1)
-        for button in (self.csv_button, self.json_button, self.png_button):
-            exports.addWidget(button)
-        right_layout.addLayout(exports)
 
         # the settings fold to a handle when the plot would get less than PLOT_MIN beside them
         self.settings_side = SidePanel("Benchmark settings", left, "left")
@@ -298,8 +301,9 @@ class BenchPanel(Panel):
     def apply_text_scale(self, percent: int) -> None:
         """The controls column and the plots' fonts grow with the text."""
         self.settings_side.set_body_width(px(LEFT_WIDTH))
-        self.progress_bar.setMinimumHeight(px(26))
-        self.table.setMinimumHeight(px(80))  # a header and two rows; it scrolls
+        # as tall as the Start button beside it (26 px at 100% text grew to 52 at 200%)
+        self.progress_bar.setMinimumHeight(self.controls.start_button.sizeHint().height())
+        self.table.setMinimumHeight(self.table.least_height())  # it scrolls; the plot keeps its room
         # the plots keep a readable height on a short projector; the table scrolls instead (at
         # 1280x720 and 150% the roofline's view was 40 px tall and its labels lay on each other)
         self.plot.main.setMinimumHeight(px(PLOT_MIN_HEIGHT))

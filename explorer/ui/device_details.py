@@ -248,6 +248,7 @@ class DeviceHeader(QWidget):
         else:
             self.badge.setText(f"● present {on} · CPU")
             set_role(self.badge, "present")
+        self.badge.setWordWrap(True)  # at 200% text "● present on this machine · CPU" is 530 px
         top.addWidget(self.badge, 0, Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
         layout.addLayout(top)
         if device.kind == "catalog":

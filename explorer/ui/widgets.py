@@ -6,19 +6,22 @@ missing sensor never hides the rest of a device and the student can find out why
 
 from __future__ import annotations
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QRect, QSize, Qt
+from PySide6.QtGui import QPainter, QTextLayout, QTextOption
 from PySide6.QtWidgets import (
     QFormLayout,
     QFrame,
     QGroupBox,
     QHBoxLayout,
     QLabel,
+    QSizePolicy,
     QToolButton,
     QVBoxLayout,
     QWidget,
 )
 
 from explorer.ui.formatting import NA
+from explorer.ui.guard import qt_guard
 
 #: tooltip for a missing value whose probe gave no reason
 NO_REASON = "No probe reported this value for this device."
@@ -29,6 +32,140 @@ def set_role(widget: QWidget, role: str) -> None:
     widget.setProperty("role", role)
     widget.style().unpolish(widget)
     widget.style().polish(widget)
+
+
+#: the widget property the layout test reads: this label may show its text cut short (its full
+#: text is then on hover)
+ELIDE_ALLOWED = "elideAllowed"
+
+
+class FoldingCaption(QLabel):
+    """A plain-text caption that wraps over as many lines as the layout gives it and no more: the
+    last line that fits ends in "…" and the whole text is on hover.
+
+    A wrapped QLabel asks its layout for every line it needs at its width, as a minimum: at 200%
+    text the Benchmarks page's three-line "% of peak" caption alone made the window taller than a
+    1280x800 projector. This caption asks for one line as its minimum and all its lines as its
+    preferred height, so on a short screen it gives way (the table and the plot keep their room)
+    and on a tall one it reads in full.
+    """
+
+    def __init__(self, text: str = "", parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setTextFormat(Qt.TextFormat.PlainText)
+        self.setProperty(ELIDE_ALLOWED, True)
+        self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Preferred)
+        self._lines_wanted = 0
+        self._note = ""  # a tooltip of the caller's own, kept under the whole text when that is cut
+        self.setText(text)
+
+    @qt_guard
+    def setToolTip(self, text: str) -> None:  # noqa: N802 - Qt's name
+        """The caller's tooltip; while the caption is cut short its whole text comes first."""
+        self._note = text
+        self._show_hover()
+
+    def _show_hover(self) -> None:
+        parts = [self.text()] if self.is_cut() else []
+        super().setToolTip("\n\n".join([*parts, self._note] if self._note else parts))
+
+    @qt_guard
+    def setText(self, text: str) -> None:  # noqa: N802 - Qt's name
+        super().setText(text)
+        self._lines_wanted = -1  # the hint changes with the text
+        self._follow_width()
+
+    def wrapped(self, width: int) -> list[str]:
+        """The text broken into the lines it takes at ``width`` pixels (words kept whole)."""
+        text = self.text()
+        if not text:
+            return []
+        layout = QTextLayout(text, self.font())
+        option = QTextOption()
+        option.setWrapMode(QTextOption.WrapMode.WrapAtWordBoundaryOrAnywhere)
+        layout.setTextOption(option)
+        spans = []
+        layout.beginLayout()
+        while True:
+            line = layout.createLine()
+            if not line.isValid():
+                break
+            line.setLineWidth(max(1, width))
+            spans.append((line.textStart(), line.textLength()))
+        layout.endLayout()
+        return [text[start : start + length].rstrip() for start, length in spans]
+
+    def shown_lines(self) -> list[str]:
+        """What is drawn at the current size: the lines that fit, the last one elided if the text
+        goes on past it."""
+        room = self.contentsRect()
+        lines = self.wrapped(room.width())
+        fit = max(1, room.height() // max(1, self.fontMetrics().lineSpacing()))
+        if len(lines) <= fit:
+            return lines
+        rest = " ".join(lines[fit - 1 :])
+        last = self.fontMetrics().elidedText(rest, Qt.TextElideMode.ElideRight, room.width())
+        return [*lines[: fit - 1], last]
+
+    def is_cut(self) -> bool:
+        """Whether part of the text is left off at the current size (then it is on hover)."""
+        return len(self.wrapped(self.contentsRect().width())) > len(self.shown_lines()) or any(
+            line.endswith("…") for line in self.shown_lines()
+        )
+
+    def _margins(self) -> QSize:
+        m = self.contentsMargins()
+        return QSize(m.left() + m.right(), m.top() + m.bottom())
+
+    @qt_guard
+    def minimumSizeHint(self) -> QSize:  # noqa: N802 - Qt's name
+        fm = self.fontMetrics()
+        return QSize(fm.averageCharWidth() * 12, fm.lineSpacing()) + self._margins()
+
+    @qt_guard
+    def sizeHint(self) -> QSize:  # noqa: N802 - Qt's name
+        fm = self.fontMetrics()
+        width = min(fm.horizontalAdvance(self.text()), fm.averageCharWidth() * 60)
+        lines = len(self.wrapped(self.contentsRect().width() if self.width() > 1 else width))
+        return QSize(width, max(1, lines) * fm.lineSpacing()) + self._margins()
+
+    def _follow_width(self) -> None:
+        """Ask the layout again when the lines the text takes change with the width, and keep
+        the tooltip saying the whole text whenever some is left off."""
+        wanted = len(self.wrapped(self.contentsRect().width()))
+        if wanted != self._lines_wanted:
+            self._lines_wanted = wanted
+            self.updateGeometry()
+        self._show_hover()
+
+    @qt_guard
+    def resizeEvent(self, event) -> None:  # noqa: N802 - Qt's name
+        super().resizeEvent(event)
+        self._follow_width()
+
+    @qt_guard
+    def changeEvent(self, event) -> None:  # noqa: N802 - Qt's name
+        super().changeEvent(event)
+        if event.type() in (event.Type.FontChange, event.Type.StyleChange):
+            self._lines_wanted = -1
+            self._follow_width()
+
+    @qt_guard
+    def paintEvent(self, event) -> None:  # noqa: N802 - Qt's name
+        lines = self.shown_lines()
+        if not lines:
+            return
+        room = self.contentsRect()
+        step = self.fontMetrics().lineSpacing()
+        top = room.top() + max(0, (room.height() - step * len(lines)) // 2)  # centred in its row
+        painter = QPainter(self)
+        flags = int(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop)
+        for i, line in enumerate(lines):
+            rect = QRect(room.left(), top + i * step, room.width(), step)
+            self.style().drawItemText(
+                painter, rect, flags, self.palette(), self.isEnabled(), line, self.foregroundRole()
+            )
+        painter.end()
 
 
 #: the folded banner's button, and the same button while the details show
@@ -102,6 +239,51 @@ class FieldGroup(QGroupBox):
         self.form.setHorizontalSpacing(18)
         self.form.setVerticalSpacing(6)
         self.values: dict[str, QLabel] = {}
+
+    # Values go under their names where the two columns do not fit side by side: at 200% text the
+    # CPU's "FP32 sgemm (measured)" beside "3.69 GHz, all cores busy" was wider than the details
+    # pane beside the device list, which then scrolled sideways with values cut off. (Qt's own
+    # WrapLongRows left some rows side by side 2 to 11 px short of their value's width.)
+    def _columns(self) -> tuple[int, int]:
+        """The widest name and the widest value (each at its minimum), in pixels."""
+        names = values = 0
+        for row in range(self.form.rowCount()):
+            for role, _ in ((QFormLayout.ItemRole.LabelRole, 0), (QFormLayout.ItemRole.FieldRole, 1)):
+                item = self.form.itemAt(row, role)
+                if item is None or item.widget() is None or item.widget().isHidden():
+                    continue
+                width = item.widget().minimumSizeHint().width()
+                if role == QFormLayout.ItemRole.LabelRole:
+                    names = max(names, width)
+                else:
+                    values = max(values, width)
+        return names, values
+
+    def _frame(self) -> int:
+        """The group's own margins and the form's, across."""
+        m, f = self.contentsMargins(), self.form.contentsMargins()
+        return m.left() + m.right() + f.left() + f.right()
+
+    @qt_guard
+    def minimumSizeHint(self) -> QSize:  # noqa: N802 - Qt's name
+        """As narrow as the values under their names: the group chooses the rows' shape itself."""
+        hint = super().minimumSizeHint()
+        names, values = self._columns()
+        return QSize(max(names, values) + self._frame(), hint.height())
+
+    def _fit_rows(self) -> None:
+        names, values = self._columns()
+        side_by_side = names + self.form.horizontalSpacing() + values + self._frame() <= self.width()
+        policy = (
+            QFormLayout.RowWrapPolicy.DontWrapRows if side_by_side else QFormLayout.RowWrapPolicy.WrapAllRows
+        )
+        if self.form.rowWrapPolicy() != policy:
+            self.form.setRowWrapPolicy(policy)
+
+    @qt_guard
+    def resizeEvent(self, event) -> None:  # noqa: N802 - Qt's name
+        self._fit_rows()
+        super().resizeEvent(event)
 
     def add(
         self, label: str, value: str | None, reason: str | None = None, *, key: str | None = None

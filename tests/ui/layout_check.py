@@ -3,7 +3,9 @@
 Walks every visible label, button, line edit (spin boxes included: they hold one), combo box and
 tab of a widget tree and asks Qt how much room its text needs against the room it got, and checks
 that the widgets a layout places neither overlap their siblings nor stick out of their parent.
-A label a page elides on purpose carries the ``elideAllowed`` property and is not reported.
+A label a page elides on purpose carries the ``elideAllowed`` property and is not reported; a
+caption that gives way on a short screen (``FoldingCaption``) is reported only if, cut short, it
+does not carry its whole text on hover.
 
 A widget inside a scroll area may be as wide as its texts need and still be cut off by the
 area's viewport (the Benchmarks settings column was, on its right edge): every scroll area whose
@@ -66,6 +68,10 @@ def _plain(text: str) -> str:
 
 def _label_problem(label: QLabel) -> str | None:
     if not label.text() or label.pixmap() is not None and not label.pixmap().isNull():
+        return None
+    if hasattr(label, "is_cut"):  # a FoldingCaption: gives way on a short screen, whole on hover
+        if label.is_cut() and not label.toolTip().startswith(label.text()):
+            return "cut short, and its whole text is not on hover"
         return None
     if label.text().rstrip().endswith("…") and not label.property(ELIDE_ALLOWED):
         return "elided"

@@ -23,6 +23,7 @@ from explorer.bench.compare import Series, build_series, peak_label, peak_toolti
 from explorer.bench.fmt import seconds_text
 from explorer.ui.guard import qt_guard
 from explorer.ui.theme import Theme, current_theme, pt, px
+from explorer.ui.widgets import FoldingCaption
 
 # Colour-blind-safe (Okabe-Ito), readable on a projector: CPU blue, GPUs orange/green/purple...
 _CPU_COLOURS = ("#0072B2", "#56B4E9", "#009E73")
@@ -155,9 +156,8 @@ class BenchPlot(QWidget):
         toggle_row.addWidget(self.throughput_radio)
         toggle_row.addWidget(self.time_radio)
         toggle_row.addSpacing(12)
-        self.hint_label = QLabel(HINT)
+        self.hint_label = FoldingCaption(HINT)  # wraps where there is room, else one line and a hover
         self.hint_label.setProperty("role", "caption")
-        self.hint_label.setWordWrap(True)  # beside the radios on a wide window, under them on a narrow one
         toggle_row.addWidget(self.hint_label, 1)
         layout.addLayout(toggle_row)
 
@@ -351,6 +351,7 @@ class BenchPlot(QWidget):
                 line.setVisible(self.mode == "throughput")
                 line.setToolTip(peak_tooltip(s))  # counts the points above it, so kept current
         self.hint_label.setText(NOISY_HINT if any(any(s.noisy) for s in self._series) else HINT)
+        self._fit_peak_labels()
         self._update_ticks()
         self._fit_x()
         self._fit_y()
@@ -394,6 +395,7 @@ class BenchPlot(QWidget):
             },
         )
         line.label.setFont(_font(11))
+        line.setProperty("labels", (peak_label(s), peak_label(s, with_basis=False)))
         line.setZValue(-5)
         self.main.addItem(line)
         self._peak_lines[(s.device, s.peak)] = line
@@ -427,6 +429,7 @@ class BenchPlot(QWidget):
         self.main.getAxis("bottom").showLabel(not curves)
 
     def _fit_to_size(self) -> None:
+        self._fit_peak_labels()
         self._fit_left_title()
         self._fit_x()
         self._fit_y()
@@ -450,6 +453,19 @@ class BenchPlot(QWidget):
         need = self.legend.boundingRect().width() + 10 + px(8)  # its offset from the edge, and a gap
         share = min(need / width, 0.5) if width > 0 and self.legend.isVisible() else 0.0
         self.main.setXRange(left, max(high + 0.06 * span, left + (high - left) / (1 - share)), padding=0)
+
+    def _fit_peak_labels(self) -> None:
+        """Each peak's label with its basis where the view is wide enough, else the device, the
+        kind of peak and the figure: at 200% text on a 1280x800 projector the full label ran
+        past the plot's right edge ("... x 64 FLOP/cy")."""
+        room = self.main.getPlotItem().vb.width() - px(16)
+        for line in self._peak_lines.values():
+            full, short = line.property("labels")
+            metrics = QFontMetrics(line.label.textItem.font())
+            text = full if room <= 0 or metrics.horizontalAdvance(full) <= room else short
+            if line.label.toPlainText() != text:
+                line.label.format = text  # what the label redraws from when its line moves
+                line.label.setPlainText(text)
 
     def _fit_left_title(self) -> None:
         """The y axis title in full where the axis is tall enough ("throughput (GFLOP/s)"), else

@@ -18,7 +18,6 @@ from PySide6.QtCore import QSize, Qt, Signal
 from PySide6.QtWidgets import (
     QComboBox,
     QHBoxLayout,
-    QLabel,
     QStyle,
     QStyleOptionComboBox,
     QVBoxLayout,
@@ -37,6 +36,7 @@ from explorer.ui.bench.plot import (
 )
 from explorer.ui.guard import qt_guard
 from explorer.ui.theme import Theme, current_theme
+from explorer.ui.widgets import FoldingCaption
 
 _CATALOG_COLOURS = ("#CC79A7", "#E69F00")  # purple first: no CPU or GPU point is drawn in it
 _NO_CATALOG = "Add a catalog GPU's roof…"
@@ -96,7 +96,8 @@ class RooflinePlot(QWidget):
         self.catalog_combo.setMinimumContentsLength(10)
         self.catalog_combo.currentTextChanged.connect(lambda _t: self.catalog_combo.updateGeometry())
         row.addWidget(self.catalog_combo)
-        self.caption = QLabel("solid: measured here; dashed: theoretical or spec sheet", wordWrap=True)
+        # wraps where there is room, else one line with the whole text on hover
+        self.caption = FoldingCaption("solid: measured here; dashed: theoretical or spec sheet")
         self.caption.setProperty("role", "caption")
         row.addWidget(self.caption, 1)
         layout.addLayout(row)

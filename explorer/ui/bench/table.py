@@ -8,8 +8,8 @@ from __future__ import annotations
 from typing import Any
 
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, Qt
-from PySide6.QtGui import QBrush, QColor, QResizeEvent
-from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QLabel, QTableView, QWidget
+from PySide6.QtGui import QBrush, QColor
+from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableView, QWidget
 
 from explorer.bench.compare import above_peak_reason, peak_captions, peak_note, peak_share_cell
 from explorer.bench.fmt import number_text, seconds_text
@@ -17,6 +17,7 @@ from explorer.bench.results import model_cell
 from explorer.bench.run_results import RunResults
 from explorer.ui.guard import qt_guard
 from explorer.ui.theme import current_theme
+from explorer.ui.widgets import FoldingCaption
 
 COLUMNS = (
     "size",
@@ -175,11 +176,22 @@ class ResultsTable(QTableView):
         self.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.setAlternatingRowColors(True)
         self.verticalHeader().hide()
+        # eleven columns need about 760 px at 100% text, and they show in full there (a test
+        # holds it); at 150% and more on a projector they cannot, and the table scrolls sideways
+        self.setProperty("scrollAllowed", True)
         header = self.horizontalHeader()
         header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
         header.setStretchLastSection(True)
         self.results.rowsInserted.connect(self._rows_changed)
         self.results.modelReset.connect(self._rows_changed)
+
+    def least_height(self) -> int:
+        """The header and one row, with room for a sideways scroll bar: less than this and no
+        measured row shows; more is the splitter's to give (the plot is kept readable first)."""
+        row = self.verticalHeader().defaultSectionSize()
+        header = self.horizontalHeader().sizeHint().height()
+        bar = self.style().pixelMetric(self.style().PixelMetric.PM_ScrollBarExtent, None, self)
+        return header + row + bar + 2 * self.frameWidth()
 
     def _rows_changed(self, *_args: object) -> None:
         # the model column only where some point has a model's figure beside it
@@ -193,15 +205,14 @@ class ResultsTable(QTableView):
         self.scrollToBottom()
 
 
-class PeakCaption(QLabel):
+class PeakCaption(FoldingCaption):
     """Under the table: the peak each device's "% of peak" is taken against, with its basis, said
-    once rather than on every row. Follows the table's model (a new run, another workload)."""
+    once rather than on every row. Follows the table's model (a new run, another workload). On a
+    short screen it gives way to one line, the whole basis on hover (FoldingCaption)."""
 
     def __init__(self, model: ResultsModel, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        self.setWordWrap(True)
+        super().__init__("", parent)
         self.setProperty("role", "caption")
-        self.setTextFormat(Qt.TextFormat.PlainText)
         self._model = model
         model.rowsInserted.connect(self.refresh)
         model.modelReset.connect(self.refresh)
@@ -211,17 +222,3 @@ class PeakCaption(QLabel):
         captions = peak_captions(self._model.points)
         self.setText("% of peak = throughput / " + "; ".join(captions) if captions else "")
         self.setVisible(bool(captions))
-        self._keep_lines()
-
-    def _keep_lines(self) -> None:
-        """Ask for the height the wrapped caption needs at its width: the splitter above it
-        reads minimum sizes, not heights for a width, and squeezed the table box until the
-        caption's second line was drawn over the table (1280x720 at 150%)."""
-        need = self.heightForWidth(self.width()) if self.width() > 0 else -1
-        if need > 0 and need != self.minimumHeight():
-            self.setMinimumHeight(need)
-
-    @qt_guard
-    def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 (Qt API)
-        super().resizeEvent(event)
-        self._keep_lines()
