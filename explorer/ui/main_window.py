@@ -15,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from PySide6.QtCore import QEvent, QObject, Qt, QTimer
+from PySide6.QtCore import QEvent, QObject, QSize, Qt, QTimer
 from PySide6.QtGui import QAction, QActionGroup, QCloseEvent, QKeyEvent, QKeySequence, QResizeEvent
 from PySide6.QtWidgets import (
     QApplication,
@@ -273,6 +273,9 @@ class MainWindow(QMainWindow):
         self._text_scales = {False: text_scale_pct(), True: 150}
         self.presenting = False
         self._was_maximized = False
+        #: the size the window was given (by the user, the settings file or ``screenshot``), as
+        #: opposed to the size a page's minimum forced on it for a moment
+        self._wanted_size = QSize(1280, 800)
 
         # Tabs, not a sidebar: the panels need every pixel of width a 1280x800 projector gives.
         self.tabs = PageTabs(PAGES)
@@ -320,6 +323,32 @@ class MainWindow(QMainWindow):
         if self._discover_on_show:
             _PaintWatcher(self, self.start_discovery)
         self.resize(1280, 800)
+
+    # ----- size: the one asked for, not a passing minimum
+    @qt_guard
+    def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 (Qt API)
+        """Remember the size the window was given. A size larger than that and no larger than the
+        minimum was forced: at first show at 200% text the visualizer's side columns are still
+        open, its minimum height is 821 px, and the window grew to it on a 1280x800 projector;
+        a moment later the columns fold and the minimum is 582 px again, but the window stayed
+        taller than the screen."""
+        super().resizeEvent(event)
+        size, wanted = event.size(), self._wanted_size
+        forced_w = size.width() > wanted.width() and size.width() <= self.minimumWidth()
+        forced_h = size.height() > wanted.height() and size.height() <= self.minimumHeight()
+        self._wanted_size = QSize(
+            wanted.width() if forced_w else size.width(), wanted.height() if forced_h else size.height()
+        )
+
+    @qt_guard
+    def event(self, event: QEvent) -> bool:
+        """Once the layouts have settled, go back to the size asked for where the minimum allows."""
+        handled = super().event(event)
+        if event.type() == QEvent.Type.LayoutRequest and not self.isMaximized() and not self.isFullScreen():
+            back = self._wanted_size.expandedTo(self.minimumSize())
+            if back != self.size() and self.isVisible():
+                self.resize(back)
+        return handled
 
     # ----- pages
     def _install_panel(self, key: str, widget: Panel) -> None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from html import escape
 
-from PySide6.QtCore import QEvent, QObject, Qt, Signal
+from PySide6.QtCore import QEvent, QObject, QSize, Qt, Signal
 from PySide6.QtWidgets import (
     QFrame,
     QGridLayout,
@@ -237,6 +237,50 @@ class CompareTable(QWidget):
         self.updateGeometry()
 
 
+class _TableScroll(QScrollArea):
+    """The comparison table, scrolling up and down where the page is short: at 200% text its
+    eleven standing rows need about 390 px, and with the two panes above them the visualizer
+    asked for more height than a 1280x800 projector has (its rows were squeezed to 23 px of the
+    34 their text needs). It asks for the whole table, and at least its heads and
+    ``LEAST_ROWS`` rows."""
+
+    LEAST_ROWS = 3
+
+    def __init__(self, table: CompareTable, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setWidgetResizable(True)
+        self.setFrameShape(QScrollArea.Shape.NoFrame)
+        self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.setWidget(table)
+        self.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Preferred)
+        # a new comparison or orientation changes the table's size; a scroll area does not pass
+        # that on to the layout it sits in, so the panes kept the room and the table got none
+        self.viewport().installEventFilter(self)
+        table.installEventFilter(self)
+
+    @qt_guard
+    def eventFilter(self, obj: QObject, event: QEvent) -> bool:  # noqa: N802 - Qt's name
+        if event.type() == QEvent.Type.LayoutRequest:
+            self.updateGeometry()
+        return super().eventFilter(obj, event)
+
+    def _bar(self) -> int:
+        return self.verticalScrollBar().sizeHint().width()
+
+    @qt_guard
+    def sizeHint(self) -> QSize:  # noqa: N802 - Qt's name
+        hint = self.widget().sizeHint()
+        return QSize(hint.width() + self._bar(), hint.height())
+
+    @qt_guard
+    def minimumSizeHint(self) -> QSize:  # noqa: N802 - Qt's name
+        table = self.widget()
+        rows = 1 + self.LEAST_ROWS  # the heads' row, then the quantities
+        row = table.fontMetrics().lineSpacing() + 2
+        least = min(table.sizeHint().height(), rows * row)
+        return QSize(table.minimumSizeHint().width() + self._bar(), least)
+
+
 class CompareView(QWidget):
     """Both sides' panes, and the table under them, lying down wherever the width allows."""
 
@@ -250,7 +294,8 @@ class CompareView(QWidget):
         panes.addWidget(self.pane_a, 1)
         panes.addWidget(self.pane_b, 1)
         lay.addLayout(panes, 1)
-        lay.addWidget(self.table)
+        self.table_scroll = _TableScroll(self.table)
+        lay.addWidget(self.table_scroll)
 
     def set_comparison(self, comparison: Comparison) -> None:
         self.table.set_comparison(comparison)
