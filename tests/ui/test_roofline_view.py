@@ -177,6 +177,11 @@ def _check_rendered(panel, qtbot, tmp_path, size, font_pt, export_png, QImage) -
     for i, a in enumerate(texts):  # no label hides another
         for b in texts[i + 1 :]:
             assert not _rect(a).intersects(_rect(b)), (a.toPlainText(), b.toPlainText())
+    # nor a measured point (the sgemm label lay over the matmul points, at 200% text too)
+    markers = view._point_boxes(view.plot.getPlotItem().vb)
+    assert len(markers) >= 2  # the two matmuls at least
+    for t in texts:
+        assert not [m for m in markers if _rect(t).intersects(m)], t.toPlainText()
     # the roofline asks no more width than the measurements plot beside it (the panel's own minimum
     # width at 1024 px is the window's layout work, issue 14)
     assert view.minimumSizeHint().width() <= panel.plot.minimumSizeHint().width()

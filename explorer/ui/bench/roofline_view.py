@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import pyqtgraph as pg
-from PySide6.QtCore import QSize, Qt, Signal
+from PySide6.QtCore import QPointF, QRectF, QSize, Qt, Signal
 from PySide6.QtWidgets import (
     QComboBox,
     QHBoxLayout,
@@ -280,8 +280,10 @@ class RooflinePlot(QWidget):
 
     def _spread_labels(self) -> None:
         """Labels of close ceilings (a measured sgemm just under the peak, two devices' roofs at the
-        same height) would print over each other: each one that meets an earlier one steps down
-        by its own height until it is clear. Redone whenever the plot changes size."""
+        same height) would print over each other or over the measured points: each label tries its
+        home spot, then one label-height below, above, two below... and takes the first spot clear
+        of the ridges' labels, the labels already placed and every point; where none is clear (a
+        short plot at 200% text), the spot that covers least. Redone whenever the plot changes size."""
         vb = self.plot.getPlotItem().vb
         vb.updateMatrix()  # the range just set, not the one last painted
         placed: list[Any] = []
@@ -289,20 +291,37 @@ class RooflinePlot(QWidget):
             if isinstance(line, pg.InfiniteLine):
                 line.label.updatePosition()
                 placed.append(line.label.mapRectToScene(line.label.boundingRect()))
+        points = self._point_boxes(vb)
         inside = vb.mapRectToScene(vb.boundingRect())
         for item, home in self._ceiling_labels:
             item.setPos(home)
             box = item.mapRectToScene(item.boundingRect())
             step = abs(vb.mapSceneToView(box.topLeft()).y() - vb.mapSceneToView(box.bottomLeft()).y()) + 0.01
-            # the home spot, then one label-height below, above, two below, two above...
-            for k in (0, -1, 1, -2, 2, -3, 3, -4, 4):
+            best: tuple[float, float] | None = None  # (covered area, k)
+            for k in (0, -1, 1, -2, 2, -3, 3, -4, 4, -5, 5, -6, 6):
                 item.setPos(home.x(), home.y() + k * step)
                 box = item.mapRectToScene(item.boundingRect())
-                if inside.contains(box) and not any(box.intersects(other) for other in placed):
+                if not inside.contains(box):
+                    continue
+                covered = sum(_area(box.intersected(other)) for other in (*placed, *points))
+                if best is None or covered < best[0]:
+                    best = (covered, k)
+                if covered == 0:
                     break
-            else:
-                item.setPos(home)
+            item.setPos(home.x(), home.y() + (best[1] if best else 0) * step)
             placed.append(item.mapRectToScene(item.boundingRect()))
+
+    def _point_boxes(self, vb: Any) -> list[Any]:
+        """Each measured point's marker, in scene pixels: a label never sits on one."""
+        boxes = []
+        half = 7  # the 11 px marker and its 1 px edge, with a pixel to spare
+        for item in self._drawn:
+            if isinstance(item, pg.PlotDataItem) and item.name():  # the measured points (named)
+                xs, ys = item.getData()
+                for x, y in zip(xs if xs is not None else [], ys if ys is not None else [], strict=True):
+                    at = vb.mapViewToScene(QPointF(float(x), float(y)))
+                    boxes.append(QRectF(at.x() - half, at.y() - half, 2 * half, 2 * half))
+        return boxes
 
     def _add(self, item: Any) -> None:
         self.plot.addItem(item)
@@ -360,3 +379,8 @@ class RooflinePlot(QWidget):
             scatter.setZValue(20)  # a measured point is never hidden behind a label
             self._add(scatter)
             self.legend.addItem(scatter, scatter.name())
+
+
+def _area(rect: Any) -> float:
+    """The area of a rectangle (an empty intersection is 0)."""
+    return max(0.0, rect.width()) * max(0.0, rect.height())
