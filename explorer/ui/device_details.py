@@ -17,6 +17,7 @@ from PySide6.QtWidgets import (
     QGridLayout,
     QHBoxLayout,
     QLabel,
+    QLayout,
     QVBoxLayout,
     QWidget,
 )
@@ -348,9 +349,7 @@ class DeviceDetails(QWidget):
     def fit_width(self, room: int) -> None:
         """Two columns if they fit in ``room`` pixels, else one under the other."""
         need = (
-            self._left.minimumSize().width()
-            + self._right.minimumSize().width()
-            + self._grid.horizontalSpacing()
+            _comfortable_width(self._left) + _comfortable_width(self._right) + self._grid.horizontalSpacing()
         )
         self._place_columns(room >= need)
 
@@ -404,3 +403,15 @@ class DeviceDetails(QWidget):
             group.add(label, value, hover, key=label)
         self.groups[title] = group
         return group
+
+
+def _comfortable_width(column: QLayout) -> int:
+    """A column's width with each group's values beside their names: two columns side by side
+    only where neither then has to put its values under their names (a group can, down to its
+    minimum, but one group of each shape side by side reads worse than one under the other)."""
+    widest = column.minimumSize().width()
+    for i in range(column.count()):
+        widget = column.itemAt(i).widget()
+        if isinstance(widget, FieldGroup) and not widget.isHidden():
+            widest = max(widest, widget.side_by_side_width())
+    return widest

@@ -15,8 +15,17 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from PySide6.QtCore import QEvent, QObject, QSize, Qt, QTimer
-from PySide6.QtGui import QAction, QActionGroup, QCloseEvent, QKeyEvent, QKeySequence, QResizeEvent
+from PySide6.QtCore import QEvent, QObject, QRect, QSize, Qt, QTimer
+from PySide6.QtGui import (
+    QAction,
+    QActionGroup,
+    QCloseEvent,
+    QKeyEvent,
+    QKeySequence,
+    QPainter,
+    QPaintEvent,
+    QResizeEvent,
+)
 from PySide6.QtWidgets import (
     QApplication,
     QFileDialog,
@@ -25,6 +34,9 @@ from PySide6.QtWidgets import (
     QMainWindow,
     QMessageBox,
     QPushButton,
+    QStatusBar,
+    QStyle,
+    QStyleOption,
     QTabWidget,
     QToolButton,
     QVBoxLayout,
@@ -248,6 +260,52 @@ class TextSizeControl(QWidget):
         self.larger.setEnabled(percent < TEXT_SCALE_MAX)
 
 
+class StatusBar(QStatusBar):
+    """A status bar whose message ends in "…" where it does not fit beside the text-size control,
+    the whole message on hover. Qt's own cuts it off mid-word: at 200% text on a 1280x800
+    projector "Found the CPU, no NVIDIA GPU, and 17 catalog GPUs (spec sheet" ended there."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.messageChanged.connect(self._hover)
+
+    def message_rect(self) -> QRect:
+        """Where the message is drawn: from the left edge to the first permanent widget."""
+        right = self.width()
+        for child in self.findChildren(QWidget, options=Qt.FindChildOption.FindDirectChildrenOnly):
+            if child.isVisible() and child.x() > 0:
+                right = min(right, child.x())
+        return QRect(6, 0, max(0, right - 12), self.height())
+
+    def shown_message(self) -> str:
+        """The message as drawn: whole, or cut with "…" to the room it has."""
+        return self.fontMetrics().elidedText(
+            self.currentMessage(), Qt.TextElideMode.ElideRight, self.message_rect().width()
+        )
+
+    def _hover(self, message: str) -> None:
+        self.setToolTip(message if message and self.shown_message() != message else "")
+
+    @qt_guard
+    def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 (Qt API)
+        super().resizeEvent(event)
+        self._hover(self.currentMessage())
+
+    @qt_guard
+    def paintEvent(self, event: QPaintEvent) -> None:  # noqa: N802 (Qt API)
+        if not self.currentMessage():
+            super().paintEvent(event)
+            return
+        painter = QPainter(self)
+        option = QStyleOption()
+        option.initFrom(self)
+        self.style().drawPrimitive(QStyle.PrimitiveElement.PE_PanelStatusBar, option, painter, self)
+        painter.setPen(self.palette().windowText().color())
+        flags = Qt.AlignmentFlag.AlignLeading | Qt.AlignmentFlag.AlignVCenter | Qt.TextFlag.TextSingleLine
+        painter.drawText(self.message_rect(), int(flags), self.shown_message())
+        painter.end()
+
+
 class MainWindow(QMainWindow):
     """Owns the ``AppContext``; panels receive it and react to its signals."""
 
@@ -310,6 +368,7 @@ class MainWindow(QMainWindow):
         self.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, self.lessons)
         self.lessons.build_menu(self.menuBar(), self._help_menu.menuAction())
         self.lessons.apply_text_scale(text_scale_pct(), False)
+        self.setStatusBar(StatusBar(self))
         self.text_size_control = TextSizeControl(self)
         self.statusBar().addPermanentWidget(self.text_size_control)
         self.context.status_message.connect(lambda text: self.statusBar().showMessage(text, 8000))

@@ -271,9 +271,13 @@ class FieldGroup(QGroupBox):
         names, values = self._columns()
         return QSize(max(names, values) + self._frame(), hint.height())
 
-    def _fit_rows(self) -> None:
+    def side_by_side_width(self) -> int:
+        """The width the group needs for every value beside its name."""
         names, values = self._columns()
-        side_by_side = names + self.form.horizontalSpacing() + values + self._frame() <= self.width()
+        return names + self.form.horizontalSpacing() + values + self._frame()
+
+    def _fit_rows(self) -> None:
+        side_by_side = self.side_by_side_width() <= self.width()
         policy = (
             QFormLayout.RowWrapPolicy.DontWrapRows if side_by_side else QFormLayout.RowWrapPolicy.WrapAllRows
         )

@@ -353,3 +353,23 @@ def pg_point(x: float, y: float):
     from PySide6.QtCore import QPointF
 
     return QPointF(x, y)
+
+
+def test_the_status_message_ends_in_an_ellipsis_with_the_whole_of_it_on_hover(window, qapp):
+    """At 200% text on a 1280x800 projector the discovery message was cut off mid-word beside the
+    text-size control ("... 17 catalog GPUs (spec sheet"); a message too long for the bar now ends
+    in "…" and says the whole on hover, and one that fits is shown whole."""
+    bar = window.statusBar()
+    _settle(qapp, window, (1024, 768))
+    long = "Exported to /home/teacher/" + "lesson-results/" * 12 + "run.csv"
+    bar.showMessage(long)
+    qapp.processEvents()
+    shown = bar.shown_message()
+    assert shown.endswith("…") and long.startswith(shown[:-1]), shown
+    assert bar.fontMetrics().horizontalAdvance(shown) <= bar.message_rect().width()
+    assert bar.message_rect().right() < window.text_size_control.x()  # never under the control
+    assert bar.toolTip() == long
+    short = "Exported to run.csv"
+    bar.showMessage(short)
+    qapp.processEvents()
+    assert bar.shown_message() == short and bar.toolTip() == ""
