@@ -39,6 +39,36 @@ def set_role(widget: QWidget, role: str) -> None:
 ELIDE_ALLOWED = "elideAllowed"
 
 
+class ElidedLine(QLabel):
+    """One line of plain text that ends in "…" where the row is too short for it (Qt's QLabel cuts
+    it mid-letter: the lesson bar's title at 200% read "Six blocks fo"). Its layout never grows for
+    it: the text takes the room the row gives. The caller's tooltip holds the whole text."""
+
+    def __init__(self, text: str = "", parent: QWidget | None = None) -> None:
+        super().__init__(text, parent)
+        self.setTextFormat(Qt.TextFormat.PlainText)
+        self.setProperty(ELIDE_ALLOWED, True)
+        self.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+
+    def shown_text(self) -> str:
+        """The text as drawn at the current width: whole, or cut with "…"."""
+        return self.fontMetrics().elidedText(
+            self.text(), Qt.TextElideMode.ElideRight, self.contentsRect().width()
+        )
+
+    @qt_guard
+    def minimumSizeHint(self) -> QSize:  # noqa: N802 - Qt's name
+        return QSize(self.fontMetrics().averageCharWidth() * 4, super().minimumSizeHint().height())
+
+    @qt_guard
+    def paintEvent(self, event) -> None:  # noqa: N802 - Qt's name
+        painter = QPainter(self)
+        painter.setFont(self.font())
+        painter.setPen(self.palette().color(self.foregroundRole()))
+        align = Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter
+        painter.drawText(self.contentsRect(), int(align), self.shown_text())
+
+
 class FoldingCaption(QLabel):
     """A plain-text caption that wraps over as many lines as the layout gives it and no more: the
     last line that fits ends in "…" and the whole text is on hover.

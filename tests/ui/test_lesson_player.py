@@ -388,3 +388,22 @@ def test_a_bad_memory_step_is_one_line_and_the_page_keeps_what_it_showed(make_wi
     window.lessons.next()
     assert mem.tabs.currentWidget() is mem.divergence
     assert mem.divergence.result.diverged_warps == 0
+
+
+def test_a_title_too_long_for_the_bar_ends_in_an_ellipsis_and_is_whole_on_hover(make_window):
+    """At 200% text on a 1280x800 projector the title was cut mid-word ("Six blocks fo")."""
+    window = make_window()
+    window.lessons.open_path(_builtin("01-blocks"))
+    title = window.lessons.title_label
+    heading = title.text()
+    window.apply_text_scale(200)
+    QApplication.processEvents()
+    shown = title.shown_text()
+    assert shown != heading and shown.endswith("…") and heading.startswith(shown[:-1].rstrip())
+    assert title.fontMetrics().horizontalAdvance(shown) <= title.contentsRect().width()
+    assert heading in title.toolTip()
+    window.apply_text_scale(100)
+    QApplication.processEvents()
+    window.resize(1920, 800)
+    QApplication.processEvents()
+    assert title.shown_text() == heading  # room enough: whole

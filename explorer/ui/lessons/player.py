@@ -24,7 +24,6 @@ from PySide6.QtWidgets import (
     QMenu,
     QMenuBar,
     QPushButton,
-    QSizePolicy,
     QTextBrowser,
     QToolButton,
     QVBoxLayout,
@@ -39,6 +38,7 @@ from explorer.lessons.model import BenchState, Lesson, Step
 from explorer.lessons.texts import step_counter, step_heading, step_markdown
 from explorer.ui.guard import qt_guard
 from explorer.ui.theme import BASE_FONT_PT, pt, px
+from explorer.ui.widgets import ElidedLine
 
 if TYPE_CHECKING:  # pragma: no cover
     from explorer.ui.main_window import MainWindow
@@ -77,10 +77,10 @@ class LessonPlayer(QDockWidget):
         self._expanded = True
         self._user_expanded = False  # shown by the user's click, so never folded for room
 
-        self.title_label = QLabel("")
+        # one line whatever its length (a wrapped title would grow the row the pane is sized by),
+        # ending in "…" where the row is short; the whole title is on hover
+        self.title_label = ElidedLine("")
         self.title_label.setObjectName("lessonTitle")
-        # one line whatever its length: a wrapped title would grow the row the pane is sized by
-        self.title_label.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         font = self.title_label.font()
         font.setBold(True)
         self.title_label.setFont(font)
