@@ -13,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from explorer.devices.model import NO_GPU_FOUND
 from explorer.errors import UserError
 from explorer.inputs import shown
 from explorer.units import binary_bytes
@@ -32,9 +33,6 @@ LESSON_MATMULS = 10  # the timing lesson times ten matmuls, as the d2l notebook 
 STRIDED_COPY_ELEMENTS_GPU = 1 << 24
 STRIDED_COPY_ELEMENTS_CPU = 1 << 21
 BRANCH_STEPS = 256  # multiply-adds per element on each path of the branch workload
-#: how discovery's "why no GPU" begins (explorer.devices.model); the rest is the reason a
-#: workload's refusal quotes
-NO_GPU_HEAD = "No NVIDIA GPU was found on this machine."
 
 
 def _zero(_size: int) -> float:
@@ -103,11 +101,14 @@ class Workload:
         """Why a run cannot start with this many GPUs chosen, or ``None`` when it can."""
         if chosen_gpus >= self.needs_gpu_count:
             return None
-        needs = "a GPU" if self.needs_gpu_count == 1 else f"{self.needs_gpu_count} GPUs"
         return (
-            f"{self.title} needs {needs} chosen; {chosen_gpus} chosen "
+            f"{self.title} needs {self._gpus_needed} chosen; {chosen_gpus} chosen "
             f"and {present_gpus} present on this machine."
         )
+
+    @property
+    def _gpus_needed(self) -> str:
+        return "a GPU" if self.needs_gpu_count == 1 else f"{self.needs_gpu_count} GPUs"
 
     def cannot_run_here(self, present_gpus: int, why_no_gpu: str = "") -> str | None:
         """Why this workload cannot run on a machine with ``present_gpus`` usable GPUs, in one
@@ -115,13 +116,12 @@ class Workload:
         ``None`` when it can."""
         if present_gpus >= self.needs_gpu_count:
             return None
-        needs = "a GPU" if self.needs_gpu_count == 1 else f"{self.needs_gpu_count} GPUs"
         because = f" ({self.needs_gpu_why})" if self.needs_gpu_why else ""
         has = "none" if present_gpus == 0 else str(present_gpus)
         # the first reason discovery gives is the one that matters ("no NVIDIA driver is installed")
-        why = " ".join(why_no_gpu.split()).removeprefix(NO_GPU_HEAD).strip().split(". ")[0].rstrip(".")
+        why = " ".join(why_no_gpu.split()).removeprefix(NO_GPU_FOUND).strip().split(". ")[0].rstrip(".")
         reason = f" ({why})" if why and not present_gpus else ""
-        return f"{self.name} needs {needs}{because}; this machine has {has}{reason}"
+        return f"{self.name} needs {self._gpus_needed}{because}; this machine has {has}{reason}"
 
     def size_label(self, size: int) -> str:
         if self.size_format == "bytes":

@@ -393,6 +393,9 @@ class _Gpu(_Record):
 
 #: why a GPU that NVML lists is not usable from CUDA here
 HIDDEN_BY_CUDA_VISIBLE_DEVICES = "hidden by CUDA_VISIBLE_DEVICES: not usable for benchmarks here"
+#: how ``Discovery.why_no_gpu`` begins when no probe found a GPU; the reasons follow it (a workload's
+#: refusal quotes the first of them after this head)
+NO_GPU_FOUND = "No NVIDIA GPU was found on this machine."
 
 
 @dataclass(kw_only=True)
@@ -590,9 +593,7 @@ class Discovery:
                 "No NVIDIA GPU could be listed: a driver did not answer in time, so this machine may have "
                 "one that is not responding. " + " ".join(reasons)
             )
-        if not reasons:
-            return "No NVIDIA GPU was found on this machine."
-        return "No NVIDIA GPU was found on this machine. " + " ".join(reasons)
+        return " ".join([NO_GPU_FOUND, *reasons])
 
     def to_dict(self) -> dict[str, Any]:
         return {
