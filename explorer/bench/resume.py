@@ -122,18 +122,21 @@ def _points_from_json_text(data: bytes) -> list[BenchPoint]:
         lines = [ln for ln in data.decode("utf-8-sig", errors="replace").splitlines() if ln.strip()]
         if len(lines) < 2 or not lines[0].lstrip().startswith("{"):
             raise whole from None
-        points = []
+        rows: list[Any] = []
         for number, line in enumerate(lines, start=1):
             try:
-                row: Any = json.loads(line)
+                rows.append(json.loads(line))
             except ValueError:
                 raise SchemaError(f"line {number} is not JSON") from None
-            if isinstance(row, dict) and row.get("host") is None:
-                row = {**row, "host": ""}  # ``bench --json`` writes null for this machine
-            points.append(BenchPoint.from_dict(row, where=f"line {number}"))
-        return points
-    if isinstance(whole_file, dict) and "points" not in whole_file and "workload" in whole_file:
-        # one line of ``bench --json``: a run of one point
-        row = whole_file if whole_file.get("host") is not None else {**whole_file, "host": ""}
-        return [BenchPoint.from_dict(row, where="line 1")]
-    return points_from_json(whole_file)
+    else:
+        if not (isinstance(whole_file, dict) and "points" not in whole_file and "workload" in whole_file):
+            return points_from_json(whole_file)
+        rows = [whole_file]  # one line of ``bench --json``: a run of one point
+    return [_cli_point(row, number) for number, row in enumerate(rows, start=1)]
+
+
+def _cli_point(row: Any, number: int) -> BenchPoint:
+    """A point of ``bench --json``, which writes ``"host": null`` for this machine."""
+    if isinstance(row, dict) and row.get("host") is None:
+        row = {**row, "host": ""}
+    return BenchPoint.from_dict(row, where=f"line {number}")
