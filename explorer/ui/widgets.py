@@ -278,7 +278,7 @@ class FieldGroup(QGroupBox):
         """The widest name and the widest value (each at its minimum), in pixels."""
         names = values = 0
         for row in range(self.form.rowCount()):
-            for role, _ in ((QFormLayout.ItemRole.LabelRole, 0), (QFormLayout.ItemRole.FieldRole, 1)):
+            for role in (QFormLayout.ItemRole.LabelRole, QFormLayout.ItemRole.FieldRole):
                 item = self.form.itemAt(row, role)
                 if item is None or item.widget() is None or item.widget().isHidden():
                     continue
