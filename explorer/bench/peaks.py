@@ -18,7 +18,7 @@ from explorer.bench import ceilings
 from explorer.bench.ceilings import Ceiling, MeasuredRoof
 from explorer.bench.roofline import Roof, place
 from explorer.devices.deadline import DEADLINES_S, call_with_deadline
-from explorer.devices.isa import cpu_fp32_peak_gflops, flops_per_cycle
+from explorer.devices.isa import cpu_fp32_peak_gflops
 
 if TYPE_CHECKING:
     from explorer.bench.results import BenchPoint
@@ -260,15 +260,11 @@ def record_roof(device: str, rec: Any) -> Roof:
     usable = measured if status in ("fresh", "stale") else None
     roof = Roof(device, str(rec.name))
     if device == "cpu":
-        _, physical, _, _, flags = _cpu_facts(rec)
+        physical = _cpu_facts(rec)[1]
         if usable is not None and usable.clock_ghz and physical:
-            details = getattr(rec, "cpu", None) or rec
-            per_cycle = flops_per_cycle(
-                flags,
-                getattr(rec, "vendor", None),
-                getattr(details, "cpu_family", None),
-                getattr(details, "cpu_model", None),
-            )
+            from explorer.devices.cpu import core_flops_per_cycle
+
+            per_cycle = core_flops_per_cycle(rec)  # its flags on its vendor's core (AMD Zen 4: 32)
             peak = cpu_fp32_peak_gflops(usable.clock_ghz, physical, per_cycle)
             roof.ceilings.append(
                 Ceiling(
