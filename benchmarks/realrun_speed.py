@@ -20,14 +20,15 @@ import time
 from pathlib import Path
 
 from explorer.launch import realrun
+from explorer.launch.config import Dim3, LaunchConfig
 
-LESSON = ((98, 1, 1), (1024, 1, 1), 100_000)
+LESSON = LaunchConfig(Dim3(98), Dim3(1024), n=100_000)
 TARGET_S = 3.0
 
 
 def _wall(backend: str) -> tuple[float, float]:
     start = time.perf_counter()
-    result = realrun.run_real(*LESSON, backend=backend, timeout_s=600)
+    result = realrun.run_real(LESSON, backend=backend, timeout_s=600)
     wall = time.perf_counter() - start
     assert result.mismatches(1024) == 0 and result.untouched == 0, result.summary()
     return wall, result.kernel_s

@@ -274,10 +274,12 @@ def check_cuda_simulator() -> str:
 def check_real_run() -> str:
     """The launch visualizer's real run, through its own child-process path, under the simulator."""
     try:
+        from explorer.launch.config import Dim3, LaunchConfig
         from explorer.launch.realrun import run_real
     except ImportError as exc:
         raise CheckFailed(f"explorer.launch.realrun is missing: {exc}") from exc
-    result = run_real((2, 1, 1), (64, 1, 1), 100, simulator=True, timeout_s=CHILD_TIMEOUT_S)
+    launch = LaunchConfig(Dim3(2), Dim3(64), n=100)
+    result = run_real(launch, simulator=True, timeout_s=CHILD_TIMEOUT_S)
     if result.untouched or result.written_twice or not result.sum_correct:
         raise CheckFailed(result.summary())
     return f"grid 2, block 64, N 100 under the simulator: every element written once ({result.total_s:.1f} s)"

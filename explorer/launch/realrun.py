@@ -20,11 +20,12 @@ import json
 import os
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from explorer.errors import UserError
+from explorer.launch.config import LaunchConfig
 
 if TYPE_CHECKING:  # pragma: no cover
     import numpy as np
@@ -147,30 +148,41 @@ class RealRunResult:
         return "; ".join(parts) + "."
 
 
-def _dims(value: Any) -> Dim:
-    """Accept a Dim3-like object (``.x .y .z``) or a sequence of 1 to 3 ints."""
-    if hasattr(value, "x"):
-        return (int(value.x), int(value.y), int(value.z))
+def _dims(value: Sequence[int]) -> Dim:
+    """1 to 3 whole numbers (the agent's request holds lists) as a Dim, missing axes 1."""
     seq = [int(v) for v in value]
     while len(seq) < 3:
         seq.append(1)
     return (seq[0], seq[1], seq[2])
 
 
+def _shape(config: LaunchConfig) -> tuple[Dim, Dim, int | None, Dim | None]:
+    """(grid, block, n, extent) of a launch: what the kernel and the agent's request take."""
+    extent = config.extent.as_tuple() if config.extent is not None else None
+    return config.grid.as_tuple(), config.block.as_tuple(), config.n, extent
+
+
 def _count(d: Dim) -> int:
     return d[0] * d[1] * d[2]
 
 
+def check_launch(config: LaunchConfig, backend: str) -> int:
+    """Refuse a run of ``config`` that would take minutes or not fit; return its element count."""
+    grid, block, n, extent = _shape(config)
+    return check_size(grid, block, n, backend=backend, extent=extent)
+
+
 def check_size(
-    grid: Any,
-    block: Any,
+    grid: Sequence[int],
+    block: Sequence[int],
     n: int | None,
     *,
     simulator: bool = False,
     backend: str | None = None,
-    extent: Any = None,
+    extent: Sequence[int] | None = None,
 ) -> int:
-    """Refuse a run that would take minutes or not fit; return the element count n.
+    """Refuse a run that would take minutes or not fit; return the element count n. Takes the
+    launch as the agent's request holds it (lists); a window or a command has ``check_launch``.
 
     Raises UserError with one line naming the limit, the value and the limit's size.
     """
@@ -345,7 +357,12 @@ def _run_emulated(g: Dim, b: Dim, n_elements: int, extent: Dim | None) -> RealRu
 
 
 def run_here(
-    grid: Any, block: Any, n: int | None, *, emulate: bool = False, extent: Any = None
+    grid: Sequence[int],
+    block: Sequence[int],
+    n: int | None,
+    *,
+    emulate: bool = False,
+    extent: Sequence[int] | None = None,
 ) -> RealRunResult:
     """Run the kernel in this process, with numba in whatever mode the environment selected
     (or, with ``emulate``, the compiled CPU emulation, which needs no CUDA at all).
@@ -453,22 +470,20 @@ class RealRunStopped(UserError):
 
 
 def run_real(
-    grid: Any,
-    block: Any,
-    n: int | None,
+    config: LaunchConfig,
     *,
     simulator: bool = False,
     backend: str | None = None,
-    extent: Any = None,
     timeout_s: float = 300.0,
     on_process: Callable[[AgentProcess], None] | None = None,
     remote: Remote | None = None,
     device_index: int | None = None,
 ) -> RealRunResult:
-    """Run the kernel in a child process and load its result: on the GPU, under the simulator
-    (``simulator``, or ``backend="simulator"``) or as the compiled CPU emulation
-    (``backend="emulation"``). With ``extent`` (a 2D/3D problem) each thread writes the element at
-    its position, as an image kernel does.
+    """Run the kernel with ``config``'s grid and block over its problem in a child process and load
+    its result: on the GPU, under the simulator (``simulator``, or ``backend="simulator"``) or as
+    the compiled CPU emulation (``backend="emulation"``). With a 2D/3D problem (``config.extent``)
+    each thread writes the element at its position, as an image kernel does; with no problem size
+    every thread writes one element.
 
     The child is an agent (``explorer.agent``, method ``realrun.run``) started with the simulator
     switched on or off; it dies with this process whatever happens. Blocks until the child
@@ -485,8 +500,7 @@ def run_real(
     from explorer.agent.protocol import AgentError
 
     chosen = _backend(simulator, backend)
-    g, b = _dims(grid), _dims(block)
-    e = _dims(extent) if extent is not None else None
+    g, b, n, e = _shape(config)
     n_elements = check_size(g, b, n, backend=chosen, extent=e)
     if remote is not None:
         return _run_remote(g, b, n, e, chosen, n_elements, remote, device_index, timeout_s, on_process)
@@ -694,7 +708,13 @@ def result_from_inline(
 
 
 def run_to_file(
-    grid: Any, block: Any, n: int | None, out: str, *, emulate: bool = False, extent: Any = None
+    grid: Sequence[int],
+    block: Sequence[int],
+    n: int | None,
+    out: str,
+    *,
+    emulate: bool = False,
+    extent: Sequence[int] | None = None,
 ) -> str:
     """The agent's side of ``run_real``: run here, save the result to ``out``; the backend used."""
     result = run_here(_dims(grid), _dims(block), n, emulate=emulate, extent=extent)

@@ -7,11 +7,16 @@ import pytest
 
 from explorer.errors import UserError
 from explorer.launch import realrun
+from explorer.launch.config import Dim3, LaunchConfig
+
+
+def _launch(grid, block, n=None, extent=None) -> LaunchConfig:
+    return LaunchConfig(Dim3(*grid), Dim3(*block), n=n, extent=Dim3(*extent) if extent else None)
 
 
 def test_simulator_run_records_the_writer_of_every_element():
     # The N = 5466 lesson in small: 3 blocks of 64 threads for 150 elements -> 42 idle threads.
-    result = realrun.run_real((3, 1, 1), (64, 1, 1), 150, simulator=True, timeout_s=120)
+    result = realrun.run_real(_launch((3, 1, 1), (64, 1, 1), 150), simulator=True, timeout_s=120)
     assert result.backend == "simulator"
     assert result.n == 150
     i = np.arange(150)
@@ -24,14 +29,14 @@ def test_simulator_run_records_the_writer_of_every_element():
 
 def test_simulator_run_2d_grid_and_block_use_x_fastest_linear_indices():
     # grid (2, 2), block (4, 2): 4 blocks of 8 threads, N = 30 leaves the last 2 threads idle.
-    result = realrun.run_real((2, 2, 1), (4, 2, 1), 30, simulator=True, timeout_s=120)
+    result = realrun.run_real(_launch((2, 2, 1), (4, 2, 1), 30), simulator=True, timeout_s=120)
     i = np.arange(30)
     assert (result.block_of_element == i // 8).all()
     assert (result.thread_of_element == i % 8).all()
 
 
 def test_too_few_threads_leave_elements_untouched():
-    result = realrun.run_real((1, 1, 1), (32, 1, 1), 40, simulator=True, timeout_s=120)
+    result = realrun.run_real(_launch((1, 1, 1), (32, 1, 1), 40), simulator=True, timeout_s=120)
     assert result.untouched == 8
     assert (result.block_of_element[32:] == -1).all()
     assert "8 elements untouched" in result.summary()
@@ -48,7 +53,7 @@ def test_simulator_refuses_a_launch_that_would_take_minutes():
 
 def test_child_failure_comes_back_as_one_line(monkeypatch):
     with pytest.raises(UserError) as info:
-        realrun.run_real((1, 1, 1), (32, 1, 1), 0, simulator=True)
+        realrun.run_real(_launch((1, 1, 1), (32, 1, 1), 0), simulator=True)
     assert "\n" not in str(info.value)
 
 
@@ -56,8 +61,8 @@ def test_emulation_writes_exactly_what_the_simulator_writes():
     """The compiled CPU emulation runs the kernel's own index code over the same grid: for a 2D
     grid and block with idle threads its records match the CUDA simulator's element for element."""
     args = ((3, 2, 1), (8, 4, 1), 150)
-    sim = realrun.run_real(*args, simulator=True, timeout_s=120)
-    emu = realrun.run_real(*args, backend="emulation", timeout_s=120)
+    sim = realrun.run_real(_launch(*args), simulator=True, timeout_s=120)
+    emu = realrun.run_real(_launch(*args), backend="emulation", timeout_s=120)
     assert emu.backend == "emulation" and "compiled CPU emulation" in emu.summary()
     assert (emu.block_of_element == sim.block_of_element).all()
     assert (emu.thread_of_element == sim.thread_of_element).all()
@@ -65,9 +70,9 @@ def test_emulation_writes_exactly_what_the_simulator_writes():
 
 
 def test_emulation_runs_the_100000_lesson_and_finds_a_short_grid():
-    result = realrun.run_real((98, 1, 1), (1024, 1, 1), 100_000, backend="emulation", timeout_s=120)
+    result = realrun.run_real(_launch((98, 1, 1), (1024, 1, 1), 100_000), backend="emulation", timeout_s=120)
     assert result.n == 100_000 and result.untouched == 0 and result.mismatches(1024) == 0
-    short = realrun.run_real((97, 1, 1), (1024, 1, 1), 100_000, backend="emulation", timeout_s=120)
+    short = realrun.run_real(_launch((97, 1, 1), (1024, 1, 1), 100_000), backend="emulation", timeout_s=120)
     assert short.untouched == 100_000 - 97 * 1024
 
 
@@ -76,14 +81,18 @@ def test_without_a_gpu_small_launches_use_the_simulator_and_large_ones_the_emula
     assert realrun.cpu_backend(98 * 1024) == "emulation"
     with pytest.raises(UserError, match="the CPU emulation keeps at most"):
         realrun.check_size((1 << 15, 1, 1), (1024, 1, 1), None, backend="emulation")
+    # the window asks with the launch itself, and gets the same answer
+    with pytest.raises(UserError, match="the CPU emulation keeps at most"):
+        realrun.check_launch(_launch((1 << 15, 1, 1), (1024, 1, 1)), "emulation")
+    assert realrun.check_launch(_launch((4, 4, 1), (16, 16, 1), extent=(60, 60, 1)), "simulator") == 3600
 
 
 def test_a_2d_problem_is_written_by_the_thread_at_each_pixel():
     """Issue 14.8: grid 4x4 of 16x16 over a 60 x 60 image writes 3,600 pixels, not 4,096 in a row;
     the simulator and the emulation agree, and each pixel's writer is the one the visualizer predicts."""
-    args = ((4, 4, 1), (16, 16, 1), None)
-    sim = realrun.run_real(*args, simulator=True, extent=(60, 60, 1), timeout_s=120)
-    emu = realrun.run_real(*args, backend="emulation", extent=(60, 60, 1), timeout_s=120)
+    image = _launch((4, 4, 1), (16, 16, 1), extent=(60, 60, 1))
+    sim = realrun.run_real(image, simulator=True, timeout_s=120)
+    emu = realrun.run_real(image, backend="emulation", timeout_s=120)
     for r in (sim, emu):
         assert r.n == 3600 and r.extent == (60, 60, 1) and r.untouched == 0 and r.written_twice == 0
         assert r.mismatches(256) == 0 and "60 x 60 problem (3,600 elements)" in r.summary()
@@ -92,7 +101,7 @@ def test_a_2d_problem_is_written_by_the_thread_at_each_pixel():
     i = 33 * 60 + 17
     assert (emu.block_of_element[i], emu.thread_of_element[i]) == (9, 17)
     # too few blocks along y: the bottom rows stay untouched, and are counted
-    short = realrun.run_real((4, 3, 1), (16, 16, 1), None, backend="emulation", extent=(60, 60, 1))
+    short = realrun.run_real(_launch((4, 3, 1), (16, 16, 1), extent=(60, 60, 1)), backend="emulation")
     assert short.untouched == 60 * (60 - 48) and short.mismatches(256) == 0
 
 

@@ -195,6 +195,7 @@ def test_run_it_for_real_runs_on_the_remote_and_its_arrays_come_back_in_the_answ
     without one), and the per-element arrays come back inside the JSON answer, no file."""
     import tempfile
 
+    from explorer.launch.config import Dim3, LaunchConfig
     from explorer.launch.realrun import run_real
 
     def no_files(*a, **k):
@@ -202,9 +203,8 @@ def test_run_it_for_real_runs_on_the_remote_and_its_arrays_come_back_in_the_answ
 
     monkeypatch.setattr(tempfile, "mkstemp", no_files)
     started = []
-    result = run_real(
-        (3, 1, 1), (32, 1, 1), 90, backend=backend, remote=_remote(sshd), on_process=started.append
-    )
+    launch = LaunchConfig(Dim3(3), Dim3(32), n=90)
+    result = run_real(launch, backend=backend, remote=_remote(sshd), on_process=started.append)
     assert started and started[0].hello is not None and started[0].hello.pid != os.getpid()
     assert result.backend == backend and result.n == 90
     assert result.mismatches(32) == 0 and result.untouched == 0 and result.written_twice == 0
@@ -213,8 +213,9 @@ def test_run_it_for_real_runs_on_the_remote_and_its_arrays_come_back_in_the_answ
 
 def test_a_remote_real_run_too_big_to_bring_back_is_refused_before_ssh_runs():
     from explorer.errors import UserError
+    from explorer.launch.config import Dim3, LaunchConfig
     from explorer.launch.realrun import REMOTE_MAX_ELEMENTS, run_real
 
     remote = parse_remote(f"127.0.0.1:{_closed_port()}", None, agent_python(), ssh_config=os.devnull)
     with pytest.raises(UserError, match=f"brings back at most {REMOTE_MAX_ELEMENTS:,} elements"):
-        run_real((1 << 14, 1, 1), (1024, 1, 1), None, backend="emulation", remote=remote)
+        run_real(LaunchConfig(Dim3(1 << 14), Dim3(1024)), backend="emulation", remote=remote)

@@ -21,6 +21,7 @@ from PySide6.QtCore import QTimer
 
 from explorer.bench.runner import BenchPlan
 from explorer.commands.gui import open_main_window, run_event_loop
+from explorer.launch.config import Dim3, LaunchConfig
 
 
 def main() -> int:
@@ -56,7 +57,7 @@ def main() -> int:
                 return
             # 8,192 threads: under numba's simulator, so the child imports numba and then runs each
             # thread as a Python thread: seconds in which the test closes the window.
-            view.start((32, 1, 1), (256, 1, 1), None, 256)
+            view.start(LaunchConfig(Dim3(32), Dim3(256)))
             if work == "realrun-early":  # closed before the run's child even exists
                 (folder / "closing").write_text(repr(time.monotonic()))
                 window.close()

@@ -11,7 +11,7 @@ from PySide6.QtCore import QPoint, Qt
 from explorer.devices.catalog import load_catalog
 from explorer.devices.model import Discovery
 from explorer.launch.compare import compare
-from explorer.launch.config import parse_launch
+from explorer.launch.config import Dim3, LaunchConfig, parse_launch
 from explorer.ui.context import AppContext
 from explorer.ui.visualizer.animation import DISPATCH, RUN
 from explorer.ui.visualizer.panel import VisualizerPanel
@@ -226,10 +226,10 @@ def test_run_it_for_real_runs_the_side_being_edited(panel, monkeypatch):
     _b_on_h100(panel)
     panel.controls.grid_spins[0].setValue(40)  # B: 40 blocks
     panel.run_for_real()
-    assert started[-1][:3] == ((40, 1, 1), (1024, 1, 1), 100000)
+    assert started[-1] == (LaunchConfig(Dim3(40), Dim3(1024), n=100000), None, None)
     panel.select_side(0)
     panel.run_for_real()
-    assert started[-1][:3] == ((98, 1, 1), (1024, 1, 1), 100000)
+    assert started[-1] == (LaunchConfig(Dim3(98), Dim3(1024), n=100000), None, None)
 
 
 def test_the_summary_tooltip_gives_both_sides_readings(panel):

@@ -756,15 +756,11 @@ class VisualizerPanel(Panel):
         c = plan.config
         device = self.controls.device()
         self._real_run_for = (device.key if device is not None else "", c)
-        extent = c.extent.as_tuple() if c.extent is not None else None
         remote, index = (
             self._remote_gpus.get(device.key, (None, None)) if device is not None else (None, None)
         )
-        args = (c.grid.as_tuple(), c.block.as_tuple(), c.n, plan.threads_per_block, extent)
-        if remote is None:
-            self.realrun_view.start(*args)
-        else:  # a remote machine's GPU: the run goes to its agent over ssh
-            self.realrun_view.start(*args, remote=remote, device_index=index)
+        # a remote machine's GPU: the run goes to its agent over ssh
+        self.realrun_view.start(c, remote, index)
 
     @property
     def edited_plan(self) -> LaunchPlan | None:

@@ -6,12 +6,13 @@ thread, so the window keeps animating while numba compiles and the simulator gri
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QElapsedTimer, QRectF, QSize, Qt, QTimer, Signal
 from PySide6.QtGui import QFont, QImage, QPainter, QPaintEvent
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QSizePolicy, QVBoxLayout, QWidget
 
+from explorer.launch.config import LaunchConfig
 from explorer.launch.realrun import (
     BACKEND_WORDS,
     SIMULATOR_PREFERRED_MAX_THREADS,
@@ -22,6 +23,9 @@ from explorer.launch.realrun import (
 from explorer.ui.guard import qt_guard
 from explorer.ui.theme import current_theme, px
 from explorer.ui.visualizer import palette
+
+if TYPE_CHECKING:  # pragma: no cover
+    from explorer.remote.target import Remote
 
 #: the longest a closing window waits for a stopped run's worker thread (it needs milliseconds once
 #: the child is killed; the bound only matters should the OS be slow to end the child)
@@ -225,24 +229,17 @@ class RealRunView(QWidget):
         return self._worker is not None
 
     def start(
-        self,
-        grid: tuple[int, int, int],
-        block: tuple[int, int, int],
-        n: int | None,
-        tpb: int,
-        extent: tuple[int, int, int] | None = None,
-        remote: Any = None,
-        device_index: int | None = None,
+        self, config: LaunchConfig, remote: Remote | None = None, device_index: int | None = None
     ) -> None:
-        """Start a run off the UI thread; a refused size is shown at once, without a child process.
-        With ``remote`` (an ``explorer.remote.Remote``) it runs on that machine's GPU
-        ``device_index`` through its agent over ssh."""
+        """Start a run of ``config`` off the UI thread; a refused size is shown at once, without a
+        child process. With ``remote`` it runs on that machine's GPU ``device_index`` through its
+        agent over ssh."""
         from explorer.errors import UserError
-        from explorer.launch.realrun import check_size
+        from explorer.launch.realrun import check_launch
 
         if self._worker is not None:
             return
-        threads = grid[0] * grid[1] * grid[2] * tpb
+        threads = config.grid.count * config.block.count
         backend = "gpu" if remote is not None else cpu_backend(threads) if self.simulator else "gpu"
         self._host = remote.host if remote is not None else ""
         self.where.setText(
@@ -253,13 +250,13 @@ class RealRunView(QWidget):
         )
         self.strip.set_result(None)  # the last run's strip belongs to another launch
         try:
-            check_size(grid, block, n, backend=backend, extent=extent)
+            check_launch(config, backend)
         except UserError as exc:
             self._show_error(str(exc))
             return
         from superqt.utils import create_worker
 
-        self._threads_per_block = tpb
+        self._threads_per_block = config.block.count
         self._backend = backend
         self._cancelled = ""
         self.button.setText("Stop")
@@ -278,11 +275,8 @@ class RealRunView(QWidget):
         # in the event loop, which a stopped run (its child killed) must never do
         worker = create_worker(
             run_real,
-            grid,
-            block,
-            n,
+            config,
             backend=backend,
-            extent=extent,
             on_process=keep,
             remote=remote,
             device_index=device_index,
