@@ -29,8 +29,8 @@ def main() -> int:
 
     from explorer.devices.catalog import load_catalog
     from explorer.devices.model import Discovery
+    from explorer.launch.animation import DISPATCH, RUN
     from explorer.ui.context import AppContext
-    from explorer.ui.visualizer.animation import DISPATCH, RUN
     from explorer.ui.visualizer.panel import VisualizerPanel
 
     app = QApplication.instance() or QApplication([])

@@ -146,27 +146,42 @@ def parse_launch(grid: Any, block: Any, smem: Any = 0, regs: Any = 32, n: Any = 
             parsed[key] = parse_int(0 if value is None else value, what)
         except LaunchValidationError as exc:
             problems.extend(exc.problems)
-    parsed["n"], parsed["extent"] = None, None
-    if isinstance(n, Dim3):
-        parsed["extent"] = n
-    elif n is None or (isinstance(n, str) and not n.strip()):
-        pass
-    elif isinstance(n, (tuple, list)) or (isinstance(n, str) and _SEPARATORS.search(n.strip().strip("()[]"))):
-        # "1920,1080": a problem with a size per axis; a single number stays a 1-D n
-        try:
-            parsed["extent"] = Dim3.parse(n, "problem size")
-        except LaunchValidationError as exc:
-            problems.extend(exc.problems)
-    else:
-        try:
-            parsed["n"] = parse_int(n, "problem size n")
-        except LaunchValidationError as exc:
-            problems.extend(exc.problems)
+    try:
+        parsed["n"], parsed["extent"] = parse_problem_size(n)
+    except LaunchValidationError as exc:
+        problems.extend(exc.problems)
     if problems:
         raise LaunchValidationError(problems)
     return LaunchConfig(
         parsed["grid"], parsed["block"], parsed["smem"], parsed["regs"], parsed["n"], parsed["extent"]
     )
+
+
+def parse_problem_size(n: Any) -> tuple[int | None, Dim3 | None]:
+    """The problem size as typed (the Size N field, ``--n``, a lesson's ``n``) -> (n, extent):
+    "100000" is a 1-D n, "1920,1080" a size per axis, empty or None no size at all."""
+    if isinstance(n, Dim3):
+        return None, n
+    if n is None or (isinstance(n, str) and not n.strip()):
+        return None, None
+    if isinstance(n, (tuple, list)) or (isinstance(n, str) and _SEPARATORS.search(n.strip().strip("()[]"))):
+        # "1920,1080": a problem with a size per axis; a single number stays a 1-D n
+        return None, Dim3.parse(n, "problem size")
+    return parse_int(n, "problem size n"), None
+
+
+def problem_size_text(config: LaunchConfig) -> str:
+    """``parse_problem_size``'s inverse, as the Size N field shows it: "100000", "1920,1080" or ""
+    (an extent keeps at least two numbers, so it never reads back as a 1-D n)."""
+    if config.extent is not None:
+        e = config.extent
+        return ",".join(map(str, e.as_tuple()[: max(e.dims_used, 2)]))
+    return "" if config.n is None else str(config.n)
+
+
+def dims_text(dim: Dim3) -> str:
+    """A grid or block as the launch fields and the settings file write it: "98,1,1"."""
+    return ",".join(map(str, dim.as_tuple()))
 
 
 def parse_thread_ref(text: Any, what: str = "--thread") -> tuple[Dim3, Dim3]:

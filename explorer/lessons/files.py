@@ -18,6 +18,7 @@ from typing import Any
 from explorer.bench.results import BenchPoint
 from explorer.errors import UserError
 from explorer.inputs import InputError, one_line, parse_device_key, parse_sizes, parse_whole, shown
+from explorer.launch.animation import SPEEDS_WAVES_PER_S
 from explorer.launch.config import Dim3, field_problems, parse_launch, parse_thread_ref
 from explorer.schema import SchemaError, check_value, show
 from explorer.statefile import Damaged, parse_json_bytes, read_bounded, save_json
@@ -45,9 +46,9 @@ from .model import (
 MAX_LESSON_BYTES = 4 * 1024 * 1024
 #: more steps than this is not a class
 MAX_STEPS = 500
+#: the SM picture's zoom levels (the visualizer's Ctrl+Up / Ctrl+Down)
 ZOOMS = (1.0, 1.5, 2.0, 3.0)
-MAX_SPEED = 8.0
-MIN_SPEED = 0.125
+MIN_SPEED, MAX_SPEED = SPEEDS_WAVES_PER_S[0], SPEEDS_WAVES_PER_S[-1]
 
 
 class LessonError(UserError):

@@ -68,7 +68,9 @@ FORMAT_NAME = "device-explorer-lesson"
 FORMAT_VERSION = 1
 #: the pages a step can show, as the CLI names them (``explorer.cli.PANELS``)
 STEP_PANELS = ("devices", "visualizer", "benchmarks", "memory")
-SIDE_TABS = ("occupancy", "real run")
+#: the visualizer's right-hand tabs a step can show
+SideTab = Literal["occupancy", "real run"]
+SIDE_TABS: tuple[SideTab, ...] = ("occupancy", "real run")
 DEVICE_KINDS = ("catalog", "present")
 
 
@@ -91,7 +93,7 @@ class VisualizerState:
     speed: float = 0.5
     zoom: float = 1.0
     thread: str = ""
-    side_tab: Literal["occupancy", "real run"] = "occupancy"
+    side_tab: SideTab = "occupancy"
     extra: dict[str, Any] = field(default_factory=dict)
 
 

@@ -11,10 +11,10 @@ from PySide6.QtWidgets import QApplication
 
 from explorer.devices.catalog import load_catalog
 from explorer.devices.model import CpuDevice, Discovery, ProbeReport
+from explorer.launch.presets import PRESETS
 from explorer.lessons import FORMAT_NAME, load_lesson
 from explorer.ui.context import AppContext
 from explorer.ui.main_window import MainWindow
-from explorer.ui.visualizer.presets import PRESETS
 
 
 def _discovery() -> Discovery:

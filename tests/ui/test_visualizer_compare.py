@@ -10,10 +10,10 @@ from PySide6.QtCore import QPoint, Qt
 
 from explorer.devices.catalog import load_catalog
 from explorer.devices.model import Discovery
+from explorer.launch.animation import DISPATCH, RUN
 from explorer.launch.compare import compare
 from explorer.launch.config import Dim3, LaunchConfig, parse_launch
 from explorer.ui.context import AppContext
-from explorer.ui.visualizer.animation import DISPATCH, RUN
 from explorer.ui.visualizer.panel import VisualizerPanel
 from explorer.ui.visualizer.scene import Hit
 from tests.ui.test_visualizer_keys import _panel, open_catalog_window

@@ -12,10 +12,10 @@ from PySide6.QtWidgets import QApplication
 
 from explorer.devices.catalog import load_catalog
 from explorer.devices.model import Discovery
+from explorer.launch.animation import DISPATCH, RUN
+from explorer.launch.presets import PRESETS
 from explorer.ui.context import AppContext
 from explorer.ui.main_window import MainWindow
-from explorer.ui.visualizer.animation import DISPATCH, RUN
-from explorer.ui.visualizer.presets import PRESETS
 
 
 @pytest.fixture

@@ -7,11 +7,11 @@ from PySide6.QtCore import Qt
 
 from explorer.devices.catalog import load_catalog
 from explorer.devices.model import Discovery
+from explorer.launch.animation import DISPATCH, RUN
 from explorer.launch.config import Dim3
+from explorer.launch.presets import PRESETS
 from explorer.ui.context import AppContext
-from explorer.ui.visualizer.animation import DISPATCH, RUN
 from explorer.ui.visualizer.panel import VisualizerPanel
-from explorer.ui.visualizer.presets import PRESETS
 from explorer.ui.visualizer.scene import Hit
 from tests.processes import gone
 

@@ -27,8 +27,8 @@ from explorer.launch.config import (
     FIELD_MAX_SMEM_BYTES,
     LaunchConfig,
 )
+from explorer.launch.presets import PRESETS, Preset
 from explorer.ui.guard import qt_guard
-from explorer.ui.visualizer.presets import PRESETS, Preset
 
 INT_MAX = 2_147_483_647
 _VENDOR_PREFIXES = ("NVIDIA GeForce ", "NVIDIA Quadro ", "NVIDIA RTX ", "NVIDIA ", "GeForce ")

@@ -24,9 +24,18 @@ from PySide6.QtWidgets import (
 
 from explorer.devices.model import Gpu
 from explorer.errors import UserError
+from explorer.launch.animation import (
+    DEFAULT_SPEED_INDEX,
+    DISPATCH,
+    RUN,
+    SPEEDS_WAVES_PER_S,
+    Animation,
+)
 from explorer.launch.compare import Comparison, Side, compare_sides, side_from_text
 from explorer.launch.config import notes, parse_launch, parse_thread_ref
 from explorer.launch.limits import limits_for_device
+from explorer.launch.lockstep import LockStep
+from explorer.launch.presets import PRESETS
 from explorer.launch.schedule import SCHEDULER_NOTE, LaunchPlan, plan_launch
 from explorer.launch.texts import (
     WARNING,
@@ -47,19 +56,10 @@ from explorer.ui.guard import qt_guard
 from explorer.ui.panel import Panel
 from explorer.ui.sidepanel import SidePanel, fit_side_panels
 from explorer.ui.theme import Theme, current_theme, px, text_scale_pct
-from explorer.ui.visualizer.animation import (
-    DEFAULT_SPEED_INDEX,
-    DISPATCH,
-    RUN,
-    SPEEDS_WAVES_PER_S,
-    Animation,
-)
 from explorer.ui.visualizer.compare_view import CompareView, SideSetup
 from explorer.ui.visualizer.controls import LaunchControls
 from explorer.ui.visualizer.inspector import Inspector
-from explorer.ui.visualizer.lockstep import LockStep
 from explorer.ui.visualizer.occupancy_view import OccupancyView
-from explorer.ui.visualizer.presets import PRESETS
 from explorer.ui.visualizer.realrun_view import RealRunView
 from explorer.ui.visualizer.scene import Hit, SmGrid
 from explorer.ui.visualizer.wavebar import Legend, WaveBar

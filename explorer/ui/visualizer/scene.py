@@ -29,11 +29,11 @@ from PySide6.QtGui import (
 )
 from PySide6.QtWidgets import QSizePolicy, QWidget
 
+from explorer.launch.animation import Animation
 from explorer.launch.schedule import WaveFill
 from explorer.ui.guard import qt_guard
 from explorer.ui.theme import px
 from explorer.ui.visualizer import palette
-from explorer.ui.visualizer.animation import Animation
 
 CELL_GAP = 6
 

@@ -14,10 +14,10 @@ from PySide6.QtCore import QRect, QRectF, QSize, Qt
 from PySide6.QtGui import QColor, QFont, QFontMetrics, QPainter, QPaintEvent, QPen, QResizeEvent
 from PySide6.QtWidgets import QSizePolicy, QWidget
 
+from explorer.launch.animation import Frame
 from explorer.ui.guard import qt_guard
 from explorer.ui.theme import px
 from explorer.ui.visualizer import palette
-from explorer.ui.visualizer.animation import Frame
 
 MAX_QUEUE_SQUARES = 24
 MAX_DONE_SQUARES = 8

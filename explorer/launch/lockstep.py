@@ -11,7 +11,7 @@ A block step follows the side the teacher is editing, whose blocks land at its o
 
 from __future__ import annotations
 
-from explorer.ui.visualizer.animation import Animation
+from explorer.launch.animation import Animation
 
 
 class LockStep:

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 from explorer.devices.catalog import catalog_device
+from explorer.launch.animation import DISPATCH, RUN, Animation
 from explorer.launch.config import parse_launch
 from explorer.launch.schedule import plan_launch
-from explorer.ui.visualizer.animation import DISPATCH, RUN, Animation
 
 
 def _plan(device: str, grid: str, block: str, n=None):

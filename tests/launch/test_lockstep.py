@@ -7,10 +7,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from explorer.devices.catalog import load_catalog
+from explorer.launch.animation import DISPATCH, Animation
 from explorer.launch.config import parse_launch
+from explorer.launch.lockstep import LockStep
 from explorer.launch.schedule import plan_launch
-from explorer.ui.visualizer.animation import DISPATCH, Animation
-from explorer.ui.visualizer.lockstep import LockStep
 
 CATALOG = {d.key: d for d in load_catalog()}
 

@@ -1,13 +1,15 @@
 """Launch configurations from the lessons, ready to pick: each one shows one idea.
 
-Qt-free data. Grid sizes come from the core's ``blocks_for`` (ceil(n / threads per block)), the
-same sum a student writes in the kernel launch.
+Qt-free data (the visualizer's preset menu and its session's first launch). Grid sizes come from
+the core's ``blocks_for`` (ceil(n / threads per block)), the same sum a student writes in the
+kernel launch.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from explorer.launch.config import Dim3, LaunchConfig
 from explorer.launch.schedule import blocks_for
 
 
@@ -26,6 +28,14 @@ class Preset:
 
     smem_bytes: int = 0
     regs_per_thread: int = 32
+
+    @property
+    def config(self) -> LaunchConfig:
+        """The launch itself: a form holds this preset exactly while it holds this config."""
+        n, extent = (None, Dim3(*self.n)) if isinstance(self.n, tuple) else (self.n, None)
+        return LaunchConfig(
+            Dim3(*self.grid), Dim3(*self.block), self.smem_bytes, self.regs_per_thread, n, extent
+        )
 
 
 PRESETS: tuple[Preset, ...] = (
@@ -70,3 +80,8 @@ PRESETS: tuple[Preset, ...] = (
         short_name="Too big: 2048 threads",
     ),
 )
+
+
+def preset_named(short_name: str) -> Preset | None:
+    """The preset a settings file names (by the short name the menu shows), None for any other."""
+    return next((p for p in PRESETS if p.short_name == short_name), None)
