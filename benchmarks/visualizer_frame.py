@@ -30,22 +30,22 @@ def main() -> int:
     from explorer.devices.catalog import load_catalog
     from explorer.devices.model import Discovery
     from explorer.launch.animation import DISPATCH, RUN
+    from explorer.launch.config import Dim3, LaunchConfig
+    from explorer.launch.session import LaunchSetup
     from explorer.ui.context import AppContext
     from explorer.ui.visualizer.panel import VisualizerPanel
 
     app = QApplication.instance() or QApplication([])
     panel = VisualizerPanel(AppContext(Discovery(devices=load_catalog(), reports=[])))
-    panel.controls.select_device("h100-sxm5")
-    panel.controls.block_spins[0].setValue(256)
-    panel.controls.grid_spins[0].setValue(132 * 8 * 20)
-    panel.controls.n_edit.setText("")
-    panel.controls.changed.emit()
-    plan = panel.plan
+    session = panel.session
+    assert session.select_device("h100-sxm5")
+    session.edit(LaunchSetup(session.edited_setup.device_key, LaunchConfig(Dim3(132 * 8 * 20), Dim3(256))))
+    plan, anim = session.sides[0].plan, session.animation(0)
     assert plan is not None and plan.sm_count == 132 and plan.occupancy.active_warps_per_sm == 64, plan
-    grid = panel.grid
+    assert anim is not None
+    grid = panel.sm_view.grid
     grid.resize(1280, 800)
     image = QImage(1280, 800, QImage.Format.Format_ARGB32_Premultiplied)
-    anim = panel.anim
 
     cpu: list[float] = []  # this thread's CPU time per frame: what the frame costs without other load
 
@@ -97,8 +97,8 @@ def main() -> int:
     # event-loop stall while playing: a 1 ms probe timer records the longest gap between its ticks
     panel.resize(1280, 800)
     panel.show()
-    anim.speed_index = 5
-    anim.restart()
+    session.set_speed(5)
+    session.restart()
     gaps = []
     clock = QElapsedTimer()
     clock.start()
@@ -113,7 +113,7 @@ def main() -> int:
     probe_timer.setInterval(1)
     probe_timer.timeout.connect(probe)
     probe_timer.start()
-    panel.play()
+    session.play()
     end = time.perf_counter() + args.play_s
     while time.perf_counter() < end:
         app.processEvents()

@@ -21,7 +21,7 @@ from typing import Any
 
 from explorer.devices.model import Gpu
 from explorer.errors import UserError
-from explorer.launch.config import LaunchConfig, parse_launch
+from explorer.launch.config import LaunchConfig
 from explorer.launch.limits import ArchLimits, limits_for_device
 from explorer.launch.schedule import LaunchPlan, plan_launch
 from explorer.launch.texts import count, percent
@@ -191,23 +191,9 @@ def side(label: str, device: Gpu, config: LaunchConfig, limits: ArchLimits | Non
     return Side(label, device.name, config, plan)
 
 
-def side_from_text(
-    label: str, device: Gpu | None, texts: tuple[str, str, str, str, str], name: str = ""
-) -> Side:
-    """A side as a form holds it: the launch as typed (grid, block, smem, regs, n) on ``device``
-    (None: not among the devices here, ``name`` says which). Text that does not parse is a side
-    that cannot run, with the parser's words, as the window shows it beside the fields."""
-    if device is None:
-        return Side(label, name, None, None, f"the device {name!r} is not among the devices found here")
-    try:
-        config = parse_launch(*texts)
-    except UserError as exc:
-        return Side(label, device.name, None, None, str(exc))
-    return side(label, device, config)
-
-
 def compare_sides(a: Side, b: Side) -> Comparison:
-    """The rows for two planned sides (the window plans each side once and reuses the plans)."""
+    """The rows for two planned sides (the visualizer's session plans each side once and reuses
+    the plans)."""
     rows: list[Row] = []
     for key, label, value_of, text_of in _NUMBERS:
         va = value_of(a.plan) if a.plan is not None else None

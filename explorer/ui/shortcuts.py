@@ -35,7 +35,7 @@ def visualizer_shortcuts() -> list[tuple[str, str]]:
 
     return [
         (QKeySequence(keys).toString(QKeySequence.SequenceFormat.NativeText), words)
-        for keys, words, _method, _args in KEYS
+        for keys, words, _action in KEYS
         if words
     ]
 

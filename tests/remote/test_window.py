@@ -144,7 +144,7 @@ def test_a_remote_gpu_in_the_visualizer_runs_for_real_on_that_machine(sshd, qtbo
     panel = VisualizerPanel(context)
     qtbot.addWidget(panel)
     try:
-        assert not any(key.startswith(host.ident) for key in panel._remote_gpus)  # it has none
+        assert not any(c.key.startswith(host.ident) for c in panel.session.devices)  # it has none
         host.found.discovery.devices.append(
             CudaGpu(
                 name="NVIDIA Lab GPU",
@@ -159,7 +159,9 @@ def test_a_remote_gpu_in_the_visualizer_runs_for_real_on_that_machine(sshd, qtbo
         key = f"{host.ident}/cuda:0"
         assert panel.controls.select_device_key(key)
         assert panel.controls.device().name == f"NVIDIA Lab GPU ON {ALIAS}"
-        panel.run_for_real()
+        choice = panel.session.edited_side.choice
+        assert choice.remote is not None and choice.remote.host == ALIAS and choice.remote_index == 0
+        panel.realrun_view.button.click()
         view = panel.realrun_view
         assert view.running and f"Runs on {ALIAS}'s GPU (cuda:0)" in view.where.text()
         qtbot.waitUntil(lambda: not view.running, timeout=LISTED_WITHIN_MS)

@@ -107,7 +107,7 @@ def test_every_page_fits_with_nothing_clipped(window, qapp, key, size, scale, re
         panel = window.panels[key]  # compare mode (issue 15.4): two SM views and the table
         panel.show_screenshot_view("compare")
         _settle(qapp, window, size)
-        assert panel.compare_box.isVisible()
+        assert panel.sm_view.compare_box.isVisible()
         problems += [f"compare: {p}" for p in clipped(window)]
     problems[:0] = _size_problems(window, size)
     assert not problems, "\n".join(problems)

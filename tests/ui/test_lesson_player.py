@@ -59,14 +59,14 @@ def test_a_lesson_saved_from_the_window_replays_the_same_summary_and_inspector(m
     vis.controls.select_device("h100")
     vis.controls.apply_preset(next(p for p in PRESETS if "5466" in p.name))
     vis.controls.regs_spin.setValue(64)
-    vis.step_wave(1)
-    vis.step_block(-1)
-    vis.select_thread(5, 12, 16)
-    vis.change_speed(1)
-    vis.zoom(1)
+    vis.session.step_wave(1)
+    vis.session.step_block(-1)
+    vis.session.select_thread(5, 12, 16)
+    vis.session.change_speed(1)
+    vis.sm_view.zoom(1)
     vis.tabs.setCurrentIndex(1)
-    summary, inspector = vis.summary_label.text(), vis.inspector.label.text()
-    frame = vis.anim.frame()
+    summary, inspector = vis.sm_view.summary_label.text(), vis.inspector.label.text()
+    frame = vis.session.animation(0).frame()
     assert "Selected thread" in inspector and "(400, 0, 0)" in inspector
     window.lessons.save_current_as_step(narration="**Look for** the thread.")
     window.show_panel("devices")
@@ -78,12 +78,12 @@ def test_a_lesson_saved_from_the_window_replays_the_same_summary_and_inspector(m
     assert other.lessons.open_path(saved)
     again = other.panels["visualizer"]
     assert other.current_panel_key() == "visualizer"
-    assert again.summary_label.text() == summary
+    assert again.sm_view.summary_label.text() == summary
     assert again.inspector.label.text() == inspector
-    assert again.anim.frame() == frame
-    assert (again._speed_index, again._zoom_index, again.tabs.currentIndex()) == (
-        vis._speed_index,
-        vis._zoom_index,
+    assert again.session.animation(0).frame() == frame
+    assert (again.session.speed_index, again.sm_view.zoom_index, again.tabs.currentIndex()) == (
+        vis.session.speed_index,
+        vis.sm_view.zoom_index,
         1,
     )
     assert other.lessons.counter_label.text() == "1 / 2"
@@ -115,7 +115,7 @@ def test_page_down_and_page_up_step_through_the_lesson(make_window, tmp_path, qt
 
     press(Qt.Key.Key_PageDown)
     assert window.lessons.counter_label.text() == "2 / 3"
-    assert "98 blocks" in vis.summary_label.text()
+    assert "98 blocks" in vis.sm_view.summary_label.text()
     press(Qt.Key.Key_PageDown)
     press(Qt.Key.Key_PageDown)  # past the end: stays on the last step
     assert window.lessons.counter_label.text() == "3 / 3"
@@ -137,19 +137,22 @@ def test_a_damaged_step_is_one_line_and_the_rest_of_the_lesson_plays(make_window
     )
     assert window.lessons.open_path(path)
     vis = window.panels["visualizer"]
-    assert "6 blocks" in vis.summary_label.text()
+    assert "6 blocks" in vis.sm_view.summary_label.text()
     assert "step 2: grid x is 'lots'" in window.lessons.note  # named at opening
     window.lessons.next()
     assert window.lessons.note.startswith("This step cannot be shown: step 2: grid x is 'lots'")
     assert "\n" not in window.lessons.note
-    assert "6 blocks" in vis.summary_label.text()  # the page keeps what it had
+    assert "6 blocks" in vis.sm_view.summary_label.text()  # the page keeps what it had
     window.lessons.next()
     assert "Step 3 cannot be shown here: device 'Voodoo 5' is neither in this machine nor in the catalog" in (
         window.lessons.note
     )
     window.lessons.next()
     assert window.lessons.note == ""
-    assert "98 blocks" in vis.summary_label.text() and vis.anim.frame().label == "wave 7 of 7"
+    assert (
+        "98 blocks" in vis.sm_view.summary_label.text()
+        and vis.session.animation(0).frame().label == "wave 7 of 7"
+    )
 
 
 def test_a_newer_lesson_with_a_damaged_step_says_both_in_one_line(make_window, tmp_path):
@@ -170,12 +173,15 @@ def test_a_newer_lesson_with_a_damaged_step_says_both_in_one_line(make_window, t
     assert "1 step of this lesson cannot be shown: step 2: block x is -1; it must be at least 1. " in note
     assert "newer Device Explorer (lesson format 3" in note and "\n" not in note  # two sentences, one line
     vis = window.panels["visualizer"]
-    assert "6 blocks" in vis.summary_label.text()
+    assert "6 blocks" in vis.sm_view.summary_label.text()
     window.lessons.next()
     assert window.lessons.note.startswith("This step cannot be shown: step 2: block x is -1")
-    assert "6 blocks" in vis.summary_label.text()  # the page keeps what it had
+    assert "6 blocks" in vis.sm_view.summary_label.text()  # the page keeps what it had
     window.lessons.next()
-    assert "98 blocks" in vis.summary_label.text() and vis.anim.frame().label == "wave 7 of 7"
+    assert (
+        "98 blocks" in vis.sm_view.summary_label.text()
+        and vis.session.animation(0).frame().label == "wave 7 of 7"
+    )
     assert "newer Device Explorer" in window.lessons.note
     saved = json.loads(window.lessons.save_to(tmp_path / "again.json").read_text(encoding="utf-8"))
     assert saved["future_top"] == [1] and saved["steps"][1] == steps[1]
@@ -279,14 +285,14 @@ def test_an_a_b_comparison_is_a_step_and_replays(make_window, tmp_path):
     vis = window.show_panel("visualizer")
     vis.controls.select_device("1650")
     vis.controls.apply_preset(next(p for p in PRESETS if "100000" in p.name))
-    vis.step_wave(1)
-    vis.step_wave(1)
-    vis.set_compare(True)
-    vis.select_side(1)
+    vis.session.step_wave(1)
+    vis.session.step_wave(1)
+    vis.session.set_compare(True)
+    vis.session.select_side(1)
     assert vis.controls.select_device_key("catalog:h100-sxm5")
     vis.controls.regs_spin.setValue(64)
-    table = [(r.a, r.b) for r in vis.comparison.rows]
-    moment = vis.moment()
+    table = [(r.a, r.b) for r in vis.session.comparison.rows]
+    moment = vis.session.moment
     window.lessons.save_current_as_step(narration="A and B")
     step = window.lessons.lesson.steps[0]
     assert step.state.extra["compare"] == 1 and step.state.extra["b_regs"] == "64"
@@ -296,10 +302,10 @@ def test_an_a_b_comparison_is_a_step_and_replays(make_window, tmp_path):
     other = make_window()
     assert other.lessons.open_path(saved)
     again = other.panels["visualizer"]
-    assert again.compare_on and again.selected_side == 1
-    assert [(r.a, r.b) for r in again.comparison.rows] == table
-    assert again.moment() == pytest.approx(moment)
-    assert again.plan_b.device_name.startswith("NVIDIA H100")
+    assert again.session.compare and again.session.edited == 1
+    assert [(r.a, r.b) for r in again.session.comparison.rows] == table
+    assert again.session.moment == pytest.approx(moment)
+    assert again.session.sides[1].plan.device_name.startswith("NVIDIA H100")
 
 
 def test_the_builtin_a_b_step_compares_the_gtx_1650_and_the_h100(make_window):
@@ -309,9 +315,10 @@ def test_the_builtin_a_b_step_compares_the_gtx_1650_and_the_h100(make_window):
     index = next(i for i, s in enumerate(lesson.steps) if s.state.extra.get("compare") == 1)
     window.lessons.show_step(index)
     vis = window.panels["visualizer"]
-    assert vis.compare_on and window.lessons.note == ""
-    assert vis.plan.device_name == "NVIDIA GeForce GTX 1650" and vis.plan.waves == 7
-    assert vis.plan_b.device_name.startswith("NVIDIA H100") and vis.plan_b.waves == 1
+    assert vis.session.compare and window.lessons.note == ""
+    a, b = (side.plan for side in vis.session.sides)
+    assert a.device_name == "NVIDIA GeForce GTX 1650" and a.waves == 7
+    assert b.device_name.startswith("NVIDIA H100") and b.waves == 1
 
 
 def _memory_picture(panel):

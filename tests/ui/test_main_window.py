@@ -398,10 +398,10 @@ def test_help_lists_the_keys_as_they_are_bound(make_window, no_gpu_discovery):
     assert ("Ctrl+Shift+D", "Dark theme") in sections["Window"]
     visualizer = sections["Launch visualizer (while it has the focus)"]
     assert ("Space", "play / pause the animation") in visualizer
-    assert len(visualizer) == sum(1 for _k, words, _m, _a in KEYS if words)  # aliases are not listed twice
+    assert len(visualizer) == sum(1 for _k, words, _action in KEYS if words)  # aliases are not listed twice
     window.show_panel("visualizer")
     panel = window.panels["visualizer"]
-    assert sorted(s.key().toString() for s in panel._shortcuts) == sorted(
+    assert sorted(s.key().toString() for s in panel.shortcuts) == sorted(
         QKeySequence(k).toString() for k, *_ in KEYS
     )
     assert "Shift+Right" in dialog.label.text()

@@ -84,8 +84,9 @@ def test_text_size_keys_change_the_whole_window(window, qapp):
 def test_ctrl_equals_is_not_taken_by_the_visualizer(window, qtbot):
     """The visualizer's zoom once used Ctrl+= too: an ambiguous key does nothing at all."""
     window.show_panel("visualizer")
-    window.panels["visualizer"].grid.setFocus()
-    qtbot.keyClick(window.panels["visualizer"].grid, Qt.Key.Key_Equal, Qt.KeyboardModifier.ControlModifier)
+    grid = window.panels["visualizer"].sm_view.grid
+    grid.setFocus()
+    qtbot.keyClick(grid, Qt.Key.Key_Equal, Qt.KeyboardModifier.ControlModifier)
     assert text_scale_pct() == 125
 
 
@@ -156,7 +157,7 @@ def test_side_columns_fold_so_the_sm_view_keeps_its_room(window, qapp):
 
     vis = _shown(window, qapp, "visualizer", (1024, 768))
     assert vis.left_side.is_open() and not vis.right_side.is_open()  # occupancy folds first
-    assert vis.grid.width() >= 300
+    assert vis.sm_view.grid.width() >= 300
     vis.right_side.handle.click()  # the teacher opens the occupancy column
     qapp.processEvents()
     assert vis.right_side.is_open() and not vis.left_side.is_open()  # the one not asked for folds
@@ -190,19 +191,19 @@ def test_sm_numbers_are_readable_on_an_h100(window, qapp):
     vis = _shown(window, qapp, "visualizer", (1024, 768))
     assert vis.controls.select_device("h100")
     qapp.processEvents()
-    lay = vis.grid.layout_now()
+    lay = vis.sm_view.grid.layout_now()
     assert lay.sm_count == 132
-    font = vis.grid.sm_label_font(max(9, int(lay.label_h * 0.8)))
+    font = vis.sm_view.grid.sm_label_font(max(9, int(lay.label_h * 0.8)))
     assert font.pixelSize() >= 11  # was 7 px: 19 columns of 18 px cells
-    assert vis.grid.sm_label_width(132) <= lay.cell_w  # "131" fits without shrinking
+    assert vis.sm_view.grid.sm_label_width(132) <= lay.cell_w  # "131" fits without shrinking
 
 
 def test_blocks_carry_their_numbers_when_they_fit(window, qapp):
     vis = _shown(window, qapp, "visualizer", (1280, 800))
     vis.prepare_screenshot()  # GTX 1650, the 98-block lesson, mid wave 2
     qapp.processEvents()
-    lay, fill = vis.grid.layout_now(), vis.anim.fill()
-    font, placed = vis.grid.block_numbers(lay, fill)
+    lay, fill = vis.sm_view.grid.layout_now(), vis.session.animation(0).fill()
+    font, placed = vis.sm_view.grid.block_numbers(lay, fill)
     assert [words for _r, words in placed] == [str(b) for b in range(16, 32)]
     assert font.pixelSize() >= 10
     for (rect, _w), i in zip(placed, range(16), strict=True):
@@ -212,18 +213,20 @@ def test_blocks_carry_their_numbers_when_they_fit(window, qapp):
     vis.controls.grid_spins[0].setValue(8)
     vis.controls.grid_spins[1].setValue(4)
     vis.controls.block_spins[0].setValue(256)
-    vis.anim.seek(0.29)  # wave 1 nearly all landed
+    vis.session.show_moment(0.29)  # wave 1 nearly all landed
     qapp.processEvents()
-    numbers = vis.grid.block_numbers(vis.grid.layout_now(), vis.anim.fill())
+    numbers = vis.sm_view.grid.block_numbers(vis.sm_view.grid.layout_now(), vis.session.animation(0).fill())
     assert numbers is not None and numbers[1][1][1] == "1,0"
     # an H100 full of 64-thread blocks: tiles too small for any number, so none at all
     vis.controls.select_device("h100")
     vis.controls.grid_spins[0].setValue(10000)
     vis.controls.grid_spins[1].setValue(1)
     vis.controls.block_spins[0].setValue(64)
-    vis.anim.seek(0.29)
+    vis.session.show_moment(0.29)
     qapp.processEvents()
-    assert vis.grid.block_numbers(vis.grid.layout_now(), vis.anim.fill()) is None
+    assert (
+        vis.sm_view.grid.block_numbers(vis.sm_view.grid.layout_now(), vis.session.animation(0).fill()) is None
+    )
 
 
 @pytest.mark.parametrize("scale", [100, 150, 250])
@@ -289,7 +292,7 @@ def test_sm_view_wave_bar_and_graphs_follow_the_theme(window, qapp, theme_name):
     window.set_theme(theme_name)
     qapp.processEvents()
     try:
-        for widget in (vis.grid, vis.wave_bar, *vis.occupancy_view.plots.values()):
+        for widget in (vis.sm_view.grid, vis.sm_view.wave_bar, *vis.occupancy_view.plots.values()):
             image = widget.grab().toImage()
             corner = image.pixelColor(2, image.height() - 2)
             dark = corner.lightnessF() < 0.3

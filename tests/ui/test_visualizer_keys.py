@@ -13,6 +13,7 @@ from PySide6.QtWidgets import QApplication
 from explorer.devices.catalog import load_catalog
 from explorer.devices.model import Discovery
 from explorer.launch.animation import DISPATCH, RUN
+from explorer.launch.config import Dim3, LaunchConfig
 from explorer.launch.presets import PRESETS
 from explorer.ui.context import AppContext
 from explorer.ui.main_window import MainWindow
@@ -65,16 +66,17 @@ def test_space_and_arrows_work_straight_after_switching_to_the_tab(window, qtbot
     panel = _panel(window, qtbot)
     assert bar.hasFocus()  # the focus is outside the panel, as after clicking its tab
     qtbot.keyClick(bar, Qt.Key.Key_Right)
-    assert panel.wave_bar.frame.dispatched == 16  # wave 1, all its blocks placed
+    assert panel.sm_view.wave_bar.frame.dispatched == 16  # wave 1, all its blocks placed
     assert window.current_panel() is panel  # the arrow stepped, it did not switch tabs
     qtbot.keyClick(bar, Qt.Key.Key_Space)
-    assert panel.anim.playing and panel.timer.isActive()
+    assert panel.session.playing and panel.frame_clock.running
     qtbot.keyClick(bar, Qt.Key.Key_Space)
-    assert not panel.anim.playing
-    panel.play_button.setFocus()  # a focused button does not swallow Space either
-    qtbot.keyClick(panel.play_button, Qt.Key.Key_Space)
-    assert panel.anim.playing
-    panel.pause()
+    assert not panel.session.playing
+    play = panel.playback.play_button
+    play.setFocus()  # a focused button does not swallow Space either
+    qtbot.keyClick(play, Qt.Key.Key_Space)
+    assert panel.session.playing
+    panel.session.pause()
 
 
 def test_keys_of_a_hidden_tab_do_nothing(window, qtbot):
@@ -83,11 +85,11 @@ def test_keys_of_a_hidden_tab_do_nothing(window, qtbot):
     devices.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
     devices.setFocus()
     qtbot.wait(20)
-    t = panel.anim.t
+    t = panel.session.moment
     qtbot.keyClick(devices, Qt.Key.Key_Right)
     qtbot.keyClick(devices, Qt.Key.Key_Space)
     assert window.current_panel() is devices
-    assert panel.anim.t == t and not panel.anim.playing
+    assert panel.session.moment == t and not panel.session.playing
 
 
 def test_space_in_size_n_types_until_enter_then_plays(window, qtbot):
@@ -97,14 +99,14 @@ def test_space_in_size_n_types_until_enter_then_plays(window, qtbot):
     edit.clear()
     qtbot.keyClicks(edit, "5466")
     qtbot.keyClick(edit, Qt.Key.Key_Space)  # being edited: the field keeps its keys
-    assert edit.text() == "5466 " and not panel.anim.playing
+    assert edit.text() == "5466 " and not panel.session.playing
     qtbot.keyClick(edit, Qt.Key.Key_Backspace)
     qtbot.keyClick(edit, Qt.Key.Key_Return)
     qtbot.waitUntil(lambda: not edit.hasFocus(), timeout=2000)
-    assert "5,466" in panel.summary_label.text()
+    assert "5,466" in panel.sm_view.summary_label.text()
     qtbot.keyClick(QApplication.focusWidget(), Qt.Key.Key_Space)
-    assert edit.text() == "5466" and panel.anim.playing
-    panel.pause()
+    assert edit.text() == "5466" and panel.session.playing
+    panel.session.pause()
 
 
 def test_escape_in_size_n_drops_the_typing_and_leaves_the_field(window, qtbot):
@@ -114,9 +116,9 @@ def test_escape_in_size_n_drops_the_typing_and_leaves_the_field(window, qtbot):
     qtbot.keyClicks(edit, "999")
     qtbot.keyClick(edit, Qt.Key.Key_Escape)
     assert edit.text() == "100000" and not edit.hasFocus()
-    assert "N = 100,000" in panel.summary_label.text()
+    assert "N = 100,000" in panel.sm_view.summary_label.text()
     qtbot.keyClick(QApplication.focusWidget(), Qt.Key.Key_Right)
-    assert panel.wave_bar.frame.dispatched == 16
+    assert panel.sm_view.wave_bar.frame.dispatched == 16
 
 
 def test_enter_in_a_spin_box_applies_it_and_gives_the_keys_back(window, qtbot):
@@ -127,10 +129,10 @@ def test_enter_in_a_spin_box_applies_it_and_gives_the_keys_back(window, qtbot):
     qtbot.keyClicks(spin, "256")
     qtbot.keyClick(spin, Qt.Key.Key_Return)
     qtbot.waitUntil(lambda: not spin.hasFocus(), timeout=2000)
-    assert spin.value() == 256 and "of 256 threads" in panel.summary_label.text()
+    assert spin.value() == 256 and "of 256 threads" in panel.sm_view.summary_label.text()
     qtbot.keyClick(QApplication.focusWidget(), Qt.Key.Key_Space)
-    assert panel.anim.playing
-    panel.pause()
+    assert panel.session.playing
+    panel.session.pause()
 
 
 def test_editing_a_preset_by_hand_drops_its_name_and_lesson(window, qtbot):
@@ -158,7 +160,7 @@ def test_editing_a_preset_by_hand_drops_its_name_and_lesson(window, qtbot):
 def test_inspector_follows_the_animation_under_a_still_pointer(window, qtbot):
     """Issue 14.9: "SM 14, block slot 0: empty now (wave 1 of 7)" must not stay up at wave 3."""
     panel = _panel(window, qtbot)
-    grid = panel.grid
+    grid = panel.sm_view.grid
     # the inspector's new text can reflow the page and move the SMs under a still pointer: aim
     # again until the slot stays where it was aimed at (in a full run another test may have left
     # the layout mid-settle)
@@ -172,8 +174,7 @@ def test_inspector_follows_the_animation_under_a_still_pointer(window, qtbot):
     qtbot.mouseMove(grid, pos)
     qtbot.mouseMove(grid, pos + QPoint(1, 0))
     assert "SM 14, block slot 0</b>: empty now (wave 1 of 7)" in panel.inspector.label.text()
-    panel.anim.seek(2 + DISPATCH + RUN / 2)  # wave 3 running: block 46 sits on SM 14
-    panel._refresh()
+    panel.session.show_moment(2 + DISPATCH + RUN / 2)  # wave 3 running: block 46 sits on SM 14
     text = panel.inspector.label.text()
     assert "empty now" not in text and "(46, 0, 0)" in text and "wave 3 of 7" in text
     # a pinned thread's "now" moves on too
@@ -181,7 +182,7 @@ def test_inspector_follows_the_animation_under_a_still_pointer(window, qtbot):
     qtbot.mouseMove(grid, QPoint(grid.width() - 2, grid.height() - 2))
     QApplication.sendEvent(grid, QEvent(QEvent.Type.Leave))  # the pointer leaves the SMs
     assert "running on SM 14 (wave 3 of 7)" in panel.inspector.label.text()
-    panel.step_wave(1)
+    panel.session.step_wave(1)
     assert "has finished (wave 4 of 7)" in panel.inspector.label.text()
 
 
@@ -201,21 +202,23 @@ def test_launch_settings_come_back_after_a_restart(
     panel.controls.select_device("h100-sxm5")
     panel.controls.apply_preset(PRESETS[2])  # the 2D image
     panel.controls.block_spins[1].setValue(8)  # edited by hand: no preset any more
-    panel.change_speed(1)
-    panel.zoom(1)
+    panel.session.change_speed(1)
+    panel.sm_view.zoom(1)
     assert prefs.save(first.current_prefs())
     first.close()
 
     second = open_window(prefs.load())
     assert second.current_panel_key() == "visualizer"
     panel = second.current_panel()
-    qtbot.waitUntil(lambda: panel.grid.minimumWidth() > 320, timeout=2000)  # zoomed in again
+    qtbot.waitUntil(lambda: panel.sm_view.grid.minimumWidth() > 320, timeout=2000)  # zoomed in again
     c = panel.controls
     assert c.device().key.endswith("h100-sxm5") and "H100" in c.device_combo.currentText()
-    assert c.texts() == ("120,68,1", "16,8,1", "0", "32", "1920,1080")
+    assert c.launch() == LaunchConfig(Dim3(120, 68), Dim3(16, 8), 0, 32, extent=Dim3(1920, 1080))
+    assert c.n_edit.text() == "1920,1080" and c.block_spins[1].value() == 8
     assert c.preset is None and c.preset_combo.currentIndex() == 0
-    assert panel.anim.speed_index == 3 and panel._zoom_index == 1
-    assert "8,160 blocks</b> of 128 threads" in panel.summary_label.text()  # 16 x 8 blocks
+    assert panel.session.speed_index == 3 and panel.session.animation(0).speed_index == 3
+    assert panel.sm_view.zoom_index == 1
+    assert "8,160 blocks</b> of 128 threads" in panel.sm_view.summary_label.text()  # 16 x 8 blocks
     second.close()
 
     # a remembered lesson preset comes back with its caption; a damaged launch is skipped
@@ -223,12 +226,12 @@ def test_launch_settings_come_back_after_a_restart(
     saved.pages["visualizer"].update(grid="98,1,1", block="1024,1,1", n="5466", preset="nonsense")
     third = open_window(saved)
     c = third.current_panel().controls
-    assert c.texts()[0] == "98,1,1" and c.preset is None
+    assert c.launch().grid == Dim3(98) and c.preset is None
     third.close()
     saved.pages["visualizer"].update(grid="6,1,1", preset=PRESETS[1].short_name, speed=99, zoom=-1)
     saved.pages["visualizer"]["block"] = "lots"
     fourth = open_window(saved)
     p4 = fourth.current_panel()
     assert p4.controls.preset is PRESETS[0]  # the launch did not parse: the first lesson, as new
-    assert p4.anim.speed_index == 2 and p4._zoom_index == 0  # out-of-range speed and zoom ignored
+    assert p4.session.speed_index == 2 and p4.sm_view.zoom_index == 0  # out-of-range speed and zoom ignored
     fourth.close()

@@ -7,12 +7,13 @@ from PySide6.QtCore import Qt
 
 from explorer.devices.catalog import load_catalog
 from explorer.devices.model import Discovery
-from explorer.launch.animation import DISPATCH, RUN
+from explorer.launch.animation import DISPATCH, RUN, SPEEDS_WAVES_PER_S
 from explorer.launch.config import Dim3
 from explorer.launch.presets import PRESETS
+from explorer.launch.session import Hit
 from explorer.ui.context import AppContext
 from explorer.ui.visualizer.panel import VisualizerPanel
-from explorer.ui.visualizer.scene import Hit
+from explorer.ui.visualizer.sm_view import CANNOT_RUN
 from tests.processes import gone
 
 
@@ -35,22 +36,22 @@ def _preset(name_part: str):
 def test_starts_on_the_gtx_1650_vector_add_lesson(panel):
     assert "GTX 1650" in panel.controls.device_combo.currentText()
     assert "catalog" in panel.controls.device_combo.currentText()
-    text = panel.summary_label.text()
+    text = panel.sm_view.summary_label.text()
     assert "98 blocks" in text and "7 waves" in text and "352 idle threads" in text
-    assert panel.wave_bar.frame.label == "wave 1 of 7"
-    assert panel.wave_bar.frame.queued == 98
+    assert panel.sm_view.wave_bar.frame.label == "wave 1 of 7"
+    assert panel.sm_view.wave_bar.frame.queued == 98
 
 
 def test_5466_preset_shows_6_blocks_and_678_idle_threads(panel):
     panel.controls.apply_preset(_preset("5466"))
-    text = panel.summary_label.text()
+    text = panel.sm_view.summary_label.text()
     assert "6 blocks" in text and "678 idle threads" in text and "1 wave" in text
 
 
 def test_typed_configuration_updates_the_numbers(panel):
     panel.controls.block_spins[0].setValue(256)
     panel.controls.grid_spins[0].setValue(391)
-    text = panel.summary_label.text()
+    text = panel.sm_view.summary_label.text()
     # 1650 (Turing): 1024 threads per SM -> 4 blocks of 256 per SM x 16 SMs = 64 at once
     assert "391 blocks" in text and "64 at once" in text and "7 waves" in text
 
@@ -61,74 +62,74 @@ def test_invalid_launch_animates_nothing_and_the_summary_says_why(panel, qtbot):
     err = panel.controls.error_label
     assert err.isVisible()
     assert "2048" in err.text() and "1024" in err.text()
-    summary = panel.summary_label.text()
+    summary = panel.sm_view.summary_label.text()
     assert "cannot run" in summary and "block has 2048 threads" in summary
     assert "98 blocks" not in summary and "waves" not in summary
-    assert panel.plan is None and panel.anim is None and panel.grid._anim is None
-    assert panel.wave_bar.frame is None
+    assert panel.session.sides[0].plan is None and panel.session.clock is None
+    assert panel.sm_view.grid.animation is None and panel.sm_view.grid.empty_text == CANNOT_RUN
+    assert panel.sm_view.wave_bar.frame is None
     assert "No occupancy" in panel.occupancy_view.numbers.text()
-    assert not panel.play_button.isEnabled() and not panel.realrun_view.button.isEnabled()
-    panel.grid.setFocus()
-    qtbot.keyClick(panel.grid, Qt.Key.Key_Space)
-    qtbot.keyClick(panel.grid, Qt.Key.Key_Right)
-    assert not panel.timer.isActive() and panel.anim is None
+    assert not panel.playback.play_button.isEnabled() and not panel.realrun_view.button.isEnabled()
+    panel.sm_view.grid.setFocus()
+    qtbot.keyClick(panel.sm_view.grid, Qt.Key.Key_Space)
+    qtbot.keyClick(panel.sm_view.grid, Qt.Key.Key_Right)
+    assert not panel.frame_clock.running and panel.session.clock is None
     # fixing the value clears the message and brings the launch back, playable
     panel.controls.block_spins[0].setValue(1024)
     assert not err.isVisible()
-    assert panel.plan is not None and "cannot run" not in panel.summary_label.text()
-    assert panel.play_button.isEnabled()
-    qtbot.keyClick(panel.grid, Qt.Key.Key_Space)
-    assert panel.timer.isActive()
+    assert panel.session.sides[0].plan is not None and "cannot run" not in panel.sm_view.summary_label.text()
+    assert panel.playback.play_button.isEnabled()
+    qtbot.keyClick(panel.sm_view.grid, Qt.Key.Key_Space)
+    assert panel.frame_clock.running
 
 
 def test_right_arrow_lands_on_the_next_wave_full_and_shift_right_on_the_next_block(panel, qtbot):
     """Issue 14.1, through the keys and the buttons a teacher uses."""
-    panel.grid.setFocus()
-    qtbot.keyClick(panel.grid, Qt.Key.Key_Right)
-    f = panel.wave_bar.frame
+    panel.sm_view.grid.setFocus()
+    qtbot.keyClick(panel.sm_view.grid, Qt.Key.Key_Right)
+    f = panel.sm_view.wave_bar.frame
     assert f.label == "wave 1 of 7" and f.dispatched == 16 and f.queued == 82
-    panel.wave_button.click()
-    f = panel.wave_bar.frame
+    panel.playback.wave_button.click()
+    f = panel.sm_view.wave_bar.frame
     assert f.label == "wave 2 of 7" and f.dispatched == 16
-    qtbot.keyClick(panel.grid, Qt.Key.Key_Right, Qt.KeyboardModifier.ShiftModifier)
-    f = panel.wave_bar.frame
+    qtbot.keyClick(panel.sm_view.grid, Qt.Key.Key_Right, Qt.KeyboardModifier.ShiftModifier)
+    f = panel.sm_view.wave_bar.frame
     assert f.label == "wave 3 of 7" and f.dispatched == 1
-    qtbot.keyClick(panel.grid, Qt.Key.Key_Left)
-    f = panel.wave_bar.frame
+    qtbot.keyClick(panel.sm_view.grid, Qt.Key.Key_Left)
+    f = panel.sm_view.wave_bar.frame
     assert f.label == "wave 2 of 7" and f.dispatched == 16
-    panel.back_block_button.click()
-    assert panel.wave_bar.frame.dispatched == 15
+    panel.playback.back_block_button.click()
+    assert panel.sm_view.wave_bar.frame.dispatched == 15
 
 
 def test_play_moves_the_clock_and_space_pauses(panel, qtbot):
-    panel.anim.speed_index = len(panel.anim_speeds()) - 1 if hasattr(panel, "anim_speeds") else 6
-    panel.grid.setFocus()
-    qtbot.keyClick(panel.grid, Qt.Key.Key_Space)
-    assert panel.timer.isActive()
-    qtbot.waitUntil(lambda: panel.anim.frame().wave >= 1, timeout=3000)
-    qtbot.keyClick(panel.grid, Qt.Key.Key_Space)
-    assert not panel.timer.isActive() and not panel.anim.playing
+    panel.session.set_speed(len(SPEEDS_WAVES_PER_S) - 1)
+    panel.sm_view.grid.setFocus()
+    qtbot.keyClick(panel.sm_view.grid, Qt.Key.Key_Space)
+    assert panel.frame_clock.running
+    qtbot.waitUntil(lambda: panel.session.animation(0).frame().wave >= 1, timeout=3000)
+    qtbot.keyClick(panel.sm_view.grid, Qt.Key.Key_Space)
+    assert not panel.frame_clock.running and not panel.session.playing
 
 
 def test_clicking_a_lane_shows_its_index_formula(panel, qtbot):
-    panel.anim.seek(1 + DISPATCH + RUN / 2)  # wave 2 running: blocks 16..31 on SMs 0..15
-    panel.grid.update()
-    pos = panel.grid.slot_center(sm=1, slot=0, warp=0, lane=17)
-    qtbot.mouseClick(panel.grid, Qt.MouseButton.LeftButton, pos=pos)
+    panel.session.show_moment(1 + DISPATCH + RUN / 2)  # wave 2 running: blocks 16..31 on SMs 0..15
+    pos = panel.sm_view.grid.slot_center(sm=1, slot=0, warp=0, lane=17)
+    qtbot.mouseClick(panel.sm_view.grid, Qt.MouseButton.LeftButton, pos=pos)
     text = panel.inspector.label.text()
     assert "blockIdx.x * blockDim.x + threadIdx.x = 17 * 1024 + 17 = 17425" in text
     assert "SM 1, wave 2" in text
-    assert panel.grid.selected == (17, 0, 17)
+    assert panel.sm_view.grid.selected == (17, 0, 17)
 
 
 def test_hover_over_an_idle_lane_says_idle(panel, qtbot):
     panel.controls.apply_preset(_preset("5466"))
-    panel.anim.seek(DISPATCH + RUN / 2)
+    panel.session.show_moment(DISPATCH + RUN / 2)
     qtbot.wait(50)  # the new summary's wrapped lines settle before the pointer aims
     # block 5 is on SM 5; its warp 31 holds threads past 5466
-    pos = panel.grid.slot_center(sm=5, slot=0, warp=31, lane=0)
-    qtbot.mouseMove(panel.grid, pos)
-    qtbot.mouseMove(panel.grid, pos + pos.__class__(1, 0))
+    pos = panel.sm_view.grid.slot_center(sm=5, slot=0, warp=31, lane=0)
+    qtbot.mouseMove(panel.sm_view.grid, pos)
+    qtbot.mouseMove(panel.sm_view.grid, pos + pos.__class__(1, 0))
     text = panel.inspector.label.text()
     assert "idle" in text and "5 * 1024 + 992 = 6112" in text
 
@@ -136,9 +137,9 @@ def test_hover_over_an_idle_lane_says_idle(panel, qtbot):
 def test_3d_preset_formula_has_the_z_terms(panel):
     panel.controls.apply_preset(_preset("3D"))
     # 13^3 blocks of 8x8x8 over a 100^3 volume: 104^3 - 100^3 threads outside it
-    assert "2,197 blocks" in panel.summary_label.text()
-    assert f"{104**3 - 100**3:,} idle threads" in panel.summary_label.text()
-    panel.select_thread(300, 0, 3)
+    assert "2,197 blocks" in panel.sm_view.summary_label.text()
+    assert f"{104**3 - 100**3:,} idle threads" in panel.sm_view.summary_label.text()
+    panel.session.select_thread(300, 0, 3)
     assert "blockIdx.z" in panel.inspector.label.text()
 
 
@@ -158,21 +159,21 @@ def test_h100_with_a_huge_grid_draws_without_one_item_per_block(panel):
     panel.controls.apply_preset(_preset("100000"))
     panel.controls.block_spins[0].setValue(256)
     panel.controls.grid_spins[0].setValue(2**31 - 1)
-    assert "2,147,483,647 blocks" in panel.summary_label.text()
-    panel.anim.seek(3 + DISPATCH + RUN / 2)
-    image = panel.grid.grab()
+    assert "2,147,483,647 blocks" in panel.sm_view.summary_label.text()
+    panel.session.show_moment(3 + DISPATCH + RUN / 2)
+    image = panel.sm_view.grid.grab()
     assert not image.isNull()
-    assert len(panel.anim.resident()) == 132 * 8
+    assert len(panel.session.animation(0).resident()) == 132 * 8
     # wave 4 lies wholly past N = 100000: its 1056 blocks are one run of idle blocks, drawn from one
     # cached tile and one cached SM picture (plus the pair for full blocks), never block by block
-    runs = panel.anim.idle_blocks().runs
+    runs = panel.session.animation(0).idle_blocks().runs
     assert len(runs) == 1 and runs[0].stop - runs[0].start == 132 * 8
-    assert len(panel.grid._tiles) <= 4
+    assert panel.sm_view.grid.cached_pictures <= 4
 
 
 def test_prepare_screenshot_is_mid_animation_on_the_lesson(panel):
     panel.prepare_screenshot()
-    f = panel.wave_bar.frame
+    f = panel.sm_view.wave_bar.frame
     assert f.label == "wave 2 of 7" and f.phase == "run"
     assert "blockIdx.x * blockDim.x + threadIdx.x = 17 * 1024 + 17 = 17425" in panel.inspector.label.text()
 
@@ -210,17 +211,17 @@ def test_fits_a_1280x800_projector_with_every_control_readable(panel):
 def test_2d_image_preset_shows_idle_lanes_in_the_bottom_row_of_tiles(panel):
     panel.controls.apply_preset(_preset("2D image"))
     assert panel.controls.n_edit.text() == "1920,1080"
-    assert "1,920 x 1,080 problem: <b>15,360 idle threads" in panel.summary_label.text()
-    plan = panel.plan
+    assert "1,920 x 1,080 problem: <b>15,360 idle threads" in panel.sm_view.summary_label.text()
+    plan = panel.session.sides[0].plan
     bottom = plan.block_linear(Dim3(0, 67, 0))
     wave = plan.placement(bottom).wave
-    panel.anim.seek(wave + DISPATCH + RUN / 2)
-    panel.grid.grab()
-    idle = dict(panel.anim.idle_blocks().blocks())
+    panel.session.show_moment(wave + DISPATCH + RUN / 2)
+    panel.sm_view.grid.grab()
+    idle = dict(panel.session.animation(0).idle_blocks().blocks())
     assert idle[bottom] == (32, 32, 32, 32, 0, 0, 0, 0)
     # the inspector names the pixel and says it is below the image
     sm, slot = plan.placement(bottom).sm, plan.placement(bottom).slot
-    panel._inspect(Hit(sm, slot, 5, 3), pin=True)
+    panel.session.click(0, Hit(sm, slot, 5, 3))
     text = panel.inspector.label.text()
     assert "idle" in text and "(3, 1082) is outside the 1920 x 1080 problem" in text
 
@@ -228,10 +229,10 @@ def test_2d_image_preset_shows_idle_lanes_in_the_bottom_row_of_tiles(panel):
 def test_2d_extent_typed_badly_is_one_inline_line_and_the_summary_says_why(panel):
     panel.controls.n_edit.setText("1920,ten")
     panel.controls.n_edit.editingFinished.emit()
-    assert panel.plan is None
+    assert panel.session.sides[0].plan is None
     message = "problem size y is 'ten'; it must be a whole number"
     assert message in panel.controls.error_label.text()
-    assert message in panel.summary_label.text().replace("&#x27;", "'")
+    assert message in panel.sm_view.summary_label.text().replace("&#x27;", "'")
 
 
 def _words(rich: str) -> str:
@@ -245,15 +246,14 @@ def _words(rich: str) -> str:
 def test_2d_inspector_shows_per_axis_position_and_the_row_major_index(panel, qtbot):
     """Issue 14.2: an image kernel's x, y and y * width + x, and the linear number named as such."""
     panel.controls.apply_preset(_preset("2D image"))
-    plan = panel.plan
+    plan = panel.session.sides[0].plan
     block = plan.block_linear(Dim3(48, 2, 0))
     warp, lane = divmod(plan.thread_linear(Dim3(4, 5, 0)), 32)
     place = plan.placement(block)
-    panel.anim.seek(place.wave + DISPATCH + RUN / 2)
-    panel.grid.update()
-    pos = panel.grid.slot_center(sm=place.sm, slot=place.slot, warp=warp, lane=lane)
-    qtbot.mouseClick(panel.grid, Qt.MouseButton.LeftButton, pos=pos)
-    assert panel.grid.selected == (block, warp, lane)
+    panel.session.show_moment(place.wave + DISPATCH + RUN / 2)
+    pos = panel.sm_view.grid.slot_center(sm=place.sm, slot=place.slot, warp=warp, lane=lane)
+    qtbot.mouseClick(panel.sm_view.grid, Qt.MouseButton.LeftButton, pos=pos)
+    assert panel.sm_view.grid.selected == (block, warp, lane)
     text = _words(panel.inspector.label.text())
     assert "x = blockIdx.x * blockDim.x + threadIdx.x = 48 * 16 + 4 = 772" in text
     assert "y = blockIdx.y * blockDim.y + threadIdx.y = 2 * 16 + 5 = 37" in text
@@ -274,14 +274,16 @@ def test_cli_and_window_show_the_same_words(panel, capsys, monkeypatch):
     argv = ["launch", "--device", "x", "--grid", "120,68", "--block", "16,16", "--n", "1920,1080"]
     assert cli.main(argv) == 0
     out = capsys.readouterr().out.splitlines()
-    summary = _words(panel.summary_label.text())
+    summary = _words(panel.sm_view.summary_label.text())
     assert "15,360 idle threads" in summary and summary in out
     assert _words(panel.occupancy_view.numbers.text()) in out
     assert _words(panel.occupancy_view.fill.text()) in out
     assert cli.main([*argv, "--thread", "48,2,0:4,5,0"]) == 0
     lines = capsys.readouterr().out.splitlines()
-    plan = panel.plan
-    panel.select_thread(plan.block_linear(Dim3(48, 2, 0)), *divmod(plan.thread_linear(Dim3(4, 5, 0)), 32))
+    plan = panel.session.sides[0].plan
+    panel.session.select_thread(
+        plan.block_linear(Dim3(48, 2, 0)), *divmod(plan.thread_linear(Dim3(4, 5, 0)), 32)
+    )
     shown = _words(panel.inspector.label.text())
     for line in lines:  # "label: value" lines; every value is in the inspector word for word
         value = line.strip() if line.startswith(" ") else line.split(": ", 1)[1].strip()
@@ -338,8 +340,8 @@ def test_a_changed_form_stops_the_run_under_way(panel, qtbot):
     view = panel.realrun_view
     with qtbot.waitSignal(view.finished, timeout=120_000) as blocker:
         view.button.click()
-        qtbot.waitUntil(lambda: view._proc is not None, timeout=30_000)
-        proc = view._proc
+        qtbot.waitUntil(lambda: view.process is not None, timeout=30_000)
+        proc = view.process
         panel.controls.regs_spin.setValue(64)  # the launch changed
     assert isinstance(blocker.args[0], str) and "launch changed" in blocker.args[0]
     assert proc.pid is None or gone(proc.pid)  # the child was ended (or never started), not left running
@@ -352,7 +354,7 @@ def test_stop_ends_the_run_and_a_refused_run_clears_the_old_strip(panel, qtbot):
     panel.controls.apply_preset(_preset("5466"))
     with qtbot.waitSignal(view.finished, timeout=120_000):
         view.button.click()
-        qtbot.waitUntil(lambda: view._proc is not None, timeout=30_000)
+        qtbot.waitUntil(lambda: view.process is not None, timeout=30_000)
         view.button.click()  # Stop
     assert "Stopped" in view.status.text()
     qtbot.waitUntil(lambda: not view.running, timeout=5000)
@@ -385,7 +387,7 @@ def test_a_2d_real_run_is_drawn_as_the_image_it_wrote(panel, qtbot):
     assert result.extent == (60, 60, 1) and result.n == 3600 and result.mismatches(256) == 0
     strip = panel.realrun_view.strip
     assert strip.height() == 220  # the image's room, not the strip's
-    image = strip._picture(200, 200)
+    image = strip.picture(200, 200)
     assert (image.width(), image.height()) == (60, 60)  # one pixel per element
     top_left, next_tile = image.pixelColor(0, 0), image.pixelColor(16, 0)
     assert top_left != next_tile and image.pixelColor(15, 15) == top_left
@@ -404,9 +406,9 @@ def test_the_tail_wave_share_reads_as_in_the_cli(panel, capsys, device, grid, sh
     panel.controls.select_device(device)
     panel.controls.apply_preset(_preset("100000"))
     panel.controls.grid_spins[0].setValue(grid)
-    while panel.anim.frame().wave < panel.plan.waves - 1:
-        panel.step_wave(1)
-    assert f"block slots busy ({share}), the rest of the GPU idles" in panel.wave_bar.tail_text
+    while panel.session.animation(0).frame().wave < panel.session.sides[0].plan.waves - 1:
+        panel.session.step_wave(1)
+    assert f"block slots busy ({share}), the rest of the GPU idles" in panel.sm_view.wave_bar.tail_text
     assert main(["launch", "--device", device, "--grid", str(grid), "--block", "1024"]) == 0
     assert f"({share} of the GPU's block slots)" in capsys.readouterr().out
 
@@ -415,16 +417,20 @@ def _idle_share_per_row(panel, block_idx: tuple[int, int, int]):
     """The tile of the block at ``block_idx`` as drawn now: its idle-coloured pixels per row."""
     from explorer.ui.visualizer import palette
 
-    plan = panel.plan
+    plan = panel.session.sides[0].plan
     g = plan.config.grid
     block = block_idx[0] + g.x * (block_idx[1] + g.y * block_idx[2])
-    while not (panel.anim.fill() and block < panel.anim.fill().first_block + panel.anim.fill().dispatched):
-        panel.step_wave(1)
-    idle_runs = panel.anim.idle_blocks()
+    while not (
+        panel.session.animation(0).fill()
+        and block
+        < panel.session.animation(0).fill().first_block + panel.session.animation(0).fill().dispatched
+    ):
+        panel.session.step_wave(1)
+    idle_runs = panel.session.animation(0).idle_blocks()
     offset = block - idle_runs.first_block
     run = next(r for r in idle_runs.runs if r.start <= offset < r.stop)
-    lay = panel.grid.layout_now()
-    image = panel.grid._tile(lay, True, (run.busy_lanes, run.busy_masks)).toImage()
+    lay = panel.sm_view.grid.layout_now()
+    image = panel.sm_view.grid.block_tile(lay, True, (run.busy_lanes, run.busy_masks)).toImage()
     idle = palette.IDLE_LANE.rgb()
     rows = [[image.pixel(x, y) == idle for x in range(image.width())] for y in range(image.height())]
     return lay.lod, rows
@@ -441,7 +447,7 @@ def test_3d_idle_lanes_are_drawn_where_they_are_not_as_one_slab(panel, device, l
     stripes across the tile. Block (x, 12, z) idles every other warp: half idle, top to bottom."""
     panel.controls.select_device(device)
     panel.controls.apply_preset(_preset("3D volume"))
-    panel.pause()
+    panel.session.pause()
     got_lod, rows = _idle_share_per_row(panel, (12, 3, 0))
     assert got_lod == lod
     middle = rows[len(rows) // 2]
@@ -461,7 +467,9 @@ def test_the_play_button_stays_put_whatever_the_caption(panel, qapp):
         panel.controls.apply_preset(preset)
         for _ in range(3):
             qapp.processEvents()
-        where.add(panel.play_button.mapTo(panel, panel.play_button.rect().topLeft()).toTuple())
+        where.add(
+            panel.playback.play_button.mapTo(panel, panel.playback.play_button.rect().topLeft()).toTuple()
+        )
     assert len(where) == 1, where
 
 
@@ -484,3 +492,15 @@ def test_device_names_are_matched_as_the_cli_matches_them(qtbot):
     assert not c.select_device("rtx") and c.device().key == "cuda:0"  # several: nothing changes
     assert not c.select_device("no such gpu")
     p.shutdown()
+
+
+def test_a_device_list_refresh_mid_animation_keeps_the_moment_and_the_thread(panel):
+    """Discovery finishing, or a remote machine's listing coming in, lists the devices again; the
+    launch shown is the same, so the class keeps its place in it."""
+    panel.session.step_wave(1)
+    panel.session.step_wave(1)
+    panel.session.select_thread(17, 0, 17)
+    label = panel.sm_view.wave_bar.frame.label
+    panel.context.set_discovery(panel.context.discovery)
+    assert panel.sm_view.wave_bar.frame.label == label == "wave 2 of 7"
+    assert panel.session.selection.thread == (17, 0, 17) and panel.sm_view.grid.selected == (17, 0, 17)

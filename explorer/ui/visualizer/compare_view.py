@@ -1,14 +1,11 @@
 """The visualizer's compare mode: launch A beside launch B, and the table that reads them together.
 
-Views only: each side's plan comes from the core (``explorer.launch.compare.side``), the table's
-cells and ratios from ``compare_sides``, and the moment shown from ``LockStep``. ``SideSetup`` is
-what the panel keeps of a side that the launch form is not editing (the form edits one side at a
-time), in the same text form the form and the CLI take.
+Views only: each side's plan, the table's cells and ratios (``compare_sides``) and the moment shown
+(one ``LockStep``) are the ``LaunchSession``'s; the visualizer's SM view hands them to these widgets.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from html import escape
 
 from PySide6.QtCore import QEvent, QObject, QSize, Qt, Signal
@@ -30,24 +27,6 @@ from explorer.ui.guard import qt_guard
 from explorer.ui.theme import current_theme, px
 from explorer.ui.visualizer.controls import short_device_name
 from explorer.ui.visualizer.scene import SmGrid
-
-
-@dataclass(frozen=True)
-class SideSetup:
-    """One side's device and launch as the form holds them (texts, as typed), and its preset."""
-
-    device_key: str
-    grid: str
-    block: str
-    smem: str
-    regs: str
-    n: str
-    preset: str = ""
-
-    @property
-    def texts(self) -> tuple[str, str, str, str, str]:
-        """grid, block, smem, regs, n: what ``parse_launch`` and ``LaunchControls.texts`` use."""
-        return (self.grid, self.block, self.smem, self.regs, self.n)
 
 
 class SidePane(QFrame):

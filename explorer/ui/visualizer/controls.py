@@ -1,7 +1,9 @@
-"""The launch configuration a teacher types: device, grid, block, shared memory, registers, N, presets.
+"""The launch form: device, grid, block, shared memory, registers, N and the lesson presets.
 
-The controls only collect text and show the core's verdict; parsing and validation are
-``explorer.launch.config``'s job, so the message under the fields is exactly the CLI's.
+A view of the ``LaunchSession``'s edited side: it shows that side's setup and, when the teacher
+edits a field, hands the session a ``LaunchSetup`` (a ``LaunchConfig`` built from the spin boxes'
+numbers, the Size N field read by the core's ``parse_problem_size``). Validation is the core's, so
+the message under the fields is exactly the CLI's.
 """
 
 from __future__ import annotations
@@ -18,16 +20,20 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from explorer.devices.model import Device
-from explorer.devices.names import best_match
+from explorer.devices.model import Gpu
 from explorer.launch.config import (
     FIELD_MAX_BLOCK,
     FIELD_MAX_GRID,
     FIELD_MAX_REGS,
     FIELD_MAX_SMEM_BYTES,
+    Dim3,
     LaunchConfig,
+    LaunchValidationError,
+    parse_problem_size,
+    problem_size_text,
 )
 from explorer.launch.presets import PRESETS, Preset
+from explorer.launch.session import LaunchSession, LaunchSetup, TypedSize
 from explorer.ui.guard import qt_guard
 
 INT_MAX = 2_147_483_647
@@ -55,26 +61,18 @@ def _spin(minimum: int, maximum: int, value: int, step: int = 1, suffix: str = "
     return box
 
 
-def _n_text(n: int | tuple[int, ...] | None) -> str:
-    """A preset's problem size as the Size N field shows it: "100000", "1920,1080" or empty."""
-    if n is None:
-        return ""
-    return ",".join(map(str, n)) if isinstance(n, tuple) else str(n)
-
-
 class LaunchControls(QWidget):
-    """Emits ``changed`` whenever the configuration or the device may have changed."""
+    """The form for ``session``'s edited side (A, or in compare mode the side chosen)."""
 
-    changed = Signal()
     #: Enter or Escape in a field: the user is done typing, so the panel takes the keys back
     #: (Space plays, arrows step) instead of the field typing a space
     field_left = Signal()
 
-    def __init__(self, parent: QWidget | None = None) -> None:
+    def __init__(self, session: LaunchSession, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self._devices: list[Device] = []
-        self._quiet = False
-        self._preset: Preset | None = None  # the lesson preset the fields still hold, if any
+        self.session = session
+        self._devices: list[Gpu] = []  # the device box's entries, in its order
+        self._quiet = False  # the fields are being filled from the session: nothing to hand over
         self._applied_n = ""  # Size N as last applied: Escape in the field goes back to it
         outer = QVBoxLayout(self)
         outer.setContentsMargins(0, 0, 0, 0)
@@ -146,12 +144,16 @@ class LaunchControls(QWidget):
         outer.addWidget(self.error_label)
 
         for box in (*self.grid_spins, *self.block_spins, self.smem_spin, self.regs_spin):
-            box.valueChanged.connect(self._emit)
-        self.n_edit.editingFinished.connect(self._emit)
-        self.device_combo.currentIndexChanged.connect(self._emit)
+            box.valueChanged.connect(self._edited)
+        self.n_edit.editingFinished.connect(self._edited)
+        self.device_combo.currentIndexChanged.connect(self._edited)
         self.preset_combo.activated.connect(self._preset_chosen)
         for field in (*self.grid_spins, *self.block_spins, self.smem_spin, self.regs_spin, self.n_edit):
             field.installEventFilter(self)
+        session.events.devices.connect(self._show_devices)
+        session.events.launch.connect(self._show_setup)
+        self._show_devices()
+        self._show_setup()
 
     @qt_guard
     def eventFilter(self, obj: QObject, event: QEvent) -> bool:  # noqa: N802 - Qt's name
@@ -189,42 +191,81 @@ class LaunchControls(QWidget):
     def _device_tooltip(self, index: int) -> None:
         self.device_combo.setToolTip(self.device_combo.itemData(index, Qt.ItemDataRole.ToolTipRole) or "")
 
-    def _emit(self, *_args) -> None:
-        if self._quiet:
-            return
-        self._applied_n = self.n_edit.text()
-        if self._preset is not None and not self._holds(self._preset):
-            self._set_preset(None)  # edited by hand: the preset's name and lesson no longer apply
-        self.changed.emit()
+    # --- what the form holds -----------------------------------------------------------------
+    def device(self) -> Gpu | None:
+        """The device chosen in the device box."""
+        i = self.device_combo.currentIndex()
+        return self._devices[i] if 0 <= i < len(self._devices) else None
 
-    def _holds(self, preset: Preset) -> bool:
-        """Whether the fields still hold exactly ``preset``'s launch."""
-        return (
-            tuple(s.value() for s in self.grid_spins) == preset.grid
-            and tuple(s.value() for s in self.block_spins) == preset.block
-            and self.smem_spin.value() == preset.smem_bytes
-            and self.regs_spin.value() == preset.regs_per_thread
-            and self.n_edit.text().strip().replace(" ", "") == _n_text(preset.n)
+    def launch(self) -> LaunchConfig:
+        """The launch the fields hold; LaunchValidationError when Size N does not parse."""
+        n, extent = parse_problem_size(self.n_edit.text().strip())
+        return self._config(n, extent)
+
+    def _config(self, n: int | None, extent: Dim3 | None) -> LaunchConfig:
+        return LaunchConfig(
+            Dim3(*(s.value() for s in self.grid_spins)),
+            Dim3(*(s.value() for s in self.block_spins)),
+            self.smem_spin.value(),
+            self.regs_spin.value(),
+            n,
+            extent,
         )
 
-    def _set_preset(self, preset: Preset | None) -> None:
-        self._preset = preset
-        self.preset_combo.setCurrentIndex(0 if preset is None else PRESETS.index(preset) + 1)
-        self.lesson_label.setText("" if preset is None else preset.lesson)
-        self.lesson_label.setVisible(preset is not None)
+    def setup(self) -> LaunchSetup:
+        """The form as a side's setup: device, launch, and the lesson preset while it still holds it."""
+        device = self.device()
+        key = device.key if device is not None else ""
+        text = self.n_edit.text().strip()
+        try:
+            config, bad = self.launch(), None
+        except LaunchValidationError as exc:
+            config, bad = self._config(None, None), TypedSize(text, str(exc))
+        preset = self.session.edited_setup.preset
+        if preset is not None and (bad is not None or preset.config != config):
+            preset = None  # edited by hand: the preset's name and lesson no longer apply
+        return LaunchSetup(key, config, preset, bad)
 
     @property
     def preset(self) -> Preset | None:
         """The lesson preset the fields hold, None once they were edited away from it."""
-        return self._preset
+        return self.session.edited_setup.preset
 
-    # --- devices -----------------------------------------------------------------------
-    def set_devices(self, devices: list[Device]) -> None:
-        """Present GPUs first, then catalog ones marked as such; keeps the chosen one if it is still there."""
-        current = self.device()
+    # --- the teacher edits -----------------------------------------------------------------
+    def _edited(self, *_args) -> None:
+        if self._quiet:
+            return
+        self._applied_n = self.n_edit.text()
+        self.session.edit(self.setup())
+
+    def _preset_chosen(self, index: int) -> None:
+        if index >= 1:
+            self.apply_preset(PRESETS[index - 1])
+
+    def apply_preset(self, preset: Preset) -> None:
+        """What choosing ``preset`` in the menu does: the edited side takes its launch."""
+        self.session.apply_preset(preset)
+
+    def select_device(self, query: str) -> bool:
+        """Pick the device ``query`` means by the CLI's rules (``explorer.devices.names``: case,
+        spaces and dashes ignored, a GPU here before a catalog sheet of that name); False, and the
+        choice unchanged, when it means none or several."""
+        return self.session.select_device(query)
+
+    def select_device_key(self, key: str) -> bool:
+        """Pick the device with exactly this key, as a click in the box would; False when it is not here."""
+        for i, d in enumerate(self._devices):
+            if d.key == key:
+                self.device_combo.setCurrentIndex(i)
+                return True
+        return False
+
+    # --- the session's edited side, shown ---------------------------------------------------
+    def _show_devices(self) -> None:
+        """Present GPUs first, then other machines' GPUs, then catalog ones marked as such."""
         self._quiet = True
         self.device_combo.clear()
-        self._devices = list(devices)
+        self._devices = [c.device for c in self.session.devices]
         for d in self._devices:
             label = short_device_name(d.name) + (" (catalog)" if d.kind == "catalog" else "")
             full = f"{d.name} (catalog)" if d.kind == "catalog" else d.display_name
@@ -233,81 +274,36 @@ class LaunchControls(QWidget):
                 full += f", {d.sm_count} SMs"
             self.device_combo.addItem(label, d.key)
             self.device_combo.setItemData(self.device_combo.count() - 1, full, Qt.ItemDataRole.ToolTipRole)
+        self._select_quietly(self.session.edited_setup.device_key)
+        self._quiet = False
+
+    def _select_quietly(self, key: str) -> None:
         keys = [d.key for d in self._devices]
-        if current is not None and current.key in keys:
-            self.device_combo.setCurrentIndex(keys.index(current.key))
+        if key in keys:
+            self.device_combo.setCurrentIndex(keys.index(key))
         self._device_tooltip(self.device_combo.currentIndex())
-        self._quiet = False
-        self.changed.emit()
 
-    def device(self) -> Device | None:
-        i = self.device_combo.currentIndex()
-        return self._devices[i] if 0 <= i < len(self._devices) else None
-
-    def select_device(self, query: str) -> bool:
-        """Pick the device ``query`` means by the CLI's rules (``explorer.devices.names``: case,
-        spaces and dashes ignored, a GPU here before a catalog sheet of that name); False, and the
-        choice unchanged, when it means none or several."""
-        found = best_match(query, self._devices)
-        if len(found) != 1:
-            return False
-        self.device_combo.setCurrentIndex(self._devices.index(found[0]))
-        return True
-
-    def select_device_key(self, key: str) -> bool:
-        """Pick the device with exactly this key (a remembered choice); False when it is not here."""
-        for i, d in enumerate(self._devices):
-            if d.key == key:
-                self.device_combo.setCurrentIndex(i)
-                return True
-        return False
-
-    # --- configuration -----------------------------------------------------------------------
-    def texts(self) -> tuple[str, str, str, str, str]:
-        """grid, block, smem, regs, n as the core's ``parse_launch`` takes them."""
-        grid = ",".join(str(s.value()) for s in self.grid_spins)
-        block = ",".join(str(s.value()) for s in self.block_spins)
-        return (
-            grid,
-            block,
-            str(self.smem_spin.value()),
-            str(self.regs_spin.value()),
-            self.n_edit.text().strip(),
-        )
-
-    def apply_preset(self, preset: Preset) -> None:
+    def _show_setup(self) -> None:
+        """Fill the fields with the edited side's setup (unless they hold it already: what was
+        typed stays as typed), its preset's caption, and the core's message when it cannot run."""
+        setup = self.session.edited_setup
+        c = setup.config
+        self._applied_n = setup.bad_size.text if setup.bad_size is not None else problem_size_text(c)
         self._quiet = True
-        for spin, v in zip(self.grid_spins, preset.grid, strict=True):
-            spin.setValue(v)
-        for spin, v in zip(self.block_spins, preset.block, strict=True):
-            spin.setValue(v)
-        self.smem_spin.setValue(preset.smem_bytes)
-        self.regs_spin.setValue(preset.regs_per_thread)
-        self.n_edit.setText(_n_text(preset.n))
-        self._applied_n = self.n_edit.text()
-        self._set_preset(preset)
+        if setup != self.setup():
+            self._select_quietly(setup.device_key)
+            for spins, dim in ((self.grid_spins, c.grid), (self.block_spins, c.block)):
+                for spin, v in zip(spins, dim.as_tuple(), strict=True):
+                    spin.setValue(v)
+            self.smem_spin.setValue(c.shared_mem_bytes)
+            self.regs_spin.setValue(c.regs_per_thread)
+            self.n_edit.setText(self._applied_n)
         self._quiet = False
-        self.changed.emit()
-
-    def set_launch(self, launch: LaunchConfig, n_text: str, preset_name: str = "") -> None:
-        """Fill the fields with ``launch`` (a remembered one); ``preset_name`` names the lesson it
-        came from, kept only while the fields still hold that preset exactly."""
-        self._quiet = True
-        for spins, dim in ((self.grid_spins, launch.grid), (self.block_spins, launch.block)):
-            for spin, v in zip(spins, dim.as_tuple(), strict=True):
-                spin.setValue(v)
-        self.smem_spin.setValue(launch.shared_mem_bytes)
-        self.regs_spin.setValue(launch.regs_per_thread)
-        self.n_edit.setText(n_text)
-        self._applied_n = n_text
-        preset = next((p for p in PRESETS if p.short_name == preset_name), None)
-        self._set_preset(preset if preset is not None and self._holds(preset) else None)
-        self._quiet = False
-        self.changed.emit()
-
-    def _preset_chosen(self, index: int) -> None:
-        if index >= 1:
-            self.apply_preset(PRESETS[index - 1])
+        preset = setup.preset
+        self.preset_combo.setCurrentIndex(0 if preset is None else PRESETS.index(preset) + 1)
+        self.lesson_label.setText("" if preset is None else preset.lesson)
+        self.lesson_label.setVisible(preset is not None)
+        self.show_error(self.session.edited_side.problem or None)
 
     def show_error(self, message: str | None) -> None:
         if message:

@@ -1,4 +1,8 @@
-"""What the pointer is on: a thread's coordinates and the index sum it does, from ``ThreadInfo``."""
+"""What the pointer is on: a thread's coordinates and the index sum it does, from ``ThreadInfo``.
+
+A view of the ``LaunchSession``: which thread, slot or hint to show is the session's
+``inspection()``, asked again whenever the launch, the moment or the selection changes.
+"""
 
 from __future__ import annotations
 
@@ -8,6 +12,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QGroupBox, QLabel, QVBoxLayout, QWidget
 
 from explorer.launch.schedule import ThreadInfo
+from explorer.launch.session import EmptySlot, LaunchSession, NoThread, ThreadShown
 from explorer.launch.texts import html, thread_rows, thread_state
 from explorer.ui.theme import current_theme
 
@@ -15,8 +20,9 @@ HINT = "Hover over or click a block, a warp or a lane to see which thread it is 
 
 
 class Inspector(QGroupBox):
-    def __init__(self, parent: QWidget | None = None) -> None:
+    def __init__(self, session: LaunchSession, parent: QWidget | None = None) -> None:
         super().__init__("Inspector", parent)
+        self.session = session
         lay = QVBoxLayout(self)
         self.label = QLabel(HINT)
         self.label.setWordWrap(True)
@@ -25,6 +31,20 @@ class Inspector(QGroupBox):
         self.label.setAlignment(Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft)
         lay.addWidget(self.label)
         self.info: ThreadInfo | None = None
+        for event in (session.events.launch, session.events.moment, session.events.selection):
+            event.connect(self.refresh)
+
+    def refresh(self) -> None:
+        """Show what the session says is under the pointer or pinned, for the moment shown."""
+        shown = self.session.inspection()
+        if isinstance(shown, ThreadShown):
+            self.show_thread(shown.info, shown.pinned, shown.now)
+        elif isinstance(shown, EmptySlot):
+            self.show_slot(shown.sm, shown.slot, shown.wave_label)
+        elif isinstance(shown, NoThread):
+            self.show_no_thread(shown.block_text, shown.warp, shown.lane)
+        else:
+            self.show_hint()
 
     def _set(self, text: str) -> None:
         """Set the text only when it changed: the panel re-asks on every animation frame."""

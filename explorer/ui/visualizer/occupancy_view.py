@@ -1,6 +1,7 @@
 """Occupancy of the chosen block: the numbers, the limiting resource in words, and the three graphs.
 
-Every figure and every sentence comes from the core (``explorer.launch.occupancy`` for the values and
+A view of the ``LaunchSession``'s edited side (the launch the form shows). Every figure and every
+sentence comes from the core (``explorer.launch.occupancy`` for the values and
 sweeps, ``explorer.launch.texts`` for the words the CLI prints too); this view only shows them and
 marks where the current configuration sits. The graphs are painted by ``sweep_graph.SweepGraph``,
 not pyqtgraph: see that module for why.
@@ -16,6 +17,7 @@ from PySide6.QtWidgets import QLabel, QScrollArea, QSizePolicy, QVBoxLayout, QWi
 from explorer.launch.limits import ArchLimits
 from explorer.launch.occupancy import Sweep, sweep_block_size, sweep_registers, sweep_shared_memory
 from explorer.launch.schedule import LaunchPlan
+from explorer.launch.session import LaunchSession
 from explorer.launch.texts import (
     CANNOT_LAUNCH_ON_GRAPHS,
     THEORETICAL_NOTE,
@@ -51,8 +53,9 @@ def _label(text_size: str | None = None) -> QLabel:
 
 
 class OccupancyView(QWidget):
-    def __init__(self, parent: QWidget | None = None) -> None:
+    def __init__(self, session: LaunchSession, parent: QWidget | None = None) -> None:
         super().__init__(parent)
+        self.session = session
         outer = QVBoxLayout(self)
         outer.setContentsMargins(0, 0, 0, 0)
         # the words grow with the launch (an opt-in note, a long explanation): the column scrolls
@@ -89,6 +92,22 @@ class OccupancyView(QWidget):
         lay.addWidget(self.graph_note)
         self.sweeps: dict[str, Sweep] = {}
         self._plan: LaunchPlan | None = None
+        self._shown: tuple[LaunchPlan | None, ArchLimits | None, str] | None = None
+        session.events.launch.connect(self._show_session)
+        self._show_session()
+
+    def _show_session(self) -> None:
+        """The edited side's occupancy, or why it has none; the sweeps only when the launch
+        changed (another side selected with the same launch costs nothing)."""
+        side = self.session.edited_side
+        shown = (side.plan, side.limits, side.problem)
+        if shown == self._shown:
+            return
+        self._shown = shown
+        if side.plan is not None and side.limits is not None:
+            self.update_for(side.plan, side.limits, side.notes)
+        else:
+            self.show_invalid(side.problem)
 
     def apply_text_scale(self) -> None:
         for graph in self.plots.values():

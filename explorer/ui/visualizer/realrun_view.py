@@ -1,7 +1,10 @@
 """'Run it for real': the kernel with this exact configuration, and a strip of who wrote each element.
 
-The run happens in a child process (``explorer.launch.realrun``) driven from a superqt worker
-thread, so the window keeps animating while numba compiles and the simulator grinds.
+A view of the ``LaunchSession``'s edited side: the button runs that side's ``LaunchConfig`` on its
+device (another machine's GPU through its agent), and a run or a strip belongs to the launch it was
+made for, so a changed launch ends the one under way and clears the last one's picture. The run
+happens in a child process (``explorer.launch.realrun``) driven from a superqt worker thread, so
+the window keeps animating while numba compiles and the simulator grinds.
 """
 
 from __future__ import annotations
@@ -20,11 +23,13 @@ from explorer.launch.realrun import (
     cpu_backend,
     run_real,
 )
+from explorer.launch.session import LaunchSession
 from explorer.ui.guard import qt_guard
 from explorer.ui.theme import current_theme, px
 from explorer.ui.visualizer import palette
 
 if TYPE_CHECKING:  # pragma: no cover
+    from explorer.agent.child import AgentProcess
     from explorer.remote.target import Remote
 
 #: the longest a closing window waits for a stopped run's worker thread (it needs milliseconds once
@@ -61,7 +66,7 @@ class ElementStrip(QWidget):
         )
         self.update()
 
-    def _picture(self, width: int, height: int) -> QImage:
+    def picture(self, width: int, height: int) -> QImage:
         """The z = 0 slice of a 2D/3D run, one pixel per element or per cell of elements when it is
         larger than the widget; a cell with any untouched element is black, so none is hidden."""
         import numpy as np
@@ -154,7 +159,7 @@ class ElementStrip(QWidget):
         ex, ey, ez = r.extent
         room_w, room_h = self.width() - 8, self.height() - 24
         if self._image is None:
-            self._image = self._picture(room_w, room_h)
+            self._image = self.picture(room_w, room_h)
         scale = min(room_w / ex, room_h / ey)
         target = QRectF(4, 2, ex * scale, ey * scale)
         p.drawImage(target, self._image)  # scaled up without smoothing: elements stay square
@@ -169,12 +174,13 @@ RUN_TIP = "Launch a numba vector-add kernel with exactly this grid and block"
 
 
 class RealRunView(QWidget):
-    """Button, explanation and strip; the panel tells it the configuration and where to run."""
+    """Button, explanation and strip for the session's edited launch."""
 
     finished = Signal(object)  # RealRunResult or str (the one-line error)
 
-    def __init__(self, parent: QWidget | None = None) -> None:
+    def __init__(self, session: LaunchSession, parent: QWidget | None = None) -> None:
         super().__init__(parent)
+        self.session = session
         lay = QVBoxLayout(self)
         lay.setContentsMargins(4, 4, 4, 4)
         row = QHBoxLayout()
@@ -198,7 +204,7 @@ class RealRunView(QWidget):
         lay.addWidget(self.strip)
         lay.addStretch(1)
         self._worker = None
-        self._proc = None
+        self._proc: AgentProcess | None = None
         self._threads_per_block = 0
         self._backend = "gpu"
         self._host = ""  # the remote machine of the run under way, "" for this one
@@ -209,6 +215,47 @@ class RealRunView(QWidget):
         self._ticker.setInterval(200)
         self._ticker.timeout.connect(self._show_progress)
         self.simulator = True
+        self._ran_for: tuple[str, LaunchConfig] | None = None  # (device key, launch) of the last run
+        self.button.clicked.connect(self.run_or_stop)
+        session.events.devices.connect(self._show_devices)
+        session.events.launch.connect(self._follow_launch)
+        self._show_devices()
+        self._follow_launch()
+
+    def _show_devices(self) -> None:
+        present = [c.device for c in self.session.devices if c.device.kind == "cuda" and c.remote is None]
+        self.set_backend(not present, present[0].name if present else None)
+
+    def _edited(self) -> tuple[str, LaunchConfig] | None:
+        side = self.session.edited_side
+        if side.plan is None or side.choice is None:
+            return None
+        return (side.choice.key, side.plan.config)
+
+    def _follow_launch(self) -> None:
+        """A run or a strip belongs to the launch it was made for: a changed one ends the run under
+        way and clears the last one's picture, so no old N is ever reported as the new one."""
+        self.button.setEnabled(self.session.edited_side.plan is not None)
+        if self._edited() == self._ran_for:
+            return  # the same launch planned again
+        self._ran_for = None
+        if self.running:
+            self.cancel("The launch changed, so its run was stopped: run it again.")
+        elif self.strip.result is not None:
+            self.strip.set_result(None)
+            self.status.setText("The launch changed since the last run: run it again.")
+
+    def run_or_stop(self) -> None:
+        """The button: run the edited side's launch on its device, or stop the run under way."""
+        if self.running:
+            self.cancel("Stopped: the run was ended before it finished.")
+            return
+        side = self.session.edited_side
+        self._ran_for = self._edited()
+        if side.plan is None or side.choice is None:
+            return
+        choice = side.choice
+        self.start(side.plan.config, choice.remote, choice.remote_index)
 
     def set_backend(self, simulator: bool, gpu_name: str | None) -> None:
         """``simulator``: no GPU here, so small launches run under numba's CUDA simulator and larger
@@ -227,6 +274,11 @@ class RealRunView(QWidget):
     @property
     def running(self) -> bool:
         return self._worker is not None
+
+    @property
+    def process(self) -> AgentProcess | None:
+        """The child (or the remote's agent) of the run under way, once it exists."""
+        return self._proc
 
     def start(
         self, config: LaunchConfig, remote: Remote | None = None, device_index: int | None = None

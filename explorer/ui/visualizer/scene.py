@@ -31,6 +31,7 @@ from PySide6.QtWidgets import QSizePolicy, QWidget
 
 from explorer.launch.animation import Animation
 from explorer.launch.schedule import WaveFill
+from explorer.launch.session import Hit
 from explorer.ui.guard import qt_guard
 from explorer.ui.theme import px
 from explorer.ui.visualizer import palette
@@ -105,16 +106,6 @@ Busy = tuple[
 TILE_GAP = 3
 MIN_LANE_PX_FOR_LANES = 4.0
 MIN_WARP_PX_FOR_WARPS = 2.0
-
-
-@dataclass(frozen=True)
-class Hit:
-    """What the pointer is over: an SM, maybe a slot in it, maybe a warp and lane of that slot's tile."""
-
-    sm: int
-    slot: int | None = None
-    warp: int | None = None
-    lane: int | None = None
 
 
 @dataclass(frozen=True)
@@ -311,6 +302,17 @@ class SmGrid(QWidget):
         self._anim = anim
         self.invalidate()
 
+    @property
+    def animation(self) -> Animation | None:
+        """The launch animation drawn (None: ``empty_text`` is shown instead)."""
+        return self._anim
+
+    @property
+    def cached_pictures(self) -> int:
+        """How many block and SM pictures are cached: a wave is drawn from a few of them, however
+        many blocks it has (an H100 holds 1,056 at once)."""
+        return len(self._tiles)
+
     def invalidate(self) -> None:
         """Forget the layout and cached pictures (new plan or new size)."""
         self._layout = None
@@ -410,7 +412,7 @@ class SmGrid(QWidget):
         if pm is None:
             pm = self._empty_cell(lay)
             p = QPainter(pm)
-            tile = self._tile(lay, running, busy)
+            tile = self.block_tile(lay, running, busy)
             for slot in range(lay.slots):
                 p.drawPixmap(*lay.slot_offset(slot), tile)
             p.end()
@@ -445,7 +447,7 @@ class SmGrid(QWidget):
         p.end()
         return pm
 
-    def _tile(self, lay: GridLayout, running: bool, busy: Busy | None) -> QPixmap:
+    def block_tile(self, lay: GridLayout, running: bool, busy: Busy | None) -> QPixmap:
         """One block's picture; ``busy`` is (busy lanes per warp, busy-lane masks per warp), None when all work."""
         key = (running, busy)
         tile = self._tiles.get(key)

@@ -1,0 +1,214 @@
+"""The visualizer's centre: the launch summary, the wave bar, the SMs (or A and B side by side in
+compare mode, with their table), the legend, and the zoom of the SM picture.
+
+A view of the ``LaunchSession``: it draws the sides' animations at the session's moment and marks
+the session's pinned thread; the pointer's moves and clicks over the SMs go back to the session
+(``hover``, ``click``), which the inspector reads. The zoom is this view's own state.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QEvent, QObject, Qt, QTimer
+from PySide6.QtGui import QWheelEvent
+from PySide6.QtWidgets import QLabel, QScrollArea, QVBoxLayout, QWidget
+
+from explorer.launch.schedule import SCHEDULER_NOTE
+from explorer.launch.session import LaunchSession
+from explorer.launch.texts import html
+from explorer.lessons.files import ZOOMS
+from explorer.ui.guard import qt_guard
+from explorer.ui.theme import current_theme, px
+from explorer.ui.visualizer.compare_view import CompareView
+from explorer.ui.visualizer.scene import SmGrid
+from explorer.ui.visualizer.wavebar import Legend, WaveBar
+
+#: what the SMs say when the launch cannot run (the form's message says why)
+CANNOT_RUN = "This launch cannot run: the message beside the launch fields says why."
+
+
+class SmView(QWidget):
+    """Summary, wave bar, SMs (one launch, or A and B), legend; zoomed with Ctrl+wheel or Ctrl+Up/Down."""
+
+    def __init__(self, session: LaunchSession, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.session = session
+        self.zoom_index = 0  # into ZOOMS
+        self._zoom_pending = False  # a zoom to apply once the view has its size
+        self.summary_label = QLabel("")
+        self.summary_label.setWordWrap(True)
+        self.summary_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.wave_bar = WaveBar()
+        self.grid = SmGrid()
+        self.scroll_area = QScrollArea()
+        self.scroll_area.setWidgetResizable(True)
+        self.scroll_area.setWidget(self.grid)
+        self.scroll_area.setFrameShape(QScrollArea.Shape.NoFrame)
+        self.grid.installEventFilter(self)
+        self.legend = Legend()
+        note = QLabel("Which SM gets which block: a simple round-robin model (hover for why).")
+        note.setToolTip(SCHEDULER_NOTE)
+        note.setProperty("role", "caption")
+        note.setProperty("textSize", "tiny")
+        note.setWordWrap(True)
+        self.wave_bar.setToolTip(SCHEDULER_NOTE)
+        # compare mode: A and B side by side, the table under them (hidden until Compare)
+        self.compare_box = CompareView()
+        self.pane_a, self.pane_b = self.compare_box.pane_a, self.compare_box.pane_b
+        self.compare_box.hide()
+        cl = QVBoxLayout(self)
+        cl.setContentsMargins(0, 0, 0, 0)
+        cl.addWidget(self.summary_label)
+        cl.addWidget(self.wave_bar)
+        cl.addWidget(self.scroll_area, 1)
+        cl.addWidget(self.compare_box, 1)
+        cl.addWidget(self.legend)
+        cl.addWidget(note)
+
+        self.grid.hovered.connect(lambda hit: session.hover(0, hit))
+        self.grid.clicked.connect(lambda hit: session.click(0, hit))
+        for i, pane in enumerate((self.pane_a, self.pane_b)):
+            pane.chosen.connect(lambda i=i: self._choose_side(i))
+            pane.grid.hovered.connect(lambda hit, i=i: session.hover(i, hit))
+            pane.grid.clicked.connect(lambda hit, i=i: session.click(i, hit))
+        session.events.launch.connect(self._show_launch)
+        session.events.moment.connect(self._show_moment)
+        session.events.selection.connect(self._show_selection)
+        self._show_launch()
+
+    def _choose_side(self, index: int) -> None:
+        self.session.select_side(index)
+        self._show_selected()  # the button pressed again on the side already edited stays down
+
+    # --- the session, drawn ---------------------------------------------------------------------
+    def _show_launch(self) -> None:
+        """New plans (or compare mode turned on or off): hand each picture its side's animation."""
+        s = self.session
+        for widget in (self.wave_bar, self.scroll_area):
+            widget.setVisible(not s.compare)
+        self.compare_box.setVisible(s.compare)
+        if s.compare:
+            self.grid.set_animation(None)
+            for pane, side in zip((self.pane_a, self.pane_b), s.sides, strict=True):
+                pane.show_side(side.compared, side.animation)
+            if s.comparison is not None:
+                self.compare_box.set_comparison(s.comparison)
+        else:
+            for pane in (self.pane_a, self.pane_b):
+                pane.grid.set_animation(None)
+            a = s.sides[0].animation
+            if a is None:
+                self.grid.empty_text = CANNOT_RUN
+                self.wave_bar.set_frame(None)
+            self.grid.set_animation(a)
+        self._show_selected()
+        self._show_selection()  # the pinned thread stays marked when only the edited side changed
+        self.write_summary()
+
+    def _show_moment(self) -> None:
+        s = self.session
+        if s.compare:
+            self.pane_a.show_moment(s.animation(0))
+            self.pane_b.show_moment(s.animation(1))
+            return
+        a = s.animation(0)
+        if a is not None:
+            self.wave_bar.set_frame(a.frame(), s.tail_words())
+            self.grid.update()
+
+    def _show_selection(self) -> None:
+        """The pinned thread marked on its side's SMs, and on no other."""
+        selection = self.session.selection
+        for grid in (self.grid, self.pane_a.grid, self.pane_b.grid):
+            grid.selected = (
+                selection.thread if selection is not None and grid is self.grid_for(selection.side) else None
+            )
+            grid.update()
+
+    def _show_selected(self) -> None:
+        """The edited side's pane framed in the theme's accent."""
+        s = self.session
+        self.pane_a.set_selected(s.compare and s.edited == 0)
+        self.pane_b.set_selected(s.compare and s.edited == 1)
+
+    def grid_for(self, side: int) -> SmGrid:
+        """The picture of side ``side``'s SMs (0: A, the only one outside compare mode; 1: B)."""
+        if not self.session.compare:
+            return self.grid
+        return self.pane_b.grid if side == 1 else self.pane_a.grid
+
+    def write_summary(self) -> None:
+        """The core's words (the CLI prints the same) with the theme's warning colour; every
+        side's readings on hover."""
+        self.summary_label.setText(html(self.session.summary(), current_theme().error))
+        self.summary_label.setToolTip(self.session.readings_text())
+
+    # --- zoom -----------------------------------------------------------------------------------
+    def zoom(self, direction: int) -> None:
+        """Zoom the SM picture (Ctrl+wheel, Ctrl+Up/Down): bigger tiles show warps, then lanes."""
+        self.zoom_index = max(0, min(len(ZOOMS) - 1, self.zoom_index + direction))
+        z = ZOOMS[self.zoom_index]
+        vp = self.scroll_area.viewport().size()
+        if z == 1.0:
+            self.grid.setMinimumSize(160, 120)
+        else:
+            self.grid.setMinimumSize(int(vp.width() * z), int(vp.height() * z))
+
+    def set_zoom_index(self, index: object) -> None:
+        """A remembered or a lesson's zoom (an index into ZOOMS; anything else is ignored),
+        applied once the view has its size."""
+        if not isinstance(index, int) or isinstance(index, bool) or not 0 <= index < len(ZOOMS):
+            return
+        self.zoom_index = index
+        self._zoom_pending = True
+        if self.isVisible():
+            QTimer.singleShot(0, self._apply_pending_zoom)
+
+    def _apply_pending_zoom(self) -> None:
+        if self._zoom_pending:
+            self._zoom_pending = False
+            self.zoom(0)
+
+    def reveal_selected(self) -> None:
+        """Zoomed in, the pinned thread's SM may be off screen: scroll it into view (after the
+        zoom has resized the picture)."""
+        s, anim = self.session.selection, self.session.animation(0)
+        if anim is None or s is None or self.session.compare:
+            return
+        self._apply_pending_zoom()
+        # the scroll area resizes the picture to its new minimum on a later layout pass: now
+        self.grid.resize(self.grid.minimumSize().expandedTo(self.scroll_area.viewport().size()))
+        place = anim.plan.placement(s.block)
+        if anim.block_at(place.sm, place.slot) != s.block:
+            return  # its block is not on an SM at the moment shown
+        centre = self.grid.slot_center(place.sm, place.slot, s.warp, s.lane)
+        self.scroll_area.ensureVisible(centre.x(), centre.y(), px(120), px(120))
+
+    @qt_guard
+    def eventFilter(self, obj: QObject, event: QEvent) -> bool:  # noqa: N802 - Qt's name
+        if obj is self.grid and event.type() == QEvent.Type.Wheel:
+            wheel: QWheelEvent = event  # type: ignore[assignment]
+            if wheel.modifiers() & Qt.KeyboardModifier.ControlModifier:
+                self.zoom(1 if wheel.angleDelta().y() > 0 else -1)
+                return True
+        return super().eventFilter(obj, event)
+
+    @qt_guard
+    def showEvent(self, event) -> None:  # noqa: N802 - Qt's name
+        super().showEvent(event)
+        if self._zoom_pending:
+            QTimer.singleShot(0, self._apply_pending_zoom)
+
+    # --- text size and theme ------------------------------------------------------------------
+    def apply_text_scale(self) -> None:
+        for painted in (self.wave_bar, self.legend, self.grid, self.pane_a, self.pane_b):
+            painted.apply_text_scale()
+
+    def apply_theme(self) -> None:
+        """The summary carries theme colours in its rich text; the painted parts take the theme's
+        canvas when they are next drawn."""
+        self.write_summary()
+        self._show_selected()
+        for grid in (self.grid, self.pane_a.grid, self.pane_b.grid):
+            grid.invalidate()
+        self.wave_bar.update()
+        self.legend.update()
