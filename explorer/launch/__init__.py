@@ -23,6 +23,12 @@ API notes for callers (additions to /tmp/api-launch.md; nothing in it was rename
   (``slots_taken(sm)``, ``busy_sms``, ``block_at(sm, slot)``, ``position(block)``, ``spans(start, stop)``),
   ``plan.idle_blocks_in_wave(wave) -> WaveIdle`` (runs of blocks with the same idle lanes) and
   ``plan.block_busy_lanes(block) -> tuple | None``.
+- The launch visualizer's model is ``session.LaunchSession`` (devices, sides A and B as
+  ``LaunchSetup``/``LaunchSide``, compare mode, one clock, the selection, and ``events``), with
+  ``animation.Animation`` (one launch's clock in waves), ``lockstep.LockStep`` (two on one clock)
+  and ``presets``; not imported here, so ``import explorer.launch`` stays light.
+- ``realrun.run_real(config, ...)`` takes the ``LaunchConfig``; ``check_launch(config, backend)``
+  refuses a run too big for the backend. ``check_size``/``run_here`` keep the agent's list form.
 - Occupancy assumes what the CUDA runtime assumes for an ordinary kernel: partitioned global
   caching off, the kernel opted in to the shared memory it asks for, barriers never the limit.
   ``tests/launch/test_occupancy_vs_nvidia.py`` checks the port against cuda_occupancy.h itself.
