@@ -264,8 +264,7 @@ class VisualizerPanel(Panel):
     def shutdown(self) -> None:
         """Stop the clock and any real run (its child process is killed)."""
         self.frame_clock.stop()
-        if self.session.clock is not None:
-            self.session.clock.playing = False
+        self.session.pause()
         self.realrun_view.shutdown()
 
 
