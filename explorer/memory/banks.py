@@ -76,6 +76,43 @@ class SharedAccess:
         return WARP_SIZE // max(1, self.elem_bytes // WORD_BYTES)
 
 
+@dataclass(frozen=True)
+class SharedGather:
+    """One warp-wide shared-memory access where each lane names its own element: lane ``i`` reads
+    ``elements[i]`` (``len(elements)`` lanes take part, from lane 0). The shape a 2-D tile's reads
+    take once a warp spans several of its rows, as ``As[ty][k]`` and ``Bs[k][tx]`` of a tiled
+    matmul do with a T x T block: no single stride describes them when T is not 32."""
+
+    elements: tuple[int, ...]
+    elem_bytes: int = 4
+
+    def __post_init__(self) -> None:
+        if self.elem_bytes not in ELEMENT_SIZES:
+            raise UserError(
+                f"element size {self.elem_bytes} bytes is not one a GPU loads in one instruction; "
+                f"use {', '.join(map(str, ELEMENT_SIZES))}"
+            )
+        if not 1 <= len(self.elements) <= WARP_SIZE:
+            raise UserError(f"a warp has 1 to {WARP_SIZE} lanes; {len(self.elements)} elements given")
+        if any(not 0 <= e <= MAX_ELEMENTS for e in self.elements):
+            raise UserError(f"an element index is outside 0..{MAX_ELEMENTS}")
+
+    @property
+    def active_lanes(self) -> int:
+        return len(self.elements)
+
+    def lane_address(self, lane: int) -> int:
+        return self.elements[lane] * self.elem_bytes
+
+    def lane_words(self, lane: int) -> range:
+        first = self.lane_address(lane) // WORD_BYTES
+        return range(first, first + max(1, self.elem_bytes // WORD_BYTES))
+
+    @property
+    def lanes_per_phase(self) -> int:
+        return WARP_SIZE // max(1, self.elem_bytes // WORD_BYTES)
+
+
 def tile_column(width: int, column: int = 0, elem_bytes: int = 4) -> SharedAccess:
     """Lane i reads ``tile[i][column]`` of a row-major ``tile[32][width]``: the transpose's read.
     ``width = 32`` puts every lane in one bank; the padded ``width = 33`` spreads them over all 32."""
@@ -109,7 +146,7 @@ class Phase:
 
 @dataclass(frozen=True)
 class BankConflicts:
-    access: SharedAccess
+    access: SharedAccess | SharedGather
     lanes: tuple[LaneBank, ...]
     phases: tuple[Phase, ...]  # only phases with an active lane
 
@@ -129,11 +166,15 @@ class BankConflicts:
 
     def to_dict(self) -> dict[str, object]:
         a = self.access
+        pattern: dict[str, object] = (
+            {"stride": a.stride, "offset": a.offset}
+            if isinstance(a, SharedAccess)
+            else {"elements": list(a.elements)}
+        )
         return {
             "space": "shared",
             "elem_bytes": a.elem_bytes,
-            "stride": a.stride,
-            "offset": a.offset,
+            **pattern,
             "active_lanes": a.active_lanes,
             "conflict_degree": self.conflict_degree,
             "wavefronts": self.wavefronts,
@@ -153,7 +194,7 @@ class BankConflicts:
         }
 
 
-def bank_conflicts(access: SharedAccess) -> BankConflicts:
+def bank_conflicts(access: SharedAccess | SharedGather) -> BankConflicts:
     """Which bank each lane hits, the conflict degree and the wavefronts (see the module docstring)."""
     per = access.lanes_per_phase
     lanes = []
