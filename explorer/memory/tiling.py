@@ -46,6 +46,8 @@ MAX_DIM = 1 << 24
 MAX_TILE = MAX_DIM
 #: the largest T a GPU launches (32 x 32 = 1024 threads per block): the bank model's reads stop here
 MAX_LAUNCH_TILE = 32
+#: the tile sides the ``tiled_matmul`` benchmark measures (64, 256 and 1024 threads per block)
+BENCH_TILES = (8, 16, 32)
 #: the naive kernel's block side (PMPP's examples launch 16 x 16 blocks); its counts do not depend on it
 NAIVE_BLOCK = 16
 SOURCE = (

@@ -14,7 +14,9 @@ from explorer.errors import UserError
 from explorer.launch.limits import limits_for_cc
 from explorer.launch.occupancy import occupancy
 
-GTX = CatalogGpu(name="NVIDIA GeForce GTX 1650", key="catalog:gtx-1650", compute_capability=(7, 5), sm_count=16)
+GTX = CatalogGpu(
+    name="NVIDIA GeForce GTX 1650", key="catalog:gtx-1650", compute_capability=(7, 5), sm_count=16
+)
 
 
 @pytest.fixture(autouse=True)
@@ -78,7 +80,9 @@ def test_ragged_sizes_and_a_device_give_its_occupancy(capsys):
 
 
 def test_text_names_both_kernels_and_the_ragged_edge(capsys):
-    code, out, _ = run(capsys, "tiling", "--m", "65", "--n", "100", "--k", "77", "--tile", "16", "--cc", "8.6")
+    code, out, _ = run(
+        capsys, "tiling", "--m", "65", "--n", "100", "--k", "77", "--tile", "16", "--cc", "8.6"
+    )
     assert code == 0
     assert "73,535 global loads instead of the naive kernel's 1,001,000" in out
     assert "As[ty][k]: conflict-free" in out and "Bs[k][tx]: conflict-free" in out
@@ -102,7 +106,10 @@ def test_text_names_both_kernels_and_the_ragged_edge(capsys):
         (["--tile", "0"], "device-explorer: error: --tile is 0; it must be at least 1"),
         (["--tile", "1e400"], "device-explorer: error: --tile is '1e400'; it must be at most 16777216"),
         (["--tile", "８"], "device-explorer: error: --tile is '８'; it must be a whole number written with"),
-        (["--tile", "8", "--cc", "9.9"], "device-explorer: error: compute capability 9.9 is not in the limits"),
+        (
+            ["--tile", "8", "--cc", "9.9"],
+            "device-explorer: error: compute capability 9.9 is not in the limits",
+        ),
     ],
 )
 def test_bad_tiles_are_one_line_naming_the_limit(capsys, argv, line):
