@@ -14,11 +14,7 @@ from PySide6.QtWidgets import (
     QComboBox,
     QDoubleSpinBox,
     QFormLayout,
-    QFrame,
-    QHBoxLayout,
     QLabel,
-    QScrollArea,
-    QSpinBox,
     QTabWidget,
     QVBoxLayout,
     QWidget,
@@ -38,7 +34,6 @@ from explorer.memory.presets import (
     BranchPreset,
     Pattern,
 )
-from explorer.ui.guard import qt_guard
 from explorer.ui.memory.canvas import (
     BankCanvas,
     CoalescingCanvas,
@@ -46,17 +41,9 @@ from explorer.ui.memory.canvas import (
     idle_colour,
     wasted_colour,
 )
+from explorer.ui.memory.layout import Columns, legend, spin
 from explorer.ui.panel import Panel
-from explorer.ui.theme import Theme, current_theme, px
-
-
-def _spin(lo: int, hi: int, value: int, tip: str) -> QSpinBox:
-    box = QSpinBox()
-    box.setRange(lo, hi)
-    box.setValue(value)
-    box.setToolTip(tip)
-    box.setKeyboardTracking(False)
-    return box
+from explorer.ui.theme import Theme, current_theme
 
 
 def _show_preset(menu: QComboBox, index: int | None) -> None:
@@ -79,56 +66,7 @@ def _narrow(box: QComboBox) -> None:
     box.view().setTextElideMode(Qt.TextElideMode.ElideNone)
 
 
-def _legend(items: tuple[tuple[str, str], ...]) -> QLabel:
-    label = QLabel("   ".join(f"<span style='color:{c}'>&#9632;</span> {t}" for c, t in items))
-    label.setWordWrap(True)
-    return label
-
-
-#: the form column's width at 100% text; it grows with the text but never takes more than
-#: LEFT_SHARE of the tab, so the picture keeps most of a projector's width
-LEFT_WIDTH = 360
-LEFT_SHARE = 0.42
-
-
-def _scrolling(inner: QWidget) -> QScrollArea:
-    """``inner`` in a frameless area that scrolls up and down (never sideways): at a large text
-    size a column taller than the page scrolls instead of being cut off."""
-    area = QScrollArea()
-    area.setWidget(inner)
-    area.setWidgetResizable(True)
-    area.setFrameShape(QFrame.Shape.NoFrame)
-    area.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
-    # the tab's own background shows through, as it did before the column could scroll
-    area.viewport().setAutoFillBackground(False)
-    inner.setAutoFillBackground(False)
-    return area
-
-
-class _Columns(QWidget):
-    """A tab of the page: the form on the left, the picture and its words on the right."""
-
-    def _build_columns(self, left: QWidget, right: QVBoxLayout) -> None:
-        right_widget = QWidget()
-        right_widget.setLayout(right)
-        right.setContentsMargins(0, 0, 0, 0)
-        self.left_area = _scrolling(left)
-        row = QHBoxLayout(self)
-        row.addWidget(self.left_area)
-        row.addWidget(_scrolling(right_widget), 1)
-        self._fit_left()
-
-    def _fit_left(self) -> None:
-        room = int(self.width() * LEFT_SHARE) if self.width() > 0 else px(LEFT_WIDTH)
-        self.left_area.setFixedWidth(min(px(LEFT_WIDTH), max(room, px(200))))
-
-    @qt_guard
-    def resizeEvent(self, event) -> None:  # noqa: N802 - Qt's name
-        super().resizeEvent(event)
-        self._fit_left()
-
-
-class _PatternTab(_Columns):
+class _PatternTab(Columns):
     """A form, the picture, the headline and details; ``refresh`` recomputes and redraws."""
 
     def __init__(self, patterns: tuple[Pattern, ...], canvas: QWidget, allow_stride_zero: bool) -> None:
@@ -140,11 +78,11 @@ class _PatternTab(_Columns):
         _narrow(self.preset)
         self.elem = QComboBox()
         self.elem.addItems([f"{n} bytes" for n in ELEMENT_SIZES])
-        self.stride = _spin(
+        self.stride = spin(
             0 if allow_stride_zero else 1, MEMORY_MAX_ELEMENTS, 1, "elements between neighbouring lanes"
         )
-        self.offset = _spin(0, MEMORY_MAX_ELEMENTS, 0, "elements before lane 0's")
-        self.active = _spin(1, 32, 32, "lanes taking part (from lane 0)")
+        self.offset = spin(0, MEMORY_MAX_ELEMENTS, 0, "elements before lane 0's")
+        self.active = spin(1, 32, 32, "lanes taking part (from lane 0)")
         self.form = QFormLayout()
         self.form.setRowWrapPolicy(QFormLayout.RowWrapPolicy.WrapLongRows)
         self.form.addRow(QLabel("Pattern"))
@@ -256,11 +194,11 @@ class _PatternTab(_Columns):
 class CoalescingTab(_PatternTab):
     def __init__(self) -> None:
         super().__init__(GLOBAL_PATTERNS, CoalescingCanvas(), allow_stride_zero=False)
-        self.warp = _spin(0, 31, 0, "which warp of the block: its lanes are threads 32w .. 32w+31")
+        self.warp = spin(0, 31, 0, "which warp of the block: its lanes are threads 32w .. 32w+31")
         self.form.addRow("Warp of the block", self.warp)
         self.warp.valueChanged.connect(self.refresh)
         theme = current_theme()
-        self.legend = _legend(
+        self.legend = legend(
             (
                 (theme.accent, "bytes a lane asked for"),
                 (wasted_colour(theme).name(), "fetched, not used (wasted bandwidth)"),
@@ -319,7 +257,7 @@ class BankTab(_PatternTab):
     def __init__(self) -> None:
         super().__init__(SHARED_PATTERNS, BankCanvas(), allow_stride_zero=True)
         theme = current_theme()
-        self.legend = _legend(
+        self.legend = legend(
             (
                 (theme.accent, "a word, no conflict (lane number; +n: lanes sharing it, a broadcast)"),
                 (theme.error, "words stacked in one bank: served one after another"),
@@ -354,24 +292,24 @@ class BankTab(_PatternTab):
         self.details.setText("\n".join(texts.bank_lines(b)))
 
 
-class DivergenceTab(_Columns):
+class DivergenceTab(Columns):
     def __init__(self) -> None:
         super().__init__()
         self.preset = QComboBox()
         self.preset.addItems([b.name for b in BRANCH_PRESETS])
         _narrow(self.preset)
-        self.block = _spin(1, 1024, 256, "threads per block (1D)")
+        self.block = spin(1, 1024, 256, "threads per block (1D)")
         self.kind = QComboBox()
         self.kind.addItems(
             ["threadIdx.x % K == 0", "threadIdx.x < K", "(threadIdx.x / 32) % K == 0", "random"]
         )
-        self.k = _spin(0, 1 << 20, 2, "K in the condition")
+        self.k = spin(0, 1 << 20, 2, "K in the condition")
         self.p = QDoubleSpinBox()
         self.p.setRange(0.0, 1.0)
         self.p.setDecimals(P_DECIMALS)
         self.p.setSingleStep(0.05)
         self.p.setValue(0.5)
-        self.seed = _spin(0, 1 << 30, 0, "seed of the random data")
+        self.seed = spin(0, 1 << 30, 0, "seed of the random data")
         form = QFormLayout()
         form.setRowWrapPolicy(QFormLayout.RowWrapPolicy.WrapLongRows)
         form.addRow(QLabel("Branch"))
@@ -399,7 +337,7 @@ class DivergenceTab(_Columns):
         self.headline.setProperty("role", "pageTitle")
         self.canvas = DivergenceCanvas()
         theme = current_theme()
-        self.legend = _legend(
+        self.legend = legend(
             (
                 (theme.accent, "takes the branch"),
                 (theme.present, "runs the other path"),
@@ -508,7 +446,7 @@ class MemoryPanel(Panel):
         layout.setContentsMargins(8, 8, 8, 8)
         layout.addWidget(self.tabs)
 
-    def _views(self) -> tuple[_Columns, _Columns, _Columns]:
+    def _views(self) -> tuple[Columns, Columns, Columns]:
         """The tabs in ``MEMORY_VIEWS`` order."""
         return (self.coalescing, self.banks, self.divergence)
 
