@@ -75,6 +75,7 @@ def run_tiling(args: Any) -> int:
         return 0
     print(texts.shape_line(model))
     print(texts.headline(model))
+    print(texts.summary(model))
     print("\n".join(texts.count_table(model)))
     for r in model.reads:
         print("shared read " + texts.read_line(r))

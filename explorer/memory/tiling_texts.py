@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from explorer.launch.texts import percent
-from explorer.memory.tiling import FLOAT32_BYTES, TileCost, TileRead, TilingModel
+from explorer.memory.tiling import FLOAT32_BYTES, KernelCounts, TileCost, TileRead, TilingModel
 from explorer.memory.tiling_session import Roof, RoofPoint
 from explorer.memory.tiling_steps import BlockState, Counters, Timeline
 
@@ -26,12 +26,22 @@ def shape_line(model: TilingModel) -> str:
 
 
 def headline(model: TilingModel) -> str:
+    """The page's title line: what tiling buys at this T."""
+    t = model.tiled
+    return (
+        f"T = {model.shape.tile}: {model.load_ratio:.3g}x fewer global loads than the naive kernel, "
+        f"{t.barriers_per_block} barriers per block"
+    )
+
+
+def summary(model: TilingModel) -> str:
+    """The counts behind the headline, in one sentence."""
     t, n = model.tiled, model.naive
     return (
-        f"T = {model.shape.tile}: {count(t.global_loads)} global loads instead of the naive kernel's "
-        f"{count(n.global_loads)} ({model.load_ratio:.3g}x fewer), {t.barriers_per_block} barriers per block, "
-        f"{intensity_text(t.intensity_flop_per_byte)} FLOP per byte of global traffic "
-        f"(naive {intensity_text(n.intensity_flop_per_byte)})"
+        f"{count(t.global_loads)} global loads instead of {count(n.global_loads)}; "
+        f"{intensity_text(t.intensity_flop_per_byte)} FLOP per byte of global traffic instead of "
+        f"{intensity_text(n.intensity_flop_per_byte)}; {count(t.shared_bytes_per_block)} bytes of shared memory "
+        "per block"
     )
 
 
@@ -123,6 +133,11 @@ COUNTER_ROWS: tuple[tuple[str, str], ...] = (
 
 def counter_value(c: Counters, attr: str) -> int:
     return int(getattr(c, attr))
+
+
+def naive_counter(k: KernelCounts, attr: str) -> int:
+    """The naive kernel's count for a counter row (its barriers: none)."""
+    return k.barriers if attr == "barriers" else int(getattr(k, attr))
 
 
 def step_caption(timeline: Timeline, state: BlockState) -> str:

@@ -20,6 +20,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from explorer.devices.model import Gpu
 from explorer.errors import UserError
 from explorer.lessons.model import BRANCH_KINDS, MEMORY_MAX_ELEMENTS, MEMORY_VIEWS, MemoryState, PanelState
 from explorer.memory import texts
@@ -34,6 +35,7 @@ from explorer.memory.presets import (
     BranchPreset,
     Pattern,
 )
+from explorer.ui.context import AppContext
 from explorer.ui.memory.canvas import (
     BankCanvas,
     CoalescingCanvas,
@@ -42,6 +44,7 @@ from explorer.ui.memory.canvas import (
     wasted_colour,
 )
 from explorer.ui.memory.layout import Columns, legend, spin
+from explorer.ui.memory.tiling_tab import TilingTab
 from explorer.ui.panel import Panel
 from explorer.ui.theme import Theme, current_theme
 
@@ -439,22 +442,41 @@ class MemoryPanel(Panel):
         self.coalescing = CoalescingTab()
         self.banks = BankTab()
         self.divergence = DivergenceTab()
-        self.tabs.addTab(self.coalescing, "Coalescing (global memory)")
-        self.tabs.addTab(self.banks, "Bank conflicts (shared memory)")
-        self.tabs.addTab(self.divergence, "Warp divergence")
+        self.tiling = TilingTab(self._gpus())
+        # short names, so the four fit the bar at 200% on a 1280x800 projector; the rest on hover
+        for tab, name, tip in (
+            (self.coalescing, "Coalescing", "Coalescing: one warp's load from global memory"),
+            (self.banks, "Bank conflicts", "Bank conflicts: one warp's read of shared memory"),
+            (self.divergence, "Divergence", "Warp divergence: the paths a block's warps take at a branch"),
+            (
+                self.tiling,
+                "Tiled matmul",
+                "Tiled matrix multiply: shared memory and __syncthreads, one block step by step",
+            ),
+        ):
+            self.tabs.setTabToolTip(self.tabs.addTab(tab, name), tip)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(8, 8, 8, 8)
         layout.addWidget(self.tabs)
+        if isinstance(context, AppContext):
+            context.discovery_changed.connect(lambda _d: self.tiling.set_gpus(self._gpus()))
 
-    def _views(self) -> tuple[Columns, Columns, Columns]:
+    def _gpus(self) -> list[Gpu]:
+        """What the Tiled matmul tab can read its costs on: this machine's GPUs, then catalog sheets."""
+        return self.context.gpus if isinstance(self.context, AppContext) else []
+
+    def _views(self) -> tuple[Columns, Columns, Columns, Columns]:
         """The tabs in ``MEMORY_VIEWS`` order."""
-        return (self.coalescing, self.banks, self.divergence)
+        return (self.coalescing, self.banks, self.divergence, self.tiling)
 
     # --- lesson steps ----------------------------------------------------------------------------
     def lesson_state(self) -> MemoryState:
         """The tab shown and its controls; the other tabs' fields keep their defaults."""
         view = MEMORY_VIEWS[self._views().index(self.tabs.currentWidget())]
         state = MemoryState(view=view)
+        if view == "tiling":
+            self.tiling.lesson_fields(state)
+            return state
         if view == "divergence":
             d = self.divergence
             state.pattern = d.preset_name()
@@ -476,7 +498,10 @@ class MemoryPanel(Panel):
     def show_lesson_state(self, state: PanelState) -> str:
         if not isinstance(state, MemoryState):
             return ""
-        if state.view == "divergence":
+        note = ""
+        if state.view == "tiling":
+            note = self.tiling.show_fields(state)
+        elif state.view == "divergence":
             self.divergence.show_branch(state)
         else:
             numbers = (state.elem, state.stride, state.offset, state.active)
@@ -493,23 +518,30 @@ class MemoryPanel(Panel):
             tab.show_numbers(state.pattern, numbers)
             tab.refresh()
         self.tabs.setCurrentIndex(MEMORY_VIEWS.index(state.view))
-        return ""
+        return note
 
     SCREENSHOT_VIEWS = MEMORY_VIEWS
 
     def show_screenshot_view(self, view: str) -> None:
         if view not in MEMORY_VIEWS:
             super().show_screenshot_view(view)
+        if view == "tiling":
+            self.tiling.prepare_screenshot()
         self.tabs.setCurrentIndex(MEMORY_VIEWS.index(view))
 
     def apply_text_scale(self, percent: int) -> None:
-        for tab in self._views():
+        for tab in self._views()[:3]:
             tab._fit_left()
+        self.tiling.apply_text_scale()
 
     def apply_theme(self, theme: Theme) -> None:
-        for tab in self._views():
+        for tab in self._views()[:3]:
             tab.refresh()
             tab.update()
+        self.tiling.apply_text_scale()
+
+    def shutdown(self) -> None:
+        self.tiling.stop()
 
     def prepare_screenshot(self) -> None:
         """The course's first picture: a strided load wasting most of what it fetches."""
