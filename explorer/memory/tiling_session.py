@@ -261,7 +261,7 @@ class TilingSession:
         self._costs = tuple(tile_cost(t, limits, self._regs, d.name) for t in range(TILE_MIN, TILE_MAX + 1))
         if d.fp32_peak_gflops and d.memory_bandwidth_gbps:
             self._roof = Roof(
-                d.display_name,
+                d.name,
                 float(d.fp32_peak_gflops),
                 float(d.memory_bandwidth_gbps),
                 d.fp32_peak_basis or _sheet(d),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from explorer.launch.occupancy import RESOURCE_NAMES
 from explorer.launch.texts import percent
 from explorer.memory.tiling import FLOAT32_BYTES, KernelCounts, TileCost, TileRead, TilingModel
 from explorer.memory.tiling_session import Roof, RoofPoint
@@ -106,7 +107,7 @@ def cost_line(c: TileCost) -> str:
     o = c.occupancy
     return (
         f"{head}; {o.active_blocks_per_sm} block{'s' if o.active_blocks_per_sm != 1 else ''} per SM, "
-        f"{percent(o.occupancy)} occupancy (limited by {o.limiter.replace('_', ' ')})"
+        f"{percent(o.occupancy)} occupancy (limited by {' and '.join(RESOURCE_NAMES[r] for r in o.limiters)})"
     )
 
 

@@ -17,7 +17,6 @@ from PySide6.QtWidgets import (
     QComboBox,
     QFormLayout,
     QFrame,
-    QGridLayout,
     QHBoxLayout,
     QLabel,
     QPushButton,
@@ -49,6 +48,13 @@ def _font(size_pt: float) -> QFont:
     font = QFont()
     font.setPointSizeF(pt(size_pt))
     return font
+
+
+def _decades(lo: float, hi: float) -> list[tuple[float, str]]:
+    """Tick marks at the powers of ten from ``lo`` to ``hi``, at their log10 (a log-mode axis's
+    coordinate), labelled as plain numbers: 0.1, 1, 10, 1,000."""
+    first, last = math.floor(math.log10(lo)), math.ceil(math.log10(hi))
+    return [(float(e), f"{10.0**e:,.0f}" if e >= 0 else f"{10.0**e:g}") for e in range(first, last + 1)]
 
 
 def _short_name(g: Gpu) -> str:
@@ -123,14 +129,12 @@ class TilingTab(Columns):
             (self.play, "step on by itself"),
         ):
             button.setToolTip(tip)
-        steps = QGridLayout()
-        for i, b in enumerate((self.start, self.back, self.forward, self.end)):
-            steps.addWidget(b, 0, i)
-            b.setMinimumWidth(px(30))
-        steps.addWidget(self.barrier, 1, 0, 1, 2)
-        steps.addWidget(self.play, 1, 2, 1, 2)
-        self.barrier.setMinimumWidth(px(60))
-        self.play.setMinimumWidth(px(60))
+        # the stepper's buttons sit above its picture, as a player's do
+        steps = QHBoxLayout()
+        steps.setContentsMargins(0, 0, 0, 0)
+        for b in (self.start, self.back, self.forward, self.end, self.play):
+            steps.addWidget(b)
+        steps.addStretch(1)
         self.position = QSlider(Qt.Orientation.Horizontal)
         self.position.setToolTip("the stepper's position in the block's steps")
         self.position_label = QLabel()
@@ -143,6 +147,7 @@ class TilingTab(Columns):
         # --- what each T costs: the roofline point and the occupancy ------------------------------
         self.roofline = pg.PlotWidget()
         self.roofline.setLogMode(x=True, y=True)
+
         self.occupancy = pg.PlotWidget()
         for plot in (self.roofline, self.occupancy):
             plot.setMouseEnabled(False, False)
@@ -157,10 +162,6 @@ class TilingTab(Columns):
         lv = QVBoxLayout(left)
         lv.setContentsMargins(0, 0, 0, 0)
         lv.addLayout(form)
-        lv.addWidget(QLabel("Step through one block"))
-        lv.addLayout(steps)
-        lv.addWidget(self.position)
-        lv.addWidget(self.position_label)
         lv.addWidget(self.error)
         lv.addWidget(self.roofline)
         lv.addWidget(self.roof_line)
@@ -201,6 +202,8 @@ class TilingTab(Columns):
         right = QVBoxLayout()
         right.addWidget(self.headline)
         right.addWidget(self.caption)
+        right.addLayout(steps)
+        right.addWidget(_row(self.barrier, self.position, self.position_label, stretches=(0, 1, 0)))
         right.addWidget(self.canvas, 1)
         right.addWidget(self.legend)
         right.addWidget(self.counters_area)
@@ -404,16 +407,18 @@ class TilingTab(Columns):
         plot.setLabel("bottom", "FLOP per byte (global)", color=fg, size=f"{pt(10)}pt")
         plot.setLabel("left", "GFLOP/s", color=fg, size=f"{pt(10)}pt")
         if roof is None:
-            plot.setTitle(session.roof_missing, color=theme.muted, size=f"{pt(10)}pt")
-            self.roof_line.setText("")
+            plot.setTitle("No roofline", color=theme.muted, size=f"{pt(10)}pt")
+            self.roof_line.setText(session.roof_missing + ".")
             return
-        plot.setTitle(
-            f"Roofline: {session.device.name if session.device else ''}", color=fg, size=f"{pt(10)}pt"
-        )
+        plot.setTitle("Roofline: where each T sits", color=fg, size=f"{pt(10)}pt")
         points = session.roof_points()
         xs = [pt_.intensity_flop_per_byte for pt_ in points]
         lo = min(min(xs), roof.ridge_flop_per_byte) / 2
         hi = max(max(xs), roof.ridge_flop_per_byte) * 4
+        ys = [p.attainable_gflops or roof.peak_gflops for p in points]
+        # decades only, written out: pyqtgraph's own log ticks (2·10³, 3·10³ ...) crowd at large text
+        plot.getAxis("bottom").setTicks([_decades(lo, hi)])
+        plot.getAxis("left").setTicks([_decades(min(ys) / 2, roof.peak_gflops * 2)])
         plot.plot(
             [lo, roof.ridge_flop_per_byte, hi],
             [lo * roof.bandwidth_gbps, roof.peak_gflops, roof.peak_gflops],
@@ -459,8 +464,7 @@ class TilingTab(Columns):
         if not costs:
             plot.setTitle("no GPU chosen", color=theme.muted, size=f"{pt(10)}pt")
             return
-        name = session.device.name if session.device is not None else ""
-        plot.setTitle(f"Occupancy by T: {name}", color=fg, size=f"{pt(10)}pt")
+        plot.setTitle("Occupancy of each T", color=fg, size=f"{pt(10)}pt")
         xs = [c.tile for c in costs]
         ys = [100.0 * c.occupancy.occupancy if c.occupancy is not None else 0.0 for c in costs]
         here = session.shape.tile
@@ -513,6 +517,7 @@ class TilingTab(Columns):
         for plot in (self.roofline, self.occupancy):
             plot.setMinimumHeight(px(170))
             plot.setMaximumHeight(px(240))
+            plot.getAxis("left").setWidth(px(58))
         self.canvas.setMinimumHeight(px(230))
         self.counters.adjustSize()
         bar = self.counters_area.horizontalScrollBar().sizeHint().height()
