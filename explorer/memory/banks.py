@@ -34,36 +34,22 @@ SOURCE = (
 )
 
 
-@dataclass(frozen=True)
-class SharedAccess:
-    """One warp-wide shared-memory access: lane ``i`` touches element ``offset + i * stride``.
+def _check_elem(elem_bytes: int) -> None:
+    if elem_bytes not in ELEMENT_SIZES:
+        raise UserError(
+            f"element size {elem_bytes} bytes is not one a GPU loads in one instruction; "
+            f"use {', '.join(map(str, ELEMENT_SIZES))}"
+        )
 
-    A stride of 0 is allowed here (every lane reads one element: the broadcast case a course
-    shows beside the conflicts).
-    """
 
-    elem_bytes: int = 4
-    stride: int = 1
-    offset: int = 0
-    active_lanes: int = WARP_SIZE
+class _WarpAccess:
+    """What every shape of a warp's shared-memory access shares: the words an element covers, and
+    how the warp is split into requests by element size. A subclass says where each lane reads."""
 
-    def __post_init__(self) -> None:
-        if self.elem_bytes not in ELEMENT_SIZES:
-            raise UserError(
-                f"element size {self.elem_bytes} bytes is not one a GPU loads in one instruction; "
-                f"use {', '.join(map(str, ELEMENT_SIZES))}"
-            )
-        if not 0 <= self.stride <= MAX_ELEMENTS:
-            raise UserError(f"stride {self.stride} is outside 0..{MAX_ELEMENTS} elements")
-        if not 0 <= self.offset <= MAX_ELEMENTS:
-            raise UserError(f"offset {self.offset} is outside 0..{MAX_ELEMENTS} elements")
-        if not 1 <= self.active_lanes <= WARP_SIZE:
-            raise UserError(
-                f"active lanes {self.active_lanes} is outside 1..{WARP_SIZE} (a warp has 32 lanes)"
-            )
+    elem_bytes: int
 
-    def lane_address(self, lane: int) -> int:
-        return (self.offset + lane * self.stride) * self.elem_bytes
+    def lane_address(self, lane: int) -> int:  # pragma: no cover - every subclass overrides it
+        raise NotImplementedError
 
     def lane_words(self, lane: int) -> range:
         """The 32-bit words ``lane``'s element covers (one for elements of 4 bytes or less)."""
@@ -77,7 +63,35 @@ class SharedAccess:
 
 
 @dataclass(frozen=True)
-class SharedGather:
+class SharedAccess(_WarpAccess):
+    """One warp-wide shared-memory access: lane ``i`` touches element ``offset + i * stride``.
+
+    A stride of 0 is allowed here (every lane reads one element: the broadcast case a course
+    shows beside the conflicts).
+    """
+
+    elem_bytes: int = 4
+    stride: int = 1
+    offset: int = 0
+    active_lanes: int = WARP_SIZE
+
+    def __post_init__(self) -> None:
+        _check_elem(self.elem_bytes)
+        if not 0 <= self.stride <= MAX_ELEMENTS:
+            raise UserError(f"stride {self.stride} is outside 0..{MAX_ELEMENTS} elements")
+        if not 0 <= self.offset <= MAX_ELEMENTS:
+            raise UserError(f"offset {self.offset} is outside 0..{MAX_ELEMENTS} elements")
+        if not 1 <= self.active_lanes <= WARP_SIZE:
+            raise UserError(
+                f"active lanes {self.active_lanes} is outside 1..{WARP_SIZE} (a warp has 32 lanes)"
+            )
+
+    def lane_address(self, lane: int) -> int:
+        return (self.offset + lane * self.stride) * self.elem_bytes
+
+
+@dataclass(frozen=True)
+class SharedGather(_WarpAccess):
     """One warp-wide shared-memory access where each lane names its own element: lane ``i`` reads
     ``elements[i]`` (``len(elements)`` lanes take part, from lane 0). The shape a 2-D tile's reads
     take once a warp spans several of its rows, as ``As[ty][k]`` and ``Bs[k][tx]`` of a tiled
@@ -87,11 +101,7 @@ class SharedGather:
     elem_bytes: int = 4
 
     def __post_init__(self) -> None:
-        if self.elem_bytes not in ELEMENT_SIZES:
-            raise UserError(
-                f"element size {self.elem_bytes} bytes is not one a GPU loads in one instruction; "
-                f"use {', '.join(map(str, ELEMENT_SIZES))}"
-            )
+        _check_elem(self.elem_bytes)
         if not 1 <= len(self.elements) <= WARP_SIZE:
             raise UserError(f"a warp has 1 to {WARP_SIZE} lanes; {len(self.elements)} elements given")
         if any(not 0 <= e <= MAX_ELEMENTS for e in self.elements):
@@ -103,14 +113,6 @@ class SharedGather:
 
     def lane_address(self, lane: int) -> int:
         return self.elements[lane] * self.elem_bytes
-
-    def lane_words(self, lane: int) -> range:
-        first = self.lane_address(lane) // WORD_BYTES
-        return range(first, first + max(1, self.elem_bytes // WORD_BYTES))
-
-    @property
-    def lanes_per_phase(self) -> int:
-        return WARP_SIZE // max(1, self.elem_bytes // WORD_BYTES)
 
 
 def tile_column(width: int, column: int = 0, elem_bytes: int = 4) -> SharedAccess:

@@ -78,15 +78,6 @@ def test_without_a_gpu_the_kernels_are_checked_on_the_simulator_not_timed(capsys
 # --- on a lent GPU -------------------------------------------------------------------------------
 
 
-@pytest.fixture
-def gpu_here():
-    from explorer.commands.bench import gpus_here
-
-    count, why = gpus_here()
-    if not count:
-        pytest.skip(f"needs an NVIDIA GPU: {why}")
-
-
 @pytest.mark.gpu
 def test_on_a_gpu_tiled_beats_naive_at_4096(gpu_here):
     from explorer.bench.runner import BenchPlan, BenchRun

@@ -8,11 +8,10 @@ import json
 import pytest
 
 from explorer import cli
-from explorer.devices import discover as discover_module
-from explorer.devices.model import CatalogGpu, Discovery
-from explorer.errors import UserError
+from explorer.devices.model import CatalogGpu
 from explorer.launch.limits import limits_for_cc
 from explorer.launch.occupancy import occupancy
+from tests.devices.fake_find import find_only
 
 GTX = CatalogGpu(
     name="NVIDIA GeForce GTX 1650", key="catalog:gtx-1650", compute_capability=(7, 5), sm_count=16
@@ -21,15 +20,7 @@ GTX = CatalogGpu(
 
 @pytest.fixture(autouse=True)
 def fake_devices(monkeypatch):
-    disc = Discovery(devices=[GTX], reports=[])
-
-    def fake_find(query, discovery=None):
-        found = disc.find(query)
-        if len(found) != 1:
-            raise UserError(f"no single device matches {query!r}")
-        return found[0]
-
-    monkeypatch.setattr(discover_module, "find_device", fake_find)
+    find_only(monkeypatch, [GTX])
 
 
 def run(capsys, *argv):
