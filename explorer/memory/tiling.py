@@ -29,6 +29,7 @@ part of it. That is the traffic PMPP's argument counts, and what the roofline's 
 from __future__ import annotations
 
 import math
+from collections import Counter
 from dataclasses import dataclass
 from functools import cache
 from typing import Any
@@ -277,6 +278,10 @@ def tile_reads(tile: int) -> tuple[TileRead, TileRead]:
     if not 1 <= tile <= MAX_LAUNCH_TILE:
         raise UserError(f"tile T is {tile}; the shared reads are modelled for T = 1 to {MAX_LAUNCH_TILE}")
     warps = _ceil(tile * tile, WARP_SIZE)
+    # A request moved by a constant number of words has the same verdict (bank(w + c) =
+    # (bank(w) + c) mod 32 permutes the banks, and which words coincide or share a bank stays the
+    # same), so each request is looked up by its shape: k only moves a warp's request along.
+    seen: dict[tuple[int, ...], tuple[BankConflicts, int]] = {}
     out = []
     for expression, element in (
         ("As[ty][k]", lambda tx, ty, k: ty * tile + k),
@@ -288,11 +293,15 @@ def tile_reads(tile: int) -> tuple[TileRead, TileRead]:
             lanes = warp_threads(tile, w)
             for k in range(tile):
                 elements = tuple(element(tx, ty, k) for tx, ty in lanes)
-                b = bank_conflicts(SharedGather(elements))
+                shape = tuple(e - elements[0] for e in elements)
+                if shape not in seen:
+                    lanes_per_word = max(Counter(elements).values())
+                    seen[shape] = (bank_conflicts(SharedGather(elements)), lanes_per_word)
+                b, lanes_per_word = seen[shape]
                 example = example or b
                 wavefronts += b.wavefronts
                 worst = max(worst, b.conflict_degree)
-                widest = max(widest, max(elements.count(e) for e in set(elements)))
+                widest = max(widest, lanes_per_word)
         assert example is not None
         out.append(TileRead(expression, warps * tile, wavefronts, worst, widest, example))
     return out[0], out[1]
