@@ -194,7 +194,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--view",
         default="",
-        help="another view of the page: roofline (benchmarks); coalescing, banks, divergence (memory)",
+        help="another view of the page: roofline (benchmarks); coalescing, banks, divergence, tiling (memory)",
     )
     p.set_defaults(
         handler="explorer.commands.gui:run_screenshot", check="explorer.commands.gui:parse_screenshot"
@@ -229,6 +229,31 @@ def build_parser() -> argparse.ArgumentParser:
     _add_json(p)
     p.set_defaults(
         handler="explorer.commands.memory:run_divergence", check="explorer.commands.memory:parse_divergence"
+    )
+
+    p = sub.add_parser(
+        "tiling", help="what the tiled matmul (PMPP chapter 5) loads, stores and syncs, beside the naive one"
+    )
+    for option, what in (
+        ("m", "rows of A and C"),
+        ("n", "columns of B and C"),
+        ("k", "columns of A, rows of B"),
+    ):
+        p.add_argument(f"--{option}", required=True, metavar=option.upper(), help=what)
+    p.add_argument(
+        "--tile", required=True, metavar="T", help="tile side: T x T tiles, T x T threads per block"
+    )
+    target = p.add_mutually_exclusive_group()
+    target.add_argument(
+        "--device", metavar="NAME", help='check the block against this GPU and give its occupancy ("1650")'
+    )
+    target.add_argument("--cc", metavar="X.Y", help="... or against a compute capability, e.g. 8.6")
+    p.add_argument(
+        "--regs", default="32", metavar="R", help="registers per thread for the occupancy (default 32)"
+    )
+    _add_json(p)
+    p.set_defaults(
+        handler="explorer.commands.tiling:run_tiling", check="explorer.commands.tiling:parse_tiling"
     )
 
     p = sub.add_parser("lessons", help="list the built-in lessons: title, file, number of steps")

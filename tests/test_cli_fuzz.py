@@ -5,7 +5,7 @@ Arguments are built from each sub-command's real options with hostile values (un
 5000-digit numbers, 1e400, NaN, empty strings, negative numbers, control characters, overlong
 paths, unknown ~users), in any order, some missing or repeated, some unknown. ``cli.main`` runs
 with ``check_only=True``: parsing and validation to the last step before the work, so no
-benchmark runs and no window opens. ``occupancy``, ``launch``, ``memory`` and ``divergence`` are pure maths, so they also run whole.
+benchmark runs and no window opens. ``occupancy``, ``launch``, ``memory``, ``divergence`` and ``tiling`` are pure maths, so they also run whole.
 """
 
 from __future__ import annotations
@@ -167,6 +167,11 @@ COMMANDS: dict[str, tuple[list[str], dict[str, str], list[str]]] = {
         ["--json"],
     ),
     "divergence": ([], {"--block": "128", "--branch": "mod:2", "--seed": "0"}, ["--json"]),
+    "tiling": (
+        [],
+        {"--m": "64", "--n": "50", "--k": "70", "--tile": "16", "--cc": "8.6", "--regs": "32"},
+        ["--json"],
+    ),
     "self-test": ([], {"--host": "gpu-lab", "--remote-python": "~/dx/bin/python"}, ["--json"]),
     "lessons": ([], {}, ["--json"]),
 }
@@ -192,7 +197,7 @@ VARIANTS: dict[str, tuple[str, list[str], dict[str, str], list[str]]] = {
     ),
 }
 #: pure maths, cheap: these also run whole when their arguments pass
-PURE = ("occupancy", "launch", "memory", "divergence", "launch --compare", "lessons")
+PURE = ("occupancy", "launch", "memory", "divergence", "tiling", "launch --compare", "lessons")
 OTHER_OPTIONS = ["--device", "--cc", "--sizes", "--bogus", "--help", "-h", "--json", "--", "-1"]
 
 

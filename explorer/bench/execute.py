@@ -71,6 +71,33 @@ class Outcome:
     thread_choice: ThreadChoice | None = None
 
 
+@dataclass
+class Checked:
+    """What a check-only variant (``Variant.check``) found: a result compared, nothing timed."""
+
+    model: str  # a few words for the table's model cell: "matches numpy; simulator, not a timing"
+    note: str  # the whole sentence: what ran where, what it was compared with, why there is no time
+    extra: dict[str, float | str] = field(default_factory=dict)
+
+
+def checked_point(w: Workload, spec: PointSpec, label: str, found: Checked) -> BenchPoint:
+    """The point of a check-only variant: no time, no throughput, no roofline place; its words
+    say what was checked and that it is not a timing."""
+    return BenchPoint(
+        workload=w.name,
+        variant=spec.variant,
+        device=spec.device,
+        size=spec.size,
+        size_label=label,
+        throughput_unit=w.unit,
+        model=found.model,
+        model_note=found.note,
+        dtype=w.dtype,
+        versions=versions(spec.device),
+        extra=dict(found.extra),
+    )
+
+
 # --- helpers the workload modules share -------------------------------------------------------
 
 
@@ -344,6 +371,8 @@ def run_point(spec: PointSpec) -> tuple[BenchPoint, bool]:
         if spec.measure_roof:
             peaks.ensure_measured_quietly(spec.device, force=spec.remeasure_roof)
         variant = w.variant(spec.variant_key)
+        if variant.check is not None:
+            return checked_point(w, spec, label, variant.check(w, spec)), False
         last_thread_choice.used = 0
         intruders = _gpu_intruders(spec.device)
         out, verdict, remeasured = measure_until_quiet(lambda s: variant.run(w, s), spec)

@@ -287,6 +287,8 @@ def format_point(p: BenchPoint) -> str:
     head = f"{p.workload:<13} {p.variant:<28} {p.size_label:<12}"
     if p.error:
         return f"{head} ERROR: {p.error}"
+    if p.median_s is None:  # a check-only point (a kernel under the simulator): no time to show
+        return f"{head} checked, not timed: {p.model}"
     text = (
         f"{head} median {seconds_text(p.median_s, '-')} (min {seconds_text(p.min_s, '-')}, "
         f"IQR {seconds_text(p.spread_s, '-')}, {p.repeats} repeats)"

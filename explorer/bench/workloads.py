@@ -33,6 +33,9 @@ LESSON_MATMULS = 10  # the timing lesson times ten matmuls, as the d2l notebook 
 STRIDED_COPY_ELEMENTS_GPU = 1 << 24
 STRIDED_COPY_ELEMENTS_CPU = 1 << 21
 BRANCH_STEPS = 256  # multiply-adds per element on each path of the branch workload
+#: the largest n the tiled matmul's kernels are checked at under numba's CUDA simulator (no GPU):
+#: one Python thread per CUDA thread, about 5 s per kernel at n = 48 on a busy 2-core machine
+TILED_MATMUL_SIM_MAX = 64
 
 
 def _zero(_size: int) -> float:
@@ -238,6 +241,12 @@ def _utilization_trap_code() -> tuple[Variant, ...]:
     from explorer.bench.wl_memory import UTILIZATION_TRAP
 
     return UTILIZATION_TRAP
+
+
+def _tiled_matmul_code() -> tuple[Variant, ...]:
+    from explorer.bench.wl_tiling import TILED_MATMUL
+
+    return TILED_MATMUL
 
 
 def _crash_test_code() -> tuple[Variant, ...]:
@@ -606,6 +615,40 @@ _register(
         size_format="blocks={size:,}",
         code=_utilization_trap_code,
         preload=("numpy", "numba"),
+    )
+)
+
+_register(
+    Workload(
+        name="tiled_matmul",
+        title="Tiled matmul (shared memory, __syncthreads)",
+        description=(
+            "C = A @ B for n x n float32 matrices: a numba kernel reading every operand from global memory "
+            "vs the tiled kernel of PMPP chapter 5 (T x T tiles in shared memory, two barriers per phase) "
+            "at T = 8, 16, 32, and torch's matmul for reference; each checked against numpy, beside the "
+            "count model's global traffic. Without a GPU the kernels are checked under numba's CUDA "
+            f"simulator (n up to {TILED_MATMUL_SIM_MAX}), not timed."
+        ),
+        lesson=(
+            "The naive kernel reads a row of A and a column of B from global memory for every output: "
+            "2 n^3 loads, a quarter of a FLOP per byte, so it waits on memory. The tiled kernel has a "
+            "block copy a T x T tile of A and one of B into shared memory, wait at __syncthreads() until "
+            "both are whole, run T multiply-adds per thread from shared memory, and wait again before the "
+            "next tiles overwrite them. Each element is then loaded from global memory n / T times instead "
+            "of n: T times less traffic, T/4 FLOP per byte, for 2 T^2 floats of shared memory per block. "
+            "The model column gives the count model's traffic; the Memory page's Tiled matmul tab steps "
+            "through one block. cuBLAS (torch) tiles in registers as well and is the ceiling to compare with."
+        ),
+        size_name="matrix size n",
+        default_sizes_cpu=(20, 36),
+        default_sizes_gpu=(256, 512, 1000, 2048, 4096),
+        unit="GFLOP/s",
+        flops=lambda n: 2.0 * n**3,
+        # the fewest bytes any matmul moves (A and B read, C written once); each kernel's point
+        # carries its own count model's traffic instead
+        bytes_moved=lambda n: 3.0 * FLOAT32_BYTES * n * n,
+        code=_tiled_matmul_code,
+        preload=("numpy", "numba", "torch"),
     )
 )
 

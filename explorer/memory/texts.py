@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from explorer.memory.banks import BankConflicts
+from explorer.memory.banks import BankConflicts, SharedAccess
 from explorer.memory.coalescing import Coalescing
 from explorer.memory.divergence import Divergence, WarpBranch
 
@@ -48,8 +48,9 @@ PHASE_WORDS = {32: "one request for the warp", 16: "two half-warp requests", 8: 
 def bank_headline(b: BankConflicts) -> str:
     a = b.access
     kind = "conflict-free" if b.conflict_degree == 1 else f"{b.conflict_degree}-way bank conflict"
+    where = f"{a.stride} apart" if isinstance(a, SharedAccess) else "each at its own index"
     return (
-        f"{a.active_lanes} lanes, {a.elem_bytes}-byte elements {a.stride} apart: {kind}, "
+        f"{a.active_lanes} lanes, {a.elem_bytes}-byte elements {where}: {kind}, "
         f"{b.wavefronts} wavefront{'s' if b.wavefronts != 1 else ''} (fewest possible {b.ideal_wavefronts})"
     )
 

@@ -7,9 +7,8 @@ import json
 import pytest
 
 from explorer import cli
-from explorer.devices import discover as discover_module
-from explorer.devices.model import CatalogGpu, CpuDevice, Discovery
-from explorer.errors import UserError
+from explorer.devices.model import CatalogGpu, CpuDevice
+from tests.devices.fake_find import find_only
 
 GTX = CatalogGpu(
     name="NVIDIA GeForce GTX 1650",
@@ -23,15 +22,7 @@ CPU = CpuDevice(name="Some CPU", key="cpu")
 
 @pytest.fixture(autouse=True)
 def fake_devices(monkeypatch):
-    disc = Discovery(devices=[CPU, GTX, H100], reports=[])
-
-    def fake_find(query, discovery=None):
-        found = disc.find(query)
-        if len(found) != 1:
-            raise UserError(f"no single device matches {query!r}")
-        return found[0]
-
-    monkeypatch.setattr(discover_module, "find_device", fake_find)
+    find_only(monkeypatch, [CPU, GTX, H100])
 
 
 def run(capsys, *argv):

@@ -51,6 +51,7 @@ NOT_COMPUTED: dict[str, dict[float, str]] = {
     "11-divergence": {
         7.0: "compute capability 7.0 (Volta), where independent thread scheduling begins (ITS_NOTE)",
     },
+    "12-tiled-matmul": {},
 }
 
 _NUMBER = re.compile(r"(?<![\w.])(\d[\d,]*(?:\.\d+)?)(?![\w])")
@@ -146,6 +147,67 @@ def derived_bench(state: BenchState) -> set[float]:
     if w.size_format == "bytes":  # sizes in KiB and MiB, as the narration names them
         out |= {s / 1024 for s in out} | {s / 1024**2 for s in out}
     out |= {workloads.LESSON_MATMULS, workloads.SMALL_MATRIX, workloads.MATVEC_COLS}
+    if w.name == "tiled_matmul":
+        from explorer.memory.tiling import BENCH_TILES
+
+        out |= set(BENCH_TILES)
+    return out
+
+
+def derived_tiling(state: MemoryState) -> set[float]:
+    """What the Tiled matmul tab computes and shows for a step: the count model of both kernels
+    (as the page prints them), the block shown and its step, the bank model's reads, and the
+    chosen GPU's limits, occupancy and roof (``explorer.memory.tiling_session``)."""
+    from explorer.devices.names import best_match
+    from explorer.memory import tiling_texts
+    from explorer.memory.banks import BANKS
+    from explorer.memory.coalescing import WARP_SIZE
+    from explorer.memory.tiling import FLOAT32_BYTES, MatmulShape
+    from explorer.memory.tiling_session import TilingSession
+
+    (gpu,) = best_match(state.gpu, [d for d in _devices() if d.is_gpu])
+    shape = MatmulShape(state.rows, state.cols, state.inner, state.tile)
+    session = TilingSession(shape, gpu, state.regs)
+    session.set_block(state.block_x, state.block_y)
+    session.seek(state.tick)
+    model, t, n = session.model, session.model.tiled, session.model.naive
+    out: set[float] = {FLOAT32_BYTES, WARP_SIZE, BANKS, 2.0}  # 2: barriers per phase, FLOPs per product
+    out |= {shape.m, shape.n, shape.k, shape.tile, shape.tile - 1, shape.phases, shape.threads_per_block}
+    out |= {shape.warps_per_block, *range(shape.warps_per_block), *shape.grid, state.block_x, state.block_y}
+    for kernel in (t, n):
+        out |= {kernel.global_loads, kernel.global_stores, kernel.shared_loads, kernel.shared_stores}
+        out |= {
+            kernel.barriers_per_block,
+            kernel.barriers,
+            kernel.blocks,
+            kernel.flops,
+            kernel.executed_flops,
+        }
+        out |= {
+            kernel.shared_bytes_per_block,
+            float(tiling_texts.intensity_text(kernel.intensity_flop_per_byte)),
+        }
+    out |= {t.executed_flops - t.flops, float(f"{model.load_ratio:.3g}")}
+    rows, cols = shape.block_extent(*session.block)
+    out |= {state.block_y * shape.tile, state.block_y * shape.tile + shape.tile - 1, shape.m - 1, shape.n - 1}
+    out |= {state.block_x * shape.tile, rows, cols}
+    for r in model.reads:
+        out |= {r.requests, r.wavefronts, r.worst_degree, r.most_lanes_per_word}
+    limits = limits_for_device(gpu)
+    out |= {gpu.sm_count or 0, limits.max_threads_per_block, limits.warp_size}
+    cost = session.cost
+    if cost is not None and cost.occupancy is not None:
+        o = cost.occupancy
+        out |= {cost.shared_bytes_per_block, o.active_blocks_per_sm, float(percent(o.occupancy).rstrip("%"))}
+    roof = session.roof
+    if roof is not None:
+        out |= {round(roof.peak_gflops), round(roof.bandwidth_gbps)}
+        for point in session.roof_points():
+            if point.tile in (None, shape.tile):
+                out.add(round(point.attainable_gflops or 0))
+    grid, block = session.state.grid, session.state.block
+    for counters in (grid, block):
+        out |= {counters.global_loads, counters.shared_loads, counters.barriers, counters.flops}
     return out
 
 
@@ -218,6 +280,8 @@ def test_every_number_in_the_narration_is_computed_by_the_app(path):
             derived |= derived_visualizer(step.state)
         elif isinstance(step.state, BenchState):
             derived |= derived_bench(step.state)
+        elif isinstance(step.state, MemoryState) and step.state.view == "tiling":
+            derived |= derived_tiling(step.state)
         elif isinstance(step.state, MemoryState):
             derived |= derived_memory(step.state)
     for number, step in enumerate(lesson.steps, start=1):

@@ -144,8 +144,8 @@ class ResultsModel(QAbstractTableModel):
             return f"{p.device} ON {p.host}" if p.host else p.device
         if column == "variant":
             return p.variant
-        if column == "median":
-            return seconds_text(p.median_s)
+        if column == "median":  # a point without a time and without an error was checked, not timed
+            return seconds_text(p.median_s, "" if p.error else "not timed")
         if column == "min":
             return seconds_text(p.min_s)
         if column == "spread":

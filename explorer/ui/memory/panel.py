@@ -14,16 +14,13 @@ from PySide6.QtWidgets import (
     QComboBox,
     QDoubleSpinBox,
     QFormLayout,
-    QFrame,
-    QHBoxLayout,
     QLabel,
-    QScrollArea,
-    QSpinBox,
     QTabWidget,
     QVBoxLayout,
     QWidget,
 )
 
+from explorer.devices.model import Gpu
 from explorer.errors import UserError
 from explorer.lessons.model import BRANCH_KINDS, MEMORY_MAX_ELEMENTS, MEMORY_VIEWS, MemoryState, PanelState
 from explorer.memory import texts
@@ -38,7 +35,7 @@ from explorer.memory.presets import (
     BranchPreset,
     Pattern,
 )
-from explorer.ui.guard import qt_guard
+from explorer.ui.context import AppContext
 from explorer.ui.memory.canvas import (
     BankCanvas,
     CoalescingCanvas,
@@ -46,17 +43,10 @@ from explorer.ui.memory.canvas import (
     idle_colour,
     wasted_colour,
 )
+from explorer.ui.memory.layout import Columns, legend, spin
+from explorer.ui.memory.tiling_tab import TilingTab
 from explorer.ui.panel import Panel
-from explorer.ui.theme import Theme, current_theme, px
-
-
-def _spin(lo: int, hi: int, value: int, tip: str) -> QSpinBox:
-    box = QSpinBox()
-    box.setRange(lo, hi)
-    box.setValue(value)
-    box.setToolTip(tip)
-    box.setKeyboardTracking(False)
-    return box
+from explorer.ui.theme import Theme, current_theme
 
 
 def _show_preset(menu: QComboBox, index: int | None) -> None:
@@ -79,56 +69,7 @@ def _narrow(box: QComboBox) -> None:
     box.view().setTextElideMode(Qt.TextElideMode.ElideNone)
 
 
-def _legend(items: tuple[tuple[str, str], ...]) -> QLabel:
-    label = QLabel("   ".join(f"<span style='color:{c}'>&#9632;</span> {t}" for c, t in items))
-    label.setWordWrap(True)
-    return label
-
-
-#: the form column's width at 100% text; it grows with the text but never takes more than
-#: LEFT_SHARE of the tab, so the picture keeps most of a projector's width
-LEFT_WIDTH = 360
-LEFT_SHARE = 0.42
-
-
-def _scrolling(inner: QWidget) -> QScrollArea:
-    """``inner`` in a frameless area that scrolls up and down (never sideways): at a large text
-    size a column taller than the page scrolls instead of being cut off."""
-    area = QScrollArea()
-    area.setWidget(inner)
-    area.setWidgetResizable(True)
-    area.setFrameShape(QFrame.Shape.NoFrame)
-    area.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
-    # the tab's own background shows through, as it did before the column could scroll
-    area.viewport().setAutoFillBackground(False)
-    inner.setAutoFillBackground(False)
-    return area
-
-
-class _Columns(QWidget):
-    """A tab of the page: the form on the left, the picture and its words on the right."""
-
-    def _build_columns(self, left: QWidget, right: QVBoxLayout) -> None:
-        right_widget = QWidget()
-        right_widget.setLayout(right)
-        right.setContentsMargins(0, 0, 0, 0)
-        self.left_area = _scrolling(left)
-        row = QHBoxLayout(self)
-        row.addWidget(self.left_area)
-        row.addWidget(_scrolling(right_widget), 1)
-        self._fit_left()
-
-    def _fit_left(self) -> None:
-        room = int(self.width() * LEFT_SHARE) if self.width() > 0 else px(LEFT_WIDTH)
-        self.left_area.setFixedWidth(min(px(LEFT_WIDTH), max(room, px(200))))
-
-    @qt_guard
-    def resizeEvent(self, event) -> None:  # noqa: N802 - Qt's name
-        super().resizeEvent(event)
-        self._fit_left()
-
-
-class _PatternTab(_Columns):
+class _PatternTab(Columns):
     """A form, the picture, the headline and details; ``refresh`` recomputes and redraws."""
 
     def __init__(self, patterns: tuple[Pattern, ...], canvas: QWidget, allow_stride_zero: bool) -> None:
@@ -140,11 +81,11 @@ class _PatternTab(_Columns):
         _narrow(self.preset)
         self.elem = QComboBox()
         self.elem.addItems([f"{n} bytes" for n in ELEMENT_SIZES])
-        self.stride = _spin(
+        self.stride = spin(
             0 if allow_stride_zero else 1, MEMORY_MAX_ELEMENTS, 1, "elements between neighbouring lanes"
         )
-        self.offset = _spin(0, MEMORY_MAX_ELEMENTS, 0, "elements before lane 0's")
-        self.active = _spin(1, 32, 32, "lanes taking part (from lane 0)")
+        self.offset = spin(0, MEMORY_MAX_ELEMENTS, 0, "elements before lane 0's")
+        self.active = spin(1, 32, 32, "lanes taking part (from lane 0)")
         self.form = QFormLayout()
         self.form.setRowWrapPolicy(QFormLayout.RowWrapPolicy.WrapLongRows)
         self.form.addRow(QLabel("Pattern"))
@@ -256,11 +197,11 @@ class _PatternTab(_Columns):
 class CoalescingTab(_PatternTab):
     def __init__(self) -> None:
         super().__init__(GLOBAL_PATTERNS, CoalescingCanvas(), allow_stride_zero=False)
-        self.warp = _spin(0, 31, 0, "which warp of the block: its lanes are threads 32w .. 32w+31")
+        self.warp = spin(0, 31, 0, "which warp of the block: its lanes are threads 32w .. 32w+31")
         self.form.addRow("Warp of the block", self.warp)
         self.warp.valueChanged.connect(self.refresh)
         theme = current_theme()
-        self.legend = _legend(
+        self.legend = legend(
             (
                 (theme.accent, "bytes a lane asked for"),
                 (wasted_colour(theme).name(), "fetched, not used (wasted bandwidth)"),
@@ -319,7 +260,7 @@ class BankTab(_PatternTab):
     def __init__(self) -> None:
         super().__init__(SHARED_PATTERNS, BankCanvas(), allow_stride_zero=True)
         theme = current_theme()
-        self.legend = _legend(
+        self.legend = legend(
             (
                 (theme.accent, "a word, no conflict (lane number; +n: lanes sharing it, a broadcast)"),
                 (theme.error, "words stacked in one bank: served one after another"),
@@ -354,24 +295,24 @@ class BankTab(_PatternTab):
         self.details.setText("\n".join(texts.bank_lines(b)))
 
 
-class DivergenceTab(_Columns):
+class DivergenceTab(Columns):
     def __init__(self) -> None:
         super().__init__()
         self.preset = QComboBox()
         self.preset.addItems([b.name for b in BRANCH_PRESETS])
         _narrow(self.preset)
-        self.block = _spin(1, 1024, 256, "threads per block (1D)")
+        self.block = spin(1, 1024, 256, "threads per block (1D)")
         self.kind = QComboBox()
         self.kind.addItems(
             ["threadIdx.x % K == 0", "threadIdx.x < K", "(threadIdx.x / 32) % K == 0", "random"]
         )
-        self.k = _spin(0, 1 << 20, 2, "K in the condition")
+        self.k = spin(0, 1 << 20, 2, "K in the condition")
         self.p = QDoubleSpinBox()
         self.p.setRange(0.0, 1.0)
         self.p.setDecimals(P_DECIMALS)
         self.p.setSingleStep(0.05)
         self.p.setValue(0.5)
-        self.seed = _spin(0, 1 << 30, 0, "seed of the random data")
+        self.seed = spin(0, 1 << 30, 0, "seed of the random data")
         form = QFormLayout()
         form.setRowWrapPolicy(QFormLayout.RowWrapPolicy.WrapLongRows)
         form.addRow(QLabel("Branch"))
@@ -399,7 +340,7 @@ class DivergenceTab(_Columns):
         self.headline.setProperty("role", "pageTitle")
         self.canvas = DivergenceCanvas()
         theme = current_theme()
-        self.legend = _legend(
+        self.legend = legend(
             (
                 (theme.accent, "takes the branch"),
                 (theme.present, "runs the other path"),
@@ -501,22 +442,41 @@ class MemoryPanel(Panel):
         self.coalescing = CoalescingTab()
         self.banks = BankTab()
         self.divergence = DivergenceTab()
-        self.tabs.addTab(self.coalescing, "Coalescing (global memory)")
-        self.tabs.addTab(self.banks, "Bank conflicts (shared memory)")
-        self.tabs.addTab(self.divergence, "Warp divergence")
+        self.tiling = TilingTab(self._gpus())
+        # short names, so the four fit the bar at 200% on a 1280x800 projector; the rest on hover
+        for tab, name, tip in (
+            (self.coalescing, "Coalescing", "Coalescing: one warp's load from global memory"),
+            (self.banks, "Bank conflicts", "Bank conflicts: one warp's read of shared memory"),
+            (self.divergence, "Divergence", "Warp divergence: the paths a block's warps take at a branch"),
+            (
+                self.tiling,
+                "Tiled matmul",
+                "Tiled matrix multiply: shared memory and __syncthreads, one block step by step",
+            ),
+        ):
+            self.tabs.setTabToolTip(self.tabs.addTab(tab, name), tip)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(8, 8, 8, 8)
         layout.addWidget(self.tabs)
+        if isinstance(context, AppContext):
+            context.discovery_changed.connect(lambda _d: self.tiling.set_gpus(self._gpus()))
 
-    def _views(self) -> tuple[_Columns, _Columns, _Columns]:
+    def _gpus(self) -> list[Gpu]:
+        """What the Tiled matmul tab can read its costs on: this machine's GPUs, then catalog sheets."""
+        return self.context.gpus if isinstance(self.context, AppContext) else []
+
+    def _views(self) -> tuple[Columns, Columns, Columns, Columns]:
         """The tabs in ``MEMORY_VIEWS`` order."""
-        return (self.coalescing, self.banks, self.divergence)
+        return (self.coalescing, self.banks, self.divergence, self.tiling)
 
     # --- lesson steps ----------------------------------------------------------------------------
     def lesson_state(self) -> MemoryState:
         """The tab shown and its controls; the other tabs' fields keep their defaults."""
         view = MEMORY_VIEWS[self._views().index(self.tabs.currentWidget())]
         state = MemoryState(view=view)
+        if view == "tiling":
+            self.tiling.lesson_fields(state)
+            return state
         if view == "divergence":
             d = self.divergence
             state.pattern = d.preset_name()
@@ -538,7 +498,10 @@ class MemoryPanel(Panel):
     def show_lesson_state(self, state: PanelState) -> str:
         if not isinstance(state, MemoryState):
             return ""
-        if state.view == "divergence":
+        note = ""
+        if state.view == "tiling":
+            note = self.tiling.show_fields(state)
+        elif state.view == "divergence":
             self.divergence.show_branch(state)
         else:
             numbers = (state.elem, state.stride, state.offset, state.active)
@@ -555,23 +518,30 @@ class MemoryPanel(Panel):
             tab.show_numbers(state.pattern, numbers)
             tab.refresh()
         self.tabs.setCurrentIndex(MEMORY_VIEWS.index(state.view))
-        return ""
+        return note
 
     SCREENSHOT_VIEWS = MEMORY_VIEWS
 
     def show_screenshot_view(self, view: str) -> None:
         if view not in MEMORY_VIEWS:
             super().show_screenshot_view(view)
+        if view == "tiling":
+            self.tiling.prepare_screenshot()
         self.tabs.setCurrentIndex(MEMORY_VIEWS.index(view))
 
     def apply_text_scale(self, percent: int) -> None:
-        for tab in self._views():
+        for tab in self._views()[:3]:
             tab._fit_left()
+        self.tiling.apply_text_scale()
 
     def apply_theme(self, theme: Theme) -> None:
-        for tab in self._views():
+        for tab in self._views()[:3]:
             tab.refresh()
             tab.update()
+        self.tiling.apply_text_scale()
+
+    def shutdown(self) -> None:
+        self.tiling.stop()
 
     def prepare_screenshot(self) -> None:
         """The course's first picture: a strided load wasting most of what it fetches."""
