@@ -182,8 +182,8 @@ def parse_decimal(
     (``above_minimum`` / ``below_maximum`` leave the bound itself out). Anything else is one
     ``InputError`` line naming the value and the range, never ``inf``, ``nan`` or a long number."""
     typed = str(text).strip()
-    low = f"above {minimum:g}" if above_minimum else f"at least {minimum:g}"
-    high = f"below {maximum:g}" if below_maximum else f"at most {maximum:g}"
+    low = f"above {_plain(minimum)}" if above_minimum else f"at least {_plain(minimum)}"
+    high = f"below {_plain(maximum)}" if below_maximum else f"at most {_plain(maximum)}"
     m = _DECIMAL_RE.fullmatch(typed) if len(typed) <= MAX_NUMBER_CHARS else None
     if m is None or (m["pct"] and not percent):
         example = "0.2 or 20%" if percent else "0.2 or 1.5"
@@ -197,6 +197,11 @@ def parse_decimal(
     if too_low or too_high:
         raise InputError(f"{what} is {typed}; it must be {low} and {high}")
     return value
+
+
+def _plain(x: float) -> str:
+    """A bound as people write it: 1,000,000 rather than 1e+06, 0.5 rather than 0.500000."""
+    return f"{int(x):,}" if float(x).is_integer() else f"{x:g}"
 
 
 def parse_sizes(text: str, size_name: str = "size", *, maximum: int = MAX_WHOLE) -> list[int]:

@@ -105,18 +105,19 @@ class DispatchResult:
     def summary_lines(self) -> list[str]:
         """The figures in words: what the CLI prints and the view's caption shows."""
         f, p = self.figures, self.plan
+        slot_word = "slot" if p.resident_blocks_per_sm == 1 else "slots"
         lines = [
-            f"{p.total_blocks:,} blocks on {p.sm_count} SMs x {p.resident_blocks_per_sm} slots = {self.slots:,} "
-            f"at once; durations: {self.durations.describe}",
-            f"placement: {self.policy} ({POLICY_WORDS[self.policy]})",
+            f"{p.total_blocks:,} blocks on {p.sm_count} SMs x {p.resident_blocks_per_sm} {slot_word} = "
+            f"{self.slots:,} at once; durations: {self.durations.describe}",
+            f"placement: {self.policy}: {POLICY_WORDS[self.policy]}",
             f"makespan {f.makespan:.3f} mean blocks (the wave picture: {p.waves} wave{'s' if p.waves != 1 else ''})",
             f"bounds: lower max(work / slots, longest) = {self.lower_bound:.3f}; "
             f"upper work / slots + longest = {self.upper_bound:.3f}",
             f"total work {f.total_work:.3f}, longest block {f.longest_block:.3f}, "
             f"slots busy {100 * self.efficiency:.1f}% of the makespan",
-            f"tail: from {f.tail_start:.3f} (the last block starts) to {f.makespan:.3f}; "
-            f"SMs idle {f.tail_idle_sm_time:.3f} SM x mean block in it, "
-            f"slots idle {f.tail_idle_slot_time:.3f} slot x mean block",
+            f"tail: the last block starts at {f.tail_start:.3f}, the launch ends at {f.makespan:.3f}; in the tail "
+            f"SMs stood empty {f.tail_idle_sm_time:.3f} and block slots {f.tail_idle_slot_time:.3f} "
+            "(mean blocks, summed over SMs and over slots)",
         ]
         if self.durations.kind == "file":
             lines.append(f"the mean block is {self.unit_raw:g} in the file's units")

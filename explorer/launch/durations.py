@@ -17,8 +17,8 @@ durations are chosen, as the CLI spells it (``--durations``):
 
 Durations are returned in their own units (``raw``) and a ``unit``, the mean block: the dispatch
 runs on the raw numbers (whole numbers stay whole, so blocks of equal length end at exactly the
-same moment) and reports in units of the mean block, so ``uniform`` gives makespan = waves and
-every other kind does the same total work as ``uniform``.
+same moment) and reports in units of the mean block (for ``jitter`` and ``heavy`` the distribution's mean, 1), so
+``uniform`` gives makespan = waves and every other kind does, on average, the same work.
 
 Qt-free; numpy only.
 """
@@ -162,8 +162,9 @@ def _read_file(path_text: str, raw: str) -> DurationSpec:
         data = path.read_bytes()[: MAX_FILE_BYTES + 1]
     except InputError:
         raise
-    except OSError as exc:
-        raise InputError(f"cannot read the durations file {where}: {exc.strerror or exc}") from None
+    except (OSError, ValueError) as exc:  # ValueError: a NUL in the name
+        reason = getattr(exc, "strerror", None) or str(exc)
+        raise InputError(f"cannot read the durations file {where}: {reason}") from None
     values = parse_duration_numbers(data, f"durations file {where}")
     return DurationSpec("file", raw, path=str(path), file_values=tuple(values))
 
