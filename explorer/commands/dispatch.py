@@ -132,7 +132,7 @@ def run_latency(args: Any) -> int:
     if req.measure:
         from explorer.launch.measured import measure_bandwidth_here
 
-        return _print_measured(measure_bandwidth_here(req.config), req.as_json)
+        return _print_measured(measure_bandwidth_here(req.config.warps), req.as_json)
     run = simulate_latency(req.config)
     if req.as_json:
         print(json.dumps(run.to_dict(), indent=2))
