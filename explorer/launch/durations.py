@@ -221,8 +221,11 @@ def block_durations(spec: DurationSpec, grid: Dim3, seed: int = 0) -> tuple[np.n
         # numpy's pareto() is Lomax (Pareto II): 1 + it is Pareto with x_min 1 and mean alpha / (alpha - 1)
         return (1.0 + rng.pareto(alpha, blocks)) * ((alpha - 1.0) / alpha), 1.0
     if spec.kind == "rows":
-        weights = np.asarray(mandelbrot_row_work(grid_rows(grid)) if spec.preset else spec.weights, float)
         rows = grid_rows(grid)
+        # at most MANDELBROT_MAX_ROWS samples of the image, stretched over the rows like typed weights
+        weights = np.asarray(
+            mandelbrot_row_work(min(rows, MANDELBROT_MAX_ROWS)) if spec.preset else spec.weights, float
+        )
         row_of_block = (
             np.arange(blocks, dtype=np.int64) // grid.x if grid.y * grid.z > 1 else np.arange(blocks)
         )
@@ -240,12 +243,14 @@ def block_durations(spec: DurationSpec, grid: Dim3, seed: int = 0) -> tuple[np.n
 @lru_cache(maxsize=8)
 def mandelbrot_row_work(rows: int) -> tuple[float, ...]:
     """Per image row, the mean escape-time iterations of its pixels (at most MANDELBROT_MAX_ITER):
-    the work a Mandelbrot kernel does for the row. Rows are sampled at most MANDELBROT_MAX_ROWS
-    times; a taller image takes each row from the nearest sample."""
+    the work a Mandelbrot kernel does for the row (``block_durations`` asks for at most
+    MANDELBROT_MAX_ROWS rows and stretches them over a taller grid)."""
     import numpy as np
 
+    if not 1 <= rows <= MANDELBROT_MAX_ROWS:
+        raise ValueError(f"rows must be from 1 to {MANDELBROT_MAX_ROWS}; got {rows}")
     x0, x1, y0, y1 = MANDELBROT_VIEW
-    samples = min(rows, MANDELBROT_MAX_ROWS)
+    samples = rows
     ys = y0 + (np.arange(samples) + 0.5) * (y1 - y0) / samples
     xs = x0 + (np.arange(MANDELBROT_COLUMNS) + 0.5) * (x1 - x0) / MANDELBROT_COLUMNS
     c = xs[None, :] + 1j * ys[:, None]
@@ -257,5 +262,4 @@ def mandelbrot_row_work(rows: int) -> tuple[float, ...]:
         alive &= np.abs(z) <= 2.0
         iters += alive
     work = (iters + 1).mean(axis=1)  # every pixel costs at least one iteration
-    index = (np.arange(rows) * samples) // rows
-    return tuple(float(w) for w in work[index])
+    return tuple(float(w) for w in work)
