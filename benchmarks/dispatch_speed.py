@@ -75,7 +75,7 @@ def main() -> int:
             spec = parse_durations(kind)
             for policy in ("free", "round-robin"):
                 result, walls, cpus = timed(
-                    lambda p=policy, s=spec: simulate_dispatch(plan, s, p), args.repeats
+                    lambda p=policy, s=spec, pl=plan: simulate_dispatch(pl, s, p), args.repeats
                 )
                 _, fw, fc = timed(lambda r=result: type(r.timeline)(**_fields(r.timeline)).figures, 3)
                 print(
