@@ -423,25 +423,28 @@ class TimelineView(QWidget):
             Qt.AlignmentFlag.AlignLeft,
             s.axis_unit,
         )
-        marks = []
+        # the makespan first, then the bounds where their label fits under its own tick
+        marks = [(makespan, "makespan")]
         if s.lower_bound is not None:
             marks.append((s.lower_bound, "lower bound"))
         if s.upper_bound is not None:
             marks.append((s.upper_bound, "upper bound"))
-        marks.append((makespan, "makespan"))
-        p.setPen(QPen(c.text, 2))
-        right_edge = axis.right()
-        for value, label in sorted(marks, key=lambda m: -m[0]):
+        taken = [QRectF(axis.left(), 0, fm.horizontalAdvance(s.axis_unit) + 8, 1)]
+        y = axis.top() + fm.height() + 3
+        for value, label in marks:
             x = x_of(value)
+            p.setPen(QPen(c.text, 2))
             p.drawLine(QPointF(x, axis.top() - 6), QPointF(x, axis.top()))
             w = fm.horizontalAdvance(label) + 4
-            box = QRectF(min(x - w / 2, right_edge - w), axis.top() + fm.height() + 3, w, fm.height())
+            left = min(max(x - w / 2, axis.left()), axis.right() - w)
             if (
-                box.right() <= right_edge + 0.5
-                and box.left() > axis.left() + fm.horizontalAdvance(s.axis_unit) + 8
+                x - left > w
+                or left - x > 0
+                or any(left < t.right() + 6 and t.left() < left + w + 6 for t in taken)
             ):
-                p.drawText(box, Qt.AlignmentFlag.AlignHCenter, label)
-                right_edge = box.left() - 6
+                continue  # it would sit away from its tick or on another label: the facts line has it
+            p.drawText(QRectF(left, y, w, fm.height()), Qt.AlignmentFlag.AlignHCenter, label)
+            taken.append(QRectF(left, 0, w, 1))
 
 
 def _round_steps():
