@@ -45,6 +45,17 @@ def _add_lesson(p: argparse.ArgumentParser) -> None:
     p.add_argument("--step", default=None, metavar="K", help="the lesson's step to show first (default 1)")
 
 
+def _add_launch_shape(p: argparse.ArgumentParser) -> None:
+    """``--device NAME --grid X[,Y[,Z]] --block X[,Y[,Z]] [--smem B] [--regs R]``: one launch."""
+    p.add_argument("--device", required=True, metavar="NAME", help='device name or unique part ("1650")')
+    p.add_argument("--grid", required=True, metavar="X[,Y[,Z]]", help="grid dimensions in blocks")
+    p.add_argument("--block", required=True, metavar="X[,Y[,Z]]", help="block dimensions in threads")
+    p.add_argument(
+        "--smem", type=str, default="0", metavar="B", help="dynamic shared memory per block, bytes"
+    )
+    p.add_argument("--regs", type=str, default="32", metavar="R", help="registers per thread (default 32)")
+
+
 def _add_remote(p: argparse.ArgumentParser) -> None:
     """``--host DEST [--via PREFIX] [--remote-python PATH]``: do it on another machine over ssh."""
     p.add_argument(
@@ -109,13 +120,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
 
     p = sub.add_parser("launch", help="how a whole launch is dispatched: warps, idle lanes, waves")
-    p.add_argument("--device", required=True, metavar="NAME", help='device name or unique part ("1650")')
-    p.add_argument("--grid", required=True, metavar="X[,Y[,Z]]", help="grid dimensions in blocks")
-    p.add_argument("--block", required=True, metavar="X[,Y[,Z]]", help="block dimensions in threads")
-    p.add_argument(
-        "--smem", type=str, default="0", metavar="B", help="dynamic shared memory per block, bytes"
-    )
-    p.add_argument("--regs", type=str, default="32", metavar="R", help="registers per thread (default 32)")
+    _add_launch_shape(p)
     p.add_argument(
         "--n",
         type=str,
@@ -155,13 +160,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser(
         "dispatch", help="blocks dispatched in time as slots free: the makespan, its bounds and the tail"
     )
-    p.add_argument("--device", required=True, metavar="NAME", help='device name or unique part ("1650")')
-    p.add_argument("--grid", required=True, metavar="X[,Y[,Z]]", help="grid dimensions in blocks")
-    p.add_argument("--block", required=True, metavar="X[,Y[,Z]]", help="block dimensions in threads")
-    p.add_argument(
-        "--smem", type=str, default="0", metavar="B", help="dynamic shared memory per block, bytes"
-    )
-    p.add_argument("--regs", type=str, default="32", metavar="R", help="registers per thread (default 32)")
+    _add_launch_shape(p)
     p.add_argument(
         "--durations",
         required=True,

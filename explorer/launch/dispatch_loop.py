@@ -61,6 +61,23 @@ def _sift_down(heap_t, heap_g, n):  # pragma: no cover - compiled
 
 
 @njit(cache=True)
+def _place(i, s, t, duration, slots_per_sm, state, n_heap):  # pragma: no cover - compiled
+    """Start block i at time t on SM s, in its lowest-numbered free slot; returns the heap's new size.
+    ``state``: (slot_free, free, start, sm_of, slot_of, heap_t, heap_g), the loop's arrays."""
+    slot_free, free, start, sm_of, slot_of, heap_t, heap_g = state
+    for k in range(slots_per_sm):
+        g = s * slots_per_sm + k
+        if slot_free[g]:
+            break
+    slot_free[g] = False
+    free[s] -= 1
+    start[i] = t
+    sm_of[i] = s
+    slot_of[i] = k
+    return _push(heap_t, heap_g, n_heap, t + duration, g)
+
+
+@njit(cache=True)
 def run_dispatch(durations, sm_count, slots_per_sm, round_robin):  # pragma: no cover - compiled
     """Start each block, in launch order, the moment a slot is free; returns (start, sm, slot).
 
@@ -86,6 +103,7 @@ def run_dispatch(durations, sm_count, slots_per_sm, round_robin):  # pragma: no 
         cand[s] = s
         in_cand[s] = True
     n_cand = sm_count
+    state = (slot_free, free, start, sm_of, slot_of, heap_t, heap_g)
     t = 0.0
     last = sm_count - 1
     i = 0
@@ -104,16 +122,7 @@ def run_dispatch(durations, sm_count, slots_per_sm, round_robin):  # pragma: no 
             while i < blocks and remaining > 0:
                 s = cand[pos]
                 if free[s] > 0:
-                    for k in range(slots_per_sm):
-                        g = s * slots_per_sm + k
-                        if slot_free[g]:
-                            break
-                    slot_free[g] = False
-                    free[s] -= 1
-                    start[i] = t
-                    sm_of[i] = s
-                    slot_of[i] = k
-                    n_heap = _push(heap_t, heap_g, n_heap, t + durations[i], g)
+                    n_heap = _place(i, s, t, durations[i], slots_per_sm, state, n_heap)
                     i += 1
                     remaining -= 1
                     last = s
@@ -131,16 +140,7 @@ def run_dispatch(durations, sm_count, slots_per_sm, round_robin):  # pragma: no 
                 for c in range(n_cand):
                     s = cand[c]
                     if level[s] >= v:
-                        for k in range(slots_per_sm):
-                            g = s * slots_per_sm + k
-                            if slot_free[g]:
-                                break
-                        slot_free[g] = False
-                        free[s] -= 1
-                        start[i] = t
-                        sm_of[i] = s
-                        slot_of[i] = k
-                        n_heap = _push(heap_t, heap_g, n_heap, t + durations[i], g)
+                        n_heap = _place(i, s, t, durations[i], slots_per_sm, state, n_heap)
                         i += 1
                         if i == blocks:
                             break

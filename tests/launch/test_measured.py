@@ -8,7 +8,6 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from explorer.devices.model import CatalogGpu
 from explorer.errors import UserError
 from explorer.launch.config import Dim3, LaunchConfig
 from explorer.launch.measured import (
@@ -23,11 +22,8 @@ from explorer.launch.measured import (
     timeline_from_records,
 )
 from explorer.launch.schedule import plan_launch
+from tests.launch.conftest import GTX
 from tests.simulator import run_on_simulator
-
-GTX = CatalogGpu(
-    name="NVIDIA GeForce GTX 1650", key="catalog:gtx-1650", compute_capability=(7, 5), sm_count=16
-)
 
 
 def test_kernels_on_the_simulator():

@@ -75,7 +75,7 @@ def test_timeline_renders_at_classroom_sizes(qapp, text_scale, scale, width, hei
     # 16 SMs x 1 slot: a row per slot at every size
     assert lay.slot_rows and lay.rows == 16
     # the text grows with the app's text size
-    assert view._fonts()[1].pixelSize() == round(13 * scale / 100)
+    assert view.fonts().body.pixelSize() == round(13 * scale / 100)
     # a pixel in the middle of SM 0's row early on is a block's blue
     y = int(lay.plot.top() + lay.plot.height() / 32)
     x = int(lay.plot.left() + 2)
@@ -185,10 +185,10 @@ def test_latency_view_renders_at_classroom_sizes(qapp, text_scale, scale, width,
     view.set_model(run, curve, preset)
     image = view.render_image(width, height)
     assert _distinct_colours(image) > 6
-    assert view._fonts()[2].pixelSize() == round(11 * scale / 100)
+    assert view.fonts().small.pixelSize() == round(11 * scale / 100)
     # the legend wraps rather than running off a narrow view at large text
-    assert view._legend_rows(width - 12, view._fonts()[2]) >= 1
-    items = view._legend_items(400, view._fonts()[2])
+    assert view._legend_rows(width - 12, view.fonts().small) >= 1
+    items = view._legend_items(400, view.fonts().small)
     assert all(x >= 0 for x, _r, _c, _w in items)
 
 

@@ -21,9 +21,9 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from PySide6.QtCore import QElapsedTimer, QPointF, QRectF, QSize, Qt, QTimer
+from PySide6.QtCore import QPointF, QRectF, QSize, Qt
 from PySide6.QtGui import QColor, QFont, QFontMetrics, QImage, QPainter, QPaintEvent, QPen, QPolygonF
-from PySide6.QtWidgets import QSizePolicy, QWidget
+from PySide6.QtWidgets import QWidget
 
 from explorer.launch.latency import (
     ELIGIBLE,
@@ -35,11 +35,10 @@ from explorer.launch.latency import (
 )
 from explorer.launch.measured import BandwidthSweep
 from explorer.ui.guard import qt_guard
-from explorer.ui.theme import px
 from explorer.ui.visualizer import palette
-from explorer.ui.visualizer.sweep_graph import _nice_ticks
+from explorer.ui.visualizer.playing_view import PlayingView, paint_axis
+from explorer.ui.visualizer.sweep_graph import _nice_ticks  # the y axis of the sweep
 
-FRAME_MS = 16
 #: the cycle window scrolls by its own width in this many seconds
 WINDOW_SECONDS = 4.0
 ISSUE_ALU = palette.RUNNING
@@ -50,7 +49,7 @@ READY = QColor("#bfdbfe")  # the running blue, palest: could issue, was not pick
 _NONE, _IDLE, _STALLED, _ELIGIBLE, _ALU, _LOAD = range(6)
 
 
-class LatencyView(QWidget):
+class LatencyView(PlayingView):
     """The warp-state chart and the utilization curve of one ``LatencyRun`` (``set_model``)."""
 
     def __init__(self, parent: QWidget | None = None) -> None:
@@ -62,13 +61,7 @@ class LatencyView(QWidget):
         self.sweep_unavailable = ""  # one line: why there is no measured sweep (no GPU, say)
         self.cycle = 0  # the window shows cycles [cycle - window, cycle)
         self._codes: np.ndarray | None = None
-        self._timer = QTimer(self)
-        self._timer.setInterval(FRAME_MS)
-        self._timer.timeout.connect(self._tick)
-        self._clock = QElapsedTimer()
         self._play_from = 0
-        self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Expanding)
-        self.setMinimumSize(320, 200)
 
     # ------------------------------------------------------------------ records in
 
@@ -101,34 +94,19 @@ class LatencyView(QWidget):
         self.cycle = int(min(max(self.window, cycle), self.run.recorded_cycles))
         self.update()
 
-    def play(self) -> None:
+    def _start(self) -> bool:
         if self.run is None:
-            return
+            return False
         if self.cycle >= self.run.recorded_cycles:
             self.cycle = self.window
         self._play_from = self.cycle
-        self._clock.start()
-        self._timer.start()
+        return True
 
-    def pause(self) -> None:
-        self._timer.stop()
-
-    @property
-    def playing(self) -> bool:
-        return self._timer.isActive()
-
-    def _tick(self) -> None:
+    def _advance(self, seconds: float) -> bool:
         if self.run is None:
-            self.pause()
-            return
-        rate = self.window / WINDOW_SECONDS
-        self.set_cycle(self._play_from + int(self._clock.elapsed() / 1000.0 * rate))
-        if self.cycle >= self.run.recorded_cycles:
-            self.pause()
-
-    def apply_text_scale(self) -> None:
-        self.updateGeometry()
-        self.update()
+            return False
+        self.set_cycle(self._play_from + int(seconds * self.window / WINDOW_SECONDS))
+        return self.cycle < self.run.recorded_cycles
 
     # ------------------------------------------------------------------ what to paint
 
@@ -169,27 +147,9 @@ class LatencyView(QWidget):
 
     # ------------------------------------------------------------------ painting
 
-    def render_image(self, width: int, height: int) -> QImage:
-        """The view at ``width`` x ``height`` into an image, offscreen (screenshots and tests)."""
-        self.resize(width, height)
-        image = QImage(width, height, QImage.Format.Format_ARGB32_Premultiplied)
-        image.fill(palette.canvas().ground)
-        self.render(image)
-        return image
-
     @qt_guard
     def sizeHint(self) -> QSize:
         return QSize(1000, 560)
-
-    def _fonts(self) -> tuple[QFont, QFont, QFont]:
-        title = QFont(self.font())
-        title.setPixelSize(px(15))
-        title.setBold(True)
-        body = QFont(self.font())
-        body.setPixelSize(px(13))
-        small = QFont(self.font())
-        small.setPixelSize(px(11))
-        return title, body, small
 
     @qt_guard
     def paintEvent(self, event: QPaintEvent) -> None:  # noqa: N802 - Qt's name
@@ -197,7 +157,8 @@ class LatencyView(QWidget):
         p.setRenderHint(QPainter.RenderHint.Antialiasing)
         c = palette.canvas()
         p.fillRect(self.rect(), c.ground)
-        title_f, body_f, small_f = self._fonts()
+        f_ = self.fonts()
+        title_f, body_f, small_f = f_.title, f_.body, f_.small
         if self.run is None:
             p.setFont(body_f)
             p.setPen(c.muted)
@@ -307,21 +268,15 @@ class LatencyView(QWidget):
                     label,
                 )
             y += row_h
-        # cycle axis
-        p.setPen(c.muted)
-        tick_w = fm.horizontalAdvance("000000") + 6
-        for v in _nice_ticks(lo, hi, max(2, min(6, int(plot.width() // tick_w)))):
-            x = plot.left() + (v - lo) / max(hi - lo, 1) * plot.width()
-            p.drawLine(QPointF(x, plot.bottom()), QPointF(x, plot.bottom() + 3))
-            p.drawText(
-                QRectF(x - tick_w / 2, plot.bottom() + 3, tick_w, fm.height()),
-                Qt.AlignmentFlag.AlignHCenter,
-                f"{v:g}",
-            )
-        p.drawText(
-            QRectF(plot.left(), plot.bottom() + fm.height() + 3, plot.width(), fm.height()),
-            Qt.AlignmentFlag.AlignLeft,
+        paint_axis(
+            p,
+            (plot.left(), plot.right()),
+            plot.bottom(),
+            font,
+            (lo, hi),
             "cycle",
+            widest="000000",
+            max_ticks=6,
         )
 
     def _graph_frame(
@@ -349,22 +304,7 @@ class LatencyView(QWidget):
         return plot
 
     def _x_axis(self, p: QPainter, plot: QRectF, font: QFont, x_max: int, label: str) -> None:
-        fm = QFontMetrics(font)
-        c = palette.canvas()
-        p.setPen(c.muted)
-        tick_w = fm.horizontalAdvance("0000") + 6
-        for v in _nice_ticks(0, x_max, max(2, min(8, int(plot.width() // tick_w)))):
-            x = plot.left() + v / x_max * plot.width()
-            p.drawText(
-                QRectF(x - tick_w / 2, plot.bottom() + 2, tick_w, fm.height()),
-                Qt.AlignmentFlag.AlignHCenter,
-                f"{v:g}",
-            )
-        p.drawText(
-            QRectF(plot.left(), plot.bottom() + fm.height() + 2, plot.width(), fm.height()),
-            Qt.AlignmentFlag.AlignHCenter,
-            label,
-        )
+        paint_axis(p, (plot.left(), plot.right()), plot.bottom(), font, (0, x_max), label, centre_label=True)
 
     def _paint_curve(self, p: QPainter, rect: QRectF, font: QFont) -> None:
         assert self.run is not None
@@ -372,12 +312,7 @@ class LatencyView(QWidget):
         c = palette.canvas()
         p.setFont(font)
         fm = QFontMetrics(font)
-        p.setPen(c.text)
-        p.drawText(
-            QRectF(rect.left(), rect.top(), rect.width(), fm.height()),
-            Qt.AlignmentFlag.AlignHCenter,
-            "issue slots used vs warps per SM",
-        )
+        _graph_title(p, rect, "issue slots used vs warps per SM")
         plot = self._graph_frame(
             p,
             rect,
@@ -449,12 +384,7 @@ class LatencyView(QWidget):
         c = palette.canvas()
         p.setFont(font)
         fm = QFontMetrics(font)
-        p.setPen(c.text)
-        p.drawText(
-            QRectF(rect.left(), rect.top(), rect.width(), fm.height()),
-            Qt.AlignmentFlag.AlignHCenter,
-            "measured GB/s vs warps per SM",
-        )
+        _graph_title(p, rect, "measured GB/s vs warps per SM")
         s = self.sweep
         if s is None:
             p.setPen(c.muted)
@@ -535,6 +465,16 @@ class LatencyView(QWidget):
                 words,
             )
         p.setBrush(Qt.BrushStyle.NoBrush)
+
+
+def _graph_title(p: QPainter, rect: QRectF, text: str) -> None:
+    """A graph's title, centred on the first line of its rectangle, in the painter's font."""
+    p.setPen(palette.canvas().text)
+    p.drawText(
+        QRectF(rect.left(), rect.top(), rect.width(), p.fontMetrics().height()),
+        Qt.AlignmentFlag.AlignHCenter,
+        text,
+    )
 
 
 def _elided(p: QPainter, rect: QRectF, text: str) -> None:

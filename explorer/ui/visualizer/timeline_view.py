@@ -23,21 +23,19 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from PySide6.QtCore import QElapsedTimer, QPointF, QRectF, QSize, Qt, QTimer
+from PySide6.QtCore import QPointF, QRectF, QSize, Qt
 from PySide6.QtGui import QColor, QFont, QFontMetrics, QImage, QPainter, QPaintEvent, QPen
-from PySide6.QtWidgets import QSizePolicy, QWidget
+from PySide6.QtWidgets import QWidget
 
 from explorer.launch.dispatch import DispatchResult
 from explorer.launch.measured import MeasuredDispatch
 from explorer.launch.timeline import Timeline
 from explorer.ui.guard import qt_guard
-from explorer.ui.theme import px
 from explorer.ui.visualizer import palette
-from explorer.ui.visualizer.sweep_graph import _nice_ticks
+from explorer.ui.visualizer.playing_view import PlayingView, paint_axis
 
 #: a whole launch plays in this many seconds, whatever its length
 PLAY_SECONDS = 8.0
-FRAME_MS = 16  # 60 frames per second
 SHADE_A = palette.RUNNING
 SHADE_B = QColor("#60a5fa")  # the running blue, lighter: the next block on the same slot
 TAIL = QColor(palette.IDLE_LANE.red(), palette.IDLE_LANE.green(), palette.IDLE_LANE.blue(), 46)
@@ -113,7 +111,7 @@ class TimelineLayout:
     slot_rows: bool
 
 
-class TimelineView(QWidget):
+class TimelineView(PlayingView):
     """Per-SM Gantt chart of a DispatchResult or a MeasuredDispatch (``set_dispatch`` / ``set_measured``)."""
 
     def __init__(self, parent: QWidget | None = None) -> None:
@@ -123,13 +121,7 @@ class TimelineView(QWidget):
         self.time = 0.0
         self._raster: QImage | None = None
         self._raster_key: tuple[int, int, int] | None = None
-        self._timer = QTimer(self)
-        self._timer.setInterval(FRAME_MS)
-        self._timer.timeout.connect(self._tick)
-        self._clock = QElapsedTimer()
         self._play_from = 0.0
-        self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Expanding)
-        self.setMinimumSize(320, 200)
 
     # ------------------------------------------------------------------ records in
 
@@ -170,49 +162,29 @@ class TimelineView(QWidget):
         self.time = min(max(0.0, t), self.makespan)
         self.update()
 
-    def play(self) -> None:
+    def _start(self) -> bool:
         if self.shown is None or self.makespan <= 0:
-            return
+            return False
         if self.time >= self.makespan:
             self.time = 0.0
         self._play_from = self.time
-        self._clock.start()
-        self._timer.start()
+        return True
 
-    def pause(self) -> None:
-        self._timer.stop()
-
-    @property
-    def playing(self) -> bool:
-        return self._timer.isActive()
-
-    def _tick(self) -> None:
-        elapsed = self._clock.elapsed() / 1000.0
-        self.set_time(self._play_from + elapsed * self.makespan / PLAY_SECONDS)
-        if self.time >= self.makespan:
-            self.pause()
+    def _advance(self, seconds: float) -> bool:
+        self.set_time(self._play_from + seconds * self.makespan / PLAY_SECONDS)
+        return self.time < self.makespan
 
     def apply_text_scale(self) -> None:
         self._raster = None
-        self.updateGeometry()
-        self.update()
+        super().apply_text_scale()
 
     # ------------------------------------------------------------------ layout
-
-    def _fonts(self) -> tuple[QFont, QFont, QFont]:
-        title = QFont(self.font())
-        title.setPixelSize(px(15))
-        title.setBold(True)
-        body = QFont(self.font())
-        body.setPixelSize(px(13))
-        small = QFont(self.font())
-        small.setPixelSize(px(11))
-        return title, body, small
 
     def layout_now(self, width: int | None = None, height: int | None = None) -> TimelineLayout:
         w = float(self.width() if width is None else width)
         h = float(self.height() if height is None else height)
-        title_f, body_f, small_f = self._fonts()
+        f_ = self.fonts()
+        title_f, body_f, small_f = f_.title, f_.body, f_.small
         th, bh, sh = (QFontMetrics(f).height() for f in (title_f, body_f, small_f))
         pad = 6.0
         body_fm = QFontMetrics(body_f)
@@ -258,14 +230,6 @@ class TimelineView(QWidget):
 
     # ------------------------------------------------------------------ painting
 
-    def render_image(self, width: int, height: int) -> QImage:
-        """The view at ``width`` x ``height`` into an image, offscreen (screenshots and tests)."""
-        self.resize(width, height)
-        image = QImage(width, height, QImage.Format.Format_ARGB32_Premultiplied)
-        image.fill(palette.canvas().ground)
-        self.render(image)
-        return image
-
     @qt_guard
     def sizeHint(self) -> QSize:
         return QSize(900, 520)
@@ -275,7 +239,8 @@ class TimelineView(QWidget):
         p = QPainter(self)
         c = palette.canvas()
         p.fillRect(self.rect(), c.ground)
-        title_f, body_f, small_f = self._fonts()
+        f_ = self.fonts()
+        title_f, body_f, small_f = f_.title, f_.body, f_.small
         if self.shown is None:
             p.setFont(body_f)
             p.setPen(c.muted)
@@ -408,20 +373,8 @@ class TimelineView(QWidget):
         fm = QFontMetrics(font)
         makespan = s.timeline.figures.makespan
         hi = self.span * s.axis_scale
-        tick_w = fm.horizontalAdvance("00000.00") + 8
-        p.setPen(c.muted)
-        for v in _nice_ticks(0.0, hi, max(2, min(8, int(axis.width() // tick_w)))):
-            x = x_of(v / s.axis_scale)
-            p.drawLine(QPointF(x, axis.top()), QPointF(x, axis.top() + 3))
-            p.drawText(
-                QRectF(x - tick_w / 2, axis.top() + 3, tick_w, fm.height()),
-                Qt.AlignmentFlag.AlignHCenter,
-                f"{v:g}",
-            )
-        p.drawText(
-            QRectF(axis.left(), axis.top() + fm.height() + 3, axis.width(), fm.height()),
-            Qt.AlignmentFlag.AlignLeft,
-            s.axis_unit,
+        paint_axis(
+            p, (axis.left(), axis.right()), axis.top(), font, (0.0, hi), s.axis_unit, widest="00000.00"
         )
         # the makespan first, then the bounds where their label fits under its own tick
         marks = [(makespan, "makespan")]
