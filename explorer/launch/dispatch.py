@@ -49,7 +49,7 @@ POLICY_WORDS = {
 #: the most blocks simulated: the timeline keeps four numbers per block (about 50 MB at this size)
 MAX_BLOCKS = 1 << 21
 MODEL_NOTE = (
-    "A model: each SM holds as many blocks as occupancy allows, and the first waiting block starts "
+    "each SM holds as many blocks as occupancy allows, and the first waiting block starts "
     "the moment any slot frees. Placement changes which SM runs a block, not when it starts, so "
     "both policies give the same makespan. Durations are in units of the mean block."
 )

@@ -139,8 +139,9 @@ class Timeline:
             longest_block=float(durations.max()),
             tail_start=tail_start,
             tail_length=tail_length,
-            tail_idle_sm_time=float(self.sm_count * tail_length - busy_tail.sum()),
-            tail_idle_slot_time=float(self.slots * tail_length - (work - before.sum())),
+            # max(0, ...): the sums are of floats, and an exact 0 must not print as -0.00
+            tail_idle_sm_time=max(0.0, float(self.sm_count * tail_length - busy_tail.sum())),
+            tail_idle_slot_time=max(0.0, float(self.slots * tail_length - (work - before.sum()))),
             idle_slot_time_while_queued=max(0.0, float(queued_capacity - before.sum())),
             sm_busy=tuple(float(b) for b in busy),
             sm_work=tuple(float(w) for w in np.bincount(self.sm, weights=durations, minlength=self.sm_count)),

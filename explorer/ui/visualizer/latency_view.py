@@ -171,7 +171,7 @@ class LatencyView(PlayingView):
         p.setFont(title_f)
         p.setPen(c.text)
         title = (
-            f"Latency hiding: {cfg.warps} warps on {cfg.schedulers} "
+            f"Latency hiding, simulated: {cfg.warps} warps on {cfg.schedulers} "
             f"scheduler{'s' if cfg.schedulers != 1 else ''} ({cfg.policy})"
         )
         _elided(p, QRectF(pad, pad, w - 2 * pad, th), title)

@@ -61,7 +61,7 @@ class Shown:
         f, p = r.figures, r.plan
         return cls(
             timeline=r.timeline,
-            title=f"{p.device_name}: {p.total_blocks:,} blocks",
+            title=f"simulated on {p.device_name}: {p.total_blocks:,} blocks",
             facts=(
                 f"{r.durations.describe}; makespan {f.makespan:.2f} (the wave picture: {p.waves}); bounds {r.lower_bound:.2f} to "
                 f"{r.upper_bound:.2f}; tail from {f.tail_start:.2f}, SMs idle {f.tail_idle_sm_time:.2f} in it"
