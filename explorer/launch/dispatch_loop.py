@@ -108,8 +108,16 @@ def run_dispatch(durations, sm_count, slots_per_sm, round_robin):  # pragma: no 
     last = sm_count - 1
     i = 0
     while i < blocks:
-        if n_cand > 1:
+        if n_cand > 32:
             cand[:n_cand] = np.sort(cand[:n_cand])
+        else:  # a few SMs freed a slot at once: sort in place, no array made
+            for a in range(1, n_cand):
+                x = cand[a]
+                b = a - 1
+                while b >= 0 and cand[b] > x:
+                    cand[b + 1] = cand[b]
+                    b -= 1
+                cand[b + 1] = x
         if round_robin:
             remaining = 0
             pos = 0
