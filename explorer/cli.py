@@ -45,6 +45,17 @@ def _add_lesson(p: argparse.ArgumentParser) -> None:
     p.add_argument("--step", default=None, metavar="K", help="the lesson's step to show first (default 1)")
 
 
+def _add_launch_shape(p: argparse.ArgumentParser) -> None:
+    """``--device NAME --grid X[,Y[,Z]] --block X[,Y[,Z]] [--smem B] [--regs R]``: one launch."""
+    p.add_argument("--device", required=True, metavar="NAME", help='device name or unique part ("1650")')
+    p.add_argument("--grid", required=True, metavar="X[,Y[,Z]]", help="grid dimensions in blocks")
+    p.add_argument("--block", required=True, metavar="X[,Y[,Z]]", help="block dimensions in threads")
+    p.add_argument(
+        "--smem", type=str, default="0", metavar="B", help="dynamic shared memory per block, bytes"
+    )
+    p.add_argument("--regs", type=str, default="32", metavar="R", help="registers per thread (default 32)")
+
+
 def _add_remote(p: argparse.ArgumentParser) -> None:
     """``--host DEST [--via PREFIX] [--remote-python PATH]``: do it on another machine over ssh."""
     p.add_argument(
@@ -109,13 +120,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
 
     p = sub.add_parser("launch", help="how a whole launch is dispatched: warps, idle lanes, waves")
-    p.add_argument("--device", required=True, metavar="NAME", help='device name or unique part ("1650")')
-    p.add_argument("--grid", required=True, metavar="X[,Y[,Z]]", help="grid dimensions in blocks")
-    p.add_argument("--block", required=True, metavar="X[,Y[,Z]]", help="block dimensions in threads")
-    p.add_argument(
-        "--smem", type=str, default="0", metavar="B", help="dynamic shared memory per block, bytes"
-    )
-    p.add_argument("--regs", type=str, default="32", metavar="R", help="registers per thread (default 32)")
+    _add_launch_shape(p)
     p.add_argument(
         "--n",
         type=str,
@@ -150,6 +155,68 @@ def build_parser() -> argparse.ArgumentParser:
     _add_json(p)
     p.set_defaults(
         handler="explorer.commands.launch:run_launch", check="explorer.commands.launch:parse_launch_request"
+    )
+
+    p = sub.add_parser(
+        "dispatch", help="blocks dispatched in time as slots free: the makespan, its bounds and the tail"
+    )
+    _add_launch_shape(p)
+    p.add_argument(
+        "--durations",
+        required=True,
+        metavar="uniform|jitter:P|heavy:ALPHA|rows:...|file:PATH",
+        help="how long each block runs: all equal; 1 +- P; Pareto with shape ALPHA (mean 1); by block "
+        "row (rows:1,4,1 or rows:mandelbrot); one number per block from a file",
+    )
+    p.add_argument(
+        "--policy",
+        default="free",
+        metavar="free|round-robin",
+        help="which SM gets the next block when several have room: the one with the most free slots "
+        "(default, as measured on GPUs) or the next in turn (GPGPU-Sim)",
+    )
+    p.add_argument("--seed", default="0", metavar="N", help="seed of jitter and heavy (default 0)")
+    p.add_argument(
+        "--measure",
+        action="store_true",
+        help="run blocks of fixed length on this machine's GPU and record each block's SM, start and end",
+    )
+    _add_json(p)
+    p.set_defaults(
+        handler="explorer.commands.dispatch:run_dispatch", check="explorer.commands.dispatch:parse_dispatch"
+    )
+
+    p = sub.add_parser(
+        "latency", help="warp schedulers hiding memory latency: utilization against warps, and N*"
+    )
+    p.add_argument("--warps", required=True, metavar="N", help="resident warps per SM")
+    p.add_argument(
+        "--mem-latency",
+        required=True,
+        metavar="L",
+        help="cycles a warp waits for its load (a measured latency of 437 cycles is L = 436)",
+    )
+    p.add_argument(
+        "--alu", required=True, metavar="K", help="independent arithmetic instructions after each load"
+    )
+    p.add_argument("--schedulers", default="4", metavar="S", help="warp schedulers per SM (default 4)")
+    p.add_argument(
+        "--policy",
+        default="gto",
+        metavar="gto|lrr",
+        help="greedy then oldest (default) or loose round robin",
+    )
+    p.add_argument(
+        "--cycles", default=None, metavar="C", help="cycles to simulate (default: enough to settle)"
+    )
+    p.add_argument(
+        "--measure",
+        action="store_true",
+        help="measure memory bandwidth against resident warps per SM on this machine's GPU",
+    )
+    _add_json(p)
+    p.set_defaults(
+        handler="explorer.commands.dispatch:run_latency", check="explorer.commands.dispatch:parse_latency"
     )
 
     p = sub.add_parser("bench", help="run a benchmark workload headless, one line per point")

@@ -5,7 +5,8 @@ Arguments are built from each sub-command's real options with hostile values (un
 5000-digit numbers, 1e400, NaN, empty strings, negative numbers, control characters, overlong
 paths, unknown ~users), in any order, some missing or repeated, some unknown. ``cli.main`` runs
 with ``check_only=True``: parsing and validation to the last step before the work, so no
-benchmark runs and no window opens. ``occupancy``, ``launch``, ``memory``, ``divergence`` and ``tiling`` are pure maths, so they also run whole.
+benchmark runs and no window opens. ``occupancy``, ``launch``, ``memory``, ``divergence``, ``tiling``,
+``dispatch`` and ``latency`` are pure maths, so they also run whole.
 """
 
 from __future__ import annotations
@@ -116,6 +117,21 @@ HOSTILE = [
     "[::1]:22",
     "srun -N1 -n1 --time=2",
     "srun 'unclosed",
+    "uniform",
+    "jitter:0.5",
+    "jitter:1",
+    "heavy:1.5",
+    "heavy:0.5",
+    "rows:1,4,1",
+    "rows:mandelbrot",
+    "rows:",
+    "file:/etc/passwd",
+    "file:/dev/zero",
+    "file:",
+    "free",
+    "round-robin",
+    "gto",
+    "lrr",
 ]
 
 values = st.one_of(st.sampled_from(HOSTILE), st.text(max_size=12))
@@ -172,6 +188,33 @@ COMMANDS: dict[str, tuple[list[str], dict[str, str], list[str]]] = {
         {"--m": "64", "--n": "50", "--k": "70", "--tile": "16", "--cc": "8.6", "--regs": "32"},
         ["--json"],
     ),
+    # not --measure: it runs on a GPU (or says in one line why it cannot)
+    "dispatch": (
+        [],
+        {
+            "--device": "1650",
+            "--grid": "98",
+            "--block": "1024",
+            "--smem": "0",
+            "--regs": "32",
+            "--durations": "jitter:0.2",
+            "--policy": "round-robin",
+            "--seed": "7",
+        },
+        ["--json"],
+    ),
+    "latency": (
+        [],
+        {
+            "--warps": "16",
+            "--mem-latency": "436",
+            "--alu": "9",
+            "--schedulers": "4",
+            "--policy": "lrr",
+            "--cycles": "5000",
+        },
+        ["--json"],
+    ),
     "self-test": ([], {"--host": "gpu-lab", "--remote-python": "~/dx/bin/python"}, ["--json"]),
     "lessons": ([], {}, ["--json"]),
 }
@@ -197,7 +240,17 @@ VARIANTS: dict[str, tuple[str, list[str], dict[str, str], list[str]]] = {
     ),
 }
 #: pure maths, cheap: these also run whole when their arguments pass
-PURE = ("occupancy", "launch", "memory", "divergence", "tiling", "launch --compare", "lessons")
+PURE = (
+    "occupancy",
+    "launch",
+    "memory",
+    "divergence",
+    "tiling",
+    "launch --compare",
+    "lessons",
+    "dispatch",
+    "latency",
+)
 OTHER_OPTIONS = ["--device", "--cc", "--sizes", "--bogus", "--help", "-h", "--json", "--", "-1"]
 
 

@@ -192,6 +192,52 @@ def _select_gpu(index: int, emulate: bool) -> None:
     cuda.select_device(index)
 
 
+def _bounded(params: dict[str, Any], name: str, low: int, high: int) -> int:
+    value = params.get(name)
+    if not isinstance(value, int) or isinstance(value, bool) or not low <= value <= high:
+        raise UserError(f"{name} must be a whole number from {low} to {high}; got {value!r:.60}")
+    return value
+
+
+def measured_blocks(params: dict[str, Any], emit: Emit) -> dict[str, Any]:
+    """Blocks that spin ``spin_ns`` each, every block's SM and start and end recorded
+    (``explorer.launch.measured``). params: ``grid``, ``block`` (3 whole numbers each), ``smem``
+    (bytes), ``spin_ns``, ``device_index`` (or null). Answer: ``sm``, ``start``, ``end`` (lists),
+    ``regs``, ``device_name``, ``backend``, ``sm_count``."""
+    from explorer.launch.measured import MAX_MEASURED_BLOCKS, MAX_MEASURED_SMEM, SPIN_NS, record_here
+
+    grid = _whole_numbers(params.get("grid"), "grid", 3)
+    block = _whole_numbers(params.get("block"), "block", 3)
+    if not all(v >= 1 for v in grid + block) or grid[0] * grid[1] * grid[2] > MAX_MEASURED_BLOCKS:
+        raise UserError(
+            f"grid {grid} and block {block} must be positive, at most {MAX_MEASURED_BLOCKS} blocks"
+        )
+    smem = _bounded(params, "smem", 0, MAX_MEASURED_SMEM)
+    spin = _bounded(params, "spin_ns", 1, SPIN_NS)
+    if params.get("device_index") is not None:
+        _select_gpu(_whole_numbers([params.get("device_index")], "device_index")[0], False)
+    return record_here(grid, block, smem, spin)
+
+
+def measured_bandwidth(params: dict[str, Any], emit: Emit) -> dict[str, Any]:
+    """A pointer chase, then a streaming read at each warps-per-SM count (``explorer.launch.measured``).
+    params: ``warps`` (list), ``stream_bytes``, ``chase_bytes``, ``chase_steps``, ``repeats``,
+    ``device_index`` (or null). Answer: ``latency_ns``, ``points``, ``device_name``, ``backend``,
+    ``sm_count``."""
+    from explorer.launch.measured import CHASE_BYTES, CHASE_STEPS, STREAM_BYTES, bandwidth_here
+
+    warps = _whole_numbers(params.get("warps"), "warps")
+    if not warps or not all(1 <= w <= 64 for w in warps):
+        raise UserError(f"warps must list counts from 1 to 64; got {warps!r:.60}")
+    stream = _bounded(params, "stream_bytes", 4096, 4 * STREAM_BYTES)
+    chase = _bounded(params, "chase_bytes", 256, 4 * CHASE_BYTES)
+    steps = _bounded(params, "chase_steps", 1, 10 * CHASE_STEPS)
+    repeats = _bounded(params, "repeats", 1, 50)
+    if params.get("device_index") is not None:
+        _select_gpu(_whole_numbers([params.get("device_index")], "device_index")[0], False)
+    return bandwidth_here(warps, stream, chase, steps, repeats)
+
+
 def devices_list(params: dict[str, Any], emit: Emit) -> dict[str, Any]:
     """The machine's devices, as ``device-explorer devices --json`` lists them (what a remote
     machine's Devices panel shows). params: ``catalog`` (bool: spec sheets too; default false).
@@ -269,6 +315,8 @@ METHODS: dict[str, Method] = {
     "gpu.lock": gpu_lock,
     "selftest.simulator": selftest_simulator,
     "realrun.run": realrun_run,
+    "measured.blocks": measured_blocks,
+    "measured.bandwidth": measured_bandwidth,
     "devices.list": devices_list,
     "devices.live": devices_live,
     "selftest.run": selftest_run,

@@ -7,22 +7,8 @@ import json
 import pytest
 
 from explorer import cli
-from explorer.devices.model import CatalogGpu, CpuDevice
-from tests.devices.fake_find import find_only
 
-GTX = CatalogGpu(
-    name="NVIDIA GeForce GTX 1650",
-    key="catalog:gtx-1650",
-    compute_capability=(7, 5),
-    sm_count=16,
-)
-H100 = CatalogGpu(name="NVIDIA H100 SXM5 80GB", key="catalog:h100", compute_capability=(9, 0), sm_count=132)
-CPU = CpuDevice(name="Some CPU", key="cpu")
-
-
-@pytest.fixture(autouse=True)
-def fake_devices(monkeypatch):
-    find_only(monkeypatch, [CPU, GTX, H100])
+pytestmark = pytest.mark.usefixtures("fake_devices")
 
 
 def run(capsys, *argv):

@@ -52,6 +52,8 @@ NOT_COMPUTED: dict[str, dict[float, str]] = {
         7.0: "compute capability 7.0 (Volta), where independent thread scheduling begins (ITS_NOTE)",
     },
     "12-tiled-matmul": {},
+    "13-tail-uneven-blocks": {},
+    "14-latency-occupancy-ilp": {},
 }
 
 _NUMBER = re.compile(r"(?<![\w.])(\d[\d,]*(?:\.\d+)?)(?![\w])")
@@ -130,12 +132,60 @@ def derived_visualizer(state: VisualizerState) -> set[float]:
         occ.smem_carveout_bytes,
         occ.reserved_smem_per_block_bytes,
     }
+    if isinstance(state.extra.get("dispatch"), dict):
+        out |= derived_dispatch(plan, state.extra["dispatch"])
+    if isinstance(state.extra.get("latency"), dict):
+        out |= derived_latency(plan, limits, state.extra["latency"])
     if state.thread:
         block_idx, thread_idx = parse_thread_ref(state.thread)
         info = plan.thread(plan.block_linear(block_idx), plan.thread_linear(thread_idx))
         pos = info.global_position
         out |= {*block_idx.as_tuple(), *thread_idx.as_tuple(), info.global_linear, info.warp, info.lane}
         out |= {*pos.as_tuple()}
+    return out
+
+
+def derived_dispatch(plan, step: dict) -> set[float]:
+    """A step's dispatch in time (the timeline view's figures, to 2 decimals as it prints them),
+    and the numbers of its durations (P and 1 +- P, ALPHA, row weights)."""
+    from explorer.launch.dispatch import simulate_dispatch
+    from explorer.launch.durations import parse_durations
+
+    spec = parse_durations(step["durations"])
+    r = simulate_dispatch(plan, spec, step.get("policy", "free"), step.get("seed", 0))
+    f = r.figures
+    figures = (
+        f.makespan,
+        r.lower_bound,
+        r.upper_bound,
+        f.longest_block,
+        f.tail_start,
+        f.tail_length,
+        f.tail_idle_sm_time,
+        f.tail_idle_slot_time,
+        f.total_work,
+    )
+    out = {round(x, 2) for x in figures} | {round(100 * r.efficiency, 1), step.get("seed", 0)}
+    out |= {spec.value, round(1 - spec.value, 2), round(1 + spec.value, 2), *spec.weights}
+    return out
+
+
+def derived_latency(plan, limits, step: dict) -> set[float]:
+    """A step's latency model on the launch's SM: the preset's latency and L, K and the loop's
+    length, warps per scheduler, N* per scheduler and per SM, and the curve the view draws
+    (utilization at every warp count, to 1 decimal as it prints them)."""
+    from explorer.launch.latency import config_for_launch, find_preset, simulate_latency, utilization_curve
+
+    preset = find_preset(step["preset"])
+    k = step["alu"]
+    config = config_for_launch(plan.occupancy, limits, preset.mem_latency, k, step.get("policy", "gto"))
+    run = simulate_latency(config)
+    curve = utilization_curve(preset.mem_latency, k, config.schedulers, config.policy, config.slots)
+    out: set[float] = {preset.latency_cycles, preset.mem_latency, k, k + 1, config.period, config.schedulers}
+    out |= {config.warps_on(s) for s in range(config.schedulers)} | {config.warps_on(0) - 1}
+    out |= {run.warps_needed_per_scheduler, run.warps_needed}
+    out |= {round(100 * run.utilization, 1), round(100 * run.model_utilization, 1)}
+    out |= {round(100 * p.simulated, 1) for p in curve.points}
     return out
 
 
