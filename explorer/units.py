@@ -24,3 +24,27 @@ def binary_bytes(n: int | float | None, digits: int = 1, missing: str = "n/a") -
         if abs(n) >= size:
             return f"{trimmed(n / size, digits)} {unit}"
     return f"{int(n)} B"
+
+
+_DECIMAL_RATES = (("GB/s", 1e9), ("MB/s", 1e6), ("kB/s", 1e3))
+
+
+def byte_rate(bytes_per_s: float | None, missing: str = "n/a") -> str:
+    """A transfer rate in decimal units, as bandwidths are quoted (PCIe gen5 x16: 63 GB/s):
+    ``48.2 GB/s``, ``2 MB/s``, ``0 B/s``."""
+    if bytes_per_s is None:
+        return missing
+    for unit, size in _DECIMAL_RATES:
+        if abs(bytes_per_s) >= size:
+            return f"{trimmed(bytes_per_s / size, 1)} {unit}"
+    return f"{bytes_per_s:.0f} B/s"
+
+
+def share_pct(value: float | None, missing: str = "n/a") -> str:
+    """A percentage that may be tiny: two significant digits below 10 % (one warp on one SM of
+    132 is ``0.76 %``, never a rounded ``1 %``), whole numbers above."""
+    if value is None:
+        return missing
+    if value < 10:
+        return f"{float(f'{value:.2g}'):g} %"
+    return f"{value:.0f} %"
