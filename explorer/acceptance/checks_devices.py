@@ -85,7 +85,9 @@ def _nvml_index(ctx: CheckContext) -> int:
 
     index = gpu_identity(ctx.device, ctx.nvml)[1]
     if index is None:
-        raise CannotRun(f"NVML does not list {ctx.device} (no driver's NVML, or CUDA_VISIBLE_DEVICES hides it)")
+        raise CannotRun(
+            f"NVML does not list {ctx.device} (no driver's NVML, or CUDA_VISIBLE_DEVICES hides it)"
+        )
     return index
 
 
@@ -104,7 +106,7 @@ def check_environment(ctx: CheckContext) -> CheckResult:
     index = _nvml_index(ctx)
     with NvmlSession(ctx.nvml) as session:
         gpu = session.describe(index)
-        extra = {}
+        extra: dict[str, int | str] = {}
         for name, call in (
             ("persistence_mode", "nvmlDeviceGetPersistenceMode"),
             ("performance_state", "nvmlDeviceGetPerformanceState"),
@@ -222,7 +224,9 @@ def device_rows(
     limits = app.get("limits") or {}
     live = app.get("live") or {}
 
-    def row(field: str, app_value: Any, ref: Any, source: str, equal: bool | None = None, note: str = "") -> None:
+    def row(
+        field: str, app_value: Any, ref: Any, source: str, equal: bool | None = None, note: str = ""
+    ) -> None:
         if ref is None:
             return
         same = (app_value == ref) if equal is None else equal
@@ -241,7 +245,12 @@ def device_rows(
     row("sm_count", app.get("sm_count"), driver.get("MULTIPROCESSOR_COUNT"), "CUDA driver")
     row("sm_count", app.get("sm_count"), torch_props.get("multi_processor_count"), "torch")
     row("name", app.get("name"), torch_props.get("name"), "torch")
-    row("memory_bus_width_bits", app.get("memory_bus_width_bits"), driver.get("GLOBAL_MEMORY_BUS_WIDTH"), "CUDA driver")
+    row(
+        "memory_bus_width_bits",
+        app.get("memory_bus_width_bits"),
+        driver.get("GLOBAL_MEMORY_BUS_WIDTH"),
+        "CUDA driver",
+    )
     if smi is not None:
         row("name", app.get("name"), smi.get("name"), "nvidia-smi")
         row("uuid", _bare_uuid(app.get("uuid")), _bare_uuid(smi.get("uuid")), "nvidia-smi")
@@ -250,7 +259,14 @@ def device_rows(
         mib = _num(smi.get("memory.total"))
         total = app.get("memory_total_bytes")
         if mib is not None:
-            row("memory_total_bytes", total, int(mib), "nvidia-smi", total is not None and total // 2**20 == int(mib), "MiB")
+            row(
+                "memory_total_bytes",
+                total,
+                int(mib),
+                "nvidia-smi",
+                total is not None and total // 2**20 == int(mib),
+                "MiB",
+            )
         for field, name in (
             ("clock_sm_max_mhz", "clocks.max.sm"),
             ("clock_memory_max_mhz", "clocks.max.memory"),
@@ -262,7 +278,14 @@ def device_rows(
         limit = _num(smi.get("enforced.power.limit"))
         mine = live.get("power_limit_w")
         if limit is not None:
-            row("live.power_limit_w", mine, limit, "nvidia-smi", mine is not None and abs(mine - limit) <= 1.0, "within 1 W")
+            row(
+                "live.power_limit_w",
+                mine,
+                limit,
+                "nvidia-smi",
+                mine is not None and abs(mine - limit) <= 1.0,
+                "within 1 W",
+            )
         row("driver_version", app.get("driver_version"), smi.get("driver_version"), "nvidia-smi")
     for field, attribute in (
         ("max_threads_per_block", "MAX_THREADS_PER_BLOCK"),
@@ -302,7 +325,16 @@ def live_rows(app: dict[str, Any], cc: tuple[int, int] | None) -> list[FieldRow]
     rows = []
     for field in ("utilization_gpu_pct", "memory_used_bytes", "pcie_rx_bytes_per_s", "pcie_tx_bytes_per_s"):
         value, why = live.get(field), reasons.get(field)
-        rows.append(FieldRow(f"live.{field}", value, "a value or a reason", "the app", value is not None or bool(why), why or ""))
+        rows.append(
+            FieldRow(
+                f"live.{field}",
+                value,
+                "a value or a reason",
+                "the app",
+                value is not None or bool(why),
+                why or "",
+            )
+        )
     hopper = cc is not None and cc >= (9, 0)
     for field in ("sm_activity_pct", "sm_occupancy_pct"):
         value, why = live.get(field), reasons.get(field)
@@ -369,11 +401,15 @@ def check_devices(ctx: CheckContext) -> CheckResult:
 
     proc = _run_cli(ctx, "devices", "--json")
     if proc.returncode != 0:
-        return CheckResult("devices", "fail", f"devices --json exited {proc.returncode}: {proc.stderr.strip()[-300:]}")
+        return CheckResult(
+            "devices", "fail", f"devices --json exited {proc.returncode}: {proc.stderr.strip()[-300:]}"
+        )
     data = json.loads(proc.stdout)
     app = next((d for d in data["devices"] if d.get("key") == ctx.device), None)
     if app is None:
-        return CheckResult("devices", "fail", f"devices --json lists no {ctx.device}; why_no_gpu: {data.get('why_no_gpu')}")
+        return CheckResult(
+            "devices", "fail", f"devices --json lists no {ctx.device}; why_no_gpu: {data.get('why_no_gpu')}"
+        )
     nvml = _nvml_reference(ctx, int(app["nvml_index"]))
     smi, smi_raw = _smi_reference(app.get("uuid"))
     import torch
@@ -381,9 +417,13 @@ def check_devices(ctx: CheckContext) -> CheckResult:
     props = torch.cuda.get_device_properties(ctx.index)
     torch_props = {"name": props.name, "multi_processor_count": props.multi_processor_count}
     driver = device_attributes(ctx.index)
-    cc = tuple(int(x) for x in str(app.get("compute_capability")).split(".")) if app.get("compute_capability") else None
+    cc = (
+        tuple(int(x) for x in str(app.get("compute_capability")).split("."))
+        if app.get("compute_capability")
+        else None
+    )
     try:
-        table = limits_for_cc(cc).to_dict() if cc else None  # type: ignore[arg-type]
+        table = limits_for_cc(cc).to_dict() if cc else None
     except Exception:  # noqa: BLE001 - an unknown CC has no table row: the row check fails below
         table = {}
     rows = device_rows(app, nvml, smi, torch_props, driver, table)
@@ -427,7 +467,9 @@ def check_devices(ctx: CheckContext) -> CheckResult:
 def judge_self_test(report: dict[str, Any]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """(failed checks that count, failed checks a machine without Qt fails by design)."""
     failed = [c for c in report.get("checks", []) if c.get("status") == "fail"]
-    return [c for c in failed if c.get("name") not in QT_ONLY_CHECKS], [c for c in failed if c.get("name") in QT_ONLY_CHECKS]
+    return [c for c in failed if c.get("name") not in QT_ONLY_CHECKS], [
+        c for c in failed if c.get("name") in QT_ONLY_CHECKS
+    ]
 
 
 def check_self_test(ctx: CheckContext) -> CheckResult:
@@ -436,13 +478,19 @@ def check_self_test(ctx: CheckContext) -> CheckResult:
     try:
         report = json.loads(proc.stdout)
     except ValueError:
-        return CheckResult("self_test", "fail", f"self-test printed no JSON (exit {proc.returncode}): {proc.stderr.strip()[-300:]}")
+        return CheckResult(
+            "self_test",
+            "fail",
+            f"self-test printed no JSON (exit {proc.returncode}): {proc.stderr.strip()[-300:]}",
+        )
     counted, qt_only = judge_self_test(report)
     gpu_lines = [c for c in report.get("checks", []) if c.get("name") in ("gpu", "gpu workload")]
     workload = next((c for c in gpu_lines if c["name"] == "gpu workload"), None)
     problems = [f"{c['name']}: {c['detail']}" for c in counted]
     if workload is None or workload.get("status") != "pass":
-        problems.append("the GPU workload check did not pass: " + (workload or {}).get("detail", "it did not run"))
+        problems.append(
+            "the GPU workload check did not pass: " + (workload or {}).get("detail", "it did not run")
+        )
     noted = f"; {len(qt_only)} Qt-only check(s) fail as expected without Qt" if qt_only else ""
     summary = (
         f"{len(report.get('checks', []))} checks in {report.get('duration_s', 0):.0f} s: "

@@ -17,7 +17,7 @@ from typing import Any
 
 from explorer.acceptance.context import CheckContext
 from explorer.acceptance.judge import OccupancyCase, occupancy_figure, record_figure
-from explorer.acceptance.records import CheckResult
+from explorer.acceptance.records import CheckResult, Status
 
 #: the default dynamic shared memory a kernel may use without opting in
 DEFAULT_DYNAMIC_SMEM = 48 * 1024
@@ -30,7 +30,9 @@ def kernel_source(accumulators: int) -> str:
     lines = ["def pressure(out, steps):", "    dyn = cuda.shared.array(0, float32)", "    i = cuda.grid(1)"]
     lines += [f"    a{j} = float32(i * {j + 1}) * float32(0.5)" for j in range(accumulators)]
     lines.append("    for _ in range(steps):")
-    lines += [f"        a{j} = a{j} * a{(j + 1) % accumulators} + float32({j + 1})" for j in range(accumulators)]
+    lines += [
+        f"        a{j} = a{j} * a{(j + 1) % accumulators} + float32({j + 1})" for j in range(accumulators)
+    ]
     lines.append("    total = float32(0.0)")
     lines += [f"    total += a{j}" for j in range(accumulators)]
     lines += ["    if i < out.shape[0]:", "        dyn[0] = total", "        out[i] = total + dyn[0]"]
@@ -104,7 +106,9 @@ def check_occupancy(ctx: CheckContext) -> CheckResult:
         h = handles[cap]
         try:
             if opt_in_works:
-                h.allow_dynamic_smem(max(smem, DEFAULT_DYNAMIC_SMEM) if smem <= DEFAULT_DYNAMIC_SMEM else smem)
+                h.allow_dynamic_smem(
+                    max(smem, DEFAULT_DYNAMIC_SMEM) if smem <= DEFAULT_DYNAMIC_SMEM else smem
+                )
             driver = h.active_blocks(threads, smem)
         except Exception as exc:  # noqa: BLE001 - a refused configuration is a finding, listed
             errors.append(f"cap {cap}, {threads} threads, {smem} B: {exc}")
@@ -133,7 +137,7 @@ def check_occupancy(ctx: CheckContext) -> CheckResult:
         + (f"; differ: {shown}" if wrong else "")
         + (f"; {len(errors)} refused by the driver: {errors[0]}" if errors else "")
     )
-    status = "fail" if wrong or errors or figure.met is False else "pass"
+    status: Status = "fail" if wrong or errors or figure.met is False else "pass"
     details = {
         "cases": [c.__dict__ | {"equal": c.equal} for c in cases],
         "driver_errors": errors,

@@ -106,6 +106,12 @@ class CheckContext:
     deadline_s: float = 300.0
     nvml: Any = None
     started: float = field(default_factory=time.monotonic)
+    #: a way to reach this machine over ssh (``destination``, ``ssh_config``, ``python``,
+    #: ``prefix``): the runner's loopback sshd; None with ``remote_missing`` saying why there is none
+    remote: dict[str, str] | None = None
+    remote_missing: str = ""
+    #: write the GPU recordings into the lesson files of ``repo`` (besides the output folder)
+    write_lessons: bool = True
 
     @property
     def index(self) -> int:
@@ -123,6 +129,9 @@ class CheckContext:
                 "repo": str(self.repo),
                 "sizes": self.sizes.to_dict(),
                 "deadline_s": self.deadline_s,
+                "remote": self.remote,
+                "remote_missing": self.remote_missing,
+                "write_lessons": self.write_lessons,
             }
         )
 
@@ -135,4 +144,7 @@ class CheckContext:
             repo=Path(data["repo"]),
             sizes=Sizes.from_dict(data["sizes"]),
             deadline_s=float(data["deadline_s"]),
+            remote=data.get("remote"),
+            remote_missing=str(data.get("remote_missing", "")),
+            write_lessons=bool(data.get("write_lessons", True)),
         )

@@ -74,7 +74,9 @@ def device_attributes(index: int) -> dict[str, int | None]:
             out[name] = None
             continue
         try:
-            out[name] = int(_checked(cu, f"cuDeviceGetAttribute({name})", cu.cuDeviceGetAttribute(attr, device)))
+            out[name] = int(
+                _checked(cu, f"cuDeviceGetAttribute({name})", cu.cuDeviceGetAttribute(attr, device))
+            )
         except DriverError:
             out[name] = None
     return out
@@ -100,7 +102,9 @@ class KernelHandle:
         attr = cu.CUfunction_attribute
         self.regs = self._attribute(attr.CU_FUNC_ATTRIBUTE_NUM_REGS, "NUM_REGS")
         self.static_smem = self._attribute(attr.CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, "SHARED_SIZE_BYTES")
-        self.max_threads = self._attribute(attr.CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, "MAX_THREADS_PER_BLOCK")
+        self.max_threads = self._attribute(
+            attr.CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, "MAX_THREADS_PER_BLOCK"
+        )
 
     def _attribute(self, attr: Any, name: str) -> int:
         cu = self._cu
@@ -110,7 +114,11 @@ class KernelHandle:
         """Opt the kernel in to ``nbytes`` of dynamic shared memory (needed past 48 KiB)."""
         cu = self._cu
         attr = cu.CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
-        _checked(cu, "cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES)", cu.cuFuncSetAttribute(self.function, attr, nbytes))
+        _checked(
+            cu,
+            "cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES)",
+            cu.cuFuncSetAttribute(self.function, attr, nbytes),
+        )
 
     def active_blocks(self, threads: int, dynamic_smem: int) -> int:
         cu = self._cu

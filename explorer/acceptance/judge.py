@@ -136,10 +136,17 @@ def occupancy_figure(cases: Sequence[OccupancyCase], wanted: int) -> Figure:
 # --- memory models ---------------------------------------------------------------------------------
 
 
+def _over(a: float | None, b: float | None) -> float | None:
+    """a / b where both are finite numbers and b is not 0; else None."""
+    if a is None or b is None or not (math.isfinite(a) and math.isfinite(b)) or b == 0:
+        return None
+    return a / b
+
+
 def divergence_figure(divergent_s: float | None, aligned_s: float | None, model_slowdown: float) -> Figure:
     """The divergent branch's time over the warp-aligned one's, against the divergence model's
     slowdown (1 / SIMT efficiency: 2.0 for two paths taken lane by lane)."""
-    measured = divergent_s / aligned_s if _finite(divergent_s) and _finite(aligned_s) and aligned_s else None
+    measured = _over(divergent_s, aligned_s)
     return within_figure(
         "divergent / warp-aligned time",
         measured,
@@ -153,7 +160,7 @@ def divergence_figure(divergent_s: float | None, aligned_s: float | None, model_
 def transpose_figure(naive_s: float | None, padded_s: float | None, model_wavefronts: int) -> Figure:
     """The naive tile's time over the padded one's: above 1 when padding pays, as the bank model
     says it must (``model_wavefronts`` shared-memory passes per column read against 1)."""
-    measured = naive_s / padded_s if _finite(naive_s) and _finite(padded_s) and padded_s else None
+    measured = _over(naive_s, padded_s)
     return above_figure(
         "tile[32][32] / tile[32][33] time",
         measured,

@@ -71,7 +71,9 @@ def _tail(text: str, lines: int = TAIL_LINES) -> str:
 def _child_env(ctx: CheckContext, home: Path) -> dict[str, str]:
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ctx.repo), env.get("PYTHONPATH", "")) if p)
-    env["DEVICE_EXPLORER_HOME"] = str(home)  # measured ceilings and saved state stay out of the user's folders
+    env["DEVICE_EXPLORER_HOME"] = str(
+        home
+    )  # measured ceilings and saved state stay out of the user's folders
     env.setdefault("PYTHONUNBUFFERED", "1")
     return env
 
@@ -129,7 +131,9 @@ def run_child(spec: CheckSpec, ctx: CheckContext, home: Path, log: Callable[[str
 
             how = describe_exit(proc.returncode)
             why = f"the check's process {how} without a result ({type(exc).__name__})"
-            return CheckResult(spec.name, "error", f"{why}; last lines: {_tail(output) or 'none'}", duration_s=took)
+            return CheckResult(
+                spec.name, "error", f"{why}; last lines: {_tail(output) or 'none'}", duration_s=took
+            )
         result.duration_s = took
         return result
 
