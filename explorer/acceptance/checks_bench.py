@@ -312,12 +312,9 @@ def check_pcie(ctx: CheckContext) -> CheckResult:
     return CheckResult("pcie", status_of(True, figures), summary, figures, details)
 
 
-def check_strided_copy(ctx: CheckContext) -> CheckResult:
-    """The strided copy, stride by stride, against the coalescing model (+-30%)."""
-    points = run_points(ctx, "strided_copy", ctx.sizes.strides, ctx.sizes.stride_budget_s)
-    failed = _failed("strided_copy", points, "the strided copy")
-    if failed:
-        return failed
+def strided_figures(points: Sequence[BenchPoint]) -> tuple[list[Figure], list[Figure]]:
+    """(the summary figures, one figure per stride): each stride's GB/s against the coalescing
+    model's estimate, +-30%; how many are inside, and the one furthest out."""
     per_stride = [
         within_figure(
             f"stride {p.size}", p.throughput, "GB/s", p.model_estimate, "the model", MODEL_TOLERANCE
@@ -352,10 +349,19 @@ def check_strided_copy(ctx: CheckContext) -> CheckResult:
                 worst.met,
             )
         )
+    return figures, per_stride
+
+
+def check_strided_copy(ctx: CheckContext) -> CheckResult:
+    """The strided copy, stride by stride, against the coalescing model (+-30%)."""
+    points = run_points(ctx, "strided_copy", ctx.sizes.strides, ctx.sizes.stride_budget_s)
+    failed = _failed("strided_copy", points, "the strided copy")
+    if failed:
+        return failed
+    figures, per_stride = strided_figures(points)
+    inside, worst = int(figures[0].value or 0), figures[1] if len(figures) > 1 else None
     summary = f"{inside} of {len(per_stride)} strides within +-30% of the model" + (
-        f"; furthest {worst.name} at {worst.ratio:.2f}x the model"
-        if worst is not None and worst.ratio
-        else ""
+        f"; {worst.name} at {worst.ratio:.2f}x the model" if worst is not None and worst.ratio else ""
     )
     details = {"points": [_row(p) for p in points], "per_stride": [f.__dict__ for f in per_stride]}
     return CheckResult("strided_copy", status_of(True, figures), summary, figures, details)
@@ -413,16 +419,9 @@ def check_branch(ctx: CheckContext) -> CheckResult:
     )
 
 
-def check_utilization_trap(ctx: CheckContext) -> CheckResult:
-    """One warp on one SM: NVML's utilization against GPM's SM activity, and a block on every SM."""
-    from explorer.acceptance.checks_launch import sm_count
-
-    sms = sm_count(ctx)
-    blocks = sorted({b or sms or 1 for b in ctx.sizes.trap_blocks})
-    points = run_points(ctx, "utilization_trap", blocks, ctx.sizes.point_budget_s)
-    failed = _failed("utilization_trap", points, "the utilization trap")
-    if failed:
-        return failed
+def trap_figures(points: Sequence[BenchPoint], sms: int | None) -> list[Figure]:
+    """NVML's utilization and GPM's SM activity per point: one warp must read >= 90% utilization
+    and <= 5% SM activity (the trap shown); more blocks are recorded."""
     figures = []
     for p in sorted(points, key=lambda q: q.size):
         util = p.extra.get("nvml_gpu_utilization_pct")
@@ -461,6 +460,20 @@ def check_utilization_trap(ctx: CheckContext) -> CheckResult:
                     missing,
                 )
             )
+    return figures
+
+
+def check_utilization_trap(ctx: CheckContext) -> CheckResult:
+    """One warp on one SM: NVML's utilization against GPM's SM activity, and a block on every SM."""
+    from explorer.acceptance.checks_launch import sm_count
+
+    sms = sm_count(ctx)
+    blocks = sorted({b or sms or 1 for b in ctx.sizes.trap_blocks})
+    points = run_points(ctx, "utilization_trap", blocks, ctx.sizes.point_budget_s)
+    failed = _failed("utilization_trap", points, "the utilization trap")
+    if failed:
+        return failed
+    figures = trap_figures(points, sms)
     one = next((p for p in points if p.size == 1), points[0])
     summary = one.model + (f"; {_disturbed(points)}" if _disturbed(points) else "")
     return CheckResult(

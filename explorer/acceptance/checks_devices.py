@@ -18,7 +18,7 @@ from importlib import metadata
 from typing import Any
 
 from explorer.acceptance.context import CannotRun, CheckContext
-from explorer.acceptance.judge import record_figure
+from explorer.acceptance.judge import record_figure, status_of
 from explorer.acceptance.records import CheckResult, Figure
 
 #: the distributions whose versions every report carries
@@ -170,6 +170,15 @@ class FieldRow:
     source: str  # "NVML", "nvidia-smi", "torch", "CUDA driver", "limits table"
     equal: bool
     note: str = ""
+
+    @property
+    def gap(self) -> bool:
+        """The app shows nothing ("n/a") where the reference has a value: missing, not wrong."""
+        return self.app is None and not self.equal
+
+    @property
+    def wrong(self) -> bool:
+        return not self.equal and not self.gap
 
 
 def _smi_value(text: str) -> str | None:
@@ -428,7 +437,8 @@ def check_devices(ctx: CheckContext) -> CheckResult:
         table = {}
     rows = device_rows(app, nvml, smi, torch_props, driver, table)
     live = live_rows(app, cc)  # type: ignore[arg-type]
-    wrong = [r for r in rows + live if not r.equal]
+    wrong = [r for r in rows + live if r.wrong]
+    gaps = [r for r in rows if r.gap]
     figures = [
         Figure(
             "fields equal to their reference",
@@ -437,7 +447,15 @@ def check_devices(ctx: CheckContext) -> CheckResult:
             "all",
             float(len(rows)),
             "fields compared",
-            met=all(r.equal for r in rows),
+            met=not wrong,
+        ),
+        Figure(
+            "fields the app leaves n/a where the reference has a value",
+            float(len(gaps)),
+            "fields",
+            "none",
+            met=not gaps,
+            note=", ".join(f"{r.field} ({r.source} {r.reference!r})" for r in gaps[:6]),
         ),
         Figure(
             "live readings present or explained",
@@ -452,7 +470,8 @@ def check_devices(ctx: CheckContext) -> CheckResult:
     shown = "; ".join(f"{r.field} app {r.app!r} vs {r.source} {r.reference!r}" for r in wrong[:4])
     summary = (
         f"{len(rows)} fields against NVML, nvidia-smi, torch and the driver, {len(live)} live readings: "
-        + ("all agree" if not wrong else f"{len(wrong)} differ: {shown}")
+        + ("none differs" if not wrong else f"{len(wrong)} differ: {shown}")
+        + (f"; {len(gaps)} shown n/a by the app" if gaps else "")
         + ("" if smi is not None else f" (nvidia-smi: {smi_raw[:120]})")
     )
     details = {
@@ -461,7 +480,7 @@ def check_devices(ctx: CheckContext) -> CheckResult:
         "driver_attributes": driver,
         "app_record": app,
     }
-    return CheckResult("devices", "fail" if wrong else "pass", summary, figures, details)
+    return CheckResult("devices", status_of(not wrong, figures), summary, figures, details)
 
 
 def judge_self_test(report: dict[str, Any]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:

@@ -58,7 +58,7 @@ class Sizes:
     def tiny(cls) -> Sizes:
         """Sizes for numba's CUDA simulator (tests): every kernel a few hundred threads."""
         return cls(
-            small={"strided_copy": (1, 4), "shared_transpose": (40,), "branch": (96,), "vector_add": (100,)},
+            small={"branch": (96,), "vector_add": (100,)},
             small_budget_s=0.05,
             point_budget_s=0.05,
             sgemm_n=64,

@@ -38,7 +38,9 @@ class Figure:
         value = "n/a" if self.value is None else f"{_number(self.value)} {self.unit}".strip()
         parts = [f"{self.name}: {value}"]
         if self.reference is not None:
-            ratio = f" = {self.ratio:.0%}" if self.ratio is not None else ""
+            ratio = ""
+            if self.ratio is not None:  # a share of a peak in percent, a comparison as a factor
+                ratio = f" = {self.ratio:.0%}" if "%" in self.target else f" = {self.ratio:.2f}x"
             parts.append(f"vs {self.reference_name or 'reference'} {_number(self.reference)}{ratio}")
         if self.target:
             verdict = {True: "met", False: "MISSED", None: ""}[self.met]
