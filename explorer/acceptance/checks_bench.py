@@ -18,6 +18,7 @@ from explorer.acceptance.context import CannotRun, CheckContext
 from explorer.acceptance.judge import (
     MODEL_TOLERANCE,
     above_figure,
+    count_figure,
     divergence_figure,
     record_figure,
     share_figure,
@@ -122,14 +123,13 @@ def check_workloads(ctx: CheckContext) -> CheckResult:
         rows += [_row(p) for p in points]
         ctx.log(f"{name}: {len(points)} points in {time.monotonic() - t0:.1f} s")
     measured = sum(r["error"] is None for r in rows)
-    figure = Figure(
+    figure = count_figure(
         "GPU points measured and checked",
-        float(measured),
-        f"of {len(rows)}",
+        measured,
+        len(rows),
         "all but the refusals a one-GPU machine gives",
-        float(len(rows) - len(expected)),
-        "points expected to run",
-        met=not unexpected,
+        "points",
+        not unexpected,
     )
     summary = f"{len(ctx.sizes.small)} workloads, {measured} of {len(rows)} points right"
     if unexpected:
@@ -325,15 +325,14 @@ def strided_figures(points: Sequence[BenchPoint]) -> tuple[list[Figure], list[Fi
     inside = sum(bool(f.met) for f in judged)
     worst = max(judged, key=lambda f: abs((f.ratio or 1) - 1), default=None)
     figures = [
-        Figure(
+        count_figure(
             "strides within +-30% of the coalescing model",
-            float(inside),
-            f"of {len(per_stride)}",
+            inside,
+            len(per_stride),
             "every stride",
-            float(len(per_stride)),
             "strides measured",
-            met=(inside == len(per_stride)) if judged else None,
-            note="" if judged else "no memory bandwidth known to scale the model",
+            (inside == len(per_stride)) if judged else None,
+            "" if judged else "no memory bandwidth known to scale the model",
         )
     ]
     if worst is not None:
@@ -367,16 +366,27 @@ def check_strided_copy(ctx: CheckContext) -> CheckResult:
     return CheckResult("strided_copy", status_of(True, figures), summary, figures, details)
 
 
-def check_transpose(ctx: CheckContext) -> CheckResult:
-    n = ctx.sizes.transpose_n
-    points = run_points(ctx, "shared_transpose", [n], ctx.sizes.point_budget_s)
-    failed = _failed("transpose", points, "the transpose")
+def _pair(
+    ctx: CheckContext, check: str, workload: str, size: int, keys: tuple[str, str], what: str
+) -> tuple[list[BenchPoint], BenchPoint, BenchPoint] | CheckResult:
+    """Two variants of one workload at one size, measured together: (points, first, second), or
+    the failed result saying what went wrong."""
+    points = run_points(ctx, workload, [size], ctx.sizes.point_budget_s)
+    failed = _failed(check, points, what)
     if failed:
         return failed
-    naive = point_of(points, "shared_transpose", "naive", ctx.device, n)
-    padded = point_of(points, "shared_transpose", "padded", ctx.device, n)
-    if naive is None or padded is None:
-        return CheckResult("transpose", "fail", "the transpose returned no naive or padded point")
+    first, second = (point_of(points, workload, key, ctx.device, size) for key in keys)
+    if first is None or second is None:
+        return CheckResult(check, "fail", f"{what} returned no {keys[0]} or {keys[1]} point")
+    return points, first, second
+
+
+def check_transpose(ctx: CheckContext) -> CheckResult:
+    n = ctx.sizes.transpose_n
+    pair = _pair(ctx, "transpose", "shared_transpose", n, ("naive", "padded"), "the transpose")
+    if isinstance(pair, CheckResult):
+        return pair
+    points, naive, padded = pair
     wavefronts = int(float(naive.extra.get("wavefronts_model", 0)))
     figures = [
         transpose_figure(naive.median_s, padded.median_s, wavefronts),
@@ -393,16 +403,10 @@ def check_transpose(ctx: CheckContext) -> CheckResult:
 
 def check_branch(ctx: CheckContext) -> CheckResult:
     n = ctx.sizes.branch_n
-    points = run_points(ctx, "branch", [n], ctx.sizes.point_budget_s)
-    failed = _failed("branch", points, "the branch kernels")
-    if failed:
-        return failed
-    lane = point_of(points, "branch", "divergent", ctx.device, n)
-    warp = point_of(points, "branch", "warp_aligned", ctx.device, n)
-    if lane is None or warp is None:
-        return CheckResult(
-            "branch", "fail", "the branch workload returned no divergent or warp-aligned point"
-        )
+    pair = _pair(ctx, "branch", "branch", n, ("divergent", "warp_aligned"), "the branch kernels")
+    if isinstance(pair, CheckResult):
+        return pair
+    points, lane, warp = pair
     lane_simt = float(lane.extra.get("simt_efficiency_model", 0.5))
     warp_simt = float(warp.extra.get("simt_efficiency_model", 1.0))
     figure = divergence_figure(lane.median_s, warp.median_s, warp_simt / lane_simt)

@@ -18,7 +18,7 @@ from importlib import metadata
 from typing import Any
 
 from explorer.acceptance.context import CannotRun, CheckContext
-from explorer.acceptance.judge import record_figure, status_of
+from explorer.acceptance.judge import count_figure, record_figure, status_of
 from explorer.acceptance.records import CheckResult, Figure
 
 #: the distributions whose versions every report carries
@@ -440,14 +440,13 @@ def check_devices(ctx: CheckContext) -> CheckResult:
     wrong = [r for r in rows + live if r.wrong]
     gaps = [r for r in rows if r.gap]
     figures = [
-        Figure(
+        count_figure(
             "fields equal to their reference",
-            float(sum(r.equal for r in rows)),
-            f"of {len(rows)}",
+            sum(r.equal for r in rows),
+            len(rows),
             "all",
-            float(len(rows)),
             "fields compared",
-            met=not wrong,
+            not wrong,
         ),
         Figure(
             "fields the app leaves n/a where the reference has a value",
@@ -457,14 +456,13 @@ def check_devices(ctx: CheckContext) -> CheckResult:
             met=not gaps,
             note=", ".join(f"{r.field} ({r.source} {r.reference!r})" for r in gaps[:6]),
         ),
-        Figure(
+        count_figure(
             "live readings present or explained",
-            float(sum(r.equal for r in live)),
-            f"of {len(live)}",
+            sum(r.equal for r in live),
+            len(live),
             "all; SM activity and occupancy measured on CC 9.0+",
-            float(len(live)),
             "readings",
-            met=all(r.equal for r in live),
+            all(r.equal for r in live),
         ),
     ]
     shown = "; ".join(f"{r.field} app {r.app!r} vs {r.source} {r.reference!r}" for r in wrong[:4])

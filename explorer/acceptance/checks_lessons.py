@@ -19,8 +19,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from explorer.acceptance.context import CheckContext
-from explorer.acceptance.judge import record_figure
-from explorer.acceptance.records import CheckResult, Figure, Status
+from explorer.acceptance.judge import count_figure, record_figure
+from explorer.acceptance.records import CheckResult, Status
 from explorer.atomicwrite import write_text_atomic
 
 if TYPE_CHECKING:
@@ -178,14 +178,8 @@ def check_gpu_tests(ctx: CheckContext) -> CheckResult:
     failed = counts.get("failed", 0) + counts.get("errors", 0)
     ran = counts.get("passed", 0) + failed
     figures = [
-        Figure(
-            "gpu tests passed",
-            float(counts.get("passed", 0)),
-            f"of {ran}",
-            "all",
-            float(ran),
-            "tests run",
-            met=failed == 0 and ran > 0,
+        count_figure(
+            "gpu tests passed", counts.get("passed", 0), ran, "all", "tests run", failed == 0 and ran > 0
         ),
         record_figure(
             "gpu tests skipped", float(counts.get("skipped", 0)), "", "each with its reason in acceptance.log"

@@ -89,7 +89,8 @@ def check_occupancy(ctx: CheckContext) -> CheckResult:
     optin = int(attrs["MAX_SHARED_MEMORY_PER_BLOCK_OPTIN"] or DEFAULT_DYNAMIC_SMEM)
     opt_in_works = True
     try:
-        next(iter(handles.values())).allow_dynamic_smem(optin - next(iter(handles.values())).static_smem)
+        first = next(iter(handles.values()))
+        first.allow_dynamic_smem(optin - first.static_smem)
     except Exception as exc:  # noqa: BLE001 - then only configurations without opting in are drawn
         opt_in_works = False
         ctx.log(f"opting in to more than 48 KiB failed: {exc}")
@@ -106,8 +107,9 @@ def check_occupancy(ctx: CheckContext) -> CheckResult:
         h = handles[cap]
         try:
             if opt_in_works:
+                # opted in to exactly what it asks for past the default (the model's assumption)
                 h.allow_dynamic_smem(
-                    max(smem, DEFAULT_DYNAMIC_SMEM) if smem <= DEFAULT_DYNAMIC_SMEM else smem
+                    smem if smem > DEFAULT_DYNAMIC_SMEM else DEFAULT_DYNAMIC_SMEM - h.static_smem
                 )
             driver = h.active_blocks(threads, smem)
         except Exception as exc:  # noqa: BLE001 - a refused configuration is a finding, listed

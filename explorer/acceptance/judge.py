@@ -84,6 +84,23 @@ def record_figure(name: str, value: float | None, unit: str, note: str = "") -> 
     return Figure(name, value, unit, note=note)
 
 
+def count_figure(
+    name: str, count: int, total: int, target: str, what: str, met: bool | None, note: str = ""
+) -> Figure:
+    """``count`` of ``total`` things (configurations, fields, points, tests) that are as they should be."""
+    return Figure(
+        name,
+        float(count),
+        f"of {total}",
+        target,
+        float(total),
+        what,
+        count / total if total else None,
+        met,
+        note,
+    )
+
+
 def status_of(correct: bool, figures: Iterable[Figure]) -> Status:
     """``fail`` when something was wrong; else ``miss`` when a target was missed; else ``pass``."""
     if not correct:
@@ -120,14 +137,12 @@ def occupancy_figure(cases: Sequence[OccupancyCase], wanted: int) -> Figure:
         if len(cases) >= wanted
         else f"only {len(cases)} of the {wanted} configurations wanted were compared"
     )
-    return Figure(
+    return count_figure(
         "configurations equal to the driver",
-        float(equal),
-        f"of {len(cases)}",
+        equal,
+        len(cases),
         f"all, at least {wanted}",
-        float(len(cases)),
         "configurations compared",
-        equal / len(cases) if cases else None,
         met,
         note,
     )
