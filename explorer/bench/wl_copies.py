@@ -34,8 +34,9 @@ def _bus_copy(w: Workload, spec: PointSpec, *, to_device: bool, pinned: bool) ->
     n = spec.size
     dev = torch_device(spec)
     direction, memory = ("H2D" if to_device else "D2H"), ("pinned" if pinned else "pageable")
-    host = torch.empty(n, dtype=torch.uint8, pin_memory=pinned).fill_(7)
-    device_buf = torch.empty(n, dtype=torch.uint8, device=dev)
+    # the destination starts different from the source (7), so a copy that did not arrive is seen
+    host = torch.empty(n, dtype=torch.uint8, pin_memory=pinned).fill_(7 if to_device else 0)
+    device_buf = torch.zeros(n, dtype=torch.uint8, device=dev)
     if to_device:
 
         def step() -> None:
@@ -47,6 +48,9 @@ def _bus_copy(w: Workload, spec: PointSpec, *, to_device: bool, pinned: bool) ->
             host.copy_(device_buf, non_blocking=pinned)
 
     timing = time_torch(spec, step, dev)  # the Timer synchronizes the device around each block
+    arrived = device_buf if to_device else host
+    if int(arrived.min().item()) != 7 or int(arrived.max().item()) != 7:
+        raise PointError(f"the {direction} copy did not arrive whole (the bytes differ from the source)")
     gen, width = peaks.pcie_link(spec.device)
     extra: dict[str, float | str] = {"direction": direction, "host_memory": memory}
     if gen and width:

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from explorer.devices.discover import discover
 from explorer.devices.model import CudaGpu, Device, Discovery
-from explorer.units import binary_bytes
+from explorer.units import binary_bytes, byte_rate, share_pct
 
 if TYPE_CHECKING:
     from explorer.bench.roofline import Roof
@@ -47,16 +47,27 @@ def format_live(d: CudaGpu) -> str:
     assert live is not None
     parts = []
 
-    def value(name: str, text: str | None) -> None:
+    def value(name: str, text: str | None, label: str = "") -> None:
         if text is not None:
             parts.append(text)
         elif name in live.unavailable:
-            parts.append(f"{name.rsplit('_', 1)[0].replace('_', ' ')} n/a ({live.unavailable[name]})")
+            what = label or name.rsplit("_", 1)[0].replace("_", " ")
+            parts.append(f"{what} n/a ({live.unavailable[name]})")
 
     util = live.utilization_gpu_pct
     value(
         "utilization_gpu_pct", None if util is None else f"a kernel ran {util:.0f}% of the time (not SM load)"
     )
+    activity, occupancy = live.sm_activity_pct, live.sm_occupancy_pct
+    if activity is not None or occupancy is not None:
+        parts.append(f"SM activity {share_pct(activity)}, SM occupancy {share_pct(occupancy)} (NVML GPM)")
+    elif "sm_activity_pct" in live.unavailable:
+        value("sm_activity_pct", None, "SM activity")
+    rx, tx = live.pcie_rx_bytes_per_s, live.pcie_tx_bytes_per_s
+    if rx is not None or tx is not None:
+        parts.append(f"PCIe in {byte_rate(rx)}, out {byte_rate(tx)}")
+    else:
+        value("pcie_rx_bytes_per_s", None, "PCIe traffic")
     used, total = live.memory_used_bytes, live.memory_total_bytes
     value("memory_used_bytes", None if used is None else f"{_size(used)} of {_size(total)} used")
     temp = live.temperature_c

@@ -151,7 +151,12 @@ class LiveReading:
     """One sample of a present GPU's sensors, taken through NVML.
 
     ``utilization_gpu_pct`` is NVML's "GPU utilization": the share of the last sample period
-    in which at least one kernel was running. It is *not* how busy the SMs were.
+    in which at least one kernel was running. It is *not* how busy the SMs were: that is
+    ``sm_activity_pct`` (the share of SMs that had work, averaged over the time since the
+    previous reading) and ``sm_occupancy_pct`` (the share of the SMs' warp slots in use), which
+    NVML's GPM metrics give on Hopper and newer GPUs only; elsewhere they are missing with the
+    reason. ``pcie_rx_bytes_per_s`` / ``pcie_tx_bytes_per_s`` are the PCIe traffic into and out
+    of the GPU, as NVML counts it over a 20 ms window (``nvmlDeviceGetPcieThroughput``).
     """
 
     SENSORS: ClassVar[tuple[str, ...]] = (
@@ -164,6 +169,10 @@ class LiveReading:
         "power_limit_w",
         "clock_sm_mhz",
         "clock_memory_mhz",
+        "pcie_rx_bytes_per_s",
+        "pcie_tx_bytes_per_s",
+        "sm_activity_pct",
+        "sm_occupancy_pct",
     )
 
     timestamp_s: float
@@ -176,6 +185,10 @@ class LiveReading:
     power_limit_w: float | None = None
     clock_sm_mhz: int | None = None
     clock_memory_mhz: int | None = None
+    pcie_rx_bytes_per_s: float | None = None  # host -> GPU
+    pcie_tx_bytes_per_s: float | None = None  # GPU -> host
+    sm_activity_pct: float | None = None  # NVML GPM: share of SMs busy since the last reading
+    sm_occupancy_pct: float | None = None  # NVML GPM: share of warp slots in use since then
     unavailable: FieldReasons = field(default_factory=FieldReasons)
 
     def __post_init__(self) -> None:

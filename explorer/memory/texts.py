@@ -11,7 +11,8 @@ UTILIZATION_MEANING = (
     "NVML's 'GPU utilization' is the share of its last sample period (1/6 s to 1 s) in which at "
     "least one kernel was running, not the share of SMs or lanes at work: one warp on one SM reads "
     "100%. How much of the GPU works is the occupancy and the SMs with blocks, which the Launch "
-    "visualizer shows, or a profiler's 'SM activity'."
+    "visualizer shows, or 'SM activity', which NVML's GPM counters measure on Hopper and newer GPUs "
+    "(the Devices page draws it beside utilization)."
 )
 
 

@@ -25,7 +25,7 @@ from PySide6.QtWidgets import (
 from explorer.devices.model import CudaGpu, CudaLimits, Device, Gpu
 from explorer.ui import formatting as fmt
 from explorer.ui.guard import qt_guard
-from explorer.ui.widgets import FieldGroup, set_role
+from explorer.ui.widgets import FieldGroup, FitsWidth, set_role
 
 #: label, formatted value (None: missing), the record's field whose reason a missing value shows
 Row = tuple[str, str | None, str]
@@ -295,6 +295,7 @@ class DeviceDetails(QWidget):
         outer.setSpacing(10)
         self.header = DeviceHeader(device, host=host)
         outer.addWidget(self.header)
+        self.live_widget = live_widget
         if live_widget is not None:
             # What the GPU does now comes first: it is what a class watches during a benchmark.
             outer.addWidget(live_widget)
@@ -347,11 +348,14 @@ class DeviceDetails(QWidget):
         return bool(self._side_by_side)
 
     def fit_width(self, room: int) -> None:
-        """Two columns if they fit in ``room`` pixels, else one under the other."""
+        """Two columns if they fit in ``room`` pixels, else one under the other; the Live group
+        arranges itself in the same room."""
         need = (
             _comfortable_width(self._left) + _comfortable_width(self._right) + self._grid.horizontalSpacing()
         )
         self._place_columns(room >= need)
+        if isinstance(self.live_widget, FitsWidth):
+            self.live_widget.fit_width(room)
 
     def _scroll_viewport(self) -> QWidget | None:
         w = self.parentWidget()

@@ -6,6 +6,8 @@ missing sensor never hides the rest of a device and the student can find out why
 
 from __future__ import annotations
 
+from typing import Protocol, runtime_checkable
+
 from PySide6.QtCore import QRect, QSize, Qt
 from PySide6.QtGui import QPainter, QTextLayout, QTextOption
 from PySide6.QtWidgets import (
@@ -37,6 +39,13 @@ def set_role(widget: QWidget, role: str) -> None:
 #: the widget property the layout test reads: this label may show its text cut short (its full
 #: text is then on hover)
 ELIDE_ALLOWED = "elideAllowed"
+
+
+@runtime_checkable
+class FitsWidth(Protocol):
+    """A widget that arranges itself for a width it is told (its scroll area's, not its own)."""
+
+    def fit_width(self, room: int) -> None: ...
 
 
 class ElidedLine(QLabel):
