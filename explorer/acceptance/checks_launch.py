@@ -73,6 +73,7 @@ def sm_map_figures(sm_of_block: Any, sms: int, model_sm_of_block: list[int]) -> 
 def check_real_run(ctx: CheckContext) -> CheckResult:
     """A 1-D launch of a few blocks per SM and a 2-D image launch, through the visualizer's own path
     (an agent child process), each element's writer against the model, and the SM map."""
+    from explorer.launch.config import Dim3, LaunchConfig
     from explorer.launch.realrun import run_real
 
     sms = sm_count(ctx)
@@ -81,19 +82,14 @@ def check_real_run(ctx: CheckContext) -> CheckResult:
     blocks = per_sm * (sms or 2)
     n = blocks * threads - 7  # the last block has idle threads, as in the lessons
     one = run_real(
-        (blocks, 1, 1),
-        (threads, 1, 1),
-        n,
+        LaunchConfig(Dim3(blocks), Dim3(threads), n=n),
         simulator=simulator,
         timeout_s=REALRUN_TIMEOUT_S,
         device_index=None if simulator else ctx.index,
     )
     width = (sms or 2) * 16 - 5
     two = run_real(
-        (sms or 2, 2, 1),
-        (16, 16, 1),
-        None,
-        extent=(width, 30, 1),
+        LaunchConfig(Dim3(sms or 2, 2), Dim3(16, 16), extent=Dim3(width, 30)),
         simulator=simulator,
         timeout_s=REALRUN_TIMEOUT_S,
         device_index=None if simulator else ctx.index,
@@ -139,6 +135,7 @@ def check_remote(ctx: CheckContext) -> CheckResult:
     UUID, a benchmark point on it, a real run with its SM map, a live reading with PCIe traffic."""
     from explorer.bench.runner import BenchPlan, BenchRun
     from explorer.devices.nvml import probe_nvml
+    from explorer.launch.config import Dim3, LaunchConfig
     from explorer.launch.realrun import run_real
     from explorer.remote import list_devices, open_agent, parse_remote, read_live
 
@@ -165,7 +162,10 @@ def check_remote(ctx: CheckContext) -> CheckResult:
     if point is None or point.error or point.host != remote.host:
         problems.append(f"remote matmul point: {point.error if point else 'none'}")
     run = run_real(
-        (4, 1, 1), (64, 1, 1), 250, remote=remote, device_index=ctx.index, timeout_s=REALRUN_TIMEOUT_S
+        LaunchConfig(Dim3(4), Dim3(64), n=250),
+        remote=remote,
+        device_index=ctx.index,
+        timeout_s=REALRUN_TIMEOUT_S,
     )
     if run.backend != "gpu" or run.mismatches(64) or run.untouched or run.sm_of_block is None:
         problems.append(f"remote real run: {run.summary()} ({run.sm_note or 'SM map present'})")

@@ -156,10 +156,11 @@ def test_the_lessons_check_records_into_copies_and_writes_the_bundle(tmp_path):
         "05-matmul-crossover",
         "06-pinned-copies",
         "07-cifar10-step",
+        "12-tiled-matmul",
     ]
     assert all(a[3] == Sizes.tiny().lesson_budget_s for a in asked)
     bundle = json.loads((ctx.out_dir / RECORDINGS_FILE).read_text())
-    assert len(bundle["recordings"]) == 4
+    assert len(bundle["recordings"]) == 5
     step = load_lesson(folder / "05-matmul-crossover.json").steps[0]
     assert (
         step.state.recorded is not None

@@ -16,6 +16,7 @@ import pytest
 
 from explorer.errors import UserError
 from explorer.launch import realrun
+from explorer.launch.config import Dim3, LaunchConfig
 from tests.simulator import run_on_simulator
 
 
@@ -95,7 +96,7 @@ def test_the_first_thread_of_every_block_writes_its_sm_by_linear_block_number():
 
 
 def test_on_the_simulator_a_run_has_no_sm_map_and_says_why():
-    result = realrun.run_real((2, 1, 1), (32, 1, 1), 64, simulator=True, timeout_s=120)
+    result = realrun.run_real(LaunchConfig(Dim3(2), Dim3(32), n=64), simulator=True, timeout_s=120)
     assert result.sm_of_block is None and result.sm_note == "the simulator has no SMs"
     assert result.sms_used() is None and "%smid" not in result.summary()
 
