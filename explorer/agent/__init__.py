@@ -31,7 +31,11 @@ The protocol (version ``protocol.PROTOCOL_VERSION``)
      ``{"type":"error","id":N,"kind":K,"message":"one line"}`` with K one of ``bad-request`` (the
      request was malformed; id 0 when it could not be read), ``unknown-method``, ``failed`` (the
      method raised). After an error the agent goes on serving.
-  4. ``{"type":"bye"}`` ends the agent after the current request; closing its stdin ends it at
+  4. An event with id 0 answers no request: a launcher guard between ssh and ``srun``
+     (``explorer.remote.jobguard``) reports its Slurm job's state this way,
+     ``{"type":"event","id":0,"data":{"launcher":{"job":"12","state":"PENDING","reason":"Resources",...}}}``,
+     before the hello too; the parent hands it to ``AgentProcess.on_unsolicited``.
+  5. ``{"type":"bye"}`` ends the agent after the current request; closing its stdin ends it at
      once, even mid-request (this is also what ends a remote agent when ssh drops).
 
   Methods (``methods.METHODS``): ``ping``; ``bench.prepare`` {preload, low_priority};

@@ -12,8 +12,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from explorer import interrupts
+from explorer.agent.gpushare import QueueWait
 from explorer.bench.results import BenchPoint
-from explorer.bench.runner import BenchPlan, BenchRun, Progress
+from explorer.bench.runner import BenchPlan, BenchRun, Progress, Waiting
 from explorer.devices.model import CpuDevice, CudaGpu
 from explorer.errors import UserError
 from explorer.inputs import (
@@ -205,16 +206,24 @@ def run_bench(args) -> int:
         return _run_plan(req.run, req.device, req.as_json, req.csv, req.host, req.kept, req.resumed_from)
 
 
-def _waiting_printer() -> Callable[[str], None]:
-    """Queueing for a GPU another run holds, said on stderr (stdout stays the points): the first
-    message at once, then one every ``WAIT_SAY_EVERY_S`` so a long wait neither floods nor hides."""
-    said: list[float] = []
+def _waiting_printer() -> Callable[[Waiting], None]:
+    """What the run waits for, said on stderr (stdout stays the points). A Slurm job's state is
+    said each time Slurm changes it; a place in a GPU's line when the holder, the place or the
+    holder's progress changes, and otherwise every ``WAIT_SAY_EVERY_S``, so a long wait neither
+    floods nor hides."""
+    said: list[tuple[float, tuple[object, ...]]] = []
 
-    def show(message: str) -> None:
+    def show(wait: Waiting) -> None:
         now = time.monotonic()
-        if not said or now - said[-1] >= WAIT_SAY_EVERY_S:
-            said.append(now)
-            print(message, file=sys.stderr, flush=True)
+        if isinstance(wait, QueueWait):
+            about: tuple[object, ...] = ("gpu", wait.holder, wait.ahead, wait.stalled)
+            due = not said or said[-1][1] != about or now - said[-1][0] >= WAIT_SAY_EVERY_S
+        else:
+            about = ("job", wait.job, wait.state, wait.reason)
+            due = not said or said[-1][1] != about
+        if due:
+            said.append((now, about))
+            print(wait.message, file=sys.stderr, flush=True)
 
     return show
 

@@ -479,10 +479,12 @@ class BenchPanel(Panel):
         self._catalog_roof_key = key
         self._refresh_roofline()
 
-    def show_waiting(self, line: str) -> None:
-        """The engine's word that the run queues behind another run on the same GPU, shown on the
-        progress bar until the next point or progress record replaces it."""
-        self.progress_bar.setFormat(line)
+    def show_waiting(self, wait: Any) -> None:
+        """What the run waits for (another run's turn on the GPU: who, since when, the place in
+        line; or its Slurm job's state and reason), as the engine said it, on the progress bar
+        until the next point or progress record replaces it; the whole line on hover."""
+        self.progress_bar.setFormat(wait.message)
+        self.progress_bar.setToolTip(wait.message)
 
     def _on_progress(self, progress: Any) -> None:
         self._total = progress.total

@@ -301,7 +301,8 @@ class DevicesPanel(Panel):
                 self._add_host_row(host, f"No GPU there: {_first_sentence(why)}", theme.muted)
             return
         if host.status == "connecting":
-            self._add_host_row(host, f"connecting… ({host.remote.label})", theme.muted)
+            waiting = f": {host.job.message}" if host.job is not None else ""
+            self._add_host_row(host, f"connecting… ({host.remote.label}){waiting}", theme.muted)
         else:
             self._add_host_row(host, f"✕ cannot be reached: {host.error}", theme.error)
 

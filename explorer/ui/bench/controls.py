@@ -332,7 +332,10 @@ class BenchControls(QWidget):
             title.setFont(font)
             self._devices_layout.addWidget(title)
             if host.status != "ready":
-                said = "connecting…" if host.status == "connecting" else f"cannot be reached: {host.error}"
+                if host.status == "connecting":
+                    said = f"connecting… {host.job.message}" if host.job is not None else "connecting…"
+                else:
+                    said = f"cannot be reached: {host.error}"
                 note = QLabel(first_sentences(said), wordWrap=True)
                 note.setToolTip(said)
                 note.setProperty("role", "caption" if host.status == "connecting" else "error")
