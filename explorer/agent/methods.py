@@ -309,7 +309,9 @@ _NVML_SESSION: dict[str, Any] = {}
 def selftest_run(params: dict[str, Any], emit: Emit) -> dict[str, Any]:
     """The self-test's checks on this machine (``self-test --host`` runs it on a remote), each
     check streamed as an event ``{"line": ..., "check": {...}}`` as soon as it is known.
-    params: ``skip`` (check names to leave out, e.g. ["window"] on a server without a display).
+    params: ``skip`` (check names to leave out, e.g. ["window"] on a server without a display),
+    ``server`` (true: the machine serves students' GPU runs; a GPU its torch cannot use fails, and
+    its GPU queue is checked).
     Answer: ``checks`` (list of {name, status, detail, duration_s})."""
     from dataclasses import asdict
 
@@ -319,7 +321,12 @@ def selftest_run(params: dict[str, Any], emit: Emit) -> dict[str, Any]:
     skip = params.get("skip", [])
     if not isinstance(skip, list) or not all(isinstance(s, str) for s in skip):
         raise UserError(f"skip must be a list of check names; got {skip!r:.80}")
-    checks = collect_checks(on_check=lambda c: emit({"line": c.line(), "check": asdict(c)}), skip=tuple(skip))
+    server = params.get("server", False)
+    if not isinstance(server, bool):
+        raise UserError(f"server must be true or false; got {server!r:.40}")
+    checks = collect_checks(
+        on_check=lambda c: emit({"line": c.line(), "check": asdict(c)}), skip=tuple(skip), gpu_server=server
+    )
     return {"checks": [asdict(c) for c in checks]}
 
 

@@ -374,3 +374,30 @@ def test_the_window_holds_no_job_for_live_readings_and_stop_and_close_cancel_its
     finally:
         window.close()
         context.remotes.shutdown()
+
+
+def test_a_laptop_that_freezes_while_its_job_waits_leaves_no_job(slurm, tmp_path):
+    """The laptop stops answering (its ssh client stopped, as a frozen or suspended machine): sshd's
+    keep-alives (the README's ClientAliveInterval, shortened here) end the session, the guard sees
+    its stdin end, and the job is cancelled."""
+    from tests.remote.servers import LoopbackSshd
+
+    missing = LoopbackSshd.missing()
+    if missing:
+        pytest.skip(missing)
+    with (
+        LoopbackSshd(tmp_path / "sshd", ["ClientAliveInterval 1", "ClientAliveCountMax 2"]) as sshd,
+        node_taken(slurm),
+    ):
+        cli = _bench_cli(sshd, slurm, "-N1", "-n1", "--exclusive", "--time=2")
+        ssh = None
+        try:
+            Lines(cli.stderr).wait(r"^Slurm job \d+ in partition teach is PENDING")
+            (ssh,) = [p for p in psutil.Process(cli.pid).children(recursive=True) if p.name() == "ssh"]
+            ssh.suspend()  # SIGSTOP: nothing answers the server's keep-alives any more
+            nothing_left(slurm)
+        finally:
+            if ssh is not None:
+                ssh.resume()
+            cli.kill()
+            cli.wait()
