@@ -40,7 +40,12 @@ The protocol (version ``protocol.PROTOCOL_VERSION``)
 
   Methods (``methods.METHODS``): ``ping``; ``bench.prepare`` {preload, low_priority};
   ``bench.point`` {the fields of ``explorer.bench.execute.PointSpec``} -> {point, fatal};
-  ``selftest.simulator`` {} -> the simulator check's result.
+  ``gpu.lock`` {device, workload} -> {key, waited_s} (a GPU's turn, ``gpushare``/``gpuqueue``);
+  ``selftest.simulator`` {} -> the simulator check's result; and ``bench.roof``, ``realrun.run``,
+  ``devices.list``, ``devices.live``, ``selftest.run`` (see ``methods``). A request does only what
+  the app needs, whoever sends it (an agent may be reached through a ``ForceCommand`` account):
+  ``preload`` names only modules a workload needs, and ``realrun.run`` writes only into the empty
+  private temporary file a local parent made (a remote parent asks for the result inline).
 
   Errors the parent raises (all ``protocol.AgentError``, each one line): ``AgentTimeout`` (no hello
   or no answer in time), ``AgentGone`` (the child ended; ``how`` says how, e.g. "crashed (SIGSEGV)"),

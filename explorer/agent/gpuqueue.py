@@ -645,12 +645,36 @@ def waiting_words(
         else:
             who = f"{holder.user} holds it" + (f" ({holder.workload})" if holder.workload else "")
         idle = holder.beat_age_s or 0.0
-        if idle > 2 * policy.beat_every_s:
+        if holder_stalled(line, policy):
             who += (
                 f", but has not made progress for {_duration(idle)} (it loses the GPU after "
                 f"{_duration(policy.stall_s)})"
             )
     return f"waiting for {device}: {who}; {where} (waited {_duration(waited_s)})"
+
+
+def holder_stalled(line: Line, policy: QueuePolicy) -> bool:
+    """The holder has shown no progress for longer than a couple of its heartbeats."""
+    holder = line.holder
+    return holder is not None and (holder.beat_age_s or 0.0) > 2 * policy.beat_every_s
+
+
+def waiting_short(line: Line, device: str, policy: QueuePolicy) -> str:
+    """The same in a few words, for a progress bar: "waiting for cuda:0: bob has it; you are next"."""
+    holder = line.holder
+    if holder is None:
+        who = "it is free again"
+    elif holder_stalled(line, policy):
+        who = f"{holder.user} has it but has stopped"
+    else:
+        who = f"{holder.user} has it"
+    if line.own_first:
+        where = "your other run goes first"
+    elif line.ahead <= 1:
+        where = "you are next"
+    else:
+        where = f"you are {_ordinal(line.ahead)}"
+    return f"waiting for {device}: {who}; {where}"
 
 
 Clock = Callable[[], float]

@@ -37,11 +37,13 @@ from explorer.agent.gpuqueue import (
     Place,
     QueuePolicy,
     folder_problem,
+    holder_stalled,
     look,
     order,
     queue_dir,
     read_policy,
     sweep_own,
+    waiting_short,
     waiting_words,
 )
 from explorer.errors import UserError
@@ -62,10 +64,12 @@ class QueueWait:
     holder: str = ""  # the user holding the GPU, "" when nobody does now
     ahead: int = 0  # places before this run's, the holder's included
     stalled: bool = False  # the holder has stopped making progress
+    short: str = ""  # the same in a few words (a progress bar); ``message`` when not given
 
     def to_event(self) -> dict[str, Any]:
         return {
             "message": self.message,
+            "short": self.short,
             "waiting_s": round(self.waited_s, 1),
             "holder": self.holder,
             "ahead": self.ahead,
@@ -79,6 +83,7 @@ class QueueWait:
         if not isinstance(message, str) or isinstance(waited, bool) or not isinstance(waited, (int, float)):
             return None
         holder, ahead, stalled = data.get("holder", ""), data.get("ahead", 0), data.get("stalled", False)
+        short = data.get("short")
         return cls(
             message=message[:300],
             waited_s=float(waited) if math.isfinite(waited) else 0.0,
@@ -87,6 +92,7 @@ class QueueWait:
             if isinstance(ahead, int) and not isinstance(ahead, bool) and 0 <= ahead < 10**6
             else 0,
             stalled=stalled is True,
+            short=short[:120] if isinstance(short, str) and short else message[:120],
         )
 
 
@@ -243,14 +249,14 @@ def _wait_for_turn(
             return turn.since - started
         waited = clock() - started
         holder = line.holder
-        idle = holder.beat_age_s if holder is not None and holder.beat_age_s is not None else 0.0
         on_wait(
             QueueWait(
                 message=waiting_words(line, turn.device, waited, turn.policy),
                 waited_s=waited,
                 holder=holder.user if holder is not None else "",
                 ahead=line.ahead,
-                stalled=idle > 2 * turn.policy.beat_every_s,
+                stalled=holder_stalled(line, turn.policy),
+                short=waiting_short(line, turn.device, turn.policy),
             )
         )
         turn.place.beat()

@@ -112,6 +112,12 @@ class JobState:
             reason = f" ({reason}: {meaning})" if meaning else f" ({reason})"
         return f"{head} is {self.state}{reason}"
 
+    @property
+    def short(self) -> str:
+        """The state in a few words, for a progress bar: "Slurm job 12: PENDING (Resources)"."""
+        reason = f" ({self.reason})" if self.reason and self.reason != "None" else ""
+        return f"Slurm job {self.job}: {self.state}{reason}"
+
     def never_runs_words(self, host: str) -> str:
         """Why the app gave up on this pending job at once."""
         why = NEVER_CLEARS.get(self.reason) or "it asks for more than a limit of its QOS or account allows"

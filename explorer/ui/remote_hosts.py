@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from dataclasses import dataclass
 from typing import Literal
 
@@ -29,6 +30,7 @@ from PySide6.QtCore import QObject, Qt, Signal, Slot
 
 from explorer.agent.protocol import AgentError
 from explorer.devices.model import CudaGpu, Device, LiveReading
+from explorer.remote.faults import launcher_name
 from explorer.remote.saved import (
     SavedRemote,
     add_remote,
@@ -58,6 +60,11 @@ class RemoteLive(LiveHistory):
     def fail(self, message: str) -> None:
         self.error = message
         self.unavailable.emit(message)
+
+    def pause(self, note: str) -> None:
+        """No further readings, on purpose: the last ones stand, with ``note`` saying why."""
+        self.note = note
+        self.noted.emit(note)
 
 
 @dataclass(frozen=True)
@@ -128,6 +135,7 @@ class RemoteHost(QObject):
         self._generation += 1
         self._stop = threading.Event()
         self.status, self.found, self.error, self.job = "connecting", None, "", None
+        self.live.note = None
         self.changed.emit()
         thread = threading.Thread(
             target=self._run,
@@ -153,11 +161,19 @@ class RemoteHost(QObject):
         if not indices:
             return  # no GPU to watch there: no agent is kept open for nothing (Reconnect lists again)
         if self.remote.prefix:
+            # the listing's own reading stands, as of the listing; no job is held for more
+            snapshot = [
+                d.live if d.live is not None else LiveReading.failed(time.time(), "not read at listing")
+                for d in found.discovery.installed_gpus
+                if d.nvml_index is not None
+            ]
+            self._send(self._live, generation, snapshot)
             self._send(
                 self._live_off,
                 generation,
-                f"Live readings are not read through {self.remote.prefix[0]}: each would hold a Slurm job "
-                "(and a GPU) while this window is open. Reconnect lists the devices, and their readings, again.",
+                f"Read once, when the devices were listed at {time.strftime('%H:%M:%S')}: through "
+                f"{launcher_name(self.remote)} each reading would hold a Slurm job (and a GPU) for as long as "
+                "this window is open. Reconnect reads them again.",
             )
             return
         self._watch(generation, stop, indices)
@@ -250,7 +266,7 @@ class RemoteHost(QObject):
     @Slot(object, str)
     def _on_live_off(self, generation: int, reason: str) -> None:
         if generation == self._generation:
-            self.live.fail(reason)
+            self.live.pause(reason)
 
     @Slot(object, object)
     def _on_live(self, generation: int, readings: list[LiveReading]) -> None:

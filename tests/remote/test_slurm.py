@@ -24,7 +24,7 @@ from explorer.bench.results import BenchPoint
 from explorer.bench.runner import BenchPlan, BenchRun
 from explorer.remote import parse_remote
 from explorer.remote.slurm import JobState
-from tests.remote.servers import ALIAS, agent_python
+from tests.remote.servers import ALIAS, agent_python, fake_gpu_python
 
 #: how long a test waits for Slurm to reach a state (a loaded CI machine); the wait ends on the state
 SLURM_WITHIN_S = 90.0
@@ -336,11 +336,15 @@ def test_the_window_holds_no_job_for_live_readings_and_stop_and_close_cancel_its
     qtbot.addWidget(window)
     via = _via(slurm, "-N1", "-n1", "--exclusive", "--time=2")
     try:
-        host = context.remotes.add(ALIAS, via, agent_python())
+        host = context.remotes.add(ALIAS, via, fake_gpu_python(tmp_path))  # NVML there sees 2 GPUs
         qtbot.waitUntil(lambda: host.status != "connecting", timeout=int(SLURM_WITHIN_S * 1000))
         assert host.status == "ready", host.error
-        nothing_left(slurm)  # listed, and the listing's job is over: the window holds none
-        assert host.live.error is None or "not read through srun" in host.live.error
+        assert [g.key for g in host.gpus] == ["cuda:0", "cuda:1"]
+        # the listing's own reading is shown, and said to be all there is: no job is held for more
+        qtbot.waitUntil(lambda: host.live.note is not None, timeout=30_000)
+        assert host.live.note.startswith("Read once, when the devices were listed at ")
+        assert host.live.latest("cuda:1") is not None and host.live.error is None
+        nothing_left(slurm)  # the listing's job is over: the window holds none
 
         bench = window.show_panel("benchmarks")
         form_plan = bench.controls.build_plan
@@ -354,9 +358,11 @@ def test_the_window_holds_no_job_for_live_readings_and_stop_and_close_cancel_its
         with node_taken(slurm):
             assert bench.start()
             qtbot.waitUntil(
-                lambda: "is PENDING (" in bench.progress_bar.format(), timeout=int(SLURM_WITHIN_S * 1000)
+                lambda: ": PENDING (" in bench.progress_bar.format(), timeout=int(SLURM_WITHIN_S * 1000)
             )
-            assert re.match(r"Slurm job \d+ in partition teach is PENDING", bench.progress_bar.format())
+            # Slurm's words in short on the bar, whole under it
+            assert re.fullmatch(r"Slurm job \d+: PENDING \(\w+\)", bench.progress_bar.format())
+            assert re.match(r"Slurm job \d+ in partition teach is PENDING \(", bench.wait_label.text())
             bench.stop()
             qtbot.waitUntil(lambda: not bench.running, timeout=60_000)
             nothing_left(slurm)
@@ -364,7 +370,10 @@ def test_the_window_holds_no_job_for_live_readings_and_stop_and_close_cancel_its
             host.connect_now()  # listing again: its job waits too, and the row says so
             devices = window.show_panel("devices")
             qtbot.waitUntil(
-                lambda: any("is PENDING (" in text for _, _, text in devices.remote_rows()),
+                lambda: any(
+                    re.match(r"connecting… Slurm job \d+: PENDING \(", text)
+                    for _, _, text in devices.remote_rows()
+                ),
                 timeout=int(SLURM_WITHIN_S * 1000),
             )
             assert bench.start()

@@ -53,7 +53,10 @@ def test_the_engines_waiting_line_is_shown_while_the_run_queues(panel, qtbot, tm
         qtbot.waitUntil(
             lambda: panel.progress_bar.format().startswith("waiting for cuda:0: "), timeout=60_000
         )
-        said = panel.progress_bar.format()
+        # a few words on the bar, the whole sentence under it and on hover
+        assert panel.progress_bar.format().startswith(f"waiting for cuda:0: {user_name()} has it; ")
+        said = panel.wait_label.text()
+        assert panel.wait_label.isVisibleTo(panel) and panel.progress_bar.toolTip() == said
         assert f"{user_name()} has held it since " in said and "(train, " in said, said
         holder.ask("idle", "idle")
         holder.ask("leave", "left")
@@ -61,6 +64,8 @@ def test_the_engines_waiting_line_is_shown_while_the_run_queues(panel, qtbot, tm
     finally:
         holder.close()
     assert panel.progress_bar.format().startswith("done: 2 / 2")  # replaced once points came
+    assert not panel.wait_label.isVisibleTo(panel)
+    assert not panel.wait_label.isVisibleTo(panel)
     assert [p.ok for p in panel.points] == [True, True]
 
 

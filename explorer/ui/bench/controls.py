@@ -348,7 +348,7 @@ class BenchControls(QWidget):
             self._devices_layout.addWidget(title)
             if host.status != "ready":
                 if host.status == "connecting":
-                    said = f"connecting… {host.job.message}" if host.job is not None else "connecting…"
+                    said = f"connecting… {host.job.short}" if host.job is not None else "connecting…"
                 else:
                     said = f"cannot be reached: {host.error}"
                 note = QLabel(first_sentences(said), wordWrap=True)
