@@ -629,12 +629,6 @@ def waiting_words(
     (waited 12 s)"."""
     now = time.time() if now_wall is None else now_wall
     holder = line.holder
-    if line.own_first:
-        where = "your own earlier run on this GPU goes first"
-    elif line.ahead <= 1:
-        where = "you are next"
-    else:
-        where = f"you are {_ordinal(line.ahead)} in line"
     if holder is None:
         who = "the GPU is free again"
     else:
@@ -650,7 +644,16 @@ def waiting_words(
                 f", but has not made progress for {_duration(idle)} (it loses the GPU after "
                 f"{_duration(policy.stall_s)})"
             )
-    return f"waiting for {device}: {who}; {where} (waited {_duration(waited_s)})"
+    return f"waiting for {device}: {who}; {_place(line, short=False)} (waited {_duration(waited_s)})"
+
+
+def _place(line: Line, *, short: bool) -> str:
+    """Where this run stands: "you are next", "you are 3rd in line"."""
+    if line.own_first:
+        return "your other run goes first" if short else "your own earlier run on this GPU goes first"
+    if line.ahead <= 1:
+        return "you are next"
+    return f"you are {_ordinal(line.ahead)}" + ("" if short else " in line")
 
 
 def holder_stalled(line: Line, policy: QueuePolicy) -> bool:
@@ -668,13 +671,7 @@ def waiting_short(line: Line, device: str, policy: QueuePolicy) -> str:
         who = f"{holder.user} has it but has stopped"
     else:
         who = f"{holder.user} has it"
-    if line.own_first:
-        where = "your other run goes first"
-    elif line.ahead <= 1:
-        where = "you are next"
-    else:
-        where = f"you are {_ordinal(line.ahead)}"
-    return f"waiting for {device}: {who}; {where}"
+    return f"waiting for {device}: {who}; {_place(line, short=True)}"
 
 
 Clock = Callable[[], float]
