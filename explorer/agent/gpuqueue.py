@@ -37,6 +37,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 import secrets
 import stat
 import time
@@ -54,6 +55,8 @@ BEAT = ".beat"
 #: the admin's settings, read only from a file root owns that nobody else may write
 POLICY_FILE = "device-explorer-gpu-queue.json"
 MAX_INFO_BYTES = 4096
+#: what a place may say it runs (shown to the others who wait): a workload's name, nothing else
+_WORKLOAD = re.compile(r"[A-Za-z0-9_.-]{1,60}")
 #: tickets of one GPU looked at per look (a user who floods the folder slows nobody down)
 MAX_TICKETS = 256
 
@@ -365,6 +368,8 @@ def _read_ticket(folder: Path, name: str, st: os.stat_result, now: float) -> Tic
     if alive is None:
         return None
     workload = info.get("workload")
+    if not isinstance(workload, str) or not _WORKLOAD.fullmatch(workload):
+        workload = ""  # another user wrote this file: only a workload's name is shown to others
     return Ticket(
         name=name,
         uid=st.st_uid,
@@ -373,7 +378,7 @@ def _read_ticket(folder: Path, name: str, st: os.stat_result, now: float) -> Tic
         beat_age_s=beat_age,
         alive=alive,
         ident=(st.st_uid, st.st_ino, st.st_ctime_ns),
-        workload=workload[:60] if isinstance(workload, str) else "",
+        workload=workload,
         holding_since=holding_since,
     )
 

@@ -210,6 +210,12 @@ def test_a_look_never_follows_a_link_nor_opens_a_fifo(tmp_path):
         os.unlink(tmp_path / f"{stem}.hard.ticket")
         (found,) = look(tmp_path, "gpu-k")
         assert found.name == place.name and found.alive and found.workload == "matmul"
+        other = Place(tmp_path, "gpu-k", "\x1b]0;pwned\x07\x1b[2J")  # a user's own words for the others
+        other.join()
+        try:
+            assert [t.workload for t in look(tmp_path, "gpu-k")] == ["matmul", ""]  # only a workload's name
+        finally:
+            other.leave()
         mode = stat.S_IMODE(os.stat(tmp_path / place.name).st_mode)
         assert mode == 0o644
     finally:
