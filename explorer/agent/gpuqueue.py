@@ -93,7 +93,8 @@ def queue_dir(env: dict[str, str] | None = None) -> Path:
     e.g. in /etc/environment), else ``/tmp``."""
     environ = os.environ if env is None else env
     value = environ.get(LOCK_DIR_ENV)
-    return Path(value) if value else Path(DEFAULT_DIR)
+    # /tmp is a link to /private/tmp on macOS: the system's own link, followed once here
+    return Path(value) if value else Path(os.path.realpath(DEFAULT_DIR))
 
 
 def folder_problem(folder: Path) -> str | None:
