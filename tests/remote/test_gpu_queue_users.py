@@ -118,6 +118,9 @@ def test_a_suspended_holder_loses_the_gpu_within_the_admins_bound(two_users):
             and "loses the GPU after 3 s" in stalled["message"]
         )
         held = bob.expect("held")
+        print(
+            f"with alice suspended, bob took the GPU after waiting {held['waited']:.1f} s in all (bound {STALL_S:g} s)"
+        )
         # bob waited for alice's bound (3 s since her last beat) and a look or two, not for her run
         assert held["waited"] < STALL_S + 15, held
         os.kill(alice.proc.pid, signal.SIGCONT)

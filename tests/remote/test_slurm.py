@@ -211,6 +211,7 @@ def test_an_unsatisfiable_time_limit_is_reported_at_once_and_the_job_cancelled(s
         first,
     ), first
     assert points[1].error == f"not measured: {first}" and run.workers_started == 1
+    print(f"PartitionTimeLimit reported {took:.1f} s after the run started (ssh, guard, Slurm's first pass)")
     assert took < 60, f"{took:.1f} s"  # what Slurm takes to settle on the reason, not the 300 s give-up
     nothing_left(slurm)
 
