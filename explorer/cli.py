@@ -340,6 +340,12 @@ def build_parser() -> argparse.ArgumentParser:
     # speaks JSON lines on stdin/stdout (explorer/agent/__init__.py describes the protocol).
     p = sub.add_parser("agent")
     p.set_defaults(handler="explorer.agent.serve:run_agent", check=None)
+    # Hidden: on a cluster's login node, between ssh and the launcher (srun): reports the job's
+    # state while it waits and cancels it when the client goes (explorer/remote/jobguard.py).
+    p = sub.add_parser("launcher-guard")
+    p.add_argument("--job-name")
+    p.add_argument("launcher", nargs=argparse.REMAINDER)
+    p.set_defaults(handler="explorer.remote.jobguard:run_launcher_guard", check=None)
     return parser
 
 

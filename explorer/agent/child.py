@@ -150,6 +150,10 @@ class AgentProcess:
         self._threads: list[threading.Thread] = []
         self._next_id = 1
         self._broken: AgentError | None = None
+        #: called (on the caller's thread) with the data of an event that answers no request (id 0):
+        #: what a launcher guard in front of the agent reports, before the hello too
+        #: (``explorer.remote.jobguard``). It may raise an AgentError to stop the child.
+        self.on_unsolicited: Callable[[dict[str, Any]], None] | None = None
 
     # --- facts -----------------------------------------------------------------------------
     @property
@@ -217,6 +221,8 @@ class AgentProcess:
             if isinstance(item, ProtocolError) and len(noise) < MAX_NOISE_LINES:
                 noise.append(str(item))
                 continue
+            if self._unsolicited(item):
+                continue
             if isinstance(item, Hello):
                 self._check_hello(item)
                 self.hello = item
@@ -261,6 +267,8 @@ class AgentProcess:
                 self._fail(self._gone(f"during {method}"))
             if isinstance(item, ProtocolError):
                 self._fail(item)
+            if self._unsolicited(item):
+                continue
             if isinstance(item, (Event, Result, Error)) and item.id == request_id:
                 if isinstance(item, Event):
                     if on_event is not None:
@@ -339,6 +347,16 @@ class AgentProcess:
                 return self._inbox.get(timeout=min(remaining, _POLL_S))
             except queue.Empty:
                 continue
+
+    def _unsolicited(self, item: Any) -> bool:
+        """Hand an event with id 0 to ``on_unsolicited``; True when ``item`` was one."""
+        if not (isinstance(item, Event) and item.id == 0 and self.on_unsolicited is not None):
+            return False
+        try:
+            self.on_unsolicited(item.data)
+        except AgentError as exc:
+            self._fail(exc)
+        return True
 
     def _fail(self, error: AgentError) -> Any:
         """Kill the child and raise ``error`` now and on every later request."""

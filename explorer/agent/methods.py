@@ -12,8 +12,12 @@ from __future__ import annotations
 
 import importlib
 import os
+import re
+import stat
+import tempfile
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from explorer.errors import UserError
@@ -52,7 +56,15 @@ def bench_prepare(params: dict[str, Any], emit: Emit) -> dict[str, Any]:
     """
     preload = params.get("preload", [])
     if not isinstance(preload, list) or not all(isinstance(m, str) and m.isidentifier() for m in preload):
-        raise UserError(f"preload must be a list of top-level module names; got {preload!r}")
+        raise UserError(f"preload must be a list of top-level module names; got {preload!r:.80}")
+    allowed = _preloadable()
+    refused = [m for m in preload if m not in allowed]
+    if refused:
+        # an agent reached through a ForceCommand account must not import whatever a request names
+        raise UserError(
+            f"preload {refused[0]!r:.40} is not a module a workload needs; it may name "
+            + ", ".join(sorted(allowed))
+        )
     if params.get("low_priority") is True:
         _lower_priority()
     loaded, missing = [], []
@@ -65,19 +77,36 @@ def bench_prepare(params: dict[str, Any], emit: Emit) -> dict[str, Any]:
     return {"loaded": loaded, "missing": missing}
 
 
+def _preloadable() -> frozenset[str]:
+    """The modules the workloads ask their worker to import first: all ``bench.prepare`` takes."""
+    from explorer.bench.workloads import TEST_WORKLOADS, WORKLOADS
+
+    return frozenset(m for w in (*WORKLOADS.values(), *TEST_WORKLOADS.values()) for m in w.preload)
+
+
 def bench_point(params: dict[str, Any], emit: Emit) -> dict[str, Any]:
     """Measure one benchmark point. params: the fields of ``explorer.bench.execute.PointSpec``.
 
     Answer: ``point`` (``BenchPoint.to_dict()``) and ``fatal`` (bool: the CUDA context is unusable,
     the parent replaces this agent before the next point).
     """
+    from explorer.agent.gpushare import gpu_busy, take_lapse
     from explorer.bench.execute import PointSpec, run_point
 
     try:
         spec = PointSpec(**params)
     except TypeError as exc:
         raise UserError(f"not a benchmark point: {exc}") from None
-    point, fatal = run_point(spec)
+    with gpu_busy():  # the GPU's turn is kept alive while the point is measured
+        point, fatal = run_point(spec)
+    lapse = take_lapse() if spec.device.startswith("cuda") else 0.0
+    if lapse:
+        point.noisy = True
+        said = (
+            f"this run was stopped for {lapse:.0f} s while it held the GPU (suspended?), so its turn "
+            "passed to the next run, which may have used the GPU meanwhile"
+        )
+        point.noise_reason = f"{point.noise_reason}; {said}" if point.noise_reason else said
     return {"point": point.to_dict(), "fatal": bool(fatal)}
 
 
@@ -96,19 +125,24 @@ def bench_roof(params: dict[str, Any], emit: Emit) -> dict[str, Any]:
 
 
 def gpu_lock(params: dict[str, Any], emit: Emit) -> dict[str, Any]:
-    """Take this machine's lock on a GPU for the rest of the agent's life (``explorer.agent.gpushare``):
-    runs of several users on one GPU queue instead of timing each other. While another run holds
-    it, an event ``{"waiting_s": N, "message": "waiting: another run is using this GPU (Ns)"}`` is
-    sent about once a second. params: ``device`` (``cuda:N``). Answer: ``key``, ``waited_s``."""
-    from explorer.agent.gpushare import gpu_identity, hold_gpu_lock, waiting_message
+    """Take, or keep, this machine's turn on a GPU (``explorer.agent.gpushare``), asked before every
+    point: runs of several users on one GPU take turns instead of timing each other. While another
+    run holds it, an event (``QueueWait.to_event``: ``message`` such as "waiting for cuda:0: bob has
+    held it since 14:02:11 (matmul, 3 min 5 s); you are next (waited 12 s)", ``waiting_s``,
+    ``holder``, ``ahead``, ``stalled``) is sent about once a second. params: ``device``
+    (``cuda:N``), ``workload`` (its name, shown to those who wait). Answer: ``key``, ``waited_s``."""
+    from explorer.agent.gpushare import gpu_identity, hold_gpu_lock
     from explorer.inputs import parse_device_key
 
     device = params.get("device")
     if not isinstance(device, str) or not device.startswith("cuda"):
         raise UserError(f"gpu.lock needs a device cuda:N; got {device!r:.60}")
     device = parse_device_key(device)
+    workload = params.get("workload", "")
+    if not isinstance(workload, str) or not re.fullmatch(r"[A-Za-z0-9_.-]{0,60}", workload):
+        raise UserError(f"gpu.lock's workload must be a workload's name; got {workload!r:.60}")
     key, _ = gpu_identity(device)
-    waited = hold_gpu_lock(key, lambda s: emit({"waiting_s": round(s, 1), "message": waiting_message(s)}))
+    waited = hold_gpu_lock(key, lambda wait: emit(wait.to_event()), device=device, workload=workload)
     return {"key": key, "waited_s": round(waited, 3)}
 
 
@@ -177,7 +211,35 @@ def realrun_run(params: dict[str, Any], emit: Emit) -> dict[str, Any]:
             )
         return {"result": result_to_inline(run_here(grid, block, n, emulate=emulate, extent=extent))}
     assert isinstance(out, str)
-    return {"backend": run_to_file(grid, block, n, out, emulate=emulate, extent=extent)}
+    return {"backend": run_to_file(grid, block, n, _own_temp_file(out), emulate=emulate, extent=extent)}
+
+
+#: the name ``explorer.launch.realrun`` gives the file a local run's result comes back in
+_REALRUN_OUT = re.compile(r"explorer-realrun-[A-Za-z0-9_]+\.npz")
+
+
+def _own_temp_file(out: str) -> str:
+    """``out`` when it is the empty private temporary file a local parent made for the result
+    (``tempfile.mkstemp`` in this machine's temp folder, owned by this user, mode 600); UserError
+    otherwise. An agent reached over ssh (a ForceCommand account included) thus never writes
+    anywhere a request names: a remote parent asks for the result inline."""
+    path = Path(out)
+    refused = UserError(
+        f"out {out[:80]!r} is not a result file the app made (an empty, private "
+        f"explorer-realrun-*.npz in {tempfile.gettempdir()}); ask for the result inline"
+    )
+    here = Path(tempfile.gettempdir())
+    if not path.is_absolute() or path.parent != here or not _REALRUN_OUT.fullmatch(path.name):
+        raise refused
+    try:
+        st = os.lstat(path)
+    except OSError:
+        raise refused from None
+    if not stat.S_ISREG(st.st_mode) or st.st_nlink != 1 or st.st_size != 0:
+        raise refused
+    if os.name == "posix" and (st.st_uid != os.getuid() or st.st_mode & 0o077):
+        raise refused
+    return str(path)
 
 
 def _select_gpu(index: int, emulate: bool) -> None:
@@ -293,7 +355,9 @@ _NVML_SESSION: dict[str, Any] = {}
 def selftest_run(params: dict[str, Any], emit: Emit) -> dict[str, Any]:
     """The self-test's checks on this machine (``self-test --host`` runs it on a remote), each
     check streamed as an event ``{"line": ..., "check": {...}}`` as soon as it is known.
-    params: ``skip`` (check names to leave out, e.g. ["window"] on a server without a display).
+    params: ``skip`` (check names to leave out, e.g. ["window"] on a server without a display),
+    ``server`` (true: the machine serves students' GPU runs; a GPU its torch cannot use fails, and
+    its GPU queue is checked).
     Answer: ``checks`` (list of {name, status, detail, duration_s})."""
     from dataclasses import asdict
 
@@ -303,7 +367,12 @@ def selftest_run(params: dict[str, Any], emit: Emit) -> dict[str, Any]:
     skip = params.get("skip", [])
     if not isinstance(skip, list) or not all(isinstance(s, str) for s in skip):
         raise UserError(f"skip must be a list of check names; got {skip!r:.80}")
-    checks = collect_checks(on_check=lambda c: emit({"line": c.line(), "check": asdict(c)}), skip=tuple(skip))
+    server = params.get("server", False)
+    if not isinstance(server, bool):
+        raise UserError(f"server must be true or false; got {server!r:.40}")
+    checks = collect_checks(
+        on_check=lambda c: emit({"line": c.line(), "check": asdict(c)}), skip=tuple(skip), gpu_server=server
+    )
     return {"checks": [asdict(c) for c in checks]}
 
 

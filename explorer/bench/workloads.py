@@ -100,23 +100,26 @@ class Workload:
             sizes |= set(self.default_sizes_gpu)
         return sorted(sizes)
 
-    def gpu_shortfall(self, chosen_gpus: int, present_gpus: int) -> str | None:
-        """Why a run cannot start with this many GPUs chosen, or ``None`` when it can."""
+    def gpu_shortfall(self, chosen_gpus: int, present_gpus: int, machine: str = "this machine") -> str | None:
+        """Why a run cannot start with this many GPUs chosen, or ``None`` when it can (``machine``:
+        where the GPUs are, "this machine" or a remote's name)."""
         if chosen_gpus >= self.needs_gpu_count:
             return None
         return (
             f"{self.title} needs {self._gpus_needed} chosen; {chosen_gpus} chosen "
-            f"and {present_gpus} present on this machine."
+            f"and {present_gpus} present on {machine}."
         )
 
     @property
     def _gpus_needed(self) -> str:
         return "a GPU" if self.needs_gpu_count == 1 else f"{self.needs_gpu_count} GPUs"
 
-    def cannot_run_here(self, present_gpus: int, why_no_gpu: str = "") -> str | None:
+    def cannot_run_here(
+        self, present_gpus: int, why_no_gpu: str = "", machine: str = "this machine"
+    ) -> str | None:
         """Why this workload cannot run on a machine with ``present_gpus`` usable GPUs, in one
-        line said before any run (``why_no_gpu``: discovery's reason when there are none), or
-        ``None`` when it can."""
+        line said before any run (``why_no_gpu``: discovery's reason when there are none;
+        ``machine``: "this machine", or a remote's name), or ``None`` when it can."""
         if present_gpus >= self.needs_gpu_count:
             return None
         because = f" ({self.needs_gpu_why})" if self.needs_gpu_why else ""
@@ -124,7 +127,7 @@ class Workload:
         # the first reason discovery gives is the one that matters ("no NVIDIA driver is installed")
         why = " ".join(why_no_gpu.split()).removeprefix(NO_GPU_FOUND).strip().split(". ")[0].rstrip(".")
         reason = f" ({why})" if why and not present_gpus else ""
-        return f"{self.name} needs {self._gpus_needed}{because}; this machine has {has}{reason}"
+        return f"{self.name} needs {self._gpus_needed}{because}; {machine} has {has}{reason}"
 
     def size_label(self, size: int) -> str:
         if self.size_format == "bytes":

@@ -97,6 +97,12 @@ class BenchPanel(Panel):
         self.message_label = QLabel(wordWrap=True)
         self.message_label.setProperty("role", "error")
         self.message_label.hide()
+        #: while the run waits (another run's turn on the GPU, its Slurm job in the queue): the
+        #: engine's whole sentence under the bar, whose few words it stands for
+        self.wait_label = QLabel(wordWrap=True)
+        self.wait_label.setProperty("role", "caption")
+        self.wait_label.setObjectName("waiting")
+        self.wait_label.hide()
         #: shown after a run that left points without a result (a dropped connection, Stop):
         #: measures only those, keeping the finished points
         self.resume_button = QPushButton("Resume")
@@ -121,6 +127,7 @@ class BenchPanel(Panel):
         top.addWidget(self.progress_bar, 1)
         top.addWidget(self.status_label)
         right_layout.addLayout(top)
+        right_layout.addWidget(self.wait_label)
         right_layout.addWidget(self.message_label)
         splitter = QSplitter(Qt.Orientation.Vertical)
         splitter.addWidget(self.plot_tabs)
@@ -479,20 +486,31 @@ class BenchPanel(Panel):
         self._catalog_roof_key = key
         self._refresh_roofline()
 
-    def show_waiting(self, line: str) -> None:
-        """The engine's word that the run queues behind another run on the same GPU, shown on the
-        progress bar until the next point or progress record replaces it."""
-        self.progress_bar.setFormat(line)
+    def show_waiting(self, wait: Any) -> None:
+        """What the run waits for (another run's turn on the GPU: who, since when, the place in
+        line; or its Slurm job's state and reason), as the engine said it, on the progress bar
+        until the next point or progress record replaces it: the few words on the bar, the whole
+        sentence beside it and on hover."""
+        self.progress_bar.setFormat(wait.short)
+        self.progress_bar.setToolTip(wait.message)
+        self.status_label.setText("")
+        self.wait_label.setText(wait.message)
+        self.wait_label.show()
 
     def _on_progress(self, progress: Any) -> None:
         self._total = progress.total
         self.progress_bar.setRange(0, max(progress.total, 1))
         self.progress_bar.setValue(progress.done)
         self.progress_bar.setFormat(f"{progress.done} / {progress.total} points")
+        self.progress_bar.setToolTip("")
+        if progress.done:  # a point came: whatever the run waited for is over
+            self.wait_label.hide()
         self.status_label.setText(eta_text(progress.eta_s))
 
     def _on_ended(self) -> None:
         stream, self._stream = self._stream, None
+        self.wait_label.hide()
+        self.progress_bar.setToolTip("")
         self.controls.set_running(False)
         self.plot.set_running(False)
         done = len(self.points)

@@ -301,7 +301,12 @@ class DevicesPanel(Panel):
                 self._add_host_row(host, f"No GPU there: {_first_sentence(why)}", theme.muted)
             return
         if host.status == "connecting":
-            self._add_host_row(host, f"connecting… ({host.remote.label})", theme.muted)
+            said = (
+                f"connecting… {host.job.short}"
+                if host.job is not None
+                else f"connecting… ({host.remote.label})"
+            )
+            self._add_host_row(host, said, theme.muted)
         else:
             self._add_host_row(host, f"✕ cannot be reached: {host.error}", theme.error)
 

@@ -196,6 +196,7 @@ class LiveView(QGroupBox):
         self.apply_theme(current_theme())
         monitor.updated.connect(self.refresh)
         monitor.unavailable.connect(self.show_unavailable)
+        monitor.noted.connect(self.show_note)
         if device.nvml_index is None:
             self.show_unavailable(
                 "No live readings for this GPU: "
@@ -205,6 +206,8 @@ class LiveView(QGroupBox):
             )
         elif monitor.error:
             self.show_unavailable(monitor.error)
+        elif monitor.note:
+            self.show_note(monitor.note)
         self.refresh()
 
     def apply_theme(self, theme: Theme) -> None:
@@ -255,6 +258,13 @@ class LiveView(QGroupBox):
                 self._grid.addWidget(plot, 1 + (i - 1) // 2, (i - 1) % 2)
 
     def show_unavailable(self, message: str) -> None:
+        set_role(self.status, "error")
+        self.status.setText(message)
+        self.status.show()
+
+    def show_note(self, message: str) -> None:
+        """Why no more readings come, when that is by design (a cluster's GPU): said, not alarmed."""
+        set_role(self.status, "caption")
         self.status.setText(message)
         self.status.show()
 
@@ -262,7 +272,8 @@ class LiveView(QGroupBox):
         history = self.monitor.history(self.device.key)
         if not history:
             return
-        self.status.hide()
+        if not self.monitor.note:
+            self.status.hide()
         for spec in PLOTS:
             for series in spec.series:
                 xs, ys = _series(history, series.field, spec.scale)
