@@ -24,3 +24,11 @@ def binary_bytes(n: int | float | None, digits: int = 1, missing: str = "n/a") -
         if abs(n) >= size:
             return f"{trimmed(n / size, digits)} {unit}"
     return f"{int(n)} B"
+
+
+def number_text(value: float | None, unit: str = "") -> str:
+    """A rate or count: 1,234 GFLOP/s above 100, three significant figures below."""
+    if value is None:
+        return ""
+    text = f"{value:,.0f}" if abs(value) >= 100 else f"{value:.3g}"
+    return f"{text} {unit}".strip()

@@ -36,6 +36,8 @@ The protocol (version ``protocol.PROTOCOL_VERSION``)
 
   Methods (``methods.METHODS``): ``ping``; ``bench.prepare`` {preload, low_priority};
   ``bench.point`` {the fields of ``explorer.bench.execute.PointSpec``} -> {point, fatal};
+  ``bench.roof`` {device} -> {roof} (the roof that worker placed the device's points under);
+  ``roofs.measure`` {device} -> events {progress, message}, then {roof, message};
   ``selftest.simulator`` {} -> the simulator check's result.
 
   Errors the parent raises (all ``protocol.AgentError``, each one line): ``AgentTimeout`` (no hello

@@ -151,7 +151,7 @@ def _two_gpus(w: Workload, spec: PointSpec, *, mode: TwoGpuMode) -> Outcome:
         dst = torch.empty(n, n, device=dev1)
         extra["peer_access"] = "yes" if torch.cuda.can_device_access_peer(dev0.index, dev1.index) else "no"
         timing = time_plain(spec, lambda: dst.copy_(src), sync_both)
-        return Outcome(timing, unit="GB/s", bytes=4.0 * n * n, extra=extra)
+        return Outcome(timing, unit="GB/s", bytes=4.0 * n * n, extra=extra, bus_bound=True)
     a0, b0, c0 = _square_operands(n, dev0)
     if mode == "at_once":
         a1, b1, c1 = _square_operands(n, dev1)

@@ -37,7 +37,8 @@ class RunStream(QObject):
     #: the run queues for a GPU another run holds: the engine's line, about once a second
     #: ("waiting: another run is using this GPU (12s)")
     waiting = Signal(str)
-    #: a remote device's roof (``Roof`` with its ``host``), from that machine, once per device
+    #: the roof a device's points were placed under (``Roof``; ``host`` set for a remote machine's),
+    #: once per device, before that device's first point
     roof = Signal(object)
     #: the stream ended: finished, cancelled or failed
     ended = Signal()
@@ -91,7 +92,7 @@ class RunStream(QObject):
                 if isinstance(event, Progress):
                     self.progress.emit(event)
                     continue
-                for device, roof in list(run.remote_roofs.items()):
+                for device, roof in list(run.roofs.items()):
                     if device not in roofs_sent:  # before the point, so it is drawn under its roof
                         roofs_sent.add(device)
                         self.roof.emit(roof)
