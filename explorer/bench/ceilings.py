@@ -187,6 +187,7 @@ def level_ceilings(
                 ws_hi_bytes=plateau.ws_hi_bytes,
                 cache_bytes=cache.bytes if cache is not None else None,
                 instances=cache.instances if cache is not None else None,
+                kernel_gbps={k: round(v, 1) for k, v in per_kernel.items() if v},
             )
         )
     return out

@@ -23,7 +23,6 @@ from explorer.devices.model import Device
 from explorer.devices.roofs import fingerprint, record_roof
 from explorer.roofs import store
 from explorer.roofs.model import Ceiling, Roof
-from explorer.roofs.placement import above_roof_reason, place
 
 if TYPE_CHECKING:
     from explorer.bench.results import BenchPoint
@@ -249,33 +248,7 @@ PCIE_BASIS = PeakBasis("PCIe link maximum (generation x lanes)", False, "theoret
 def place_point(
     point: BenchPoint, flops: float, bytes_moved: float, working_set: float | None, *, bus_bound: bool = False
 ) -> None:
-    """Fill the point's roofline fields from its workload's counts and its device's roof in this
-    worker: intensity, rates, the level its working set lives in, the roof it is judged against
-    and its share of it (and why, where that share is above 110%). A GB/s point with no peak of
-    its own takes its level's bandwidth as its "% of peak". A bus-bound point (a copy over PCIe)
-    gets its rates only: no memory level bounds it."""
-    if point.error is not None or point.median_s is None:
-        return
-    roof = worker_roof(point.device)
-    where = place(flops, bytes_moved, point.median_s, roof, working_set, point.threads)
-    point.intensity_flop_per_byte = where.intensity_flop_per_byte
-    point.gflops = where.gflops
-    point.gbps = where.gbps
-    if bus_bound:
-        return
-    point.bound = where.bound
-    point.ridge_flop_per_byte = where.ridge_flop_per_byte
-    point.working_set_bytes = working_set
-    point.memory_level = where.memory_level
-    point.roof_level = where.roof_level
-    point.roof_share = None if where.roof_share is None else round(where.roof_share, 4)
-    point.roof_note = above_roof_reason(where, roof, working_set, point.threads)
-    level = where.memory_ceiling
-    if level is not None:
-        point.bandwidth_ceiling_gbps = level.value
-        point.bandwidth_ceiling_basis = f"{level.label}: {level.basis}"
-        if point.throughput_unit == "GB/s" and point.peak is None:
-            point.peak = level.value
-            point.peak_kind = level.kind
-            point.peak_is_estimate = level.estimate
-            point.peak_basis = f"{level.name} roof: {level.basis}"
+    """Judge the point against its device's roof in this worker (``explorer.bench.judge``)."""
+    from explorer.bench.judge import judge
+
+    judge(point, flops, bytes_moved, working_set, worker_roof(point.device), bus_bound=bus_bound)

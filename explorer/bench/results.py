@@ -80,7 +80,7 @@ class BenchPoint:
     intensity_flop_per_byte: float | None = None
     gflops: float | None = None
     gbps: float | None = None
-    bound: str = ""  # "memory" or "compute" (from the ridge point of the device's roof); "" unknown
+    bound: str = ""  # "memory", "compute" (from its level's ridge), "bus" (PCIe, a peer link); "" unknown
     ridge_flop_per_byte: float | None = None
     bandwidth_ceiling_gbps: float | None = None
     bandwidth_ceiling_basis: str = ""
@@ -346,6 +346,9 @@ def format_point(p: BenchPoint) -> str:
         share = peak_share_text(p)
         if share:
             text += f" ({share})"
+    roof = roof_words(p)
+    if roof:
+        text += f"  [{roof}]"
     if p.model:
         text += f"  [model: {model_cell(p)}]"
     if p.threads is not None and p.device == "cpu":
@@ -360,6 +363,20 @@ def format_point(p: BenchPoint) -> str:
             else ""
         )
     return text
+
+
+def roof_words(p: BenchPoint) -> str:
+    """Where a point sits under its roof in a few words, for the CLI and the table: "fits in L2",
+    "fits in L1, compute-bound: 53% of its roof" (the share is said here where "% of peak" is not
+    already that roof's: a GFLOP/s point's peak is the compute peak whatever binds it)."""
+    from explorer.roofs.placement import level_text
+
+    words = level_text(p.memory_level, p.roof_level)
+    if not words or p.roof_share is None:
+        return words
+    if p.throughput and p.peak and abs(p.throughput / p.peak - p.roof_share) < 0.005:
+        return words  # its "% of peak" is this roof's share already
+    return f"{words}: {100 * p.roof_share:.0f}% of its roof"
 
 
 def model_cell(p: BenchPoint) -> str:

@@ -65,6 +65,9 @@ class Ceiling:
     #: how many separate caches of this level the sweep's threads used (2 per-core L2s, 1 shared L3):
     #: a point on fewer threads has fewer of them
     instances: int | None = None
+    #: each sweep kernel's GB/s over the level's working sets ("read", "copy", "triad"): the
+    #: level's roof is the fastest of them
+    kernel_gbps: dict[str, float] = field(default_factory=dict, compare=False)
 
     @property
     def kind_text(self) -> str:
@@ -84,6 +87,16 @@ class Ceiling:
     def label(self) -> str:
         """ "L2 (measured): 412 GB/s", "sgemm (measured): 341 GFLOP/s" """
         return f"{self.name} ({self.kind_text}): {number_text(self.value, self.unit)}"
+
+    @property
+    def short_label(self) -> str:
+        """A level's roof as a crowded plot labels it: "L2: 224 GB/s", saying how it was had only
+        where it is not the usual measurement ("DRAM (spec sheet): 3,350 GB/s", "L3 (measured while
+        busy): 90 GB/s"); any other ceiling's ``label``."""
+        if self.quantity != "memory" or not self.level:
+            return self.label
+        kind = "" if self.kind_text == "measured" else f" ({self.kind_text})"
+        return f"{self.level}{kind}: {number_text(self.value, self.unit)}"
 
     @property
     def range_text(self) -> str:
@@ -112,6 +125,10 @@ class Ceiling:
         for name in ("ws_lo_bytes", "ws_hi_bytes", "cache_bytes"):
             check_range(kwargs.get(name), field_label(where, name), 1, MAX_WORKING_SET_BYTES)
         check_range(kwargs.get("instances"), field_label(where, "instances"), 1, 1 << 20)
+        for name, rate in kwargs.get("kernel_gbps", {}).items():
+            check_range(rate, field_label(where, f"kernel_gbps[{name!r}]"), 0, MAX_RATE)
+        if len(kwargs.get("kernel_gbps", {})) > 8:
+            raise SchemaError(f"{field_label(where, 'kernel_gbps')} names more than 8 kernels")
         kwargs["name"] = kwargs["name"][:MAX_NAME_CHARS]
         kwargs["basis"] = kwargs["basis"][:MAX_BASIS_CHARS]
         return cls(**kwargs)

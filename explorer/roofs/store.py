@@ -194,23 +194,29 @@ def load(device: str, fingerprint: str) -> tuple[StoreStatus, MeasuredRoof | Non
 
 @dataclass(frozen=True)
 class Saved:
-    """What ``save`` did: the roof now stored, and whether the new one replaced it."""
+    """What ``save`` did: the roof now stored, whether the new one replaced it, and (when it did
+    not) why the new one was turned away: the noise verdict on it."""
 
     stored: MeasuredRoof
     replaced: bool
+    turned_away: str = ""
 
     @property
     def message(self) -> str:
         """One line for the user: what is stored now and why."""
         from explorer.roofs.texts import when_text
 
-        new = self.stored
-        if self.replaced:
-            how = "quiet" if new.quiet else f"while busy ({new.busy_reason})"
-            return f"{new.device}: ceilings measured {how}, stored ({when_text(new.measured_at)})"
+        kept = self.stored
+        if not self.replaced:
+            return (
+                f"{kept.device}: this measurement was disturbed by other programs ({self.turned_away}), "
+                f"so the quiet one {when_text(kept.measured_at)} is kept"
+            )
+        if kept.quiet:
+            return f"{kept.device}: measured on a quiet machine and stored ({when_text(kept.measured_at)})"
         return (
-            f"{new.device}: this measurement was disturbed by other programs, so the quiet one "
-            f"{when_text(new.measured_at)} is kept"
+            f"{kept.device}: measured while other programs were busy ({kept.busy_reason}); stored until "
+            "a quiet measurement replaces it"
         )
 
 
@@ -221,7 +227,7 @@ def save(roof: MeasuredRoof) -> Saved:
     roofs = read_all()
     old = roofs.get(roof.device)
     if old is not None and old.fingerprint == roof.fingerprint and old.quiet and not roof.quiet:
-        return Saved(old, replaced=False)
+        return Saved(old, replaced=False, turned_away=roof.busy_reason)
     roofs[roof.device] = roof
     save_json(
         store_path(),
