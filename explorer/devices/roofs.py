@@ -68,7 +68,7 @@ def record_roof(rec: Device) -> Roof:
     if usable is not None:
         roof.ceilings.extend(usable.usable_ceilings())
         roof.clock_ghz, roof.clock_method = usable.clock_ghz, usable.clock_method
-        roof.measured_at, roof.quiet = usable.measured_at, usable.quiet
+        roof.measured_at, roof.quiet, roof.took_s = usable.measured_at, usable.quiet, usable.took_s
         roof.note = measured_note(usable)
     else:
         roof.note = {

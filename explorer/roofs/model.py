@@ -154,6 +154,7 @@ class Roof:
     #: when the stored ceilings were measured (unix time), and whether the machine was quiet then
     measured_at: float | None = None
     quiet: bool | None = None
+    took_s: float | None = None  # how long the measurement took
     #: one sentence for the user, once: the stored ceilings were damaged and moved aside
     notice: str = ""
 
@@ -222,6 +223,7 @@ class Roof:
             "measured_clock_method": self.clock_method,
             "measured_at": self.measured_at,
             "quiet": self.quiet,
+            "took_s": self.took_s,
             "ridge_flop_per_byte": self.ridge_flop_per_byte,
             "ceilings": [c.to_dict() for c in self.ceilings],
             "host": self.host,
@@ -257,6 +259,7 @@ class Roof:
             host=host,
             measured_at=_number(data.get("measured_at"), MAX_TIMESTAMP),
             quiet=data.get("quiet") if isinstance(data.get("quiet"), bool) else None,
+            took_s=_number(data.get("took_s"), 86_400.0),
             notice=_text(data.get("notice"), 1000),
         )
 

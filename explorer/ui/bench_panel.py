@@ -29,11 +29,8 @@ from PySide6.QtWidgets import (
 from explorer.bench import export
 from explorer.bench.fmt import eta_text
 from explorer.bench.run_results import RunResults
-from explorer.bench.sizes import sizes_text
 from explorer.errors import UserError
-from explorer.inputs import parse_sizes
 from explorer.lessons.model import BenchState, PanelState
-from explorer.lessons.resolve import bench_devices
 from explorer.ui.bench.bandwidth_view import BandwidthPlot
 from explorer.ui.bench.controls import BenchControls
 from explorer.ui.bench.export import export_png
@@ -196,6 +193,9 @@ class BenchPanel(Panel):
         """Start the run the controls describe; ``False`` (reason shown inline) when it cannot."""
         if self._stream is not None:
             return False
+        if self.roofs.measure.running:  # a run beside it would disturb both: one at a time
+            self._show_message("the ceilings are being measured: wait for it, or stop it, first")
+            return False
         plan = self.controls.build_plan()
         if plan is None:
             return False
@@ -263,45 +263,20 @@ class BenchPanel(Panel):
             self._stream.cancel()
 
     def lesson_state(self) -> BenchState:
-        """The form as a lesson step holds it: workload, devices, sizes (none: the defaults),
-        repeats (none: until the spread settles) and the time budget."""
-        c = self.controls
-        devices = tuple(c.selected_devices()) or ("cpu",)
-        try:
-            sizes: tuple[int, ...] | None = tuple(parse_sizes(c.sizes_edit.text(), c.workload.size_name))
-        except UserError:
-            sizes = None
-        if sizes is not None and sorted(sizes) == c.workload.default_sizes_for(list(devices)):
-            sizes = None
-        return BenchState(
-            workload=c.workload.name,
-            devices=devices,
-            sizes=sizes,
-            repeats=c.repeats_spin.value() or None,
-            budget_s=round(c.budget_spin.value(), 1),
-        )
+        """The form as a lesson step holds it (``explorer.ui.bench.lesson_form``)."""
+        from explorer.ui.bench.lesson_form import form_state
+
+        return form_state(self.controls)
 
     def show_lesson_state(self, state: PanelState) -> str:
-        """Fill the form; the run is the teacher's to start. Devices this machine lacks are left
-        out and the note says so (the narration pane shows any recorded results beside it)."""
+        """Fill the form; the run is the teacher's to start (``explorer.ui.bench.lesson_form``)."""
         if not isinstance(state, BenchState):
             return ""
         if self.running:
             raise UserError("a benchmark is running: stop it before this step sets the form")
-        devices, note = bench_devices(state, self._context.devices)
-        c = self.controls
-        c.set_workload(state.workload)
-        for key, box in c.device_boxes().items():
-            if box.isEnabled():
-                box.setChecked(key in devices)
-        if state.sizes is None:
-            c.reset_sizes_button.click()
-        else:
-            c.sizes_edit.setText(sizes_text(state.sizes, c.workload.size_format == "bytes"))
-            c.sizes_edit.setCursorPosition(0)
-        c.repeats_spin.setValue(state.repeats or 0)
-        c.budget_spin.setValue(state.budget_s)
-        return note
+        from explorer.ui.bench.lesson_form import fill_form
+
+        return fill_form(self.controls, state, self._context.devices)
 
     def shutdown(self, timeout_s: float = 10.0) -> None:
         """Cancel any run and wait for its thread, so closing the window leaves no worker behind."""

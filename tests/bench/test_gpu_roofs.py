@@ -40,15 +40,6 @@ def test_the_gpu_sweep_spans_well_under_to_well_over_the_l2():
     assert small[-1] >= gpu_sweep.MIN_DRAM_BYTES * 0.99
 
 
-@pytest.fixture
-def gpu_here():
-    from explorer.commands.bench import gpus_here
-
-    count, why = gpus_here()
-    if not count:
-        pytest.skip(f"needs an NVIDIA GPU: {why}")
-
-
 @pytest.mark.gpu
 def test_on_a_gpu_l2_and_dram_are_measured_with_l2_faster_and_its_knee_near_the_l2_size(
     gpu_here, tmp_path, monkeypatch

@@ -25,6 +25,7 @@ from explorer.roofs import store
 from explorer.roofs.model import Ceiling
 from explorer.roofs.plateaus import CacheSize
 from explorer.roofs.store import MeasuredRoof
+from tests.roofs.levels import levels
 
 # --- FLOP per cycle and the peak's basis, per ISA -----------------------------------------------
 
@@ -505,14 +506,6 @@ def _cpu_with_caches():
     )
 
 
-LEVELS = (
-    ("L1", 400.0, 4 << 10, 60 << 10, 64 << 10, 2),
-    ("L2", 200.0, 88 << 10, 1300 << 10, 2 << 20, 2),
-    ("L3", 150.0, 2300 << 10, 17 << 20, 32 << 20, 1),
-    ("DRAM", 12.0, 127 << 20, 220 << 20, None, None),
-)
-
-
 def _roof(
     fp: str, dram: float = 12.0, *, busy: str = "", clock_ghz: float = 3.0, at: float | None = None
 ) -> MeasuredRoof:
@@ -526,22 +519,7 @@ def _roof(
         clock_method="test seed",
         ceilings=[
             Ceiling("compute", 50.0, "measured", "sgemm", "seed", now),
-            *(
-                Ceiling(
-                    "memory",
-                    dram if name == "DRAM" else gbps,
-                    "measured",
-                    name,
-                    "seed sweep",
-                    now,
-                    level=name,
-                    ws_lo_bytes=lo,
-                    ws_hi_bytes=hi,
-                    cache_bytes=cache,
-                    instances=inst,
-                )
-                for name, gbps, lo, hi, cache, inst in LEVELS
-            ),
+            *levels(now, L1=400.0, L2=200.0, L3=150.0, DRAM=dram),
         ],
         busy_reason=busy,
     )

@@ -19,21 +19,15 @@ from explorer.roofs import store
 from explorer.roofs.model import Ceiling
 from explorer.roofs.store import MeasuredRoof
 from explorer.ui.context import AppContext
+from tests.roofs.levels import levels
 
 #: set to a folder to keep the rendered PNGs (to look at them)
 KEEP = os.environ.get("DEVICE_EXPLORER_KEEP_RENDERS")
 
 CLOCK_GHZ, SGEMM = 3.0, 340.0
 PEAK = CLOCK_GHZ * 2 * 64
-KIB, MIB = 1 << 10, 1 << 20
-#: (level, GB/s, working sets measured over, cache size the level was named by, instances)
-LEVELS = (
-    ("L1", 450.0, 4 * KIB, 60 * KIB, 64 * KIB, 2),
-    ("L2", 225.0, 88 * KIB, 1300 * KIB, 2 * MIB, 2),
-    ("L3", 184.0, 2300 * KIB, 17 * MIB, 32 * MIB, 1),
-    ("DRAM", 12.0, 127 * MIB, 220 * MIB, None, None),
-)
-DRAM = LEVELS[-1][1]
+LEVELS = levels(DRAM=12.0)
+DRAM = LEVELS[-1].value
 
 
 def _seed(rec) -> None:
@@ -47,22 +41,7 @@ def _seed(rec) -> None:
             clock_threads=2,
             ceilings=[
                 Ceiling("compute", SGEMM, "measured", "sgemm", "torch.mm n=2048", now),
-                *(
-                    Ceiling(
-                        "memory",
-                        gbps,
-                        "measured",
-                        level,
-                        f"{level} sweep",
-                        now,
-                        level=level,
-                        ws_lo_bytes=lo,
-                        ws_hi_bytes=hi,
-                        cache_bytes=cache,
-                        instances=inst,
-                    )
-                    for level, gbps, lo, hi, cache, inst in LEVELS
-                ),
+                *levels(now, DRAM=12.0),
             ],
         )
     )
@@ -141,8 +120,8 @@ def test_one_roof_per_level_and_points_in_their_levels_colour(panel, qtbot):
     labels = view.line_labels()
     assert f"FP32 peak (theoretical): {PEAK:.0f} GFLOP/s" in labels
     assert "sgemm (measured): 340 GFLOP/s" in labels
-    for level, gbps, *_ in LEVELS:  # one slanted roof per level, labelled with its value
-        assert f"{level}: {gbps:g} GB/s" in labels
+    for c in LEVELS:  # one slanted roof per level, labelled with its value
+        assert f"{c.level}: {c.value:g} GB/s" in labels
     ridge = PEAK / DRAM
     assert f"ridge {ridge:.3g} FLOP/B" in labels
     placed = view.placed_points()

@@ -19,33 +19,13 @@ from explorer.roofs import store
 from explorer.roofs.model import Ceiling, Roof
 from explorer.roofs.store import MeasuredRoof
 from explorer.ui.context import AppContext
+from tests.roofs.levels import levels
 
 KIB, MIB = 1 << 10, 1 << 20
 
 
 def _levels(l2: float = 225.0, dram: float = 40.0, at: float = 1000.0) -> list[Ceiling]:
-    rows = (
-        ("L1", 450.0, 4 * KIB, 60 * KIB, 64 * KIB, 2),
-        ("L2", l2, 88 * KIB, 1300 * KIB, 2 * MIB, 2),
-        ("L3", 184.0, 2300 * KIB, 17 * MIB, 32 * MIB, 1),
-        ("DRAM", dram, 127 * MIB, 220 * MIB, None, None),
-    )
-    return [
-        Ceiling(
-            "memory",
-            g,
-            "measured",
-            n,
-            f"{n} sweep",
-            at,
-            level=n,
-            ws_lo_bytes=lo,
-            ws_hi_bytes=hi,
-            cache_bytes=c,
-            instances=i,
-        )
-        for n, g, lo, hi, c, i in rows
-    ]
+    return levels(at, L2=l2, DRAM=dram)
 
 
 @pytest.fixture

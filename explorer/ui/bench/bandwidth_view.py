@@ -24,7 +24,7 @@ from explorer.roofs.model import Roof
 from explorer.roofs.placement import level_text
 from explorer.roofs.texts import ceiling_line
 from explorer.ui.bench.levels import level_colour
-from explorer.ui.bench.plot import _SYMBOLS, LogAxis, _style_plot
+from explorer.ui.bench.plot import _SYMBOLS, LogAxis, _style_plot, style_legend, style_titles
 from explorer.ui.theme import Theme, current_theme, pt
 from explorer.ui.widgets import FoldingCaption
 from explorer.units import binary_bytes
@@ -89,17 +89,14 @@ class BandwidthPlot(QWidget):
 
     def apply_theme(self, theme: Theme) -> None:
         _style_plot(self.plot, theme)
-        self.legend.setBrush(pg.mkBrush(theme.plot_background))
-        self.legend.setPen(pg.mkPen(theme.border))
-        self.legend.setLabelTextColor(theme.plot_foreground)
-        self.plot.setLabel("left", "GB/s", color=theme.plot_foreground, size=f"{pt(12)}pt")
-        self.plot.setLabel(
-            "bottom",
+        style_legend(self.legend, theme)
+        style_titles(
+            self.plot,
+            theme,
+            "GB/s",
             "working set (bytes the point's data occupies)",
-            color=theme.plot_foreground,
-            size=f"{pt(12)}pt",
+            "Bandwidth by working set",
         )
-        self.plot.setTitle("Bandwidth by working set", color=theme.plot_foreground, size=f"{pt(13)}pt")
         self._redraw()
 
     def _redraw(self) -> None:

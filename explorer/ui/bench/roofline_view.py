@@ -41,6 +41,8 @@ from explorer.ui.bench.plot import (
     _SYMBOLS,
     LogAxis,
     _style_plot,
+    style_legend,
+    style_titles,
 )
 from explorer.ui.guard import qt_guard
 from explorer.ui.theme import Theme, current_theme, pt
@@ -212,19 +214,10 @@ class RooflinePlot(QWidget):
 
     # --- drawing ------------------------------------------------------------------------
     def _style_legend(self, theme: Theme) -> None:
-        self.legend.setBrush(pg.mkBrush(theme.plot_background))
-        self.legend.setPen(pg.mkPen(theme.border))
-        self.legend.setLabelTextColor(theme.plot_foreground)
+        style_legend(self.legend, theme)
 
     def _labels(self, theme: Theme) -> None:
-        self.plot.setLabel("left", "GFLOP/s", color=theme.plot_foreground, size=f"{pt(12)}pt")
-        self.plot.setLabel(
-            "bottom",
-            "arithmetic intensity (FLOP per byte moved)",
-            color=theme.plot_foreground,
-            size=f"{pt(12)}pt",
-        )
-        self.plot.setTitle("Roofline", color=theme.plot_foreground, size=f"{pt(13)}pt")
+        style_titles(self.plot, theme, "GFLOP/s", "arithmetic intensity (FLOP per byte moved)", "Roofline")
 
     def _clear(self) -> None:
         for item in self._drawn:
