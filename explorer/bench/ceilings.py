@@ -9,7 +9,8 @@
   Bytes are counted as STREAM counts them; the extra read a write-allocate cache makes before it
   writes a line is *not* counted.
 * GPU compute: the best sgemm (torch, FP32 with TF32 off). GPU memory: L2 and DRAM from a
-  working-set sweep of read and copy kernels (:mod:`explorer.bench.gpu_sweep`).
+  working-set sweep of read and copy kernels (:mod:`explorer.bench.gpu_sweep`). Other processes
+  NVML lists on that GPU meanwhile make the measurement a busy one, as they do a point.
 
 The whole measurement is judged by the noise verdict the points use (:mod:`explorer.bench.noise`):
 where other programs used the CPU meanwhile, it is marked busy, and the store keeps a quiet one
@@ -307,6 +308,7 @@ def measure_gpu_roof(
         ],
     )
     caches = gpu_caches(gpu) if gpu is not None else []
+    others = _gpu_others(key)
     if levels and caches and gpu is not None and gpu.index is not None:
         from numba import cuda
 
@@ -322,5 +324,20 @@ def measure_gpu_roof(
             result, caches, started, "numba kernels, grid-stride, every SM", gpu_sweep.KERNELS
         )
     progress(1.0, "done")
+    others += [p for p in _gpu_others(key) if p not in others]
+    if others:  # a shared GPU: another program's kernels ran between ours
+        roof.busy_reason = f"other processes used this GPU while it was measured: {', '.join(others[:3])}"
     roof.took_s = round(time.time() - started, 1)
     return roof
+
+
+def _gpu_others(device: str) -> list[str]:
+    """Other processes NVML lists on ``device``'s GPU now (the noise verdict of a GPU's roof)."""
+    if not device.startswith("cuda"):
+        return []
+    try:
+        from explorer.agent.gpushare import gpu_identity, other_gpu_processes
+
+        return other_gpu_processes(gpu_identity(device)[1])
+    except Exception:  # no NVML: nothing can be said, as for the points
+        return []

@@ -74,9 +74,9 @@ def pcie_link(
     NVML is asked under the probes' deadline (a hung driver costs ``deadline_s``, not the run);
     without an answer the record's reading from discovery stands. ``nvml``: pynvml, or a stand-in."""
     rec = device_record(device)
-    gen = getattr(rec, "pcie_generation", None)
-    width = getattr(rec, "pcie_width", None)
-    bus_id = getattr(rec, "pci_bus_id", None)
+    if rec is None or rec.kind != "cuda":
+        return None, None
+    gen, width, bus_id = rec.pcie_generation, rec.pcie_width, rec.pci_bus_id
     if bus_id:
         try:
             module = nvml
