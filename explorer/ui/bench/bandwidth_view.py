@@ -25,6 +25,7 @@ from explorer.roofs.placement import level_text
 from explorer.roofs.texts import ceiling_line
 from explorer.ui.bench.levels import level_colour
 from explorer.ui.bench.plot import _SYMBOLS, LogAxis, _style_plot, style_legend, style_titles
+from explorer.ui.guard import qt_guard
 from explorer.ui.theme import Theme, current_theme, pt
 from explorer.ui.widgets import FoldingCaption
 from explorer.units import binary_bytes
@@ -37,12 +38,14 @@ class ByteAxis(pg.AxisItem):
         super().__init__(orientation, **kwargs)
         self.enableAutoSIPrefix(False)
 
+    @qt_guard
     def tickValues(self, minVal, maxVal, size):  # noqa: N802, N803 (pyqtgraph's names)
         if not self.logMode or maxVal <= minVal:
             return super().tickValues(minVal, maxVal, size)
         first, last = math.ceil(minVal / math.log10(4)), math.floor(maxVal / math.log10(4))
         return [(math.log10(4), [k * math.log10(4) for k in range(first, last + 1)])]
 
+    @qt_guard
     def logTickStrings(self, values, scale, spacing):  # noqa: N802 (pyqtgraph's name)
         return [binary_bytes(round(10 ** float(v)), 0) for v in values]
 
