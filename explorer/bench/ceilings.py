@@ -169,6 +169,9 @@ def level_ceilings(
         per_kernel = {k: _median_over(result, k, plateau.ws_lo_bytes, plateau.ws_hi_bytes) for k in kernels}
         figures = ", ".join(f"{k} {v:,.0f}" for k, v in per_kernel.items() if v)
         best_kernel = max((k for k in per_kernel if per_kernel[k]), key=lambda k: per_kernel[k] or 0.0)
+        # the level's roof is its fastest kernel's plateau (each kernel's median over the level's
+        # working sets), so the figure and the kernels it names always agree
+        value = per_kernel[best_kernel] or plateau.gbps
         capacity = (
             f"{binary_bytes(cache.bytes)} of {level} ({cache.instances} x {binary_bytes(cache.bytes // cache.instances)})"
             if cache is not None and cache.instances > 1
@@ -177,7 +180,7 @@ def level_ceilings(
         out.append(
             Ceiling(
                 "memory",
-                round(plateau.gbps, 1),
+                round(value, 1),
                 "measured",
                 level,
                 f"{how} {plateau.points} sizes ({capacity}) on {who}; fastest kernel {best_kernel} "
