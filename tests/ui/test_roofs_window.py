@@ -135,15 +135,8 @@ def test_the_devices_page_shows_the_stored_roof_of_each_level(qtbot, cpu):
 def test_measure_again_shows_progress_on_both_pages_and_every_page_shows_the_new_roof(
     qtbot, cpu, fake_measure
 ):
-    from explorer.ui.bench_panel import BenchPanel
-    from explorer.ui.devices_panel import DevicesPanel
-
     _store(cpu)
-    context = _context(cpu)
-    devices = DevicesPanel(context)
-    bench = BenchPanel(context)
-    qtbot.addWidget(devices)
-    qtbot.addWidget(bench)
+    devices, bench = _pages(qtbot, _context(cpu))
     try:
         w = get_vector_add()
         shown = [_point(w, 10_000, 1.5e-6)]
@@ -212,17 +205,11 @@ def test_a_run_is_drawn_under_the_roofs_it_carries_not_a_file_read_each_batch(qt
 
 
 def test_a_damaged_ceilings_file_costs_a_notice_and_nothing_else(qtbot, cpu):
-    from explorer.ui.bench_panel import BenchPanel
-    from explorer.ui.devices_panel import DevicesPanel
-
     path = store.store_path()
     path.parent.mkdir(parents=True)
     path.write_text("[" * 100_000 + "]" * 100_000)
     context = _context(cpu)
-    devices = DevicesPanel(context)
-    bench = BenchPanel(context)
-    qtbot.addWidget(devices)
-    qtbot.addWidget(bench)
+    devices, bench = _pages(qtbot, context)
     try:
         devices.select_device("cpu")
         assert [n for n in context.notices if "measured ceilings" in n] and not path.exists()
@@ -233,6 +220,17 @@ def test_a_damaged_ceilings_file_costs_a_notice_and_nothing_else(qtbot, cpu):
     finally:
         bench.shutdown()
         devices.shutdown()
+
+
+def _pages(qtbot, context: AppContext):
+    """The Devices page and the Benchmarks page of one window (one context)."""
+    from explorer.ui.bench_panel import BenchPanel
+    from explorer.ui.devices_panel import DevicesPanel
+
+    devices, bench = DevicesPanel(context), BenchPanel(context)
+    qtbot.addWidget(devices)
+    qtbot.addWidget(bench)
+    return devices, bench
 
 
 def get_vector_add():
