@@ -29,7 +29,8 @@ def judge(
 ) -> None:
     """Fill ``point``'s roofline fields from its counts under ``roof``: intensity, rates, the level
     its working set lives in, the roof at its intensity, its share and, above 110%, why. A GB/s
-    point with no peak of its own takes its level's bandwidth as its "% of peak". A bus-bound
+    point with no peak of its own takes its level's bandwidth as its "% of peak" where its GB/s
+    count the bytes as the roof does (a memcpy's count each byte once: its share is the roof's). A bus-bound
     point gets its rates only: no memory level bounds it."""
     if point.error is not None or point.median_s is None:
         return
@@ -52,7 +53,14 @@ def judge(
     if level is not None:
         point.bandwidth_ceiling_gbps = level.value
         point.bandwidth_ceiling_basis = f"{level.label}: {level.basis}"
-        if point.throughput_unit == "GB/s" and (point.peak is None or was_level_peak):
+        # its "% of peak" is its share of this level's roof only where its throughput counts the
+        # bytes the roof does (a memcpy's GB/s counts each byte once; its roof, read and write)
+        same_bytes = (
+            point.throughput is not None
+            and point.gbps is not None
+            and (abs(point.gbps - point.throughput) <= 1e-6 * max(point.throughput, 1e-12))
+        )
+        if point.throughput_unit == "GB/s" and same_bytes and (point.peak is None or was_level_peak):
             point.peak = level.value
             point.peak_kind = level.kind
             point.peak_is_estimate = level.estimate

@@ -89,6 +89,27 @@ def test_a_point_is_judged_again_under_a_new_roof_from_its_own_counts():
     assert judged_again(bus, roof()).peak == 15.75  # the bus's peak stays
 
 
+def test_a_memcpy_is_judged_by_the_bytes_it_reads_and_writes_and_keeps_no_other_share():
+    """The host memcpy's GB/s count each byte once; the levels' roofs count a copy's read and write.
+    Its roof share counts both, and no "% of peak" says another figure beside it."""
+    n = 4096
+    p = BenchPoint(
+        "copies",
+        "cpu host memcpy",
+        "cpu",
+        n,
+        "4 KiB",
+        median_s=n / 8e9,
+        throughput=8.0,
+        throughput_unit="GB/s",
+        threads=1,
+    )
+    judge(p, 0.0, 2.0 * n, 2.0 * n, roof())
+    assert (p.memory_level, p.roof_level) == ("L1", "L1")
+    assert p.gbps == pytest.approx(16.0) and p.roof_share == pytest.approx(16.0 / 450.0, abs=1e-4)
+    assert p.peak is None  # no share of another count in the "% of peak" column
+
+
 def test_the_run_carries_one_roof_per_host_and_device():
     results = RunResults()
     results.start_run("vector_add")
