@@ -69,6 +69,14 @@ class Outcome:
     #: the CPU thread choice this attempt ran with (set when its verdict is made): a re-measured
     #: point keeps its fastest attempt, whose choice need not be the last one made
     thread_choice: ThreadChoice | None = None
+    #: the bytes the point's data occupies, all arrays together (its memory level comes from it);
+    #: None -> the workload's count
+    working_set: float | None = None
+    #: the bytes the memory levels move, counted as the roofs count them, where that differs from
+    #: the throughput's bytes (a memcpy of n bytes reads n and writes n); None -> ``bytes``
+    roof_bytes: float | None = None
+    #: bound by a bus (PCIe, a peer link), not by a memory level: no level or roof share is said
+    bus_bound: bool = False
 
 
 @dataclass
@@ -401,7 +409,11 @@ def run_point(spec: PointSpec) -> tuple[BenchPoint, bool]:
             f"{out.threads} of {choice.available} threads: other programs kept "
             f"{choice.others_busy_cores:.1f} cores busy when this point started"
         )
-    basis = peaks.peak_basis(spec.device, unit, w.name) if out.peak else None
+    basis: peaks.PeakBasis | None = None
+    if out.peak and unit == "GFLOP/s":
+        basis = peaks.compute_peak_basis(spec.device)
+    elif out.peak and out.bus_bound:
+        basis = peaks.PCIE_BASIS
     point = BenchPoint(
         workload=w.name,
         variant=spec.variant,
@@ -442,9 +454,12 @@ def run_point(spec: PointSpec) -> tuple[BenchPoint, bool]:
         steal = load.steal_share()
         point.steal_share = None if steal is None else round(steal, 4)
     if not w.hidden:  # the hidden test workloads (crash, hang) have no place on a roofline
+        moved = out.bytes if out.bytes is not None else w.bytes_moved(spec.size)
         peaks.place_point(
             point,
             out.flops if out.flops is not None else w.flops(spec.size),
-            out.bytes if out.bytes is not None else w.bytes_moved(spec.size),
+            out.roof_bytes if out.roof_bytes is not None else moved,
+            out.working_set if out.working_set is not None else w.working_set_bytes(spec.size),
+            bus_bound=out.bus_bound,
         )
     return point, False

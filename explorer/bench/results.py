@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from explorer.atomicwrite import write_text_atomic
+from explorer.roofs.model import Roof
 from explorer.schema import SchemaError, check_fields, check_range, field_label, show
 from explorer.statefile import Loaded, load_json, save_json
 from explorer.userdirs import data_dir
@@ -48,6 +49,8 @@ FIELD_RANGES: dict[str, tuple[float | None, float | None]] = {
     "gbps": (0, None),
     "ridge_flop_per_byte": (0, None),
     "bandwidth_ceiling_gbps": (0, None),
+    "working_set_bytes": (0, None),
+    "roof_share": (0, None),
 }
 
 
@@ -77,10 +80,19 @@ class BenchPoint:
     intensity_flop_per_byte: float | None = None
     gflops: float | None = None
     gbps: float | None = None
-    bound: str = ""  # "memory" or "compute" (from the ridge point of the device's roof); "" unknown
+    bound: str = ""  # "memory", "compute" (from its level's ridge), "bus" (PCIe, a peer link); "" unknown
     ridge_flop_per_byte: float | None = None
     bandwidth_ceiling_gbps: float | None = None
     bandwidth_ceiling_basis: str = ""
+    # The roof the point is judged against (``explorer.roofs.placement``): the bytes its data
+    # occupies (working set), the memory level that working set lives in ("L2"), the roof at its
+    # intensity ("L2", or "compute" where the compute roof is the lower), its share of that roof
+    # (1.0 = on the roof) and, where that share is above 110%, why in words.
+    working_set_bytes: float | None = None
+    memory_level: str = ""
+    roof_level: str = ""
+    roof_share: float | None = None
+    roof_note: str = ""
     # What a model of the hardware predicts beside the measurement (explorer.memory: coalescing,
     # bank conflicts, divergence), never a measurement itself: ``model`` a few words for the table
     # and the CLI ("est. 419 GB/s", "32-way bank conflict"), ``model_estimate`` the predicted
@@ -147,8 +159,14 @@ def error_point(
 # --- JSON ------------------------------------------------------------------------------------
 
 
-def points_to_dict(points: Iterable[BenchPoint]) -> dict[str, Any]:
-    return {"format_version": JSON_FORMAT_VERSION, "points": [p.to_dict() for p in points]}
+def points_to_dict(points: Iterable[BenchPoint], roofs: Iterable[Roof] = ()) -> dict[str, Any]:
+    """The JSON form of a run: its points and, where given, the roofs they were placed under (one
+    per device and machine, as the worker used them), so a saved run is drawn under its own roofs."""
+    data: dict[str, Any] = {"format_version": JSON_FORMAT_VERSION, "points": [p.to_dict() for p in points]}
+    roof_rows = [r.to_dict() for r in roofs]
+    if roof_rows:
+        data["roofs"] = roof_rows
+    return data
 
 
 def points_to_json(points: Iterable[BenchPoint]) -> str:
@@ -168,6 +186,28 @@ def points_from_json(data: Any) -> list[BenchPoint]:
     if not isinstance(rows, list):
         raise SchemaError(f"it is {show(rows)}, not a list of points")
     return [BenchPoint.from_dict(r, where=f"point {i}") for i, r in enumerate(rows, start=1)]
+
+
+@dataclass(frozen=True)
+class SavedRun:
+    """A run read back: its points and the roofs they were placed under (none in older files)."""
+
+    points: list[BenchPoint]
+    roofs: list[Roof]
+
+
+def run_from_json(data: Any) -> SavedRun:
+    """``points_from_json`` and the file's roofs; a roof that does not check out is left out (the
+    run is drawn without it), a point that does not is a ``SchemaError`` as before."""
+    points = points_from_json(data)
+    rows = data.get("roofs") if isinstance(data, dict) else None
+    roofs: list[Roof] = []
+    for row in rows if isinstance(rows, list) else []:
+        try:
+            roofs.append(Roof.from_dict(row, host=row.get("host", "") if isinstance(row, dict) else ""))
+        except ValueError:
+            continue
+    return SavedRun(points, roofs)
 
 
 def write_json(points: Iterable[BenchPoint], path: str | os.PathLike[str]) -> None:
@@ -206,8 +246,11 @@ _FLOAT_COLUMNS |= {
     "gbps",
     "ridge_flop_per_byte",
     "bandwidth_ceiling_gbps",
+    "working_set_bytes",
+    "roof_share",
 }
 _TEXT_COLUMNS |= {"bound", "bandwidth_ceiling_basis", "peak_kind", "host", "model", "model_note"}
+_TEXT_COLUMNS |= {"memory_level", "roof_level", "roof_note"}
 
 
 def write_csv(points: Iterable[BenchPoint], path: str | os.PathLike[str]) -> None:
@@ -258,22 +301,29 @@ def last_results_path() -> Path:
     return data_dir() / LAST_RESULTS_FILE
 
 
-def save_last(points: Iterable[BenchPoint]) -> Path:
-    """Keep a run for the next start, atomically; the app's data folder is made if need be.
-    Raises ``OSError`` (or ``ValueError`` for a non-finite number) when it cannot."""
-    return save_json(last_results_path(), points_to_dict(points), create_folder=True)
+def save_last(points: Iterable[BenchPoint], roofs: Iterable[Roof] = ()) -> Path:
+    """Keep a run (and the roofs its points were placed under) for the next start, atomically; the
+    app's data folder is made if need be. Raises ``OSError`` (or ``ValueError`` for a non-finite
+    number) when it cannot."""
+    return save_json(last_results_path(), points_to_dict(points, roofs), create_folder=True)
 
 
-def load_last() -> Loaded[list[BenchPoint]]:
-    """The last saved run (``value`` ``None`` when there is none). Never raises or blocks: a
-    damaged file is moved aside and ``notice`` says so, once, with both paths."""
+def load_last_run() -> Loaded[SavedRun]:
+    """The last saved run with its roofs (``value`` ``None`` when there is none). Never raises or
+    blocks: a damaged file is moved aside and ``notice`` says so, once, with both paths."""
     return load_json(
         last_results_path(),
-        points_from_json,
+        run_from_json,
         what="saved benchmark results",
         instead="the Benchmarks panel starts empty and the next run is saved afresh",
         max_bytes=MAX_RESULTS_BYTES,
     )
+
+
+def load_last() -> Loaded[list[BenchPoint]]:
+    """The last saved run's points (``load_last_run`` without its roofs)."""
+    loaded = load_last_run()
+    return Loaded(None if loaded.value is None else loaded.value.points, loaded.notice)
 
 
 # --- one human-readable line -----------------------------------------------------------------
@@ -298,6 +348,9 @@ def format_point(p: BenchPoint) -> str:
         share = peak_share_text(p)
         if share:
             text += f" ({share})"
+    roof = roof_words(p)
+    if roof:
+        text += f"  [{roof}]"
     if p.model:
         text += f"  [model: {model_cell(p)}]"
     if p.threads is not None and p.device == "cpu":
@@ -312,6 +365,20 @@ def format_point(p: BenchPoint) -> str:
             else ""
         )
     return text
+
+
+def roof_words(p: BenchPoint) -> str:
+    """Where a point sits under its roof in a few words, for the CLI and the table: "fits in L2",
+    "fits in L1, compute-bound: 53% of its roof" (the share is said here where "% of peak" is not
+    already that roof's: a GFLOP/s point's peak is the compute peak whatever binds it)."""
+    from explorer.roofs.placement import level_text
+
+    words = level_text(p.memory_level, p.roof_level)
+    if not words or p.roof_share is None:
+        return words
+    if p.throughput and p.peak and abs(p.throughput / p.peak - p.roof_share) < 0.005:
+        return words  # its "% of peak" is this roof's share already
+    return f"{words}: {100 * p.roof_share:.0f}% of its roof"
 
 
 def model_cell(p: BenchPoint) -> str:

@@ -280,10 +280,12 @@ def _run_plan(
     run.on_waiting = _waiting_printer()
     failed = 0
     stopped: KeyboardInterrupt | None = None
+    said: set[str] = set()
     try:
         for event in run.events():
             if isinstance(event, Progress):
                 continue
+            _say_roof_notices(run, said)
             failed += event.error is not None
             if as_json:
                 # every point names the machine it was measured on (null: this one)
@@ -316,6 +318,17 @@ def _run_plan(
     if hint:
         print(hint, file=sys.stderr)
     return 1 if failed else 0
+
+
+def _say_roof_notices(run: BenchRun, said: set[str]) -> None:
+    """What a device's roof must tell the user, once, on stderr (stdout stays the points): its
+    stored ceilings were damaged and moved aside, a busy measurement did not replace a quiet one,
+    the ceilings could not be measured."""
+    for device, roof in run.roofs.items():
+        if device not in said:
+            said.add(device)
+            if roof.notice:
+                print(roof.notice, file=sys.stderr, flush=True)
 
 
 def _how_to_resume(left: int, csv_path: Path | None, as_json: bool, *, stopped: bool = False) -> str:
