@@ -28,6 +28,7 @@ import os
 import re
 from pathlib import Path
 
+from explorer.atomicwrite import UnsafeTarget, writable_target
 from explorer.errors import UserError
 
 #: the longest text read as one number; a longer one is refused before any arithmetic
@@ -306,6 +307,10 @@ def parse_output_path(text: str, what: str = "--out", suffixes: tuple[str, ...] 
         raise InputError(
             f"cannot write {shown(raw, 80)}: the folder {shown(str(folder), 80)} is not writable"
         )
+    try:  # another user's link or file: refused now, before any work (and again when writing)
+        writable_target(path)
+    except UnsafeTarget as exc:
+        raise InputError(f"cannot write {shown(raw, 80)}: {exc.strerror}") from None
     return path
 
 

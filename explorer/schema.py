@@ -6,10 +6,17 @@ not fit raises ``SchemaError`` naming the field, the value and what was expected
 ("median_s is 'fast', not a number"): a damaged file is reported, never half-loaded into a
 record that later raises deep inside a view.
 
-Supported annotations: ``str``, ``int``, ``float`` (finite; an int is taken and made a float),
-``bool``, ``None``, unions of these (``float | None``), ``dict[str, T]``, ``list[T]``,
-``tuple[T, ...]`` and ``Literal[...]``. Anything else is a programming error (``TypeError``), so a
-new field of an unsupported type fails the tests rather than going unchecked.
+Supported annotations: ``str``, ``int`` (within a signed 64-bit integer: a 400-digit number is
+refused by name, never carried into arithmetic), ``float`` (finite; an int is taken and made a
+float, one too large for a float is refused, never an OverflowError), ``bool``, ``None``, unions
+of these (``float | None``), ``dict[str, T]``, ``list[T]``, ``tuple[T, ...]``, ``Literal[...]``
+and another dataclass (a nested record, checked the same way). Anything else is a programming
+error (``TypeError``), so a new field of an unsupported type fails the tests rather than going
+unchecked.
+
+Ranges beyond the type (a size is never negative, a clock is at most 100 GHz) are declared once
+per record, as a ``RANGES`` class variable mapping field names to ``(low, high)``, or passed to
+``check_fields``; every record read from a file or from another machine is checked through here.
 """
 
 from __future__ import annotations
@@ -20,10 +27,16 @@ import math
 import types
 import typing
 from collections.abc import Mapping
-from typing import Any, Literal, Union, get_args, get_origin
+from typing import Any, Literal, TypeVar, Union, get_args, get_origin
 
 #: a string longer than this in a state file is not one the app wrote
 MAX_TEXT_CHARS = 100_000
+#: the largest whole number any record holds (a signed 64-bit integer, what sizes and counts fit in)
+MAX_INT = 2**63 - 1
+#: a field's allowed range beyond its type: (low, high), either end ``None`` for unbounded
+Ranges = Mapping[str, tuple[float | None, float | None]]
+
+R = TypeVar("R")
 
 
 class SchemaError(ValueError):
@@ -31,7 +44,14 @@ class SchemaError(ValueError):
 
 
 def show(value: Any) -> str:
-    """A value as the file spells it (JSON: "fast", true, null), cut to 40 characters."""
+    """A value as the file spells it (JSON: "fast", true, null), cut to 40 characters; a whole
+    number of more than 40 digits is named by its length ("a 400-digit number")."""
+    if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 130:
+        try:
+            digits = len(str(abs(value)))
+        except ValueError:  # beyond Python's own limit for turning a number into text
+            digits = int(math.log10(abs(value))) + 1
+        return f"a {digits:,}-digit number"
     try:
         text = json.dumps(value, ensure_ascii=False)
     except (TypeError, ValueError):
@@ -53,6 +73,8 @@ def describe(tp: Any) -> str:
         return f"a list of {describe(get_args(tp)[0])}"
     if origin is Literal:
         return "one of " + ", ".join(repr(a) for a in get_args(tp))
+    if dataclasses.is_dataclass(tp):
+        return "an object of named values"
     return _NAMES.get(tp, getattr(tp, "__name__", str(tp)))
 
 
@@ -99,11 +121,18 @@ def check_value(value: Any, tp: Any, name: str) -> Any:
         raise SchemaError(f"{name} is {show(value)}, not true or false")
     if tp is int:
         if isinstance(value, int) and not isinstance(value, bool):
+            if abs(value) > MAX_INT:
+                raise SchemaError(
+                    f"{name} is {show(value)}, beyond the largest whole number kept, {MAX_INT:,}"
+                )
             return value
         raise SchemaError(f"{name} is {show(value)}, not a whole number")
     if tp is float:
         if isinstance(value, (int, float)) and not isinstance(value, bool):
-            number = float(value) if abs(value) <= 2**1023 else math.inf
+            try:
+                number = float(value)
+            except OverflowError:  # an int beyond any float: refused by name, never an exception
+                number = math.inf
             if math.isfinite(number):
                 return number
         raise SchemaError(f"{name} is {show(value)}, not a {'finite ' if _is_number(value) else ''}number")
@@ -113,6 +142,8 @@ def check_value(value: Any, tp: Any, name: str) -> Any:
                 raise SchemaError(f"{name} is {len(value):,} characters long, more than {MAX_TEXT_CHARS:,}")
             return value
         raise SchemaError(f"{name} is {show(value)}, not text")
+    if isinstance(tp, type) and dataclasses.is_dataclass(tp):
+        return build(tp, value, name)
     raise TypeError(f"{name}: the type {tp!r} is not supported by explorer.schema")
 
 
@@ -131,22 +162,34 @@ def field_types(cls: type) -> dict[str, Any]:
     return _field_types[cls]
 
 
-def check_fields(cls: type, data: Any, where: str = "") -> dict[str, Any]:
+def check_fields(cls: type, data: Any, where: str = "", ranges: Ranges | None = None) -> dict[str, Any]:
     """The constructor arguments for dataclass ``cls`` from the JSON object ``data``: each known
-    key checked against its field's type, unknown keys ignored (a newer version's), a missing
-    field without a default a ``SchemaError``. ``where`` names the record in messages
-    ("point 3" gives "point 3's size is -64, ...")."""
+    key checked against its field's type and range, unknown keys ignored (a newer version's), a
+    missing field without a default a ``SchemaError``. ``where`` names the record in messages
+    ("point 3" gives "point 3's size is -64, ..."). ``ranges`` defaults to the class's own
+    ``RANGES``."""
     if not isinstance(data, Mapping):
         raise SchemaError(f"{where or 'the record'} is {show(data)}, not an object of named values")
     kwargs: dict[str, Any] = {}
     declared = field_types(cls)
+    limits: Ranges = ranges if ranges is not None else getattr(cls, "RANGES", {})
     for f in dataclasses.fields(cls):
+        if not f.init:
+            continue
         name = field_label(where, f.name)
         if f.name in data:
             kwargs[f.name] = check_value(data[f.name], declared[f.name], name)
+            if f.name in limits:
+                check_range(kwargs[f.name], name, *limits[f.name])
         elif f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
             raise SchemaError(f"{name} is missing")
     return kwargs
+
+
+def build(cls: type[R], data: Any, where: str = "", ranges: Ranges | None = None) -> R:
+    """The record of dataclass ``cls`` that ``data`` describes, every field checked
+    (``check_fields``); ``SchemaError`` naming the first that does not fit."""
+    return cls(**check_fields(cls, data, where, ranges))
 
 
 def field_label(where: str, name: str) -> str:
@@ -161,13 +204,23 @@ def check_range(
     if value is None:
         return
     if low is not None and value < low:
-        raise SchemaError(f"{name} is {show(value)}, less than {low:g}")
+        raise SchemaError(f"{name} is {show(value)}, less than {_limit_text(low)}")
     if high is not None and value > high:
-        raise SchemaError(f"{name} is {show(value)}, more than {high:g}")
+        raise SchemaError(f"{name} is {show(value)}, more than {_limit_text(high)}")
+
+
+def _limit_text(limit: float) -> str:
+    """A limit as people write it: 100,000 and 0.5, not 1e+05."""
+    if float(limit).is_integer() and abs(limit) < 1e16:
+        return f"{int(limit):,}"
+    return f"{limit:g}"
 
 
 __all__ = [
+    "MAX_INT",
+    "Ranges",
     "SchemaError",
+    "build",
     "check_fields",
     "check_range",
     "check_value",

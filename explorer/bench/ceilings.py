@@ -23,20 +23,31 @@ Measuring runs in the benchmark worker process, never in the window's thread.
 
 from __future__ import annotations
 
-import json
-import os
+import logging
 import platform
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
+from explorer.schema import Ranges, SchemaError, build, show
+from explorer.statefile import load_json, save_json
 from explorer.userdirs import data_dir
+
+log = logging.getLogger(__name__)
 
 CACHE_FILE = "measured-ceilings.json"
 CACHE_FORMAT = 1
 STALE_AFTER_S = 30 * 24 * 3600.0
+#: a ceilings file bigger than this was not written by the app (it holds a few roofs)
+MAX_CACHE_BYTES = 1024 * 1024
+#: the latest time a measurement may carry (the end of year 9999)
+MAX_TIME = 253_402_300_799.0
+#: the highest ceiling in GFLOP/s or GB/s (10^9 GFLOP/s, a zettaFLOP/s, is beyond every device)
+MAX_CEILING = 1e9
+#: the highest clock in GHz a CPU's measured clock may be
+MAX_CLOCK_GHZ = 100.0
 
 Quantity = Literal["compute", "memory"]
 CeilingKind = Literal["measured", "theoretical", "spec sheet"]
@@ -63,6 +74,8 @@ class Ceiling:
     #: device can do, so its label says so until it is measured again on a quiet machine
     disturbed: bool = False
 
+    RANGES: ClassVar[Ranges] = {"value": (0, MAX_CEILING), "measured_at": (0, MAX_TIME)}
+
     @property
     def kind_text(self) -> str:
         """ "measured", "measured while busy", "theoretical", "spec sheet": what a label says."""
@@ -85,22 +98,10 @@ class Ceiling:
         return data
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> Ceiling:
-        quantity = data["quantity"]
-        kind = data["kind"]
-        if quantity not in ("compute", "memory") or kind not in ("measured", "theoretical", "spec sheet"):
-            raise ValueError(f"not a ceiling: {quantity!r} {kind!r}")
-        measured_at = data.get("measured_at")
-        return cls(
-            quantity=quantity,
-            value=float(data["value"]),
-            kind=kind,
-            name=str(data["name"]),
-            basis=str(data["basis"]),
-            measured_at=None if measured_at is None else float(measured_at),
-            estimate=bool(data.get("estimate", False)),
-            disturbed=bool(data.get("disturbed", False)),
-        )
+    def from_dict(cls, data: Any, where: str = "a ceiling") -> Ceiling:
+        """The ceiling ``data`` describes, every field checked (``explorer.schema``): a file or a
+        remote's answer is untrusted; ``SchemaError`` (a ``ValueError``) names what does not fit."""
+        return build(cls, data, where)
 
 
 @dataclass
@@ -117,6 +118,13 @@ class MeasuredRoof:
     #: other programs' share of the CPU while measuring, where psutil could tell (a busy machine
     #: lowers measured ceilings; the text says so)
     others_cpu_share: float | None = None
+
+    RANGES: ClassVar[Ranges] = {
+        "measured_at": (0, MAX_TIME),
+        "clock_ghz": (0, MAX_CLOCK_GHZ),
+        "clock_threads": (1, 1 << 20),
+        "others_cpu_share": (0, 100),
+    }
 
     def ceiling(self, quantity: Quantity) -> Ceiling | None:
         return next((c for c in self.ceilings if c.quantity == quantity), None)
@@ -136,19 +144,9 @@ class MeasuredRoof:
         return data
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> MeasuredRoof:
-        return cls(
-            device=str(data["device"]),
-            fingerprint=str(data["fingerprint"]),
-            measured_at=float(data["measured_at"]),
-            clock_ghz=None if data.get("clock_ghz") is None else float(data["clock_ghz"]),
-            clock_threads=None if data.get("clock_threads") is None else int(data["clock_threads"]),
-            clock_method=str(data.get("clock_method", "")),
-            ceilings=[Ceiling.from_dict(c) for c in data.get("ceilings", [])],
-            others_cpu_share=(
-                None if data.get("others_cpu_share") is None else float(data["others_cpu_share"])
-            ),
-        )
+    def from_dict(cls, data: Any, where: str = "") -> MeasuredRoof:
+        """The roof ``data`` describes, every field and ceiling checked; ``SchemaError`` otherwise."""
+        return build(cls, data, where)
 
 
 # --- the machine fingerprint -------------------------------------------------------------------
@@ -185,33 +183,39 @@ def cache_path() -> Path:
     return data_dir() / CACHE_FILE
 
 
-def _read_all(path: Path) -> dict[str, Any]:
-    """Every cached roof by device; a damaged file is moved aside (named, never deleted) and ignored."""
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-        roofs = data["roofs"]
-        if data.get("format_version") != CACHE_FORMAT or not isinstance(roofs, dict):
-            raise ValueError("unknown format")
-        return roofs
-    except FileNotFoundError:
-        return {}
-    except (OSError, ValueError, KeyError, TypeError):
-        try:
-            os.replace(path, path.with_name(path.name + ".damaged"))
-        except OSError:
-            pass
-        return {}
+def _parse_cache(data: Any) -> dict[str, MeasuredRoof]:
+    """Every roof of a ceilings file, checked; ``SchemaError`` names the first value that does not fit."""
+    if not isinstance(data, dict) or not isinstance(data.get("roofs"), dict):
+        raise SchemaError(f"it is {show(data)}, not a list of measured roofs")
+    if data.get("format_version") != CACHE_FORMAT:
+        raise SchemaError(f"its format_version is {show(data.get('format_version'))}, not {CACHE_FORMAT}")
+    return {
+        str(device): MeasuredRoof.from_dict(entry, where=f"the roof of {show(device)}")
+        for device, entry in data["roofs"].items()
+    }
+
+
+def _read_all(path: Path) -> dict[str, MeasuredRoof]:
+    """Every cached roof by device, read through ``explorer.statefile`` (bounded, never blocking on
+    a pipe, every value checked); a damaged file is moved aside (named, never deleted), said in
+    one logged line, and the ceilings are measured again when next needed."""
+    loaded = load_json(
+        path,
+        _parse_cache,
+        what="measured roofline ceilings",
+        instead="they are measured again when next needed",
+        max_bytes=MAX_CACHE_BYTES,
+    )
+    if loaded.notice:
+        log.warning("%s", loaded.notice)
+    return loaded.value or {}
 
 
 def load(device: str, fingerprint: str, now: float | None = None) -> tuple[CacheStatus, MeasuredRoof | None]:
     """The cached roof of ``device`` and whether it can be used: fresh, stale (older than
     ``STALE_AFTER_S``), from another machine, or absent. An entry that does not parse is absent."""
-    entry = _read_all(cache_path()).get(device)
-    if entry is None:
-        return "absent", None
-    try:
-        roof = MeasuredRoof.from_dict(entry)
-    except (KeyError, TypeError, ValueError):
+    roof = _read_all(cache_path()).get(device)
+    if roof is None:
         return "absent", None
     if roof.fingerprint != fingerprint:
         return "other machine", roof
@@ -224,15 +228,12 @@ def load(device: str, fingerprint: str, now: float | None = None) -> tuple[Cache
 
 
 def save(roof: MeasuredRoof) -> Path:
-    """Store ``roof`` beside the other devices' (written through a temporary file and os.replace)."""
+    """Store ``roof`` beside the other devices' (``explorer.statefile``: a temporary file, then
+    os.replace; ``OSError`` when the disk is full, and no temporary file is left)."""
     path = cache_path()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    roofs = _read_all(path)
+    roofs = {key: r.to_dict() for key, r in _read_all(path).items()}
     roofs[roof.device] = roof.to_dict()
-    tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(json.dumps({"format_version": CACHE_FORMAT, "roofs": roofs}, indent=1), encoding="utf-8")
-    os.replace(tmp, path)
-    return path
+    return save_json(path, {"format_version": CACHE_FORMAT, "roofs": roofs}, create_folder=True)
 
 
 def age_text(measured_at: float, now: float | None = None) -> str:

@@ -9,12 +9,12 @@ each, because nothing can beat the highest, so it sets the ridge and the bound o
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from explorer.bench.ceilings import Ceiling, Quantity
+from explorer.bench.ceilings import MAX_CLOCK_GHZ, Ceiling, Quantity
+from explorer.schema import SchemaError, check_range, check_value
 
 Bound = Literal["memory", "compute", ""]
 
@@ -61,20 +61,23 @@ class Roof:
         for row in rows if isinstance(rows, list) else []:
             try:
                 ceiling = Ceiling.from_dict(row)
-            except (KeyError, TypeError, ValueError, AttributeError):
+            except SchemaError:
                 continue
-            if math.isfinite(ceiling.value) and ceiling.value > 0:
+            if ceiling.value > 0:  # finite and in range: the schema checked it
                 ceilings.append(ceiling)
         note, clock = data.get("note"), data.get("measured_clock_ghz")
         method = data.get("measured_clock_method")
+        try:  # a number too large for a float (a 400-digit clock) is refused here, never raised
+            clock_ghz = check_value(clock, float | None, "measured_clock_ghz")
+            check_range(clock_ghz, "measured_clock_ghz", 0, MAX_CLOCK_GHZ)
+        except SchemaError:
+            clock_ghz = None
         return cls(
             device=device,
             name=name[:200],
             ceilings=ceilings,
             note=note[:500] if isinstance(note, str) else "",
-            clock_ghz=float(clock)
-            if isinstance(clock, (int, float)) and not isinstance(clock, bool) and math.isfinite(clock)
-            else None,
+            clock_ghz=clock_ghz,
             clock_method=method[:200] if isinstance(method, str) else "",
             host=host,
         )

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from explorer import interrupts
-from explorer.bench.results import BenchPoint
+from explorer.bench.results import MAX_REPEATS, BenchPoint
 from explorer.bench.runner import BenchPlan, BenchRun, Progress
 from explorer.devices.model import CpuDevice, CudaGpu
 from explorer.errors import UserError
@@ -27,9 +27,6 @@ from explorer.outputs import output_lock
 
 #: while a run queues for a GPU, how often the CLI says it is still waiting
 WAIT_SAY_EVERY_S = 10.0
-
-#: more timed repeats than anyone waits for; a typo's extra digits get a message, not a week-long run
-MAX_REPEATS = 100_000
 
 
 def check_device_present(device: str) -> None:
