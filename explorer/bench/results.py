@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from explorer.atomicwrite import write_text_atomic
+from explorer.cleantext import clean_json
 from explorer.schema import SchemaError, check_fields, field_label, show
 from explorer.statefile import Loaded, decode_text, load_json, parse_json_bytes, read_bounded, save_json
 from explorer.userdirs import data_dir
@@ -130,6 +131,9 @@ class BenchPoint:
         range; ``SchemaError`` (a ``ValueError``) names the first that does not fit. Keys this
         version does not know are ignored (a newer version's fields)."""
         kwargs = check_fields(cls, data, where, FIELD_RANGES)
+        # text from a file or another machine is data: no escape sequence or line break of it
+        # reaches a terminal line, a CSV cell or the table (a "variant" that clears the screen)
+        kwargs = {k: clean_json(v) if isinstance(v, (str, dict)) else v for k, v in kwargs.items()}
         stamp = kwargs.get("timestamp", 0.0)
         if not 0 <= stamp <= MAX_TIMESTAMP:
             label = field_label(where, "timestamp")
