@@ -215,6 +215,8 @@ def parse_dims(text: str, what: str, *, maximum: int = MAX_WHOLE) -> tuple[int, 
 def parse_cc(text: str) -> tuple[int, int]:
     """A compute capability ``X.Y`` (``7.5``, ``8.6``, ``12.0``) in ASCII digits; else one line."""
     raw = str(text).strip()
+    if not raw:
+        raise InputError("compute capability is empty; give it as X.Y (e.g. 7.5, 8.6, 12.0)")
     m = _CC_RE.fullmatch(raw)
     if m is None:
         raise InputError(f"compute capability {shown(raw)} is not of the form X.Y (e.g. 7.5, 8.6, 12.0)")

@@ -90,9 +90,9 @@ def pcie_link(
         try:
             module = nvml
             if module is None:
-                import pynvml
+                from explorer.devices.nvml import import_nvml  # never a sys.exit of a broken pynvml
 
-                module = pynvml
+                module = import_nvml()
             gen, width = call_with_deadline(
                 "nvml", lambda: _link_now(module, bus_id), deadline_s, key=("pcie link", id(module))
             )
