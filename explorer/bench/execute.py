@@ -18,7 +18,7 @@ from dataclasses import asdict, dataclass, field, replace
 
 from explorer.bench import peaks
 from explorer.bench.noise import Verdict, judge, others_busy_cores, threads_to_use
-from explorer.bench.results import BenchPoint, error_point
+from explorer.bench.results import CEILINGS_NOTE, BenchPoint, error_point
 from explorer.bench.timing import Timing, measure, measure_torch
 from explorer.bench.workloads import Workload, get_workload
 from explorer.errors import UserError
@@ -340,9 +340,10 @@ def run_point(spec: PointSpec) -> tuple[BenchPoint, bool]:
     """Measure one point; never raises. Returns the point and whether the worker must be replaced."""
     w = get_workload(spec.workload)
     label = w.size_label(spec.size)
+    ceilings_note = ""
     try:
         if spec.measure_roof:
-            peaks.ensure_measured_quietly(spec.device, force=spec.remeasure_roof)
+            ceilings_note = peaks.ensure_measured_quietly(spec.device, force=spec.remeasure_roof)
         variant = w.variant(spec.variant_key)
         last_thread_choice.used = 0
         intruders = _gpu_intruders(spec.device)
@@ -366,6 +367,8 @@ def run_point(spec: PointSpec) -> tuple[BenchPoint, bool]:
         extra.setdefault("device_name", name)
     if t.steps_per_sample > 1:
         extra.setdefault("steps_per_sample", float(t.steps_per_sample))
+    if ceilings_note:  # said beside the point (the CLI prints it): never a silent failure
+        extra[CEILINGS_NOTE] = ceilings_note
     choice = out.thread_choice or last_thread_choice
     if choice.used and out.threads and out.threads < choice.available:
         extra["threads_note"] = (

@@ -223,6 +223,11 @@ def ensure_measured_quietly(device: str, force: bool = False) -> str:
     point; it is said in one line (returned) and the point is placed with what is known."""
     try:
         ensure_measured(device, force=force)
+    except OSError as exc:  # measured, but a full or read-only disk kept it from being stored
+        return (
+            f"the ceilings of {device} could not be kept in {ceilings.cache_path()} "
+            f"({exc.strerror or exc}); they are measured again next time"
+        )[:300]
     except Exception as exc:
         return f"the ceilings of {device} could not be measured: {type(exc).__name__}: {exc}"[:300]
     return ""

@@ -37,6 +37,9 @@ MAX_POINT_S = 86_400.0
 MAX_RATE = 1e15
 #: the most threads a CPU point may name, and the most times one may be measured again
 MAX_THREADS = 1 << 20
+#: the key in a point's ``extra`` of the line saying its device's ceilings could not be measured or
+#: kept (a full disk while measuring them again): printed with the point, never silent
+CEILINGS_NOTE = "ceilings_note"
 #: the allowed range of each numeric field, beyond its declared type (``None`` is always allowed
 #: where the type allows it): sizes and times are never negative, a time stamp is a date, and
 #: nothing is so large that printing it would fill a screen (a remote's ``repeats`` of 10**400)
@@ -374,6 +377,8 @@ def format_point(p: BenchPoint) -> str:
     for key, value in p.extra.items():
         if isinstance(value, float):
             text += f"  {key}={value:.3g}"
+    if isinstance(p.extra.get(CEILINGS_NOTE), str):
+        text += f"  NOTE: {p.extra[CEILINGS_NOTE]}"
     if p.noisy:
         text += f"  NOISY: {p.noise_reason}" + (
             f" (still so after {p.remeasured} re-measurement{'s' if p.remeasured != 1 else ''})"

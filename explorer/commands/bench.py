@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from explorer import interrupts
-from explorer.bench.results import MAX_REPEATS, BenchPoint
+from explorer.bench.results import CEILINGS_NOTE, MAX_REPEATS, BenchPoint
 from explorer.bench.runner import BenchPlan, BenchRun, Progress
 from explorer.devices.model import CpuDevice, CudaGpu
 from explorer.errors import UserError
@@ -246,7 +246,8 @@ def _run_plan(
         for event in run.events():
             if isinstance(event, Progress):
                 continue
-            failed += event.error is not None
+            # an error row, or ceilings measured again that a full disk kept from being stored
+            failed += event.error is not None or CEILINGS_NOTE in event.extra
             if as_json:
                 # every point names the machine it was measured on (null: this one)
                 print(json.dumps({**event.to_dict(), "host": host}), flush=True)

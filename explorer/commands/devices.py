@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from explorer.devices.discover import discover
 from explorer.devices.model import CudaGpu, Device, Discovery
+from explorer.errors import UserError
 from explorer.units import binary_bytes
 
 if TYPE_CHECKING:
@@ -129,7 +130,15 @@ def measure_roofs(discovery: Discovery) -> None:
             file=sys.stderr,
             flush=True,
         )
-        peaks.ensure_measured(d.key, force=True)
+        try:
+            peaks.ensure_measured(d.key, force=True)
+        except OSError as exc:  # measured, but a full or read-only disk kept it from being stored
+            from explorer.bench.ceilings import cache_path
+
+            raise UserError(
+                f"the ceilings of {d.key} were measured but could not be kept in {cache_path()}: "
+                f"{exc.strerror or exc}; free some space and measure again"
+            ) from None
 
 
 def run_devices(args: Namespace) -> int:
