@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import signal
 import subprocess
 import sys
@@ -24,29 +23,6 @@ DRIVER = Path(__file__).with_name("close_driver.py")
 ROOT = DRIVER.parents[2]
 
 pytestmark = pytest.mark.skipif(os.name != "posix", reason="POSIX signals and process groups")
-
-
-@pytest.fixture(scope="module")
-def display():
-    """A private X server; its number comes from Xvfb itself (-displayfd), so parallel runs never collide."""
-    if shutil.which("Xvfb") is None:
-        pytest.skip("Xvfb is not installed (apt-get install xvfb)")
-    read_fd, write_fd = os.pipe()
-    server = subprocess.Popen(
-        ["Xvfb", "-displayfd", str(write_fd), "-nolisten", "tcp", "-screen", "0", "1280x800x24"],
-        pass_fds=(write_fd,),
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    os.close(write_fd)
-    with os.fdopen(read_fd) as fh:
-        number = fh.readline().strip()
-    if not number:
-        server.kill()
-        pytest.skip("Xvfb did not start")
-    yield f":{number}"
-    server.terminate()
-    server.wait(10)
 
 
 class Window:
