@@ -81,9 +81,20 @@ def describe(tp: Any) -> str:
 def check_value(value: Any, tp: Any, name: str) -> Any:
     """``value`` converted to ``tp`` (an int to a float, a JSON list to a tuple), or
     ``SchemaError`` naming ``name``."""
+    # the common cases first, with no typing introspection: 20,000 points are read at a time
+    kind = type(value)
+    if tp is kind and (
+        (kind is str and len(value) <= MAX_TEXT_CHARS)
+        or (kind is float and math.isfinite(value))
+        or (kind is int and -MAX_INT <= value <= MAX_INT)
+    ):
+        return value
     origin = get_origin(tp)
     if origin in (Union, types.UnionType):
-        for option in get_args(tp):
+        options = get_args(tp)
+        if value is None and type(None) in options:
+            return None
+        for option in options:
             try:
                 return check_value(value, option, name)
             except SchemaError:
@@ -152,6 +163,8 @@ def _is_number(value: Any) -> bool:
 
 
 _field_types: dict[type, dict[str, Any]] = {}
+#: per class, each field the constructor takes: (name, resolved type, whether it must be given)
+_init_fields: dict[type, tuple[tuple[str, Any, bool], ...]] = {}
 
 
 def field_types(cls: type) -> dict[str, Any]:
@@ -160,6 +173,22 @@ def field_types(cls: type) -> dict[str, Any]:
         hints = typing.get_type_hints(cls)
         _field_types[cls] = {f.name: hints[f.name] for f in dataclasses.fields(cls)}
     return _field_types[cls]
+
+
+def _fields_to_check(cls: type) -> tuple[tuple[str, Any, bool], ...]:
+    """Worked out once per class: a lesson with 20,000 recorded points checks 20,000 of them."""
+    if cls not in _init_fields:
+        declared = field_types(cls)
+        _init_fields[cls] = tuple(
+            (
+                f.name,
+                declared[f.name],
+                f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING,
+            )
+            for f in dataclasses.fields(cls)
+            if f.init
+        )
+    return _init_fields[cls]
 
 
 def check_fields(cls: type, data: Any, where: str = "", ranges: Ranges | None = None) -> dict[str, Any]:
@@ -171,18 +200,15 @@ def check_fields(cls: type, data: Any, where: str = "", ranges: Ranges | None = 
     if not isinstance(data, Mapping):
         raise SchemaError(f"{where or 'the record'} is {show(data)}, not an object of named values")
     kwargs: dict[str, Any] = {}
-    declared = field_types(cls)
     limits: Ranges = ranges if ranges is not None else getattr(cls, "RANGES", {})
-    for f in dataclasses.fields(cls):
-        if not f.init:
-            continue
-        name = field_label(where, f.name)
-        if f.name in data:
-            kwargs[f.name] = check_value(data[f.name], declared[f.name], name)
-            if f.name in limits:
-                check_range(kwargs[f.name], name, *limits[f.name])
-        elif f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
-            raise SchemaError(f"{name} is missing")
+    for field_name, tp, required in _fields_to_check(cls):
+        if field_name in data:
+            name = field_label(where, field_name)
+            kwargs[field_name] = value = check_value(data[field_name], tp, name)
+            if field_name in limits:
+                check_range(value, name, *limits[field_name])
+        elif required:
+            raise SchemaError(f"{field_label(where, field_name)} is missing")
     return kwargs
 
 

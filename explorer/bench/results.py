@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from explorer.atomicwrite import write_text_atomic
-from explorer.cleantext import clean_json
+from explorer.cleantext import clean_json, is_clean
 from explorer.schema import SchemaError, check_fields, field_label, show
 from explorer.statefile import Loaded, decode_text, load_json, parse_json_bytes, read_bounded, save_json
 from explorer.userdirs import data_dir
@@ -136,7 +136,9 @@ class BenchPoint:
         kwargs = check_fields(cls, data, where, FIELD_RANGES)
         # text from a file or another machine is data: no escape sequence or line break of it
         # reaches a terminal line, a CSV cell or the table (a "variant" that clears the screen)
-        kwargs = {k: clean_json(v) if isinstance(v, (str, dict)) else v for k, v in kwargs.items()}
+        for key, value in kwargs.items():
+            if (type(value) is str and not is_clean(value)) or (type(value) is dict and value):
+                kwargs[key] = clean_json(value)
         stamp = kwargs.get("timestamp", 0.0)
         if not 0 <= stamp <= MAX_TIMESTAMP:
             label = field_label(where, "timestamp")
