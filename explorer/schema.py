@@ -99,6 +99,9 @@ def check_value(value: Any, tp: Any, name: str) -> Any:
                 return check_value(value, option, name)
             except SchemaError:
                 continue
+        if _is_number(value) and (float in options or int in options):
+            # the number's own fault, in its words: "is NaN, not a finite number", not "not a number"
+            return check_value(value, float if float in options else int, name)
         raise SchemaError(f"{name} is {show(value)}, not {describe(tp)}")
     if origin is Literal:
         if value in get_args(tp) and type(value) in {type(a) for a in get_args(tp)}:
