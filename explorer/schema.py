@@ -47,16 +47,23 @@ def show(value: Any) -> str:
     """A value as the file spells it (JSON: "fast", true, null), cut to 40 characters; a whole
     number of more than 40 digits is named by its length ("a 400-digit number")."""
     if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 130:
-        try:
-            digits = len(str(abs(value)))
-        except ValueError:  # beyond Python's own limit for turning a number into text
-            digits = int(math.log10(abs(value))) + 1
-        return f"a {digits:,}-digit number"
+        return f"a {_digits(abs(value)):,}-digit number"
     try:
         text = json.dumps(value, ensure_ascii=False)
     except (TypeError, ValueError):
         text = repr(value)
     return text if len(text) <= 40 else text[:37] + "..."
+
+
+def _digits(n: int) -> int:
+    """How many decimal digits ``n`` (> 0) has, without making its text (beyond Python's limit of
+    4,300 digits that raises)."""
+    digits = int((n.bit_length() - 1) * math.log10(2)) + 1
+    if n >= 10**digits:
+        digits += 1
+    elif n < 10 ** (digits - 1):
+        digits -= 1
+    return digits
 
 
 _NAMES = {str: "text", int: "a whole number", float: "a number", bool: "true or false", type(None): "null"}

@@ -81,7 +81,15 @@ def users():
     try:
         for name in names:
             subprocess.run(
-                ["useradd", "--no-create-home", "--home-dir", "/nonexistent", "--shell", "/usr/sbin/nologin", name],
+                [
+                    "useradd",
+                    "--no-create-home",
+                    "--home-dir",
+                    "/nonexistent",
+                    "--shell",
+                    "/usr/sbin/nologin",
+                    name,
+                ],
                 check=True,
                 capture_output=True,
             )
@@ -132,7 +140,9 @@ def test_a_link_another_user_planted_is_never_written_through(users, place, tmp_
     own, precious, shared = place
     _warm_up(tmp_path)
     lesson = _lesson()
-    links = {name: shared / name for name in ("results.csv", "shot.png", "export.csv", "lesson.json", "raw.csv")}
+    links = {
+        name: shared / name for name in ("results.csv", "shot.png", "export.csv", "lesson.json", "raw.csv")
+    }
     for link in links.values():
         assert planter.run(lambda link=link: os.symlink(precious, link)) == {"value": None}
         assert os.lstat(link).st_uid == planter.uid
@@ -143,7 +153,9 @@ def test_a_link_another_user_planted_is_never_written_through(users, place, tmp_
 
     # bench --csv and screenshot --out: refused before any work, in one line naming link and owner
     capfd.readouterr()
-    assert cli_refuses(["bench", "matmul", "--sizes", "16", "--csv", str(links["results.csv"])]) == {"value": 2}
+    assert cli_refuses(["bench", "matmul", "--sizes", "16", "--csv", str(links["results.csv"])]) == {
+        "value": 2
+    }
     assert cli_refuses(["screenshot", "--out", str(links["shot.png"])]) == {"value": 2}
     err = capfd.readouterr().err.splitlines()
     assert len(err) == 2 and all(str(links["results.csv"].parent) in line and owner in line for line in err)
@@ -168,7 +180,9 @@ def test_another_user_s_file_is_never_replaced(users, place, tmp_path):
     _own, _precious, shared = place
     _warm_up(tmp_path)
     theirs = shared / "theirs.csv"
-    assert planter.run(lambda: (theirs.write_bytes(b"the planter's"), theirs.chmod(0o666))[1]) == {"value": None}
+    assert planter.run(lambda: (theirs.write_bytes(b"the planter's"), theirs.chmod(0o666))[1]) == {
+        "value": None
+    }
     result = victim.run(lambda: export_csv([POINT], theirs))
     assert result["error"] in USER_ERRORS
     assert f"belongs to user {planter.name} (uid {planter.uid}), not to you" in str(result["message"])
@@ -197,7 +211,11 @@ def test_the_user_s_own_link_is_still_followed(users, place, tmp_path):
     mine = shared / "mine.csv"
     assert victim.run(lambda: os.symlink(precious, mine)) == {"value": None}
     assert victim.run(lambda: str(export_csv([POINT], mine))) == {"value": str(mine)}
-    assert mine.is_symlink() and precious.read_text().startswith("workload,") and precious.stat().st_uid == victim.uid
+    assert (
+        mine.is_symlink()
+        and precious.read_text().startswith("workload,")
+        and precious.stat().st_uid == victim.uid
+    )
 
 
 def test_unowned_links_are_refused_without_other_users_too(tmp_path):

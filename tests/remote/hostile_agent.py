@@ -127,10 +127,10 @@ def answer(request: dict[str, Any]) -> None:
     rid, method, params = request["id"], request["method"], request.get("params", {})
     if method == "bench.point":
         if MODE == "deep":
-            send_raw('{"type":"result","id":%d,"data":{"point":' % rid + "[" * 200_000 + "]" * 200_000 + "}}")
+            send_raw(f'{{"type":"result","id":{rid},"data":{{"point":' + "[" * 200_000 + "]" * 200_000 + "}}")
             return
         if MODE == "overlong":
-            send_raw('{"type":"result","id":%d,"data":{"x":"' % rid + "a" * (17 * 1024 * 1024) + '"}}')
+            send_raw(f'{{"type":"result","id":{rid},"data":{{"x":"' + "a" * (17 * 1024 * 1024) + '"}}')
             return
         if MODE == "garbage":
             send_raw(b"\xff\xfe not json at all \x1b[2J")

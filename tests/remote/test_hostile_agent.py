@@ -40,7 +40,16 @@ def _cli(sshd, tmp_path: Path, mode: str, *argv: str) -> subprocess.CompletedPro
         "DEVICE_EXPLORER_HOME": str(tmp_path / "home"),
     }
     return subprocess.run(
-        [sys.executable, "-m", "explorer", *argv, "--host", ALIAS, "--remote-python", _python_for(mode, tmp_path)],
+        [
+            sys.executable,
+            "-m",
+            "explorer",
+            *argv,
+            "--host",
+            ALIAS,
+            "--remote-python",
+            _python_for(mode, tmp_path),
+        ],
         cwd=ROOT,
         env=env,
         capture_output=True,
@@ -61,7 +70,21 @@ def _assert_data_only(proc: subprocess.CompletedProcess) -> str:
 
 def _bench(sshd, tmp_path: Path, mode: str, *extra: str) -> tuple[subprocess.CompletedProcess, Path]:
     csv = tmp_path / "run.csv"
-    proc = _cli(sshd, tmp_path, mode, "bench", "matmul", "--sizes", "16", "32", "--repeats", "1", "--csv", str(csv), *extra)
+    proc = _cli(
+        sshd,
+        tmp_path,
+        mode,
+        "bench",
+        "matmul",
+        "--sizes",
+        "16",
+        "32",
+        "--repeats",
+        "1",
+        "--csv",
+        str(csv),
+        *extra,
+    )
     return proc, csv
 
 
@@ -135,7 +158,7 @@ def test_a_roof_with_400_digit_numbers_costs_nothing_measured(sshd, tmp_path):
         ("huge-repeats", "repeats is a 401-digit number"),
         ("huge-median", "median_s is 1e+308, more than 86,400"),
         ("nan", "median_s is NaN, not a finite number"),
-        ("wrong-types", "size is \"big\""),
+        ("wrong-types", 'size is "big"'),
     ],
 )
 def test_a_point_with_an_impossible_value_is_an_error_row_naming_it(sshd, tmp_path, mode, said):
