@@ -189,6 +189,14 @@ def test_another_user_s_file_is_never_replaced(users, place, tmp_path):
     with pytest.raises(UserError):  # nor by root
         export_csv([POINT], theirs)
     assert theirs.read_bytes() == b"the planter's" and theirs.stat().st_uid == planter.uid
+    # nor is a file of theirs named like the lock an export takes beside its file written into
+    lock = shared / ".new.csv.lock"
+    assert planter.run(lambda: (lock.write_bytes(b"theirs"), lock.chmod(0o666))[1]) == {"value": None}
+    result = victim.run(lambda: export_csv([POINT], shared / "new.csv"))
+    assert result["error"] in USER_ERRORS and f"{lock} belongs to user {planter.name}" in str(
+        result["message"]
+    )
+    assert lock.read_bytes() == b"theirs" and not (shared / "new.csv").exists()
 
 
 def test_a_folder_link_planted_in_a_shared_folder_is_not_followed(users, place, tmp_path):

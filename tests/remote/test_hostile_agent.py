@@ -187,3 +187,26 @@ def test_a_broken_answer_is_an_error_row_and_the_run_goes_on(sshd, tmp_path, mod
     assert [p.size for p in rows] == [16, 32] and all(p.error for p in rows)
     assert "a new worker continues the run" not in (rows[-1].error or "")  # the last point promises nothing
     assert "next point connects again" not in (rows[-1].error or "")
+
+
+def test_the_window_keeps_the_points_of_a_remote_whose_roof_overflows(sshd, tmp_path, qtbot, monkeypatch):
+    """Issue 23, item 3, in the window: the run's thread died on the roof's OverflowError and the
+    Benchmarks page kept 0 points."""
+    from explorer.bench.runner import BenchPlan
+    from explorer.devices.model import CpuDevice, Discovery
+    from explorer.remote.target import parse_remote
+    from explorer.ui.bench_panel import BenchPanel
+    from explorer.ui.context import AppContext
+
+    monkeypatch.setenv("DEVICE_EXPLORER_HOME", str(tmp_path / "home"))
+    remote = parse_remote(ALIAS, None, _python_for("huge-roof", tmp_path), ssh_config=sshd.config)
+    panel = BenchPanel(
+        AppContext(Discovery(devices=[CpuDevice(name="This laptop's CPU", key="cpu")], reports=[]))
+    )
+    qtbot.addWidget(panel)
+    panel.controls.build_plan = lambda: BenchPlan("matmul", ["cpu"], sizes=[16, 32], repeats=1, remote=remote)
+    assert panel.start()
+    qtbot.waitUntil(lambda: not panel.running, timeout=120_000)
+    assert [(p.size, p.error, p.host) for p in panel.points] == [(16, None, ALIAS), (32, None, ALIAS)]
+    assert not panel.message_label.isVisible()
+    panel.shutdown()
