@@ -168,3 +168,21 @@ def test_the_largest_size_kept_is_shown(home, window):
     assert not isinstance(panel, UnavailablePanel) and [p.size for p in panel.points] == [2**63 - 1]
     assert not w.context.notices
     assert not w.grab().isNull()
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["[" * 200_000 + "]" * 200_000, '{"format_version": 1, "roofs": {"cpu": {"clock_ghz": 1e308}}}'],
+    ids=["deep nesting", "clock of 1e308 GHz"],
+)
+def test_the_benchmarks_panel_opens_with_a_damaged_ceilings_file(home, window, text):
+    """Issue 23, item 2: the page said "could not be opened" at every start."""
+    from explorer.bench import ceilings
+
+    ceilings.cache_path().write_text(text)
+    w = window(panel="benchmarks")
+    w.show()
+    panel = w.panels["benchmarks"]
+    assert not isinstance(panel, UnavailablePanel) and panel.controls.start_button.isEnabled()
+    panel.show_screenshot_view("roofline")  # the roofline reads the ceilings: drawn from what is known
+    assert list(home.glob(ceilings.CACHE_FILE + ".damaged-*"))
