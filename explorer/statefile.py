@@ -167,7 +167,7 @@ def load_json(
         if data is None:
             return Loaded(None)
         value = parse(parse_json_bytes(data))
-    except ValueError as exc:  # Damaged is one
+    except (ValueError, ArithmeticError) as exc:  # Damaged is one; an OverflowError of a parse too
         return Loaded(None, _set_aside(path, str(exc), what, instead))
     except RecursionError:  # a parse function walking deeply nested values
         return Loaded(None, _set_aside(path, "its values are nested too deeply", what, instead))
