@@ -271,7 +271,8 @@ def platform_problem(
 ) -> PluginProblem | None:
     """``None`` when a platform plugin Qt will try can load (or this cannot be known here: not
     Linux, no such plugin file); else the first plugin's problem. ``system_dirs`` stands for the
-    loader's own folders (tests point it at a folder without some libraries)."""
+    loader's own folders (tests point it at a folder without some libraries); without it, what the
+    search did not find is asked of the loader itself (``loader_finds``) before it is called missing."""
     if not is_supported():
         return None
     env = os.environ if env is None else env
@@ -286,10 +287,27 @@ def platform_problem(
             )
         except (OSError, NotElf):
             return None
-        if not libs.missing:
+        missing = (
+            libs.missing if system_dirs is not None else [m for m in libs.missing if not loader_finds(m)]
+        )
+        if not missing:
             return None  # Qt loads this one (the first of a list that can)
-        problems.append(PluginProblem(name, plugin, tuple(libs.missing)))
+        problems.append(PluginProblem(name, plugin, tuple(missing)))
     return problems[0] if problems else None
+
+
+def loader_finds(library: str) -> bool:
+    """Whether the system's loader itself finds and loads ``library`` (``dlopen``): the last word
+    before the window is refused, so a library this module's search missed (a folder only
+    ``ldconfig``'s cache knows) never stops a window that would open. Asked only for names the
+    search did not find; Qt would load them into this process anyway."""
+    import ctypes
+
+    try:
+        ctypes.CDLL(library, mode=getattr(os, "RTLD_LAZY", 1) | getattr(os, "RTLD_LOCAL", 0))
+    except OSError:
+        return False
+    return True
 
 
 def as_root() -> bool:
@@ -302,6 +320,7 @@ __all__ = [
     "debian_package_name",
     "distribution_family",
     "install_line",
+    "loader_finds",
     "platform_problem",
     "plugin_file",
     "wanted_platforms",

@@ -149,3 +149,15 @@ def test_a_screenshot_checks_the_offscreen_plugin_it_renders_with(tmp_path, disp
     assert proc.returncode == 2, proc.stderr
     assert '"offscreen" platform plugin needs libfontconfig.so.1' in proc.stderr
     assert proc.stdout.strip() == "qt-not-loaded" and not out.exists()
+
+
+def test_the_loader_has_the_last_word_before_a_window_is_refused(tmp_path, monkeypatch):
+    """A library the search misses but the loader finds (a folder only ldconfig's cache knows)
+    never stops the window: what the search did not find is asked of the loader itself."""
+    real = sharedlibs.trusted_dirs
+    folder = _system_without(tmp_path, "libxcb-icccm.so")
+    monkeypatch.setattr(sharedlibs, "ld_so_conf_dirs", lambda conf="/etc/ld.so.conf": [str(folder)])
+    monkeypatch.setattr(sharedlibs, "trusted_dirs", lambda info=None: [])
+    assert qtcheck.platform_problem({"DISPLAY": ":0"}) is None  # dlopen finds it on this machine
+    assert qtcheck.loader_finds("libxcb-icccm.so.4") and not qtcheck.loader_finds("libno-such-library.so.7")
+    assert real(None)  # the real folders were only set aside for this test
