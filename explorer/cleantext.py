@@ -6,7 +6,8 @@ title, cleared the screen and printed a fake "all points ok" through a device na
 text; a lesson title can do the same to ``device-explorer lessons``. Escape sequences (CSI, OSC
 and the other ESC forms, in their 7- and 8-bit spellings) are removed whole, so no half
 sequence is left to be read; the remaining control characters (C0, DEL, C1) and the
-bidirectional overrides that make text read differently from what it holds are removed too.
+bidirectional overrides that make text read differently from what it holds are removed too, and a
+lone surrogate (which JSON can spell but no UTF-8 text can hold) becomes U+FFFD.
 Single-line text (a name, a point's label) also loses its line breaks, so a value can never add a
 line of its own to what the CLI prints.
 
@@ -33,8 +34,12 @@ _SEQUENCES = re.compile(
 #: control characters other than tab and newline, and the bidirectional controls (Trojan Source)
 _CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 _LINE_BREAKS = re.compile("[\t\n\u2028\u2029]")
+#: a lone surrogate (JSON can spell one, "\ud800"; no UTF-8 text, terminal or Qt string can hold it)
+_SURROGATES = re.compile("[\ud800-\udfff]")
 #: a quick test: text without any of these needs no cleaning
-_SUSPECT = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+_SUSPECT = re.compile(
+    "[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069\ud800-\udfff]"
+)
 
 
 def is_clean(text: str) -> bool:
@@ -53,7 +58,7 @@ def clean_text(text: str, *, keep_newlines: bool = False) -> str:
         text = text.replace("\r\n", "\n").replace("\u2028", "\n").replace("\u2029", "\n")
     else:
         text = _LINE_BREAKS.sub(" ", text)
-    return _CONTROLS.sub("", text)
+    return _SURROGATES.sub("\ufffd", _CONTROLS.sub("", text))
 
 
 def clean_json(value: Any) -> Any:

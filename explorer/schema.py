@@ -52,6 +52,8 @@ def show(value: Any) -> str:
         text = json.dumps(value, ensure_ascii=False)
     except (TypeError, ValueError):
         text = repr(value)
+    # a lone surrogate ("\ud800" in a JSON string) is no character a log, a terminal or Qt can hold
+    text = text.encode("utf-8", "backslashreplace").decode("utf-8")
     return text if len(text) <= 40 else text[:37] + "..."
 
 

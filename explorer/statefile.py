@@ -174,11 +174,21 @@ def load_json(
     except OSError as exc:
         reason = exc.strerror or str(exc)
         log.info("%s not read from %s: %s", what, path, reason)
-        return Loaded(None, f"The {what} in {path} could not be read ({reason}); {instead}.")
+        return Loaded(None, _writable_text(f"The {what} in {path} could not be read ({reason}); {instead}."))
     return Loaded(value)
 
 
 def _set_aside(path: Path, reason: str, what: str, instead: str) -> str:
+    return _writable_text(_set_aside_words(path, reason, what, instead))
+
+
+def _writable_text(text: str) -> str:
+    """``text`` with what no log, terminal or window can hold (a lone surrogate, from a file name's
+    undecodable byte or a JSON escape) written as its escape."""
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+def _set_aside_words(path: Path, reason: str, what: str, instead: str) -> str:
     try:
         aside = move_aside(path)
     except OSError as exc:

@@ -531,6 +531,9 @@ class Outcome:
 
     @property
     def problem(self) -> str:
+        return printable(self._problem())
+
+    def _problem(self) -> str:
         """'' when the call ended as a user may see it end: no traceback, an exit status of 0, 1 or
         2, and a refusal (status 2) in one line of at most 700 characters; else what was wrong."""
         if self.escaped:
@@ -565,6 +568,11 @@ def call(argv: list[str], check_only: bool) -> Outcome:
     return Outcome(code, out.getvalue(), err.getvalue())
 
 
+def printable(text: str) -> str:
+    """``text`` as a test report can carry it (xdist refuses a lone surrogate)."""
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
 def never_raises(load: Callable[[], Any]) -> str:
     """Run a loader; '' when it returned (or raised its documented one-line error), else the traceback."""
     from explorer.errors import UserError
@@ -572,7 +580,7 @@ def never_raises(load: Callable[[], Any]) -> str:
     try:
         load()
     except UserError as exc:
-        return "" if "\n" not in str(exc) else f"a UserError of more than one line: {exc!r}"
+        return "" if "\n" not in str(exc) else printable(f"a UserError of more than one line: {exc!r}")
     except BaseException:  # noqa: BLE001 - what escaped is the finding
-        return traceback.format_exc()
+        return printable(traceback.format_exc())
     return ""
