@@ -92,6 +92,8 @@ def read_points(path: str | Path) -> list[BenchPoint]:
 
     UserError with one line naming the file and what is wrong with it."""
     shown = str(path)
+    if "\0" in shown:
+        raise UserError(f"--resume {shown!r}: a file name cannot hold a NUL character")
     expanded = os.path.expanduser(shown)
     if expanded.startswith("~"):  # ~user naming no user: Path.expanduser would raise
         user = shown[1:].split("/", 1)[0]

@@ -138,6 +138,16 @@ def test_bench_resume_with_a_csv_field_over_131072_characters_is_one_line(tmp_pa
     assert err.count("\n") == 1 and "Traceback" not in err and words in err and path in err
 
 
+def test_bench_resume_with_a_nul_in_the_name_is_one_line(capsys):
+    """Found by benchmarks/fuzz_cli.py (seed 7, call 5922): os.open's ValueError was a traceback."""
+    from explorer.cli import main
+
+    assert main(["bench", "matmul", "--resume", "run\x00.csv"]) == 2
+    assert capsys.readouterr().err == (
+        "device-explorer: error: --resume 'run\\x00.csv': a file name cannot hold a NUL character\n"
+    )
+
+
 @pytest.mark.parametrize("text", ["~nosuchuser/x.csv", "~nosuchuser"])
 def test_bench_resume_from_an_unknown_users_home_is_one_line(capsys, text):
     """Once a traceback (Path.expanduser's RuntimeError), issue 23 item 8."""
