@@ -72,7 +72,7 @@ def bench_prepare(params: dict[str, Any], emit: Emit) -> dict[str, Any]:
         try:
             importlib.import_module(name)
             loaded.append(name)
-        except Exception:  # noqa: BLE001 - the point itself will say what is missing
+        except (Exception, SystemExit):  # noqa: BLE001 - the point itself will say what is missing
             missing.append(name)
     return {"loaded": loaded, "missing": missing}
 

@@ -18,7 +18,7 @@ from dataclasses import asdict, dataclass, field, replace
 
 from explorer.bench import peaks
 from explorer.bench.noise import Verdict, judge, others_busy_cores, threads_to_use
-from explorer.bench.results import BenchPoint, error_point
+from explorer.bench.results import CEILINGS_NOTE, BenchPoint, error_point
 from explorer.bench.timing import Timing, measure, measure_torch
 from explorer.bench.workloads import Workload, get_workload
 from explorer.errors import UserError
@@ -375,9 +375,10 @@ def run_point(spec: PointSpec) -> tuple[BenchPoint, bool]:
     """Measure one point; never raises. Returns the point and whether the worker must be replaced."""
     w = get_workload(spec.workload)
     label = w.size_label(spec.size)
+    roof_notice = peaks.RoofNotice()
     try:
         if spec.measure_roof:
-            peaks.ensure_measured_quietly(spec.device, force=spec.remeasure_roof)
+            roof_notice = peaks.ensure_measured_quietly(spec.device, force=spec.remeasure_roof)
         variant = w.variant(spec.variant_key)
         if variant.check is not None:
             return checked_point(w, spec, label, variant.check(w, spec)), False
@@ -403,6 +404,8 @@ def run_point(spec: PointSpec) -> tuple[BenchPoint, bool]:
         extra.setdefault("device_name", name)
     if t.steps_per_sample > 1:
         extra.setdefault("steps_per_sample", float(t.steps_per_sample))
+    if roof_notice.failed:  # said beside the point (the CLI prints it): never a silent failure
+        extra[CEILINGS_NOTE] = roof_notice.text
     choice = out.thread_choice or last_thread_choice
     if choice.used and out.threads and out.threads < choice.available:
         extra["threads_note"] = (

@@ -16,7 +16,7 @@ import os
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from explorer.devices.deadline import DEADLINES_S, call_with_deadline
 from explorer.devices.model import Device
@@ -81,9 +81,9 @@ def pcie_link(
         try:
             module = nvml
             if module is None:
-                import pynvml
+                from explorer.devices.nvml import import_nvml  # never a sys.exit of a broken pynvml
 
-                module = pynvml
+                module = import_nvml()
             gen, width = call_with_deadline(
                 "nvml", lambda: _link_now(module, bus_id), deadline_s, key=("pcie link", id(module))
             )
@@ -185,25 +185,41 @@ def ensure_measured(
 _checked: set[str] = set()
 
 
-def ensure_measured_quietly(device: str, force: bool = False) -> str:
+class RoofNotice(NamedTuple):
+    """What a run must say of a device's ceilings (one line, "" for nothing) and whether it is a
+    failure (not measured, or measured but not kept: a full disk), which the point carries and the
+    CLI's exit status reports, or only news (a busy measurement turned away)."""
+
+    text: str = ""
+    failed: bool = False
+
+
+def ensure_measured_quietly(device: str, force: bool = False) -> RoofNotice:
     """``ensure_measured`` for a benchmark run, once per device and process: a failure to measure
     never costs the point. What the user must hear (it failed; a busy measurement did not replace
     the quiet one) is returned in one line and kept on the device's roof as its notice, which the
     runner carries to the CLI or the window with the roof."""
     if device in _checked and not force:
-        return ""
+        return RoofNotice()
     _checked.add(device)
+    failed = True
     try:
         saved = ensure_measured(device, force=force)
         # what a run must say: a measurement turned away (the quiet one is kept); one stored while
         # busy says so on its own, in every label of its roof ("measured while busy")
         said = saved.message if saved is not None and not saved.replaced else ""
+        failed = False
+    except OSError as exc:  # measured, but a full or read-only disk kept it from being stored
+        said = (
+            f"the ceilings of {device} could not be kept in {store.store_path()} "
+            f"({exc.strerror or exc}); they are measured again next time"
+        )[:300]
     except Exception as exc:
         said = f"the ceilings of {device} could not be measured: {type(exc).__name__}: {exc}"[:300]
     if said:
         roof = worker_roof(device)
         roof.notice = f"{roof.notice} {said}".strip()
-    return said
+    return RoofNotice(said, failed and bool(said))
 
 
 # --- peaks a workload draws its points against ---------------------------------------------------

@@ -241,6 +241,11 @@ class BenchRun:
 
     # --- internals -------------------------------------------------------------------------
 
+    def _going_on(self, spec: dict, words: str) -> str:
+        """``words`` ("; a new worker continues the run") where points follow ``spec``; "" after
+        the run's last point, whose error row must not promise a continuation that never comes."""
+        return words if self._specs and spec is not self._specs[-1] else ""
+
     def _error(self, spec: dict, message: str) -> BenchPoint:
         w = self.workload
         return error_point(
@@ -355,8 +360,8 @@ class BenchRun:
                 return None
             return self._error(
                 spec,
-                f"took longer than the time limit of {timeout:g} s; "
-                "the worker was stopped and a new one continues the run",
+                f"took longer than the time limit of {timeout:g} s; the worker was stopped"
+                + self._going_on(spec, " and a new one continues the run"),
             )
         except AgentGone as exc:
             self._replace_worker()
@@ -368,20 +373,28 @@ class BenchRun:
                 ended = exc.job.ended_words(self.plan.remote.host)
                 return self._error(spec, f"{ended} while this point was measured{exc.job.ended_hint}")
             if self.plan.remote is not None:  # already a sentence naming the machine and the cause
-                return self._error(spec, f"{exc} while measuring this point; the next point connects again")
+                return self._error(
+                    spec,
+                    f"{exc} while measuring this point"
+                    + self._going_on(spec, "; the next point connects again"),
+                )
             return self._error(
                 spec,
-                f"the worker process {exc.how} while measuring this point; a new worker continues the run",
+                f"the worker process {exc.how} while measuring this point"
+                + self._going_on(spec, "; a new worker continues the run"),
             )
         except AgentError as exc:
             self._replace_worker()
             if self.cancelled:
                 return None
-            return self._error(spec, f"{exc}; a new worker continues the run")
+            return self._error(spec, f"{exc}" + self._going_on(spec, "; a new worker continues the run"))
         data, fatal = answer.get("point"), answer.get("fatal")
         if not isinstance(data, dict) or not isinstance(fatal, bool):
             self._replace_worker()
-            return self._error(spec, f"{WORKER_LABEL} sent no point; a new worker continues the run")
+            return self._error(
+                spec,
+                f"{WORKER_LABEL} sent no point" + self._going_on(spec, "; a new worker continues the run"),
+            )
         if fatal:  # the CUDA context is unusable: the next point gets a fresh worker
             self._replace_worker()
         try:
@@ -392,7 +405,9 @@ class BenchRun:
         if (point.workload, point.variant, point.device, point.size) != asked:
             self._replace_worker()
             return self._error(
-                spec, f"{WORKER_LABEL} answered for another point; a new worker continues the run"
+                spec,
+                f"{WORKER_LABEL} answered for another point"
+                + self._going_on(spec, "; a new worker continues the run"),
             )
         return point
 

@@ -15,6 +15,7 @@ from typing import Any
 from explorer.devices.discover import discover
 from explorer.devices.model import CudaGpu, Device, Discovery
 from explorer.devices.roofs import apply_measured, record_roof
+from explorer.errors import UserError
 from explorer.roofs import store
 from explorer.roofs.model import Roof
 from explorer.roofs.texts import roof_lines
@@ -151,9 +152,11 @@ def measure_roofs(discovery: Discovery) -> None:
         )
         try:
             saved = peaks.ensure_measured(d.key, force=True, record=d, progress=_ProgressLines(d.key))
-        except OSError as exc:  # a full disk, a read-only data folder
-            print(f"the ceilings of {d.key} could not be stored: {exc.strerror or exc}", file=sys.stderr)
-            continue
+        except OSError as exc:  # measured, but a full or read-only disk kept it from being stored
+            raise UserError(
+                f"the ceilings of {d.key} were measured but could not be kept in {store.store_path()}: "
+                f"{exc.strerror or exc}; free some space and measure again"
+            ) from None
         if saved is not None:
             print(saved.message, file=sys.stderr, flush=True)
         if d.kind == "cpu":

@@ -551,6 +551,15 @@ _LEGACY_DEFAULTS: dict[str, Any] = {
 }
 
 
+def import_failure(module: str, exc: BaseException) -> str:
+    """Why importing a probe's module failed, in words: a broken install raises, and a module that
+    calls ``sys.exit`` while it is imported (a stand-in pynvml did, with 3) would end the whole
+    command with that status and no word; the probe reports it instead."""
+    if isinstance(exc, SystemExit):
+        return f"{module} is installed but ended the program while being imported (sys.exit({exc.code!r}))"
+    return f"{module} is installed but failed to import: {exc}"
+
+
 @dataclass
 class ProbeReport:
     """What one probe found, and in plain words why it found nothing when it did not."""

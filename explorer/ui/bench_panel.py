@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtCore import QCoreApplication, QEvent, Qt, QTimer, Signal
 from PySide6.QtWidgets import (
     QFileDialog,
     QHBoxLayout,
@@ -286,11 +286,20 @@ class BenchPanel(Panel):
         return fill_form(self.controls, state, self._context.devices)
 
     def shutdown(self, timeout_s: float = 10.0) -> None:
-        """Cancel any run and wait for its thread, so closing the window leaves no worker behind."""
+        """Cancel any run and wait for its thread, so closing the window leaves no worker behind,
+        and keep the points it finished for the next start.
+
+        The finished points and the run's end reach this panel as queued signals. After the close
+        button the event loop goes on and delivers them; after Ctrl-C, SIGTERM or SIGHUP it does
+        not (``explorer.ui.signals`` ends it at once), and the points were lost. So they are
+        delivered here, and what the panel holds is saved whether the run's end arrived or not."""
         stream = self._stream
         if stream is not None:
             stream.cancel()
             stream.wait(timeout_s)
+            QCoreApplication.sendPostedEvents(self, QEvent.Type.MetaCall)
+            if self._stream is stream:  # the end is not in yet (the thread outlived the wait)
+                self._save_last()
         self.roofs.shutdown()
 
     def apply_text_scale(self, percent: int) -> None:

@@ -218,11 +218,11 @@ def test_the_worker_builds_each_roof_once_and_places_every_point_under_it(home, 
     """The roof was computed in the worker, again in the window on every batch and again by a
     remote's agent; now one per device per worker, the same object for every point."""
     calls, _ = fake_measure
-    assert peaks.ensure_measured_quietly("cpu") == "" and len(calls) == 1
+    assert peaks.ensure_measured_quietly("cpu") == ("", False) and len(calls) == 1
     first = peaks.worker_roof("cpu")
     store.save(_roof(fingerprint(cpu_record), clock_ghz=9.0))  # another program measured meanwhile
     for _ in range(3):
-        assert peaks.ensure_measured_quietly("cpu") == ""
+        assert peaks.ensure_measured_quietly("cpu") == ("", False)
         assert peaks.worker_roof("cpu") is first
     assert len(calls) == 1
     peaks.forget_roof("cpu")
@@ -234,8 +234,8 @@ def test_a_failed_measurement_costs_no_point_and_is_said_with_the_roof(home, cpu
         raise RuntimeError("no numba here")
 
     monkeypatch.setattr(ceilings, "measure_cpu_roof", broken)
-    said = peaks.ensure_measured_quietly("cpu")
-    assert said == "the ceilings of cpu could not be measured: RuntimeError: no numba here"
+    said, failed = peaks.ensure_measured_quietly("cpu")
+    assert failed and said == "the ceilings of cpu could not be measured: RuntimeError: no numba here"
     assert said in peaks.worker_roof("cpu").notice
 
 
