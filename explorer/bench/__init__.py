@@ -1,6 +1,6 @@
 """Qt-free: benchmark workloads, honest timing, and a worker process that streams results.
 
-Public API (see /tmp/api-bench.md; names and signatures kept as agreed):
+Public API (the names and signatures the rest of the app relies on; change them together):
 
 * ``explorer.bench.results``: ``BenchPoint``, ``write_csv``/``read_csv``, ``write_json``/``read_json``,
   ``last_results_path()``, ``save_last(points)``, ``load_last()``, ``format_point(p)`` (one text line).
