@@ -47,16 +47,6 @@ def byte_rate(bytes_per_s: float | None, missing: str = "n/a") -> str:
     return _in_units(bytes_per_s, _DECIMAL_RATES, 1) or f"{bytes_per_s:.0f} B/s"
 
 
-def share_pct(value: float | None, missing: str = "n/a") -> str:
-    """A percentage that may be tiny: two significant digits below 10 % (one warp on one SM of
-    132 is ``0.76 %``, never a rounded ``1 %``), whole numbers above."""
-    if value is None:
-        return missing
-    if value < 10:
-        return f"{float(f'{value:.2g}'):g} %"
-    return f"{value:.0f} %"
-
-
 def number_text(value: float | None, unit: str = "") -> str:
     """A rate or count: 1,234 GFLOP/s above 100, three significant figures below."""
     if value is None:

@@ -74,7 +74,7 @@ def test_one_failed_check_makes_the_exit_status_nonzero_and_names_the_reason(mon
     assert code == 1
     assert "PASS  fine" in out
     assert "FAIL  import torch" in out and "libtorch_cpu.so" in out
-    assert "1 check(s) FAILED" in out
+    assert "1 check FAILED" in out
 
 
 def test_an_unexpected_exception_is_a_fail_line_not_a_traceback(monkeypatch, capsys):

@@ -27,6 +27,7 @@ from explorer.acceptance.judge import (
     within_figure,
 )
 from explorer.acceptance.records import CheckResult, Figure
+from explorer.words import count
 
 if TYPE_CHECKING:
     from explorer.bench.results import BenchPoint
@@ -88,7 +89,7 @@ def _row(p: BenchPoint) -> dict[str, Any]:
 
 def _disturbed(points: Sequence[BenchPoint]) -> str:
     noisy = [p for p in points if p.noisy]
-    return f"{len(noisy)} point(s) disturbed: {noisy[0].noise_reason}" if noisy else ""
+    return f"{count(len(noisy), 'point')} disturbed: {noisy[0].noise_reason}" if noisy else ""
 
 
 def _failed(name: str, points: Sequence[BenchPoint], what: str) -> CheckResult | None:
@@ -431,7 +432,7 @@ def trap_figures(points: Sequence[BenchPoint], sms: int | None) -> list[Figure]:
         util = p.extra.get("nvml_gpu_utilization_pct")
         activity = p.extra.get("gpm_sm_activity_pct")
         missing = str(p.extra.get("gpm_sm_activity_pct_missing", ""))
-        label = f"{p.size} block(s) of one warp"
+        label = f"{count(p.size, 'block')} of one warp"
         if p.size == 1:
             figures.append(
                 Figure(

@@ -20,6 +20,7 @@ from typing import Any
 from explorer.acceptance.context import CannotRun, CheckContext
 from explorer.acceptance.judge import count_figure, record_figure, status_of
 from explorer.acceptance.records import CheckResult, Figure
+from explorer.words import count
 
 #: the distributions whose versions every report carries
 DISTRIBUTIONS = (
@@ -508,7 +509,7 @@ def check_self_test(ctx: CheckContext) -> CheckResult:
         problems.append(
             "the GPU workload check did not pass: " + (workload or {}).get("detail", "it did not run")
         )
-    noted = f"; {len(qt_only)} Qt-only check(s) fail as expected without Qt" if qt_only else ""
+    noted = f"; {count(len(qt_only), 'Qt-only check')} fail as expected without Qt" if qt_only else ""
     summary = (
         f"{len(report.get('checks', []))} checks in {report.get('duration_s', 0):.0f} s: "
         + ("the GPU's pass" if not problems else "FAILED " + "; ".join(problems)[:400])

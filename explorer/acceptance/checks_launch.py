@@ -11,6 +11,7 @@ from typing import Any
 from explorer.acceptance.context import CannotRun, CheckContext
 from explorer.acceptance.judge import record_figure, status_of
 from explorer.acceptance.records import CheckResult, Figure
+from explorer.words import count
 
 REALRUN_TIMEOUT_S = 180.0
 
@@ -99,7 +100,7 @@ def check_real_run(ctx: CheckContext) -> CheckResult:
         wrong = result.mismatches(tpb)
         if result.untouched or result.written_twice or not result.sum_correct or wrong:
             problems.append(
-                f"{name}: {result.summary()} {wrong} element(s) written by another thread than the model says"
+                f"{name}: {result.summary()} {count(wrong, 'element')} written by another thread than the model says"
             )
         if not simulator and result.backend != "gpu":
             problems.append(f"{name} ran {result.backend}, not on the GPU")

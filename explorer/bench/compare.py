@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 from explorer.bench.fmt import number_text
 from explorer.bench.results import BenchPoint
-from explorer.launch.texts import percent
+from explorer.words import percent
 
 
 @dataclass

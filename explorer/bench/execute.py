@@ -22,6 +22,7 @@ from explorer.bench.results import CEILINGS_NOTE, BenchPoint, error_point
 from explorer.bench.timing import Timing, measure, measure_torch
 from explorer.bench.workloads import Workload, get_workload
 from explorer.errors import UserError
+from explorer.words import count
 
 
 class PointError(Exception):
@@ -122,9 +123,9 @@ def torch_device(spec: PointSpec):
     idx = cuda_index(spec.device)
     if idx is None:
         return torch.device("cpu")
-    count = torch.cuda.device_count() if torch.cuda.is_available() else 0
-    if idx >= count:
-        raise PointError(f"{spec.device} is not present; {count} CUDA device(s) found")
+    gpus = torch.cuda.device_count() if torch.cuda.is_available() else 0
+    if idx >= gpus:
+        raise PointError(f"{spec.device} is not present; {count(gpus, 'CUDA device')} found")
     torch.cuda.set_device(idx)
     return torch.device(spec.device)
 

@@ -28,6 +28,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from explorer.words import percent
+
 #: our threads waited for a CPU more than this share of the time they should have run
 WAITING_LIMIT = 0.10
 #: the worker's main thread ran less than this share of the wall time (used only where the OS
@@ -125,31 +127,33 @@ def judge(
         if waiting is not None:
             if waiting > WAITING_LIMIT:
                 reasons.append(
-                    f"its threads waited for a CPU {_pct(waiting)} of the time (other programs had the cores)"
+                    f"its threads waited for a CPU {percent(waiting, decimals=0)} of the time (other programs had the cores)"
                 )
         elif on_cpu:
             ran = load.own_cpu_s / load.wall_s
             if ran < OWN_CPU_FLOOR:
                 reasons.append(
-                    f"it ran only {_pct(ran)} of the time it was timed (other programs had the cores)"
+                    f"it ran only {percent(ran, decimals=0)} of the time it was timed (other programs had the cores)"
                 )
         others = load.others_share()
         free = (load.cpus - threads) / load.cpus  # cores this point leaves to everyone else
         resolution = 2 * TICK_S / load.wall_s  # two ticks per core, as a share of all cores
         if others > free + OTHERS_LIMIT + resolution:
-            reasons.insert(0, f"other programs used {_pct(others)} of the CPU during this point")
+            reasons.insert(
+                0, f"other programs used {percent(others, decimals=0)} of the CPU during this point"
+            )
         steal = load.steal_share()
         if steal is not None and steal > STEAL_LIMIT + resolution:
-            reasons.append(f"the hypervisor gave {_pct(steal)} of the CPU to other virtual machines")
+            reasons.append(
+                f"the hypervisor gave {percent(steal, decimals=0)} of the CPU to other virtual machines"
+            )
     if repeats >= 4 and median_s > 0 and spread_s / median_s > SPREAD_LIMIT:
-        reasons.append(f"its samples spread widely (IQR {_pct(spread_s / median_s)} of the median)")
+        reasons.append(
+            f"its samples spread widely (IQR {percent(spread_s / median_s, decimals=0)} of the median)"
+        )
     if repeats >= 2 and min_s > 0 and median_s / min_s > MEDIAN_OVER_MIN_LIMIT:
         reasons.append(f"the median is {median_s / min_s:.1f}x the fastest sample")
     return Verdict(bool(reasons), "; ".join(reasons))
-
-
-def _pct(share: float) -> str:
-    return f"{100 * share:.0f}%"
 
 
 # --- how many threads a CPU point can use without waiting at its own barriers -----------------

@@ -23,6 +23,7 @@ from explorer.roofs.model import Roof
 from explorer.schema import SchemaError, check_fields, field_label, show
 from explorer.statefile import Loaded, decode_text, load_json, parse_json_bytes, read_bounded, save_json
 from explorer.userdirs import data_dir
+from explorer.words import count, percent
 
 LAST_RESULTS_FILE = "last-bench-results.json"
 JSON_FORMAT_VERSION = 1
@@ -438,9 +439,7 @@ def format_point(p: BenchPoint) -> str:
         text += f"  NOTE: {p.extra[CEILINGS_NOTE]}"
     if p.noisy:
         text += f"  NOISY: {p.noise_reason}" + (
-            f" (still so after {p.remeasured} re-measurement{'s' if p.remeasured != 1 else ''})"
-            if p.remeasured
-            else ""
+            f" (still so after {count(p.remeasured, 're-measurement')})" if p.remeasured else ""
         )
     return text
 
@@ -456,7 +455,7 @@ def roof_words(p: BenchPoint) -> str:
         return words
     if p.throughput and p.peak and abs(p.throughput / p.peak - p.roof_share) < 0.005:
         return words  # its "% of peak" is this roof's share already
-    return f"{words}: {100 * p.roof_share:.0f}% of its roof"
+    return f"{words}: {percent(p.roof_share, decimals=0)} of its roof"
 
 
 def model_cell(p: BenchPoint) -> str:

@@ -25,6 +25,7 @@ from explorer.bench.runner import BenchPlan, PointKey, plan_points
 from explorer.errors import UserError
 from explorer.schema import SchemaError
 from explorer.statefile import Damaged, decode_text, parse_json_bytes, read_bounded
+from explorer.words import count
 
 
 @dataclass(frozen=True)
@@ -77,7 +78,7 @@ def resume(plan: BenchPlan, earlier: Sequence[BenchPoint], *, source: str = "the
             newest[key] = point  # a point measured again later (a resumed run appended) wins
     if not wanted - set(newest):
         raise UserError(
-            f"all {len(wanted)} point(s) of this {plan.workload} run were measured in {source}; "
+            f"this {plan.workload} run has {count(len(wanted), 'point')}, every one measured in {source}; "
             "nothing is left to resume"
         )
     kept = [p for p in earlier if p.ok and newest.get(point_key(p)) is p]

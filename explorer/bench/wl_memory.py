@@ -38,8 +38,8 @@ from explorer.bench.workloads import (
     Workload,
 )
 from explorer.devices.gpm import GpmReader, GpmResult
-from explorer.memory.texts import UTILIZATION_MEANING, pct
-from explorer.units import share_pct
+from explorer.memory.texts import UTILIZATION_MEANING
+from explorer.words import count, from_percent, percent
 
 #: seconds the utilization trap keeps its warps busy per point, and how long NVML is given to
 #: catch up before its readings count (it averages over a past period of 1/6 s to 1 s)
@@ -71,13 +71,13 @@ def _copy_model_words(stride: int, device: str, on_gpu: bool) -> tuple[str, floa
     unit = f"{granule}-byte {'sectors' if on_gpu else 'cache lines'}"
     gbps, basis = _bandwidth(device)
     head = (
-        f"model, not a measurement: reads {pct(model.read_efficiency)} and writes "
-        f"{pct(model.write_efficiency)} efficient in {unit}, so the copy uses {pct(model.efficiency)} "
+        f"model, not a measurement: reads {percent(model.read_efficiency)} and writes "
+        f"{percent(model.write_efficiency)} efficient in {unit}, so the copy uses {percent(model.efficiency)} "
         "of the bytes it moves"
     )
     if gbps is None:
         return (
-            f"{pct(model.efficiency)} of bytes used",
+            f"{percent(model.efficiency)} of bytes used",
             None,
             head + "; no memory bandwidth known to scale it",
         )
@@ -166,7 +166,7 @@ def _transpose(w: Workload, spec: PointSpec, *, padded: bool) -> Outcome:
     note = (
         f"model, not a measurement: reading a column of tile[{TILE}][{width}] puts the warp's 32 lanes "
         f"in {len({lb.bank for lb in conflicts.lanes})} bank(s): conflict degree {degree}, "
-        f"{conflicts.wavefronts} wavefront(s) per warp where 1 is the fewest. Global memory traffic is "
+        f"{count(conflicts.wavefronts, 'wavefront')} per warp where 1 is the fewest. Global memory traffic is "
         "the same with and without padding; only the shared-memory reads differ"
     )
     return Outcome(
@@ -205,11 +205,11 @@ def _branch(w: Workload, spec: PointSpec, *, by_warp: bool) -> Outcome:
         data.copy_to_host(), reference_branch(values, BRANCH_STEPS, by_warp), "the branch kernel", rtol=1e-4
     )
     model = divergence(THREADS, Branch("warp", k=2) if by_warp else Branch("mod", k=2))
-    cell = f"SIMT {pct(model.simt_efficiency)}"
+    cell = f"SIMT {percent(model.simt_efficiency)}"
     note = (
         f"model, not a measurement: with `if ({model.branch.condition})` in blocks of {THREADS}, "
         f"{model.diverged_warps} of {len(model.warps)} warps diverge; SIMT efficiency "
-        f"{pct(model.simt_efficiency)} (lane slots at work while both paths run)"
+        f"{percent(model.simt_efficiency)} (lane slots at work while both paths run)"
         + (
             ", so the same work should take about twice the warp-aligned branch's time"
             if model.diverged_warps
@@ -316,17 +316,23 @@ def trap_words(
 ) -> tuple[str, str]:
     """The table's cell and the whole sentence: NVML's reading beside the SMs that had work, and
     beside what NVML's GPM measured of them where the GPU has it (SM activity and occupancy)."""
-    busy = f"at most {min(blocks, sms)} of {sms} SMs" if sms else f"at most {blocks} SM(s)"
-    share = f" ({pct(min(blocks, sms) / sms)})" if sms else ""
-    reading = f"NVML {utilization:.0f}%" if utilization is not None else "NVML no reading"
+    busy = f"at most {min(blocks, sms)} of {sms} SMs" if sms else f"at most {count(blocks, 'SM')}"
+    share = f" ({percent(min(blocks, sms) / sms)})" if sms else ""
+    nvml = percent(from_percent(utilization), decimals=0) if utilization is not None else ""
+    reading = f"NVML {nvml}" if utilization is not None else "NVML no reading"
     measured = ""
     if sm_activity is not None:
-        reading += f"; SM activity {share_pct(sm_activity)}"
-        occupancy = f" and SM occupancy {share_pct(sm_occupancy)}" if sm_occupancy is not None else ""
-        measured = f" NVML's GPM counters measured SM activity {share_pct(sm_activity)}{occupancy} meanwhile."
+        activity = percent(from_percent(sm_activity), decimals=0, spaced=True)
+        reading += f"; SM activity {activity}"
+        occupancy = (
+            f" and SM occupancy {percent(from_percent(sm_occupancy), decimals=0, spaced=True)}"
+            if sm_occupancy is not None
+            else ""
+        )
+        measured = f" NVML's GPM counters measured SM activity {activity}{occupancy} meanwhile."
     sentence = (
-        f"{blocks} block(s) of one warp: {busy} had work{share} (from the launch), while NVML's "
-        + (f"'GPU utilization' read {utilization:.0f}%" if utilization is not None else "reading was missing")
+        f"{count(blocks, 'block')} of one warp: {busy} had work{share} (from the launch), while NVML's "
+        + (f"'GPU utilization' read {nvml}" if utilization is not None else "reading was missing")
         + f".{measured} {UTILIZATION_MEANING}"
     )
     return f"{reading}; {busy} busy", sentence

@@ -20,6 +20,7 @@ from explorer.bench.execute import (
 )
 from explorer.bench.variants import Variant
 from explorer.bench.workloads import MATVEC_COLS, Workload
+from explorer.words import count
 
 
 def _numba_device(spec: PointSpec):
@@ -28,9 +29,9 @@ def _numba_device(spec: PointSpec):
     idx = cuda_index(spec.device)
     if not cuda.is_available():
         raise PointError(f"{spec.device} is not usable by numba: no CUDA driver or GPU found")
-    count = len(cuda.gpus)
-    if idx is None or idx >= count:
-        raise PointError(f"{spec.device} is not present; {count} CUDA device(s) found")
+    gpus = len(cuda.gpus)
+    if idx is None or idx >= gpus:
+        raise PointError(f"{spec.device} is not present; {count(gpus, 'CUDA device')} found")
     cuda.select_device(idx)
     return cuda
 

@@ -26,6 +26,7 @@ from explorer.inputs import (
 )
 from explorer.outputs import output_lock
 from explorer.remote.target import Remote
+from explorer.words import count, on_host
 
 #: while a run queues for a GPU, how often the CLI says it is still waiting
 WAIT_SAY_EVERY_S = 10.0
@@ -39,12 +40,14 @@ def check_device_present(device: str) -> None:
     try:
         import torch
 
-        count = torch.cuda.device_count() if torch.cuda.is_available() else 0
+        gpus = torch.cuda.device_count() if torch.cuda.is_available() else 0
     except Exception:
-        count = 0
-    if index >= count:
-        valid = ", ".join(["cpu"] + [f"cuda:{i}" for i in range(count)])
-        raise UserError(f"{device} is not present; this machine has {count} CUDA device(s) (valid: {valid})")
+        gpus = 0
+    if index >= gpus:
+        valid = ", ".join(["cpu"] + [f"cuda:{i}" for i in range(gpus)])
+        raise UserError(
+            f"{device} is not present; this machine has {count(gpus, 'CUDA device')} (valid: {valid})"
+        )
 
 
 def gpus_here() -> tuple[int, str]:
@@ -265,15 +268,15 @@ def _run_plan(
 
     w = run.workload
     if not as_json:
-        where = f"{device} ON {host}" if host else device
+        where = on_host(device, host)
         if resumed_from is not None:
             print(
-                f"{w.title} on {where}: resuming {resumed_from}, {len(kept)} point(s) kept, "
+                f"{w.title} on {where}: resuming {resumed_from}, {count(len(kept), 'point')} kept, "
                 f"{run.total_points} left",
                 flush=True,
             )
         else:
-            print(f"{w.title} on {where}: {run.total_points} point(s)", flush=True)
+            print(f"{w.title} on {where}: {count(run.total_points, 'point')}", flush=True)
     run.on_waiting = _waiting_printer()
     failed = 0
     stopped: KeyboardInterrupt | None = None
@@ -299,7 +302,7 @@ def _run_plan(
     whole = [*kept, *run.points]  # a resumed run's file holds the kept points and the new ones
     if csv_path and whole:
         export_csv(whole, csv_path)
-        wrote = f"wrote {len(whole)} point(s) to {csv_path}"
+        wrote = f"wrote {count(len(whole), 'point')} to {csv_path}"
     left = run.total_points - sum(p.ok for p in run.points)
     if stopped is not None:  # one line: what finished, what was written, how to go on
         finished = f"{len(run.points)} of {run.total_points} points finished"
@@ -345,7 +348,7 @@ def _how_to_resume(left: int, csv_path: Path | None, as_json: bool, *, stopped: 
         return ""  # the text lines cannot be read back: the hint would promise what cannot be done
     if stopped:
         return f"the same command with {how} measures the {left} left"
-    return f"{left} point(s) have no result; the same command with {how} measures only those"
+    return f"{count(left, 'point')} without a result; the same command with {how} measures only those"
 
 
 def _parse_repeats(text: str | None) -> int | None:

@@ -19,7 +19,8 @@ from explorer.errors import UserError
 from explorer.roofs import store
 from explorer.roofs.model import Roof
 from explorer.roofs.texts import roof_lines
-from explorer.units import binary_bytes, byte_rate, share_pct
+from explorer.units import binary_bytes, byte_rate
+from explorer.words import count, from_percent, percent
 
 
 def _size(n: int | None) -> str:
@@ -58,11 +59,15 @@ def format_live(d: CudaGpu) -> str:
 
     util = live.utilization_gpu_pct
     value(
-        "utilization_gpu_pct", None if util is None else f"a kernel ran {util:.0f}% of the time (not SM load)"
+        "utilization_gpu_pct",
+        None
+        if util is None
+        else f"a kernel ran {percent(from_percent(util), decimals=0)} of the time (not SM load)",
     )
     activity, occupancy = live.sm_activity_pct, live.sm_occupancy_pct
     if activity is not None or occupancy is not None:
-        parts.append(f"SM activity {share_pct(activity)}, SM occupancy {share_pct(occupancy)} (NVML GPM)")
+        gpm = [percent(from_percent(v), decimals=0, spaced=True) for v in (activity, occupancy)]
+        parts.append(f"SM activity {gpm[0]}, SM occupancy {gpm[1]} (NVML GPM)")
     elif "sm_activity_pct" in live.unavailable:
         value("sm_activity_pct", None, "SM activity")
     rx, tx = live.pcie_rx_bytes_per_s, live.pcie_tx_bytes_per_s
@@ -79,7 +84,7 @@ def format_live(d: CudaGpu) -> str:
         "power_draw_w", None if power is None else f"{power:.0f} W" + (f" of {limit:.0f} W" if limit else "")
     )
     if d.processes:
-        parts.append(f"{len(d.processes)} process{'es' if len(d.processes) != 1 else ''}")
+        parts.append(f"{count(len(d.processes), 'process', 'processes')}")
     return ", ".join(parts)
 
 

@@ -13,6 +13,7 @@ from typing import Any
 
 from explorer.errors import UserError
 from explorer.remote.target import Remote, parse_remote
+from explorer.words import count, on_host
 
 
 class RemoteUnreachable(UserError):
@@ -54,7 +55,7 @@ def run_remote_devices(args: Namespace, remote: Remote) -> int:
     if getattr(args, "json", False):
         print(json.dumps(found.to_dict(discovery), indent=2))
         return 0
-    print(f"Devices ON {remote.host} ({found.hostname}; listed in {found.seconds:.1f} s):")
+    print(f"{on_host('Devices', remote.host)} ({found.hostname}; listed in {found.seconds:.1f} s):")
     print(format_table(discovery))
     if found.why_no_gpu:
         print()
@@ -95,6 +96,6 @@ def run_remote_self_test(args: Namespace, remote: Remote) -> int:
     if as_json:
         print(json.dumps({"host": remote.host, "ok": not failed, "checks": checks}, indent=2))
     else:
-        verdict = "all checks passed" if not failed else f"{len(failed)} check(s) FAILED"
+        verdict = "all checks passed" if not failed else f"{count(len(failed), 'check')} FAILED"
         print(f"self-test on {remote.host}: {verdict}")
     return 1 if failed else 0

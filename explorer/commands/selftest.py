@@ -30,6 +30,7 @@ from typing import Any, Literal
 
 from explorer import __version__
 from explorer.agent.simcheck import SIM_BLOCK
+from explorer.words import count
 
 Status = Literal["pass", "fail", "info", "warn"]
 
@@ -134,11 +135,13 @@ def check_devices(notes: list[Check]) -> str:
     gpus = discovery.present_gpus
     if gpus:
         names = ", ".join(d.display_name for d in gpus)
-        notes.append(Check("gpu", "info", f"{len(gpus)} NVIDIA GPU(s): {names}"))
+        notes.append(Check("gpu", "info", f"{count(len(gpus), 'NVIDIA GPU')}: {names}"))
     else:
         notes.append(Check("gpu", "info", discovery.why_no_gpu() or "no NVIDIA GPU found"))
     threads = cpu.logical_cores
-    return f"CPU {cpu.name} ({threads or '?'} threads), {len(gpus)} GPU(s), {len(catalog)} catalog sheets"
+    return (
+        f"CPU {cpu.name} ({threads or '?'} threads), {count(len(gpus), 'GPU')}, {len(catalog)} catalog sheets"
+    )
 
 
 def check_cpu_matmul() -> str:
@@ -236,7 +239,7 @@ def check_gpu_workload(notes: list[Check]) -> str | None:
             )
             if _gpu_server:
                 raise CheckFailed(
-                    f"NVML sees {_found_gpus} NVIDIA GPU(s) but {why} ({torch.__version__}): GPU benchmarks "
+                    f"NVML sees {count(_found_gpus, 'NVIDIA GPU')} but {why} ({torch.__version__}): GPU benchmarks "
                     f"cannot run here; install a CUDA build of torch in {sys.prefix}"
                 )
             notes.append(
@@ -341,7 +344,7 @@ def check_window() -> str:
     }
     if len(colours) < 4:
         raise CheckFailed(
-            f"the rendered window is blank ({len(colours)} colour(s) in {width}x{height} pixels)"
+            f"the rendered window is blank ({count(len(colours), 'colour')} in {width}x{height} pixels)"
         )
     return f"main window, devices panel, {width}x{height} pixels rendered offscreen ({len(colours)} colours sampled)"
 
@@ -436,9 +439,9 @@ def run_self_test(args: argparse.Namespace) -> int:
             )
         )
     else:
-        verdict = "all checks passed" if not failed else f"{len(failed)} check(s) FAILED"
+        verdict = "all checks passed" if not failed else f"{count(len(failed), 'check')} FAILED"
         warned = sum(c.status == "warn" for c in checks)
         if warned:
-            verdict += f" ({warned} warning{'s' if warned != 1 else ''}: see the WARN lines)"
+            verdict += f" ({count(warned, 'warning')}: see the WARN lines)"
         print(f"self-test: {verdict} in {total_s:.1f} s")
     return 1 if failed else 0

@@ -14,6 +14,7 @@ import os
 from typing import Any
 
 from explorer.devices.model import CudaGpu, CudaLimits, ProbeReport, import_failure
+from explorer.words import count
 
 
 def _bus_id(domain: Any, bus: Any, device: Any) -> str | None:
@@ -126,16 +127,18 @@ def probe_torch(torch: Any = None) -> tuple[list[CudaGpu], ProbeReport]:
     devices: list[CudaGpu] = []
     problems: list[str] = []
     try:
-        count = int(torch.cuda.device_count())
+        found = int(torch.cuda.device_count())
     except Exception as exc:
         return [], ProbeReport("torch", False, f"torch could not count CUDA devices: {exc}")
-    for i in range(count):
+    for i in range(found):
         try:
             devices.append(_device_from_torch_props(torch, i))
         except Exception as exc:
             problems.append(f"cuda:{i}: {exc}")
     built_for = getattr(getattr(torch, "version", None), "cuda", None)
-    message = f"torch {getattr(torch, '__version__', '?')} (CUDA {built_for}) sees {len(devices)} GPU(s)."
+    message = (
+        f"torch {getattr(torch, '__version__', '?')} (CUDA {built_for}) sees {count(len(devices), 'GPU')}."
+    )
     if problems:
         message += " Could not read " + "; ".join(problems) + "."
     return devices, ProbeReport("torch", bool(devices), message, len(devices))
@@ -264,7 +267,7 @@ def probe_numba(numba: Any = None) -> tuple[list[CudaGpu], ProbeReport]:
             devices.append(_device_from_numba(gpu, i))
         except Exception as exc:
             problems.append(f"cuda:{i}: {exc}")
-    message = f"numba {getattr(numba, '__version__', '?')} sees {len(devices)} GPU(s)."
+    message = f"numba {getattr(numba, '__version__', '?')} sees {count(len(devices), 'GPU')}."
     if problems:
         message += " Could not read " + "; ".join(problems) + "."
     return devices, ProbeReport("numba", bool(devices), message, len(devices))

@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal
 
 from explorer.devices.names import candidates
+from explorer.words import count
 
 DeviceKind = Literal["cpu", "cuda", "catalog"]
 
@@ -620,8 +621,8 @@ class Discovery:
         if hidden:
             names = ", ".join(d.name for d in hidden)
             return (
-                f"No GPU is usable from CUDA here: this machine has {len(hidden)} NVIDIA GPU"
-                f"{'s' if len(hidden) != 1 else ''} ({names}), {HIDDEN_BY_CUDA_VISIBLE_DEVICES}. "
+                f"No GPU is usable from CUDA here: this machine has {count(len(hidden), 'NVIDIA GPU')} "
+                f"({names}), {HIDDEN_BY_CUDA_VISIBLE_DEVICES}. "
                 "Unset CUDA_VISIBLE_DEVICES, or list the GPU in it, to use it."
             )
         failed = [r for r in self.reports if r.probe in ("nvml", "torch", "numba") and not r.ok]

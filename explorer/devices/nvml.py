@@ -30,6 +30,7 @@ from explorer.devices.model import (
     import_failure,
 )
 from explorer.devices.nvml_errors import explain_field_error
+from explorer.words import count as count_of
 
 _MIB = 1024 * 1024
 #: a one-off reading's GPM window: long enough for the counters to move, short for ``devices``
@@ -498,7 +499,7 @@ def probe_nvml(nvml: Any = None, *, env: Mapping[str, str] | None = None) -> Nvm
         if count == 0:
             message = "NVML works (driver present) but reports no NVIDIA GPU."
         else:
-            message = f"NVML sees {count} NVIDIA GPU{'s' if count != 1 else ''} (driver {driver or 'unknown'}, CUDA {cuda or 'unknown'})."
+            message = f"NVML sees {count_of(count, 'NVIDIA GPU')} (driver {driver or 'unknown'}, CUDA {cuda or 'unknown'})."
             if hidden:
                 message += f" CUDA_VISIBLE_DEVICES hides {len(hidden)}: {', '.join(hidden)}."
         if mapping.note:

@@ -18,7 +18,7 @@ import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from explorer.launch.texts import count
+from explorer.words import count
 
 if TYPE_CHECKING:  # pragma: no cover
     from explorer.launch.schedule import LaunchPlan, ThreadInfo, WaveFill, WaveIdle

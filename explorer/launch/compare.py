@@ -24,7 +24,7 @@ from explorer.errors import UserError
 from explorer.launch.config import LaunchConfig
 from explorer.launch.limits import ArchLimits, limits_for_device
 from explorer.launch.schedule import LaunchPlan, plan_launch
-from explorer.launch.texts import count, percent
+from explorer.words import count, percent
 
 SIDES = ("A", "B")
 CANNOT_RUN = "cannot run"

@@ -40,6 +40,7 @@ from explorer.inputs import InputError, shown
 from explorer.launch.durations import DurationSpec, block_durations
 from explorer.launch.schedule import LaunchPlan
 from explorer.launch.timeline import Timeline, TimelineFigures
+from explorer.words import count, percent
 
 POLICIES = ("free", "round-robin")
 POLICY_WORDS = {
@@ -110,11 +111,11 @@ class DispatchResult:
             f"{p.total_blocks:,} blocks on {p.sm_count} SMs x {p.resident_blocks_per_sm} {slot_word} = "
             f"{self.slots:,} at once; durations: {self.durations.describe}",
             f"placement: {self.policy}: {POLICY_WORDS[self.policy]}",
-            f"makespan {f.makespan:.3f} mean blocks (the wave picture: {p.waves} wave{'s' if p.waves != 1 else ''})",
+            f"makespan {f.makespan:.3f} mean blocks (the wave picture: {count(p.waves, 'wave')})",
             f"bounds: lower max(work / slots, longest) = {self.lower_bound:.3f}; "
             f"upper work / slots + longest = {self.upper_bound:.3f}",
             f"total work {f.total_work:.3f}, longest block {f.longest_block:.3f}, "
-            f"slots busy {100 * self.efficiency:.1f}% of the makespan",
+            f"slots busy {percent(self.efficiency)} of the makespan",
             f"tail: the last block starts at {f.tail_start:.3f}, the launch ends at {f.makespan:.3f}; in the tail "
             f"SMs stood empty {f.tail_idle_sm_time:.3f} and block slots {f.tail_idle_slot_time:.3f} "
             "(mean blocks, summed over SMs and over slots)",

@@ -33,6 +33,7 @@ from explorer.launch.dispatch import DispatchResult, simulate_dispatch
 from explorer.launch.durations import parse_durations
 from explorer.launch.schedule import LaunchPlan, plan_launch
 from explorer.launch.timeline import Timeline
+from explorer.words import percent
 
 #: each block's spin, and the least a block may spin: well above launch jitter (a few microseconds)
 SPIN_NS = 200_000
@@ -148,7 +149,7 @@ class MeasuredDispatch:
             f"{self.mean_block_ns / 1000:.1f} us; simulated {self.simulated.figures.makespan:g} "
             f"(measured / simulated = {self.ratio:.3f})",
             f"SMs used: {f.sms_used} of {p.sm_count}; slot-time left empty while blocks waited: "
-            f"{100 * f.queued_idle_share:.2f}% (launch jitter)",
+            f"{percent(f.queued_idle_share, decimals=2)} (launch jitter)",
             f"tail: from {f.tail_start / 1e6:.3f} ms to {f.makespan / 1e6:.3f} ms",
         ]
         if self.backend == "simulator":

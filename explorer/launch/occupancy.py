@@ -19,7 +19,7 @@ from typing import Any
 
 from explorer.launch.config import LaunchValidationError
 from explorer.launch.limits import ArchLimits
-from explorer.launch.texts import percent
+from explorer.words import count, percent
 
 UNLIMITED = 2**31 - 1  # INT_MAX, the header's "this resource does not limit" (no registers / no smem)
 
@@ -83,8 +83,8 @@ class Occupancy:
                 )
             return "This block cannot run at all: " + "; ".join(reasons or ["a resource is exhausted"]) + "."
         head = (
-            f"Each SM holds {self.active_blocks_per_sm} block{'s' if self.active_blocks_per_sm != 1 else ''} "
-            f"of {self.warps_per_block} warp{'s' if self.warps_per_block != 1 else ''}: "
+            f"Each SM holds {count(self.active_blocks_per_sm, 'block')} "
+            f"of {count(self.warps_per_block, 'warp')}: "
             f"{self.active_warps_per_sm} of {self.max_warps_per_sm} warp slots, "
             f"{percent(self.occupancy)} theoretical occupancy."
         )

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 from explorer.errors import UserError
 from explorer.launch.config import LaunchConfig
+from explorer.words import count, on_host
 
 if TYPE_CHECKING:  # pragma: no cover
     import numpy as np
@@ -156,8 +157,7 @@ class RealRunResult:
     def summary(self) -> str:
         """One line for the UI's status: where it ran, what it found."""
         where = f"on the GPU ({self.device_name})" if self.backend == "gpu" else BACKEND_WORDS[self.backend]
-        if self.host:
-            where += f" ON {self.host}"
+        where = on_host(where, self.host)
         what = f"{self.n:,} elements"
         if self.extent is not None:
             e = self.extent
@@ -175,9 +175,7 @@ class RealRunResult:
         used = self.sms_used()
         if used is not None:
             blocks = _count(self.grid)
-            parts.append(
-                f"its {blocks:,} block{'s' if blocks != 1 else ''} ran on {used:,} SMs (read from %smid)"
-            )
+            parts.append(f"its {count(blocks, 'block')} ran on {used:,} SMs (read from %smid)")
         return "; ".join(parts) + "."
 
 

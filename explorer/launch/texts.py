@@ -6,8 +6,9 @@ the readings, and the description of one thread are all made here. A text is a t
 ``Phrase`` s, plain words with a few marked spans (strong, warning); the CLI prints ``plain(text)``
 and the window shows ``html(text, warning_colour)``, so the two can differ in emphasis only.
 
-Qt-free, and it imports the launch records for type checking only, so ``occupancy`` can use
-``percent`` without an import cycle.
+Qt-free, and it imports the launch records for type checking only, so ``occupancy`` can import
+it without an import cycle. Shares and counts are written by ``explorer.words`` (``percent``,
+``count``), as everywhere else in the app.
 """
 
 from __future__ import annotations
@@ -15,6 +16,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from html import escape
 from typing import TYPE_CHECKING
+
+from explorer.words import count, percent
 
 if TYPE_CHECKING:  # pragma: no cover
     from explorer.launch.occupancy import Occupancy
@@ -56,23 +59,6 @@ def html(text: Text, warning_colour: str) -> str:
 
 def _t(*parts: str | Phrase) -> Text:
     return tuple(p if isinstance(p, Phrase) else Phrase(p) for p in parts)
-
-
-def percent(fraction: float) -> str:
-    """0.125 -> "12.5%", 0.0039 -> "0.4%", 1.0 -> "100%", 0.0004 -> "<0.1%": one decimal at most,
-    and a share that is not zero never reads as 0%."""
-    value = 100.0 * fraction
-    if 0 < value < 0.05:
-        return "<0.1%"
-    if 99.95 <= value < 100:
-        return ">99.9%"
-    text = f"{value:.1f}"
-    return (text[:-2] if text.endswith(".0") else text) + "%"
-
-
-def count(n: int, word: str, plural: str | None = None) -> str:
-    """ "1 block", "98 blocks", "1,024 threads": thousands separated, the noun agreeing."""
-    return f"{n:,} {word if n == 1 else plural or word + 's'}"
 
 
 def shape(d) -> str:  # noqa: ANN001 - a Dim3; kept untyped so this module imports nothing at run time

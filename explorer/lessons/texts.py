@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from explorer import words
 from explorer.bench.fmt import number_text, seconds_text
 from explorer.bench.results import BenchPoint
 
@@ -32,7 +33,7 @@ def recorded_markdown(recorded: Recorded) -> str:
         f"#### Results {recorded.label}",
         "",
         "Measured when the lesson was made, on that machine, not this one. Start the run for this "
-        f"machine's own figures. {count:,} point{'s' if count != 1 else ''}, in the table below.",
+        f"machine's own figures. {words.count(count, 'point')}, in the table below.",
     ]
     if recorded.note:
         lines += ["", recorded.note]

@@ -5,6 +5,7 @@ from __future__ import annotations
 from explorer.memory.banks import BankConflicts, SharedAccess
 from explorer.memory.coalescing import Coalescing
 from explorer.memory.divergence import Divergence, WarpBranch
+from explorer.words import count, percent
 
 #: what NVML's "GPU utilization" means, said wherever the utilization trap shows it
 UTILIZATION_MEANING = (
@@ -16,19 +17,13 @@ UTILIZATION_MEANING = (
 )
 
 
-def pct(x: float) -> str:
-    """12.5% stays 12.5% (not 12%); 50.0% reads 50%."""
-    text = f"{x * 100:.1f}"
-    return (text[:-2] if text.endswith(".0") else text) + "%"
-
-
 def coalescing_headline(c: Coalescing) -> str:
     a = c.access
     return (
         f"{a.active_lanes} lanes read {a.elem_bytes}-byte elements {a.stride} apart"
         + (f" from element {a.offset}" if a.offset else "")
         + f": {c.sectors_per_request} sectors of 32 B ({c.lines_per_request} lines of 128 B), "
-        f"{pct(c.efficiency)} of the fetched bytes used"
+        f"{percent(c.efficiency)} of the fetched bytes used"
     )
 
 
@@ -38,7 +33,7 @@ def coalescing_lines(c: Coalescing) -> list[str]:
         f"sectors per request (32 B): {c.sectors_per_request} (fewest possible: {c.ideal_sectors})",
         f"lines per request (128 B):  {c.lines_per_request}",
         f"bytes requested / fetched:  {c.bytes_requested} / {c.bytes_fetched}",
-        f"efficiency:                 {pct(c.efficiency)}",
+        f"efficiency:                 {percent(c.efficiency)}",
         f"(warp {a.warp} of its block; addresses in bytes from a 256-byte-aligned base)",
     ]
 
@@ -52,7 +47,7 @@ def bank_headline(b: BankConflicts) -> str:
     where = f"{a.stride} apart" if isinstance(a, SharedAccess) else "each at its own index"
     return (
         f"{a.active_lanes} lanes, {a.elem_bytes}-byte elements {where}: {kind}, "
-        f"{b.wavefronts} wavefront{'s' if b.wavefronts != 1 else ''} (fewest possible {b.ideal_wavefronts})"
+        f"{count(b.wavefronts, 'wavefront')} (fewest possible {b.ideal_wavefronts})"
     )
 
 
@@ -72,11 +67,11 @@ def warp_line(w: WarpBranch) -> str:
         what = f"diverges: {w.active_lanes[0]} lanes take the branch, then {w.active_lanes[1]} run the other path"
     else:
         what = f"no divergence: all {w.lanes} lanes go the same way"
-    return f"warp {w.warp}: {what}; SIMT efficiency {pct(w.simt_efficiency)}"
+    return f"warp {w.warp}: {what}; SIMT efficiency {percent(w.simt_efficiency)}"
 
 
 def divergence_headline(d: Divergence) -> str:
     return (
         f"if ({d.branch.condition}), block of {d.block_threads}: {d.diverged_warps} of {len(d.warps)} "
-        f"warps diverge; SIMT efficiency {pct(d.simt_efficiency)}"
+        f"warps diverge; SIMT efficiency {percent(d.simt_efficiency)}"
     )

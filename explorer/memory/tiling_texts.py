@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+from explorer import words
 from explorer.launch.occupancy import RESOURCE_NAMES
-from explorer.launch.texts import percent
 from explorer.memory.tiling import FLOAT32_BYTES, KernelCounts, TileCost, TileRead, TilingModel
 from explorer.memory.tiling_session import Roof, RoofPoint
 from explorer.memory.tiling_steps import BlockState, Counters, Timeline
+from explorer.words import percent
 
 
 def count(n: int) -> str:
@@ -22,7 +23,7 @@ def shape_line(model: TilingModel) -> str:
     gx, gy = s.grid
     return (
         f"C = A ({s.m} x {s.k}) . B ({s.k} x {s.n}) in {s.tile} x {s.tile} tiles: {gx} x {gy} blocks of "
-        f"{s.threads_per_block} threads, {s.phases} phase{'s' if s.phases != 1 else ''} each"
+        f"{s.threads_per_block} threads, {words.count(s.phases, 'phase')} each"
     )
 
 
@@ -81,7 +82,7 @@ def read_line(r: TileRead) -> str:
     )
     return (
         f"{r.expression}: {kind}; {share}; {count(r.requests)} warp requests per phase take "
-        f"{count(r.wavefronts)} wavefront{'s' if r.wavefronts != 1 else ''}"
+        f"{words.count(r.wavefronts, 'wavefront')}"
     )
 
 
@@ -106,7 +107,7 @@ def cost_line(c: TileCost) -> str:
         return f"{head}; cannot launch: {c.refused}"
     o = c.occupancy
     return (
-        f"{head}; {o.active_blocks_per_sm} block{'s' if o.active_blocks_per_sm != 1 else ''} per SM, "
+        f"{head}; {words.count(o.active_blocks_per_sm, 'block')} per SM, "
         f"{percent(o.occupancy)} occupancy (limited by {' and '.join(RESOURCE_NAMES[r] for r in o.limiters)})"
     )
 
@@ -150,7 +151,7 @@ def step_caption(timeline: Timeline, state: BlockState) -> str:
     if tick is None:
         return (
             f"Block ({bx}, {by}) of the {s.grid[0]} x {s.grid[1]} grid: {s.threads_per_block} threads in "
-            f"{timeline.warps} warp{'s' if timeline.warps != 1 else ''}, each will compute one element of C's "
+            f"{words.count(timeline.warps, 'warp')}, each will compute one element of C's "
             f"tile at rows {by * t}..{by * t + t - 1}, columns {bx * t}..{bx * t + t - 1}. Step to begin."
         )
     p = tick.phase

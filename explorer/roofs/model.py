@@ -21,6 +21,7 @@ from typing import Any, Literal
 
 from explorer.schema import SchemaError, check_fields, check_range, field_label, show
 from explorer.units import binary_bytes, number_text
+from explorer.words import on_host
 
 Quantity = Literal["compute", "memory"]
 CeilingKind = Literal["measured", "theoretical", "spec sheet"]
@@ -161,7 +162,7 @@ class Roof:
     @property
     def title(self) -> str:
         """The device's name and, for a remote machine's, where it is: "Intel Xeon ON gpu-lab"."""
-        return f"{self.name} ON {self.host}" if self.host else self.name
+        return on_host(self.name, self.host)
 
     def top(self, quantity: Quantity) -> Ceiling | None:
         """The highest ceiling of that quantity (for memory: the fastest level's)."""

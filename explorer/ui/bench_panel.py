@@ -43,6 +43,7 @@ from explorer.ui.guard import qt_guard
 from explorer.ui.panel import ExportFormat, Panel
 from explorer.ui.sidepanel import SidePanel, fit_side_panels
 from explorer.ui.theme import Theme, current_theme, px, text_scale_pct
+from explorer.words import count, on_host
 
 log = logging.getLogger(__name__)
 
@@ -485,7 +486,7 @@ class BenchPanel(Panel):
             where = f" on {plan.remote.host}" if plan.remote is not None else ""
             self.resume_button.setText(f"Resume ({left} left)")
             self.resume_button.setToolTip(
-                f"Measure only the {left} point(s) of this run that have no result{where} "
+                f"Measure only what this run has left{where}: {count(left, 'point')} without a result "
                 "(error rows, points not reached); the finished points are kept"
             )
 
@@ -511,7 +512,7 @@ class BenchPanel(Panel):
     def _show_titles(self, host: str) -> None:
         """The plot's title names the workload and, for a run on a remote machine, the machine."""
         w = self.controls.workload
-        self.plot.set_titles(f"{w.title} ON {host}" if host else w.title, w.size_name)
+        self.plot.set_titles(on_host(w.title, host), w.size_name)
 
     # --- persistence and messages -----------------------------------------------------
     def _save_last(self) -> None:

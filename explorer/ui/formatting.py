@@ -51,10 +51,6 @@ def bandwidth(gb_per_s: float | None) -> str:
     return NA if gb_per_s is None else f"{trimmed(gb_per_s, 1)} GB/s"
 
 
-def pct(value: float | None) -> str:
-    return NA if value is None else f"{value:.0f} %"
-
-
 def celsius(value: float | None) -> str:
     return NA if value is None else f"{value:.0f} °C"
 

@@ -20,7 +20,8 @@ from explorer.ui import formatting as fmt
 from explorer.ui.live_monitor import HISTORY_SAMPLES, LiveHistory
 from explorer.ui.theme import Theme, current_theme, pt, px
 from explorer.ui.widgets import FieldGroup, set_role, set_value
-from explorer.units import byte_rate, share_pct
+from explorer.units import byte_rate
+from explorer.words import from_percent, percent
 
 UTILIZATION_CAPTION = (
     "NVML's “GPU utilization” is the share of the last sample period in which at least one "
@@ -281,9 +282,9 @@ class LiveView(QGroupBox):
         live = history[-1]
         if live.memory_total_bytes is not None:
             self.plots["memory"].setYRange(0, live.memory_total_bytes / _GIB, padding=0.02)
-        self._set("utilization_gpu_pct", fmt.pct(live.utilization_gpu_pct), live)
-        self._set("sm_activity_pct", share_pct(live.sm_activity_pct, fmt.NA), live)
-        self._set("sm_occupancy_pct", share_pct(live.sm_occupancy_pct, fmt.NA), live)
+        self._set("utilization_gpu_pct", _reading(live.utilization_gpu_pct), live)
+        self._set("sm_activity_pct", _reading(live.sm_activity_pct), live)
+        self._set("sm_occupancy_pct", _reading(live.sm_occupancy_pct), live)
         rx, tx = live.pcie_rx_bytes_per_s, live.pcie_tx_bytes_per_s
         self._set(
             "pcie_rx_bytes_per_s",
@@ -317,3 +318,8 @@ class LiveView(QGroupBox):
     def _set(self, key: str, value: str, live: LiveReading) -> None:
         reason = live.unavailable.get(key)
         set_value(self.values.values[key], value, reason)
+
+
+def _reading(value_pct: float | None) -> str:
+    """One of NVML's readings in percent (0..100), as the readings table writes it: "12 %"."""
+    return percent(from_percent(value_pct), decimals=0, spaced=True, missing=fmt.NA)

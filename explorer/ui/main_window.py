@@ -65,6 +65,7 @@ from explorer.ui.theme import (
 )
 from explorer.ui.widgets import Banner
 from explorer.ui.workers import run_in_daemon_thread
+from explorer.words import count
 
 WINDOW_TITLE = "Device Explorer"
 
@@ -712,16 +713,12 @@ class MainWindow(QMainWindow):
 
     def _on_discovery(self, discovery: Discovery) -> None:
         gpus, sheets = len(discovery.present_gpus), len(discovery.catalog)
-        gpu_text = "no NVIDIA GPU" if gpus == 0 else f"{gpus} NVIDIA GPU{'s' if gpus > 1 else ''}"
+        gpu_text = "no NVIDIA GPU" if gpus == 0 else f"{count(gpus, 'NVIDIA GPU')}"
         hidden = len(discovery.hidden_gpus)
         if hidden:
             gpu_text += f" ({hidden} more hidden by CUDA_VISIBLE_DEVICES)" if gpus else ""
-            gpu_text = (
-                gpu_text
-                if gpus
-                else f"{hidden} NVIDIA GPU{'s' if hidden > 1 else ''} hidden by CUDA_VISIBLE_DEVICES"
-            )
-        catalog_text = f"{sheets} catalog GPU{'s' if sheets != 1 else ''} (spec sheets)"
+            gpu_text = gpu_text if gpus else f"{count(hidden, 'NVIDIA GPU')} hidden by CUDA_VISIBLE_DEVICES"
+        catalog_text = f"{count(sheets, 'catalog GPU')} (spec sheets)"
         found = (
             f"the CPU, {gpu_text}, and {catalog_text}" if discovery.cpu else f"{gpu_text} and {catalog_text}"
         )

@@ -42,6 +42,7 @@ from explorer.remote.session import RemoteAgentProcess, RemoteDevices, list_devi
 from explorer.remote.slurm import JobState
 from explorer.remote.target import Remote
 from explorer.ui.live_monitor import INTERVAL_MS, LiveHistory
+from explorer.words import on_host
 
 log = logging.getLogger(__name__)
 
@@ -77,7 +78,7 @@ class RemoteDevice:
 
     @property
     def label(self) -> str:
-        return f"{self.device.key} ON {self.host.remote.host}"
+        return on_host(self.device.key, self.host.remote.host)
 
 
 class RemoteHost(QObject):

@@ -9,6 +9,7 @@ from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWi
 from explorer.remote.faults import ssh_command
 from explorer.ui.remote_hosts import RemoteHost
 from explorer.ui.widgets import Banner, FieldGroup, set_role
+from explorer.words import count
 
 
 def status_line(host: RemoteHost) -> str:
@@ -22,11 +23,11 @@ def status_line(host: RemoteHost) -> str:
     found = host.found
     if found is None:
         return ""
-    count = len(found.discovery.devices)
+    devices = len(found.discovery.devices)
     gpus = len(found.discovery.installed_gpus)
     return (
-        f"Connected to {found.hostname}: {count} device{'s' if count != 1 else ''} "
-        f"({gpus} GPU{'s' if gpus != 1 else ''}), listed in {found.seconds:.1f} s"
+        f"Connected to {found.hostname}: {count(devices, 'device')} "
+        f"({count(gpus, 'GPU')}), listed in {found.seconds:.1f} s"
     )
 
 

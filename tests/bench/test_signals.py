@@ -105,7 +105,7 @@ def test_sigterm_and_sighup_stop_the_worker_and_keep_what_finished(bench, signum
     assert code == status
     assert gone(worker), "the benchmark worker outlived the command"
     assert stderr.strip().splitlines() == [
-        f"{said}: 1 of 3 points finished; wrote 1 point(s) to {command.csv}; "
+        f"{said}: 1 of 3 points finished; wrote 1 point to {command.csv}; "
         f"the same command with --resume {command.csv} measures the 2 left"
     ]
     assert _csv_sizes(command.csv) == ["1"]
@@ -122,7 +122,7 @@ def test_ctrl_c_to_the_group_prints_one_line_writes_what_finished_and_exits_130(
     assert gone(worker)
     assert "Traceback" not in stderr
     assert stderr.strip().splitlines() == [
-        f"interrupted: 1 of 3 points finished; wrote 1 point(s) to {command.csv}; "
+        f"interrupted: 1 of 3 points finished; wrote 1 point to {command.csv}; "
         f"the same command with --resume {command.csv} measures the 2 left"
     ]
     assert _csv_sizes(command.csv) == ["1"]

@@ -8,6 +8,7 @@ from explorer.bench.execute import PointSpec, run_point
 from explorer.bench.peaks import pcie_peak_gbps
 from explorer.bench.workloads import TEST_WORKLOADS, WORKLOADS, cnn_param_count, get_workload
 from explorer.errors import UserError
+from explorer.words import count
 
 EIGHT = ["matmul", "vector_add", "matvec", "copies", "small_vs_big", "cnn_step", "timing_lesson", "two_gpus"]
 MEMORY = ["strided_copy", "shared_transpose", "branch", "utilization_trap"]
@@ -203,7 +204,7 @@ def test_a_missing_gpu_is_an_error_row_not_a_crash():
 
     missing = torch.cuda.device_count()
     p, fatal = run_point(PointSpec(0, "matmul", f"cuda:{missing}", f"cuda:{missing}", "plain", 32, repeats=1))
-    assert p.error == f"cuda:{missing} is not present; {missing} CUDA device(s) found"
+    assert p.error == f"cuda:{missing} is not present; {count(missing, 'CUDA device')} found"
     assert not fatal
 
 

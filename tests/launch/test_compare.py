@@ -18,7 +18,7 @@ from explorer.launch.compare import CANNOT_RUN, Ratio, compare, ratio
 from explorer.launch.config import Dim3, LaunchConfig, LaunchValidationError, parse_launch
 from explorer.launch.limits import known_ccs
 from explorer.launch.schedule import plan_launch
-from explorer.launch.texts import percent
+from explorer.words import percent
 from tests.launch.conftest import GTX, H100
 from tests.launch.test_launch_cli import run
 

@@ -145,7 +145,7 @@ def test_latency_json_keys_and_values(capsys):
 
 def test_latency_text(capsys):
     code, out, err = run(capsys, "latency", "--warps", "16", "--mem-latency", "3", "--alu", "0")
-    assert code == 0 and "16 per SM" in out and "simulated utilization 100.0%" in out
+    assert code == 0 and "16 per SM" in out and "simulated utilization 100%" in out
 
 
 @pytest.mark.parametrize(

@@ -21,10 +21,10 @@ from explorer.devices.model import CpuDevice
 from explorer.launch.config import parse_launch, parse_thread_ref
 from explorer.launch.limits import limits_for_device
 from explorer.launch.schedule import plan_launch
-from explorer.launch.texts import percent
 from explorer.lessons import BenchState, MemoryState, VisualizerState, load_lesson
 from explorer.lessons.builtin import builtin_paths
 from explorer.lessons.resolve import visualizer_device
+from explorer.words import percent
 
 #: numbers a narration may use that the app does not compute, per lesson, with the reason
 NOT_COMPUTED: dict[str, dict[float, str]] = {

@@ -97,7 +97,7 @@ def test_the_cli_keeps_finished_points_and_resumes_only_the_rest(sshd, config, t
     assert ALIAS in points[1]["error"] and re.search("killed|dropped", points[1]["error"])
     assert points[2]["error"] == f"{ALIAS} refused the connection: no ssh server listens on that port"
     assert run.returncode == 1
-    assert "2 point(s) have no result; the same command with --resume FILE" in stderr
+    assert "2 points without a result; the same command with --resume FILE" in stderr
     saved = tmp_path / "run.jsonl"
     saved.write_text("".join(lines))  # what `bench --json > run.jsonl` leaves
 
@@ -112,7 +112,7 @@ def test_the_cli_keeps_finished_points_and_resumes_only_the_rest(sshd, config, t
     resumed = [json.loads(line) for line in out.splitlines()]
     assert [p["size"] for p in resumed] == [2, 3], "the finished size 1 was measured again"
     assert resumed[0]["error"] and resumed[1]["error"] is None and resumed[1]["host"] == ALIAS
-    assert "1 point(s) have no result" in stderr
+    assert "1 point without a result" in stderr
     from explorer.bench.results import read_csv
 
     kept = read_csv(whole)

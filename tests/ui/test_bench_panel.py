@@ -408,7 +408,7 @@ def test_noisy_points_are_tinted_in_the_table_and_hollow_on_the_plot(qtbot):
     assert model.data(model.index(1, COLUMNS.index("min"))) == "3.2 ms"
     assert model.data(model.index(1, 0), Qt.ItemDataRole.BackgroundRole) is not None
     assert model.data(model.index(0, 0), Qt.ItemDataRole.BackgroundRole) is None
-    assert "Measured 3 time(s)" in model.data(model.index(1, 0), Qt.ItemDataRole.ToolTipRole)
+    assert "Measured 3 times" in model.data(model.index(1, 0), Qt.ItemDataRole.ToolTipRole)
     [item] = panel.plot.main.listDataItems()
     brushes = item.opts["symbolBrush"]
     background = panel.plot.main.backgroundBrush().color().name()

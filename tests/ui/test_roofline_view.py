@@ -133,7 +133,7 @@ def test_one_roof_per_level_and_points_in_their_levels_colour(panel, qtbot):
     assert vy <= DRAM * vx * 1.01 and my <= DRAM * mx * 1.01
     assert big[0] == pytest.approx(2048 * 2 / 12) and big[0] > ridge  # under the flat one
     assert not any(k.startswith("copies") for k in placed)
-    assert "do no arithmetic" in view.caption.toolTip() and "Bandwidth tab" in view.caption.toolTip()
+    assert "with no arithmetic" in view.caption.toolTip() and "Bandwidth tab" in view.caption.toolTip()
     # each point drawn in its level's colour, and the legend names the levels in words
     assert view.point_colours() == {
         "cpu numpy N=30,000,000": "DRAM",

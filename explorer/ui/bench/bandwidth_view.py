@@ -29,6 +29,7 @@ from explorer.ui.guard import qt_guard
 from explorer.ui.theme import Theme, current_theme, pt
 from explorer.ui.widgets import FoldingCaption
 from explorer.units import binary_bytes
+from explorer.words import percent
 
 
 class ByteAxis(pg.AxisItem):
@@ -186,7 +187,7 @@ def _words(p: Any) -> str:
     if where:
         text += f" · {where}"
     if p.roof_share is not None and p.roof_level != "compute":
-        text += f" · {100 * p.roof_share:.0f}% of its {p.roof_level} roof"
+        text += f" · {percent(p.roof_share, decimals=0)} of its {p.roof_level} roof"
     if p.roof_note:
         text += f" ({p.roof_note})"
     return text

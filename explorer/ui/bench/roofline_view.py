@@ -47,6 +47,7 @@ from explorer.ui.bench.plot import (
 from explorer.ui.guard import qt_guard
 from explorer.ui.theme import Theme, current_theme, pt
 from explorer.ui.widgets import FoldingCaption
+from explorer.words import count, on_host, percent
 
 _CATALOG_COLOURS = ("#CC79A7", "#E69F00")  # purple first: no CPU or GPU point is drawn in it
 _NO_CATALOG = "Add a catalog GPU's roof…"
@@ -308,7 +309,7 @@ class RooflinePlot(QWidget):
         self._spread_labels()
         hidden = [p for p in self._points if p.error is None and not (p.intensity_flop_per_byte and p.gflops)]
         self.caption.setToolTip(
-            f"{len(hidden)} point(s) do no arithmetic (copies): a roofline has no place for them; the "
+            f"{count(len(hidden), 'point')} with no arithmetic (copies): a roofline has no place for them; the "
             "Bandwidth tab shows them against each memory level's roof"
             if hidden
             else "Colour: the memory level a point's data lives in, and that level's roof. Hover a line "
@@ -370,8 +371,7 @@ class RooflinePlot(QWidget):
     def _add_label(self, seg: Any, roof: Roof, colour: str, theme: Theme) -> None:
         c = seg.ceiling
         who = "CPU" if roof.device == "cpu" else roof.name.removesuffix(" (catalog)").removeprefix("NVIDIA ")
-        if roof.host:  # a remote machine's roof: "CPU ON gpu-lab sgemm (measured): ..."
-            who += f" ON {roof.host}"
+        who = on_host(who, roof.host)  # a remote machine's roof: "CPU ON gpu-lab sgemm (measured): ..."
         # the device named where several roofs share the plot ("CPU L2: 225 GB/s"); a level's roof
         # says how it was had only where it is not the usual measured one (solid is measured:
         # the caption says so), so four levels' labels fit a projector's short plot at 200% text
@@ -448,7 +448,7 @@ def _point_words(p: Any) -> str:
     text += number_text(p.gflops, "GFLOP/s")
     if p.roof_share is not None:
         roof = "the compute roof" if p.roof_level == "compute" else f"its {p.roof_level} roof"
-        text += f" · {100 * p.roof_share:.0f}% of {roof}"
+        text += f" · {percent(p.roof_share, decimals=0)} of {roof}"
     if p.roof_note:
         text += f" ({p.roof_note})"
     if p.noisy:

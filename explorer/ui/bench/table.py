@@ -18,6 +18,7 @@ from explorer.bench.run_results import RunResults
 from explorer.ui.guard import qt_guard
 from explorer.ui.theme import current_theme
 from explorer.ui.widgets import FoldingCaption
+from explorer.words import count, on_host, percent
 
 COLUMNS = (
     "size",
@@ -129,9 +130,7 @@ class ResultsModel(QAbstractTableModel):
             if p.error:
                 return p.error
             if p.noisy:
-                return (
-                    f"Disturbed: {p.noise_reason}. Measured {p.remeasured + 1} time(s); the fastest is shown."
-                )
+                return f"Disturbed: {p.noise_reason}. Measured {count(p.remeasured + 1, 'time')}; the fastest is shown."
             if column in ("throughput", "% of peak"):
                 return peak_note(p) or None
             if column == "roof":
@@ -151,7 +150,7 @@ class ResultsModel(QAbstractTableModel):
         if column == "size":
             return p.size_label or str(p.size)
         if column == "device":
-            return f"{p.device} ON {p.host}" if p.host else p.device
+            return on_host(p.device, p.host)
         if column == "variant":
             return p.variant
         if column == "median":  # a point without a time and without an error was checked, not timed
@@ -184,9 +183,9 @@ def roof_tip(p: Any) -> str:
     if p.roof_share is None:
         return ""
     if p.roof_level == "compute":
-        text = f"{100 * p.roof_share:.0f}% of the compute roof at {p.intensity_flop_per_byte:.3g} FLOP/byte"
+        text = f"{percent(p.roof_share, decimals=0)} of the compute roof at {p.intensity_flop_per_byte:.3g} FLOP/byte"
     else:
-        text = f"{100 * p.roof_share:.0f}% of {p.bandwidth_ceiling_basis}"
+        text = f"{percent(p.roof_share, decimals=0)} of {p.bandwidth_ceiling_basis}"
     return f"{text}. Why it is over: {p.roof_note}" if p.roof_note else text
 
 

@@ -40,6 +40,7 @@ from explorer.ui.guard import qt_guard
 from explorer.ui.lessons.recorded import RecordedTable
 from explorer.ui.theme import BASE_FONT_PT, pt, px
 from explorer.ui.widgets import ElidedLine
+from explorer.words import count
 
 if TYPE_CHECKING:  # pragma: no cover
     from explorer.ui.main_window import MainWindow
@@ -223,8 +224,7 @@ class LessonPlayer(QDockWidget):
             said = [lesson.newer_note] if step.problem else [self.note]
             self._say(
                 sentences(
-                    f"{len(problems)} step{'s' if len(problems) > 1 else ''} of this lesson cannot be "
-                    "shown: " + "; ".join(problems),
+                    f"{count(len(problems), 'step')} of this lesson cannot be shown: " + "; ".join(problems),
                     *said,
                 ),
                 error=bool(step.problem),

@@ -17,9 +17,9 @@ from PySide6.QtWidgets import QSizePolicy, QWidget
 from explorer.memory.banks import BANKS, BankConflicts
 from explorer.memory.coalescing import SECTOR_BYTES, WARP_SIZE, Coalescing
 from explorer.memory.divergence import Divergence
-from explorer.memory.texts import pct
 from explorer.ui.guard import qt_guard
 from explorer.ui.theme import Theme, current_theme, px
+from explorer.words import count, percent
 
 R = TypeVar("R")
 
@@ -317,7 +317,7 @@ class DivergenceCanvas(_Canvas[Divergence]):
                 fill = idle_c if lane >= warp.lanes else (taken_c if lane in taken else other_c)
                 p.fillRect(r, fill)
             if row_h >= 9:
-                info = f"{warp.paths} path{'s' if warp.paths > 1 else ''}, {pct(warp.simt_efficiency)}"
+                info = f"{count(warp.paths, 'path')}, {percent(warp.simt_efficiency)}"
                 x = margin + label_w + WARP_SIZE * cell_w + 8
                 p.setPen(QColor(theme.text if warp.diverges else theme.muted))
                 p.drawText(QRectF(x, y, info_w - 8, row_h), Qt.AlignmentFlag.AlignVCenter, info)

@@ -18,6 +18,7 @@ from explorer.memory.tiling_steps import BlockState, CellState, WarpState
 from explorer.ui.guard import qt_guard
 from explorer.ui.memory.canvas import _mix, idle_colour
 from explorer.ui.theme import Theme, current_theme, px
+from explorer.words import count
 
 #: what a warp box says for each state (a word that fits under "w31")
 WARP_WORDS: dict[WarpState, str] = {
@@ -296,7 +297,7 @@ class TilingCanvas(QWidget):
         elif tick is not None and tick.kind == "barrier":
             head = f"__syncthreads() #{tick.barrier} opened: all {len(warps)} warps arrived"
         else:
-            head = f"the block's {len(warps)} warp{'s' if len(warps) != 1 else ''}"
+            head = f"the block's {count(len(warps), 'warp')}"
         p.setFont(self._fitting(head, px(13), r.width(), bold=True))
         p.setPen(QColor(theme.text))
         p.drawText(QRectF(r.left(), r.top(), r.width(), title_h), Qt.AlignmentFlag.AlignLeft, head)

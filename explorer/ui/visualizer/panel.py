@@ -41,6 +41,7 @@ from explorer.ui.visualizer.occupancy_view import OccupancyView
 from explorer.ui.visualizer.playback import EditingNote, FrameClock, PlaybackBox
 from explorer.ui.visualizer.realrun_view import RealRunView
 from explorer.ui.visualizer.sm_view import SmView
+from explorer.words import on_host
 
 # widths at 100% text (they grow with it): controls need the room for digits, the graphs do not;
 # the SM picture keeps at least CENTRE_MIN, and a side column folds away when it cannot
@@ -61,7 +62,7 @@ def device_choices(context: AppContext) -> list[DeviceChoice]:
         if not isinstance(gpu, CudaGpu) or gpu.index is None:
             continue
         record = dataclasses.replace(
-            gpu, key=f"{found.host.ident}/{gpu.key}", name=f"{gpu.name} ON {found.host.remote.host}"
+            gpu, key=f"{found.host.ident}/{gpu.key}", name=on_host(gpu.name, found.host.remote.host)
         )
         remote.append(DeviceChoice(record, found.host.remote, gpu.index))
     return [

@@ -27,6 +27,7 @@ from explorer.launch.session import LaunchSession
 from explorer.ui.guard import qt_guard
 from explorer.ui.theme import current_theme, px
 from explorer.ui.visualizer import palette
+from explorer.words import on_host
 
 if TYPE_CHECKING:  # pragma: no cover
     from explorer.agent.child import AgentProcess
@@ -341,7 +342,7 @@ class RealRunView(QWidget):
     def _show_progress(self) -> None:
         """What is running and for how long: numba's compile and the run give no finer progress."""
         self.status.setText(
-            f"Running {BACKEND_WORDS[self._backend]}{f' ON {self._host}' if self._host else ''}: "
+            f"Running {on_host(BACKEND_WORDS[self._backend], self._host)}: "
             f"{self._clock.elapsed() / 1000:.1f} s "
             "(numba compiles the kernel first). Stop ends it."
         )

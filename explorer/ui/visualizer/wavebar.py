@@ -18,6 +18,7 @@ from explorer.launch.animation import Frame
 from explorer.ui.guard import qt_guard
 from explorer.ui.theme import px
 from explorer.ui.visualizer import palette
+from explorer.words import count
 
 MAX_QUEUE_SQUARES = 24
 MAX_DONE_SQUARES = 8
@@ -184,8 +185,8 @@ class WaveBar(_HeightForWidth):
             phase_y = y + fonts.big_h + 2
         # "queue: n blocks" and its squares at the left, "done: n blocks" and its squares at the
         # right; the squares share what room the two counts leave, so neither runs into the other
-        queue_text = f"queue: {f.queued:,} block{'s' if f.queued != 1 else ''}"
-        done_text = f"done: {f.done:,} block{'s' if f.done != 1 else ''}"
+        queue_text = f"queue: {count(f.queued, 'block')}"
+        done_text = f"done: {count(f.done, 'block')}"
         queue_w, done_w = fm.horizontalAdvance(queue_text) + 2, fm.horizontalAdvance(done_text) + 2
         more_w = fm.horizontalAdvance(f"+ {f.queued:,} more") + 6
         spare = w - 8 - x0 - queue_w - 6 - (0 if split else done_w + px(24))

@@ -1,0 +1,59 @@
+"""Numbers and names as words, one rule each for the CLI, the window, the lessons and the files.
+
+Why one module: a share written "12.5%" by one page and "12 %" by another, from helpers on
+different scales (one took 0..1, another 0..100), let the same value read two ways and let a
+caller pass the wrong scale unnoticed. So a share is always a *fraction* (0..1) here, and the
+callers whose readings arrive in percent (NVML's utilization) divide by 100 where they read them.
+The same for plurals ("1 block", "98 blocks") and for a device or roof named on a remote
+machine ("NVIDIA H100 ON gpu-lab"). Base module: imports nothing from the app, Qt-free.
+"""
+
+from __future__ import annotations
+
+import math
+
+
+def percent(fraction: float | None, *, decimals: int = 1, spaced: bool = False, missing: str = "n/a") -> str:
+    """A share (0..1) as a percentage: 0.125 -> "12.5%", 1.0 -> "100%".
+
+    At most ``decimals`` decimals, trailing zeros dropped, except below 10 %, where two significant
+    digits show (one warp on one SM of 132 is "0.76%", never a rounded "1%"); a share that is not
+    zero never reads "0%", and one short of the whole never reads "100%" (">99.9%").
+    ``spaced`` writes "12 %", as the readings tables do; ``None`` (not measured) is ``missing``."""
+    if fraction is None or not math.isfinite(fraction):
+        return missing
+    value = 100.0 * fraction
+    sign = " %" if spaced else "%"
+    if 0 < abs(value) < 10:
+        text = f"{float(f'{value:.2g}'):g}"
+        if "e" in text:  # below 0.0001 %: no share the app shows is that small but not zero
+            return f"<0.0001{sign}"
+        return text + sign
+    text = f"{value:.{decimals}f}"
+    if "." in text:
+        text = text.rstrip("0").rstrip(".")
+    if text == "100" and value < 100:
+        return f">{100 - 10**-decimals:.{decimals}f}{sign}"
+    return text + sign
+
+
+def from_percent(value_pct: float | None) -> float | None:
+    """A reading given in percent (NVML's utilization, GPM's SM activity: 0..100) as the share
+    ``percent`` takes; ``None`` stays ``None`` (not read)."""
+    return None if value_pct is None else value_pct / 100
+
+
+def count(n: int, word: str, plural: str | None = None) -> str:
+    """ "1 block", "98 blocks", "1,024 threads": thousands separated, the noun agreeing
+    (``plural`` for a noun that does not take an s: "1 process", "2 processes")."""
+    return f"{n:,} {word if n == 1 else plural or word + 's'}"
+
+
+def on_host(what: str, host: str | None) -> str:
+    """A device, roof or run named where it is: "NVIDIA H100 ON gpu-lab"; ``what`` alone for
+    this machine (``host`` empty or ``None``). The capitals set the host apart from the name,
+    which may hold an "on" of its own."""
+    return f"{what} ON {host}" if host else what
+
+
+__all__ = ["count", "from_percent", "on_host", "percent"]
