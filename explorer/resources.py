@@ -7,11 +7,12 @@ and a PyInstaller bundle each put it somewhere else; this module is the one plac
 
 from __future__ import annotations
 
-import json
 import sys
 from functools import cache, lru_cache
 from pathlib import Path
 from typing import Any
+
+from explorer.schema import SchemaError, loads
 
 
 @lru_cache(maxsize=1)
@@ -38,7 +39,16 @@ def resource_path(*parts: str) -> Path:
     return resources_dir().joinpath(*parts)
 
 
+#: the largest data file shipped in resources/ (the catalog and the limits are tens of KB)
+MAX_RESOURCE_BYTES = 4 * 1024 * 1024
+
+
 @cache
 def load_json(name: str) -> Any:
-    with resource_path(name).open(encoding="utf-8") as fh:
-        return json.load(fh)
+    """A shipped data file through the app's one JSON decoder (``explorer.schema.loads``): a
+    damaged bundle is a ``SchemaError`` naming the file, never a half-read table."""
+    path = resource_path(name)
+    try:
+        return loads(path.read_bytes(), max_bytes=MAX_RESOURCE_BYTES)
+    except SchemaError as exc:
+        raise SchemaError(f"{path}: {exc}") from None

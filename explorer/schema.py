@@ -17,6 +17,15 @@ unchecked.
 Ranges beyond the type (a size is never negative, a clock is at most 100 GHz) are declared once
 per record, as a ``RANGES`` class variable mapping field names to ``(low, high)``, or passed to
 ``check_fields``; every record read from a file or from another machine is checked through here.
+
+Before any of that, ``loads`` is the one JSON decoder for everything the app reads: its own files
+(through ``explorer.statefile``), lessons, the shipped catalog and limits, a remote agent's lines,
+the GPU queue's tickets, a child's answer. It bounds the size, decodes strict UTF-8, refuses NaN
+and Infinity (unless a caller's wire format allows them), a number of more digits than Python
+will convert, and nesting deeper than ``MAX_DEPTH``, each as a ``SchemaError`` saying what is
+wrong in words ("it is not valid JSON (...)"), so no reader meets a ``RecursionError`` or a
+``UnicodeDecodeError``. A literal too large for a float (``1e400``) becomes infinity, which the
+records then refuse by name ("clock_ghz is Infinity, not a finite number").
 """
 
 from __future__ import annotations
@@ -33,6 +42,9 @@ from typing import Any, Literal, TypeVar, Union, get_args, get_origin
 MAX_TEXT_CHARS = 100_000
 #: the largest whole number any record holds (a signed 64-bit integer, what sizes and counts fit in)
 MAX_INT = 2**63 - 1
+#: the deepest nesting of lists and objects any JSON the app reads may have (its own nest 8 deep at
+#: most); deeper is refused before a reader walks it
+MAX_DEPTH = 64
 #: a field's allowed range beyond its type: (low, high), either end ``None`` for unbounded
 Ranges = Mapping[str, tuple[float | None, float | None]]
 
@@ -66,6 +78,67 @@ def _digits(n: int) -> int:
     elif n < 10 ** (digits - 1):
         digits -= 1
     return digits
+
+
+def decode_utf8(data: bytes) -> str:
+    """Strict UTF-8 (a leading byte-order mark is allowed: Windows editors add one); ``SchemaError``
+    naming the first byte that is not."""
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise SchemaError(
+            f"it is not UTF-8 text (byte 0x{data[exc.start]:02x} at offset {exc.start})"
+        ) from None
+
+
+def loads(data: bytes | str, *, max_bytes: int | None, allow_nan: bool = False) -> Any:
+    """The JSON value ``data`` holds, or ``SchemaError`` saying in words why there is none.
+
+    ``max_bytes`` bounds the input (``None`` only where it was read bounded already, as
+    ``explorer.statefile.read_bounded`` does). NaN and infinities are refused unless ``allow_nan``
+    (the agent protocol carries a timing that measured nothing as NaN; its records check each
+    number where they are built). Nesting deeper than ``MAX_DEPTH`` is refused, so a reader that
+    walks the value never meets a ``RecursionError``."""
+    size = len(data)
+    if max_bytes is not None and size > max_bytes:
+        raise SchemaError(f"it is {size:,} bytes, more than the {max_bytes:,} it may hold")
+    text = decode_utf8(data) if isinstance(data, (bytes, bytearray)) else data.removeprefix("\ufeff")
+    if not text.strip():
+        raise SchemaError("it is empty")
+    try:
+        value = json.loads(text, parse_constant=None if allow_nan else _refuse_constant)
+    except RecursionError:
+        raise SchemaError("its JSON is nested too deeply") from None
+    except ValueError as exc:  # JSONDecodeError, a refused NaN, a number of more than 4,300 digits
+        if "int_max_str_digits" in str(exc):  # Python's words name a setting, not the file's fault
+            raise SchemaError("it holds a whole number of more than 4,300 digits") from None
+        raise SchemaError(f"it is not valid JSON ({_one_line(str(exc))})") from None
+    if isinstance(value, (dict, list)) and _depth(value) > MAX_DEPTH:
+        raise SchemaError(f"its JSON is nested too deeply (more than {MAX_DEPTH} levels)")
+    return value
+
+
+def _refuse_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a number JSON allows")
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())
+
+
+def _depth(value: dict[str, Any] | list[Any]) -> int:
+    """How deeply lists and objects nest in ``value`` (1 for a flat one), walked with a stack and
+    stopping once past ``MAX_DEPTH``."""
+    deepest = 0
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        deepest = max(deepest, depth)
+        if deepest > MAX_DEPTH:
+            break
+        children = item.values() if isinstance(item, dict) else item
+        stack.extend((c, depth + 1) for c in children if isinstance(c, (dict, list)))
+    return deepest
 
 
 _NAMES = {str: "text", int: "a whole number", float: "a number", bool: "true or false", type(None): "null"}
@@ -255,6 +328,7 @@ def _limit_text(limit: float) -> str:
 
 
 __all__ = [
+    "MAX_DEPTH",
     "MAX_INT",
     "Ranges",
     "SchemaError",
@@ -262,7 +336,9 @@ __all__ = [
     "check_fields",
     "check_range",
     "check_value",
+    "decode_utf8",
     "describe",
     "field_label",
     "field_types",
+    "loads",
 ]

@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any, Generic, TypeVar
 
 from explorer.atomicwrite import write_text_atomic
+from explorer.schema import SchemaError, decode_utf8, loads
 
 log = logging.getLogger(__name__)
 
@@ -37,7 +38,7 @@ T = TypeVar("T")
 DAMAGED_SUFFIX = ".damaged-"
 
 
-class Damaged(ValueError):
+class Damaged(SchemaError):
     """The file is not what the app writes; the message says how, in words for the user."""
 
 
@@ -101,29 +102,29 @@ def read_bounded(path: Path, max_bytes: int) -> bytes | None:
 
 
 def decode_text(data: bytes) -> str:
-    """Strict UTF-8 (a leading byte-order mark is allowed: Windows editors add one); ``Damaged``
-    naming the first byte that is not."""
+    """Strict UTF-8 (``explorer.schema.decode_utf8``); ``Damaged`` naming the first byte that is not."""
     try:
-        return data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise Damaged(f"it is not UTF-8 text (byte 0x{data[exc.start]:02x} at offset {exc.start})") from None
+        return decode_utf8(data)
+    except SchemaError as exc:
+        raise Damaged(str(exc)) from None
 
 
 def parse_json_bytes(data: bytes) -> Any:
-    """JSON from strict UTF-8; every way it can fail is a ``Damaged`` naming what is wrong."""
-    text = decode_text(data)
-    if not text.strip():
-        raise Damaged("it is empty")
+    """JSON from bytes already read bounded (``read_bounded``), decoded by the app's one decoder
+    (``explorer.schema.loads``); every way it can fail is a ``Damaged`` naming what is wrong."""
     try:
-        return json.loads(text, parse_constant=_refuse_constant)
-    except RecursionError:
-        raise Damaged("its JSON is nested too deeply") from None
-    except ValueError as exc:  # json.JSONDecodeError, and the NaN / Infinity refused below
-        raise Damaged(f"it is not valid JSON ({exc})") from None
+        return loads(data, max_bytes=None)
+    except SchemaError as exc:
+        raise Damaged(str(exc)) from None
 
 
-def _refuse_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not a number JSON allows")
+def read_json(path: Path, max_bytes: int) -> Any:
+    """The JSON in a file the user names (a lesson, a recordings bundle), read bounded and never
+    blocking, through the app's one decoder. Such a file is refused, never moved aside: it is the
+    user's. ``None`` when there is no file, ``Damaged`` when it is not JSON of at most
+    ``max_bytes``, ``OSError`` when it cannot be read."""
+    data = read_bounded(path, max_bytes)
+    return None if data is None else parse_json_bytes(data)
 
 
 def damaged_name(path: Path, now: datetime | None = None) -> Path:
@@ -218,5 +219,6 @@ __all__ = [
     "move_aside",
     "parse_json_bytes",
     "read_bounded",
+    "read_json",
     "save_json",
 ]

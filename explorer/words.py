@@ -13,28 +13,44 @@ from __future__ import annotations
 import math
 
 
-def percent(fraction: float | None, *, decimals: int = 1, spaced: bool = False, missing: str = "n/a") -> str:
-    """A share (0..1) as a percentage: 0.125 -> "12.5%", 1.0 -> "100%".
+def percent(
+    fraction: float | None,
+    *,
+    decimals: int = 1,
+    fine: bool = False,
+    spaced: bool = False,
+    missing: str = "n/a",
+) -> str:
+    """A share (0..1) as a percentage: 0.125 -> "12.5%", 0.0039 -> "0.4%", 1.0 -> "100%".
 
-    At most ``decimals`` decimals, trailing zeros dropped, except below 10 %, where two significant
-    digits show (one warp on one SM of 132 is "0.76%", never a rounded "1%"); a share that is not
-    zero never reads "0%", and one short of the whole never reads "100%" (">99.9%").
+    At most ``decimals`` decimals, trailing zeros dropped; a share too small to show that way
+    shows two significant digits instead (never "0%"), and one short of the whole never reads
+    "100%" (">99.9%"). ``fine`` shows two significant digits all the way below 10 %, for the
+    readings where a tiny share is the lesson (one warp on one SM of 132 is "0.76 %", not "1 %").
     ``spaced`` writes "12 %", as the readings tables do; ``None`` (not measured) is ``missing``."""
     if fraction is None or not math.isfinite(fraction):
         return missing
     value = 100.0 * fraction
     sign = " %" if spaced else "%"
-    if 0 < abs(value) < 10:
-        text = f"{float(f'{value:.2g}'):g}"
-        if "e" in text:  # below 0.0001 %: no share the app shows is that small but not zero
-            return f"<0.0001{sign}"
-        return text + sign
-    text = f"{value:.{decimals}f}"
-    if "." in text:
-        text = text.rstrip("0").rstrip(".")
-    if text == "100" and value < 100:
+    text = _trimmed(f"{value:.{decimals}f}")
+    if value != 0 and (float(text) == 0 or (fine and abs(value) < 10)):
+        text = _two_significant(value)
+    elif float(text) == 100 and value < 100:
         return f">{100 - 10**-decimals:.{decimals}f}{sign}"
     return text + sign
+
+
+def _two_significant(value: float) -> str:
+    """0.7575 -> "0.76", 5.25 -> "5.2", 1e-7 -> "0.0000001": never a rounded zero, never 1e-07."""
+    digits = max(0, 1 - math.floor(math.log10(abs(value))))
+    return _trimmed(f"{value:.{digits}f}")
+
+
+def _trimmed(text: str) -> str:
+    """ "12.50" -> "12.5", "50.0" -> "50"; "-0" -> "0"."""
+    if "." in text:
+        text = text.rstrip("0").rstrip(".")
+    return "0" if text == "-0" else text
 
 
 def from_percent(value_pct: float | None) -> float | None:

@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from explorer.schema import MAX_INT, Ranges, SchemaError, build, check_value, show
+from explorer.schema import MAX_INT, Ranges, SchemaError, build, check_value, loads, show
 
 
 @dataclass
@@ -109,3 +109,46 @@ def test_the_digit_count_of_a_huge_number_is_exact(n):
     from explorer.schema import _digits
 
     assert _digits(n) == len(str(n))
+
+
+# --- the one decoder every JSON the app reads goes through (issue 29) -------------------------
+
+
+@pytest.mark.parametrize(
+    "data,words",
+    [
+        (b"", "it is empty"),
+        (b"  \n", "it is empty"),
+        (b"\xff{}", "it is not UTF-8 text (byte 0xff at offset 0)"),
+        (b'{"a": NaN}', "NaN is not a number JSON allows"),
+        (b'{"a": -Infinity}', "-Infinity is not a number JSON allows"),
+        (b'{"a": ' + b"9" * 5000 + b"}", "a whole number of more than 4,300 digits"),
+        (b"[" * 200_000 + b"]" * 200_000, "nested too deeply"),
+        (b"[" * 65 + b"]" * 65, "nested too deeply (more than 64 levels)"),
+        (b'{"a": 1', "it is not valid JSON (Expecting ',' delimiter: line 1 column 8 (char 7))"),
+        (b"x" * 20_000_001, "it is 20,000,001 bytes, more than the 20,000,000 it may hold"),
+    ],
+)
+def test_the_one_decoder_refuses_each_hostile_input_in_words(data, words):
+    with pytest.raises(SchemaError) as info:
+        loads(data, max_bytes=20_000_000)
+    assert words in str(info.value)
+    assert "\n" not in str(info.value)
+
+
+def test_the_one_decoder_keeps_what_the_app_writes():
+    assert loads('\ufeff{"a": [1, 2.5, "x", null, true]}', max_bytes=None) == {"a": [1, 2.5, "x", None, True]}
+    assert loads(b"[" * 64 + b"]" * 64, max_bytes=None) is not None  # 64 levels: the limit itself
+    assert math.isnan(loads(b"[NaN]", max_bytes=None, allow_nan=True)[0])  # the agent protocol's timings
+    # a literal beyond a float is infinity here, and the record refuses it by name
+    assert loads(b"[1e400]", max_bytes=None) == [math.inf]
+    with pytest.raises(SchemaError, match="clock is Infinity, not a finite number"):
+        build(Outer, loads(b'{"name": "x", "clock": 1e400}', max_bytes=None))
+
+
+@given(st.recursive(st.none() | st.booleans() | st.integers() | st.text(), lambda c: st.lists(c, max_size=3)))
+@settings(max_examples=300, deadline=None)
+def test_the_one_decoder_reads_back_any_json_it_is_given(value):
+    import json
+
+    assert loads(json.dumps(value), max_bytes=None) == value

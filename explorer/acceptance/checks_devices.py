@@ -7,7 +7,6 @@ with values; the checks only gather them.
 
 from __future__ import annotations
 
-import json
 import os
 import platform
 import shutil
@@ -17,9 +16,10 @@ from dataclasses import asdict, dataclass
 from importlib import metadata
 from typing import Any
 
-from explorer.acceptance.context import CannotRun, CheckContext
+from explorer.acceptance.context import MAX_REPORT_BYTES, CannotRun, CheckContext
 from explorer.acceptance.judge import count_figure, record_figure, status_of
 from explorer.acceptance.records import CheckResult, Figure
+from explorer.schema import loads
 from explorer.words import count
 
 #: the distributions whose versions every report carries
@@ -414,7 +414,7 @@ def check_devices(ctx: CheckContext) -> CheckResult:
         return CheckResult(
             "devices", "fail", f"devices --json exited {proc.returncode}: {proc.stderr.strip()[-300:]}"
         )
-    data = json.loads(proc.stdout)
+    data = loads(proc.stdout, max_bytes=MAX_REPORT_BYTES)
     app = next((d for d in data["devices"] if d.get("key") == ctx.device), None)
     if app is None:
         return CheckResult(
@@ -494,7 +494,7 @@ def check_self_test(ctx: CheckContext) -> CheckResult:
     """``self-test --json`` on the GPU machine: the GPU lines pass; only Qt's may fail (no Qt there)."""
     proc = _run_cli(ctx, "self-test", "--json")
     try:
-        report = json.loads(proc.stdout)
+        report = loads(proc.stdout, max_bytes=MAX_REPORT_BYTES)
     except ValueError:
         return CheckResult(
             "self_test",

@@ -15,6 +15,10 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from explorer.schema import loads
+
+#: the most a check's child may hand back as JSON (its context, its result, a CLI's --json output)
+MAX_REPORT_BYTES = 64 * 1024 * 1024
 #: each workload's GPU variants at small sizes: the correctness pass (every GPU result is checked
 #: against numpy inside the workload, so a wrong kernel is an error row)
 SMALL_SIZES: dict[str, tuple[int, ...]] = {
@@ -137,7 +141,7 @@ class CheckContext:
 
     @classmethod
     def from_json(cls, text: str) -> CheckContext:
-        data = json.loads(text)
+        data = loads(text, max_bytes=MAX_REPORT_BYTES)
         return cls(
             device=data["device"],
             out_dir=Path(data["out_dir"]),

@@ -27,10 +27,11 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from pathlib import Path
 
-from explorer.acceptance.context import CheckContext
+from explorer.acceptance.context import MAX_REPORT_BYTES, CheckContext
 from explorer.acceptance.records import CheckResult, Report
 from explorer.acceptance.registry import CheckSpec
 from explorer.atomicwrite import write_text_atomic
+from explorer.schema import loads
 
 REPORT_JSON = "gpu-acceptance.json"
 REPORT_TEXT = "gpu-acceptance.txt"
@@ -124,7 +125,7 @@ def run_child(spec: CheckSpec, ctx: CheckContext, home: Path, log: Callable[[str
                 duration_s=took,
             )
         try:
-            data = json.loads(result_path.read_text())
+            data = loads(result_path.read_bytes(), max_bytes=MAX_REPORT_BYTES)
             result = CheckResult.from_dict(data)
         except (OSError, ValueError, KeyError, TypeError) as exc:
             from explorer.agent.child import describe_exit

@@ -46,6 +46,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from explorer.schema import SchemaError, loads
+
 LOCK_DIR_ENV = "DEVICE_EXPLORER_LOCK_DIR"
 #: where the line lives when the admin named no folder: the system's own sticky /tmp
 DEFAULT_DIR = "/tmp"
@@ -175,8 +177,8 @@ def parse_policy(data: bytes) -> dict[str, float]:
     if len(data) > MAX_INFO_BYTES:
         raise ValueError(f"it is longer than {MAX_INFO_BYTES} bytes")
     try:
-        obj = json.loads(data.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError, RecursionError):
+        obj = loads(data, max_bytes=MAX_INFO_BYTES)
+    except SchemaError:
         raise ValueError('it is not JSON such as {"stall_s": 30, "turn_s": 600}') from None
     if not isinstance(obj, dict):
         raise ValueError('it is not a JSON object such as {"stall_s": 30, "turn_s": 600}')
@@ -411,11 +413,9 @@ def _read_json(path: Path, uid: int) -> dict[str, Any]:
         return {}
     finally:
         os.close(fd)
-    if len(data) > MAX_INFO_BYTES:
-        return {}
     try:
-        obj = json.loads(data.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError, RecursionError):
+        obj = loads(data, max_bytes=MAX_INFO_BYTES)
+    except SchemaError:
         return {}
     return obj if isinstance(obj, dict) else {}
 
@@ -447,8 +447,8 @@ def _alive_and_info(path: Path, st: os.stat_result) -> tuple[bool | None, dict[s
     finally:
         os.close(fd)
     try:
-        info = json.loads(data.decode("utf-8")) if len(data) <= MAX_INFO_BYTES else {}
-    except (UnicodeDecodeError, ValueError, RecursionError):
+        info = loads(data, max_bytes=MAX_INFO_BYTES)
+    except SchemaError:
         info = {}
     return alive, info if isinstance(info, dict) else {}
 

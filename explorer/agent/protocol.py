@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from explorer.cleantext import clean_json
+from explorer.schema import SchemaError, loads
 
 #: Bumped whenever a message's shape or a method's params/answer change incompatibly. A parent talks
 #: only to an agent of the same protocol (and the same package version, see ``explorer.agent.child``).
@@ -143,9 +144,9 @@ def decode(line: bytes) -> Message:
     """The message on ``line``; ProtocolError (one line, quoting the start of the line) otherwise."""
     if len(line) > MAX_LINE_BYTES:
         raise ProtocolError(f"a line of {len(line):,} bytes is longer than the limit of {MAX_LINE_BYTES:,}")
-    try:
-        obj = json.loads(line.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError, RecursionError):
+    try:  # the app's one decoder: bounded, strict UTF-8, nesting limited; NaN allowed (see encode)
+        obj = loads(line, max_bytes=MAX_LINE_BYTES, allow_nan=True)
+    except SchemaError:
         raise ProtocolError(f"not a JSON message: {_shown(line)}") from None
     if _MAY_HOLD_CONTROLS.search(line):
         # the other side's words are data: no escape sequence or control character in any string

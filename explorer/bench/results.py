@@ -20,7 +20,7 @@ from typing import Any
 from explorer.atomicwrite import write_text_atomic
 from explorer.cleantext import clean_json, is_clean
 from explorer.roofs.model import Roof
-from explorer.schema import SchemaError, check_fields, field_label, show
+from explorer.schema import SchemaError, check_fields, field_label, loads, show
 from explorer.statefile import Loaded, decode_text, load_json, parse_json_bytes, read_bounded, save_json
 from explorer.userdirs import data_dir
 from explorer.words import count, percent
@@ -351,9 +351,12 @@ def points_from_csv(text: str) -> list[BenchPoint]:
 def _cell_value(key: str, text: str, where: str) -> Any:
     """One CSV cell as the JSON value ``BenchPoint.from_dict`` checks."""
     label = field_label(where, key)
+    if key in _DICT_COLUMNS:
+        try:  # written by json.dumps, so NaN as Python spells it: the point's own check names it
+            return loads(text, max_bytes=None, allow_nan=True) if text else {}
+        except SchemaError as exc:
+            raise SchemaError(f"{label} is {show(text)}, not JSON ({exc})") from None
     try:
-        if key in _DICT_COLUMNS:
-            return json.loads(text) if text else {}
         if key in _BOOL_COLUMNS:
             return text.strip().lower() == "true"
         if text == "":
@@ -362,12 +365,8 @@ def _cell_value(key: str, text: str, where: str) -> Any:
             return float(text)
         if key in _INT_COLUMNS:
             return int(text)
-    except RecursionError:
-        raise SchemaError(f"{label} is nested too deeply") from None
-    except ValueError:  # not a number, a 5,000-digit number, not JSON
-        raise SchemaError(
-            f"{label} is {show(text)}, not {'JSON' if key in _DICT_COLUMNS else 'a number'}"
-        ) from None
+    except ValueError:  # not a number, a 5,000-digit number
+        raise SchemaError(f"{label} is {show(text)}, not a number") from None
     return cell_text(text)
 
 

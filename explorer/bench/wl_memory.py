@@ -322,10 +322,10 @@ def trap_words(
     reading = f"NVML {nvml}" if utilization is not None else "NVML no reading"
     measured = ""
     if sm_activity is not None:
-        activity = percent(from_percent(sm_activity), decimals=0, spaced=True)
+        activity = percent(from_percent(sm_activity), decimals=0, fine=True, spaced=True)
         reading += f"; SM activity {activity}"
         occupancy = (
-            f" and SM occupancy {percent(from_percent(sm_occupancy), decimals=0, spaced=True)}"
+            f" and SM occupancy {percent(from_percent(sm_occupancy), decimals=0, fine=True, spaced=True)}"
             if sm_occupancy is not None
             else ""
         )

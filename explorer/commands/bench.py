@@ -286,7 +286,7 @@ def _run_plan(
             if isinstance(event, Progress):
                 continue
             # said once on stderr; a failure to measure or keep the ceilings comes with its point
-            _say_roof_notices(run, said, with_point=event.extra.get(CEILINGS_NOTE, ""))
+            _say_roof_notices(run, said, with_point=str(event.extra.get(CEILINGS_NOTE, "")))
             # an error row, or ceilings measured again that a full disk kept from being stored
             failed += event.error is not None or CEILINGS_NOTE in event.extra
             if as_json:

@@ -66,7 +66,7 @@ def format_live(d: CudaGpu) -> str:
     )
     activity, occupancy = live.sm_activity_pct, live.sm_occupancy_pct
     if activity is not None or occupancy is not None:
-        gpm = [percent(from_percent(v), decimals=0, spaced=True) for v in (activity, occupancy)]
+        gpm = [percent(from_percent(v), decimals=0, fine=True, spaced=True) for v in (activity, occupancy)]
         parts.append(f"SM activity {gpm[0]}, SM occupancy {gpm[1]} (NVML GPM)")
     elif "sm_activity_pct" in live.unavailable:
         value("sm_activity_pct", None, "SM activity")
@@ -100,7 +100,7 @@ def format_table(discovery: Discovery) -> str:
 def filtered(discovery: Discovery, include_catalog: bool) -> Discovery:
     if include_catalog:
         return discovery
-    devices = [d for d in discovery.devices if d.kind != "catalog"]
+    devices: list[Device] = [d for d in discovery.devices if d.kind != "catalog"]
     reports = [r for r in discovery.reports if r.probe != "catalog"]
     return Discovery(devices=devices, reports=reports)
 

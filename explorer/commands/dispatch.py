@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from explorer.commands.launch import _find_device
-from explorer.devices.model import Device
+from explorer.devices.model import Device, Gpu
 from explorer.inputs import MAX_WHOLE, parse_whole
 from explorer.launch.config import parse_launch
 from explorer.launch.dispatch import (
@@ -41,7 +41,7 @@ from explorer.launch.schedule import LaunchPlan, plan_launch
 
 @dataclass(frozen=True)
 class DispatchRequest:
-    device: Device
+    device: Gpu
     plan: LaunchPlan
     durations: DurationSpec
     policy: str

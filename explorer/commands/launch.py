@@ -10,7 +10,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from explorer.devices.model import Device
+from explorer.devices.model import CpuDevice, Device, Gpu
 from explorer.errors import UserError
 from explorer.launch.compare import Comparison, compare
 from explorer.launch.config import (
@@ -29,11 +29,12 @@ from explorer.launch.schedule import SCHEDULER_NOTE, LaunchPlan, ThreadInfo, pla
 from explorer.launch.texts import launch_summary, occupancy_headline, plain, readings, shape, thread_lines
 
 
-def _find_device(query: str) -> Device:
+def _find_device(query: str) -> Gpu:
+    """The GPU (present or on a spec sheet) ``query`` names; a CPU is bad input, not a launch target."""
     from explorer.devices.discover import find_device
 
     device = find_device(query)
-    if not device.is_gpu:
+    if isinstance(device, CpuDevice):
         raise UserError(
             f"{device.name} is not an NVIDIA GPU; CUDA launches need a GPU or a catalog GPU (try --cc X.Y)"
         )
@@ -86,7 +87,11 @@ def run_occupancy(args: Any) -> int:
     occ = occupancy(limits, config.block.x, config.regs_per_thread, config.shared_mem_bytes)
     advisories = notes(config, limits)
     if req.as_json:
-        data = {"device": name, "compute_capability": limits.cc_string, "arch_name": limits.arch_name}
+        data: dict[str, Any] = {
+            "device": name,
+            "compute_capability": limits.cc_string,
+            "arch_name": limits.arch_name,
+        }
         if device is not None:
             data["device_kind"] = device.kind
         data.update(occ.to_dict())
@@ -251,6 +256,9 @@ def format_comparison(comparison: Comparison, devices: tuple[Device, Device] | N
     for i, s in enumerate(comparison.sides):
         name = devices[i].display_name if devices is not None else s.device_name
         c = s.config
+        if c is None:  # the CLI parses both sides before comparing; the window's typed text may not
+            lines.append(f"{s.label}: {name}: the launch typed for this side does not parse")
+            continue
         lines.append(
             f"{s.label}: {name}: grid {c.grid} x block {c.block}, {c.shared_mem_bytes:,} bytes shared memory, "
             f"{c.regs_per_thread} registers per thread" + _problem_text(c)

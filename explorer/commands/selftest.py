@@ -19,6 +19,7 @@ import, so it cannot be flipped in a process that may already have imported numb
 from __future__ import annotations
 
 import argparse
+import functools
 import importlib
 import json
 import os
@@ -373,7 +374,7 @@ def _plain(func: Callable[[], str | None]) -> Callable[[list[Check]], str | None
 def planned_checks() -> list[tuple[str, Callable[[list[Check]], str | None]]]:
     """The checks in the order they run: cheap imports first, the slow child process and Qt last."""
     plan: list[tuple[str, Callable[[list[Check]], str | None]]] = [
-        (f"import {module_name.split('.')[0]}", _plain(lambda m=module_name, d=dist: check_import(m, d)))
+        (f"import {module_name.split('.')[0]}", _plain(functools.partial(check_import, module_name, dist)))
         for module_name, dist in DEPENDENCIES
     ]
     plan += [

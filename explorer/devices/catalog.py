@@ -12,32 +12,60 @@ that edits one cannot change what the next caller sees.
 from __future__ import annotations
 
 import copy
+from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any
+from typing import Any, ClassVar
 
 from explorer.devices.model import CatalogGpu, Gpu
 from explorer.resources import load_json
+from explorer.schema import Ranges, SchemaError, build
 
 CATALOG_FILE = "catalog.json"
 GIB = 1024**3
 
-_REQUIRED = (
-    "slug",
-    "name",
-    "compute_capability",
-    "architecture",
-    "sm_count",
-    "cuda_cores_per_sm",
-    "memory_gib",
-    "clock_boost_mhz",
-    "fp32_peak_gflops",
-    "form_factor",
-    "source",
-)
+#: the text fields a sheet must fill (an empty one is as good as missing)
+_REQUIRED_TEXT = ("slug", "name", "compute_capability", "architecture", "form_factor", "source")
 
 
 class CatalogError(ValueError):
     """The shipped catalog file is malformed: a packaging bug, not a user error."""
+
+
+@dataclass(frozen=True)
+class CatalogEntry:
+    """One spec sheet as ``catalog.json`` spells it, each value checked against its type and range
+    by ``explorer.schema`` (the one path every JSON the app reads takes) before a record is made."""
+
+    slug: str
+    name: str
+    compute_capability: str
+    architecture: str
+    sm_count: int
+    cuda_cores_per_sm: int
+    memory_gib: float
+    clock_boost_mhz: int
+    fp32_peak_gflops: float
+    form_factor: str
+    source: str
+    chip: str | None = None
+    clock_base_mhz: int | None = None
+    memory_type: str | None = None
+    memory_bus_width_bits: int | None = None
+    memory_bandwidth_gbps: float | None = None
+    tdp_w: int | float | None = None  # as the sheet gives it: 165 stays 165 in `devices --json`
+    notes: tuple[str, ...] = ()
+
+    RANGES: ClassVar[Ranges] = {
+        "sm_count": (1, 10_000),
+        "cuda_cores_per_sm": (1, 1_024),
+        "memory_gib": (0, 1 << 20),
+        "clock_boost_mhz": (1, 100_000),
+        "clock_base_mhz": (1, 100_000),
+        "fp32_peak_gflops": (0, 1e9),
+        "memory_bus_width_bits": (1, 1 << 16),
+        "memory_bandwidth_gbps": (0, 1e6),
+        "tdp_w": (0, 1e5),
+    }
 
 
 def _parse_cc(text: str, slug: str) -> tuple[int, int]:
@@ -48,31 +76,35 @@ def _parse_cc(text: str, slug: str) -> tuple[int, int]:
         raise CatalogError(f"catalog entry {slug!r}: compute_capability {text!r} is not 'X.Y'") from exc
 
 
-def _device_from_entry(entry: dict[str, Any]) -> CatalogGpu:
-    slug = entry.get("slug", "?")
-    missing = [k for k in _REQUIRED if entry.get(k) in (None, "")]
+def _device_from_entry(raw: Any) -> CatalogGpu:
+    slug = raw.get("slug", "?") if isinstance(raw, dict) else "?"
+    try:
+        entry = build(CatalogEntry, raw, f"catalog entry {slug!r}")
+    except SchemaError as exc:
+        raise CatalogError(str(exc)) from None
+    missing = [f for f in _REQUIRED_TEXT if not getattr(entry, f)]
     if missing:
         raise CatalogError(f"catalog entry {slug!r} lacks {', '.join(missing)}")
     device = CatalogGpu(
-        name=entry["name"],
-        key=f"catalog:{slug}",
+        name=entry.name,
+        key=f"catalog:{entry.slug}",
         vendor="NVIDIA",
-        compute_capability=_parse_cc(entry["compute_capability"], slug),
-        architecture=entry["architecture"],
-        chip=entry.get("chip"),
-        sm_count=int(entry["sm_count"]),
-        cuda_cores_per_sm=int(entry["cuda_cores_per_sm"]),
-        clock_sm_max_mhz=int(entry["clock_boost_mhz"]),
-        clock_sm_base_mhz=entry.get("clock_base_mhz"),
-        fp32_peak_gflops=float(entry["fp32_peak_gflops"]),
-        memory_total_bytes=int(round(float(entry["memory_gib"]) * GIB)),
-        memory_type=entry.get("memory_type"),
-        memory_bus_width_bits=entry.get("memory_bus_width_bits"),
-        memory_bandwidth_gbps=entry.get("memory_bandwidth_gbps"),
-        form_factor=entry["form_factor"],
-        tdp_w=entry.get("tdp_w"),
-        source=entry["source"],
-        notes=list(entry.get("notes", [])),
+        compute_capability=_parse_cc(entry.compute_capability, entry.slug),
+        architecture=entry.architecture,
+        chip=entry.chip,
+        sm_count=entry.sm_count,
+        cuda_cores_per_sm=entry.cuda_cores_per_sm,
+        clock_sm_max_mhz=entry.clock_boost_mhz,
+        clock_sm_base_mhz=entry.clock_base_mhz,
+        fp32_peak_gflops=entry.fp32_peak_gflops,
+        memory_total_bytes=int(round(entry.memory_gib * GIB)),
+        memory_type=entry.memory_type,
+        memory_bus_width_bits=entry.memory_bus_width_bits,
+        memory_bandwidth_gbps=entry.memory_bandwidth_gbps,
+        form_factor=entry.form_factor,
+        tdp_w=entry.tdp_w,
+        source=entry.source,
+        notes=list(entry.notes),
     )
     for field_name in (
         "clock_sm_base_mhz",

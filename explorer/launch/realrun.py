@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 from explorer.errors import UserError
 from explorer.launch.config import LaunchConfig
+from explorer.schema import loads
 from explorer.words import count, on_host
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -56,6 +57,8 @@ SM_MAP_MAX_BLOCKS = 1 << 22
 REMOTE_SM_MAP_MAX_BLOCKS = 1 << 18
 #: no GPU has this many SMs (the H100 has 132): an SM map beyond it is not one
 MAX_SM_NUMBER = 4095
+#: the run's description beside its arrays (grid, block, names: a few hundred bytes)
+MAX_META_BYTES = 1 << 20
 # On a remote machine the three per-element arrays come back inside one JSON line (delta-coded and
 # compressed: a correct launch's arrays shrink to almost nothing, a scrambled one's do not), so a
 # remote run keeps fewer elements: what crosses a slow link in seconds and fits the protocol's line.
@@ -560,7 +563,7 @@ def _load(path: str, total_s: float) -> RealRunResult:
     import numpy as np
 
     with np.load(path) as data:
-        meta = json.loads(bytes(data["meta"]).decode())
+        meta = loads(bytes(data["meta"]), max_bytes=MAX_META_BYTES)
         return RealRunResult(
             grid=tuple(meta["grid"]),
             extent=tuple(meta["extent"]) if meta.get("extent") else None,

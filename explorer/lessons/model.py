@@ -139,7 +139,8 @@ class DevicesState:
     extra: dict[str, Any] = field(default_factory=dict)
 
 
-MEMORY_VIEWS = ("coalescing", "banks", "divergence", "tiling")
+MemoryView = Literal["coalescing", "banks", "divergence", "tiling"]
+MEMORY_VIEWS: tuple[MemoryView, ...] = ("coalescing", "banks", "divergence", "tiling")
 BRANCH_KINDS = ("mod", "lt", "warp", "random")
 #: the largest stride and offset (elements) the Memory page's fields take: past this a pattern
 #: only moves further apart, and a lesson step must be one the page can show
@@ -151,7 +152,7 @@ class MemoryState:
     """The Memory page as a step shows it: the tab and its controls (see the module docstring).
     The fields of the tabs not shown are kept (a hand-written step may set them) but not applied."""
 
-    view: Literal["coalescing", "banks", "divergence", "tiling"] = "coalescing"
+    view: MemoryView = "coalescing"
     pattern: str = ""
     elem: int = 4
     stride: int = 1

@@ -20,7 +20,7 @@ as one JSON file (``recordings_bundle``), checked again where they are applied
 
 from __future__ import annotations
 
-import json
+import copy
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,10 +29,10 @@ from typing import Any
 from explorer.bench.results import BenchPoint
 from explorer.errors import UserError
 from explorer.inputs import shown
-from explorer.statefile import save_json
+from explorer.statefile import read_json, save_json
 
 from .builtin import builtin_paths
-from .files import LessonError, StepError, load_lesson, parse_recorded, parse_step
+from .files import MAX_LESSON_BYTES, LessonError, StepError, load_lesson, parse_recorded, parse_step
 from .model import BenchState
 
 #: the mark a recording made here carries (a key of ``recorded`` the player does not show)
@@ -110,9 +110,11 @@ def make_recorded(points: Sequence[BenchPoint], device: str, date: str, note: st
 
 def _read_raw(path: Path) -> dict[str, Any]:
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = read_json(path, MAX_LESSON_BYTES)
     except (OSError, ValueError) as exc:
         raise LessonError(f"{path} cannot be read as a lesson: {exc}") from None
+    if data is None:
+        raise LessonError(f"{path} does not exist")
     if not isinstance(data, dict) or not isinstance(data.get("steps"), list):
         raise LessonError(f"{path} is not a lesson file (no steps)")
     return data
@@ -151,7 +153,7 @@ def write_recording(target: RecordingTarget, recorded: dict[str, Any]) -> Path:
     steps = raw["steps"]
     if target.step >= len(steps) or _recorded_here(steps[target.step]) is False:
         raise UserError(f"{target.name} no longer takes a GPU recording (the lesson file changed)")
-    step = json.loads(json.dumps(steps[target.step]))
+    step = copy.deepcopy(steps[target.step])
     step.setdefault("state", {})["recorded"] = recorded
     checked = parse_step(step, target.step + 1)
     if checked.problem:
@@ -180,13 +182,11 @@ def apply_bundle(path: str | Path, lessons: Iterable[Path] | None = None) -> lis
     written, when the bundle is damaged or any recording does not fit its step."""
     p = Path(path)
     try:
-        if p.stat().st_size > MAX_BUNDLE_BYTES:
-            raise UserError(
-                f"{p} is {p.stat().st_size:,} bytes; a recordings file is at most {MAX_BUNDLE_BYTES:,}"
-            )
-        data = json.loads(p.read_text(encoding="utf-8"))
+        data = read_json(p, MAX_BUNDLE_BYTES)
     except (OSError, ValueError) as exc:
         raise UserError(f"{p} cannot be read as lesson recordings: {exc}") from None
+    if data is None:
+        raise UserError(f"{p} cannot be read as lesson recordings: there is no such file")
     if not isinstance(data, dict) or data.get("format") != BUNDLE_FORMAT:
         raise UserError(f"{p} is not a lesson recordings file (format {BUNDLE_FORMAT})")
     if data.get("version") != BUNDLE_VERSION:

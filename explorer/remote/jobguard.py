@@ -27,7 +27,6 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import getpass
-import json
 import os
 import re
 import shutil
@@ -40,8 +39,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import IO
 
-from explorer.agent.protocol import Event, encode
+from explorer.agent.protocol import MAX_LINE_BYTES, Event, encode
 from explorer.remote.slurm import ACTIVE, JobState, parse_scontrol, parse_squeue
+from explorer.schema import SchemaError, loads
 
 #: how often the job's state is read while it waits (the client shows a change within about this)
 POLL_S = 1.0
@@ -215,9 +215,9 @@ class Guard:
         for line in iter(proc.stdout.readline, b""):
             if not self.started.is_set() and line.lstrip().startswith(b"{"):
                 try:
-                    if json.loads(line).get("type") == "hello":
+                    if loads(line, max_bytes=MAX_LINE_BYTES, allow_nan=True).get("type") == "hello":
                         self.started.set()
-                except (ValueError, AttributeError):
+                except (SchemaError, AttributeError):
                     pass
             self._write(line)
 

@@ -321,8 +321,10 @@ class BenchPanel(Panel):
     def _fit_settings(self) -> None:
         if not self.isVisible():
             return  # a size before the page is shown is no size at all; resizeEvent comes then
-        margins = self.layout().contentsMargins()
-        room = self.width() - margins.left() - margins.right() - self.layout().spacing()
+        layout = self.layout()
+        assert layout is not None  # set in __init__
+        margins = layout.contentsMargins()
+        room = self.width() - margins.left() - margins.right() - layout.spacing()
         side = self.settings_side
         fit_side_panels((side,), room, px(PLOT_MIN), side if side.choice else None)
 

@@ -7,7 +7,7 @@ could not read shows "n/a" with their reason on hover.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from PySide6.QtCore import QEvent, QObject, Qt
@@ -36,7 +36,7 @@ def _reason(device: Device, field: str) -> str | None:
     return device.reason(field)
 
 
-def _limit(limits: CudaLimits | None, name: str, formatter: Callable[[object], str]) -> str | None:
+def _limit(limits: CudaLimits | None, name: str, formatter: Callable[[Any], str]) -> str | None:
     if limits is None:
         return None
     value = getattr(limits, name)
@@ -400,7 +400,7 @@ class DeviceDetails(QWidget):
             self.fit_width(self.width())
 
     def _group(
-        self, title: str, rows: list[Row], explained: list[tuple[str, str | None, str]] = ()
+        self, title: str, rows: list[Row], explained: Sequence[tuple[str, str | None, str | None]] = ()
     ) -> FieldGroup:
         """``rows`` take their reason from the device; ``explained`` rows carry their own hover text."""
         group = FieldGroup(title)
@@ -418,7 +418,8 @@ def _comfortable_width(column: QLayout) -> int:
     minimum, but one group of each shape side by side reads worse than one under the other)."""
     widest = column.minimumSize().width()
     for i in range(column.count()):
-        widget = column.itemAt(i).widget()
+        item = column.itemAt(i)
+        widget = item.widget() if item is not None else None
         if isinstance(widget, FieldGroup) and not widget.isHidden():
             widest = max(widest, widget.side_by_side_width())
     return widest

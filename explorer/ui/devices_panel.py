@@ -177,14 +177,14 @@ class DevicesPanel(Panel):
         buttons.addWidget(self.refresh_button)
         left_layout.addLayout(buttons)
         splitter.addWidget(left)
-        self.scroll = QScrollArea()
-        self.scroll.setObjectName("details")
-        self.scroll.setWidgetResizable(True)
+        self.details_scroll = QScrollArea()
+        self.details_scroll.setObjectName("details")
+        self.details_scroll.setWidgetResizable(True)
         self.placeholder = QLabel(LOOKING)
         self.placeholder.setAlignment(Qt.AlignmentFlag.AlignCenter)
         set_role(self.placeholder, "muted")
-        self.scroll.setWidget(self.placeholder)
-        splitter.addWidget(self.scroll)
+        self.details_scroll.setWidget(self.placeholder)
+        splitter.addWidget(self.details_scroll)
         splitter.setStretchFactor(0, 0)
         splitter.setStretchFactor(1, 1)
         splitter.setSizes([330, 900])
@@ -396,7 +396,7 @@ class DevicesPanel(Panel):
                 self._show_device(key)
                 return
         self.device_list.blockSignals(True)
-        self.device_list.setCurrentItem(None)
+        self.device_list.setCurrentRow(-1)
         self.device_list.blockSignals(False)
         self._show_device(None)
 
@@ -428,7 +428,7 @@ class DevicesPanel(Panel):
             self.placeholder = QLabel(LOOKING if self.context.discovery is None else "Select a device.")
             self.placeholder.setAlignment(Qt.AlignmentFlag.AlignCenter)
             set_role(self.placeholder, "muted")
-            self.scroll.setWidget(self.placeholder)
+            self.details_scroll.setWidget(self.placeholder)
             return
         live = None
         if device.kind == "cuda":
@@ -443,7 +443,7 @@ class DevicesPanel(Panel):
         self.details = DeviceDetails(device, live, roof_widget=self.roof_section)
         self.live_view = live
         layout.addWidget(self.details)
-        self.scroll.setWidget(body)  # deletes the previous details
+        self.details_scroll.setWidget(body)  # deletes the previous details
 
     def _roofs_measured(self, result: list[Any]) -> None:
         """This machine's ceilings were measured again: the CPU's record carries the new measured
@@ -488,7 +488,7 @@ class DevicesPanel(Panel):
             self.details = DeviceDetails(device, live, host=host.remote.host)
             self.live_view = live
             layout.addWidget(self.details)
-        self.scroll.setWidget(body)
+        self.details_scroll.setWidget(body)
 
     @property
     def selected_remote(self) -> tuple[str, str | None] | None:

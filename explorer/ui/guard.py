@@ -70,7 +70,7 @@ def _role(args: tuple, kwargs: dict) -> Any:
 
 
 def _cell_key(args: tuple, kwargs: dict) -> tuple[int, int] | None:
-    index = args[0] if args else kwargs.get("index")
+    index: Any = args[0] if args else kwargs.get("index")
     try:
         return (index.row(), index.column())
     except Exception:

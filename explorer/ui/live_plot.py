@@ -322,4 +322,4 @@ class LiveView(QGroupBox):
 
 def _reading(value_pct: float | None) -> str:
     """One of NVML's readings in percent (0..100), as the readings table writes it: "12 %"."""
-    return percent(from_percent(value_pct), decimals=0, spaced=True, missing=fmt.NA)
+    return percent(from_percent(value_pct), decimals=0, fine=True, spaced=True, missing=fmt.NA)

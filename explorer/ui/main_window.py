@@ -14,6 +14,7 @@ import traceback
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import cast
 
 from PySide6.QtCore import QEvent, QObject, QRect, QSize, Qt, QTimer
 from PySide6.QtGui import (
@@ -70,6 +71,10 @@ from explorer.words import count
 WINDOW_TITLE = "Device Explorer"
 
 
+#: what builds a page: its class, called with the window's AppContext
+PanelClass = Callable[[AppContext], Panel]
+
+
 @dataclass(frozen=True)
 class PageSpec:
     key: str  # the CLI's panel name
@@ -107,7 +112,7 @@ def _default_discover(on_update: Callable[[Discovery], None]) -> Discovery:
     return discover(include_catalog=True, on_update=on_update)
 
 
-def load_panel_class(spec: PageSpec) -> tuple[type[Panel] | None, str]:
+def load_panel_class(spec: PageSpec) -> tuple[PanelClass | None, str]:
     """The panel class for a page, or ``None`` and the reason it is not in this build."""
     reasons = []
     for module_name, class_name in spec.sources:
@@ -122,7 +127,8 @@ def load_panel_class(spec: PageSpec) -> tuple[type[Panel] | None, str]:
             return None, f"{module_name} could not be imported: {exc}"
         cls = vars(module).get(class_name)
         if isinstance(cls, type) and issubclass(cls, Panel):
-            return cls, ""
+            # every page's constructor takes the AppContext; Python can check the class, not that
+            return cast(PanelClass, cls), ""
         if cls is None:
             reasons.append(f"{module_name} has no {class_name}")
         else:
@@ -209,7 +215,7 @@ class NoticeBar(QWidget):
         self.dismiss_button = QPushButton("Dismiss")
         self.dismiss_button.clicked.connect(self.dismiss)
         # Dismiss on the title's line, so the banner costs the pages no extra row
-        column = self.banner.layout()
+        column = self.banner.column
         column.removeWidget(self.banner.title_label)
         title_row = QHBoxLayout()
         title_row.addWidget(self.banner.title_label, 1)
@@ -244,9 +250,10 @@ class TextSizeControl(QWidget):
         layout = QHBoxLayout(self)
         layout.setContentsMargins(0, 0, 4, 0)
         layout.setSpacing(2)
-        self.smaller = QToolButton(text="A−", toolTip="Smaller text (Ctrl+-)", autoRaise=True)
-        self.larger = QToolButton(text="A+", toolTip="Larger text (Ctrl+=)", autoRaise=True)
-        self.value = QLabel(toolTip="Text size (Ctrl+0: back to 100%)")
+        self.smaller = _tool_button("A−", "Smaller text (Ctrl+-)")
+        self.larger = _tool_button("A+", "Larger text (Ctrl+=)")
+        self.value = QLabel()
+        self.value.setToolTip("Text size (Ctrl+0: back to 100%)")
         self.value.setAlignment(Qt.AlignmentFlag.AlignCenter)
         self.smaller.clicked.connect(lambda: window.change_text_scale(-1))
         self.larger.clicked.connect(lambda: window.change_text_scale(1))
@@ -417,7 +424,9 @@ class MainWindow(QMainWindow):
             widget.restore(self._saved_pages[key])
         widget.apply_text_scale(text_scale_pct())
         widget.exports_changed.connect(self._update_export_action)
-        self._containers[key].layout().addWidget(widget)
+        layout = self._containers[key].layout()
+        assert layout is not None  # each container gets its layout when the window is built
+        layout.addWidget(widget)
 
     def _ensure_panel(self, key: str) -> Panel:
         if key in self.panels:
@@ -737,3 +746,12 @@ class MainWindow(QMainWindow):
             except Exception:
                 traceback.print_exc(file=sys.stderr)
         super().closeEvent(event)
+
+
+def _tool_button(text: str, tip: str) -> QToolButton:
+    """A flat button of the text-size row (Qt's keyword properties, spelled so type checks see them)."""
+    button = QToolButton()
+    button.setText(text)
+    button.setToolTip(tip)
+    button.setAutoRaise(True)
+    return button

@@ -21,7 +21,7 @@ def png_bytes(image: QImage) -> bytes:
     data = QByteArray()
     buffer = QBuffer(data)
     buffer.open(QIODevice.OpenModeFlag.WriteOnly)
-    ok = image.save(buffer, "PNG")
+    ok = image.save(buffer, b"PNG")
     buffer.close()
     if not ok or data.isEmpty():
         raise UserError("Qt could not encode the picture as PNG")

@@ -109,6 +109,7 @@ class AddRemoteDialog(QDialog):
         """Tall enough for the wrapped intro, commands and error line at this width and text size
         (a dialog's layout alone sizes wrapped labels for a narrower width and cuts them off)."""
         layout = self.layout()
+        assert layout is not None  # set in __init__
         need = layout.totalHeightForWidth(max(self.width(), self.minimumWidth()))
         self.setMinimumHeight(need)
         if self.height() < need:

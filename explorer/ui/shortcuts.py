@@ -11,7 +11,7 @@ from html import escape
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QKeySequence
-from PySide6.QtWidgets import QDialog, QDialogButtonBox, QLabel, QMenuBar, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QDialog, QDialogButtonBox, QLabel, QMenu, QMenuBar, QVBoxLayout, QWidget
 
 
 def menu_shortcuts(bar: QMenuBar) -> list[tuple[str, str]]:
@@ -19,7 +19,7 @@ def menu_shortcuts(bar: QMenuBar) -> list[tuple[str, str]]:
     rows = []
     for top in bar.actions():
         menu = top.menu()
-        if menu is None:
+        if not isinstance(menu, QMenu):  # a plain action on the bar: no items under it
             continue
         for action in menu.actions():
             keys = action.shortcut()

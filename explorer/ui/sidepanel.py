@@ -123,7 +123,9 @@ class SidePanel(QWidget):
     def width_when(self, open_: bool) -> int:
         """The width this column takes open or folded."""
         handle = self.handle.sizeHint().width()
-        return handle + (self.body_width + self.layout().spacing() if open_ else 0)
+        layout = self.layout()
+        spacing = layout.spacing() if layout is not None else 0
+        return handle + (self.body_width + spacing if open_ else 0)
 
     @qt_guard
     def sizeHint(self) -> QSize:  # noqa: N802 (Qt API)

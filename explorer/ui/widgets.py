@@ -224,7 +224,7 @@ class Banner(QFrame):
     def __init__(self, title: str = "", body: str = "", parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("banner")
-        layout = QVBoxLayout(self)
+        layout = self.column = QVBoxLayout(self)  # the title row, then the paragraph
         layout.setContentsMargins(14, 10, 14, 10)
         layout.setSpacing(4)
         self.title_label = QLabel(title)
@@ -242,11 +242,13 @@ class Banner(QFrame):
     def make_foldable(self, summary: str = "") -> None:
         """One row: title, ``summary`` (wraps if it must) and a Details button; the paragraph
         shows only while the button is down."""
-        column = self.layout()
+        column = self.column
         column.removeWidget(self.title_label)
         self.summary_label = QLabel(summary)
         self.summary_label.setWordWrap(True)
-        self.details_button = QToolButton(text=SHOW_DETAILS, checkable=True)
+        self.details_button = QToolButton()
+        self.details_button.setText(SHOW_DETAILS)
+        self.details_button.setCheckable(True)
         self.details_button.setToolTip("Show or hide the probes' own explanation")
         self.details_button.toggled.connect(self.show_details)
         row = QHBoxLayout()
@@ -289,9 +291,10 @@ class FieldGroup(QGroupBox):
         for row in range(self.form.rowCount()):
             for role in (QFormLayout.ItemRole.LabelRole, QFormLayout.ItemRole.FieldRole):
                 item = self.form.itemAt(row, role)
-                if item is None or item.widget() is None or item.widget().isHidden():
+                widget = item.widget() if item is not None else None
+                if widget is None or widget.isHidden():
                     continue
-                width = item.widget().minimumSizeHint().width()
+                width = widget.minimumSizeHint().width()
                 if role == QFormLayout.ItemRole.LabelRole:
                     names = max(names, width)
                 else:

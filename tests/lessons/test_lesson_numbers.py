@@ -283,7 +283,7 @@ def derived_memory(state: MemoryState) -> set[float]:
         c = coalesce(a)
         out |= {a.elem_bytes, a.stride, a.offset, a.active_lanes, a.warp, a.offset * a.elem_bytes}
         out |= {c.sectors_per_request, c.lines_per_request, c.bytes_requested, c.bytes_fetched}
-        out |= {c.ideal_sectors, c.bytes_fetched // c.bytes_requested, float(texts.pct(c.efficiency)[:-1])}
+        out |= {c.ideal_sectors, c.bytes_fetched // c.bytes_requested, float(percent(c.efficiency)[:-1])}
         out.add(SECTOR_BYTES // a.elem_bytes)  # the stride from which each lane has a sector of its own
     elif state.view == "banks":
         a = SharedAccess(state.elem, state.stride + (1 if state.pad else 0), state.offset, state.active)
@@ -303,10 +303,10 @@ def derived_memory(state: MemoryState) -> set[float]:
             out |= {lb.lane, lb.word, *lb.banks}
     else:
         d = divergence(state.block, Branch(state.branch, k=state.k, p=state.p, seed=state.seed))
-        out |= {d.block_threads, len(d.warps), d.diverged_warps, float(texts.pct(d.simt_efficiency)[:-1])}
+        out |= {d.block_threads, len(d.warps), d.diverged_warps, float(percent(d.simt_efficiency)[:-1])}
         out |= {state.k, state.p}
         for w in d.warps:
-            out |= {w.lanes, w.paths, *w.active_lanes, float(texts.pct(w.simt_efficiency)[:-1])}
+            out |= {w.lanes, w.paths, *w.active_lanes, float(percent(w.simt_efficiency)[:-1])}
         # warps named: the first and last of each run of warps that go the same way ("warps 0 to 2")
         runs: list[list] = []
         for w in d.warps:

@@ -197,7 +197,7 @@ def test_latency_view_plays_through_the_recorded_cycles(qapp, qtbot):
     view = LatencyView()
     view.set_model(run, curve, preset)
     start = view.cycle
-    assert start == view.window
+    assert start == view.window_cycles
     view.play()
     qtbot.waitUntil(lambda: view.cycle > start + 5, timeout=10_000)
     view.pause()

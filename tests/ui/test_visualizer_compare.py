@@ -274,10 +274,12 @@ def test_a_short_pane_scrolls_rather_than_squeeze_132_sms_into_a_strip(panel, qt
     _b_on_h100(panel)
     pane_b = panel.sm_view.pane_b
     panel.resize(900, 420)  # little height for two panes and the table
-    qtbot.waitUntil(lambda: pane_b.scroll.height() < 200, timeout=2000)
+    qtbot.waitUntil(lambda: pane_b.scroll_area.height() < 200, timeout=2000)
     grid = pane_b.grid
-    need = grid.height_for_width(pane_b.scroll.width() - pane_b.scroll.verticalScrollBar().sizeHint().width())
-    assert need > pane_b.scroll.height()
+    need = grid.height_for_width(
+        pane_b.scroll_area.width() - pane_b.scroll_area.verticalScrollBar().sizeHint().width()
+    )
+    assert need > pane_b.scroll_area.height()
     qtbot.waitUntil(lambda: grid.minimumHeight() == need, timeout=2000)
     lay = grid.layout_now()
     assert lay.cols > 1 and lay.cell_h >= lay.label_h + lay.bar_h + lay.pad  # cells with room for blocks

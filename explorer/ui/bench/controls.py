@@ -263,8 +263,9 @@ class BenchControls(QWidget):
         checked = set(self.selected_devices())
         while self._devices_layout.count():
             item = self._devices_layout.takeAt(0)
-            if item.widget():
-                item.widget().deleteLater()
+            widget = item.widget() if item is not None else None
+            if widget is not None:
+                widget.deleteLater()
         self._device_boxes.clear()
         cpu = next((d for d in self._context.devices if d.kind == "cpu"), None)
         cpu_box = QCheckBox(f"CPU: {cpu.name}" if cpu else "CPU")

@@ -150,7 +150,7 @@ class BenchPlot(QWidget):
         self._workload_title = ""
         self._running = False
         self._items: dict[str, pg.PlotDataItem] = {}
-        self._peak_lines: dict[tuple[str, float], pg.InfiniteLine] = {}  # one per (device, peak)
+        self._peak_lines: dict[tuple[str, float | None], pg.InfiniteLine] = {}  # one per (device, peak)
         self._speedup_items: dict[str, pg.PlotDataItem] = {}
         self._colours: dict[str, str] = {}
         self._tick_labels: dict[int, str] = {}
@@ -335,8 +335,8 @@ class BenchPlot(QWidget):
             self.main.removeItem(self._items.pop(gone))
             self._colours.pop(gone, None)
         devices = {(s.device, s.peak) for s in self._series}
-        for gone in [key for key in self._peak_lines if key not in devices]:
-            self.main.removeItem(self._peak_lines.pop(gone))
+        for gone_peak in [key for key in self._peak_lines if key not in devices]:
+            self.main.removeItem(self._peak_lines.pop(gone_peak))
         for index, s in enumerate(self._series):
             item = self._items.get(s.variant) or self._new_curve(s, index)
             values = s.throughput if self.mode == "throughput" else s.median_s
@@ -396,6 +396,7 @@ class BenchPlot(QWidget):
     def _new_peak(self, s: Series) -> pg.InfiniteLine:
         """The device's peak, dashed in the series' colour. Log-mode view coordinates are log10."""
         colour = self._colours.get(s.variant, _GPU_COLOURS[0])
+        assert s.peak is not None and s.peak > 0  # the caller draws a peak only where one is known
         line = pg.InfiniteLine(
             pos=math.log10(s.peak),
             angle=0,
@@ -511,7 +512,7 @@ class BenchPlot(QWidget):
         if not peaks:
             self.main.enableAutoRange(axis="y")
             return
-        values = []
+        values: list[float] = []
         for item in self._items.values():
             _, ys = item.getData()  # already log10 in log mode
             if ys is not None:

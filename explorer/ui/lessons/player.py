@@ -21,6 +21,7 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QInputDialog,
     QLabel,
+    QLayoutItem,
     QMenu,
     QMenuBar,
     QPushButton,
@@ -64,6 +65,8 @@ def sentences(*parts: str) -> str:
 
 class LessonPlayer(QDockWidget):
     """``LessonPlayer(window)``: docked under the pages; hidden until a lesson is open."""
+
+    body: QWidget  # the narration and its buttons, folded away when the pages need the room
 
     def __init__(self, window: MainWindow) -> None:
         super().__init__("Lesson", window)
@@ -220,14 +223,14 @@ class LessonPlayer(QDockWidget):
         if problems:
             # the damaged steps named at opening, with what the step shown says (its catalog
             # fallback, the newer-version note); a damaged step shown is in the list already
-            step = lesson.steps[self.index]
-            said = [lesson.newer_note] if step.problem else [self.note]
+            shown = lesson.steps[self.index]
+            said = [lesson.newer_note] if shown.problem else [self.note]
             self._say(
                 sentences(
                     f"{count(len(problems), 'step')} of this lesson cannot be shown: " + "; ".join(problems),
                     *said,
                 ),
-                error=bool(step.problem),
+                error=bool(shown.problem),
             )
 
     def show_step(self, index: int) -> None:
@@ -366,7 +369,8 @@ class LessonPlayer(QDockWidget):
     def _fit_height(self) -> None:
         """As tall as the step's narration needs, up to ``NARRATION_HEIGHT`` (scaled): the page
         above keeps the rest; a longer narration scrolls, and the pane's edge can be dragged."""
-        row = self.widget().layout().itemAt(0).sizeHint().height() + 14
+        first = _first_item(self.widget())
+        row = (first.sizeHint().height() if first is not None else 0) + 14
         folded = not self._expanded or (not self._user_expanded and self._room() < row + self._lines())
         self.body.setVisible(not folded)
         self.collapse_button.setText("▸" if folded else "▾")
@@ -413,6 +417,7 @@ class LessonPlayer(QDockWidget):
         """Height the pages can spare for the pane: what they and the pane share, less what the
         page shown needs so that its fields never overlap."""
         central = self.window_.centralWidget()
+        assert central is not None  # the main window sets its pages before any lesson opens
         shared = central.height() + (0 if self.isHidden() else self.height())
         return shared - max(central.minimumSizeHint().height(), px(PAGE_MIN_HEIGHT))
 
@@ -434,3 +439,9 @@ class LessonPlayer(QDockWidget):
         self.window_.statusBar().showMessage(line, 15000)
         self.show()
         self._set_note(line, error=error)
+
+
+def _first_item(widget: QWidget | None) -> QLayoutItem | None:
+    """The first item of ``widget``'s layout (the pane's title row), ``None`` before there is one."""
+    layout = widget.layout() if widget is not None else None
+    return layout.itemAt(0) if layout is not None else None

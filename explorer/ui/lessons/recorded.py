@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtCore import QAbstractTableModel, QModelIndex, QSize, Qt
+from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, QSize, Qt
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableView, QWidget
 
 from explorer.lessons.model import Recorded
@@ -34,15 +34,17 @@ class RecordedModel(QAbstractTableModel):
         self.endResetModel()
 
     @qt_guard
-    def rowCount(self, parent: QModelIndex = QModelIndex()) -> int:  # noqa: B008, N802 (Qt API)
+    def rowCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:  # noqa: B008, N802 (Qt API)
         return 0 if parent.isValid() else len(self._points)
 
     @qt_guard
-    def columnCount(self, parent: QModelIndex = QModelIndex()) -> int:  # noqa: B008, N802 (Qt API)
+    def columnCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:  # noqa: B008, N802 (Qt API)
         return 0 if parent.isValid() else len(RECORDED_COLUMNS)
 
     @qt_guard
-    def data(self, index: QModelIndex, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+    def data(
+        self, index: QModelIndex | QPersistentModelIndex, role: int = Qt.ItemDataRole.DisplayRole
+    ) -> Any:
         if not index.isValid() or role not in (Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.ToolTipRole):
             return None
         return recorded_row(self._points[index.row()])[index.column()]

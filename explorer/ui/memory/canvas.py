@@ -149,7 +149,7 @@ class CoalescingCanvas(_Canvas[Coalescing]):
         slot_w = (w - 2 * margin) / max(1.0, units)
         used_fill = QColor(theme.accent)
         unused_fill = wasted_colour(theme)
-        x_of_sector = {}
+        x_of_sector: dict[int, QRectF] = {}
         touched = set(c.sectors)
         gaps = []
         x = margin
@@ -173,19 +173,19 @@ class CoalescingCanvas(_Canvas[Coalescing]):
         # each lane's bytes, and its line
         used, links = [], []
         for la in c.lanes:
-            r = x_of_sector.get(la.sector)
-            if r is None:
+            sector_r = x_of_sector.get(la.sector)
+            if sector_r is None:
                 continue
             start = la.address % SECTOR_BYTES
             bytes_r = QRectF(
-                r.left() + start * byte_w[la.sector],
-                r.top(),
+                sector_r.left() + start * byte_w[la.sector],
+                sector_r.top(),
                 c.access.elem_bytes * byte_w[la.sector],
-                r.height(),
+                sector_r.height(),
             )
             used.append(bytes_r)
             x0, y0 = lane_centre[la.lane]
-            links.append(QLineF(int(x0), int(y0), int(bytes_r.center().x()), int(r.top())))
+            links.append(QLineF(int(x0), int(y0), int(bytes_r.center().x()), int(sector_r.top())))
         p.setBrush(used_fill)
         p.drawRects(used)
         p.setPen(QPen(_mix(theme.accent, theme.text, 0.3), 1))

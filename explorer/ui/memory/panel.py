@@ -465,7 +465,7 @@ class MemoryPanel(Panel):
         """What the Tiled matmul tab can read its costs on: this machine's GPUs, then catalog sheets."""
         return self.context.gpus if isinstance(self.context, AppContext) else []
 
-    def _views(self) -> tuple[Columns, Columns, Columns, Columns]:
+    def _views(self) -> tuple[CoalescingTab, BankTab, DivergenceTab, TilingTab]:
         """The tabs in ``MEMORY_VIEWS`` order."""
         return (self.coalescing, self.banks, self.divergence, self.tiling)
 

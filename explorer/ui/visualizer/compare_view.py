@@ -47,12 +47,12 @@ class SidePane(QFrame):
         self.title.setWordWrap(True)
         self._device = ""
         self.grid = SmGrid()
-        self.scroll = QScrollArea()
-        self.scroll.setWidgetResizable(True)
-        self.scroll.setWidget(self.grid)
-        self.scroll.setFrameShape(QScrollArea.Shape.NoFrame)
-        self.scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
-        self.scroll.installEventFilter(self)
+        self.scroll_area = QScrollArea()
+        self.scroll_area.setWidgetResizable(True)
+        self.scroll_area.setWidget(self.grid)
+        self.scroll_area.setFrameShape(QScrollArea.Shape.NoFrame)
+        self.scroll_area.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.scroll_area.installEventFilter(self)
         self._grid_min_height = self.grid.minimumHeight()
         head = QHBoxLayout()
         head.setContentsMargins(0, 0, 0, 0)
@@ -62,7 +62,7 @@ class SidePane(QFrame):
         lay.setContentsMargins(4, 4, 4, 4)
         lay.setSpacing(2)
         lay.addLayout(head)
-        lay.addWidget(self.scroll, 1)
+        lay.addWidget(self.scroll_area, 1)
         self.selected = False
         self.set_selected(False)
         self.apply_text_scale()
@@ -94,15 +94,15 @@ class SidePane(QFrame):
         """Give the SMs the height their picture needs at this width: on a small screen at a large
         text size two panes and the table leave an H100's 132 SMs too little, and the pane then
         scrolls rather than draw them as a strip nobody can read."""
-        width, height = self.scroll.width(), self.scroll.height()
+        width, height = self.scroll_area.width(), self.scroll_area.height()
         need = self.grid.height_for_width(width)
         if need > height:  # it will scroll: the scroll bar takes its width from the picture
-            need = self.grid.height_for_width(width - self.scroll.verticalScrollBar().sizeHint().width())
+            need = self.grid.height_for_width(width - self.scroll_area.verticalScrollBar().sizeHint().width())
         self.grid.setMinimumHeight(need if need > height else self._grid_min_height)
 
     @qt_guard
     def eventFilter(self, obj: QObject, event: QEvent) -> bool:  # noqa: N802 - Qt's name
-        if obj is self.scroll and event.type() == QEvent.Type.Resize:
+        if obj is self.scroll_area and event.type() == QEvent.Type.Resize:
             self.fit_grid()
         return super().eventFilter(obj, event)
 
@@ -248,12 +248,17 @@ class _TableScroll(QScrollArea):
 
     @qt_guard
     def sizeHint(self) -> QSize:  # noqa: N802 - Qt's name
-        hint = self.widget().sizeHint()
+        table = self.widget()
+        if table is None:  # before the table is set: Qt's own hint
+            return super().sizeHint()
+        hint = table.sizeHint()
         return QSize(hint.width() + self._bar(), hint.height())
 
     @qt_guard
     def minimumSizeHint(self) -> QSize:  # noqa: N802 - Qt's name
         table = self.widget()
+        if table is None:
+            return super().minimumSizeHint()
         rows = 1 + self.LEAST_ROWS  # the heads' row, then the quantities
         row = table.fontMetrics().lineSpacing() + 2
         least = min(table.sizeHint().height(), rows * row)

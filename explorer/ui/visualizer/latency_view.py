@@ -71,7 +71,7 @@ class LatencyView(PlayingView):
         self.pause()
         self.run, self.curve, self.preset = run, curve, preset
         self._codes = None
-        self.cycle = self.window
+        self.cycle = self.window_cycles
         self.update()
 
     def set_sweep(self, sweep: BandwidthSweep | None, unavailable: str = "") -> None:
@@ -80,7 +80,7 @@ class LatencyView(PlayingView):
         self.update()
 
     @property
-    def window(self) -> int:
+    def window_cycles(self) -> int:
         """Cycles on screen: two loop periods (a warp's whole round and the next), 40 to 600."""
         if self.run is None:
             return 1
@@ -91,21 +91,21 @@ class LatencyView(PlayingView):
     def set_cycle(self, cycle: int) -> None:
         if self.run is None:
             return
-        self.cycle = int(min(max(self.window, cycle), self.run.recorded_cycles))
+        self.cycle = int(min(max(self.window_cycles, cycle), self.run.recorded_cycles))
         self.update()
 
     def _start(self) -> bool:
         if self.run is None:
             return False
         if self.cycle >= self.run.recorded_cycles:
-            self.cycle = self.window
+            self.cycle = self.window_cycles
         self._play_from = self.cycle
         return True
 
     def _advance(self, seconds: float) -> bool:
         if self.run is None:
             return False
-        self.set_cycle(self._play_from + int(seconds * self.window / WINDOW_SECONDS))
+        self.set_cycle(self._play_from + int(seconds * self.window_cycles / WINDOW_SECONDS))
         return self.cycle < self.run.recorded_cycles
 
     # ------------------------------------------------------------------ what to paint
@@ -234,7 +234,7 @@ class LatencyView(PlayingView):
         if plot.width() < 10 or plot.height() < 10:
             return
         codes = self.chart_codes()
-        lo, hi = self.cycle - self.window, self.cycle
+        lo, hi = self.cycle - self.window_cycles, self.cycle
         window = codes[:, lo:hi]
         table = np.array(
             [0xFF000000 | (q.red() << 16) | (q.green() << 8) | q.blue() for q in self._colours()], np.uint32

@@ -30,6 +30,8 @@ from explorer.ui.visualizer import palette
 from explorer.words import on_host
 
 if TYPE_CHECKING:  # pragma: no cover
+    from superqt.utils import FunctionWorker
+
     from explorer.agent.child import AgentProcess
     from explorer.remote.target import Remote
 
@@ -50,7 +52,7 @@ class ElementStrip(QWidget):
         self.result: RealRunResult | None = None
         self.setFixedHeight(STRIP_HEIGHT)
         self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
-        self._columns: list[tuple[int, int]] | None = None  # (block or -1, run length in px)
+        self._columns: list[tuple[int, float]] | None = None  # (block or -1, run length in px)
         self._image: QImage | None = None
 
     @qt_guard
@@ -98,7 +100,7 @@ class ElementStrip(QWidget):
         self._image = None
         super().resizeEvent(event)
 
-    def _runs(self, width: int) -> list[tuple[int, int]]:
+    def _runs(self, width: int) -> list[tuple[int, float]]:
         import numpy as np
 
         r = self.result
@@ -204,7 +206,7 @@ class RealRunView(QWidget):
         self.strip = ElementStrip()
         lay.addWidget(self.strip)
         lay.addStretch(1)
-        self._worker = None
+        self._worker: FunctionWorker[RealRunResult] | None = None
         self._proc: AgentProcess | None = None
         self._threads_per_block = 0
         self._backend = "gpu"
