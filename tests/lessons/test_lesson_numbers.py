@@ -265,7 +265,6 @@ def derived_memory(state: MemoryState) -> set[float]:
     """What the Memory page computes and shows for a step: the model's answer for the view shown
     (counts, bytes, percentages as the page prints them, each lane's word and bank, each warp's
     lanes per path) and the fixed sizes the model is built on."""
-    from explorer.memory import texts
     from explorer.memory.banks import BANKS, WORD_BYTES, SharedAccess, bank_conflicts
     from explorer.memory.coalescing import (
         BASE_ALIGNMENT,
