@@ -21,7 +21,8 @@ def png_bytes(image: QImage) -> bytes:
     data = QByteArray()
     buffer = QBuffer(data)
     buffer.open(QIODevice.OpenModeFlag.WriteOnly)
-    ok = image.save(buffer, b"PNG")
+    # PySide6 6.x takes the format as str here and refuses bytes, which its stubs ask for
+    ok = image.save(buffer, "PNG")  # type: ignore[call-overload]
     buffer.close()
     if not ok or data.isEmpty():
         raise UserError("Qt could not encode the picture as PNG")
