@@ -449,6 +449,12 @@ class LatencyPreset:
     source: str
     method: str = ""
     extra: dict[str, str] = field(default_factory=dict)
+    memory: bool = True  # the latency is a load's (False: an arithmetic result's)
+
+    @property
+    def waited(self) -> str:
+        """What a warp issues and then waits for, in words ("a load", "an instruction")."""
+        return "a load" if self.memory else "an instruction"
 
     @property
     def mem_latency(self) -> int:
@@ -490,6 +496,7 @@ PRESETS: tuple[LatencyPreset, ...] = (
             "(4 cycles, 4 warp schedulers) hide them"
         ),
         method="NVIDIA's documented figure",
+        memory=False,
     ),
     _bench("V100", "L1", 30, "v100.txt", "1 kB"),
     _bench("V100", "L2", 215, "v100.txt", "1,029 kB"),
