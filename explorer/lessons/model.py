@@ -29,7 +29,15 @@ A lesson file is one JSON object (UTF-8, made to be edited by hand as well as by
   finished) and ``blocks_placed`` (with a wave: only this many of its blocks placed) or the exact
   ``clock`` (in waves, as the window saves it), ``speed`` (waves per second), ``zoom`` (1, 1.5, 2
   or 3), ``thread`` (the selected thread, "BX,BY,BZ:TX,TY,TZ" as ``launch --thread`` takes it) and
-  ``side_tab`` ("occupancy" or "real run").
+  ``side_tab`` ("occupancy" or "real run"); ``view``, the picture in the middle: "sms" (the wave
+  picture, the default), "timeline" (the launch in time) or "latency" (latency hiding);
+  ``dispatch``, the timeline's ``{"durations": "jitter:0.2", "policy": "free", "seed": 0,
+  "time": 3.5}`` (durations as ``dispatch --durations`` takes them, the placement policy, the seed
+  of random durations, and the moment shown in mean blocks; absent, the launch's end) and
+  ``latency``, the latency view's ``{"preset": "v100-l1", "alu": 9, "policy": "gto", "cycle":
+  600}`` (a published latency by its key as ``latency --preset`` lists them, K arithmetic
+  instructions per load, the schedulers' policy, and the last cycle the chart shows; absent, the
+  first). What a step leaves out takes these defaults.
 * ``benchmarks``: ``workload`` (a ``device-explorer bench`` name), ``devices`` (["cpu",
   "cuda:0"]), ``sizes`` (a list; absent: the workload's defaults), ``repeats`` (absent: until the
   spread settles), ``budget_s`` (seconds per point) and ``recorded``: results measured when the
@@ -80,6 +88,34 @@ DEVICE_KINDS = ("catalog", "present")
 
 
 @dataclass
+class DispatchStep:
+    """The timeline view's state in a step (``explorer.launch.time_views.DispatchSettings`` and
+    the moment shown, in mean blocks; None: the launch's end)."""
+
+    durations: str = "uniform"
+    policy: str = "free"
+    seed: int = 0
+    time: float | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class LatencyStep:
+    """The latency view's state in a step (``explorer.launch.time_views.LatencySettings`` and the
+    last cycle the chart shows; None: its first window)."""
+
+    preset: str = "v100-l1"
+    alu: int = 9
+    policy: str = "gto"
+    cycle: int | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+#: the pictures a visualizer step can show in the middle of the page
+CentreView = Literal["sms", "timeline", "latency"]
+
+
+@dataclass
 class VisualizerState:
     """The launch visualizer as a step shows it. Launch fields are text, as typed (and as the
     window and ``launch`` parse them); ``extra`` holds keys of the panel's state this version does
@@ -99,6 +135,9 @@ class VisualizerState:
     zoom: float = 1.0
     thread: str = ""
     side_tab: SideTab = "occupancy"
+    view: CentreView = "sms"
+    dispatch: DispatchStep = field(default_factory=DispatchStep)
+    latency: LatencyStep = field(default_factory=LatencyStep)
     extra: dict[str, Any] = field(default_factory=dict)
 
 
