@@ -488,7 +488,7 @@ def _bench(gpu: str, level: str, cycles: int, file: str, data_set: str) -> Laten
 PRESETS: tuple[LatencyPreset, ...] = (
     LatencyPreset(
         key="cuda-guide-arithmetic",
-        label="arithmetic, compute capability 7.x: 4 cycles",
+        label="arithmetic on cc 7.x: 4 cycles",
         latency_cycles=4,
         source=(
             "CUDA C++ Programming Guide, 'Maximize Utilization: Multiprocessor Level': on compute "

@@ -442,7 +442,8 @@ class TimeViews:
 
     # --- words for the views ------------------------------------------------------------------
     def latency_caption(self) -> str:
-        """Where the resident warps come from: the launch's occupancy and what limits it."""
+        """Where the resident warps come from: the launch's occupancy and what limits it (the
+        device is the launch form's)."""
         side = self.session.edited_side
         run = self.latency
         if run is None or side.plan is None:
@@ -451,7 +452,7 @@ class TimeViews:
         per = run.config.warps / run.config.schedulers
         per_text = f"{per:g}" if per == math.floor(per) else f"{per:.2f}"
         return (
-            f"{side.plan.device_name}: {occ.active_blocks_per_sm} block"
+            f"{occ.active_blocks_per_sm} block"
             f"{'s' if occ.active_blocks_per_sm != 1 else ''} of {side.plan.warps_per_block} warps per SM "
             f"(limited by {' and '.join(RESOURCE_NAMES[r] for r in occ.limiters)}) = {run.config.warps} of {run.config.slots} warp slots, "
             f"{per_text} per scheduler"

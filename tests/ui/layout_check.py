@@ -3,7 +3,8 @@
 Walks every visible label, button, line edit (spin boxes included: they hold one), combo box and
 tab of a widget tree and asks Qt how much room its text needs against the room it got, and checks
 that the widgets a layout places neither overlap their siblings nor stick out of their parent.
-A label a page elides on purpose carries the ``elideAllowed`` property and is not reported; a
+A label a page elides on purpose carries the ``elideAllowed`` property and is not reported (one
+drawn cut on one line, an ``ElidedLine``, only when its whole text is not on hover); a
 caption that gives way on a short screen (``FoldingCaption``) is reported only if, cut short, it
 does not carry its whole text on hover.
 
@@ -75,6 +76,13 @@ def _label_problem(label: QLabel) -> str | None:
         return None
     if label.text().rstrip().endswith("…") and not label.property(ELIDE_ALLOWED):
         return "elided"
+    if label.property(ELIDE_ALLOWED) and not label.wordWrap():
+        # one line cut with "…" on purpose (``ElidedLine``): fine when the whole text is on hover
+        return (
+            None
+            if label.toolTip().startswith(label.text())
+            else "cut short, and its whole text is not on hover"
+        )
     if label.wordWrap():
         need = label.heightForWidth(label.width())
         if need > label.height() + SLACK:

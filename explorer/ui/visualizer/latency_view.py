@@ -34,17 +34,18 @@ from explorer.launch.latency import (
     UtilizationCurve,
 )
 from explorer.launch.measured import BandwidthSweep
+from explorer.launch.time_views import chart_window
 from explorer.ui.guard import qt_guard
 from explorer.ui.visualizer import palette
 from explorer.ui.visualizer.playing_view import PlayingView, paint_axis
 from explorer.ui.visualizer.sweep_graph import _nice_ticks  # the y axis of the sweep
 
-#: the cycle window scrolls by its own width in this many seconds
-WINDOW_SECONDS = 4.0
 ISSUE_ALU = palette.RUNNING
 ISSUE_LOAD = QColor("#1e3a8a")  # the running blue, darkest: a load leaves
 WAITING = palette.QUEUED  # amber: stalled on memory (waiting, as a queued block waits)
 READY = QColor("#bfdbfe")  # the running blue, palest: could issue, was not picked
+#: the least height, in lines of small text, the chart and the curve keep before the source line goes
+MIN_CHART_LINES = 9
 #: colour codes of the chart's raster (index into the view's table)
 _NONE, _IDLE, _STALLED, _ELIGIBLE, _ALU, _LOAD = range(6)
 
@@ -61,14 +62,12 @@ class LatencyView(PlayingView):
         self.sweep_unavailable = ""  # one line: why there is no measured sweep (no GPU, say)
         self.cycle = 0  # the window shows cycles [cycle - window, cycle)
         self._codes: np.ndarray | None = None
-        self._play_from = 0
 
     # ------------------------------------------------------------------ records in
 
     def set_model(
         self, run: LatencyRun, curve: UtilizationCurve | None = None, preset: LatencyPreset | None = None
     ) -> None:
-        self.pause()
         self.run, self.curve, self.preset = run, curve, preset
         self._codes = None
         self.cycle = self.window
@@ -81,32 +80,17 @@ class LatencyView(PlayingView):
 
     @property
     def window(self) -> int:
-        """Cycles on screen: two loop periods (a warp's whole round and the next), 40 to 600."""
-        if self.run is None:
-            return 1
-        return int(min(self.run.recorded_cycles, max(40, min(600, 2 * self.run.config.period))))
-
-    # ------------------------------------------------------------------ playing
+        """Cycles on screen (``time_views.chart_window``: two loop periods, 40 to 600)."""
+        return chart_window(self.run) if self.run is not None else 1
 
     def set_cycle(self, cycle: int) -> None:
+        """Show the ``window`` cycles before ``cycle`` (the cycle clock's position)."""
         if self.run is None:
             return
-        self.cycle = int(min(max(self.window, cycle), self.run.recorded_cycles))
-        self.update()
-
-    def _start(self) -> bool:
-        if self.run is None:
-            return False
-        if self.cycle >= self.run.recorded_cycles:
-            self.cycle = self.window
-        self._play_from = self.cycle
-        return True
-
-    def _advance(self, seconds: float) -> bool:
-        if self.run is None:
-            return False
-        self.set_cycle(self._play_from + int(seconds * self.window / WINDOW_SECONDS))
-        return self.cycle < self.run.recorded_cycles
+        cycle = int(min(max(self.window, cycle), self.run.recorded_cycles))
+        if cycle != self.cycle:
+            self.cycle = cycle
+            self.update()
 
     # ------------------------------------------------------------------ what to paint
 
@@ -171,35 +155,47 @@ class LatencyView(PlayingView):
         p.setFont(title_f)
         p.setPen(c.text)
         title = (
-            f"Latency hiding, simulated: {cfg.warps} warps on {cfg.schedulers} "
+            f"Simulated: {cfg.warps} warps on {cfg.schedulers} "
             f"scheduler{'s' if cfg.schedulers != 1 else ''} ({cfg.policy})"
         )
         _elided(p, QRectF(pad, pad, w - 2 * pad, th), title)
         p.setFont(body_f)
         so_far = run.issued_by(self.cycle) / (self.cycle * cfg.schedulers) if self.cycle else 0.0
+        # the figures first: on a small view the last of three lines may be cut
         facts = (
-            f"each warp loops 1 load (then waits L = {cfg.mem_latency} cycles) + K = {cfg.alu} arithmetic; "
-            f"issue slots used: {100 * so_far:.1f}% so far, {100 * run.utilization:.1f}% in the steady state; "
+            f"issue slots used: {100 * run.utilization:.1f}% in the steady state ({100 * so_far:.1f}% so far); "
             f"model U(N) = {100 * run.model_utilization:.1f}%; warps needed N* = "
-            f"{run.warps_needed_per_scheduler} per scheduler ({run.warps_needed} per SM)"
+            f"{run.warps_needed_per_scheduler} per scheduler ({run.warps_needed} per SM); "
+            f"each warp loops {self._waited} (then waits L = {cfg.mem_latency} cycles for its result) + K = "
+            f"{cfg.alu} independent"
         )
         wrap = int(Qt.TextFlag.TextWordWrap)
         need = QFontMetrics(body_f).boundingRect(QRectF(0, 0, w - 2 * pad, 10 * bh).toRect(), wrap, facts)
-        facts_box = QRectF(pad, pad + th + 2, w - 2 * pad, min(3 * bh, float(need.height())))
+        legend_h = self._legend_rows(w - 2 * pad, small_f) * (sh + 6)
+        # three lines of figures, or two where a third would leave the chart under MIN_CHART_LINES
+        lines = 3 if h - (pad + th + 2 + 3 * bh + pad) - legend_h - pad >= MIN_CHART_LINES * sh else 2
+        facts_box = QRectF(pad, pad + th + 2, w - 2 * pad, min(lines * bh, float(need.height())))
         p.setPen(c.muted)
         p.drawText(facts_box, wrap, facts)
-        # the legend and the source at the bottom
+        # the legend and the source at the bottom; where they would leave the chart fewer than
+        # MIN_CHART_LINES lines of small text, the source shrinks to one elided line, then goes
         source = self.preset.source if self.preset is not None else ""
+        top = facts_box.bottom() + pad
         source_h = 0.0
         if source:
             fm = QFontMetrics(small_f)
             box = fm.boundingRect(
                 QRectF(0, 0, w - 2 * pad, 4 * sh).toRect(), int(Qt.TextFlag.TextWordWrap), "source: " + source
             )
-            source_h = min(2 * sh, float(box.height()))
-        legend_h = self._legend_rows(w - 2 * pad, small_f) * (sh + 6)
+            for lines in (2, 1, 0):
+                source_h = min(lines * sh, float(box.height()))
+                if h - pad - source_h - legend_h - top >= MIN_CHART_LINES * sh:
+                    break
+            if source_h < box.height():
+                source = fm.elidedText(
+                    source, Qt.TextElideMode.ElideRight, int(w - 2 * pad - fm.horizontalAdvance("source: "))
+                )
         bottom = h - pad - source_h - legend_h
-        top = facts_box.bottom() + pad
         chart = QRectF(pad, top, (w - 3 * pad) * 0.6, bottom - top)
         graph = QRectF(chart.right() + pad, top, w - chart.right() - 2 * pad, bottom - top)
         self._paint_chart(p, chart, small_f)
@@ -208,7 +204,7 @@ class LatencyView(PlayingView):
         else:
             self._paint_curve(p, graph, small_f)
         self._paint_legend(p, QRectF(pad, bottom + 3, w - 2 * pad, legend_h), small_f)
-        if source:
+        if source and source_h > 0:
             p.setFont(small_f)
             p.setPen(c.muted)
             p.drawText(
@@ -291,10 +287,14 @@ class LatencyView(PlayingView):
         )
         c = palette.canvas()
         p.fillRect(plot, c.sm_face)
+        last_y = math.inf
         for frac, text in y_labels:
             y = plot.bottom() - frac * plot.height()
             p.setPen(QPen(c.grid_line, 1))
             p.drawLine(QPointF(plot.left(), y), QPointF(plot.right(), y))
+            if last_y - y < fm.height() and frac < 1:
+                continue  # a label would sit on the one below: the top one is always drawn
+            last_y = y
             p.setPen(c.muted)
             p.drawText(
                 QRectF(rect.left(), y - fm.height() / 2, left_w - 4, fm.height()),
@@ -352,18 +352,16 @@ class LatencyView(PlayingView):
             x = at(need, 0).x()
             p.drawLine(QPointF(x, plot.top()), QPointF(x, plot.bottom()))
             lw = fm.horizontalAdvance(label) + 4
-            p.drawText(
-                QRectF(min(x + 3, plot.right() - lw), label_y, lw, fm.height()),
-                Qt.AlignmentFlag.AlignLeft,
-                label,
-            )
+            need_box = QRectF(min(x + 3, plot.right() - lw), label_y, lw, fm.height())
+            p.drawText(need_box, Qt.AlignmentFlag.AlignLeft, label)
         else:
-            label += f", past the SM's {x_max} warps"
-            p.drawText(
-                QRectF(plot.left(), label_y, plot.width() - 4, fm.height()),
-                Qt.AlignmentFlag.AlignRight,
-                label,
-            )
+            for longer in (f", past the SM's {x_max} warps", f" > {x_max}", ""):
+                if fm.horizontalAdvance(label + longer) <= plot.width() - 4:
+                    break
+            label += longer
+            lw = fm.horizontalAdvance(label) + 4
+            need_box = QRectF(plot.right() - 4 - lw, label_y, lw, fm.height())
+            p.drawText(need_box, Qt.AlignmentFlag.AlignRight, label)
         # this run
         cur = at(cfg.warps, run.utilization)
         p.setPen(QPen(palette.SELECTION.darker(150), 1.5))
@@ -373,11 +371,15 @@ class LatencyView(PlayingView):
         note = f"{cfg.warps} warps" + (
             f" of {cfg.slots} ({100 * cfg.warps / cfg.slots:.0f}% occupancy)" if cfg.warp_slots else ""
         )
+        if fm.horizontalAdvance(note) + 6 > plot.width():
+            note = f"{cfg.warps} warps"  # a narrow graph: the occupancy is in the caption
         nw = fm.horizontalAdvance(note) + 6
-        x = min(max(cur.x() - nw / 2, plot.left()), plot.right() - nw)
+        x = max(min(max(cur.x() - nw / 2, plot.left()), plot.right() - nw), plot.left())
         y = cur.y() + 8 if cur.y() < plot.top() + plot.height() / 2 else cur.y() - fm.height() - 8
-        p.setPen(palette.SELECTION.darker(170))
-        p.drawText(QRectF(x, y, nw, fm.height()), Qt.AlignmentFlag.AlignHCenter, note)
+        note_box = QRectF(x, y, nw, fm.height())
+        if not note_box.intersects(need_box):  # a small graph: N* is the label that matters
+            p.setPen(palette.SELECTION.darker(170))
+            p.drawText(note_box, Qt.AlignmentFlag.AlignHCenter, note)
         self._x_axis(p, plot, font, x_max, "resident warps per SM")
 
     def _paint_sweep(self, p: QPainter, rect: QRectF, font: QFont) -> None:
@@ -422,11 +424,21 @@ class LatencyView(PlayingView):
         )
         self._x_axis(p, plot, font, x_max, "resident warps per SM")
 
+    @property
+    def _waited(self) -> str:
+        """What each warp issues and then waits for: a load, or (an arithmetic latency) an instruction."""
+        return self.preset.waited if self.preset is not None else "a load"
+
     def _legend(self) -> tuple[tuple[QColor, str], ...]:
         return (
             (ISSUE_ALU, "issuing arithmetic"),
-            (ISSUE_LOAD, "issuing a load"),
-            (WAITING, "stalled on memory"),
+            (ISSUE_LOAD, f"issuing {self._waited}"),
+            (
+                WAITING,
+                "stalled on memory"
+                if self.preset is None or self.preset.memory
+                else "waiting for its result",
+            ),
             (READY, "eligible, not picked"),
             (palette.canvas().empty_slot, "idle warp slot"),
         )
@@ -473,7 +485,7 @@ def _graph_title(p: QPainter, rect: QRectF, text: str) -> None:
     p.drawText(
         QRectF(rect.left(), rect.top(), rect.width(), p.fontMetrics().height()),
         Qt.AlignmentFlag.AlignHCenter,
-        text,
+        p.fontMetrics().elidedText(text, Qt.TextElideMode.ElideRight, int(rect.width())),
     )
 
 

@@ -4,7 +4,9 @@ The session owns what the page shows (devices, the launch or A and B, the clock,
 thread) and emits events; each part of the page is a view that reads it and calls its methods:
 
     left    PlaybackBox (buttons), EditingNote, LaunchControls (the form), Inspector
-    centre  SmView: summary, wave bar, the SMs or A and B with their table, legend
+    centre  tabs: SmView (summary, wave bar, the SMs or A and B with their table, legend),
+            TimelinePage (the launch in time) and LatencyPage (latency hiding), views of the
+            ``TimeViews`` model beside the session (``explorer.launch.time_views``)
     right   tabs: OccupancyView, RealRunView
 
 This module lays them out, gives the session its devices, binds the keys, and answers the main
@@ -20,15 +22,22 @@ from collections.abc import Callable
 
 from PySide6.QtCore import QSize, Qt, QTimer
 from PySide6.QtGui import QKeySequence, QShortcut
-from PySide6.QtWidgets import QHBoxLayout, QScrollArea, QTabWidget, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QHBoxLayout, QScrollArea, QSizePolicy, QTabWidget, QVBoxLayout, QWidget
 
 from explorer.devices.model import CudaGpu
 from explorer.errors import UserError
 from explorer.launch.animation import DISPATCH, RUN
 from explorer.launch.presets import PRESETS
 from explorer.launch.session import DeviceChoice, LaunchSession
+from explorer.launch.time_views import VIEW_TITLES, VIEWS, TimeViews
 from explorer.lessons.files import ZOOMS
 from explorer.lessons.model import SIDE_TABS, PanelState, VisualizerState
+from explorer.lessons.time_steps import (
+    apply_time_views,
+    record_time_views,
+    restore_time_views,
+    saved_time_views,
+)
 from explorer.lessons.visualizer import apply_step, restore_state, saved_state, step_state
 from explorer.ui.context import AppContext
 from explorer.ui.guard import qt_guard
@@ -37,10 +46,12 @@ from explorer.ui.sidepanel import SidePanel, fit_side_panels
 from explorer.ui.theme import Theme, px, text_scale_pct
 from explorer.ui.visualizer.controls import LaunchControls
 from explorer.ui.visualizer.inspector import Inspector
+from explorer.ui.visualizer.latency_page import LatencyPage
 from explorer.ui.visualizer.occupancy_view import OccupancyView
 from explorer.ui.visualizer.playback import EditingNote, FrameClock, PlaybackBox
 from explorer.ui.visualizer.realrun_view import RealRunView
 from explorer.ui.visualizer.sm_view import SmView
+from explorer.ui.visualizer.timeline_page import TimelinePage
 
 # widths at 100% text (they grow with it): controls need the room for digits, the graphs do not;
 # the SM picture keeps at least CENTRE_MIN, and a side column folds away when it cannot
@@ -78,6 +89,7 @@ class VisualizerPanel(Panel):
         super().__init__(parent)
         self.context = context
         self.session = LaunchSession()
+        self.time_views = TimeViews(self.session)
 
         # left: playback, which side the form edits, the form, the inspector
         self.playback = PlaybackBox(self.session)
@@ -108,11 +120,22 @@ class VisualizerPanel(Panel):
         self.tabs.addTab(self.occupancy_view, "Occupancy")
         self.tabs.addTab(self.realrun_view, "Run it for real")
         self.right_side = SidePanel("Occupancy and real run", self.tabs, "right")
+        # the centre: the SMs in waves, the launch in time, latency hiding (one model: TimeViews)
+        self.timeline_page = TimelinePage(self.time_views, self._why_no_gpu)
+        self.latency_page = LatencyPage(self.time_views, self._why_no_gpu)
+        self.centre = QTabWidget()
+        for view, page in zip(VIEWS, (self.sm_view, self.timeline_page, self.latency_page), strict=True):
+            self.centre.addTab(page, VIEW_TITLES[view])
+        self.centre.currentChanged.connect(self._centre_changed)
+        self.time_views.events.view.connect(
+            lambda: self.centre.setCurrentIndex(VIEWS.index(self.time_views.view))
+        )
+        self._centre_changed(0)
 
         self._columns = QHBoxLayout(self)
         self._columns.setContentsMargins(6, 6, 6, 6)
         self._columns.addWidget(self.left_side)
-        self._columns.addWidget(self.sm_view, 1)
+        self._columns.addWidget(self.centre, 1)
         self._columns.addWidget(self.right_side)
         self._last_opened: SidePanel | None = None
         for side in (self.left_side, self.right_side):
@@ -154,6 +177,27 @@ class VisualizerPanel(Panel):
     def _load_devices(self) -> None:
         self.session.set_devices(device_choices(self.context))
 
+    def _centre_changed(self, index: int) -> None:
+        """Show the view chosen; only the page shown sizes the centre (a hidden page's wrapped
+        text, measured at a stale width, must not make the window taller than a projector)."""
+        for i in range(self.centre.count()):
+            page = self.centre.widget(i)
+            policy = QSizePolicy.Policy.Preferred if i == index else QSizePolicy.Policy.Ignored
+            page.setSizePolicy(policy, policy)
+        self.time_views.set_view(VIEWS[index])
+
+    def _why_no_gpu(self) -> str:
+        """Discovery's reason there is no usable GPU here, for the measured parts ("" if there is one)."""
+        discovery = self.context.discovery
+        return (discovery.why_no_gpu() if discovery is not None else None) or ""
+
+    def toggle_play(self) -> None:
+        """Space: play or pause what is shown (the latency chart's cycles, else the launch's clock)."""
+        if self.time_views.view == "latency":
+            self.time_views.cycles.toggle_play()
+        else:
+            self.session.toggle_play()
+
     # --- room: side columns and text size -----------------------------------------------------
     def apply_text_scale(self, percent: int) -> None:
         """Columns, buttons and painted text grow with the text; then fold what no longer fits."""
@@ -163,6 +207,8 @@ class VisualizerPanel(Panel):
         self.sm_view.apply_text_scale()
         self.occupancy_view.apply_text_scale()
         self.realrun_view.apply_text_scale()
+        self.timeline_page.apply_text_scale()
+        self.latency_page.apply_text_scale()
         self.fit_side_panels()
 
     def _side_toggled(self, side: SidePanel, opened: bool) -> None:
@@ -200,22 +246,31 @@ class VisualizerPanel(Panel):
     def remembered(self) -> dict[str, str | int]:
         """Issue 14.12: the device, the launch, the speed and the zoom; issue 15.4: whether A and
         B are compared, B's device and launch (``b_*``) and the side being edited."""
-        return {**saved_state(self.session), "zoom": self.sm_view.zoom_index}
+        return {
+            **saved_state(self.session),
+            "zoom": self.sm_view.zoom_index,
+            **saved_time_views(self.time_views),
+        }
 
     def restore(self, saved: dict[str, str | int]) -> None:
         """Each part that parses is taken; a launch that does not is skipped whole."""
         restore_state(self.session, saved)
         self.sm_view.set_zoom_index(saved.get("zoom"))
+        restore_time_views(self.time_views, saved)
 
     def lesson_state(self) -> VisualizerState | None:
         """The launch, the moment shown, the speed, zoom, selected thread and side tab."""
         side_tab = SIDE_TABS[max(self.tabs.currentIndex(), 0)]
-        return step_state(self.session, ZOOMS[self.sm_view.zoom_index], side_tab)
+        state = step_state(self.session, ZOOMS[self.sm_view.zoom_index], side_tab)
+        if state is not None:
+            record_time_views(self.time_views, state)
+        return state
 
     def show_lesson_state(self, state: PanelState) -> str:
         if not isinstance(state, VisualizerState):
             return ""
         note = apply_step(self.session, state, self.context.gpus)
+        apply_time_views(self.time_views, state)
         self.sm_view.set_zoom_index(ZOOMS.index(state.zoom) if state.zoom in ZOOMS else 0)
         self.tabs.setCurrentIndex(SIDE_TABS.index(state.side_tab))
         if self.session.selection is not None:
@@ -237,15 +292,26 @@ class VisualizerPanel(Panel):
         s.show_moment(1 + DISPATCH + RUN * 0.4)
         s.select_thread(a.plan.blocks_in_wave(1).start + 1, 0, 17)
 
-    #: ``device-explorer screenshot --panel visualizer --view compare``
-    SCREENSHOT_VIEWS = ("compare",)
+    #: ``device-explorer screenshot --panel visualizer --view compare`` (or timeline, latency)
+    SCREENSHOT_VIEWS = ("compare", "timeline", "latency")
 
     def show_screenshot_view(self, view: str) -> None:
-        """``compare``: the same lesson launch on a GTX 1650 (A) and an H100 (B), in wave 1."""
+        """``compare``: the same lesson launch on a GTX 1650 (A) and an H100 (B), in wave 1;
+        ``timeline``: that launch in time with jittered blocks, mid-way; ``latency``: its SM hiding
+        an L1 load's latency with 9 instructions per load."""
         if view not in self.SCREENSHOT_VIEWS:
             raise UserError(
                 f"the visualizer has no view {view!r}; its views: {', '.join(self.SCREENSHOT_VIEWS)}"
             )
+        if view == "timeline":
+            self.time_views.set_view("timeline")
+            self.time_views.set_durations("jitter:0.2")
+            self.time_views.show_time(4.5)
+            return
+        if view == "latency":
+            self.time_views.set_view("latency")
+            self.time_views.cycles.seek(300)
+            return
         s = self.session
         s.set_compare(True)
         s.select_side(1)
@@ -266,12 +332,14 @@ class VisualizerPanel(Panel):
         self.frame_clock.stop()
         self.session.pause()
         self.realrun_view.shutdown()
+        self.timeline_page.shutdown()
+        self.latency_page.shutdown()
 
 
 #: the page's keys: (key sequence, what it does, the action); an empty description marks an alias
 #: (= for +, as on keyboards where + needs Shift). Help > Keyboard shortcuts lists the rest.
 KEYS: tuple[tuple[str, str, Callable[[VisualizerPanel], object]], ...] = (
-    ("Space", "play / pause the animation", lambda p: p.session.toggle_play()),
+    ("Space", "play / pause the animation", lambda p: p.toggle_play()),
     ("Right", "next wave", lambda p: p.session.step_wave(1)),
     ("Left", "previous wave", lambda p: p.session.step_wave(-1)),
     ("Shift+Right", "next block", lambda p: p.session.step_block(1)),

@@ -8,9 +8,12 @@ Pause, the speed, whether anything can play); the frame clock turns wall time in
 
 from __future__ import annotations
 
+from typing import Protocol
+
 from PySide6.QtCore import QElapsedTimer, QObject, Qt, QTimer
 from PySide6.QtWidgets import QGroupBox, QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
 
+from explorer.events import Event
 from explorer.launch.session import LaunchSession
 from explorer.ui.theme import px
 
@@ -118,10 +121,27 @@ class EditingNote(QLabel):
             )
 
 
-class FrameClock(QObject):
-    """Moves a playing session's clock by the wall time between frames (about 60 a second)."""
+class _HasMoment(Protocol):
+    moment: Event
 
-    def __init__(self, session: LaunchSession, parent: QObject | None = None) -> None:
+
+class Playable(Protocol):
+    """What a frame clock drives: the ``LaunchSession``, or the latency chart's ``CycleClock``."""
+
+    @property
+    def events(self) -> _HasMoment: ...
+
+    @property
+    def playing(self) -> bool: ...
+
+    def advance(self, dt_s: float) -> bool: ...
+
+
+class FrameClock(QObject):
+    """Moves a playing session's clock (or another ``Playable``) by the wall time between frames
+    (about 60 a second)."""
+
+    def __init__(self, session: Playable, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self.session = session
         self.timer = QTimer(self)

@@ -1,24 +1,20 @@
-"""What the timeline and latency-hiding views share: a painted widget that plays through its record
-at 60 frames per second, sizes its text with the window's text size, and renders offscreen.
-
-A subclass says where playing starts (``_start``: from where, or None when there is nothing to
-play) and what a moment of it shows (``_advance``: the seconds played so far); the clock, the
-timer and the offscreen picture are here once.
+"""What the timeline and latency-hiding views share: a painted widget that shows one moment of its
+record (the clock that plays it is a core model's: the session's for the timeline, the cycle clock
+of ``explorer.launch.time_views`` for the latency chart, moved by the visualizer's frame clock at
+60 frames per second), sizes its text with the window's text size, and renders offscreen.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from PySide6.QtCore import QElapsedTimer, QPointF, QRectF, Qt, QTimer
+from PySide6.QtCore import QPointF, QRectF, Qt
 from PySide6.QtGui import QFont, QFontMetrics, QImage, QPainter
 from PySide6.QtWidgets import QSizePolicy, QWidget
 
 from explorer.ui.theme import px
 from explorer.ui.visualizer import palette
 from explorer.ui.visualizer.sweep_graph import _nice_ticks
-
-FRAME_MS = 16  # 60 frames per second
 
 
 @dataclass(frozen=True)
@@ -31,45 +27,12 @@ class ViewFonts:
 
 
 class PlayingView(QWidget):
-    """A QPainter view with a play clock (``play`` / ``pause`` / ``playing``) and ``render_image``."""
+    """A QPainter view of one moment of a played record, with ``fonts`` and ``render_image``."""
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self._timer = QTimer(self)
-        self._timer.setInterval(FRAME_MS)
-        self._timer.timeout.connect(self._on_frame)
-        self._clock = QElapsedTimer()
         self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Expanding)
         self.setMinimumSize(320, 200)
-
-    # ------------------------------------------------------------------ for subclasses
-
-    def _start(self) -> bool:
-        """Get ready to play (rewind when at the end); False when there is nothing to play."""
-        raise NotImplementedError
-
-    def _advance(self, seconds: float) -> bool:
-        """Show the moment ``seconds`` after play started; False once the end is reached."""
-        raise NotImplementedError
-
-    # ------------------------------------------------------------------ the clock
-
-    def play(self) -> None:
-        if not self._start():
-            return
-        self._clock.start()
-        self._timer.start()
-
-    def pause(self) -> None:
-        self._timer.stop()
-
-    @property
-    def playing(self) -> bool:
-        return self._timer.isActive()
-
-    def _on_frame(self) -> None:
-        if not self._advance(self._clock.elapsed() / 1000.0):
-            self.pause()
 
     # ------------------------------------------------------------------ text and pictures
 
@@ -123,4 +86,5 @@ def paint_axis(
             QRectF(x - tick_w / 2, top + 3, tick_w, fm.height()), Qt.AlignmentFlag.AlignHCenter, f"{v:g}"
         )
     align = Qt.AlignmentFlag.AlignHCenter if centre_label else Qt.AlignmentFlag.AlignLeft
+    label = fm.elidedText(label, Qt.TextElideMode.ElideRight, int(width))  # a narrow figure cuts it visibly
     p.drawText(QRectF(left, top + fm.height() + 3, width, fm.height()), align, label)
