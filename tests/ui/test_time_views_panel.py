@@ -21,17 +21,19 @@ from explorer.launch.time_views import VIEWS, DispatchSettings, LatencySettings
 from explorer.lessons import load_lesson
 from explorer.lessons.builtin import builtin_paths
 from explorer.ui.context import AppContext
-from explorer.ui.main_window import MainWindow
 from explorer.ui.theme import current_theme, px
 from explorer.ui.visualizer.measure_row import MeasureRow
 from explorer.ui.visualizer.panel import VisualizerPanel
 from tests.launch.test_time_views import _measured
 from tests.ui.conftest import no_gpu_discovery, two_gpu_discovery
 from tests.ui.layout_check import clipped
+from tests.ui.test_layout_fits import _settle, window  # noqa: F401 - the window the layout test opens
+from tests.ui.test_visualizer_keys import open_catalog_window
 
 
 @pytest.fixture
 def panel(qtbot):
+    """The visualizer alone over the catalog GPUs, 1280x800."""
     p = VisualizerPanel(AppContext(Discovery(devices=load_catalog(), reports=[])))
     qtbot.addWidget(p)
     p.resize(1280, 800)
@@ -179,6 +181,16 @@ def test_a_measurement_runs_off_the_ui_thread_and_stop_ends_it(qtbot):
     row.start("Measuring", lambda on_process: 1 / 0, results.append)
     qtbot.waitUntil(lambda: not row.running, timeout=10_000)
     assert "division by zero" in row.status.text() and results == ["answer"]
+    release.clear()
+    agent.cancelled = False
+    row.start("Measuring", job, results.append, "launch A")
+    row.follow("launch A", "", ready="Ready")  # the same launch shown again: it goes on
+    assert row.running and not agent.cancelled
+    row.follow("launch B", "", ready="Ready")  # another launch: the measurement is stopped
+    qtbot.waitUntil(lambda: not row.running, timeout=10_000)
+    assert agent.cancelled and results == ["answer"] and "measure it again" in row.status.text()
+    row.follow("launch B", "No GPU here.", "the whole reason")
+    assert not row.button.isEnabled() and row.status.text() == "No GPU here."
 
 
 def test_lesson_steps_and_the_settings_file_bring_the_view_back(
@@ -190,18 +202,7 @@ def test_lesson_steps_and_the_settings_file_bring_the_view_back(
     theme = current_theme()
 
     def open_window(saved=None):
-        w = MainWindow(
-            AppContext(Discovery(devices=load_catalog(), reports=[])),
-            discover_on_show=False,
-            panel="visualizer",
-            devices_panel_options={"nvml": fake_nvml, "clock": fake_clock, "timer": fake_timer},
-        )
-        qtbot.addWidget(w)
-        w.resize(1280, 800)
-        w.show()
-        if saved is not None:
-            w.apply_prefs(saved)
-        return w
+        return open_catalog_window(qtbot, (fake_nvml, fake_clock, fake_timer), saved, panel="visualizer")
 
     first = open_window()
     panel = first.current_panel()
@@ -237,35 +238,17 @@ LESSON_STEPS = [
 ]
 
 
-@pytest.fixture
-def window(qtbot, fake_nvml, fake_clock, fake_timer):
-    from tests.ui.test_layout_fits import _discovery
-
-    w = MainWindow(
-        AppContext(_discovery()),
-        discover_on_show=False,
-        panel="visualizer",
-        devices_panel_options={"nvml": fake_nvml, "clock": fake_clock, "timer": fake_timer},
-    )
-    qtbot.addWidget(w)
-    yield w
-    w.close()
-    w.apply_text_scale(100)
-
-
-def _settle(qapp, window, size) -> None:
-    window.resize(*size)
-    window.show()
-    for _ in range(4):
-        qapp.processEvents()
-
-
 @pytest.mark.parametrize(
     "size,scale", SIZES, ids=lambda v: f"{v[0]}x{v[1]}" if isinstance(v, tuple) else f"{v}%"
 )
 @pytest.mark.parametrize(("lesson", "step"), LESSON_STEPS, ids=lambda v: str(v))
 def test_every_step_of_the_two_lessons_renders_whole_at_the_classroom_sizes(
-    window, qapp, lesson, step, size, scale
+    window,  # noqa: F811 - the layout test's fixture
+    qapp,
+    lesson,
+    step,
+    size,
+    scale,
 ):
     window.set_theme("light")  # as the app starts: the theme's font and stylesheet
     window.apply_text_scale(scale)

@@ -38,7 +38,6 @@ class LatencyPage(QWidget):
         self.model = model
         self.session = model.session
         self._why_no_gpu = why_no_gpu
-        self._sweeping_for = ""
         self.preset_box = QComboBox()
         for i, p in enumerate(PRESETS):
             self.preset_box.addItem(p.label)
@@ -132,17 +131,19 @@ class LatencyPage(QWidget):
             self.measure.set_ready(sweep.summary_lines()[1])
 
     def _follow_launch(self) -> None:
+        """A sweep belongs to its device: another device stops the one under way."""
         side = self.session.edited_side
-        key = side.choice.key if side.choice is not None else ""
-        if self.measure.running and key != self._sweeping_for:
-            self.measure.cancel("The device changed, so its measurement was stopped: measure it again.")
-        why = self.model.measure_problem(self._why_no_gpu())
-        if why:  # one line; discovery's whole reason there is no GPU on hover
-            self.measure.set_unavailable(why, self._why_no_gpu())
-        elif self.model.sweep is None:
-            self.measure.set_ready(
-                "Sweeps warps per SM on the GPU and draws the bandwidth over Little's law."
-            )
+        ready = (
+            None
+            if self.model.sweep is not None
+            else "Sweeps warps per SM on the GPU and draws the bandwidth over Little's law."
+        )
+        self.measure.follow(
+            side.choice.key if side.choice is not None else "",
+            self.model.measure_problem(self._why_no_gpu()),
+            self._why_no_gpu(),
+            ready,
+        )
 
     def _measure(self) -> None:
         from explorer.launch.measured import measure_bandwidth_here
@@ -151,12 +152,13 @@ class LatencyPage(QWidget):
         device, limits = side.device, side.limits
         if device is None or side.choice is None:
             return
-        key = self._sweeping_for = side.choice.key
+        key = side.choice.key
         most = limits.max_warps_per_sm if limits is not None else 64
         self.measure.start(
             f"Measuring bandwidth on {device.name}",
             lambda on_process: measure_bandwidth_here(most, device, on_process=on_process),
             lambda sweep: self.model.take_sweep(key, sweep),
+            key,
         )
 
     # --- the window -----------------------------------------------------------------------------

@@ -46,6 +46,7 @@ class MeasureRow(QWidget):
         self._proc: AgentProcess | None = None
         self._cancelled = ""
         self._on_result: Callable[[Any], object] | None = None
+        self._for: object = None  # what the measurement under way belongs to
         self._clock = QElapsedTimer()
         self._ticker = QTimer(self)
         self._ticker.setInterval(200)
@@ -73,19 +74,32 @@ class MeasureRow(QWidget):
         self.button.setEnabled(True)
         self._say(words, muted=True)
 
+    def follow(self, shown: object, why: str, detail: str = "", ready: str | None = None) -> None:
+        """What is shown changed (a launch, a device) or may have: a measurement under way for
+        something else (``shown`` is what it belongs to) is stopped; then the button is off with
+        ``why`` (``detail`` on hover) or, ``why`` empty, on with ``ready`` (None: the line of the
+        result shown stays)."""
+        if self.running and shown != self._for:
+            self.cancel("What is shown changed, so its measurement was stopped: measure it again.")
+        if why:
+            self.set_unavailable(why, detail)
+        elif ready is not None:
+            self.set_ready(ready)
+
     def _clicked(self) -> None:
         if self.running:
             self.cancel("Stopped before it finished.")
         elif self.on_click is not None:
             self.on_click()
 
-    def start(self, what: str, job: Job, on_result: Callable[[Any], object]) -> None:
-        """Run ``job(on_process)`` in a worker thread; ``what`` names it in the progress line."""
+    def start(self, what: str, job: Job, on_result: Callable[[Any], object], shown: object = None) -> None:
+        """Run ``job(on_process)`` in a worker thread; ``what`` names it in the progress line and
+        ``shown`` is what it belongs to (``follow`` stops it when that is no longer shown)."""
         if self.running:
             return
         from superqt.utils import create_worker
 
-        self._cancelled, self._what, self._on_result = "", what, on_result
+        self._cancelled, self._what, self._on_result, self._for = "", what, on_result, shown
 
         def keep(agent: AgentProcess) -> None:  # in the worker thread, before the child starts
             self._proc = agent

@@ -56,7 +56,6 @@ class TimelinePage(QWidget):
         self.model = model
         self.session = model.session
         self._why_no_gpu = why_no_gpu
-        self._measuring_for: object = None  # the launch a measurement under way belongs to
         self._warmed = False
         self.durations_box = QComboBox()
         self.durations_box.setEditable(True)
@@ -177,15 +176,14 @@ class TimelinePage(QWidget):
 
     def _follow_launch(self) -> None:
         """A measurement belongs to its launch: a changed launch stops the one under way."""
-        if self.measure.running and self._measuring_for != self.model.launch_key():
-            self.measure.cancel("The launch changed, so its measurement was stopped: measure it again.")
-        why = self.model.measure_problem(self._why_no_gpu())
-        if why:  # one line; discovery's whole reason there is no GPU on hover
-            self.measure.set_unavailable(why, self._why_no_gpu())
-        elif self.model.measured is None:
-            self.measure.set_ready(
-                "Runs this grid and block as spin blocks on the GPU and draws what it did."
-            )
+        ready = (
+            None
+            if self.model.measured is not None
+            else "Runs this grid and block as spin blocks on the GPU and draws what it did."
+        )
+        self.measure.follow(
+            self.model.launch_key(), self.model.measure_problem(self._why_no_gpu()), self._why_no_gpu(), ready
+        )
 
     def _measure(self) -> None:
         from explorer.errors import UserError
@@ -195,7 +193,7 @@ class TimelinePage(QWidget):
         device, plan = side.device, side.plan
         if device is None or plan is None:
             return
-        key = self._measuring_for = self.model.launch_key()
+        key = self.model.launch_key()
         try:
             check_measurable(plan)
         except UserError as exc:  # one line: too many blocks, too much shared memory
@@ -205,6 +203,7 @@ class TimelinePage(QWidget):
             f"Measuring {plan.total_blocks:,} blocks on {device.name}",
             lambda on_process: measure_dispatch_here(plan, device, on_process=on_process),
             lambda result: self.model.take_measured(key, result),
+            key,
         )
 
     # --- the window -----------------------------------------------------------------------------
