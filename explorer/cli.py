@@ -19,7 +19,7 @@ from explorer import __version__
 from explorer.errors import UserError
 from explorer.inputs import one_line
 from explorer.interrupts import exit_status, raise_on_termination, restore_handlers
-from explorer.terminal import tolerant_streams
+from explorer.terminal import guarded_streams, tolerant_streams
 
 PANELS = ("devices", "visualizer", "benchmarks", "memory")
 
@@ -371,6 +371,13 @@ def main(argv: Sequence[str] | None = None, *, check_only: bool = False) -> int:
         return exc.code if isinstance(exc.code, int) else 2
     if args.command is None:
         args.panel = args.lesson = args.step = None
+    if args.command == "agent":  # its stdout is the protocol: the agent writes it itself
+        return _run(args, check_only)
+    with guarded_streams():  # nothing printed, from a remote or a file, can drive the terminal
+        return _run(args, check_only)
+
+
+def _run(args: argparse.Namespace, check_only: bool) -> int:
     # SIGTERM and SIGHUP end a command like Ctrl-C (an exception, so children are stopped and
     # what finished is written); the window replaces these with its own (explorer/ui/signals.py).
     previous = raise_on_termination()

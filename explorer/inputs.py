@@ -28,6 +28,7 @@ import os
 import re
 from pathlib import Path
 
+from explorer.atomicwrite import UnsafeTarget, writable_target
 from explorer.errors import UserError
 
 #: the longest text read as one number; a longer one is refused before any arithmetic
@@ -254,6 +255,8 @@ def parse_dims(text: str, what: str, *, maximum: int = MAX_WHOLE) -> tuple[int, 
 def parse_cc(text: str) -> tuple[int, int]:
     """A compute capability ``X.Y`` (``7.5``, ``8.6``, ``12.0``) in ASCII digits; else one line."""
     raw = str(text).strip()
+    if not raw:
+        raise InputError("compute capability is empty; give it as X.Y (e.g. 7.5, 8.6, 12.0)")
     m = _CC_RE.fullmatch(raw)
     if m is None:
         raise InputError(f"compute capability {shown(raw)} is not of the form X.Y (e.g. 7.5, 8.6, 12.0)")
@@ -346,6 +349,10 @@ def parse_output_path(text: str, what: str = "--out", suffixes: tuple[str, ...] 
         raise InputError(
             f"cannot write {shown(raw, 80)}: the folder {shown(str(folder), 80)} is not writable"
         )
+    try:  # another user's link or file: refused now, before any work (and again when writing)
+        writable_target(path)
+    except UnsafeTarget as exc:
+        raise InputError(f"cannot write {shown(raw, 80)}: {exc.strerror}") from None
     return path
 
 

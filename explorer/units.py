@@ -55,3 +55,11 @@ def share_pct(value: float | None, missing: str = "n/a") -> str:
     if value < 10:
         return f"{float(f'{value:.2g}'):g} %"
     return f"{value:.0f} %"
+
+
+def number_text(value: float | None, unit: str = "") -> str:
+    """A rate or count: 1,234 GFLOP/s above 100, three significant figures below."""
+    if value is None:
+        return ""
+    text = f"{value:,.0f}" if abs(value) >= 100 else f"{value:.3g}"
+    return f"{text} {unit}".strip()

@@ -486,14 +486,17 @@ def check_utilization_trap(ctx: CheckContext) -> CheckResult:
 
 
 def check_roofs(ctx: CheckContext) -> CheckResult:
-    """The roofline's measured ceilings on this GPU (every level the app measures), next to the
-    theoretical ones: what the Benchmarks page draws."""
+    """The roofline's measured ceilings on this GPU (every level the app measures: L2 and DRAM),
+    next to the theoretical ones: what the Benchmarks page draws. L2 must beat DRAM."""
     from explorer.bench import peaks
+    from explorer.devices.roofs import record_roof
 
-    roof = peaks.ensure_measured(ctx.device, force=True)
-    if roof is None:
+    saved = peaks.ensure_measured(ctx.device, force=True)
+    rec = peaks.device_record(ctx.device)
+    if saved is None or rec is None:
         raise CannotRun(f"{ctx.device} has no fingerprint here (discovery did not find it)")
-    theoretical = {c.quantity: c for c in peaks.device_roof(ctx.device).ceilings if c.kind != "measured"}
+    roof = saved.stored
+    theoretical = {c.quantity: c for c in record_roof(rec).ceilings if c.kind != "measured"}
     figures = []
     for c in roof.ceilings:
         ref = theoretical.get(c.quantity)
@@ -512,9 +515,15 @@ def check_roofs(ctx: CheckContext) -> CheckResult:
         f"{f.name} {f.value:,.0f} {f.unit}" + (f" ({f.ratio:.0%} of {f.reference_name})" if f.ratio else "")
         for f in figures
     )
+    levels = {c.level: c.value for c in roof.ceilings if c.quantity == "memory" and c.level}
+    ordered = "L2" not in levels or "DRAM" not in levels or levels["L2"] > levels["DRAM"]
+    if not ordered:
+        summary += f"; L2 ({levels['L2']:,.0f} GB/s) is not above DRAM ({levels['DRAM']:,.0f} GB/s)"
+    if not roof.quiet:
+        summary += f"; measured while busy ({roof.busy_reason})"
     return CheckResult(
         "roofs",
-        "pass" if figures else "fail",
+        "pass" if figures and ordered else "fail",
         summary or "no ceiling was measured",
         figures,
         {"roof": [c.to_dict() for c in roof.ceilings]},

@@ -41,7 +41,9 @@ The protocol (version ``protocol.PROTOCOL_VERSION``)
   Methods (``methods.METHODS``): ``ping``; ``bench.prepare`` {preload, low_priority};
   ``bench.point`` {the fields of ``explorer.bench.execute.PointSpec``} -> {point, fatal};
   ``gpu.lock`` {device, workload} -> {key, waited_s} (a GPU's turn, ``gpushare``/``gpuqueue``);
-  ``selftest.simulator`` {} -> the simulator check's result; and ``bench.roof``, ``realrun.run``,
+  ``bench.roof`` {device} -> {roof} (the roof that worker placed the device's points under);
+  ``roofs.measure`` {device} -> events {progress, message}, then {roof, message};
+  ``selftest.simulator`` {} -> the simulator check's result; and ``realrun.run``,
   ``devices.list``, ``devices.live``, ``selftest.run`` (see ``methods``). A request does only what
   the app needs, whoever sends it (an agent may be reached through a ``ForceCommand`` account):
   ``preload`` names only modules a workload needs, and ``realrun.run`` writes only into the empty

@@ -53,6 +53,7 @@ from explorer.agent.protocol import (
     decode,
     encode,
 )
+from explorer.cleantext import clean_text
 
 #: From starting the child to its hello. A local agent says hello in well under a second; the margin
 #: is for a laptop busy with other work (and, later, for an ssh connection being made).
@@ -173,8 +174,11 @@ class AgentProcess:
         return self._proc is not None and self._broken is None and self._proc.poll() is None
 
     def stderr_text(self) -> str:
+        """What the child (ssh, the remote shell, srun, the agent) wrote on stderr, as data: no
+        escape sequence or control character of it reaches the user's terminal."""
         with self._stderr_lock:
-            return self._stderr.decode("utf-8", errors="replace")
+            raw = self._stderr.decode("utf-8", errors="replace")
+        return clean_text(raw, keep_newlines=True)
 
     def stderr_last_line(self) -> str:
         lines = [ln.strip() for ln in self.stderr_text().splitlines() if ln.strip()]

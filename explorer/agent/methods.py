@@ -72,7 +72,7 @@ def bench_prepare(params: dict[str, Any], emit: Emit) -> dict[str, Any]:
         try:
             importlib.import_module(name)
             loaded.append(name)
-        except Exception:  # noqa: BLE001 - the point itself will say what is missing
+        except (Exception, SystemExit):  # noqa: BLE001 - the point itself will say what is missing
             missing.append(name)
     return {"loaded": loaded, "missing": missing}
 
@@ -111,17 +111,47 @@ def bench_point(params: dict[str, Any], emit: Emit) -> dict[str, Any]:
 
 
 def bench_roof(params: dict[str, Any], emit: Emit) -> dict[str, Any]:
-    """The roofline ceilings known on this machine for one device (``explorer.bench.peaks``: its
-    reported peaks and what the benchmark worker measured and cached here), so a remote run's
-    points can be drawn under that machine's roof. Measures nothing. params: ``device``
-    (``cpu`` or ``cuda:N``). Answer: ``roof`` (``Roof.to_dict()``)."""
-    from explorer.bench.peaks import device_roof
+    """The roof this worker placed one device's points under (``explorer.bench.peaks.worker_roof``:
+    the device's reported peaks and this machine's stored ceilings, built once per worker), so the
+    results carry it and are drawn under it. Measures nothing. params: ``device`` (``cpu`` or
+    ``cuda:N``). Answer: ``roof`` (``Roof.to_dict()``; its ``notice`` says, once, what the user
+    must hear: the stored ceilings were damaged, a busy measurement did not replace a quiet one)."""
+    from explorer.bench.peaks import worker_roof
     from explorer.inputs import parse_device_key
 
     device = params.get("device")
     if not isinstance(device, str):
         raise UserError(f"bench.roof needs a device cpu or cuda:N; got {device!r:.60}")
-    return {"roof": device_roof(parse_device_key(device)).to_dict()}
+    roof = worker_roof(parse_device_key(device))
+    answer = {"roof": roof.to_dict()}
+    roof.notice = ""  # said once
+    return answer
+
+
+def roofs_measure(params: dict[str, Any], emit: Emit) -> dict[str, Any]:
+    """Measure one device's ceilings again and store them (``explorer.bench.peaks.ensure_measured``),
+    saying how far it got as events ``{"progress": 0.42, "message": "memory levels: ..."}``. A
+    measurement disturbed by other programs does not replace a quiet stored one. params: ``device``
+    (``cpu`` or ``cuda:N``). Answer: ``roof`` (the device's roof as stored now, ``Roof.to_dict()``)
+    and ``message`` (one line: what was measured and what is kept)."""
+    from explorer.bench.peaks import ensure_measured, worker_roof
+    from explorer.inputs import parse_device_key
+
+    device = params.get("device")
+    if not isinstance(device, str):
+        raise UserError(f"roofs.measure needs a device cpu or cuda:N; got {device!r:.60}")
+    device = parse_device_key(device)
+
+    def progress(fraction: float, text: str) -> None:
+        emit({"progress": round(min(1.0, max(0.0, fraction)), 3), "message": text[:200]})
+
+    saved = ensure_measured(device, force=True, progress=progress)
+    if saved is None:
+        raise UserError(f"{device} is not on this machine, or has no ceilings to measure")
+    roof = worker_roof(device)
+    answer = {"roof": roof.to_dict(), "message": saved.message}
+    roof.notice = ""
+    return answer
 
 
 def gpu_lock(params: dict[str, Any], emit: Emit) -> dict[str, Any]:
@@ -381,6 +411,7 @@ METHODS: dict[str, Method] = {
     "bench.prepare": bench_prepare,
     "bench.point": bench_point,
     "bench.roof": bench_roof,
+    "roofs.measure": roofs_measure,
     "gpu.lock": gpu_lock,
     "selftest.simulator": selftest_simulator,
     "realrun.run": realrun_run,

@@ -30,12 +30,12 @@ from explorer.agent.child import (
 from explorer.agent.gpushare import QueueWait
 from explorer.agent.protocol import AgentError
 from explorer.bench.results import BenchPoint, error_point
-from explorer.bench.roofline import Roof
 from explorer.bench.workloads import Workload, get_workload
 from explorer.errors import UserError
 from explorer.inputs import parse_device_key
 from explorer.remote.session import JobEnded, RemoteAgentProcess
 from explorer.remote.slurm import JobState
+from explorer.roofs.model import Roof
 
 if TYPE_CHECKING:
     from explorer.remote.target import Remote
@@ -50,7 +50,7 @@ STARTUP_TIMEOUT_S = 120.0
 #: How long a run waits in the queue for a GPU another run holds (``gpu.lock``) before giving up.
 GPU_QUEUE_TIMEOUT_S = 3600.0  # starting + importing torch on a loaded laptop can be slow
 WORKER_LABEL = "the benchmark worker"
-#: Asking a remote agent for a device's roof: it reads its cache and, once, probes the device.
+#: Asking the worker for the roof its points were placed under: built once there, from its store.
 ROOF_TIMEOUT_S = 60.0
 
 
@@ -169,9 +169,10 @@ class BenchRun:
         # points left are not measured (each would wait for ssh to fail again), but every one
         # gets its row saying why, and a new run resumes from the rows that have no result.
         self.remote_down: str | None = None
-        # A remote run's roofs (``Roof`` per device key, ``host`` set), asked of that machine's
-        # agent after each device's first measured point: its ceilings are not cached here.
-        self.remote_roofs: dict[str, Roof] = {}
+        # The roof each device's points were placed under (``Roof`` per device key; ``host`` set
+        # for a remote machine's), asked of the worker once, after the device's first measured
+        # point: one roof per (host, device), carried with the results, never re-read here.
+        self.roofs: dict[str, Roof] = {}
         # Told what the run waits for, from the thread iterating ``events()``: its place in a GPU's
         # line (``QueueWait``: who holds it, since when, where this run stands), about once a
         # second; a Slurm job's state and reason as Slurm changes them (``JobState``).
@@ -221,7 +222,7 @@ class BenchRun:
                     # results), so a resume knows which machine it belongs to
                     point = replace(point, host=self.plan.remote.host)
                 self.points.append(point)
-                self._ask_remote_roof(point)
+                self._ask_roof(point)
                 yield point
                 elapsed = time.monotonic() - started
                 finished = done + 1
@@ -239,6 +240,11 @@ class BenchRun:
         return [e for e in self.events() if isinstance(e, BenchPoint)]
 
     # --- internals -------------------------------------------------------------------------
+
+    def _going_on(self, spec: dict, words: str) -> str:
+        """``words`` ("; a new worker continues the run") where points follow ``spec``; "" after
+        the run's last point, whose error row must not promise a continuation that never comes."""
+        return words if self._specs and spec is not self._specs[-1] else ""
 
     def _error(self, spec: dict, message: str) -> BenchPoint:
         w = self.workload
@@ -354,8 +360,8 @@ class BenchRun:
                 return None
             return self._error(
                 spec,
-                f"took longer than the time limit of {timeout:g} s; "
-                "the worker was stopped and a new one continues the run",
+                f"took longer than the time limit of {timeout:g} s; the worker was stopped"
+                + self._going_on(spec, " and a new one continues the run"),
             )
         except AgentGone as exc:
             self._replace_worker()
@@ -367,20 +373,28 @@ class BenchRun:
                 ended = exc.job.ended_words(self.plan.remote.host)
                 return self._error(spec, f"{ended} while this point was measured{exc.job.ended_hint}")
             if self.plan.remote is not None:  # already a sentence naming the machine and the cause
-                return self._error(spec, f"{exc} while measuring this point; the next point connects again")
+                return self._error(
+                    spec,
+                    f"{exc} while measuring this point"
+                    + self._going_on(spec, "; the next point connects again"),
+                )
             return self._error(
                 spec,
-                f"the worker process {exc.how} while measuring this point; a new worker continues the run",
+                f"the worker process {exc.how} while measuring this point"
+                + self._going_on(spec, "; a new worker continues the run"),
             )
         except AgentError as exc:
             self._replace_worker()
             if self.cancelled:
                 return None
-            return self._error(spec, f"{exc}; a new worker continues the run")
+            return self._error(spec, f"{exc}" + self._going_on(spec, "; a new worker continues the run"))
         data, fatal = answer.get("point"), answer.get("fatal")
         if not isinstance(data, dict) or not isinstance(fatal, bool):
             self._replace_worker()
-            return self._error(spec, f"{WORKER_LABEL} sent no point; a new worker continues the run")
+            return self._error(
+                spec,
+                f"{WORKER_LABEL} sent no point" + self._going_on(spec, "; a new worker continues the run"),
+            )
         if fatal:  # the CUDA context is unusable: the next point gets a fresh worker
             self._replace_worker()
         try:
@@ -391,24 +405,26 @@ class BenchRun:
         if (point.workload, point.variant, point.device, point.size) != asked:
             self._replace_worker()
             return self._error(
-                spec, f"{WORKER_LABEL} answered for another point; a new worker continues the run"
+                spec,
+                f"{WORKER_LABEL} answered for another point"
+                + self._going_on(spec, "; a new worker continues the run"),
             )
         return point
 
-    def _ask_remote_roof(self, point: BenchPoint) -> None:
-        """After a remote device's first measured point, its roof from that machine (the ceilings
-        the worker measured there are cached there). A roof that cannot be had is left out: the
-        points are still drawn, and their own ridge and bound came from the remote."""
-        remote = self.plan.remote
-        if remote is None or not point.ok or point.device in self.remote_roofs or self.cancelled:
+    def _ask_roof(self, point: BenchPoint) -> None:
+        """After a device's first measured point, the roof the worker placed it under (built once
+        there from that machine's stored ceilings, measured first where the plan asked). A roof
+        that cannot be had is left out: the points are still drawn, with their own level and share."""
+        if not point.ok or point.device in self.roofs or self.cancelled:
             return
         with self._lock:
             worker = self._worker
         if worker is None or not worker.alive():
             return
+        host = self.plan.remote.host if self.plan.remote is not None else ""
         try:
             answer = worker.request("bench.roof", {"device": point.device}, timeout_s=ROOF_TIMEOUT_S)
-            self.remote_roofs[point.device] = Roof.from_dict(answer.get("roof"), host=remote.host)
+            self.roofs[point.device] = Roof.from_dict(answer.get("roof"), host=host)
         except AgentFailed:
             pass  # an agent without the method (an older version) or no record there: no roof
         except AgentError:

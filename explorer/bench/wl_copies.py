@@ -24,7 +24,10 @@ def _host_memcpy(w: Workload, spec: PointSpec) -> Outcome:
     if not np.array_equal(dst[:64], src[:64]):
         raise PointError("the host copy did not arrive")
     return Outcome(
-        timing, threads=1, extra={"note": "host memcpy (numpy.copyto, one core, no bus), for scale"}
+        timing,
+        threads=1,
+        roof_bytes=2.0 * spec.size,  # it reads n bytes and writes n, as the memory levels' roofs count
+        extra={"note": "host memcpy (numpy.copyto, one core, no bus), for scale"},
     )
 
 
@@ -55,7 +58,7 @@ def _bus_copy(w: Workload, spec: PointSpec, *, to_device: bool, pinned: bool) ->
     extra: dict[str, float | str] = {"direction": direction, "host_memory": memory}
     if gen and width:
         extra["pcie_link"] = f"gen{gen} x{width}"
-    return Outcome(timing, peak=peaks.pcie_peak_gbps(gen, width), extra=extra)
+    return Outcome(timing, peak=peaks.pcie_peak_gbps(gen, width), extra=extra, bus_bound=True)
 
 
 # --- the variants, as the registry lists them (order = the order points run and legends list) -----

@@ -55,10 +55,11 @@ TRAP_LAUNCH_S = 0.2
 
 
 def _bandwidth(device: str) -> tuple[float | None, str]:
-    """The memory bandwidth the model multiplies, and where it comes from (the peak's basis)."""
-    gbps = peaks.memory_bandwidth_gbps(device)
-    basis = peaks.peak_basis(device, "GB/s").text if gbps else ""
-    return gbps, basis
+    """The DRAM bandwidth the model multiplies, and where it comes from (the device's roof)."""
+    dram = peaks.worker_roof(device).main_memory()
+    if dram is None:
+        return None, ""
+    return dram.value, f"{dram.name} roof, {dram.kind_text}"
 
 
 def _copy_model_words(stride: int, device: str, on_gpu: bool) -> tuple[str, float | None, str]:
@@ -104,7 +105,7 @@ def _strided_numpy(w: Workload, spec: PointSpec) -> Outcome:
         timing,
         bytes=2.0 * FLOAT32_BYTES * n,
         threads=1,
-        peak=peaks.memory_bandwidth_gbps("cpu"),
+        working_set=float(src.nbytes + dst.nbytes),
         extra={"elements": float(n), "input_bytes": float(src.nbytes), "library": "numpy (one core)"},
         model=cell,
         model_estimate=estimate,
@@ -130,7 +131,6 @@ def _strided_numba(w: Workload, spec: PointSpec) -> Outcome:
     return Outcome(
         timing,
         bytes=2.0 * FLOAT32_BYTES * n,
-        peak=peaks.memory_bandwidth_gbps(spec.device),
         extra={
             "elements": float(n),
             "input_bytes": float(n * stride * FLOAT32_BYTES),
@@ -171,7 +171,6 @@ def _transpose(w: Workload, spec: PointSpec, *, padded: bool) -> Outcome:
     )
     return Outcome(
         timing,
-        peak=peaks.memory_bandwidth_gbps(spec.device),
         extra={"conflict_degree_model": float(degree), "wavefronts_model": float(conflicts.wavefronts)},
         model=cell,
         model_note=note,

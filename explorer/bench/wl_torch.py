@@ -188,7 +188,7 @@ def _two_gpus(w: Workload, spec: PointSpec, *, mode: TwoGpuMode) -> Outcome:
         timing = time_plain(spec, lambda: dst.copy_(src), sync_both)
         if not torch.equal(dst.cpu(), src.cpu()):
             raise PointError(f"the copy from {dev0} to {dev1} did not arrive whole")
-        return Outcome(timing, unit="GB/s", bytes=4.0 * n * n, extra=extra)
+        return Outcome(timing, unit="GB/s", bytes=4.0 * n * n, extra=extra, bus_bound=True)
     a0, b0, c0 = _square_operands(n, dev0)
     if mode == "at_once":
         a1, b1, c1 = _square_operands(n, dev1)

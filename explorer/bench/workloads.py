@@ -71,6 +71,13 @@ class Workload:
     hidden: bool = False  # test-only workloads, never listed in the UI
     # why it needs GPUs (``needs_gpu_count``), in a few words: "its kernels use shared memory"
     needs_gpu_why: str = ""
+    # the bytes one step's data occupies, all arrays together, where that is not ``bytes_moved``
+    # (a step that goes over the same data twice): the memory level a point lives in comes from it
+    working_set: Callable[[int], float] | None = field(default=None, compare=False, repr=False)
+
+    def working_set_bytes(self, size: int) -> float:
+        """The bytes a point of ``size`` keeps in play (its working set)."""
+        return self.working_set(size) if self.working_set is not None else self.bytes_moved(size)
 
     def variants_on(self, device: str) -> list[Variant]:
         """The variants a point on ``device`` can be, in the order they run and are listed."""
@@ -381,6 +388,7 @@ _register(
         default_sizes_gpu=tuple(4 * KIB * 4**i for i in range(10)),  # 4 KiB .. 1 GiB
         unit="GB/s",
         bytes_moved=lambda n: float(n),
+        working_set=lambda n: 2.0 * n,  # source and destination
         size_format="bytes",
         dtype="uint8",
         code=_copies_code,
@@ -408,6 +416,7 @@ _register(
         unit="GFLOP/s",
         flops=lambda steps: steps * (2.0 * SMALL_MATRIX**3 + 2.0 * SMALL_MATRIX**2),
         bytes_moved=lambda steps: steps * 3.0 * FLOAT32_BYTES * SMALL_MATRIX**2,
+        working_set=lambda _steps: 3.0 * FLOAT32_BYTES * SMALL_MATRIX**2,  # the same three matrices
         size_format="steps={size:,}",
         code=_small_vs_big_code,
     )
@@ -465,6 +474,7 @@ _register(
         unit="GFLOP/s",
         flops=lambda n: LESSON_MATMULS * 2.0 * n**3,
         bytes_moved=lambda n: LESSON_MATMULS * 3.0 * FLOAT32_BYTES * n * n,
+        working_set=lambda n: 3.0 * FLOAT32_BYTES * n * n,  # ten matmuls of the same matrices
         code=_timing_lesson_code,
     )
 )
@@ -523,6 +533,8 @@ _register(
         bytes_moved=lambda _stride: (
             2.0 * FLOAT32_BYTES * STRIDED_COPY_ELEMENTS_GPU
         ),  # CPU points carry theirs
+        # the whole source (every stride-th element is read) and the destination
+        working_set=lambda stride: FLOAT32_BYTES * STRIDED_COPY_ELEMENTS_GPU * (stride + 1.0),
         size_format="stride={size}",
         code=_strided_copy_code,
         preload=("numpy", "numba"),

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from explorer import interrupts
 from explorer.agent.gpushare import QueueWait
-from explorer.bench.results import BenchPoint
+from explorer.bench.results import CEILINGS_NOTE, MAX_REPEATS, BenchPoint
 from explorer.bench.runner import BenchPlan, BenchRun, Progress, Waiting
 from explorer.devices.model import NO_GPU_FOUND, CpuDevice, CudaGpu
 from explorer.errors import UserError
@@ -29,9 +29,6 @@ from explorer.remote.target import Remote
 
 #: while a run queues for a GPU, how often the CLI says it is still waiting
 WAIT_SAY_EVERY_S = 10.0
-
-#: more timed repeats than anyone waits for; a typo's extra digits get a message, not a week-long run
-MAX_REPEATS = 100_000
 
 
 def check_device_present(device: str) -> None:
@@ -280,11 +277,15 @@ def _run_plan(
     run.on_waiting = _waiting_printer()
     failed = 0
     stopped: KeyboardInterrupt | None = None
+    said: set[str] = set()
     try:
         for event in run.events():
             if isinstance(event, Progress):
                 continue
-            failed += event.error is not None
+            # said once on stderr; a failure to measure or keep the ceilings comes with its point
+            _say_roof_notices(run, said, with_point=event.extra.get(CEILINGS_NOTE, ""))
+            # an error row, or ceilings measured again that a full disk kept from being stored
+            failed += event.error is not None or CEILINGS_NOTE in event.extra
             if as_json:
                 # every point names the machine it was measured on (null: this one)
                 print(json.dumps({**event.to_dict(), "host": host}), flush=True)
@@ -316,6 +317,19 @@ def _run_plan(
     if hint:
         print(hint, file=sys.stderr)
     return 1 if failed else 0
+
+
+def _say_roof_notices(run: BenchRun, said: set[str], with_point: str = "") -> None:
+    """What a device's roof must tell the user, once, on stderr (stdout stays the points): its
+    stored ceilings were damaged and moved aside, a busy measurement did not replace a quiet one,
+    the ceilings could not be measured. ``with_point``: a line the point being printed carries
+    itself (its NOTE), not said twice."""
+    for device, roof in run.roofs.items():
+        if device not in said:
+            said.add(device)
+            notice = roof.notice.replace(with_point, "").strip() if with_point else roof.notice
+            if notice:
+                print(notice, file=sys.stderr, flush=True)
 
 
 def _how_to_resume(left: int, csv_path: Path | None, as_json: bool, *, stopped: bool = False) -> str:

@@ -140,6 +140,20 @@ class CudaLimits:
 
 
 @dataclass
+class CpuCache:
+    """One level of the CPU's data caches as the OS reports it: one cache's size, and how many
+    separate caches of that level the machine has (a per-core L2 on 8 cores: 8; a shared L3: 1)."""
+
+    level: str  # "L1", "L2", "L3"
+    size_bytes: int
+    instances: int = 1
+
+    @property
+    def total_bytes(self) -> int:
+        return self.size_bytes * self.instances
+
+
+@dataclass
 class GpuProcess:
     pid: int
     name: str
@@ -345,6 +359,9 @@ class CpuDevice(_Record):
     #: the best FP32 matmul measured on this machine (the roofline's measured compute ceiling)
     fp32_measured_gflops: float | None = None
     fp32_measured_basis: str = ""
+    #: the data caches, nearest the cores first (``explorer.devices.caches``): the roofline's
+    #: memory levels are named by these sizes
+    caches: list[CpuCache] = field(default_factory=list)
 
     @property
     def present(self) -> bool:
@@ -532,6 +549,15 @@ _LEGACY_DEFAULTS: dict[str, Any] = {
     "unavailable": {},
     "notes": [],
 }
+
+
+def import_failure(module: str, exc: BaseException) -> str:
+    """Why importing a probe's module failed, in words: a broken install raises, and a module that
+    calls ``sys.exit`` while it is imported (a stand-in pynvml did, with 3) would end the whole
+    command with that status and no word; the probe reports it instead."""
+    if isinstance(exc, SystemExit):
+        return f"{module} is installed but ended the program while being imported (sys.exit({exc.code!r}))"
+    return f"{module} is installed but failed to import: {exc}"
 
 
 @dataclass

@@ -27,6 +27,7 @@ from explorer.devices.model import (
     GpuProcess,
     LiveReading,
     ProbeReport,
+    import_failure,
 )
 from explorer.devices.nvml_errors import explain_field_error
 
@@ -75,6 +76,8 @@ def import_nvml() -> Any:
         raise NvmlUnavailable(
             "The Python package nvidia-ml-py (module pynvml) is not installed, so GPUs cannot be listed."
         ) from exc
+    except (Exception, SystemExit) as exc:  # a broken install, or one that calls sys.exit
+        raise NvmlUnavailable(f"{import_failure('pynvml', exc)}, so GPUs cannot be listed.") from None
     return pynvml
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from explorer.bench.fmt import number_text, seconds_text
+from explorer.bench.results import BenchPoint
 
 from .model import BenchState, Lesson, Recorded, Step
 
@@ -17,34 +18,44 @@ def step_heading(lesson: Lesson, index: int) -> str:
     return f"{lesson.title}: {step.title}" if step.title else lesson.title
 
 
+#: the columns of a lesson's recorded results, as the player's table heads them
+RECORDED_COLUMNS = ("series", "size", "median", "throughput")
+
+
 def recorded_markdown(recorded: Recorded) -> str:
-    """The results a lesson carries, as a Markdown table headed with whose and when they are:
-    shown beside a run made here, never mistakable for one."""
+    """The heading of the results a lesson carries: whose and when they are, so they are shown
+    beside a run made here and never mistaken for one. The rows themselves are a table of their
+    own (``recorded_row``): a lesson may carry 20,000 points, and rendering those as a Markdown
+    table took 107 s in ``QTextEdit.setMarkdown`` and stalled the window."""
+    count = len(recorded.points)
     lines = [
         f"#### Results {recorded.label}",
         "",
         "Measured when the lesson was made, on that machine, not this one. Start the run for this "
-        "machine's own figures.",
+        f"machine's own figures. {count:,} point{'s' if count != 1 else ''}, in the table below.",
     ]
     if recorded.note:
         lines += ["", recorded.note]
-    lines += ["", "| series | size | median | throughput |", "| --- | --- | --- | --- |"]
-    for p in recorded.points:
-        if p.error:
-            lines.append(f"| {p.variant} | {p.size_label} | error: {p.error} | |")
-            continue
-        noisy = " (disturbed)" if p.noisy else ""
-        lines.append(
-            f"| {p.variant} | {p.size_label} | {seconds_text(p.median_s, '-')}{noisy} | "
-            f"{number_text(p.throughput, p.throughput_unit) if p.throughput is not None else '-'} |"
-        )
     return "\n".join(lines)
 
 
-def step_markdown(step: Step) -> str:
-    """What the narration pane shows for a step: its narration, then any recorded results."""
+def recorded_row(p: BenchPoint) -> tuple[str, str, str, str]:
+    """One recorded point as the table shows it, in ``RECORDED_COLUMNS``' order."""
+    if p.error:
+        return (p.variant, p.size_label, f"error: {p.error}", "")
+    noisy = " (disturbed)" if p.noisy else ""
+    throughput = number_text(p.throughput, p.throughput_unit) if p.throughput is not None else "-"
+    return (p.variant, p.size_label, f"{seconds_text(p.median_s, '-')}{noisy}", throughput)
 
-    parts = [step.narration.strip()]
-    if isinstance(step.state, BenchState) and step.state.recorded is not None:
-        parts.append(recorded_markdown(step.state.recorded))
+
+def step_recorded(step: Step) -> Recorded | None:
+    """The results a step carries, if any."""
+    return step.state.recorded if isinstance(step.state, BenchState) else None
+
+
+def step_markdown(step: Step) -> str:
+    """What the narration pane shows for a step: its narration, then the heading of any recorded
+    results (whose rows the player shows in a table beneath it)."""
+    recorded = step_recorded(step)
+    parts = [step.narration.strip(), recorded_markdown(recorded) if recorded is not None else ""]
     return "\n\n".join(p for p in parts if p)

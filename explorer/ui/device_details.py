@@ -119,7 +119,7 @@ def memory_rows(d: Device) -> list[Row]:
                 "memory_available_bytes",
             ),
             (
-                "Bandwidth (measured)",
+                "DRAM bandwidth (measured)",
                 fmt.bandwidth(d.memory_bandwidth_gbps) if d.memory_bandwidth_gbps else None,
                 "memory_bandwidth_gbps",
             ),
@@ -285,6 +285,7 @@ class DeviceDetails(QWidget):
         parent: QWidget | None = None,
         *,
         host: str | None = None,
+        roof_widget: QWidget | None = None,
     ) -> None:
         super().__init__(parent)
         self.device = device
@@ -315,6 +316,8 @@ class DeviceDetails(QWidget):
             right.addWidget(self._group("Limits", [], limits_rows(device)))
             if device.kind == "cuda":
                 right.addWidget(self._group("Board", [], identity_rows(device)))
+        if roof_widget is not None:  # the roofline's ceilings (``explorer.ui.roof_section``)
+            (right if device.kind == "cpu" else left).addWidget(roof_widget)
         left.addStretch(1)
         right.addStretch(1)
         self._grid, self._left, self._right = grid, left, right

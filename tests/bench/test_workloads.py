@@ -111,11 +111,11 @@ def test_the_pcie_link_is_read_now_and_a_hung_nvml_costs_only_the_deadline(monke
     """The copies workload reads the link after a copy; a hung nvmlInit in the worker must not hold
     the run (it had no deadline): past the probes' deadline the discovery's reading stands."""
     import time
-    from types import SimpleNamespace
 
     from explorer.bench import peaks
+    from explorer.devices.model import CudaGpu
 
-    rec = SimpleNamespace(pcie_generation=1, pcie_width=16, pci_bus_id="00000000:01:00.0")
+    rec = CudaGpu(name="GPU", key="cuda:0", pcie_generation=1, pcie_width=16, pci_bus_id="00000000:01:00.0")
     monkeypatch.setattr(peaks, "device_record", lambda device: rec)
     assert peaks.pcie_link("cuda:0", _LinkNvml(hang=False)) == (4, 16)
     hung = _LinkNvml(hang=True)

@@ -67,6 +67,7 @@ def test_the_gpu_steps_of_the_cpu_vs_gpu_lessons_are_the_targets_and_cpu_recordi
         ("05-matmul-crossover", 0),
         ("06-pinned-copies", 0),
         ("07-cifar10-step", 2),
+        ("12-tiled-matmul", 9),
     }
     assert targets[("05-matmul-crossover", 0)].devices == ("cpu", "cuda:0")
     assert targets[("07-cifar10-step", 2)].sizes == (16, 64, 256, 1024)
@@ -132,7 +133,7 @@ def test_a_bundle_from_the_gpu_machine_is_applied_whole_or_not_at_all(lessons, t
     bundle = tmp_path / "lesson-recordings.json"
     bundle.write_text(json.dumps(recordings_bundle(good)))
     written = apply_bundle(bundle, lessons)
-    assert len(written) == 4 and all(f"recorded on {STAND_IN}, 2026-12-01" in line for line in written)
+    assert len(written) == 5 and all(f"recorded on {STAND_IN}, 2026-12-01" in line for line in written)
     for t in targets:
         assert load_lesson(t.path).steps[t.step].state.recorded.device == STAND_IN
 

@@ -125,8 +125,9 @@ class BenchControls(QWidget):
         for label, key in ROOF_CHOICES:
             self.ceilings_combo.addItem(label, key)
         self.ceilings_combo.setToolTip(
-            "The roofline's measured ceilings (best matmul, memory bandwidth) and the CPU's clock are "
-            "measured in the worker before the first point, once per machine, then kept"
+            "The roofline's measured ceilings (the best matmul, each memory level's bandwidth) and the "
+            "CPU's clock are measured in the worker before the first point, once per machine, then kept; "
+            "a measurement other programs disturbed is kept only until a quiet one replaces it"
         )
         form.addRow("Ceilings", self.ceilings_combo)
         layout.addWidget(how)

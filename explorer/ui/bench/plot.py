@@ -119,6 +119,20 @@ def _style_plot(widget: pg.PlotWidget, theme: Theme) -> None:
         axis.setPen(theme.plot_foreground)
 
 
+def style_titles(widget: pg.PlotWidget, theme: Theme, left: str, bottom: str, title: str) -> None:
+    """A plot's axis titles and title in the theme's colour at the window's text size."""
+    widget.setLabel("left", left, color=theme.plot_foreground, size=f"{pt(12)}pt")
+    widget.setLabel("bottom", bottom, color=theme.plot_foreground, size=f"{pt(12)}pt")
+    widget.setTitle(title, color=theme.plot_foreground, size=f"{pt(13)}pt")
+
+
+def style_legend(legend: pg.LegendItem, theme: Theme) -> None:
+    """A legend's box and words in the theme's colours."""
+    legend.setBrush(pg.mkBrush(theme.plot_background))
+    legend.setPen(pg.mkPen(theme.border))
+    legend.setLabelTextColor(theme.plot_foreground)
+
+
 HINT = "log–log axes; error rows are listed in the table, not plotted"
 NOISY_HINT = "hollow markers: points other programs disturbed (reasons in the table)"
 

@@ -36,7 +36,8 @@ class RunStream(QObject):
     #: what the run waits for (``explorer.bench.runner.Waiting``): its place in a GPU's line, about
     #: once a second, or its Slurm job's state as Slurm changes it
     waiting = Signal(object)
-    #: a remote device's roof (``Roof`` with its ``host``), from that machine, once per device
+    #: the roof a device's points were placed under (``Roof``; ``host`` set for a remote machine's),
+    #: once per device, before that device's first point
     roof = Signal(object)
     #: the stream ended: finished, cancelled or failed
     ended = Signal()
@@ -89,7 +90,7 @@ class RunStream(QObject):
                 if isinstance(event, Progress):
                     self.progress.emit(event)
                     continue
-                for device, roof in list(run.remote_roofs.items()):
+                for device, roof in list(run.roofs.items()):
                     if device not in roofs_sent:  # before the point, so it is drawn under its roof
                         roofs_sent.add(device)
                         self.roof.emit(roof)
