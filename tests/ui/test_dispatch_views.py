@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from PySide6.QtGui import QColor
+from PySide6.QtGui import QColor, QFontMetrics
 
 from explorer.devices.catalog import load_catalog
 from explorer.launch.config import parse_launch
@@ -191,6 +191,31 @@ def test_latency_view_renders_at_classroom_sizes(qapp, text_scale, scale, width,
     assert view._legend_rows(width - 12, view.fonts().small) >= 1
     items = view._legend_items(400, view.fonts().small)
     assert all(x >= 0 for x, _r, _c, _w in items)
+
+
+@pytest.mark.parametrize(("scale", "width", "height"), SIZES)
+def test_latency_figures_drop_whole_clauses_where_the_view_is_short(qapp, text_scale, scale, width, height):
+    text_scale(scale)
+    run, curve, preset = _latency_model(16, "v100-dram")
+    view = LatencyView()
+    view.set_model(run, curve, preset)
+    font = view.fonts().body
+    clauses = view.facts()
+    assert any(f"L = {run.config.mem_latency} cycles" in c for c in clauses)
+    line = QFontMetrics(font).lineSpacing()
+    counts = []
+    for lines in (1, 2, 3):
+        text, tall = view.facts_that_fit(width - 12, lines, font)
+        kept = text.split("; ")
+        assert kept == clauses[: len(kept)]  # the leading clauses, each whole
+        assert len(kept) == 1 or tall <= lines * (line + 1)
+        counts.append(len(kept))
+        view.set_cycle(run.recorded_cycles)  # another share so far: the same clauses, the same height
+        assert view.facts_that_fit(width - 12, lines, font)[1] == tall
+        assert len(view.facts_that_fit(width - 12, lines, font)[0].split("; ")) == len(kept)
+        view.set_cycle(view.window)
+    assert counts == sorted(counts)  # more lines never show fewer figures
+    assert view.facts_that_fit(10 * width, 3, font)[0] == "; ".join(view.facts())  # room for all
 
 
 def test_latency_view_shows_the_window_of_cycles_before_the_cycle_it_is_given(qapp):

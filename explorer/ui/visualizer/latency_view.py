@@ -149,7 +149,7 @@ class LatencyView(PlayingView):
             p.drawText(QRectF(self.rect()).adjusted(12, 12, -12, -12), 0, "No latency model to show yet.")
             p.end()
             return
-        run, cfg = self.run, self.run.config
+        cfg = self.run.config
         w, h, pad = float(self.width()), float(self.height()), 6.0
         th, bh, sh = (QFontMetrics(f).height() for f in (title_f, body_f, small_f))
         p.setFont(title_f)
@@ -160,25 +160,17 @@ class LatencyView(PlayingView):
         )
         _elided(p, QRectF(pad, pad, w - 2 * pad, th), title)
         p.setFont(body_f)
-        so_far = run.issued_by(self.cycle) / (self.cycle * cfg.schedulers) if self.cycle else 0.0
-        # the figures first: on a small view the last of three lines may be cut
-        facts = (
-            f"issue slots used: {100 * run.utilization:.1f}% in the steady state ({100 * so_far:.1f}% so far); "
-            f"model U(N) = {100 * run.model_utilization:.1f}%; warps needed N* = "
-            f"{run.warps_needed_per_scheduler} per scheduler ({run.warps_needed} per SM); "
-            f"each warp loops {self._waited} (then waits L = {cfg.mem_latency} cycles for its result) + K = "
-            f"{cfg.alu} independent"
-        )
         wrap = int(Qt.TextFlag.TextWordWrap)
-        need = QFontMetrics(body_f).boundingRect(QRectF(0, 0, w - 2 * pad, 10 * bh).toRect(), wrap, facts)
         legend_h = self._legend_rows(w - 2 * pad, small_f) * (sh + 6)
         # three lines of figures, or two where a third would leave the chart under MIN_CHART_LINES
         lines = 3 if h - (pad + th + 2 + 3 * bh + pad) - legend_h - pad >= MIN_CHART_LINES * sh else 2
-        facts_box = QRectF(pad, pad + th + 2, w - 2 * pad, min(lines * bh, float(need.height())))
+        facts, facts_h = self.facts_that_fit(w - 2 * pad, lines, body_f)
+        facts_box = QRectF(pad, pad + th + 2, w - 2 * pad, facts_h)
         p.setPen(c.muted)
         p.drawText(facts_box, wrap, facts)
         # the legend and the source at the bottom; where they would leave the chart fewer than
-        # MIN_CHART_LINES lines of small text, the source shrinks to one elided line, then goes
+        # MIN_CHART_LINES lines of small text, the source shrinks to one elided line (whole on the
+        # preset box's tooltip): a published figure is never shown without where it comes from
         source = self.preset.source if self.preset is not None else ""
         top = facts_box.bottom() + pad
         source_h = 0.0
@@ -187,7 +179,7 @@ class LatencyView(PlayingView):
             box = fm.boundingRect(
                 QRectF(0, 0, w - 2 * pad, 4 * sh).toRect(), int(Qt.TextFlag.TextWordWrap), "source: " + source
             )
-            for lines in (2, 1, 0):
+            for lines in (2, 1):
                 source_h = min(lines * sh, float(box.height()))
                 if h - pad - source_h - legend_h - top >= MIN_CHART_LINES * sh:
                     break
@@ -213,6 +205,40 @@ class LatencyView(PlayingView):
                 "source: " + source,
             )
         p.end()
+
+    def facts(self, so_far: str | None = None) -> list[str]:
+        """The figures over the chart, most wanted first, each a clause that reads whole on its
+        own. ``so_far`` is the issue-slot share up to the cycle shown (the view's, when None)."""
+        assert self.run is not None
+        run, cfg = self.run, self.run.config
+        if so_far is None:
+            share = run.issued_by(self.cycle) / (self.cycle * cfg.schedulers) if self.cycle else 0.0
+            so_far = f"{100 * share:.1f}"
+        return [
+            f"issue slots used: {100 * run.utilization:.1f}% in the steady state ({so_far}% so far)",
+            f"model U(N) = {100 * run.model_utilization:.1f}%",
+            f"warps needed N* = {run.warps_needed_per_scheduler} per scheduler ({run.warps_needed} per SM)",
+            f"each warp issues {self._waited}, waits L = {cfg.mem_latency} cycles for its result, "
+            f"and has K = {cfg.alu} independent instructions to issue meanwhile",
+        ]
+
+    def facts_that_fit(self, width: float, lines: int, font: QFont) -> tuple[str, float]:
+        """The leading clauses of ``facts`` that fit in ``lines`` wrapped lines of ``width``, and
+        the height they take: a short view drops whole clauses, never half of one (the first is
+        always kept). Both are judged with the widest share so far (100.0%), so neither the text
+        nor the chart under it jumps while the cycles play."""
+        fm = QFontMetrics(font)
+        wrap = int(Qt.TextFlag.TextWordWrap)
+        room = QRectF(0, 0, width, 20 * fm.lineSpacing()).toRect()
+        widest = self.facts("100.0")
+        most = fm.boundingRect(room, wrap, "\n".join("x" * lines)).height()  # as Qt stacks lines
+        kept, height = 1, float(fm.height())
+        for n in range(1, len(widest) + 1):
+            taken = float(fm.boundingRect(room, wrap, "; ".join(widest[:n])).height())
+            if n > 1 and taken > most:
+                break
+            kept, height = n, taken
+        return "; ".join(self.facts()[:kept]), height
 
     def _colours(self) -> list[QColor]:
         c = palette.canvas()
