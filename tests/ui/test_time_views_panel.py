@@ -13,8 +13,6 @@ import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QApplication
 
-from explorer.devices.catalog import load_catalog
-from explorer.devices.model import Discovery
 from explorer.launch.config import Dim3, LaunchConfig
 from explorer.launch.session import LaunchSetup
 from explorer.launch.time_views import VIEWS, DispatchSettings, LatencySettings
@@ -32,15 +30,8 @@ from tests.ui.test_visualizer_keys import open_catalog_window
 
 
 @pytest.fixture
-def panel(qtbot):
-    """The visualizer alone over the catalog GPUs, 1280x800."""
-    p = VisualizerPanel(AppContext(Discovery(devices=load_catalog(), reports=[])))
-    qtbot.addWidget(p)
-    p.resize(1280, 800)
-    p.show()
-    qtbot.waitExposed(p)
-    yield p
-    p.shutdown()
+def panel(visualizer_panel):
+    return visualizer_panel
 
 
 def test_the_centre_tabs_and_the_model_show_the_same_view(panel):

@@ -18,15 +18,8 @@ from tests.processes import gone
 
 
 @pytest.fixture
-def panel(qtbot):
-    ctx = AppContext(Discovery(devices=load_catalog(), reports=[]))
-    p = VisualizerPanel(ctx)
-    qtbot.addWidget(p)
-    p.resize(1280, 800)
-    p.show()
-    qtbot.waitExposed(p)
-    yield p
-    p.shutdown()
+def panel(visualizer_panel):
+    return visualizer_panel
 
 
 def _preset(name_part: str):
