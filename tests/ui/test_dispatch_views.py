@@ -176,6 +176,13 @@ def test_latency_chart_rows_are_the_models_states_and_picks(qapp):
             w = int(label[1:])
             for state, allowed in expect.items():
                 assert np.isin(codes[i][states[:, w] == state], allowed).all()
+    # room for every row: all 68; a short chart: the picks and the 6 resident warps, none of the
+    # 58 empty slots, so a large text size does not squeeze each warp to a hairline
+    assert view.rows_shown(3 * len(labels)) == list(range(len(labels)))
+    short = [labels[i] for i in view.rows_shown(100)]
+    resident = {f"w{w}" for w in range(64) if (states[:, w] != IDLE).any()}
+    assert len(resident) == 6
+    assert set(short) == {f"sched {s}" for s in range(4)} | resident
 
 
 @pytest.mark.parametrize(("scale", "width", "height"), SIZES)

@@ -46,6 +46,8 @@ WAITING = palette.QUEUED  # amber: stalled on memory (waiting, as a queued block
 READY = QColor("#bfdbfe")  # the running blue, palest: could issue, was not picked
 #: the least height, in lines of small text, the chart and the curve keep before the source line goes
 MIN_CHART_LINES = 9
+#: the thinnest row of the warp-state chart, in pixels, before the empty warp slots are left out
+MIN_ROW_PX = 3.0
 #: colour codes of the chart's raster (index into the view's table)
 _NONE, _IDLE, _STALLED, _ELIGIBLE, _ALU, _LOAD = range(6)
 
@@ -128,6 +130,17 @@ class LatencyView(PlayingView):
             out.append(f"sched {s}")
             out += [f"w{w}" for w in range(s, c.slots, c.schedulers)]
         return out
+
+    def rows_shown(self, height: float) -> list[int]:
+        """The chart's rows drawn in ``height`` pixels: all of them, or, where a row would be under
+        MIN_ROW_PX (64 warp slots at a large text size), the schedulers' picks and the resident
+        warps only: the empty slots' grey rows would squeeze the warps to a hairline each."""
+        labels = self.row_labels()
+        every = list(range(len(labels)))
+        if height / len(labels) >= MIN_ROW_PX:
+            return every
+        codes = self.chart_codes()
+        return [i for i in every if labels[i].startswith("sched") or bool((codes[i] != _IDLE).any())]
 
     # ------------------------------------------------------------------ painting
 
@@ -249,13 +262,14 @@ class LatencyView(PlayingView):
         c = palette.canvas()
         p.setFont(font)
         fm = QFontMetrics(font)
-        labels = self.row_labels()
         label_w = fm.horizontalAdvance("sched 9") + 6
         axis_h = 2 * fm.height() + 4
         plot = QRectF(rect.left() + label_w, rect.top(), rect.width() - label_w, rect.height() - axis_h)
         if plot.width() < 10 or plot.height() < 10:
             return
-        codes = self.chart_codes()
+        keep = self.rows_shown(plot.height())
+        codes = self.chart_codes()[keep]
+        labels = [self.row_labels()[i] for i in keep]
         lo, hi = self.cycle - self.window, self.cycle
         window = codes[:, lo:hi]
         table = np.array(
