@@ -4,6 +4,8 @@ model's records, and the one-line 'unavailable' state."""
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -30,7 +32,15 @@ from explorer.launch.timeline import Timeline
 from explorer.ui.theme import apply_theme, current_theme
 from explorer.ui.visualizer import palette
 from explorer.ui.visualizer.latency_view import _ALU, _ELIGIBLE, _IDLE, _LOAD, _STALLED, LatencyView
-from explorer.ui.visualizer.timeline_view import SHADE_A, SHADE_B, TimelineView, _coverage, rasterise
+from explorer.ui.visualizer.sweep_graph import _nice_ticks
+from explorer.ui.visualizer.timeline_view import (
+    MIN_PLOT_LINES,
+    SHADE_A,
+    SHADE_B,
+    TimelineView,
+    _coverage,
+    rasterise,
+)
 
 GPUS = {d.name: d for d in load_catalog()}
 SIZES = [(100, 1024, 768), (200, 1280, 800), (250, 1920, 1080)]
@@ -80,6 +90,27 @@ def test_timeline_renders_at_classroom_sizes(qapp, text_scale, scale, width, hei
     y = int(lay.plot.top() + lay.plot.height() / 32)
     x = int(lay.plot.left() + 2)
     assert QColor(image.pixel(x, y)).name() in {SHADE_A.name(), SHADE_B.name()}
+
+
+@pytest.mark.parametrize(("scale", "width", "height"), SIZES)
+def test_a_short_timeline_drops_whole_figures_and_keeps_its_chart(qapp, text_scale, scale, width, height):
+    """Half the page (a measured timeline shares it) at a large text size: the figures over the
+    chart give up lines, whole ones, before the chart goes under MIN_PLOT_LINES of small text."""
+    text_scale(scale)
+    view = TimelineView()
+    view.set_dispatch(_heavy_result())
+    clauses = list(view.shown.facts)
+    assert "; ".join(clauses) in view.layout_now(10 * width, height).facts_text  # room for all
+    small = QFontMetrics(view.fonts().small).height()
+    one_line = QFontMetrics(view.fonts().body).lineSpacing() + 1
+    shown = []
+    for h in (height // 3, height // 2, height):
+        lay = view.layout_now(width - 400, h)
+        kept = lay.facts_text.split("; ")
+        assert kept == clauses[: len(kept)]  # the leading figures, each whole
+        assert lay.plot.height() >= MIN_PLOT_LINES * small or lay.facts.height() <= one_line
+        shown.append(len(kept))
+    assert shown == sorted(shown)  # a taller view never shows fewer figures
 
 
 def test_timeline_of_a_million_blocks_draws_one_row_per_sm_or_fewer(qapp):
@@ -148,6 +179,21 @@ def test_raster_alternates_shades_along_a_slot():
     image = rasterise(t, 40, 1, True)
     colours = [QColor(image.pixel(x, 0)).name() for x in (5, 15, 25, 35)]
     assert colours == [SHADE_A.name(), SHADE_B.name(), SHADE_A.name(), SHADE_B.name()]
+
+
+@settings(max_examples=2000, deadline=None)
+@given(lo=st.floats(0, 1e4), span=st.floats(1e-6, 1e7), count=st.integers(2, 10))
+def test_axis_ticks_are_the_smallest_round_step_over_the_span(lo, span, count):
+    """A measured timeline spans 0.014 ms, a million-block one 60,000 mean blocks: the ticks of
+    either are a round step (1, 2, 2.5 or 5 times a power of ten), the smallest not under
+    span/count (found here by trying every power), every multiple of it in the span and no other."""
+    hi = lo + span
+    ticks = _nice_ticks(lo, hi, count)
+    nice = sorted(m * 10.0**e for e in range(-12, 13) for m in (1, 2, 2.5, 5))
+    step = next(n for n in nice if n >= (hi - lo) / count * (1 - 1e-9))
+    want = [k * step for k in range(math.ceil(lo / step - 1e-9), math.floor(hi / step + 1e-9) + 1)]
+    assert len(ticks) == len(want) >= count // 2
+    assert ticks == pytest.approx(want, rel=1e-9, abs=step * 1e-6)
 
 
 # ----------------------------------------------------------------------------- latency view

@@ -37,7 +37,7 @@ from explorer.launch.measured import BandwidthSweep
 from explorer.launch.time_views import chart_window
 from explorer.ui.guard import qt_guard
 from explorer.ui.visualizer import palette
-from explorer.ui.visualizer.playing_view import PlayingView, paint_axis
+from explorer.ui.visualizer.playing_view import PlayingView, clauses_that_fit, paint_axis
 from explorer.ui.visualizer.sweep_graph import _nice_ticks  # the y axis of the sweep
 
 ISSUE_ALU = palette.RUNNING
@@ -237,20 +237,9 @@ class LatencyView(PlayingView):
 
     def facts_that_fit(self, width: float, lines: int, font: QFont) -> tuple[str, float]:
         """The leading clauses of ``facts`` that fit in ``lines`` wrapped lines of ``width``, and
-        the height they take: a short view drops whole clauses, never half of one (the first is
-        always kept). Both are judged with the widest share so far (100.0%), so neither the text
-        nor the chart under it jumps while the cycles play."""
-        fm = QFontMetrics(font)
-        wrap = int(Qt.TextFlag.TextWordWrap)
-        room = QRectF(0, 0, width, 20 * fm.lineSpacing()).toRect()
-        widest = self.facts("100.0")
-        most = fm.boundingRect(room, wrap, "\n".join("x" * lines)).height()  # as Qt stacks lines
-        kept, height = 1, float(fm.height())
-        for n in range(1, len(widest) + 1):
-            taken = float(fm.boundingRect(room, wrap, "; ".join(widest[:n])).height())
-            if n > 1 and taken > most:
-                break
-            kept, height = n, taken
+        the height they take (``clauses_that_fit``), judged with the widest share so far (100.0%),
+        so neither the text nor the chart under it jumps while the cycles play."""
+        kept, height = clauses_that_fit(self.facts("100.0"), width, lines, font)
         return "; ".join(self.facts()[:kept]), height
 
     def _colours(self) -> list[QColor]:
@@ -460,7 +449,11 @@ class LatencyView(PlayingView):
         p.drawText(
             QRectF(plot.left() + 4, plot.top() + 2, plot.width() - 8, fm.height()),
             Qt.AlignmentFlag.AlignLeft,
-            f"line: Little's law, {s.latency_ns:.0f} ns per load",
+            fm.elidedText(
+                f"line: Little's law, {s.latency_ns:.0f} ns per load",
+                Qt.TextElideMode.ElideRight,
+                int(plot.width() - 8),
+            ),
         )
         self._x_axis(p, plot, font, x_max, "resident warps per SM")
 

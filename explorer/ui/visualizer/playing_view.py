@@ -6,6 +6,7 @@ of ``explorer.launch.time_views`` for the latency chart, moved by the visualizer
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from PySide6.QtCore import QPointF, QRectF, Qt
@@ -59,6 +60,23 @@ class PlayingView(QWidget):
         return image
 
 
+def clauses_that_fit(clauses: Sequence[str], width: float, lines: int, font: QFont) -> tuple[int, float]:
+    """How many of the leading ``clauses`` (joined with "; ") fit in ``lines`` wrapped lines of
+    ``width``, and the height they take: a short view drops whole figures, never half a sentence;
+    the first is always kept (wrapped in full, however many lines it takes)."""
+    fm = QFontMetrics(font)
+    wrap = int(Qt.TextFlag.TextWordWrap)
+    room = QRectF(0, 0, width, 40 * fm.lineSpacing()).toRect()
+    most = fm.boundingRect(room, wrap, "\n".join("x" * max(1, lines))).height()  # as Qt stacks lines
+    kept, height = 0, 0.0
+    for n in range(1, len(clauses) + 1):
+        taken = float(fm.boundingRect(room, wrap, "; ".join(clauses[:n])).height())
+        if n > 1 and taken > most:
+            break
+        kept, height = n, taken
+    return kept, height
+
+
 def paint_axis(
     p: QPainter,
     span: tuple[float, float],
@@ -82,8 +100,13 @@ def paint_axis(
     for v in _nice_ticks(lo, hi, max(2, min(max_ticks, int(width // tick_w)))):
         x = left + (v - lo) / max(hi - lo, 1e-12) * width
         p.drawLine(QPointF(x, top), QPointF(x, top + 3))
+        text = f"{v:g}"
+        text_w = fm.horizontalAdvance(text) + 2
+        # centred on its tick, but never past the axis's right end (the view's edge cut "0.014")
         p.drawText(
-            QRectF(x - tick_w / 2, top + 3, tick_w, fm.height()), Qt.AlignmentFlag.AlignHCenter, f"{v:g}"
+            QRectF(min(x - text_w / 2, right - text_w), top + 3, text_w, fm.height()),
+            Qt.AlignmentFlag.AlignHCenter,
+            text,
         )
     align = Qt.AlignmentFlag.AlignHCenter if centre_label else Qt.AlignmentFlag.AlignLeft
     label = fm.elidedText(label, Qt.TextElideMode.ElideRight, int(width))  # a narrow figure cuts it visibly

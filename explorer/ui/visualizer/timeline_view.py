@@ -33,10 +33,12 @@ from explorer.launch.measured import MeasuredDispatch
 from explorer.launch.timeline import Timeline
 from explorer.ui.guard import qt_guard
 from explorer.ui.visualizer import palette
-from explorer.ui.visualizer.playing_view import PlayingView, paint_axis
+from explorer.ui.visualizer.playing_view import PlayingView, clauses_that_fit, paint_axis
 
 SHADE_A = palette.RUNNING
 SHADE_B = QColor("#60a5fa")  # the running blue, lighter: the next block on the same slot
+#: the fewest lines of small text the chart keeps before the figures over it give up lines
+MIN_PLOT_LINES = 4
 TAIL = QColor(palette.IDLE_LANE.red(), palette.IDLE_LANE.green(), palette.IDLE_LANE.blue(), 46)
 
 
@@ -46,7 +48,7 @@ class Shown:
 
     timeline: Timeline
     title: str
-    facts: str  # one line of figures under the title
+    facts: tuple[str, ...]  # the figures under the title, most wanted first, each whole on its own
     wave_length: float  # one uniform block, in the timeline's unit (the wave lines' spacing)
     waves: int
     lower_bound: float | None
@@ -62,9 +64,10 @@ class Shown:
             timeline=r.timeline,
             title=f"Simulated: {p.total_blocks:,} blocks on {p.device_name}",
             facts=(
-                f"makespan {f.makespan:.2f} (the wave picture: {p.waves}); bounds {r.lower_bound:.2f} to "
-                f"{r.upper_bound:.2f}; tail from {f.tail_start:.2f}, SMs idle {f.tail_idle_sm_time:.2f} in it; "
-                f"{r.durations.describe}"
+                f"makespan {f.makespan:.2f} (the wave picture: {p.waves})",
+                f"bounds {r.lower_bound:.2f} to {r.upper_bound:.2f}",
+                f"tail from {f.tail_start:.2f}, SMs idle {f.tail_idle_sm_time:.2f} in it",
+                r.durations.describe,
             ),
             wave_length=1.0,
             waves=p.waves,
@@ -82,9 +85,10 @@ class Shown:
             timeline=m.timeline,
             title=f"Measured: {m.plan.total_blocks:,} blocks on {m.device_name}",
             facts=(
-                f"each spins {m.spin_ns / 1000:g} us; makespan {f.makespan / 1e6:.3f} ms = {m.makespan_blocks:.2f} blocks; simulated "
-                f"{m.simulated.figures.makespan:g} ({m.ratio:.3f} x); slots empty while blocks waited "
-                f"{100 * f.queued_idle_share:.2f}%"
+                f"makespan {f.makespan / 1e6:.3f} ms = {m.makespan_blocks:.2f} blocks",
+                f"simulated {m.simulated.figures.makespan:g} ({m.ratio:.3f} x)",
+                f"slots empty while blocks waited {100 * f.queued_idle_share:.2f}%",
+                f"each spins {m.spin_ns / 1000:g} us",
             ),
             wave_length=m.mean_block_ns,
             waves=m.plan.waves,
@@ -102,6 +106,7 @@ class TimelineLayout:
 
     title: QRectF
     facts: QRectF
+    facts_text: str  # the leading figures that fit, each whole
     counts: QRectF
     plot: QRectF
     axis: QRectF
@@ -189,16 +194,20 @@ class TimelineView(PlayingView):
             title = QRectF(pad, pad, w - 2 * pad, th)
             counts = QRectF(w - pad - counts_w, title.bottom(), counts_w, bh)
             below = counts.bottom()
-        # the figures wrap to as many as three lines (a narrow window or large text), never run off
-        facts_text = self.shown.facts if self.shown is not None else ""
-        box = body_fm.boundingRect(
-            QRectF(0, 0, w - 2 * pad, 10 * bh).toRect(), int(Qt.TextFlag.TextWordWrap), facts_text
-        )
-        facts = QRectF(pad, below + 2, w - 2 * pad, min(3 * bh, max(bh, box.height())))
         label_w = QFontMetrics(small_f).horizontalAdvance("SM 999") + pad
         wave_label_h = sh + 2
-        top = facts.bottom() + pad + wave_label_h
         axis_h = 2 * sh + pad
+        # the figures wrap to as many as three lines, fewer where the chart would keep under
+        # MIN_PLOT_LINES (large text, or the measured view sharing the page), dropping whole ones
+        clauses = self.shown.facts if self.shown is not None else ()
+        lines = 3
+        while (
+            lines > 1 and h - (below + 2 + lines * bh + 2 * pad + wave_label_h + axis_h) < MIN_PLOT_LINES * sh
+        ):
+            lines -= 1
+        kept, facts_h = clauses_that_fit(clauses, w - 2 * pad, lines, body_f)
+        facts = QRectF(pad, below + 2, w - 2 * pad, max(facts_h, float(bh)))
+        top = facts.bottom() + pad + wave_label_h
         plot = QRectF(label_w + pad, top, max(10.0, w - label_w - 2 * pad), max(10.0, h - top - axis_h - pad))
         axis = QRectF(plot.left(), plot.bottom() + 2, plot.width(), axis_h)
         sm_count, slots = (
@@ -211,7 +220,8 @@ class TimelineView(PlayingView):
             rows, per_row, slot_rows = sm_count, 1.0, False
         else:
             rows, per_row, slot_rows = max(1, plot_h), sm_count / max(1, plot_h), False
-        return TimelineLayout(title, facts, counts, plot, axis, label_w, rows, per_row, slot_rows)
+        facts_text = "; ".join(clauses[:kept])
+        return TimelineLayout(title, facts, facts_text, counts, plot, axis, label_w, rows, per_row, slot_rows)
 
     # ------------------------------------------------------------------ raster
 
@@ -258,7 +268,7 @@ class TimelineView(PlayingView):
         _elided(p, lay.title, s.title)
         p.setFont(body_f)
         p.setPen(c.muted)
-        p.drawText(lay.facts, int(Qt.TextFlag.TextWordWrap), s.facts)
+        p.drawText(lay.facts, int(Qt.TextFlag.TextWordWrap), lay.facts_text)
         waiting, running, done = t.counts_at(self.time if self.time < t.figures.makespan else math.inf)
         p.setPen(c.text)
         _elided(p, lay.counts, _counts_text(waiting, running, done), right=True)
