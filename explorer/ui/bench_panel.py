@@ -309,6 +309,7 @@ class BenchPanel(Panel):
         self.plot.main.setMinimumHeight(px(PLOT_MIN_HEIGHT))
         self.roofline.plot.setMinimumHeight(px(ROOFLINE_MIN_HEIGHT))
         self.plot.apply_text_scale()
+        self.roofline.apply_text_scale()
         self._fit_settings()
 
     def _fit_settings(self) -> None:

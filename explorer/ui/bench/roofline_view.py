@@ -35,7 +35,8 @@ from explorer.ui.bench.plot import (
     _style_plot,
 )
 from explorer.ui.guard import qt_guard
-from explorer.ui.theme import Theme, current_theme
+from explorer.ui.plot_text import LABEL_SHARE, axis_title, legend_size, plot_title, restyle
+from explorer.ui.theme import Theme, current_theme, figure_font
 from explorer.ui.widgets import FoldingCaption
 
 _CATALOG_COLOURS = ("#CC79A7", "#E69F00")  # purple first: no CPU or GPU point is drawn in it
@@ -106,12 +107,13 @@ class RooflinePlot(QWidget):
         self.plot = pg.PlotWidget(axisItems=axes)
         self.plot.setLogMode(x=True, y=True)
         self.plot.showGrid(x=True, y=True, alpha=0.25)
-        axes["left"].setWidth(80)
         theme = current_theme()
         _style_plot(self.plot, theme)
         # the legend sits under the plot, in the plot's own layout (so the PNG export has it): inside
         # it would cover a roof's label or a point whatever corner it took
-        self.legend = pg.LegendItem(colCount=3, labelTextSize="10pt", labelTextColor=theme.plot_foreground)
+        self.legend = pg.LegendItem(
+            colCount=3, labelTextSize=legend_size(), labelTextColor=theme.plot_foreground
+        )
         self.plot.getPlotItem().layout.addItem(self.legend, 4, 1)
         self._style_legend(theme)
         self._labels(theme)
@@ -156,6 +158,12 @@ class RooflinePlot(QWidget):
     def roofs(self) -> list[Roof]:
         return self._roofs + ([self._catalog_roof] if self._catalog_roof else [])
 
+    def apply_text_scale(self) -> None:
+        """Ticks, titles, the legend and the ceilings' labels at the text size now, up or down."""
+        self._labels(current_theme())
+        restyle(self.plot, (self.legend,))
+        self._spread_labels()
+
     def apply_theme(self, theme: Theme) -> None:
         _style_plot(self.plot, theme)
         self._style_legend(theme)
@@ -187,11 +195,9 @@ class RooflinePlot(QWidget):
         self.legend.setLabelTextColor(theme.plot_foreground)
 
     def _labels(self, theme: Theme) -> None:
-        self.plot.setLabel("left", "GFLOP/s", color=theme.plot_foreground, size="12pt")
-        self.plot.setLabel(
-            "bottom", "arithmetic intensity (FLOP per byte moved)", color=theme.plot_foreground, size="12pt"
-        )
-        self.plot.setTitle("Roofline", color=theme.plot_foreground, size="13pt")
+        axis_title(self.plot, "left", "GFLOP/s", theme.plot_foreground)
+        axis_title(self.plot, "bottom", "arithmetic intensity (FLOP per byte moved)", theme.plot_foreground)
+        plot_title(self.plot, "Roofline", theme.plot_foreground)
 
     def _clear(self) -> None:
         for item in self._drawn:
@@ -262,6 +268,7 @@ class RooflinePlot(QWidget):
                         "anchors": [side, side],
                     },
                 )
+                drop.label.setFont(figure_font(LABEL_SHARE))
                 drop.setToolTip(f"ridge point of {roof.title}: {ridge:.3g} FLOP/byte")
                 self._add(drop)
         self._add_points(placed, theme)
@@ -337,6 +344,7 @@ class RooflinePlot(QWidget):
         backdrop = pg.mkColor(theme.plot_background)
         backdrop.setAlpha(150)
         item = pg.TextItem(text, color=colour, fill=pg.mkBrush(backdrop))
+        item.setFont(figure_font(LABEL_SHARE))
         if c.quantity == "compute":  # at the flat line's right end: the roof above it, measured below
             item.setAnchor((1.0, 0.0 if c.kind == "measured" else 1.0))
             item.setPos(math.log10(seg.x1) - 0.02, math.log10(seg.y1))

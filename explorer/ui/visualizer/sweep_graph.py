@@ -7,12 +7,12 @@ painting them directly keeps the graph crisp at projector size and cheap to redr
 from __future__ import annotations
 
 from PySide6.QtCore import QPointF, QRectF, QSize, Qt
-from PySide6.QtGui import QFont, QPainter, QPaintEvent, QPen, QPolygonF
+from PySide6.QtGui import QPainter, QPaintEvent, QPen, QPolygonF
 from PySide6.QtWidgets import QSizePolicy, QWidget
 
 from explorer.launch.occupancy import Sweep
 from explorer.ui.guard import qt_guard
-from explorer.ui.theme import px
+from explorer.ui.theme import figure_font, line_px, px
 from explorer.ui.visualizer import palette
 
 
@@ -58,16 +58,11 @@ class SweepGraph(QWidget):
         p.setRenderHint(QPainter.RenderHint.Antialiasing)
         c = palette.canvas()
         p.fillRect(self.rect(), c.sm_face)
-        font = QFont(self.font())
-        font.setPixelSize(px(13))
-        font.setBold(True)
-        p.setFont(font)
+        p.setFont(figure_font(bold=True, base=self.font()))
         p.setPen(c.text)
         title_h = p.fontMetrics().height()
         p.drawText(QRectF(0, 0, self.width(), title_h), Qt.AlignmentFlag.AlignHCenter, self.title)
-        font.setBold(False)
-        font.setPixelSize(px(11))
-        p.setFont(font)
+        p.setFont(figure_font(0.85, base=self.font()))
         fm = p.fontMetrics()
         th = fm.height()
         left, right = fm.horizontalAdvance("100%") + 8.0, 10.0
@@ -86,7 +81,7 @@ class SweepGraph(QWidget):
         def py(pct: float) -> float:
             return plot.bottom() - pct / 100.0 * plot.height()
 
-        grid_pen = QPen(c.grid_line, 1)
+        grid_pen = QPen(c.grid_line, line_px(1))
         vcentre = Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter
         for pct in (0, 25, 50, 75, 100):
             p.setPen(grid_pen)
@@ -109,12 +104,12 @@ class SweepGraph(QWidget):
         line = QPolygonF(
             [QPointF(x_px(x), py(100.0 * occ)) for x, occ in zip(s.xs, s.occupancy, strict=True)]
         )
-        p.setPen(QPen(palette.RUNNING, 2))
+        p.setPen(QPen(palette.RUNNING, line_px(2)))
         p.drawPolyline(line)
         cx, cy = x_px(s.current_x), py(100.0 * s.current_occupancy)
-        p.setPen(QPen(palette.SELECTION, 2, Qt.PenStyle.DashLine))
+        p.setPen(QPen(palette.SELECTION, line_px(2), Qt.PenStyle.DashLine))
         p.drawLine(QPointF(cx, plot.top()), QPointF(cx, plot.bottom()))
-        p.setPen(QPen(palette.SELECTION.darker(160), 1.5))
+        p.setPen(QPen(palette.SELECTION.darker(160), line_px(1.5)))
         p.setBrush(palette.SELECTION)
-        p.drawEllipse(QPointF(cx, cy), 6, 6)
+        p.drawEllipse(QPointF(cx, cy), px(6), px(6))
         p.end()
