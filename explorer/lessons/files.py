@@ -154,7 +154,8 @@ def _text(value: Any, name: str) -> str:
 
 
 def _narration(value: Any) -> str:
-    """Markdown as one string or a list of lines (easier to edit in JSON)."""
+    """Narration (``explorer.lessons.narration``) as one string or a list of lines (easier to
+    edit in JSON)."""
     if isinstance(value, list):
         return "\n".join(check_value(value, list[str], "narration"))
     return _text(value, "narration")

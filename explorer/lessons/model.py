@@ -12,11 +12,16 @@ A lesson file is one JSON object (UTF-8, made to be edited by hand as well as by
         {
           "panel": "visualizer",              # devices | visualizer | benchmarks | memory
           "title": "N = 5466",                # optional: the step's heading
-          "narration": ["Markdown, one string", "or a list of lines"],
+          "narration": ["plain text, one string", "or a list of lines"],
           "state": { ...that panel's teaching state, below... }
         }
       ]
     }
+
+``narration`` is plain text, shown exactly as typed but for three small marks: a blank line
+between paragraphs, ``- `` starting a list item, ``**bold**`` and code between backticks
+(``explorer.lessons.narration``; docs/lesson-format.md). Markdown's other marks are characters
+like any other, so ``10*32`` stays ``10*32``.
 
 ``state`` per panel (every key optional; what is left out takes the default shown):
 

@@ -35,7 +35,7 @@ from explorer.inputs import one_line
 from explorer.lessons.builtin import builtin_lessons
 from explorer.lessons.files import LessonError, load_lesson, save_lesson
 from explorer.lessons.model import BenchState, Lesson, Step
-from explorer.lessons.texts import step_counter, step_heading, step_markdown
+from explorer.lessons.texts import step_counter, step_heading, step_html
 from explorer.ui.guard import qt_guard
 from explorer.ui.theme import BASE_FONT_PT, pt, px
 from explorer.ui.widgets import ElidedLine
@@ -235,7 +235,7 @@ class LessonPlayer(QDockWidget):
         self.title_label.setText(heading)
         self.title_label.setToolTip("\n".join(t for t in (heading, self.lesson.summary) if t))
         self.counter_label.setText(step_counter(index, len(self.lesson.steps)))
-        self.narration.setMarkdown(step_markdown(step))
+        self.narration.setHtml(step_html(step))
         self._update_actions()
         self._fit_height()
         if self.window_.context.discovery is None:
@@ -290,7 +290,9 @@ class LessonPlayer(QDockWidget):
             return None
         if narration is None:
             text, ok = QInputDialog.getMultiLineText(
-                self.window_, "Save current state as a step", "What to say at this step (Markdown):"
+                self.window_,
+                "Save current state as a step",
+                'What to say at this step (plain text; **bold**, `code`, a line starting "- " is a list item):',
             )
             if not ok:
                 return None
