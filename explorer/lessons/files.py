@@ -228,8 +228,8 @@ def parse_visualizer(state: dict[str, Any]) -> VisualizerState:
     v.thread = _text(known.get("thread", "") or "", "thread").strip()
     if v.thread:
         parse_thread_ref(v.thread, "thread")
-    tab = known.get("side_tab", v.side_tab)
-    if tab not in SIDE_TABS:
+    tab = known.get("side_tab")
+    if tab is not None and tab not in SIDE_TABS:
         raise StepError(f"side_tab is {show(tab)}, not one of {', '.join(SIDE_TABS)}")
     v.side_tab = tab
     return v

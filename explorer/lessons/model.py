@@ -34,7 +34,11 @@ like any other, so ``10*32`` stays ``10*32``.
   finished) and ``blocks_placed`` (with a wave: only this many of its blocks placed) or the exact
   ``clock`` (in waves, as the window saves it), ``speed`` (waves per second), ``zoom`` (1, 1.5, 2
   or 3), ``thread`` (the selected thread, "BX,BY,BZ:TX,TY,TZ" as ``launch --thread`` takes it) and
-  ``side_tab`` ("occupancy" or "real run").
+  ``side_tab`` ("occupancy" or "real run": that tab is shown and its column opened, even where
+  the page had folded it; left out, the column stays as the page has it). A step sets the whole
+  state it describes: what it leaves out takes the default, never what was shown before; a
+  ``thread`` opens the inspector's column, and a ``zoom`` is placed on the selected thread's
+  block.
 * ``benchmarks``: ``workload`` (a ``device-explorer bench`` name), ``devices`` (["cpu",
   "cuda:0"]), ``sizes`` (a list; absent: the workload's defaults), ``repeats`` (absent: until the
   spread settles), ``budget_s`` (seconds per point) and ``recorded``: results measured when the
@@ -98,7 +102,9 @@ class VisualizerState:
     speed: float = 0.5
     zoom: float = 1.0
     thread: str = ""
-    side_tab: SideTab = "occupancy"
+    #: the right-hand tab the narration points at: its column is opened; None leaves the column
+    #: as the page has it (folded where the SMs need the room)
+    side_tab: SideTab | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
 

@@ -44,6 +44,7 @@ from explorer.ui.guard import qt_guard
 from explorer.ui.panel import ExportFormat, Panel
 from explorer.ui.sidepanel import SidePanel, fit_side_panels
 from explorer.ui.theme import Theme, px, text_scale_pct
+from explorer.ui.widgets import SCROLL_ALLOWED
 
 log = logging.getLogger(__name__)
 
@@ -57,8 +58,8 @@ SCREENSHOT_SHARE = 2 / 3
 LEFT_WIDTH = 360
 #: the least height of the measurements plot and of the roofline (axes, title and legend included),
 #: at 100% text: below these their labels no longer fit (grown with the text size)
-PLOT_MIN_HEIGHT = 140
-ROOFLINE_MIN_HEIGHT = 160
+PLOT_MIN_HEIGHT = 90
+ROOFLINE_MIN_HEIGHT = 100
 PLOT_MIN = 760
 #: how long the screenshot waits for that share before showing the run as far as it got
 SCREENSHOT_WAIT_S = 240.0
@@ -105,11 +106,14 @@ class BenchPanel(Panel):
         self.json_button = QPushButton("Export JSON…")
         self.png_button = QPushButton("Export PNG…")
 
+        # the settings keep the width their fields need: where the window gives the column less
+        # (opened by hand at 200% on a 1280x800 projector) it scrolls sideways too, rather than
+        # cut the Sizes field, the Defaults button and the spin boxes' arrows off
         left = QScrollArea()
         left.setWidgetResizable(True)
         left.setWidget(self.controls)
-        left.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         left.setFrameShape(QScrollArea.Shape.NoFrame)
+        left.setProperty(SCROLL_ALLOWED, True)
 
         right = QWidget()
         right_layout = QVBoxLayout(right)
@@ -304,6 +308,9 @@ class BenchPanel(Panel):
         # as tall as the Start button beside it (26 px at 100% text grew to 52 at 200%)
         self.progress_bar.setMinimumHeight(self.controls.start_button.sizeHint().height())
         self.table.setMinimumHeight(self.table.least_height())  # it scrolls; the plot keeps its room
+        # the peaks' basis in two lines at most (the whole of it on hover): the table's rows, not
+        # the caption under them, take what the plot leaves (at 200% it showed one row)
+        self.peak_caption.setMaximumHeight(2 * self.peak_caption.fontMetrics().lineSpacing() + 4)
         # the plots keep a readable height on a short projector; the table scrolls instead (at
         # 1280x720 and 150% the roofline's view was 40 px tall and its labels lay on each other)
         self.plot.main.setMinimumHeight(px(PLOT_MIN_HEIGHT))
@@ -312,13 +319,20 @@ class BenchPanel(Panel):
         self.roofline.apply_text_scale()
         self._fit_settings()
 
+    def set_presenting(self, on: bool) -> None:
+        super().set_presenting(on)
+        self._fit_settings()
+
     def _fit_settings(self) -> None:
+        """Fold the settings when the plot would get less than ``PLOT_MIN`` (on a projector, less
+        than half the page), unless the teacher opened them."""
         if not self.isVisible():
             return  # a size before the page is shown is no size at all; resizeEvent comes then
         margins = self.layout().contentsMargins()
         room = self.width() - margins.left() - margins.right() - self.layout().spacing()
         side = self.settings_side
-        fit_side_panels((side,), room, px(PLOT_MIN), side if side.choice else None)
+        least = max(px(PLOT_MIN), room // 2) if self.presenting else px(PLOT_MIN)
+        fit_side_panels((side,), room, least, side if side.choice else None)
 
     @qt_guard
     def resizeEvent(self, event) -> None:  # noqa: N802 - Qt's name

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from PySide6.QtCore import QEvent, QObject, QRect, QSize, Qt, QTimer
+from PySide6.QtCore import QEvent, QMargins, QObject, QRect, QSize, Qt, QTimer
 from PySide6.QtGui import (
     QAction,
     QActionGroup,
@@ -34,6 +34,8 @@ from PySide6.QtWidgets import (
     QMainWindow,
     QMessageBox,
     QPushButton,
+    QScrollArea,
+    QSizePolicy,
     QStatusBar,
     QStyle,
     QStyleOption,
@@ -63,7 +65,7 @@ from explorer.ui.theme import (
     set_text_scale,
     text_scale_pct,
 )
-from explorer.ui.widgets import Banner
+from explorer.ui.widgets import MUST_FIT, Banner
 from explorer.ui.workers import run_in_daemon_thread
 
 WINDOW_TITLE = "Device Explorer"
@@ -167,6 +169,8 @@ class PageTabs(QTabWidget):
     def __init__(self, specs: tuple[PageSpec, ...]) -> None:
         super().__init__()
         self.specs = specs
+        # the selected tab's title is bold, so wider: the row is measured again for each page
+        self.currentChanged.connect(lambda _i: self.fit_titles())
 
     def fit_titles(self) -> None:
         """Choose full or short titles for the width the tabs have now."""
@@ -193,6 +197,75 @@ class PageTabs(QTabWidget):
         super().changeEvent(event)
         if event.type() in (QEvent.Type.StyleChange, QEvent.Type.FontChange):
             self.fit_titles()
+
+
+class PageArea(QScrollArea):
+    """Where a page sits: as large as the window gives it, and scrolling up and down only where
+    the window is shorter than the page's least height (a page never grows the window past the
+    screen, and its fields never squeeze into each other). A page not shown asks for no room: the
+    tabs' least size is the shown page's, not the largest of the four."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        # sized by hand (``fit_page``): a resizable area would also hold the page to the height
+        # its word-wrapped labels ask for at its width, and scroll where the page had room
+        self.setWidgetResizable(False)
+        self.setFrameShape(QScrollArea.Shape.NoFrame)
+        self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAsNeeded)
+        self.setProperty(MUST_FIT, True)
+        self.set_current(False)
+
+    def set_page(self, page: QWidget) -> None:
+        self.setWidget(page)
+        page.installEventFilter(self)
+        self.fit_page()
+
+    def fit_page(self) -> None:
+        """The page as large as the view, and never smaller than its least size."""
+        page = self.widget()
+        if page is None:
+            return
+        least = page.minimumSizeHint().expandedTo(page.minimumSize())
+        view = self.maximumViewportSize()
+        size = view.expandedTo(least)
+        if size.height() > view.height():  # a vertical bar takes width from the view
+            size.setWidth(max(least.width(), view.width() - self.verticalScrollBar().sizeHint().width()))
+        if page.size() != size:
+            page.resize(size)
+
+    @qt_guard
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 (Qt API)
+        if watched is self.widget() and event.type() == QEvent.Type.LayoutRequest:
+            self.fit_page()
+        return super().eventFilter(watched, event)
+
+    @qt_guard
+    def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 (Qt API)
+        super().resizeEvent(event)
+        self.fit_page()
+
+    def set_current(self, shown: bool) -> None:
+        policy = QSizePolicy.Policy.Preferred if shown else QSizePolicy.Policy.Ignored
+        self.setSizePolicy(policy, policy)
+
+    def page_scrolls(self) -> bool:
+        """Whether the page is taller than the room it has (it then scrolls)."""
+        return self.verticalScrollBar().maximum() > 0
+
+    @qt_guard
+    def minimumSizeHint(self) -> QSize:  # noqa: N802 (Qt API)
+        page = self.widget()
+        if page is None:
+            return QSize(0, 0)
+        least = page.minimumSizeHint().expandedTo(page.minimumSize())
+        # the width a page needs it gets (pages fold their columns to fit); its height it asks
+        # for, but the window's screen may say no: the page then scrolls
+        return QSize(least.width(), min(least.height(), 240))
+
+    @qt_guard
+    def sizeHint(self) -> QSize:  # noqa: N802 (Qt API)
+        page = self.widget()
+        return page.sizeHint() if page is not None else QSize(0, 0)
 
 
 class NoticeBar(QWidget):
@@ -351,9 +424,8 @@ class MainWindow(QMainWindow):
             self.notice_bar.add(text)
         self.context.notice_added.connect(self.notice_bar.add)
         for number, spec in enumerate(PAGES, start=1):
-            container = QWidget()
+            container = PageArea()
             container.setObjectName(f"page_{spec.key}")
-            QVBoxLayout(container).setContentsMargins(0, 0, 0, 0)
             self._containers[spec.key] = container
             index = self.tabs.addTab(container, spec.title)
             self.tabs.setTabToolTip(index, f"{spec.title} (Ctrl+{number})")
@@ -381,7 +453,48 @@ class MainWindow(QMainWindow):
             self._on_discovery(self.context.discovery)
         if self._discover_on_show:
             _PaintWatcher(self, self.start_discovery)
-        self.resize(1280, 800)
+        #: the window's frame (title bar, borders) is known only once a window manager has framed
+        #: it: until then the first window is fitted to its screen again whenever it moves
+        self._fit_frame_pending = True
+        self.resize(self.fitting_size(QSize(1280, 800)))
+
+    # ----- the screen: the first window fits the one it opens on, title bar included
+    def fitting_size(self, wanted: QSize) -> QSize:
+        """``wanted`` shrunk to what the screen's free area holds with the window's frame around
+        it (the title bar and borders, as far as the window manager has said them)."""
+        screen = self.screen() or QApplication.primaryScreen()
+        if screen is None:
+            return wanted
+        room = screen.availableGeometry()
+        frame = self._frame_margins()
+        return QSize(
+            max(1, min(wanted.width(), room.width() - frame.left() - frame.right())),
+            max(1, min(wanted.height(), room.height() - frame.top() - frame.bottom())),
+        )
+
+    def _frame_margins(self) -> QMargins:
+        handle = self.windowHandle()
+        return handle.frameMargins() if handle is not None else QMargins()
+
+    def fit_to_screen(self) -> None:
+        """Shrink the window until it, frame included, fits its screen's free area, and move it
+        inside that area (a saved size, or the default 1280x800 on a 1280x800 screen under a
+        20 px title bar, put the status bar and its text-size control off the screen)."""
+        if self.isMaximized() or self.isFullScreen():
+            return
+        screen = self.screen() or QApplication.primaryScreen()
+        if screen is None:
+            return
+        size = self.fitting_size(self.size())
+        if size != self.size():
+            self.resize(size)
+        room, frame = screen.availableGeometry(), self.frameGeometry()
+        width = size.width() + frame.width() - self.width()
+        height = size.height() + frame.height() - self.height()
+        x = min(max(frame.x(), room.x()), room.x() + room.width() - width)
+        y = min(max(frame.y(), room.y()), room.y() + room.height() - height)
+        if (x, y) != (frame.x(), frame.y()):
+            self.move(x, y)
 
     # ----- size: the one asked for, not a passing minimum
     @qt_guard
@@ -401,8 +514,18 @@ class MainWindow(QMainWindow):
 
     @qt_guard
     def event(self, event: QEvent) -> bool:
-        """Once the layouts have settled, go back to the size asked for where the minimum allows."""
+        """Once the layouts have settled, go back to the size asked for where the minimum allows;
+        once the window manager has framed the first window, fit it to the screen."""
         handled = super().event(event)
+        if (
+            self._fit_frame_pending
+            and event.type() in (QEvent.Type.Move, QEvent.Type.Resize, QEvent.Type.Show, QEvent.Type.Expose)
+            and self.isVisible()
+        ):
+            frame = self._frame_margins()
+            if frame.top() or frame.left() or frame.bottom():  # framed: its size is known now
+                self._fit_frame_pending = False
+                QTimer.singleShot(0, self.fit_to_screen)
         if event.type() == QEvent.Type.LayoutRequest and not self.isMaximized() and not self.isFullScreen():
             back = self._wanted_size.expandedTo(self.minimumSize())
             if back != self.size() and self.isVisible():
@@ -414,9 +537,10 @@ class MainWindow(QMainWindow):
         self.panels[key] = widget
         if key in self._saved_pages:  # a page opened after the settings were read
             widget.restore(self._saved_pages[key])
+        widget.set_presenting(self.presenting)
         widget.apply_text_scale(text_scale_pct())
         widget.exports_changed.connect(self._update_export_action)
-        self._containers[key].layout().addWidget(widget)
+        self._containers[key].set_page(widget)
 
     def _ensure_panel(self, key: str) -> Panel:
         if key in self.panels:
@@ -448,6 +572,17 @@ class MainWindow(QMainWindow):
             self._on_page_selected(index)
         return self.panels[key]
 
+    def central_least_height(self) -> int:
+        """The height the pages' area needs for the page shown to fit without scrolling (the
+        tabs, a notice, and the page's own least height): what the lesson pane leaves it."""
+        container = self._containers[self.current_panel_key()]
+        page = container.widget()
+        least = self.centralWidget().minimumSizeHint().height()
+        if page is not None:
+            need = page.minimumSizeHint().expandedTo(page.minimumSize()).height()
+            least += max(0, need - container.minimumSizeHint().height())
+        return least
+
     def current_panel_key(self) -> str:
         return PAGE_KEYS[max(self.tabs.currentIndex(), 0)]
 
@@ -458,6 +593,8 @@ class MainWindow(QMainWindow):
         if index < 0:
             return
         key = PAGE_KEYS[index]
+        for other, container in self._containers.items():
+            container.set_current(other == key)
         self._ensure_panel(key)
         self._page_actions[key].setChecked(True)
         self._update_export_action()
@@ -583,6 +720,8 @@ class MainWindow(QMainWindow):
         self.presentation_action.setChecked(on)
         self.presentation_action.blockSignals(False)
         self.menuBar().setVisible(not on)
+        for panel in self.panels.values():
+            panel.set_presenting(on)
         if on:
             self._was_maximized = self.isMaximized()
             self.showFullScreen()
@@ -615,12 +754,7 @@ class MainWindow(QMainWindow):
             if key in self._saved_pages:
                 page.restore(self._saved_pages[key])
         self.show_panel(prefs.panel)
-        width, height = prefs.width, prefs.height
-        screen = self.screen() or QApplication.primaryScreen()
-        if screen is not None:
-            room = screen.availableGeometry()
-            width, height = min(width, room.width()), min(height, room.height())
-        self.resize(width, height)
+        self.resize(self.fitting_size(QSize(prefs.width, prefs.height)))
 
     def current_prefs(self) -> Prefs:
         return Prefs(

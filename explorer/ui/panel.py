@@ -47,6 +47,14 @@ class Panel(QWidget):
     def apply_theme(self, theme: Theme) -> None:
         """The user switched between light and dark: redraw whatever does not follow the palette."""
 
+    #: whether the window is in presentation mode (full screen on a projector): a page then gives
+    #: its picture the room before its side columns
+    presenting = False
+
+    def set_presenting(self, on: bool) -> None:
+        """The window entered (``on``) or left presentation mode; the default only records it."""
+        self.presenting = on
+
     def apply_text_scale(self, percent: int) -> None:
         """The user changed the text size (View > Text size, 100 to 250 %). The application font
         and stylesheet have already changed and widgets that follow them reflow by themselves:

@@ -160,6 +160,8 @@ def test_a_cuda_index_on_a_machine_without_cuda_says_so_in_one_line():
         devices=[cpu, CudaGpu(name="A", index=0, key="cuda:0"), CudaGpu(name="B", index=1, key="cuda:1")],
         reports=[],
     )
-    with pytest.raises(UserError, match=r"there is no cuda:3 here; this machine's CUDA devices: cuda:0, cuda:1"):
+    with pytest.raises(
+        UserError, match=r"there is no cuda:3 here; this machine's CUDA devices: cuda:0, cuda:1"
+    ):
         find_device("CUDA:3", two)
     assert find_device("cuda:1", two).name == "B"

@@ -451,7 +451,13 @@ class BenchPlot(QWidget):
         """Each peak's label with its basis where the view is wide enough, else the device, the
         kind of peak and the figure: at 200% text on a 1280x800 projector the full label ran
         past the plot's right edge ("... x 64 FLOP/cy")."""
-        room = self.main.getPlotItem().vb.width() - px(16)
+        vb = self.main.getPlotItem().vb
+        room = vb.width() - px(16)
+        # on a short plot the legend (bottom right) reaches up to the label's height (top left):
+        # the label then keeps clear of it
+        label_h = max((line.label.boundingRect().height() for line in self._peak_lines.values()), default=0.0)
+        if self.legend.isVisible() and vb.height() < label_h + self.legend.boundingRect().height() + px(16):
+            room -= self.legend.boundingRect().width() + px(16)
         for line in self._peak_lines.values():
             full, short = line.property("labels")
             metrics = QFontMetrics(line.label.textItem.font())

@@ -10,6 +10,7 @@ as presenter remotes send them.
 from __future__ import annotations
 
 from collections.abc import Callable
+from html import escape
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -37,21 +38,20 @@ from explorer.lessons.files import LessonError, load_lesson, save_lesson
 from explorer.lessons.model import BenchState, Lesson, Step
 from explorer.lessons.texts import step_counter, step_heading, step_html
 from explorer.ui.guard import qt_guard
-from explorer.ui.theme import BASE_FONT_PT, pt, px
+from explorer.ui.theme import BASE_FONT_PT, current_theme, pt, text_scale_pct
 from explorer.ui.widgets import ElidedLine
 
 if TYPE_CHECKING:  # pragma: no cover
     from explorer.ui.main_window import MainWindow
 
 #: the narration's text relative to the window's, on the user's screen and in presentation mode
-NARRATION_SCALE = {False: 1.1, True: 1.3}
-NARRATION_HEIGHT = 180  # px at 100% text: the most the pane takes for narration alone
-RECORDED_HEIGHT = 280  # ... and with a table of recorded results, which sits beside the run
-#: the height a page needs at 100 % text before its fields crowd (the visualizer's left column:
-#: playback, the launch fields and a few inspector lines); it grows with the text size
-PAGE_MIN_HEIGHT = 440
-MAX_SHARE = 0.3  # of the window's height, the most the pane takes by itself (a drag may give it more)
-MAX_SHARE_RECORDED = 0.4  # ... with a table of recorded results to read beside the run
+NARRATION_SCALE = {False: 1.1, True: 1.2}
+MAX_SHARE = 0.4  # of the window's height, the most the pane takes by itself (a drag may give it more)
+MAX_SHARE_RECORDED = 0.45  # ... with a table of recorded results to read beside the run
+#: lines of narration the pane shows at least (it scrolls for the rest); from 200% text each line
+#: is twice as tall and two are as much of a short screen as three were
+LEAST_LINES = 3
+LEAST_LINES_LARGE = 2
 
 
 def sentences(*parts: str) -> str:
@@ -75,7 +75,6 @@ class LessonPlayer(QDockWidget):
         self._pending = False  # a step waits for device discovery before it can apply
         self._presenting = False
         self._expanded = True
-        self._user_expanded = False  # shown by the user's click, so never folded for room
 
         # one line whatever its length (a wrapped title would grow the row the pane is sized by),
         # ending in "…" where the row is short; the whole title is on hover
@@ -105,11 +104,7 @@ class LessonPlayer(QDockWidget):
         row.addWidget(self.next_button)
         row.addWidget(self.menu_button)
 
-        self.note_label = QLabel("")
-        self.note_label.setWordWrap(True)
-        self.note_label.setProperty("role", "warning")
-        self.note_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        self.note_label.hide()
+        self._note_error = False
         self.narration = QTextBrowser()
         self.narration.setOpenExternalLinks(True)
         # the keys stay with the window: Page Down steps the lesson instead of scrolling this pane
@@ -117,7 +112,6 @@ class LessonPlayer(QDockWidget):
         self.body = QWidget()
         body_layout = QVBoxLayout(self.body)
         body_layout.setContentsMargins(0, 0, 0, 0)
-        body_layout.addWidget(self.note_label)
         body_layout.addWidget(self.narration, 1)
 
         inner = QWidget()
@@ -235,7 +229,7 @@ class LessonPlayer(QDockWidget):
         self.title_label.setText(heading)
         self.title_label.setToolTip("\n".join(t for t in (heading, self.lesson.summary) if t))
         self.counter_label.setText(step_counter(index, len(self.lesson.steps)))
-        self.narration.setHtml(step_html(step))
+        self._render()
         self._update_actions()
         self._fit_height()
         if self.window_.context.discovery is None:
@@ -243,6 +237,9 @@ class LessonPlayer(QDockWidget):
             self._set_note("Looking for devices before this step can be shown…")
             return
         self._apply(step)
+        # the page the step shows may have been built just now, or opened a column: the room it
+        # leaves the narration is known once its layout has settled
+        QTimer.singleShot(0, self._fit_height)
 
     def _discovery_arrived(self) -> None:
         if self._pending and self.lesson is not None:
@@ -337,10 +334,9 @@ class LessonPlayer(QDockWidget):
 
     # --- looks --------------------------------------------------------------------------------
     def set_expanded(self, expanded: bool, by_user: bool = False) -> None:
-        """The narration folds away to one row (the step keys stay) and comes back. It also folds
-        by itself when the window is too short for it and the page (a 720-pixel projector at
-        150 % text); asked to show it then, it shows it all the same."""
-        self._user_expanded = expanded and by_user
+        """The narration folds away to one row (the step keys stay) and comes back, at the
+        teacher's click only: it never folds by itself (at 150% on a 1024x768 projector it did,
+        and a class saw no words at all). Where the window is short it scrolls instead."""
         self._expanded = expanded
         self._fit_height()
 
@@ -360,18 +356,16 @@ class LessonPlayer(QDockWidget):
         self._fit_height()
 
     def _fit_height(self) -> None:
-        """As tall as the step's narration needs, up to ``NARRATION_HEIGHT`` (scaled): the page
-        above keeps the rest; a longer narration scrolls, and the pane's edge can be dragged."""
+        """As tall as the step's narration needs, so it shows in full (its "Look for:" line too)
+        where the page above can spare the room: the page keeps its own least height, so its
+        fields never overlap, and the pane takes at most ``MAX_SHARE`` of the window by itself
+        (a drag gives it more). A narration longer than that scrolls; the pane always shows at
+        least ``LEAST_LINES`` of it."""
         row = self.widget().layout().itemAt(0).sizeHint().height() + 14
-        folded = not self._expanded or (not self._user_expanded and self._room() < row + self._lines())
+        folded = not self._expanded
         self.body.setVisible(not folded)
         self.collapse_button.setText("▸" if folded else "▾")
-        self.collapse_button.setToolTip(
-            "Hide the narration"
-            if not folded
-            else "Show the narration"
-            + (" (folded: at this window and text size the page needs the room)" if self._expanded else "")
-        )
+        self.collapse_button.setToolTip("Show the narration" if folded else "Hide the narration")
         if folded:
             self.setMinimumHeight(row)
             self.setMaximumHeight(row)
@@ -380,38 +374,47 @@ class LessonPlayer(QDockWidget):
         document = self.narration.document()
         document.setTextWidth(width)
         text_height = int(document.size().height()) + 2 * self.narration.frameWidth() + 4
-        note = self.note_label.sizeHint().height() + 4 if self.note_label.text() else 0
+        note = 0  # (the note is the narration's first paragraph, and scrolls with it)
         step = self.lesson.steps[self.index] if self.lesson is not None else None
         tall = step is not None and isinstance(step.state, BenchState) and step.state.recorded is not None
-        cap = px((RECORDED_HEIGHT if tall else NARRATION_HEIGHT) * (1.25 if self._presenting else 1.0))
-        lines = self._lines()
-        # the page above keeps at least three quarters of the window (its fields must not overlap)
         share = MAX_SHARE_RECORDED if tall else MAX_SHARE
-        room = min(int(self.window_.height() * share), self._room()) - row - note
-        height = row + note + max(min(text_height, cap, room), lines)
-        self.setMinimumHeight(row + lines)
+        least = self._lines()
+        room = max(min(int(self.window_.height() * share), self._room()) - row - note, least)
+        height = row + note + min(text_height, room)
+        self.setMinimumHeight(row + note + min(text_height, least))
         self.setMaximumHeight(16777215)
         if not self.isHidden():  # a hidden dock is not in the window's layout yet
             self.window_.resizeDocks([self], [height], Qt.Orientation.Vertical)
 
     def _lines(self) -> int:
-        """Two lines of narration: the least the pane shows when it shows any."""
-        return self.narration.fontMetrics().lineSpacing() * 2 + 2 * self.narration.frameWidth() + 4
+        """``LEAST_LINES`` lines of narration: the least the pane shows when it shows any."""
+        lines = LEAST_LINES if text_scale_pct() < 200 else LEAST_LINES_LARGE
+        return self.narration.fontMetrics().lineSpacing() * lines + 2 * self.narration.frameWidth() + 4
 
     def _room(self) -> int:
         """Height the pages can spare for the pane: what they and the pane share, less what the
         page shown needs so that its fields never overlap."""
         central = self.window_.centralWidget()
         shared = central.height() + (0 if self.isHidden() else self.height())
-        return shared - max(central.minimumSizeHint().height(), px(PAGE_MIN_HEIGHT))
+        return shared - self.window_.central_least_height()
+
+    def _render(self) -> None:
+        """The narration pane's text: the note (in the theme's warning or error colour, escaped),
+        then the step's narration and any recorded results, in one document that scrolls as one:
+        a note in a box of its own above it took the narration's room on a short screen."""
+        theme = current_theme()
+        note = ""
+        if self.note:
+            colour = theme.error if self._note_error else theme.banner_text
+            background = "" if self._note_error else f" background-color:{theme.banner_bg};"
+            note = f"<p style='color:{colour};{background} font-weight:600'>{escape(self.note)}</p>"
+        step = self.lesson.steps[self.index] if self.lesson is not None and self.lesson.steps else None
+        self.narration.setHtml(note + (step_html(step) if step is not None else ""))
 
     def _set_note(self, text: str, error: bool = False) -> None:
         self.note = text
-        self.note_label.setText(text)
-        self.note_label.setProperty("role", "error" if error else "warning")
-        self.note_label.style().unpolish(self.note_label)
-        self.note_label.style().polish(self.note_label)
-        self.note_label.setVisible(bool(text))
+        self._note_error = error
+        self._render()
         if text:  # also where a folded pane cannot hide it
             self.window_.statusBar().showMessage(text, 20000)
         self._fit_height()

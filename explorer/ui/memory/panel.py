@@ -49,6 +49,7 @@ from explorer.ui.memory.canvas import (
 from explorer.ui.panel import Panel
 from explorer.ui.plot_text import axis_title, restyle
 from explorer.ui.theme import Theme, current_theme, line_px, px
+from explorer.ui.widgets import NarrowCombo
 
 
 def _spin(lo: int, hi: int, value: int, tip: str) -> QSpinBox:
@@ -136,7 +137,7 @@ class _PatternTab(_Columns):
         super().__init__()
         self.patterns = patterns
         self.canvas = canvas
-        self.preset = QComboBox()
+        self.preset = NarrowCombo()
         self.preset.addItems([p.name for p in patterns])
         _narrow(self.preset)
         self.elem = QComboBox()
@@ -389,7 +390,7 @@ class BankTab(_PatternTab):
 class DivergenceTab(_Columns):
     def __init__(self) -> None:
         super().__init__()
-        self.preset = QComboBox()
+        self.preset = NarrowCombo()
         self.preset.addItems([b.name for b in BRANCH_PRESETS])
         _narrow(self.preset)
         self.block = _spin(1, 1024, 256, "threads per block (1D)")

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from PySide6.QtCore import QEvent, QObject, Qt, QTimer, Signal
 from PySide6.QtWidgets import (
-    QComboBox,
     QFormLayout,
     QHBoxLayout,
     QLabel,
@@ -35,6 +34,7 @@ from explorer.launch.config import (
 from explorer.launch.presets import PRESETS, Preset
 from explorer.launch.session import LaunchSession, LaunchSetup, TypedSize
 from explorer.ui.guard import qt_guard
+from explorer.ui.widgets import NarrowCombo
 
 INT_MAX = 2_147_483_647
 _VENDOR_PREFIXES = ("NVIDIA GeForce ", "NVIDIA Quadro ", "NVIDIA RTX ", "NVIDIA ", "GeForce ")
@@ -80,25 +80,19 @@ class LaunchControls(QWidget):
         # Labels stay short so the fields get the width: a projector at 1280x800 must show every digit.
         form = QFormLayout()
         form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.AllNonFixedFieldsGrow)
-        self.device_combo = QComboBox()
+        self.device_combo = NarrowCombo()
         self.device_combo.setMinimumContentsLength(12)
-        self.device_combo.setSizeAdjustPolicy(
-            QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon
-        )
         self.device_combo.currentIndexChanged.connect(self._device_tooltip)
         # the device on a row of its own: "H100 SXM5 80GB (catalog), 132 SMs" needs the full width
         form.addRow(QLabel("Device"))
         form.addRow(self.device_combo)
 
-        self.preset_combo = QComboBox()
+        self.preset_combo = NarrowCombo()
         self.preset_combo.addItem("Lesson presets...")
         for p in PRESETS:
             self.preset_combo.addItem(p.short_name)
             self.preset_combo.setItemData(self.preset_combo.count() - 1, p.name, Qt.ItemDataRole.ToolTipRole)
         self.preset_combo.setMinimumContentsLength(12)
-        self.preset_combo.setSizeAdjustPolicy(
-            QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon
-        )
         form.addRow("Preset", self.preset_combo)
 
         # from 0, so a student can type 0 and read why it is refused

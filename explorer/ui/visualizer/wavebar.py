@@ -89,7 +89,17 @@ class WaveBar(_HeightForWidth):
         super().__init__(parent)
         self.frame: Frame | None = None
         self.tail_text = ""
+        #: the lines the phase paragraph may hold during this launch: the bar keeps room for the
+        #: widest, so its height changes with the launch, never while it plays
+        self.phase_texts: list[str] = [LONGEST_PHASE]
         self._fit_height()
+
+    def reserve(self, texts: list[str]) -> None:
+        """The phase lines of a new launch (``LaunchSession.phase_texts``)."""
+        texts = [t for t in texts if t] or [LONGEST_PHASE]
+        if texts != self.phase_texts:
+            self.phase_texts = texts
+            self._fit_height()
 
     def _fonts(self, width: int | None = None) -> _Fonts:
         """The label's bold font (1.6 times the label text, down to the label text's own size
@@ -138,7 +148,7 @@ class WaveBar(_HeightForWidth):
         """Height of the phase paragraph: the longest sentence it may hold, wrapped to the width."""
         fm = QFontMetrics(fonts.small)
         box = QRect(0, 0, max(width - 16, 1), 100_000)
-        return fm.boundingRect(box, int(Qt.TextFlag.TextWordWrap), LONGEST_PHASE).height()
+        return max(fm.boundingRect(box, int(Qt.TextFlag.TextWordWrap), t).height() for t in self.phase_texts)
 
     def height_for(self, width: int) -> int:
         fonts = self._fonts(width)
