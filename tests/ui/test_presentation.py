@@ -17,7 +17,7 @@ from explorer.errors import UserError
 from explorer.prefs import Prefs
 from explorer.ui.context import AppContext
 from explorer.ui.main_window import MainWindow
-from explorer.ui.theme import BASE_FONT_PT, text_scale_pct
+from explorer.ui.theme import BASE_FONT_PT, readable_px, text_scale_pct
 
 
 @pytest.fixture
@@ -193,9 +193,10 @@ def test_sm_numbers_are_readable_on_an_h100(window, qapp):
     qapp.processEvents()
     lay = vis.sm_view.grid.layout_now()
     assert lay.sm_count == 132
-    font = vis.sm_view.grid.sm_label_font(max(9, int(lay.label_h * 0.8)))
-    assert font.pixelSize() >= 11  # was 7 px: 19 columns of 18 px cells
+    font = vis.sm_view.grid.sm_label_font()
+    assert font.pixelSize() >= readable_px()  # was 7 px: 19 columns of 18 px cells
     assert vis.sm_view.grid.sm_label_width(132) <= lay.cell_w  # "131" fits without shrinking
+    assert vis.sm_view.grid.sm_labels(lay) in ("long", "short")
 
 
 def test_blocks_carry_their_numbers_when_they_fit(window, qapp):
