@@ -320,7 +320,9 @@ class BenchPanel(Panel):
         self._fit_settings()
 
     def set_presenting(self, on: bool) -> None:
+        """A projector is a new screen: the settings the teacher opened are the page's to fold."""
         super().set_presenting(on)
+        self.settings_side.choice = None
         self._fit_settings()
 
     def _fit_settings(self) -> None:

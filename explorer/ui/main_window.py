@@ -56,12 +56,14 @@ from explorer.ui.lessons.player import LessonPlayer
 from explorer.ui.panel import ExportFormat, Panel, UnavailablePanel
 from explorer.ui.shortcuts import ShortcutsDialog
 from explorer.ui.theme import (
+    PRESENTATION_DEFAULT,
     TEXT_SCALE_MAX,
     TEXT_SCALE_MIN,
     TEXT_SCALE_STEP,
     apply_theme,
     clamp_text_scale,
     current_theme,
+    fitting_text_scale,
     set_text_scale,
     text_scale_pct,
 )
@@ -392,6 +394,9 @@ class MainWindow(QMainWindow):
         devices_panel_options: dict | None = None,
     ) -> None:
         super().__init__()
+        #: the window's frame (title bar, borders) is known only once a window manager has framed
+        #: it: ``fit_screen`` asks for a fit then (the app's own window; a screenshot is any size)
+        self._fit_frame_pending = False
         self.setWindowTitle(WINDOW_TITLE)
         self.context = context or AppContext(parent=self)
         self._discover_fn = discover_fn or _default_discover
@@ -400,8 +405,10 @@ class MainWindow(QMainWindow):
         self.panels: dict[str, Panel] = {}
         self._saved_pages: dict[str, dict[str, str | int]] = {}  # from the settings file
         self._containers: dict[str, QWidget] = {}
-        #: text size in percent for the user's own screen and for presentation mode
-        self._text_scales = {False: text_scale_pct(), True: 150}
+        #: text size in percent for the user's own screen and for presentation mode (the last one
+        #: chosen there); presentation mode's per screen size ("1024x768"), as the teacher chose it
+        self._text_scales = {False: text_scale_pct(), True: PRESENTATION_DEFAULT}
+        self._presentation_scales: dict[str, int] = {}
         self.presenting = False
         self._was_maximized = False
         #: the size the window was given (by the user, the settings file or ``screenshot``), as
@@ -453,12 +460,15 @@ class MainWindow(QMainWindow):
             self._on_discovery(self.context.discovery)
         if self._discover_on_show:
             _PaintWatcher(self, self.start_discovery)
-        #: the window's frame (title bar, borders) is known only once a window manager has framed
-        #: it: until then the first window is fitted to its screen again whenever it moves
-        self._fit_frame_pending = True
-        self.resize(self.fitting_size(QSize(1280, 800)))
+        self.resize(1280, 800)
 
     # ----- the screen: the first window fits the one it opens on, title bar included
+    def fit_screen(self) -> None:
+        """The window opens fitted to its screen: now as far as its frame is known, and again
+        once the window manager has framed it (the title bar's height comes then)."""
+        self.resize(self.fitting_size(self.size()))
+        self._fit_frame_pending = True
+
     def fitting_size(self, wanted: QSize) -> QSize:
         """``wanted`` shrunk to what the screen's free area holds with the window's frame around
         it (the title bar and borders, as far as the window manager has said them)."""
@@ -695,6 +705,8 @@ class MainWindow(QMainWindow):
         if isinstance(app, QApplication):
             percent = set_text_scale(app, percent)
         self._text_scales[self.presenting] = percent
+        if self.presenting:
+            self._presentation_scales[self.screen_key()] = percent
         self.text_size_control.show_scale(percent)
         for panel in self.panels.values():
             panel.apply_text_scale(percent)
@@ -710,9 +722,33 @@ class MainWindow(QMainWindow):
         """The text size in percent for one mode (default: the mode the window is in)."""
         return self._text_scales[self.presenting if presenting is None else presenting]
 
+    def screen_key(self) -> str:
+        """The size of the screen the window is on, "1920x1080": what a text size is kept for."""
+        screen = self.screen() or QApplication.primaryScreen()
+        if screen is None:
+            return ""
+        size = screen.geometry().size()
+        return f"{size.width()}x{size.height()}"
+
+    def presentation_text_scale(self) -> int:
+        """Presentation mode's text size on this screen: the one chosen on a screen of this size
+        before, else the last one chosen where this screen holds it, else the default (150%)
+        where it holds that, else the largest it holds. A projector's 250% never comes to a
+        1024x768 screen, where it would leave the pages a strip."""
+        key = self.screen_key()
+        if key in self._presentation_scales:
+            return self._presentation_scales[key]
+        screen = self.screen() or QApplication.primaryScreen()
+        holds = TEXT_SCALE_MAX
+        if screen is not None:
+            size = screen.geometry().size()
+            holds = fitting_text_scale(size.width(), size.height())
+        return min(self._text_scales[True], holds)
+
     def set_presentation(self, on: bool) -> None:
-        """Presentation mode: full screen, no menu bar, and the projector's own text size
-        (remembered apart from the laptop's); leaving it puts the window back as it was."""
+        """Presentation mode: full screen, no menu bar, and the text size for this screen
+        (remembered per screen size, apart from the laptop's); leaving it puts the window back as
+        it was."""
         if on == self.presenting:
             return
         self.presenting = on
@@ -729,7 +765,7 @@ class MainWindow(QMainWindow):
             self.showMaximized()
         else:
             self.showNormal()
-        self.apply_text_scale(self._text_scales[on])
+        self.apply_text_scale(self.presentation_text_scale() if on else self._text_scales[False])
         if on:
             self.statusBar().showMessage(
                 "Presentation mode: Esc or F11 leaves it; Ctrl+= / Ctrl+- text size.", 8000
@@ -747,7 +783,14 @@ class MainWindow(QMainWindow):
         """Theme, panel, size and text sizes as the user left them; a size saved on a bigger
         screen (the projector) is shrunk to fit this one."""
         self._text_scales[True] = clamp_text_scale(prefs.presentation_text_scale)
-        self.apply_text_scale(prefs.text_scale)
+        self._presentation_scales = dict(prefs.presentation_text_scales)
+        # a size chosen on a larger screen is not carried to one that cannot hold it
+        screen = self.screen() or QApplication.primaryScreen()
+        scale = prefs.text_scale
+        if screen is not None:
+            room = screen.availableGeometry().size()
+            scale = min(scale, fitting_text_scale(room.width(), room.height()))
+        self.apply_text_scale(scale)
         self.set_theme(prefs.theme)
         self._saved_pages = dict(prefs.pages)
         for key, page in self.panels.items():  # pages already open; the others restore on opening
@@ -766,6 +809,7 @@ class MainWindow(QMainWindow):
             pages={**self._saved_pages, **{k: v for k, p in self.panels.items() if (v := p.remembered())}},
             text_scale=self._text_scales[False],
             presentation_text_scale=self._text_scales[True],
+            presentation_text_scales=dict(self._presentation_scales),
         )
 
     def shortcuts_dialog(self) -> ShortcutsDialog:

@@ -108,6 +108,27 @@ def clamp_text_scale(percent: int) -> int:
     return max(TEXT_SCALE_MIN, min(TEXT_SCALE_MAX, int(percent)))
 
 
+#: what a screen must hold at a text size for the pages to lay out: lines of label text down, and
+#: label-text heights across (1024x768 holds 150%, 1280x800 200%, 1920x1080 250%: the sizes the
+#: layout tests walk)
+SCREEN_LINES = 22
+SCREEN_EMS = 43
+#: presentation mode's text size on a screen it has not been used on (where the screen holds it)
+PRESENTATION_DEFAULT = 150
+
+
+def fitting_text_scale(width: int, height: int) -> int:
+    """The largest text size (a step of the control) a screen of ``width`` x ``height``
+    device-independent pixels holds: a size carried over from a larger screen never leaves the
+    pages a sliver."""
+    best = TEXT_SCALE_MIN
+    for percent in range(TEXT_SCALE_MIN, TEXT_SCALE_MAX + 1, TEXT_SCALE_STEP):
+        em = BASE_FONT_PT * percent / 100 * 96 / 72
+        if height / (1.2 * em) >= SCREEN_LINES and width / em >= SCREEN_EMS:
+            best = percent
+    return best
+
+
 def px(size: float) -> int:
     """``size`` pixels at the current text size: what painted text and pixel-sized boxes use, so
     the SM picture, the wave bar and the graphs grow with the rest of the window."""

@@ -76,8 +76,13 @@ class Walk:
         self.states = 0
         w = self.window
         if presenting:
+            from explorer.ui.theme import fitting_text_scale, text_scale_pct
+
             w.show()
             w.set_presentation(True)
+            chosen = text_scale_pct()  # what presentation mode picks on a screen it has not seen
+            if chosen > fitting_text_scale(*size):
+                self.problems["presentation-default"] = [f"presentation mode chose {chosen}% on this screen"]
             w.apply_text_scale(scale)  # the teacher's choice on this projector
         else:
             w.apply_text_scale(scale)

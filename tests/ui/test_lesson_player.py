@@ -14,7 +14,9 @@ from explorer.devices.model import CpuDevice, Discovery, ProbeReport
 from explorer.launch.presets import PRESETS
 from explorer.lessons import FORMAT_NAME, load_lesson
 from explorer.ui.context import AppContext
+from explorer.ui.lessons.player import NARRATION_SCALE
 from explorer.ui.main_window import MainWindow
+from explorer.ui.theme import BASE_FONT_PT, pt
 
 
 def _discovery() -> Discovery:
@@ -234,7 +236,9 @@ def test_the_narration_folds_away_and_follows_the_text_size(make_window):
     small = player.narration.font().pointSizeF()
     window.set_presentation(True)
     QApplication.processEvents()
-    assert player.narration.font().pointSizeF() > small * 1.4  # 150% text and the pane's own step up
+    # the screen's presentation text size, and the pane's own step up
+    assert player.narration.font().pointSizeF() == pytest.approx(pt(BASE_FONT_PT) * NARRATION_SCALE[True])
+    assert player.narration.font().pointSizeF() > small * 1.2
     window.set_presentation(False)
 
 

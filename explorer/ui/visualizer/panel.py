@@ -181,7 +181,12 @@ class VisualizerPanel(Panel):
         self.fit_side_panels()
 
     def set_presenting(self, on: bool) -> None:
+        """A projector is a new screen: the columns opened on the laptop are the page's to fold
+        again (F11 at 150% on 1024x768 kept the launch controls open over half the page)."""
         super().set_presenting(on)
+        for side in (self.left_side, self.right_side):
+            side.choice = None
+        self._last_opened = None
         self.fit_side_panels()
 
     def _side_toggled(self, side: SidePanel, opened: bool) -> None:
