@@ -34,7 +34,7 @@ from explorer.errors import UserError
 from explorer.inputs import parse_sizes
 from explorer.lessons.model import BenchState, PanelState
 from explorer.lessons.resolve import bench_devices
-from explorer.ui.bench.controls import BenchControls
+from explorer.ui.bench.controls import DEFAULT_BUDGET_S, BenchControls
 from explorer.ui.bench.export import export_png
 from explorer.ui.bench.plot import BenchPlot
 from explorer.ui.bench.roofline_view import RooflinePlot
@@ -159,6 +159,7 @@ class BenchPanel(Panel):
         self.controls.stop_requested.connect(self.stop)
         self.resume_button.clicked.connect(self.resume)
         self.controls.workload_combo.currentIndexChanged.connect(lambda _i: self._workload_shown())
+        self.controls.sizes_edit.textChanged.connect(lambda _t: self._show_planned_sizes())
         self.roofline.catalog_chosen.connect(self._choose_catalog_roof)
         context.discovery_changed.connect(lambda _d: self._devices_found())
         self._devices_found()
@@ -411,7 +412,8 @@ class BenchPanel(Panel):
         self.controls.sizes_edit.setText(", ".join(str(n) for n in sizes))
         self.controls.sizes_edit.setCursorPosition(0)
         self.controls.repeats_spin.setValue(0)
-        self.controls.budget_spin.setValue(1.0)
+        # the form's own default: the README's picture shows what a user sees (it showed 1.0 s)
+        self.controls.budget_spin.setValue(DEFAULT_BUDGET_S)
         if not self.start():
             return
         loop = QEventLoop()
@@ -583,6 +585,17 @@ class BenchPanel(Panel):
         """The plot's title names the workload and, for a run on a remote machine, the machine."""
         w = self.controls.workload
         self.plot.set_titles(f"{w.title} ON {host}" if host else w.title, w.size_name)
+        self._show_planned_sizes()
+
+    def _show_planned_sizes(self) -> None:
+        """The sizes the form would measure, for an empty plot's axis: those typed, else the
+        workload's defaults for the devices chosen."""
+        c = self.controls
+        try:
+            sizes = parse_sizes(c.sizes_edit.text(), c.workload.size_name)
+        except UserError:
+            sizes = c.workload.default_sizes_for(c.selected_devices() or ["cpu"])
+        self.plot.set_planned_sizes(list(sizes))
 
     # --- persistence and messages -----------------------------------------------------
     def _save_last(self) -> None:

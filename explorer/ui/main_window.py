@@ -53,7 +53,7 @@ from explorer.ui.context import AppContext
 from explorer.ui.devices_panel import DevicesPanel
 from explorer.ui.guard import qt_guard
 from explorer.ui.lessons.player import LessonPlayer
-from explorer.ui.panel import ExportFormat, Panel, UnavailablePanel
+from explorer.ui.panel import ExportFormat, Panel, UnavailablePanel, export_format
 from explorer.ui.shortcuts import ShortcutsDialog
 from explorer.ui.theme import (
     PRESENTATION_DEFAULT,
@@ -835,7 +835,9 @@ class MainWindow(QMainWindow):
         path_text, chosen = QFileDialog.getSaveFileName(self, "Export", str(Path.home()), ";;".join(filters))
         if not path_text:
             return
-        fmt = formats[filters.index(chosen)] if chosen in filters else formats[0]
+        fmt = export_format(
+            Path(path_text), formats, formats[filters.index(chosen)] if chosen in filters else formats[0]
+        )
         self.export_to(panel, fmt.with_suffix(Path(path_text)), fmt)
 
     def export_to(self, panel: Panel, path: Path, fmt: ExportFormat) -> Path | None:

@@ -37,6 +37,14 @@ class ExportFormat:
         return path if path.suffix.lower() == self.suffix else path.with_name(path.name + self.suffix)
 
 
+def export_format(path: Path, formats: tuple[ExportFormat, ...], chosen: ExportFormat) -> ExportFormat:
+    """The format File > Export writes ``path`` as: the one its typed name ends in where the page
+    offers it ("vecadd.json" is JSON whichever filter the dialog showed: it became
+    "vecadd.json.csv"), else the one chosen in the dialog."""
+    typed = path.suffix.lower()
+    return next((f for f in formats if f.suffix == typed), chosen)
+
+
 class Panel(QWidget):
     """A page of the main window. Subclasses override what applies to them."""
 

@@ -134,6 +134,8 @@ class BenchPlot(QWidget):
         self._tick_labels: dict[int, str] = {}
         self._labels_key: tuple = ()
         self._left_titles = ("", "")  # the y axis title in full, and its unit alone for a short axis
+        #: the sizes the next run will measure: what an empty plot's x axis spans
+        self._planned: list[int] = []
 
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
@@ -213,6 +215,12 @@ class BenchPlot(QWidget):
         self._workload_title = workload_title
         self._size_name = size_name or "size"
         self._update_labels()
+
+    def set_planned_sizes(self, sizes: list[int]) -> None:
+        """The sizes a run of the form would measure: an empty plot spans them (a lesson opened
+        on "matrix size n" from 1,000 to 10^9, pyqtgraph's range for no data)."""
+        self._planned = [s for s in sizes if s > 0]
+        self._fit_x()
 
     def set_running(self, running: bool) -> None:
         """While a run is under way an empty plot says points are coming, not "Press Start"."""
@@ -437,7 +445,12 @@ class BenchPlot(QWidget):
             if data_x is not None:
                 xs.extend(float(x) for x in data_x)
         if not xs:
-            self.main.enableAutoRange(axis="x")
+            if self._planned:
+                low, high = math.log10(min(self._planned)), math.log10(max(self._planned))
+                span = max(high - low, 0.3)
+                self.main.setXRange(low - 0.06 * span, high + 0.06 * span, padding=0)
+            else:
+                self.main.enableAutoRange(axis="x")
             return
         low, high = min(xs), max(xs)
         span = max(high - low, 0.3)

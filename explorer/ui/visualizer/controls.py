@@ -151,6 +151,20 @@ class LaunchControls(QWidget):
 
     @qt_guard
     def eventFilter(self, obj: QObject, event: QEvent) -> bool:  # noqa: N802 - Qt's name
+        if (
+            event.type() == QEvent.Type.ShortcutOverride
+            and event.key() == Qt.Key.Key_Space  # type: ignore[attr-defined]
+            and not event.modifiers()  # type: ignore[attr-defined]
+        ):
+            # no field of the form takes a space (numbers, and N's commas): Space after typing
+            # "98" takes the value, as Enter does, and plays (it used to do nothing at all)
+            if isinstance(obj, QSpinBox):
+                obj.interpretText()
+            elif obj is self.n_edit:
+                self.n_edit.editingFinished.emit()
+            self.field_left.emit()
+            event.ignore()  # not the field's: the window's Space shortcut answers
+            return True
         if event.type() == QEvent.Type.KeyPress:
             key = event.key()  # type: ignore[attr-defined]
             if key in (Qt.Key.Key_Return, Qt.Key.Key_Enter):
