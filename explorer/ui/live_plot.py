@@ -14,7 +14,8 @@ from PySide6.QtWidgets import QGridLayout, QGroupBox, QHBoxLayout, QLabel, QVBox
 from explorer.devices.model import CudaGpu, LiveReading
 from explorer.ui import formatting as fmt
 from explorer.ui.live_monitor import HISTORY_SAMPLES, LiveHistory
-from explorer.ui.theme import Theme, current_theme
+from explorer.ui.plot_text import restyle
+from explorer.ui.theme import Theme, current_theme, px
 from explorer.ui.widgets import FieldGroup, set_role, set_value
 
 UTILIZATION_CAPTION = (
@@ -105,6 +106,7 @@ class LiveView(QGroupBox):
         self.caption = caption
 
         self.apply_theme(current_theme())
+        self.apply_text_scale()
         monitor.updated.connect(self.refresh)
         monitor.unavailable.connect(self.show_unavailable)
         if device.nvml_index is None:
@@ -117,6 +119,12 @@ class LiveView(QGroupBox):
         elif monitor.error:
             self.show_unavailable(monitor.error)
         self.refresh()
+
+    def apply_text_scale(self) -> None:
+        """Ticks, titles and the graphs' height follow the window's text size, up and down."""
+        for plot in self.plots.values():
+            plot.setFixedHeight(px(170))
+            restyle(plot)
 
     def apply_theme(self, theme: Theme) -> None:
         for (field, _t, _u, _s), pen in zip(PLOTS, theme.plot_pens, strict=True):

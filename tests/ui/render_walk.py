@@ -172,13 +172,36 @@ class Walk:
             player.close_lesson()
 
     def step_problems(self, index: int) -> list[str]:
-        from explorer.lessons.model import VisualizerState
+        from explorer.lessons.model import MemoryState, VisualizerState
 
         player = self.window.lessons
         found = self.narration_problems()
         step = player.lesson.steps[index]
         if isinstance(step.state, VisualizerState):
             found += self.visualizer_step_problems(step.state)
+        if isinstance(step.state, MemoryState):
+            found += self.memory_step_problems()
+        return found
+
+    def memory_step_problems(self) -> list[str]:
+        """The tab's picture, and coalescing's efficiency graph, at least half in view (their
+        columns scroll on a short screen)."""
+        from PySide6.QtCore import QPoint, QRect
+
+        tab = self.window.panels["memory"].tabs.currentWidget()
+        found = []
+        for widget, area, what in (
+            (tab.canvas, tab.right_area, "picture"),
+            (tab.graph(), tab.left_area, "graph"),
+        ):
+            if widget is None:
+                continue
+            top_left = widget.mapTo(area.viewport(), QPoint(0, 0))
+            shown = QRect(top_left, widget.size()).intersected(area.viewport().rect())
+            if shown.height() < min(widget.height(), area.viewport().height()) / 2:
+                found.append(
+                    f"the tab's {what} is mostly scrolled out of view ({shown.height()} of {widget.height()} px shown)"
+                )
         return found
 
     def narration_problems(self) -> list[str]:

@@ -8,7 +8,7 @@ The page computes nothing itself.
 from __future__ import annotations
 
 import pyqtgraph as pg
-from PySide6.QtCore import Qt
+from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
@@ -81,6 +81,25 @@ def _narrow(box: QComboBox) -> None:
     box.view().setTextElideMode(Qt.TextElideMode.ElideNone)
 
 
+def _show_in(area: QScrollArea, widget: QWidget) -> None:
+    """Scroll ``area`` so ``widget`` shows whole, or, taller than the view, its middle."""
+    from PySide6.QtCore import QPoint
+
+    top = widget.mapTo(area.widget(), QPoint(0, 0)).y()
+    view = area.viewport().height()
+    bar = area.verticalScrollBar()
+    if top >= bar.value() and top + widget.height() <= bar.value() + view:
+        return  # whole in view already
+    bar.setValue(top if widget.height() <= view else top + (widget.height() - view) // 2)
+
+
+def _headline(label: QLabel) -> None:
+    """The tab's headline: bold, a notch over the text. (As a page title, its four lines at 150%
+    pushed the picture under them off a 1024x768 projector with a lesson open.)"""
+    label.setProperty("textSize", "large")
+    label.setStyleSheet("font-weight: 600;")
+
+
 def _legend(items: tuple[tuple[str, str], ...]) -> QLabel:
     label = QLabel("   ".join(f"<span style='color:{c}'>&#9632;</span> {t}" for c, t in items))
     label.setWordWrap(True)
@@ -115,10 +134,26 @@ class _Columns(QWidget):
         right_widget.setLayout(right)
         right.setContentsMargins(0, 0, 0, 0)
         self.left_area = _scrolling(left)
+        self.right_area = _scrolling(right_widget)
         row = QHBoxLayout(self)
         row.addWidget(self.left_area)
-        row.addWidget(_scrolling(right_widget), 1)
+        row.addWidget(self.right_area, 1)
         self._fit_left()
+
+    def reveal(self) -> None:
+        """On a short screen the columns scroll: bring the picture (and the form's graph, where
+        the tab has one) into view, as a lesson step's words point at them; and again whenever
+        the tab is resized (the lesson pane settles its height after the step), until the
+        teacher changes something."""
+        self._revealing = True
+        _show_in(self.right_area, self.canvas)
+        graph = self.graph()
+        if graph is not None:
+            _show_in(self.left_area, graph)
+
+    def graph(self) -> QWidget | None:
+        """The tab's graph in the form's column (coalescing's efficiency vs stride), if any."""
+        return None
 
     def _fit_left(self) -> None:
         room = int(self.width() * LEFT_SHARE) if self.width() > 0 else px(LEFT_WIDTH)
@@ -128,6 +163,8 @@ class _Columns(QWidget):
     def resizeEvent(self, event) -> None:  # noqa: N802 - Qt's name
         super().resizeEvent(event)
         self._fit_left()
+        if self.__dict__.get("_revealing"):
+            QTimer.singleShot(0, self.reveal)  # once the columns have their new size
 
 
 class _PatternTab(_Columns):
@@ -157,7 +194,7 @@ class _PatternTab(_Columns):
         self.form.addRow("Active lanes", self.active)
         self.headline = QLabel()
         self.headline.setWordWrap(True)
-        self.headline.setProperty("role", "pageTitle")
+        _headline(self.headline)
         self.details = QLabel()
         self.details.setWordWrap(True)
         self.error = QLabel()
@@ -201,6 +238,7 @@ class _PatternTab(_Columns):
         self.refresh()
 
     def _edited(self) -> None:
+        self._revealing = False  # the teacher's own change: the columns stay where they are
         if self._applying:
             return
         self._name_preset()
@@ -292,11 +330,14 @@ class CoalescingTab(_PatternTab):
         self.left_layout.addStretch(1)
         self.refresh()
 
+    def graph(self) -> QWidget | None:
+        return self.sweep
+
     def apply_text_scale(self) -> None:
         """The efficiency plot's ticks and titles follow the text size; so does its height."""
         restyle(self.sweep)
-        self.sweep.setMinimumHeight(px(150))
-        self.sweep.setMaximumHeight(px(220))
+        self.sweep.setMinimumHeight(px(130))
+        self.sweep.setMaximumHeight(px(170))
         if hasattr(self, "result"):
             self._draw_sweep()
 
@@ -429,7 +470,7 @@ class DivergenceTab(_Columns):
         lv.addStretch(1)
         self.headline = QLabel()
         self.headline.setWordWrap(True)
-        self.headline.setProperty("role", "pageTitle")
+        _headline(self.headline)
         self.canvas = DivergenceCanvas()
         theme = current_theme()
         self.legend = _legend(
@@ -588,6 +629,7 @@ class MemoryPanel(Panel):
             tab.show_numbers(state.pattern, numbers)
             tab.refresh()
         self.tabs.setCurrentIndex(MEMORY_VIEWS.index(state.view))
+        QTimer.singleShot(0, self._views()[MEMORY_VIEWS.index(state.view)].reveal)  # once laid out
         return ""
 
     SCREENSHOT_VIEWS = MEMORY_VIEWS
