@@ -108,11 +108,27 @@ class Walk:
             )
         found += figure_problems(w)
         found += extra or []
+        if "-opened" not in name:  # a column the page (or a step) opened fits its content's width
+            found += self.sideways_columns()
         self.states += 1
         if found:
             self.problems[name] = found
         if self.png is not None:
             w.grab().save(str(self.png / f"{name}.png"))
+
+    def sideways_columns(self) -> list[str]:
+        from PySide6.QtWidgets import QScrollArea
+
+        from explorer.ui.sidepanel import SidePanel
+
+        found = []
+        for side in self.window.findChildren(SidePanel):
+            body = side.body
+            if side.isVisibleTo(self.window) and side.is_open() and isinstance(body, QScrollArea):
+                bar = body.horizontalScrollBar()
+                if bar.maximum() > 0:
+                    found.append(f"the {side.handle.title} column scrolls sideways by {bar.maximum()} px")
+        return found
 
     # --- pages ----------------------------------------------------------------------------------
     def pages(self) -> None:

@@ -210,7 +210,9 @@ class VisualizerPanel(Panel):
         room = self.width() - margins.left() - margins.right() - 2 * self._columns.spacing()
         # at a large text size on a small screen a column at its full width would leave the SMs a
         # sliver: it takes at most its share of the page (and scrolls sideways for the rest)
-        for side, width in ((self.left_side, px(LEFT_WIDTH)), (self.right_side, px(RIGHT_WIDTH))):
+        # (the launch controls' column scrolls up and down: its bar's width comes on top)
+        bar = self.left_scroll.verticalScrollBar().sizeHint().width()
+        for side, width in ((self.left_side, px(LEFT_WIDTH) + bar), (self.right_side, px(RIGHT_WIDTH))):
             side.set_body_width(min(width, max(int(room * COLUMN_SHARE), width * 4 // 5)))
         centre = px(CENTRE_MIN_COMPARE if self.session.compare else CENTRE_MIN)
         if self.presenting:
