@@ -8,15 +8,21 @@ thread's CPU time (the machine may be shared; CPU time is what the work itself c
   page the step names the first time it is shown, apply the step, lay out and paint);
 * again: the same once the page exists (a second lesson, or reopening one).
 
-Run:  QT_QPA_PLATFORM=offscreen python benchmarks/lesson_open.py [--repeats 5]
+``--recorded N`` adds a lesson whose benchmarks step carries N recorded points (20,000 is a
+3.7 MB file: the size that once took 110 s to show, 107 s of it in ``QTextEdit.setMarkdown``).
+
+Run:  QT_QPA_PLATFORM=offscreen python benchmarks/lesson_open.py [--repeats 5] [--recorded 20000]
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import statistics
+import tempfile
 import time
+from pathlib import Path
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
@@ -24,6 +30,7 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--recorded", type=int, default=0, help="add a lesson with this many recorded points")
     args = parser.parse_args()
 
     from PySide6.QtWidgets import QApplication
@@ -55,7 +62,10 @@ def main() -> int:
 
     worst = 0.0
     print(f"{'lesson':<24} {'read':>22} {'first':>22} {'again':>22}")
-    for path in builtin_paths():
+    paths = builtin_paths()
+    if args.recorded:
+        paths.append(big_lesson(args.recorded, Path(tempfile.mkdtemp())))
+    for path in paths:
         read = [timed(lambda p=path: load_lesson(p)) for _ in range(args.repeats)]
         first, again = [], []
         for _ in range(args.repeats):
@@ -76,6 +86,33 @@ def main() -> int:
     print(f"slowest median open-and-show-step-1 (first time): {worst * 1e3:.0f} ms (target < 500 ms)")
     app.quit()
     return 0
+
+
+def big_lesson(points: int, folder: Path) -> Path:
+    """Built-in lesson 05's recorded step with ``points`` recorded points (a sweep of sizes)."""
+    from explorer.lessons.builtin import builtin_paths
+
+    source = next(p for p in builtin_paths() if p.stem.startswith("05"))
+    lesson = json.loads(source.read_text(encoding="utf-8"))
+    step = next(s for s in lesson["steps"] if "recorded" in s.get("state", {}))
+    step["state"]["recorded"]["points"] = [
+        {
+            "workload": "matmul",
+            "variant": "cpu",
+            "device": "cpu",
+            "size": 16 + i,
+            "size_label": f"n={16 + i}",
+            "median_s": 1e-4 * (1 + i % 7),
+            "repeats": 5,
+            "throughput": 10.0 + i % 100,
+            "throughput_unit": "GFLOP/s",
+        }
+        for i in range(points)
+    ]
+    lesson["steps"] = [step]
+    path = folder / f"recorded-{points}.json"
+    path.write_text(json.dumps(lesson), encoding="utf-8")
+    return path
 
 
 if __name__ == "__main__":

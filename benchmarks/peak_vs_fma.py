@@ -130,11 +130,11 @@ def main(argv: list[str] | None = None) -> int:
     print(f"after the FMA loop: {load()}")
     print("measuring the app's clock and ceilings (as `device-explorer devices --measure` does)...")
     peaks.ensure_measured("cpu", force=True)
-    roof = peaks.device_roof("cpu")
+    roof = peaks.worker_roof("cpu")
     print(f"after measuring: {load()}")
     peak = peaks.peak_ceiling(roof, "compute")
     sgemm = next((c for c in roof.ceilings if c.name == "sgemm"), None)
-    triad = roof.top("memory")
+    triad = roof.main_memory()
     print()
     print(f"CPU: {roof.name}, {threads} logical CPUs")
     if roof.clock_ghz:
@@ -144,7 +144,7 @@ def main(argv: list[str] | None = None) -> int:
     if sgemm is not None:
         print(f"measured sgemm:        {sgemm.value:.1f} GFLOP/s ({sgemm.basis})")
     if triad is not None:
-        print(f"measured triad:        {triad.value:.2f} GB/s ({triad.basis})")
+        print(f"measured DRAM:         {triad.value:.2f} GB/s ({triad.basis})")
     print(f"measurement note:      {roof.note}")
     if isinstance(fma, str):
         print(fma)

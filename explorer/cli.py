@@ -19,7 +19,7 @@ from explorer import __version__
 from explorer.errors import UserError
 from explorer.inputs import one_line
 from explorer.interrupts import exit_status, raise_on_termination, restore_handlers
-from explorer.terminal import tolerant_streams
+from explorer.terminal import guarded_streams, tolerant_streams
 
 PANELS = ("devices", "visualizer", "benchmarks", "memory")
 
@@ -43,6 +43,17 @@ def _add_lesson(p: argparse.ArgumentParser) -> None:
         "--lesson", default=None, metavar="FILE", help="open a lesson file, or a built-in lesson by name"
     )
     p.add_argument("--step", default=None, metavar="K", help="the lesson's step to show first (default 1)")
+
+
+def _add_launch_shape(p: argparse.ArgumentParser) -> None:
+    """``--device NAME --grid X[,Y[,Z]] --block X[,Y[,Z]] [--smem B] [--regs R]``: one launch."""
+    p.add_argument("--device", required=True, metavar="NAME", help='device name or unique part ("1650")')
+    p.add_argument("--grid", required=True, metavar="X[,Y[,Z]]", help="grid dimensions in blocks")
+    p.add_argument("--block", required=True, metavar="X[,Y[,Z]]", help="block dimensions in threads")
+    p.add_argument(
+        "--smem", type=str, default="0", metavar="B", help="dynamic shared memory per block, bytes"
+    )
+    p.add_argument("--regs", type=str, default="32", metavar="R", help="registers per thread (default 32)")
 
 
 def _add_remote(p: argparse.ArgumentParser) -> None:
@@ -109,13 +120,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
 
     p = sub.add_parser("launch", help="how a whole launch is dispatched: warps, idle lanes, waves")
-    p.add_argument("--device", required=True, metavar="NAME", help='device name or unique part ("1650")')
-    p.add_argument("--grid", required=True, metavar="X[,Y[,Z]]", help="grid dimensions in blocks")
-    p.add_argument("--block", required=True, metavar="X[,Y[,Z]]", help="block dimensions in threads")
-    p.add_argument(
-        "--smem", type=str, default="0", metavar="B", help="dynamic shared memory per block, bytes"
-    )
-    p.add_argument("--regs", type=str, default="32", metavar="R", help="registers per thread (default 32)")
+    _add_launch_shape(p)
     p.add_argument(
         "--n",
         type=str,
@@ -150,6 +155,68 @@ def build_parser() -> argparse.ArgumentParser:
     _add_json(p)
     p.set_defaults(
         handler="explorer.commands.launch:run_launch", check="explorer.commands.launch:parse_launch_request"
+    )
+
+    p = sub.add_parser(
+        "dispatch", help="blocks dispatched in time as slots free: the makespan, its bounds and the tail"
+    )
+    _add_launch_shape(p)
+    p.add_argument(
+        "--durations",
+        required=True,
+        metavar="uniform|jitter:P|heavy:ALPHA|rows:...|file:PATH",
+        help="how long each block runs: all equal; 1 +- P; Pareto with shape ALPHA (mean 1); by block "
+        "row (rows:1,4,1 or rows:mandelbrot); one number per block from a file",
+    )
+    p.add_argument(
+        "--policy",
+        default="free",
+        metavar="free|round-robin",
+        help="which SM gets the next block when several have room: the one with the most free slots "
+        "(default, as measured on GPUs) or the next in turn (GPGPU-Sim)",
+    )
+    p.add_argument("--seed", default="0", metavar="N", help="seed of jitter and heavy (default 0)")
+    p.add_argument(
+        "--measure",
+        action="store_true",
+        help="run blocks of fixed length on this machine's GPU and record each block's SM, start and end",
+    )
+    _add_json(p)
+    p.set_defaults(
+        handler="explorer.commands.dispatch:run_dispatch", check="explorer.commands.dispatch:parse_dispatch"
+    )
+
+    p = sub.add_parser(
+        "latency", help="warp schedulers hiding memory latency: utilization against warps, and N*"
+    )
+    p.add_argument("--warps", required=True, metavar="N", help="resident warps per SM")
+    p.add_argument(
+        "--mem-latency",
+        required=True,
+        metavar="L",
+        help="cycles a warp waits for its load (a measured latency of 437 cycles is L = 436)",
+    )
+    p.add_argument(
+        "--alu", required=True, metavar="K", help="independent arithmetic instructions after each load"
+    )
+    p.add_argument("--schedulers", default="4", metavar="S", help="warp schedulers per SM (default 4)")
+    p.add_argument(
+        "--policy",
+        default="gto",
+        metavar="gto|lrr",
+        help="greedy then oldest (default) or loose round robin",
+    )
+    p.add_argument(
+        "--cycles", default=None, metavar="C", help="cycles to simulate (default: enough to settle)"
+    )
+    p.add_argument(
+        "--measure",
+        action="store_true",
+        help="measure memory bandwidth against resident warps per SM on this machine's GPU",
+    )
+    _add_json(p)
+    p.set_defaults(
+        handler="explorer.commands.dispatch:run_latency", check="explorer.commands.dispatch:parse_latency"
     )
 
     p = sub.add_parser("bench", help="run a benchmark workload headless, one line per point")
@@ -194,7 +261,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--view",
         default="",
-        help="another view of the page: roofline (benchmarks); coalescing, banks, divergence (memory)",
+        help="another view of the page: roofline (benchmarks); coalescing, banks, divergence, tiling (memory)",
     )
     p.set_defaults(
         handler="explorer.commands.gui:run_screenshot", check="explorer.commands.gui:parse_screenshot"
@@ -231,6 +298,31 @@ def build_parser() -> argparse.ArgumentParser:
         handler="explorer.commands.memory:run_divergence", check="explorer.commands.memory:parse_divergence"
     )
 
+    p = sub.add_parser(
+        "tiling", help="what the tiled matmul (PMPP chapter 5) loads, stores and syncs, beside the naive one"
+    )
+    for option, what in (
+        ("m", "rows of A and C"),
+        ("n", "columns of B and C"),
+        ("k", "columns of A, rows of B"),
+    ):
+        p.add_argument(f"--{option}", required=True, metavar=option.upper(), help=what)
+    p.add_argument(
+        "--tile", required=True, metavar="T", help="tile side: T x T tiles, T x T threads per block"
+    )
+    target = p.add_mutually_exclusive_group()
+    target.add_argument(
+        "--device", metavar="NAME", help='check the block against this GPU and give its occupancy ("1650")'
+    )
+    target.add_argument("--cc", metavar="X.Y", help="... or against a compute capability, e.g. 8.6")
+    p.add_argument(
+        "--regs", default="32", metavar="R", help="registers per thread for the occupancy (default 32)"
+    )
+    _add_json(p)
+    p.set_defaults(
+        handler="explorer.commands.tiling:run_tiling", check="explorer.commands.tiling:parse_tiling"
+    )
+
     p = sub.add_parser("lessons", help="list the built-in lessons: title, file, number of steps")
     p.add_argument(
         "--check",
@@ -256,6 +348,12 @@ def build_parser() -> argparse.ArgumentParser:
     # speaks JSON lines on stdin/stdout (explorer/agent/__init__.py describes the protocol).
     p = sub.add_parser("agent")
     p.set_defaults(handler="explorer.agent.serve:run_agent", check=None)
+    # Hidden: on a cluster's login node, between ssh and the launcher (srun): reports the job's
+    # state while it waits and cancels it when the client goes (explorer/remote/jobguard.py).
+    p = sub.add_parser("launcher-guard")
+    p.add_argument("--job-name")
+    p.add_argument("launcher", nargs=argparse.REMAINDER)
+    p.set_defaults(handler="explorer.remote.jobguard:run_launcher_guard", check=None)
     return parser
 
 
@@ -281,6 +379,13 @@ def main(argv: Sequence[str] | None = None, *, check_only: bool = False) -> int:
         return exc.code if isinstance(exc.code, int) else 2
     if args.command is None:
         args.panel = args.lesson = args.step = None
+    if args.command == "agent":  # its stdout is the protocol: the agent writes it itself
+        return _run(args, check_only)
+    with guarded_streams():  # nothing printed, from a remote or a file, can drive the terminal
+        return _run(args, check_only)
+
+
+def _run(args: argparse.Namespace, check_only: bool) -> int:
     # SIGTERM and SIGHUP end a command like Ctrl-C (an exception, so children are stopped and
     # what finished is written); the window replaces these with its own (explorer/ui/signals.py).
     previous = raise_on_termination()

@@ -28,6 +28,7 @@ import os
 import re
 from pathlib import Path
 
+from explorer.atomicwrite import UnsafeTarget, writable_target
 from explorer.errors import UserError
 
 #: the longest text read as one number; a longer one is refused before any arithmetic
@@ -164,6 +165,46 @@ def parse_fraction(text: object, what: str) -> float:
     return float(typed)
 
 
+_DECIMAL_RE = re.compile(r"(?P<num>[0-9]{1,15}(?:\.[0-9]{1,15})?|\.[0-9]{1,15})(?P<pct>%)?", re.ASCII)
+
+
+def parse_decimal(
+    text: object,
+    what: str,
+    *,
+    minimum: float,
+    maximum: float,
+    above_minimum: bool = False,
+    below_maximum: bool = False,
+    percent: bool = False,
+) -> float:
+    """A decimal number a person types (``0.2``, ``1.5``, ``.5``; with ``percent``, also ``20%``
+    for 0.2), ASCII digits only, no sign and no exponent, within ``minimum``..``maximum``
+    (``above_minimum`` / ``below_maximum`` leave the bound itself out). Anything else is one
+    ``InputError`` line naming the value and the range, never ``inf``, ``nan`` or a long number."""
+    typed = str(text).strip()
+    low = f"above {_plain(minimum)}" if above_minimum else f"at least {_plain(minimum)}"
+    high = f"below {_plain(maximum)}" if below_maximum else f"at most {_plain(maximum)}"
+    m = _DECIMAL_RE.fullmatch(typed) if len(typed) <= MAX_NUMBER_CHARS else None
+    if m is None or (m["pct"] and not percent):
+        example = "0.2 or 20%" if percent else "0.2 or 1.5"
+        shown_text = shown(typed) if typed else "empty"
+        raise InputError(
+            f"{what} is {shown_text}; it must be a decimal number such as {example}, {low}, {high}"
+        )
+    value = float(m["num"]) / (100 if m["pct"] else 1)
+    too_low = value <= minimum if above_minimum else value < minimum
+    too_high = value >= maximum if below_maximum else value > maximum
+    if too_low or too_high:
+        raise InputError(f"{what} is {typed}; it must be {low} and {high}")
+    return value
+
+
+def _plain(x: float) -> str:
+    """A bound as people write it: 1,000,000 rather than 1e+06, 0.5 rather than 0.500000."""
+    return f"{int(x):,}" if float(x).is_integer() else f"{x:g}"
+
+
 def parse_sizes(text: str, size_name: str = "size", *, maximum: int = MAX_WHOLE) -> list[int]:
     """Sizes separated by commas, spaces or semicolons, in the order typed, repeats dropped.
 
@@ -214,6 +255,8 @@ def parse_dims(text: str, what: str, *, maximum: int = MAX_WHOLE) -> tuple[int, 
 def parse_cc(text: str) -> tuple[int, int]:
     """A compute capability ``X.Y`` (``7.5``, ``8.6``, ``12.0``) in ASCII digits; else one line."""
     raw = str(text).strip()
+    if not raw:
+        raise InputError("compute capability is empty; give it as X.Y (e.g. 7.5, 8.6, 12.0)")
     m = _CC_RE.fullmatch(raw)
     if m is None:
         raise InputError(f"compute capability {shown(raw)} is not of the form X.Y (e.g. 7.5, 8.6, 12.0)")
@@ -306,6 +349,10 @@ def parse_output_path(text: str, what: str = "--out", suffixes: tuple[str, ...] 
         raise InputError(
             f"cannot write {shown(raw, 80)}: the folder {shown(str(folder), 80)} is not writable"
         )
+    try:  # another user's link or file: refused now, before any work (and again when writing)
+        writable_target(path)
+    except UnsafeTarget as exc:
+        raise InputError(f"cannot write {shown(raw, 80)}: {exc.strerror}") from None
     return path
 
 

@@ -32,7 +32,7 @@ import threading
 from collections.abc import Iterator
 from pathlib import Path
 
-from explorer.atomicwrite import write_atomic
+from explorer.atomicwrite import owner_name, write_atomic
 from explorer.errors import UserError
 from explorer.inputs import parse_output_path
 from explorer.statefile import read_bounded
@@ -133,9 +133,18 @@ def _acquire(path: Path, lock: Path) -> int:
             raise UserError(
                 f"cannot write {path}: no file can be made in {lock.parent} ({exc.strerror or exc})"
             ) from None
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
             os.close(fd)
             raise UserError(f"cannot write {path}: {lock} is not a lock file this app made; remove it")
+        if hasattr(os, "geteuid") and info.st_uid != os.geteuid():
+            # another user's file named like our lock (left by their run, or planted): never
+            # written into, as no file of another user is (explorer.atomicwrite)
+            os.close(fd)
+            raise UserError(
+                f"cannot write {path}: {lock} belongs to {owner_name(info.st_uid)}, not to you; "
+                "choose another name or folder"
+            )
         if not _try_lock(fd):
             os.close(fd)
             raise UserError(

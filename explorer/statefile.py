@@ -100,13 +100,18 @@ def read_bounded(path: Path, max_bytes: int) -> bytes | None:
         os.close(fd)
 
 
-def parse_json_bytes(data: bytes) -> Any:
-    """JSON from strict UTF-8 (a leading byte-order mark is allowed: Windows editors add one);
-    every way it can fail is a ``Damaged`` naming what is wrong."""
+def decode_text(data: bytes) -> str:
+    """Strict UTF-8 (a leading byte-order mark is allowed: Windows editors add one); ``Damaged``
+    naming the first byte that is not."""
     try:
-        text = data.decode("utf-8-sig")
+        return data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         raise Damaged(f"it is not UTF-8 text (byte 0x{data[exc.start]:02x} at offset {exc.start})") from None
+
+
+def parse_json_bytes(data: bytes) -> Any:
+    """JSON from strict UTF-8; every way it can fail is a ``Damaged`` naming what is wrong."""
+    text = decode_text(data)
     if not text.strip():
         raise Damaged("it is empty")
     try:
@@ -162,27 +167,37 @@ def load_json(
         if data is None:
             return Loaded(None)
         value = parse(parse_json_bytes(data))
-    except ValueError as exc:  # Damaged is one
+    except (ValueError, ArithmeticError) as exc:  # Damaged is one; an OverflowError of a parse too
         return Loaded(None, _set_aside(path, str(exc), what, instead))
     except RecursionError:  # a parse function walking deeply nested values
         return Loaded(None, _set_aside(path, "its values are nested too deeply", what, instead))
     except OSError as exc:
         reason = exc.strerror or str(exc)
-        log.warning("%s not read from %s: %s", what, path, reason)
-        return Loaded(None, f"The {what} in {path} could not be read ({reason}); {instead}.")
+        log.info("%s not read from %s: %s", what, path, reason)
+        return Loaded(None, _writable_text(f"The {what} in {path} could not be read ({reason}); {instead}."))
     return Loaded(value)
 
 
 def _set_aside(path: Path, reason: str, what: str, instead: str) -> str:
+    return _writable_text(_set_aside_words(path, reason, what, instead))
+
+
+def _writable_text(text: str) -> str:
+    """``text`` with what no log, terminal or window can hold (a lone surrogate, from a file name's
+    undecodable byte or a JSON escape) written as its escape."""
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+def _set_aside_words(path: Path, reason: str, what: str, instead: str) -> str:
     try:
         aside = move_aside(path)
     except OSError as exc:
-        log.warning("damaged %s %s could not be moved aside: %s", what, path, exc)
+        log.info("damaged %s %s could not be moved aside: %s", what, path, exc)
         return (
             f"The {what} in {path} could not be used ({reason}) and could not be moved aside "
             f"({exc.strerror or exc}); {instead}."
         )
-    log.warning("damaged %s %s moved to %s: %s", what, path, aside, reason)
+    log.info("damaged %s %s moved to %s: %s", what, path, aside, reason)
     return f"The {what} in {path} could not be used ({reason}), so the file was moved to {aside}; {instead}."
 
 
@@ -198,6 +213,7 @@ __all__ = [
     "Damaged",
     "Loaded",
     "damaged_name",
+    "decode_text",
     "load_json",
     "move_aside",
     "parse_json_bytes",

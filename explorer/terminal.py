@@ -1,4 +1,4 @@
-"""Text to a terminal that may not speak UTF-8.
+"""Text to a terminal: one that may not speak UTF-8, and one that must never obey what it prints.
 
 The app's output uses a few characters beyond ASCII ("µs", "≈", "…", "×"). Under
 ``PYTHONIOENCODING=ascii``, an old locale or a pipe into a Latin-1 tool, printing one of them
@@ -6,13 +6,24 @@ raised UnicodeEncodeError, a traceback in place of the result. Decided: keep UTF
 terminal has it, and where it does not, write each such character's ASCII spelling ("us",
 "~", "...", "x"); a character with none (and a file name's undecodable byte) becomes a
 backslash escape, so nothing is lost silently and nothing raises.
+
+And nothing the CLI prints can drive the terminal: ``guarded_streams`` makes stdout and stderr
+write any control character (an ESC that would start a sequence, a ``\r`` that would overwrite
+the line) as its visible escape. Text from a remote or a file is cleaned where it enters
+(``explorer.cleantext``); this is the last guard, for whatever path was missed. The app's own
+output holds no control character but the newline and the tab, which pass.
 """
 
 from __future__ import annotations
 
 import codecs
+import contextlib
 import io
 import sys
+from collections.abc import Iterator
+from typing import Any, TextIO
+
+from explorer.cleantext import visible_controls
 
 ERRORS = "device-explorer-ascii"
 
@@ -67,3 +78,36 @@ def tolerant_streams() -> None:
                 stream.reconfigure(errors=ERRORS)
             except (ValueError, OSError):  # closed or detached: nothing will be written there anyway
                 pass
+
+
+class ControlGuard:
+    """A text stream that writes control characters as their escapes (``\\x1b``), and is the
+    stream it wraps in every other respect (``flush``, ``isatty``, ``fileno``, ``encoding``)."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self.wrapped = stream
+
+    def write(self, text: str) -> int:
+        self.wrapped.write(visible_controls(text))
+        return len(text)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.wrapped, name)
+
+
+@contextlib.contextmanager
+def guarded_streams() -> Iterator[None]:
+    """Inside the ``with``, ``sys.stdout`` and ``sys.stderr`` are ``ControlGuard``s; each is put
+    back afterwards unless something else replaced it meanwhile (a closed pipe's devnull)."""
+    saved = {name: getattr(sys, name) for name in ("stdout", "stderr")}
+    guards = {}
+    for name, stream in saved.items():
+        if stream is not None and not isinstance(stream, ControlGuard):
+            guards[name] = ControlGuard(stream)
+            setattr(sys, name, guards[name])
+    try:
+        yield
+    finally:
+        for name, guard in guards.items():
+            if getattr(sys, name) is guard:
+                setattr(sys, name, saved[name])

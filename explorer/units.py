@@ -10,7 +10,12 @@ from __future__ import annotations
 
 from decimal import ROUND_HALF_UP, Decimal
 
-_BINARY = (("TiB", 1 << 40), ("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10))
+_BINARY: tuple[tuple[str, float], ...] = (
+    ("TiB", 1 << 40),
+    ("GiB", 1 << 30),
+    ("MiB", 1 << 20),
+    ("KiB", 1 << 10),
+)
 
 
 def trimmed(x: float, digits: int) -> str:
@@ -19,14 +24,48 @@ def trimmed(x: float, digits: int) -> str:
     return text.rstrip("0").rstrip(".") if "." in text else text
 
 
+def _in_units(x: float, units: tuple[tuple[str, float], ...], digits: int) -> str | None:
+    """``x`` in the largest of ``units`` (largest first) it reaches; None below the smallest."""
+    for unit, size in units:
+        if abs(x) >= size:
+            return f"{trimmed(x / size, digits)} {unit}"
+    return None
+
+
 def binary_bytes(n: int | float | None, digits: int = 1, missing: str = "n/a") -> str:
     """``n`` bytes in the largest binary unit it reaches: 4 GiB, 48 KiB, 1.5 MiB, 512 B."""
     if n is None:
         return missing
-    for unit, size in _BINARY:
-        if abs(n) >= size:
-            return f"{trimmed(n / size, digits)} {unit}"
-    return f"{int(n)} B"
+    return _in_units(n, _BINARY, digits) or f"{int(n)} B"
+
+
+_DECIMAL_RATES: tuple[tuple[str, float], ...] = (("GB/s", 1e9), ("MB/s", 1e6), ("kB/s", 1e3))
+
+
+def byte_rate(bytes_per_s: float | None, missing: str = "n/a") -> str:
+    """A transfer rate in decimal units, as bandwidths are quoted (PCIe gen5 x16: 63 GB/s):
+    ``48.2 GB/s``, ``2 MB/s``, ``0 B/s``."""
+    if bytes_per_s is None:
+        return missing
+    return _in_units(bytes_per_s, _DECIMAL_RATES, 1) or f"{bytes_per_s:.0f} B/s"
+
+
+def share_pct(value: float | None, missing: str = "n/a") -> str:
+    """A percentage that may be tiny: two significant digits below 10 % (one warp on one SM of
+    132 is ``0.76 %``, never a rounded ``1 %``), whole numbers above."""
+    if value is None:
+        return missing
+    if value < 10:
+        return f"{float(f'{value:.2g}'):g} %"
+    return f"{value:.0f} %"
+
+
+def number_text(value: float | None, unit: str = "") -> str:
+    """A rate or count: 1,234 GFLOP/s above 100, three significant figures below."""
+    if value is None:
+        return ""
+    text = f"{value:,.0f}" if abs(value) >= 100 else f"{value:.3g}"
+    return f"{text} {unit}".strip()
 
 
 def count(n: int, word: str, plural: str | None = None) -> str:

@@ -42,6 +42,16 @@ def cpu_record(monkeypatch):
     return rec
 
 
+@pytest.fixture
+def gpu_here():
+    """Skips a ``gpu``-marked test, saying why, where this machine has no NVIDIA GPU to run it on."""
+    from explorer.commands.bench import gpus_here
+
+    count, why = gpus_here()
+    if not count:
+        pytest.skip(f"needs an NVIDIA GPU: {why}")
+
+
 @pytest.hookimpl(wrapper=True, tryfirst=True)
 def pytest_runtest_teardown(item):
     """Destroy the test's windows here, at the top level, not in a later test's event loop.

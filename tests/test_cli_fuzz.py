@@ -1,263 +1,65 @@
-"""Property: whatever argument list a user (or an attacker) types, every sub-command's parsing and
-validation ends in exit status 0 or 2, never a traceback, and an error is exactly one line.
+"""Property: whatever argument list a user (or an attacker) types, and whatever is found in a file
+the app reads, every sub-command ends in exit status 0, 1 or 2, never a traceback, and an error is
+exactly one line.
 
-Arguments are built from each sub-command's real options with hostile values (unicode digits,
-5000-digit numbers, 1e400, NaN, empty strings, negative numbers, control characters, overlong
-paths, unknown ~users), in any order, some missing or repeated, some unknown. ``cli.main`` runs
-with ``check_only=True``: parsing and validation to the last step before the work, so no
-benchmark runs and no window opens. ``occupancy``, ``launch``, ``memory`` and ``divergence`` are pure maths, so they also run whole.
+Arguments come from each sub-command's real options with hostile values (tests/fuzzing.py).
+``cli.main`` runs with ``check_only=True``: parsing and validation to the last step before the
+work, so no benchmark runs and no window opens. ``occupancy``, ``launch``, ``memory``, ``tiling``,
+``dispatch``, ``latency``, ``divergence`` and ``lessons`` are pure, so they also run whole.
+
+Files: every file the app reads (settings, the last results, the measured ceilings, the remotes,
+a lesson, a results file to resume) is planted with a damaged, hostile or non-regular content and
+read the way the app reads it: a lesson through ``gui --lesson`` and ``screenshot --lesson``, a
+resume file through ``bench --resume``, the app's own state through its loader (what the window
+calls at start). A small sample keeps CI fast; benchmarks/fuzz_cli.py runs 10,000 calls.
 """
 
 from __future__ import annotations
 
-import contextlib
-import io
+import random
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from explorer import cli
-
-HOSTILE = [
-    "",
-    " ",
-    "0",
-    "-1",
-    "1",
-    "32",
-    "256",
-    "1024",
-    "-0",
-    "²",
-    "٣",
-    "８",
-    "8.²",
-    "1e400",
-    "1e6",
-    "1e-3",
-    "4K",
-    "48K",
-    "1.5",
-    "NaN",
-    "nan",
-    "inf",
-    "-inf",
-    "0x10",
-    "_1_",
-    "1_000",
-    "9" * 5000,
-    "-" + "9" * 5000,
-    "9" * 5000 + "x800",
-    "9007199254740993",
-    "18446744073709551617",
-    "\x00",
-    "\n",
-    "\x1b[31m",
-    "a\nb",
-    "\udcff",  # an undecodable byte in argv (surrogateescape)
-    "cpu",
-    "cuda",
-    "cuda:0",
-    "cuda:99",
-    "cuda:²",
-    "cuda:",
-    "gtx1650",
-    "GTX-1650",
-    "gtx1605",
-    "h100",
-    "catalog:t4",
-    "7.5",
-    "8.6",
-    "99.9",
-    "1280x800",
-    "640x480",
-    "100000x1",
-    "64,2,2",
-    "1,2,3,4",
-    "(8,8)",
-    "1920,1080",
-    "~nosuchuser/x.png",
-    "~/x.png",
-    "a" * 300 + ".png",
-    "/nonexistent/dir/x.png",
-    "/",
-    "x.png",
-    "r.csv",
-    "matmul",
-    "vector_add",
-    "devices",
-    "--",
-    "0:0",
-    ":",
-    "1,1,1:1,1,1",
-    "4:0",
-    "0:256",
-    "-1:0",
-    "1e400:0",
-    "shared",
-    "mod:2",
-    "mod:0",
-    "lt:99999999999",
-    "warp:-1",
-    "random:1.5",
-    "random:nan",
-    "random:0.5",
-    "01",
-    "01-blocks-and-threads",
-    "0",
-    "99",
-    "lesson.json",
-    "/etc/passwd",
-    "/dev/zero",
-    "-oProxyCommand=touch /tmp/dx-fuzz",
-    "alice@gpu.example.edu",
-    "host:99999",
-    "[::1]:22",
-    "srun -N1 -n1 --time=2",
-    "srun 'unclosed",
-]
+from tests import fuzzing
+from tests.fuzzing import COMMANDS, HOSTILE, PURE
 
 values = st.one_of(st.sampled_from(HOSTILE), st.text(max_size=12))
 
-# each sub-command's options with a value that passes, so that a hostile value in one field
-# reaches that field's check (a bad --cc ends the checks before --threads is read)
-COMMANDS: dict[str, tuple[list[str], dict[str, str], list[str]]] = {
-    "gui": ([], {"--panel": "devices", "--lesson": "01", "--step": "2"}, []),
-    # with --host the check step parses the remote (no ssh runs: check_only stops before the work)
-    "devices": (
-        [],
-        {"--host": "gpu-lab", "--via": "srun -N1", "--remote-python": "python3"},
-        ["--json", "--catalog"],
-    ),  # not --measure: it measures (seconds)
-    "occupancy": ([], {"--cc": "7.5", "--threads": "256", "--regs": "32", "--smem": "0"}, ["--json"]),
-    "launch": (
-        [],
-        {
-            "--device": "1650",
-            "--grid": "4",
-            "--block": "256",
-            "--smem": "0",
-            "--regs": "32",
-            "--n": "1000",
-            "--thread": "3,0,0:255",
-        },
-        ["--json"],
-    ),
-    "bench": (
-        ["matmul"],
-        {"--device": "cpu", "--repeats": "1", "--csv": "r.csv", "--host": "gpu-lab", "--via": "srun -N1"},
-        ["--json", "--remeasure-ceilings"],
-    ),
-    "screenshot": (
-        [],
-        {"--panel": "devices", "--out": "x.png", "--size": "1280x800", "--lesson": "01", "--step": "2"},
-        [],
-    ),
-    "memory": (
-        [],
-        {
-            "--space": "global",
-            "--elem": "4",
-            "--stride": "1",
-            "--offset": "0",
-            "--active": "32",
-            "--warp": "0",
-        },
-        ["--json"],
-    ),
-    "divergence": ([], {"--block": "128", "--branch": "mod:2", "--seed": "0"}, ["--json"]),
-    "self-test": ([], {"--host": "gpu-lab", "--remote-python": "~/dx/bin/python"}, ["--json"]),
-    "lessons": ([], {}, ["--json"]),
-}
-#: a sub-command's second form, fuzzed on its own so its options are not drowned by the first's:
-#: name -> (sub-command, positionals, options with a passing value, flags)
-VARIANTS: dict[str, tuple[str, list[str], dict[str, str], list[str]]] = {
-    "launch --compare": (
-        "launch",
-        ["--compare"],
-        {
-            "--device": "1650",
-            "--grid": "98",
-            "--block": "1024",
-            "--n": "100000",
-            "--b-device": "h100",
-            "--b-grid": "8",
-            "--b-block": "128",
-            "--b-smem": "1024",
-            "--b-regs": "64",
-            "--b-n": "1000",
-        },
-        ["--json"],
-    ),
-}
-#: pure maths, cheap: these also run whole when their arguments pass
-PURE = ("occupancy", "launch", "memory", "divergence", "launch --compare", "lessons")
-OTHER_OPTIONS = ["--device", "--cc", "--sizes", "--bogus", "--help", "-h", "--json", "--", "-1"]
+
+@pytest.fixture
+def workdir(tmp_path, monkeypatch):
+    """A working folder with the file the good ``--resume`` value names, and a home of its own."""
+    from explorer.bench.results import BenchPoint, points_to_csv
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("DEVICE_EXPLORER_HOME", str(tmp_path / "home"))
+    point = BenchPoint("matmul", "cpu", "cpu", 16, "n=16", median_s=1e-4, repeats=1)
+    (tmp_path / "resume.csv").write_text(points_to_csv([point]))
+    return tmp_path
 
 
-@st.composite
-def argument_lists(draw, command: str) -> list[str]:
-    if command in VARIANTS:
-        sub_command, positionals, options, flags = VARIANTS[command]
-    else:
-        sub_command, (positionals, options, flags) = command, COMMANDS[command]
-    argv = [sub_command]
-    argv += [draw(st.just(p) | values) for p in positionals]
-    pieces: list[list[str]] = []
-    for option, good in options.items():
-        how = draw(st.sampled_from(["good", "good", "hostile", "hostile", "missing", "novalue"]))
-        if how == "good":
-            pieces.append([option, good])
-        elif how == "hostile":
-            pieces.append([option, draw(values)])
-        elif how == "novalue":
-            pieces.append([option])
-    if command == "bench" and draw(st.booleans()):
-        pieces.append(["--sizes", *draw(st.lists(values | st.just("64"), min_size=0, max_size=4))])
-    if command == "occupancy" and draw(st.booleans()):
-        pieces.append(["--device", draw(values)])  # with or instead of --cc
-    pieces += [[f] for f in flags if draw(st.booleans())]
-    if draw(st.integers(0, 4)) == 0:
-        pieces.append([draw(st.sampled_from(OTHER_OPTIONS) | values)])
-    for piece in draw(st.permutations(pieces)):
-        argv.extend(piece)
-    return argv
+@pytest.mark.parametrize("command", fuzzing.ALL_COMMANDS)
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(seed=st.integers(0, 2**32 - 1))
+def test_every_sub_command_parses_hostile_arguments_to_0_1_or_2(command, seed, workdir):
+    """The argument lists of tests/fuzzing.py (the benchmark's), drawn from a seed hypothesis picks."""
+    argv = fuzzing.argv_for(random.Random(seed), command)
+    outcome = fuzzing.call(argv, check_only=True)
+    assert not outcome.problem, (argv, outcome.problem)
+    if command in PURE and outcome.code == 0 and "-h" not in argv and "--help" not in argv:
+        outcome = fuzzing.call(argv, check_only=False)  # pure: run it whole too
+        assert not outcome.problem, (argv, outcome.problem)
+        assert outcome.code == 0
 
 
-def _call(argv: list[str], check_only: bool) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        code = cli.main(argv, check_only=check_only)
-    return code, out.getvalue(), err.getvalue()
-
-
-def _assert_clean(argv: list[str], code: int, out: str, err: str) -> None:
-    assert code in (0, 2), (argv, code, err)
-    assert "Traceback" not in out + err, argv
-    if code == 2:
-        assert err.count("\n") == 1 and err.startswith("device-explorer: error: "), (argv, err)
-        assert len(err) <= 700, (argv, len(err))
-
-
-@pytest.mark.parametrize("command", [*COMMANDS, *VARIANTS])
-@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(data=st.data())
-def test_every_sub_command_parses_hostile_arguments_to_0_or_2(command, data):
-    argv = data.draw(argument_lists(command))
-    code, out, err = _call(argv, check_only=True)
-    _assert_clean(argv, code, out, err)
-    if command in PURE and code == 0 and "-h" not in argv and "--help" not in argv:
-        code, out, err = _call(argv, check_only=False)  # pure maths: run it whole too
-        _assert_clean(argv, code, out, err)
-        assert code == 0
-
-
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(argv=st.lists(values, max_size=6))
-def test_any_argument_list_at_all(argv):
-    code, out, err = _call(argv, check_only=True)
-    _assert_clean(argv, code, out, err)
+def test_any_argument_list_at_all(argv, workdir):
+    outcome = fuzzing.call(argv, check_only=True)
+    assert not outcome.problem, (argv, outcome.problem)
 
 
 def test_every_sub_command_declares_its_check_step():
@@ -265,6 +67,72 @@ def test_every_sub_command_declares_its_check_step():
     parser = cli.build_parser()
     sub = next(a for a in parser._actions if a.dest == "command")
     names = set(sub.choices)  # type: ignore[union-attr]
-    assert set(COMMANDS) | {"agent"} == names
+    assert set(COMMANDS) | {"agent", "launcher-guard"} == names  # the hidden two: the child ends
     for name, subparser in sub.choices.items():  # type: ignore[union-attr]
         assert "check" in subparser._defaults, name
+
+
+# --- every file the app reads ------------------------------------------------------------------
+
+
+def _readers(home, path):
+    """For each kind of file: how the app reads it, as a callable that returns an ``Outcome``-like
+    problem string ('' when all is well)."""
+    from explorer.bench import results as R
+    from explorer.prefs import Prefs, load_with_notice, save
+    from explorer.remote.saved import load_remotes
+    from explorer.roofs import store
+
+    def one_line_notice(notice: str) -> str:
+        return "" if "\n" not in notice else f"a notice of more than one line: {notice!r}"
+
+    def settings_read() -> str:
+        problem = fuzzing.never_raises(lambda: load_with_notice())
+        return problem or fuzzing.never_raises(
+            lambda: save(Prefs())
+        )  # saving keeps unknown keys: reads again
+
+    def cli(*argv: str) -> str:
+        return fuzzing.call([*argv], check_only=True).problem
+
+    return {
+        "settings": settings_read,
+        "results": lambda: fuzzing.never_raises(lambda: one_line_notice(R.load_last().notice)),
+        "ceilings": lambda: fuzzing.never_raises(lambda: store.load("cpu", "fingerprint")),
+        "remotes": lambda: fuzzing.never_raises(lambda: one_line_notice(load_remotes().notice)),
+        "lesson": lambda: (
+            cli("gui", "--lesson", str(path)) or cli("screenshot", "--lesson", str(path), "--out", "x.png")
+        ),
+        "resume-json": lambda: cli("bench", "matmul", "--sizes", "16", "32", "--resume", str(path)),
+        "resume-csv": lambda: cli("bench", "matmul", "--sizes", "16", "32", "--resume", str(path)),
+        "resume-lines": lambda: cli("bench", "matmul", "--sizes", "16", "32", "--resume", str(path)),
+    }
+
+
+_LOCATIONS = {
+    "settings": "settings.json",
+    "results": "last-bench-results.json",
+    "ceilings": "measured-ceilings.json",
+    "remotes": "remotes.json",
+    "lesson": "lesson.json",
+    "resume-json": "run.json",
+    "resume-csv": "run.csv",
+    "resume-lines": "run.jsonl",
+}
+
+
+@pytest.mark.parametrize("kind", fuzzing.FILE_KINDS)
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(seed=st.integers(0, 2**32 - 1))
+def test_every_file_the_app_reads_survives_hostile_contents(kind, seed, workdir):
+    home = workdir / "home"
+    home.mkdir(exist_ok=True)
+    path = (home if kind in ("settings", "results", "ceilings", "remotes") else workdir) / _LOCATIONS[kind]
+    rng = random.Random(seed)
+    content = fuzzing.file_content(rng, kind, _GOOD)
+    fuzzing.plant(path, content, fuzzing.size_limits()[kind])
+    problem = _readers(home, path)[kind]()
+    assert not problem, (kind, seed, content if isinstance(content, str) else content[:200], problem)
+
+
+_GOOD = fuzzing.good_documents()

@@ -159,6 +159,8 @@ HOSTILE = [
     (["screenshot", "--out", "~nosuchuser/x.png"], "no user 'nosuchuser'"),
     (["screenshot", "--out", LONG_NAME], "is 300 bytes long; this file system allows at most 255"),
     (["occupancy", "--threads", "256"], "one of the arguments --device --cc is required"),
+    # issue 23, item 12: an empty capability is said as such, not as "no device named"
+    (["occupancy", "--cc", "", "--threads", "256"], "compute capability is empty; give it as X.Y"),
 ]
 
 
@@ -188,3 +190,18 @@ def test_ascii_terminal_gets_ascii_spellings_not_a_traceback(tmp_path):
 def test_c_locale_is_not_a_traceback(tmp_path):
     proc = _run_explorer(["occupancy", "--cc", "8.²", "--threads", "256"], tmp_path, LC_ALL="C", LANG="C")
     assert proc.returncode == 2 and "Traceback" not in proc.stderr and proc.stderr.count("\n") == 1
+
+
+def test_a_pynvml_that_calls_sys_exit_on_import_is_a_probe_report_not_exit_3(tmp_path):
+    """Issue 23, item 12: ``devices`` exited 3 with no output."""
+    stand_in = tmp_path / "stand-in"
+    stand_in.mkdir()
+    (stand_in / "pynvml.py").write_text("import sys\nsys.exit(3)\n")
+    environment = {**os.environ, "PYTHONPATH": f"{stand_in}{os.pathsep}{Path(__file__).resolve().parents[1]}"}
+    proc = subprocess.run(
+        [sys.executable, "-m", "explorer", "devices"],
+        cwd=tmp_path, env=environment, capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    assert "pynvml is installed but ended the program while being imported (sys.exit(3))" in proc.stdout
+    assert "Traceback" not in proc.stderr

@@ -153,10 +153,12 @@ def test_dims():
 def test_compute_capability():
     assert parse_cc(" 8.6 ") == (8, 6)
     assert parse_cc("12.0") == (12, 0)
-    for bad in ("8.²", "٨.٦", "8", "8.6.1", "", "8.6x", "9" * 5000 + ".0"):
+    for bad in ("8.²", "٨.٦", "8", "8.6.1", "8.6x", "9" * 5000 + ".0"):
         with pytest.raises(InputError, match="not of the form X.Y") as info:
             parse_cc(bad)
         assert len(str(info.value)) < 150
+    with pytest.raises(InputError, match="compute capability is empty; give it as X.Y"):
+        parse_cc(" ")
 
 
 def test_device_keys():

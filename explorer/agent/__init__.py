@@ -31,12 +31,23 @@ The protocol (version ``protocol.PROTOCOL_VERSION``)
      ``{"type":"error","id":N,"kind":K,"message":"one line"}`` with K one of ``bad-request`` (the
      request was malformed; id 0 when it could not be read), ``unknown-method``, ``failed`` (the
      method raised). After an error the agent goes on serving.
-  4. ``{"type":"bye"}`` ends the agent after the current request; closing its stdin ends it at
+  4. An event with id 0 answers no request: a launcher guard between ssh and ``srun``
+     (``explorer.remote.jobguard``) reports its Slurm job's state this way,
+     ``{"type":"event","id":0,"data":{"launcher":{"job":"12","state":"PENDING","reason":"Resources",...}}}``,
+     before the hello too; the parent hands it to ``AgentProcess.on_unsolicited``.
+  5. ``{"type":"bye"}`` ends the agent after the current request; closing its stdin ends it at
      once, even mid-request (this is also what ends a remote agent when ssh drops).
 
   Methods (``methods.METHODS``): ``ping``; ``bench.prepare`` {preload, low_priority};
   ``bench.point`` {the fields of ``explorer.bench.execute.PointSpec``} -> {point, fatal};
-  ``selftest.simulator`` {} -> the simulator check's result.
+  ``gpu.lock`` {device, workload} -> {key, waited_s} (a GPU's turn, ``gpushare``/``gpuqueue``);
+  ``bench.roof`` {device} -> {roof} (the roof that worker placed the device's points under);
+  ``roofs.measure`` {device} -> events {progress, message}, then {roof, message};
+  ``selftest.simulator`` {} -> the simulator check's result; and ``realrun.run``,
+  ``devices.list``, ``devices.live``, ``selftest.run`` (see ``methods``). A request does only what
+  the app needs, whoever sends it (an agent may be reached through a ``ForceCommand`` account):
+  ``preload`` names only modules a workload needs, and ``realrun.run`` writes only into the empty
+  private temporary file a local parent made (a remote parent asks for the result inline).
 
   Errors the parent raises (all ``protocol.AgentError``, each one line): ``AgentTimeout`` (no hello
   or no answer in time), ``AgentGone`` (the child ended; ``how`` says how, e.g. "crashed (SIGSEGV)"),

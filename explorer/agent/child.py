@@ -53,6 +53,7 @@ from explorer.agent.protocol import (
     decode,
     encode,
 )
+from explorer.cleantext import clean_text
 
 #: From starting the child to its hello. A local agent says hello in well under a second; the margin
 #: is for a laptop busy with other work (and, later, for an ssh connection being made).
@@ -150,6 +151,10 @@ class AgentProcess:
         self._threads: list[threading.Thread] = []
         self._next_id = 1
         self._broken: AgentError | None = None
+        #: called (on the caller's thread) with the data of an event that answers no request (id 0):
+        #: what a launcher guard in front of the agent reports, before the hello too
+        #: (``explorer.remote.jobguard``). It may raise an AgentError to stop the child.
+        self.on_unsolicited: Callable[[dict[str, Any]], None] | None = None
 
     # --- facts -----------------------------------------------------------------------------
     @property
@@ -169,8 +174,11 @@ class AgentProcess:
         return self._proc is not None and self._broken is None and self._proc.poll() is None
 
     def stderr_text(self) -> str:
+        """What the child (ssh, the remote shell, srun, the agent) wrote on stderr, as data: no
+        escape sequence or control character of it reaches the user's terminal."""
         with self._stderr_lock:
-            return self._stderr.decode("utf-8", errors="replace")
+            raw = self._stderr.decode("utf-8", errors="replace")
+        return clean_text(raw, keep_newlines=True)
 
     def stderr_last_line(self) -> str:
         lines = [ln.strip() for ln in self.stderr_text().splitlines() if ln.strip()]
@@ -217,6 +225,8 @@ class AgentProcess:
             if isinstance(item, ProtocolError) and len(noise) < MAX_NOISE_LINES:
                 noise.append(str(item))
                 continue
+            if self._unsolicited(item):
+                continue
             if isinstance(item, Hello):
                 self._check_hello(item)
                 self.hello = item
@@ -261,6 +271,8 @@ class AgentProcess:
                 self._fail(self._gone(f"during {method}"))
             if isinstance(item, ProtocolError):
                 self._fail(item)
+            if self._unsolicited(item):
+                continue
             if isinstance(item, (Event, Result, Error)) and item.id == request_id:
                 if isinstance(item, Event):
                     if on_event is not None:
@@ -339,6 +351,16 @@ class AgentProcess:
                 return self._inbox.get(timeout=min(remaining, _POLL_S))
             except queue.Empty:
                 continue
+
+    def _unsolicited(self, item: Any) -> bool:
+        """Hand an event with id 0 to ``on_unsolicited``; True when ``item`` was one."""
+        if not (isinstance(item, Event) and item.id == 0 and self.on_unsolicited is not None):
+            return False
+        try:
+            self.on_unsolicited(item.data)
+        except AgentError as exc:
+            self._fail(exc)
+        return True
 
     def _fail(self, error: AgentError) -> Any:
         """Kill the child and raise ``error`` now and on every later request."""

@@ -1,45 +1,117 @@
-"""A GPU shared by several people, measured fairly: runs queue per GPU, and intruders are named.
+"""A GPU shared by several people, measured fairly: runs take turns per GPU, and intruders are named.
 
 Why on the agent's side: the students sharing a lab server each start their own agent there (over
-ssh), so the only place their runs can meet is that machine. An agent about to benchmark a GPU
-takes that GPU's lock, an ``flock`` on a file in a directory every user can write
-(``/tmp/device-explorer-locks``, or ``$DEVICE_EXPLORER_LOCK_DIR``); a second run waits for it and
-says so once a second ("waiting: another run is using this GPU (12s)"), which the client shows.
-The kernel releases an flock when its process ends, however it ends (killed, ssh dropped), so a
-crashed run never leaves the GPU locked.
+ssh), so the only place their runs can meet is that machine. An agent about to measure on a GPU
+takes its turn in that GPU's line (``explorer.agent.gpuqueue``: two small files per run in a
+sticky folder, ``/tmp`` or the admin's ``$DEVICE_EXPLORER_LOCK_DIR``) and asks again before every
+point (``hold_gpu_lock``, answered at once while the turn lasts). While it waits, it says who holds
+the GPU, since when, for which workload, and where it is in the line, once a second
+(``QueueWait``), which the client shows.
 
-A lock only orders this app's runs. Other programs (a colleague's training job) are seen through
+A turn ends when the run ends however it ends (its lock on its ticket goes with the process),
+when it stops making progress for the admin's ``stall_s`` (its heartbeat is renewed while it
+waits or measures, never while it sits idle: a client suspended with Ctrl-Z or a frozen laptop
+stops it, and so does SIGSTOP on the agent), and after ``turn_s`` while others wait (between two
+points: the run goes to the back of the line). A run that finds it was stopped for longer than
+``stall_s`` while measuring marks that point disturbed: another run may have used the GPU.
+
+A line only orders this app's runs. Other programs (a colleague's training job) are seen through
 NVML's list of processes on the GPU: a point measured while another process was listed there is
 marked disturbed, like a CPU point other programs slowed down.
 """
 
 from __future__ import annotations
 
+import contextlib
+import math
 import os
-import tempfile
+import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from explorer.agent.gpuqueue import (
+    LOCK_DIR_ENV,
+    Place,
+    QueuePolicy,
+    folder_problem,
+    holder_stalled,
+    look,
+    order,
+    queue_dir,
+    read_policy,
+    sweep_own,
+    waiting_short,
+    waiting_words,
+)
 from explorer.errors import UserError
 
-LOCK_DIR_ENV = "DEVICE_EXPLORER_LOCK_DIR"
-#: How often a waiting run tries the lock again and tells the client how long it has waited.
+__all__ = ["LOCK_DIR_ENV", "QueueWait", "gpu_busy", "hold_gpu_lock", "release_gpu_locks", "take_lapse"]
+
+#: How often a waiting run looks at the line again and tells the client where it stands.
 POLL_S = 1.0
 
-#: lock key -> the open file whose flock this process holds until it exits
-_HELD: dict[str, int] = {}
+
+@dataclass(frozen=True)
+class QueueWait:
+    """A run waiting for a GPU another run holds: the sentence to show, and what it is about
+    (the client says it again when ``holder``, ``ahead`` or ``stalled`` change)."""
+
+    message: str
+    waited_s: float
+    holder: str = ""  # the user holding the GPU, "" when nobody does now
+    ahead: int = 0  # places before this run's, the holder's included
+    stalled: bool = False  # the holder has stopped making progress
+    short: str = ""  # the same in a few words (a progress bar); ``message`` when not given
+
+    def to_event(self) -> dict[str, Any]:
+        return {
+            "message": self.message,
+            "short": self.short,
+            "waiting_s": round(self.waited_s, 1),
+            "holder": self.holder,
+            "ahead": self.ahead,
+            "stalled": self.stalled,
+        }
+
+    @classmethod
+    def from_event(cls, data: Mapping[str, Any]) -> QueueWait | None:
+        """The wait an agent's ``gpu.lock`` event describes; None when it is not one."""
+        message, waited = data.get("message"), data.get("waiting_s")
+        if not isinstance(message, str) or isinstance(waited, bool) or not isinstance(waited, (int, float)):
+            return None
+        holder, ahead, stalled = data.get("holder", ""), data.get("ahead", 0), data.get("stalled", False)
+        short = data.get("short")
+        return cls(
+            message=message[:300],
+            waited_s=float(waited) if math.isfinite(waited) else 0.0,
+            holder=holder[:64] if isinstance(holder, str) else "",
+            ahead=ahead
+            if isinstance(ahead, int) and not isinstance(ahead, bool) and 0 <= ahead < 10**6
+            else 0,
+            stalled=stalled is True,
+            short=short[:120] if isinstance(short, str) and short else message[:120],
+        )
 
 
-def lock_dir() -> Path:
-    """Where the GPU locks live: shared by every user of the machine (sticky, like /tmp)."""
-    value = os.environ.get(LOCK_DIR_ENV)
-    return Path(value) if value else Path(tempfile.gettempdir()) / "device-explorer-locks"
+@dataclass
+class _Turn:
+    """This process's place in one GPU's line."""
+
+    place: Place
+    policy: QueuePolicy
+    device: str
+    since: float = 0.0  # monotonic: when this turn began (0 while waiting)
+    lapsed_s: float = 0.0  # the longest gap between beats while measuring, when over stall_s
+    seen: dict[tuple[int, int, int], tuple[float, float]] = field(default_factory=dict)
 
 
-def waiting_message(waited_s: float) -> str:
-    return f"waiting: another run is using this GPU ({waited_s:.0f}s)"
+_HELD: dict[str, _Turn] = {}
+_STATE = threading.Lock()  # guards _HELD's turns against the heartbeat thread
+_busy = 0
+_beater: threading.Thread | None = None
 
 
 def gpu_identity(
@@ -88,67 +160,180 @@ def _safe(text: str) -> str:
 
 def hold_gpu_lock(
     key: str,
-    on_wait: Callable[[float], None],
+    on_wait: Callable[[QueueWait], None],
     *,
+    device: str = "cuda:0",
+    workload: str = "",
     directory: Path | None = None,
     poll_s: float = POLL_S,
     clock: Callable[[], float] = time.monotonic,
 ) -> float:
-    """Take the lock ``key`` for the rest of this process's life; returns the seconds waited.
+    """Take, or keep, this process's turn on GPU ``key``; returns the seconds waited.
 
-    While another process holds it, ``on_wait(seconds_waited)`` is called about every
-    ``poll_s``. Taking a lock this process already holds returns at once. Where ``flock`` does
-    not exist (Windows) nothing is locked. UserError (one line) when the lock file cannot be
-    opened (a directory another user made private).
-    """
-    if key in _HELD:
-        return 0.0
+    Asked again before each point: while the turn lasts it renews the heartbeat and returns at
+    once. A turn that lapsed (this run was stopped for longer than ``stall_s``) or that is over
+    (``turn_s`` passed and another run waits) is given up, and the run waits again at the back
+    of the line. While another run holds the GPU, ``on_wait`` is called about every ``poll_s``.
+    Where ``flock`` does not exist (Windows) nothing is queued. UserError (one line) when the
+    folder cannot hold a line other users cannot break, or a place cannot be written there."""
     try:
-        import fcntl
-    except ImportError:  # Windows: no flock; a laptop's own GPU is rarely shared anyway
+        import fcntl  # noqa: F401 - the line needs flock
+    except ImportError:  # Windows: a laptop's own GPU is rarely shared
         return 0.0
-    folder = lock_dir() if directory is None else directory
-    path = folder / f"{_safe(key)}.lock"
+    folder = queue_dir() if directory is None else directory
+    problem = folder_problem(folder)
+    if problem:
+        raise UserError(problem)
+    policy = read_policy(folder)
+    with _STATE:
+        turn = _HELD.get(key)
     try:
-        if not folder.is_dir():
-            folder.mkdir(parents=True, exist_ok=True)
-            try:
-                folder.chmod(0o1777)  # every user's runs must be able to make and lock files here
-            except OSError:
-                pass
-        fd = os.open(path, os.O_RDONLY | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o666)
+        if turn is not None and _keep(turn, policy, folder, key, clock):
+            return 0.0
+        if turn is None:
+            sweep_own(folder, key)
+            turn = _Turn(Place(folder, key, workload[:60], extra={"device": device}), policy, device)
+        turn.policy, turn.since, turn.lapsed_s = policy, 0.0, 0.0
+        turn.place.join()
+        with _STATE:
+            _HELD[key] = turn
+        _leave_at_exit()
     except OSError as exc:
         raise UserError(
-            f"cannot open the GPU lock {str(path)!r} ({exc.strerror}); make {str(folder)!r} writable "
-            f"by every user (chmod 1777), or set {LOCK_DIR_ENV}"
+            f"cannot take a place in the GPU queue in {str(folder)!r} ({exc.strerror or exc}); "
+            f"the lab admin can check it with 'ls -ld {folder}'"
         ) from None
-    try:
-        os.fchmod(fd, 0o666)  # the next user must be able to open it too (umask took bits away)
-    except OSError:
-        pass  # someone else's file: they made it, and opened it for everyone
+    return _wait_for_turn(turn, folder, key, on_wait, poll_s, clock)
+
+
+def _keep(turn: _Turn, policy: QueuePolicy, folder: Path, key: str, clock: Callable[[], float]) -> bool:
+    """Whether this process still holds ``turn`` (renewing its heartbeat if so)."""
+    gap = turn.place.beat()
+    if not turn.since or gap > policy.stall_s or turn.lapsed_s:
+        return False  # stopped for longer than the line allows: others went on without it
+    tickets = look(folder, key)
+    me = turn.place.name
+    line = order(tickets, me=me, now_mono=clock(), policy=policy, seen_holding=turn.seen)
+    if not line.holds:
+        return False
+    if clock() - turn.since <= policy.turn_s:
+        return True
+    # the turn is over when anyone else waits, this user's own other runs included
+    return not any(
+        t.name != me and t.alive and t.beat_age_s is not None and t.beat_age_s <= policy.stall_s
+        for t in tickets
+    )
+
+
+def _wait_for_turn(
+    turn: _Turn,
+    folder: Path,
+    key: str,
+    on_wait: Callable[[QueueWait], None],
+    poll_s: float,
+    clock: Callable[[], float],
+) -> float:
     started = clock()
     while True:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            break
-        except BlockingIOError:
-            on_wait(clock() - started)
-            time.sleep(poll_s)
-        except OSError as exc:
-            os.close(fd)
-            raise UserError(f"cannot lock {str(path)!r}: {exc.strerror}") from None
-    _HELD[key] = fd
-    return clock() - started
+        tickets = look(folder, key)
+        if turn.place.name not in {t.name for t in tickets}:
+            turn.place.join()  # our files went (an admin's clean-up): take a place again
+            continue
+        line = order(
+            tickets, me=turn.place.name, now_mono=clock(), policy=turn.policy, seen_holding=turn.seen
+        )
+        if line.holds:
+            turn.place.hold()
+            turn.since = clock()
+            _start_beating()
+            return turn.since - started
+        waited = clock() - started
+        holder = line.holder
+        on_wait(
+            QueueWait(
+                message=waiting_words(line, turn.device, waited, turn.policy),
+                waited_s=waited,
+                holder=holder.user if holder is not None else "",
+                ahead=line.ahead,
+                stalled=holder_stalled(line, turn.policy),
+                short=waiting_short(line, turn.device, turn.policy),
+            )
+        )
+        turn.place.beat()
+        time.sleep(poll_s)
+
+
+def _leave_at_exit() -> None:
+    """An agent ends with ``os._exit`` (no atexit): give the place back on its way out."""
+    from explorer.agent.serve import EXIT_HOOKS
+
+    if release_gpu_locks not in EXIT_HOOKS:
+        EXIT_HOOKS.append(release_gpu_locks)
+
+
+def _start_beating() -> None:
+    global _beater
+    with _STATE:
+        if _beater is not None and _beater.is_alive():
+            return
+        _beater = threading.Thread(target=_beat_while_busy, name="gpu-heartbeat", daemon=True)
+        _beater.start()
+
+
+def _beat_while_busy() -> None:
+    """Renew every held turn's heartbeat while a point is measured; note a gap over ``stall_s``
+    (the process was stopped mid-point: its turn lapsed as others saw it)."""
+    while True:
+        with _STATE:
+            turns = list(_HELD.values())
+            busy = _busy > 0
+        if not turns:
+            return
+        if busy:
+            _beat(turns)
+        time.sleep(min(t.policy.beat_every_s for t in turns))
+
+
+def _beat(turns: list[_Turn]) -> None:
+    for turn in turns:
+        if turn.since:
+            gap = turn.place.beat()
+            if gap > turn.policy.stall_s:
+                turn.lapsed_s = max(turn.lapsed_s, gap)
+
+
+@contextlib.contextmanager
+def gpu_busy() -> Iterator[None]:
+    """Around a measurement: the held turns' heartbeats are renewed the whole time."""
+    global _busy
+    with _STATE:
+        _busy += 1
+        turns = list(_HELD.values())
+    _beat(turns)
+    try:
+        yield
+    finally:
+        with _STATE:
+            _busy -= 1
+            turns = list(_HELD.values())
+        _beat(turns)
+
+
+def take_lapse() -> float:
+    """The longest time a held turn went without a heartbeat (over ``stall_s``) in this turn; 0
+    when none did. A point measured across such a gap may have shared the GPU with the next run
+    (the next ``hold_gpu_lock`` gives the lapsed turn up and waits again)."""
+    with _STATE:
+        return max((t.lapsed_s for t in _HELD.values()), default=0.0)
 
 
 def release_gpu_locks() -> None:
-    """Give back every lock this process holds (the process ending does it too)."""
-    while _HELD:
-        _, fd = _HELD.popitem()
-        try:
-            os.close(fd)
-        except OSError:
-            pass
+    """Leave every line this process is in (the process ending does it too)."""
+    with _STATE:
+        turns = list(_HELD.values())
+        _HELD.clear()
+    for turn in turns:
+        turn.place.leave()
 
 
 def other_gpu_processes(nvml_index: int | None, nvml: Any = None, own_pid: int | None = None) -> list[str]:

@@ -12,8 +12,12 @@ from __future__ import annotations
 
 import importlib
 import os
+import re
+import stat
+import tempfile
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from explorer.errors import UserError
@@ -52,7 +56,15 @@ def bench_prepare(params: dict[str, Any], emit: Emit) -> dict[str, Any]:
     """
     preload = params.get("preload", [])
     if not isinstance(preload, list) or not all(isinstance(m, str) and m.isidentifier() for m in preload):
-        raise UserError(f"preload must be a list of top-level module names; got {preload!r}")
+        raise UserError(f"preload must be a list of top-level module names; got {preload!r:.80}")
+    allowed = _preloadable()
+    refused = [m for m in preload if m not in allowed]
+    if refused:
+        # an agent reached through a ForceCommand account must not import whatever a request names
+        raise UserError(
+            f"preload {refused[0]!r:.40} is not a module a workload needs; it may name "
+            + ", ".join(sorted(allowed))
+        )
     if params.get("low_priority") is True:
         _lower_priority()
     loaded, missing = [], []
@@ -60,9 +72,16 @@ def bench_prepare(params: dict[str, Any], emit: Emit) -> dict[str, Any]:
         try:
             importlib.import_module(name)
             loaded.append(name)
-        except Exception:  # noqa: BLE001 - the point itself will say what is missing
+        except (Exception, SystemExit):  # noqa: BLE001 - the point itself will say what is missing
             missing.append(name)
     return {"loaded": loaded, "missing": missing}
+
+
+def _preloadable() -> frozenset[str]:
+    """The modules the workloads ask their worker to import first: all ``bench.prepare`` takes."""
+    from explorer.bench.workloads import TEST_WORKLOADS, WORKLOADS
+
+    return frozenset(m for w in (*WORKLOADS.values(), *TEST_WORKLOADS.values()) for m in w.preload)
 
 
 def bench_point(params: dict[str, Any], emit: Emit) -> dict[str, Any]:
@@ -71,44 +90,89 @@ def bench_point(params: dict[str, Any], emit: Emit) -> dict[str, Any]:
     Answer: ``point`` (``BenchPoint.to_dict()``) and ``fatal`` (bool: the CUDA context is unusable,
     the parent replaces this agent before the next point).
     """
+    from explorer.agent.gpushare import gpu_busy, take_lapse
     from explorer.bench.execute import PointSpec, run_point
 
     try:
         spec = PointSpec(**params)
     except TypeError as exc:
         raise UserError(f"not a benchmark point: {exc}") from None
-    point, fatal = run_point(spec)
+    with gpu_busy():  # the GPU's turn is kept alive while the point is measured
+        point, fatal = run_point(spec)
+    lapse = take_lapse() if spec.device.startswith("cuda") else 0.0
+    if lapse:
+        point.noisy = True
+        said = (
+            f"this run was stopped for {lapse:.0f} s while it held the GPU (suspended?), so its turn "
+            "passed to the next run, which may have used the GPU meanwhile"
+        )
+        point.noise_reason = f"{point.noise_reason}; {said}" if point.noise_reason else said
     return {"point": point.to_dict(), "fatal": bool(fatal)}
 
 
 def bench_roof(params: dict[str, Any], emit: Emit) -> dict[str, Any]:
-    """The roofline ceilings known on this machine for one device (``explorer.bench.peaks``: its
-    reported peaks and what the benchmark worker measured and cached here), so a remote run's
-    points can be drawn under that machine's roof. Measures nothing. params: ``device``
-    (``cpu`` or ``cuda:N``). Answer: ``roof`` (``Roof.to_dict()``)."""
-    from explorer.bench.peaks import device_roof
+    """The roof this worker placed one device's points under (``explorer.bench.peaks.worker_roof``:
+    the device's reported peaks and this machine's stored ceilings, built once per worker), so the
+    results carry it and are drawn under it. Measures nothing. params: ``device`` (``cpu`` or
+    ``cuda:N``). Answer: ``roof`` (``Roof.to_dict()``; its ``notice`` says, once, what the user
+    must hear: the stored ceilings were damaged, a busy measurement did not replace a quiet one)."""
+    from explorer.bench.peaks import worker_roof
     from explorer.inputs import parse_device_key
 
     device = params.get("device")
     if not isinstance(device, str):
         raise UserError(f"bench.roof needs a device cpu or cuda:N; got {device!r:.60}")
-    return {"roof": device_roof(parse_device_key(device)).to_dict()}
+    roof = worker_roof(parse_device_key(device))
+    answer = {"roof": roof.to_dict()}
+    roof.notice = ""  # said once
+    return answer
+
+
+def roofs_measure(params: dict[str, Any], emit: Emit) -> dict[str, Any]:
+    """Measure one device's ceilings again and store them (``explorer.bench.peaks.ensure_measured``),
+    saying how far it got as events ``{"progress": 0.42, "message": "memory levels: ..."}``. A
+    measurement disturbed by other programs does not replace a quiet stored one. params: ``device``
+    (``cpu`` or ``cuda:N``). Answer: ``roof`` (the device's roof as stored now, ``Roof.to_dict()``)
+    and ``message`` (one line: what was measured and what is kept)."""
+    from explorer.bench.peaks import ensure_measured, worker_roof
+    from explorer.inputs import parse_device_key
+
+    device = params.get("device")
+    if not isinstance(device, str):
+        raise UserError(f"roofs.measure needs a device cpu or cuda:N; got {device!r:.60}")
+    device = parse_device_key(device)
+
+    def progress(fraction: float, text: str) -> None:
+        emit({"progress": round(min(1.0, max(0.0, fraction)), 3), "message": text[:200]})
+
+    saved = ensure_measured(device, force=True, progress=progress)
+    if saved is None:
+        raise UserError(f"{device} is not on this machine, or has no ceilings to measure")
+    roof = worker_roof(device)
+    answer = {"roof": roof.to_dict(), "message": saved.message}
+    roof.notice = ""
+    return answer
 
 
 def gpu_lock(params: dict[str, Any], emit: Emit) -> dict[str, Any]:
-    """Take this machine's lock on a GPU for the rest of the agent's life (``explorer.agent.gpushare``):
-    runs of several users on one GPU queue instead of timing each other. While another run holds
-    it, an event ``{"waiting_s": N, "message": "waiting: another run is using this GPU (Ns)"}`` is
-    sent about once a second. params: ``device`` (``cuda:N``). Answer: ``key``, ``waited_s``."""
-    from explorer.agent.gpushare import gpu_identity, hold_gpu_lock, waiting_message
+    """Take, or keep, this machine's turn on a GPU (``explorer.agent.gpushare``), asked before every
+    point: runs of several users on one GPU take turns instead of timing each other. While another
+    run holds it, an event (``QueueWait.to_event``: ``message`` such as "waiting for cuda:0: bob has
+    held it since 14:02:11 (matmul, 3 min 5 s); you are next (waited 12 s)", ``waiting_s``,
+    ``holder``, ``ahead``, ``stalled``) is sent about once a second. params: ``device``
+    (``cuda:N``), ``workload`` (its name, shown to those who wait). Answer: ``key``, ``waited_s``."""
+    from explorer.agent.gpushare import gpu_identity, hold_gpu_lock
     from explorer.inputs import parse_device_key
 
     device = params.get("device")
     if not isinstance(device, str) or not device.startswith("cuda"):
         raise UserError(f"gpu.lock needs a device cuda:N; got {device!r:.60}")
     device = parse_device_key(device)
+    workload = params.get("workload", "")
+    if not isinstance(workload, str) or not re.fullmatch(r"[A-Za-z0-9_.-]{0,60}", workload):
+        raise UserError(f"gpu.lock's workload must be a workload's name; got {workload!r:.60}")
     key, _ = gpu_identity(device)
-    waited = hold_gpu_lock(key, lambda s: emit({"waiting_s": round(s, 1), "message": waiting_message(s)}))
+    waited = hold_gpu_lock(key, lambda wait: emit(wait.to_event()), device=device, workload=workload)
     return {"key": key, "waited_s": round(waited, 3)}
 
 
@@ -177,7 +241,35 @@ def realrun_run(params: dict[str, Any], emit: Emit) -> dict[str, Any]:
             )
         return {"result": result_to_inline(run_here(grid, block, n, emulate=emulate, extent=extent))}
     assert isinstance(out, str)
-    return {"backend": run_to_file(grid, block, n, out, emulate=emulate, extent=extent)}
+    return {"backend": run_to_file(grid, block, n, _own_temp_file(out), emulate=emulate, extent=extent)}
+
+
+#: the name ``explorer.launch.realrun`` gives the file a local run's result comes back in
+_REALRUN_OUT = re.compile(r"explorer-realrun-[A-Za-z0-9_]+\.npz")
+
+
+def _own_temp_file(out: str) -> str:
+    """``out`` when it is the empty private temporary file a local parent made for the result
+    (``tempfile.mkstemp`` in this machine's temp folder, owned by this user, mode 600); UserError
+    otherwise. An agent reached over ssh (a ForceCommand account included) thus never writes
+    anywhere a request names: a remote parent asks for the result inline."""
+    path = Path(out)
+    refused = UserError(
+        f"out {out[:80]!r} is not a result file the app made (an empty, private "
+        f"explorer-realrun-*.npz in {tempfile.gettempdir()}); ask for the result inline"
+    )
+    here = Path(tempfile.gettempdir())
+    if not path.is_absolute() or path.parent != here or not _REALRUN_OUT.fullmatch(path.name):
+        raise refused
+    try:
+        st = os.lstat(path)
+    except OSError:
+        raise refused from None
+    if not stat.S_ISREG(st.st_mode) or st.st_nlink != 1 or st.st_size != 0:
+        raise refused
+    if os.name == "posix" and (st.st_uid != os.getuid() or st.st_mode & 0o077):
+        raise refused
+    return str(path)
 
 
 def _select_gpu(index: int, emulate: bool) -> None:
@@ -190,6 +282,52 @@ def _select_gpu(index: int, emulate: bool) -> None:
     if index >= count:
         raise UserError(f"cuda:{index} is not present; this machine has {count} CUDA GPU(s)")
     cuda.select_device(index)
+
+
+def _bounded(params: dict[str, Any], name: str, low: int, high: int) -> int:
+    value = params.get(name)
+    if not isinstance(value, int) or isinstance(value, bool) or not low <= value <= high:
+        raise UserError(f"{name} must be a whole number from {low} to {high}; got {value!r:.60}")
+    return value
+
+
+def measured_blocks(params: dict[str, Any], emit: Emit) -> dict[str, Any]:
+    """Blocks that spin ``spin_ns`` each, every block's SM and start and end recorded
+    (``explorer.launch.measured``). params: ``grid``, ``block`` (3 whole numbers each), ``smem``
+    (bytes), ``spin_ns``, ``device_index`` (or null). Answer: ``sm``, ``start``, ``end`` (lists),
+    ``regs``, ``device_name``, ``backend``, ``sm_count``."""
+    from explorer.launch.measured import MAX_MEASURED_BLOCKS, MAX_MEASURED_SMEM, SPIN_NS, record_here
+
+    grid = _whole_numbers(params.get("grid"), "grid", 3)
+    block = _whole_numbers(params.get("block"), "block", 3)
+    if not all(v >= 1 for v in grid + block) or grid[0] * grid[1] * grid[2] > MAX_MEASURED_BLOCKS:
+        raise UserError(
+            f"grid {grid} and block {block} must be positive, at most {MAX_MEASURED_BLOCKS} blocks"
+        )
+    smem = _bounded(params, "smem", 0, MAX_MEASURED_SMEM)
+    spin = _bounded(params, "spin_ns", 1, SPIN_NS)
+    if params.get("device_index") is not None:
+        _select_gpu(_whole_numbers([params.get("device_index")], "device_index")[0], False)
+    return record_here(grid, block, smem, spin)
+
+
+def measured_bandwidth(params: dict[str, Any], emit: Emit) -> dict[str, Any]:
+    """A pointer chase, then a streaming read at each warps-per-SM count (``explorer.launch.measured``).
+    params: ``warps`` (list), ``stream_bytes``, ``chase_bytes``, ``chase_steps``, ``repeats``,
+    ``device_index`` (or null). Answer: ``latency_ns``, ``points``, ``device_name``, ``backend``,
+    ``sm_count``."""
+    from explorer.launch.measured import CHASE_BYTES, CHASE_STEPS, STREAM_BYTES, bandwidth_here
+
+    warps = _whole_numbers(params.get("warps"), "warps")
+    if not warps or not all(1 <= w <= 64 for w in warps):
+        raise UserError(f"warps must list counts from 1 to 64; got {warps!r:.60}")
+    stream = _bounded(params, "stream_bytes", 4096, 4 * STREAM_BYTES)
+    chase = _bounded(params, "chase_bytes", 256, 4 * CHASE_BYTES)
+    steps = _bounded(params, "chase_steps", 1, 10 * CHASE_STEPS)
+    repeats = _bounded(params, "repeats", 1, 50)
+    if params.get("device_index") is not None:
+        _select_gpu(_whole_numbers([params.get("device_index")], "device_index")[0], False)
+    return bandwidth_here(warps, stream, chase, steps, repeats)
 
 
 def devices_list(params: dict[str, Any], emit: Emit) -> dict[str, Any]:
@@ -247,7 +385,9 @@ _NVML_SESSION: dict[str, Any] = {}
 def selftest_run(params: dict[str, Any], emit: Emit) -> dict[str, Any]:
     """The self-test's checks on this machine (``self-test --host`` runs it on a remote), each
     check streamed as an event ``{"line": ..., "check": {...}}`` as soon as it is known.
-    params: ``skip`` (check names to leave out, e.g. ["window"] on a server without a display).
+    params: ``skip`` (check names to leave out, e.g. ["window"] on a server without a display),
+    ``server`` (true: the machine serves students' GPU runs; a GPU its torch cannot use fails, and
+    its GPU queue is checked).
     Answer: ``checks`` (list of {name, status, detail, duration_s})."""
     from dataclasses import asdict
 
@@ -257,7 +397,12 @@ def selftest_run(params: dict[str, Any], emit: Emit) -> dict[str, Any]:
     skip = params.get("skip", [])
     if not isinstance(skip, list) or not all(isinstance(s, str) for s in skip):
         raise UserError(f"skip must be a list of check names; got {skip!r:.80}")
-    checks = collect_checks(on_check=lambda c: emit({"line": c.line(), "check": asdict(c)}), skip=tuple(skip))
+    server = params.get("server", False)
+    if not isinstance(server, bool):
+        raise UserError(f"server must be true or false; got {server!r:.40}")
+    checks = collect_checks(
+        on_check=lambda c: emit({"line": c.line(), "check": asdict(c)}), skip=tuple(skip), gpu_server=server
+    )
     return {"checks": [asdict(c) for c in checks]}
 
 
@@ -266,9 +411,12 @@ METHODS: dict[str, Method] = {
     "bench.prepare": bench_prepare,
     "bench.point": bench_point,
     "bench.roof": bench_roof,
+    "roofs.measure": roofs_measure,
     "gpu.lock": gpu_lock,
     "selftest.simulator": selftest_simulator,
     "realrun.run": realrun_run,
+    "measured.blocks": measured_blocks,
+    "measured.bandwidth": measured_bandwidth,
     "devices.list": devices_list,
     "devices.live": devices_live,
     "selftest.run": selftest_run,

@@ -24,8 +24,11 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from dataclasses import dataclass
 from typing import Any
+
+from explorer.cleantext import clean_json
 
 #: Bumped whenever a message's shape or a method's params/answer change incompatibly. A parent talks
 #: only to an agent of the same protocol (and the same package version, see ``explorer.agent.child``).
@@ -36,6 +39,9 @@ PACKAGE = "device-explorer"
 MAX_LINE_BYTES = 16 * 1024 * 1024
 #: Error kinds an agent sends: the request was malformed, named no known method, or the method failed.
 ERROR_KINDS = ("bad-request", "unknown-method", "failed")
+#: a line without a backslash (JSON's escapes), DEL or a byte beyond ASCII holds no control
+#: character and no bidirectional override: its strings need no cleaning
+_MAY_HOLD_CONTROLS = re.compile(rb"[\\\x7f\x80-\xff]")
 
 
 class AgentError(Exception):
@@ -141,6 +147,10 @@ def decode(line: bytes) -> Message:
         obj = json.loads(line.decode("utf-8"))
     except (UnicodeDecodeError, ValueError, RecursionError):
         raise ProtocolError(f"not a JSON message: {_shown(line)}") from None
+    if _MAY_HOLD_CONTROLS.search(line):
+        # the other side's words are data: no escape sequence or control character in any string
+        # reaches a terminal, a CSV file or the window (a device name that clears the screen)
+        obj = clean_json(obj)
     if not isinstance(obj, dict):
         raise ProtocolError(f"not a JSON object: {_shown(line)}")
     kind = obj.get("type")

@@ -26,7 +26,8 @@ import queue
 import signal
 import sys
 import threading
-from typing import Any, BinaryIO
+from collections.abc import Callable
+from typing import Any, BinaryIO, NoReturn
 
 from explorer import __version__
 from explorer.agent.methods import METHODS
@@ -48,6 +49,20 @@ from explorer.agent.protocol import (
 from explorer.errors import UserError
 
 _PR_SET_PDEATHSIG = 1
+
+#: run just before the agent ends, whichever way (end of stdin, bye, a closed stdout): a GPU turn
+#: (``explorer.agent.gpushare``) gives its place in the line back here
+EXIT_HOOKS: list[Callable[[], None]] = []
+
+
+def exit_now(code: int) -> NoReturn:
+    """End the process now (``os._exit``), after the exit hooks."""
+    for hook in EXIT_HOOKS:
+        try:
+            hook()
+        except Exception:  # noqa: BLE001, S110 - nothing may stop the agent from ending
+            pass
+    os._exit(code)
 
 
 def die_with_parent() -> bool:
@@ -74,7 +89,7 @@ class _Channel:
         try:
             self._out.write(encode(message))
         except OSError:
-            os._exit(0)  # the parent closed its end: nobody is left to answer
+            exit_now(0)  # the parent closed its end: nobody is left to answer
 
 
 def _read_stdin(inbox: queue.Queue[Message | ProtocolError]) -> None:
@@ -86,7 +101,7 @@ def _read_stdin(inbox: queue.Queue[Message | ProtocolError]) -> None:
             line = b""
         if not line:
             # The parent is gone, closed the pipe to stop us, or (over ssh) the connection dropped.
-            os._exit(0)
+            exit_now(0)
         if not line.endswith(b"\n") and len(line) > MAX_LINE_BYTES:
             inbox.put(ProtocolError(f"a request line longer than {MAX_LINE_BYTES:,} bytes"))
             while line and not line.endswith(b"\n"):  # skip the rest of it
@@ -169,4 +184,4 @@ def run_agent(args: object = None) -> int:
             stream.flush()
         except (OSError, ValueError):
             pass
-    os._exit(code)
+    exit_now(code)

@@ -29,5 +29,11 @@ Public API (see /tmp/api-bench.md; names and signatures kept as agreed):
 * ``explorer.bench.variants``: ``Variant(key, label, run)``, declared in each ``wl_*`` module;
   ``Workload.variants_on(device)`` / ``Workload.variant(key)``.
 * ``explorer.bench.run_results``: ``RunResults``, the Qt-free model of the panel's runs (one per
-  workload) that its table and plots read.
+  workload) that its table and plots read, with the roofs each run's points were placed under.
+* Roofs (the records and the store live below, in ``explorer.roofs``): ``sweep`` (the CPU's
+  working-set sweep: read, copy and triad kernels on every core), ``gpu_sweep`` and
+  ``roof_kernels`` (a GPU's L2 and DRAM), ``ceilings`` (measuring a device's ceilings, judged by
+  the noise verdict), ``peaks`` (the one roof per device a worker places its points under, and the
+  PCIe peak), ``judge`` (a point's level and share of its roof), ``remeasure`` ("Measure again" in
+  a worker process), ``roofline`` (the lines and steps the views draw).
 """

@@ -1,283 +1,73 @@
-"""Measured ceilings of a device, and the per-machine cache that keeps them.
-
-A roofline needs two roofs per device: how fast it can compute and how fast it can move bytes.
-The theoretical ones come from clocks and unit counts (or a spec sheet); the *measured* ones say
-what this machine really sustains:
+"""Measuring a device's ceilings: what this machine sustains, per memory level and in arithmetic.
 
 * CPU clock: :mod:`explorer.bench.clock` (the theoretical FP32 peak is built on it).
 * CPU compute: the best FP32 matmul (torch sgemm on every core, the fastest timed sample of each
   size, best over sizes).
-* CPU memory: a STREAM-style triad ``a[i] = b[i] + s * c[i]`` over float64 arrays, each at least
-  four times the last-level cache (STREAM's rule, so the caches cannot hold them), run on every
-  core with numba; bytes are counted as STREAM counts them: 24 per element (two reads and one
-  write), the extra read a write-allocate cache makes is *not* counted; the best of ten passes.
-* GPU compute: the best sgemm (torch, FP32 with TF32 off); GPU memory: a device-to-device copy
-  of 256 MiB, counted as read + write (2 x bytes, as NVIDIA's bandwidthTest counts it).
+* CPU memory, per level: a working-set sweep of read, copy and triad kernels on every core
+  (:mod:`explorer.bench.sweep`); its plateaus are found and named by the cache sizes the OS
+  reports (:mod:`explorer.roofs.plateaus`), and each level's roof is its fastest kernel's plateau.
+  Bytes are counted as STREAM counts them; the extra read a write-allocate cache makes before it
+  writes a line is *not* counted.
+* GPU compute: the best sgemm (torch, FP32 with TF32 off). GPU memory: L2 and DRAM from a
+  working-set sweep of read and copy kernels (:mod:`explorer.bench.gpu_sweep`). Other processes
+  NVML lists on that GPU meanwhile make the measurement a busy one, as they do a point.
 
-Measuring takes seconds, so results are cached in the user's data folder, per device and per
-machine fingerprint (CPU model, core counts, memory size, torch version), with the time they were
-measured. A cache from another machine (a home folder shared between lab PCs, a copied profile)
-is not used; one older than ``STALE_AFTER_S`` is stale and measured again when next needed.
-Measuring runs in the benchmark worker process, never in the window's thread.
+The whole measurement is judged by the noise verdict the points use (:mod:`explorer.bench.noise`):
+where other programs used the CPU meanwhile, it is marked busy, and the store keeps a quiet one
+over it (:mod:`explorer.roofs.store`). Measuring runs in a worker process or the CLI, never in
+the window's thread: it takes seconds (at most 15 on a 2-core laptop).
 """
 
 from __future__ import annotations
 
-import json
+import math
 import os
-import platform
+import statistics
 import time
-from collections.abc import Callable
-from dataclasses import asdict, dataclass, field, replace
-from pathlib import Path
-from typing import Any, Literal
+from collections.abc import Callable, Sequence
+from typing import Any
 
-from explorer.userdirs import data_dir
+from explorer.bench.sweep import KERNELS, SweepResult
+from explorer.devices.model import CpuDevice, CudaGpu
+from explorer.roofs.model import Ceiling
+from explorer.roofs.plateaus import CacheSize, Plateau, find_plateaus
+from explorer.roofs.store import MeasuredRoof
+from explorer.units import binary_bytes
 
-CACHE_FILE = "measured-ceilings.json"
-CACHE_FORMAT = 1
-STALE_AFTER_S = 30 * 24 * 3600.0
-
-Quantity = Literal["compute", "memory"]
-CeilingKind = Literal["measured", "theoretical", "spec sheet"]
-#: other programs used more than this share of the CPU while the roof was measured: it is used
-#: with that said, and measured again on the next run (the noise verdicts' bar for other programs)
-DISTURBED_SHARE = 0.10
-CacheStatus = Literal["fresh", "stale", "other machine", "absent"]
-
-
-@dataclass(frozen=True)
-class Ceiling:
-    """One roof line: a rate the device cannot (theoretical, spec sheet) or did not (measured) beat."""
-
-    quantity: Quantity  # "compute" (GFLOP/s) or "memory" (GB/s)
-    value: float
-    kind: CeilingKind
-    name: str  # short, for the plot: "FP32 peak", "sgemm", "STREAM triad", "memory bandwidth"
-    basis: str  # how it was had, in words
-    measured_at: float | None = None  # unix time, for measured ones
-    #: a theoretical figure built on a clock the OS or the tables report (advertised, base or
-    #: maximum), not on one measured here: a real run may beat it, and its label says "estimated"
-    estimate: bool = False
-    #: measured while other programs held more than ``DISTURBED_SHARE`` of the CPU: lower than the
-    #: device can do, so its label says so until it is measured again on a quiet machine
-    disturbed: bool = False
-
-    @property
-    def kind_text(self) -> str:
-        """ "measured", "measured while busy", "theoretical", "spec sheet": what a label says."""
-        return f"{self.kind} while busy" if self.disturbed else self.kind
-
-    @property
-    def unit(self) -> str:
-        return "GFLOP/s" if self.quantity == "compute" else "GB/s"
-
-    @property
-    def label(self) -> str:
-        """ "sgemm (measured): 341 GFLOP/s" """
-        from explorer.bench.fmt import number_text
-
-        return f"{self.name} ({self.kind_text}): {number_text(self.value, self.unit)}"
-
-    def to_dict(self) -> dict[str, Any]:
-        data = asdict(self)
-        data["unit"] = self.unit
-        return data
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> Ceiling:
-        quantity = data["quantity"]
-        kind = data["kind"]
-        if quantity not in ("compute", "memory") or kind not in ("measured", "theoretical", "spec sheet"):
-            raise ValueError(f"not a ceiling: {quantity!r} {kind!r}")
-        measured_at = data.get("measured_at")
-        return cls(
-            quantity=quantity,
-            value=float(data["value"]),
-            kind=kind,
-            name=str(data["name"]),
-            basis=str(data["basis"]),
-            measured_at=None if measured_at is None else float(measured_at),
-            estimate=bool(data.get("estimate", False)),
-            disturbed=bool(data.get("disturbed", False)),
-        )
-
-
-@dataclass
-class MeasuredRoof:
-    """What was measured for one device on one machine: the clock (CPUs) and the measured ceilings."""
-
-    device: str  # "cpu", "cuda:0"
-    fingerprint: str
-    measured_at: float
-    clock_ghz: float | None = None
-    clock_threads: int | None = None
-    clock_method: str = ""
-    ceilings: list[Ceiling] = field(default_factory=list)
-    #: other programs' share of the CPU while measuring, where psutil could tell (a busy machine
-    #: lowers measured ceilings; the text says so)
-    others_cpu_share: float | None = None
-
-    def ceiling(self, quantity: Quantity) -> Ceiling | None:
-        return next((c for c in self.ceilings if c.quantity == quantity), None)
-
-    @property
-    def disturbed(self) -> bool:
-        """Other programs held more than ``DISTURBED_SHARE`` of the CPU while it was measured."""
-        return self.others_cpu_share is not None and self.others_cpu_share > DISTURBED_SHARE
-
-    def usable_ceilings(self) -> list[Ceiling]:
-        """The ceilings as a roof shows them: marked "while busy" where the machine was busy."""
-        return [replace(c, disturbed=True) if self.disturbed else c for c in self.ceilings]
-
-    def to_dict(self) -> dict[str, Any]:
-        data = asdict(self)
-        data["ceilings"] = [c.to_dict() for c in self.ceilings]
-        return data
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> MeasuredRoof:
-        return cls(
-            device=str(data["device"]),
-            fingerprint=str(data["fingerprint"]),
-            measured_at=float(data["measured_at"]),
-            clock_ghz=None if data.get("clock_ghz") is None else float(data["clock_ghz"]),
-            clock_threads=None if data.get("clock_threads") is None else int(data["clock_threads"]),
-            clock_method=str(data.get("clock_method", "")),
-            ceilings=[Ceiling.from_dict(c) for c in data.get("ceilings", [])],
-            others_cpu_share=(
-                None if data.get("others_cpu_share") is None else float(data["others_cpu_share"])
-            ),
-        )
-
-
-# --- the machine fingerprint -------------------------------------------------------------------
-
-
-def _torch_version() -> str:
-    try:
-        from importlib.metadata import version
-
-        return version("torch")
-    except Exception:
-        return "none"
-
-
-def cpu_fingerprint(
-    name: str, physical_cores: int | None, logical_cores: int | None, memory_bytes: int | None
-) -> str:
-    """What must match for a CPU's measured figures to be reused: model, cores, memory, OS, torch."""
-    memory_gib = round((memory_bytes or 0) / 2**30)
-    return (
-        f"cpu|{name}|{physical_cores}c/{logical_cores}t|{memory_gib} GiB|"
-        f"{platform.system()} {platform.machine()}|torch {_torch_version()}"
-    )
-
-
-def gpu_fingerprint(name: str, uuid: str | None, driver: str | None) -> str:
-    return f"gpu|{name}|{uuid or '-'}|driver {driver or '-'}|torch {_torch_version()}"
-
-
-# --- the cache ---------------------------------------------------------------------------------
-
-
-def cache_path() -> Path:
-    return data_dir() / CACHE_FILE
-
-
-def _read_all(path: Path) -> dict[str, Any]:
-    """Every cached roof by device; a damaged file is moved aside (named, never deleted) and ignored."""
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-        roofs = data["roofs"]
-        if data.get("format_version") != CACHE_FORMAT or not isinstance(roofs, dict):
-            raise ValueError("unknown format")
-        return roofs
-    except FileNotFoundError:
-        return {}
-    except (OSError, ValueError, KeyError, TypeError):
-        try:
-            os.replace(path, path.with_name(path.name + ".damaged"))
-        except OSError:
-            pass
-        return {}
-
-
-def load(device: str, fingerprint: str, now: float | None = None) -> tuple[CacheStatus, MeasuredRoof | None]:
-    """The cached roof of ``device`` and whether it can be used: fresh, stale (older than
-    ``STALE_AFTER_S``), from another machine, or absent. An entry that does not parse is absent."""
-    entry = _read_all(cache_path()).get(device)
-    if entry is None:
-        return "absent", None
-    try:
-        roof = MeasuredRoof.from_dict(entry)
-    except (KeyError, TypeError, ValueError):
-        return "absent", None
-    if roof.fingerprint != fingerprint:
-        return "other machine", roof
-    age = (time.time() if now is None else now) - roof.measured_at
-    if roof.disturbed:
-        # measured while other programs held the CPU: usable (its note says so) but not kept, or
-        # a roof measured once under load (37 GFLOP/s against 150 GFLOP/s points) stays for days
-        return "stale", roof
-    return ("stale" if age > STALE_AFTER_S else "fresh"), roof
-
-
-def save(roof: MeasuredRoof) -> Path:
-    """Store ``roof`` beside the other devices' (written through a temporary file and os.replace)."""
-    path = cache_path()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    roofs = _read_all(path)
-    roofs[roof.device] = roof.to_dict()
-    tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(json.dumps({"format_version": CACHE_FORMAT, "roofs": roofs}, indent=1), encoding="utf-8")
-    os.replace(tmp, path)
-    return path
-
-
-def age_text(measured_at: float, now: float | None = None) -> str:
-    """ "measured 3 days ago (2026-11-20 14:02 UTC)" """
-    age = max(0.0, (time.time() if now is None else now) - measured_at)
-    when = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(measured_at))
-    if age < 120:
-        ago = "just now"
-    elif age < 7200:
-        ago = f"{age / 60:.0f} minutes ago"
-    elif age < 2 * 86400:
-        ago = f"{age / 3600:.0f} hours ago"
-    else:
-        ago = f"{age / 86400:.0f} days ago"
-    return f"measured {ago} ({when})"
-
-
-# --- measuring ---------------------------------------------------------------------------------
+Progress = Callable[[float, str], None]
 
 MATMUL_SIZES_CPU = (1024, 2048)
 MATMUL_SIZES_GPU = (4096, 8192)
-TRIAD_MIN_ARRAY_BYTES = 64 * 2**20
-TRIAD_PASSES = 10
-COPY_BYTES_GPU = 256 * 2**20
+SGEMM_BUDGET_S = 0.6
+#: the share of the measurement's time each part takes, for the progress bar
+_CLOCK, _SWEEP = 0.05, 0.75
+WRITE_ALLOCATE = "bytes as STREAM counts them (the write-allocate reads are not counted)"
 
 
-def _others_share(measure: Callable[[], Any]) -> tuple[Any, float | None]:
-    """Run ``measure`` and say what share of all CPUs other programs used meanwhile (psutil)."""
+def _quiet_progress(_fraction: float, _text: str) -> None:
+    pass
+
+
+# --- the noise verdict on a whole measurement ---------------------------------------------------
+
+
+def busy_reason(measure: Callable[[], Any], threads: int) -> tuple[Any, str, float | None]:
+    """Run ``measure`` while watching the machine; (its result, the noise verdict's reason ("" when
+    quiet), other programs' share of the CPU meanwhile). The verdict is the points' own
+    (``noise.judge``) for a region that keeps every core busy."""
+    from explorer.bench.noise import judge, observe_end, observe_start
+
     try:
-        import psutil
+        start = observe_start()
+    except Exception:  # no psutil, no /proc: nothing can be said about the machine
+        return measure(), "", None
+    result = measure()
+    load = observe_end(start)
+    verdict = judge(load, threads=threads, median_s=1.0, min_s=1.0, spread_s=0.0, repeats=1)
+    return result, verdict.reason, round(load.others_share(), 3)
 
-        me = psutil.Process()
-        cpus = psutil.cpu_count() or 1
-        total0, mine0 = psutil.cpu_times(), me.cpu_times()
-        t0 = time.perf_counter()
-        result = measure()
-        wall = time.perf_counter() - t0
-        total1, mine1 = psutil.cpu_times(), me.cpu_times()
-        busy = (total1.user - total0.user) + (total1.system - total0.system)
-        busy += getattr(total1, "nice", 0.0) - getattr(total0, "nice", 0.0)
-        own = (mine1.user - mine0.user) + (mine1.system - mine0.system)
-        share = max(0.0, busy - own) / (wall * cpus) if wall > 0 else None
-        return result, None if share is None else min(1.0, share)
-    except ImportError:
-        return measure(), None
+
+# --- compute --------------------------------------------------------------------------------------
 
 
 def best_sgemm(
@@ -309,146 +99,206 @@ def best_sgemm(
     return best, best_n
 
 
-def llc_bytes() -> int | None:
-    """The last-level cache's size where the OS says (Linux sysfs), else ``None``."""
-    base = Path("/sys/devices/system/cpu/cpu0/cache")
-    sizes = []
-    try:
-        for index in base.glob("index*"):
-            text = (index / "size").read_text().strip().upper()
-            mult = {"K": 2**10, "M": 2**20, "G": 2**30}.get(text[-1:], 1)
-            sizes.append(int(text.rstrip("KMG")) * mult)
-    except (OSError, ValueError):
+# --- memory levels from a sweep ---------------------------------------------------------------------
+
+
+def sweep_caches(cpu: CpuDevice, threads: int) -> list[CacheSize]:
+    """The cache sizes the sweep's ``threads`` threads have between them: one cache's size times
+    the caches of that level they run on (per-core caches: one per thread up to their number)."""
+    return [
+        CacheSize(c.level, c.size_bytes * min(c.instances, threads), min(c.instances, threads))
+        for c in cpu.caches
+        if c.size_bytes > 0
+    ]
+
+
+def _median_over(result: SweepResult, name: str, lo: int, hi: int) -> float | None:
+    values = [g for w, g in zip(result.ws_bytes, result.gbps[name], strict=True) if lo <= w <= hi and g > 0]
+    return statistics.median(values) if values else None
+
+
+def _fallback(result: SweepResult, level: str, lo: float, hi: float) -> Plateau | None:
+    """A level the plateau finder left without a flat stretch (a busy machine, a gently sloping
+    curve): the median of the envelope over the sizes well inside its interval, said as such."""
+    inside = [
+        (w, g) for w, g in zip(result.ws_bytes, result.envelope(), strict=True) if lo <= w <= hi and g > 0
+    ]
+    if len(inside) < 2:
         return None
-    return max(sizes) if sizes else None
+    return Plateau(level, statistics.median(g for _, g in inside), inside[0][0], inside[-1][0], len(inside))
 
 
-def triad_array_elements(llc: int | None, available_bytes: int | None) -> tuple[int, str]:
-    """Elements per float64 array: four times the LLC (STREAM's rule), at least 64 MiB, and the three
-    arrays within a quarter of the free memory. Returns the count and the rule that set it."""
-    want = max(TRIAD_MIN_ARRAY_BYTES, 4 * llc) if llc else TRIAD_MIN_ARRAY_BYTES
-    rule = (
-        f"4 x the {llc / 2**20:.0f} MiB last-level cache"
-        if llc and 4 * llc >= TRIAD_MIN_ARRAY_BYTES
-        else "64 MiB"
-    )
-    if available_bytes and 3 * want > available_bytes // 4:
-        want = max(8 * 2**20, available_bytes // 12)
-        rule = "a quarter of the free memory (smaller than STREAM asks: caches may help)"
-    return want // 8, rule
+def level_ceilings(
+    result: SweepResult,
+    caches: Sequence[CacheSize],
+    measured_at: float,
+    who: str,
+    kernels: Sequence[str] = KERNELS,
+) -> list[Ceiling]:
+    """One measured ceiling per memory level found in ``result`` (the envelope of its kernels),
+    named by ``caches``; ``who`` says what ran it ("2 threads (numba)"). A level with no flat
+    stretch gets the median over the sizes well inside it, labelled so; DRAM is the sizes past
+    four times the last-level cache."""
+    found = {p.level: p for p in find_plateaus(result.ws_bytes, result.envelope(), caches) if p.level}
+    ordered = sorted(caches, key=lambda c: c.bytes)
+    bounds: list[tuple[str, float, float, CacheSize | None]] = []
+    low = 0.0
+    for size in ordered:
+        bounds.append((size.level, 2 * low, size.bytes / 2, size))
+        low = size.bytes
+    if ordered:
+        bounds.append(("DRAM", 4.0 * low, math.inf, None))
+    out: list[Ceiling] = []
+    for level, lo, hi, cache in bounds:
+        plateau: Plateau | None = found.get(level)
+        how = "flat over"
+        if plateau is None:
+            plateau, how = _fallback(result, level, lo, hi), "no flat stretch found: the median of"
+            if plateau is not None and cache is not None:
+                plateau = Plateau(
+                    level,
+                    plateau.gbps,
+                    plateau.ws_lo_bytes,
+                    plateau.ws_hi_bytes,
+                    plateau.points,
+                    cache.bytes,
+                    cache.instances,
+                )
+        if plateau is None:
+            continue
+        per_kernel = {k: _median_over(result, k, plateau.ws_lo_bytes, plateau.ws_hi_bytes) for k in kernels}
+        figures = ", ".join(f"{k} {v:,.0f}" for k, v in per_kernel.items() if v)
+        best_kernel = max((k for k in per_kernel if per_kernel[k]), key=lambda k: per_kernel[k] or 0.0)
+        # the level's roof is its fastest kernel's plateau (each kernel's median over the level's
+        # working sets), so the figure and the kernels it names always agree
+        value = per_kernel[best_kernel] or plateau.gbps
+        capacity = (
+            f"{binary_bytes(cache.bytes)} of {level} ({cache.instances} x {binary_bytes(cache.bytes // cache.instances)})"
+            if cache is not None and cache.instances > 1
+            else (f"{binary_bytes(cache.bytes)} of {level}" if cache is not None else "past every cache")
+        )
+        out.append(
+            Ceiling(
+                "memory",
+                round(value, 1),
+                "measured",
+                level,
+                f"{how} {plateau.points} sizes ({capacity}) on {who}; fastest kernel {best_kernel} "
+                f"(GB/s: {figures}); {WRITE_ALLOCATE}",
+                measured_at,
+                level=level,  # type: ignore[arg-type]
+                ws_lo_bytes=plateau.ws_lo_bytes,
+                ws_hi_bytes=plateau.ws_hi_bytes,
+                cache_bytes=cache.bytes if cache is not None else None,
+                instances=cache.instances if cache is not None else None,
+                kernel_gbps={k: round(v, 1) for k, v in per_kernel.items() if v},
+            )
+        )
+    return out
 
 
-def stream_triad_gbps(elements: int, passes: int = TRIAD_PASSES) -> float:
-    """Best-of-``passes`` triad bandwidth on every core (numba parallel), STREAM's byte count."""
-    import numpy as np
-    from numba import njit, prange
-
-    @njit(parallel=True, nogil=True, cache=False)
-    def triad(a: Any, b: Any, c: Any, s: float) -> None:  # pragma: no cover - compiled by numba
-        for i in prange(a.shape[0]):
-            a[i] = b[i] + s * c[i]
-
-    @njit(parallel=True, cache=False)
-    def fill(a: Any, b: Any, c: Any) -> None:  # pragma: no cover - first touch on every core
-        for i in prange(a.shape[0]):
-            a[i] = 1.0
-            b[i] = 2.0
-            c[i] = 0.5
-
-    a, b, c = (np.empty(elements) for _ in range(3))
-    fill(a, b, c)
-    triad(a, b, c, 3.0)  # compile and warm
-    best = float("inf")
-    for _ in range(passes):
-        t0 = time.perf_counter()
-        triad(a, b, c, 3.0)
-        best = min(best, time.perf_counter() - t0)
-    if not (a[0] == 2.0 + 3.0 * 0.5 and a[-1] == a[0]):
-        raise RuntimeError("the triad computed a wrong result")
-    return 24.0 * elements / best / 1e9
+# --- measuring a CPU ------------------------------------------------------------------------------
 
 
 def measure_cpu_roof(
-    fingerprint: str, flags_note: str = "", *, clock_only: bool = False, budget_s: float = 1.0
+    cpu: CpuDevice,
+    fingerprint: str,
+    *,
+    progress: Progress = _quiet_progress,
+    sgemm_budget_s: float = SGEMM_BUDGET_S,
 ) -> MeasuredRoof:
-    """Measure the CPU: its all-core clock, and (unless ``clock_only``) sgemm and triad."""
+    """Measure the CPU: its all-core clock, every memory level's bandwidth and its best sgemm."""
+    from explorer.bench import sweep
     from explorer.bench.clock import measure_clock
 
+    threads = os.cpu_count() or 1
+
     def work() -> MeasuredRoof:
+        started = time.time()
+        progress(0.0, "measuring the clock")
         clock = measure_clock()
         roof = MeasuredRoof(
-            device="cpu",
+            device=cpu.key or "cpu",
             fingerprint=fingerprint,
-            measured_at=time.time(),
+            measured_at=started,
             clock_ghz=round(clock.ghz, 4),
             clock_threads=clock.threads,
             clock_method=clock.method,
         )
-        if clock_only:
-            return roof
+        progress(_CLOCK, "compiling the bandwidth kernels")
+        caches = sweep_caches(cpu, threads)
+        llc = max((c.bytes for c in caches), default=None)
+        sizes = sweep.sizes(sweep.last_size(llc, cpu.memory_available_bytes))
+        result = sweep.sweep(
+            sizes,
+            threads,
+            progress=lambda f, text: progress(_CLOCK + (_SWEEP - _CLOCK) * f, f"memory levels: {text}"),
+        )
+        roof.ceilings += level_ceilings(result, caches, started, f"{threads} threads (numba)")
+        progress(_SWEEP, "sgemm: the best FP32 matmul")
         import torch
 
-        threads = torch.get_num_threads()
-        rate, n = best_sgemm(torch, torch.device("cpu"), MATMUL_SIZES_CPU, budget_s, None)
-        roof.ceilings.append(
+        rate, n = best_sgemm(torch, torch.device("cpu"), MATMUL_SIZES_CPU, sgemm_budget_s, None)
+        roof.ceilings.insert(
+            0,
             Ceiling(
                 "compute",
                 round(rate, 2),
                 "measured",
                 "sgemm",
-                f"best FP32 matmul: torch.mm n={n} on {threads} threads, fastest of its timed samples",
-                roof.measured_at,
-            )
+                f"best FP32 matmul: torch.mm n={n} on {torch.get_num_threads()} threads, fastest of "
+                "its timed samples",
+                started,
+            ),
         )
-        import psutil
-
-        elements, rule = triad_array_elements(llc_bytes(), psutil.virtual_memory().available)
-        gbps = stream_triad_gbps(elements)
-        roof.ceilings.append(
-            Ceiling(
-                "memory",
-                round(gbps, 2),
-                "measured",
-                "STREAM triad",
-                f"a = b + s*c on {elements * 8 / 2**20:.0f} MiB float64 arrays ({rule}), every core "
-                "(numba), best of 10; 24 bytes per element as STREAM counts (write-allocate not counted)",
-                roof.measured_at,
-            )
-        )
+        progress(1.0, "done")
         return roof
 
-    roof, share = _others_share(work)
-    roof.others_cpu_share = None if share is None else round(share, 3)
+    roof, reason, share = busy_reason(work, threads)
+    roof.busy_reason, roof.others_cpu_share = reason, share
+    roof.took_s = round(time.time() - roof.measured_at, 1)
     return roof
 
 
+# --- measuring a GPU ------------------------------------------------------------------------------
+
+
+def gpu_caches(gpu: CudaGpu) -> list[CacheSize]:
+    l2 = gpu.limits.l2_cache_bytes if gpu.limits is not None else None
+    return [CacheSize("L2", l2, 1)] if l2 else []
+
+
 def measure_gpu_roof(
-    torch: Any, device: Any, fingerprint: str, key: str, *, budget_s: float = 1.0
+    torch: Any,
+    device: Any,
+    gpu: CudaGpu | None,
+    fingerprint: str,
+    key: str,
+    *,
+    budget_s: float = 1.0,
+    progress: Progress = _quiet_progress,
+    levels: bool = True,
 ) -> MeasuredRoof:
-    """Measure a GPU: its best sgemm (TF32 off) and a device-to-device copy. ``torch`` and ``device``
-    are passed in so the same code can be run against the CPU in tests."""
+    """Measure a GPU: its best sgemm (TF32 off) and, where numba can reach it, its L2 and DRAM
+    bandwidth (``levels``). ``torch`` and ``device`` are passed in so the sgemm's code can be run
+    against the CPU in tests."""
     sync = (
         (lambda: torch.cuda.synchronize(device))
         if getattr(device, "type", "cpu") == "cuda"
         else (lambda: None)
     )
+    started = time.time()
+    progress(0.0, "sgemm: the best FP32 matmul")
     previous = torch.get_float32_matmul_precision()
     torch.set_float32_matmul_precision("highest")  # true FP32: TF32 would beat the FP32 peak
     try:
         rate, n = best_sgemm(torch, device, MATMUL_SIZES_GPU, budget_s, sync)
     finally:
         torch.set_float32_matmul_precision(previous)
-    from explorer.bench.timing import measure
-
-    src = torch.ones(COPY_BYTES_GPU // 4, device=device)
-    dst = torch.empty_like(src)
-    timing = measure(lambda: dst.copy_(src), sync, budget_s=budget_s)
-    gbps = 2.0 * COPY_BYTES_GPU / timing.min_s / 1e9
-    now = time.time()
-    return MeasuredRoof(
+    roof = MeasuredRoof(
         device=key,
         fingerprint=fingerprint,
-        measured_at=now,
+        measured_at=started,
         ceilings=[
             Ceiling(
                 "compute",
@@ -456,15 +306,41 @@ def measure_gpu_roof(
                 "measured",
                 "sgemm",
                 f"best FP32 sgemm: torch.mm n={n}, TF32 off",
-                now,
-            ),
-            Ceiling(
-                "memory",
-                round(gbps, 2),
-                "measured",
-                "device copy",
-                f"device-to-device copy of {COPY_BYTES_GPU // 2**20} MiB, fastest sample, counted as read + write",
-                now,
-            ),
+                started,
+            )
         ],
     )
+    caches = gpu_caches(gpu) if gpu is not None else []
+    others = _gpu_others(key)
+    if levels and caches and gpu is not None and gpu.index is not None:
+        from numba import cuda
+
+        from explorer.bench import gpu_sweep
+
+        cuda.select_device(gpu.index)
+        result = gpu_sweep.sweep(
+            gpu_sweep.sizes(caches[0].bytes),
+            gpu.sm_count or 1,
+            progress=lambda f, text: progress(0.2 + 0.8 * f, f"L2 and DRAM: {text}"),
+        )
+        roof.ceilings += level_ceilings(
+            result, caches, started, "numba kernels, grid-stride, every SM", gpu_sweep.KERNELS
+        )
+    progress(1.0, "done")
+    others += [p for p in _gpu_others(key) if p not in others]
+    if others:  # a shared GPU: another program's kernels ran between ours
+        roof.busy_reason = f"other processes used this GPU while it was measured: {', '.join(others[:3])}"
+    roof.took_s = round(time.time() - started, 1)
+    return roof
+
+
+def _gpu_others(device: str) -> list[str]:
+    """Other processes NVML lists on ``device``'s GPU now (the noise verdict of a GPU's roof)."""
+    if not device.startswith("cuda"):
+        return []
+    try:
+        from explorer.agent.gpushare import gpu_identity, other_gpu_processes
+
+        return other_gpu_processes(gpu_identity(device)[1])
+    except Exception:  # no NVML: nothing can be said, as for the points
+        return []

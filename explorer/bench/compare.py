@@ -71,6 +71,10 @@ def build_series(points: Sequence[BenchPoint]) -> list[Series]:
             if p.peak is not None:
                 s.peak, s.peak_basis, s.peak_is_estimate = p.peak, p.peak_basis, p.peak_is_estimate
                 s.peak_kind = p.peak_kind
+        if len({p.peak for p in rows if p.peak is not None}) > 1:
+            # points judged against different memory levels' roofs (L1 for the small sizes, DRAM
+            # for the big ones) have no one peak line: the roofline's levels show them
+            s.peak, s.peak_basis, s.peak_is_estimate, s.peak_kind = None, "", False, ""
         series.append(s)
     return series
 
@@ -119,9 +123,11 @@ def _device_name(device: str) -> str:
     return "CPU" if device == "cpu" else device
 
 
-def peak_word(kind: str, unit: str, is_estimate: bool) -> str:
-    """What the line is called, from the peak's own record: a measured memory ceiling is not a peak,
-    a formula over a reported clock is an estimate, one over a measured clock a theoretical peak."""
+def peak_word(kind: str, unit: str, is_estimate: bool, level: str = "") -> str:
+    """What the line is called, from the peak's own record: a memory level's roof is "L2 roof", a
+    formula over a reported clock is an estimate, one over a measured clock a theoretical peak."""
+    if unit == "GB/s" and level:
+        return f"{level} roof"
     if kind == "measured":
         return "measured bandwidth" if unit == "GB/s" else "measured ceiling"
     if kind == "spec sheet":
@@ -147,26 +153,9 @@ def peak_label(s: Series, *, with_basis: bool = True) -> str:
     return f"{_device_name(s.device)} {word}{basis}: {number_text(s.peak, s.unit)}"
 
 
-def above_estimate_reason(
-    device: str,
-    peak_basis: str,
-    kind: str = "",
-    unit: str = "",
-    moved_bytes: float | None = None,
-    is_estimate: bool = True,
-) -> str:
-    """Why a measurement can beat the line it is drawn against, so no share above 100% goes unexplained."""
-    if kind == "measured" and unit == "GB/s":
-        if _fits_in_cache(moved_bytes):
-            moved = f" ({number_text(moved_bytes / 1e6, 'MB')})" if moved_bytes else ""
-            return (
-                f"A point above the measured memory bandwidth moved few enough bytes{moved} to be served "
-                "from the caches, which are faster than main memory; the triad's arrays are sized to miss them."
-            )
-        return (
-            "A point above the measured memory bandwidth ran faster than the triad did when it was "
-            "measured (other programs may have been busy then): re-measure the ceilings on a quiet machine."
-        )
+def above_estimate_reason(device: str, peak_basis: str, is_estimate: bool = True) -> str:
+    """Why a measurement can beat the compute peak it is drawn against, so no share above 100% goes
+    unexplained. (A memory level's roof says its own reason: ``BenchPoint.roof_note``.)"""
     if device == "cpu" and not is_estimate:  # cores x the measured clock x FLOP per cycle
         return (
             "A measured value above this peak means the cores ran faster during it than when the clock "
@@ -185,16 +174,6 @@ def above_estimate_reason(
     )
 
 
-def _fits_in_cache(moved_bytes: float | None) -> bool:
-    """Whether a point's bytes fit in this machine's last-level cache (unknown size: assume small
-    points do, up to 8 MB)."""
-    if moved_bytes is None:
-        return True
-    from explorer.bench.ceilings import llc_bytes
-
-    return moved_bytes <= (llc_bytes() or 8e6)
-
-
 def peak_tooltip(s: Series) -> str:
     """The peak line's hover text: what the figure is, and what a point above it means."""
     if s.peak is None:
@@ -202,10 +181,8 @@ def peak_tooltip(s: Series) -> str:
     text = peak_label(s) + "."
     if s.peak_basis and s.peak_basis.split(" (", 1)[0] != s.peak_basis:
         text += f" Basis: {s.peak_basis}."
-    if s.peak_is_estimate or s.peak_kind in ("theoretical", "measured"):
-        text += " " + above_estimate_reason(
-            s.device, s.peak_basis, s.peak_kind, s.unit, is_estimate=s.peak_is_estimate
-        )
+    if s.unit != "GB/s" and (s.peak_is_estimate or s.peak_kind == "theoretical"):
+        text += " " + above_estimate_reason(s.device, s.peak_basis, s.peak_is_estimate)
         above = [v for v in s.throughput if v is not None and v > s.peak]
         if above:
             text += f" Here {len(above)} of {len(s.throughput)} points are above it (best {number_text(max(above), s.unit)})."
@@ -213,7 +190,8 @@ def peak_tooltip(s: Series) -> str:
 
 
 def peak_share(p: BenchPoint) -> float | None:
-    """Measured throughput as a fraction of the device's peak (1.02 = 2 % above it)."""
+    """Measured throughput as a fraction of the device's peak (1.02 = 2 % above it): for a GB/s
+    point, of its memory level's roof."""
     if p.error is not None or p.throughput is None or not p.peak:
         return None
     return p.throughput / p.peak
@@ -228,26 +206,37 @@ def peak_share_cell(p: BenchPoint) -> str:
 
 
 def above_peak_reason(p: BenchPoint) -> str:
-    """In a few words, why a point is above the line it is measured against ("" when it is not)."""
+    """In a few words, why a point is above the line it is measured against ("" when it is not):
+    a memory level's roof says its own reason (``roof_note``) where the point is above 110% of it."""
+    if p.roof_note:
+        return p.roof_note
     share = peak_share(p)
     if share is None or share <= 1:
         return ""
-    if p.peak_kind == "measured" and p.throughput_unit == "GB/s":
-        moved = p.gbps * 1e9 * p.median_s if p.gbps and p.median_s else None
-        return "fits in cache" if _fits_in_cache(moved) else "faster than the measured triad"
-    if p.peak_kind == "theoretical" and not p.peak_is_estimate and p.device == "cpu":
+    if (
+        p.peak_kind == "theoretical"
+        and not p.peak_is_estimate
+        and p.device == "cpu"
+        and p.throughput_unit != "GB/s"
+    ):
         return "cores ran above the measured clock"
     return ""
 
 
+def _level_of_peak(p: BenchPoint) -> str:
+    """The memory level whose roof is the point's peak ("" where its peak is not a level's)."""
+    if p.throughput_unit == "GB/s" and p.memory_level and p.peak == p.bandwidth_ceiling_gbps:
+        return p.memory_level
+    return ""
+
+
 def peak_share_text(p: BenchPoint) -> str:
-    """ "81.3% of theoretical peak 355 GFLOP/s" (the CLI's line): the word from the peak's own
-    record ("estimated" where it is built on a reported clock, "measured bandwidth" where it is a
-    measured memory ceiling), and why where a share is above 100%."""
+    """ "81.3% of theoretical peak 355 GFLOP/s", "64% of L2 roof 225 GB/s" (the CLI's line): the
+    word from the peak's own record, and why where a share is above 110% of its roof."""
     share = peak_share(p)
     if share is None:
         return ""
-    word = peak_word(p.peak_kind, p.throughput_unit, p.peak_is_estimate)
+    word = peak_word(p.peak_kind, p.throughput_unit, p.peak_is_estimate, _level_of_peak(p))
     reason = above_peak_reason(p)
     return f"{percent(share)} of {word} {number_text(p.peak, p.throughput_unit)}" + (
         f": {reason}" if reason else ""
@@ -255,17 +244,22 @@ def peak_share_text(p: BenchPoint) -> str:
 
 
 def peak_captions(points: Sequence[BenchPoint]) -> list[str]:
-    """Each device's peak once, for the table's caption: "CPU theoretical peak 355 GFLOP/s
-    (measured clock 2.78 GHz x 2 cores x 64 FLOP/cycle (AVX-512 ...))", in the order measured."""
-    seen: dict[tuple[str, str], str] = {}
+    """Each device's peaks once, for the table's caption: "CPU theoretical peak 355 GFLOP/s
+    (measured clock 2.78 GHz x 2 cores x 64 FLOP/cycle (AVX-512 ...))"; a memory level's roof
+    without its long basis ("CPU L2 roof 225 GB/s (measured)": the row's hover says it), in the
+    order measured."""
+    seen: dict[tuple[str, str, str], str] = {}
     for p in points:
-        if p.error is not None or not p.peak or (p.device, p.throughput_unit) in seen:
+        level = _level_of_peak(p)
+        key = (p.device, p.throughput_unit, level)
+        if p.error is not None or not p.peak or key in seen:
             continue
-        word = peak_word(p.peak_kind, p.throughput_unit, p.peak_is_estimate)
-        basis = f" ({p.peak_basis})" if p.peak_basis else ""
-        seen[p.device, p.throughput_unit] = (
-            f"{_device_name(p.device)} {word} {number_text(p.peak, p.throughput_unit)}{basis}"
-        )
+        word = peak_word(p.peak_kind, p.throughput_unit, p.peak_is_estimate, level)
+        if level:
+            basis = f" ({p.peak_kind}{' while busy' if 'while busy' in p.bandwidth_ceiling_basis else ''})"
+        else:
+            basis = f" ({p.peak_basis})" if p.peak_basis else ""
+        seen[key] = f"{_device_name(p.device)} {word} {number_text(p.peak, p.throughput_unit)}{basis}"
     return list(seen.values())
 
 
@@ -279,9 +273,6 @@ def peak_note(p: BenchPoint) -> str:
     if p.peak_basis:
         text += f" ({p.peak_basis})"
     text += "."
-    if share > 1 and (p.peak_is_estimate or p.peak_kind in ("theoretical", "measured")):
-        moved = p.gbps * 1e9 * p.median_s if p.gbps and p.median_s else None
-        text += " " + above_estimate_reason(
-            p.device, p.peak_basis, p.peak_kind, p.throughput_unit, moved, p.peak_is_estimate
-        )
+    if share > 1 and not _level_of_peak(p) and (p.peak_is_estimate or p.peak_kind == "theoretical"):
+        text += " " + above_estimate_reason(p.device, p.peak_basis, p.peak_is_estimate)
     return text

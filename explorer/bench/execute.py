@@ -18,7 +18,7 @@ from dataclasses import asdict, dataclass, field, replace
 
 from explorer.bench import peaks
 from explorer.bench.noise import Verdict, judge, others_busy_cores, threads_to_use
-from explorer.bench.results import BenchPoint, error_point
+from explorer.bench.results import CEILINGS_NOTE, BenchPoint, error_point
 from explorer.bench.timing import Timing, measure, measure_torch
 from explorer.bench.workloads import Workload, get_workload
 from explorer.errors import UserError
@@ -69,6 +69,41 @@ class Outcome:
     #: the CPU thread choice this attempt ran with (set when its verdict is made): a re-measured
     #: point keeps its fastest attempt, whose choice need not be the last one made
     thread_choice: ThreadChoice | None = None
+    #: the bytes the point's data occupies, all arrays together (its memory level comes from it);
+    #: None -> the workload's count
+    working_set: float | None = None
+    #: the bytes the memory levels move, counted as the roofs count them, where that differs from
+    #: the throughput's bytes (a memcpy of n bytes reads n and writes n); None -> ``bytes``
+    roof_bytes: float | None = None
+    #: bound by a bus (PCIe, a peer link), not by a memory level: no level or roof share is said
+    bus_bound: bool = False
+
+
+@dataclass
+class Checked:
+    """What a check-only variant (``Variant.check``) found: a result compared, nothing timed."""
+
+    model: str  # a few words for the table's model cell: "matches numpy; simulator, not a timing"
+    note: str  # the whole sentence: what ran where, what it was compared with, why there is no time
+    extra: dict[str, float | str] = field(default_factory=dict)
+
+
+def checked_point(w: Workload, spec: PointSpec, label: str, found: Checked) -> BenchPoint:
+    """The point of a check-only variant: no time, no throughput, no roofline place; its words
+    say what was checked and that it is not a timing."""
+    return BenchPoint(
+        workload=w.name,
+        variant=spec.variant,
+        device=spec.device,
+        size=spec.size,
+        size_label=label,
+        throughput_unit=w.unit,
+        model=found.model,
+        model_note=found.note,
+        dtype=w.dtype,
+        versions=versions(spec.device),
+        extra=dict(found.extra),
+    )
 
 
 # --- helpers the workload modules share -------------------------------------------------------
@@ -340,10 +375,13 @@ def run_point(spec: PointSpec) -> tuple[BenchPoint, bool]:
     """Measure one point; never raises. Returns the point and whether the worker must be replaced."""
     w = get_workload(spec.workload)
     label = w.size_label(spec.size)
+    roof_notice = peaks.RoofNotice()
     try:
         if spec.measure_roof:
-            peaks.ensure_measured_quietly(spec.device, force=spec.remeasure_roof)
+            roof_notice = peaks.ensure_measured_quietly(spec.device, force=spec.remeasure_roof)
         variant = w.variant(spec.variant_key)
+        if variant.check is not None:
+            return checked_point(w, spec, label, variant.check(w, spec)), False
         last_thread_choice.used = 0
         intruders = _gpu_intruders(spec.device)
         out, verdict, remeasured = measure_until_quiet(lambda s: variant.run(w, s), spec)
@@ -366,13 +404,19 @@ def run_point(spec: PointSpec) -> tuple[BenchPoint, bool]:
         extra.setdefault("device_name", name)
     if t.steps_per_sample > 1:
         extra.setdefault("steps_per_sample", float(t.steps_per_sample))
+    if roof_notice.failed:  # said beside the point (the CLI prints it): never a silent failure
+        extra[CEILINGS_NOTE] = roof_notice.text
     choice = out.thread_choice or last_thread_choice
     if choice.used and out.threads and out.threads < choice.available:
         extra["threads_note"] = (
             f"{out.threads} of {choice.available} threads: other programs kept "
             f"{choice.others_busy_cores:.1f} cores busy when this point started"
         )
-    basis = peaks.peak_basis(spec.device, unit, w.name) if out.peak else None
+    basis: peaks.PeakBasis | None = None
+    if out.peak and unit == "GFLOP/s":
+        basis = peaks.compute_peak_basis(spec.device)
+    elif out.peak and out.bus_bound:
+        basis = peaks.PCIE_BASIS
     point = BenchPoint(
         workload=w.name,
         variant=spec.variant,
@@ -413,9 +457,12 @@ def run_point(spec: PointSpec) -> tuple[BenchPoint, bool]:
         steal = load.steal_share()
         point.steal_share = None if steal is None else round(steal, 4)
     if not w.hidden:  # the hidden test workloads (crash, hang) have no place on a roofline
+        moved = out.bytes if out.bytes is not None else w.bytes_moved(spec.size)
         peaks.place_point(
             point,
             out.flops if out.flops is not None else w.flops(spec.size),
-            out.bytes if out.bytes is not None else w.bytes_moved(spec.size),
+            out.roof_bytes if out.roof_bytes is not None else moved,
+            out.working_set if out.working_set is not None else w.working_set_bytes(spec.size),
+            bus_bound=out.bus_bound,
         )
     return point, False

@@ -6,6 +6,10 @@ for large rates. One module, so a time reads the same in a terminal and in the w
 
 from __future__ import annotations
 
+from explorer.units import number_text
+
+__all__ = ["eta_text", "first_sentences", "number_text", "seconds_text"]
+
 
 def seconds_text(value_s: float | None, missing: str = "") -> str:
     """A duration in the unit a student reads at a glance (ns, µs, ms, s)."""
@@ -16,14 +20,6 @@ def seconds_text(value_s: float | None, missing: str = "") -> str:
         if magnitude >= scale or unit == "ns":
             return f"{value_s / scale:.3g} {unit}"
     return f"{value_s:.3g} s"
-
-
-def number_text(value: float | None, unit: str = "") -> str:
-    """A rate or count: 1,234 GFLOP/s above 100, three significant figures below."""
-    if value is None:
-        return ""
-    text = f"{value:,.0f}" if abs(value) >= 100 else f"{value:.3g}"
-    return f"{text} {unit}".strip()
 
 
 def eta_text(eta_s: float | None) -> str:

@@ -1,24 +1,28 @@
-"""The peak a measured figure is drawn against: FP32 GFLOP/s, memory GB/s, PCIe GB/s; and each
-device's roof (its theoretical and measured ceilings) for the roofline.
+"""The roof a benchmark worker places its points under, and the peaks its workloads are drawn against.
 
-Peaks come from the Devices code (``explorer.devices``), from NVML's PCIe link and, for the CPU,
-from its measured clock (:mod:`explorer.bench.clock`): the clock the OS reports is a base or an
-advertised one, and a peak built on it is beaten by real matmuls. Measured ceilings come from the
-per-machine cache (:mod:`explorer.bench.ceilings`). Where a peak is not known it is ``None`` and
-no line is drawn, rather than a guess.
+One roof per device per worker process (``worker_roof``): built once from the device's record and
+this machine's stored ceilings (``explorer.devices.roofs.record_roof``), after measuring them where
+the run asked for it (``ensure_measured``), and then used for every point of that device: each
+point's level, share and "% of peak" come from the same figures, and the runner asks the worker
+for that very roof once (agent method ``bench.roof``) to carry it with the results. Nothing here
+reads the store again for a later point, and nothing runs discovery more than once per process.
+
+Also here: the PCIe link's peak (copies are bound by the bus, not by a memory level).
 """
 
 from __future__ import annotations
 
-import functools
+import os
+import threading
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
-from explorer.bench import ceilings
-from explorer.bench.ceilings import Ceiling, MeasuredRoof
-from explorer.bench.roofline import Roof, place
 from explorer.devices.deadline import DEADLINES_S, call_with_deadline
-from explorer.devices.isa import cpu_fp32_peak_gflops
+from explorer.devices.model import Device
+from explorer.devices.roofs import fingerprint, record_roof
+from explorer.roofs import store
+from explorer.roofs.model import Ceiling, Roof
 
 if TYPE_CHECKING:
     from explorer.bench.results import BenchPoint
@@ -42,37 +46,24 @@ def pcie_peak_gbps(generation: int | None, width: int | None) -> float | None:
     return PCIE_LANE_GBPS[generation] * width
 
 
-@functools.lru_cache(maxsize=8)
-def device_record(device: str) -> Any:
-    """The Devices panel's record for ``device`` ("cpu", "cuda:0"), or ``None`` if it cannot be had."""
-    try:
-        from explorer.devices.discover import discover
-
-        disc = discover(include_catalog=False, probe_gpus=device != "cpu")
-        for d in disc.devices:
-            if d.key == device or (device == "cpu" and d.kind == "cpu"):
-                return d
-    except Exception:
-        return None
-    return None
+_discovery_lock = threading.Lock()
+_records: dict[bool, list[Device]] = {}
 
 
-def fp32_peak_gflops(device: str) -> float | None:
-    """The theoretical FP32 peak (a spec sheet's for catalog GPUs); for the CPU it is built on the
-    measured clock, measured here (in the worker) the first time on a machine, then cached."""
-    if device == "cpu":
-        try:
-            ensure_measured("cpu", clock_only=True)
-        except Exception:
-            pass  # no numba, no threads: the record's estimate from the reported clock stands
-    chosen = peak_ceiling(device_roof(device), "compute")
-    return chosen.value if chosen else None
+def device_record(device: str) -> Device | None:
+    """The record of ``device`` ("cpu", "cuda:0") on this machine, from one discovery per process
+    (GPUs are probed only when a GPU is asked for); ``None`` when it is not here."""
+    gpus = device != "cpu"
+    with _discovery_lock:
+        if gpus not in _records:
+            try:
+                from explorer.devices.discover import discover
 
-
-def memory_bandwidth_gbps(device: str) -> float | None:
-    """The memory roof: a GPU's theoretical bandwidth, the CPU's measured triad (a CPU reports none)."""
-    chosen = peak_ceiling(device_roof(device), "memory")
-    return chosen.value if chosen else None
+                _records[gpus] = list(discover(include_catalog=False, probe_gpus=gpus).devices)
+            except Exception:  # discovery never raises; belt and braces for a worker
+                _records[gpus] = []
+        records = _records[gpus]
+    return next((d for d in records if d.key == device or (device == "cpu" and d.kind == "cpu")), None)
 
 
 def pcie_link(
@@ -83,16 +74,16 @@ def pcie_link(
     NVML is asked under the probes' deadline (a hung driver costs ``deadline_s``, not the run);
     without an answer the record's reading from discovery stands. ``nvml``: pynvml, or a stand-in."""
     rec = device_record(device)
-    gen = getattr(rec, "pcie_generation", None)
-    width = getattr(rec, "pcie_width", None)
-    bus_id = getattr(rec, "pci_bus_id", None)
+    if rec is None or rec.kind != "cuda":
+        return None, None
+    gen, width, bus_id = rec.pcie_generation, rec.pcie_width, rec.pci_bus_id
     if bus_id:
         try:
             module = nvml
             if module is None:
-                import pynvml
+                from explorer.devices.nvml import import_nvml  # never a sys.exit of a broken pynvml
 
-                module = pynvml
+                module = import_nvml()
             gen, width = call_with_deadline(
                 "nvml", lambda: _link_now(module, bus_id), deadline_s, key=("pcie link", id(module))
             )
@@ -110,231 +101,172 @@ def _link_now(nvml: Any, bus_id: str) -> tuple[int, int]:
         nvml.nvmlShutdown()
 
 
+# --- the worker's roofs -------------------------------------------------------------------------
+
+#: the roof each device's points are placed under in this process, built once
+_roofs: dict[str, Roof] = {}
+_roofs_lock = threading.Lock()
+
+
+def worker_roof(device: str) -> Roof:
+    """The roof of ``device`` this process places points under: built on first use, then the same
+    object for every later point (``forget_roof`` after measuring again)."""
+    with _roofs_lock:
+        roof = _roofs.get(device)
+        if roof is None:
+            rec = device_record(device)
+            roof = (
+                record_roof(rec) if rec is not None else Roof(device, device, note=f"{device} was not found")
+            )
+            roof.notice = store.take_notice()  # a damaged store moved aside: said once, by whoever shows it
+            _roofs[device] = roof
+        return roof
+
+
+def forget_roof(device: str) -> None:
+    with _roofs_lock:
+        _roofs.pop(device, None)
+
+
+def machine_quiet_now() -> bool:
+    """Whether other programs leave the CPU alone right now (a 0.15 s look): a roof measured while
+    they do not would be marked busy and could not replace one measured while busy before."""
+    from explorer.bench.noise import OTHERS_LIMIT, others_busy_cores
+
+    cpus = os.cpu_count() or 1
+    return others_busy_cores() <= OTHERS_LIMIT * cpus
+
+
+def needs_measuring(device: str) -> bool:
+    """Whether a run asked to measure the ceilings "once" must measure them now: none stored for
+    this machine, or only one measured while busy and the machine is quiet now."""
+    rec = device_record(device)
+    fp = fingerprint(rec) if rec is not None else None
+    if fp is None:
+        return False
+    status, stored = store.load(device, fp)
+    if status != "stored" or stored is None:
+        return True
+    return not stored.quiet and machine_quiet_now()
+
+
+def ensure_measured(
+    device: str,
+    *,
+    force: bool = False,
+    record: Device | None = None,
+    progress: Callable[[float, str], None] | None = None,
+) -> store.Saved | None:
+    """Measure ``device``'s ceilings and store them (where ``force``, or ``needs_measuring``);
+    ``None`` when nothing was measured. A busy measurement does not replace a quiet stored one
+    (``store.save``); the returned ``Saved`` says which is kept. ``record``: the device's record
+    where the caller has one (else this process's discovery). Runs in a benchmark worker or the
+    CLI, never in the window's thread: it takes seconds."""
+    rec = record if record is not None else device_record(device)
+    fp = fingerprint(rec) if rec is not None else None
+    if rec is None or fp is None or not (force or needs_measuring(device)):
+        return None
+    from explorer.bench import ceilings
+
+    kwargs: dict[str, Any] = {"progress": progress} if progress is not None else {}
+    if rec.kind == "cpu":
+        measured = ceilings.measure_cpu_roof(rec, fp, **kwargs)
+    else:
+        import torch
+
+        gpu = rec if rec.kind == "cuda" else None
+        measured = ceilings.measure_gpu_roof(torch, torch.device(device), gpu, fp, device, **kwargs)
+    saved = store.save(measured)
+    forget_roof(device)
+    return saved
+
+
+#: devices whose ceilings this process has already seen to (a run looks once, at its first point)
+_checked: set[str] = set()
+
+
+class RoofNotice(NamedTuple):
+    """What a run must say of a device's ceilings (one line, "" for nothing) and whether it is a
+    failure (not measured, or measured but not kept: a full disk), which the point carries and the
+    CLI's exit status reports, or only news (a busy measurement turned away)."""
+
+    text: str = ""
+    failed: bool = False
+
+
+def ensure_measured_quietly(device: str, force: bool = False) -> RoofNotice:
+    """``ensure_measured`` for a benchmark run, once per device and process: a failure to measure
+    never costs the point. What the user must hear (it failed; a busy measurement did not replace
+    the quiet one) is returned in one line and kept on the device's roof as its notice, which the
+    runner carries to the CLI or the window with the roof."""
+    if device in _checked and not force:
+        return RoofNotice()
+    _checked.add(device)
+    failed = True
+    try:
+        saved = ensure_measured(device, force=force)
+        # what a run must say: a measurement turned away (the quiet one is kept); one stored while
+        # busy says so on its own, in every label of its roof ("measured while busy")
+        said = saved.message if saved is not None and not saved.replaced else ""
+        failed = False
+    except OSError as exc:  # measured, but a full or read-only disk kept it from being stored
+        said = (
+            f"the ceilings of {device} could not be kept in {store.store_path()} "
+            f"({exc.strerror or exc}); they are measured again next time"
+        )[:300]
+    except Exception as exc:
+        said = f"the ceilings of {device} could not be measured: {type(exc).__name__}: {exc}"[:300]
+    if said:
+        roof = worker_roof(device)
+        roof.notice = f"{roof.notice} {said}".strip()
+    return RoofNotice(said, failed and bool(said))
+
+
+# --- peaks a workload draws its points against ---------------------------------------------------
+
+
+def peak_ceiling(roof: Roof, quantity: str) -> Ceiling | None:
+    """The compute ceiling a GFLOP/s point's "% of peak" is taken against: the theoretical (or
+    spec-sheet) one where there is one, else the highest measured."""
+    theoretical = [c for c in roof.ceilings if c.quantity == quantity and c.kind != "measured"]
+    return theoretical[0] if theoretical else roof.top("compute" if quantity == "compute" else "memory")
+
+
+def fp32_peak_gflops(device: str) -> float | None:
+    """The FP32 peak of ``device``'s roof (on the measured clock where it was measured)."""
+    chosen = peak_ceiling(worker_roof(device), "compute")
+    return chosen.value if chosen else None
+
+
+def memory_bandwidth_gbps(device: str) -> float | None:
+    """``device``'s DRAM bandwidth (the strided copy's model multiplies it), ``None`` where unknown."""
+    dram = worker_roof(device).main_memory()
+    return dram.value if dram else None
+
+
 @dataclass(frozen=True)
 class PeakBasis:
-    """Where a peak figure comes from, in a few words for the plot's label; whether it is an
-    estimate (built on a clock the OS or the tables report, not one measured here: the ceiling's
-    own ``estimate``); and its kind: "theoretical", "measured" (a ceiling this machine reached),
-    "spec sheet"."""
+    """Where a peak figure comes from, in words; whether it is an estimate; its kind."""
 
     text: str
     is_estimate: bool
     kind: str = ""
 
 
-def peak_basis(device: str, unit: str, workload: str = "") -> PeakBasis:
-    """Taken from the device's roof, which says how each ceiling was had (an empty basis: a
-    figure read off, not derived)."""
-    if workload == "copies":
-        return PeakBasis("PCIe link maximum (generation x lanes)", False, "theoretical")
-    quantities: dict[str, ceilings.Quantity] = {"GFLOP/s": "compute", "GB/s": "memory"}
-    quantity = quantities.get(unit)
-    if quantity is None:
-        return PeakBasis("", False)
-    chosen = peak_ceiling(device_roof(device), quantity)
+def compute_peak_basis(device: str) -> PeakBasis:
+    chosen = peak_ceiling(worker_roof(device), "compute")
     if chosen is None:
         return PeakBasis("", False)
     return PeakBasis(chosen.basis, chosen.estimate, chosen.kind)
 
 
-def peak_ceiling(roof: Roof, quantity: ceilings.Quantity) -> Ceiling | None:
-    """The ceiling a point's "% of peak" is taken against: the theoretical (or spec-sheet) one where
-    there is one, else the highest measured (a CPU's memory has no theoretical figure)."""
-    theoretical = [c for c in roof.ceilings if c.quantity == quantity and c.kind != "measured"]
-    return theoretical[0] if theoretical else roof.top(quantity)
+PCIE_BASIS = PeakBasis("PCIe link maximum (generation x lanes)", False, "theoretical")
 
 
-# --- roofs -------------------------------------------------------------------------------------
+def place_point(
+    point: BenchPoint, flops: float, bytes_moved: float, working_set: float | None, *, bus_bound: bool = False
+) -> None:
+    """Judge the point against its device's roof in this worker (``explorer.bench.judge``)."""
+    from explorer.bench.judge import judge
 
-
-def _cpu_facts(rec: Any) -> tuple[str, int | None, int | None, int | None, list[str]]:
-    """(name, physical cores, logical cores, memory bytes, ISA flags) of the CPU record."""
-    details = getattr(rec, "cpu", None) or rec
-    return (
-        str(getattr(rec, "name", "CPU")),
-        getattr(details, "physical_cores", None),
-        getattr(details, "logical_cores", None),
-        getattr(rec, "memory_total_bytes", None),
-        list(getattr(details, "isa_flags", []) or []),
-    )
-
-
-def fingerprint(device: str) -> str | None:
-    """This machine's fingerprint for ``device``'s cached measurements; ``None`` if not present."""
-    return record_fingerprint(device_record(device))
-
-
-def record_fingerprint(rec: Any) -> str | None:
-    if rec is None:
-        return None
-    if rec.kind == "cpu":
-        name, physical, logical, memory, _ = _cpu_facts(rec)
-        return ceilings.cpu_fingerprint(name, physical, logical, memory)
-    return ceilings.gpu_fingerprint(
-        rec.name, getattr(rec, "uuid", None), getattr(rec, "driver_version", None)
-    )
-
-
-def cached(device: str, rec: Any = None) -> tuple[ceilings.CacheStatus, MeasuredRoof | None]:
-    fp = record_fingerprint(rec) if rec is not None else fingerprint(device)
-    if fp is None:
-        return "absent", None
-    return ceilings.load(device, fp)
-
-
-#: the roofs this process measured and cached, by device: a benchmark worker lives for one run
-_measured_here: dict[str, MeasuredRoof] = {}
-
-
-def ensure_measured(device: str, *, force: bool = False, clock_only: bool = False) -> MeasuredRoof | None:
-    """The device's measured roof, measuring it (and caching it) unless a fresh one is cached.
-    ``clock_only`` is enough for the CPU's peak; the roofline needs the ceilings too. Runs in the
-    benchmark worker or the CLI, never in the window's thread: it takes seconds.
-
-    A roof this process measured itself, and still cached as it left it, is not measured again
-    unless forced, even when it counts as stale because the machine was busy: a busy run's worker
-    otherwise measured the clock again before every point, so each point had its own peak (the
-    plot's line said 378 GFLOP/s, the caption 381) and every point paid seconds for it. The next
-    run, a new worker, measures again."""
-    fp = fingerprint(device)
-    if fp is None:
-        return None
-    status, roof = ceilings.load(device, fp)
-    complete = roof is not None and (clock_only or roof.ceilings)
-    mine = _measured_here.get(device)
-    if complete and not force and status == "stale" and mine is not None and roof is not None:
-        if (roof.fingerprint, roof.measured_at) == (mine.fingerprint, mine.measured_at):
-            return roof
-    if status == "fresh" and complete and not force:
-        return roof
-    if device == "cpu":
-        roof = ceilings.measure_cpu_roof(fp, clock_only=clock_only)
-    else:
-        import torch
-
-        roof = ceilings.measure_gpu_roof(torch, torch.device(device), fp, device)
-    ceilings.save(roof)
-    _measured_here[device] = roof
-    return roof
-
-
-def ensure_measured_quietly(device: str, force: bool = False) -> str:
-    """``ensure_measured`` for a benchmark run: a failure to measure the ceilings never costs the
-    point; it is said in one line (returned) and the point is placed with what is known."""
-    try:
-        ensure_measured(device, force=force)
-    except Exception as exc:
-        return f"the ceilings of {device} could not be measured: {type(exc).__name__}: {exc}"[:300]
-    return ""
-
-
-def place_point(point: BenchPoint, flops: float, bytes_moved: float) -> None:
-    """Fill the point's roofline fields from its workload's FLOP and byte counts and the roof of
-    its device as cached now (nothing is measured here)."""
-    if point.error is not None or point.median_s is None:
-        return
-    placement = place(flops, bytes_moved, point.median_s, device_roof(point.device))
-    point.intensity_flop_per_byte = placement.intensity_flop_per_byte
-    point.gflops = placement.gflops
-    point.gbps = placement.gbps
-    point.bound = placement.bound
-    point.ridge_flop_per_byte = placement.ridge_flop_per_byte
-    if placement.memory_ceiling is not None:
-        point.bandwidth_ceiling_gbps = placement.memory_ceiling.value
-        point.bandwidth_ceiling_basis = f"{placement.memory_ceiling.name} ({placement.memory_ceiling.kind_text}): {placement.memory_ceiling.basis}"
-
-
-def device_roof(device: str) -> Roof:
-    """Every ceiling known for a present device (``cpu``, ``cuda:N``), without measuring anything."""
-    return record_roof(device, device_record(device))
-
-
-def record_roof(device: str, rec: Any) -> Roof:
-    """``device_roof`` for a record the caller already has (the window's discovery): reads the
-    cache file and nothing else, so a view may call it."""
-    if rec is None:
-        return Roof(device, device, note=f"{device} was not found")
-    if rec.kind == "catalog":
-        return catalog_roof(rec.key)
-    status, measured = cached(device, rec)
-    usable = measured if status in ("fresh", "stale") else None
-    roof = Roof(device, str(rec.name))
-    if device == "cpu":
-        physical = _cpu_facts(rec)[1]
-        if usable is not None and usable.clock_ghz and physical:
-            from explorer.devices.cpu import core_flops_per_cycle
-
-            per_cycle = core_flops_per_cycle(rec)  # its flags on its vendor's core (AMD Zen 4: 32)
-            peak = cpu_fp32_peak_gflops(usable.clock_ghz, physical, per_cycle)
-            roof.ceilings.append(
-                Ceiling(
-                    "compute",
-                    round(peak, 1),
-                    "theoretical",
-                    "FP32 peak",
-                    f"measured clock {usable.clock_ghz:.2f} GHz x {physical} cores x {per_cycle.basis}",
-                    usable.measured_at,
-                )
-            )
-        elif rec.fp32_peak_gflops:  # cores x a reported clock x FLOP per cycle: an estimate
-            roof.ceilings.append(_reported_peak(rec))
-    else:
-        if rec.fp32_peak_gflops:
-            roof.ceilings.append(_reported_peak(rec))
-        if rec.memory_bandwidth_gbps:
-            roof.ceilings.append(
-                Ceiling(
-                    "memory",
-                    rec.memory_bandwidth_gbps,
-                    "theoretical",
-                    "memory bandwidth",
-                    rec.memory_bandwidth_basis or "memory clock x bus width",
-                    estimate=True,  # the memory clock the driver reports x the bus width
-                )
-            )
-    if usable is not None:
-        roof.ceilings.extend(usable.usable_ceilings())
-        roof.clock_ghz, roof.clock_method = usable.clock_ghz, usable.clock_method
-        roof.note = ceilings.age_text(usable.measured_at) + (
-            " (stale: measured again on the next run)" if status == "stale" else ""
-        )
-        if usable.disturbed and usable.others_cpu_share is not None:
-            roof.note += f"; other programs used {100 * usable.others_cpu_share:.0f}% of the CPU meanwhile"
-    else:
-        roof.note = {
-            "other machine": "the cached measurements are from another machine; not used",
-            "absent": "not measured yet on this machine",
-        }.get(status, "")
-    return roof
-
-
-def _reported_peak(rec: Any) -> Ceiling:
-    """The device record's own FP32 peak: a formula over the clock it reports (a CPU's advertised
-    or maximum clock, a GPU's boost clock x the compute-capability tables), hence an estimate."""
-    return Ceiling(
-        "compute",
-        rec.fp32_peak_gflops,
-        "theoretical",
-        "FP32 peak",
-        rec.fp32_peak_basis,
-        estimate=bool(rec.fp32_peak_basis),
-    )
-
-
-def catalog_roof(slug_or_key: str) -> Roof:
-    """A catalog GPU's roof from its spec sheet, so a lesson can show an H100's roof on any laptop."""
-    from explorer.devices.catalog import catalog_device
-
-    rec = catalog_device(slug_or_key)
-    roof = Roof(rec.key, f"{rec.name} (catalog)", note=f"spec sheet: {rec.source}")
-    if rec.fp32_peak_gflops:
-        roof.ceilings.append(
-            Ceiling("compute", rec.fp32_peak_gflops, "spec sheet", "FP32 peak", "spec sheet")
-        )
-    if rec.memory_bandwidth_gbps:
-        roof.ceilings.append(
-            Ceiling(
-                "memory", float(rec.memory_bandwidth_gbps), "spec sheet", "memory bandwidth", "spec sheet"
-            )
-        )
-    return roof
+    judge(point, flops, bytes_moved, working_set, worker_roof(point.device), bus_bound=bus_bound)

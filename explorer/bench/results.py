@@ -7,6 +7,7 @@ timed-out point is still a row the user sees, so a run never silently loses a si
 from __future__ import annotations
 
 import csv
+import errno
 import io
 import json
 import os
@@ -17,8 +18,10 @@ from pathlib import Path
 from typing import Any
 
 from explorer.atomicwrite import write_text_atomic
-from explorer.schema import SchemaError, check_fields, check_range, field_label, show
-from explorer.statefile import Loaded, load_json, save_json
+from explorer.cleantext import clean_json, is_clean
+from explorer.roofs.model import Roof
+from explorer.schema import SchemaError, check_fields, field_label, show
+from explorer.statefile import Loaded, decode_text, load_json, parse_json_bytes, read_bounded, save_json
 from explorer.userdirs import data_dir
 
 LAST_RESULTS_FILE = "last-bench-results.json"
@@ -27,27 +30,42 @@ JSON_FORMAT_VERSION = 1
 MAX_RESULTS_BYTES = 32 * 1024 * 1024
 #: the latest time stamp a point may carry (the end of year 9999, the last one dates can show)
 MAX_TIMESTAMP = 253_402_300_799.0
+#: more timed repeats than anyone waits for (``bench --repeats`` and a point's own count)
+MAX_REPEATS = 100_000
+#: the longest a point's time may be: a day (a point is stopped after minutes)
+MAX_POINT_S = 86_400.0
+#: the largest rate in any unit per second (1e15 elements/s or GFLOP/s is beyond every device)
+MAX_RATE = 1e15
+#: the most threads a CPU point may name, and the most times one may be measured again
+MAX_THREADS = 1 << 20
+#: the key in a point's ``extra`` of the line saying its device's ceilings could not be measured or
+#: kept (a full disk while measuring them again): printed with the point, never silent
+CEILINGS_NOTE = "ceilings_note"
 #: the allowed range of each numeric field, beyond its declared type (``None`` is always allowed
-#: where the type allows it): sizes and times are never negative, a time stamp is a date
+#: where the type allows it): sizes and times are never negative, a time stamp is a date, and
+#: nothing is so large that printing it would fill a screen (a remote's ``repeats`` of 10**400)
 FIELD_RANGES: dict[str, tuple[float | None, float | None]] = {
-    "size": (0, None),
-    "median_s": (0, None),
-    "spread_s": (0, None),
-    "min_s": (0, None),
-    "repeats": (0, None),
-    "throughput": (0, None),
-    "peak": (0, None),
-    "model_estimate": (0, None),
-    "threads": (1, None),
-    "remeasured": (0, None),
-    "others_cpu_share": (0, None),
-    "waiting_share": (0, None),
-    "steal_share": (0, None),
-    "intensity_flop_per_byte": (0, None),
-    "gflops": (0, None),
-    "gbps": (0, None),
-    "ridge_flop_per_byte": (0, None),
-    "bandwidth_ceiling_gbps": (0, None),
+    "size": (0, None),  # at most schema.MAX_INT, as every whole number
+    "median_s": (0, MAX_POINT_S),
+    "spread_s": (0, MAX_POINT_S),
+    "min_s": (0, MAX_POINT_S),
+    "repeats": (0, MAX_REPEATS),
+    "throughput": (0, MAX_RATE),
+    "peak": (0, MAX_RATE),
+    "model_estimate": (0, MAX_RATE),
+    "threads": (1, MAX_THREADS),
+    "remeasured": (0, MAX_REPEATS),
+    # shares of the machine: tick rounding can put one a little above 1, never a hundred times
+    "others_cpu_share": (0, 100),
+    "waiting_share": (0, 100),
+    "steal_share": (0, 100),
+    "intensity_flop_per_byte": (0, MAX_RATE),
+    "gflops": (0, MAX_RATE),
+    "gbps": (0, MAX_RATE),
+    "ridge_flop_per_byte": (0, MAX_RATE),
+    "bandwidth_ceiling_gbps": (0, MAX_RATE),
+    "working_set_bytes": (0, None),  # at most schema.MAX_INT
+    "roof_share": (0, MAX_RATE),
 }
 
 
@@ -77,10 +95,19 @@ class BenchPoint:
     intensity_flop_per_byte: float | None = None
     gflops: float | None = None
     gbps: float | None = None
-    bound: str = ""  # "memory" or "compute" (from the ridge point of the device's roof); "" unknown
+    bound: str = ""  # "memory", "compute" (from its level's ridge), "bus" (PCIe, a peer link); "" unknown
     ridge_flop_per_byte: float | None = None
     bandwidth_ceiling_gbps: float | None = None
     bandwidth_ceiling_basis: str = ""
+    # The roof the point is judged against (``explorer.roofs.placement``): the bytes its data
+    # occupies (working set), the memory level that working set lives in ("L2"), the roof at its
+    # intensity ("L2", or "compute" where the compute roof is the lower), its share of that roof
+    # (1.0 = on the roof) and, where that share is above 110%, why in words.
+    working_set_bytes: float | None = None
+    memory_level: str = ""
+    roof_level: str = ""
+    roof_share: float | None = None
+    roof_note: str = ""
     # What a model of the hardware predicts beside the measurement (explorer.memory: coalescing,
     # bank conflicts, divergence), never a measurement itself: ``model`` a few words for the table
     # and the CLI ("est. 419 GB/s", "32-way bank conflict"), ``model_estimate`` the predicted
@@ -118,10 +145,12 @@ class BenchPoint:
         """The point a JSON object describes, each field checked against its declared type and
         range; ``SchemaError`` (a ``ValueError``) names the first that does not fit. Keys this
         version does not know are ignored (a newer version's fields)."""
-        kwargs = check_fields(cls, data, where)
-        for name, (low, high) in FIELD_RANGES.items():
-            if name in kwargs:
-                check_range(kwargs[name], field_label(where, name), low, high)
+        kwargs = check_fields(cls, data, where, FIELD_RANGES)
+        # text from a file or another machine is data: no escape sequence or line break of it
+        # reaches a terminal line, a CSV cell or the table (a "variant" that clears the screen)
+        for key, value in kwargs.items():
+            if (type(value) is str and not is_clean(value)) or (type(value) is dict and value):
+                kwargs[key] = clean_json(value)
         stamp = kwargs.get("timestamp", 0.0)
         if not 0 <= stamp <= MAX_TIMESTAMP:
             label = field_label(where, "timestamp")
@@ -147,8 +176,14 @@ def error_point(
 # --- JSON ------------------------------------------------------------------------------------
 
 
-def points_to_dict(points: Iterable[BenchPoint]) -> dict[str, Any]:
-    return {"format_version": JSON_FORMAT_VERSION, "points": [p.to_dict() for p in points]}
+def points_to_dict(points: Iterable[BenchPoint], roofs: Iterable[Roof] = ()) -> dict[str, Any]:
+    """The JSON form of a run: its points and, where given, the roofs they were placed under (one
+    per device and machine, as the worker used them), so a saved run is drawn under its own roofs."""
+    data: dict[str, Any] = {"format_version": JSON_FORMAT_VERSION, "points": [p.to_dict() for p in points]}
+    roof_rows = [r.to_dict() for r in roofs]
+    if roof_rows:
+        data["roofs"] = roof_rows
+    return data
 
 
 def points_to_json(points: Iterable[BenchPoint]) -> str:
@@ -170,6 +205,28 @@ def points_from_json(data: Any) -> list[BenchPoint]:
     return [BenchPoint.from_dict(r, where=f"point {i}") for i, r in enumerate(rows, start=1)]
 
 
+@dataclass(frozen=True)
+class SavedRun:
+    """A run read back: its points and the roofs they were placed under (none in older files)."""
+
+    points: list[BenchPoint]
+    roofs: list[Roof]
+
+
+def run_from_json(data: Any) -> SavedRun:
+    """``points_from_json`` and the file's roofs; a roof that does not check out is left out (the
+    run is drawn without it), a point that does not is a ``SchemaError`` as before."""
+    points = points_from_json(data)
+    rows = data.get("roofs") if isinstance(data, dict) else None
+    roofs: list[Roof] = []
+    for row in rows if isinstance(rows, list) else []:
+        try:
+            roofs.append(Roof.from_dict(row, host=row.get("host", "") if isinstance(row, dict) else ""))
+        except ValueError:
+            continue
+    return SavedRun(points, roofs)
+
+
 def write_json(points: Iterable[BenchPoint], path: str | os.PathLike[str]) -> None:
     """Write atomically into an existing folder, so a crash or a full disk never leaves a half
     file where the last results were."""
@@ -177,8 +234,12 @@ def write_json(points: Iterable[BenchPoint], path: str | os.PathLike[str]) -> No
 
 
 def read_json(path: str | os.PathLike[str]) -> list[BenchPoint]:
-    """Points from a JSON file; ``ValueError`` (``SchemaError``) when a value does not fit."""
-    return points_from_json(json.loads(Path(path).read_text(encoding="utf-8")))
+    """Points from a JSON file; ``ValueError`` (``SchemaError``, or ``Damaged`` for a file that is
+    not JSON at all) when a value does not fit. Read bounded, never blocking on a pipe."""
+    data = read_bounded(Path(path), MAX_RESULTS_BYTES)
+    if data is None:
+        raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), os.fspath(path))
+    return points_from_json(parse_json_bytes(data))
 
 
 # --- CSV -------------------------------------------------------------------------------------
@@ -206,13 +267,33 @@ _FLOAT_COLUMNS |= {
     "gbps",
     "ridge_flop_per_byte",
     "bandwidth_ceiling_gbps",
+    "working_set_bytes",
+    "roof_share",
 }
 _TEXT_COLUMNS |= {"bound", "bandwidth_ceiling_basis", "peak_kind", "host", "model", "model_note"}
+_TEXT_COLUMNS |= {"memory_level", "roof_level", "roof_note"}
 
 
 def write_csv(points: Iterable[BenchPoint], path: str | os.PathLike[str]) -> None:
     """One row per point; dict columns hold compact JSON so a spreadsheet still opens the file."""
     write_text_atomic(path, points_to_csv(points))
+
+
+#: a cell beginning with one of these is a formula to a spreadsheet (OWASP's list: ``=HYPERLINK(...)``
+#: from a remote's text would run when a student opens the CSV); tab and carriage return too
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+
+
+def spreadsheet_cell(text: str) -> str:
+    """Text as a CSV cell a spreadsheet shows as text: one that would start a formula gets a
+    leading ``'`` (OWASP's advice), as does one that already starts with quotes before such a
+    character, so ``cell_text`` gives back exactly the text written."""
+    return "'" + text if text.lstrip("'").startswith(FORMULA_STARTS) else text
+
+
+def cell_text(cell: str) -> str:
+    """The text ``spreadsheet_cell`` wrote: its added ``'`` taken off again."""
+    return cell[1:] if cell.startswith("'") and cell[1:].lstrip("'").startswith(FORMULA_STARTS) else cell
 
 
 def points_to_csv(points: Iterable[BenchPoint]) -> str:
@@ -223,32 +304,70 @@ def points_to_csv(points: Iterable[BenchPoint]) -> str:
         row = p.to_dict()
         for key in _DICT_COLUMNS:
             row[key] = json.dumps(row[key], sort_keys=True)
-        writer.writerow({k: ("" if v is None else v) for k, v in row.items()})
+        writer.writerow(
+            {
+                k: ""
+                if v is None
+                else spreadsheet_cell(v)
+                if isinstance(v, str) and k not in _DICT_COLUMNS
+                else v
+                for k, v in row.items()
+            }
+        )
     return buffer.getvalue()
 
 
 def read_csv(path: str | os.PathLike[str]) -> list[BenchPoint]:
+    """Points from a CSV file the app wrote (``ValueError``: ``SchemaError`` or ``Damaged``, when
+    it is not one); read as every state file is read: bounded, never blocking on a pipe."""
+    data = read_bounded(Path(path), MAX_RESULTS_BYTES)
+    if data is None:
+        raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), os.fspath(path))
+    return points_from_csv(decode_text(data))
+
+
+def points_from_csv(text: str) -> list[BenchPoint]:
+    """The points of a CSV text, every value checked; ``SchemaError`` names the first row and field
+    that does not fit (a field longer than the csv module's limit included)."""
     out: list[BenchPoint] = []
-    with Path(path).open(newline="", encoding="utf-8") as fh:
-        for row in csv.DictReader(fh):
-            data: dict[str, Any] = {}
-            for key, text in row.items():
-                if key is None or not isinstance(text, str):  # a short or overlong row
-                    raise SchemaError(f"row {len(out) + 1} does not have the columns its header names")
-                if key in _DICT_COLUMNS:
-                    data[key] = json.loads(text) if text else {}
-                elif key in _BOOL_COLUMNS:
-                    data[key] = text.strip().lower() == "true"
-                elif text == "":
-                    data[key] = "" if key in _TEXT_COLUMNS else None
-                elif key in _FLOAT_COLUMNS:
-                    data[key] = float(text)
-                elif key in _INT_COLUMNS:
-                    data[key] = int(text)
-                else:
-                    data[key] = text
-            out.append(BenchPoint.from_dict(data))
-    return out
+    rows = csv.DictReader(io.StringIO(text, newline=""))
+    while True:
+        number = len(out) + 1
+        try:
+            row = next(rows)
+        except StopIteration:
+            return out
+        except csv.Error as exc:  # a field over 131,072 characters, a NUL byte ...
+            raise SchemaError(f"row {number} is not CSV the app writes ({exc})") from None
+        data: dict[str, Any] = {}
+        for key, text_value in row.items():
+            if key is None or not isinstance(text_value, str):  # a short or overlong row
+                raise SchemaError(f"row {number} does not have the columns its header names")
+            data[key] = _cell_value(key, text_value, f"row {number}")
+        out.append(BenchPoint.from_dict(data, where=f"row {number}"))
+
+
+def _cell_value(key: str, text: str, where: str) -> Any:
+    """One CSV cell as the JSON value ``BenchPoint.from_dict`` checks."""
+    label = field_label(where, key)
+    try:
+        if key in _DICT_COLUMNS:
+            return json.loads(text) if text else {}
+        if key in _BOOL_COLUMNS:
+            return text.strip().lower() == "true"
+        if text == "":
+            return "" if key in _TEXT_COLUMNS else None
+        if key in _FLOAT_COLUMNS:
+            return float(text)
+        if key in _INT_COLUMNS:
+            return int(text)
+    except RecursionError:
+        raise SchemaError(f"{label} is nested too deeply") from None
+    except ValueError:  # not a number, a 5,000-digit number, not JSON
+        raise SchemaError(
+            f"{label} is {show(text)}, not {'JSON' if key in _DICT_COLUMNS else 'a number'}"
+        ) from None
+    return cell_text(text)
 
 
 # --- where results live ----------------------------------------------------------------------
@@ -258,22 +377,29 @@ def last_results_path() -> Path:
     return data_dir() / LAST_RESULTS_FILE
 
 
-def save_last(points: Iterable[BenchPoint]) -> Path:
-    """Keep a run for the next start, atomically; the app's data folder is made if need be.
-    Raises ``OSError`` (or ``ValueError`` for a non-finite number) when it cannot."""
-    return save_json(last_results_path(), points_to_dict(points), create_folder=True)
+def save_last(points: Iterable[BenchPoint], roofs: Iterable[Roof] = ()) -> Path:
+    """Keep a run (and the roofs its points were placed under) for the next start, atomically; the
+    app's data folder is made if need be. Raises ``OSError`` (or ``ValueError`` for a non-finite
+    number) when it cannot."""
+    return save_json(last_results_path(), points_to_dict(points, roofs), create_folder=True)
 
 
-def load_last() -> Loaded[list[BenchPoint]]:
-    """The last saved run (``value`` ``None`` when there is none). Never raises or blocks: a
-    damaged file is moved aside and ``notice`` says so, once, with both paths."""
+def load_last_run() -> Loaded[SavedRun]:
+    """The last saved run with its roofs (``value`` ``None`` when there is none). Never raises or
+    blocks: a damaged file is moved aside and ``notice`` says so, once, with both paths."""
     return load_json(
         last_results_path(),
-        points_from_json,
+        run_from_json,
         what="saved benchmark results",
         instead="the Benchmarks panel starts empty and the next run is saved afresh",
         max_bytes=MAX_RESULTS_BYTES,
     )
+
+
+def load_last() -> Loaded[list[BenchPoint]]:
+    """The last saved run's points (``load_last_run`` without its roofs)."""
+    loaded = load_last_run()
+    return Loaded(None if loaded.value is None else loaded.value.points, loaded.notice)
 
 
 # --- one human-readable line -----------------------------------------------------------------
@@ -287,6 +413,8 @@ def format_point(p: BenchPoint) -> str:
     head = f"{p.workload:<13} {p.variant:<28} {p.size_label:<12}"
     if p.error:
         return f"{head} ERROR: {p.error}"
+    if p.median_s is None:  # a check-only point (a kernel under the simulator): no time to show
+        return f"{head} checked, not timed: {p.model}"
     text = (
         f"{head} median {seconds_text(p.median_s, '-')} (min {seconds_text(p.min_s, '-')}, "
         f"IQR {seconds_text(p.spread_s, '-')}, {p.repeats} repeats)"
@@ -296,6 +424,9 @@ def format_point(p: BenchPoint) -> str:
         share = peak_share_text(p)
         if share:
             text += f" ({share})"
+    roof = roof_words(p)
+    if roof:
+        text += f"  [{roof}]"
     if p.model:
         text += f"  [model: {model_cell(p)}]"
     if p.threads is not None and p.device == "cpu":
@@ -303,6 +434,8 @@ def format_point(p: BenchPoint) -> str:
     for key, value in p.extra.items():
         if isinstance(value, float):
             text += f"  {key}={value:.3g}"
+    if isinstance(p.extra.get(CEILINGS_NOTE), str):
+        text += f"  NOTE: {p.extra[CEILINGS_NOTE]}"
     if p.noisy:
         text += f"  NOISY: {p.noise_reason}" + (
             f" (still so after {p.remeasured} re-measurement{'s' if p.remeasured != 1 else ''})"
@@ -310,6 +443,20 @@ def format_point(p: BenchPoint) -> str:
             else ""
         )
     return text
+
+
+def roof_words(p: BenchPoint) -> str:
+    """Where a point sits under its roof in a few words, for the CLI and the table: "fits in L2",
+    "fits in L1, compute-bound: 53% of its roof" (the share is said here where "% of peak" is not
+    already that roof's: a GFLOP/s point's peak is the compute peak whatever binds it)."""
+    from explorer.roofs.placement import level_text
+
+    words = level_text(p.memory_level, p.roof_level)
+    if not words or p.roof_share is None:
+        return words
+    if p.throughput and p.peak and abs(p.throughput / p.peak - p.roof_share) < 0.005:
+        return words  # its "% of peak" is this roof's share already
+    return f"{words}: {100 * p.roof_share:.0f}% of its roof"
 
 
 def model_cell(p: BenchPoint) -> str:

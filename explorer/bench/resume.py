@@ -14,16 +14,17 @@ come here, so they keep and skip the same points.
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from explorer.bench.results import MAX_RESULTS_BYTES, BenchPoint, points_from_json, read_csv
+from explorer.bench.results import MAX_RESULTS_BYTES, BenchPoint, points_from_csv, points_from_json
 from explorer.bench.runner import BenchPlan, PointKey, plan_points
 from explorer.errors import UserError
 from explorer.schema import SchemaError
-from explorer.statefile import Damaged, parse_json_bytes, read_bounded
+from explorer.statefile import Damaged, decode_text, parse_json_bytes, read_bounded
 
 
 @dataclass(frozen=True)
@@ -90,8 +91,14 @@ def read_points(path: str | Path) -> list[BenchPoint]:
     ``bench --json`` prints, one point per line (a point's ``"host": null`` is this machine).
 
     UserError with one line naming the file and what is wrong with it."""
-    file = Path(path).expanduser()
     shown = str(path)
+    if "\0" in shown:
+        raise UserError(f"--resume {shown!r}: a file name cannot hold a NUL character")
+    expanded = os.path.expanduser(shown)
+    if expanded.startswith("~"):  # ~user naming no user: Path.expanduser would raise
+        user = shown[1:].split("/", 1)[0]
+        raise UserError(f"--resume {shown!r}: there is no user {user!r} whose home '~' could mean")
+    file = Path(expanded)
     try:
         data = read_bounded(file, MAX_RESULTS_BYTES)
     except Damaged as exc:
@@ -102,7 +109,7 @@ def read_points(path: str | Path) -> list[BenchPoint]:
         raise UserError(f"--resume {shown!r}: there is no such file")
     try:
         if file.suffix.lower() == ".csv":
-            points = read_csv(file)
+            points = points_from_csv(decode_text(data))
         else:
             points = _points_from_json_text(data)
     except (Damaged, SchemaError, ValueError) as exc:

@@ -1,153 +1,34 @@
-"""The roofline model: a device's roofs, its ridge point, and where a measured point sits under them.
+"""The roofline's drawn geometry: the x range a plot needs, each ceiling as a line, and the steps
+of the bandwidth view. The roofs themselves and where a point sits under them are
+``explorer.roofs`` (``Roof``, ``place``); this module only turns them into lines for a view.
 
-A kernel doing ``I`` FLOP per byte it moves can at best reach ``min(P, B x I)`` FLOP/s, where
-``P`` is the compute roof and ``B`` the memory roof: below the ridge point ``I = P / B`` the
-bytes are the limit (the slanted roof), above it the arithmetic is (the flat roof). Every device
-has several ceilings (theoretical, measured, from a spec sheet); the *roof* is the highest of
-each, because nothing can beat the highest, so it sets the ridge and the bound of a point.
+Two pictures of the same roofs:
+
+* the roofline (FLOP per byte against GFLOP/s): each memory level's bandwidth ``B`` rises as
+  ``B x intensity`` until it meets the compute roof; each compute ceiling runs flat from where it
+  meets the fastest level's slant. L1's slant is the highest, DRAM's the lowest: a point under
+  L2's line but above DRAM's is fast because its data fits in L2.
+* the bandwidth view (working set in bytes against GB/s), for workloads that do no arithmetic
+  (copies) and so have no place on a roofline: each level's roof is a flat step over the working
+  sets it holds, falling at each cache's edge, and each point sits at its own working set.
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
-from dataclasses import dataclass, field
-from typing import Any, Literal
+from dataclasses import dataclass
 
-from explorer.bench.ceilings import Ceiling, Quantity
-
-Bound = Literal["memory", "compute", ""]
-
-
-@dataclass
-class Roof:
-    """The ceilings of one device (a CPU, a present GPU or a catalog GPU's spec sheet)."""
-
-    device: str  # "cpu", "cuda:0", "catalog:h100-sxm5"
-    name: str  # "Intel(R) Xeon(R) ...", "NVIDIA H100 SXM5 (catalog)"
-    ceilings: list[Ceiling] = field(default_factory=list)
-    note: str = ""  # where the measured ones come from and when, or why there are none
-    clock_ghz: float | None = None  # a CPU's measured all-core clock, which its FP32 peak is built on
-    clock_method: str = ""
-    #: the remote machine the device is on ("gpu-lab"), "" for this one: labels say "CPU ON gpu-lab"
-    host: str = ""
-
-    def to_dict(self) -> dict[str, Any]:
-        """The JSON form (``devices --json``, exports): every ceiling with its kind and basis."""
-        return {
-            "device": self.device,
-            "name": self.name,
-            "note": self.note,
-            "measured_clock_ghz": self.clock_ghz,
-            "measured_clock_method": self.clock_method,
-            "ridge_flop_per_byte": self.ridge_flop_per_byte,
-            "ceilings": [c.to_dict() for c in self.ceilings],
-            "host": self.host,
-        }
-
-    @classmethod
-    def from_dict(cls, data: Any, host: str = "") -> Roof:
-        """A roof another machine's agent sent (``to_dict``'s form), checked: untrusted input.
-
-        ``ValueError`` when it is not a roof at all; a ceiling that is not a positive, finite
-        rate is left out (a roof is drawn from what is valid, never from a guessed value)."""
-        if not isinstance(data, dict):
-            raise ValueError("a roof is not an object")
-        device, name = data.get("device"), data.get("name")
-        if not isinstance(device, str) or not isinstance(name, str) or not device or len(device) > 60:
-            raise ValueError("a roof has no device or name")
-        rows = data.get("ceilings")
-        ceilings: list[Ceiling] = []
-        for row in rows if isinstance(rows, list) else []:
-            try:
-                ceiling = Ceiling.from_dict(row)
-            except (KeyError, TypeError, ValueError, AttributeError):
-                continue
-            if math.isfinite(ceiling.value) and ceiling.value > 0:
-                ceilings.append(ceiling)
-        note, clock = data.get("note"), data.get("measured_clock_ghz")
-        method = data.get("measured_clock_method")
-        return cls(
-            device=device,
-            name=name[:200],
-            ceilings=ceilings,
-            note=note[:500] if isinstance(note, str) else "",
-            clock_ghz=float(clock)
-            if isinstance(clock, (int, float)) and not isinstance(clock, bool) and math.isfinite(clock)
-            else None,
-            clock_method=method[:200] if isinstance(method, str) else "",
-            host=host,
-        )
-
-    @property
-    def title(self) -> str:
-        """The device's name and, for a remote machine's, where it is: "Intel Xeon ON gpu-lab"."""
-        return f"{self.name} ON {self.host}" if self.host else self.name
-
-    def top(self, quantity: Quantity) -> Ceiling | None:
-        """The highest ceiling of that quantity: the roof no measurement can pass."""
-        candidates = [c for c in self.ceilings if c.quantity == quantity and c.value > 0]
-        return max(candidates, key=lambda c: c.value, default=None)
-
-    @property
-    def ridge_flop_per_byte(self) -> float | None:
-        """Intensity at which the slanted roof meets the flat one: compute roof / memory roof."""
-        compute, memory = self.top("compute"), self.top("memory")
-        if compute is None or memory is None:
-            return None
-        return compute.value / memory.value
-
-    def attainable_gflops(self, intensity: float) -> float | None:
-        """The roofline itself: min(compute roof, memory roof x intensity)."""
-        compute, memory = self.top("compute"), self.top("memory")
-        if compute is None or memory is None or intensity <= 0:
-            return None
-        return min(compute.value, memory.value * intensity)
-
-    def bound(self, intensity: float | None) -> Bound:
-        """Which roof bounds a point of that intensity; "" where the roof is not known."""
-        ridge = self.ridge_flop_per_byte
-        if intensity is None or ridge is None:
-            return ""
-        return "memory" if intensity < ridge else "compute"
-
-
-def intensity(flops: float, bytes_moved: float) -> float | None:
-    """FLOP per byte from a workload's declared counts; ``None`` where it moves no bytes."""
-    if bytes_moved <= 0:
-        return None
-    return flops / bytes_moved
-
-
-@dataclass(frozen=True)
-class Placement:
-    """Where one measured point sits on its device's roofline."""
-
-    intensity_flop_per_byte: float | None
-    gflops: float | None  # achieved FLOP rate (the roofline's y)
-    gbps: float | None  # achieved byte rate
-    bound: Bound
-    ridge_flop_per_byte: float | None
-    memory_ceiling: Ceiling | None  # the memory roof a memory-bound point is compared with
-
-
-def place(flops: float, bytes_moved: float, seconds: float | None, roof: Roof | None) -> Placement:
-    """A point doing ``flops`` FLOP and moving ``bytes_moved`` bytes in ``seconds``, under ``roof``."""
-    inten = intensity(flops, bytes_moved)
-    ok = seconds is not None and seconds > 0
-    gflops = flops / seconds / 1e9 if ok and flops > 0 and seconds else None
-    gbps = bytes_moved / seconds / 1e9 if ok and bytes_moved > 0 and seconds else None
-    if roof is None:
-        return Placement(inten, gflops, gbps, "", None, None)
-    bound: Bound = "memory" if bytes_moved > 0 and flops <= 0 else roof.bound(inten)
-    return Placement(inten, gflops, gbps, bound, roof.ridge_flop_per_byte, roof.top("memory"))
+from explorer.roofs.model import Ceiling, Roof
+from explorer.roofs.placement import level_boundaries
 
 
 def plot_range(roofs: Sequence[Roof], intensities: Sequence[float]) -> tuple[float, float]:
-    """The x range (FLOP/byte) a roofline plot needs: every point and every ridge, with a decade
+    """The x range (FLOP/byte) a roofline plot needs: every point and every ridge, with room
     either side, never narrower than 1/16 .. 64."""
     xs = [i for i in intensities if i and i > 0]
-    xs += [r.ridge_flop_per_byte for r in roofs if r.ridge_flop_per_byte]
+    for r in roofs:
+        memories = r.levels() or [m for m in (r.main_memory(),) if m is not None]
+        xs += [x for x in (r.ridge(c) for c in memories) if x]
     lo = min([1 / 16, *[x / 4 for x in xs]])
     hi = max([64.0, *[x * 4 for x in xs]])
     return lo, hi
@@ -167,8 +48,8 @@ class Segment:
 def segments(roof: Roof, x_lo: float, x_hi: float) -> list[Segment]:
     """Each ceiling of ``roof`` as a line between ``x_lo`` and ``x_hi``: a memory ceiling B rises as
     B x intensity until it meets the highest compute roof; a compute ceiling P runs flat from where
-    it meets the highest memory roof. So the top two meet at the ridge point, and lower ceilings
-    (a measured sgemm under the theoretical peak) show how far below the roof real code stays."""
+    it meets the highest memory roof (the fastest level's). Lower ceilings (a measured sgemm under
+    the theoretical peak, DRAM under L1) show how far below the roof real code stays."""
     top_p, top_b = roof.top("compute"), roof.top("memory")
     out: list[Segment] = []
     for c in roof.ceilings:
@@ -183,3 +64,48 @@ def segments(roof: Roof, x_lo: float, x_hi: float) -> list[Segment]:
             if start < x_hi:
                 out.append(Segment(c, start, c.value, x_hi, c.value))
     return out
+
+
+@dataclass(frozen=True)
+class Step:
+    """One level's roof in the bandwidth view: ``gbps`` over working sets ``x0`` to ``x1`` bytes."""
+
+    ceiling: Ceiling
+    x0: float
+    x1: float
+
+    @property
+    def gbps(self) -> float:
+        return self.ceiling.value
+
+
+def bandwidth_steps(roof: Roof, x_lo: float, x_hi: float, threads: int | None = None) -> list[Step]:
+    """Each memory level's roof as a flat step over the working sets judged against it (for a
+    point on ``threads`` threads), between ``x_lo`` and ``x_hi`` bytes; the next level's step
+    starts where one ends. A roof with no levels gives its one memory figure across the view."""
+    bounds = level_boundaries(roof, threads)
+    if not bounds:
+        main = roof.main_memory()
+        return [Step(main, x_lo, x_hi)] if main is not None else []
+    out: list[Step] = []
+    start = x_lo
+    for ceiling, edge in bounds:
+        end = min(edge, x_hi)
+        if end > start:
+            out.append(Step(ceiling, start, end))
+        start = max(start, edge)
+        if start >= x_hi:
+            break
+    return out
+
+
+def bandwidth_range(roofs: Sequence[Roof], working_sets: Sequence[float]) -> tuple[float, float]:
+    """The x range (bytes) of the bandwidth view: every point's working set and every level's
+    measured working sets, with room either side, at least 1 KiB to 1 GiB."""
+    xs = [w for w in working_sets if w and w > 0]
+    for r in roofs:
+        for c in r.levels():
+            xs += [x for x in (c.ws_lo_bytes, c.ws_hi_bytes, c.cache_bytes) if x]
+    lo = min([1024.0, *[x / 2 for x in xs]])
+    hi = max([float(1 << 30), *[x * 2 for x in xs]])
+    return lo, hi

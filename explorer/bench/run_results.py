@@ -1,9 +1,14 @@
-"""The results the Benchmarks panel shows: the points of one run per workload, Qt-free.
+"""The results the Benchmarks panel shows: the points of one run per workload, and the roofs they
+were placed under, Qt-free.
 
 The panel's table and plots read this model and nothing else, so what they show is always one
 workload's run: picking Vector add after a Matrix multiply run shows Vector add's own last run
 (or nothing), never the matmul's curve under a new title; going back to Matrix multiply shows
 its run again. Starting a run replaces that workload's points only.
+
+Each run carries one roof per (host, device), as the worker that measured it placed its points
+(``BenchRun.roofs``): the roofline draws those, never a file read again on every batch. When the
+ceilings are measured again, every run's points of that device are judged against the new roof.
 """
 
 from __future__ import annotations
@@ -11,7 +16,11 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from explorer.bench.judge import judged_again
 from explorer.bench.results import BenchPoint
+from explorer.roofs.model import Roof
+
+RoofKey = tuple[str, str]  # (host, device): "" is this machine
 
 
 @dataclass
@@ -20,6 +29,7 @@ class RunResults:
 
     shown: str = ""
     _runs: dict[str, list[BenchPoint]] = field(default_factory=dict)
+    _roofs: dict[str, dict[RoofKey, Roof]] = field(default_factory=dict)
 
     @property
     def points(self) -> list[BenchPoint]:
@@ -42,15 +52,49 @@ class RunResults:
     def start_run(self, workload: str) -> None:
         """A new run of ``workload``: its old points go, other workloads' runs stay, and it is shown."""
         self._runs[workload] = []
+        self._roofs[workload] = {}
         self.shown = workload
 
-    def set_run(self, workload: str, points: Iterable[BenchPoint]) -> None:
-        """A whole run at once (restored from disk); points of another workload are refused."""
+    def set_run(
+        self, workload: str, points: Iterable[BenchPoint], roofs: Iterable[Roof] | None = None
+    ) -> None:
+        """A whole run at once (restored from disk, or the kept part of a resumed one), with the
+        roofs its points were placed under where known; points of another workload are refused."""
         points = list(points)
         stray = {p.workload for p in points} - {workload}
         if stray:
             raise ValueError(f"a {workload} run cannot hold points of {', '.join(sorted(stray))}")
         self._runs[workload] = points
+        if roofs is not None:
+            self._roofs[workload] = {(r.host, r.device): r for r in roofs}
+
+    def roofs_of(self, workload: str | None = None) -> list[Roof]:
+        """The roofs the run's points were placed under (the shown workload's by default)."""
+        return list(self._roofs.get(self.shown if workload is None else workload, {}).values())
+
+    def add_roof(self, roof: Roof, workload: str | None = None) -> None:
+        """The roof a device's points of the run under way were placed under (its first one wins:
+        the worker places every point of a device under one roof)."""
+        self._roofs.setdefault(self.shown if workload is None else workload, {}).setdefault(
+            (roof.host, roof.device), roof
+        )
+
+    def measured_again(self, roof: Roof) -> bool:
+        """This machine's ``roof`` was measured anew: every run's points of that device are judged
+        against it, and it replaces the one they were placed under. ``True`` when the shown run
+        changed."""
+        changed = False
+        for workload, points in self._runs.items():
+            mine = [p for p in points if p.device == roof.device and p.host == roof.host]
+            if not mine and (roof.host, roof.device) not in self._roofs.get(workload, {}):
+                continue
+            self._runs[workload] = [
+                judged_again(p, roof) if p.device == roof.device and p.host == roof.host else p
+                for p in points
+            ]
+            self._roofs.setdefault(workload, {})[(roof.host, roof.device)] = roof
+            changed |= workload == self.shown
+        return changed
 
     def add(self, point: BenchPoint) -> bool:
         """Add one point to its workload's run; ``True`` when it belongs to the shown workload."""

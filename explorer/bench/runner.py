@@ -16,7 +16,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from explorer.agent.child import (
@@ -27,15 +27,21 @@ from explorer.agent.child import (
     AgentTimeout,
     local_agent,
 )
+from explorer.agent.gpushare import QueueWait
 from explorer.agent.protocol import AgentError
 from explorer.bench.results import BenchPoint, error_point
-from explorer.bench.roofline import Roof
 from explorer.bench.workloads import Workload, get_workload
 from explorer.errors import UserError
 from explorer.inputs import parse_device_key
+from explorer.remote.session import JobEnded, RemoteAgentProcess
+from explorer.remote.slurm import JobState
+from explorer.roofs.model import Roof
 
 if TYPE_CHECKING:
     from explorer.remote.target import Remote
+
+#: what a run waits for, said to the user as it changes
+Waiting = QueueWait | JobState
 
 #: A point's identity within a run: (device, series label, size).
 PointKey = tuple[str, str, int]
@@ -44,7 +50,7 @@ STARTUP_TIMEOUT_S = 120.0
 #: How long a run waits in the queue for a GPU another run holds (``gpu.lock``) before giving up.
 GPU_QUEUE_TIMEOUT_S = 3600.0  # starting + importing torch on a loaded laptop can be slow
 WORKER_LABEL = "the benchmark worker"
-#: Asking a remote agent for a device's roof: it reads its cache and, once, probes the device.
+#: Asking the worker for the roof its points were placed under: built once there, from its store.
 ROOF_TIMEOUT_S = 60.0
 
 
@@ -163,12 +169,14 @@ class BenchRun:
         # points left are not measured (each would wait for ssh to fail again), but every one
         # gets its row saying why, and a new run resumes from the rows that have no result.
         self.remote_down: str | None = None
-        # A remote run's roofs (``Roof`` per device key, ``host`` set), asked of that machine's
-        # agent after each device's first measured point: its ceilings are not cached here.
-        self.remote_roofs: dict[str, Roof] = {}
-        # Told "waiting: another run is using this GPU (12s)" about once a second while the run
-        # queues for a GPU another run holds (from the thread iterating ``events()``).
-        self.on_waiting: Callable[[str], None] | None = None
+        # The roof each device's points were placed under (``Roof`` per device key; ``host`` set
+        # for a remote machine's), asked of the worker once, after the device's first measured
+        # point: one roof per (host, device), carried with the results, never re-read here.
+        self.roofs: dict[str, Roof] = {}
+        # Told what the run waits for, from the thread iterating ``events()``: its place in a GPU's
+        # line (``QueueWait``: who holds it, since when, where this run stands), about once a
+        # second; a Slurm job's state and reason as Slurm changes them (``JobState``).
+        self.on_waiting: Callable[[Waiting], None] | None = None
 
     @property
     def cancelled(self) -> bool:
@@ -209,8 +217,12 @@ class BenchRun:
                 point = self._run_one(spec)
                 if point is None:  # cancelled mid-point
                     return
+                if self.plan.remote is not None:
+                    # every point of a remote run says where it was measured (CSV, JSON, saved
+                    # results), so a resume knows which machine it belongs to
+                    point = replace(point, host=self.plan.remote.host)
                 self.points.append(point)
-                self._ask_remote_roof(point)
+                self._ask_roof(point)
                 yield point
                 elapsed = time.monotonic() - started
                 finished = done + 1
@@ -229,6 +241,11 @@ class BenchRun:
 
     # --- internals -------------------------------------------------------------------------
 
+    def _going_on(self, spec: dict, words: str) -> str:
+        """``words`` ("; a new worker continues the run") where points follow ``spec``; "" after
+        the run's last point, whose error row must not promise a continuation that never comes."""
+        return words if self._specs and spec is not self._specs[-1] else ""
+
     def _error(self, spec: dict, message: str) -> BenchPoint:
         w = self.workload
         return error_point(
@@ -238,10 +255,8 @@ class BenchRun:
     def _start_worker(self) -> AgentProcess | None:
         """A ready worker, or None if cancelled; raises RuntimeError if it could not start."""
         if self.plan.remote is not None:
-            from explorer.remote.session import RemoteAgentProcess
-
             worker: AgentProcess = RemoteAgentProcess(
-                self.plan.remote, label=f"{WORKER_LABEL} on {self.plan.remote.host}"
+                self.plan.remote, label=f"{WORKER_LABEL} on {self.plan.remote.host}", on_job=self._job_changed
             )
         else:
             worker = local_agent(label=WORKER_LABEL)
@@ -258,11 +273,6 @@ class BenchRun:
                 {"preload": list(self.workload.preload), "low_priority": self.plan.low_priority},
                 timeout_s=timeout,
             )
-            for device in self._gpus():
-                # runs on one GPU queue (a lock held on that machine); the wait is said as it goes
-                worker.request(
-                    "gpu.lock", {"device": device}, timeout_s=GPU_QUEUE_TIMEOUT_S, on_event=self._waiting
-                )
         except AgentCancelled:
             return None
         except AgentTimeout as exc:
@@ -283,9 +293,36 @@ class BenchRun:
         return sorted({d for d in self.plan.devices if d.startswith("cuda")})
 
     def _waiting(self, event: dict) -> None:
-        message = event.get("message")
-        if isinstance(message, str) and self.on_waiting is not None:
-            self.on_waiting(message[:200])
+        wait = QueueWait.from_event(event)
+        if wait is not None and self.on_waiting is not None:
+            self.on_waiting(wait)
+
+    def _job_changed(self, job: JobState) -> None:
+        if self.on_waiting is not None:
+            self.on_waiting(job)
+
+    def _take_gpus(self, worker: AgentProcess, spec: dict) -> BenchPoint | None:
+        """Take (or keep) the run's turn on each of its GPUs before a point on one: runs on one GPU
+        take turns on that machine, and the wait is said as it goes. An error row when the turn
+        cannot be had; None when it is held (or the point is not on a GPU)."""
+        if not spec["device"].startswith("cuda"):
+            return None
+        try:
+            for device in self._gpus():
+                worker.request(
+                    "gpu.lock",
+                    {"device": device, "workload": self.workload.name},
+                    timeout_s=GPU_QUEUE_TIMEOUT_S,
+                    on_event=self._waiting,
+                )
+        except AgentFailed as exc:  # the agent is fine; the line cannot be joined (in words)
+            return self._error(spec, f"not measured: {exc}")
+        except AgentTimeout:
+            self._replace_worker()
+            return self._error(
+                spec, f"not measured: the GPU was not free within {GPU_QUEUE_TIMEOUT_S:g} s of waiting"
+            )
+        return None
 
     def _replace_worker(self) -> None:
         with self._lock:
@@ -311,6 +348,9 @@ class BenchRun:
                 return None
         timeout = self.plan.point_timeout_s
         try:
+            refused = self._take_gpus(worker, spec)
+            if refused is not None:
+                return refused
             answer = worker.request("bench.point", spec, timeout_s=timeout)
         except AgentCancelled:
             return None
@@ -320,28 +360,41 @@ class BenchRun:
                 return None
             return self._error(
                 spec,
-                f"took longer than the time limit of {timeout:g} s; "
-                "the worker was stopped and a new one continues the run",
+                f"took longer than the time limit of {timeout:g} s; the worker was stopped"
+                + self._going_on(spec, " and a new one continues the run"),
             )
         except AgentGone as exc:
             self._replace_worker()
             if self.cancelled:
                 return None
+            if isinstance(exc, JobEnded) and self.plan.remote is not None:
+                # Slurm ended the job (its time limit, a cancel): another would end the same way
+                self.remote_down = str(exc)
+                ended = exc.job.ended_words(self.plan.remote.host)
+                return self._error(spec, f"{ended} while this point was measured{exc.job.ended_hint}")
             if self.plan.remote is not None:  # already a sentence naming the machine and the cause
-                return self._error(spec, f"{exc} while measuring this point; the next point connects again")
+                return self._error(
+                    spec,
+                    f"{exc} while measuring this point"
+                    + self._going_on(spec, "; the next point connects again"),
+                )
             return self._error(
                 spec,
-                f"the worker process {exc.how} while measuring this point; a new worker continues the run",
+                f"the worker process {exc.how} while measuring this point"
+                + self._going_on(spec, "; a new worker continues the run"),
             )
         except AgentError as exc:
             self._replace_worker()
             if self.cancelled:
                 return None
-            return self._error(spec, f"{exc}; a new worker continues the run")
+            return self._error(spec, f"{exc}" + self._going_on(spec, "; a new worker continues the run"))
         data, fatal = answer.get("point"), answer.get("fatal")
         if not isinstance(data, dict) or not isinstance(fatal, bool):
             self._replace_worker()
-            return self._error(spec, f"{WORKER_LABEL} sent no point; a new worker continues the run")
+            return self._error(
+                spec,
+                f"{WORKER_LABEL} sent no point" + self._going_on(spec, "; a new worker continues the run"),
+            )
         if fatal:  # the CUDA context is unusable: the next point gets a fresh worker
             self._replace_worker()
         try:
@@ -352,24 +405,26 @@ class BenchRun:
         if (point.workload, point.variant, point.device, point.size) != asked:
             self._replace_worker()
             return self._error(
-                spec, f"{WORKER_LABEL} answered for another point; a new worker continues the run"
+                spec,
+                f"{WORKER_LABEL} answered for another point"
+                + self._going_on(spec, "; a new worker continues the run"),
             )
         return point
 
-    def _ask_remote_roof(self, point: BenchPoint) -> None:
-        """After a remote device's first measured point, its roof from that machine (the ceilings
-        the worker measured there are cached there). A roof that cannot be had is left out: the
-        points are still drawn, and their own ridge and bound came from the remote."""
-        remote = self.plan.remote
-        if remote is None or not point.ok or point.device in self.remote_roofs or self.cancelled:
+    def _ask_roof(self, point: BenchPoint) -> None:
+        """After a device's first measured point, the roof the worker placed it under (built once
+        there from that machine's stored ceilings, measured first where the plan asked). A roof
+        that cannot be had is left out: the points are still drawn, with their own level and share."""
+        if not point.ok or point.device in self.roofs or self.cancelled:
             return
         with self._lock:
             worker = self._worker
         if worker is None or not worker.alive():
             return
+        host = self.plan.remote.host if self.plan.remote is not None else ""
         try:
             answer = worker.request("bench.roof", {"device": point.device}, timeout_s=ROOF_TIMEOUT_S)
-            self.remote_roofs[point.device] = Roof.from_dict(answer.get("roof"), host=remote.host)
+            self.roofs[point.device] = Roof.from_dict(answer.get("roof"), host=host)
         except AgentFailed:
             pass  # an agent without the method (an older version) or no record there: no roof
         except AgentError:

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
 if TYPE_CHECKING:
-    from explorer.bench.execute import Outcome, PointSpec
+    from explorer.bench.execute import Checked, Outcome, PointSpec
     from explorer.bench.workloads import Workload
 
 Where = Literal["cpu", "gpu", "both"]
@@ -28,6 +28,10 @@ class Variant:
     label: str  # shown after the device in the series name: "H2D pinned" ("" for the plain one)
     run: Callable[[Workload, PointSpec], Outcome]  # measures one point
     where: Where = "both"  # the devices it runs on
+    #: set for a variant that checks a result and times nothing (a kernel under numba's CUDA
+    #: simulator, whose seconds are Python's, not a GPU's): the point is made from what this
+    #: returns, with no time and no throughput, and ``run`` is never called
+    check: Callable[[Workload, PointSpec], Checked] | None = None
 
     def runs_on(self, device: str) -> bool:
         return self.where == "both" or (self.where == "cpu") == (device == "cpu")

@@ -7,7 +7,7 @@ also timed alone to give ``copy_share``.
 
 from __future__ import annotations
 
-from explorer.bench.execute import Outcome, PointSpec, time_torch, torch_device
+from explorer.bench.execute import Outcome, PointError, PointSpec, time_torch, torch_device
 from explorer.bench.variants import Variant
 from explorer.bench.workloads import CNN_CONVS, CNN_DENSE, Workload, cnn_forward_flops_per_image
 
@@ -54,6 +54,8 @@ def train_step_point(w: Workload, spec: PointSpec) -> Outcome:
     timing = time_torch(spec, train_step, dev)
     extra: dict[str, float | str] = {"forward_mflop_per_image": cnn_forward_flops_per_image() / 1e6}
     if dev.type == "cuda":
+        extra["max_forward_difference"] = _check_forward(model, images[:8], dev)
+    if dev.type == "cuda":
         copy_timing = time_torch(spec, copy_batch, dev)
         extra["copy_s"] = copy_timing.median_s
         extra["copy_share"] = min(1.0, copy_timing.median_s / timing.median_s)
@@ -62,6 +64,32 @@ def train_step_point(w: Workload, spec: PointSpec) -> Outcome:
         extra["copy_note"] = "no copy: the batch is already in host memory"
     threads = torch.get_num_threads() if dev.type == "cpu" else None
     return Outcome(timing, items=float(batch), threads=threads, peak=None, extra=extra)
+
+
+#: the GPU's forward pass may differ from the CPU's by this share of the largest output: cuDNN
+#: runs float32 convolutions in TF32 by default on Ampere and newer (10-bit mantissas)
+FORWARD_TOLERANCE = 2e-2
+
+
+def _check_forward(model, images, dev) -> float:
+    """The trained model's forward pass on the GPU against the same weights on the CPU; PointError
+    when they disagree (a wrong kernel, a corrupt copy). Returns the difference relative to the
+    largest output."""
+    import copy
+
+    import torch
+
+    with torch.no_grad():
+        on_gpu = model(images.to(dev)).cpu()
+        on_cpu = copy.deepcopy(model).cpu()(images)
+    scale = float(on_cpu.abs().max()) + 1e-12
+    difference = float((on_gpu - on_cpu).abs().max()) / scale
+    if not difference <= FORWARD_TOLERANCE:
+        raise PointError(
+            f"the GPU's forward pass differs from the CPU's by {difference:.2g} of the largest output "
+            f"(at most {FORWARD_TOLERANCE:g})"
+        )
+    return difference
 
 
 CNN_STEP = (Variant("plain", "", train_step_point),)

@@ -24,7 +24,10 @@ def _host_memcpy(w: Workload, spec: PointSpec) -> Outcome:
     if not np.array_equal(dst[:64], src[:64]):
         raise PointError("the host copy did not arrive")
     return Outcome(
-        timing, threads=1, extra={"note": "host memcpy (numpy.copyto, one core, no bus), for scale"}
+        timing,
+        threads=1,
+        roof_bytes=2.0 * spec.size,  # it reads n bytes and writes n, as the memory levels' roofs count
+        extra={"note": "host memcpy (numpy.copyto, one core, no bus), for scale"},
     )
 
 
@@ -34,8 +37,9 @@ def _bus_copy(w: Workload, spec: PointSpec, *, to_device: bool, pinned: bool) ->
     n = spec.size
     dev = torch_device(spec)
     direction, memory = ("H2D" if to_device else "D2H"), ("pinned" if pinned else "pageable")
-    host = torch.empty(n, dtype=torch.uint8, pin_memory=pinned).fill_(7)
-    device_buf = torch.empty(n, dtype=torch.uint8, device=dev)
+    # the destination starts different from the source (7), so a copy that did not arrive is seen
+    host = torch.empty(n, dtype=torch.uint8, pin_memory=pinned).fill_(7 if to_device else 0)
+    device_buf = torch.zeros(n, dtype=torch.uint8, device=dev)
     if to_device:
 
         def step() -> None:
@@ -47,11 +51,14 @@ def _bus_copy(w: Workload, spec: PointSpec, *, to_device: bool, pinned: bool) ->
             host.copy_(device_buf, non_blocking=pinned)
 
     timing = time_torch(spec, step, dev)  # the Timer synchronizes the device around each block
+    arrived = device_buf if to_device else host
+    if int(arrived.min().item()) != 7 or int(arrived.max().item()) != 7:
+        raise PointError(f"the {direction} copy did not arrive whole (the bytes differ from the source)")
     gen, width = peaks.pcie_link(spec.device)
     extra: dict[str, float | str] = {"direction": direction, "host_memory": memory}
     if gen and width:
         extra["pcie_link"] = f"gen{gen} x{width}"
-    return Outcome(timing, peak=peaks.pcie_peak_gbps(gen, width), extra=extra)
+    return Outcome(timing, peak=peaks.pcie_peak_gbps(gen, width), extra=extra, bus_bound=True)
 
 
 # --- the variants, as the registry lists them (order = the order points run and legends list) -----

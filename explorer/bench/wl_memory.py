@@ -37,7 +37,9 @@ from explorer.bench.workloads import (
     STRIDED_COPY_ELEMENTS_GPU,
     Workload,
 )
+from explorer.devices.gpm import GpmReader, GpmResult
 from explorer.memory.texts import UTILIZATION_MEANING, pct
+from explorer.units import share_pct
 
 #: seconds the utilization trap keeps its warps busy per point, and how long NVML is given to
 #: catch up before its readings count (it averages over a past period of 1/6 s to 1 s)
@@ -53,10 +55,11 @@ TRAP_LAUNCH_S = 0.2
 
 
 def _bandwidth(device: str) -> tuple[float | None, str]:
-    """The memory bandwidth the model multiplies, and where it comes from (the peak's basis)."""
-    gbps = peaks.memory_bandwidth_gbps(device)
-    basis = peaks.peak_basis(device, "GB/s").text if gbps else ""
-    return gbps, basis
+    """The DRAM bandwidth the model multiplies, and where it comes from (the device's roof)."""
+    dram = peaks.worker_roof(device).main_memory()
+    if dram is None:
+        return None, ""
+    return dram.value, f"{dram.name} roof, {dram.kind_text}"
 
 
 def _copy_model_words(stride: int, device: str, on_gpu: bool) -> tuple[str, float | None, str]:
@@ -102,7 +105,7 @@ def _strided_numpy(w: Workload, spec: PointSpec) -> Outcome:
         timing,
         bytes=2.0 * FLOAT32_BYTES * n,
         threads=1,
-        peak=peaks.memory_bandwidth_gbps("cpu"),
+        working_set=float(src.nbytes + dst.nbytes),
         extra={"elements": float(n), "input_bytes": float(src.nbytes), "library": "numpy (one core)"},
         model=cell,
         model_estimate=estimate,
@@ -128,7 +131,6 @@ def _strided_numba(w: Workload, spec: PointSpec) -> Outcome:
     return Outcome(
         timing,
         bytes=2.0 * FLOAT32_BYTES * n,
-        peak=peaks.memory_bandwidth_gbps(spec.device),
         extra={
             "elements": float(n),
             "input_bytes": float(n * stride * FLOAT32_BYTES),
@@ -169,7 +171,6 @@ def _transpose(w: Workload, spec: PointSpec, *, padded: bool) -> Outcome:
     )
     return Outcome(
         timing,
-        peak=peaks.memory_bandwidth_gbps(spec.device),
         extra={"conflict_degree_model": float(degree), "wavefronts_model": float(conflicts.wavefronts)},
         model=cell,
         model_note=note,
@@ -228,23 +229,37 @@ def _branch(w: Workload, spec: PointSpec, *, by_warp: bool) -> Outcome:
 
 class UtilizationSampler:
     """Reads NVML's "GPU utilization" of one GPU every ``every_s`` on a thread, with the time of
-    each reading. ``nvml`` is pynvml or a stand-in (the tests pass one)."""
+    each reading. ``nvml`` is pynvml or a stand-in (the tests pass one).
 
-    def __init__(self, nvml: Any, index: int, every_s: float = NVML_EVERY_S) -> None:
+    Where the GPU has NVML's GPM metrics (Hopper and newer), it also measures SM activity and SM
+    occupancy over the window from ``window_start`` (a ``perf_counter`` time, once the readings
+    have settled) to the end of the ``with`` block: ``gpm`` holds them, or why there are none."""
+
+    def __init__(
+        self, nvml: Any, index: int, every_s: float = NVML_EVERY_S, window_start: float | None = None
+    ) -> None:
         self._nvml = nvml
         self._handle = nvml.nvmlDeviceGetHandleByIndex(index)
         self._every_s = every_s
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._loop, name="nvml-utilization", daemon=True)
         self.samples: list[tuple[float, float]] = []  # (perf_counter seconds, utilization %)
+        self.window_start = time.perf_counter() if window_start is None else window_start
+        self._gpm = GpmReader(nvml, self._handle)
+        self.gpm = GpmResult.missing("the kernel ended before the GPM window began")
 
     def read(self) -> float:
         return float(self._nvml.nvmlDeviceGetUtilizationRates(self._handle).gpu)
 
     def _loop(self) -> None:
         while not self._stop.is_set():
+            now = time.perf_counter()
+            if now >= self.window_start and not self._gpm.primed and self._gpm.unusable is None:
+                first = self._gpm.read()  # the window's first sample
+                if not self._gpm.primed:
+                    self.gpm = first  # GPM is not there: its reason
             try:
-                self.samples.append((time.perf_counter(), self.read()))
+                self.samples.append((now, self.read()))
             except Exception:  # noqa: BLE001 - one failed reading is a gap, not a failed point
                 pass
             self._stop.wait(self._every_s)
@@ -256,6 +271,9 @@ class UtilizationSampler:
     def __exit__(self, *_exc: object) -> None:
         self._stop.set()
         self._thread.join(timeout=5.0)
+        if self._gpm.primed:
+            self.gpm = self._gpm.read()  # the window's last sample: the metrics over the window
+        self._gpm.close()
 
     def after(self, start: float) -> list[float]:
         return [value for at, value in self.samples if at >= start]
@@ -289,15 +307,27 @@ def _sm_count(cuda: Any, device: str) -> int | None:
         return getattr(peaks.device_record(device), "sm_count", None)
 
 
-def trap_words(blocks: int, sms: int | None, utilization: float | None) -> tuple[str, str]:
-    """The table's cell and the whole sentence: NVML's reading beside the SMs that had work."""
+def trap_words(
+    blocks: int,
+    sms: int | None,
+    utilization: float | None,
+    sm_activity: float | None = None,
+    sm_occupancy: float | None = None,
+) -> tuple[str, str]:
+    """The table's cell and the whole sentence: NVML's reading beside the SMs that had work, and
+    beside what NVML's GPM measured of them where the GPU has it (SM activity and occupancy)."""
     busy = f"at most {min(blocks, sms)} of {sms} SMs" if sms else f"at most {blocks} SM(s)"
     share = f" ({pct(min(blocks, sms) / sms)})" if sms else ""
     reading = f"NVML {utilization:.0f}%" if utilization is not None else "NVML no reading"
+    measured = ""
+    if sm_activity is not None:
+        reading += f"; SM activity {share_pct(sm_activity)}"
+        occupancy = f" and SM occupancy {share_pct(sm_occupancy)}" if sm_occupancy is not None else ""
+        measured = f" NVML's GPM counters measured SM activity {share_pct(sm_activity)}{occupancy} meanwhile."
     sentence = (
         f"{blocks} block(s) of one warp: {busy} had work{share} (from the launch), while NVML's "
         + (f"'GPU utilization' read {utilization:.0f}%" if utilization is not None else "reading was missing")
-        + f". {UTILIZATION_MEANING}"
+        + f".{measured} {UTILIZATION_MEANING}"
     )
     return f"{reading}; {busy} busy", sentence
 
@@ -325,14 +355,15 @@ def _utilization_trap(w: Workload, spec: PointSpec, nvml: Any = None) -> Outcome
             steps *= 4
         steps = max(1, int(steps * TRAP_LAUNCH_S / max(took, 1e-9)))
         launches = max(2, math.ceil(TRAP_SECONDS / TRAP_LAUNCH_S))
-        with UtilizationSampler(lib, index) as sampler:
-            start = time.perf_counter()
+        start = time.perf_counter()
+        with UtilizationSampler(lib, index, window_start=start + NVML_SETTLE_S) as sampler:
             timing = time_plain(
                 replace(spec, repeats=launches),
                 lambda: busy_warps[blocks, WARP](out, steps),
                 cuda.synchronize,
             )
             readings = sampler.after(start + NVML_SETTLE_S)
+        gpm = sampler.gpm
     finally:
         try:
             lib.nvmlShutdown()
@@ -343,12 +374,18 @@ def _utilization_trap(w: Workload, spec: PointSpec, nvml: Any = None) -> Outcome
         raise PointError("the busy kernel gave a wrong result (its LCG chain differs from the host's)")
     sms = _sm_count(cuda, spec.device)
     utilization = statistics.median(readings) if readings else None
-    cell, sentence = trap_words(blocks, sms, utilization)
+    activity, occupancy = gpm.values.get("sm_activity_pct"), gpm.values.get("sm_occupancy_pct")
+    cell, sentence = trap_words(blocks, sms, utilization, activity, occupancy)
     extra: dict[str, float | str] = {
         "nvml_samples": float(len(readings)),
         "steps_per_launch": float(steps),
         "seconds_busy": float(timing.median_s * timing.repeats),
     }
+    for name in ("sm_activity_pct", "sm_occupancy_pct"):
+        if name in gpm.values:
+            extra[f"gpm_{name}"] = gpm.values[name]
+        else:
+            extra[f"gpm_{name}_missing"] = gpm.reasons.get(name, "not measured")
     if utilization is not None:
         extra["nvml_gpu_utilization_pct"] = utilization
         extra["nvml_gpu_utilization_min_pct"] = min(readings)

@@ -37,6 +37,36 @@ def _square_operands(n: int, dev):
     return a, b, c
 
 
+#: entries of a product checked against float64 after the timing (a row times a column each)
+CHECKED_ENTRIES = 64
+#: an entry may differ from float64 by this share of sum(|a_ik| |b_kj|): float32's rounding over
+#: n terms stays orders below it; a wrong kernel (a missed tile, a stale buffer) does not
+PRODUCT_TOLERANCE = 1e-3
+
+
+def check_product(a, b, c, what: str) -> float:
+    """Sampled entries of ``c = a @ b`` against float64 on the host; PointError when one is wrong.
+    Returns the largest error relative to its bound, so a point can say how close it was."""
+    import torch
+
+    n_rows, n_cols = c.shape
+    gen = torch.Generator(device="cpu").manual_seed(n_rows * 31 + n_cols)
+    rows = torch.randint(0, n_rows, (CHECKED_ENTRIES,), generator=gen)
+    cols = torch.randint(0, n_cols, (CHECKED_ENTRIES,), generator=gen)
+    left = a[rows.to(a.device), :].double().cpu()
+    right = b[:, cols.to(b.device)].double().cpu().T
+    expected = (left * right).sum(dim=1)
+    bound = (left.abs() * right.abs()).sum(dim=1) + 1e-30
+    got = c[rows.to(c.device), cols.to(c.device)].double().cpu()
+    relative = ((got - expected).abs() / bound).max().item()
+    if not relative <= PRODUCT_TOLERANCE:  # NaN fails too
+        raise PointError(
+            f"{what} gave a wrong result (an entry off by {relative:.2g} of its magnitude vs float64; "
+            f"at most {PRODUCT_TOLERANCE:g})"
+        )
+    return float(relative)
+
+
 def _matmul(w: Workload, spec: PointSpec) -> Outcome:
     import torch
 
@@ -46,6 +76,7 @@ def _matmul(w: Workload, spec: PointSpec) -> Outcome:
     threads = torch.get_num_threads() if dev.type == "cpu" else None
     # "highest" = true FP32; "high"/"medium" would let GPUs use TF32/bf16 and beat the FP32 peak.
     extra: dict[str, float | str] = {"float32_matmul_precision": torch.get_float32_matmul_precision()}
+    extra["max_relative_error"] = check_product(a, b, c, "the matmul")
     return Outcome(timing, peak=_peak(spec), threads=threads, extra=extra)
 
 
@@ -71,6 +102,7 @@ def _timing_lesson(w: Workload, spec: PointSpec, *, naive: bool) -> Outcome:
     else:
         timing = time_torch(spec, ten_matmuls, dev)
         extra = {"note": "synchronized before the clock is read"}
+    extra["max_relative_error"] = check_product(a, b, c, "the matmuls")  # waits for the last one
     threads = torch.get_num_threads() if dev.type == "cpu" else None  # what the timing ran on
     return Outcome(timing, peak=_peak(spec), threads=threads, extra=extra)
 
@@ -108,6 +140,9 @@ def _small_vs_big(w: Workload, spec: PointSpec, *, item_each_step: bool) -> Outc
     first = run_all()
     if len(first) != steps or not all(x == x for x in first):
         raise PointError("the norm log came back incomplete or NaN")
+    expected = float(torch.linalg.matrix_norm(a.cpu().double() @ b.cpu().double()))
+    if abs(first[-1] - expected) > 1e-4 * expected:
+        raise PointError(f"the logged norm is {first[-1]:.6g}; float64 gives {expected:.6g}")
     timing = time_torch(spec, run_all, dev)
     threads = torch.get_num_threads() if dev.type == "cpu" else None
     return Outcome(
@@ -151,7 +186,9 @@ def _two_gpus(w: Workload, spec: PointSpec, *, mode: TwoGpuMode) -> Outcome:
         dst = torch.empty(n, n, device=dev1)
         extra["peer_access"] = "yes" if torch.cuda.can_device_access_peer(dev0.index, dev1.index) else "no"
         timing = time_plain(spec, lambda: dst.copy_(src), sync_both)
-        return Outcome(timing, unit="GB/s", bytes=4.0 * n * n, extra=extra)
+        if not torch.equal(dst.cpu(), src.cpu()):
+            raise PointError(f"the copy from {dev0} to {dev1} did not arrive whole")
+        return Outcome(timing, unit="GB/s", bytes=4.0 * n * n, extra=extra, bus_bound=True)
     a0, b0, c0 = _square_operands(n, dev0)
     if mode == "at_once":
         a1, b1, c1 = _square_operands(n, dev1)
@@ -161,6 +198,8 @@ def _two_gpus(w: Workload, spec: PointSpec, *, mode: TwoGpuMode) -> Outcome:
             torch.mm(a1, b1, out=c1)  # queued on GPU 1 while GPU 0 works
 
         timing = time_plain(spec, both, sync_both)
+        check_product(a0, b0, c0, f"the matmul on {dev0}")
+        check_product(a1, b1, c1, f"the matmul on {dev1}")
         peak0 = peaks.fp32_peak_gflops(str(dev0))
         peak1 = peaks.fp32_peak_gflops(str(dev1))
         peak = peak0 + peak1 if peak0 and peak1 else None
@@ -171,6 +210,7 @@ def _two_gpus(w: Workload, spec: PointSpec, *, mode: TwoGpuMode) -> Outcome:
         torch.mm(a0, b0, out=c0)
 
     timing = time_plain(spec, in_sequence, torch_sync(dev0))
+    check_product(a0, b0, c0, f"the matmul on {dev0}")
     return Outcome(timing, peak=_peak(spec), extra=extra)
 
 

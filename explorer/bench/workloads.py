@@ -33,6 +33,9 @@ LESSON_MATMULS = 10  # the timing lesson times ten matmuls, as the d2l notebook 
 STRIDED_COPY_ELEMENTS_GPU = 1 << 24
 STRIDED_COPY_ELEMENTS_CPU = 1 << 21
 BRANCH_STEPS = 256  # multiply-adds per element on each path of the branch workload
+#: the largest n the tiled matmul's kernels are checked at under numba's CUDA simulator (no GPU):
+#: one Python thread per CUDA thread, about 5 s per kernel at n = 48 on a busy 2-core machine
+TILED_MATMUL_SIM_MAX = 64
 
 
 def _zero(_size: int) -> float:
@@ -68,6 +71,13 @@ class Workload:
     hidden: bool = False  # test-only workloads, never listed in the UI
     # why it needs GPUs (``needs_gpu_count``), in a few words: "its kernels use shared memory"
     needs_gpu_why: str = ""
+    # the bytes one step's data occupies, all arrays together, where that is not ``bytes_moved``
+    # (a step that goes over the same data twice): the memory level a point lives in comes from it
+    working_set: Callable[[int], float] | None = field(default=None, compare=False, repr=False)
+
+    def working_set_bytes(self, size: int) -> float:
+        """The bytes a point of ``size`` keeps in play (its working set)."""
+        return self.working_set(size) if self.working_set is not None else self.bytes_moved(size)
 
     def variants_on(self, device: str) -> list[Variant]:
         """The variants a point on ``device`` can be, in the order they run and are listed."""
@@ -97,23 +107,26 @@ class Workload:
             sizes |= set(self.default_sizes_gpu)
         return sorted(sizes)
 
-    def gpu_shortfall(self, chosen_gpus: int, present_gpus: int) -> str | None:
-        """Why a run cannot start with this many GPUs chosen, or ``None`` when it can."""
+    def gpu_shortfall(self, chosen_gpus: int, present_gpus: int, machine: str = "this machine") -> str | None:
+        """Why a run cannot start with this many GPUs chosen, or ``None`` when it can (``machine``:
+        where the GPUs are, "this machine" or a remote's name)."""
         if chosen_gpus >= self.needs_gpu_count:
             return None
         return (
             f"{self.title} needs {self._gpus_needed} chosen; {chosen_gpus} chosen "
-            f"and {present_gpus} present on this machine."
+            f"and {present_gpus} present on {machine}."
         )
 
     @property
     def _gpus_needed(self) -> str:
         return "a GPU" if self.needs_gpu_count == 1 else f"{self.needs_gpu_count} GPUs"
 
-    def cannot_run_here(self, present_gpus: int, why_no_gpu: str = "") -> str | None:
+    def cannot_run_here(
+        self, present_gpus: int, why_no_gpu: str = "", machine: str = "this machine"
+    ) -> str | None:
         """Why this workload cannot run on a machine with ``present_gpus`` usable GPUs, in one
-        line said before any run (``why_no_gpu``: discovery's reason when there are none), or
-        ``None`` when it can."""
+        line said before any run (``why_no_gpu``: discovery's reason when there are none;
+        ``machine``: "this machine", or a remote's name), or ``None`` when it can."""
         if present_gpus >= self.needs_gpu_count:
             return None
         because = f" ({self.needs_gpu_why})" if self.needs_gpu_why else ""
@@ -121,7 +134,7 @@ class Workload:
         # the first reason discovery gives is the one that matters ("no NVIDIA driver is installed")
         why = " ".join(why_no_gpu.split()).removeprefix(NO_GPU_FOUND).strip().split(". ")[0].rstrip(".")
         reason = f" ({why})" if why and not present_gpus else ""
-        return f"{self.name} needs {self._gpus_needed}{because}; this machine has {has}{reason}"
+        return f"{self.name} needs {self._gpus_needed}{because}; {machine} has {has}{reason}"
 
     def size_label(self, size: int) -> str:
         if self.size_format == "bytes":
@@ -238,6 +251,12 @@ def _utilization_trap_code() -> tuple[Variant, ...]:
     from explorer.bench.wl_memory import UTILIZATION_TRAP
 
     return UTILIZATION_TRAP
+
+
+def _tiled_matmul_code() -> tuple[Variant, ...]:
+    from explorer.bench.wl_tiling import TILED_MATMUL
+
+    return TILED_MATMUL
 
 
 def _crash_test_code() -> tuple[Variant, ...]:
@@ -369,6 +388,7 @@ _register(
         default_sizes_gpu=tuple(4 * KIB * 4**i for i in range(10)),  # 4 KiB .. 1 GiB
         unit="GB/s",
         bytes_moved=lambda n: float(n),
+        working_set=lambda n: 2.0 * n,  # source and destination
         size_format="bytes",
         dtype="uint8",
         code=_copies_code,
@@ -396,6 +416,7 @@ _register(
         unit="GFLOP/s",
         flops=lambda steps: steps * (2.0 * SMALL_MATRIX**3 + 2.0 * SMALL_MATRIX**2),
         bytes_moved=lambda steps: steps * 3.0 * FLOAT32_BYTES * SMALL_MATRIX**2,
+        working_set=lambda _steps: 3.0 * FLOAT32_BYTES * SMALL_MATRIX**2,  # the same three matrices
         size_format="steps={size:,}",
         code=_small_vs_big_code,
     )
@@ -453,6 +474,7 @@ _register(
         unit="GFLOP/s",
         flops=lambda n: LESSON_MATMULS * 2.0 * n**3,
         bytes_moved=lambda n: LESSON_MATMULS * 3.0 * FLOAT32_BYTES * n * n,
+        working_set=lambda n: 3.0 * FLOAT32_BYTES * n * n,  # ten matmuls of the same matrices
         code=_timing_lesson_code,
     )
 )
@@ -511,6 +533,8 @@ _register(
         bytes_moved=lambda _stride: (
             2.0 * FLOAT32_BYTES * STRIDED_COPY_ELEMENTS_GPU
         ),  # CPU points carry theirs
+        # the whole source (every stride-th element is read) and the destination
+        working_set=lambda stride: FLOAT32_BYTES * STRIDED_COPY_ELEMENTS_GPU * (stride + 1.0),
         size_format="stride={size}",
         code=_strided_copy_code,
         preload=("numpy", "numba"),
@@ -606,6 +630,40 @@ _register(
         size_format="blocks={size:,}",
         code=_utilization_trap_code,
         preload=("numpy", "numba"),
+    )
+)
+
+_register(
+    Workload(
+        name="tiled_matmul",
+        title="Tiled matmul (shared memory, __syncthreads)",
+        description=(
+            "C = A @ B for n x n float32 matrices: a numba kernel reading every operand from global memory "
+            "vs the tiled kernel of PMPP chapter 5 (T x T tiles in shared memory, two barriers per phase) "
+            "at T = 8, 16, 32, and torch's matmul for reference; each checked against numpy, beside the "
+            "count model's global traffic. Without a GPU the kernels are checked under numba's CUDA "
+            f"simulator (n up to {TILED_MATMUL_SIM_MAX}), not timed."
+        ),
+        lesson=(
+            "The naive kernel reads a row of A and a column of B from global memory for every output: "
+            "2 n^3 loads, a quarter of a FLOP per byte, so it waits on memory. The tiled kernel has a "
+            "block copy a T x T tile of A and one of B into shared memory, wait at __syncthreads() until "
+            "both are whole, run T multiply-adds per thread from shared memory, and wait again before the "
+            "next tiles overwrite them. Each element is then loaded from global memory n / T times instead "
+            "of n: T times less traffic, T/4 FLOP per byte, for 2 T^2 floats of shared memory per block. "
+            "The model column gives the count model's traffic; the Memory page's Tiled matmul tab steps "
+            "through one block. cuBLAS (torch) tiles in registers as well and is the ceiling to compare with."
+        ),
+        size_name="matrix size n",
+        default_sizes_cpu=(20, 36),
+        default_sizes_gpu=(256, 512, 1000, 2048, 4096),
+        unit="GFLOP/s",
+        flops=lambda n: 2.0 * n**3,
+        # the fewest bytes any matmul moves (A and B read, C written once); each kernel's point
+        # carries its own count model's traffic instead
+        bytes_moved=lambda n: 3.0 * FLOAT32_BYTES * n * n,
+        code=_tiled_matmul_code,
+        preload=("numpy", "numba", "torch"),
     )
 )
 

@@ -12,9 +12,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from explorer import interrupts
-from explorer.bench.results import BenchPoint
-from explorer.bench.runner import BenchPlan, BenchRun, Progress
-from explorer.devices.model import CpuDevice, CudaGpu
+from explorer.agent.gpushare import QueueWait
+from explorer.bench.results import CEILINGS_NOTE, MAX_REPEATS, BenchPoint
+from explorer.bench.runner import BenchPlan, BenchRun, Progress, Waiting
+from explorer.devices.model import NO_GPU_FOUND, CpuDevice, CudaGpu
 from explorer.errors import UserError
 from explorer.inputs import (
     is_device_key,
@@ -24,12 +25,10 @@ from explorer.inputs import (
     parse_whole,
 )
 from explorer.outputs import output_lock
+from explorer.remote.target import Remote
 
 #: while a run queues for a GPU, how often the CLI says it is still waiting
 WAIT_SAY_EVERY_S = 10.0
-
-#: more timed repeats than anyone waits for; a typo's extra digits get a message, not a week-long run
-MAX_REPEATS = 100_000
 
 
 def check_device_present(device: str) -> None:
@@ -58,12 +57,29 @@ def gpus_here() -> tuple[int, str]:
     return count, "" if count else (found.why_no_gpu() or "")
 
 
-def _list_workloads(as_json: bool) -> int:
+def gpus_there(remote: Remote) -> tuple[int, str]:
+    """``gpus_here`` for a remote machine: its usable GPUs and its own words when it has none."""
+    from explorer.agent.protocol import AgentError
+    from explorer.commands.remote import RemoteUnreachable
+    from explorer.remote.session import list_devices
+
+    try:
+        found = list_devices(remote)
+    except AgentError as exc:
+        raise RemoteUnreachable(str(exc)) from None
+    count = sum(1 for d in found.discovery.devices if d.kind == "cuda" and d.usable)
+    return count, "" if count else (found.why_no_gpu or "")
+
+
+def _list_workloads(as_json: bool, remote: Remote | None = None) -> int:
+    """The workloads, and which cannot run on the machine the run would go to (this one, or
+    ``--host``'s: asked there, since its GPUs are not this laptop's) and why."""
     from explorer.bench.workloads import visible_workloads
 
     ws = visible_workloads()
-    gpus, why = gpus_here()
-    refusals = {w.name: w.cannot_run_here(gpus) for w in ws}
+    gpus, why = gpus_there(remote) if remote is not None else gpus_here()
+    machine = remote.host if remote is not None else "this machine"
+    refusals = {w.name: w.cannot_run_here(gpus, why, machine) for w in ws}
     if as_json:
         print(
             json.dumps(
@@ -79,7 +95,8 @@ def _list_workloads(as_json: bool) -> int:
                         "needs_gpu_count": w.needs_gpu_count,
                         "variants_cpu": [v.label for v in w.variants_on("cpu")],
                         "variants_gpu": [v.label for v in w.variants_on("cuda:0")],
-                        "cannot_run_here": w.cannot_run_here(gpus, why),
+                        "cannot_run_here": refusals[w.name],
+                        "host": remote.host if remote is not None else None,
                     }
                     for w in ws
                 ],
@@ -92,7 +109,13 @@ def _list_workloads(as_json: bool) -> int:
         print(f"  {w.name:<16} {w.title}; size: {w.size_name}; {w.unit}")
     cannot = [w for w in ws if refusals[w.name]]
     if cannot:
-        print("Cannot run here" + (f" ({' '.join(why.split())})" if why else "") + ":")
+        said = " ".join(why.split())
+        where = "here"
+        if remote is not None:  # the server's own words say "this machine": name it instead
+            where = f"ON {remote.host}"
+            said = said.removeprefix(NO_GPU_FOUND).strip()
+            said = f"no NVIDIA GPU there: {said}" if said else ""
+        print(f"Cannot run {where}" + (f" ({said})" if said else "") + ":")
         for w in cannot:
             print(f"  {refusals[w.name]}")
     return 0
@@ -112,6 +135,7 @@ class BenchRequest:
     #: with ``--resume FILE``: the earlier run's finished points, kept (and written to ``--csv``)
     kept: tuple[BenchPoint, ...] = ()
     resumed_from: str | None = None
+    remote: Remote | None = None  # ``--host``'s machine, for the listing of what can run there
 
 
 def resolve_bench_device(text: str) -> str:
@@ -147,7 +171,7 @@ def parse_bench(args) -> BenchRequest:
     as_json = bool(args.json)
     remote = parse_host(args)
     if not args.workload:
-        return BenchRequest(None, "cpu", None, as_json)
+        return BenchRequest(None, "cpu", None, as_json, remote=remote)
     w = get_workload(args.workload)
     gpu_only = not w.variants_on("cpu")
     # without --device: the CPU, or the first GPU for a workload that has no CPU variant
@@ -198,23 +222,31 @@ def parse_bench(args) -> BenchRequest:
 def run_bench(args) -> int:
     req = parse_bench(args)
     if req.run is None:
-        return _list_workloads(req.as_json)
+        return _list_workloads(req.as_json, req.remote)
     # Held for the whole run: a second run writing the same file is refused now, in one line,
     # instead of both measuring for minutes and one silently replacing the other's points.
     with output_lock(req.csv) if req.csv else contextlib.nullcontext():
         return _run_plan(req.run, req.device, req.as_json, req.csv, req.host, req.kept, req.resumed_from)
 
 
-def _waiting_printer() -> Callable[[str], None]:
-    """Queueing for a GPU another run holds, said on stderr (stdout stays the points): the first
-    message at once, then one every ``WAIT_SAY_EVERY_S`` so a long wait neither floods nor hides."""
-    said: list[float] = []
+def _waiting_printer() -> Callable[[Waiting], None]:
+    """What the run waits for, said on stderr (stdout stays the points). A Slurm job's state is
+    said each time Slurm changes it; a place in a GPU's line when the holder, the place or the
+    holder's progress changes, and otherwise every ``WAIT_SAY_EVERY_S``, so a long wait neither
+    floods nor hides."""
+    said: list[tuple[float, tuple[object, ...]]] = []
 
-    def show(message: str) -> None:
+    def show(wait: Waiting) -> None:
         now = time.monotonic()
-        if not said or now - said[-1] >= WAIT_SAY_EVERY_S:
-            said.append(now)
-            print(message, file=sys.stderr, flush=True)
+        if isinstance(wait, QueueWait):
+            about: tuple[object, ...] = ("gpu", wait.holder, wait.ahead, wait.stalled)
+            due = not said or said[-1][1] != about or now - said[-1][0] >= WAIT_SAY_EVERY_S
+        else:
+            about = ("job", wait.job, wait.state, wait.reason)
+            due = not said or said[-1][1] != about
+        if due:
+            said.append((now, about))
+            print(wait.message, file=sys.stderr, flush=True)
 
     return show
 
@@ -245,11 +277,15 @@ def _run_plan(
     run.on_waiting = _waiting_printer()
     failed = 0
     stopped: KeyboardInterrupt | None = None
+    said: set[str] = set()
     try:
         for event in run.events():
             if isinstance(event, Progress):
                 continue
-            failed += event.error is not None
+            # said once on stderr; a failure to measure or keep the ceilings comes with its point
+            _say_roof_notices(run, said, with_point=event.extra.get(CEILINGS_NOTE, ""))
+            # an error row, or ceilings measured again that a full disk kept from being stored
+            failed += event.error is not None or CEILINGS_NOTE in event.extra
             if as_json:
                 # every point names the machine it was measured on (null: this one)
                 print(json.dumps({**event.to_dict(), "host": host}), flush=True)
@@ -281,6 +317,19 @@ def _run_plan(
     if hint:
         print(hint, file=sys.stderr)
     return 1 if failed else 0
+
+
+def _say_roof_notices(run: BenchRun, said: set[str], with_point: str = "") -> None:
+    """What a device's roof must tell the user, once, on stderr (stdout stays the points): its
+    stored ceilings were damaged and moved aside, a busy measurement did not replace a quiet one,
+    the ceilings could not be measured. ``with_point``: a line the point being printed carries
+    itself (its NOTE), not said twice."""
+    for device, roof in run.roofs.items():
+        if device not in said:
+            said.add(device)
+            notice = roof.notice.replace(with_point, "").strip() if with_point else roof.notice
+            if notice:
+                print(notice, file=sys.stderr, flush=True)
 
 
 def _how_to_resume(left: int, csv_path: Path | None, as_json: bool, *, stopped: bool = False) -> str:

@@ -10,14 +10,16 @@ from __future__ import annotations
 import json
 import sys
 from argparse import Namespace
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from explorer.devices.discover import discover
 from explorer.devices.model import CudaGpu, Device, Discovery
-from explorer.units import binary_bytes
-
-if TYPE_CHECKING:
-    from explorer.bench.roofline import Roof
+from explorer.devices.roofs import apply_measured, record_roof
+from explorer.errors import UserError
+from explorer.roofs import store
+from explorer.roofs.model import Roof
+from explorer.roofs.texts import roof_lines
+from explorer.units import binary_bytes, byte_rate, share_pct
 
 
 def _size(n: int | None) -> str:
@@ -47,16 +49,27 @@ def format_live(d: CudaGpu) -> str:
     assert live is not None
     parts = []
 
-    def value(name: str, text: str | None) -> None:
+    def value(name: str, text: str | None, label: str = "") -> None:
         if text is not None:
             parts.append(text)
         elif name in live.unavailable:
-            parts.append(f"{name.rsplit('_', 1)[0].replace('_', ' ')} n/a ({live.unavailable[name]})")
+            what = label or name.rsplit("_", 1)[0].replace("_", " ")
+            parts.append(f"{what} n/a ({live.unavailable[name]})")
 
     util = live.utilization_gpu_pct
     value(
         "utilization_gpu_pct", None if util is None else f"a kernel ran {util:.0f}% of the time (not SM load)"
     )
+    activity, occupancy = live.sm_activity_pct, live.sm_occupancy_pct
+    if activity is not None or occupancy is not None:
+        parts.append(f"SM activity {share_pct(activity)}, SM occupancy {share_pct(occupancy)} (NVML GPM)")
+    elif "sm_activity_pct" in live.unavailable:
+        value("sm_activity_pct", None, "SM activity")
+    rx, tx = live.pcie_rx_bytes_per_s, live.pcie_tx_bytes_per_s
+    if rx is not None or tx is not None:
+        parts.append(f"PCIe in {byte_rate(rx)}, out {byte_rate(tx)}")
+    else:
+        value("pcie_rx_bytes_per_s", None, "PCIe traffic")
     used, total = live.memory_used_bytes, live.memory_total_bytes
     value("memory_used_bytes", None if used is None else f"{_size(used)} of {_size(total)} used")
     temp = live.temperature_c
@@ -88,14 +101,9 @@ def filtered(discovery: Discovery, include_catalog: bool) -> Discovery:
 
 
 def device_roofs(discovery: Discovery) -> list[Roof]:
-    """Each device's roof: theoretical and measured ceilings (present devices, from the per-machine
-    cache) or the spec sheet's (catalog GPUs)."""
-    from explorer.bench import peaks
-
-    return [
-        peaks.catalog_roof(d.key) if d.kind == "catalog" else peaks.device_roof(d.key)
-        for d in discovery.devices
-    ]
+    """Each device's roof, as the Devices page and the roofline show it: theoretical ceilings and
+    this machine's stored measured ones (present devices), or the spec sheet's (catalog GPUs)."""
+    return [record_roof(d) for d in discovery.devices]
 
 
 def devices_json(discovery: Discovery) -> dict[str, Any]:
@@ -106,30 +114,53 @@ def devices_json(discovery: Discovery) -> dict[str, Any]:
 
 
 def format_roofs(roofs: list[Roof]) -> str:
-    """The ceilings of each device, one line each, with its kind and how it was had."""
+    """The ceilings of each device, one line each, with its kind, its working sets and its basis."""
     lines = ["Roofline ceilings:"]
     for roof in roofs:
-        lines.append(f"  {roof.device}: {roof.note}" if roof.note else f"  {roof.device}:")
-        for c in roof.ceilings:
-            lines.append(f"    {c.label}: {c.basis}" if c.basis else f"    {c.label}")
-        if roof.ridge_flop_per_byte:
-            lines.append(f"    ridge point: {roof.ridge_flop_per_byte:.3g} FLOP/byte")
+        head, *rest = roof_lines(roof) or [""]
+        lines.append(f"  {roof.device}: {head}" if head else f"  {roof.device}:")
+        lines += [f"    {line}" for line in rest]
     return "\n".join(lines)
 
 
+class _ProgressLines:
+    """A measurement's progress on stderr: a line when its stage changes or each quarter passes."""
+
+    def __init__(self, device: str) -> None:
+        self.device, self.stage, self.quarter = device, "", -1
+
+    def __call__(self, fraction: float, text: str) -> None:
+        stage = text.split(":", 1)[0]
+        quarter = int(fraction * 4)
+        if stage != self.stage or quarter != self.quarter:
+            self.stage, self.quarter = stage, quarter
+            print(f"  {self.device}: {100 * fraction:3.0f}% {text}", file=sys.stderr, flush=True)
+
+
 def measure_roofs(discovery: Discovery) -> None:
-    """Measure (again) the clock and ceilings of the CPU and every present GPU, and cache them."""
+    """Measure again the clock and ceilings of the CPU and every present GPU, and store them: a
+    measurement disturbed by other programs does not replace a quiet one (it says so)."""
     from explorer.bench import peaks
 
     for d in discovery.devices:
-        if d.kind == "catalog":
+        if d.kind == "catalog" or (d.kind == "cuda" and d.index is None):
             continue
         print(
             f"measuring the ceilings of {d.key} (seconds; every core is kept busy)...",
             file=sys.stderr,
             flush=True,
         )
-        peaks.ensure_measured(d.key, force=True)
+        try:
+            saved = peaks.ensure_measured(d.key, force=True, record=d, progress=_ProgressLines(d.key))
+        except OSError as exc:  # measured, but a full or read-only disk kept it from being stored
+            raise UserError(
+                f"the ceilings of {d.key} were measured but could not be kept in {store.store_path()}: "
+                f"{exc.strerror or exc}; free some space and measure again"
+            ) from None
+        if saved is not None:
+            print(saved.message, file=sys.stderr, flush=True)
+        if d.kind == "cpu":
+            apply_measured(d, record_roof(d))  # the record shows what is stored now
 
 
 def run_devices(args: Namespace) -> int:
@@ -144,6 +175,7 @@ def run_devices(args: Namespace) -> int:
         measure_roofs(discovery)
     if getattr(args, "json", False):
         print(json.dumps(devices_json(discovery), indent=2))
+        _say_notice()
         return 0
     print(format_table(discovery))
     print()
@@ -160,4 +192,12 @@ def run_devices(args: Namespace) -> int:
     if not include_catalog:
         print()
         print("Add --catalog to list spec sheets of well-known GPUs (not present here) for the lessons.")
+    _say_notice()
     return 0
+
+
+def _say_notice() -> None:
+    """A damaged ceilings file was moved aside while reading: said once, on stderr."""
+    notice = store.take_notice()
+    if notice:
+        print(notice, file=sys.stderr)

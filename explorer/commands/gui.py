@@ -122,10 +122,22 @@ def check_display() -> None:
         )
 
 
+def check_platform_plugin(platforms: tuple[str, ...] | None = None) -> None:
+    """Before Qt is loaded: the platform plugin it will load finds its shared libraries, else one
+    line naming the missing ones and the command that installs them (Qt itself would abort with
+    exit 134 and a hint that names the wrong package)."""
+    from explorer.qtcheck import as_root, distribution_family, platform_problem
+
+    problem = platform_problem(platforms=platforms)
+    if problem is not None:
+        raise UserError(problem.message(distribution_family(), as_root()))
+
+
 def run_gui(args: Namespace) -> int:
     # multiprocessing.freeze_support() has already run: it is the first call of cli.main.
     req = parse_gui(args)
     check_display()
+    check_platform_plugin()
     app, window = open_main_window(req.panel, remember=True)
     if req.lesson is not None:
         window.lessons.open(req.lesson.lesson, req.lesson.step)
@@ -210,6 +222,8 @@ def parse_gui(args: Namespace) -> GuiRequest:
 
 def run_screenshot(args: Namespace) -> int:
     req = parse_screenshot(args)
+    # rendered offscreen unless QT_QPA_PLATFORM says otherwise (render_window): that plugin's libraries
+    check_platform_plugin(None if os.environ.get("QT_QPA_PLATFORM") else ("offscreen",))
     out = req.out
     image = render_window(req.panel, req.size, req.scale, req.lesson, req.view)
     if req.lesson is not None:

@@ -41,7 +41,7 @@ def _find_device(query: str) -> Device:
 
 
 def _target(args: Any) -> tuple[ArchLimits, str, Device | None]:
-    if getattr(args, "cc", None):
+    if getattr(args, "cc", None) is not None:  # --cc '' is an empty capability, not "no device named"
         limits = limits_for_cc(parse_cc(args.cc))
         return limits, limits.label, None
     device = _find_device(args.device)

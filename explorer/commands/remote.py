@@ -66,8 +66,9 @@ def run_remote_devices(args: Namespace, remote: Remote) -> int:
 
 
 def run_remote_self_test(args: Namespace, remote: Remote) -> int:
-    """``self-test --host``: the self-test's checks run by the agent there (the window check
-    excepted: a GPU server needs no display), each line shown as it comes."""
+    """``self-test --host``: the self-test's checks run by the agent there as on a GPU server (the
+    window check excepted: it needs no display; a GPU its torch cannot use fails; its GPU queue is
+    checked), each line shown as it comes."""
     from explorer.agent.protocol import AgentError
     from explorer.remote.session import open_agent
 
@@ -82,7 +83,9 @@ def run_remote_self_test(args: Namespace, remote: Remote) -> int:
 
     try:
         with open_agent(remote) as agent:
-            answer = agent.request("selftest.run", {"skip": ["window"]}, timeout_s=600, on_event=show)
+            answer = agent.request(
+                "selftest.run", {"skip": ["window"], "server": True}, timeout_s=600, on_event=show
+            )
     except AgentError as exc:
         raise RemoteUnreachable(str(exc)) from None
     checks = answer.get("checks")

@@ -58,6 +58,7 @@ IMPLAUSIBLY_SLOW = 3.0
 _found_gpus = (
     0  # present GPUs the devices check found; the GPU workload check explains if torch cannot use them
 )
+_gpu_server = False  # the checks run on a lab's GPU server for ``self-test --host`` (collect_checks)
 
 
 @dataclass
@@ -220,7 +221,10 @@ def check_benchmark_engine(notes: list[Check]) -> str:
 
 
 def check_gpu_workload(notes: list[Check]) -> str | None:
-    """On a machine whose torch sees a GPU, the same matmul on it; ``None`` when there is none."""
+    """On a machine whose torch sees a GPU, the same matmul on it; ``None`` when there is none.
+
+    On a lab's GPU server (``self-test --host``) a GPU that torch cannot use fails the check: the
+    students' GPU benchmarks are what the server is for. On a laptop it is a note."""
     import torch
 
     if not torch.cuda.is_available():
@@ -230,6 +234,11 @@ def check_gpu_workload(notes: list[Check]) -> str | None:
                 if torch.version.cuda is None
                 else f"torch (CUDA {torch.version.cuda}) cannot use it; check the driver version"
             )
+            if _gpu_server:
+                raise CheckFailed(
+                    f"NVML sees {_found_gpus} NVIDIA GPU(s) but {why} ({torch.__version__}): GPU benchmarks "
+                    f"cannot run here; install a CUDA build of torch in {sys.prefix}"
+                )
             notes.append(
                 Check(
                     "gpu benchmarks",
@@ -247,6 +256,27 @@ def check_gpu_workload(notes: list[Check]) -> str | None:
     if not err < 1e-2:  # TF32 may be on; a broken GPU path is off by far more than this
         raise CheckFailed(f"the GPU matmul is wrong: relative error {err:.2e}")
     return f"torch matmul on {torch.cuda.get_device_name(0)} correct"
+
+
+def check_gpu_queue() -> str:
+    """A GPU server's line for its GPUs (``explorer.agent.gpuqueue``): a folder no user can break,
+    and the admin's bounds (or the defaults, and why a policy file there was not used)."""
+    from explorer.agent.gpuqueue import folder_problem, queue_dir, read_policy
+
+    folder = queue_dir()
+    problem = folder_problem(folder)
+    if problem:
+        raise CheckFailed(problem)
+    policy = read_policy(folder)
+    source = (
+        f"from {policy.source}"
+        if policy.source
+        else "the defaults" + (f"; {policy.note}" if policy.note else "")
+    )
+    return (
+        f"GPU queue in {folder}: a run that stops making progress loses its turn after {policy.stall_s:g} s, "
+        f"a turn lasts {policy.turn_s:g} s (+{policy.grace_s:g} s for a point) while others wait ({source})"
+    )
 
 
 def check_cuda_simulator() -> str:
@@ -349,6 +379,7 @@ def planned_checks() -> list[tuple[str, Callable[[list[Check]], str | None]]]:
         ("cpu matmul", _plain(check_cpu_matmul)),
         ("benchmark engine", check_benchmark_engine),
         ("gpu workload", check_gpu_workload),
+        *([("gpu queue", _plain(check_gpu_queue))] if _gpu_server else []),
         ("cuda simulator", _plain(check_cuda_simulator)),
         ("launch real run", _plain(check_real_run)),
         ("window", _plain(check_window)),
@@ -357,10 +388,13 @@ def planned_checks() -> list[tuple[str, Callable[[list[Check]], str | None]]]:
 
 
 def collect_checks(
-    *, on_check: Callable[[Check], None] | None = None, skip: tuple[str, ...] = ()
+    *, on_check: Callable[[Check], None] | None = None, skip: tuple[str, ...] = (), gpu_server: bool = False
 ) -> list[Check]:
     """Run every check in order (but those named in ``skip``); ``on_check`` sees each line as soon
-    as it is known (the text output)."""
+    as it is known (the text output). ``gpu_server``: the machine serves students' GPU runs
+    (``self-test --host``): a GPU its torch cannot use fails, and its GPU queue is checked."""
+    global _gpu_server
+    _gpu_server = gpu_server
     report: list[Check] = []
     for name, func in planned_checks():
         if name in skip:

@@ -116,7 +116,8 @@ def theoretical_fp32_gflops(
 
     FLOP per cycle comes from the ISA (``explorer.devices.isa``, which says how many FMA pipes it
     assumes). The clock here is the one the OS reports; the benchmarks measure the clock the
-    cores really run at and replace this estimate with a peak built on it (``apply_measured``).
+    cores really run at and replace this estimate with a peak built on it
+    (``explorer.devices.roofs.apply_measured``).
     """
     if physical_cores <= 0 or clock_mhz <= 0:
         return None
@@ -227,47 +228,23 @@ def probe_cpu(*, psutil_module: Any = None, cpuinfo_info: dict[str, Any] | None 
         )
     else:
         device.mark_unavailable("fp32_peak_gflops", "needs the core count and the maximum clock")
-    if apply_measured(device):  # the peak on the measured clock replaces the estimate: say its basis
-        device.notes.append(f"theoretical FP32 peak: {device.fp32_peak_basis}")
-    elif estimate:
+    if estimate:
         device.notes.append(how)
+    # filled from the stored measurements by discovery (``explorer.devices.roofs.apply_measured``)
+    why = "not measured on this machine yet: run a benchmark or 'device-explorer devices --measure'"
+    device.mark_unavailable("clock_measured_ghz", why)
+    device.mark_unavailable("fp32_measured_gflops", why)
+    _fill_caches(device, info)
     return device
 
 
-def apply_measured(device: CpuDevice) -> bool:
-    """Where this machine's clock and ceilings have been measured (a benchmark run or
-    ``devices --measure``; cached per machine), the record carries them with their basis: the
-    measured clock, the FP32 peak built on it instead of the reported-clock estimate, and the
-    measured memory bandwidth. Nothing is measured here: the cache is read, that is all.
-    True when the FP32 peak is now the one on the measured clock."""
-    try:
-        from explorer.bench.peaks import record_roof
+def _fill_caches(device: CpuDevice, info: dict[str, Any]) -> None:
+    """The data caches from sysfs (Linux), else py-cpuinfo's sizes, else why none are known."""
+    from explorer.devices.caches import caches_from_cpuinfo, read_sysfs_caches
 
-        roof = record_roof("cpu", device)
-    except Exception as exc:  # a damaged cache never costs the CPU's row
-        device.mark_unavailable("clock_measured_ghz", f"the measured figures could not be read: {exc}")
-        device.mark_unavailable("fp32_measured_gflops", f"the measured figures could not be read: {exc}")
-        return False
-    if roof.clock_ghz is None:
-        why = "not measured on this machine yet: run a benchmark or 'device-explorer devices --measure'"
-        device.mark_unavailable("clock_measured_ghz", why)
-        device.mark_unavailable("fp32_measured_gflops", why)
-        return False
-    device.clock_measured_ghz = roof.clock_ghz
-    device.clock_measured_basis = f"{roof.clock_method}; {roof.note}"
-    peak = next((c for c in roof.ceilings if c.quantity == "compute" and c.kind == "theoretical"), None)
-    if peak is not None:
-        device.fp32_peak_gflops, device.fp32_peak_basis = peak.value, peak.basis
-    sgemm = next((c for c in roof.ceilings if c.quantity == "compute" and c.kind == "measured"), None)
-    if sgemm is not None:
-        device.fp32_measured_gflops, device.fp32_measured_basis = sgemm.value, f"{sgemm.name}: {sgemm.basis}"
-    else:
+    device.caches = read_sysfs_caches() or caches_from_cpuinfo(info, device.physical_cores)
+    if not device.caches:
         device.mark_unavailable(
-            "fp32_measured_gflops", "the ceilings have not been measured on this machine yet"
+            "caches",
+            "neither the OS (sysfs) nor py-cpuinfo reports the cache sizes; the roofline's levels stay unnamed",
         )
-    bandwidth = roof.top("memory")
-    if bandwidth is not None:
-        device.memory_bandwidth_gbps = bandwidth.value
-        device.memory_bandwidth_basis = f"measured, {bandwidth.name}: {bandwidth.basis}"
-        device.unavailable.discard("memory_bandwidth_gbps")
-    return peak is not None and not peak.estimate

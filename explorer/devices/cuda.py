@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from explorer.devices.model import CudaGpu, CudaLimits, ProbeReport
+from explorer.devices.model import CudaGpu, CudaLimits, ProbeReport, import_failure
 
 
 def _bus_id(domain: Any, bus: Any, device: Any) -> str | None:
@@ -106,8 +106,8 @@ def import_torch() -> tuple[Any, ProbeReport | None]:
         return None, ProbeReport(
             "torch", False, "torch is not installed, so the app cannot run GPU work through it."
         )
-    except Exception as exc:  # a broken install (missing shared library, ...)
-        return None, ProbeReport("torch", False, f"torch is installed but failed to import: {exc}")
+    except (Exception, SystemExit) as exc:  # a broken install (missing shared library, sys.exit ...)
+        return None, ProbeReport("torch", False, import_failure("torch", exc) + ".")
     return torch, None
 
 
@@ -228,8 +228,8 @@ def import_numba() -> tuple[Any, ProbeReport | None]:
         return None, ProbeReport(
             "numba", False, "numba is not installed, so CUDA kernels cannot be written in Python."
         )
-    except Exception as exc:
-        return None, ProbeReport("numba", False, f"numba is installed but failed to import: {exc}")
+    except (Exception, SystemExit) as exc:
+        return None, ProbeReport("numba", False, import_failure("numba", exc) + ".")
     import numba as numba_module
 
     return numba_module, None

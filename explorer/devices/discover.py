@@ -20,7 +20,7 @@ from typing import Any
 
 from explorer.devices.arch import fill_from_compute_capability
 from explorer.devices.deadline import DEADLINES_S, ProbeTimedOut, call_with_deadline
-from explorer.devices.model import CudaGpu, Device, Discovery, ProbeReport
+from explorer.devices.model import CpuDevice, CudaGpu, Device, Discovery, ProbeReport
 from explorer.devices.names import best_match, normalise, suggestions
 from explorer.errors import UserError
 from explorer.inputs import shown
@@ -370,6 +370,7 @@ def discover(
             from explorer.devices.cpu import probe_cpu as _probe_cpu
 
             cpu = _probe_cpu()
+            _apply_stored_measurements(cpu)
             first.append(cpu)
             cores = f"{cpu.physical_cores or '?'} cores, {cpu.logical_cores or '?'} threads"
             reports.append(ProbeReport("cpu", True, f"{cpu.name}: {cores}", 1))
@@ -426,6 +427,17 @@ def discover(
         reports.append(_failed("merge", exc))
         gpus = []
     return Discovery(devices=first + gpus + catalog, reports=reports + catalog_reports)
+
+
+def _apply_stored_measurements(cpu: CpuDevice) -> None:
+    """The CPU's record carries this machine's measured clock, peak and bandwidth where they are
+    stored (``explorer.devices.roofs``); a store that cannot be read never costs the CPU's row."""
+    from explorer.devices.roofs import apply_measured, record_roof
+
+    try:
+        apply_measured(cpu, record_roof(cpu))
+    except Exception as exc:  # noqa: BLE001 - the row matters more than the measured figures
+        cpu.notes.append(f"The measured figures could not be read: {exc}")
 
 
 def _default_discovery() -> Discovery:

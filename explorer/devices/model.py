@@ -140,6 +140,20 @@ class CudaLimits:
 
 
 @dataclass
+class CpuCache:
+    """One level of the CPU's data caches as the OS reports it: one cache's size, and how many
+    separate caches of that level the machine has (a per-core L2 on 8 cores: 8; a shared L3: 1)."""
+
+    level: str  # "L1", "L2", "L3"
+    size_bytes: int
+    instances: int = 1
+
+    @property
+    def total_bytes(self) -> int:
+        return self.size_bytes * self.instances
+
+
+@dataclass
 class GpuProcess:
     pid: int
     name: str
@@ -151,7 +165,12 @@ class LiveReading:
     """One sample of a present GPU's sensors, taken through NVML.
 
     ``utilization_gpu_pct`` is NVML's "GPU utilization": the share of the last sample period
-    in which at least one kernel was running. It is *not* how busy the SMs were.
+    in which at least one kernel was running. It is *not* how busy the SMs were: that is
+    ``sm_activity_pct`` (the share of SMs that had work, averaged over the time since the
+    previous reading) and ``sm_occupancy_pct`` (the share of the SMs' warp slots in use), which
+    NVML's GPM metrics give on Hopper and newer GPUs only; elsewhere they are missing with the
+    reason. ``pcie_rx_bytes_per_s`` / ``pcie_tx_bytes_per_s`` are the PCIe traffic into and out
+    of the GPU, as NVML counts it over a 20 ms window (``nvmlDeviceGetPcieThroughput``).
     """
 
     SENSORS: ClassVar[tuple[str, ...]] = (
@@ -164,6 +183,10 @@ class LiveReading:
         "power_limit_w",
         "clock_sm_mhz",
         "clock_memory_mhz",
+        "pcie_rx_bytes_per_s",
+        "pcie_tx_bytes_per_s",
+        "sm_activity_pct",
+        "sm_occupancy_pct",
     )
 
     timestamp_s: float
@@ -176,6 +199,10 @@ class LiveReading:
     power_limit_w: float | None = None
     clock_sm_mhz: int | None = None
     clock_memory_mhz: int | None = None
+    pcie_rx_bytes_per_s: float | None = None  # host -> GPU
+    pcie_tx_bytes_per_s: float | None = None  # GPU -> host
+    sm_activity_pct: float | None = None  # NVML GPM: share of SMs busy since the last reading
+    sm_occupancy_pct: float | None = None  # NVML GPM: share of warp slots in use since then
     unavailable: FieldReasons = field(default_factory=FieldReasons)
 
     def __post_init__(self) -> None:
@@ -332,6 +359,9 @@ class CpuDevice(_Record):
     #: the best FP32 matmul measured on this machine (the roofline's measured compute ceiling)
     fp32_measured_gflops: float | None = None
     fp32_measured_basis: str = ""
+    #: the data caches, nearest the cores first (``explorer.devices.caches``): the roofline's
+    #: memory levels are named by these sizes
+    caches: list[CpuCache] = field(default_factory=list)
 
     @property
     def present(self) -> bool:
@@ -519,6 +549,15 @@ _LEGACY_DEFAULTS: dict[str, Any] = {
     "unavailable": {},
     "notes": [],
 }
+
+
+def import_failure(module: str, exc: BaseException) -> str:
+    """Why importing a probe's module failed, in words: a broken install raises, and a module that
+    calls ``sys.exit`` while it is imported (a stand-in pynvml did, with 3) would end the whole
+    command with that status and no word; the probe reports it instead."""
+    if isinstance(exc, SystemExit):
+        return f"{module} is installed but ended the program while being imported (sys.exit({exc.code!r}))"
+    return f"{module} is installed but failed to import: {exc}"
 
 
 @dataclass

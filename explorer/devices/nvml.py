@@ -20,15 +20,20 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from explorer.devices.gpm import GPM_METRICS, NO_DATA_YET, GpmReader, GpmResult
 from explorer.devices.model import (
     HIDDEN_BY_CUDA_VISIBLE_DEVICES,
     CudaGpu,
     GpuProcess,
     LiveReading,
     ProbeReport,
+    import_failure,
 )
+from explorer.devices.nvml_errors import explain_field_error
 
 _MIB = 1024 * 1024
+#: a one-off reading's GPM window: long enough for the counters to move, short for ``devices``
+GPM_FIRST_GAP_S = 0.1
 
 # Plain words for the ways NVML can be unusable, keyed by the pynvml error class name.
 _INIT_EXPLANATIONS = {
@@ -41,38 +46,17 @@ _INIT_EXPLANATIONS = {
     "NVMLError_Uninitialized": "NVML was not initialised.",
 }
 
-_FIELD_EXPLANATIONS = {
-    "NVMLError_NotSupported": "not supported by this GPU or driver",
-    "NVMLError_NoPermission": "no permission to read it (try as administrator)",
-    "NVMLError_GpuIsLost": "the GPU stopped responding",
-    "NVMLError_FunctionNotFound": "the driver is too old to report it",
-    "NVMLError_Unknown": "the driver returned an unknown error",
-    "NVMLError_NotFound": "not found",
-    "NVMLError_NoData": "no data yet",
-    "NVMLError_InvalidArgument": "the driver rejected the query",
-}
-
 
 class NvmlUnavailable(RuntimeError):
     """NVML cannot be used at all on this machine; ``str()`` is the plain explanation."""
 
 
-def _error_name(exc: BaseException) -> str:
-    return type(exc).__name__
-
-
 def explain_init_error(exc: BaseException) -> str:
     """One sentence a student understands for why NVML would not start."""
-    name = _error_name(exc)
+    name = type(exc).__name__
     if name in _INIT_EXPLANATIONS:
         return _INIT_EXPLANATIONS[name]
     return f"NVML could not start ({exc}). The NVIDIA driver may be missing or broken."
-
-
-def explain_field_error(exc: BaseException) -> str:
-    name = _error_name(exc)
-    reason = _FIELD_EXPLANATIONS.get(name)
-    return reason if reason else f"NVML error: {exc}"
 
 
 def _text(value: Any) -> str:
@@ -92,6 +76,8 @@ def import_nvml() -> Any:
         raise NvmlUnavailable(
             "The Python package nvidia-ml-py (module pynvml) is not installed, so GPUs cannot be listed."
         ) from exc
+    except (Exception, SystemExit) as exc:  # a broken install, or one that calls sys.exit
+        raise NvmlUnavailable(f"{import_failure('pynvml', exc)}, so GPUs cannot be listed.") from None
     return pynvml
 
 
@@ -195,6 +181,7 @@ class NvmlSession:
         self.nvml: Any = nvml
         self._clock = clock
         self._handles: dict[int, Any] = {}
+        self._gpm: dict[int, GpmReader] = {}
         self.started = False
 
     def init(self) -> None:
@@ -212,6 +199,9 @@ class NvmlSession:
     def shutdown(self) -> None:
         if self.started:
             self.started = False
+            for reader in self._gpm.values():
+                reader.close()
+            self._gpm.clear()
             self._handles.clear()
             try:
                 self.nvml.nvmlShutdown()
@@ -239,8 +229,27 @@ class NvmlSession:
         return self._handles[index]
 
     def read_live(self, index: int) -> LiveReading:
-        """One cheap sample of NVML device ``index``'s sensors."""
-        return read_live(self.nvml, self.handle(index), clock=self._clock)
+        """One cheap sample of NVML device ``index``'s sensors; SM activity and occupancy (GPM)
+        cover the time since the previous call for that GPU (the first call has none yet)."""
+        return read_live(self.nvml, self.handle(index), clock=self._clock, gpm=self.gpm_reader(index))
+
+    def gpm_reader(self, index: int) -> GpmReader:
+        """The GPM reader of NVML device ``index``, kept for the session (it holds the last sample)."""
+        if index not in self._gpm:
+            self._gpm[index] = GpmReader(self.nvml, self.handle(index))
+        return self._gpm[index]
+
+    def complete_gpm(self, readings: dict[int, LiveReading], gap_s: float = GPM_FIRST_GAP_S) -> None:
+        """For one-off readings (``devices``): wait ``gap_s`` once, then give every reading whose GPM
+        fields still say "no data yet" the GPU's SM activity and occupancy over that gap."""
+        waiting = {
+            i: live for i, live in readings.items() if live.unavailable.get("sm_activity_pct") == NO_DATA_YET
+        }
+        if not waiting:
+            return
+        time.sleep(gap_s)
+        for index, live in waiting.items():
+            apply_gpm(live, self.gpm_reader(index).read())
 
     def system_versions(self) -> tuple[str | None, str | None, dict[str, str]]:
         reasons: dict[str, str] = {}
@@ -371,11 +380,20 @@ def process_name(nvml: Any, pid: int) -> str:
         return f"pid {pid}"
 
 
-def read_live(nvml: Any, handle: Any, *, clock: Callable[[], float] = time.time) -> LiveReading:
+#: bytes in NVML's "KB" of ``nvmlDeviceGetPcieThroughput`` (KiB, as nvtop and nvitop read it)
+PCIE_THROUGHPUT_UNIT_BYTES = 1024
+
+
+def read_live(
+    nvml: Any, handle: Any, *, clock: Callable[[], float] = time.time, gpm: GpmReader | None = None
+) -> LiveReading:
     """One sample of a GPU's sensors; ``handle`` is an NVML handle or an NVML index.
 
-    Called about once a second per GPU by the Devices panel, so it makes only the seven
-    driver calls it needs, and a sensor that fails is recorded in ``unavailable``.
+    Called about once a second per GPU by the Devices panel, so it makes only the driver calls
+    it needs, and a sensor that fails is recorded in ``unavailable``. The two PCIe counters each
+    count over 20 ms inside the driver, so a reading takes about 40 ms. ``gpm`` is the GPU's GPM
+    reader (``NvmlSession`` keeps one per GPU): SM activity and occupancy since its last read;
+    without one those two fields say they were not read.
     """
     if isinstance(handle, int):
         handle = nvml.nvmlDeviceGetHandleByIndex(handle)
@@ -409,7 +427,27 @@ def read_live(nvml: Any, handle: Any, *, clock: Callable[[], float] = time.time)
     live.clock_sm_mhz = int(sm) if sm is not None else None
     memclk = ask(("clock_memory_mhz",), lambda: nvml.nvmlDeviceGetClockInfo(handle, nvml.NVML_CLOCK_MEM))
     live.clock_memory_mhz = int(memclk) if memclk is not None else None
+    live.pcie_rx_bytes_per_s = _pcie_rate(ask, nvml, handle, "pcie_rx_bytes_per_s", "NVML_PCIE_UTIL_RX_BYTES")
+    live.pcie_tx_bytes_per_s = _pcie_rate(ask, nvml, handle, "pcie_tx_bytes_per_s", "NVML_PCIE_UTIL_TX_BYTES")
+    apply_gpm(
+        live, gpm.read() if gpm is not None else GpmResult.missing("not read (no GPM reader for this GPU)")
+    )
     return live
+
+
+def _pcie_rate(ask: Callable[..., Any], nvml: Any, handle: Any, name: str, counter: str) -> float | None:
+    """Bytes per second over the driver's 20 ms window for one direction of the PCIe link."""
+    rate = ask((name,), lambda: nvml.nvmlDeviceGetPcieThroughput(handle, getattr(nvml, counter)))
+    return float(rate) * PCIE_THROUGHPUT_UNIT_BYTES if rate is not None else None
+
+
+def apply_gpm(live: LiveReading, result: GpmResult) -> None:
+    """Put one GPM read's values (and reasons) into ``live``, replacing what it had for them."""
+    for name in GPM_METRICS:
+        live.unavailable.discard(name)
+        setattr(live, name, result.values.get(name))
+        if name in result.reasons:
+            live.unavailable.mark(name, result.reasons[name])
 
 
 def probe_nvml(nvml: Any = None, *, env: Mapping[str, str] | None = None) -> NvmlProbe:
@@ -443,6 +481,7 @@ def probe_nvml(nvml: Any = None, *, env: Mapping[str, str] | None = None) -> Nvm
             for k, v in reasons.items():
                 dev.mark_unavailable(k, v)
             devices.append(dev)
+        session.complete_gpm({d.nvml_index: d.live for d in devices if d.live and d.nvml_index is not None})
         mig_parents = {u: i for i in range(count) for u in session.mig_children(i)}
         mapping = cuda_visible_nvml_indices(
             environ.get("CUDA_VISIBLE_DEVICES"), [d.uuid or "" for d in devices], mig_parents

@@ -49,6 +49,12 @@ EMULATION_MAX_ELEMENTS = 1 << 24
 # On a GPU the limit is what we can sensibly copy back and draw, not the GPU's speed.
 GPU_MAX_ELEMENTS = 1 << 26
 GPU_MAX_THREADS = 1 << 31
+# On a GPU each block's first thread also writes the SM it ran on (``%smid``), one int32 per
+# block: kept for launches of up to this many blocks (16 MiB); a remote run carries fewer back.
+SM_MAP_MAX_BLOCKS = 1 << 22
+REMOTE_SM_MAP_MAX_BLOCKS = 1 << 18
+#: no GPU has this many SMs (the H100 has 132): an SM map beyond it is not one
+MAX_SM_NUMBER = 4095
 # On a remote machine the three per-element arrays come back inside one JSON line (delta-coded and
 # compressed: a correct launch's arrays shrink to almost nothing, a scrambled one's do not), so a
 # remote run keeps fewer elements: what crosses a slow link in seconds and fits the protocol's line.
@@ -94,6 +100,27 @@ class RealRunResult:
     extent: Dim | None = None
     #: the remote machine it ran on ("gpu-lab"), "" for this one
     host: str = ""
+    #: on a GPU, the SM each block ran on by linear block number, as the hardware's ``%smid``
+    #: register says (int32); None where it could not be read, and ``sm_note`` says why
+    sm_of_block: np.ndarray | None = None
+    sm_note: str = ""
+
+    def sms_used(self) -> int | None:
+        """How many different SMs ran the launch's blocks (``None`` without an SM map)."""
+        if self.sm_of_block is None:
+            return None
+        import numpy as np
+
+        return int(np.unique(self.sm_of_block[self.sm_of_block >= 0]).size)
+
+    def blocks_per_sm(self) -> dict[int, int]:
+        """SM number -> how many of the launch's blocks ran on it (empty without an SM map)."""
+        if self.sm_of_block is None:
+            return {}
+        import numpy as np
+
+        sms, counts = np.unique(self.sm_of_block[self.sm_of_block >= 0], return_counts=True)
+        return {int(sm): int(count) for sm, count in zip(sms, counts, strict=True)}
 
     @property
     def untouched(self) -> int:
@@ -145,6 +172,12 @@ class RealRunResult:
             parts.append("every element written exactly once")
         if not self.sum_correct:
             parts.append("c != a + b somewhere")
+        used = self.sms_used()
+        if used is not None:
+            blocks = _count(self.grid)
+            parts.append(
+                f"its {blocks:,} block{'s' if blocks != 1 else ''} ran on {used:,} SMs (read from %smid)"
+            )
         return "; ".join(parts) + "."
 
 
@@ -291,6 +324,46 @@ def _record_vector_add(a, b, c, block_of, thread_of, writes, n, ex, ey, ez):
         cuda.atomic.add(writes, i, 1)
 
 
+_DEVICE_RECORD: Any = None  # _record_vector_add as a device function, bound by _kernel_with_sm()
+_SMID: Any = None  # the PTX function reading %smid, bound by _kernel_with_sm()
+_KERNEL_SM: Any = None
+
+#: The SM a thread runs on: the ``%smid`` register, which numba has no name for, read by a
+#: hand-written PTX function linked into the kernel. It follows numba's ABI for
+#: ``declare_device("dx_smid", "int32()")``: the first parameter points at the return value, and
+#: the function's own result is a status (0). ``%smid`` is the SM's number while the thread runs.
+SMID_PTX = """//
+// Device Explorer: dx_smid() returns the number of the SM the calling thread runs on.
+//
+.version 6.5
+.target sm_50
+.address_size 64
+
+.visible .func  (.param .b32 func_retval0) dx_smid(
+	.param .b64 dx_smid_param_0
+)
+{
+	.reg .b32 	%r<3>;
+	.reg .b64 	%rd<2>;
+
+	ld.param.u64 	%rd1, [dx_smid_param_0];
+	mov.u32 	%r1, %smid;
+	st.u32 	[%rd1], %r1;
+	mov.u32 	%r2, 0;
+	st.param.b32	[func_retval0+0], %r2;
+	ret;
+}
+"""
+
+
+def _record_vector_add_sm(a, b, c, block_of, thread_of, writes, sm_of_block, n, ex, ey, ez):
+    """The recording kernel, and block by block the SM that ran it (the block's first thread writes it)."""
+    _DEVICE_RECORD(a, b, c, block_of, thread_of, writes, n, ex, ey, ez)
+    if cuda.threadIdx.x == 0 and cuda.threadIdx.y == 0 and cuda.threadIdx.z == 0:
+        block_linear = cuda.blockIdx.x + cuda.gridDim.x * (cuda.blockIdx.y + cuda.gridDim.y * cuda.blockIdx.z)
+        sm_of_block[block_linear] = _SMID()
+
+
 def _kernel():
     """Compile (once) the recording kernel; numba is imported here, never at module import."""
     global _KERNEL, _DEVICE_NUMBERS, cuda
@@ -301,6 +374,24 @@ def _kernel():
         _DEVICE_NUMBERS = numba_cuda.jit(device=True)(_thread_numbers)
         _KERNEL = numba_cuda.jit(_record_vector_add)
     return _KERNEL
+
+
+def _kernel_with_sm():
+    """Compile (once) the recording kernel that also reads ``%smid`` (GPU only: numba's simulator
+    links no PTX). Raises whatever numba raises when the PTX cannot be linked."""
+    global _KERNEL_SM, _DEVICE_RECORD, _SMID
+    if _KERNEL_SM is None:
+        _kernel()
+        from numba import cuda as numba_cuda
+
+        folder = tempfile.mkdtemp(prefix="explorer-smid-")
+        ptx = os.path.join(folder, "dx_smid.ptx")
+        with open(ptx, "w", encoding="ascii") as fh:
+            fh.write(SMID_PTX)
+        _DEVICE_RECORD = numba_cuda.jit(device=True)(_record_vector_add)
+        _SMID = numba_cuda.declare_device("dx_smid", "int32()")
+        _KERNEL_SM = numba_cuda.jit(link=[ptx])(_record_vector_add_sm)
+    return _KERNEL_SM
 
 
 def _extent_args(extent: Dim | None) -> tuple[int, int, int]:
@@ -390,9 +481,27 @@ def run_here(
     d_block = cuda.to_device(np.full(n_elements, -1, np.int64))
     d_thread = cuda.to_device(np.full(n_elements, -1, np.int64))
     d_writes = cuda.to_device(np.zeros(n_elements, np.int32))
+    blocks = _count(g)
+    sm_note = ""
+    d_sm = None
+    if simulator:
+        sm_note = "the simulator has no SMs"
+    elif blocks > SM_MAP_MAX_BLOCKS:
+        sm_note = f"the SM map is kept for launches of at most {SM_MAP_MAX_BLOCKS:,} blocks"
+    else:
+        try:
+            kernel_sm = _kernel_with_sm()
+            d_sm = cuda.to_device(np.full(blocks, -1, np.int32))
+        except Exception as exc:  # noqa: BLE001 - the run goes on without the SM map, saying why
+            sm_note = (
+                f"%smid could not be read: {(str(exc).strip().splitlines() or [type(exc).__name__])[0][:200]}"
+            )
     cuda.synchronize()
     t0 = time.perf_counter()
-    kernel[g, b](d_a, d_b, d_c, d_block, d_thread, d_writes, n_elements, *_extent_args(e))
+    if d_sm is not None:
+        kernel_sm[g, b](d_a, d_b, d_c, d_block, d_thread, d_writes, d_sm, n_elements, *_extent_args(e))
+    else:
+        kernel[g, b](d_a, d_b, d_c, d_block, d_thread, d_writes, n_elements, *_extent_args(e))
     cuda.synchronize()
     kernel_s = time.perf_counter() - t0
     c = d_c.copy_to_host()
@@ -417,6 +526,8 @@ def run_here(
         kernel_s=kernel_s,
         total_s=time.perf_counter() - t_total,
         extent=e,
+        sm_of_block=d_sm.copy_to_host() if d_sm is not None else None,
+        sm_note=sm_note,
     )
 
 
@@ -433,15 +544,18 @@ def _save(result: RealRunResult, path: str) -> None:
         "sum_correct": result.sum_correct,
         "kernel_s": result.kernel_s,
         "total_s": result.total_s,
+        "sm_note": result.sm_note,
     }
+    arrays: dict[str, Any] = {
+        "meta": np.frombuffer(json.dumps(meta).encode(), dtype=np.uint8),
+        "block_of_element": result.block_of_element,
+        "thread_of_element": result.thread_of_element,
+        "writes_per_element": result.writes_per_element,
+    }
+    if result.sm_of_block is not None:
+        arrays["sm_of_block"] = result.sm_of_block
     with open(path, "wb") as fh:
-        np.savez(
-            fh,
-            meta=np.frombuffer(json.dumps(meta).encode(), dtype=np.uint8),
-            block_of_element=result.block_of_element,
-            thread_of_element=result.thread_of_element,
-            writes_per_element=result.writes_per_element,
-        )
+        np.savez(fh, **arrays)
 
 
 def _load(path: str, total_s: float) -> RealRunResult:
@@ -462,6 +576,8 @@ def _load(path: str, total_s: float) -> RealRunResult:
             sum_correct=meta["sum_correct"],
             kernel_s=meta["kernel_s"],
             total_s=total_s,
+            sm_of_block=data["sm_of_block"] if "sm_of_block" in data.files else None,
+            sm_note=str(meta.get("sm_note", "")),
         )
 
 
@@ -637,6 +753,12 @@ def result_to_inline(result: RealRunResult) -> dict[str, Any]:
         "thread_of_element": _encode_array(result.thread_of_element),
         "writes_per_element": _encode_array(result.writes_per_element),
     }
+    sm_note = result.sm_note
+    if result.sm_of_block is not None:
+        if result.sm_of_block.size <= REMOTE_SM_MAP_MAX_BLOCKS:
+            arrays["sm_of_block"] = _encode_array(result.sm_of_block)
+        else:
+            sm_note = f"a run on another machine brings the SM map back for at most {REMOTE_SM_MAP_MAX_BLOCKS:,} blocks"
     size = sum(len(a) for a in arrays.values())
     if size > _INLINE_MAX_BYTES:
         raise UserError(
@@ -652,6 +774,7 @@ def result_to_inline(result: RealRunResult) -> dict[str, Any]:
         "device_name": result.device_name,
         "sum_correct": result.sum_correct,
         "kernel_s": result.kernel_s,
+        "sm_note": sm_note,
         **arrays,
     }
 
@@ -702,9 +825,25 @@ def result_from_inline(
             kernel_s=max(0.0, float(kernel_s)),
             total_s=total_s,
             extent=extent,
+            sm_of_block=_sm_map_from_inline(data, grid),
+            sm_note=str(data.get("sm_note") or "")[:300],
         )
     except ValueError as exc:
         raise UserError(f"the remote's real run sent a result that is not valid here: {exc}") from None
+
+
+def _sm_map_from_inline(data: dict[str, Any], grid: Dim) -> np.ndarray | None:
+    """The SM map another machine sent, checked: one SM number (or -1) per block of the launch."""
+    text = data.get("sm_of_block")
+    if text is None:
+        return None
+    blocks = _count(grid)
+    if blocks > REMOTE_SM_MAP_MAX_BLOCKS:
+        raise ValueError("it sent an SM map for more blocks than a remote run carries")
+    sm = _decode_array(text, blocks, "int32", "sm_of_block")
+    if sm.size and (int(sm.min()) < -1 or int(sm.max()) > MAX_SM_NUMBER):
+        raise ValueError(f"its SM map holds numbers outside -1..{MAX_SM_NUMBER}")
+    return sm
 
 
 def run_to_file(

@@ -16,11 +16,12 @@ from pathlib import Path
 from typing import Any
 
 from explorer.bench.results import BenchPoint
+from explorer.cleantext import clean_text
 from explorer.errors import UserError
 from explorer.inputs import InputError, one_line, parse_device_key, parse_sizes, parse_whole, shown
 from explorer.launch.animation import SPEEDS_WAVES_PER_S
 from explorer.launch.config import Dim3, field_problems, parse_launch, parse_thread_ref
-from explorer.schema import SchemaError, check_value, show
+from explorer.schema import SchemaError, check_range, check_value, show
 from explorer.statefile import Damaged, parse_json_bytes, read_bounded, save_json
 
 from .model import (
@@ -46,6 +47,9 @@ from .model import (
 MAX_LESSON_BYTES = 4 * 1024 * 1024
 #: more steps than this is not a class
 MAX_STEPS = 500
+#: the highest lesson format version read (a newer one loads with a note; a 400-digit one is damage,
+#: and its note would have widened the window to thousands of pixels)
+MAX_FORMAT_VERSION = 1000
 #: the SM picture's zoom levels (the visualizer's Ctrl+Up / Ctrl+Down)
 ZOOMS = (1.0, 1.5, 2.0, 3.0)
 MIN_SPEED, MAX_SPEED = SPEEDS_WAVES_PER_S[0], SPEEDS_WAVES_PER_S[-1]
@@ -94,10 +98,10 @@ def parse_lesson(data: Any, where: str = "the lesson") -> Lesson:
         raise LessonError(f'{where} is not a lesson file: its "format" is {show(fmt)}, not {FORMAT_NAME!r}')
     try:
         version = check_value(data.get("version", FORMAT_VERSION), int, "version")
-        if version < 1:
-            raise SchemaError(f"version is {version}, less than 1")
-        title = check_value(data.get("title", ""), str, "title").strip()
-        summary = check_value(data.get("summary", ""), str, "summary")
+        check_range(version, "version", 1, MAX_FORMAT_VERSION)
+        # a teacher's file is someone else's text: no escape sequence in it reaches a terminal
+        title = clean_text(check_value(data.get("title", ""), str, "title")).strip()
+        summary = clean_text(check_value(data.get("summary", ""), str, "summary"), keep_newlines=True)
         steps = data.get("steps")
         if not isinstance(steps, list) or not steps:
             raise SchemaError(f"steps is {show(steps)}, not a list of at least one step")
@@ -123,7 +127,7 @@ def parse_step(raw: Any, number: int) -> Step:
         panel = raw.get("panel")
         if panel not in STEP_PANELS:
             raise StepError(f"panel is {show(panel)}, not one of {', '.join(STEP_PANELS)}")
-        title = _text(raw.get("title", ""), "title")
+        title = clean_text(_text(raw.get("title", ""), "title"))
         narration = _narration(raw.get("narration", ""))
         state_raw = raw.get("state", {})
         if not isinstance(state_raw, dict):
@@ -157,8 +161,8 @@ def _narration(value: Any) -> str:
     """Narration (``explorer.lessons.narration``) as one string or a list of lines (easier to
     edit in JSON)."""
     if isinstance(value, list):
-        return "\n".join(check_value(value, list[str], "narration"))
-    return _text(value, "narration")
+        return clean_text("\n".join(check_value(value, list[str], "narration")), keep_newlines=True)
+    return clean_text(_text(value, "narration"), keep_newlines=True)
 
 
 def _narration_or_empty(raw: Any) -> str:
@@ -170,7 +174,7 @@ def _narration_or_empty(raw: Any) -> str:
 
 def _title_or_empty(raw: Any) -> str:
     value = raw.get("title", "") if isinstance(raw, dict) else ""
-    return value if isinstance(value, str) else ""
+    return clean_text(value) if isinstance(value, str) else ""
 
 
 def _launch_text(value: Any, name: str) -> str:
@@ -238,8 +242,8 @@ def parse_visualizer(state: dict[str, Any]) -> VisualizerState:
 def parse_recorded(value: Any) -> Recorded:
     if not isinstance(value, dict):
         raise StepError(f"recorded is {show(value)}, not an object")
-    device = _text(value.get("device", ""), "recorded's device").strip()
-    date = _text(value.get("date", ""), "recorded's date").strip()
+    device = clean_text(_text(value.get("device", ""), "recorded's device")).strip()
+    date = clean_text(_text(value.get("date", ""), "recorded's date")).strip()
     if not device or not date:
         raise StepError("recorded needs a device and a date: results are always shown as whose and when")
     rows = value.get("points")
@@ -251,7 +255,7 @@ def parse_recorded(value: Any) -> Recorded:
         device=device,
         date=date,
         points=points,
-        note=_text(value.get("note", ""), "recorded's note"),
+        note=clean_text(_text(value.get("note", ""), "recorded's note"), keep_newlines=True),
         extra={k: v for k, v in value.items() if k not in known},
     )
 
@@ -360,7 +364,29 @@ def parse_memory(state: dict[str, Any]) -> MemoryState:
         raise StepError(f"p is {show(p)}; the page takes at most {P_DECIMALS} decimals")
     m.p = p
     m.seed = _memory_whole(known, "seed", m.seed, 0, 1 << 30, "of the random data")
+    _parse_tiling(known, m)
     return m
+
+
+def _parse_tiling(known: dict[str, Any], m: MemoryState) -> None:
+    """The tiled-matmul stepper's fields, held to what its controls take (the block inside the
+    grid, the tick inside the block's steps)."""
+    from explorer.memory.tiling import MatmulShape
+    from explorer.memory.tiling_session import TILE_MAX, TILE_MIN
+    from explorer.memory.tiling_steps import MAX_STEPPER_DIM, Timeline
+
+    m.rows = _memory_whole(known, "rows", m.rows, 1, MAX_STEPPER_DIM, "M, rows of A and C")
+    m.cols = _memory_whole(known, "cols", m.cols, 1, MAX_STEPPER_DIM, "N, columns of B and C")
+    m.inner = _memory_whole(known, "inner", m.inner, 1, MAX_STEPPER_DIM, "K, columns of A and rows of B")
+    m.tile = _memory_whole(known, "tile", m.tile, TILE_MIN, TILE_MAX, "T, the tile side")
+    shape = MatmulShape(m.rows, m.cols, m.inner, m.tile)
+    gx, gy = shape.grid
+    m.block_x = _memory_whole(known, "block_x", m.block_x, 0, gx - 1, "the block's column in the grid")
+    m.block_y = _memory_whole(known, "block_y", m.block_y, 0, gy - 1, "the block's row in the grid")
+    steps = len(Timeline(shape, m.block_x, m.block_y))
+    m.tick = _memory_whole(known, "tick", m.tick, 0, steps, "the stepper's position")
+    m.gpu = _text(known.get("gpu", m.gpu), "gpu").strip() or m.gpu
+    m.regs = _memory_whole(known, "regs", m.regs, 1, 255, "registers per thread")
 
 
 STATE_PARSERS: dict[str, Callable[[dict[str, Any]], PanelState]] = {

@@ -55,8 +55,13 @@ like any other, so ``10*32`` stays ``10*32``.
   Divergence: ``pattern`` (a branch preset's name, or ""), ``block`` (threads, 1..1024),
   ``branch`` ("mod", "lt", "warp" or "random"), ``k`` (K of the first three) or ``p`` (0..1, at
   most 3 decimals, of "random") and ``seed`` (the random data's). A ``pattern`` sets its numbers;
-  giving another value for one of them is an error naming both. Only the shown tab is changed;
-  the others stay as they were.
+  giving another value for one of them is an error naming both. Tiling (the tiled matmul
+  stepper): ``rows``, ``cols`` and ``inner`` (M, N and K of C = A (M x K) . B (K x N), 1..1024),
+  ``tile`` (T, 2..32), ``block_x`` and ``block_y`` (the block shown, inside the grid), ``tick``
+  (the stepper's position: 0 before the first step, up to the block's last), ``gpu`` (the GPU whose
+  occupancy and roofline the costs are read on, a name or part of one as ``launch --device``
+  takes it; absent here, its catalog sheet) and ``regs`` (registers per thread, 1..255). Only
+  the shown tab is changed; the others stay as they were.
 
 Keys this version does not know, at any level, are kept and written back unchanged on save, so a
 lesson made with a newer version survives an edit in this one. The values are checked by the
@@ -145,7 +150,7 @@ class DevicesState:
     extra: dict[str, Any] = field(default_factory=dict)
 
 
-MEMORY_VIEWS = ("coalescing", "banks", "divergence")
+MEMORY_VIEWS = ("coalescing", "banks", "divergence", "tiling")
 BRANCH_KINDS = ("mod", "lt", "warp", "random")
 #: the largest stride and offset (elements) the Memory page's fields take: past this a pattern
 #: only moves further apart, and a lesson step must be one the page can show
@@ -157,7 +162,7 @@ class MemoryState:
     """The Memory page as a step shows it: the tab and its controls (see the module docstring).
     The fields of the tabs not shown are kept (a hand-written step may set them) but not applied."""
 
-    view: Literal["coalescing", "banks", "divergence"] = "coalescing"
+    view: Literal["coalescing", "banks", "divergence", "tiling"] = "coalescing"
     pattern: str = ""
     elem: int = 4
     stride: int = 1
@@ -170,6 +175,15 @@ class MemoryState:
     k: int = 2
     p: float = 0.5
     seed: int = 0
+    rows: int = 64
+    cols: int = 64
+    inner: int = 64
+    tile: int = 8
+    block_x: int = 0
+    block_y: int = 0
+    tick: int = 0
+    gpu: str = "GTX 1650"
+    regs: int = 32
     extra: dict[str, Any] = field(default_factory=dict)
 
     #: the fields each view uses (what a saved step writes for it)
@@ -177,6 +191,7 @@ class MemoryState:
         "coalescing": ("pattern", "elem", "stride", "offset", "active", "warp"),
         "banks": ("pattern", "elem", "stride", "offset", "active", "pad"),
         "divergence": ("pattern", "block", "branch", "k", "p", "seed"),
+        "tiling": ("rows", "cols", "inner", "tile", "block_x", "block_y", "tick", "gpu", "regs"),
     }
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from html import escape
 
 from explorer.bench.fmt import number_text, seconds_text
+from explorer.bench.results import BenchPoint
 
 from .model import BenchState, Lesson, Recorded, Step
 from .narration import to_html as narration_html
@@ -20,49 +21,45 @@ def step_heading(lesson: Lesson, index: int) -> str:
     return f"{lesson.title}: {step.title}" if step.title else lesson.title
 
 
-#: recorded points shown in the pane at most: a table of thousands would take the pane seconds
-#: to lay out on every step (and no class reads past the first screens of it)
-MAX_RECORDED_ROWS = 100
+#: the columns of a lesson's recorded results, as the player's table heads them
+RECORDED_COLUMNS = ("series", "size", "median", "throughput")
 
 
 def recorded_html(recorded: Recorded) -> str:
-    """The results a lesson carries, as a table headed with whose and when they are: shown beside
-    a run made here, never mistakable for one. Every value is escaped (a lesson file is text
-    anyone may have written)."""
-    points = recorded.points
+    """The heading of the results a lesson carries: whose and when they are, so they are shown
+    beside a run made here and never mistaken for one. Every value is escaped (a lesson file is
+    text anyone may have written). The rows themselves are a table of their own
+    (``recorded_row``): a lesson may carry 20,000 points, and rendering those as rows of the
+    narration's document took 107 s and stalled the window."""
+    count = len(recorded.points)
     parts = [
         f"<h4>Results {escape(recorded.label)}</h4>",
         "<p>Measured when the lesson was made, on that machine, not this one. Start the run for this "
-        "machine's own figures.</p>",
+        f"machine's own figures. {count:,} point{'s' if count != 1 else ''}, in the table below.</p>",
     ]
     if recorded.note:
         parts.append(f"<p>{escape(recorded.note)}</p>")
-    rows = ["<tr><th>series</th><th>size</th><th>median</th><th>throughput</th></tr>"]
-    for p in points[:MAX_RECORDED_ROWS]:
-        if p.error:
-            cells = (p.variant, p.size_label, f"error: {p.error}", "")
-        else:
-            noisy = " (disturbed)" if p.noisy else ""
-            cells = (
-                p.variant,
-                p.size_label,
-                f"{seconds_text(p.median_s, '-')}{noisy}",
-                number_text(p.throughput, p.throughput_unit) if p.throughput is not None else "-",
-            )
-        rows.append("<tr>" + "".join(f"<td>{escape(str(c))}</td>" for c in cells) + "</tr>")
-    parts.append("<table cellspacing='0' cellpadding='3' border='1'>" + "".join(rows) + "</table>")
-    if len(points) > MAX_RECORDED_ROWS:
-        parts.append(
-            f"<p>The first {MAX_RECORDED_ROWS} of {len(points):,} recorded points; the lesson file "
-            "holds them all.</p>"
-        )
     return "".join(parts)
+
+
+def recorded_row(p: BenchPoint) -> tuple[str, str, str, str]:
+    """One recorded point as the table shows it, in ``RECORDED_COLUMNS``' order."""
+    if p.error:
+        return (p.variant, p.size_label, f"error: {p.error}", "")
+    noisy = " (disturbed)" if p.noisy else ""
+    throughput = number_text(p.throughput, p.throughput_unit) if p.throughput is not None else "-"
+    return (p.variant, p.size_label, f"{seconds_text(p.median_s, '-')}{noisy}", throughput)
+
+
+def step_recorded(step: Step) -> Recorded | None:
+    """The results a step carries, if any."""
+    return step.state.recorded if isinstance(step.state, BenchState) else None
 
 
 def step_html(step: Step, code_colour: str = "") -> str:
     """What the narration pane shows for a step: its narration (``explorer.lessons.narration``:
-    plain text and three marks, every character escaped), then any recorded results."""
-    parts = [narration_html(step.narration, code_colour)]
-    if isinstance(step.state, BenchState) and step.state.recorded is not None:
-        parts.append(recorded_html(step.state.recorded))
+    plain text and three marks, every character escaped), then the heading of any recorded
+    results (whose rows the player shows in a table beneath it)."""
+    recorded = step_recorded(step)
+    parts = [narration_html(step.narration, code_colour), recorded_html(recorded) if recorded is not None else ""]
     return "".join(p for p in parts if p)

@@ -34,8 +34,36 @@ SOURCE = (
 )
 
 
+def _check_elem(elem_bytes: int) -> None:
+    if elem_bytes not in ELEMENT_SIZES:
+        raise UserError(
+            f"element size {elem_bytes} bytes is not one a GPU loads in one instruction; "
+            f"use {', '.join(map(str, ELEMENT_SIZES))}"
+        )
+
+
+class _WarpAccess:
+    """What every shape of a warp's shared-memory access shares: the words an element covers, and
+    how the warp is split into requests by element size. A subclass says where each lane reads."""
+
+    elem_bytes: int
+
+    def lane_address(self, lane: int) -> int:  # pragma: no cover - every subclass overrides it
+        raise NotImplementedError
+
+    def lane_words(self, lane: int) -> range:
+        """The 32-bit words ``lane``'s element covers (one for elements of 4 bytes or less)."""
+        first = self.lane_address(lane) // WORD_BYTES
+        return range(first, first + max(1, self.elem_bytes // WORD_BYTES))
+
+    @property
+    def lanes_per_phase(self) -> int:
+        """32 lanes at a time up to 4-byte elements, 16 for 8-byte, 8 for 16-byte."""
+        return WARP_SIZE // max(1, self.elem_bytes // WORD_BYTES)
+
+
 @dataclass(frozen=True)
-class SharedAccess:
+class SharedAccess(_WarpAccess):
     """One warp-wide shared-memory access: lane ``i`` touches element ``offset + i * stride``.
 
     A stride of 0 is allowed here (every lane reads one element: the broadcast case a course
@@ -48,11 +76,7 @@ class SharedAccess:
     active_lanes: int = WARP_SIZE
 
     def __post_init__(self) -> None:
-        if self.elem_bytes not in ELEMENT_SIZES:
-            raise UserError(
-                f"element size {self.elem_bytes} bytes is not one a GPU loads in one instruction; "
-                f"use {', '.join(map(str, ELEMENT_SIZES))}"
-            )
+        _check_elem(self.elem_bytes)
         if not 0 <= self.stride <= MAX_ELEMENTS:
             raise UserError(f"stride {self.stride} is outside 0..{MAX_ELEMENTS} elements")
         if not 0 <= self.offset <= MAX_ELEMENTS:
@@ -65,15 +89,30 @@ class SharedAccess:
     def lane_address(self, lane: int) -> int:
         return (self.offset + lane * self.stride) * self.elem_bytes
 
-    def lane_words(self, lane: int) -> range:
-        """The 32-bit words ``lane``'s element covers (one for elements of 4 bytes or less)."""
-        first = self.lane_address(lane) // WORD_BYTES
-        return range(first, first + max(1, self.elem_bytes // WORD_BYTES))
+
+@dataclass(frozen=True)
+class SharedGather(_WarpAccess):
+    """One warp-wide shared-memory access where each lane names its own element: lane ``i`` reads
+    ``elements[i]`` (``len(elements)`` lanes take part, from lane 0). The shape a 2-D tile's reads
+    take once a warp spans several of its rows, as ``As[ty][k]`` and ``Bs[k][tx]`` of a tiled
+    matmul do with a T x T block: no single stride describes them when T is not 32."""
+
+    elements: tuple[int, ...]
+    elem_bytes: int = 4
+
+    def __post_init__(self) -> None:
+        _check_elem(self.elem_bytes)
+        if not 1 <= len(self.elements) <= WARP_SIZE:
+            raise UserError(f"a warp has 1 to {WARP_SIZE} lanes; {len(self.elements)} elements given")
+        if any(not 0 <= e <= MAX_ELEMENTS for e in self.elements):
+            raise UserError(f"an element index is outside 0..{MAX_ELEMENTS}")
 
     @property
-    def lanes_per_phase(self) -> int:
-        """32 lanes at a time up to 4-byte elements, 16 for 8-byte, 8 for 16-byte."""
-        return WARP_SIZE // max(1, self.elem_bytes // WORD_BYTES)
+    def active_lanes(self) -> int:
+        return len(self.elements)
+
+    def lane_address(self, lane: int) -> int:
+        return self.elements[lane] * self.elem_bytes
 
 
 def tile_column(width: int, column: int = 0, elem_bytes: int = 4) -> SharedAccess:
@@ -109,7 +148,7 @@ class Phase:
 
 @dataclass(frozen=True)
 class BankConflicts:
-    access: SharedAccess
+    access: SharedAccess | SharedGather
     lanes: tuple[LaneBank, ...]
     phases: tuple[Phase, ...]  # only phases with an active lane
 
@@ -129,11 +168,15 @@ class BankConflicts:
 
     def to_dict(self) -> dict[str, object]:
         a = self.access
+        pattern: dict[str, object] = (
+            {"stride": a.stride, "offset": a.offset}
+            if isinstance(a, SharedAccess)
+            else {"elements": list(a.elements)}
+        )
         return {
             "space": "shared",
             "elem_bytes": a.elem_bytes,
-            "stride": a.stride,
-            "offset": a.offset,
+            **pattern,
             "active_lanes": a.active_lanes,
             "conflict_degree": self.conflict_degree,
             "wavefronts": self.wavefronts,
@@ -153,7 +196,7 @@ class BankConflicts:
         }
 
 
-def bank_conflicts(access: SharedAccess) -> BankConflicts:
+def bank_conflicts(access: SharedAccess | SharedGather) -> BankConflicts:
     """Which bank each lane hits, the conflict degree and the wavefronts (see the module docstring)."""
     per = access.lanes_per_phase
     lanes = []

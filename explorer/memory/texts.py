@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from explorer.memory.banks import BankConflicts
+from explorer.memory.banks import BankConflicts, SharedAccess
 from explorer.memory.coalescing import WARP_SIZE, Coalescing
 from explorer.memory.divergence import Divergence, WarpBranch
 from explorer.units import count, percent_text
@@ -12,7 +12,8 @@ UTILIZATION_MEANING = (
     "NVML's 'GPU utilization' is the share of its last sample period (1/6 s to 1 s) in which at "
     "least one kernel was running, not the share of SMs or lanes at work: one warp on one SM reads "
     "100%. How much of the GPU works is the occupancy and the SMs with blocks, which the Launch "
-    "visualizer shows, or a profiler's 'SM activity'."
+    "visualizer shows, or 'SM activity', which NVML's GPM counters measure on Hopper and newer GPUs "
+    "(the Devices page draws it beside utilization)."
 )
 
 
@@ -57,8 +58,9 @@ PHASE_WORDS = {32: "one request for the warp", 16: "two half-warp requests", 8: 
 def bank_headline(b: BankConflicts) -> str:
     a = b.access
     kind = "conflict-free" if b.conflict_degree == 1 else f"{b.conflict_degree}-way bank conflict"
+    where = f"{a.stride} apart" if isinstance(a, SharedAccess) else "each at its own index"
     return (
-        f"{count(a.active_lanes, 'lane')}, {a.elem_bytes}-byte elements {a.stride} apart: {kind}, "
+        f"{count(a.active_lanes, 'lane')}, {a.elem_bytes}-byte elements {where}: {kind}, "
         f"{count(b.wavefronts, 'wavefront')} (fewest possible {b.ideal_wavefronts})"
     )
 

@@ -20,23 +20,30 @@ The API (what the CLI and the Devices panel call):
     A cheap live sample of remote GPUs from an open agent (poll it every second or so).
 ``BenchPlan(remote=...)`` (``explorer.bench.runner``)
     Runs a benchmark plan on the remote, one point at a time over the same pipe; a dropped
-    connection becomes an error row and the next point reconnects. A plan on ``cuda:N`` first
-    takes that GPU's lock on the machine (``explorer.agent.gpushare``); while another run holds
-    it, ``BenchRun.on_waiting(message)`` is called about once a second with "waiting: another
-    run is using this GPU (Ns)" (from the thread iterating ``events()``). A point measured
-    while NVML listed another process on the GPU comes back ``noisy`` with it named.
-``RemoteAgentProcess(remote).start(hello_timeout_s=...)``
-    The agent without ``open_agent``'s defaults; ``request("ping")`` answers ``slurm_job``
-    (the Slurm job it runs in, or None).
+    connection becomes an error row and the next point reconnects; every point carries the
+    remote's ``host``. Each point on ``cuda:N`` first takes (or keeps) that GPU's turn on the
+    machine (``explorer.agent.gpushare``); while another run holds it, ``BenchRun.on_waiting``
+    gets a ``QueueWait`` about once a second ("waiting for cuda:0: bob has held it since 14:02:11
+    (matmul, 3 min 5 s); you are next (waited 12 s)"), and with a launcher a ``JobState`` each
+    time Slurm changes the job's state or reason (from the thread iterating ``events()``). A job
+    Slurm ends (its time limit, a cancel) is named and not started again (``JobEnded``). A point
+    measured while NVML listed another process on the GPU comes back ``noisy`` with it named.
+``RemoteAgentProcess(remote, on_job=...).start(hello_timeout_s=...)``
+    The agent without ``open_agent``'s defaults; with a launcher it runs behind the launcher
+    guard (``jobguard``: the job's state while it waits, ``scancel`` when the client goes);
+    ``request("ping")`` answers ``slurm_job`` (the Slurm job it runs in, or None).
 
 Timeouts (seconds; ``explorer.remote.target``, ``session``, ``explorer.bench.runner``): connect
 10 (ssh ConnectTimeout), first answer 60 or 300 with a launcher (a queued job; it is named when
-given up on), a dead link noticed within 15 (keep-alives), a benchmark point 120 (the plan's
-``point_timeout_s``), a device listing 90, a live reading 10, queueing for a GPU 3600.
+given up on and cancelled; a reason Slurm never clears ends the wait at once), a dead link
+noticed within 15 (keep-alives), a benchmark point 120 (the plan's ``point_timeout_s``), a device
+listing 90, a live reading 10, waiting for a GPU's turn 3600.
 
 Modules: ``target`` (the Remote record, checks, the ssh argv, timeouts), ``faults`` (ssh/Slurm
-stderr -> one line), ``records`` (Device records rebuilt from the remote's JSON, checked),
-``session`` (the remote agent process, listing, live readings).
+stderr -> one line; only lines that are reasons are ever quoted), ``records`` (Device records
+rebuilt from the remote's JSON, checked), ``session`` (the remote agent process, listing, live
+readings), ``slurm`` (a job's state and reason in words), ``jobguard`` (the launcher guard that
+runs on a cluster's login node).
 """
 
 from explorer.remote.session import (

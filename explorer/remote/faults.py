@@ -24,14 +24,65 @@ COMMAND_NOT_FOUND = 127
 _NO_PACKAGE = re.compile(r"No module named '?explorer'?|No module named explorer\b")
 
 
-def _last_line(stderr: str) -> str:
-    lines = [ln.strip() for ln in stderr.splitlines() if ln.strip()]
-    return lines[-1] if lines else ""
+#: The shapes of what ssh itself writes (OpenSSH 8-9 at LogLevel=ERROR), what Python writes when it
+#: cannot run the agent, the agent's own last words and a shell's "not found": only such lines are
+#: ever quoted as a reason. Anything else on the remote's stderr (a library's warning such as
+#: torch's "No CUDA runtime is found, using CUDA_HOME=...", a login script's chatter) is noise: it
+#: never becomes the reason the user is shown.
+_SSH_SAID = re.compile(
+    r"^(ssh: |ssh_|kex_|client_loop: |Host key |Connection (closed|reset|to |timed out)|Timeout, server "
+    r"|Received disconnect|Disconnected from|Unable to negotiate|Bad owner|Can't open user config"
+    r"|Load key|banner exchange|@+|Permission denied|Too many authentication|No matching"
+    r"|[^\s:@]+@[^\s:]+: Permission denied|Warning: Permanently|Bad configuration option"
+    r"|[^\s:]+: line \d+: Bad configuration)"
+)
+_PROGRAM_SAID = re.compile(
+    r"^(device-explorer agent: .+"  # the agent's own last words (explorer.agent.serve.run_agent)
+    r"|(\S+: )?(line \d+: )?\S+: (command )?not found"  # a shell that has no such program
+    r"|\S*python[\d.]*: .+"  # the interpreter itself: "python3: No module named explorer"
+    r"|srun: error: .+|slurmstepd: error: .+"  # Slurm's own verdicts
+    r"|([A-Za-z_][\w.]*\.)?[A-Za-z_]\w*(Error|Exception|Exit|Interrupt)(: .*)?)$"  # Python's last line
+)
+
+
+def ssh_lines(stderr: str) -> list[str]:
+    """The lines of ``stderr`` that ssh itself wrote (its errors, never the remote program's)."""
+    return [ln for ln in _lines(stderr) if _SSH_SAID.match(ln)]
+
+
+def reason_line(stderr: str) -> str:
+    """The last line of ``stderr`` that says why something ended (ssh's error, the interpreter's,
+    the agent's own, a shell's, Slurm's), "" when there is none: a warning is never a reason."""
+    for line in reversed(_lines(stderr)):
+        if (_SSH_SAID.match(line) or _PROGRAM_SAID.match(line)) and "Warning" not in line:
+            return line[:300]
+    return ""
+
+
+def _lines(stderr: str) -> list[str]:
+    return [ln.strip() for ln in stderr.splitlines() if ln.strip()]
 
 
 def install_hint(remote: Remote, version: str) -> str:
     """The command that puts this app's version on the remote, for the user to run there."""
     return f"on {remote.host}: {remote.python} -m pip install {PACKAGE}=={version}"
+
+
+def version_mismatch(remote: Remote, theirs: str) -> str:
+    """Why an agent of another version is refused, and the two ways out: match the server here,
+    or have whoever keeps the server's Python (a lab's shared venv is the admin's) install this one."""
+    from explorer.frozen import is_frozen
+
+    here = (
+        f"use the {theirs} bundle here"
+        if is_frozen()
+        else f"install the server's version here (pip install {PACKAGE}=={theirs})"
+    )
+    return (
+        f"{remote.host} runs {PACKAGE} {theirs} and this app is {_version()}: the two must be the same "
+        f"version. Either {here}, or ask whoever keeps {remote.python} on {remote.host} (a lab's shared "
+        f"venv is its admin's) to install this one there ({remote.python} -m pip install {PACKAGE}=={_version()})"
+    )
 
 
 def ssh_command(remote: Remote) -> str:
@@ -84,7 +135,9 @@ def explain(remote: Remote, stderr: str, code: int | None, *, starting: bool) ->
     """
     host = remote.host
     text = stderr or ""
-    low = text.lower()
+    # what ssh said, never the remote program: a warning on the agent's stderr that happens to
+    # say "connection refused" is not a refused connection
+    low = "\n".join(ssh_lines(text)).lower()
     if "remote host identification has changed" in low or "host key for" in low and "has changed" in low:
         return (
             f"{host}'s host key has CHANGED since it was last trusted, so ssh refused to connect "
@@ -123,7 +176,7 @@ def explain(remote: Remote, stderr: str, code: int | None, *, starting: bool) ->
     if slurm is not None:
         return f"{slurm} (on {host}, launcher {launcher_name(remote)})"
     if code == COMMAND_NOT_FOUND:
-        missing = _last_line(text)
+        missing = reason_line(text)
         m = re.search(r"([^\s:]+): (?:command )?not found", missing)
         what = m.group(1) if m else (launcher_name(remote) if remote.prefix else remote.python)
         if remote.prefix and what == launcher_name(remote):
@@ -141,9 +194,9 @@ def explain(remote: Remote, stderr: str, code: int | None, *, starting: bool) ->
         "connection to",
     )
     if any(d in low for d in dropped):
-        return f"the connection to {host} dropped ({_last_line(text)})"
+        return f"the connection to {host} dropped ({ssh_lines(text)[-1]})"
     if code == SSH_FAILED:
-        said = _last_line(text)
+        said = next(iter(ssh_lines(text)[-1:]), "")
         if said:
             return f"ssh to {host} failed: {said}"
         if starting:
@@ -151,7 +204,7 @@ def explain(remote: Remote, stderr: str, code: int | None, *, starting: bool) ->
         return f"the agent on {host} was killed, or its connection closed without a word"
     if code is not None and code < 0:
         return f"the ssh client for {host} was killed (signal {-code})"
-    said = _last_line(text)
+    said = reason_line(text)
     ended = f"ended with code {code}" if code is not None else "was stopped"
     return f"the agent on {host} {ended}" + (f": {said}" if said else "")
 

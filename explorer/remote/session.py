@@ -14,17 +14,19 @@ noticed within ~15 s), per request the caller's ``timeout_s`` (a benchmark point
 
 from __future__ import annotations
 
+import secrets
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from explorer import __version__
-from explorer.agent.child import AgentGone, AgentProcess, AgentTimeout
-from explorer.agent.protocol import AgentError, Hello
+from explorer.agent.child import AgentGone, AgentMismatch, AgentProcess, AgentTimeout
+from explorer.agent.protocol import PACKAGE, PROTOCOL_VERSION, AgentError, Hello
 from explorer.devices.model import Discovery, LiveReading
-from explorer.remote.faults import explain, install_hint, slurm_queued
+from explorer.remote.faults import explain, install_hint, slurm_queued, version_mismatch
 from explorer.remote.records import discovery_from_dict, live_from_dict
+from explorer.remote.slurm import JobState
 from explorer.remote.target import Remote
 
 #: Discovering a machine's devices imports torch and numba there: seconds, more on a busy server.
@@ -40,17 +42,57 @@ class RemoteTimeout(AgentTimeout):
     """The remote agent did not say hello or answer in time (a Slurm job still queued says so)."""
 
 
+class JobEnded(RemoteGone):
+    """The Slurm job the agent runs in ended by Slurm's doing (its time limit, a cancel, a failed
+    node), or can never start (a reason Slurm never clears): starting it again would end the same
+    way, so a run stops asking and names why. ``job`` is the job's last state."""
+
+    def __init__(self, message: str, job: JobState) -> None:
+        super().__init__(message, message)
+        self.job = job
+
+
 class RemoteAgentProcess(AgentProcess):
     """An agent on ``remote``, reached with the system's ssh. Start it with ``start()`` (or use
-    ``open_agent``); requests, cancel and close are ``AgentProcess``'s."""
+    ``open_agent``); requests, cancel and close are ``AgentProcess``'s.
 
-    def __init__(self, remote: Remote, *, label: str | None = None) -> None:
+    With a launcher the agent runs behind the launcher guard (``explorer.remote.jobguard``) in a
+    job named ``job_name``: ``job`` is its last state as Slurm reported it, ``on_job`` is told of
+    each change (on the thread waiting for the hello or an answer), and a job Slurm will never
+    start stops the agent at once (``JobEnded``)."""
+
+    def __init__(
+        self,
+        remote: Remote,
+        *,
+        label: str | None = None,
+        on_job: Callable[[JobState], None] | None = None,
+    ) -> None:
         self.remote = remote
+        self.job_name = f"device-explorer-{secrets.token_hex(5)}" if remote.prefix else None
         super().__init__(
-            remote.ssh_argv(),
+            remote.ssh_argv(self.job_name),
             label=label or f"the agent on {remote.host}",
             install_hint=install_hint(remote, __version__),
         )
+        self.job: JobState | None = None
+        self.on_job = on_job
+        self.on_unsolicited = self._launcher_said
+
+    def _launcher_said(self, data: dict[str, Any]) -> None:
+        state = JobState.from_event(data)
+        if state is None:
+            return
+        self.job = state
+        if self.on_job is not None:
+            self.on_job(state)
+        if state.never_runs:
+            raise JobEnded(state.never_runs_words(self.remote.host), state)
+
+    def _check_hello(self, hello: Hello) -> None:
+        if hello.package == PACKAGE and (hello.protocol != PROTOCOL_VERSION or hello.version != __version__):
+            self._fail(AgentMismatch(version_mismatch(self.remote, hello.version)))
+        super()._check_hello(hello)
 
     def start(self, hello_timeout_s: float | None = None) -> Hello:
         """ssh there, start the agent and check its hello; AgentError (one line in words) otherwise."""
@@ -60,6 +102,11 @@ class RemoteAgentProcess(AgentProcess):
         except RemoteGone:
             raise
         except AgentTimeout:
+            job = self.job
+            if job is not None and not job.final:
+                raise RemoteTimeout(
+                    f"{job.message}; gave up after {timeout:g} s and cancelled the job"
+                ) from None
             queued = slurm_queued(self.stderr_text())
             if queued:
                 raise RemoteTimeout(f"{queued}; gave up after {timeout:g} s") from None
@@ -72,6 +119,9 @@ class RemoteAgentProcess(AgentProcess):
         gone = super()._gone(when, noise)
         if self.cancelled:
             return gone
+        job = self.job
+        if job is not None and job.ended_badly:
+            return JobEnded(job.ended_words(self.remote.host) + job.ended_hint, job)
         code = self._peek_exit()
         # ssh's last words arrive on stderr as it exits: let the reader take them in first
         for thread in self._threads:

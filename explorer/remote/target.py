@@ -75,20 +75,35 @@ class Remote:
     def hello_timeout_s(self) -> float:
         return HELLO_TIMEOUT_PREFIX_S if self.prefix else HELLO_TIMEOUT_S
 
-    def remote_command(self) -> list[str]:
-        """The command the remote runs, as arguments: ``[PREFIX...] PYTHON -m explorer agent``."""
-        return [*self.prefix, self.python, "-m", "explorer", "agent"]
+    def remote_command(self, job_name: str | None = None) -> list[str]:
+        """The command the remote runs, as arguments: ``PYTHON -m explorer agent``, or with a
+        launcher ``PYTHON -m explorer launcher-guard [--job-name NAME] -- PREFIX... PYTHON -m
+        explorer agent``: the guard on the login node reports the job's state while it waits and
+        cancels it when the client goes (``explorer.remote.jobguard``)."""
+        agent = [self.python, "-m", "explorer", "agent"]
+        if not self.prefix:
+            return agent
+        guard = [self.python, "-m", "explorer", "launcher-guard"]
+        if job_name:
+            guard += ["--job-name", job_name]
+        return [*guard, "--", *self.prefix, *agent]
 
-    def remote_command_line(self) -> str:
-        """``remote_command`` quoted for the remote login shell (what ssh hands it)."""
-        parts = [shlex.quote(a) for a in self.prefix]
+    def remote_command_line(self, job_name: str | None = None) -> str:
+        """``remote_command`` quoted for the remote login shell (what ssh hands it); the Python's
+        leading ``~/`` is left for that shell to expand."""
         if self.python.startswith("~/"):
             python = "~/" + shlex.quote(self.python[2:])
         else:
             python = shlex.quote(self.python)
-        return " ".join([*parts, python, "-m", "explorer", "agent"])
+        agent = [python, "-m", "explorer", "agent"]
+        if not self.prefix:
+            return " ".join(agent)
+        guard = [python, "-m", "explorer", "launcher-guard"]
+        if job_name:
+            guard += ["--job-name", shlex.quote(job_name)]
+        return " ".join([*guard, "--", *(shlex.quote(a) for a in self.prefix), *agent])
 
-    def ssh_argv(self) -> list[str]:
+    def ssh_argv(self, job_name: str | None = None) -> list[str]:
         """The whole local command: ``ssh [options] -- DEST 'REMOTE COMMAND'`` as a list."""
         user, host, port = split_destination(self.destination)
         argv = [self.ssh_program]
@@ -119,7 +134,7 @@ class Remote:
             target = target[1:-1]
         elif "@[" in target:
             target = target.replace("@[", "@").rstrip("]")
-        argv += ["--", target, self.remote_command_line()]
+        argv += ["--", target, self.remote_command_line(job_name)]
         return argv
 
 

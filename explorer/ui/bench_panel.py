@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtCore import QCoreApplication, QEvent, Qt, QTimer, Signal
 from PySide6.QtWidgets import (
     QFileDialog,
     QHBoxLayout,
@@ -29,14 +29,14 @@ from PySide6.QtWidgets import (
 from explorer.bench import export
 from explorer.bench.fmt import eta_text
 from explorer.bench.run_results import RunResults
-from explorer.bench.sizes import sizes_text
 from explorer.errors import UserError
 from explorer.inputs import parse_sizes
 from explorer.lessons.model import BenchState, PanelState
-from explorer.lessons.resolve import bench_devices
-from explorer.ui.bench.controls import DEFAULT_BUDGET_S, BenchControls
+from explorer.ui.bench.bandwidth_view import BandwidthPlot
+from explorer.ui.bench.controls import BenchControls
 from explorer.ui.bench.export import export_png
 from explorer.ui.bench.plot import BenchPlot
+from explorer.ui.bench.roof_views import RoofViews
 from explorer.ui.bench.roofline_view import RooflinePlot
 from explorer.ui.bench.stream import RunStream
 from explorer.ui.bench.table import PeakCaption, ResultsTable
@@ -74,8 +74,6 @@ class BenchPanel(Panel):
         self._context = context
         self._stream: RunStream | None = None
         self._total = 0
-        #: remote devices' roofs as their machines sent them, by (host, device key)
-        self._remote_roofs: dict[tuple[str, str], Any] = {}
         #: the plan of the last run started here: what Resume measures the rest of
         self._last_plan: Any = None
         self._plot_pending = False
@@ -83,12 +81,15 @@ class BenchPanel(Panel):
         self.controls = BenchControls(context)
         self.plot = BenchPlot()
         self.roofline = RooflinePlot()
+        self.bandwidth = BandwidthPlot()
         self.plot_tabs = QTabWidget()
         self.plot_tabs.addTab(self.plot, "Measurements")
         self.plot_tabs.addTab(self.roofline, "Roofline")
-        self._catalog_roof_key = ""
-        #: the points of one run per workload; the table and the plots show the chosen workload's
+        self.plot_tabs.addTab(self.bandwidth, "Bandwidth")
+        #: the points of one run per workload, with their roofs; the table and plots show the chosen one's
         self.results = RunResults()
+        self.roofs = RoofViews(context, self.results, self.roofline, self.bandwidth, self)
+        self.roofs.points_changed.connect(lambda: self._workload_shown(force=True))
         self.table = ResultsTable(self.results)
         self.progress_bar = QProgressBar()
         self.progress_bar.setTextVisible(True)
@@ -98,6 +99,12 @@ class BenchPanel(Panel):
         self.message_label = QLabel(wordWrap=True)
         self.message_label.setProperty("role", "error")
         self.message_label.hide()
+        #: while the run waits (another run's turn on the GPU, its Slurm job in the queue): the
+        #: engine's whole sentence under the bar, whose few words it stands for
+        self.wait_label = QLabel(wordWrap=True)
+        self.wait_label.setProperty("role", "caption")
+        self.wait_label.setObjectName("waiting")
+        self.wait_label.hide()
         #: shown after a run that left points without a result (a dropped connection, Stop):
         #: measures only those, keeping the finished points
         self.resume_button = QPushButton("Resume")
@@ -125,6 +132,7 @@ class BenchPanel(Panel):
         top.addWidget(self.progress_bar, 1)
         top.addWidget(self.status_label)
         right_layout.addLayout(top)
+        right_layout.addWidget(self.wait_label)
         right_layout.addWidget(self.message_label)
         splitter = QSplitter(Qt.Orientation.Vertical)
         splitter.addWidget(self.plot_tabs)
@@ -160,9 +168,8 @@ class BenchPanel(Panel):
         self.resume_button.clicked.connect(self.resume)
         self.controls.workload_combo.currentIndexChanged.connect(lambda _i: self._workload_shown())
         self.controls.sizes_edit.textChanged.connect(lambda _t: self._show_planned_sizes())
-        self.roofline.catalog_chosen.connect(self._choose_catalog_roof)
-        context.discovery_changed.connect(lambda _d: self._devices_found())
-        self._devices_found()
+        context.discovery_changed.connect(lambda _d: self.roofs.devices_found())
+        self.roofs.devices_found()
         self.csv_button.clicked.connect(
             lambda: self._export_via_dialog("CSV", "CSV files (*.csv)", self.export_csv)
         )
@@ -186,9 +193,21 @@ class BenchPanel(Panel):
     def running(self) -> bool:
         return self._stream is not None
 
+    @property
+    def context(self) -> Any:
+        return self._context
+
+    @property
+    def total_points(self) -> int:
+        """The points of the run under way, as the engine counted them (0 before it says)."""
+        return self._total
+
     def start(self) -> bool:
         """Start the run the controls describe; ``False`` (reason shown inline) when it cannot."""
         if self._stream is not None:
+            return False
+        if self.roofs.measure.running:  # a run beside it would disturb both: one at a time
+            self._show_message("the ceilings are being measured: wait for it, or stop it, first")
             return False
         plan = self.controls.build_plan()
         if plan is None:
@@ -228,7 +247,8 @@ class BenchPanel(Panel):
         self.exports_changed.emit()
         self.plot.set_running(True)
         self.plot.set_points([])
-        self._refresh_roofline()
+        self.roofs.set_running(True)
+        self.roofs.refresh()
         self._total = 0
         self.progress_bar.setRange(0, 0)  # busy until the first progress record gives the total
         self.progress_bar.setFormat(
@@ -243,7 +263,7 @@ class BenchPanel(Panel):
         stream.progress.connect(self._on_progress)
         stream.failed.connect(self._show_message)
         stream.waiting.connect(self.show_waiting)
-        stream.roof.connect(self.add_remote_roof)
+        stream.roof.connect(lambda roof, workload=plan.workload: self.roofs.add_roof(roof, workload))
         stream.ended.connect(self._on_ended)
         self._stream = stream
         self.controls.set_running(True)
@@ -256,52 +276,37 @@ class BenchPanel(Panel):
             self._stream.cancel()
 
     def lesson_state(self) -> BenchState:
-        """The form as a lesson step holds it: workload, devices, sizes (none: the defaults),
-        repeats (none: until the spread settles) and the time budget."""
-        c = self.controls
-        devices = tuple(c.selected_devices()) or ("cpu",)
-        try:
-            sizes: tuple[int, ...] | None = tuple(parse_sizes(c.sizes_edit.text(), c.workload.size_name))
-        except UserError:
-            sizes = None
-        if sizes is not None and sorted(sizes) == c.workload.default_sizes_for(list(devices)):
-            sizes = None
-        return BenchState(
-            workload=c.workload.name,
-            devices=devices,
-            sizes=sizes,
-            repeats=c.repeats_spin.value() or None,
-            budget_s=round(c.budget_spin.value(), 1),
-        )
+        """The form as a lesson step holds it (``explorer.ui.bench.lesson_form``)."""
+        from explorer.ui.bench.lesson_form import form_state
+
+        return form_state(self.controls)
 
     def show_lesson_state(self, state: PanelState) -> str:
-        """Fill the form; the run is the teacher's to start. Devices this machine lacks are left
-        out and the note says so (the narration pane shows any recorded results beside it)."""
+        """Fill the form; the run is the teacher's to start (``explorer.ui.bench.lesson_form``)."""
         if not isinstance(state, BenchState):
             return ""
         if self.running:
             raise UserError("a benchmark is running: stop it before this step sets the form")
-        devices, note = bench_devices(state, self._context.devices)
-        c = self.controls
-        c.set_workload(state.workload)
-        for key, box in c.device_boxes().items():
-            if box.isEnabled():
-                box.setChecked(key in devices)
-        if state.sizes is None:
-            c.reset_sizes_button.click()
-        else:
-            c.sizes_edit.setText(sizes_text(state.sizes, c.workload.size_format == "bytes"))
-            c.sizes_edit.setCursorPosition(0)
-        c.repeats_spin.setValue(state.repeats or 0)
-        c.budget_spin.setValue(state.budget_s)
-        return note
+        from explorer.ui.bench.lesson_form import fill_form
+
+        return fill_form(self.controls, state, self._context.devices)
 
     def shutdown(self, timeout_s: float = 10.0) -> None:
-        """Cancel any run and wait for its thread, so closing the window leaves no worker behind."""
+        """Cancel any run and wait for its thread, so closing the window leaves no worker behind,
+        and keep the points it finished for the next start.
+
+        The finished points and the run's end reach this panel as queued signals. After the close
+        button the event loop goes on and delivers them; after Ctrl-C, SIGTERM or SIGHUP it does
+        not (``explorer.ui.signals`` ends it at once), and the points were lost. So they are
+        delivered here, and what the panel holds is saved whether the run's end arrived or not."""
         stream = self._stream
         if stream is not None:
             stream.cancel()
             stream.wait(timeout_s)
+            QCoreApplication.sendPostedEvents(self, QEvent.Type.MetaCall)
+            if self._stream is stream:  # the end is not in yet (the thread outlived the wait)
+                self._save_last()
+        self.roofs.shutdown()
 
     def apply_text_scale(self, percent: int) -> None:
         """The controls column and the plots' fonts grow with the text."""
@@ -317,7 +322,8 @@ class BenchPanel(Panel):
         self.plot.main.setMinimumHeight(px(PLOT_MIN_HEIGHT))
         self.roofline.plot.setMinimumHeight(px(ROOFLINE_MIN_HEIGHT))
         self.plot.apply_text_scale()
-        self.roofline.apply_text_scale()
+        for view in (self.roofline, self.bandwidth):  # ticks, titles and legends follow the text size
+            view.apply_text_scale()
         self._fit_settings()
 
     def set_presenting(self, on: bool) -> None:
@@ -350,6 +356,7 @@ class BenchPanel(Panel):
     def apply_theme(self, theme: Theme) -> None:
         self.plot.apply_theme(theme)
         self.roofline.apply_theme(theme)
+        self.bandwidth.apply_theme(theme)
         self.table.viewport().update()  # error rows take their colours from the theme when painted
 
     EXPORTS = (
@@ -380,13 +387,13 @@ class BenchPanel(Panel):
             roof.resize(self.plot.main.size().width(), max(self.plot.main.size().height(), 360))
         return export_png([*self.plot.exported_plots(), roof.plot], path)
 
-    SCREENSHOT_VIEWS = ("roofline",)
+    SCREENSHOT_VIEWS = ("roofline", "bandwidth")
 
     def show_screenshot_view(self, view: str) -> None:
-        """The roofline tab, showing the run ``prepare_screenshot`` left under way."""
+        """The roofline or the bandwidth tab, showing the run ``prepare_screenshot`` left under way."""
         if view not in self.SCREENSHOT_VIEWS:
             super().show_screenshot_view(view)
-        self.plot_tabs.setCurrentWidget(self.roofline)
+        self.plot_tabs.setCurrentWidget(self.roofline if view == "roofline" else self.bandwidth)
 
     def prepare_screenshot(
         self,
@@ -394,48 +401,10 @@ class BenchPanel(Panel):
         share: float = SCREENSHOT_SHARE,
         wait_s: float = SCREENSHOT_WAIT_S,
     ) -> None:
-        """Leave the panel really mid-run: start the matmul through the engine and return once
-        ``share`` of its points have been measured, with the rest still running.
+        """Leave the panel really mid-run (``explorer.ui.bench.screenshot``)."""
+        from explorer.ui.bench.screenshot import leave_mid_run
 
-        On the CPU, and on the first present GPU where there is one (so the speedup curve shows).
-        Everything on screen is then what a user would see at that moment: measured points, the
-        bar part-filled, the engine's time-left estimate, Stop enabled because a run is behind it.
-        Closing the window (``shutdown``) ends the run. Should the run end first (an error), the
-        panel shows it ended, as it would for a user.
-        """
-        from PySide6.QtCore import QEventLoop
-
-        self.controls.set_workload("matmul")
-        gpus = [d.key for d in self._context.devices if d.kind == "cuda" and d.usable][:1]
-        for key, box in self.controls.device_boxes().items():
-            box.setChecked(key == "cpu" or key in gpus)
-        self.controls.sizes_edit.setText(", ".join(str(n) for n in sizes))
-        self.controls.sizes_edit.setCursorPosition(0)
-        self.controls.repeats_spin.setValue(0)
-        # the form's own default: the README's picture shows what a user sees (it showed 1.0 s)
-        self.controls.budget_spin.setValue(DEFAULT_BUDGET_S)
-        if not self.start():
-            return
-        loop = QEventLoop()
-
-        def check() -> None:
-            # the total is the engine's, from its first progress record
-            if not self.running or (self._total and len(self.points) >= max(1, int(self._total * share))):
-                loop.quit()
-
-        poll = QTimer(self)
-        poll.setInterval(100)
-        poll.timeout.connect(check)
-        deadline = QTimer(self)
-        deadline.setSingleShot(True)
-        deadline.timeout.connect(loop.quit)
-        poll.start()
-        deadline.start(int(wait_s * 1000))
-        loop.exec()
-        poll.stop()
-        deadline.stop()
-        poll.deleteLater()
-        deadline.deleteLater()
+        leave_mid_run(self, sizes, share, wait_s)
         self._refresh_plot()  # the last point drawn before the picture is taken
 
     # --- stream handlers (UI thread) ----------------------------------------------------
@@ -460,60 +429,36 @@ class BenchPanel(Panel):
     def _refresh_plot(self) -> None:
         self._plot_pending = False
         self.plot.set_points(self.points)
-        self._refresh_roofline()
+        self.roofs.refresh()
 
-    def add_remote_roof(self, roof: Any) -> None:
-        """A remote device's roof, as its machine measured and sent it (``Roof.host`` names it)."""
-        self._remote_roofs[(roof.host, roof.device)] = roof
-        self._refresh_roofline()
-
-    def _refresh_roofline(self) -> None:
-        """Each device of the run under its roofs (read from the per-machine cache the worker
-        fills; a remote's as that machine sent them), and the catalog GPU's spec-sheet roof when
-        one is chosen."""
-        from explorer.bench import peaks
-
-        records = {d.key: d for d in self._context.devices}
-        # this machine's roofs from its cache; a remote point's ceilings are that machine's
-        local = [p for p in self.points if not p.host]
-        devices = list(dict.fromkeys(p.device for p in local)) or (["cpu"] if not self.points else [])
-        roofs = [peaks.record_roof(key, records.get(key)) for key in devices if key in records]
-        remote = dict.fromkeys((p.host, p.device) for p in self.points if p.host)
-        roofs += [self._remote_roofs[key] for key in remote if key in self._remote_roofs]
-        catalog = None
-        if self._catalog_roof_key:
-            try:
-                catalog = peaks.catalog_roof(self._catalog_roof_key)
-            except KeyError:
-                catalog = None
-        self.roofline.set_data(roofs, self.points, catalog)
-
-    def _devices_found(self) -> None:
-        devices = self._context.devices
-        self.roofline.set_catalog_choices([(d.key, d.name) for d in devices if d.kind == "catalog"])
-        if devices:
-            self._refresh_roofline()
-
-    def _choose_catalog_roof(self, key: str) -> None:
-        self._catalog_roof_key = key
-        self._refresh_roofline()
-
-    def show_waiting(self, line: str) -> None:
-        """The engine's word that the run queues behind another run on the same GPU, shown on the
-        progress bar until the next point or progress record replaces it."""
-        self.progress_bar.setFormat(line)
+    def show_waiting(self, wait: Any) -> None:
+        """What the run waits for (another run's turn on the GPU: who, since when, the place in
+        line; or its Slurm job's state and reason), as the engine said it, on the progress bar
+        until the next point or progress record replaces it: the few words on the bar, the whole
+        sentence beside it and on hover."""
+        self.progress_bar.setFormat(wait.short)
+        self.progress_bar.setToolTip(wait.message)
+        self.status_label.setText("")
+        self.wait_label.setText(wait.message)
+        self.wait_label.show()
 
     def _on_progress(self, progress: Any) -> None:
         self._total = progress.total
         self.progress_bar.setRange(0, max(progress.total, 1))
         self.progress_bar.setValue(progress.done)
         self.progress_bar.setFormat(f"{progress.done} / {progress.total} points")
+        self.progress_bar.setToolTip("")
+        if progress.done:  # a point came: whatever the run waited for is over
+            self.wait_label.hide()
         self.status_label.setText(eta_text(progress.eta_s))
 
     def _on_ended(self) -> None:
         stream, self._stream = self._stream, None
+        self.wait_label.hide()
+        self.progress_bar.setToolTip("")
         self.controls.set_running(False)
         self.plot.set_running(False)
+        self.roofs.set_running(False)
         done = len(self.points)
         if self.progress_bar.maximum() == 0:
             self.progress_bar.setRange(0, max(self._total, 1))
@@ -571,7 +516,7 @@ class BenchPanel(Panel):
             return
         self.table.results.reload()
         self.plot.set_points(self.points)
-        self._refresh_roofline()
+        self.roofs.refresh()
         self.exports_changed.emit()
         if not self.running:
             done = len(self.points)
@@ -604,7 +549,7 @@ class BenchPanel(Panel):
         try:
             from explorer.bench.results import save_last
 
-            save_last(self.points)
+            save_last(self.points, self.results.roofs_of())
         except OSError as exc:
             self._show_message(
                 f"could not keep these results for next time in {exc.filename or 'the data folder'}: "
@@ -614,16 +559,16 @@ class BenchPanel(Panel):
             self._show_message(f"could not keep these results for next time: {exc}")
 
     def _restore_last(self) -> None:
-        from explorer.bench.results import load_last
+        from explorer.bench.results import load_last_run
 
-        loaded = load_last()  # never raises: a damaged file is moved aside and named
+        loaded = load_last_run()  # never raises: a damaged file is moved aside and named
         self._context.add_notice(loaded.notice)
-        points = loaded.value
-        if not points:
+        if loaded.value is None or not loaded.value.points:
             return
+        points = loaded.value.points
         workload = points[0].workload
         points = [p for p in points if p.workload == workload]  # one run is one workload
-        self.results.set_run(workload, points)
+        self.results.set_run(workload, points, loaded.value.roofs)
         try:
             self.controls.set_workload(workload)
         except UserError:

@@ -24,6 +24,9 @@ class AppContext(QObject):
     #: a sentence the user must read once, e.g. that a damaged file was moved aside (the window
     #: shows it in a banner until dismissed)
     notice_added = Signal(str)
+    #: this machine's ceilings were measured again (a list of ``explorer.bench.remeasure.Measured``):
+    #: the Devices page and the roofline show the stored roofs anew
+    roofs_measured = Signal(object)
 
     def __init__(self, discovery: Discovery | None = None, parent: QObject | None = None) -> None:
         super().__init__(parent)

@@ -25,7 +25,7 @@ from PySide6.QtWidgets import (
 from explorer.devices.model import CudaGpu, CudaLimits, Device, Gpu
 from explorer.ui import formatting as fmt
 from explorer.ui.guard import qt_guard
-from explorer.ui.widgets import FieldGroup, set_role
+from explorer.ui.widgets import FieldGroup, FitsWidth, set_role
 
 #: label, formatted value (None: missing), the record's field whose reason a missing value shows
 Row = tuple[str, str | None, str]
@@ -119,7 +119,7 @@ def memory_rows(d: Device) -> list[Row]:
                 "memory_available_bytes",
             ),
             (
-                "Bandwidth (measured)",
+                "DRAM bandwidth (measured)",
                 fmt.bandwidth(d.memory_bandwidth_gbps) if d.memory_bandwidth_gbps else None,
                 "memory_bandwidth_gbps",
             ),
@@ -285,6 +285,7 @@ class DeviceDetails(QWidget):
         parent: QWidget | None = None,
         *,
         host: str | None = None,
+        roof_widget: QWidget | None = None,
     ) -> None:
         super().__init__(parent)
         self.device = device
@@ -295,6 +296,7 @@ class DeviceDetails(QWidget):
         outer.setSpacing(10)
         self.header = DeviceHeader(device, host=host)
         outer.addWidget(self.header)
+        self.live_widget = live_widget
         if live_widget is not None:
             # What the GPU does now comes first: it is what a class watches during a benchmark.
             outer.addWidget(live_widget)
@@ -314,6 +316,8 @@ class DeviceDetails(QWidget):
             right.addWidget(self._group("Limits", [], limits_rows(device)))
             if device.kind == "cuda":
                 right.addWidget(self._group("Board", [], identity_rows(device)))
+        if roof_widget is not None:  # the roofline's ceilings (``explorer.ui.roof_section``)
+            (right if device.kind == "cpu" else left).addWidget(roof_widget)
         left.addStretch(1)
         right.addStretch(1)
         self._grid, self._left, self._right = grid, left, right
@@ -347,11 +351,14 @@ class DeviceDetails(QWidget):
         return bool(self._side_by_side)
 
     def fit_width(self, room: int) -> None:
-        """Two columns if they fit in ``room`` pixels, else one under the other."""
+        """Two columns if they fit in ``room`` pixels, else one under the other; the Live group
+        arranges itself in the same room."""
         need = (
             _comfortable_width(self._left) + _comfortable_width(self._right) + self._grid.horizontalSpacing()
         )
         self._place_columns(room >= need)
+        if isinstance(self.live_widget, FitsWidth):
+            self.live_widget.fit_width(room)
 
     def _scroll_viewport(self) -> QWidget | None:
         w = self.parentWidget()

@@ -45,6 +45,8 @@ from explorer.ui.device_details import DeviceDetails
 from explorer.ui.live_monitor import LiveMonitor
 from explorer.ui.panel import ExportFormat, Panel
 from explorer.ui.remote_hosts import RemoteHost
+from explorer.ui.roof_measure import measurer
+from explorer.ui.roof_section import RoofSection
 from explorer.ui.theme import Theme, current_theme
 from explorer.ui.widgets import Banner, set_role
 
@@ -129,6 +131,8 @@ class DevicesPanel(Panel):
         self._selected_remote: tuple[str, str | None] | None = None
         self.remotes = context.remotes
         self.remote_page: QWidget | None = None
+        self.roof_section: RoofSection | None = None
+        context.roofs_measured.connect(self._roofs_measured)
 
         outer = QVBoxLayout(self)
         outer.setContentsMargins(16, 12, 16, 8)
@@ -304,7 +308,12 @@ class DevicesPanel(Panel):
                 self._add_host_row(host, f"No GPU there: {_first_sentence(why)}", theme.muted)
             return
         if host.status == "connecting":
-            self._add_host_row(host, f"connecting… ({host.remote.label})", theme.muted)
+            said = (
+                f"connecting… {host.job.short}"
+                if host.job is not None
+                else f"connecting… ({host.remote.label})"
+            )
+            self._add_host_row(host, said, theme.muted)
         else:
             self._add_host_row(host, f"✕ cannot be reached: {host.error}", theme.error)
 
@@ -433,10 +442,24 @@ class DevicesPanel(Panel):
         body.setObjectName("detailsBody")
         layout = QVBoxLayout(body)
         layout.setContentsMargins(12, 4, 12, 12)
-        self.details = DeviceDetails(device, live)
+        self.roof_section = RoofSection(self.context, device)  # its stored roofs, "Measure again"
+        self.details = DeviceDetails(device, live, roof_widget=self.roof_section)
         self.live_view = live
         layout.addWidget(self.details)
         self.scroll.setWidget(body)  # deletes the previous details
+
+    def _roofs_measured(self, result: list[Any]) -> None:
+        """This machine's ceilings were measured again: the CPU's record carries the new measured
+        figures, and the device shown is shown anew (on the next turn of the event loop: the button
+        that measured is inside it)."""
+        from explorer.devices.roofs import apply_measured
+
+        for measured in result:
+            device = self._device(measured.device)
+            if device is not None and device.kind == "cpu" and measured.roof is not None:
+                apply_measured(device, measured.roof)
+        if self._selected_key is not None and self._selected_remote is None:
+            QTimer.singleShot(0, lambda key=self._selected_key: self._show_device(key))
 
     def _show_remote(self, ident: str, key: str | None) -> None:
         from explorer.ui.remote_page import RemoteHostPage
@@ -559,6 +582,7 @@ class DevicesPanel(Panel):
     def shutdown(self) -> None:
         self.monitor.stop()
         self.remotes.shutdown()
+        measurer(self.context).shutdown()  # a "Measure again" under way: its worker goes too
 
 
 def _first_sentence(text: str) -> str:

@@ -39,12 +39,16 @@ class LiveHistory(QObject):
     updated = Signal()
     #: emitted with a plain sentence when live readings cannot be taken at all
     unavailable = Signal(str)
+    #: emitted with a plain sentence when readings are not taken on purpose (not a failure)
+    noted = Signal(str)
 
     def __init__(self, history_samples: int = HISTORY_SAMPLES, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self._history: dict[str, deque[LiveReading]] = {}
         self._history_samples = history_samples
         self.error: str | None = None
+        #: why no more readings are taken, when that is by design (shown as a note, not an error)
+        self.note: str | None = None
 
     def _record(self, key: str, reading: LiveReading) -> None:
         self._history.setdefault(key, deque(maxlen=self._history_samples)).append(reading)

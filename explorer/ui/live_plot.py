@@ -6,33 +6,112 @@ without one never pays for it at start-up.
 
 from __future__ import annotations
 
+import html
 import math
+from dataclasses import dataclass
 
 import pyqtgraph as pg
-from PySide6.QtWidgets import QGridLayout, QGroupBox, QHBoxLayout, QLabel, QVBoxLayout, QWidget
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QFont
+from PySide6.QtWidgets import QBoxLayout, QGridLayout, QGroupBox, QLabel, QVBoxLayout, QWidget
 
 from explorer.devices.model import CudaGpu, LiveReading
 from explorer.ui import formatting as fmt
 from explorer.ui.live_monitor import HISTORY_SAMPLES, LiveHistory
 from explorer.ui.plot_text import restyle
-from explorer.ui.theme import Theme, current_theme, px
+from explorer.ui.theme import Theme, current_theme, pt, px
 from explorer.ui.widgets import FieldGroup, set_role, set_value
+from explorer.units import byte_rate, share_pct
 
 UTILIZATION_CAPTION = (
     "NVML's “GPU utilization” is the share of the last sample period in which at least one "
     "kernel was running. It does not say how many SMs were busy: one tiny kernel running all "
-    "the time reads 100 %."
+    "the time reads 100 %. SM activity (the share of SMs with work) and SM occupancy (the share "
+    "of their warp slots in use) say that; NVML measures them on Hopper and newer GPUs (GPM)."
 )
 
 _GIB = float(1 << 30)
+#: pixels at 100 % text: the readings column, each plot's height and least width
+VALUES_WIDTH = 330
+PLOT_HEIGHT = 170
+PLOT_MIN_WIDTH = 200
+KEY_LINE_HEIGHT = 18
 
-# (field of LiveReading, plot title, unit, scale to the unit)
+
+@dataclass(frozen=True)
+class Series:
+    """One curve: a LiveReading field and its name in the plot's legend."""
+
+    field: str
+    name: str
+
+
+@dataclass(frozen=True)
+class PlotSpec:
+    """One live plot: its title and unit, the scale from the fields' unit to the plot's, its curves
+    (the first drawn solid, the others dashed and dotted, so they differ in black and white too),
+    and a fixed value range where the quantity has one."""
+
+    key: str
+    title: str
+    unit: str
+    scale: float
+    series: tuple[Series, ...]
+    pens: tuple[int, ...]  # each curve's colour: an index into the theme's plot pens
+    percent: bool = False
+
+
 PLOTS = (
-    ("utilization_gpu_pct", "GPU utilization", "%", 1.0),
-    ("memory_used_bytes", "Memory used", "GiB", 1 / _GIB),
-    ("temperature_c", "Temperature", "°C", 1.0),
-    ("power_draw_w", "Power draw", "W", 1.0),
+    PlotSpec(
+        "utilization",
+        "GPU utilization and SM activity",
+        "%",
+        1.0,
+        (
+            Series("utilization_gpu_pct", "utilization"),
+            Series("sm_activity_pct", "SM activity"),
+            Series("sm_occupancy_pct", "SM occupancy"),
+        ),
+        (0, 2, 3),
+        percent=True,
+    ),
+    PlotSpec(
+        "pcie",
+        "PCIe traffic",
+        "GB/s",
+        1e-9,
+        (Series("pcie_rx_bytes_per_s", "in (to GPU)"), Series("pcie_tx_bytes_per_s", "out")),
+        (0, 1),
+    ),
+    PlotSpec("memory", "Memory used", "GiB", 1 / _GIB, (Series("memory_used_bytes", "used"),), (1,)),
+    PlotSpec("temperature", "Temperature", "°C", 1.0, (Series("temperature_c", "temperature"),), (2,)),
+    PlotSpec("power", "Power draw", "W", 1.0, (Series("power_draw_w", "power"),), (3,)),
 )
+#: pen styles of a plot's first, second and third curve
+_STYLES = (Qt.PenStyle.SolidLine, Qt.PenStyle.DashLine, Qt.PenStyle.DotLine)
+
+
+#: how each of a plot's curves is drawn, as its key in the title shows it
+_STYLE_MARKS = ("━━", "╺╸╺╸", "┅┅")
+
+
+def plot_title(spec: PlotSpec, theme: Theme) -> str:
+    """The plot's title and, where it draws more than one curve, their key in the curves' own
+    colours and dashes (a legend box inside the plot hid the curves behind it)."""
+    title = f"{spec.title} ({spec.unit})"
+    if len(spec.series) == 1:
+        return title
+    keys = [
+        f'<span style="color:{theme.plot_pens[pen]}">{mark}</span>&nbsp;{html.escape(series.name)}'
+        for series, pen, mark in zip(spec.series, spec.pens, _STYLE_MARKS, strict=False)
+    ]
+    return f"{html.escape(title)}<br>" + " &nbsp; ".join(keys)
+
+
+def _font(size_pt: float) -> QFont:
+    font = QFont()
+    font.setPointSizeF(pt(size_pt))
+    return font
 
 
 def _series(history: list[LiveReading], field: str, scale: float) -> tuple[list[float], list[float]]:
@@ -52,13 +131,18 @@ class LiveView(QGroupBox):
         self.device = device
         layout = QVBoxLayout(self)
         layout.setSpacing(8)
-        row = QHBoxLayout()
+        # the readings beside the plots where both fit, above them in a narrow window
+        row = QBoxLayout(QBoxLayout.Direction.LeftToRight)
         row.setSpacing(12)
         layout.addLayout(row)
+        self._row = row
 
         self.values = FieldGroup("", plain=True)
         for key, label in (
             ("utilization_gpu_pct", "GPU utilization"),
+            ("sm_activity_pct", "SM activity"),
+            ("sm_occupancy_pct", "SM occupancy"),
+            ("pcie_rx_bytes_per_s", "PCIe in / out"),
             ("memory_used_bytes", "Memory used"),
             ("temperature_c", "Temperature"),
             ("power_draw_w", "Power draw"),
@@ -67,7 +151,7 @@ class LiveView(QGroupBox):
             ("processes", "Processes"),
         ):
             self.values.add(label, None, "Waiting for the first reading…", key=key)
-        self.values.setFixedWidth(330)
+        self.values.setFixedWidth(px(VALUES_WIDTH))
         row.addWidget(self.values, 0)
 
         self.status = QLabel("")
@@ -79,24 +163,29 @@ class LiveView(QGroupBox):
         grid = QGridLayout()
         grid.setSpacing(8)
         self.plots: dict[str, pg.PlotWidget] = {}
+        #: one curve per LiveReading field drawn, keyed by the field
         self.curves: dict[str, pg.PlotDataItem] = {}
-        for i, (field, title, unit, _scale) in enumerate(PLOTS):
+        for spec in PLOTS:
             plot = pg.PlotWidget()
-            plot.setFixedHeight(170)
-            plot.setMinimumWidth(200)
+            # a plot of several curves has their key on a second title line
+            plot.setFixedHeight(px(PLOT_HEIGHT + (KEY_LINE_HEIGHT if len(spec.series) > 1 else 0)))
+            plot.setMinimumWidth(px(PLOT_MIN_WIDTH))
             plot.setMenuEnabled(False)
             plot.setMouseEnabled(x=False, y=False)
             plot.hideButtons()
             plot.setXRange(-(HISTORY_SAMPLES - 1), 0, padding=0)
-            plot.setLabel("bottom", "seconds ago")
-            plot.setTitle(f"{title} ({unit})")
+            plot.setLabel("bottom", "seconds ago", size=f"{pt(9)}pt")
+            for axis in ("left", "bottom"):
+                plot.getAxis(axis).setStyle(tickFont=_font(9))
             plot.showGrid(x=True, y=True, alpha=0.25)
-            if field == "utilization_gpu_pct":
+            if spec.percent:
                 plot.setYRange(0, 100, padding=0.02)
-            curve = plot.plot([], [], connect="finite")
-            self.plots[field] = plot
-            self.curves[field] = curve
-            grid.addWidget(plot, i // 2, i % 2)
+            for series in spec.series:
+                self.curves[series.field] = plot.plot([], [], connect="finite", name=series.name)
+            self.plots[spec.key] = plot
+        self._grid = grid
+        self._plot_columns = 0
+        self._place_plots(2)
         row.addLayout(grid, 1)
 
         caption = QLabel(UTILIZATION_CAPTION)
@@ -109,6 +198,7 @@ class LiveView(QGroupBox):
         self.apply_text_scale()
         monitor.updated.connect(self.refresh)
         monitor.unavailable.connect(self.show_unavailable)
+        monitor.noted.connect(self.show_note)
         if device.nvml_index is None:
             self.show_unavailable(
                 "No live readings for this GPU: "
@@ -118,6 +208,8 @@ class LiveView(QGroupBox):
             )
         elif monitor.error:
             self.show_unavailable(monitor.error)
+        elif monitor.note:
+            self.show_note(monitor.note)
         self.refresh()
 
     def apply_text_scale(self) -> None:
@@ -127,19 +219,60 @@ class LiveView(QGroupBox):
             restyle(plot)
 
     def apply_theme(self, theme: Theme) -> None:
-        for (field, _t, _u, _s), pen in zip(PLOTS, theme.plot_pens, strict=True):
-            plot = self.plots[field]
+        for spec in PLOTS:
+            plot = self.plots[spec.key]
             plot.setBackground(theme.plot_background)
             for axis in ("left", "bottom"):
                 ax = plot.getAxis(axis)
                 ax.setPen(pg.mkPen(theme.plot_foreground))
                 ax.setTextPen(pg.mkPen(theme.plot_foreground))
-            plot.getPlotItem().titleLabel.setText(
-                plot.getPlotItem().titleLabel.text, color=theme.plot_foreground
-            )
-            self.curves[field].setPen(pg.mkPen(pen, width=3))
+            plot.setTitle(plot_title(spec, theme), color=theme.plot_foreground, size=f"{pt(10)}pt")
+            # pyqtgraph gives a title 30 px whatever its font and lines: room for what it holds
+            item = plot.getPlotItem()
+            height = math.ceil(item.titleLabel.item.boundingRect().height())
+            item.titleLabel.setMaximumHeight(height)
+            item.layout.setRowFixedHeight(0, height)
+            for series, pen, style in zip(spec.series, spec.pens, _STYLES, strict=False):
+                self.curves[series.field].setPen(pg.mkPen(theme.plot_pens[pen], width=3, style=style))
+
+    def fit_width(self, room: int) -> None:
+        """The readings beside the plots where ``room`` pixels hold both, above them otherwise
+        (``DeviceDetails`` passes its scroll area's width: this group's own never shrinks below
+        its minimum, so at 1024 px the plots ran off the right edge)."""
+        margins = self.contentsMargins()
+        room -= margins.left() + margins.right() + px(24)
+        two_plots = 2 * px(PLOT_MIN_WIDTH) + self._grid.horizontalSpacing()
+        side_by_side = room >= px(VALUES_WIDTH) + self._row.spacing() + two_plots
+        direction = QBoxLayout.Direction.LeftToRight if side_by_side else QBoxLayout.Direction.TopToBottom
+        if self._row.direction() != direction:
+            self._row.setDirection(direction)
+        self._place_plots(2 if side_by_side or room >= two_plots else 1)
+
+    def _place_plots(self, columns: int) -> None:
+        """The plots in two columns (utilization against SM activity, the plot this group is for,
+        across both) or one under the other."""
+        if columns == self._plot_columns:
+            return
+        self._plot_columns = columns
+        for plot in self.plots.values():
+            self._grid.removeWidget(plot)
+        for i, spec in enumerate(PLOTS):
+            plot = self.plots[spec.key]
+            if columns == 1:
+                self._grid.addWidget(plot, i, 0)
+            elif i == 0:
+                self._grid.addWidget(plot, 0, 0, 1, 2)
+            else:
+                self._grid.addWidget(plot, 1 + (i - 1) // 2, (i - 1) % 2)
 
     def show_unavailable(self, message: str) -> None:
+        set_role(self.status, "error")
+        self.status.setText(message)
+        self.status.show()
+
+    def show_note(self, message: str) -> None:
+        """Why no more readings come, when that is by design (a cluster's GPU): said, not alarmed."""
+        set_role(self.status, "caption")
         self.status.setText(message)
         self.status.show()
 
@@ -147,14 +280,24 @@ class LiveView(QGroupBox):
         history = self.monitor.history(self.device.key)
         if not history:
             return
-        self.status.hide()
-        for field, _title, _unit, scale in PLOTS:
-            xs, ys = _series(history, field, scale)
-            self.curves[field].setData(xs, ys, connect="finite")
+        if not self.monitor.note:
+            self.status.hide()
+        for spec in PLOTS:
+            for series in spec.series:
+                xs, ys = _series(history, series.field, spec.scale)
+                self.curves[series.field].setData(xs, ys, connect="finite")
         live = history[-1]
         if live.memory_total_bytes is not None:
-            self.plots["memory_used_bytes"].setYRange(0, live.memory_total_bytes / _GIB, padding=0.02)
+            self.plots["memory"].setYRange(0, live.memory_total_bytes / _GIB, padding=0.02)
         self._set("utilization_gpu_pct", fmt.pct(live.utilization_gpu_pct), live)
+        self._set("sm_activity_pct", share_pct(live.sm_activity_pct, fmt.NA), live)
+        self._set("sm_occupancy_pct", share_pct(live.sm_occupancy_pct, fmt.NA), live)
+        rx, tx = live.pcie_rx_bytes_per_s, live.pcie_tx_bytes_per_s
+        self._set(
+            "pcie_rx_bytes_per_s",
+            fmt.NA if rx is None and tx is None else f"{byte_rate(rx, fmt.NA)} / {byte_rate(tx, fmt.NA)}",
+            live,
+        )
         self._set(
             "memory_used_bytes", fmt.used_of_total(live.memory_used_bytes, live.memory_total_bytes), live
         )

@@ -1,8 +1,13 @@
 """The remote machines the window lists: each one's state (connecting, its devices, or why it
 cannot be reached) and its GPUs' live readings, kept off the GUI thread.
 
-Each remote gets one daemon thread holding one agent over ssh (``explorer.remote``): it lists the
-machine's devices, then asks for live readings about once a second, as the local monitor does.
+Each remote gets one daemon thread (``explorer.remote``): an agent over ssh lists the machine's
+devices and is closed; then, where the machine has GPUs, a second agent that is asked only for live
+readings (NVML, a few megabytes: it never imports torch or numba, which the listing needs) is polled
+about once a second, as the local monitor does. A remote reached through a launcher (``srun``) is
+listed inside a Slurm job that ends with the listing: live readings would hold a job (and a GPU)
+for as long as the window stays open, so they are not polled there; Reconnect lists again. While
+the listing's job waits in the queue, ``job`` is its state and reason as Slurm reports them.
 Nothing here waits on the network in the GUI thread: a host that takes a minute to time out is
 "connecting…" for that minute and then "cannot be reached" with ssh's reason in words, while the
 local devices were listed from the start. Closing the window cancels every agent (the ssh child
@@ -17,6 +22,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from dataclasses import dataclass
 from typing import Literal
 
@@ -24,6 +30,7 @@ from PySide6.QtCore import QObject, Qt, Signal, Slot
 
 from explorer.agent.protocol import AgentError
 from explorer.devices.model import CudaGpu, Device, LiveReading
+from explorer.remote.faults import launcher_name
 from explorer.remote.saved import (
     SavedRemote,
     add_remote,
@@ -32,6 +39,7 @@ from explorer.remote.saved import (
     remove_remote,
 )
 from explorer.remote.session import RemoteAgentProcess, RemoteDevices, list_devices, read_live
+from explorer.remote.slurm import JobState
 from explorer.remote.target import Remote
 from explorer.ui.live_monitor import INTERVAL_MS, LiveHistory
 
@@ -52,6 +60,11 @@ class RemoteLive(LiveHistory):
     def fail(self, message: str) -> None:
         self.error = message
         self.unavailable.emit(message)
+
+    def pause(self, note: str) -> None:
+        """No further readings, on purpose: the last ones stand, with ``note`` saying why."""
+        self.note = note
+        self.noted.emit(note)
 
 
 @dataclass(frozen=True)
@@ -75,6 +88,8 @@ class RemoteHost(QObject):
     _listed = Signal(object, object)  # from the thread: (generation, RemoteDevices)
     _failed = Signal(object, str)  # from the thread: (generation, one line)
     _live = Signal(object, object)  # from the thread: (generation, list[LiveReading])
+    _job = Signal(object, object)  # from the thread: (generation, JobState)
+    _live_off = Signal(object, str)  # from the thread: (generation, why live readings are not read)
 
     def __init__(self, saved: SavedRemote, ident: str, parent: QObject | None = None) -> None:
         super().__init__(parent)
@@ -86,6 +101,8 @@ class RemoteHost(QObject):
         self.found: RemoteDevices | None = None
         #: why the host cannot be used (one line in words), "" otherwise
         self.error = ""
+        #: the listing's Slurm job as Slurm last reported it (a remote with a launcher), else None
+        self.job: JobState | None = None
         self.live = RemoteLive(parent=self)
         self._lock = threading.Lock()
         self._agent: RemoteAgentProcess | None = None
@@ -96,6 +113,8 @@ class RemoteHost(QObject):
         self._listed.connect(self._on_listed, queued)
         self._failed.connect(self._on_failed, queued)
         self._live.connect(self._on_live, queued)
+        self._job.connect(self._on_job, queued)
+        self._live_off.connect(self._on_live_off, queued)
 
     # ----- what the panels read
     @property
@@ -115,7 +134,8 @@ class RemoteHost(QObject):
         self.disconnect_now()
         self._generation += 1
         self._stop = threading.Event()
-        self.status, self.found, self.error = "connecting", None, ""
+        self.status, self.found, self.error, self.job = "connecting", None, "", None
+        self.live.note = None
         self.changed.emit()
         thread = threading.Thread(
             target=self._run,
@@ -134,41 +154,85 @@ class RemoteHost(QObject):
             agent.cancel()
 
     def _run(self, generation: int, stop: threading.Event) -> None:
-        agent = RemoteAgentProcess(self.remote, label=f"the agent on {self.remote.host}")
+        found = self._list(generation, stop)
+        if found is None or stop.is_set():
+            return
+        indices = [d.nvml_index for d in found.discovery.installed_gpus if d.nvml_index is not None]
+        if not indices:
+            return  # no GPU to watch there: no agent is kept open for nothing (Reconnect lists again)
+        if self.remote.prefix:
+            # the listing's own reading stands, as of the listing; no job is held for more
+            snapshot = [
+                d.live if d.live is not None else LiveReading.failed(time.time(), "not read at listing")
+                for d in found.discovery.installed_gpus
+                if d.nvml_index is not None
+            ]
+            self._send(self._live, generation, snapshot)
+            self._send(
+                self._live_off,
+                generation,
+                f"Read once, when the devices were listed at {time.strftime('%H:%M:%S')}: through "
+                f"{launcher_name(self.remote)} each reading would hold a Slurm job (and a GPU) for as long as "
+                "this window is open. Reconnect reads them again.",
+            )
+            return
+        self._watch(generation, stop, indices)
+
+    def _list(self, generation: int, stop: threading.Event) -> RemoteDevices | None:
+        """The remote's devices, from an agent closed right after (with a launcher: its job ends)."""
+        agent = RemoteAgentProcess(
+            self.remote,
+            label=f"the agent on {self.remote.host}",
+            on_job=lambda job: self._send(self._job, generation, job),
+        )
+        if not self._hold(agent, stop):
+            return None
+        try:
+            agent.start()
+            found = list_devices(self.remote, agent=agent)
+        except AgentError as exc:
+            if not stop.is_set():
+                self._send(self._failed, generation, str(exc))
+            return None
+        except Exception as exc:  # a bug here must not leave the host "connecting" forever
+            log.exception("listing the devices of %s failed", self.remote.host)
+            self._send(self._failed, generation, f"listing its devices failed: {type(exc).__name__}: {exc}")
+            return None
+        finally:
+            self._drop(agent)
+        self._send(self._listed, generation, found)
+        return found
+
+    def _watch(self, generation: int, stop: threading.Event, indices: list[int]) -> None:
+        """Live readings about once a second from an agent asked for nothing else: it imports NVML
+        only, never torch or numba (``benchmarks/remote_live_agent.py`` measures it)."""
+        agent = RemoteAgentProcess(self.remote, label=f"the live readings on {self.remote.host}")
+        if not self._hold(agent, stop):
+            return
+        try:
+            agent.start()
+            while not stop.wait(INTERVAL_MS / 1000):
+                readings = read_live(agent, indices)
+                self._send(self._live, generation, readings)
+        except AgentError as exc:
+            if not stop.is_set():
+                self._send(self._failed, generation, f"the connection was lost: {exc}")
+        finally:
+            self._drop(agent)
+
+    def _hold(self, agent: RemoteAgentProcess, stop: threading.Event) -> bool:
+        """Make ``agent`` the one ``disconnect_now`` stops; False when that already happened."""
         with self._lock:
             if stop.is_set():
-                return
+                return False
             self._agent = agent
-        try:
-            try:
-                agent.start()
-                found = list_devices(self.remote, agent=agent)
-            except AgentError as exc:
-                if not stop.is_set():
-                    self._send(self._failed, generation, str(exc))
-                return
-            except Exception as exc:  # a bug here must not leave the host "connecting" forever
-                log.exception("listing the devices of %s failed", self.remote.host)
-                self._send(
-                    self._failed, generation, f"listing its devices failed: {type(exc).__name__}: {exc}"
-                )
-                return
-            self._send(self._listed, generation, found)
-            indices = [d.nvml_index for d in found.discovery.installed_gpus if d.nvml_index is not None]
-            while indices and not stop.wait(INTERVAL_MS / 1000):
-                try:
-                    readings = read_live(agent, indices)
-                except AgentError as exc:
-                    if not stop.is_set():
-                        self._send(self._failed, generation, f"the connection was lost: {exc}")
-                    return
-                self._send(self._live, generation, readings)
-            # no GPU to watch there: the agent is not kept open for nothing (Reconnect lists again)
-        finally:
-            agent.close(grace_s=0.5)
-            with self._lock:
-                if self._agent is agent:
-                    self._agent = None
+        return True
+
+    def _drop(self, agent: RemoteAgentProcess) -> None:
+        agent.close(grace_s=0.5)
+        with self._lock:
+            if self._agent is agent:
+                self._agent = None
 
     @staticmethod
     def _send(signal: object, *args: object) -> None:
@@ -181,7 +245,7 @@ class RemoteHost(QObject):
     def _on_listed(self, generation: int, found: RemoteDevices) -> None:
         if generation != self._generation:
             return
-        self.status, self.found, self.error = "ready", found, ""
+        self.status, self.found, self.error, self.job = "ready", found, "", None
         self._live_keys = [d.key for d in found.discovery.installed_gpus if d.nvml_index is not None]
         self.changed.emit()
 
@@ -192,6 +256,17 @@ class RemoteHost(QObject):
         self.status, self.found, self.error = "unreachable", None, reason
         self.live.fail(reason)
         self.changed.emit()
+
+    @Slot(object, object)
+    def _on_job(self, generation: int, job: JobState) -> None:
+        if generation == self._generation and self.status == "connecting":
+            self.job = job
+            self.changed.emit()
+
+    @Slot(object, str)
+    def _on_live_off(self, generation: int, reason: str) -> None:
+        if generation == self._generation:
+            self.live.pause(reason)
 
     @Slot(object, object)
     def _on_live(self, generation: int, readings: list[LiveReading]) -> None:

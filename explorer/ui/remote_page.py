@@ -14,6 +14,8 @@ from explorer.ui.widgets import Banner, FieldGroup, set_role
 def status_line(host: RemoteHost) -> str:
     """One line: what the window knows of the remote now."""
     if host.status == "connecting":
+        if host.job is not None:  # Slurm's own state and reason, as they change
+            return f"Connecting to {host.remote.host}: {host.job.message}"
         return f"Connecting to {host.remote.host}… (up to {host.remote.hello_timeout_s:g} s)"
     if host.status == "unreachable":
         return f"Cannot be reached: {host.error}"

@@ -7,6 +7,7 @@ missing sensor never hides the rest of a device and the student can find out why
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Protocol, runtime_checkable
 
 from PySide6.QtCore import QEvent, QObject, QRect, QSize, Qt
 from PySide6.QtGui import QPainter, QPalette, QTextLayout, QTextOption
@@ -50,6 +51,13 @@ SCROLL_ALLOWED = "scrollAllowed"
 #: a scroll area that is a safety net, not a design: where it scrolls at all, the page it holds
 #: did not fit (the layout tests report it)
 MUST_FIT = "mustFit"
+
+
+@runtime_checkable
+class FitsWidth(Protocol):
+    """A widget that arranges itself for a width it is told (its scroll area's, not its own)."""
+
+    def fit_width(self, room: int) -> None: ...
 
 
 class ElidedLine(QLabel):

@@ -107,11 +107,13 @@ def test_a_reported_peak_is_not_called_an_estimate():
     assert peak_share_text(pt("cpu", "cpu", 64, 1e-3, throughput=5.0)) == ""  # no peak known
 
 
-def test_peak_basis_is_the_device_records_own(monkeypatch):
+def test_peak_basis_is_the_device_records_own(monkeypatch, tmp_path):
     """The label comes from the field the device probe set beside the peak, not from its notes."""
     from explorer.bench import peaks
     from explorer.devices.model import CpuDevice, CudaGpu
 
+    monkeypatch.setenv("DEVICE_EXPLORER_HOME", str(tmp_path))  # nothing measured yet
+    monkeypatch.setattr(peaks, "_roofs", {})
     cpu = CpuDevice(
         name="CPU",
         key="cpu",
@@ -127,18 +129,18 @@ def test_peak_basis_is_the_device_records_own(monkeypatch):
         memory_bandwidth_basis="theoretical, from memory clock and bus width",
     )
     monkeypatch.setattr(peaks, "device_record", {"cpu": cpu, "cuda:0": gpu}.get)
-    monkeypatch.setattr(peaks, "cached", lambda device, rec=None: ("absent", None))  # nothing measured yet
-    assert peaks.peak_basis("cpu", "GFLOP/s") == peaks.PeakBasis(
+    assert peaks.compute_peak_basis("cpu") == peaks.PeakBasis(
         "estimate from advertised clock", True, "theoretical"
     )
-    assert peaks.peak_basis("cuda:0", "GB/s") == peaks.PeakBasis(
-        "theoretical, from memory clock and bus width", True, "theoretical"
+    dram = peaks.worker_roof("cuda:0").level("DRAM")
+    assert dram is not None and (dram.basis, dram.estimate, dram.kind) == (
+        "theoretical, from memory clock and bus width",
+        True,
+        "theoretical",
     )
-    assert peaks.peak_basis("cuda:0", "GFLOP/s") == peaks.PeakBasis(
-        "", False, "theoretical"
-    )  # no basis: not called an estimate
-    assert peaks.peak_basis("cuda:0", "GB/s", "copies").text == "PCIe link maximum (generation x lanes)"
-    assert peaks.peak_basis("cuda:1", "GFLOP/s") == peaks.PeakBasis("", False)  # no record at all
+    assert peaks.compute_peak_basis("cuda:0") == peaks.PeakBasis("", False, "theoretical")  # not an estimate
+    assert peaks.PCIE_BASIS.text == "PCIe link maximum (generation x lanes)"
+    assert peaks.compute_peak_basis("cuda:1") == peaks.PeakBasis("", False)  # no record at all
 
 
 def test_a_peak_on_the_measured_clock_is_theoretical_and_said_once_per_device():

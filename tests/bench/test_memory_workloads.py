@@ -156,15 +156,6 @@ def test_the_trap_words_say_what_nvml_counts():
     assert cell == "NVML 99%; at most 132 of 132 SMs busy"
 
 
-@pytest.fixture
-def gpu_here():
-    from explorer.commands.bench import gpus_here
-
-    count, why = gpus_here()
-    if not count:
-        pytest.skip(f"needs an NVIDIA GPU: {why}")
-
-
 @pytest.mark.gpu
 def test_on_a_gpu_the_stride_sweep_falls_as_the_model_does(gpu_here):
     """Measured GB/s at stride 1 beats stride 8 and 32, and stride 1 is within a factor of two of the

@@ -38,7 +38,7 @@ SCRIPT = textwrap.dedent(
         p, fatal = run_point(PointSpec(0, workload, "cuda:0", "cuda:0 " + key, key, size, repeats=2, budget_s=0.1))
         return {"error": p.error, "fatal": fatal, "median_s": p.median_s, "throughput": p.throughput,
                 "model": p.model, "model_estimate": p.model_estimate, "model_note": p.model_note,
-                "extra": {k: v for k, v in p.extra.items() if isinstance(v, float)}}
+                "extra": dict(p.extra)}
 
     out = {}
     for stride in (1, 3, 32):
@@ -49,6 +49,11 @@ SCRIPT = textwrap.dedent(
         out[key] = run("branch", key, 96)
     nvml["current"] = nvml["fake"]
     out["trap"] = run("utilization_trap", "busy_warps", 2)
+    from tests.devices.fake_nvml import hopper_gpu, make_fake_nvml
+    nvml["current"] = hopper = make_fake_nvml([hopper_gpu()])  # GPM: SM activity 0.76%
+    out["trap_gpm"] = run("utilization_trap", "busy_warps", 1)
+    out["trap_gpm"]["samples_held"] = hopper.gpm_samples_held
+    out["trap_gpm"]["gpm_calls"] = sorted({c for c in hopper.calls if c.startswith("nvmlGpm")})
     nvml["current"] = nvml["none"]
     out["trap_no_nvml"] = run("utilization_trap", "busy_warps", 1)
     print("RESULT" + json.dumps(out))
@@ -64,7 +69,7 @@ def test_memory_workloads_on_the_simulator():
         if name != "trap_no_nvml":
             assert p["error"] is None and not p["fatal"], (name, p["error"])
             assert p["median_s"] > 0 and p["throughput"] > 0, name
-            assert p["model_note"].startswith("model, not a measurement") or name == "trap", name
+            assert p["model_note"].startswith("model, not a measurement") or name.startswith("trap"), name
     for stride in (1, 3, 32):
         p = out[f"strided_{stride}"]
         assert p["extra"]["input_bytes"] == 400.0 * stride
@@ -86,6 +91,16 @@ def test_memory_workloads_on_the_simulator():
     assert trap["model"].startswith("NVML 100%; at most 2") and "not the share of SMs" in trap["model_note"]
     # the throughput is the work really done: lane steps per second
     assert trap["throughput"] == trap["extra"]["steps_per_launch"] * 64 / trap["median_s"]
+    # a stand-in without GPM: said, and the point is measured all the same
+    assert "too old to have the GPM metrics" in trap["extra"]["gpm_sm_activity_pct_missing"]
+    assert "SM activity" not in trap["model"]
+    # a Hopper stand-in: SM activity over the trap's window beside NVML's 100%
+    gpm = out["trap_gpm"]
+    assert gpm["error"] is None, gpm["error"]
+    assert gpm["model"].startswith("NVML 100%; SM activity 0.76 %; at most 1")
+    assert "GPM counters measured SM activity 0.76 % and SM occupancy 0.05 %" in gpm["model_note"]
+    assert gpm["extra"]["gpm_sm_activity_pct"] == 0.76 and gpm["extra"]["gpm_sm_occupancy_pct"] == 0.05
+    assert gpm["samples_held"] == 0 and "nvmlGpmMetricsGet" in gpm["gpm_calls"]
     none = out["trap_no_nvml"]
     assert none["error"].startswith("NVML cannot be read here (NVML Shared Library Not Found)")
     assert "\n" not in none["error"] and not none["fatal"]

@@ -127,3 +127,37 @@ def test_a_negative_noise_figure_in_a_saved_file_is_refused_by_name(tmp_path):
     (tmp_path / "bad.json").write_text(json.dumps({"format_version": 1, "points": [bad]}))
     with pytest.raises(ValueError, match="others_cpu_share"):
         R.read_json(tmp_path / "bad.json")
+
+
+# --- spreadsheet formulas (issue 23, item 10: OWASP's CSV injection) ---------------------------
+
+from hypothesis import given  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+FORMULA_TEXT = st.text(alphabet=st.sampled_from("=+-@'\t\rab1 ,\"\n"), max_size=8) | st.text(max_size=8)
+
+
+@given(FORMULA_TEXT)
+def test_a_cell_never_starts_a_formula_and_reads_back_as_written(text):
+    cell = R.spreadsheet_cell(text)
+    assert not cell.startswith(R.FORMULA_STARTS)
+    assert R.cell_text(cell) == text
+
+
+@given(FORMULA_TEXT, FORMULA_TEXT)
+def test_points_with_any_text_survive_the_csv_round_trip(variant_text, label):
+    p = BenchPoint(
+        workload="matmul", variant=variant_text or "cpu", device="cpu", size=1, size_label=label, median_s=1e-3,
+        error=label or None,
+    )  # fmt: skip
+    import csv
+    import io
+
+    text = R.points_to_csv([p])
+    rows = list(csv.reader(io.StringIO(text, newline="")))
+    assert not any(cell.startswith(("=", "+", "@")) for row in rows[1:] for cell in row)
+    (back,) = R.points_from_csv(text)
+    # the text comes back as the app shows it (control characters are taken out on reading)
+    from explorer.cleantext import clean_text
+
+    assert back.size_label == clean_text(label) and back.variant == clean_text(p.variant)

@@ -116,3 +116,56 @@ def test_a_file_that_is_not_a_run_is_one_line(tmp_path, content, words):
 def test_a_folder_is_not_a_results_file(tmp_path):
     with pytest.raises(UserError, match="folder"):
         read_points(tmp_path)
+
+
+def _csv_with(tmp_path, field: str) -> str:
+    point = BenchPoint(
+        workload="matmul", variant="cpu", device="cpu", size=16, size_label="n=16", median_s=1e-4
+    )
+    path = tmp_path / "run.csv"
+    path.write_text(points_to_csv([point]).replace("n=16", field))
+    return str(path)
+
+
+def test_bench_resume_with_a_csv_field_over_131072_characters_is_one_line(tmp_path, capsys):
+    """Once a traceback (_csv.Error: field larger than field limit), issue 23 item 8."""
+    from explorer.cli import main
+
+    words = "row 1 is not CSV the app writes (field larger than field limit (131072))"
+    path = _csv_with(tmp_path, "x" * 131_073)
+    assert main(["bench", "matmul", "--sizes", "16", "32", "--resume", path]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "Traceback" not in err and words in err and path in err
+
+
+def test_bench_resume_with_a_nul_in_the_name_is_one_line(capsys):
+    """Found by benchmarks/fuzz_cli.py (seed 7, call 5922): os.open's ValueError was a traceback."""
+    from explorer.cli import main
+
+    assert main(["bench", "matmul", "--resume", "run\x00.csv"]) == 2
+    assert capsys.readouterr().err == (
+        "device-explorer: error: --resume 'run\\x00.csv': a file name cannot hold a NUL character\n"
+    )
+
+
+@pytest.mark.parametrize("text", ["~nosuchuser/x.csv", "~nosuchuser"])
+def test_bench_resume_from_an_unknown_users_home_is_one_line(capsys, text):
+    """Once a traceback (Path.expanduser's RuntimeError), issue 23 item 8."""
+    from explorer.cli import main
+
+    assert main(["bench", "matmul", "--resume", text]) == 2
+    err = capsys.readouterr().err
+    assert err == (
+        f"device-explorer: error: --resume {text!r}: there is no user 'nosuchuser' whose home '~' could mean\n"
+    )
+
+
+def test_a_csv_s_spreadsheet_quoted_cells_read_back_as_written(tmp_path):
+    point = BenchPoint(
+        workload="matmul", variant="cpu", device="cpu", size=16, size_label="=1+1", median_s=1e-4,
+        throughput_unit="-x", model="''@y", dtype="'plain",
+    )  # fmt: skip
+    path = tmp_path / "run.csv"
+    path.write_text(points_to_csv([point]))
+    (back,) = read_points(path)
+    assert (back.size_label, back.throughput_unit, back.model, back.dtype) == ("=1+1", "-x", "''@y", "'plain")

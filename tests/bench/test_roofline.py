@@ -1,5 +1,5 @@
-"""True peaks and measured ceilings: the CPU's FP32 peak from its measured clock, the per-machine
-cache of measured ceilings, and where each point sits on its device's roofline."""
+"""True peaks and measured ceilings: the CPU's FP32 peak from its measured clock, the working-set
+sweep that measures each memory level, the worker's one roof per device, and what the CLI says."""
 
 from __future__ import annotations
 
@@ -9,18 +9,23 @@ import os
 import subprocess
 import sys
 import time
-from dataclasses import replace
 
 import pytest
 
-from explorer.bench import ceilings, peaks
-from explorer.bench.ceilings import Ceiling, MeasuredRoof
+from explorer.bench import ceilings, peaks, sweep
 from explorer.bench.clock import CHAIN_OPS, chain_kernel, chain_reference, measure_clock
 from explorer.bench.compare import peak_note, peak_share_text
 from explorer.bench.results import BenchPoint, read_csv, write_csv
-from explorer.bench.roofline import Roof, place, plot_range, segments
 from explorer.bench.workloads import get_workload
+from explorer.devices.catalog import catalog_device
 from explorer.devices.isa import cpu_fp32_peak_gflops, flops_per_cycle
+from explorer.devices.model import CpuCache
+from explorer.devices.roofs import catalog_roof, fingerprint, record_roof
+from explorer.roofs import store
+from explorer.roofs.model import Ceiling
+from explorer.roofs.plateaus import CacheSize
+from explorer.roofs.store import MeasuredRoof
+from tests.roofs.levels import levels
 
 # --- FLOP per cycle and the peak's basis, per ISA -----------------------------------------------
 
@@ -90,27 +95,6 @@ def test_this_machines_peak_uses_its_core_family():
         )
 
 
-def test_peak_arithmetic_and_basis_text_from_the_measured_clock(home, cpu_record):
-    assert cpu_fp32_peak_gflops(3.35, 2, flops_per_cycle(["avx512f"])) == pytest.approx(428.8)
-    _seed(clock_ghz=3.35)
-    roof = peaks.device_roof("cpu")
-    peak = roof.ceilings[0]
-    assert (peak.quantity, peak.kind, peak.value) == ("compute", "theoretical", pytest.approx(428.8))
-    assert peak.basis.startswith("measured clock 3.35 GHz x 2 cores x 64 FLOP/cycle (AVX-512")
-    assert "2 FMA pipes assumed" in peak.basis
-    assert peaks.fp32_peak_gflops("cpu") == pytest.approx(428.8)  # fresh in the cache: not re-measured
-    basis = peaks.peak_basis("cpu", "GFLOP/s")
-    # built on a clock measured here: a theoretical peak, not an estimate from a reported clock
-    assert basis.kind == "theoretical" and not basis.is_estimate and basis.text == peak.basis
-
-
-def test_without_a_measured_clock_the_reported_clock_estimate_stands(home, cpu_record):
-    roof = peaks.device_roof("cpu")
-    assert [c.basis for c in roof.ceilings] == ["estimate from maximum clock"]
-    assert roof.ceilings[0].estimate and peaks.peak_basis("cpu", "GFLOP/s").is_estimate
-    assert roof.note == "not measured yet on this machine"
-
-
 # --- the clock-measuring chain ------------------------------------------------------------------
 
 
@@ -146,214 +130,241 @@ def test_measure_clock_runs_every_thread_and_reports_cycles_per_second():
     assert f"{m.threads} threads at once" in m.method and CHAIN_OPS == 16
 
 
-# --- the per-machine cache ----------------------------------------------------------------------
+def test_peak_arithmetic_and_basis_text_from_the_measured_clock(home, cpu_record):
+    assert cpu_fp32_peak_gflops(3.35, 2, flops_per_cycle(["avx512f"])) == pytest.approx(428.8)
+    _seed(cpu_record, clock_ghz=3.35)
+    roof = record_roof(cpu_record)
+    peak = roof.ceilings[0]
+    assert (peak.quantity, peak.kind, peak.value) == ("compute", "theoretical", pytest.approx(428.8))
+    assert peak.basis.startswith("measured clock 3.35 GHz x 2 cores x 64 FLOP/cycle (AVX-512")
+    assert "2 FMA pipes assumed" in peak.basis and not peak.estimate
+    assert peaks.fp32_peak_gflops("cpu") == pytest.approx(428.8)
+    basis = peaks.compute_peak_basis("cpu")
+    # built on a clock measured here: a theoretical peak, not an estimate from a reported clock
+    assert basis.kind == "theoretical" and not basis.is_estimate and basis.text == peak.basis
 
 
-def test_cache_fresh_stale_other_machine_and_absent(home):
-    fp = "cpu|test|2c/2t"
-    assert ceilings.load("cpu", fp) == ("absent", None)
-    roof = MeasuredRoof("cpu", fp, measured_at=1000.0, clock_ghz=3.0, ceilings=[_triad(20.0)])
-    ceilings.save(roof)
-    status, back = ceilings.load("cpu", fp, now=1000.0 + 3600)
-    assert status == "fresh" and back == roof
-    assert ceilings.load("cpu", fp, now=1000.0 + ceilings.STALE_AFTER_S + 1)[0] == "stale"
-    assert ceilings.load("cpu", "cpu|another|8c/16t", now=1001.0)[0] == "other machine"
-    assert ceilings.load("cuda:0", fp)[0] == "absent"
+def test_without_a_measured_clock_the_reported_clock_estimate_stands(home, cpu_record):
+    roof = record_roof(cpu_record)
+    assert [c.basis for c in roof.ceilings] == ["estimate from maximum clock"]
+    assert roof.ceilings[0].estimate and peaks.compute_peak_basis("cpu").is_estimate
+    assert roof.note == "not measured yet on this machine"
 
 
-def test_a_roof_measured_while_other_programs_were_busy_is_measured_again(home):
-    fp = "cpu|test|2c/2t"
-    busy = MeasuredRoof("cpu", fp, measured_at=1000.0, clock_ghz=3.0, ceilings=[_triad(4.0)])
-    busy.others_cpu_share = 0.87
-    ceilings.save(busy)
-    status, back = ceilings.load("cpu", fp, now=1000.0 + 60)
-    assert status == "stale" and back is not None and back.others_cpu_share == 0.87
-    quiet = MeasuredRoof("cpu", fp, measured_at=1000.0, clock_ghz=3.0, ceilings=[_triad(20.0)])
-    quiet.others_cpu_share = 0.02
-    ceilings.save(quiet)
-    assert ceilings.load("cpu", fp, now=1000.0 + 60)[0] == "fresh"
+def test_a_roof_measured_while_busy_says_so_on_its_labels_and_in_the_note(home, cpu_record):
+    _seed(cpu_record, clock_ghz=3.0, busy="other programs used 87% of the CPU during this point")
+    roof = record_roof(cpu_record)
+    dram = roof.level("DRAM")
+    assert dram is not None and dram.label == "DRAM (measured while busy): 12 GB/s" and dram.quiet is False
+    assert "while other programs were busy (other programs used 87%" in roof.note
+    assert "kept only until a quiet measurement replaces it" in roof.note
+    assert roof.quiet is False and roof.to_dict()["quiet"] is False
+    _seed(cpu_record, clock_ghz=3.0)  # a quiet measurement replaces it and is labelled plainly
+    quiet = record_roof(cpu_record)
+    assert quiet.level("DRAM").label == "DRAM (measured): 12 GB/s" and "on a quiet machine" in quiet.note
 
 
-def test_a_roof_measured_while_busy_says_so_on_its_label_and_in_the_note(home, cpu_record):
-    roof = MeasuredRoof("cpu", peaks.fingerprint("cpu"), time.time(), clock_ghz=3.0, ceilings=[_triad(4.0)])
-    roof.others_cpu_share = 0.87
-    ceilings.save(roof)
-    shown = peaks.device_roof("cpu")
-    triad = next(c for c in shown.ceilings if c.name == "STREAM triad")
-    assert triad.label == "STREAM triad (measured while busy): 4 GB/s"
-    assert "other programs used 87% of the CPU meanwhile" in shown.note
-    assert "stale: measured again on the next run" in shown.note
-    roof.others_cpu_share = 0.02  # a quiet measurement is labelled plainly
-    ceilings.save(roof)
-    quiet = next(c for c in peaks.device_roof("cpu").ceilings if c.name == "STREAM triad")
-    assert quiet.label == "STREAM triad (measured): 4 GB/s"
+# --- measuring once, keeping the quiet one --------------------------------------------------------
 
 
-def test_a_damaged_cache_is_moved_aside_not_fatal(home):
-    path = ceilings.cache_path()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text("{not json", encoding="utf-8")
-    assert ceilings.load("cpu", "x") == ("absent", None)
-    assert path.with_name(path.name + ".damaged").read_text(encoding="utf-8") == "{not json"
+@pytest.fixture
+def fake_measure(monkeypatch):
+    """``measure_cpu_roof`` replaced by a recorder; ``busy`` makes the next measurement a busy one."""
+    calls: list[float] = []
+    state = {"busy": "", "quiet_now": True}
+
+    def measure(cpu, fp, **_: object) -> MeasuredRoof:
+        calls.append(time.time())
+        return _roof(fp, 10.0 + len(calls), busy=state["busy"])
+
+    monkeypatch.setattr(ceilings, "measure_cpu_roof", measure)
+    monkeypatch.setattr(peaks, "machine_quiet_now", lambda: state["quiet_now"])
+    return calls, state
 
 
-def test_ensure_measured_reuses_fresh_and_remeasures_stale_other_machine_or_forced(
-    home, cpu_record, monkeypatch
-):
-    calls: list[bool] = []
-
-    def fake_measure(fp: str, *, clock_only: bool = False, **_: object) -> MeasuredRoof:
-        calls.append(clock_only)
-        return MeasuredRoof(
-            "cpu", fp, time.time(), clock_ghz=3.1, ceilings=[] if clock_only else [_triad(15.0)]
-        )
-
-    monkeypatch.setattr(ceilings, "measure_cpu_roof", fake_measure)
-    _seed(clock_ghz=3.0)
-    assert peaks.ensure_measured("cpu").clock_ghz == 3.0 and calls == []  # fresh and complete
-    peaks.ensure_measured("cpu", force=True)
-    assert calls == [False]
-    _seed(clock_ghz=3.0, measured_at=time.time() - ceilings.STALE_AFTER_S - 10)
-    peaks.ensure_measured("cpu", clock_only=True)
-    assert calls == [False, True]
-    _seed(clock_ghz=3.0, fingerprint="cpu|some other machine")
-    assert peaks.ensure_measured("cpu").clock_ghz == 3.1 and calls == [False, True, False]
-    assert ceilings.load("cpu", peaks.fingerprint("cpu"))[0] == "fresh"
+def test_ceilings_are_measured_once_per_machine_and_kept(home, cpu_record, fake_measure):
+    calls, state = fake_measure
+    assert peaks.ensure_measured("cpu") is not None and len(calls) == 1  # none stored: measured
+    assert peaks.ensure_measured("cpu") is None and len(calls) == 1  # stored and quiet: kept
+    assert peaks.ensure_measured("cpu", force=True).replaced and len(calls) == 2  # asked: measured
+    # a change of machine invalidates them
+    _seed(cpu_record, clock_ghz=3.0, fp="cpu|some other machine")
+    assert peaks.ensure_measured("cpu") is not None and len(calls) == 3
+    assert store.load("cpu", fingerprint(cpu_record))[0] == "stored"
 
 
-def test_a_roof_measured_while_busy_is_measured_once_per_run_so_every_point_has_one_peak(
-    home, cpu_record, monkeypatch
-):
-    """On a busy machine the measured roof is disturbed, which counts as stale. The worker of one
-    run measures it once and keeps it for every later point (one peak for the plot's line, the
-    caption and every row); the next run's worker measures it again."""
-    calls: list[bool] = []
-
-    def busy_measure(fp: str, *, clock_only: bool = False, **_: object) -> MeasuredRoof:
-        calls.append(clock_only)
-        return MeasuredRoof(
-            "cpu",
-            fp,
-            time.time(),
-            clock_ghz=2.5 + 0.1 * len(calls),  # each measurement under load reads another clock
-            ceilings=[] if clock_only else [_triad(10.0 + len(calls))],
-            others_cpu_share=0.6,
-        )
-
-    monkeypatch.setattr(ceilings, "measure_cpu_roof", busy_measure)
-    monkeypatch.setattr(peaks, "_measured_here", {})
-    _seed(clock_ghz=3.0, ceilings_=[])
-    ceilings.save(replace(ceilings.load("cpu", peaks.fingerprint("cpu"))[1], others_cpu_share=0.7))
-    # the run's first point measures the whole roof (the cached one was measured while busy) ...
-    assert peaks.ensure_measured_quietly("cpu") == "" and calls == [False]
-    first_peak = peaks.fp32_peak_gflops("cpu")
-    # ... and every later point, asking for the peak or the roof, gets that same roof
-    for _ in range(3):
-        assert peaks.ensure_measured_quietly("cpu") == ""
-        assert peaks.fp32_peak_gflops("cpu") == first_peak
-    assert calls == [False]
-    assert ceilings.load("cpu", peaks.fingerprint("cpu"))[0] == "stale"  # still marked busy
-    # asked to measure again, it does
-    peaks.ensure_measured("cpu", force=True)
-    assert calls == [False, False]
-    # another program's newer roof in the cache is not this worker's: measured again
-    _seed(clock_ghz=3.3)
-    ceilings.save(replace(ceilings.load("cpu", peaks.fingerprint("cpu"))[1], others_cpu_share=0.7))
+def test_a_busy_measurement_never_replaces_the_quiet_one(home, cpu_record, fake_measure):
+    calls, state = fake_measure
     peaks.ensure_measured("cpu")
-    assert calls == [False, False, False]
-    # the next run is a new worker: the busy roof is measured again
-    monkeypatch.setattr(peaks, "_measured_here", {})
-    peaks.ensure_measured("cpu", clock_only=True)
-    assert calls == [False, False, False, True]
+    quiet = store.load("cpu", fingerprint(cpu_record))[1]
+    state["busy"] = "other programs used 91% of the CPU"
+    saved = peaks.ensure_measured("cpu", force=True)
+    assert saved is not None and not saved.replaced and len(calls) == 2
+    assert "so the quiet one measured" in saved.message
+    assert store.load("cpu", fingerprint(cpu_record))[1] == quiet
 
 
-def test_gpu_ceilings_code_path_runs_against_any_torch_device(monkeypatch):
-    """The GPU's sgemm and device-copy measurement, run on the CPU (no GPU here): same code, same records."""
+def test_a_busy_stored_roof_is_measured_again_only_when_the_machine_is_quiet(home, cpu_record, fake_measure):
+    calls, state = fake_measure
+    state["busy"] = "other programs used 70% of the CPU"
+    peaks.ensure_measured("cpu")
+    state["quiet_now"] = False  # still busy: measuring now would give another busy roof
+    assert peaks.ensure_measured("cpu") is None and len(calls) == 1
+    state["quiet_now"], state["busy"] = True, ""
+    assert peaks.ensure_measured("cpu").stored.quiet and len(calls) == 2
+
+
+def test_the_worker_builds_each_roof_once_and_places_every_point_under_it(home, cpu_record, fake_measure):
+    """The roof was computed in the worker, again in the window on every batch and again by a
+    remote's agent; now one per device per worker, the same object for every point."""
+    calls, _ = fake_measure
+    assert peaks.ensure_measured_quietly("cpu") == ("", False) and len(calls) == 1
+    first = peaks.worker_roof("cpu")
+    store.save(_roof(fingerprint(cpu_record), clock_ghz=9.0))  # another program measured meanwhile
+    for _ in range(3):
+        assert peaks.ensure_measured_quietly("cpu") == ("", False)
+        assert peaks.worker_roof("cpu") is first
+    assert len(calls) == 1
+    peaks.forget_roof("cpu")
+    assert peaks.worker_roof("cpu").clock_ghz == 9.0
+
+
+def test_a_failed_measurement_costs_no_point_and_is_said_with_the_roof(home, cpu_record, monkeypatch):
+    def broken(*_a, **_k):
+        raise RuntimeError("no numba here")
+
+    monkeypatch.setattr(ceilings, "measure_cpu_roof", broken)
+    said, failed = peaks.ensure_measured_quietly("cpu")
+    assert failed and said == "the ceilings of cpu could not be measured: RuntimeError: no numba here"
+    assert said in peaks.worker_roof("cpu").notice
+
+
+def test_gpu_sgemm_code_path_runs_against_any_torch_device(monkeypatch):
+    """The GPU's sgemm measurement, run on the CPU (no GPU here): same code, same records."""
     import torch
 
     monkeypatch.setattr(ceilings, "MATMUL_SIZES_GPU", (64, 128))
-    monkeypatch.setattr(ceilings, "COPY_BYTES_GPU", 1 << 20)
     before = torch.get_float32_matmul_precision()
-    roof = ceilings.measure_gpu_roof(torch, torch.device("cpu"), "gpu|fake", "cuda:0", budget_s=0.05)
-    compute, memory = roof.ceiling("compute"), roof.ceiling("memory")
+    roof = ceilings.measure_gpu_roof(torch, torch.device("cpu"), None, "gpu|fake", "cuda:0", budget_s=0.05)
+    compute = roof.ceiling("compute")
     assert (
         compute is not None and compute.kind == "measured" and compute.name == "sgemm" and compute.value > 0
     )
-    assert "TF32 off" in compute.basis
-    assert memory is not None and memory.name == "device copy" and "read + write" in memory.basis
+    assert "TF32 off" in compute.basis and roof.took_s is not None
     assert torch.get_float32_matmul_precision() == before  # restored to what it was
 
 
-def test_triad_counts_bytes_as_stream_does():
-    gbps = ceilings.stream_triad_gbps(1 << 16, passes=3)
-    assert gbps > 0  # it checked its own result; a loaded machine makes a tiny triad slow
-    elements, rule = ceilings.triad_array_elements(32 * 2**20, 64 * 2**30)
-    assert elements * 8 == 4 * 32 * 2**20 and "4 x the 32 MiB last-level cache" in rule
-    elements, rule = ceilings.triad_array_elements(None, 64 * 2**30)
-    assert elements * 8 == ceilings.TRIAD_MIN_ARRAY_BYTES
-    elements, rule = ceilings.triad_array_elements(1 << 30, 2 << 30)  # would not fit: capped
-    assert 3 * elements * 8 <= (2 << 30) // 4 and "quarter of the free memory" in rule
+# --- the working-set sweep --------------------------------------------------------------------------
 
 
-# --- roofline geometry, intensity and bound -----------------------------------------------------
+def test_the_sweep_kernels_compute_what_they_should_and_keep_their_buffer_ones():
+    import numpy as np
 
-CPU_ROOF = Roof(
-    "cpu",
-    "CPU",
-    [
-        Ceiling("compute", 400.0, "theoretical", "FP32 peak", "measured clock"),
-        Ceiling("compute", 340.0, "measured", "sgemm", "torch"),
-        Ceiling("memory", 10.0, "measured", "STREAM triad", "triad"),
-    ],
-)
-
-
-def test_ridge_point_is_peak_over_bandwidth_and_the_roof_bends_there():
-    ridge = CPU_ROOF.ridge_flop_per_byte
-    assert ridge == pytest.approx(400.0 / 10.0)  # the highest compute roof over the highest memory roof
-    assert CPU_ROOF.attainable_gflops(ridge) == pytest.approx(400.0)
-    assert CPU_ROOF.attainable_gflops(ridge / 8) == pytest.approx(10.0 * ridge / 8)
-    assert CPU_ROOF.attainable_gflops(ridge * 8) == pytest.approx(400.0)
-    assert Roof("cpu", "CPU", [CPU_ROOF.ceilings[0]]).ridge_flop_per_byte is None  # no memory roof
+    k = sweep.kernels()
+    buf = np.ones(3 * 1000 + 3 * sweep.PAGE_ELEMENTS)
+    for name in sweep.KERNELS:
+        n = 1000
+        step = sweep.array_step(n, sweep.ARRAYS[name])
+        assert k[name](buf, n, 3, 0.0, step) == sweep.expected_result(name, n, 3)
+        assert (buf == 1.0).all()  # the next kernel reads ones again
+    for arrays in (2, 3):  # no two arrays a whole number of pages apart (4K aliasing)
+        for n in (512, 1000, 4096, 12345):
+            step = sweep.array_step(n, arrays)
+            assert step >= n and step % sweep.PAGE_ELEMENTS != 0
 
 
-@pytest.mark.parametrize(
-    ("workload", "size", "intensity", "bound"),
-    [
-        ("vector_add", 10_000_000, 1 / 12, "memory"),
-        ("matvec", 1_000_000, pytest.approx(0.495, abs=0.01), "memory"),
-        ("copies", 1 << 20, 0.0, "memory"),  # no arithmetic at all
-        ("matmul", 64, 64 * 2 / 12, "memory"),  # 10.7 FLOP/byte: under the slanted roof
-        ("matmul", 2048, 2048 * 2 / 12, "compute"),
-    ],
-)
-def test_intensity_and_bound_per_workload(workload, size, intensity, bound):
-    w = get_workload(workload)
-    p = place(w.flops(size), w.bytes_moved(size), 1e-3, CPU_ROOF)
-    assert p.intensity_flop_per_byte == (intensity if intensity is None else pytest.approx(intensity))
-    assert p.bound == bound
-    assert p.gbps == pytest.approx(w.bytes_moved(size) / 1e-3 / 1e9)
-    assert p.memory_ceiling is not None and p.memory_ceiling.name == "STREAM triad"
+def test_a_small_sweep_measures_every_kernel_at_every_size():
+    sizes = sweep.sizes(256 * 1024, first_bytes=16 * 1024, growth=2.0)
+    assert sizes == [16384, 32768, 65536, 131072, 262144]
+    result = sweep.sweep(sizes, 2, samples=2, sample_bytes=1 << 20)
+    assert result.ws_bytes == sizes and result.threads == 2
+    for name in sweep.KERNELS:
+        assert len(result.gbps[name]) == len(sizes) and all(g > 0 for g in result.gbps[name])
+    assert result.envelope() == [max(result.gbps[k][i] for k in sweep.KERNELS) for i in range(len(sizes))]
 
 
-def test_memory_bound_workloads_report_gb_per_s():
-    for name in ("vector_add", "matvec", "copies"):
-        assert get_workload(name).unit == "GB/s"
+def test_the_sweep_reaches_past_the_last_level_cache():
+    assert sweep.last_size(32 << 20, None) == 8 * (32 << 20)
+    assert sweep.last_size(None, None) == 4 * sweep.MIN_LAST_BYTES
+    assert sweep.last_size(32 << 20, 64 << 20) == 16 << 20  # a quarter of the free memory
 
 
-def test_plot_range_holds_every_point_and_ridge():
-    lo, hi = plot_range([CPU_ROOF], [1 / 12, 300.0])
-    assert lo <= 1 / 12 / 4 and hi >= 300.0 * 4 and lo < 40 < hi
+def _synthetic_sweep() -> sweep.SweepResult:
+    from tests.roofs.test_plateaus import FOUR
+    from tests.roofs.test_plateaus import sweep as staircase
+
+    ws, gbps = staircase(*FOUR, noise=0.01, seed=5)
+    result = sweep.SweepResult(threads=2, ws_bytes=ws)
+    result.gbps = {"read": [g * 0.9 for g in gbps], "copy": [g * 0.95 for g in gbps], "triad": gbps}
+    return result
 
 
-def test_catalog_roof_comes_from_the_spec_sheet():
-    roof = peaks.catalog_roof("h100-sxm5")
+def test_level_ceilings_are_named_by_the_caches_and_say_how_they_were_had():
+    caches = [CacheSize("L1", 64 << 10, 2), CacheSize("L2", 2 << 20, 2), CacheSize("L3", 32 << 20, 1)]
+    found = ceilings.level_ceilings(_synthetic_sweep(), caches, 1000.0, "2 threads (numba)")
+    assert [(c.level, c.name) for c in found] == [("L1", "L1"), ("L2", "L2"), ("L3", "L3"), ("DRAM", "DRAM")]
+    l2 = found[1]
+    assert l2.value == pytest.approx(225.0, rel=0.05) and (l2.cache_bytes, l2.instances) == (2 << 20, 2)
+    assert "fastest kernel triad" in l2.basis and "2 MiB of L2 (2 x 1 MiB)" in l2.basis
+    assert "write-allocate reads are not counted" in l2.basis
+    assert l2.ws_lo_bytes < (2 << 20) and l2.ws_hi_bytes > (64 << 10)
+    assert found[3].cache_bytes is None and "past every cache" in found[3].basis
+
+
+def test_a_level_without_a_flat_stretch_takes_the_median_well_inside_it():
+    result = _synthetic_sweep()
+    # DRAM's sizes made to fall steadily: no flat stretch, yet a roof, labelled so
+    result.gbps = {
+        k: [
+            g * (1.0 - 0.3 * (w > 40 << 20) * (w / result.ws_bytes[-1]))
+            for w, g in zip(result.ws_bytes, v, strict=True)
+        ]
+        for k, v in result.gbps.items()
+    }
+    caches = [CacheSize("L3", 32 << 20, 1)]
+    dram = next(c for c in ceilings.level_ceilings(result, caches, 1000.0, "x") if c.level == "DRAM")
+    assert dram.ws_lo_bytes >= 128 << 20
+    assert "no flat stretch found" in dram.basis or "flat over" in dram.basis
+
+
+def test_sweep_caches_count_the_caches_the_threads_have():
+    cpu = _cpu_with_caches()
+    assert ceilings.sweep_caches(cpu, 2) == [
+        CacheSize("L1", 64 << 10, 2),
+        CacheSize("L2", 2 << 20, 2),
+        CacheSize("L3", 32 << 20, 1),
+    ]
+    assert ceilings.sweep_caches(cpu, 1)[1] == CacheSize("L2", 1 << 20, 1)
+
+
+def test_a_whole_cpu_measurement_runs_end_to_end(home, cpu_record, monkeypatch):
+    """The real kernels, clock and sgemm, on a sweep cut short so the test takes a second or two:
+    every part is there, said how, and judged quiet or busy."""
+    monkeypatch.setattr(sweep, "last_size", lambda llc, free: 512 << 10)
+    monkeypatch.setattr(sweep, "SAMPLE_BYTES", 1 << 20)
+    monkeypatch.setattr(ceilings, "MATMUL_SIZES_CPU", (128,))
+    cpu_record.caches = [CpuCache("L1", 32 << 10, 2), CpuCache("L2", 1 << 20, 2)]
+    seen: list[float] = []
+    roof = ceilings.measure_cpu_roof(
+        cpu_record, "fp", progress=lambda f, _t: seen.append(f), sgemm_budget_s=0.05
+    )
+    assert roof.clock_ghz and roof.ceiling("compute").name == "sgemm"
+    levels = [c for c in roof.ceilings if c.quantity == "memory"]
+    assert levels and all(c.level in ("L1", "L2", "DRAM") and c.ws_lo_bytes for c in levels)
+    assert seen[0] == 0.0 and seen[-1] == 1.0 and seen == sorted(seen)
+    assert roof.took_s is not None and roof.others_cpu_share is not None
+    assert roof.quiet == (roof.busy_reason == "")
+
+
+# --- the catalog and the points ---------------------------------------------------------------------
+
+
+def test_catalog_roof_comes_from_the_spec_sheet_labelled_as_such():
+    roof = catalog_roof(catalog_device("h100-sxm5"))
     assert {c.kind for c in roof.ceilings} == {"spec sheet"}
-    assert roof.top("compute").value == 66900.0 and roof.top("memory").value == 3350.0
+    assert roof.top("compute").value == 66900.0 and roof.level("DRAM").value == 3350.0
     assert roof.ridge_flop_per_byte == pytest.approx(66900 / 3350)
-
-
-# --- no share above 100% without its reason -----------------------------------------------------
+    assert roof.note.startswith("spec sheet: ")
 
 
 def _point(**kw: object) -> BenchPoint:
@@ -362,50 +373,35 @@ def _point(**kw: object) -> BenchPoint:
     return BenchPoint(**base)  # type: ignore[arg-type]
 
 
-def test_a_point_above_the_measured_bandwidth_says_it_ran_from_cache():
-    p = _point(
-        median_s=1e-5, throughput=120.0, throughput_unit="GB/s", peak=10.0, peak_kind="measured", gbps=120.0
-    )
-    assert peak_share_text(p) == "1200% of measured bandwidth 10 GB/s: fits in cache"
-    assert "served from the caches" in peak_note(p) and "1.2 MB" in peak_note(p)
-    below = _point(median_s=1e-2, throughput=8.0, throughput_unit="GB/s", peak=10.0, peak_kind="measured")
-    assert peak_share_text(below) == "80% of measured bandwidth 10 GB/s"
-
-
-def test_a_point_above_the_clock_based_peak_says_why():
-    basis = "measured clock 2.99 GHz x 2 cores x 64 FLOP/cycle (AVX-512: ...)"
-    p = _point(
-        workload="matmul",
-        median_s=1e-3,
-        throughput=390.0,
-        throughput_unit="GFLOP/s",
-        peak=382.7,
-        peak_basis=basis,
-        peak_is_estimate=False,  # built on the measured clock
-        peak_kind="theoretical",
-    )
-    assert peak_share_text(p).endswith(": cores ran above the measured clock")
-    assert "re-measure the ceilings on a quiet machine" in peak_note(p)
-
-
-def test_place_point_fills_the_roofline_fields_and_csv_keeps_them(home, cpu_record, tmp_path):
-    _seed(clock_ghz=3.0, ceilings_=[_triad(10.0)])
+def test_place_point_names_the_level_and_share_and_csv_keeps_them(home, cpu_record, tmp_path):
+    _seed(cpu_record, clock_ghz=3.0)
     w = get_workload("vector_add")
-    p = _point(size=10_000_000, median_s=0.012, throughput=10.0, throughput_unit="GB/s")
-    peaks.place_point(p, w.flops(p.size), w.bytes_moved(p.size))
-    assert p.bound == "memory" and p.intensity_flop_per_byte == pytest.approx(1 / 12)
-    assert p.gbps == pytest.approx(10.0) and p.gflops == pytest.approx(10_000_000 / 0.012 / 1e9)
-    assert p.bandwidth_ceiling_gbps == 10.0 and p.bandwidth_ceiling_basis.startswith(
-        "STREAM triad (measured)"
-    )
-    assert p.ridge_flop_per_byte == pytest.approx(3.0 * 2 * 64 / 10.0)
+    p = _point(size=10_000, median_s=1.5e-6, throughput=80.0, throughput_unit="GB/s", threads=1)
+    peaks.place_point(p, w.flops(p.size), w.bytes_moved(p.size), w.working_set_bytes(p.size))
+    assert (p.memory_level, p.roof_level, p.bound) == ("L2", "L2", "memory")
+    assert p.roof_share == pytest.approx(80.0 / 200.0, rel=1e-3) and p.roof_note == ""
+    assert p.peak == 200.0 and p.peak_kind == "measured" and p.peak_basis.startswith("L2 roof: ")
+    assert peak_share_text(p) == "40% of L2 roof 200 GB/s"
+    assert p.working_set_bytes == 120_000 and p.intensity_flop_per_byte == pytest.approx(1 / 12)
     write_csv([p], tmp_path / "r.csv")
     [back] = read_csv(tmp_path / "r.csv")
-    assert (back.bound, back.intensity_flop_per_byte, back.gbps) == (
-        p.bound,
-        p.intensity_flop_per_byte,
-        p.gbps,
+    assert (back.memory_level, back.roof_level, back.roof_share, back.working_set_bytes) == (
+        "L2",
+        "L2",
+        p.roof_share,
+        120_000,
     )
+
+
+def test_a_point_over_its_roof_says_why_in_the_cli_line(home, cpu_record):
+    _seed(cpu_record, clock_ghz=3.0, busy="other programs used 80% of the CPU")
+    w = get_workload("vector_add")
+    p = _point(size=100_000_000, median_s=0.06, throughput=20.0, throughput_unit="GB/s", threads=1)
+    peaks.place_point(p, w.flops(p.size), w.bytes_moved(p.size), w.working_set_bytes(p.size))
+    assert p.roof_level == "DRAM" and p.roof_share == pytest.approx(20.0 / 12.0, rel=1e-3)
+    assert "measured while other programs used the CPU" in p.roof_note
+    assert peak_share_text(p).startswith("166.7% of DRAM roof 12 GB/s: the DRAM roof (12 GB/s) was measured")
+    assert p.roof_note in peak_note(p)
 
 
 # --- the command line ---------------------------------------------------------------------------
@@ -418,42 +414,72 @@ def _cli(home_dir, *args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
-def test_devices_json_carries_the_roof_with_its_basis(home):
+def test_devices_json_carries_every_ceiling_with_its_level_range_time_and_quiet(home):
     _seed_this_machine(clock_ghz=3.0)
     out = _cli(home, "devices", "--json", "--catalog")
     assert out.returncode == 0, out.stderr
     roofs = {r["device"]: r for r in json.loads(out.stdout)["roofs"]}
     cpu = roofs["cpu"]
     assert cpu["measured_clock_ghz"] == 3.0 and cpu["note"].startswith("measured ")
-    kinds = {(c["name"], c["kind"]) for c in cpu["ceilings"]}
-    assert kinds == {("FP32 peak", "theoretical"), ("sgemm", "measured"), ("STREAM triad", "measured")}
+    assert cpu["quiet"] is True and cpu["measured_at"] > 0
+    memory = [c for c in cpu["ceilings"] if c["quantity"] == "memory"]
+    assert [c["level"] for c in memory] == ["L1", "L2", "L3", "DRAM"]
+    for c in memory:
+        assert c["ws_lo_bytes"] < c["ws_hi_bytes"] and c["measured_at"] > 0 and c["quiet"] is True
+        assert c["unit"] == "GB/s"
     peak = next(c for c in cpu["ceilings"] if c["name"] == "FP32 peak")
     assert peak["basis"].startswith("measured clock 3.00 GHz x ") and peak["unit"] == "GFLOP/s"
-    assert cpu["ridge_flop_per_byte"] == pytest.approx(peak["value"] / 12.5)
-    assert roofs["catalog:h100-sxm5"]["ceilings"][0]["kind"] == "spec sheet"
-    # the CPU's own record carries the measured clock, the peak built on it and the bandwidth
+    assert cpu["ridge_flop_per_byte"] == pytest.approx(peak["value"] / 12.0)
+    h100 = roofs["catalog:h100-sxm5"]["ceilings"]
+    assert {c["kind"] for c in h100} == {"spec sheet"} and h100[1]["level"] == "DRAM"
+    # the CPU's own record carries the measured clock, the peak built on it and the DRAM bandwidth
     [rec] = [d for d in json.loads(out.stdout)["devices"] if d["kind"] == "cpu"]
     assert rec["clock_measured_ghz"] == 3.0 and rec["clock_measured_basis"].startswith("test seed; measured ")
     assert rec["fp32_peak_gflops"] == peak["value"] and rec["fp32_peak_basis"] == peak["basis"]
     assert rec["fp32_measured_gflops"] == 50.0 and rec["fp32_measured_basis"].startswith("sgemm: ")
-    assert rec["memory_bandwidth_gbps"] == 12.5 and rec["memory_bandwidth_basis"].startswith(
-        "measured, STREAM triad"
-    )
+    assert rec["memory_bandwidth_gbps"] == 12.0 and rec["memory_bandwidth_basis"].startswith("measured, DRAM")
     assert "memory_bandwidth_gbps" not in rec["unavailable"]
+    assert [c["level"] for c in rec["caches"]] and rec["caches"][0]["size_bytes"] > 0
 
 
-def test_bench_vector_add_points_carry_gbps_intensity_and_bound(home):
+def test_devices_lists_the_levels_and_a_damaged_file_is_moved_aside_with_a_notice(home):
+    _seed_this_machine(clock_ghz=3.0)
+    out = _cli(home, "devices")
+    assert out.returncode == 0, out.stderr
+    assert "L2 (measured): 200 GB/s over working sets" in out.stdout
+    assert "DRAM (measured): 12 GB/s" in out.stdout and "on a quiet machine" in out.stdout
+    store.store_path().write_text("[" * 100_000 + "]" * 100_000)
+    out = _cli(home, "devices", "--json")
+    assert out.returncode == 0 and "Traceback" not in out.stderr
+    assert "could not be used (its JSON is nested too deeply), so the file was moved to" in out.stderr
+    assert json.loads(out.stdout)["roofs"][0]["note"] == "not measured yet on this machine"
+    assert [p.name for p in home.iterdir() if ".damaged-" in p.name]
+
+
+def test_bench_vector_add_points_carry_their_roof_level_and_share(home):
     _seed_this_machine(clock_ghz=3.0)
     out = _cli(
-        home, "bench", "vector_add", "--device", "cpu", "--sizes", "1000000", "--repeats", "3", "--json"
+        home,
+        "bench",
+        "vector_add",
+        "--device",
+        "cpu",
+        "--sizes",
+        "1000",
+        "1000000",
+        "--repeats",
+        "3",
+        "--json",
     )
     assert out.returncode == 0, out.stderr
-    [point] = [json.loads(line) for line in out.stdout.splitlines() if line.startswith("{")]
-    assert point["throughput_unit"] == "GB/s" and point["gbps"] == pytest.approx(point["throughput"])
-    assert point["intensity_flop_per_byte"] == pytest.approx(1 / 12)
-    assert point["bound"] == "memory"
-    assert point["peak"] == 12.5 and point["peak_kind"] == "measured"
-    assert point["bandwidth_ceiling_gbps"] == 12.5
+    first, second = [json.loads(line) for line in out.stdout.splitlines() if line.startswith("{")]
+    assert first["throughput_unit"] == "GB/s" and first["gbps"] == pytest.approx(first["throughput"])
+    assert first["intensity_flop_per_byte"] == pytest.approx(1 / 12) and first["bound"] == "memory"
+    assert (first["memory_level"], first["roof_level"]) == ("L1", "L1")
+    assert second["roof_level"] == "L3" and second["working_set_bytes"] == 12_000_000
+    for p in (first, second):
+        assert p["roof_share"] == pytest.approx(p["gbps"] / p["bandwidth_ceiling_gbps"], rel=1e-3)
+        assert p["peak"] == p["bandwidth_ceiling_gbps"] and p["peak_kind"] == "measured"
 
 
 # --- fixtures -----------------------------------------------------------------------------------
@@ -462,85 +488,55 @@ def test_bench_vector_add_points_carry_gbps_intensity_and_bound(home):
 @pytest.fixture
 def home(tmp_path, monkeypatch):
     monkeypatch.setenv("DEVICE_EXPLORER_HOME", str(tmp_path / "home"))
+    monkeypatch.setattr(peaks, "_roofs", {})
+    monkeypatch.setattr(peaks, "_checked", set())
+    store.take_notice()
     return tmp_path / "home"
 
 
-def _triad(gbps: float) -> Ceiling:
-    return Ceiling("memory", gbps, "measured", "STREAM triad", "triad", time.time())
+def _cpu_with_caches():
+    from explorer.devices.model import CpuDevice
 
-
-def _seed(
-    clock_ghz: float, measured_at: float | None = None, fingerprint: str | None = None, ceilings_=None
-) -> None:
-    ceilings.save(
-        MeasuredRoof(
-            "cpu",
-            fingerprint or peaks.fingerprint("cpu"),
-            time.time() if measured_at is None else measured_at,
-            clock_ghz=clock_ghz,
-            clock_threads=4,
-            ceilings=[_triad(20.0)] if ceilings_ is None else ceilings_,
-        )
+    return CpuDevice(
+        name="Test CPU",
+        key="cpu",
+        physical_cores=2,
+        logical_cores=2,
+        caches=[CpuCache("L1", 32 << 10, 2), CpuCache("L2", 1 << 20, 2), CpuCache("L3", 32 << 20, 1)],
     )
+
+
+def _roof(
+    fp: str, dram: float = 12.0, *, busy: str = "", clock_ghz: float = 3.0, at: float | None = None
+) -> MeasuredRoof:
+    now = time.time() if at is None else at
+    return MeasuredRoof(
+        "cpu",
+        fp,
+        now,
+        clock_ghz=clock_ghz,
+        clock_threads=os.cpu_count(),
+        clock_method="test seed",
+        ceilings=[
+            Ceiling("compute", 50.0, "measured", "sgemm", "seed", now),
+            *levels(now, L1=400.0, L2=200.0, L3=150.0, DRAM=dram),
+        ],
+        busy_reason=busy,
+    )
+
+
+def _seed(rec, clock_ghz: float, busy: str = "", fp: str | None = None) -> None:
+    """A stored roof for ``rec`` (a quiet one replaces anything; a busy one replaces a busy one)."""
+    path = store.store_path()
+    if busy and path.exists():
+        path.unlink()
+    store.save(_roof(fp or fingerprint(rec), clock_ghz=clock_ghz, busy=busy))
+    peaks.forget_roof("cpu")
 
 
 def _seed_this_machine(clock_ghz: float) -> None:
-    """A fresh cache entry for this very machine (its real fingerprint), so the CLI measures nothing."""
-    peaks.device_record.cache_clear()
-    now = time.time()
-    ceilings.save(
-        MeasuredRoof(
-            "cpu",
-            peaks.fingerprint("cpu"),
-            now,
-            clock_ghz=clock_ghz,
-            clock_threads=os.cpu_count(),
-            clock_method="test seed",
-            ceilings=[Ceiling("compute", 50.0, "measured", "sgemm", "seed", now), _triad(12.5)],
-        )
-    )
+    """A quiet stored roof for this very machine (its real fingerprint), so the CLI measures nothing."""
+    from explorer.devices.discover import discover
 
-
-def test_segments_meet_at_the_ridge_and_lower_ceilings_stay_under_the_roof():
-    lo, hi = 1 / 16, 1000.0
-    segs = {s.ceiling.name: s for s in segments(CPU_ROOF, lo, hi)}
-    ridge = CPU_ROOF.ridge_flop_per_byte
-    triad, peak, sgemm = segs["STREAM triad"], segs["FP32 peak"], segs["sgemm"]
-    assert (triad.x0, triad.y0) == (lo, pytest.approx(10.0 * lo))
-    assert (triad.x1, triad.y1) == (
-        pytest.approx(ridge),
-        pytest.approx(400.0),
-    )  # the slanted roof ends at the ridge
-    assert (peak.x0, peak.y0, peak.x1) == (pytest.approx(ridge), 400.0, hi)  # the flat roof starts there
-    assert sgemm.x0 == pytest.approx(340.0 / 10.0) and sgemm.y0 == sgemm.y1 == 340.0
-    for s in segs.values():  # no ceiling is drawn above the roofline itself
-        for x, y in ((s.x0, s.y0), (s.x1, s.y1)):
-            assert y <= CPU_ROOF.attainable_gflops(x) * (1 + 1e-9)
-
-
-def test_a_roof_sent_by_another_machine_is_rebuilt_and_checked():
-    from explorer.bench.ceilings import Ceiling
-    from explorer.bench.roofline import Roof
-
-    sent = Roof(
-        "cpu",
-        "Intel Xeon",
-        [
-            Ceiling("compute", 900.0, "theoretical", "FP32 peak", "cores x clock"),
-            Ceiling("memory", 40.0, "measured", "STREAM triad", "triad", 1000.0),
-        ],
-        note="measured 2 days ago",
-    ).to_dict()
-    sent["ceilings"] += [
-        {**sent["ceilings"][0], "value": -1},  # not a rate
-        {**sent["ceilings"][0], "value": "nan"},  # not finite
-        {**sent["ceilings"][0], "quantity": "magic"},  # not a ceiling
-        "rm -rf /",
-    ]
-    roof = Roof.from_dict(sent, host="gpu-lab")
-    assert roof.host == "gpu-lab" and roof.title == "Intel Xeon ON gpu-lab"
-    assert [(c.quantity, c.value) for c in roof.ceilings] == [("compute", 900.0), ("memory", 40.0)]
-    assert roof.ridge_flop_per_byte == 900.0 / 40.0 and roof.note == "measured 2 days ago"
-    for bad in (None, [], {"device": "", "name": "x"}, {"device": "cpu"}):
-        with pytest.raises(ValueError):
-            Roof.from_dict(bad)
+    cpu = next(d for d in discover(include_catalog=False, probe_gpus=False).devices if d.kind == "cpu")
+    store.save(_roof(fingerprint(cpu), clock_ghz=clock_ghz))

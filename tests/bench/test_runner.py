@@ -73,6 +73,15 @@ def test_a_crashing_point_becomes_an_error_row_and_the_run_continues():
     assert run.workers_started == 2
 
 
+def test_the_last_points_error_row_promises_no_worker_to_come():
+    """Issue 23, item 12: the last point of a run said "a new worker continues the run"."""
+    points = BenchRun(BenchPlan("_crash_test", ["cpu"], sizes=[1, 2], repeats=2)).run_all()
+    assert points[1].error is not None and "crashed" in points[1].error
+    assert "continues" not in points[1].error and "connects again" not in points[1].error
+    points = BenchRun(BenchPlan("_crash_test", ["cpu"], sizes=[2, 3], repeats=2)).run_all()
+    assert "a new worker continues the run" in (points[0].error or "")  # one still follows
+
+
 def test_a_hanging_point_is_stopped_at_the_time_limit():
     run = BenchRun(BenchPlan("_hang_test", ["cpu"], sizes=[1, 2, 3], repeats=2, point_timeout_s=1.5))
     t0 = time.monotonic()

@@ -10,6 +10,15 @@ code, as pynvml does), so code tested against it runs unchanged against the real
     fake.gpus[0].temperature_c = 71         # sensors are plain attributes: change them between reads
     fake.gpus[1].fail["nvmlDeviceGetPowerUsage"] = "not_supported"   # make any query fail
     fake.calls                              # names of the NVML functions called, in order
+    make_fake_nvml([hopper_gpu()])          # an H100 with GPM: SM activity and occupancy
+    fake.gpm_samples_held                   # GPM samples allocated and not yet freed
+
+GPM (``nvmlGpmSampleGet`` / ``nvmlGpmMetricsGet``) behaves as the real library does where it
+matters to a reader: a metric compares two samples of the same GPU taken in order, and answers
+with the GPU's ``sm_activity_pct`` / ``sm_occupancy_pct`` as they were when the second sample
+was taken (the stand-in for "averaged over the interval"); two samples out of order, of two
+GPUs, or never taken are ``NVMLError_InvalidArgument``; a GPU without ``gpm_supported`` says so
+in ``nvmlGpmQueryDeviceSupport`` and ``NotSupported`` in ``nvmlGpmSampleGet``.
 """
 
 from __future__ import annotations
@@ -103,6 +112,11 @@ class FakeGpu:
     pcie_width: int = 16
     pcie_generation_max: int = 3
     pcie_width_max: int = 16
+    pcie_rx_kib_s: int = 120  # nvmlDeviceGetPcieThroughput's "KB/s", host -> GPU
+    pcie_tx_kib_s: int = 40  # GPU -> host
+    gpm_supported: bool = False  # NVML GPM metrics (Hopper and newer)
+    sm_activity_pct: float = 0.0  # what GPM reports while it is supported
+    sm_occupancy_pct: float = 0.0
     mig_mode: tuple[int, int] | None = None  # None: the GPU has no MIG (NotSupported)
     mig_uuids: list[str] = field(default_factory=list)
     processes: list[FakeProcess] = field(default_factory=list)
@@ -140,6 +154,49 @@ def default_gpus() -> list[FakeGpu]:
     ]
 
 
+def hopper_gpu() -> FakeGpu:
+    """An H100 SXM as NVML sees it, GPM supported, running one small kernel: "utilization" 100%
+    while one SM of 132 is busy."""
+    return FakeGpu(
+        name="NVIDIA H100 80GB HBM3",
+        uuid="GPU-99999999-8888-7777-6666-555555555555",
+        bus_id="00000000:19:00.0",
+        compute_capability=(9, 0),
+        memory_total_bytes=80 * 1024**3,
+        memory_used_bytes=2 * 1024**3,
+        memory_bus_width_bits=5120,
+        clock_sm_mhz=1980,
+        clock_sm_max_mhz=1980,
+        clock_memory_mhz=2619,
+        clock_memory_max_mhz=2619,
+        utilization_gpu_pct=100,
+        utilization_memory_pct=0,
+        temperature_c=41,
+        power_draw_w=120.0,
+        power_limit_w=700.0,
+        pcie_generation=5,
+        pcie_width=16,
+        pcie_generation_max=5,
+        pcie_width_max=16,
+        pcie_rx_kib_s=48_000_000,
+        pcie_tx_kib_s=2_000,
+        gpm_supported=True,
+        sm_activity_pct=0.76,
+        sm_occupancy_pct=0.05,
+        mig_mode=(0, 0),
+    )
+
+
+class _GpmSample:
+    """An allocated GPM sample: empty until ``nvmlGpmSampleGet`` fills it."""
+
+    def __init__(self) -> None:
+        self.gpu: int | None = None
+        self.order = 0
+        self.values: dict[int, float] = {}
+        self.freed = False
+
+
 class _Handle:
     def __init__(self, index: int) -> None:
         self.index = index
@@ -173,6 +230,27 @@ def make_fake_nvml(
     mod.NVML_CLOCK_GRAPHICS, mod.NVML_CLOCK_SM, mod.NVML_CLOCK_MEM, mod.NVML_CLOCK_VIDEO = 0, 1, 2, 3
     mod.NVML_TEMPERATURE_GPU = 0
     mod.NVML_DEVICE_MIG_DISABLE, mod.NVML_DEVICE_MIG_ENABLE = 0, 1
+    mod.NVML_SUCCESS = 0
+    mod.NVML_PCIE_UTIL_TX_BYTES, mod.NVML_PCIE_UTIL_RX_BYTES = 0, 1
+    mod.NVML_GPM_METRIC_SM_UTIL, mod.NVML_GPM_METRIC_SM_OCCUPANCY = 2, 3
+    mod.NVML_GPM_METRIC_PCIE_TX_PER_SEC, mod.NVML_GPM_METRIC_PCIE_RX_PER_SEC = 20, 21
+    mod.NVML_GPM_METRICS_GET_VERSION = 1
+    mod.NVML_GPM_METRIC_MAX = 477
+    mod.gpm_samples_held = 0
+    mod.gpm_order = 0
+
+    class c_nvmlGpmMetricsGet_t:  # noqa: N801 - pynvml's name
+        def __init__(self) -> None:
+            self.version = 0
+            self.numMetrics = 0
+            self.sample1: _GpmSample | None = None
+            self.sample2: _GpmSample | None = None
+            self.metrics = [
+                types.SimpleNamespace(metricId=0, nvmlReturn=0, value=0.0)
+                for _ in range(mod.NVML_GPM_METRIC_MAX)
+            ]
+
+    mod.c_nvmlGpmMetricsGet_t = c_nvmlGpmMetricsGet_t
 
     def api(fn):
         name = fn.__name__
@@ -333,6 +411,70 @@ def make_fake_nvml(
         return [
             types.SimpleNamespace(pid=p.pid, usedGpuMemory=p.used_memory_bytes) for p in _gpu(h).processes
         ]
+
+    @api
+    def nvmlDeviceGetPcieThroughput(h, counter):
+        g = _gpu(h)
+        if counter == mod.NVML_PCIE_UTIL_RX_BYTES:
+            return g.pcie_rx_kib_s
+        if counter == mod.NVML_PCIE_UTIL_TX_BYTES:
+            return g.pcie_tx_kib_s
+        raise nvml_error("invalid_argument")
+
+    @api
+    def nvmlGpmQueryDeviceSupport(h):
+        return types.SimpleNamespace(version=1, isSupportedDevice=int(_gpu(h).gpm_supported))
+
+    @api
+    def nvmlGpmSampleAlloc():
+        mod.gpm_samples_held += 1
+        return _GpmSample()
+
+    @api
+    def nvmlGpmSampleFree(sample):
+        if not isinstance(sample, _GpmSample) or sample.freed:
+            raise nvml_error("invalid_argument")
+        sample.freed = True
+        mod.gpm_samples_held -= 1
+
+    @api
+    def nvmlGpmSampleGet(h, sample):
+        g = _gpu(h)
+        if not g.gpm_supported:
+            raise nvml_error("not_supported")
+        if not isinstance(sample, _GpmSample) or sample.freed:
+            raise nvml_error("invalid_argument")
+        mod.gpm_order += 1
+        sample.gpu, sample.order = h.index, mod.gpm_order
+        sample.values = {  # by nvml.h's metric ids (a reader asking for another id is refused)
+            2: g.sm_activity_pct,
+            3: g.sm_occupancy_pct,
+            20: g.pcie_tx_kib_s / 1024,
+            21: g.pcie_rx_kib_s / 1024,
+        }
+        return sample
+
+    @api
+    def nvmlGpmMetricsGet(request):
+        first, second = request.sample1, request.sample2
+        if (
+            request.version != mod.NVML_GPM_METRICS_GET_VERSION
+            or not isinstance(first, _GpmSample)
+            or not isinstance(second, _GpmSample)
+            or first.freed
+            or second.freed
+            or first.gpu is None
+            or first.gpu != second.gpu
+            or first.order >= second.order
+            or not 0 < request.numMetrics <= mod.NVML_GPM_METRIC_MAX
+        ):
+            raise nvml_error("invalid_argument")
+        for metric in request.metrics[: request.numMetrics]:
+            if metric.metricId in second.values:
+                metric.nvmlReturn, metric.value = mod.NVML_SUCCESS, float(second.values[metric.metricId])
+            else:
+                metric.nvmlReturn, metric.value = _ERRORS["not_supported"][0], 0.0
+        return request
 
     @api
     def nvmlDeviceGetMigMode(h):

@@ -157,3 +157,33 @@ def test_every_kind_of_record_keeps_every_key_of_the_schema(capsys, with_gpus):
     )
     sheet = next(d for d in data["devices"] if d["kind"] == "catalog")
     assert sheet["present"] is False and sheet["pci_bus_id"] is None and sheet["form_factor"]
+
+
+def test_json_and_text_carry_pcie_traffic_and_what_utilization_hides(capsys, monkeypatch):
+    """A Hopper GPU: ``devices --json`` has SM activity and occupancy beside utilization (GPM) and
+    the PCIe traffic in both directions; the text says them in words, a GPU without GPM says why."""
+    from tests.devices.fake_nvml import FakeGpu, hopper_gpu
+
+    monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
+    fake = functools.partial(
+        discover,
+        nvml=make_fake_nvml([hopper_gpu(), FakeGpu()]),
+        torch=make_fake_torch(None),
+        numba=make_fake_numba(None),
+    )
+    monkeypatch.setattr(devices_command, "discover", fake)
+    data = _json(capsys)
+    h100, gtx = (d for d in data["devices"] if d["kind"] == "cuda")
+    assert h100["live"]["utilization_gpu_pct"] == 100.0
+    assert h100["live"]["sm_activity_pct"] == pytest.approx(0.76)
+    assert h100["live"]["sm_occupancy_pct"] == pytest.approx(0.05)
+    assert h100["live"]["pcie_rx_bytes_per_s"] == 48_000_000 * 1024
+    assert gtx["live"]["sm_activity_pct"] is None
+    assert "Hopper or newer" in gtx["live"]["unavailable"]["sm_activity_pct"]
+    assert main(["devices"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    h100_live = next(line for line in lines if line.strip().startswith("cuda:0 now:"))
+    assert "SM activity 0.76 %, SM occupancy 0.05 % (NVML GPM)" in h100_live
+    assert "PCIe in 49.2 GB/s, out 2 MB/s" in h100_live
+    gtx_live = next(line for line in lines if line.strip().startswith("cuda:1 now:"))
+    assert "SM activity n/a (NVML's GPM metrics are not available" in gtx_live

@@ -37,7 +37,10 @@ def test_unsupported_temperature_blanks_only_that_field():
     assert a100.live.power_limit_w == pytest.approx(400.0)
     assert a100.live.utilization_gpu_pct == 97.0
     assert a100.live.memory_used_bytes == 1024**3
-    assert gtx.live.temperature_c == 45.0 and not gtx.live.unavailable
+    assert gtx.live.temperature_c == 45.0
+    # a Turing GPU has no GPM: its SM activity and occupancy are missing with that reason, nothing else is
+    assert set(gtx.live.unavailable) == {"sm_activity_pct", "sm_occupancy_pct"}
+    assert "Hopper or newer" in gtx.live.unavailable["sm_activity_pct"]
 
 
 def test_a_failing_static_query_marks_that_field_with_its_reason():
@@ -84,9 +87,11 @@ def test_session_reads_live_values_cheaply_and_sees_changes():
     assert (first.timestamp_s, second.timestamp_s) == (10.0, 11.0)
     assert first.temperature_c == 45.0 and second.temperature_c == 71.0
     assert second.power_draw_w == pytest.approx(42.25)
-    # the handle is kept: a live read is only the sensor calls, no handle look-up or init
+    # the handle is kept: a live read is only the sensor calls, no handle look-up or init; a GPU
+    # without GPM was asked once whether it has it, and is not asked again
     assert "nvmlDeviceGetHandleByIndex" not in live_calls and "nvmlInit" not in live_calls
-    assert len(live_calls) == 7
+    assert len(live_calls) == 9 and live_calls.count("nvmlDeviceGetPcieThroughput") == 2
+    assert not [c for c in live_calls if c.startswith("nvmlGpm")]
     assert fake.initialized == 0
 
 

@@ -19,8 +19,10 @@ from explorer.launch.config import Dim3, LaunchConfig, LaunchValidationError, pa
 from explorer.launch.limits import known_ccs
 from explorer.launch.schedule import plan_launch
 from explorer.launch.texts import percent
-from tests.launch.test_launch_cli import GTX, H100, run
-from tests.launch.test_launch_cli import fake_devices as fake_devices  # noqa: F401 - autouse fixture
+from tests.launch.conftest import GTX, H100
+from tests.launch.test_launch_cli import run
+
+pytestmark = pytest.mark.usefixtures("fake_devices")
 
 N_100K = ("--grid", "98", "--block", "1024", "--n", "100000")
 

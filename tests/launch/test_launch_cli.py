@@ -7,31 +7,8 @@ import json
 import pytest
 
 from explorer import cli
-from explorer.devices import discover as discover_module
-from explorer.devices.model import CatalogGpu, CpuDevice, Discovery
-from explorer.errors import UserError
 
-GTX = CatalogGpu(
-    name="NVIDIA GeForce GTX 1650",
-    key="catalog:gtx-1650",
-    compute_capability=(7, 5),
-    sm_count=16,
-)
-H100 = CatalogGpu(name="NVIDIA H100 SXM5 80GB", key="catalog:h100", compute_capability=(9, 0), sm_count=132)
-CPU = CpuDevice(name="Some CPU", key="cpu")
-
-
-@pytest.fixture(autouse=True)
-def fake_devices(monkeypatch):
-    disc = Discovery(devices=[CPU, GTX, H100], reports=[])
-
-    def fake_find(query, discovery=None):
-        found = disc.find(query)
-        if len(found) != 1:
-            raise UserError(f"no single device matches {query!r}")
-        return found[0]
-
-    monkeypatch.setattr(discover_module, "find_device", fake_find)
+pytestmark = pytest.mark.usefixtures("fake_devices")
 
 
 def run(capsys, *argv):

@@ -51,6 +51,9 @@ NOT_COMPUTED: dict[str, dict[float, str]] = {
     "11-divergence": {
         7.0: "compute capability 7.0 (Volta), where independent thread scheduling begins (ITS_NOTE)",
     },
+    "12-tiled-matmul": {},
+    "13-tail-uneven-blocks": {},
+    "14-latency-occupancy-ilp": {},
 }
 
 _NUMBER = re.compile(r"(?<![\w.])(\d[\d,]*(?:\.\d+)?)(?![\w])")
@@ -129,12 +132,60 @@ def derived_visualizer(state: VisualizerState) -> set[float]:
         occ.smem_carveout_bytes,
         occ.reserved_smem_per_block_bytes,
     }
+    if isinstance(state.extra.get("dispatch"), dict):
+        out |= derived_dispatch(plan, state.extra["dispatch"])
+    if isinstance(state.extra.get("latency"), dict):
+        out |= derived_latency(plan, limits, state.extra["latency"])
     if state.thread:
         block_idx, thread_idx = parse_thread_ref(state.thread)
         info = plan.thread(plan.block_linear(block_idx), plan.thread_linear(thread_idx))
         pos = info.global_position
         out |= {*block_idx.as_tuple(), *thread_idx.as_tuple(), info.global_linear, info.warp, info.lane}
         out |= {*pos.as_tuple()}
+    return out
+
+
+def derived_dispatch(plan, step: dict) -> set[float]:
+    """A step's dispatch in time (the timeline view's figures, to 2 decimals as it prints them),
+    and the numbers of its durations (P and 1 +- P, ALPHA, row weights)."""
+    from explorer.launch.dispatch import simulate_dispatch
+    from explorer.launch.durations import parse_durations
+
+    spec = parse_durations(step["durations"])
+    r = simulate_dispatch(plan, spec, step.get("policy", "free"), step.get("seed", 0))
+    f = r.figures
+    figures = (
+        f.makespan,
+        r.lower_bound,
+        r.upper_bound,
+        f.longest_block,
+        f.tail_start,
+        f.tail_length,
+        f.tail_idle_sm_time,
+        f.tail_idle_slot_time,
+        f.total_work,
+    )
+    out = {round(x, 2) for x in figures} | {round(100 * r.efficiency, 1), step.get("seed", 0)}
+    out |= {spec.value, round(1 - spec.value, 2), round(1 + spec.value, 2), *spec.weights}
+    return out
+
+
+def derived_latency(plan, limits, step: dict) -> set[float]:
+    """A step's latency model on the launch's SM: the preset's latency and L, K and the loop's
+    length, warps per scheduler, N* per scheduler and per SM, and the curve the view draws
+    (utilization at every warp count, to 1 decimal as it prints them)."""
+    from explorer.launch.latency import config_for_launch, find_preset, simulate_latency, utilization_curve
+
+    preset = find_preset(step["preset"])
+    k = step["alu"]
+    config = config_for_launch(plan.occupancy, limits, preset.mem_latency, k, step.get("policy", "gto"))
+    run = simulate_latency(config)
+    curve = utilization_curve(preset.mem_latency, k, config.schedulers, config.policy, config.slots)
+    out: set[float] = {preset.latency_cycles, preset.mem_latency, k, k + 1, config.period, config.schedulers}
+    out |= {config.warps_on(s) for s in range(config.schedulers)} | {config.warps_on(0) - 1}
+    out |= {run.warps_needed_per_scheduler, run.warps_needed}
+    out |= {round(100 * run.utilization, 1), round(100 * run.model_utilization, 1)}
+    out |= {round(100 * p.simulated, 1) for p in curve.points}
     return out
 
 
@@ -146,6 +197,67 @@ def derived_bench(state: BenchState) -> set[float]:
     if w.size_format == "bytes":  # sizes in KiB and MiB, as the narration names them
         out |= {s / 1024 for s in out} | {s / 1024**2 for s in out}
     out |= {workloads.LESSON_MATMULS, workloads.SMALL_MATRIX, workloads.MATVEC_COLS}
+    if w.name == "tiled_matmul":
+        from explorer.memory.tiling import BENCH_TILES
+
+        out |= set(BENCH_TILES)
+    return out
+
+
+def derived_tiling(state: MemoryState) -> set[float]:
+    """What the Tiled matmul tab computes and shows for a step: the count model of both kernels
+    (as the page prints them), the block shown and its step, the bank model's reads, and the
+    chosen GPU's limits, occupancy and roof (``explorer.memory.tiling_session``)."""
+    from explorer.devices.names import best_match
+    from explorer.memory import tiling_texts
+    from explorer.memory.banks import BANKS
+    from explorer.memory.coalescing import WARP_SIZE
+    from explorer.memory.tiling import FLOAT32_BYTES, MatmulShape
+    from explorer.memory.tiling_session import TilingSession
+
+    (gpu,) = best_match(state.gpu, [d for d in _devices() if d.is_gpu])
+    shape = MatmulShape(state.rows, state.cols, state.inner, state.tile)
+    session = TilingSession(shape, gpu, state.regs)
+    session.set_block(state.block_x, state.block_y)
+    session.seek(state.tick)
+    model, t, n = session.model, session.model.tiled, session.model.naive
+    out: set[float] = {FLOAT32_BYTES, WARP_SIZE, BANKS, 2.0}  # 2: barriers per phase, FLOPs per product
+    out |= {shape.m, shape.n, shape.k, shape.tile, shape.tile - 1, shape.phases, shape.threads_per_block}
+    out |= {shape.warps_per_block, *range(shape.warps_per_block), *shape.grid, state.block_x, state.block_y}
+    for kernel in (t, n):
+        out |= {kernel.global_loads, kernel.global_stores, kernel.shared_loads, kernel.shared_stores}
+        out |= {
+            kernel.barriers_per_block,
+            kernel.barriers,
+            kernel.blocks,
+            kernel.flops,
+            kernel.executed_flops,
+        }
+        out |= {
+            kernel.shared_bytes_per_block,
+            float(tiling_texts.intensity_text(kernel.intensity_flop_per_byte)),
+        }
+    out |= {t.executed_flops - t.flops, float(f"{model.load_ratio:.3g}")}
+    rows, cols = shape.block_extent(*session.block)
+    out |= {state.block_y * shape.tile, state.block_y * shape.tile + shape.tile - 1, shape.m - 1, shape.n - 1}
+    out |= {state.block_x * shape.tile, rows, cols}
+    for r in model.reads:
+        out |= {r.requests, r.wavefronts, r.worst_degree, r.most_lanes_per_word}
+    limits = limits_for_device(gpu)
+    out |= {gpu.sm_count or 0, limits.max_threads_per_block, limits.warp_size}
+    cost = session.cost
+    if cost is not None and cost.occupancy is not None:
+        o = cost.occupancy
+        out |= {cost.shared_bytes_per_block, o.active_blocks_per_sm, float(percent(o.occupancy).rstrip("%"))}
+    roof = session.roof
+    if roof is not None:
+        out |= {round(roof.peak_gflops), round(roof.bandwidth_gbps)}
+        for point in session.roof_points():
+            if point.tile in (None, shape.tile):
+                out.add(round(point.attainable_gflops or 0))
+    grid, block = session.state.grid, session.state.block
+    for counters in (grid, block):
+        out |= {counters.global_loads, counters.shared_loads, counters.barriers, counters.flops}
     return out
 
 
@@ -218,6 +330,8 @@ def test_every_number_in_the_narration_is_computed_by_the_app(path):
             derived |= derived_visualizer(step.state)
         elif isinstance(step.state, BenchState):
             derived |= derived_bench(step.state)
+        elif isinstance(step.state, MemoryState) and step.state.view == "tiling":
+            derived |= derived_tiling(step.state)
         elif isinstance(step.state, MemoryState):
             derived |= derived_memory(step.state)
     for number, step in enumerate(lesson.steps, start=1):

@@ -102,3 +102,23 @@ def test_every_builtin_lesson_passes_its_own_check(capsys):
     assert cli.main(["lessons", "--check", *names]) == 0
     out = capsys.readouterr().out
     assert out.count("no problems") == len(names)
+
+
+def test_a_lesson_title_with_escape_sequences_is_printed_as_text(tmp_path, monkeypatch, capsys):
+    """Issue 23, item 5: a built-in lesson's title went to the terminal raw (a changed resources
+    folder on a shared install could set the title, clear the screen and fake a line)."""
+    from explorer.lessons import builtin
+
+    source = json.loads(builtin_paths()[0].read_text(encoding="utf-8"))
+    source["title"] = "\x1b]0;pwned\x07Blocks\x1b[2J\nall lessons ok\r"
+    source["steps"][0]["title"] = "\x9b31mFirst\u202e"
+    source["steps"][0]["narration"] = ["line one\x1b[1m", "", "line two"]
+    (tmp_path / "01-hostile.json").write_text(json.dumps(source), encoding="utf-8")
+    monkeypatch.setattr(builtin, "lessons_dir", lambda: tmp_path)
+    assert cli.main(["lessons"]) == 0
+    out = capsys.readouterr().out
+    assert "Blocks all lessons ok" in out and "\x1b" not in out and "\r" not in out
+    assert not any(line.startswith("all lessons ok") for line in out.splitlines())
+    lesson = load_lesson(tmp_path / "01-hostile.json")
+    assert lesson.title == "Blocks all lessons ok" and lesson.steps[0].title == "First"
+    assert lesson.steps[0].narration == "line one\n\nline two"  # its paragraphs kept

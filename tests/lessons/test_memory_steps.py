@@ -107,3 +107,50 @@ def test_unknown_fields_are_kept_and_a_save_reads_back_the_same(tmp_path):
     # the shown tab's controls are written, the other tabs' defaults are not
     assert set(out["steps"][1]["state"]) == {"view", "elem", "stride", "offset", "active", "pad"}
     assert set(out["steps"][2]["state"]) == {"view", "pattern", "block", "branch", "k", "p", "seed"}
+
+
+def test_tiling_steps_are_read_checked_and_written_back(tmp_path):
+    lesson = parse_lesson(
+        _lesson(
+            _mem(view="tiling", rows=40, cols=33, inner=50, tile=16, block_x=2, block_y=2, tick=17, gpu="T4"),
+            _mem(view="tiling"),
+        )
+    )
+    assert not lesson.problems
+    first, default = (s.state for s in lesson.steps)
+    assert (first.rows, first.cols, first.inner, first.tile) == (40, 33, 50, 16)
+    assert (first.block_x, first.block_y, first.tick, first.gpu, first.regs) == (2, 2, 17, "T4", 32)
+    assert (default.rows, default.tile, default.tick, default.gpu) == (64, 8, 0, "GTX 1650")
+    again = load_lesson(save_lesson(lesson, tmp_path / "t.json"))
+    assert [s.state for s in again.steps] == [first, default]
+    assert set(dump_lesson(again)["steps"][0]["state"]) == {
+        "view",
+        "rows",
+        "cols",
+        "inner",
+        "tile",
+        "block_x",
+        "block_y",
+        "tick",
+        "gpu",
+        "regs",
+    }
+
+
+@pytest.mark.parametrize(
+    ("state", "words"),
+    [
+        ({"tile": 33}, "step 2: tile (T, the tile side) is 33; it must be at most 32"),
+        ({"tile": 1}, "step 2: tile (T, the tile side) is 1; it must be at least 2"),
+        ({"rows": 2000}, "step 2: rows (M, rows of A and C) is 2000; it must be at most 1024"),
+        ({"block_x": 8}, "step 2: block_x (the block's column in the grid) is 8; it must be at most 7"),
+        ({"tick": 51}, "step 2: tick (the stepper's position) is 51; it must be at most 50"),
+        ({"regs": 0}, "step 2: regs (registers per thread) is 0; it must be at least 1"),
+        ({"gpu": 7}, "step 2: gpu is 7"),
+    ],
+)
+def test_a_bad_tiling_value_is_one_line_naming_the_limit(state, words):
+    lesson = parse_lesson(_lesson(_mem(view="tiling"), _mem(view="tiling", **state), _mem(view="tiling")))
+    assert [s.ok for s in lesson.steps] == [True, False, True]
+    (problem,) = lesson.problems
+    assert problem.startswith(words), problem

@@ -68,8 +68,10 @@ class LoopbackSshd:
             return "the loopback sshd logs in as root: run the remote tests as root (as CI does)"
         return None
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, extra_config: list[str] | None = None) -> None:
         self.root = Path(root)
+        #: sshd_config lines added at the end (a ``Match`` block must come last)
+        self.extra_config = list(extra_config or [])
         self.port = 0
         self.proc: subprocess.Popen | None = None
         self.config = self.root / "ssh_config"
@@ -105,6 +107,7 @@ class LoopbackSshd:
                     # the remote agent must find this checkout's package as the installed one
                     "AcceptEnv LANG LC_*",
                     "LogLevel ERROR",
+                    *self.extra_config,
                     "",
                 ]
             )
@@ -290,6 +293,18 @@ def agent_python() -> str:
     return sys.executable
 
 
+def fake_gpu_python(folder: Path) -> str:
+    """A remote Python for a "GPU server" whose NVML sees two GPUs (``fake_gpu_server/pynvml.py``)
+    and whose torch is this machine's CPU build: a wrapper script in ``folder``."""
+    here = Path(__file__).resolve()
+    wrapper = Path(folder) / "python-on-a-gpu-server"
+    wrapper.write_text(
+        f'#!/bin/sh\nPYTHONPATH={here.parent / "fake_gpu_server"}:{here.parents[2]} exec {agent_python()} "$@"\n'
+    )
+    wrapper.chmod(0o755)
+    return str(wrapper)
+
+
 def kill_pid(pid: int) -> None:
     try:
         os.kill(pid, signal.SIGKILL)
@@ -297,14 +312,15 @@ def kill_pid(pid: int) -> None:
         pass
 
 
-def ready_remote(qtbot, within_ms: int = 90_000):
+def ready_remote(qtbot, within_ms: int = 90_000, python: str | None = None):
     """The window's context on a laptop with only its CPU, with the test sshd's remote (``ALIAS``)
-    added and listed: (context, host). The caller has pointed SSH_CONFIG_ENV at the server's config."""
+    added and listed: (context, host). The caller has pointed SSH_CONFIG_ENV at the server's config;
+    ``python`` is the remote's (default ``agent_python()``)."""
     from explorer.devices.model import CpuDevice, Discovery
     from explorer.ui.context import AppContext
 
     context = AppContext(Discovery(devices=[CpuDevice(name="This laptop's CPU", key="cpu")], reports=[]))
-    host = context.remotes.add(ALIAS, "", agent_python())
+    host = context.remotes.add(ALIAS, "", python or agent_python())
     qtbot.waitUntil(lambda: host.status != "connecting", timeout=within_ms)
     assert host.status == "ready", host.error
     return context, host

@@ -102,6 +102,29 @@ def test_ssh_and_slurm_errors_become_one_line(stderr, code, words):
     assert words in line and "\n" not in line and "gpu-lab" in line
 
 
+TORCH_WARNING = "No CUDA runtime is found, using CUDA_HOME='/usr/local/cuda'\n"
+
+
+@pytest.mark.parametrize(
+    "stderr, code, words",
+    [
+        (TORCH_WARNING, 255, "the agent on gpu-lab was killed, or its connection closed without a word"),
+        (TORCH_WARNING, 1, "the agent on gpu-lab ended with code 1"),
+        ("x.py:3: UserWarning: connection refused by the license server\n", 255,
+         "the agent on gpu-lab was killed, or its connection closed without a word"),
+        (TORCH_WARNING + "Traceback (most recent call last):\n  File \"x\"\nMemoryError\n", 1,
+         "the agent on gpu-lab ended with code 1: MemoryError"),
+        (TORCH_WARNING + "device-explorer agent: OSError: disk full\n", 1,
+         "the agent on gpu-lab ended with code 1: device-explorer agent: OSError: disk full"),
+    ],
+)  # fmt: skip
+def test_a_remote_programs_warning_is_never_the_reason(stderr, code, words):
+    """What the remote program writes to stderr is quoted only when it is a reason (ssh's error,
+    Python's last line, the agent's own words): torch's CUDA warning, written by every import of
+    a CUDA build of torch on a machine without the toolkit, is not why the agent ended."""
+    assert explain(REMOTE, stderr, code, starting=False) == words
+
+
 def test_a_queued_job_is_named():
     text = "srun: job 41 queued and waiting for resources\nsrun: job 42 queued and waiting for resources\n"
     assert slurm_queued(text) == "Slurm job 42 is queued and waiting for resources"

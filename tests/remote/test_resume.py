@@ -179,3 +179,44 @@ def test_the_benchmarks_panel_keeps_finished_points_and_resumes_with_one_click(
     finally:
         panel.shutdown()
         context.remotes.shutdown()
+
+
+def test_a_remote_runs_csv_and_json_resume_as_the_readme_says_and_never_mix_machines(sshd, config, tmp_path):
+    """The README's commands on a remote run: ``--csv run.csv`` first, then ``--resume run.csv --csv
+    run.csv`` measures only what is missing, on the same machine; the file names the machine in
+    every row; resuming it here, or on another machine, is refused before anything is measured."""
+    from explorer.bench.results import points_to_json, read_csv
+
+    def bench(*argv: str) -> subprocess.CompletedProcess:
+        return subprocess.run(
+            [sys.executable, "-m", "explorer", "bench", "_crash_test", "--repeats", "1", *argv],
+            capture_output=True, text=True, timeout=180, env=dict(os.environ),
+        )  # fmt: skip
+
+    remote = ["--host", ALIAS, "--remote-python", agent_python()]
+    run_csv = tmp_path / "run.csv"
+    first = bench("--sizes", "1", "--csv", str(run_csv), *remote)
+    assert first.returncode == 0, first.stderr
+    (kept,) = read_csv(run_csv)
+    assert kept.host == ALIAS and kept.ok
+
+    again = bench("--sizes", "1", "3", "--resume", str(run_csv), "--csv", str(run_csv), "--json", *remote)
+    assert again.returncode == 0, again.stderr
+    assert [json.loads(line)["size"] for line in again.stdout.splitlines()] == [3]  # only the missing one
+    whole = read_csv(run_csv)
+    assert [(p.size, p.host, p.ok) for p in whole] == [(1, ALIAS, True), (3, ALIAS, True)]
+    assert whole[0].timestamp == kept.timestamp  # the point measured before, kept as it was
+
+    before = run_csv.read_bytes()
+    for where in ([], ["--host", "127.0.0.1", "--remote-python", agent_python()]):
+        refused = bench("--sizes", "1", "3", "4", "--resume", str(run_csv), "--csv", str(run_csv), *where)
+        assert refused.returncode == 2 and refused.stderr.count("\n") == 1, refused.stderr
+        assert f"was measured on {ALIAS}, but this run is on " in refused.stderr
+        assert f"resume it where it ran (--host {ALIAS})" in refused.stderr
+    assert run_csv.read_bytes() == before  # nothing measured here was added to the server's file
+
+    exported = tmp_path / "run.json"  # the window's Export JSON of the same run
+    exported.write_text(points_to_json(whole))
+    last = bench("--sizes", "1", "3", "4", "--resume", str(exported), "--json", *remote)
+    assert last.returncode == 0, last.stderr
+    assert [(json.loads(x)["size"], json.loads(x)["host"]) for x in last.stdout.splitlines()] == [(4, ALIAS)]

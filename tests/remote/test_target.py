@@ -71,40 +71,29 @@ def test_argv_is_batch_mode_and_the_remote_command_is_quoted_arguments():
         assert option in argv
     assert argv[argv.index("-p") + 1] == "2222"
     assert argv[-3:-1] == ["--", "alice@gpu"]
-    # the remote shell splits the command back into exactly the arguments meant, ~/ expanded there
-    assert remote.remote_command() == [
-        "srun",
-        "--gres=gpu:1",
-        "--job-name=my run",
-        "~/dx env/bin/python",
-        "-m",
-        "explorer",
-        "agent",
-    ]
+    # the remote shell splits the command back into exactly the arguments meant, ~/ expanded there:
+    # the launcher guard (same Python, on the login node) runs the launcher, which runs the agent
+    guard = ["~/dx env/bin/python", "-m", "explorer", "launcher-guard", "--"]
+    launcher = ["srun", "--gres=gpu:1", "--job-name=my run"]
+    agent = ["~/dx env/bin/python", "-m", "explorer", "agent"]
+    assert remote.remote_command() == [*guard, *launcher, *agent]
     words = shlex.split(argv[-1])
-    assert words[:3] == ["srun", "--gres=gpu:1", "--job-name=my run"]
+    assert words[5:8] == launcher
     expanded = subprocess.run(
-        ["sh", "-c", f"printf '%s\\n' {argv[-1]}"],
+        ["sh", "-c", f"printf '%s\\n' {remote.ssh_argv(job_name='dx-1 2')[-1]}"],
         capture_output=True,
         text=True,
         env={**os.environ, "HOME": "/h"},
     ).stdout.splitlines()
-    assert expanded == [
-        "srun",
-        "--gres=gpu:1",
-        "--job-name=my run",
-        "/h/dx env/bin/python",
-        "-m",
-        "explorer",
-        "agent",
-    ]
+    home = "/h/dx env/bin/python"
+    assert expanded == [home, *guard[1:4], "--job-name", "dx-1 2", "--", *launcher, home, *agent[1:]]
 
 
 def test_a_prefix_with_shell_syntax_stays_arguments():
     remote = parse_remote("gpu", "srun; touch /tmp/dx-pwned", None)
     line = remote.remote_command_line()
     out = subprocess.run(["sh", "-c", f"printf '%s\\n' {line}"], capture_output=True, text=True).stdout
-    assert out.splitlines()[:3] == ["srun;", "touch", "/tmp/dx-pwned"]  # printed, never run
+    assert out.splitlines()[5:8] == ["srun;", "touch", "/tmp/dx-pwned"]  # printed, never run
 
 
 @pytest.mark.parametrize("prefix", ["-N1 srun", "srun 'unclosed", "srun\n-N1"])

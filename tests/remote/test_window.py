@@ -121,7 +121,7 @@ def test_the_benchmarks_panel_runs_on_the_remote_and_streams_points_back(sshd, q
         remote_roofs = [r for r in panel.roofline.roofs if r.host]
         assert [(r.host, r.device) for r in remote_roofs] == [(ALIAS, "cpu")]
         assert any(label.startswith(f"CPU ON {ALIAS} ") for label in panel.roofline.line_labels())
-        assert panel.roofline.caption.text().startswith(f"solid: measured on {ALIAS};")
+        assert f"solid: measured on {ALIAS};" in panel.roofline.caption.text()
         # choosing this machine's CPU again clears the remote's box
         c.device_box("cpu").setChecked(True)
         assert c.selected_remote() is None and c.selected_devices() == ["cpu"]

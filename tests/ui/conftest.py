@@ -7,6 +7,8 @@ makes), and raises an ``NVMLError_NotSupported`` where a real passively cooled b
 from __future__ import annotations
 
 import os
+import shutil
+import subprocess
 import sys
 from pathlib import Path
 from types import SimpleNamespace
@@ -193,3 +195,26 @@ def real_discovery() -> Discovery:
     from explorer.devices.discover import discover
 
     return discover(include_catalog=True)
+
+
+@pytest.fixture(scope="module")
+def display():
+    """A private X server; its number comes from Xvfb itself (-displayfd), so parallel runs never collide."""
+    if shutil.which("Xvfb") is None:
+        pytest.skip("Xvfb is not installed (apt-get install xvfb)")
+    read_fd, write_fd = os.pipe()
+    server = subprocess.Popen(
+        ["Xvfb", "-displayfd", str(write_fd), "-nolisten", "tcp", "-screen", "0", "1280x800x24"],
+        pass_fds=(write_fd,),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    os.close(write_fd)
+    with os.fdopen(read_fd) as fh:
+        number = fh.readline().strip()
+    if not number:
+        server.kill()
+        pytest.skip("Xvfb did not start")
+    yield f":{number}"
+    server.terminate()
+    server.wait(10)

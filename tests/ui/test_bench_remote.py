@@ -11,8 +11,6 @@ from explorer.bench.results import BenchPoint
 from explorer.devices.model import CpuDevice, Discovery
 from explorer.ui.context import AppContext
 
-WAITING = "waiting: another run is using this GPU (3s)"
-
 
 @pytest.fixture
 def panel(qtbot, tmp_path, monkeypatch):
@@ -26,17 +24,49 @@ def panel(qtbot, tmp_path, monkeypatch):
     p.shutdown()
 
 
-def test_the_engines_waiting_line_is_shown_while_the_run_queues(panel, qtbot):
-    panel.controls.set_workload("matmul")
-    panel.controls.sizes_edit.setText("32, 64, 128, 256")
-    assert panel.start()
-    stream = panel._stream
-    qtbot.waitUntil(lambda: stream._run is not None, timeout=10_000)
-    # the engine calls this about once a second while another run holds the GPU's lock
-    stream._run.on_waiting(WAITING)
-    assert panel.progress_bar.format() == WAITING
-    qtbot.waitUntil(lambda: not panel.running, timeout=120_000)
-    assert panel.progress_bar.format().startswith("done: 4 / 4")  # replaced once points came
+def test_the_engines_waiting_line_is_shown_while_the_run_queues(panel, qtbot, tmp_path, monkeypatch):
+    """Another run (a process of its own) holds the GPU's turn: the progress bar says who holds it
+    and where this run stands; once that run leaves, the points come and replace the line."""
+    import dataclasses
+
+    from explorer.agent import gpushare
+    from tests.remote.queueing import QueueRun, user_name
+
+    monkeypatch.setenv(gpushare.LOCK_DIR_ENV, str(tmp_path))
+    key, _ = gpushare.gpu_identity("cuda:0")  # no NVML here: the ordinal's key
+    holder = QueueRun(tmp_path, key, "train")
+    try:
+        holder.ask("take", "held")
+        holder.ask("busy", "busy")
+        controls = panel.controls
+        form_plan = controls.build_plan
+        # this laptop has no GPU to tick: the form's plan, on cuda:0, with the hidden test workload
+        # whose GPU variant is a plain Python sum
+        monkeypatch.setattr(
+            controls,
+            "build_plan",
+            lambda: dataclasses.replace(
+                form_plan(), workload="_crash_test", devices=["cuda:0"], sizes=[1, 3]
+            ),
+        )
+        assert panel.start()
+        qtbot.waitUntil(
+            lambda: panel.progress_bar.format().startswith("waiting for cuda:0: "), timeout=60_000
+        )
+        # a few words on the bar, the whole sentence under it and on hover
+        assert panel.progress_bar.format().startswith(f"waiting for cuda:0: {user_name()} has it; ")
+        said = panel.wait_label.text()
+        assert panel.wait_label.isVisibleTo(panel) and panel.progress_bar.toolTip() == said
+        assert f"{user_name()} has held it since " in said and "(train, " in said, said
+        holder.ask("idle", "idle")
+        holder.ask("leave", "left")
+        qtbot.waitUntil(lambda: not panel.running, timeout=120_000)
+    finally:
+        holder.close()
+    assert panel.progress_bar.format().startswith("done: 2 / 2")  # replaced once points came
+    assert not panel.wait_label.isVisibleTo(panel)
+    assert not panel.wait_label.isVisibleTo(panel)
+    assert [p.ok for p in panel.points] == [True, True]
 
 
 def test_points_from_a_remote_machine_name_it(panel):

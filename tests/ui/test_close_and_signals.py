@@ -6,8 +6,8 @@ server (Xvfb on a display it picks itself), in a process of its own (tests/ui/cl
 
 from __future__ import annotations
 
+import json
 import os
-import shutil
 import signal
 import subprocess
 import sys
@@ -23,29 +23,6 @@ DRIVER = Path(__file__).with_name("close_driver.py")
 ROOT = DRIVER.parents[2]
 
 pytestmark = pytest.mark.skipif(os.name != "posix", reason="POSIX signals and process groups")
-
-
-@pytest.fixture(scope="module")
-def display():
-    """A private X server; its number comes from Xvfb itself (-displayfd), so parallel runs never collide."""
-    if shutil.which("Xvfb") is None:
-        pytest.skip("Xvfb is not installed (apt-get install xvfb)")
-    read_fd, write_fd = os.pipe()
-    server = subprocess.Popen(
-        ["Xvfb", "-displayfd", str(write_fd), "-nolisten", "tcp", "-screen", "0", "1280x800x24"],
-        pass_fds=(write_fd,),
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    os.close(write_fd)
-    with os.fdopen(read_fd) as fh:
-        number = fh.readline().strip()
-    if not number:
-        server.kill()
-        pytest.skip("Xvfb did not start")
-    yield f":{number}"
-    server.terminate()
-    server.wait(10)
 
 
 class Window:
@@ -87,6 +64,16 @@ class Window:
         kill_group(self.proc)
 
 
+def saved_points(folder: Path) -> list[tuple[str, int]]:
+    """The (workload, size) of each point the window kept for its next start."""
+    from explorer.bench.results import points_from_json
+
+    path = folder / "home" / "last-bench-results.json"
+    if not path.exists():
+        return []
+    return [(p.workload, p.size) for p in points_from_json(json.loads(path.read_text()))]
+
+
 @pytest.fixture
 def window(display, tmp_path):
     opened: list[Window] = []
@@ -111,6 +98,8 @@ def test_closing_the_window_during_background_work_prints_nothing_and_leaves_no_
     assert out == ""
     for pid in kids:
         assert gone(pid), f"child {pid} outlived the window"
+    if work == "bench":  # the point that finished before the close is kept for the next start
+        assert ("_hang_test", 1) in saved_points(w.folder)
 
 
 def test_closing_as_a_real_run_starts_is_prompt_and_its_child_never_runs_on(window):
@@ -142,6 +131,8 @@ def test_a_signal_closes_the_window_and_its_benchmark_worker(window, signum, to_
     assert out == ""
     assert gone(worker), "the benchmark worker outlived the window"
     assert (w.folder / "home").exists()  # the window closed as a user's close would: it saved its settings
+    # ... and kept the point that had finished, as the close button does (it was lost before)
+    assert ("_hang_test", 1) in saved_points(w.folder)
 
 
 def test_sigkill_of_the_window_takes_the_worker_with_it(window):

@@ -48,8 +48,9 @@ def window(qtbot, fake_nvml, fake_clock, fake_timer, no_gpu_discovery):
         json.dumps({"points": [{**GOOD, "throughput": "fast"}]}),
         '{"points": [1]}',
         "[" * 200_000 + "]" * 200_000,
+        json.dumps({"points": [{**GOOD, "size": 10**400}]}),
     ],
-    ids=["string median", "string throughput", "not a point", "deep nesting"],
+    ids=["string median", "string throughput", "not a point", "deep nesting", "400-digit size"],
 )
 def test_the_benchmarks_panel_opens_and_the_window_names_the_moved_file(home, window, text):
     path = home / R.LAST_RESULTS_FILE
@@ -154,3 +155,34 @@ def test_the_window_opens_with_damaged_settings_and_names_them_once(home, tmp_pa
     assert path.is_file()  # the session's settings were saved in its place
     second = run()
     assert second.returncode == 0 and "NOTICE False" in second.stdout  # said once
+
+
+def test_the_largest_size_kept_is_shown(home, window):
+    """The edge of what is kept: a size of 2**63 - 1 loads, and the page shows and draws it."""
+    R.save_last(
+        [BenchPoint(**{**GOOD, "size": 2**63 - 1, "size_label": "n=huge"}, median_s=0.5, throughput=1.0)]
+    )
+    w = window(panel="benchmarks")
+    w.show()
+    panel = w.panels["benchmarks"]
+    assert not isinstance(panel, UnavailablePanel) and [p.size for p in panel.points] == [2**63 - 1]
+    assert not w.context.notices
+    assert not w.grab().isNull()
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["[" * 200_000 + "]" * 200_000, '{"format_version": 2, "roofs": {"cpu": {"clock_ghz": 1e308}}}'],
+    ids=["deep nesting", "clock of 1e308 GHz"],
+)
+def test_the_benchmarks_panel_opens_with_a_damaged_ceilings_file(home, window, text):
+    """Issue 23, item 2: the page said "could not be opened" at every start."""
+    from explorer.roofs import store
+
+    store.store_path().write_text(text)
+    w = window(panel="benchmarks")
+    w.show()
+    panel = w.panels["benchmarks"]
+    assert not isinstance(panel, UnavailablePanel) and panel.controls.start_button.isEnabled()
+    panel.show_screenshot_view("roofline")  # the roofline reads the ceilings: drawn from what is known
+    assert list(home.glob(store.STORE_FILE + ".damaged-*"))

@@ -151,8 +151,10 @@ def test_a_cpu_peak_on_the_measured_clock_is_shown_as_theoretical_with_its_basis
     beside the note "2 cores x 2300 MHz x 64 FLOP/cycle ...; not a measurement", which gives 294."""
     import time
 
-    from explorer.bench import ceilings, peaks
-    from explorer.bench.ceilings import Ceiling, MeasuredRoof
+    from explorer.devices.roofs import apply_measured, fingerprint, record_roof
+    from explorer.roofs import store
+    from explorer.roofs.model import Ceiling
+    from explorer.roofs.store import MeasuredRoof
 
     monkeypatch.setenv("DEVICE_EXPLORER_HOME", str(tmp_path / "home"))
     ps = types.SimpleNamespace(
@@ -167,21 +169,22 @@ def test_a_cpu_peak_on_the_measured_clock_is_shown_as_theoretical_with_its_basis
     assert any("not a measurement" in n for n in before.notes)
 
     now = time.time()
-    ceilings.save(
+    store.save(
         MeasuredRoof(
             "cpu",
-            peaks.record_fingerprint(before),
+            fingerprint(before),
             now,
             clock_ghz=2.78,
             clock_threads=2,
             clock_method="test",
             ceilings=[
                 Ceiling("compute", 277.0, "measured", "sgemm", "torch.mm", now),
-                Ceiling("memory", 21.5, "measured", "STREAM triad", "triad", now),
+                Ceiling("memory", 21.5, "measured", "DRAM", "sweep", now, level="DRAM"),
             ],
         )
     )
     after = probe_cpu(psutil_module=ps, cpuinfo_info=info)
+    apply_measured(after, record_roof(after))  # as discovery does
     rows = {label: value for label, value, _ in compute_rows(after)}
     assert rows["Clock measured"] == "2.78 GHz, all cores busy"
     assert rows["FP32 peak (theoretical)"] == "355.8 GFLOP/s"  # 2 cores x 2.78 GHz x 64

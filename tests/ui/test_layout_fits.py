@@ -67,6 +67,10 @@ def test_every_page_fits_with_nothing_clipped(window, qapp, key, size, scale, re
         _settle(qapp, window, size)
         assert panel.sm_view.compare_box.isVisible()
         problems += [f"compare: {p}" for p in clipped(window)]
+    if key == "memory":  # the tiled matmul stepper: a ragged block mid-phase, its costs and roofline
+        window.panels[key].show_screenshot_view("tiling")
+        _settle(qapp, window, size)
+        problems += [f"tiling: {p}" for p in clipped(window)]
     problems[:0] = _size_problems(window, size)
     assert not problems, "\n".join(problems)
 

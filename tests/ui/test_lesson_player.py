@@ -434,3 +434,69 @@ def test_a_title_too_long_for_the_bar_ends_in_an_ellipsis_and_is_whole_on_hover(
     window.resize(1920, 800)
     QApplication.processEvents()
     assert title.shown_text() == heading  # room enough: whole
+
+
+def _recorded_step(points: int) -> dict:
+    rows = [
+        {
+            "workload": "matmul",
+            "variant": "cpu",
+            "device": "cpu",
+            "size": 16 + i,
+            "size_label": f"n={16 + i}",
+            "median_s": 1e-4,
+            "repeats": 5,
+            "throughput": 10.0 + i % 100,
+            "throughput_unit": "GFLOP/s",
+        }  # fmt: skip
+        for i in range(points)
+    ]
+    return {
+        "panel": "benchmarks",
+        "narration": "The CPU's side.",
+        "state": {
+            "workload": "matmul",
+            "devices": ["cpu"],
+            "recorded": {"device": "a lab PC", "date": "2026-11-23", "points": rows},
+        },
+    }
+
+
+def test_a_lesson_with_20000_recorded_points_shows_them_in_a_table_not_the_narration(make_window, tmp_path):
+    """Issue 23, item 9: as rows of the narration's Markdown, 20,000 points (3.2 MB) took 110 s to
+    show, 107 s in QTextEdit.setMarkdown, and the window stood still. The rows are a table view now,
+    which draws only what is on screen (benchmarks/lesson_open.py --recorded 20000 times it)."""
+    window = make_window()
+    path = _write(tmp_path, [_recorded_step(20_000)])
+    assert window.lessons.open_path(path)
+    player = window.lessons
+    narration = player.narration.toPlainText()
+    assert "Results recorded on a lab PC, 2026-11-23" in narration and "20,000 points" in narration
+    assert "n=16" not in narration and len(narration) < 2_000  # no row went through the Markdown
+    model = player.recorded_table.model()
+    assert player.recorded_table.isVisible() and model.rowCount() == 20_000
+    cells = [model.data(model.index(19_999, c)) for c in range(model.columnCount())]
+    assert cells == ["cpu", "n=20015", "100 µs", "109 GFLOP/s"]
+    player.close_lesson()
+    assert window.lessons.open_path(_write(tmp_path, [_vis()], "plain.json"))
+    assert not player.recorded_table.isVisible()  # a step without recorded results has no table
+
+
+def test_a_lesson_version_of_400_digits_is_refused_in_one_line_without_widening_the_window(
+    make_window, tmp_path
+):
+    """Issue 23, item 10: its note once widened the window to 3,863 px."""
+    window = make_window()
+    width = window.width()
+    path = tmp_path / "v.json"
+    steps = '[{"panel": "devices", "state": {}}]'
+    path.write_text(f'{{"format": "{FORMAT_NAME}", "version": 1{"0" * 400}, "title": "T", "steps": {steps}}}')
+    assert not window.lessons.open_path(path)
+    note = window.lessons.note
+    assert "version is a 401-digit number" in note and "\n" not in note and len(note) < 400
+    QApplication.processEvents()
+    assert window.width() == width and window.minimumSizeHint().width() < 1280
+    newer = _write(tmp_path, [_vis()], "newer.json")
+    newer.write_text(newer.read_text().replace('"version": 1', '"version": 1001'))
+    assert not window.lessons.open_path(newer)
+    assert "version is 1001, more than 1,000" in window.lessons.note

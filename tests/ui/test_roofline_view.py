@@ -9,19 +9,42 @@ from pathlib import Path
 
 import pytest
 
-from explorer.bench import ceilings, peaks
-from explorer.bench.ceilings import Ceiling, MeasuredRoof
+from explorer.bench import peaks
 from explorer.bench.results import BenchPoint
 from explorer.bench.workloads import get_workload
 from explorer.devices.catalog import load_catalog
 from explorer.devices.model import Discovery, ProbeReport
+from explorer.devices.roofs import fingerprint
+from explorer.roofs import store
+from explorer.roofs.model import Ceiling
+from explorer.roofs.store import MeasuredRoof
 from explorer.ui.context import AppContext
+from tests.roofs.levels import levels
 
 #: set to a folder to keep the rendered PNGs (to look at them)
 KEEP = os.environ.get("DEVICE_EXPLORER_KEEP_RENDERS")
 
-CLOCK_GHZ, SGEMM, TRIAD = 3.0, 340.0, 12.0
+CLOCK_GHZ, SGEMM = 3.0, 340.0
 PEAK = CLOCK_GHZ * 2 * 64
+LEVELS = levels(DRAM=12.0)
+DRAM = LEVELS[-1].value
+
+
+def _seed(rec) -> None:
+    now = time.time()
+    store.save(
+        MeasuredRoof(
+            "cpu",
+            fingerprint(rec),
+            now,
+            clock_ghz=CLOCK_GHZ,
+            clock_threads=2,
+            ceilings=[
+                Ceiling("compute", SGEMM, "measured", "sgemm", "torch.mm n=2048", now),
+                *levels(now, DRAM=12.0),
+            ],
+        )
+    )
 
 
 @pytest.fixture
@@ -29,20 +52,8 @@ def panel(qtbot, tmp_path, monkeypatch, cpu_record):
     from explorer.ui.bench_panel import BenchPanel
 
     monkeypatch.setenv("DEVICE_EXPLORER_HOME", str(tmp_path / "home"))
-    now = time.time()
-    ceilings.save(
-        MeasuredRoof(
-            "cpu",
-            peaks.record_fingerprint(cpu_record),
-            now,
-            clock_ghz=CLOCK_GHZ,
-            clock_threads=2,
-            ceilings=[
-                Ceiling("compute", SGEMM, "measured", "sgemm", "torch.mm n=2048", now),
-                Ceiling("memory", TRIAD, "measured", "STREAM triad", "triad", now),
-            ],
-        )
-    )
+    monkeypatch.setattr(peaks, "_roofs", {})
+    _seed(cpu_record)
     reports = [ProbeReport(probe="nvml", ok=False, message="NVML library not found.")]
     p = BenchPanel(AppContext(Discovery(devices=[cpu_record, *load_catalog()], reports=reports)))
     qtbot.addWidget(p)
@@ -51,7 +62,7 @@ def panel(qtbot, tmp_path, monkeypatch, cpu_record):
     p.shutdown()
 
 
-def _point(workload: str, variant: str, size: int, seconds: float) -> BenchPoint:
+def _point(workload: str, variant: str, size: int, seconds: float, threads: int = 2) -> BenchPoint:
     """A point as the engine makes it: throughput in the workload's unit, placed by peaks.place_point."""
     w = get_workload(workload)
     flops, moved = w.flops(size), w.bytes_moved(size)
@@ -68,12 +79,13 @@ def _point(workload: str, variant: str, size: int, seconds: float) -> BenchPoint
         repeats=9,
         throughput=unit_work / seconds / 1e9,
         throughput_unit=w.unit,
+        threads=threads,
     )
-    if w.unit in ("GFLOP/s", "GB/s") and workload != "copies":
-        basis = peaks.peak_basis("cpu", w.unit)
-        p.peak = peaks.fp32_peak_gflops("cpu") if w.unit == "GFLOP/s" else peaks.memory_bandwidth_gbps("cpu")
+    if w.unit == "GFLOP/s":
+        basis = peaks.compute_peak_basis("cpu")
+        p.peak = peaks.fp32_peak_gflops("cpu")
         p.peak_basis, p.peak_is_estimate, p.peak_kind = basis.text, basis.is_estimate, basis.kind
-    peaks.place_point(p, flops, moved)
+    peaks.place_point(p, flops, moved if workload != "copies" else 2.0 * moved, w.working_set_bytes(size))
     return p
 
 
@@ -102,29 +114,48 @@ def _show(panel, qtbot, size: tuple[int, int]) -> None:
     qtbot.wait(50)
 
 
-def test_points_sit_under_their_roofs_and_the_ridge_is_peak_over_bandwidth(panel, qtbot):
+def test_one_roof_per_level_and_points_in_their_levels_colour(panel, qtbot):
     _show(panel, qtbot, (1280, 800))
     view = panel.roofline
     labels = view.line_labels()
-    assert f"CPU FP32 peak (theoretical): {PEAK:.0f} GFLOP/s" in labels
-    assert "CPU sgemm (measured): 340 GFLOP/s" in labels
-    assert "CPU STREAM triad (measured): 12 GB/s" in labels
-    ridge = PEAK / TRIAD
+    assert f"FP32 peak (theoretical): {PEAK:.0f} GFLOP/s" in labels
+    assert "sgemm (measured): 340 GFLOP/s" in labels
+    for c in LEVELS:  # one slanted roof per level, labelled with its value
+        assert f"{c.level}: {c.value:g} GB/s" in labels
+    ridge = PEAK / DRAM
     assert f"ridge {ridge:.3g} FLOP/B" in labels
     placed = view.placed_points()
     ((vx, vy),) = placed["vector_add: cpu numpy"]
     ((mx, my),) = placed["matvec: cpu numpy"]
     big = max(placed["matmul: cpu"])
     assert vx == pytest.approx(1 / 12) and vy == pytest.approx(30e6 / 0.045 / 1e9)
-    assert vx < ridge and mx < ridge  # memory-bound: under the slanted roof
-    assert vy <= TRIAD * vx * 1.01 and my <= TRIAD * mx * 1.01
+    assert vx < ridge and mx < ridge  # memory-bound: under DRAM's slanted roof
+    assert vy <= DRAM * vx * 1.01 and my <= DRAM * mx * 1.01
     assert big[0] == pytest.approx(2048 * 2 / 12) and big[0] > ridge  # under the flat one
     assert not any(k.startswith("copies") for k in placed)
-    assert "do no arithmetic" in view.caption.toolTip()
-    # each point says the same in its JSON: the bound (matmul n=256 does 42.7 FLOP per byte: past
-    # this ridge of 32, compute-bound too)
-    assert [p.bound for p in _run_points()] == ["memory", "memory", "compute", "compute", "memory"]
+    assert "do no arithmetic" in view.caption.toolTip() and "Bandwidth tab" in view.caption.toolTip()
+    # each point drawn in its level's colour, and the legend names the levels in words
+    assert view.point_colours() == {
+        "cpu numpy N=30,000,000": "DRAM",
+        "cpu numpy N=1,000,000x100": "DRAM",
+        "cpu n=256": "L2",
+        "cpu n=2,048": "DRAM",
+    }
+    assert {"in DRAM", "fits in L2"} <= set(view.legend_texts())
+    assert [p.roof_level for p in _run_points()] == ["DRAM", "DRAM", "compute", "compute", "DRAM"]
     assert [p.bound for p in panel.points] == ["compute", "compute"]  # the shown run: the matmul
+
+
+def test_a_zero_flop_copy_stands_in_the_bandwidth_view_against_its_level(panel, qtbot):
+    _show(panel, qtbot, (1280, 800))
+    panel.bandwidth.set_data(panel.roofline.roofs[:1], _run_points())
+    steps = panel.bandwidth.steps_drawn()
+    assert [s[0] for s in steps] == ["L1", "L2", "L3", "DRAM"]
+    assert [s[1] for s in steps] == [450.0, 225.0, 184.0, 12.0]
+    assert all(a[3] == b[2] for a, b in zip(steps, steps[1:], strict=False))  # one step where the last ends
+    drawn = panel.bandwidth.points_drawn()
+    copy = next(d for d in drawn if d[1] == pytest.approx(2 * (1 << 26)))
+    assert copy[0] == "DRAM" and copy[2] == pytest.approx(2 * (1 << 26) / 0.01 / 1e9)
 
 
 def test_a_catalog_gpus_roof_comes_from_its_spec_sheet(panel, qtbot):
@@ -132,7 +163,7 @@ def test_a_catalog_gpus_roof_comes_from_its_spec_sheet(panel, qtbot):
     panel.roofline.choose_catalog("catalog:h100-sxm5")
     labels = panel.roofline.line_labels()
     assert "H100 SXM5 80GB FP32 peak (spec sheet): 66,900 GFLOP/s" in labels
-    assert "H100 SXM5 80GB memory bandwidth (spec sheet): 3,350 GB/s" in labels
+    assert "H100 SXM5 80GB DRAM (spec sheet): 3,350 GB/s" in labels
     assert f"ridge {66900 / 3350:.3g} FLOP/B" in labels
     panel.roofline.choose_catalog("")
     assert not any("H100" in text for text in panel.roofline.line_labels())
@@ -170,7 +201,7 @@ def _check_rendered(panel, qtbot, tmp_path, size, font_pt, export_png, QImage) -
     view = panel.roofline
     legend = _rect(view.legend)
     texts = view.label_items()
-    assert len(texts) == 7  # 3 CPU ceilings, 2 H100 ones, 2 ridges
+    assert len(texts) == 10  # 2 CPU compute ceilings and 4 levels, 2 H100 ones, 2 ridges
     assert not [t.toPlainText() for t in texts if legend.intersects(_rect(t))]
     plot_area = _rect(view.plot.getPlotItem().vb)
     assert [t.toPlainText() for t in texts if not plot_area.contains(_rect(t))] == []  # none runs off

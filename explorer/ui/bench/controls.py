@@ -129,8 +129,9 @@ class BenchControls(QWidget):
         for label, key in ROOF_CHOICES:
             self.ceilings_combo.addItem(label, key)
         self.ceilings_combo.setToolTip(
-            "The roofline's measured ceilings (best matmul, memory bandwidth) and the CPU's clock are "
-            "measured in the worker before the first point, once per machine, then kept"
+            "The roofline's measured ceilings (the best matmul, each memory level's bandwidth) and the "
+            "CPU's clock are measured in the worker before the first point, once per machine, then kept; "
+            "a measurement other programs disturbed is kept only until a quiet one replaces it"
         )
         form.addRow("Ceilings", self.ceilings_combo)
         layout.addWidget(how)
@@ -235,8 +236,9 @@ class BenchControls(QWidget):
             self.show_message("Choose at least one device.")
             return None
         workload = self.workload
-        gpus = remote[0].gpus if remote is not None else self._present_gpus()
-        shortfall = workload.gpu_shortfall(sum(d != "cpu" for d in devices), len(gpus))
+        gpus = [g for g in remote[0].gpus if g.usable] if remote is not None else self._present_gpus()
+        machine = remote[0].remote.host if remote is not None else "this machine"
+        shortfall = workload.gpu_shortfall(sum(d != "cpu" for d in devices), len(gpus), machine)
         if shortfall:
             self.show_message(shortfall)
             return None
@@ -315,10 +317,24 @@ class BenchControls(QWidget):
             refusal = self.cannot_run_here(w)
             self.workload_combo.setItemText(i, f"{w.title} (not on this machine)" if refusal else w.title)
             self.workload_combo.setItemData(i, refusal, Qt.ItemDataRole.ToolTipRole)
-        refusal = self.cannot_run_here()
-        if refusal and self._remote_boxes:
-            refusal += "; a remote machine's GPU below can run it"
-        self.cannot_run_label.setText(f"Cannot run here: {refusal}." if refusal else "")
+        remote = self.selected_remote()
+        if remote is not None:  # the chosen remote's GPUs decide, in its own words
+            host = remote[0]
+            why = (host.found.why_no_gpu if host.found is not None else None) or ""
+            refusal = self.workload.cannot_run_here(
+                len([g for g in host.gpus if g.usable]), why, host.remote.host
+            )
+            where = f"on {host.remote.host}"
+        else:
+            refusal, where = self.cannot_run_here(), "here"
+            able = [
+                h.remote.host
+                for h in self._context.remotes.hosts
+                if not self.workload.cannot_run_here(len([g for g in h.gpus if g.usable]))
+            ]
+            if refusal and able:
+                refusal += f"; {able[0]}'s GPUs below can run it"
+        self.cannot_run_label.setText(f"Cannot run {where}: {refusal}." if refusal else "")
         self.cannot_run_label.setToolTip(refusal or "")
         self.cannot_run_label.setVisible(bool(refusal))
 
@@ -336,7 +352,10 @@ class BenchControls(QWidget):
             title.setFont(font)
             self._devices_layout.addWidget(title)
             if host.status != "ready":
-                said = "connecting…" if host.status == "connecting" else f"cannot be reached: {host.error}"
+                if host.status == "connecting":
+                    said = f"connecting… {host.job.short}" if host.job is not None else "connecting…"
+                else:
+                    said = f"cannot be reached: {host.error}"
                 note = QLabel(first_sentences(said), wordWrap=True)
                 note.setToolTip(said)
                 note.setProperty("role", "caption" if host.status == "connecting" else "error")
@@ -363,12 +382,14 @@ class BenchControls(QWidget):
                 if other[0] != key[0]:
                     box.setChecked(False)
         self._update_defaults()
+        self._mark_unrunnable()  # what can run is now the chosen machine's to say
 
     def _local_toggled(self, on: bool) -> None:
         if on:
             for box in self._remote_boxes.values():
                 box.setChecked(False)
         self._update_defaults()
+        self._mark_unrunnable()
 
     def _add_device_box(self, key: str, box: QCheckBox) -> None:
         self._device_boxes[key] = box

@@ -111,6 +111,21 @@ def _style_plot(widget: pg.PlotWidget, theme: Theme) -> None:
         axis.setPen(theme.plot_foreground)
 
 
+def style_titles(widget: pg.PlotWidget, theme: Theme, left: str, bottom: str, title: str) -> None:
+    """A plot's axis titles and title in the theme's colour at the figure size the text scale
+    asks for (``plot_text``; ``restyle`` follows the scale from then on)."""
+    axis_title(widget, "left", left, theme.plot_foreground)
+    axis_title(widget, "bottom", bottom, theme.plot_foreground)
+    plot_title(widget, title, theme.plot_foreground)
+
+
+def style_legend(legend: pg.LegendItem, theme: Theme) -> None:
+    """A legend's box and words in the theme's colours."""
+    legend.setBrush(pg.mkBrush(theme.plot_background))
+    legend.setPen(pg.mkPen(theme.border))
+    legend.setLabelTextColor(theme.plot_foreground)
+
+
 HINT = "log–log axes; error rows are listed in the table, not plotted"
 NOISY_HINT = "hollow markers: points other programs disturbed (reasons in the table)"
 

@@ -1,10 +1,13 @@
 """The roofline: FLOP per byte against GFLOP/s on log axes, each device's roofs, and the run's points.
 
-A student sees why vector add and matvec sit under the slanted roof (they move bytes, and the
-memory roof caps them) while big matmuls climb to the flat one. Measured ceilings are solid lines,
-theoretical and spec-sheet ones dashed, each labelled with its value; the ridge point is marked.
-A catalog GPU's roof (from its spec sheet) can be added, so an H100's roof shows on any laptop.
-The geometry is computed by ``explorer.bench.roofline``; this view only draws it.
+One slanted roof per memory level (L1, L2, L3, DRAM), each in its level's colour and labelled with
+its value and how it was had, and the flat compute roofs; measured ceilings solid, theoretical and
+spec-sheet ones dashed; DRAM's ridge point marked. Each point is drawn in the colour of the level
+its data lives in ("fits in L2" in the legend and on hover), its symbol its variant's: a student
+sees that a small vector add is fast because it runs under L1's roof, and a big one slow because
+it runs under DRAM's. A catalog GPU's roof (from its spec sheet) can be added, so an H100's roof
+shows on any laptop. The geometry is computed by ``explorer.bench.roofline`` and the levels by
+``explorer.roofs``; this view only draws them.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from PySide6.QtCore import QPointF, QRectF, QSize, Qt, Signal
 from PySide6.QtWidgets import (
     QComboBox,
     QHBoxLayout,
+    QSizePolicy,
     QStyle,
     QStyleOptionComboBox,
     QVBoxLayout,
@@ -25,7 +29,11 @@ from PySide6.QtWidgets import (
 )
 
 from explorer.bench.fmt import number_text
-from explorer.bench.roofline import Roof, plot_range, segments
+from explorer.bench.roofline import plot_range, segments
+from explorer.roofs.model import Roof
+from explorer.roofs.placement import level_text
+from explorer.roofs.texts import ceiling_line
+from explorer.ui.bench.levels import level_colour
 from explorer.ui.bench.plot import (
     _CPU_COLOURS,
     _CPU_COLOURS_DARK,
@@ -33,9 +41,11 @@ from explorer.ui.bench.plot import (
     _SYMBOLS,
     LogAxis,
     _style_plot,
+    style_legend,
+    style_titles,
 )
 from explorer.ui.guard import qt_guard
-from explorer.ui.plot_text import LABEL_SHARE, axis_title, legend_size, plot_title, restyle
+from explorer.ui.plot_text import LABEL_SHARE, legend_size, restyle
 from explorer.ui.theme import Theme, current_theme, figure_font
 from explorer.ui.widgets import FoldingCaption
 
@@ -45,7 +55,7 @@ _NO_CATALOG = "Add a catalog GPU's roof…"
 
 class _ChoiceBox(QComboBox):
     """Asks for the width of the choice it shows ("Add a catalog GPU's roof…" was cut at 14
-    characters beside the caption), yet needs no more than 10 characters where a row is short;
+    characters beside the caption), yet needs no more than 9 characters where a row is short;
     the list it opens shows every name in full."""
 
     @qt_guard
@@ -78,7 +88,10 @@ class RooflinePlot(QWidget):
         self._catalog_roof: Roof | None = None
         self._points: list[Any] = []
         self._drawn: list[Any] = []
-        self._ceiling_labels: list[tuple[Any, Any]] = []  # (label, its home position in view coordinates)
+        self._legend_items: list[Any] = []  # markers only the legend shows
+        #: (label, its home position in view coordinates, a memory level's slant as (x0, x1) in log
+        #: units, None for a flat compute roof)
+        self._ceiling_labels: list[tuple[Any, Any, tuple[float, float] | None]] = []
 
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
@@ -94,13 +107,17 @@ class RooflinePlot(QWidget):
         self.catalog_combo.setSizeAdjustPolicy(
             QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon
         )
-        self.catalog_combo.setMinimumContentsLength(10)
+        self.catalog_combo.setMinimumContentsLength(9)
         self.catalog_combo.currentTextChanged.connect(lambda _t: self.catalog_combo.updateGeometry())
         row.addWidget(self.catalog_combo)
         # wraps where there is room, else one line with the whole text on hover
-        self.caption = FoldingCaption("solid: measured here; dashed: theoretical or spec sheet")
+        self.caption = FoldingCaption(_caption("here"))
         self.caption.setProperty("role", "caption")
+        # the caption gives way first where the row is narrow (its text is on hover): the catalog
+        # choice and "Measure again" beside it keep the roofline no wider than the plot beside it
+        self.caption.setSizePolicy(QSizePolicy.Policy.Ignored, self.caption.sizePolicy().verticalPolicy())
         row.addWidget(self.caption, 1)
+        self._tools = row  # the panel adds its "Measure again" here
         layout.addLayout(row)
 
         axes = {"left": LogAxis("left"), "bottom": LogAxis("bottom")}
@@ -124,6 +141,10 @@ class RooflinePlot(QWidget):
         )
 
     # --- public -------------------------------------------------------------------------
+    def add_tool(self, widget: QWidget) -> None:
+        """A control of the panel's beside the catalog choice (the "Measure again" button)."""
+        self._tools.addWidget(widget)
+
     def set_catalog_choices(self, choices: Sequence[tuple[str, str]]) -> None:
         """(key, name) of the catalog GPUs a roof can be added for."""
         current = self.catalog_combo.currentData()
@@ -151,7 +172,7 @@ class RooflinePlot(QWidget):
         where = f"on {hosts[0]}" if len(hosts) == 1 and all(r.host for r in self._roofs) else "here"
         if hosts and where == "here":
             where = "on the machine each names"
-        self.caption.setText(f"solid: measured {where}; dashed: theoretical or spec sheet")
+        self.caption.setText(_caption(where))
         self._redraw()
 
     @property
@@ -180,24 +201,31 @@ class RooflinePlot(QWidget):
         return [i.toPlainText() for i in self.label_items()]
 
     def placed_points(self) -> dict[str, list[tuple[float, float]]]:
-        """(FLOP/byte, GFLOP/s) of each variant's points as plotted."""
+        """(FLOP/byte, GFLOP/s) of each variant's points as plotted, by "workload: variant"."""
         out: dict[str, list[tuple[float, float]]] = {}
-        for item in self._drawn:
-            if isinstance(item, pg.PlotDataItem) and item.name():
-                xs, ys = item.getData()
-                out[item.name()] = [(10**x, 10**y) for x, y in zip(xs, ys, strict=True)]
+        for item in self._scatters():
+            xs, ys = item.getData()
+            out.setdefault(item.opts["variant"], []).extend(
+                (10**x, 10**y) for x, y in zip(xs, ys, strict=True)
+            )
         return out
+
+    def point_colours(self) -> dict[str, str]:
+        """Each drawn point's level, by "variant size_label" (what a student reads off a marker)."""
+        return {label: item.opts["level"] for item in self._scatters() for label in item.opts["labels"]}
+
+    def legend_texts(self) -> list[str]:
+        return [label.text for _, label in self.legend.items]
+
+    def _scatters(self) -> list[Any]:
+        return [i for i in self._drawn if isinstance(i, pg.PlotDataItem) and "variant" in i.opts]
 
     # --- drawing ------------------------------------------------------------------------
     def _style_legend(self, theme: Theme) -> None:
-        self.legend.setBrush(pg.mkBrush(theme.plot_background))
-        self.legend.setPen(pg.mkPen(theme.border))
-        self.legend.setLabelTextColor(theme.plot_foreground)
+        style_legend(self.legend, theme)
 
     def _labels(self, theme: Theme) -> None:
-        axis_title(self.plot, "left", "GFLOP/s", theme.plot_foreground)
-        axis_title(self.plot, "bottom", "arithmetic intensity (FLOP per byte moved)", theme.plot_foreground)
-        plot_title(self.plot, "Roofline", theme.plot_foreground)
+        style_titles(self.plot, theme, "GFLOP/s", "arithmetic intensity (FLOP per byte moved)", "Roofline")
 
     def _clear(self) -> None:
         for item in self._drawn:
@@ -205,10 +233,12 @@ class RooflinePlot(QWidget):
         self._drawn.clear()
         self._ceiling_labels.clear()
         self.legend.clear()
+        self._legend_items.clear()
 
     def _redraw(self) -> None:
         self._clear()
         theme = current_theme()
+        self.legend.opts["labelTextSize"] = legend_size()  # the figure text size, for the rows added now
         roofs = self.roofs
         placed = [
             p
@@ -225,18 +255,25 @@ class RooflinePlot(QWidget):
                     for r in roofs[:index]
                 ),
             )
+            catalog = roof.device.startswith("catalog:")
             for seg in segments(roof, x_lo, x_hi):
-                measured = seg.ceiling.kind == "measured"
+                c = seg.ceiling
+                measured = c.kind == "measured"
                 style = Qt.PenStyle.SolidLine if measured else Qt.PenStyle.DashLine
+                # a memory level's roof in its level's colour; compute roofs (and a spec sheet's) in
+                # the device's own
+                line_colour = (
+                    level_colour(c.level) if c.quantity == "memory" and c.level and not catalog else colour
+                )
                 line = pg.PlotDataItem(
                     [seg.x0, seg.x1],
                     [seg.y0, seg.y1],
-                    pen=pg.mkPen(colour, width=2.5 if measured else 2, style=style),
+                    pen=pg.mkPen(line_colour, width=2.5 if measured else 2, style=style),
                 )
-                line.setToolTip(f"{roof.title}: {seg.ceiling.label}. {seg.ceiling.basis}")
+                line.setToolTip(f"{roof.title}: {ceiling_line(c)}")
                 self._add(line)
                 ys += [seg.y0, seg.y1]
-                self._add_label(seg, roof, colour, theme)
+                self._add_label(seg, roof, line_colour, theme)
             ridge = roof.ridge_flop_per_byte
             top = roof.top("compute")
             if ridge and top:
@@ -280,9 +317,11 @@ class RooflinePlot(QWidget):
         self._spread_labels()
         hidden = [p for p in self._points if p.error is None and not (p.intensity_flop_per_byte and p.gflops)]
         self.caption.setToolTip(
-            f"{len(hidden)} point(s) do no arithmetic (copies): a roofline has no place for them"
+            f"{len(hidden)} point(s) do no arithmetic (copies): a roofline has no place for them; the "
+            "Bandwidth tab shows them against each memory level's roof"
             if hidden
-            else ""
+            else "Colour: the memory level a point's data lives in, and that level's roof. Hover a line "
+            "for how it was measured."
         )
 
     def _spread_labels(self) -> None:
@@ -300,34 +339,37 @@ class RooflinePlot(QWidget):
                 placed.append(line.label.mapRectToScene(line.label.boundingRect()))
         points = self._point_boxes(vb)
         inside = vb.mapRectToScene(vb.boundingRect())
-        for item, home in self._ceiling_labels:
+        # the levels' labels from the lowest slant up: each slides along its own line (up and to
+        # the right) until it is clear, so it stays on the line it names whatever the text size
+        ordered = sorted(self._ceiling_labels, key=lambda entry: (entry[2] is not None, entry[1].y()))
+        for item, home, slant in ordered:
             item.setPos(home)
             box = item.mapRectToScene(item.boundingRect())
             step = abs(vb.mapSceneToView(box.topLeft()).y() - vb.mapSceneToView(box.bottomLeft()).y()) + 0.01
-            best: tuple[float, float] | None = None  # (covered area, k)
-            for k in (0, -1, 1, -2, 2, -3, 3, -4, 4, -5, 5, -6, 6):
-                item.setPos(home.x(), home.y() + k * step)
+            spots = _slant_spots(home, slant) if slant else _stacked_spots(home, step)
+            best: tuple[float, Any] | None = None  # (covered area, spot)
+            for spot in spots:
+                item.setPos(spot)
                 box = item.mapRectToScene(item.boundingRect())
                 if not inside.contains(box):
                     continue
                 covered = sum(_area(box.intersected(other)) for other in (*placed, *points))
                 if best is None or covered < best[0]:
-                    best = (covered, k)
+                    best = (covered, spot)
                 if covered == 0:
                     break
-            item.setPos(home.x(), home.y() + (best[1] if best else 0) * step)
+            item.setPos(best[1] if best else home)
             placed.append(item.mapRectToScene(item.boundingRect()))
 
     def _point_boxes(self, vb: Any) -> list[Any]:
         """Each measured point's marker, in scene pixels: a label never sits on one."""
         boxes = []
         half = 7  # the 11 px marker and its 1 px edge, with a pixel to spare
-        for item in self._drawn:
-            if isinstance(item, pg.PlotDataItem) and item.name():  # the measured points (named)
-                xs, ys = item.getData()
-                for x, y in zip(xs if xs is not None else [], ys if ys is not None else [], strict=True):
-                    at = vb.mapViewToScene(QPointF(float(x), float(y)))
-                    boxes.append(QRectF(at.x() - half, at.y() - half, 2 * half, 2 * half))
+        for item in self._scatters():  # the measured points
+            xs, ys = item.getData()
+            for x, y in zip(xs if xs is not None else [], ys if ys is not None else [], strict=True):
+                at = vb.mapViewToScene(QPointF(float(x), float(y)))
+                boxes.append(QRectF(at.x() - half, at.y() - half, 2 * half, 2 * half))
         return boxes
 
     def _add(self, item: Any) -> None:
@@ -339,7 +381,10 @@ class RooflinePlot(QWidget):
         who = "CPU" if roof.device == "cpu" else roof.name.removesuffix(" (catalog)").removeprefix("NVIDIA ")
         if roof.host:  # a remote machine's roof: "CPU ON gpu-lab sgemm (measured): ..."
             who += f" ON {roof.host}"
-        text = f"{who} {c.label}"
+        # the device named where several roofs share the plot ("CPU L2: 225 GB/s"); a level's roof
+        # says how it was had only where it is not the usual measured one (solid is measured:
+        # the caption says so), so four levels' labels fit a projector's short plot at 200% text
+        text = f"{who} {c.short_label}" if len(self.roofs) > 1 or roof.host else c.short_label
         # a see-through fill: the text stays readable and a roof passing behind it stays visible
         backdrop = pg.mkColor(theme.plot_background)
         backdrop.setAlpha(150)
@@ -353,40 +398,89 @@ class RooflinePlot(QWidget):
             item.setPos(math.log10(seg.x0) + 0.05, math.log10(seg.y0 * 10**0.05))
         item.setZValue(10)  # over the grid, the ridges' drop lines and the other roofs
         self._add(item)
-        self._ceiling_labels.append((item, item.pos()))
+        slant = (math.log10(seg.x0), math.log10(seg.x1)) if c.quantity == "memory" else None
+        self._ceiling_labels.append((item, item.pos(), slant))
 
     def _add_points(self, placed: Sequence[Any], theme: Theme) -> None:
-        by_variant: dict[tuple[str, str], list[Any]] = {}
+        """Each variant's points, grouped by the level their data lives in: the colour is the level's,
+        the symbol the variant's; hollow where other programs disturbed the point. The legend names
+        the levels ("fits in L2") and then the variants."""
+        variants: dict[tuple[str, str], int] = {}
+        groups: dict[tuple[str, str, str, bool], list[Any]] = {}
         for p in placed:
-            by_variant.setdefault((p.workload, p.variant), []).append(p)
-        cpu_i = gpu_i = 0
-        for index, ((_, variant), pts) in enumerate(by_variant.items()):
-            if pts[0].device == "cpu":
-                colour = (_CPU_COLOURS_DARK if theme.name == "dark" else _CPU_COLOURS)[cpu_i % 3]
-                cpu_i += 1
-            else:
-                colour = _GPU_COLOURS[gpu_i % len(_GPU_COLOURS)]
-                gpu_i += 1
+            variants.setdefault((p.workload, p.variant), len(variants))
+            groups.setdefault((p.workload, p.variant, p.memory_level, p.noisy), []).append(p)
+        levels_seen: dict[str, str] = {}
+        for (workload, variant, level, noisy), pts in groups.items():
+            colour = level_colour(level)
+            symbol = _SYMBOLS[variants[(workload, variant)] % len(_SYMBOLS)]
             scatter = pg.PlotDataItem(
                 [p.intensity_flop_per_byte for p in pts],
                 [p.gflops for p in pts],
                 pen=None,
-                symbol=_SYMBOLS[index % len(_SYMBOLS)],
+                symbol=symbol,
                 symbolSize=11,
-                symbolBrush=colour,
-                symbolPen=pg.mkPen(theme.plot_background, width=1),
-                name=f"{pts[0].workload}: {variant}",
+                symbolBrush=None if noisy else colour,
+                symbolPen=pg.mkPen(colour if noisy else theme.plot_background, width=2 if noisy else 1),
             )
-            scatter.setToolTip(
-                "\n".join(
-                    f"{p.size_label}: {p.intensity_flop_per_byte:.3g} FLOP/B, {number_text(p.gflops, 'GFLOP/s')}"
-                    + (f", {p.bound}-bound" if p.bound else "")
-                    for p in pts
-                )
-            )
+            scatter.opts["variant"] = f"{workload}: {variant}"
+            scatter.opts["level"] = level
+            scatter.opts["labels"] = [f"{variant} {p.size_label}" for p in pts]
+            scatter.setToolTip("\n".join(_point_words(p) for p in pts))
             scatter.setZValue(20)  # a measured point is never hidden behind a label
             self._add(scatter)
-            self.legend.addItem(scatter, scatter.name())
+            words = level_text(level, "") or "level not known"
+            levels_seen.setdefault(words, colour)
+        for words, colour in levels_seen.items():
+            self._legend_entry(words, "o", colour, theme)
+        for (_, variant), index in variants.items():
+            self._legend_entry(variant, _SYMBOLS[index % len(_SYMBOLS)], theme.plot_foreground, theme)
+
+    def _legend_entry(self, text: str, symbol: str, colour: str, theme: Theme) -> None:
+        """A legend row drawing nothing in the plot (its marker and its words only)."""
+        # a scatter item: the legend draws its own brush (an empty PlotDataItem's symbol brush
+        # is never handed to its scatter, and the legend showed pyqtgraph's default grey-blue)
+        item = pg.ScatterPlotItem(
+            symbol=symbol, size=10, brush=pg.mkBrush(colour), pen=pg.mkPen(theme.plot_background)
+        )
+        self.legend.addItem(item, text)
+        self._legend_items.append(item)
+
+
+def _caption(where: str) -> str:
+    return f"colour: memory level · solid: measured {where}; dashed: theoretical or spec sheet"
+
+
+def _point_words(p: Any) -> str:
+    """A point's hover line: "N=1,000: fits in L1 · 0.0833 FLOP/B, 2.04 GFLOP/s · 5% of its L1 roof"."""
+    where = level_text(p.memory_level, p.roof_level)
+    text = f"{p.size_label}: {where + ' · ' if where else ''}{p.intensity_flop_per_byte:.3g} FLOP/B, "
+    text += number_text(p.gflops, "GFLOP/s")
+    if p.roof_share is not None:
+        roof = "the compute roof" if p.roof_level == "compute" else f"its {p.roof_level} roof"
+        text += f" · {100 * p.roof_share:.0f}% of {roof}"
+    if p.roof_note:
+        text += f" ({p.roof_note})"
+    if p.noisy:
+        text += " · disturbed by other programs"
+    return text
+
+
+def _stacked_spots(home: Any, step: float) -> list[Any]:
+    """A flat roof's label: its home, then one label-height below, above, two below..."""
+    return [QPointF(home.x(), home.y() + k * step) for k in (0, -1, 1, -2, 2, -3, 3, -4, 4, -5, 5, -6, 6)]
+
+
+def _slant_spots(home: Any, slant: tuple[float, float]) -> list[Any]:
+    """A slanted roof's label: just above its own line, from the line's left end along it (a
+    slant rises one decade per decade, so does the label), then a little higher."""
+    x0, x1 = slant
+    out = []
+    for lift in (0.0, 0.15, 0.3):
+        for share in (0.0, 0.12, 0.24, 0.36, 0.48, 0.6):
+            dx = share * (x1 - x0)
+            out.append(QPointF(home.x() + dx, home.y() + dx + lift))
+    return out
 
 
 def _area(rect: Any) -> float:

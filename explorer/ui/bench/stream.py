@@ -12,7 +12,6 @@ controls), so this module only carries events.
 
 from __future__ import annotations
 
-import dataclasses
 import logging
 import threading
 from typing import TYPE_CHECKING, Any
@@ -34,10 +33,11 @@ class RunStream(QObject):
     progress = Signal(object)
     #: the run could not go on; one line for the user (never a traceback)
     failed = Signal(str)
-    #: the run queues for a GPU another run holds: the engine's line, about once a second
-    #: ("waiting: another run is using this GPU (12s)")
-    waiting = Signal(str)
-    #: a remote device's roof (``Roof`` with its ``host``), from that machine, once per device
+    #: what the run waits for (``explorer.bench.runner.Waiting``): its place in a GPU's line, about
+    #: once a second, or its Slurm job's state as Slurm changes it
+    waiting = Signal(object)
+    #: the roof a device's points were placed under (``Roof``; ``host`` set for a remote machine's),
+    #: once per device, before that device's first point
     roof = Signal(object)
     #: the stream ended: finished, cancelled or failed
     ended = Signal()
@@ -85,18 +85,16 @@ class RunStream(QObject):
                 cancelled = self._cancelled
             if cancelled:
                 run.cancel()
-            host = self._plan.remote.host if self._plan.remote is not None else ""
             roofs_sent: set[str] = set()
             for event in run.events():
                 if isinstance(event, Progress):
                     self.progress.emit(event)
                     continue
-                for device, roof in list(run.remote_roofs.items()):
+                for device, roof in list(run.roofs.items()):
                     if device not in roofs_sent:  # before the point, so it is drawn under its roof
                         roofs_sent.add(device)
                         self.roof.emit(roof)
-                # a remote run's points say where they were measured
-                self.point.emit(dataclasses.replace(event, host=host) if host else event)
+                self.point.emit(event)  # a remote run's points name their host (the engine sets it)
         except UserError as exc:  # a plan the engine refuses: the user's line says why
             self.failed.emit(str(exc))
         except Exception as exc:  # shown as one line in the panel; the details go to the log

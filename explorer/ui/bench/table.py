@@ -13,7 +13,7 @@ from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableView, QWidge
 
 from explorer.bench.compare import above_peak_reason, peak_captions, peak_note, peak_share_cell
 from explorer.bench.fmt import number_text, seconds_text
-from explorer.bench.results import model_cell
+from explorer.bench.results import model_cell, roof_words
 from explorer.bench.run_results import RunResults
 from explorer.ui.guard import qt_guard
 from explorer.ui.theme import current_theme
@@ -29,6 +29,7 @@ COLUMNS = (
     "spread",
     "throughput",
     "% of peak",
+    "roof",
     "model",
     "threads",
     "note",
@@ -39,6 +40,11 @@ PEAK_HEADER_TIP = (
     "Each point's throughput as a share of its device's peak; the peaks are named below the table."
 )
 
+
+ROOF_HEADER_TIP = (
+    "The memory level each point's data lives in (its working set against the caches' sizes) and, "
+    "where the compute roof binds instead, so; hover a cell for the roof it is judged against."
+)
 
 MODEL_HEADER_TIP = (
     "What a model of the hardware predicts beside each measurement (coalescing, bank conflicts, "
@@ -107,6 +113,8 @@ class ResultsModel(QAbstractTableModel):
             return PEAK_HEADER_TIP
         if role == Qt.ItemDataRole.ToolTipRole and COLUMNS[section] == "model":
             return MODEL_HEADER_TIP
+        if role == Qt.ItemDataRole.ToolTipRole and COLUMNS[section] == "roof":
+            return ROOF_HEADER_TIP
         return None
 
     @qt_guard
@@ -126,6 +134,8 @@ class ResultsModel(QAbstractTableModel):
                 )
             if column in ("throughput", "% of peak"):
                 return peak_note(p) or None
+            if column == "roof":
+                return roof_tip(p) or None
             if column == "model":
                 return p.model_note or None
             return None
@@ -144,8 +154,8 @@ class ResultsModel(QAbstractTableModel):
             return f"{p.device} ON {p.host}" if p.host else p.device
         if column == "variant":
             return p.variant
-        if column == "median":
-            return seconds_text(p.median_s)
+        if column == "median":  # a point without a time and without an error was checked, not timed
+            return seconds_text(p.median_s, "" if p.error else "not timed")
         if column == "min":
             return seconds_text(p.min_s)
         if column == "spread":
@@ -154,6 +164,8 @@ class ResultsModel(QAbstractTableModel):
             return number_text(p.throughput, p.throughput_unit)
         if column == "% of peak":
             return peak_share_cell(p)
+        if column == "roof":  # "fits in L2", "fits in L1, compute-bound: 53% of its roof"
+            return roof_words(p)
         if column == "model":  # what the hardware model says beside the measurement
             return model_cell(p)
         if column == "threads":
@@ -165,6 +177,17 @@ class ResultsModel(QAbstractTableModel):
             words = [p.error or p.noise_reason or "", f"above the peak: {above}" if above else ""]
             return " ".join("; ".join(w for w in words if w).split())
         return ""
+
+
+def roof_tip(p: Any) -> str:
+    """A roof cell's hover text: the roof the point is judged against and its share, and why above."""
+    if p.roof_share is None:
+        return ""
+    if p.roof_level == "compute":
+        text = f"{100 * p.roof_share:.0f}% of the compute roof at {p.intensity_flop_per_byte:.3g} FLOP/byte"
+    else:
+        text = f"{100 * p.roof_share:.0f}% of {p.bandwidth_ceiling_basis}"
+    return f"{text}. Why it is over: {p.roof_note}" if p.roof_note else text
 
 
 class ResultsTable(QTableView):

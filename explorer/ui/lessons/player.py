@@ -36,8 +36,9 @@ from explorer.inputs import one_line
 from explorer.lessons.builtin import builtin_lessons
 from explorer.lessons.files import LessonError, load_lesson, save_lesson
 from explorer.lessons.model import BenchState, Lesson, Step
-from explorer.lessons.texts import step_counter, step_heading, step_html
+from explorer.lessons.texts import step_counter, step_heading, step_html, step_recorded
 from explorer.ui.guard import qt_guard
+from explorer.ui.lessons.recorded import RecordedTable
 from explorer.ui.theme import BASE_FONT_PT, current_theme, pt, text_scale_pct
 from explorer.ui.widgets import ElidedLine
 
@@ -109,10 +110,14 @@ class LessonPlayer(QDockWidget):
         self.narration.setOpenExternalLinks(True)
         # the keys stay with the window: Page Down steps the lesson instead of scrolling this pane
         self.narration.setFocusPolicy(Qt.FocusPolicy.NoFocus)
+        # a step's recorded results: a table of their own, never rows of the narration's document
+        self.recorded_table = RecordedTable()
+        self.recorded_table.hide()
         self.body = QWidget()
         body_layout = QVBoxLayout(self.body)
         body_layout.setContentsMargins(0, 0, 0, 0)
         body_layout.addWidget(self.narration, 1)
+        body_layout.addWidget(self.recorded_table)
 
         inner = QWidget()
         layout = QVBoxLayout(inner)
@@ -230,6 +235,7 @@ class LessonPlayer(QDockWidget):
         self.title_label.setToolTip("\n".join(t for t in (heading, self.lesson.summary) if t))
         self.counter_label.setText(step_counter(index, len(self.lesson.steps)))
         self._render()
+        self.recorded_table.set_recorded(step_recorded(step))
         self._update_actions()
         self._fit_height()
         if self.window_.context.discovery is None:
@@ -374,6 +380,13 @@ class LessonPlayer(QDockWidget):
         document = self.narration.document()
         document.setTextWidth(width)
         text_height = int(document.size().height()) + 2 * self.narration.frameWidth() + 4
+        with_table = not self.recorded_table.isHidden()
+        if with_table:  # the table takes its rows' height; squeezed, it and the narration scroll
+            text_height += self.recorded_table.wanted_height()
+        # the least the pane shows is its least lines of narration, or the table's header and first
+        # rows beneath what the narration can spare: the recorded table never makes the window taller
+        self.recorded_table.setMinimumHeight(self._lines() if with_table else 0)
+        self.narration.setMinimumHeight(0 if with_table else self._lines() - 4)
         note = 0  # (the note is the narration's first paragraph, and scrolls with it)
         step = self.lesson.steps[self.index] if self.lesson is not None else None
         tall = step is not None and isinstance(step.state, BenchState) and step.state.recorded is not None

@@ -14,16 +14,13 @@ from PySide6.QtWidgets import (
     QComboBox,
     QDoubleSpinBox,
     QFormLayout,
-    QFrame,
-    QHBoxLayout,
     QLabel,
-    QScrollArea,
-    QSpinBox,
     QTabWidget,
     QVBoxLayout,
     QWidget,
 )
 
+from explorer.devices.model import Gpu
 from explorer.errors import UserError
 from explorer.lessons.model import BRANCH_KINDS, MEMORY_MAX_ELEMENTS, MEMORY_VIEWS, MemoryState, PanelState
 from explorer.memory import texts
@@ -38,7 +35,7 @@ from explorer.memory.presets import (
     BranchPreset,
     Pattern,
 )
-from explorer.ui.guard import qt_guard
+from explorer.ui.context import AppContext
 from explorer.ui.memory.canvas import (
     BankCanvas,
     CoalescingCanvas,
@@ -46,19 +43,12 @@ from explorer.ui.memory.canvas import (
     idle_colour,
     wasted_colour,
 )
+from explorer.ui.memory.layout import Columns, headline, legend, spin
+from explorer.ui.memory.tiling_tab import TilingTab
 from explorer.ui.panel import Panel
 from explorer.ui.plot_text import axis_title, restyle
 from explorer.ui.theme import Theme, current_theme, line_px, px
 from explorer.ui.widgets import NarrowCombo
-
-
-def _spin(lo: int, hi: int, value: int, tip: str) -> QSpinBox:
-    box = QSpinBox()
-    box.setRange(lo, hi)
-    box.setValue(value)
-    box.setToolTip(tip)
-    box.setKeyboardTracking(False)
-    return box
 
 
 def _show_preset(menu: QComboBox, index: int | None) -> None:
@@ -81,93 +71,7 @@ def _narrow(box: QComboBox) -> None:
     box.view().setTextElideMode(Qt.TextElideMode.ElideNone)
 
 
-def _show_in(area: QScrollArea, widget: QWidget) -> None:
-    """Scroll ``area`` so ``widget`` shows whole, or, taller than the view, its middle."""
-    from PySide6.QtCore import QPoint
-
-    top = widget.mapTo(area.widget(), QPoint(0, 0)).y()
-    view = area.viewport().height()
-    bar = area.verticalScrollBar()
-    if top >= bar.value() and top + widget.height() <= bar.value() + view:
-        return  # whole in view already
-    bar.setValue(top if widget.height() <= view else top + (widget.height() - view) // 2)
-
-
-def _headline(label: QLabel) -> None:
-    """The tab's headline: bold, a notch over the text. (As a page title, its four lines at 150%
-    pushed the picture under them off a 1024x768 projector with a lesson open.)"""
-    label.setProperty("textSize", "large")
-    label.setStyleSheet("font-weight: 600;")
-
-
-def _legend(items: tuple[tuple[str, str], ...]) -> QLabel:
-    label = QLabel("   ".join(f"<span style='color:{c}'>&#9632;</span> {t}" for c, t in items))
-    label.setWordWrap(True)
-    return label
-
-
-#: the form column's width at 100% text; it grows with the text but never takes more than
-#: LEFT_SHARE of the tab, so the picture keeps most of a projector's width
-LEFT_WIDTH = 360
-LEFT_SHARE = 0.42
-
-
-def _scrolling(inner: QWidget) -> QScrollArea:
-    """``inner`` in a frameless area that scrolls up and down (never sideways): at a large text
-    size a column taller than the page scrolls instead of being cut off."""
-    area = QScrollArea()
-    area.setWidget(inner)
-    area.setWidgetResizable(True)
-    area.setFrameShape(QFrame.Shape.NoFrame)
-    area.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
-    # the tab's own background shows through, as it did before the column could scroll
-    area.viewport().setAutoFillBackground(False)
-    inner.setAutoFillBackground(False)
-    return area
-
-
-class _Columns(QWidget):
-    """A tab of the page: the form on the left, the picture and its words on the right."""
-
-    def _build_columns(self, left: QWidget, right: QVBoxLayout) -> None:
-        right_widget = QWidget()
-        right_widget.setLayout(right)
-        right.setContentsMargins(0, 0, 0, 0)
-        self.left_area = _scrolling(left)
-        self.right_area = _scrolling(right_widget)
-        row = QHBoxLayout(self)
-        row.addWidget(self.left_area)
-        row.addWidget(self.right_area, 1)
-        self._fit_left()
-
-    def reveal(self) -> None:
-        """On a short screen the columns scroll: bring the picture (and the form's graph, where
-        the tab has one) into view, as a lesson step's words point at them; and again whenever
-        the tab is resized (the lesson pane settles its height after the step), until the
-        teacher changes something."""
-        self._revealing = True
-        _show_in(self.right_area, self.canvas)
-        graph = self.graph()
-        if graph is not None:
-            _show_in(self.left_area, graph)
-
-    def graph(self) -> QWidget | None:
-        """The tab's graph in the form's column (coalescing's efficiency vs stride), if any."""
-        return None
-
-    def _fit_left(self) -> None:
-        room = int(self.width() * LEFT_SHARE) if self.width() > 0 else px(LEFT_WIDTH)
-        self.left_area.setFixedWidth(min(px(LEFT_WIDTH), max(room, px(200))))
-
-    @qt_guard
-    def resizeEvent(self, event) -> None:  # noqa: N802 - Qt's name
-        super().resizeEvent(event)
-        self._fit_left()
-        if self.__dict__.get("_revealing"):
-            QTimer.singleShot(0, self.reveal)  # once the columns have their new size
-
-
-class _PatternTab(_Columns):
+class _PatternTab(Columns):
     """A form, the picture, the headline and details; ``refresh`` recomputes and redraws."""
 
     def __init__(self, patterns: tuple[Pattern, ...], canvas: QWidget, allow_stride_zero: bool) -> None:
@@ -179,11 +83,11 @@ class _PatternTab(_Columns):
         _narrow(self.preset)
         self.elem = QComboBox()
         self.elem.addItems([f"{n} bytes" for n in ELEMENT_SIZES])
-        self.stride = _spin(
+        self.stride = spin(
             0 if allow_stride_zero else 1, MEMORY_MAX_ELEMENTS, 1, "elements between neighbouring lanes"
         )
-        self.offset = _spin(0, MEMORY_MAX_ELEMENTS, 0, "elements before lane 0's")
-        self.active = _spin(1, 32, 32, "lanes taking part (from lane 0)")
+        self.offset = spin(0, MEMORY_MAX_ELEMENTS, 0, "elements before lane 0's")
+        self.active = spin(1, 32, 32, "lanes taking part (from lane 0)")
         self.form = QFormLayout()
         self.form.setRowWrapPolicy(QFormLayout.RowWrapPolicy.WrapLongRows)
         self.form.addRow(QLabel("Pattern"))
@@ -194,7 +98,7 @@ class _PatternTab(_Columns):
         self.form.addRow("Active lanes", self.active)
         self.headline = QLabel()
         self.headline.setWordWrap(True)
-        _headline(self.headline)
+        headline(self.headline)
         self.details = QLabel()
         self.details.setWordWrap(True)
         self.error = QLabel()
@@ -238,7 +142,7 @@ class _PatternTab(_Columns):
         self.refresh()
 
     def _edited(self) -> None:
-        self._revealing = False  # the teacher's own change: the columns stay where they are
+        self.stop_revealing()  # the teacher's own change: the columns stay where they are
         if self._applying:
             return
         self._name_preset()
@@ -305,11 +209,11 @@ class _PatternTab(_Columns):
 class CoalescingTab(_PatternTab):
     def __init__(self) -> None:
         super().__init__(GLOBAL_PATTERNS, CoalescingCanvas(), allow_stride_zero=True)
-        self.warp = _spin(0, 31, 0, "which warp of the block: its lanes are threads 32w .. 32w+31")
+        self.warp = spin(0, 31, 0, "which warp of the block: its lanes are threads 32w .. 32w+31")
         self.form.addRow("Warp of the block", self.warp)
         self.warp.valueChanged.connect(self.refresh)
         theme = current_theme()
-        self.legend = _legend(
+        self.legend = legend(
             (
                 (theme.accent, "bytes a lane asked for"),
                 (wasted_colour(theme).name(), "fetched, not used (wasted bandwidth)"),
@@ -381,7 +285,7 @@ class BankTab(_PatternTab):
     def __init__(self) -> None:
         super().__init__(SHARED_PATTERNS, BankCanvas(), allow_stride_zero=True)
         theme = current_theme()
-        self.legend = _legend(
+        self.legend = legend(
             (
                 (theme.accent, "a word, no conflict (lane number; +n: lanes sharing it, a broadcast)"),
                 (theme.error, "words stacked in one bank: served one after another"),
@@ -428,24 +332,24 @@ class BankTab(_PatternTab):
         self.details.setText("\n".join(texts.bank_lines(b)))
 
 
-class DivergenceTab(_Columns):
+class DivergenceTab(Columns):
     def __init__(self) -> None:
         super().__init__()
         self.preset = NarrowCombo()
         self.preset.addItems([b.name for b in BRANCH_PRESETS])
         _narrow(self.preset)
-        self.block = _spin(1, 1024, 256, "threads per block (1D)")
+        self.block = spin(1, 1024, 256, "threads per block (1D)")
         self.kind = QComboBox()
         self.kind.addItems(
             ["threadIdx.x % K == 0", "threadIdx.x < K", "(threadIdx.x / 32) % K == 0", "random"]
         )
-        self.k = _spin(0, 1 << 20, 2, "K in the condition")
+        self.k = spin(0, 1 << 20, 2, "K in the condition")
         self.p = QDoubleSpinBox()
         self.p.setRange(0.0, 1.0)
         self.p.setDecimals(P_DECIMALS)
         self.p.setSingleStep(0.05)
         self.p.setValue(0.5)
-        self.seed = _spin(0, 1 << 30, 0, "seed of the random data")
+        self.seed = spin(0, 1 << 30, 0, "seed of the random data")
         form = QFormLayout()
         form.setRowWrapPolicy(QFormLayout.RowWrapPolicy.WrapLongRows)
         form.addRow(QLabel("Branch"))
@@ -470,10 +374,10 @@ class DivergenceTab(_Columns):
         lv.addStretch(1)
         self.headline = QLabel()
         self.headline.setWordWrap(True)
-        _headline(self.headline)
+        headline(self.headline)
         self.canvas = DivergenceCanvas()
         theme = current_theme()
-        self.legend = _legend(
+        self.legend = legend(
             (
                 (theme.accent, "takes the branch"),
                 (theme.present, "runs the other path"),
@@ -575,22 +479,41 @@ class MemoryPanel(Panel):
         self.coalescing = CoalescingTab()
         self.banks = BankTab()
         self.divergence = DivergenceTab()
-        self.tabs.addTab(self.coalescing, "Coalescing (global memory)")
-        self.tabs.addTab(self.banks, "Bank conflicts (shared memory)")
-        self.tabs.addTab(self.divergence, "Warp divergence")
+        self.tiling = TilingTab(self._gpus())
+        # short names, so the four fit the bar at 200% on a 1280x800 projector; the rest on hover
+        for tab, name, tip in (
+            (self.coalescing, "Coalescing", "Coalescing: one warp's load from global memory"),
+            (self.banks, "Bank conflicts", "Bank conflicts: one warp's read of shared memory"),
+            (self.divergence, "Divergence", "Warp divergence: the paths a block's warps take at a branch"),
+            (
+                self.tiling,
+                "Tiled matmul",
+                "Tiled matrix multiply: shared memory and __syncthreads, one block step by step",
+            ),
+        ):
+            self.tabs.setTabToolTip(self.tabs.addTab(tab, name), tip)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(8, 8, 8, 8)
         layout.addWidget(self.tabs)
+        if isinstance(context, AppContext):
+            context.discovery_changed.connect(lambda _d: self.tiling.set_gpus(self._gpus()))
 
-    def _views(self) -> tuple[_Columns, _Columns, _Columns]:
+    def _gpus(self) -> list[Gpu]:
+        """What the Tiled matmul tab can read its costs on: this machine's GPUs, then catalog sheets."""
+        return self.context.gpus if isinstance(self.context, AppContext) else []
+
+    def _views(self) -> tuple[Columns, Columns, Columns, Columns]:
         """The tabs in ``MEMORY_VIEWS`` order."""
-        return (self.coalescing, self.banks, self.divergence)
+        return (self.coalescing, self.banks, self.divergence, self.tiling)
 
     # --- lesson steps ----------------------------------------------------------------------------
     def lesson_state(self) -> MemoryState:
         """The tab shown and its controls; the other tabs' fields keep their defaults."""
         view = MEMORY_VIEWS[self._views().index(self.tabs.currentWidget())]
         state = MemoryState(view=view)
+        if view == "tiling":
+            self.tiling.lesson_fields(state)
+            return state
         if view == "divergence":
             d = self.divergence
             state.pattern = d.preset_name()
@@ -612,7 +535,10 @@ class MemoryPanel(Panel):
     def show_lesson_state(self, state: PanelState) -> str:
         if not isinstance(state, MemoryState):
             return ""
-        if state.view == "divergence":
+        note = ""
+        if state.view == "tiling":
+            note = self.tiling.show_fields(state)
+        elif state.view == "divergence":
             self.divergence.show_branch(state)
         else:
             numbers = (state.elem, state.stride, state.offset, state.active)
@@ -630,25 +556,32 @@ class MemoryPanel(Panel):
             tab.refresh()
         self.tabs.setCurrentIndex(MEMORY_VIEWS.index(state.view))
         QTimer.singleShot(0, self._views()[MEMORY_VIEWS.index(state.view)].reveal)  # once laid out
-        return ""
+        return note
 
     SCREENSHOT_VIEWS = MEMORY_VIEWS
 
     def show_screenshot_view(self, view: str) -> None:
         if view not in MEMORY_VIEWS:
             super().show_screenshot_view(view)
+        if view == "tiling":
+            self.tiling.prepare_screenshot()
         self.tabs.setCurrentIndex(MEMORY_VIEWS.index(view))
 
     def apply_text_scale(self, percent: int) -> None:
-        for tab in self._views():
+        for tab in self._views()[:3]:
             tab._fit_left()
             tab.canvas.apply_text_scale()
         self.coalescing.apply_text_scale()
+        self.tiling.apply_text_scale()
 
     def apply_theme(self, theme: Theme) -> None:
-        for tab in self._views():
+        for tab in self._views()[:3]:
             tab.refresh()
             tab.update()
+        self.tiling.apply_text_scale()
+
+    def shutdown(self) -> None:
+        self.tiling.stop()
 
     def prepare_screenshot(self) -> None:
         """The course's first picture: a strided load wasting most of what it fetches."""

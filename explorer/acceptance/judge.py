@@ -1,0 +1,186 @@
+"""The acceptance's decisions, apart from the measuring: plain values in, a ``Figure`` or a status
+out, so each rule is tested with numbers and never needs a GPU.
+
+Targets are the issue's, for an H100 (a miss is a finding, not a failure of the script):
+sgemm >= 70% of the FP32 peak, vector add >= 70% of the DRAM roof, pinned host-to-device >= 70%
+of the PCIe link and faster than pageable, the strided copy within +-30% of the coalescing model
+at every stride, the padded transpose faster than the naive one, every occupancy configuration
+equal to the driver's.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from explorer.acceptance.records import Figure, Status
+
+SHARE_TARGET = 0.70  # of a peak: sgemm, vector add, pinned H2D
+MODEL_TOLERANCE = 0.30  # the strided copy against the coalescing model
+DIVERGENCE_TOLERANCE = 0.30  # the divergent branch's slowdown against the model's
+
+
+def _finite(x: float | None) -> bool:
+    return x is not None and math.isfinite(x)
+
+
+def share_figure(
+    name: str,
+    value: float | None,
+    unit: str,
+    reference: float | None,
+    reference_name: str,
+    at_least: float = SHARE_TARGET,
+    note: str = "",
+) -> Figure:
+    """``value`` as a share of ``reference`` (a peak): met when the share is at least ``at_least``.
+    Without a reference the figure is kept and the target said to be unknowable."""
+    target = f">= {at_least:.0%} of {reference_name}"
+    if not _finite(value) or not _finite(reference) or not reference:
+        why = "no value" if not _finite(value) else f"no {reference_name} known"
+        return Figure(name, value, unit, target, reference, reference_name, None, None, note or why)
+    assert value is not None and reference is not None
+    ratio = value / reference
+    return Figure(name, value, unit, target, reference, reference_name, ratio, ratio >= at_least, note)
+
+
+def within_figure(
+    name: str,
+    value: float | None,
+    unit: str,
+    model: float | None,
+    model_name: str,
+    tolerance: float,
+    note: str = "",
+) -> Figure:
+    """``value`` against a model's prediction: met when within ``tolerance`` (0.3 = +-30%)."""
+    target = f"within +-{tolerance:.0%} of {model_name}"
+    if not _finite(value) or not _finite(model) or not model:
+        why = "no value" if not _finite(value) else f"no {model_name}"
+        return Figure(name, value, unit, target, model, model_name, None, None, note or why)
+    assert value is not None and model is not None
+    ratio = value / model
+    return Figure(name, value, unit, target, model, model_name, ratio, abs(ratio - 1) <= tolerance, note)
+
+
+def above_figure(
+    name: str, value: float | None, unit: str, reference: float | None, reference_name: str, note: str = ""
+) -> Figure:
+    """Met when ``value`` is above ``reference`` ("pinned faster than pageable")."""
+    target = f"> {reference_name}"
+    if not _finite(value) or not _finite(reference) or not reference:
+        return Figure(
+            name, value, unit, target, reference, reference_name, None, None, note or "not measured"
+        )
+    assert value is not None and reference is not None
+    return Figure(
+        name, value, unit, target, reference, reference_name, value / reference, value > reference, note
+    )
+
+
+def record_figure(name: str, value: float | None, unit: str, note: str = "") -> Figure:
+    """A figure kept for the record, with no target."""
+    return Figure(name, value, unit, note=note)
+
+
+def count_figure(
+    name: str, count: int, total: int, target: str, what: str, met: bool | None, note: str = ""
+) -> Figure:
+    """``count`` of ``total`` things (configurations, fields, points, tests) that are as they should be."""
+    return Figure(
+        name,
+        float(count),
+        f"of {total}",
+        target,
+        float(total),
+        what,
+        count / total if total else None,
+        met,
+        note,
+    )
+
+
+def status_of(correct: bool, figures: Iterable[Figure]) -> Status:
+    """``fail`` when something was wrong; else ``miss`` when a target was missed; else ``pass``."""
+    if not correct:
+        return "fail"
+    return "miss" if any(f.met is False for f in figures) else "pass"
+
+
+# --- occupancy against the driver ----------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class OccupancyCase:
+    """One launch configuration: what was asked, what the kernel used, and both answers."""
+
+    threads: int
+    regs_cap: int  # numba's max_registers (0: none)
+    regs: int  # the registers the compiled kernel uses (the driver's NUM_REGS)
+    smem_static: int
+    smem_dynamic: int
+    driver_blocks: int  # cuOccupancyMaxActiveBlocksPerMultiprocessor
+    model_blocks: int  # explorer.launch.occupancy
+
+    @property
+    def equal(self) -> bool:
+        return self.driver_blocks == self.model_blocks
+
+
+def occupancy_figure(cases: Sequence[OccupancyCase], wanted: int) -> Figure:
+    """How many configurations agree with the driver: the target is every one, ``wanted`` at least."""
+    equal = sum(c.equal for c in cases)
+    met = equal == len(cases) and len(cases) >= wanted
+    note = (
+        ""
+        if len(cases) >= wanted
+        else f"only {len(cases)} of the {wanted} configurations wanted were compared"
+    )
+    return count_figure(
+        "configurations equal to the driver",
+        equal,
+        len(cases),
+        f"all, at least {wanted}",
+        "configurations compared",
+        met,
+        note,
+    )
+
+
+# --- memory models ---------------------------------------------------------------------------------
+
+
+def _over(a: float | None, b: float | None) -> float | None:
+    """a / b where both are finite numbers and b is not 0; else None."""
+    if a is None or b is None or not (math.isfinite(a) and math.isfinite(b)) or b == 0:
+        return None
+    return a / b
+
+
+def divergence_figure(divergent_s: float | None, aligned_s: float | None, model_slowdown: float) -> Figure:
+    """The divergent branch's time over the warp-aligned one's, against the divergence model's
+    slowdown (1 / SIMT efficiency: 2.0 for two paths taken lane by lane)."""
+    measured = _over(divergent_s, aligned_s)
+    return within_figure(
+        "divergent / warp-aligned time",
+        measured,
+        "x",
+        model_slowdown,
+        "the divergence model's slowdown",
+        DIVERGENCE_TOLERANCE,
+    )
+
+
+def transpose_figure(naive_s: float | None, padded_s: float | None, model_wavefronts: int) -> Figure:
+    """The naive tile's time over the padded one's: above 1 when padding pays, as the bank model
+    says it must (``model_wavefronts`` shared-memory passes per column read against 1)."""
+    measured = _over(naive_s, padded_s)
+    return above_figure(
+        "tile[32][32] / tile[32][33] time",
+        measured,
+        "x",
+        1.0,
+        "1 (padded faster)",
+        note=f"bank model: {model_wavefronts} wavefronts per column read against 1; global traffic the same",
+    )

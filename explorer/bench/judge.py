@@ -1,0 +1,81 @@
+"""A point judged against a roof: its level, its share of that level's roof, and why where it is over.
+
+The benchmark worker does it as each point is measured (``explorer.bench.peaks.place_point``,
+under the worker's one roof per device); the window does it again for the points already shown
+when the ceilings are measured anew (``judged_again``), from the point's own counts, so a table
+and a roofline never show a share of an old roof beside a new one.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from explorer.bench.results import BenchPoint
+from explorer.roofs.model import Roof
+from explorer.roofs.placement import above_roof_reason, place
+
+#: ``BenchPoint.bound`` of a point bound by a bus (PCIe, a peer link), not by a memory level
+BUS = "bus"
+
+
+def judge(
+    point: BenchPoint,
+    flops: float,
+    bytes_moved: float,
+    working_set: float | None,
+    roof: Roof,
+    *,
+    bus_bound: bool = False,
+) -> None:
+    """Fill ``point``'s roofline fields from its counts under ``roof``: intensity, rates, the level
+    its working set lives in, the roof at its intensity, its share and, above 110%, why. A GB/s
+    point with no peak of its own takes its level's bandwidth as its "% of peak" where its GB/s
+    count the bytes as the roof does (a memcpy's count each byte once: its share is the roof's). A bus-bound
+    point gets its rates only: no memory level bounds it."""
+    if point.error is not None or point.median_s is None:
+        return
+    where = place(flops, bytes_moved, point.median_s, roof, working_set, point.threads)
+    point.intensity_flop_per_byte = where.intensity_flop_per_byte
+    point.gflops = where.gflops
+    point.gbps = where.gbps
+    point.working_set_bytes = working_set
+    if bus_bound:
+        point.bound = BUS
+        return
+    point.bound = where.bound
+    point.ridge_flop_per_byte = where.ridge_flop_per_byte
+    point.memory_level = where.memory_level
+    point.roof_level = where.roof_level
+    point.roof_share = None if where.roof_share is None else round(where.roof_share, 4)
+    point.roof_note = above_roof_reason(where, roof, working_set, point.threads)
+    level = where.memory_ceiling
+    was_level_peak = point.peak is not None and point.peak == point.bandwidth_ceiling_gbps
+    if level is not None:
+        point.bandwidth_ceiling_gbps = level.value
+        point.bandwidth_ceiling_basis = f"{level.label}: {level.basis}"
+        # its "% of peak" is its share of this level's roof only where its throughput counts the
+        # bytes the roof does (a memcpy's GB/s counts each byte once; its roof, read and write)
+        same_bytes = (
+            point.throughput is not None
+            and point.gbps is not None
+            and (abs(point.gbps - point.throughput) <= 1e-6 * max(point.throughput, 1e-12))
+        )
+        if point.throughput_unit == "GB/s" and same_bytes and (point.peak is None or was_level_peak):
+            point.peak = level.value
+            point.peak_kind = level.kind
+            point.peak_is_estimate = level.estimate
+            point.peak_basis = f"{level.name} roof: {level.basis}"
+
+
+def judged_again(point: BenchPoint, roof: Roof) -> BenchPoint:
+    """A copy of ``point`` judged against ``roof`` (the ceilings measured anew), from the rates and
+    working set it carries; a point never placed (an error, a hidden test workload) is returned as
+    it is."""
+    if point.error is not None or point.median_s is None or (point.gbps is None and point.gflops is None):
+        return point
+    again = replace(point)
+    seconds = point.median_s
+    flops = (point.gflops or 0.0) * 1e9 * seconds
+    moved = (point.gbps or 0.0) * 1e9 * seconds
+    judge(again, flops, moved, point.working_set_bytes, roof, bus_bound=point.bound == BUS)
+    return again

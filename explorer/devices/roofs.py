@@ -1,0 +1,166 @@
+"""Each device record's roof: its theoretical ceilings and the ones measured on this machine.
+
+One function builds it for every reader (``record_roof``): the Devices page, ``devices`` and
+``devices --json``, the benchmark worker that places points, a remote machine's agent. It reads
+the per-machine store (``explorer.roofs.store``) and the record, nothing else, and measures
+nothing, so a view may call it.
+
+* A CPU: the FP32 peak (cores x FLOP per cycle x the clock *measured* here, else the reported
+  clock, then labelled an estimate), the measured sgemm, and one measured bandwidth per memory
+  level (L1, L2, L3, DRAM: ``explorer.bench.ceilings`` sweeps the working set).
+* A GPU in this machine: its FP32 peak and DRAM bandwidth from clocks and tables (estimates),
+  and the measured sgemm, L2 and DRAM bandwidths once measured.
+* A catalog GPU: its spec sheet's FP32 peak and DRAM bandwidth, labelled "spec sheet".
+"""
+
+from __future__ import annotations
+
+from explorer.devices.cpu import core_flops_per_cycle
+from explorer.devices.isa import cpu_fp32_peak_gflops
+from explorer.devices.model import CatalogGpu, CpuDevice, Device
+from explorer.roofs import store
+from explorer.roofs.model import Ceiling, Roof
+from explorer.roofs.store import MeasuredRoof
+from explorer.roofs.texts import when_text
+
+
+def fingerprint(rec: Device) -> str | None:
+    """This machine's fingerprint for ``rec``'s stored measurements; ``None`` for a catalog sheet."""
+    if rec.kind == "cpu":
+        return store.cpu_fingerprint(rec.name, rec.physical_cores, rec.logical_cores, rec.memory_total_bytes)
+    if rec.kind == "cuda":
+        return store.gpu_fingerprint(rec.name, rec.uuid, rec.driver_version)
+    return None
+
+
+def stored(rec: Device) -> tuple[store.StoreStatus, MeasuredRoof | None]:
+    """The stored measurement of ``rec`` and whether it is this machine's."""
+    fp = fingerprint(rec)
+    if fp is None:
+        return "absent", None
+    return store.load(rec.key, fp)
+
+
+def record_roof(rec: Device) -> Roof:
+    """``rec``'s roof: its theoretical ceilings and this machine's stored measured ones."""
+    if rec.kind == "catalog":
+        return catalog_roof(rec)
+    status, measured = stored(rec)
+    usable = measured if status == "stored" else None
+    roof = Roof(rec.key, rec.name)
+    if rec.kind == "cpu":
+        roof.ceilings.extend(_cpu_peak(rec, usable))
+    else:
+        if rec.fp32_peak_gflops:
+            roof.ceilings.append(_reported_peak(rec.fp32_peak_gflops, rec.fp32_peak_basis))
+        if rec.memory_bandwidth_gbps:
+            roof.ceilings.append(
+                Ceiling(
+                    "memory",
+                    rec.memory_bandwidth_gbps,
+                    "theoretical",
+                    "DRAM bandwidth",
+                    rec.memory_bandwidth_basis or "memory clock x bus width",
+                    estimate=True,  # the memory clock the driver reports x the bus width
+                    level="DRAM",
+                )
+            )
+    if usable is not None:
+        roof.ceilings.extend(usable.usable_ceilings())
+        roof.clock_ghz, roof.clock_method = usable.clock_ghz, usable.clock_method
+        roof.measured_at, roof.quiet, roof.took_s = usable.measured_at, usable.quiet, usable.took_s
+        roof.note = measured_note(usable)
+    else:
+        roof.note = {
+            "other machine": "the stored measurements are from another machine; not used (measure again)",
+            "absent": "not measured yet on this machine",
+        }[status]
+    return roof
+
+
+def measured_note(m: MeasuredRoof) -> str:
+    """ "measured 3 days ago (2026-11-20 14:02 UTC), quiet, in 11 s" or, busy, why."""
+    took = f", in {m.took_s:.0f} s" if m.took_s else ""
+    if m.quiet:
+        return f"{when_text(m.measured_at)} on a quiet machine{took}"
+    return (
+        f"{when_text(m.measured_at)} while other programs were busy ({m.busy_reason}){took}: "
+        "lower than this machine can do; kept only until a quiet measurement replaces it"
+    )
+
+
+def _cpu_peak(rec: CpuDevice, usable: MeasuredRoof | None) -> list[Ceiling]:
+    """The CPU's FP32 peak: on the measured clock where there is one, else the record's estimate."""
+    if usable is not None and usable.clock_ghz and rec.physical_cores:
+        per_cycle = core_flops_per_cycle(rec)  # its flags on its vendor's core (AMD Zen 4: 32)
+        peak = cpu_fp32_peak_gflops(usable.clock_ghz, rec.physical_cores, per_cycle)
+        return [
+            Ceiling(
+                "compute",
+                round(peak, 1),
+                "theoretical",
+                "FP32 peak",
+                f"measured clock {usable.clock_ghz:.2f} GHz x {rec.physical_cores} cores x {per_cycle.basis}",
+                usable.measured_at,
+                disturbed=not usable.quiet,
+            )
+        ]
+    if rec.fp32_peak_gflops:  # cores x a reported clock x FLOP per cycle: an estimate
+        return [_reported_peak(rec.fp32_peak_gflops, rec.fp32_peak_basis)]
+    return []
+
+
+def _reported_peak(value: float, basis: str) -> Ceiling:
+    """A record's own FP32 peak: a formula over the clock it reports (a CPU's advertised or
+    maximum clock, a GPU's boost clock x the compute-capability tables), hence an estimate."""
+    return Ceiling("compute", value, "theoretical", "FP32 peak", basis, estimate=bool(basis))
+
+
+def catalog_roof(rec: CatalogGpu) -> Roof:
+    """A catalog GPU's roof from its spec sheet, so a lesson can show an H100's roof on any laptop."""
+    roof = Roof(rec.key, f"{rec.name} (catalog)", note=f"spec sheet: {rec.source}")
+    if rec.fp32_peak_gflops:
+        roof.ceilings.append(
+            Ceiling("compute", rec.fp32_peak_gflops, "spec sheet", "FP32 peak", "spec sheet")
+        )
+    if rec.memory_bandwidth_gbps:
+        roof.ceilings.append(
+            Ceiling(
+                "memory",
+                float(rec.memory_bandwidth_gbps),
+                "spec sheet",
+                "DRAM bandwidth",
+                f"spec sheet ({rec.memory_type or 'DRAM'})",
+                level="DRAM",
+            )
+        )
+    return roof
+
+
+#: the note the CPU probe leaves for its reported-clock estimate (replaced once a clock is measured)
+_ESTIMATE_NOTE = "theoretical FP32 peak estimate:"
+
+
+def apply_measured(device: CpuDevice, roof: Roof) -> None:
+    """Where this machine's clock and ceilings have been measured, the CPU's record carries them
+    with their basis: the measured clock, the FP32 peak built on it instead of the reported-clock
+    estimate, the measured sgemm and the DRAM bandwidth. Nothing is measured here."""
+    if roof.clock_ghz is None:
+        return
+    device.clock_measured_ghz = roof.clock_ghz
+    device.clock_measured_basis = f"{roof.clock_method}; {roof.note}"
+    device.unavailable.discard("clock_measured_ghz")
+    peak = next((c for c in roof.ceilings if c.quantity == "compute" and c.kind == "theoretical"), None)
+    if peak is not None and not peak.estimate:
+        device.fp32_peak_gflops, device.fp32_peak_basis = peak.value, peak.basis
+        device.notes = [n for n in device.notes if not n.startswith(_ESTIMATE_NOTE)]
+        device.notes.append(f"theoretical FP32 peak: {peak.basis}")
+    sgemm = next((c for c in roof.ceilings if c.quantity == "compute" and c.kind == "measured"), None)
+    if sgemm is not None:
+        device.fp32_measured_gflops, device.fp32_measured_basis = sgemm.value, f"{sgemm.name}: {sgemm.basis}"
+        device.unavailable.discard("fp32_measured_gflops")
+    dram = roof.level("DRAM")
+    if dram is not None:
+        device.memory_bandwidth_gbps = dram.value
+        device.memory_bandwidth_basis = f"measured, {dram.name}: {dram.basis}"
+        device.unavailable.discard("memory_bandwidth_gbps")

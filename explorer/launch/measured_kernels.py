@@ -1,0 +1,188 @@
+"""The kernels of ``explorer.launch.measured``: numba CUDA, imported only in the child that runs them.
+
+* ``spin_blocks``: thread 0 of each block reads the SM it runs on (``%smid``) and the GPU's
+  nanosecond clock (``%globaltimer``), spins until ``spin_ns`` have passed, waits for the rest of
+  its block and reads the clock again: one (SM, start, end) record per block;
+* ``stream_read``: every thread sums a float32 array with a grid-stride loop, one coalesced
+  128-byte load per warp per step and only one in flight (each address waits for the previous
+  value), and thread 0 of each block records its SM;
+* ``chase``: one thread follows a random cycle through a buffer, each load's address the previous
+  load's value: the latency of one load, as a pointer chase measures it.
+
+numba has no function for ``%smid`` or ``%globaltimer``; on a GPU they are read with one line of
+inline PTX each (the way numba itself reads ``%lanemask_lt``), so no CUDA C compiler is needed.
+Under numba's CUDA simulator (``NUMBA_ENABLE_CUDASIM=1``, where this module is tested) there is no
+SM and no GPU clock: every block reports SM 0, and the clock is the host's ``perf_counter_ns``.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+
+import numpy as np
+from numba import cuda, float32, int32
+
+SIMULATOR = os.environ.get("NUMBA_ENABLE_CUDASIM") == "1"
+
+if SIMULATOR:
+
+    @cuda.jit(device=True)
+    def smid():
+        """The simulator runs one block at a time on no SM: call it SM 0."""
+        return 0
+
+    @cuda.jit(device=True)
+    def globaltimer():
+        """The host's nanosecond clock (the simulator has no GPU clock)."""
+        return time.perf_counter_ns()
+
+else:  # pragma: no cover - needs a GPU
+    from llvmlite import ir
+    from numba import types
+    from numba.cuda.extending import intrinsic
+
+    def _read_register(name: str, bits: int, constraint: str):
+        @intrinsic
+        def read(typingctx):
+            sig = (types.uint32 if bits == 32 else types.uint64)()
+
+            def codegen(context, builder, signature, args):
+                asm = ir.InlineAsm(
+                    ir.FunctionType(ir.IntType(bits), []),
+                    f"mov.u{bits} $0, %{name};",
+                    constraint,
+                    side_effect=True,
+                )
+                return builder.call(asm, [])
+
+            return sig, codegen
+
+        return read
+
+    smid = _read_register("smid", 32, "=r")
+    globaltimer = _read_register("globaltimer", 64, "=l")
+
+
+@cuda.jit
+def spin_blocks(spin_ns, sm_out, start_out, end_out):  # pragma: no cover - runs on the device
+    b = cuda.blockIdx.x + cuda.gridDim.x * (cuda.blockIdx.y + cuda.gridDim.y * cuda.blockIdx.z)
+    leader = cuda.threadIdx.x == 0 and cuda.threadIdx.y == 0 and cuda.threadIdx.z == 0
+    if leader:
+        t0 = globaltimer()
+        start_out[b] = t0
+        sm_out[b] = smid()
+        t = t0
+        while t - t0 < spin_ns:
+            t = globaltimer()
+    cuda.syncthreads()  # the block ends when its last warp does
+    if leader:
+        end_out[b] = globaltimer()
+
+
+@cuda.jit
+def stream_read(a, out, sm_out):  # pragma: no cover - runs on the device
+    i = cuda.grid(1)
+    stride = cuda.gridsize(1)
+    acc = float32(0.0)
+    k = i
+    n = a.shape[0]
+    while k < n:
+        v = a[k]
+        acc += v
+        # the next address waits for this load's value (v * 0 is not folded: v might be NaN), so a
+        # warp has exactly one load in flight, as Little's law in ``measured`` counts it; without
+        # this the compiler unrolls the loop and keeps four in flight
+        k += stride + int32(v * float32(0.0))
+    out[i] = acc
+    if cuda.threadIdx.x == 0:
+        sm_out[cuda.blockIdx.x] = smid()
+
+
+@cuda.jit
+def chase(nxt, steps, out):  # pragma: no cover - runs on the device
+    j = 0
+    t0 = globaltimer()
+    for _ in range(steps):
+        j = nxt[j]
+    t1 = globaltimer()
+    out[0] = t1 - t0
+    out[1] = j
+
+
+def record_blocks(grid, block, smem_bytes: int, spin_ns: int):
+    """Launch ``spin_blocks`` once (after a warm-up launch) and return (sm, start, end, regs)."""
+    blocks = grid[0] * grid[1] * grid[2]
+    sm_d = cuda.device_array(blocks, dtype=np.int32)
+    start_d = cuda.device_array(blocks, dtype=np.uint64)
+    end_d = cuda.device_array(blocks, dtype=np.uint64)
+    spin = np.uint64(spin_ns)
+    spin_blocks[grid, block, 0, smem_bytes](spin, sm_d, start_d, end_d)  # compile and warm up
+    cuda.synchronize()
+    spin_blocks[grid, block, 0, smem_bytes](spin, sm_d, start_d, end_d)
+    cuda.synchronize()
+    return sm_d.copy_to_host(), start_d.copy_to_host(), end_d.copy_to_host(), kernel_registers(spin_blocks)
+
+
+def kernel_registers(kernel) -> int:
+    """Registers per thread of the kernel's one compiled version (0 under the simulator)."""
+    if SIMULATOR:
+        return 0
+    regs = kernel.get_regs_per_thread()  # pragma: no cover - needs a GPU
+    return int(next(iter(regs.values())) if isinstance(regs, dict) else regs)  # pragma: no cover
+
+
+def time_stream(elements: int, blocks: int, threads: int, repeats: int):
+    """Median and spread of ``repeats`` timed ``stream_read`` launches, seconds; and the SM of each block.
+
+    The array holds ones, so every thread's sum is exact in float32 and the total is checked."""
+    a = cuda.to_device(np.ones(elements, dtype=np.float32))
+    out = cuda.device_array(blocks * threads, dtype=np.float32)
+    sm_d = cuda.device_array(blocks, dtype=np.int32)
+    stream_read[blocks, threads](a, out, sm_d)  # compile and warm up
+    cuda.synchronize()
+    times = []
+    for _ in range(repeats):
+        if SIMULATOR:  # its events record no time: the host's clock, labelled as the simulator's
+            w0 = time.perf_counter()
+            stream_read[blocks, threads](a, out, sm_d)
+            times.append(time.perf_counter() - w0)
+            continue
+        t0, t1 = cuda.event(), cuda.event()  # pragma: no cover - needs a GPU
+        t0.record()
+        stream_read[blocks, threads](a, out, sm_d)
+        t1.record()
+        t1.synchronize()
+        times.append(t0.elapsed_time(t1) / 1e3)
+    total = float(out.copy_to_host().astype(np.float64).sum())
+    if total != float(elements):
+        raise RuntimeError(f"stream_read summed {total} instead of {elements}: the kernel is wrong")
+    return times, sm_d.copy_to_host()
+
+
+def chase_cycle(lines: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """(next-index array, the order of its lines): a random cycle visiting each 128-byte line once."""
+    stride = 32  # int32 elements per 128-byte line
+    order = np.random.default_rng(seed).permutation(lines)
+    nxt = np.zeros(lines * stride, dtype=np.int32)
+    nxt[order * stride] = np.roll(order, -1) * stride
+    return nxt, order
+
+
+def time_chase(buffer_bytes: int, steps: int):
+    """Nanoseconds per dependent load over a ``buffer_bytes`` random cycle; checks where it ended."""
+    lines = max(2, buffer_bytes // 128)
+    nxt, order = chase_cycle(lines)
+    steps = min(steps, lines)
+    d_nxt = cuda.to_device(nxt)
+    out = cuda.device_array(2, dtype=np.int64)
+    chase[1, 1](d_nxt, 2, out)  # compile
+    cuda.synchronize()
+    chase[1, 1](d_nxt, steps, out)
+    cuda.synchronize()
+    elapsed, end = (int(x) for x in out.copy_to_host())
+    start_pos = int(np.flatnonzero(order == 0)[0])
+    expected = int(order[(start_pos + steps) % lines]) * 32
+    if end != expected:
+        raise RuntimeError(f"the pointer chase ended at {end}, not {expected}: the kernel is wrong")
+    return elapsed / steps, steps

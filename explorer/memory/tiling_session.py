@@ -1,0 +1,276 @@
+"""The state of the Memory page's tiled-matmul stepper, Qt-free: the page only shows what this holds.
+
+A ``TilingSession`` owns the sizes, the tile side T, the block shown, the stepper's position and
+the GPU whose limits and roof the costs are read against; it derives the count model
+(``tiling.tiling_model``), the block's ticks (``tiling_steps.Timeline``), the cost of every T from
+2 to 32 on that GPU (``tiling.tile_cost``: shared memory and occupancy through
+``explorer.launch.occupancy``) and where each T puts the kernel on that GPU's roofline. Every change
+is announced to the subscribers with what changed (napari's model/view split): the view redraws.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Literal
+
+from explorer.devices.model import Device
+from explorer.errors import UserError
+from explorer.launch.limits import limits_for_device
+from explorer.memory.tiling import (
+    MatmulShape,
+    TileCost,
+    TilingModel,
+    naive_counts,
+    tile_cost,
+    tiled_counts,
+    tiling_model,
+)
+from explorer.memory.tiling_steps import MAX_STEPPER_DIM, BlockState, Timeline
+
+#: the T slider's range: a 1 x 1 tile shares nothing, and 32 x 32 = 1024 threads is every GPU's most
+TILE_MIN, TILE_MAX = 2, 32
+TilingEvent = Literal["shape", "position", "device"]
+Bound = Literal["memory", "compute", ""]
+
+
+@dataclass(frozen=True)
+class Roof:
+    """A GPU's FP32 peak and memory bandwidth as its Devices record gives them (a spec sheet or an
+    estimate from clocks and units, named by the bases): the ceilings of the page's roofline."""
+
+    device_name: str
+    peak_gflops: float
+    bandwidth_gbps: float
+    peak_basis: str
+    bandwidth_basis: str
+
+    @property
+    def ridge_flop_per_byte(self) -> float:
+        return self.peak_gflops / self.bandwidth_gbps
+
+    def attainable_gflops(self, intensity: float) -> float:
+        return min(self.peak_gflops, intensity * self.bandwidth_gbps)
+
+    def bound(self, intensity: float) -> Bound:
+        return "memory" if intensity < self.ridge_flop_per_byte else "compute"
+
+
+@dataclass(frozen=True)
+class RoofPoint:
+    """Where one kernel sits: its global-traffic intensity (the count model's) and the most the
+    roof lets it reach there. A bound, not a measurement."""
+
+    tile: int | None  # None: the naive kernel
+    intensity_flop_per_byte: float
+    attainable_gflops: float | None
+    bound: Bound
+
+
+class TilingSession:
+    def __init__(
+        self, shape: MatmulShape | None = None, device: Device | None = None, regs: int = 32
+    ) -> None:
+        self._subscribers: list[Callable[[TilingEvent], None]] = []
+        self._shape = shape or MatmulShape(64, 64, 64, 8)
+        self._check_shape(self._shape)
+        self._block = (0, 0)
+        self._position = 0
+        self._device: Device | None = None
+        self._regs = regs
+        self._costs: tuple[TileCost, ...] = ()
+        self._roof: Roof | None = None
+        self._roof_missing = "no GPU chosen"
+        self._derive_shape()
+        self.set_device(device, announce=False)
+
+    # --- events ----------------------------------------------------------------------------------
+    def subscribe(self, callback: Callable[[TilingEvent], None]) -> Callable[[], None]:
+        """Call ``callback(event)`` after every change; returns the function that unsubscribes."""
+        self._subscribers.append(callback)
+        return lambda: self._subscribers.remove(callback) if callback in self._subscribers else None
+
+    def _emit(self, event: TilingEvent) -> None:
+        for callback in list(self._subscribers):
+            callback(event)
+
+    # --- what the page shows ---------------------------------------------------------------------
+    @property
+    def shape(self) -> MatmulShape:
+        return self._shape
+
+    @property
+    def block(self) -> tuple[int, int]:
+        return self._block
+
+    @property
+    def position(self) -> int:
+        return self._position
+
+    @property
+    def device(self) -> Device | None:
+        return self._device
+
+    @property
+    def regs(self) -> int:
+        return self._regs
+
+    @property
+    def model(self) -> TilingModel:
+        return self._model
+
+    @property
+    def timeline(self) -> Timeline:
+        return self._timeline
+
+    @property
+    def steps(self) -> int:
+        return len(self._timeline)
+
+    @property
+    def state(self) -> BlockState:
+        return self._timeline.state(self._position)
+
+    @property
+    def finished(self) -> bool:
+        return self._position == len(self._timeline)
+
+    @property
+    def costs(self) -> tuple[TileCost, ...]:
+        """Every T from 2 to 32 on the chosen GPU (empty without one)."""
+        return self._costs
+
+    @property
+    def cost(self) -> TileCost | None:
+        return next((c for c in self._costs if c.tile == self._shape.tile), None)
+
+    @property
+    def roof(self) -> Roof | None:
+        return self._roof
+
+    @property
+    def roof_missing(self) -> str:
+        """Why there is no roof ("" when there is one)."""
+        return "" if self._roof else self._roof_missing
+
+    def roof_points(self) -> list[RoofPoint]:
+        """The naive kernel, then T = 2 .. 32, at this M, N, K: the slider moves along these."""
+        s = self._shape
+        out = [self._point(None, naive_counts(s).intensity_flop_per_byte)]
+        for t in range(TILE_MIN, TILE_MAX + 1):
+            out.append(self._point(t, tiled_counts(MatmulShape(s.m, s.n, s.k, t)).intensity_flop_per_byte))
+        return out
+
+    def _point(self, tile: int | None, intensity: float) -> RoofPoint:
+        r = self._roof
+        if r is None:
+            return RoofPoint(tile, intensity, None, "")
+        return RoofPoint(tile, intensity, r.attainable_gflops(intensity), r.bound(intensity))
+
+    # --- changes ---------------------------------------------------------------------------------
+    def set_sizes(self, m: int, n: int, k: int) -> None:
+        self._set_shape(MatmulShape(m, n, k, self._shape.tile))
+
+    def set_tile(self, tile: int) -> None:
+        self._set_shape(MatmulShape(self._shape.m, self._shape.n, self._shape.k, tile))
+
+    def set_shape(self, shape: MatmulShape) -> None:
+        self._set_shape(shape)
+
+    def set_block(self, bx: int, by: int) -> None:
+        """Show block (bx, by); the stepper starts again at its first tick."""
+        self._shape.block_extent(bx, by)
+        self._block = (bx, by)
+        self._timeline = Timeline(self._shape, bx, by)
+        self._position = 0
+        self._emit("shape")
+
+    def last_block(self) -> tuple[int, int]:
+        """The bottom-right block: the raggedest one when T does not divide M or N."""
+        gx, gy = self._shape.grid
+        return gx - 1, gy - 1
+
+    def seek(self, position: int) -> None:
+        position = max(0, min(len(self._timeline), position))
+        if position != self._position:
+            self._position = position
+            self._emit("position")
+
+    def step(self, ticks: int = 1) -> None:
+        self.seek(self._position + ticks)
+
+    def to_start(self) -> None:
+        self.seek(0)
+
+    def to_end(self) -> None:
+        self.seek(len(self._timeline))
+
+    def next_barrier(self) -> None:
+        """Run to the next barrier that opens (or to the end): one phase's half at a time."""
+        for i in range(self._position, len(self._timeline)):
+            if self._timeline.ticks[i].kind == "barrier":
+                self.seek(i + 1)
+                return
+        self.to_end()
+
+    def set_device(self, device: Device | None, *, announce: bool = True) -> None:
+        """Read the costs and the roof against ``device`` (a GPU or a catalog GPU; None: none)."""
+        self._device = device
+        self._derive_device()
+        if announce:
+            self._emit("device")
+
+    def set_regs(self, regs: int) -> None:
+        if not 1 <= regs <= 255:
+            raise UserError(f"registers per thread is {regs}; it must be 1 to 255")
+        self._regs = regs
+        self._derive_device()
+        self._emit("device")
+
+    # --- derived ---------------------------------------------------------------------------------
+    @staticmethod
+    def _check_shape(shape: MatmulShape) -> None:
+        if not TILE_MIN <= shape.tile <= TILE_MAX:
+            raise UserError(f"tile T is {shape.tile}; the stepper takes {TILE_MIN} to {TILE_MAX}")
+        for name, value in (("M", shape.m), ("N", shape.n), ("K", shape.k)):
+            if value > MAX_STEPPER_DIM:
+                raise UserError(f"{name} is {value}; the stepper walks sizes up to {MAX_STEPPER_DIM}")
+
+    def _set_shape(self, shape: MatmulShape) -> None:
+        self._check_shape(shape)
+        self._shape = shape
+        self._derive_shape()
+        self._emit("shape")
+
+    def _derive_shape(self) -> None:
+        s = self._shape
+        gx, gy = s.grid
+        bx, by = self._block
+        self._block = (min(bx, gx - 1), min(by, gy - 1))
+        self._model = tiling_model(s)
+        self._timeline = Timeline(s, *self._block)
+        self._position = 0
+
+    def _derive_device(self) -> None:
+        d = self._device
+        self._costs, self._roof = (), None
+        if d is None:
+            self._roof_missing = "no GPU chosen"
+            return
+        limits = limits_for_device(d)
+        self._costs = tuple(tile_cost(t, limits, self._regs, d.name) for t in range(TILE_MIN, TILE_MAX + 1))
+        if d.fp32_peak_gflops and d.memory_bandwidth_gbps:
+            self._roof = Roof(
+                d.name,
+                float(d.fp32_peak_gflops),
+                float(d.memory_bandwidth_gbps),
+                d.fp32_peak_basis or _sheet(d),
+                d.memory_bandwidth_basis or _sheet(d),
+            )
+        else:
+            missing = "FP32 peak" if not d.fp32_peak_gflops else "memory bandwidth"
+            self._roof_missing = f"{d.display_name} has no {missing} on record, so there is no roofline"
+
+
+def _sheet(d: Device) -> str:
+    return "spec sheet" if d.kind == "catalog" else (d.source or "reported")

@@ -1,0 +1,227 @@
+"""Find the plateaus of a working-set sweep and name each by the cache sizes the OS reports.
+
+A bandwidth sweep over growing working sets is a staircase: flat while the data fits in a cache
+level, falling when it no longer does, flat again one level out. The LBNL Empirical Roofline
+Toolkit finds the steps with a histogram of the rates and names them in the order it finds them,
+so a sweep that starts above the L1 size calls its first plateau (really L2) "L1". Here the steps
+are found from the curve alone and then each is named by *where it lies*: a plateau spanning
+80 KiB to 1.6 MiB lies between the 64 KiB of L1 and the 2 MiB of L2, so it is L2, however many
+plateaus came before it; one beyond the last-level cache is DRAM.
+
+How the steps are found (pure arithmetic, no measuring, so it is tested on synthetic curves):
+
+1. ``y = ln(GB/s)`` at each size. The noise ``sigma`` is estimated from the sizes' first
+   differences (median absolute deviation: a few steps do not move it).
+2. The exact best split of ``y`` into constant pieces: least squares plus a penalty per piece
+   (``PENALTY_K x sigma^2 x ln n``, a BIC-like rule), by dynamic programming over every split
+   (``optimal_segments``; a brute force over all splits checks it in the tests). A falling
+   stretch between two levels becomes several short pieces; a plateau one long piece.
+3. A piece of at least ``MIN_POINTS`` sizes whose ends differ by no more than ``FLAT_LIMIT`` is a
+   plateau. Neighbouring plateaus closer than ``MERGE_LIMIT`` (one stretch split by a disturbed
+   size or two) are joined, with the short pieces between them.
+4. Each plateau's rate is the median of its sizes' rates (robust to one disturbed size).
+5. Naming: the cache sizes cut the working-set axis into intervals, L1 = (0, L1], L2 = (L1, L2],
+   ..., DRAM = (last-level cache, infinity). A plateau takes the level whose interval it overlaps
+   most (in log size); two plateaus in one level: the one overlapping more keeps the name, the
+   other is left unnamed.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+#: a plateau has at least this many sizes
+MIN_POINTS = 4
+#: the penalty for one more piece, in units of sigma^2 x ln(n)
+PENALTY_K = 4.0
+#: the least noise assumed (1%): a perfectly smooth synthetic curve must not split at every size
+MIN_SIGMA = 0.01
+#: a plateau's fitted rate changes by at most this factor (in ln) from its first size to its last
+FLAT_LIMIT = 0.15
+#: two plateaus whose rates differ by less than this (in ln), or three sigma, are one
+MERGE_LIMIT = 0.06
+
+
+@dataclass(frozen=True)
+class CacheSize:
+    """One cache level as the sweep's threads see it: ``bytes`` is one cache's size times
+    ``instances``, the number of separate caches of that level the threads ran on (each core's
+    own L2: 2 on two cores; one shared L3: 1)."""
+
+    level: str  # "L1", "L2", "L3"
+    bytes: int
+    instances: int = 1
+
+
+@dataclass(frozen=True)
+class Plateau:
+    """One flat stretch of the sweep, named by the cache level it lies in ("" where none fits)."""
+
+    level: str
+    gbps: float
+    ws_lo_bytes: int
+    ws_hi_bytes: int
+    points: int
+    cache_bytes: int | None = None
+    instances: int | None = None
+
+
+def noise_sigma(y: Sequence[float]) -> float:
+    """The noise of ``y`` (natural log of the rates): the median absolute deviation of its first
+    differences, scaled to a standard deviation (1.4826) and to one sample (divided by sqrt 2)."""
+    diffs = [b - a for a, b in zip(y, y[1:], strict=False)]
+    if len(diffs) < 2:
+        return MIN_SIGMA
+    mid = statistics.median(diffs)
+    mad = statistics.median(abs(d - mid) for d in diffs)
+    return max(MIN_SIGMA, 1.4826 * mad / math.sqrt(2.0))
+
+
+def optimal_segments(y: Sequence[float], penalty: float) -> list[tuple[int, int]]:
+    """The split of ``y`` into pieces ``[start, end)`` that minimises the sum of squared deviations
+    from each piece's mean plus ``penalty`` per piece. Exact, by dynamic programming (O(n^2))."""
+    n = len(y)
+    if n == 0:
+        return []
+    sums = [0.0]
+    squares = [0.0]
+    for v in y:
+        sums.append(sums[-1] + v)
+        squares.append(squares[-1] + v * v)
+
+    def cost(i: int, j: int) -> float:
+        s = sums[j] - sums[i]
+        return max(0.0, (squares[j] - squares[i]) - s * s / (j - i))
+
+    best = [0.0] + [math.inf] * n
+    start = [0] * (n + 1)
+    for j in range(1, n + 1):
+        for i in range(j):
+            total = best[i] + cost(i, j) + penalty
+            if total < best[j] - 1e-15:
+                best[j], start[j] = total, i
+    out: list[tuple[int, int]] = []
+    j = n
+    while j > 0:
+        out.append((start[j], j))
+        j = start[j]
+    return out[::-1]
+
+
+def segments_cost(y: Sequence[float], pieces: Sequence[tuple[int, int]], penalty: float) -> float:
+    """What ``optimal_segments`` minimises, for any split (the tests' brute force uses it)."""
+    total = 0.0
+    for i, j in pieces:
+        part = y[i:j]
+        mean = sum(part) / len(part)
+        total += sum((v - mean) ** 2 for v in part) + penalty
+    return total
+
+
+def _slope_change(x: Sequence[float], y: Sequence[float]) -> float:
+    """How much the least-squares line through (x, y) rises or falls from the first x to the last."""
+    if len(x) < 2 or x[-1] == x[0]:
+        return 0.0
+    mx, my = statistics.fmean(x), statistics.fmean(y)
+    sxx = sum((a - mx) ** 2 for a in x)
+    sxy = sum((a - mx) * (b - my) for a, b in zip(x, y, strict=True))
+    return abs(sxy / sxx * (x[-1] - x[0])) if sxx > 0 else 0.0
+
+
+def find_plateaus(
+    ws_bytes: Sequence[float], gbps: Sequence[float], caches: Sequence[CacheSize]
+) -> list[Plateau]:
+    """The plateaus of a sweep (working sets ascending, one best rate each), nearest the cores
+    first, each named by ``caches`` (see the module's docstring). Rates that are not positive
+    are left out (a size that failed)."""
+    pairs = sorted((w, g) for w, g in zip(ws_bytes, gbps, strict=True) if w > 0 and g > 0)
+    if len(pairs) < MIN_POINTS:
+        return []
+    x = [math.log(w) for w, _ in pairs]
+    y = [math.log(g) for _, g in pairs]
+    sigma = noise_sigma(y)
+    pieces = optimal_segments(y, PENALTY_K * sigma * sigma * math.log(len(y)))
+    flat = [
+        (i, j)
+        for i, j in pieces
+        if j - i >= MIN_POINTS and _slope_change(x[i:j], y[i:j]) <= max(FLAT_LIMIT, 3 * sigma)
+    ]
+    merged: list[tuple[int, int]] = []
+    for i, j in flat:
+        if merged:
+            pi, pj = merged[-1]
+            close = abs(statistics.median(y[pi:pj]) - statistics.median(y[i:j])) < max(MERGE_LIMIT, 3 * sigma)
+            if close:
+                merged[-1] = (pi, j)
+                continue
+        merged.append((i, j))
+    found = [
+        Plateau(
+            level="",
+            gbps=math.exp(statistics.median(y[i:j])),
+            ws_lo_bytes=int(round(pairs[i][0])),
+            ws_hi_bytes=int(round(pairs[j - 1][0])),
+            points=j - i,
+        )
+        for i, j in merged
+    ]
+    return name_plateaus(found, caches)
+
+
+def level_intervals(caches: Sequence[CacheSize]) -> list[tuple[str, float, float, CacheSize | None]]:
+    """(level, lowest, highest working set, its cache) of each level on the working-set axis:
+    L1 = (0, L1], L2 = (L1, L2], ..., DRAM = (last-level cache, infinity). Empty without caches."""
+    ordered = sorted((c for c in caches if c.bytes > 0), key=lambda c: c.bytes)
+    out: list[tuple[str, float, float, CacheSize | None]] = []
+    low = 0.0
+    for cache in ordered:
+        out.append((cache.level, low, float(cache.bytes), cache))
+        low = float(cache.bytes)
+    if ordered:
+        out.append(("DRAM", low, math.inf, None))
+    return out
+
+
+def _overlap(lo: float, hi: float, a: float, b: float) -> float:
+    """How much of the working sets [lo, hi] lies in (a, b], in log size (0 for none)."""
+    if lo >= hi:  # a single size: inside or not
+        return 1e-9 if a < lo <= b else 0.0
+    left, right = max(lo, a), min(hi, b)
+    return math.log(right / left) if right > left else 0.0
+
+
+def name_plateaus(plateaus: Sequence[Plateau], caches: Sequence[CacheSize]) -> list[Plateau]:
+    """Each plateau named by the cache interval it overlaps most; a level claimed twice goes to
+    the plateau that overlaps it more, the other keeps no name."""
+    intervals = level_intervals(caches)
+    claims: dict[str, tuple[float, int]] = {}
+    chosen: list[tuple[str, CacheSize | None]] = []
+    for index, p in enumerate(plateaus):
+        best: tuple[float, str, CacheSize | None] = (0.0, "", None)
+        for level, a, b, cache in intervals:
+            share = _overlap(p.ws_lo_bytes, p.ws_hi_bytes, a, b)
+            if share > best[0]:
+                best = (share, level, cache)
+        chosen.append((best[1], best[2]))
+        if best[1] and (best[1] not in claims or best[0] > claims[best[1]][0]):
+            claims[best[1]] = (best[0], index)
+    out = []
+    for index, (p, (level, cache)) in enumerate(zip(plateaus, chosen, strict=True)):
+        if level and claims[level][1] == index:
+            out.append(
+                Plateau(
+                    level=level,
+                    gbps=p.gbps,
+                    ws_lo_bytes=p.ws_lo_bytes,
+                    ws_hi_bytes=p.ws_hi_bytes,
+                    points=p.points,
+                    cache_bytes=cache.bytes if cache else None,
+                    instances=cache.instances if cache else None,
+                )
+            )
+        else:
+            out.append(Plateau("", p.gbps, p.ws_lo_bytes, p.ws_hi_bytes, p.points))
+    return out

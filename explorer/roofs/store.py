@@ -1,0 +1,250 @@
+"""The measured ceilings of this machine's devices, kept in ``measured-ceilings.json``.
+
+Measuring a roof takes seconds and moves with what else the machine does, so it is done once per
+machine and kept: per device ("cpu", "cuda:0") and per machine fingerprint (CPU model, cores,
+memory, OS, torch), with when it was measured and whether the machine was quiet. A measurement
+from another machine (a home folder shared between lab PCs, a copied profile) is not used.
+
+**A quiet measurement is never replaced by a busy one.** While other programs use the CPU every
+bandwidth and the clock read low (a roof measured under load was 20 GB/s where one numpy core
+reached 34 GB/s), so a busy measurement is kept only until a quiet one exists, and says so; a new
+quiet one replaces whatever was there.
+
+The file is read through ``explorer.statefile`` (size-bounded, never blocks on a named pipe,
+nesting-safe) and checked through ``explorer.schema`` (types, finite numbers, ranges: a clock of
+1e308 GHz or a ceiling of 1e300 GB/s is damage). A damaged file is moved aside, named, never
+deleted; the one sentence saying so is kept for whoever shows it to the user (``take_notice``),
+and the ceilings are measured again. A file of an earlier version (one bandwidth, no levels) is
+not damaged: its entries are simply measured again.
+"""
+
+from __future__ import annotations
+
+import platform
+import threading
+from dataclasses import asdict, dataclass, field, replace
+from pathlib import Path
+from typing import Any, Literal
+
+from explorer.roofs.model import MAX_TIMESTAMP, Ceiling
+from explorer.schema import SchemaError, check_fields, check_range, field_label, show
+from explorer.statefile import load_json, save_json
+from explorer.userdirs import data_dir
+
+STORE_FILE = "measured-ceilings.json"
+STORE_FORMAT = 2
+#: a ceilings file bigger than this was not written by the app (a few devices, a few kB each)
+MAX_STORE_BYTES = 1 << 20
+#: the most devices one file holds (a machine has a CPU and a few GPUs)
+MAX_DEVICES = 64
+#: no CPU core runs faster than this (GHz): a larger clock in the file is damage
+MAX_CLOCK_GHZ = 100.0
+
+StoreStatus = Literal["stored", "other machine", "absent"]
+
+
+@dataclass
+class MeasuredRoof:
+    """What was measured for one device on one machine: the clock (CPUs) and the measured ceilings,
+    when, and whether the machine was quiet (the noise verdict on the whole measurement)."""
+
+    device: str  # "cpu", "cuda:0"
+    fingerprint: str
+    measured_at: float
+    clock_ghz: float | None = None
+    clock_threads: int | None = None
+    clock_method: str = ""
+    ceilings: list[Ceiling] = field(default_factory=list)
+    #: other programs' share of every core while measuring, where psutil could tell
+    others_cpu_share: float | None = None
+    #: the noise verdict's words when other programs disturbed the measurement; "" when quiet
+    busy_reason: str = ""
+    #: how long the measurement took (seconds)
+    took_s: float | None = None
+
+    @property
+    def quiet(self) -> bool:
+        return not self.busy_reason
+
+    def ceiling(self, quantity: str, level: str = "") -> Ceiling | None:
+        return next((c for c in self.ceilings if c.quantity == quantity and c.level == level), None)
+
+    def usable_ceilings(self) -> list[Ceiling]:
+        """The ceilings as a roof shows them: marked "while busy" where the machine was busy."""
+        return [c if self.quiet else replace(c, disturbed=True) for c in self.ceilings]
+
+    def to_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["ceilings"] = [c.to_dict() for c in self.ceilings]
+        data["quiet"] = self.quiet
+        return data
+
+    @classmethod
+    def from_dict(cls, data: Any, where: str = "") -> MeasuredRoof:
+        """A stored entry, every field checked; ``SchemaError`` names the first that does not fit."""
+        if not isinstance(data, dict):
+            raise SchemaError(f"{where or 'an entry'} is {show(data)}, not an object of named values")
+        rows = data.get("ceilings", [])
+        kwargs = check_fields(cls, {k: v for k, v in data.items() if k != "ceilings"}, where)
+        check_range(kwargs["measured_at"], field_label(where, "measured_at"), 0, MAX_TIMESTAMP)
+        check_range(kwargs.get("clock_ghz"), field_label(where, "clock_ghz"), 0.01, MAX_CLOCK_GHZ)
+        check_range(kwargs.get("clock_threads"), field_label(where, "clock_threads"), 1, 1 << 20)
+        check_range(kwargs.get("others_cpu_share"), field_label(where, "others_cpu_share"), 0, 1)
+        check_range(kwargs.get("took_s"), field_label(where, "took_s"), 0, 86_400)
+        if not isinstance(rows, list):
+            raise SchemaError(f"{field_label(where, 'ceilings')} is {show(rows)}, not a list of ceilings")
+        kwargs["ceilings"] = [
+            Ceiling.from_dict(row, where=f"{where or 'entry'}'s ceiling {i}") for i, row in enumerate(rows, 1)
+        ]
+        return cls(**kwargs)
+
+
+# --- the machine fingerprint -------------------------------------------------------------------
+
+
+def _torch_version() -> str:
+    try:
+        from importlib.metadata import version
+
+        return version("torch")
+    except Exception:
+        return "none"
+
+
+def cpu_fingerprint(
+    name: str, physical_cores: int | None, logical_cores: int | None, memory_bytes: int | None
+) -> str:
+    """What must match for a CPU's measured figures to be reused: model, cores, memory, OS, torch."""
+    memory_gib = round((memory_bytes or 0) / 2**30)
+    return (
+        f"cpu|{name}|{physical_cores}c/{logical_cores}t|{memory_gib} GiB|"
+        f"{platform.system()} {platform.machine()}|torch {_torch_version()}"
+    )
+
+
+def gpu_fingerprint(name: str, uuid: str | None, driver: str | None) -> str:
+    return f"gpu|{name}|{uuid or '-'}|driver {driver or '-'}|torch {_torch_version()}"
+
+
+# --- the file ----------------------------------------------------------------------------------
+
+_notice_lock = threading.Lock()
+_pending_notice: list[str] = []
+
+
+def store_path() -> Path:
+    return data_dir() / STORE_FILE
+
+
+def _parse(data: Any) -> dict[str, MeasuredRoof]:
+    if not isinstance(data, dict):
+        raise SchemaError(f"it is {show(data)}, not an object")
+    version = data.get("format_version")
+    if version == 1:  # an earlier version's one-bandwidth roofs: not damage, measured again
+        return {}
+    if version != STORE_FORMAT:
+        raise SchemaError(f"its format_version is {show(version)}, not {STORE_FORMAT}")
+    roofs = data.get("roofs")
+    if not isinstance(roofs, dict):
+        raise SchemaError(f"its roofs are {show(roofs)}, not an object of devices")
+    if len(roofs) > MAX_DEVICES:
+        raise SchemaError(f"it holds {len(roofs):,} devices, more than {MAX_DEVICES}")
+    out: dict[str, MeasuredRoof] = {}
+    for key, entry in roofs.items():
+        roof = MeasuredRoof.from_dict(entry, where=f"the entry {show(key)}")
+        if roof.device != key:
+            raise SchemaError(f"the entry {show(key)} is for {show(roof.device)}")
+        out[key] = roof
+    return out
+
+
+def read_all() -> dict[str, MeasuredRoof]:
+    """Every stored roof by device. Never raises or blocks: a damaged file is moved aside and its
+    notice kept for ``take_notice``; no file, or one that cannot be read, is no roofs."""
+    loaded = load_json(
+        store_path(),
+        _parse,
+        what="measured ceilings",
+        instead="they are measured again when next needed",
+        max_bytes=MAX_STORE_BYTES,
+    )
+    if loaded.notice:
+        with _notice_lock:
+            _pending_notice.append(loaded.notice)
+    return loaded.value or {}
+
+
+def take_notice() -> str:
+    """The sentence saying the stored ceilings were damaged and moved aside, once ("" when none)."""
+    with _notice_lock:
+        text = " ".join(_pending_notice)
+        _pending_notice.clear()
+    return text
+
+
+def load(device: str, fingerprint: str) -> tuple[StoreStatus, MeasuredRoof | None]:
+    """The stored roof of ``device``: "stored" (this machine's), "other machine" or "absent"."""
+    roof = read_all().get(device)
+    if roof is None:
+        return "absent", None
+    if roof.fingerprint != fingerprint:
+        return "other machine", roof
+    return "stored", roof
+
+
+@dataclass(frozen=True)
+class Saved:
+    """What ``save`` did: the roof now stored, whether the new one replaced it, and (when it did
+    not) why the new one was turned away: the noise verdict on it."""
+
+    stored: MeasuredRoof
+    replaced: bool
+    turned_away: str = ""
+
+    @property
+    def message(self) -> str:
+        """One line for the user: what is stored now and why."""
+        from explorer.roofs.texts import when_text
+
+        kept = self.stored
+        if not self.replaced:
+            return (
+                f"{kept.device}: this measurement was disturbed by other programs ({self.turned_away}), "
+                f"so the quiet one {when_text(kept.measured_at)} is kept"
+            )
+        if kept.quiet:
+            return f"{kept.device}: measured on a quiet machine and stored ({when_text(kept.measured_at)})"
+        return (
+            f"{kept.device}: measured while other programs were busy ({kept.busy_reason}); stored until "
+            "a quiet measurement replaces it"
+        )
+
+
+def save(roof: MeasuredRoof) -> Saved:
+    """Store ``roof`` beside the other devices' (atomically), unless it was measured while busy and
+    a quiet one of the same machine is stored: that one stays. ``OSError`` when it cannot be written
+    (a full disk): the caller says so in one line."""
+    roofs = read_all()
+    old = roofs.get(roof.device)
+    if old is not None and old.fingerprint == roof.fingerprint and old.quiet and not roof.quiet:
+        return Saved(old, replaced=False, turned_away=roof.busy_reason)
+    roofs[roof.device] = roof
+    save_json(
+        store_path(),
+        {"format_version": STORE_FORMAT, "roofs": {k: v.to_dict() for k, v in roofs.items()}},
+        create_folder=True,
+    )
+    return Saved(roof, replaced=True)
+
+
+__all__ = [
+    "MeasuredRoof",
+    "Saved",
+    "cpu_fingerprint",
+    "gpu_fingerprint",
+    "load",
+    "read_all",
+    "save",
+    "store_path",
+    "take_notice",
+]

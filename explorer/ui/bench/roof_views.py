@@ -1,0 +1,116 @@
+"""The Benchmarks panel's two pictures of roofs, the roofline and the bandwidth view, fed from the
+shown run's own roofs, and the roofline's "Measure again".
+
+Each run carries the roofs its points were placed under (``RunResults``, filled from the run's
+stream): nothing here reads the ceilings file while a run goes on. Only where a run has none (a
+file saved by an older version, a worker that could not say) is this machine's stored roof read,
+once, and kept with the run. When the ceilings are measured again (here or on the Devices page),
+every run's points of that device are judged against the new roof and the views redrawn.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtCore import QObject, Signal
+
+from explorer.bench.run_results import RunResults
+from explorer.roofs.model import Roof
+from explorer.ui.bench.bandwidth_view import BandwidthPlot
+from explorer.ui.bench.roofline_view import RooflinePlot
+from explorer.ui.context import AppContext
+from explorer.ui.roof_measure import MeasureAgain
+
+
+class RoofViews(QObject):
+    #: the shown run's points were judged against a roof measured anew: its table and plots reload
+    points_changed = Signal()
+
+    def __init__(
+        self,
+        context: AppContext,
+        results: RunResults,
+        roofline: RooflinePlot,
+        bandwidth: BandwidthPlot,
+        parent: QObject | None = None,
+    ) -> None:
+        super().__init__(parent)
+        self._context, self._results = context, results
+        self.roofline, self.bandwidth = roofline, bandwidth
+        self._catalog_key = ""
+        self.measure = MeasureAgain(context, self.devices_to_measure)
+        roofline.add_tool(self.measure)
+        roofline.catalog_chosen.connect(self._choose_catalog)
+        context.roofs_measured.connect(self._measured)
+
+    def add_roof(self, roof: Roof, workload: str) -> None:
+        """A device's roof from the run under way; what it must tell the user, said once."""
+        self._results.add_roof(roof, workload)
+        self._context.add_notice(roof.notice)
+        if workload == self._results.shown:
+            self.refresh()
+
+    def devices_to_measure(self) -> list[str]:
+        """This machine's devices the shown run measured on (the CPU when it has none)."""
+        present = {d.key for d in self._context.devices if d.kind == "cpu" or (d.kind == "cuda" and d.usable)}
+        shown = [p.device for p in self._results.points if not p.host and p.device in present]
+        return list(dict.fromkeys(shown)) or (["cpu"] if "cpu" in present else [])
+
+    def set_running(self, running: bool) -> None:
+        """No measuring while a benchmark runs: each would disturb the other's figures."""
+        self.measure.button.setEnabled(not running)
+
+    def refresh(self) -> None:
+        points = self._results.points
+        carried = {(r.host, r.device): r for r in self._results.roofs_of()}
+        records = {d.key: d for d in self._context.devices}
+        wanted = list(dict.fromkeys((p.host, p.device) for p in points))
+        if not points:
+            wanted = [("", "cpu")]
+        roofs: list[Roof] = []
+        for host, device in wanted:
+            roof = carried.get((host, device))
+            if roof is None and not host and device in records:
+                roof = self._stored(records[device])
+                if points:  # kept with the run: read once, not on every batch
+                    self._results.add_roof(roof)
+            if roof is not None:
+                roofs.append(roof)
+        catalog = None
+        if self._catalog_key and self._catalog_key in records:
+            from explorer.devices.roofs import catalog_roof
+
+            rec = records[self._catalog_key]
+            catalog = catalog_roof(rec) if rec.kind == "catalog" else None
+        self.roofline.set_data(roofs, points, catalog)
+        self.bandwidth.set_data(roofs, points)
+
+    def devices_found(self) -> None:
+        devices = self._context.devices
+        self.roofline.set_catalog_choices([(d.key, d.name) for d in devices if d.kind == "catalog"])
+        if devices:
+            self.refresh()
+
+    def shutdown(self) -> None:
+        self.measure.shutdown()
+
+    def _stored(self, record: Any) -> Roof:
+        from explorer.devices.roofs import record_roof
+        from explorer.roofs import store
+
+        roof = record_roof(record)
+        self._context.add_notice(store.take_notice())
+        return roof
+
+    def _choose_catalog(self, key: str) -> None:
+        self._catalog_key = key
+        self.refresh()
+
+    def _measured(self, result: list[Any]) -> None:
+        changed = False
+        for measured in result:
+            if measured.roof is not None:
+                changed |= self._results.measured_again(measured.roof)
+        if changed:
+            self.points_changed.emit()
+        self.refresh()

@@ -1,0 +1,92 @@
+"""The table of a lesson step's recorded results, under its narration.
+
+A lesson may carry tens of thousands of recorded points (3.2 MB for 20,000). As rows of a Markdown
+table in the narration, ``QTextEdit.setMarkdown`` took 107 s and the window stood still; a table
+view draws only the rows on screen, so the same step shows at once. The cells' words come from the
+core (``explorer.lessons.texts.recorded_row``), made for a row only when it is drawn.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtCore import QAbstractTableModel, QModelIndex, QSize, Qt
+from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableView, QWidget
+
+from explorer.lessons.model import Recorded
+from explorer.lessons.texts import RECORDED_COLUMNS, recorded_row
+from explorer.ui.guard import qt_guard
+
+#: the most rows the pane sizes itself for; more scroll
+VISIBLE_ROWS = 4
+
+
+class RecordedModel(QAbstractTableModel):
+    """The points of one ``Recorded``, one row each, in the order the lesson holds them."""
+
+    def __init__(self, parent: Any = None) -> None:
+        super().__init__(parent)
+        self._points: tuple[Any, ...] = ()
+
+    def set_recorded(self, recorded: Recorded | None) -> None:
+        self.beginResetModel()
+        self._points = recorded.points if recorded is not None else ()
+        self.endResetModel()
+
+    @qt_guard
+    def rowCount(self, parent: QModelIndex = QModelIndex()) -> int:  # noqa: B008, N802 (Qt API)
+        return 0 if parent.isValid() else len(self._points)
+
+    @qt_guard
+    def columnCount(self, parent: QModelIndex = QModelIndex()) -> int:  # noqa: B008, N802 (Qt API)
+        return 0 if parent.isValid() else len(RECORDED_COLUMNS)
+
+    @qt_guard
+    def data(self, index: QModelIndex, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if not index.isValid() or role not in (Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.ToolTipRole):
+            return None
+        return recorded_row(self._points[index.row()])[index.column()]
+
+    @qt_guard
+    def headerData(  # noqa: N802 (Qt API)
+        self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole
+    ) -> Any:
+        if role == Qt.ItemDataRole.DisplayRole and orientation == Qt.Orientation.Horizontal:
+            return RECORDED_COLUMNS[section]
+        return None
+
+
+class RecordedTable(QTableView):
+    """A read-only, fixed-row-height view of a ``RecordedModel`` (no per-row measuring, so its
+    cost does not grow with the number of points)."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.recorded = RecordedModel(self)
+        self.setModel(self.recorded)
+        self.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.setWordWrap(False)
+        self.setFocusPolicy(Qt.FocusPolicy.NoFocus)  # Page Down steps the lesson, not this table
+        self.verticalHeader().hide()
+        self.verticalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Fixed)
+        header = self.horizontalHeader()
+        header.setSectionResizeMode(QHeaderView.ResizeMode.Stretch)
+        header.setHighlightSections(False)
+
+    def set_recorded(self, recorded: Recorded | None) -> None:
+        self.recorded.set_recorded(recorded)
+        self.setVisible(recorded is not None)
+
+    @qt_guard
+    def sizeHint(self) -> QSize:  # noqa: N802 (Qt API)
+        return QSize(super().sizeHint().width(), self.wanted_height())
+
+    def wanted_height(self) -> int:
+        """Header and up to ``VISIBLE_ROWS`` rows: the height the pane gives the table."""
+        rows = min(self.recorded.rowCount(), VISIBLE_ROWS)
+        return (
+            self.horizontalHeader().sizeHint().height()
+            + rows * self.verticalHeader().defaultSectionSize()
+            + 2 * self.frameWidth()
+        )

@@ -1,0 +1,114 @@
+"""The Memory page's tab layout, shared by its tabs: the form on the left, the picture on the right.
+
+The form column scrolls up and down at large text sizes and never takes more than ``LEFT_SHARE``
+of the tab, so the picture keeps most of a projector's width.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QPoint, Qt, QTimer
+from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QScrollArea, QSpinBox, QVBoxLayout, QWidget
+
+from explorer.ui.guard import qt_guard
+from explorer.ui.theme import px
+
+
+def spin(lo: int, hi: int, value: int, tip: str) -> QSpinBox:
+    box = QSpinBox()
+    box.setRange(lo, hi)
+    box.setValue(value)
+    box.setToolTip(tip)
+    box.setKeyboardTracking(False)
+    return box
+
+
+def show_in(area: QScrollArea, widget: QWidget) -> None:
+    """Scroll ``area`` so ``widget`` shows whole, or, taller than the view, its middle."""
+    top = widget.mapTo(area.widget(), QPoint(0, 0)).y()
+    view = area.viewport().height()
+    bar = area.verticalScrollBar()
+    if top >= bar.value() and top + widget.height() <= bar.value() + view:
+        return  # whole in view already
+    bar.setValue(top if widget.height() <= view else top + (widget.height() - view) // 2)
+
+
+def headline(label: QLabel) -> None:
+    """A tab's headline: bold, a notch over the text. (As a page title, its four lines at 150%
+    pushed the picture under them off a 1024x768 projector with a lesson open.)"""
+    label.setProperty("textSize", "large")
+    label.setStyleSheet("font-weight: 600;")
+
+
+def legend(items: tuple[tuple[str, str], ...]) -> QLabel:
+    label = QLabel("   ".join(f"<span style='color:{c}'>&#9632;</span> {t}" for c, t in items))
+    label.setWordWrap(True)
+    return label
+
+
+#: the form column's width at 100% text; it grows with the text but never takes more than
+#: LEFT_SHARE of the tab, so the picture keeps most of a projector's width
+LEFT_WIDTH = 360
+LEFT_SHARE = 0.42
+
+
+def scrolling(inner: QWidget) -> QScrollArea:
+    """``inner`` in a frameless area that scrolls up and down (never sideways): at a large text
+    size a column taller than the page scrolls instead of being cut off."""
+    area = QScrollArea()
+    area.setWidget(inner)
+    area.setWidgetResizable(True)
+    area.setFrameShape(QFrame.Shape.NoFrame)
+    area.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+    # the tab's own background shows through, as it did before the column could scroll
+    area.viewport().setAutoFillBackground(False)
+    inner.setAutoFillBackground(False)
+    return area
+
+
+class Columns(QWidget):
+    """A tab of the page: the form on the left, the picture and its words on the right."""
+
+    def _build_columns(self, left: QWidget, right: QVBoxLayout) -> None:
+        right_widget = QWidget()
+        right_widget.setLayout(right)
+        right.setContentsMargins(0, 0, 0, 0)
+        self.left_area = scrolling(left)
+        self.right_area = scrolling(right_widget)
+        row = QHBoxLayout(self)
+        row.addWidget(self.left_area)
+        row.addWidget(self.right_area, 1)
+        self._fit_left()
+
+    def picture(self) -> QWidget:
+        """What the tab's words are about: its canvas."""
+        return self.canvas  # type: ignore[attr-defined, no-any-return]  # every tab has one
+
+    def reveal(self) -> None:
+        """On a short screen the columns scroll: bring the picture (and the form's graph, where
+        the tab has one) into view, as a lesson step's words point at them; and again whenever
+        the tab is resized (the lesson pane settles its height after the step), until the
+        teacher changes something."""
+        self._revealing = True
+        show_in(self.right_area, self.picture())
+        graph = self.graph()
+        if graph is not None:
+            show_in(self.left_area, graph)
+
+    def stop_revealing(self) -> None:
+        """The teacher's own change: the columns stay where they are from now on."""
+        self._revealing = False
+
+    def graph(self) -> QWidget | None:
+        """The tab's graph in the form's column (coalescing's efficiency vs stride), if any."""
+        return None
+
+    def _fit_left(self) -> None:
+        room = int(self.width() * LEFT_SHARE) if self.width() > 0 else px(LEFT_WIDTH)
+        self.left_area.setFixedWidth(min(px(LEFT_WIDTH), max(room, px(200))))
+
+    @qt_guard
+    def resizeEvent(self, event) -> None:  # noqa: N802 - Qt's name
+        super().resizeEvent(event)
+        self._fit_left()
+        if self.__dict__.get("_revealing"):
+            QTimer.singleShot(0, self.reveal)  # once the columns have their new size

@@ -1,0 +1,486 @@
+"""Latency hiding, watched cycle by cycle: each warp's state, each scheduler's pick, and the curve.
+
+A standalone view of plain core records (``explorer.launch.latency``): a ``LatencyRun`` (one SM's
+schedulers simulated cycle by cycle), its ``UtilizationCurve`` (utilization against resident
+warps, simulated and in closed form), optionally the ``LatencyPreset`` whose latency it uses (its
+source is shown) and, from a GPU, a ``BandwidthSweep`` (``explorer.launch.measured``) drawn over
+Little's-law prediction. It computes nothing about the model; it draws what the records hold:
+
+* left, a strip chart scrolling through the cycles: per scheduler, a row with the warp it issued
+  (dark for a load, blue for arithmetic) and a row per warp slot, coloured issuing, stalled on
+  memory, eligible (ready, not picked) or idle (no warp resident in the slot);
+* right, issue-slot utilization against warps per SM: the closed form U(N) as a line, the
+  simulated points on it, N* marked, and this run's warps, the points up to it drawn solid as the
+  utilization "builds up" with each warp added.
+
+Text is sized with ``theme.px``; ``render_image`` draws it offscreen for screenshots.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from PySide6.QtCore import QPointF, QRectF, QSize, Qt
+from PySide6.QtGui import QColor, QFont, QFontMetrics, QImage, QPainter, QPaintEvent, QPen, QPolygonF
+from PySide6.QtWidgets import QWidget
+
+from explorer.launch.latency import (
+    ELIGIBLE,
+    ISSUING,
+    STALLED,
+    LatencyPreset,
+    LatencyRun,
+    UtilizationCurve,
+)
+from explorer.launch.measured import BandwidthSweep
+from explorer.ui.guard import qt_guard
+from explorer.ui.visualizer import palette
+from explorer.ui.visualizer.playing_view import PlayingView, paint_axis
+from explorer.ui.visualizer.sweep_graph import _nice_ticks  # the y axis of the sweep
+
+#: the cycle window scrolls by its own width in this many seconds
+WINDOW_SECONDS = 4.0
+ISSUE_ALU = palette.RUNNING
+ISSUE_LOAD = QColor("#1e3a8a")  # the running blue, darkest: a load leaves
+WAITING = palette.QUEUED  # amber: stalled on memory (waiting, as a queued block waits)
+READY = QColor("#bfdbfe")  # the running blue, palest: could issue, was not picked
+#: colour codes of the chart's raster (index into the view's table)
+_NONE, _IDLE, _STALLED, _ELIGIBLE, _ALU, _LOAD = range(6)
+
+
+class LatencyView(PlayingView):
+    """The warp-state chart and the utilization curve of one ``LatencyRun`` (``set_model``)."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.run: LatencyRun | None = None
+        self.curve: UtilizationCurve | None = None
+        self.preset: LatencyPreset | None = None
+        self.sweep: BandwidthSweep | None = None
+        self.sweep_unavailable = ""  # one line: why there is no measured sweep (no GPU, say)
+        self.cycle = 0  # the window shows cycles [cycle - window, cycle)
+        self._codes: np.ndarray | None = None
+        self._play_from = 0
+
+    # ------------------------------------------------------------------ records in
+
+    def set_model(
+        self, run: LatencyRun, curve: UtilizationCurve | None = None, preset: LatencyPreset | None = None
+    ) -> None:
+        self.pause()
+        self.run, self.curve, self.preset = run, curve, preset
+        self._codes = None
+        self.cycle = self.window
+        self.update()
+
+    def set_sweep(self, sweep: BandwidthSweep | None, unavailable: str = "") -> None:
+        """A measured bandwidth sweep for the right panel, or one line saying why there is none."""
+        self.sweep, self.sweep_unavailable = sweep, unavailable
+        self.update()
+
+    @property
+    def window(self) -> int:
+        """Cycles on screen: two loop periods (a warp's whole round and the next), 40 to 600."""
+        if self.run is None:
+            return 1
+        return int(min(self.run.recorded_cycles, max(40, min(600, 2 * self.run.config.period))))
+
+    # ------------------------------------------------------------------ playing
+
+    def set_cycle(self, cycle: int) -> None:
+        if self.run is None:
+            return
+        self.cycle = int(min(max(self.window, cycle), self.run.recorded_cycles))
+        self.update()
+
+    def _start(self) -> bool:
+        if self.run is None:
+            return False
+        if self.cycle >= self.run.recorded_cycles:
+            self.cycle = self.window
+        self._play_from = self.cycle
+        return True
+
+    def _advance(self, seconds: float) -> bool:
+        if self.run is None:
+            return False
+        self.set_cycle(self._play_from + int(seconds * self.window / WINDOW_SECONDS))
+        return self.cycle < self.run.recorded_cycles
+
+    # ------------------------------------------------------------------ what to paint
+
+    def chart_codes(self) -> np.ndarray:
+        """int8 [rows, recorded cycles]: per scheduler its pick row, then its warp slots' rows."""
+        if self._codes is not None:
+            return self._codes
+        assert self.run is not None
+        run, c = self.run, self.run.config
+        states = run.states()
+        picks = run.picks()
+        n = run.recorded_cycles
+        rows = []
+        for s in range(c.schedulers):
+            load = run.schedulers[s].loads[:n]
+            pick_row = np.where(picks[:, s] < 0, _NONE, np.where(load, _LOAD, _ALU))
+            rows.append(pick_row)
+            for w in range(s, c.slots, c.schedulers):
+                st = states[:, w]
+                is_load = (picks[:, s] == w) & load
+                code = np.select(
+                    [st == ISSUING, st == STALLED, st == ELIGIBLE],
+                    [np.where(is_load, _LOAD, _ALU), _STALLED, _ELIGIBLE],
+                    _IDLE,
+                )
+                rows.append(code)
+        self._codes = np.array(rows, dtype=np.int8)
+        return self._codes
+
+    def row_labels(self) -> list[str]:
+        assert self.run is not None
+        c = self.run.config
+        out = []
+        for s in range(c.schedulers):
+            out.append(f"sched {s}")
+            out += [f"w{w}" for w in range(s, c.slots, c.schedulers)]
+        return out
+
+    # ------------------------------------------------------------------ painting
+
+    @qt_guard
+    def sizeHint(self) -> QSize:
+        return QSize(1000, 560)
+
+    @qt_guard
+    def paintEvent(self, event: QPaintEvent) -> None:  # noqa: N802 - Qt's name
+        p = QPainter(self)
+        p.setRenderHint(QPainter.RenderHint.Antialiasing)
+        c = palette.canvas()
+        p.fillRect(self.rect(), c.ground)
+        f_ = self.fonts()
+        title_f, body_f, small_f = f_.title, f_.body, f_.small
+        if self.run is None:
+            p.setFont(body_f)
+            p.setPen(c.muted)
+            p.drawText(QRectF(self.rect()).adjusted(12, 12, -12, -12), 0, "No latency model to show yet.")
+            p.end()
+            return
+        run, cfg = self.run, self.run.config
+        w, h, pad = float(self.width()), float(self.height()), 6.0
+        th, bh, sh = (QFontMetrics(f).height() for f in (title_f, body_f, small_f))
+        p.setFont(title_f)
+        p.setPen(c.text)
+        title = (
+            f"Latency hiding, simulated: {cfg.warps} warps on {cfg.schedulers} "
+            f"scheduler{'s' if cfg.schedulers != 1 else ''} ({cfg.policy})"
+        )
+        _elided(p, QRectF(pad, pad, w - 2 * pad, th), title)
+        p.setFont(body_f)
+        so_far = run.issued_by(self.cycle) / (self.cycle * cfg.schedulers) if self.cycle else 0.0
+        facts = (
+            f"each warp loops 1 load (then waits L = {cfg.mem_latency} cycles) + K = {cfg.alu} arithmetic; "
+            f"issue slots used: {100 * so_far:.1f}% so far, {100 * run.utilization:.1f}% in the steady state; "
+            f"model U(N) = {100 * run.model_utilization:.1f}%; warps needed N* = "
+            f"{run.warps_needed_per_scheduler} per scheduler ({run.warps_needed} per SM)"
+        )
+        wrap = int(Qt.TextFlag.TextWordWrap)
+        need = QFontMetrics(body_f).boundingRect(QRectF(0, 0, w - 2 * pad, 10 * bh).toRect(), wrap, facts)
+        facts_box = QRectF(pad, pad + th + 2, w - 2 * pad, min(3 * bh, float(need.height())))
+        p.setPen(c.muted)
+        p.drawText(facts_box, wrap, facts)
+        # the legend and the source at the bottom
+        source = self.preset.source if self.preset is not None else ""
+        source_h = 0.0
+        if source:
+            fm = QFontMetrics(small_f)
+            box = fm.boundingRect(
+                QRectF(0, 0, w - 2 * pad, 4 * sh).toRect(), int(Qt.TextFlag.TextWordWrap), "source: " + source
+            )
+            source_h = min(2 * sh, float(box.height()))
+        legend_h = self._legend_rows(w - 2 * pad, small_f) * (sh + 6)
+        bottom = h - pad - source_h - legend_h
+        top = facts_box.bottom() + pad
+        chart = QRectF(pad, top, (w - 3 * pad) * 0.6, bottom - top)
+        graph = QRectF(chart.right() + pad, top, w - chart.right() - 2 * pad, bottom - top)
+        self._paint_chart(p, chart, small_f)
+        if self.sweep is not None or self.sweep_unavailable:
+            self._paint_sweep(p, graph, small_f)
+        else:
+            self._paint_curve(p, graph, small_f)
+        self._paint_legend(p, QRectF(pad, bottom + 3, w - 2 * pad, legend_h), small_f)
+        if source:
+            p.setFont(small_f)
+            p.setPen(c.muted)
+            p.drawText(
+                QRectF(pad, bottom + legend_h + 3, w - 2 * pad, source_h),
+                int(Qt.TextFlag.TextWordWrap),
+                "source: " + source,
+            )
+        p.end()
+
+    def _colours(self) -> list[QColor]:
+        c = palette.canvas()
+        return [c.sm_face, c.empty_slot, WAITING, READY, ISSUE_ALU, ISSUE_LOAD]
+
+    def _paint_chart(self, p: QPainter, rect: QRectF, font: QFont) -> None:
+        assert self.run is not None
+        c = palette.canvas()
+        p.setFont(font)
+        fm = QFontMetrics(font)
+        labels = self.row_labels()
+        label_w = fm.horizontalAdvance("sched 9") + 6
+        axis_h = 2 * fm.height() + 4
+        plot = QRectF(rect.left() + label_w, rect.top(), rect.width() - label_w, rect.height() - axis_h)
+        if plot.width() < 10 or plot.height() < 10:
+            return
+        codes = self.chart_codes()
+        lo, hi = self.cycle - self.window, self.cycle
+        window = codes[:, lo:hi]
+        table = np.array(
+            [0xFF000000 | (q.red() << 16) | (q.green() << 8) | q.blue() for q in self._colours()], np.uint32
+        )
+        pixels = np.ascontiguousarray(table[window])
+        image = QImage(
+            pixels.data, window.shape[1], window.shape[0], 4 * window.shape[1], QImage.Format.Format_RGB32
+        )
+        p.drawImage(plot, image.copy())
+        rows = len(labels)
+        row_h = plot.height() / rows
+        # lines between schedulers, and their labels; warp labels where they fit
+        p.setPen(QPen(c.sm_border, 1))
+        y = plot.top()
+        every = max(1, math.ceil(fm.height() / max(row_h, 1e-9)))
+        for i, label in enumerate(labels):
+            if label.startswith("sched"):
+                p.setPen(QPen(c.sm_border, 1))
+                p.drawLine(QPointF(plot.left(), y), QPointF(plot.right(), y))
+                p.setPen(c.text)
+                p.drawText(
+                    QRectF(rect.left(), y, label_w - 4, max(row_h, fm.height())),
+                    Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignTop,
+                    label,
+                )
+            elif i % every == 0 and row_h * every >= fm.height() and row_h >= fm.height() * 0.9:
+                p.setPen(c.muted)
+                p.drawText(
+                    QRectF(rect.left(), y, label_w - 4, row_h),
+                    Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter,
+                    label,
+                )
+            y += row_h
+        paint_axis(
+            p,
+            (plot.left(), plot.right()),
+            plot.bottom(),
+            font,
+            (lo, hi),
+            "cycle",
+            widest="000000",
+            max_ticks=6,
+        )
+
+    def _graph_frame(
+        self, p: QPainter, rect: QRectF, font: QFont, y_labels: list[tuple[float, str]], left_w: float
+    ) -> QRectF:
+        fm = QFontMetrics(font)
+        plot = QRectF(
+            rect.left() + left_w,
+            rect.top() + fm.height() + 4,
+            rect.width() - left_w - 8,
+            rect.height() - 3 * fm.height() - 10,
+        )
+        c = palette.canvas()
+        p.fillRect(plot, c.sm_face)
+        for frac, text in y_labels:
+            y = plot.bottom() - frac * plot.height()
+            p.setPen(QPen(c.grid_line, 1))
+            p.drawLine(QPointF(plot.left(), y), QPointF(plot.right(), y))
+            p.setPen(c.muted)
+            p.drawText(
+                QRectF(rect.left(), y - fm.height() / 2, left_w - 4, fm.height()),
+                Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter,
+                text,
+            )
+        return plot
+
+    def _x_axis(self, p: QPainter, plot: QRectF, font: QFont, x_max: int, label: str) -> None:
+        paint_axis(p, (plot.left(), plot.right()), plot.bottom(), font, (0, x_max), label, centre_label=True)
+
+    def _paint_curve(self, p: QPainter, rect: QRectF, font: QFont) -> None:
+        assert self.run is not None
+        run, cfg = self.run, self.run.config
+        c = palette.canvas()
+        p.setFont(font)
+        fm = QFontMetrics(font)
+        _graph_title(p, rect, "issue slots used vs warps per SM")
+        plot = self._graph_frame(
+            p,
+            rect,
+            font,
+            [(f, f"{int(100 * f)}%") for f in (0, 0.25, 0.5, 0.75, 1.0)],
+            fm.horizontalAdvance("100%") + 8,
+        )
+        if plot.width() < 10 or plot.height() < 10:
+            return
+        points = self.curve.points if self.curve is not None else ()
+        x_max = max([cfg.slots, cfg.warps] + [pt.warps for pt in points])
+
+        def at(warps: float, u: float) -> QPointF:
+            return QPointF(plot.left() + warps / x_max * plot.width(), plot.bottom() - u * plot.height())
+
+        if points:
+            p.setPen(QPen(c.muted, 2))
+            p.drawPolyline(QPolygonF([at(0, 0)] + [at(pt.warps, pt.model) for pt in points]))
+            r = max(2.0, min(5.0, plot.width() / x_max / 3))
+            for pt in points:
+                built = pt.warps <= cfg.warps
+                colour = QColor(palette.RUNNING)
+                if not built:
+                    colour.setAlpha(70)
+                p.setPen(QPen(colour.darker(130), 1))
+                p.setBrush(colour)
+                p.drawEllipse(at(pt.warps, pt.simulated), r, r)
+            p.setBrush(Qt.BrushStyle.NoBrush)
+        # N*, where the model reaches 100%
+        need = run.warps_needed
+        p.setPen(QPen(palette.IDLE_LANE.darker(120), 1.5, Qt.PenStyle.DashLine))
+        label = f"N* = {need}"
+        label_y = (
+            plot.bottom() - fm.height() - 4
+        )  # low in the plot: the rising line and the note are not there
+        if need <= x_max:
+            x = at(need, 0).x()
+            p.drawLine(QPointF(x, plot.top()), QPointF(x, plot.bottom()))
+            lw = fm.horizontalAdvance(label) + 4
+            p.drawText(
+                QRectF(min(x + 3, plot.right() - lw), label_y, lw, fm.height()),
+                Qt.AlignmentFlag.AlignLeft,
+                label,
+            )
+        else:
+            label += f", past the SM's {x_max} warps"
+            p.drawText(
+                QRectF(plot.left(), label_y, plot.width() - 4, fm.height()),
+                Qt.AlignmentFlag.AlignRight,
+                label,
+            )
+        # this run
+        cur = at(cfg.warps, run.utilization)
+        p.setPen(QPen(palette.SELECTION.darker(150), 1.5))
+        p.setBrush(palette.SELECTION)
+        p.drawEllipse(cur, 6, 6)
+        p.setBrush(Qt.BrushStyle.NoBrush)
+        note = f"{cfg.warps} warps" + (
+            f" of {cfg.slots} ({100 * cfg.warps / cfg.slots:.0f}% occupancy)" if cfg.warp_slots else ""
+        )
+        nw = fm.horizontalAdvance(note) + 6
+        x = min(max(cur.x() - nw / 2, plot.left()), plot.right() - nw)
+        y = cur.y() + 8 if cur.y() < plot.top() + plot.height() / 2 else cur.y() - fm.height() - 8
+        p.setPen(palette.SELECTION.darker(170))
+        p.drawText(QRectF(x, y, nw, fm.height()), Qt.AlignmentFlag.AlignHCenter, note)
+        self._x_axis(p, plot, font, x_max, "resident warps per SM")
+
+    def _paint_sweep(self, p: QPainter, rect: QRectF, font: QFont) -> None:
+        c = palette.canvas()
+        p.setFont(font)
+        fm = QFontMetrics(font)
+        _graph_title(p, rect, "measured GB/s vs warps per SM")
+        s = self.sweep
+        if s is None:
+            p.setPen(c.muted)
+            p.drawText(
+                rect.adjusted(4, fm.height() + 8, -4, 0),
+                int(Qt.TextFlag.TextWordWrap),
+                self.sweep_unavailable,
+            )
+            return
+        x_max = max(pt.warps_per_sm for pt in s.points)
+        top_gbps = max([pt.gbps for pt in s.points] + [s.predicted_gbps(x_max)]) * 1.1
+        ticks = _nice_ticks(0, top_gbps, 4)
+        plot = self._graph_frame(
+            p, rect, font, [(t / top_gbps, f"{t:g}") for t in ticks], fm.horizontalAdvance("00000") + 8
+        )
+
+        def at(warps: float, gbps: float) -> QPointF:
+            return QPointF(
+                plot.left() + warps / x_max * plot.width(), plot.bottom() - gbps / top_gbps * plot.height()
+            )
+
+        steps = [x_max * i / 64 for i in range(65)]
+        p.setPen(QPen(c.muted, 2))
+        p.drawPolyline(QPolygonF([at(x, s.predicted_gbps(x)) for x in steps]))
+        p.setPen(QPen(palette.RUNNING.darker(130), 1))
+        p.setBrush(palette.RUNNING)
+        for pt in s.points:
+            p.drawEllipse(at(pt.warps_per_sm, pt.gbps), 4, 4)
+        p.setBrush(Qt.BrushStyle.NoBrush)
+        p.setPen(c.muted)
+        p.drawText(
+            QRectF(plot.left() + 4, plot.top() + 2, plot.width() - 8, fm.height()),
+            Qt.AlignmentFlag.AlignLeft,
+            f"line: Little's law, {s.latency_ns:.0f} ns per load",
+        )
+        self._x_axis(p, plot, font, x_max, "resident warps per SM")
+
+    def _legend(self) -> tuple[tuple[QColor, str], ...]:
+        return (
+            (ISSUE_ALU, "issuing arithmetic"),
+            (ISSUE_LOAD, "issuing a load"),
+            (WAITING, "stalled on memory"),
+            (READY, "eligible, not picked"),
+            (palette.canvas().empty_slot, "idle warp slot"),
+        )
+
+    def _legend_items(self, width: float, font: QFont) -> list[tuple[float, int, QColor, str]]:
+        """(x, row, colour, words) for each entry, wrapped to ``width``."""
+        fm = QFontMetrics(font)
+        box = fm.height() - 4
+        x, row, out = 0.0, 0, []
+        for colour, words in self._legend():
+            item_w = box + 4 + fm.horizontalAdvance(words) + 14
+            if x > 0 and x + item_w - 14 > width:
+                x, row = 0.0, row + 1
+            out.append((x, row, colour, words))
+            x += item_w
+        return out
+
+    def _legend_rows(self, width: float, font: QFont) -> int:
+        return max(r for _x, r, _c, _w in self._legend_items(width, font)) + 1
+
+    def _paint_legend(self, p: QPainter, rect: QRectF, font: QFont) -> None:
+        c = palette.canvas()
+        p.setFont(font)
+        fm = QFontMetrics(font)
+        box = fm.height() - 4
+        row_h = fm.height() + 6
+        for x, row, colour, words in self._legend_items(rect.width(), font):
+            y = rect.top() + row * row_h
+            p.setPen(QPen(c.sm_border, 1))
+            p.setBrush(colour)
+            p.drawRect(QRectF(rect.left() + x, y + (row_h - box) / 2, box, box))
+            p.setPen(c.text)
+            p.drawText(
+                QRectF(rect.left() + x + box + 4, y, rect.width() - x - box - 4, row_h),
+                Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter,
+                words,
+            )
+        p.setBrush(Qt.BrushStyle.NoBrush)
+
+
+def _graph_title(p: QPainter, rect: QRectF, text: str) -> None:
+    """A graph's title, centred on the first line of its rectangle, in the painter's font."""
+    p.setPen(palette.canvas().text)
+    p.drawText(
+        QRectF(rect.left(), rect.top(), rect.width(), p.fontMetrics().height()),
+        Qt.AlignmentFlag.AlignHCenter,
+        text,
+    )
+
+
+def _elided(p: QPainter, rect: QRectF, text: str) -> None:
+    fm = p.fontMetrics()
+    p.drawText(
+        rect,
+        Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter,
+        fm.elidedText(text, Qt.TextElideMode.ElideRight, int(rect.width())),
+    )

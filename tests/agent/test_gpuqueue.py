@@ -1,0 +1,223 @@
+"""The GPU line's decision (``order``, plain values) and what a look at the folder accepts: the admin's
+policy only from root's own file, no link or FIFO followed, a folder another user could break refused."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import threading
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from explorer.agent.gpuqueue import (
+    POLICY_FILE,
+    Place,
+    QueuePolicy,
+    Ticket,
+    folder_problem,
+    look,
+    order,
+    parse_policy,
+    read_policy,
+    waiting_words,
+)
+
+pytest.importorskip("fcntl")
+POLICY = QueuePolicy(stall_s=30, turn_s=600, grace_s=120)
+
+
+def ticket(
+    name: str, uid: int = 1000, arrived: int = 0, beat: float | None = 1.0, alive: bool = True
+) -> Ticket:
+    """A place that arrived ``arrived`` s after the test's clock began (1e9 s of wall time)."""
+    return Ticket(
+        name=name,
+        uid=uid,
+        user=f"u{uid}",
+        arrived_ns=int((1e9 + arrived) * 1e9),
+        beat_age_s=beat,
+        alive=alive,
+        ident=(uid, hash(name) % 10**6, arrived),
+        workload="matmul",
+    )
+
+
+def decide(tickets, me=None, now=0.0, seen=None, policy=POLICY):
+    """``order`` at ``now`` s (monotonic; the wall clock reads 1e9 + now s, arrivals count from 1e9 s)."""
+    seen = {} if seen is None else seen
+    return order(tickets, me=me, now_mono=now, now_wall=1e9 + now, policy=policy, seen_holding=seen)
+
+
+def test_the_first_to_arrive_holds_and_the_rest_wait_in_arrival_order():
+    line = decide([ticket("c", 3, 30), ticket("a", 1, 10), ticket("b", 2, 20)], me="c")
+    assert [t.name for t in line.valid] == ["a", "b", "c"]
+    assert line.holder.name == "a" and line.ahead == 2 and not line.holds
+
+
+def test_ended_silent_and_heartbeatless_places_do_not_count():
+    tickets = [
+        ticket("dead", 1, 1, alive=False),  # its run ended (nobody holds its lock)
+        ticket("stopped", 2, 2, beat=31.0),  # no progress for longer than stall_s
+        ticket("planted", 3, 3, beat=None),  # a file with no heartbeat beside it
+        ticket("me", 4, 4),
+    ]
+    line = decide(tickets, me="me")
+    assert line.holds and [t.name for t in line.valid] == ["me"]
+
+
+def test_a_user_counts_once_so_nobody_fills_the_line():
+    tickets = [ticket("x1", 1, 1), ticket("x2", 1, 2), ticket("x3", 1, 3), ticket("y", 2, 4)]
+    line = decide(tickets, me="y")
+    assert [t.name for t in line.valid] == ["x1", "y"] and line.ahead == 1
+    second = decide(tickets, me="x2")
+    assert second.own_first and second.mine is None
+
+
+def test_a_holder_past_its_turn_hands_over_and_its_users_older_places_go_too():
+    seen: dict = {}
+    tickets = [ticket("hog", 1, 1), ticket("hog-spare", 1, 2), ticket("me", 2, 3)]
+    assert decide(tickets, me="me", now=0.0, seen=seen).holder.name == "hog"
+    assert decide(tickets, me="me", now=720.0, seen=seen).holder.name == "hog"  # turn 600 + grace 120
+    line = decide(tickets, me="me", now=720.5, seen=seen)
+    assert line.holds  # the hog's turn is over here, and its spare place queued beforehand with it
+    later = ticket("hog-again", 1, 721)  # the hog joins again: at the back of the line
+    assert [t.name for t in decide([*tickets, later], me="me", now=722.0, seen=seen).valid] == [
+        "me",
+        "hog-again",
+    ]
+
+
+def test_a_run_never_expires_its_own_turn_it_hands_it_over_itself():
+    mine = ticket("me", 1, 1)
+    seen = {mine.ident: (-10_000.0, 1e9 - 10_000)}  # seen holding for hours
+    line = decide([mine, ticket("other", 2, 2)], me="me", now=0.0, seen=seen)
+    assert line.holds
+
+
+_tickets = st.lists(
+    st.builds(
+        ticket,
+        name=st.text("abcdef", min_size=1, max_size=3),
+        uid=st.integers(1, 4),
+        arrived=st.integers(0, 5),
+        beat=st.one_of(st.none(), st.floats(0, 60)),
+        alive=st.booleans(),
+    ),
+    max_size=12,
+    unique_by=lambda t: t.name,
+)
+
+
+@settings(max_examples=1000, deadline=None)
+@given(_tickets, st.data())
+def test_every_reader_orders_the_same_whatever_order_the_folder_lists(tickets, data):
+    """The decision depends on the places, never on the listing's order; at most one place holds,
+    it is valid, and it is the earliest valid place (by arrival, then name) of the first user."""
+    shuffled = data.draw(st.permutations(tickets))
+    a, b = decide(tickets), decide(shuffled)
+    assert [t.name for t in a.valid] == [t.name for t in b.valid]
+    good = [t for t in tickets if t.alive and t.beat_age_s is not None and t.beat_age_s <= POLICY.stall_s]
+    firsts: dict[int, Ticket] = {}
+    for t in sorted(good, key=lambda t: (t.arrived_ns, t.name)):  # brute force: each user's earliest
+        firsts.setdefault(t.uid, t)
+    assert [t.name for t in a.valid] == [
+        t.name for t in sorted(firsts.values(), key=lambda t: (t.arrived_ns, t.name))
+    ]
+
+
+def test_the_waiting_line_says_who_since_when_what_and_where():
+    holder = Ticket("h", 7, "bob", 0, 1.0, True, (7, 1, 0), "matmul", holding_since=1000.0)  # arrived first
+    me = ticket("me", 1, 5)
+    line = decide([holder, ticket("other", 2, 3), me], me="me")
+    words = waiting_words(line, "cuda:0", 12.0, POLICY, now_wall=1185.0)
+    assert words.startswith("waiting for cuda:0: bob has held it since ")
+    assert words.endswith("(matmul, 3 min 5 s); you are 2nd in line (waited 12 s)")
+    stuck = Ticket("h", 7, "bob", 0, 20.0, True, (7, 1, 0), "matmul", holding_since=1000.0)
+    words = waiting_words(decide([stuck, me], me="me"), "cuda:0", 1.0, POLICY, now_wall=1010.0)
+    assert "has not made progress for 20 s (it loses the GPU after 30 s); you are next" in words
+
+
+@pytest.mark.parametrize(
+    "text, problem",
+    [
+        (b'{"stall_s": 1}', "stall_s is 1; it must be a number of seconds from 2 to 3600"),
+        (b'{"turn_s": 1e400}', "turn_s is inf"),
+        (b'{"turn_s": true}', "turn_s is True"),
+        (b'{"stall_s": "30"}', "stall_s is 30"),
+        (b'{"nap_s": 3}', "'nap_s' is not a setting"),
+        (b"[1]", "not a JSON object"),
+        (b"\xff", "not JSON"),
+        (b"[" * 100_000, "longer than 4096 bytes"),
+    ],
+)
+def test_a_policy_file_out_of_bounds_is_named_with_its_limits(text, problem):
+    with pytest.raises(ValueError) as info:
+        parse_policy(text)
+    assert problem in str(info.value)
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="only root can make a file root owns (as CI runs)")
+def test_only_a_policy_file_root_alone_may_write_is_used(tmp_path):
+    path = tmp_path / POLICY_FILE
+    path.write_text(json.dumps({"stall_s": 5, "turn_s": 60}))
+    path.chmod(0o644)
+    policy = read_policy(tmp_path)
+    assert (policy.stall_s, policy.turn_s, policy.source) == (5, 60, str(path))
+    path.chmod(0o666)
+    assert read_policy(tmp_path).stall_s == 30 and "others may write it" in read_policy(tmp_path).note
+    path.chmod(0o644)
+    os.chown(path, 65534, 65534)  # a student's file of the same name
+    assert read_policy(tmp_path).source == "" and "the defaults apply" in read_policy(tmp_path).note
+    path.unlink()
+    os.mkfifo(path)  # a FIFO in its place is not read (and does not hang the reader)
+    assert read_policy(tmp_path).note.endswith("is not a regular file: the defaults apply")
+
+
+def test_a_folder_others_could_break_is_refused_with_the_admins_command(tmp_path):
+    assert "does not exist" in folder_problem(tmp_path / "nope") and "install -d" in folder_problem(
+        tmp_path / "nope"
+    )
+    (tmp_path / "open").mkdir()
+    (tmp_path / "open").chmod(0o777)
+    assert "not sticky" in folder_problem(tmp_path / "open")
+    (tmp_path / "open").chmod(0o1777)
+    assert folder_problem(tmp_path / "open") is None
+    (tmp_path / "link").symlink_to(tmp_path / "open")
+    assert "not a folder" in folder_problem(tmp_path / "link")
+    if os.geteuid() == 0:
+        os.chown(tmp_path / "open", 65534, 65534)
+        assert "who could empty or block it" in folder_problem(tmp_path / "open")
+
+
+def test_a_look_never_follows_a_link_nor_opens_a_fifo(tmp_path):
+    place = Place(tmp_path, "gpu-k", "matmul")
+    place.join()
+    try:
+        uid = os.getuid()
+        stem = f"device-explorer-gpu.gpu-k.{uid}.1"
+        os.mkfifo(tmp_path / f"{stem}.fifo.ticket")
+        (tmp_path / f"{stem}.link.ticket").symlink_to(tmp_path / place.name)
+        os.link(tmp_path / place.name, tmp_path / f"{stem}.hard.ticket")  # a second name for it
+        seen: list = []
+        reader = threading.Thread(target=lambda: seen.append(look(tmp_path, "gpu-k")), daemon=True)
+        reader.start()
+        reader.join(10)
+        assert not reader.is_alive(), "a look hung on a planted FIFO"
+        assert seen[0] == []  # even the real place: it now has two names, so nobody trusts it
+        os.unlink(tmp_path / f"{stem}.hard.ticket")
+        (found,) = look(tmp_path, "gpu-k")
+        assert found.name == place.name and found.alive and found.workload == "matmul"
+        other = Place(tmp_path, "gpu-k", "\x1b]0;pwned\x07\x1b[2J")  # a user's own words for the others
+        other.join()
+        try:
+            assert [t.workload for t in look(tmp_path, "gpu-k")] == ["matmul", ""]  # only a workload's name
+        finally:
+            other.leave()
+        mode = stat.S_IMODE(os.stat(tmp_path / place.name).st_mode)
+        assert mode == 0o644
+    finally:
+        place.leave()
+    assert os.listdir(tmp_path).count(place.name) == 0
