@@ -61,5 +61,8 @@ def step_html(step: Step, code_colour: str = "") -> str:
     plain text and three marks, every character escaped), then the heading of any recorded
     results (whose rows the player shows in a table beneath it)."""
     recorded = step_recorded(step)
-    parts = [narration_html(step.narration, code_colour), recorded_html(recorded) if recorded is not None else ""]
+    parts = [
+        narration_html(step.narration, code_colour),
+        recorded_html(recorded) if recorded is not None else "",
+    ]
     return "".join(p for p in parts if p)

@@ -13,6 +13,7 @@ than a fixed width the tick labels and the rotated title then share.
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import pyqtgraph as pg
@@ -49,6 +50,18 @@ def plot_title(plot: pg.PlotWidget | pg.PlotItem, text: str | None, colour: str 
     if colour:
         options["color"] = colour
     item.setTitle(text, **options)
+    _fit_title_row(item)
+
+
+def _fit_title_row(item: pg.PlotItem) -> None:
+    """pyqtgraph gives a title a 30 px row whatever its font and lines: at 200% its words ran
+    above the plot's top edge. The row takes the height the title's text needs now."""
+    label = item.titleLabel
+    if not label.isVisible():
+        return
+    height = math.ceil(label.item.boundingRect().height())
+    label.setMaximumHeight(height)
+    item.layout.setRowFixedHeight(0, height)
 
 
 def legend_size() -> str:
@@ -74,6 +87,7 @@ def restyle(plot: pg.PlotWidget | pg.PlotItem, legends: tuple[pg.LegendItem, ...
     title = item.titleLabel
     if title.isVisible() and title.text:
         title.setText(title.text, size=f"{figure_pt(TITLE_SHARE)}pt")
+        _fit_title_row(item)
     for legend in {
         id(x): x for x in (*legends, *([item.legend] if item.legend is not None else []))
     }.values():

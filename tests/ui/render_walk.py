@@ -146,8 +146,8 @@ class Walk:
             self.columns(key, panel)
             for view in panel.SCREENSHOT_VIEWS:
                 panel.show_screenshot_view(view)
-                if key == "memory":  # its longest preset, the words at their longest
-                    tab = panel.tabs.currentWidget()
+                tab = panel.tabs.currentWidget() if key == "memory" else None
+                if hasattr(tab, "preset"):  # a memory tab's longest preset, the words at their longest
                     tab.preset.setCurrentIndex(
                         max(range(tab.preset.count()), key=lambda i: len(tab.preset.itemText(i)))
                     )

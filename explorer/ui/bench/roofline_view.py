@@ -46,7 +46,7 @@ from explorer.ui.bench.plot import (
 )
 from explorer.ui.guard import qt_guard
 from explorer.ui.plot_text import LABEL_SHARE, legend_size, restyle
-from explorer.ui.theme import Theme, current_theme, figure_font
+from explorer.ui.theme import Theme, current_theme, figure_font, line_px, px
 from explorer.ui.widgets import FoldingCaption
 
 _CATALOG_COLOURS = ("#CC79A7", "#E69F00")  # purple first: no CPU or GPU point is drawn in it
@@ -182,6 +182,7 @@ class RooflinePlot(QWidget):
     def apply_text_scale(self) -> None:
         """Ticks, titles, the legend and the ceilings' labels at the text size now, up or down."""
         self._labels(current_theme())
+        self._redraw()  # lines, markers and labels at the new size
         restyle(self.plot, (self.legend,))
         self._spread_labels()
 
@@ -268,7 +269,7 @@ class RooflinePlot(QWidget):
                 line = pg.PlotDataItem(
                     [seg.x0, seg.x1],
                     [seg.y0, seg.y1],
-                    pen=pg.mkPen(line_colour, width=2.5 if measured else 2, style=style),
+                    pen=pg.mkPen(line_colour, width=line_px(2.5 if measured else 2), style=style),
                 )
                 line.setToolTip(f"{roof.title}: {ceiling_line(c)}")
                 self._add(line)
@@ -282,7 +283,7 @@ class RooflinePlot(QWidget):
                     [top.value],
                     pen=None,
                     symbol="d",
-                    symbolSize=12,
+                    symbolSize=px(12),
                     symbolBrush=colour,
                     symbolPen=colour,
                 )
@@ -295,7 +296,7 @@ class RooflinePlot(QWidget):
                 drop = pg.InfiniteLine(
                     pos=math.log10(ridge),
                     angle=90,
-                    pen=pg.mkPen(colour, width=1, style=Qt.PenStyle.DotLine),
+                    pen=pg.mkPen(colour, width=line_px(1), style=Qt.PenStyle.DotLine),
                     label=f"ridge {ridge:.3g} FLOP/B",
                     labelOpts={
                         "position": 0.04 + 0.12 * index,
@@ -364,7 +365,7 @@ class RooflinePlot(QWidget):
     def _point_boxes(self, vb: Any) -> list[Any]:
         """Each measured point's marker, in scene pixels: a label never sits on one."""
         boxes = []
-        half = 7  # the 11 px marker and its 1 px edge, with a pixel to spare
+        half = px(7)  # the 11 px marker and its 1 px edge, with a pixel to spare (at 100% text)
         for item in self._scatters():  # the measured points
             xs, ys = item.getData()
             for x, y in zip(xs if xs is not None else [], ys if ys is not None else [], strict=True):
@@ -419,9 +420,11 @@ class RooflinePlot(QWidget):
                 [p.gflops for p in pts],
                 pen=None,
                 symbol=symbol,
-                symbolSize=11,
+                symbolSize=px(11),
                 symbolBrush=None if noisy else colour,
-                symbolPen=pg.mkPen(colour if noisy else theme.plot_background, width=2 if noisy else 1),
+                symbolPen=pg.mkPen(
+                    colour if noisy else theme.plot_background, width=line_px(2 if noisy else 1)
+                ),
             )
             scatter.opts["variant"] = f"{workload}: {variant}"
             scatter.opts["level"] = level

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 from PySide6.QtCore import QEvent, QObject, Qt, QTimer
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import (
+    QBoxLayout,
     QDockWidget,
     QFileDialog,
     QHBoxLayout,
@@ -35,7 +36,7 @@ from explorer.errors import UserError
 from explorer.inputs import one_line
 from explorer.lessons.builtin import builtin_lessons
 from explorer.lessons.files import LessonError, load_lesson, save_lesson
-from explorer.lessons.model import BenchState, Lesson, Step
+from explorer.lessons.model import Lesson, Step
 from explorer.lessons.texts import step_counter, step_heading, step_html, step_recorded
 from explorer.ui.guard import qt_guard
 from explorer.ui.lessons.recorded import RecordedTable
@@ -114,10 +115,12 @@ class LessonPlayer(QDockWidget):
         self.recorded_table = RecordedTable()
         self.recorded_table.hide()
         self.body = QWidget()
-        body_layout = QVBoxLayout(self.body)
-        body_layout.setContentsMargins(0, 0, 0, 0)
-        body_layout.addWidget(self.narration, 1)
-        body_layout.addWidget(self.recorded_table)
+        # the table under the narration, or beside it where the window is too short for both
+        # stacked (1280x800 at 200%: the page, two lines of words and a table's rows)
+        self._body_layout = QBoxLayout(QBoxLayout.Direction.TopToBottom, self.body)
+        self._body_layout.setContentsMargins(0, 0, 0, 0)
+        self._body_layout.addWidget(self.narration, 1)
+        self._body_layout.addWidget(self.recorded_table, 1)
 
         inner = QWidget()
         layout = QVBoxLayout(inner)
@@ -376,25 +379,40 @@ class LessonPlayer(QDockWidget):
             self.setMinimumHeight(row)
             self.setMaximumHeight(row)
             return
+        with_table = not self.recorded_table.isHidden()
+        share = MAX_SHARE_RECORDED if with_table else MAX_SHARE
+        spare = min(int(self.window_.height() * share), self._room()) - row
+        least = self._lines()
+        table_least = self.recorded_table.least_height() if with_table else 0
+        # the table and at least its least lines of narration, one above the other where they fit,
+        # else side by side (each scrolls): neither is ever squeezed to a sliver
+        beside = with_table and spare < least + table_least + self._body_layout.spacing()
+        self._body_layout.setDirection(
+            QBoxLayout.Direction.LeftToRight if beside else QBoxLayout.Direction.TopToBottom
+        )
         width = max(self.narration.viewport().width(), self.window_.width() - 40)
+        if beside:
+            width = width // 2
         document = self.narration.document()
         document.setTextWidth(width)
         text_height = int(document.size().height()) + 2 * self.narration.frameWidth() + 4
-        with_table = not self.recorded_table.isHidden()
-        if with_table:  # the table takes its rows' height; squeezed, it and the narration scroll
-            text_height += self.recorded_table.wanted_height()
-        # the least the pane shows is its least lines of narration, or the table's header and first
-        # rows beneath what the narration can spare: the recorded table never makes the window taller
-        self.recorded_table.setMinimumHeight(self._lines() if with_table else 0)
-        self.narration.setMinimumHeight(0 if with_table else self._lines() - 4)
+        words_least = min(text_height, least)
+        self.recorded_table.setMinimumHeight(table_least)
+        self.narration.setMinimumHeight(words_least - 4 if with_table else 0)
+        if beside:
+            text_height, least_height = (
+                max(text_height, self.recorded_table.wanted_height()),
+                max(words_least, table_least),
+            )
+        elif with_table:  # the table takes its rows' height; squeezed, it and the narration scroll
+            text_height += self.recorded_table.wanted_height() + self._body_layout.spacing()
+            least_height = words_least + table_least + self._body_layout.spacing()
+        else:
+            least_height = words_least
         note = 0  # (the note is the narration's first paragraph, and scrolls with it)
-        step = self.lesson.steps[self.index] if self.lesson is not None else None
-        tall = step is not None and isinstance(step.state, BenchState) and step.state.recorded is not None
-        share = MAX_SHARE_RECORDED if tall else MAX_SHARE
-        least = self._lines()
-        room = max(min(int(self.window_.height() * share), self._room()) - row - note, least)
+        room = max(spare - note, least_height)
         height = row + note + min(text_height, room)
-        self.setMinimumHeight(row + note + min(text_height, least))
+        self.setMinimumHeight(row + note + least_height)
         self.setMaximumHeight(16777215)
         if not self.isHidden():  # a hidden dock is not in the window's layout yet
             self.window_.resizeDocks([self], [height], Qt.Orientation.Vertical)
