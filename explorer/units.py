@@ -52,12 +52,17 @@ def byte_rate(bytes_per_s: float | None, missing: str = "n/a") -> str:
 
 def share_pct(value: float | None, missing: str = "n/a") -> str:
     """A percentage that may be tiny: two significant digits below 10 % (one warp on one SM of
-    132 is ``0.76 %``, never a rounded ``1 %``), whole numbers above."""
+    132 is ``0.76 %``, never a rounded ``1 %``), whole numbers above; halves rounded up."""
     if value is None:
         return missing
-    if value < 10:
-        return f"{float(f'{value:.2g}'):g} %"
-    return f"{value:.0f} %"
+    if 0 < abs(value) < 10:
+        exact = Decimal(repr(float(value)))
+        digits = 1 - exact.adjusted()  # two significant digits: 0.756 -> 2 decimals, 6.25 -> 1
+        text = format(exact.quantize(Decimal(1).scaleb(-digits), rounding=ROUND_HALF_UP), "f")
+        if "." in text:
+            text = text.rstrip("0").rstrip(".")
+        return f"{text} %"
+    return f"{half_up(value, 0)} %"
 
 
 def number_text(value: float | None, unit: str = "") -> str:
@@ -77,13 +82,22 @@ def half_up(x: float, digits: int) -> str:
     """``x`` rounded to ``digits`` decimals the way a person rounds the number as written: halves
     up, 6.25 -> "6.3" (Python's own formatting rounds the binary value to even and printed 6.2)."""
     exact = Decimal(repr(float(x)))
-    return str(exact.quantize(Decimal(1).scaleb(-digits), rounding=ROUND_HALF_UP))
+    return format(exact.quantize(Decimal(1).scaleb(-digits), rounding=ROUND_HALF_UP), "f")
 
 
-def percent_text(fraction: float, digits: int = 1) -> str:
-    """A share as a percentage with at most ``digits`` decimals, halves rounded up and trailing
-    zeros dropped: 0.0625 -> "6.3%", 0.125 -> "12.5%", 0.5 -> "50%"."""
-    text = half_up(100.0 * fraction, digits)
-    if "." in text:
+def percent_text(fraction: float, digits: int = 1, trim: bool = True) -> str:
+    """A share as a percentage with ``digits`` decimals, halves rounded up: 0.0625 -> "6.3%",
+    0.125 -> "12.5%"; trailing zeros dropped (0.5 -> "50%") unless ``trim`` is False (a column
+    of figures: 0.09 -> "9.0%")."""
+    return pct_text(100.0 * fraction, digits, trim)
+
+
+def pct_text(value: float, digits: int = 1, trim: bool = True) -> str:
+    """``percent_text`` of a value already in percent (NVML's utilization, 14.5 -> "15%" with
+    no decimals)."""
+    text = half_up(value, digits)
+    if trim and "." in text:
         text = text.rstrip("0").rstrip(".")
-    return ("0" if text == "-0" else text) + "%"
+    if text.lstrip("-").strip("0.") == "":
+        text = text.lstrip("-")  # a negative share rounded to zero reads "0", not "-0"
+    return text + "%"

@@ -29,7 +29,7 @@ from explorer.ui.guard import qt_guard
 from explorer.ui.plot_text import LABEL_SHARE, legend_size, restyle
 from explorer.ui.theme import Theme, current_theme, figure_font, line_px, px
 from explorer.ui.widgets import FoldingCaption
-from explorer.units import binary_bytes
+from explorer.units import binary_bytes, percent_text
 
 
 class ByteAxis(pg.AxisItem):
@@ -201,7 +201,7 @@ def _words(p: Any) -> str:
     if where:
         text += f" · {where}"
     if p.roof_share is not None and p.roof_level != "compute":
-        text += f" · {100 * p.roof_share:.0f}% of its {p.roof_level} roof"
+        text += f" · {percent_text(p.roof_share, 0)} of its {p.roof_level} roof"
     if p.roof_note:
         text += f" ({p.roof_note})"
     return text

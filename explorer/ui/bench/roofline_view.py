@@ -48,6 +48,7 @@ from explorer.ui.guard import qt_guard
 from explorer.ui.plot_text import LABEL_SHARE, legend_size, restyle
 from explorer.ui.theme import Theme, current_theme, figure_font, line_px, px
 from explorer.ui.widgets import FoldingCaption
+from explorer.units import percent_text
 
 _CATALOG_COLOURS = ("#CC79A7", "#E69F00")  # purple first: no CPU or GPU point is drawn in it
 _NO_CATALOG = "Add a catalog GPU's roof…"
@@ -461,7 +462,7 @@ def _point_words(p: Any) -> str:
     text += number_text(p.gflops, "GFLOP/s")
     if p.roof_share is not None:
         roof = "the compute roof" if p.roof_level == "compute" else f"its {p.roof_level} roof"
-        text += f" · {100 * p.roof_share:.0f}% of {roof}"
+        text += f" · {percent_text(p.roof_share, 0)} of {roof}"
     if p.roof_note:
         text += f" ({p.roof_note})"
     if p.noisy:

@@ -405,7 +405,7 @@ class TilingTab(Columns):
             plot_title(plot, "No roofline", theme.muted)
             self.roof_line.setText(session.roof_missing + ".")
             return
-        plot_title(plot, "Roofline: where each T sits", fg)
+        plot_title(plot, "Each T on the roofline", fg)  # short: the form column is narrow
         points = session.roof_points()
         xs = [pt_.intensity_flop_per_byte for pt_ in points]
         lo = min(min(xs), roof.ridge_flop_per_byte) / 2

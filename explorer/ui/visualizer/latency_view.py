@@ -38,6 +38,7 @@ from explorer.ui.guard import qt_guard
 from explorer.ui.visualizer import palette
 from explorer.ui.visualizer.playing_view import PlayingView, paint_axis
 from explorer.ui.visualizer.sweep_graph import _nice_ticks  # the y axis of the sweep
+from explorer.units import percent_text
 
 #: the cycle window scrolls by its own width in this many seconds
 WINDOW_SECONDS = 4.0
@@ -179,8 +180,9 @@ class LatencyView(PlayingView):
         so_far = run.issued_by(self.cycle) / (self.cycle * cfg.schedulers) if self.cycle else 0.0
         facts = (
             f"each warp loops 1 load (then waits L = {cfg.mem_latency} cycles) + K = {cfg.alu} arithmetic; "
-            f"issue slots used: {100 * so_far:.1f}% so far, {100 * run.utilization:.1f}% in the steady state; "
-            f"model U(N) = {100 * run.model_utilization:.1f}%; warps needed N* = "
+            f"issue slots used: {percent_text(so_far, 1, trim=False)} so far, "
+            f"{percent_text(run.utilization, 1, trim=False)} in the steady state; "
+            f"model U(N) = {percent_text(run.model_utilization, 1, trim=False)}; warps needed N* = "
             f"{run.warps_needed_per_scheduler} per scheduler ({run.warps_needed} per SM)"
         )
         wrap = int(Qt.TextFlag.TextWordWrap)
@@ -371,7 +373,7 @@ class LatencyView(PlayingView):
         p.drawEllipse(cur, 6, 6)
         p.setBrush(Qt.BrushStyle.NoBrush)
         note = f"{cfg.warps} warps" + (
-            f" of {cfg.slots} ({100 * cfg.warps / cfg.slots:.0f}% occupancy)" if cfg.warp_slots else ""
+            f" of {cfg.slots} ({percent_text(cfg.warps / cfg.slots)} occupancy)" if cfg.warp_slots else ""
         )
         nw = fm.horizontalAdvance(note) + 6
         x = min(max(cur.x() - nw / 2, plot.left()), plot.right() - nw)
