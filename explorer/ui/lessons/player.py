@@ -370,7 +370,11 @@ class LessonPlayer(QDockWidget):
         fields never overlap, and the pane takes at most ``MAX_SHARE`` of the window by itself
         (a drag gives it more). A narration longer than that scrolls; the pane always shows at
         least ``LEAST_LINES`` of it."""
-        row = self.widget().layout().itemAt(0).sizeHint().height() + 14
+        outer = self.widget().layout()
+        margins = outer.contentsMargins()
+        # the title row, the pane's margins and the space between the row and the words (a guess
+        # of 14 px left the words 2 px short of their least, cut off at the bottom)
+        row = outer.itemAt(0).sizeHint().height() + margins.top() + margins.bottom() + outer.spacing()
         folded = not self._expanded
         self.body.setVisible(not folded)
         self.collapse_button.setText("▸" if folded else "▾")
@@ -390,15 +394,20 @@ class LessonPlayer(QDockWidget):
         self._body_layout.setDirection(
             QBoxLayout.Direction.LeftToRight if beside else QBoxLayout.Direction.TopToBottom
         )
-        width = max(self.narration.viewport().width(), self.window_.width() - 40)
+        width = self.window_.width() - 40
         if beside:
-            width = width // 2
-        document = self.narration.document()
-        document.setTextWidth(width)
+            width = (width - self._body_layout.spacing()) // 2
+        # measured on a copy: the pane's own document keeps the width its view gives it (set
+        # here, a width wider than the view made it scroll sideways)
+        document = self.narration.document().clone(self)
+        document.setTextWidth(
+            width - 2 * self.narration.frameWidth() - self.narration.verticalScrollBar().sizeHint().width()
+        )
         text_height = int(document.size().height()) + 2 * self.narration.frameWidth() + 4
+        document.deleteLater()
         words_least = min(text_height, least)
         self.recorded_table.setMinimumHeight(table_least)
-        self.narration.setMinimumHeight(words_least - 4 if with_table else 0)
+        self.narration.setMinimumHeight(words_least if with_table else 0)
         if beside:
             text_height, least_height = (
                 max(text_height, self.recorded_table.wanted_height()),
