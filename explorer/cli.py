@@ -324,6 +324,14 @@ def build_parser() -> argparse.ArgumentParser:
     )
 
     p = sub.add_parser("lessons", help="list the built-in lessons: title, file, number of steps")
+    p.add_argument(
+        "--check",
+        dest="check_files",
+        nargs="+",
+        metavar="FILE",
+        help="check lesson files (or built-in lessons by name): every step's values, and narration "
+        "that would not show as written (docs/lesson-format.md); exit 1 when something is found",
+    )
     _add_json(p)
     p.set_defaults(
         handler="explorer.commands.lessons:run_lessons", check="explorer.commands.lessons:parse_lessons"

@@ -28,6 +28,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from explorer.units import percent_text
+
 #: our threads waited for a CPU more than this share of the time they should have run
 WAITING_LIMIT = 0.10
 #: the worker's main thread ran less than this share of the wall time (used only where the OS
@@ -149,7 +151,7 @@ def judge(
 
 
 def _pct(share: float) -> str:
-    return f"{100 * share:.0f}%"
+    return percent_text(share, 0)
 
 
 # --- how many threads a CPU point can use without waiting at its own barriers -----------------

@@ -22,6 +22,7 @@ from explorer.cleantext import clean_json, is_clean
 from explorer.roofs.model import Roof
 from explorer.schema import SchemaError, check_fields, field_label, show
 from explorer.statefile import Loaded, decode_text, load_json, parse_json_bytes, read_bounded, save_json
+from explorer.units import percent_text
 from explorer.userdirs import data_dir
 
 LAST_RESULTS_FILE = "last-bench-results.json"
@@ -456,7 +457,7 @@ def roof_words(p: BenchPoint) -> str:
         return words
     if p.throughput and p.peak and abs(p.throughput / p.peak - p.roof_share) < 0.005:
         return words  # its "% of peak" is this roof's share already
-    return f"{words}: {100 * p.roof_share:.0f}% of its roof"
+    return f"{words}: {percent_text(p.roof_share, 0)} of its roof"
 
 
 def model_cell(p: BenchPoint) -> str:

@@ -39,7 +39,7 @@ from explorer.bench.workloads import (
 )
 from explorer.devices.gpm import GpmReader, GpmResult
 from explorer.memory.texts import UTILIZATION_MEANING, pct
-from explorer.units import share_pct
+from explorer.units import pct_text, share_pct
 
 #: seconds the utilization trap keeps its warps busy per point, and how long NVML is given to
 #: catch up before its readings count (it averages over a past period of 1/6 s to 1 s)
@@ -318,7 +318,7 @@ def trap_words(
     beside what NVML's GPM measured of them where the GPU has it (SM activity and occupancy)."""
     busy = f"at most {min(blocks, sms)} of {sms} SMs" if sms else f"at most {blocks} SM(s)"
     share = f" ({pct(min(blocks, sms) / sms)})" if sms else ""
-    reading = f"NVML {utilization:.0f}%" if utilization is not None else "NVML no reading"
+    reading = f"NVML {pct_text(utilization, 0)}" if utilization is not None else "NVML no reading"
     measured = ""
     if sm_activity is not None:
         reading += f"; SM activity {share_pct(sm_activity)}"
@@ -326,7 +326,11 @@ def trap_words(
         measured = f" NVML's GPM counters measured SM activity {share_pct(sm_activity)}{occupancy} meanwhile."
     sentence = (
         f"{blocks} block(s) of one warp: {busy} had work{share} (from the launch), while NVML's "
-        + (f"'GPU utilization' read {utilization:.0f}%" if utilization is not None else "reading was missing")
+        + (
+            f"'GPU utilization' read {pct_text(utilization, 0)}"
+            if utilization is not None
+            else "reading was missing"
+        )
         + f".{measured} {UTILIZATION_MEANING}"
     )
     return f"{reading}; {busy} busy", sentence

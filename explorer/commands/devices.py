@@ -19,7 +19,7 @@ from explorer.errors import UserError
 from explorer.roofs import store
 from explorer.roofs.model import Roof
 from explorer.roofs.texts import roof_lines
-from explorer.units import binary_bytes, byte_rate, share_pct
+from explorer.units import binary_bytes, byte_rate, pct_text, share_pct
 
 
 def _size(n: int | None) -> str:
@@ -58,7 +58,8 @@ def format_live(d: CudaGpu) -> str:
 
     util = live.utilization_gpu_pct
     value(
-        "utilization_gpu_pct", None if util is None else f"a kernel ran {util:.0f}% of the time (not SM load)"
+        "utilization_gpu_pct",
+        None if util is None else f"a kernel ran {pct_text(util, 0)} of the time (not SM load)",
     )
     activity, occupancy = live.sm_activity_pct, live.sm_occupancy_pct
     if activity is not None or occupancy is not None:

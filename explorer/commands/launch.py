@@ -75,6 +75,8 @@ def parse_occupancy(args: Any) -> OccupancyRequest:
             problems.extend(exc.problems)
     if problems:
         raise LaunchValidationError(problems)
+    if values["threads"] < 1:  # (the block's x, but this command has no block x to name)
+        raise UserError(f"--threads {values['threads']}: a block needs at least 1 thread")
     config = LaunchConfig(Dim3(1), Dim3(values["threads"]), values["smem"], values["regs"])
     check(config, limits, name)
     return OccupancyRequest(limits, name, device, config, bool(args.json))
@@ -138,7 +140,7 @@ def format_occupancy(occ: Occupancy, limits: ArchLimits, name: str, device: Devi
     for label, value, why in rows:
         lines.append(f"  {label:<14}{_limit_text(value):>9}   ({why})")
     lines.append(plain(occupancy_headline(occ)))
-    lines.append(f"limited by: {occ.limiter}")
+    lines.append(f"limited by: {occ.limiter_text}")
     lines.append(occ.explain())
     return "\n".join(lines)
 

@@ -209,8 +209,8 @@ def compare_sides(a: Side, b: Side) -> Comparison:
                 ratio(va, vb),
             )
         )
-    la = a.plan.occupancy.limiter.replace("_", " ") if a.plan is not None else None
-    lb = b.plan.occupancy.limiter.replace("_", " ") if b.plan is not None else None
+    la = a.plan.occupancy.limiter_text if a.plan is not None else None
+    lb = b.plan.occupancy.limiter_text if b.plan is not None else None
     rows.append(Row("limiter", "limited by", la, lb, la or CANNOT_RUN, lb or CANNOT_RUN, _same(la, lb)))
     return Comparison(a, b, tuple(rows))
 

@@ -40,6 +40,7 @@ from explorer.inputs import InputError, shown
 from explorer.launch.durations import DurationSpec, block_durations
 from explorer.launch.schedule import LaunchPlan
 from explorer.launch.timeline import Timeline, TimelineFigures
+from explorer.units import percent_text
 
 POLICIES = ("free", "round-robin")
 POLICY_WORDS = {
@@ -114,7 +115,7 @@ class DispatchResult:
             f"bounds: lower max(work / slots, longest) = {self.lower_bound:.3f}; "
             f"upper work / slots + longest = {self.upper_bound:.3f}",
             f"total work {f.total_work:.3f}, longest block {f.longest_block:.3f}, "
-            f"slots busy {100 * self.efficiency:.1f}% of the makespan",
+            f"slots busy {percent_text(self.efficiency, 1, trim=False)} of the makespan",
             f"tail: the last block starts at {f.tail_start:.3f}, the launch ends at {f.makespan:.3f}; in the tail "
             f"SMs stood empty {f.tail_idle_sm_time:.3f} and block slots {f.tail_idle_slot_time:.3f} "
             "(mean blocks, summed over SMs and over slots)",

@@ -41,6 +41,7 @@ import numpy as np
 from explorer.inputs import InputError, shown
 from explorer.launch.limits import ArchLimits
 from explorer.launch.occupancy import Occupancy
+from explorer.units import percent_text
 
 POLICIES = ("gto", "lrr")
 POLICY_WORDS = {
@@ -287,9 +288,9 @@ class LatencyRun:
             f"{c.warps} warps on {c.schedulers} scheduler{'s' if c.schedulers != 1 else ''} ({per}); "
             f"each loops 1 load (waits L = {c.mem_latency} cycles) + K = {c.alu} arithmetic instructions",
             f"policy: {c.policy} ({POLICY_WORDS[c.policy]})",
-            f"simulated utilization {100 * self.utilization:.1f}% of issue slots "
+            f"simulated utilization {percent_text(self.utilization, 1, trim=False)} of issue slots "
             f"(cycles {self.window[0]:,} to {self.window[1]:,} of {self.cycles:,})",
-            f"model U(N) = min(1, N (K+1) / (L+K+1)) = {100 * self.model_utilization:.1f}%",
+            f"model U(N) = min(1, N (K+1) / (L+K+1)) = {percent_text(self.model_utilization, 1, trim=False)}",
             f"warps needed: N* = ceil((L+K+1) / (K+1)) = {self.warps_needed_per_scheduler} per scheduler, "
             f"{self.warps_needed} per SM",
         ]

@@ -36,7 +36,13 @@ from explorer.devices.model import Gpu
 from explorer.devices.names import best_match
 from explorer.errors import UserError
 from explorer.events import Event
-from explorer.launch.animation import DEFAULT_SPEED_INDEX, SPEEDS_WAVES_PER_S, Animation
+from explorer.launch.animation import (
+    DEFAULT_SPEED_INDEX,
+    PHASES,
+    SPEEDS_WAVES_PER_S,
+    Animation,
+    phase_sentence,
+)
 from explorer.launch.compare import SIDES, Comparison, Side, compare_sides, side
 from explorer.launch.config import LaunchConfig, notes
 from explorer.launch.limits import ArchLimits, limits_for_device
@@ -581,6 +587,16 @@ class LaunchSession:
             head = f"{s.label}: {s.plan.device_name}\n" if self.compare else ""
             parts.append(head + "\n".join(plain(line) for line in readings(s.plan)))
         return "\n\n".join(parts)
+
+    def phase_texts(self) -> list[str]:
+        """Every line A's wave bar may say during its animation, each at its longest (blocks
+        landing, running, finishing, finished, the tail wave): the bar is as tall as the widest
+        of them needs, so the SMs below it never move while it plays."""
+        a = self.sides[0]
+        if a.plan is None:
+            return []
+        n = a.plan.concurrent_blocks
+        return [*(phase_sentence(p, n, n, n) for p in PHASES), tail_text(a.plan)]
 
     def tail_words(self) -> str:
         """A's tail-wave sentence while its last wave is shown (outside compare mode), else ""."""

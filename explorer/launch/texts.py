@@ -16,6 +16,10 @@ from dataclasses import dataclass
 from html import escape
 from typing import TYPE_CHECKING
 
+from explorer.units import count, percent_text
+
+__all__ = ["count"]  # the launch's counts read as the rest of the app's
+
 if TYPE_CHECKING:  # pragma: no cover
     from explorer.launch.occupancy import Occupancy
     from explorer.launch.schedule import LaunchPlan, ThreadInfo
@@ -66,13 +70,7 @@ def percent(fraction: float) -> str:
         return "<0.1%"
     if 99.95 <= value < 100:
         return ">99.9%"
-    text = f"{value:.1f}"
-    return (text[:-2] if text.endswith(".0") else text) + "%"
-
-
-def count(n: int, word: str, plural: str | None = None) -> str:
-    """ "1 block", "98 blocks", "1,024 threads": thousands separated, the noun agreeing."""
-    return f"{n:,} {word if n == 1 else plural or word + 's'}"
+    return percent_text(fraction)  # halves up: a 1-in-16 tail is 6.3%, not 6.2%
 
 
 def shape(d) -> str:  # noqa: ANN001 - a Dim3; kept untyped so this module imports nothing at run time
@@ -160,7 +158,7 @@ def readings(plan: LaunchPlan) -> list[Text]:
         lines.append(_t(f"idle threads (outside the problem on some axis): {plan.idle_threads:,}"))
     lines += [
         _t(
-            f"resident blocks per SM: {plan.resident_blocks_per_sm} (limited by {occ.limiter}; "
+            f"resident blocks per SM: {plan.resident_blocks_per_sm} (limited by {occ.limiter_text}; "
             f"theoretical occupancy {percent(occ.occupancy)})"
         ),
         _t(
@@ -194,7 +192,7 @@ def occupancy_headline(occ: Occupancy) -> Text:
         f" of {occ.max_warps_per_sm} warps: ",
         Phrase(f"{percent(occ.occupancy)} theoretical occupancy", STRONG),
         ", limited by ",
-        Phrase(occ.limiter.replace("_", " "), STRONG),
+        Phrase(occ.limiter_text, STRONG),
     )
 
 

@@ -160,7 +160,8 @@ def _text(value: Any, name: str) -> str:
 
 
 def _narration(value: Any) -> str:
-    """Markdown as one string or a list of lines (easier to edit in JSON)."""
+    """Narration (``explorer.lessons.narration``) as one string or a list of lines (easier to
+    edit in JSON)."""
     if isinstance(value, list):
         return clean_text("\n".join(check_value(value, list[str], "narration")), keep_newlines=True)
     return clean_text(_text(value, "narration"), keep_newlines=True)
@@ -233,8 +234,8 @@ def parse_visualizer(state: dict[str, Any]) -> VisualizerState:
     v.thread = _text(known.get("thread", "") or "", "thread").strip()
     if v.thread:
         parse_thread_ref(v.thread, "thread")
-    tab = known.get("side_tab", v.side_tab)
-    if tab not in SIDE_TABS:
+    tab = known.get("side_tab")
+    if tab is not None and tab not in SIDE_TABS:
         raise StepError(f"side_tab is {show(tab)}, not one of {', '.join(SIDE_TABS)}")
     v.side_tab = tab
     _parse_centre(known, v)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from explorer.units import binary_bytes, trimmed
+from explorer.units import binary_bytes, pct_text, trimmed
 
 NA = "n/a"
 
@@ -52,7 +52,7 @@ def bandwidth(gb_per_s: float | None) -> str:
 
 
 def pct(value: float | None) -> str:
-    return NA if value is None else f"{value:.0f} %"
+    return NA if value is None else pct_text(value, 0).replace("%", " %")
 
 
 def celsius(value: float | None) -> str:

@@ -29,7 +29,7 @@ from explorer.launch.latency import (
 from explorer.launch.measured import BandwidthPoint, BandwidthSweep
 from explorer.launch.schedule import plan_launch
 from explorer.launch.timeline import Timeline
-from explorer.ui.theme import apply_theme, current_theme
+from explorer.ui.theme import FIGURE_TEXT_MIN_SHARE, apply_theme, current_theme, figure_px, label_px
 from explorer.ui.visualizer import palette
 from explorer.ui.visualizer.latency_view import _ALU, _ELIGIBLE, _IDLE, _LOAD, _STALLED, LatencyView
 from explorer.ui.visualizer.sweep_graph import _nice_ticks
@@ -41,6 +41,7 @@ from explorer.ui.visualizer.timeline_view import (
     _coverage,
     rasterise,
 )
+from tests.ui.figure_text import recording
 
 GPUS = {d.name: d for d in load_catalog()}
 SIZES = [(100, 1024, 768), (200, 1280, 800), (250, 1920, 1080)]
@@ -56,6 +57,15 @@ def text_scale(qapp):
 
     yield set_scale
     apply_theme(qapp, theme, 100)
+
+
+def _readable(painted) -> None:  # noqa: ANN001 - the painted texts
+    """Every text the view painted is at least the share of the label text every figure keeps
+    to (issue 27: its small text was 11 px at 100%, under it), whatever the text size."""
+    assert painted
+    least = FIGURE_TEXT_MIN_SHARE * label_px()
+    small = [(p.text, p.px) for p in painted if p.px + 0.5 < least]
+    assert not small, f"painted below {least:.1f} px: {small[:5]}"
 
 
 def _heavy_result():
@@ -74,9 +84,11 @@ def test_timeline_renders_at_classroom_sizes(qapp, text_scale, scale, width, hei
     view = TimelineView()
     result = _heavy_result()
     view.set_dispatch(result)
-    image = view.render_image(width, height)
+    with recording("timeline") as painted:
+        image = view.render_image(width, height)
     assert (image.width(), image.height()) == (width, height)
     assert _distinct_colours(image) > 5
+    _readable(painted)
     lay = view.layout_now()
     # header, chart and axis stacked inside the view, none on another
     assert lay.title.bottom() <= lay.facts.top() and lay.facts.bottom() < lay.plot.top()
@@ -84,8 +96,8 @@ def test_timeline_renders_at_classroom_sizes(qapp, text_scale, scale, width, hei
     assert lay.plot.left() >= lay.label_w and lay.plot.right() <= width
     # 16 SMs x 1 slot: a row per slot at every size
     assert lay.slot_rows and lay.rows == 16
-    # the text grows with the app's text size
-    assert view.fonts().body.pixelSize() == round(13 * scale / 100)
+    # the text grows with the app's text size: the label text's size, as every figure's
+    assert view.fonts().body.pixelSize() == figure_px(1.0)
     # a pixel in the middle of SM 0's row early on is a block's blue
     y = int(lay.plot.top() + lay.plot.height() / 32)
     x = int(lay.plot.left() + 2)
@@ -237,9 +249,10 @@ def test_latency_view_renders_at_classroom_sizes(qapp, text_scale, scale, width,
     run, curve, preset = _latency_model(16, "v100-dram")
     view = LatencyView()
     view.set_model(run, curve, preset)
-    image = view.render_image(width, height)
+    with recording("latency") as painted:
+        image = view.render_image(width, height)
     assert _distinct_colours(image) > 6
-    assert view.fonts().small.pixelSize() == round(11 * scale / 100)
+    _readable(painted)
     # the legend wraps rather than running off a narrow view at large text
     assert view._legend_rows(width - 12, view.fonts().small) >= 1
     items = view._legend_items(400, view.fonts().small)

@@ -18,6 +18,7 @@ from explorer.bench.run_results import RunResults
 from explorer.ui.guard import qt_guard
 from explorer.ui.theme import current_theme
 from explorer.ui.widgets import FoldingCaption
+from explorer.units import percent_text
 
 COLUMNS = (
     "size",
@@ -184,9 +185,9 @@ def roof_tip(p: Any) -> str:
     if p.roof_share is None:
         return ""
     if p.roof_level == "compute":
-        text = f"{100 * p.roof_share:.0f}% of the compute roof at {p.intensity_flop_per_byte:.3g} FLOP/byte"
+        text = f"{percent_text(p.roof_share, 0)} of the compute roof at {p.intensity_flop_per_byte:.3g} FLOP/byte"
     else:
-        text = f"{100 * p.roof_share:.0f}% of {p.bandwidth_ceiling_basis}"
+        text = f"{percent_text(p.roof_share, 0)} of {p.bandwidth_ceiling_basis}"
     return f"{text}. Why it is over: {p.roof_note}" if p.roof_note else text
 
 

@@ -39,6 +39,7 @@ from explorer.ui.guard import qt_guard
 from explorer.ui.visualizer import palette
 from explorer.ui.visualizer.playing_view import PlayingView, clauses_that_fit, paint_axis
 from explorer.ui.visualizer.sweep_graph import _nice_ticks  # the y axis of the sweep
+from explorer.units import percent_text
 
 ISSUE_ALU = palette.RUNNING
 ISSUE_LOAD = QColor("#1e3a8a")  # the running blue, darkest: a load leaves
@@ -219,17 +220,17 @@ class LatencyView(PlayingView):
             )
         p.end()
 
-    def facts(self, so_far: str | None = None) -> list[str]:
+    def facts(self, so_far: float | None = None) -> list[str]:
         """The figures over the chart, most wanted first, each a clause that reads whole on its
         own. ``so_far`` is the issue-slot share up to the cycle shown (the view's, when None)."""
         assert self.run is not None
         run, cfg = self.run, self.run.config
         if so_far is None:
-            share = run.issued_by(self.cycle) / (self.cycle * cfg.schedulers) if self.cycle else 0.0
-            so_far = f"{100 * share:.1f}"
+            so_far = run.issued_by(self.cycle) / (self.cycle * cfg.schedulers) if self.cycle else 0.0
         return [
-            f"issue slots used: {100 * run.utilization:.1f}% in the steady state ({so_far}% so far)",
-            f"model U(N) = {100 * run.model_utilization:.1f}%",
+            f"issue slots used: {percent_text(run.utilization, 1, trim=False)} in the steady state "
+            f"({percent_text(so_far, 1, trim=False)} so far)",
+            f"model U(N) = {percent_text(run.model_utilization, 1, trim=False)}",
             f"warps needed N* = {run.warps_needed_per_scheduler} per scheduler ({run.warps_needed} per SM)",
             f"each warp issues {self._waited}, waits L = {cfg.mem_latency} cycles for its result, "
             f"and has K = {cfg.alu} independent instructions to issue meanwhile",
@@ -239,7 +240,7 @@ class LatencyView(PlayingView):
         """The leading clauses of ``facts`` that fit in ``lines`` wrapped lines of ``width``, and
         the height they take (``clauses_that_fit``), judged with the widest share so far (100.0%),
         so neither the text nor the chart under it jumps while the cycles play."""
-        kept, height = clauses_that_fit(self.facts("100.0"), width, lines, font)
+        kept, height = clauses_that_fit(self.facts(1.0), width, lines, font)
         return "; ".join(self.facts()[:kept]), height
 
     def _colours(self) -> list[QColor]:
@@ -398,7 +399,7 @@ class LatencyView(PlayingView):
         p.drawEllipse(cur, 6, 6)
         p.setBrush(Qt.BrushStyle.NoBrush)
         note = f"{cfg.warps} warps" + (
-            f" of {cfg.slots} ({100 * cfg.warps / cfg.slots:.0f}% occupancy)" if cfg.warp_slots else ""
+            f" of {cfg.slots} ({percent_text(cfg.warps / cfg.slots)} occupancy)" if cfg.warp_slots else ""
         )
         if fm.horizontalAdvance(note) + 6 > plot.width():
             note = f"{cfg.warps} warps"  # a narrow graph: the occupancy is in the caption

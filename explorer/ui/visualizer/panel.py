@@ -52,6 +52,7 @@ from explorer.ui.visualizer.playback import EditingNote, FrameClock, PlaybackBox
 from explorer.ui.visualizer.realrun_view import RealRunView
 from explorer.ui.visualizer.sm_view import SmView
 from explorer.ui.visualizer.timeline_page import TimelinePage
+from explorer.ui.widgets import SCROLL_ALLOWED
 
 # widths at 100% text (they grow with it): controls need the room for digits, the graphs do not;
 # the SM picture keeps at least CENTRE_MIN, and a side column folds away when it cannot
@@ -59,6 +60,12 @@ LEFT_WIDTH = 350
 RIGHT_WIDTH = 290
 CENTRE_MIN = 360
 CENTRE_MIN_COMPARE = 560  # two SM pictures side by side, and the table under them
+#: the most of the page's width a side column takes (at 200% text on a 1280-px screen the launch
+#: controls took 700 px, and the SMs, the summary and the wave bar were squeezed under them)
+COLUMN_SHARE = 0.4
+#: on a projector the picture is what the class reads: a column folds before the SMs get less
+#: than this share of the page's width
+PRESENTING_CENTRE_SHARE = 0.5
 
 
 def device_choices(context: AppContext) -> list[DeviceChoice]:
@@ -96,20 +103,23 @@ class VisualizerPanel(Panel):
         self.editing_note = EditingNote(self.session)
         self.controls = LaunchControls(self.session)
         self.inspector = Inspector(self.session)
-        left = QWidget()
-        ll = QVBoxLayout(left)
+        column = QWidget()
+        ll = QVBoxLayout(column)
         ll.setContentsMargins(0, 0, 0, 0)
         # playback first: the Play button stays put whatever the lesson caption below it wraps to
         ll.addWidget(self.playback)
         ll.addWidget(self.editing_note)
         ll.addWidget(self.controls)
-        # a 3D thread's formula runs long: the inspector scrolls rather than cut it off at 800 px
-        inspector_scroll = QScrollArea()
-        inspector_scroll.setWidgetResizable(True)
-        inspector_scroll.setFrameShape(QScrollArea.Shape.NoFrame)
-        inspector_scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
-        inspector_scroll.setWidget(self.inspector)
-        ll.addWidget(inspector_scroll, 1)
+        ll.addWidget(self.inspector, 1)
+        # the column scrolls (a 3D thread's formulas run long; at 200% on a 1280x800 projector the
+        # fields and the inspector are taller than the page) rather than squeeze its fields into
+        # each other, and sideways where the window gives it less than its width
+        left = QScrollArea()
+        left.setWidgetResizable(True)
+        left.setFrameShape(QScrollArea.Shape.NoFrame)
+        left.setWidget(column)
+        left.setProperty(SCROLL_ALLOWED, True)
+        self.left_scroll = left
         self.left_side = SidePanel("Launch controls", left, "left")
 
         # centre: the SMs; right: occupancy and the real run
@@ -118,7 +128,12 @@ class VisualizerPanel(Panel):
         self.realrun_view = RealRunView(self.session)
         self.tabs = QTabWidget()
         self.tabs.addTab(self.occupancy_view, "Occupancy")
-        self.tabs.addTab(self.realrun_view, "Run it for real")
+        # short titles: both tabs stay in view in a narrow column at a large text size
+        self.tabs.addTab(self.realrun_view, "Real run")
+        self.tabs.setTabToolTip(0, "Occupancy of the block: the numbers, the limiter, the three graphs")
+        self.tabs.setTabToolTip(
+            1, "Run it for real: the kernel with exactly this launch, and who wrote each element"
+        )
         self.right_side = SidePanel("Occupancy and real run", self.tabs, "right")
         # the centre: the SMs in waves, the launch in time, latency hiding (one model: TimeViews)
         self.timeline_page = TimelinePage(self.time_views, self._why_no_gpu)
@@ -211,6 +226,15 @@ class VisualizerPanel(Panel):
         self.latency_page.apply_text_scale()
         self.fit_side_panels()
 
+    def set_presenting(self, on: bool) -> None:
+        """A projector is a new screen: the columns opened on the laptop are the page's to fold
+        again (F11 at 150% on 1024x768 kept the launch controls open over half the page)."""
+        super().set_presenting(on)
+        for side in (self.left_side, self.right_side):
+            side.choice = None
+        self._last_opened = None
+        self.fit_side_panels()
+
     def _side_toggled(self, side: SidePanel, opened: bool) -> None:
         if opened:
             self._last_opened = side
@@ -223,14 +247,23 @@ class VisualizerPanel(Panel):
             self.fit_side_panels()
 
     def fit_side_panels(self) -> None:
-        """Fold a side column when the SM picture would get less than ``CENTRE_MIN``: the right
-        one (occupancy) before the left (the launch fields) unless the user chose otherwise."""
+        """Fold a side column when the SM picture would get less than ``CENTRE_MIN``, or in
+        presentation mode less than half the page: the right one (occupancy) before the left
+        (the launch fields) unless the user chose otherwise."""
         if not self.isVisible():
             return  # a size before the page is shown is no size at all; resizeEvent comes then
         margins = self._columns.contentsMargins()
         room = self.width() - margins.left() - margins.right() - 2 * self._columns.spacing()
-        centre = CENTRE_MIN_COMPARE if self.session.compare else CENTRE_MIN
-        fit_side_panels((self.right_side, self.left_side), room, px(centre), self._last_opened)
+        # at a large text size on a small screen a column at its full width would leave the SMs a
+        # sliver: it takes at most its share of the page (and scrolls sideways for the rest)
+        # (the launch controls' column scrolls up and down: its bar's width comes on top)
+        bar = self.left_scroll.verticalScrollBar().sizeHint().width()
+        for side, width in ((self.left_side, px(LEFT_WIDTH) + bar), (self.right_side, px(RIGHT_WIDTH))):
+            side.set_body_width(min(width, max(int(room * COLUMN_SHARE), width * 4 // 5)))
+        centre = px(CENTRE_MIN_COMPARE if self.session.compare else CENTRE_MIN)
+        if self.presenting:
+            centre = max(centre, int(room * PRESENTING_CENTRE_SHARE))
+        fit_side_panels((self.right_side, self.left_side), room, centre, self._last_opened)
 
     @qt_guard
     def resizeEvent(self, event) -> None:  # noqa: N802 - Qt's name
@@ -259,25 +292,52 @@ class VisualizerPanel(Panel):
         restore_time_views(self.time_views, saved)
 
     def lesson_state(self) -> VisualizerState | None:
-        """The launch, the moment shown, the speed, zoom, selected thread and side tab."""
-        side_tab = SIDE_TABS[max(self.tabs.currentIndex(), 0)]
+        """The launch, the moment shown, the speed, zoom, selected thread, the side tab when its
+        column is open (a step replays it open), and the view in the middle with its settings."""
+        side_tab = SIDE_TABS[max(self.tabs.currentIndex(), 0)] if self.right_side.is_open() else None
         state = step_state(self.session, ZOOMS[self.sm_view.zoom_index], side_tab)
         if state is not None:
             record_time_views(self.time_views, state)
         return state
 
     def show_lesson_state(self, state: PanelState) -> str:
+        """The whole state the step describes, whatever the page showed or the settings held, and
+        in view what its words point at: the side tab it names (its column opened), the
+        inspector's column for a selected thread or a launch that cannot run (its message is
+        there), and a zoom placed on the selected thread's block."""
         if not isinstance(state, VisualizerState):
             return ""
+        # the devices discovery has found by now: a step applied before this page heard of them
+        # named a device the session did not know yet, and their arrival then reset the clock
+        self._load_devices()
         note = apply_step(self.session, state, self.context.gpus)
         apply_time_views(self.time_views, state)
         self.sm_view.set_zoom_index(ZOOMS.index(state.zoom) if state.zoom in ZOOMS else 0)
-        self.tabs.setCurrentIndex(SIDE_TABS.index(state.side_tab))
+        wanted: list[SidePanel] = []
+        if state.thread or self.session.animation(0) is None:
+            wanted.append(self.left_side)
+        if state.side_tab is not None:
+            self.tabs.setCurrentIndex(SIDE_TABS.index(state.side_tab))
+            wanted.append(self.right_side)  # named by the step: kept open before the other
+        self.open_columns(wanted)
+        if state.thread:  # the column scrolls on a short screen: its inspector is what is meant
+            QTimer.singleShot(0, lambda: self.left_scroll.ensureWidgetVisible(self.inspector, 0, 0))
         if self.session.selection is not None:
             # zoomed in, the selected thread's SM may be off screen: bring it into view once the
             # zoom has resized the picture (the zoom is applied on the next turn of the loop)
             QTimer.singleShot(0, self.sm_view.reveal_selected)
         return note
+
+    def open_columns(self, sides: list[SidePanel]) -> None:
+        """The columns a step needs open, as if the teacher had clicked their handles (the last
+        one wins the room where both do not fit); the others are the page's to fold or open, as
+        if nobody had touched them (a step sets the whole state it describes)."""
+        self._last_opened = None
+        for side in (self.left_side, self.right_side):
+            side.choice = True if side in sides else None
+        for side in sides:
+            self._last_opened = side
+        self.fit_side_panels()
 
     # --- main window hooks ----------------------------------------------------------------------
     def prepare_screenshot(self) -> None:

@@ -13,7 +13,7 @@ from PySide6.QtCore import QPointF, QRectF, Qt
 from PySide6.QtGui import QFont, QFontMetrics, QImage, QPainter
 from PySide6.QtWidgets import QSizePolicy, QWidget
 
-from explorer.ui.theme import px
+from explorer.ui.theme import figure_font
 from explorer.ui.visualizer import palette
 from explorer.ui.visualizer.sweep_graph import _nice_ticks
 
@@ -38,14 +38,14 @@ class PlayingView(QWidget):
     # ------------------------------------------------------------------ text and pictures
 
     def fonts(self) -> ViewFonts:
-        """15, 13 and 11 px at 100% text, scaled with the window's text size."""
-        sizes = []
-        for size, bold in ((15, True), (13, False), (11, False)):
-            font = QFont(self.font())
-            font.setPixelSize(px(size))
-            font.setBold(bold)
-            sizes.append(font)
-        return ViewFonts(*sizes)
+        """The title, the body and the small text (axes, SM names): the theme's figure rule, so
+        they follow the window's text size up and down and none is drawn below the readable least
+        (the small text was 11 px at 100%, under the 0.85 x label text the figures keep to)."""
+        return ViewFonts(
+            figure_font(1.1, bold=True, base=self.font()),
+            figure_font(1.0, base=self.font()),
+            figure_font(0.85, base=self.font()),
+        )
 
     def apply_text_scale(self) -> None:
         self.updateGeometry()
