@@ -19,7 +19,7 @@ from explorer.launch.time_views import VIEWS, DispatchSettings, LatencySettings
 from explorer.lessons import load_lesson
 from explorer.lessons.builtin import builtin_paths
 from explorer.ui.context import AppContext
-from explorer.ui.theme import current_theme, px
+from explorer.ui.theme import FIGURE_TEXT_MIN_SHARE, current_theme, figure_px
 from explorer.ui.visualizer.measure_row import MeasureRow
 from explorer.ui.visualizer.panel import VisualizerPanel
 from tests.launch.test_time_views import _measured
@@ -250,7 +250,8 @@ def test_every_step_of_the_two_lessons_renders_whole_at_the_classroom_sizes(
     shown = panel.centre.currentWidget()
     assert shown is (panel.timeline_page if panel.time_views.view == "timeline" else panel.latency_page)
     painted = shown.view
-    assert painted.fonts().small.pixelSize() == px(11) == round(11 * scale / 100)
+    # the small text follows the one figure rule: 0.85 of the labels at this text size, never 11 px at 100%
+    assert painted.fonts().small.pixelSize() == figure_px(FIGURE_TEXT_MIN_SHARE) > round(11 * scale / 100)
     image = window.grab().toImage()
     assert (image.width(), image.height()) == size
     problems = [str(p) for p in clipped(window)]
