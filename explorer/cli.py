@@ -339,7 +339,7 @@ def build_parser() -> argparse.ArgumentParser:
     # Hidden (no help): the worker the app starts as a child process, locally or over ssh; it
     # speaks JSON lines on stdin/stdout (explorer/agent/__init__.py describes the protocol).
     p = sub.add_parser("agent")
-    p.set_defaults(handler="explorer.agent.serve:run_agent", check=None)
+    p.set_defaults(handler="explorer.commands.agent:run_agent", check=None)
     # Hidden: on a cluster's login node, between ssh and the launcher (srun): reports the job's
     # state while it waits and cancels it when the client goes (explorer/remote/jobguard.py).
     p = sub.add_parser("launcher-guard")

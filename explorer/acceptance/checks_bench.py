@@ -214,7 +214,7 @@ def watch_pcie(ctx: CheckContext, nbytes: int, seconds: float) -> tuple[float, l
     why there are none)."""
     import torch
 
-    from explorer.agent.gpushare import gpu_identity
+    from explorer.bench.gpushare import gpu_identity
     from explorer.devices.nvml import NvmlSession
 
     index = gpu_identity(ctx.device, ctx.nvml)[1]

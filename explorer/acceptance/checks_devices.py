@@ -81,7 +81,7 @@ def package_versions() -> dict[str, str]:
 
 
 def _nvml_index(ctx: CheckContext) -> int:
-    from explorer.agent.gpushare import gpu_identity
+    from explorer.bench.gpushare import gpu_identity
 
     index = gpu_identity(ctx.device, ctx.nvml)[1]
     if index is None:
@@ -93,7 +93,7 @@ def _nvml_index(ctx: CheckContext) -> int:
 
 def check_environment(ctx: CheckContext) -> CheckResult:
     """Versions, the GPU's clocks and limits now, and whether other programs use the GPU."""
-    from explorer.agent.gpushare import other_gpu_processes
+    from explorer.bench.gpushare import other_gpu_processes
     from explorer.devices.nvml import NvmlSession
 
     versions = package_versions()

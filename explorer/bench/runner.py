@@ -27,8 +27,8 @@ from explorer.agent.child import (
     AgentTimeout,
     local_agent,
 )
-from explorer.agent.gpushare import QueueWait
 from explorer.agent.protocol import AgentError
+from explorer.bench.gpushare import QueueWait
 from explorer.bench.results import BenchPoint, error_point
 from explorer.bench.workloads import Workload, get_workload
 from explorer.errors import UserError

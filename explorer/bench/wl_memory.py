@@ -281,7 +281,7 @@ class UtilizationSampler:
 
 def _open_nvml(device: str, nvml: Any = None) -> tuple[Any, int]:
     """NVML initialised and ``device``'s NVML index; PointError, in one line, when it cannot be read."""
-    from explorer.agent.gpushare import gpu_identity
+    from explorer.bench.gpushare import gpu_identity
     from explorer.devices.nvml import import_nvml
 
     try:

@@ -29,7 +29,7 @@ from dataclasses import asdict, dataclass
 from typing import Any, Literal
 
 from explorer import __version__
-from explorer.agent.simcheck import SIM_BLOCK
+from explorer.commands.simcheck import SIM_BLOCK
 
 Status = Literal["pass", "fail", "info", "warn"]
 
@@ -259,9 +259,9 @@ def check_gpu_workload(notes: list[Check]) -> str | None:
 
 
 def check_gpu_queue() -> str:
-    """A GPU server's line for its GPUs (``explorer.agent.gpuqueue``): a folder no user can break,
+    """A GPU server's line for its GPUs (``explorer.bench.gpuqueue``): a folder no user can break,
     and the admin's bounds (or the defaults, and why a policy file there was not used)."""
-    from explorer.agent.gpuqueue import folder_problem, queue_dir, read_policy
+    from explorer.bench.gpuqueue import folder_problem, queue_dir, read_policy
 
     folder = queue_dir()
     problem = folder_problem(folder)
