@@ -406,7 +406,7 @@ def _smi_reference(uuid: str | None) -> tuple[dict[str, str | None] | None, str]
 def check_devices(ctx: CheckContext) -> CheckResult:
     """``devices --json`` field by field against NVML, nvidia-smi, torch and the CUDA driver."""
     from explorer.acceptance.cudadriver import device_attributes
-    from explorer.launch.limits import limits_for_cc
+    from explorer.devices.limits import limits_for_cc
 
     proc = _run_cli(ctx, "devices", "--json")
     if proc.returncode != 0:

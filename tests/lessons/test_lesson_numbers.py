@@ -17,9 +17,9 @@ import pytest
 
 from explorer.devices.catalog import load_catalog
 from explorer.devices.discover import find_device
+from explorer.devices.limits import limits_for_device
 from explorer.devices.model import CpuDevice
 from explorer.launch.config import parse_launch, parse_thread_ref
-from explorer.launch.limits import limits_for_device
 from explorer.launch.schedule import plan_launch
 from explorer.launch.texts import percent
 from explorer.lessons import BenchState, MemoryState, VisualizerState, load_lesson
