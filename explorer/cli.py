@@ -19,9 +19,8 @@ from explorer import __version__
 from explorer.errors import UserError
 from explorer.inputs import one_line
 from explorer.interrupts import exit_status, raise_on_termination, restore_handlers
+from explorer.panels import PANELS
 from explorer.terminal import guarded_streams, tolerant_streams
-
-PANELS = ("devices", "visualizer", "benchmarks", "memory")
 
 
 class OneLineParser(argparse.ArgumentParser):
