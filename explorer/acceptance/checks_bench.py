@@ -45,7 +45,7 @@ PCIE_COUNTER_TOLERANCE = 0.5
 
 def run_points(ctx: CheckContext, workload: str, sizes: Sequence[int], budget_s: float) -> list[BenchPoint]:
     """One plan through the app's runner on the context's GPU; every point is logged as it lands."""
-    from explorer.bench.results import format_point
+    from explorer.bench.lines import format_point
     from explorer.bench.runner import BenchPlan, BenchRun
 
     plan = BenchPlan(

@@ -30,7 +30,7 @@ from explorer.bench import peaks
 from explorer.bench.execute import Outcome, PointError, PointSpec, time_plain
 from explorer.bench.variants import Variant
 from explorer.bench.wl_numba import _check, _numba_device
-from explorer.bench.workloads import (
+from explorer.bench.workload import (
     BRANCH_STEPS,
     FLOAT32_BYTES,
     STRIDED_COPY_ELEMENTS_CPU,

@@ -95,13 +95,14 @@ def bench_point(params: dict[str, Any], emit: Emit) -> dict[str, Any]:
     """
     from explorer.bench.execute import PointSpec, run_point
     from explorer.bench.gpushare import gpu_busy, take_lapse
+    from explorer.bench.workloads import get_workload
 
     try:
         spec = PointSpec(**params)
     except TypeError as exc:
         raise UserError(f"not a benchmark point: {exc}") from None
     with gpu_busy():  # the GPU's turn is kept alive while the point is measured
-        point, fatal = run_point(spec)
+        point, fatal = run_point(spec, get_workload(spec.workload))
     lapse = take_lapse() if spec.device.startswith("cuda") else 0.0
     if lapse:
         point.noisy = True

@@ -261,7 +261,7 @@ def _run_plan(
     resumed_from: str | None = None,
 ) -> int:
     from explorer.bench.export import export_csv
-    from explorer.bench.results import format_point
+    from explorer.bench.lines import format_point
 
     w = run.workload
     if not as_json:

@@ -190,13 +190,13 @@ def derived_latency(plan, limits, step: dict) -> set[float]:
 
 
 def derived_bench(state: BenchState) -> set[float]:
-    from explorer.bench import workloads
+    from explorer.bench import workload, workloads
 
     w = workloads.get_workload(state.workload)
     out: set[float] = {*(state.sizes or ()), *w.default_sizes_cpu, *w.default_sizes_gpu}
     if w.size_format == "bytes":  # sizes in KiB and MiB, as the narration names them
         out |= {s / 1024 for s in out} | {s / 1024**2 for s in out}
-    out |= {workloads.LESSON_MATMULS, workloads.SMALL_MATRIX, workloads.MATVEC_COLS}
+    out |= {workload.LESSON_MATMULS, workload.SMALL_MATRIX, workload.MATVEC_COLS}
     if w.name == "tiled_matmul":
         from explorer.memory.tiling import BENCH_TILES
 
