@@ -4,7 +4,10 @@ Work that may crash, hang or must run with a different environment (a benchmark 
 under numba's CUDA simulator, the launch visualizer's real run) runs in an *agent*, a child
 process started as ``device-explorer agent`` (``python -m explorer agent``; in the bundle, the
 bundle's executable with ``agent``). The same agent runs on another machine through
-``ssh DEST [PREFIX] python3 -m explorer agent``: only the argv differs.
+``ssh DEST PYTHON -m explorer agent``, or on a cluster through ``ssh DEST PYTHON -m explorer
+launcher-guard --job-name NAME -- srun ... PYTHON -m explorer agent`` (``explorer.remote.target``;
+the guard reports the Slurm job's state and cancels it when the client goes): only the argv
+differs.
 
 Modules (transport only: this package never imports the domain packages above it, ``bench``,
 ``launch``, ``remote`` and the rest; ``import-linter`` in CI holds it to that)
