@@ -10,8 +10,7 @@ import re
 
 import pytest
 
-from explorer.agent import gpushare
-from explorer.bench import execute
+from explorer.bench import execute, gpushare
 from explorer.bench.execute import PointSpec, run_point
 from explorer.bench.results import BenchPoint
 from explorer.bench.runner import BenchPlan, BenchRun
