@@ -25,7 +25,7 @@ from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
-from explorer.cli import PANELS
+from explorer.panels import PANELS
 from explorer.schema import SchemaError, check_value, field_types, show
 from explorer.statefile import load_json, save_json
 from explorer.userdirs import config_dir

@@ -45,7 +45,7 @@ PCIE_COUNTER_TOLERANCE = 0.5
 
 def run_points(ctx: CheckContext, workload: str, sizes: Sequence[int], budget_s: float) -> list[BenchPoint]:
     """One plan through the app's runner on the context's GPU; every point is logged as it lands."""
-    from explorer.bench.results import format_point
+    from explorer.bench.lines import format_point
     from explorer.bench.runner import BenchPlan, BenchRun
 
     plan = BenchPlan(
@@ -214,7 +214,7 @@ def watch_pcie(ctx: CheckContext, nbytes: int, seconds: float) -> tuple[float, l
     why there are none)."""
     import torch
 
-    from explorer.agent.gpushare import gpu_identity
+    from explorer.bench.gpushare import gpu_identity
     from explorer.devices.nvml import NvmlSession
 
     index = gpu_identity(ctx.device, ctx.nvml)[1]

@@ -3,9 +3,11 @@
 Public API (see /tmp/api-bench.md; names and signatures kept as agreed):
 
 * ``explorer.bench.results``: ``BenchPoint``, ``write_csv``/``read_csv``, ``write_json``/``read_json``,
-  ``last_results_path()``, ``save_last(points)``, ``load_last()``, ``format_point(p)`` (one text line).
-* ``explorer.bench.workloads``: ``Workload``, ``WORKLOADS`` (the eight, in menu order),
-  ``get_workload(name)``, ``visible_workloads()``. Additions: ``Workload.variants(device)`` gives
+  ``last_results_path()``, ``save_last(points)``, ``load_last()``; ``explorer.bench.lines``:
+  ``format_point(p)`` (one text line).
+* ``explorer.bench.workloads``: ``WORKLOADS`` (the eight, in menu order),
+  ``get_workload(name)``, ``visible_workloads()``; the ``Workload`` record is in
+  ``explorer.bench.workload``. Additions: ``Workload.variants(device)`` gives
   the variant labels a device will produce (the series names; they include the device, so they
   are unique within a run), ``Workload.default_sizes(device)``, ``Workload.size_label(size)``.
   Hidden test workloads ``_crash_test``, ``_hang_test`` and ``_oom_test`` (in ``TEST_WORKLOADS``,

@@ -20,7 +20,7 @@ from explorer.bench import peaks
 from explorer.bench.noise import Verdict, judge, others_busy_cores, threads_to_use
 from explorer.bench.results import CEILINGS_NOTE, BenchPoint, error_point
 from explorer.bench.timing import Timing, measure, measure_torch
-from explorer.bench.workloads import Workload, get_workload
+from explorer.bench.workload import Workload
 from explorer.errors import UserError
 
 
@@ -364,16 +364,17 @@ def _gpu_intruders(device: str) -> list[str]:
     """Other processes NVML lists on ``device``'s GPU now ("name (pid N)"); empty on a CPU."""
     if not device.startswith("cuda"):
         return []
-    from explorer.agent.gpushare import gpu_identity, other_gpu_processes
+    from explorer.bench.gpushare import gpu_identity, other_gpu_processes
 
     if device not in _nvml_index_of:
         _nvml_index_of[device] = gpu_identity(device)[1]
     return other_gpu_processes(_nvml_index_of[device])
 
 
-def run_point(spec: PointSpec) -> tuple[BenchPoint, bool]:
-    """Measure one point; never raises. Returns the point and whether the worker must be replaced."""
-    w = get_workload(spec.workload)
+def run_point(spec: PointSpec, w: Workload) -> tuple[BenchPoint, bool]:
+    """Measure one point of workload ``w`` (the registry's ``get_workload(spec.workload)``, which
+    the caller looks up: the registry sits above the variants this runs); never raises. Returns
+    the point and whether the worker must be replaced."""
     label = w.size_label(spec.size)
     roof_notice = peaks.RoofNotice()
     try:

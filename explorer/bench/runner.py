@@ -27,10 +27,11 @@ from explorer.agent.child import (
     AgentTimeout,
     local_agent,
 )
-from explorer.agent.gpushare import QueueWait
 from explorer.agent.protocol import AgentError
+from explorer.bench.gpushare import QueueWait
 from explorer.bench.results import BenchPoint, error_point
-from explorer.bench.workloads import Workload, get_workload
+from explorer.bench.workload import Workload
+from explorer.bench.workloads import get_workload
 from explorer.errors import UserError
 from explorer.inputs import parse_device_key
 from explorer.remote.session import JobEnded, RemoteAgentProcess

@@ -30,7 +30,7 @@ from explorer.bench import peaks
 from explorer.bench.execute import Outcome, PointError, PointSpec, time_plain
 from explorer.bench.variants import Variant
 from explorer.bench.wl_numba import _check, _numba_device
-from explorer.bench.workloads import (
+from explorer.bench.workload import (
     BRANCH_STEPS,
     FLOAT32_BYTES,
     STRIDED_COPY_ELEMENTS_CPU,
@@ -281,7 +281,7 @@ class UtilizationSampler:
 
 def _open_nvml(device: str, nvml: Any = None) -> tuple[Any, int]:
     """NVML initialised and ``device``'s NVML index; PointError, in one line, when it cannot be read."""
-    from explorer.agent.gpushare import gpu_identity
+    from explorer.bench.gpushare import gpu_identity
     from explorer.devices.nvml import import_nvml
 
     try:

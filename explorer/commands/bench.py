@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from explorer import interrupts
-from explorer.agent.gpushare import QueueWait
+from explorer.bench.gpushare import QueueWait
 from explorer.bench.results import CEILINGS_NOTE, MAX_REPEATS, BenchPoint
 from explorer.bench.runner import BenchPlan, BenchRun, Progress, Waiting
 from explorer.devices.model import NO_GPU_FOUND, CpuDevice, CudaGpu
@@ -261,7 +261,7 @@ def _run_plan(
     resumed_from: str | None = None,
 ) -> int:
     from explorer.bench.export import export_csv
-    from explorer.bench.results import format_point
+    from explorer.bench.lines import format_point
 
     w = run.workload
     if not as_json:

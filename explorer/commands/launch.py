@@ -10,6 +10,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+from explorer.devices.limits import ArchLimits, limits_for_cc, limits_for_device, parse_cc
 from explorer.devices.model import Device
 from explorer.errors import UserError
 from explorer.launch.compare import Comparison, compare
@@ -23,7 +24,6 @@ from explorer.launch.config import (
     parse_launch,
     parse_thread_ref,
 )
-from explorer.launch.limits import ArchLimits, limits_for_cc, limits_for_device, parse_cc
 from explorer.launch.occupancy import UNLIMITED, Occupancy, occupancy
 from explorer.launch.schedule import SCHEDULER_NOTE, LaunchPlan, ThreadInfo, plan_launch
 from explorer.launch.texts import launch_summary, occupancy_headline, plain, readings, shape, thread_lines

@@ -19,10 +19,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from explorer.devices.limits import ArchLimits, limits_for_device
 from explorer.devices.model import Gpu
 from explorer.errors import UserError
 from explorer.launch.config import LaunchConfig
-from explorer.launch.limits import ArchLimits, limits_for_device
 from explorer.launch.schedule import LaunchPlan, plan_launch
 from explorer.launch.texts import count, percent
 

@@ -38,8 +38,8 @@ from typing import Any
 
 import numpy as np
 
+from explorer.devices.limits import ArchLimits
 from explorer.inputs import InputError, shown
-from explorer.launch.limits import ArchLimits
 from explorer.launch.occupancy import Occupancy
 from explorer.units import percent_text
 

@@ -464,7 +464,7 @@ def measure_bandwidth_here(
     index = gpu_index(device) if device is not None and backend == "gpu" else None
     slots = 64
     if device is not None:
-        from explorer.launch.limits import limits_for_device
+        from explorer.devices.limits import limits_for_device
 
         slots = limits_for_device(device).max_warps_per_sm
     warps = [w for w in SWEEP_WARPS if w <= min(max_warps, slots)]

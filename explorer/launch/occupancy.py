@@ -17,8 +17,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from explorer.devices.limits import ArchLimits
 from explorer.launch.config import LaunchValidationError
-from explorer.launch.limits import ArchLimits
 from explorer.launch.texts import percent
 
 UNLIMITED = 2**31 - 1  # INT_MAX, the header's "this resource does not limit" (no registers / no smem)

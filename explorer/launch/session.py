@@ -32,6 +32,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
+from explorer.devices.limits import ArchLimits, limits_for_device
 from explorer.devices.model import Gpu
 from explorer.devices.names import best_match
 from explorer.errors import UserError
@@ -45,7 +46,6 @@ from explorer.launch.animation import (
 )
 from explorer.launch.compare import SIDES, Comparison, Side, compare_sides, side
 from explorer.launch.config import LaunchConfig, notes
-from explorer.launch.limits import ArchLimits, limits_for_device
 from explorer.launch.lockstep import LockStep
 from explorer.launch.presets import PRESETS, Preset
 from explorer.launch.schedule import LaunchPlan, ThreadInfo

@@ -84,11 +84,12 @@ from pathlib import Path
 from typing import Any, ClassVar, Literal
 
 from explorer.bench.results import BenchPoint
+from explorer.panels import PANELS
 
 FORMAT_NAME = "device-explorer-lesson"
 FORMAT_VERSION = 1
-#: the pages a step can show, as the CLI names them (``explorer.cli.PANELS``)
-STEP_PANELS = ("devices", "visualizer", "benchmarks", "memory")
+#: the pages a step can show, as the CLI names them
+STEP_PANELS = PANELS
 #: the visualizer's right-hand tabs a step can show
 SideTab = Literal["occupancy", "real run"]
 SIDE_TABS: tuple[SideTab, ...] = ("occupancy", "real run")

@@ -16,7 +16,8 @@ from explorer.bench.compare import (
     speedup_curves,
     tick_label,
 )
-from explorer.bench.results import BenchPoint, error_point, format_point
+from explorer.bench.lines import format_point
+from explorer.bench.results import BenchPoint, error_point
 
 
 def pt(variant: str, device: str, size: int, median_s: float, **kw) -> BenchPoint:

@@ -11,6 +11,7 @@ from explorer.bench import peaks
 from explorer.bench.judge import BUS, judge, judged_again
 from explorer.bench.results import BenchPoint, load_last_run, save_last
 from explorer.bench.run_results import RunResults
+from explorer.errors import UserError
 from explorer.roofs.model import Ceiling, Roof
 
 KIB, MIB = 1 << 10, 1 << 20
@@ -151,8 +152,8 @@ def test_a_saved_run_keeps_its_roofs_and_an_older_file_has_none(tmp_path, monkey
 def test_the_agents_roofs_measure_method_streams_progress_and_answers_the_stored_roof(
     tmp_path, monkeypatch, cpu_record
 ):
-    from explorer.agent import methods
     from explorer.bench import ceilings
+    from explorer.commands import agent as methods
     from explorer.devices.roofs import fingerprint
     from explorer.roofs.store import MeasuredRoof
 
@@ -172,7 +173,7 @@ def test_the_agents_roofs_measure_method_streams_progress_and_answers_the_stored
     assert back.level("L2").value == 225.0 and back.clock_ghz == 3.0
     assert answer["message"].startswith("cpu: measured on a quiet machine and stored (measured ")
     assert fingerprint(cpu_record)  # the fake record is this test's CPU
-    with pytest.raises(methods.UserError):
+    with pytest.raises(UserError):
         methods.roofs_measure({"device": 3}, events.append)
 
 

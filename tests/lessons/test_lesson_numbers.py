@@ -17,9 +17,9 @@ import pytest
 
 from explorer.devices.catalog import load_catalog
 from explorer.devices.discover import find_device
+from explorer.devices.limits import limits_for_device
 from explorer.devices.model import CpuDevice
 from explorer.launch.config import parse_launch, parse_thread_ref
-from explorer.launch.limits import limits_for_device
 from explorer.launch.schedule import plan_launch
 from explorer.launch.texts import percent
 from explorer.lessons import BenchState, MemoryState, VisualizerState, load_lesson
@@ -194,13 +194,13 @@ def derived_latency(plan, limits, step: LatencyStep) -> set[float]:
 
 
 def derived_bench(state: BenchState) -> set[float]:
-    from explorer.bench import workloads
+    from explorer.bench import workload, workloads
 
     w = workloads.get_workload(state.workload)
     out: set[float] = {*(state.sizes or ()), *w.default_sizes_cpu, *w.default_sizes_gpu}
     if w.size_format == "bytes":  # sizes in KiB and MiB, as the narration names them
         out |= {s / 1024 for s in out} | {s / 1024**2 for s in out}
-    out |= {workloads.LESSON_MATMULS, workloads.SMALL_MATRIX, workloads.MATVEC_COLS}
+    out |= {workload.LESSON_MATMULS, workload.SMALL_MATRIX, workload.MATVEC_COLS}
     if w.name == "tiled_matmul":
         from explorer.memory.tiling import BENCH_TILES
 

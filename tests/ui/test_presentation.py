@@ -284,9 +284,9 @@ def test_wave_bar_texts_never_overlap_or_run_out(qtbot, width, scale, qapp):
     from PySide6.QtGui import QFontMetrics
 
     from explorer.devices.catalog import catalog_device
+    from explorer.devices.limits import limits_for_device
     from explorer.launch.animation import Animation
     from explorer.launch.config import parse_launch
-    from explorer.launch.limits import limits_for_device
     from explorer.launch.schedule import plan_launch
     from explorer.ui.theme import apply_theme
     from explorer.ui.visualizer.wavebar import WaveBar
