@@ -265,8 +265,8 @@ PCIE_BASIS = PeakBasis("PCIe link maximum (generation x lanes)", False, "theoret
 
 def place_point(
     point: BenchPoint, flops: float, bytes_moved: float, working_set: float | None, *, bus_bound: bool = False
-) -> None:
-    """Judge the point against its device's roof in this worker (``explorer.bench.judge``)."""
+) -> BenchPoint:
+    """The point judged against its device's roof in this worker (``explorer.bench.judge``)."""
     from explorer.bench.judge import judge
 
-    judge(point, flops, bytes_moved, working_set, worker_roof(point.device), bus_bound=bus_bound)
+    return judge(point, flops, bytes_moved, working_set, worker_roof(point.device), bus_bound=bus_bound)

@@ -136,6 +136,8 @@ class BenchRequest:
     kept: tuple[BenchPoint, ...] = ()
     resumed_from: str | None = None
     remote: Remote | None = None  # ``--host``'s machine, for the listing of what can run there
+    #: with ``--resume FILE``: one line naming the file's finished points no variant matches ("")
+    unmatched: str = ""
 
 
 def resolve_bench_device(text: str) -> str:
@@ -209,14 +211,15 @@ def parse_bench(args) -> BenchRequest:
         remote=remote,
     )
     kept: tuple[BenchPoint, ...] = ()
+    unmatched = ""
     resume_file = getattr(args, "resume", None)
     if resume_file is not None:
         from explorer.bench.resume import read_points, resume
 
         resumed = resume(plan, read_points(resume_file), source=resume_file)
-        plan, kept = resumed.plan, tuple(resumed.kept)
+        plan, kept, unmatched = resumed.plan, tuple(resumed.kept), resumed.unmatched
     host = remote.host if remote else None
-    return BenchRequest(BenchRun(plan), device, csv, as_json, host, kept, resume_file)
+    return BenchRequest(BenchRun(plan), device, csv, as_json, host, kept, resume_file, unmatched=unmatched)
 
 
 def run_bench(args) -> int:
@@ -225,6 +228,8 @@ def run_bench(args) -> int:
         return _list_workloads(req.as_json, req.remote)
     # Held for the whole run: a second run writing the same file is refused now, in one line,
     # instead of both measuring for minutes and one silently replacing the other's points.
+    if req.unmatched:  # said before the run (stdout stays the points)
+        print(req.unmatched, file=sys.stderr, flush=True)
     with output_lock(req.csv) if req.csv else contextlib.nullcontext():
         return _run_plan(req.run, req.device, req.as_json, req.csv, req.host, req.kept, req.resumed_from)
 

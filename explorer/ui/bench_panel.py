@@ -226,6 +226,7 @@ class BenchPanel(Panel):
                 self.controls.set_workload(self._last_plan.workload)
             except UserError:
                 pass  # a workload the form does not offer (the hidden test ones): the run still is
+        self._context.add_notice(resumed.unmatched)  # finished points no variant of today matches
         return self._start_plan(resumed.plan, resumed.kept)
 
     def _start_plan(self, plan: Any, kept: list[Any]) -> bool:

@@ -58,7 +58,7 @@ def point(size: int, seconds: float, **kw) -> BenchPoint:
         threads=1,
         **kw,
     )
-    judge(p, float(size), 12.0 * size, 12.0 * size, roof())
+    p = judge(p, float(size), 12.0 * size, 12.0 * size, roof())
     return p
 
 
@@ -84,7 +84,7 @@ def test_a_point_is_judged_again_under_a_new_roof_from_its_own_counts():
         throughput_unit="GB/s",
         peak=15.75,
     )
-    judge(bus, 0.0, float(1 << 20), 2.0 * (1 << 20), roof(), bus_bound=True)
+    bus = judge(bus, 0.0, float(1 << 20), 2.0 * (1 << 20), roof(), bus_bound=True)
     assert bus.bound == BUS and bus.roof_level == "" and judged_again(bus, roof()).roof_level == ""
     assert judged_again(bus, roof()).peak == 15.75  # the bus's peak stays
 
@@ -104,7 +104,7 @@ def test_a_memcpy_is_judged_by_the_bytes_it_reads_and_writes_and_keeps_no_other_
         throughput_unit="GB/s",
         threads=1,
     )
-    judge(p, 0.0, 2.0 * n, 2.0 * n, roof())
+    p = judge(p, 0.0, 2.0 * n, 2.0 * n, roof())
     assert (p.memory_level, p.roof_level) == ("L1", "L1")
     assert p.gbps == pytest.approx(16.0) and p.roof_share == pytest.approx(16.0 / 450.0, abs=1e-4)
     assert p.peak is None  # no share of another count in the "% of peak" column

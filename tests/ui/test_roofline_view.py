@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -83,10 +84,16 @@ def _point(workload: str, variant: str, size: int, seconds: float, threads: int 
     )
     if w.unit == "GFLOP/s":
         basis = peaks.compute_peak_basis("cpu")
-        p.peak = peaks.fp32_peak_gflops("cpu")
-        p.peak_basis, p.peak_is_estimate, p.peak_kind = basis.text, basis.is_estimate, basis.kind
-    peaks.place_point(p, flops, moved if workload != "copies" else 2.0 * moved, w.working_set_bytes(size))
-    return p
+        p = replace(
+            p,
+            peak=peaks.fp32_peak_gflops("cpu"),
+            peak_basis=basis.text,
+            peak_is_estimate=basis.is_estimate,
+            peak_kind=basis.kind,
+        )
+    return peaks.place_point(
+        p, flops, moved if workload != "copies" else 2.0 * moved, w.working_set_bytes(size)
+    )
 
 
 def _run_points() -> list[BenchPoint]:

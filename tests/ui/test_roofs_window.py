@@ -257,5 +257,5 @@ def _point(w, size: int, seconds: float, rec=None) -> BenchPoint:
         threads=1,
     )
     roof = record_roof(rec) if rec is not None else Roof("cpu", "Test CPU", _levels())
-    judge(p, w.flops(size), w.bytes_moved(size), w.working_set_bytes(size), roof)
+    p = judge(p, w.flops(size), w.bytes_moved(size), w.working_set_bytes(size), roof)
     return p
