@@ -214,8 +214,8 @@ def points_to_dict(points: Iterable[BenchPoint], roofs: Iterable[Roof] = ()) -> 
     return data
 
 
-def points_to_json(points: Iterable[BenchPoint]) -> str:
-    return json.dumps(points_to_dict(points), indent=1)
+def points_to_json(points: Iterable[BenchPoint], roofs: Iterable[Roof] = ()) -> str:
+    return json.dumps(points_to_dict(points, roofs), indent=1)
 
 
 def points_from_json(data: Any) -> list[BenchPoint]:

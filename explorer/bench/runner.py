@@ -36,7 +36,7 @@ from explorer.errors import UserError
 from explorer.inputs import parse_device_key
 from explorer.remote.session import JobEnded, RemoteAgentProcess
 from explorer.remote.slurm import JobState
-from explorer.roofs.model import Roof
+from explorer.roofs.model import Roof, RoofKey
 
 if TYPE_CHECKING:
     from explorer.bench.variants import Variant
@@ -165,10 +165,10 @@ class BenchRun:
         # points left are not measured (each would wait for ssh to fail again), but every one
         # gets its row saying why, and a new run resumes from the rows that have no result.
         self.remote_down: str | None = None
-        # The roof each device's points were placed under (``Roof`` per device key; ``host`` set
-        # for a remote machine's), asked of the worker once, after the device's first measured
+        # The roof each device's points were placed under, per (host, device) (``Roof.key``; host
+        # set for a remote machine's), asked of the worker once, after the device's first measured
         # point: one roof per (host, device), carried with the results, never re-read here.
-        self.roofs: dict[str, Roof] = {}
+        self.roofs: dict[RoofKey, Roof] = {}
         # Told what the run waits for, from the thread iterating ``events()``: its place in a GPU's
         # line (``QueueWait``: who holds it, since when, where this run stands), about once a
         # second; a Slurm job's state and reason as Slurm changes them (``JobState``).
@@ -416,16 +416,17 @@ class BenchRun:
         """After a device's first measured point, the roof the worker placed it under (built once
         there from that machine's stored ceilings, measured first where the plan asked). A roof
         that cannot be had is left out: the points are still drawn, with their own level and share."""
-        if not point.ok or point.device in self.roofs or self.cancelled:
+        if not point.ok or (point.host, point.device) in self.roofs or self.cancelled:
             return
         with self._lock:
             worker = self._worker
         if worker is None or not worker.alive():
             return
-        host = self.plan.remote.host if self.plan.remote is not None else ""
         try:
             answer = worker.request("bench.roof", {"device": point.device}, timeout_s=ROOF_TIMEOUT_S)
-            self.roofs[point.device] = Roof.from_dict(answer.get("roof"), host=host)
+            roof = Roof.from_dict(answer.get("roof"), host=point.host)
+            if roof.device == point.device:  # a roof of another device is no roof of these points
+                self.roofs[roof.key] = roof
         except AgentFailed:
             pass  # an agent without the method (an older version) or no record there: no roof
         except AgentError:

@@ -26,6 +26,7 @@ from explorer.inputs import (
 )
 from explorer.outputs import output_lock
 from explorer.remote.target import Remote
+from explorer.roofs.model import RoofKey
 
 #: while a run queues for a GPU, how often the CLI says it is still waiting
 WAIT_SAY_EVERY_S = 10.0
@@ -282,7 +283,7 @@ def _run_plan(
     run.on_waiting = _waiting_printer()
     failed = 0
     stopped: KeyboardInterrupt | None = None
-    said: set[str] = set()
+    said: set[RoofKey] = set()
     try:
         for event in run.events():
             if isinstance(event, Progress):
@@ -324,14 +325,14 @@ def _run_plan(
     return 1 if failed else 0
 
 
-def _say_roof_notices(run: BenchRun, said: set[str], with_point: str = "") -> None:
+def _say_roof_notices(run: BenchRun, said: set[RoofKey], with_point: str = "") -> None:
     """What a device's roof must tell the user, once, on stderr (stdout stays the points): its
     stored ceilings were damaged and moved aside, a busy measurement did not replace a quiet one,
     the ceilings could not be measured. ``with_point``: a line the point being printed carries
     itself (its NOTE), not said twice."""
-    for device, roof in run.roofs.items():
-        if device not in said:
-            said.add(device)
+    for key, roof in run.roofs.items():
+        if key not in said:
+            said.add(key)
             notice = roof.notice.replace(with_point, "").strip() if with_point else roof.notice
             if notice:
                 print(notice, file=sys.stderr, flush=True)

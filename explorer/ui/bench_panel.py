@@ -360,7 +360,7 @@ class BenchPanel(Panel):
         return export.export_csv(self.points, path)
 
     def export_json(self, path: str | Path) -> Path:
-        return export.export_json(self.points, path)
+        return export.export_json(self.points, path, self.results.roofs_of())
 
     def export_png(self, path: str | Path) -> Path:
         """The measurement plots and, below them, the roofline (laid out at the plot's size even

@@ -20,7 +20,7 @@ from explorer.bench.workloads import get_workload
 from explorer.devices.catalog import catalog_device
 from explorer.devices.isa import cpu_fp32_peak_gflops, flops_per_cycle
 from explorer.devices.model import CpuCache
-from explorer.devices.roofs import catalog_roof, fingerprint, record_roof
+from explorer.devices.roofs import RoofBook, catalog_roof, fingerprint, record_roof
 from explorer.roofs import store
 from explorer.roofs.model import Ceiling
 from explorer.roofs.plateaus import CacheSize
@@ -488,7 +488,7 @@ def test_bench_vector_add_points_carry_their_roof_level_and_share(home):
 @pytest.fixture
 def home(tmp_path, monkeypatch):
     monkeypatch.setenv("DEVICE_EXPLORER_HOME", str(tmp_path / "home"))
-    monkeypatch.setattr(peaks, "_roofs", {})
+    monkeypatch.setattr(peaks, "_book", RoofBook())
     monkeypatch.setattr(peaks, "_checked", set())
     store.take_notice()
     return tmp_path / "home"

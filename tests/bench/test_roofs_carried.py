@@ -11,6 +11,7 @@ from explorer.bench import peaks
 from explorer.bench.judge import BUS, judge, judged_again
 from explorer.bench.results import BenchPoint, load_last_run, save_last
 from explorer.bench.run_results import RunResults
+from explorer.devices.roofs import RoofBook
 from explorer.roofs.model import Ceiling, Roof
 
 KIB, MIB = 1 << 10, 1 << 20
@@ -157,7 +158,7 @@ def test_the_agents_roofs_measure_method_streams_progress_and_answers_the_stored
     from explorer.roofs.store import MeasuredRoof
 
     monkeypatch.setenv("DEVICE_EXPLORER_HOME", str(tmp_path))
-    monkeypatch.setattr(peaks, "_roofs", {})
+    monkeypatch.setattr(peaks, "_book", RoofBook())
 
     def fake(cpu, fp, *, progress, **_):
         for f in (0.0, 0.5, 1.0):

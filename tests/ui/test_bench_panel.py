@@ -84,7 +84,10 @@ def test_cpu_run_streams_points_into_table_and_plot_then_exports(panel, qtbot, t
     with csv_path.open() as fh:
         assert len(list(csv.DictReader(fh))) == 3
     assert [p.to_dict() for p in read_json(json_path)] == [p.to_dict() for p in points]
-    assert json.loads(json_path.read_text())["points"][0]["workload"] == "matmul"
+    exported = json.loads(json_path.read_text())
+    assert exported["points"][0]["workload"] == "matmul"
+    # the roof the points were placed under travels with them, one per (host, device)
+    assert [(r["host"], r["device"]) for r in exported["roofs"]] == [("", "cpu")]
     assert png_path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and png_path.stat().st_size > 5_000
 
     # the last results come back in a new panel (as after a restart)

@@ -15,7 +15,7 @@ from explorer.bench.results import BenchPoint
 from explorer.bench.workloads import get_workload
 from explorer.devices.catalog import load_catalog
 from explorer.devices.model import Discovery, ProbeReport
-from explorer.devices.roofs import fingerprint
+from explorer.devices.roofs import RoofBook, fingerprint
 from explorer.roofs import store
 from explorer.roofs.model import Ceiling
 from explorer.roofs.store import MeasuredRoof
@@ -53,7 +53,7 @@ def panel(qtbot, tmp_path, monkeypatch, cpu_record):
     from explorer.ui.bench_panel import BenchPanel
 
     monkeypatch.setenv("DEVICE_EXPLORER_HOME", str(tmp_path / "home"))
-    monkeypatch.setattr(peaks, "_roofs", {})
+    monkeypatch.setattr(peaks, "_book", RoofBook())
     _seed(cpu_record)
     reports = [ProbeReport(probe="nvml", ok=False, message="NVML library not found.")]
     p = BenchPanel(AppContext(Discovery(devices=[cpu_record, *load_catalog()], reports=reports)))
