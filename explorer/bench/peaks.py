@@ -1,11 +1,13 @@
 """The roof a benchmark worker places its points under, and the peaks its workloads are drawn against.
 
-One roof per device per worker process (``worker_roof``): built once from the device's record and
-this machine's stored ceilings (``explorer.devices.roofs.record_roof``), after measuring them where
-the run asked for it (``ensure_measured``), and then used for every point of that device: each
-point's level, share and "% of peak" come from the same figures, and the runner asks the worker
-for that very roof once (agent method ``bench.roof``) to carry it with the results. Nothing here
-reads the store again for a later point, and nothing runs discovery more than once per process.
+One roof per device per worker process (``worker_roof``, from this process's
+``explorer.devices.roofs.RoofBook``): built once from the device's record and this machine's
+stored ceilings, after measuring them where the run asked for it (``ensure_measured``), and then
+used for every point of that device: each point's level, share and "% of peak" come from the same
+figures, and the runner asks the worker for that very roof once (agent method ``bench.roof``) to
+carry it with the results, one per (host, device). Nothing here reads the store again for a later
+point, and discovery runs once per kind of device (``device_record``: the CPU's probe, or the
+GPUs') per process; the records it gives are typed (``CpuDevice``, ``CudaGpu``).
 
 Also here: the PCIe link's peak (copies are bound by the bus, not by a memory level).
 """
