@@ -305,3 +305,21 @@ def test_bench_resume_keeps_every_finished_point_after_a_variant_is_relabelled(t
     # the finished points were kept, not measured again
     assert [p.timestamp for p in again[:2]] == [first[0].timestamp, first[2].timestamp]
     assert [p.median_s for p in again[:2]] == [first[0].median_s, first[2].median_s]
+
+
+def test_bench_resume_says_in_one_line_which_finished_points_match_no_variant(tmp_path, capsys):
+    from explorer.cli import main
+
+    gone = BenchPoint(
+        "_oom_test", "cpu a variant since removed", "cpu", 1, "size=1", median_s=0.001, repeats=1
+    )
+    old = tmp_path / "old.csv"
+    old.write_text(_old_csv([gone]))
+    assert main(["bench", "_oom_test", "--sizes", "1", "--repeats", "1", "--resume", str(old)]) == 0
+    out, err = capsys.readouterr()
+    assert f"resuming {old}, 0 point(s) kept, 1 left" in out
+    [line] = [ln for ln in err.splitlines() if "match no variant" in ln]
+    assert line == (
+        f"{old}: 1 finished point(s) of 'cpu a variant since removed' match no variant of _oom_test "
+        "in this version and are not kept"
+    )
