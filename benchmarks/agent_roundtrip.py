@@ -20,13 +20,13 @@ import statistics
 import time
 
 from explorer.agent.child import local_agent
-from explorer.bench.execute import PointSpec, run_point
+from explorer.bench.execute import run_point
 from explorer.bench.runner import BenchPlan, plan_points
 from explorer.bench.workloads import get_workload
 
-# The same dict the benchmark runner sends for this point.
-SPEC_DICT = plan_points(BenchPlan("_crash_test", ["cpu"], sizes=[1], repeats=3))[0]
-SPEC = PointSpec(**SPEC_DICT)
+# The point the benchmark runner plans, and the JSON form it sends for it.
+SPEC = plan_points(BenchPlan("_crash_test", ["cpu"], sizes=[1], repeats=3))[0]
+SPEC_DICT = SPEC.to_dict()
 
 
 def show(name: str, seconds: list[float]) -> None:

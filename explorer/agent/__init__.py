@@ -45,7 +45,7 @@ The protocol (version ``protocol.PROTOCOL_VERSION``)
      once, even mid-request (this is also what ends a remote agent when ssh drops).
 
   Methods (``explorer.commands.agent.METHODS``): ``ping``; ``bench.prepare`` {preload, low_priority};
-  ``bench.point`` {the fields of ``explorer.bench.execute.PointSpec``} -> {point, fatal};
+  ``bench.point`` {``explorer.bench.spec.PointSpec.to_dict()``} -> {point, fatal};
   ``gpu.lock`` {device, workload} -> {key, waited_s} (a GPU's turn, ``explorer.bench.gpushare``);
   ``bench.roof`` {device} -> {roof} (the roof that worker placed the device's points under);
   ``roofs.measure`` {device} -> events {progress, message}, then {roof, message};

@@ -30,6 +30,10 @@ Public API (see /tmp/api-bench.md; names and signatures kept as agreed):
   ``Verdict(noisy, reason)``), in ``BenchPoint.noisy`` / ``noise_reason``.
 * ``explorer.bench.variants``: ``Variant(key, label, run)``, declared in each ``wl_*`` module;
   ``Workload.variants_on(device)`` / ``Workload.variant(key)``.
+* ``explorer.bench.spec``: ``PointKey`` (host, device, variant key, size: what a point measured,
+  ``BenchPoint.key``; never its label) and ``PointSpec``, the typed record ``plan_points`` returns
+  and a worker is sent (``to_dict`` / checked ``from_dict``). ``explorer.bench.resume`` matches
+  finished points by key (an earlier version's labels are mapped to keys).
 * ``explorer.bench.run_results``: ``RunResults``, the Qt-free model of the panel's runs (one per
   workload) that its table and plots read, with the roofs each run's points were placed under.
 * Roofs (the records and the store live below, in ``explorer.roofs``): ``sweep`` (the CPU's

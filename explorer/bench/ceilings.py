@@ -44,7 +44,7 @@ _CLOCK, _SWEEP = 0.05, 0.75
 WRITE_ALLOCATE = "bytes as STREAM counts them (the write-allocate reads are not counted)"
 
 
-def _quiet_progress(_fraction: float, _text: str) -> None:
+def quiet_progress(_fraction: float, _text: str) -> None:
     pass
 
 
@@ -204,7 +204,7 @@ def measure_cpu_roof(
     cpu: CpuDevice,
     fingerprint: str,
     *,
-    progress: Progress = _quiet_progress,
+    progress: Progress = quiet_progress,
     sgemm_budget_s: float = SGEMM_BUDGET_S,
 ) -> MeasuredRoof:
     """Measure the CPU: its all-core clock, every memory level's bandwidth and its best sgemm."""
@@ -276,7 +276,7 @@ def measure_gpu_roof(
     key: str,
     *,
     budget_s: float = 1.0,
-    progress: Progress = _quiet_progress,
+    progress: Progress = quiet_progress,
     levels: bool = True,
 ) -> MeasuredRoof:
     """Measure a GPU: its best sgemm (TF32 off) and, where numba can reach it, its L2 and DRAM

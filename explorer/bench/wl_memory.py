@@ -38,6 +38,7 @@ from explorer.bench.workload import (
     Workload,
 )
 from explorer.devices.gpm import GpmReader, GpmResult
+from explorer.devices.model import CudaGpu
 from explorer.memory.texts import UTILIZATION_MEANING, pct
 from explorer.units import pct_text, share_pct
 
@@ -304,7 +305,8 @@ def _sm_count(cuda: Any, device: str) -> int | None:
     try:
         return int(cuda.get_current_device().MULTIPROCESSOR_COUNT)
     except Exception:  # the simulator's device has no attributes: ask the Devices record
-        return getattr(peaks.device_record(device), "sm_count", None)
+        rec = peaks.device_record(device)
+        return rec.sm_count if isinstance(rec, CudaGpu) else None
 
 
 def trap_words(

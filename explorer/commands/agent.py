@@ -21,6 +21,7 @@ import re
 import stat
 import tempfile
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -88,29 +89,30 @@ def _preloadable() -> frozenset[str]:
 
 
 def bench_point(params: dict[str, Any], emit: Emit) -> dict[str, Any]:
-    """Measure one benchmark point. params: the fields of ``explorer.bench.execute.PointSpec``.
+    """Measure one benchmark point. params: ``explorer.bench.spec.PointSpec.to_dict()``, checked.
 
     Answer: ``point`` (``BenchPoint.to_dict()``) and ``fatal`` (bool: the CUDA context is unusable,
     the parent replaces this agent before the next point).
     """
-    from explorer.bench.execute import PointSpec, run_point
+    from explorer.bench.execute import run_point
     from explorer.bench.gpushare import gpu_busy, take_lapse
+    from explorer.bench.spec import PointSpec
     from explorer.bench.workloads import get_workload
 
     try:
-        spec = PointSpec(**params)
-    except TypeError as exc:
+        spec = PointSpec.from_dict(params)
+    except ValueError as exc:
         raise UserError(f"not a benchmark point: {exc}") from None
     with gpu_busy():  # the GPU's turn is kept alive while the point is measured
         point, fatal = run_point(spec, get_workload(spec.workload))
     lapse = take_lapse() if spec.device.startswith("cuda") else 0.0
     if lapse:
-        point.noisy = True
         said = (
             f"this run was stopped for {lapse:.0f} s while it held the GPU (suspended?), so its turn "
             "passed to the next run, which may have used the GPU meanwhile"
         )
-        point.noise_reason = f"{point.noise_reason}; {said}" if point.noise_reason else said
+        reason = f"{point.noise_reason}; {said}" if point.noise_reason else said
+        point = replace(point, noisy=True, noise_reason=reason)
     return {"point": point.to_dict(), "fatal": bool(fatal)}
 
 

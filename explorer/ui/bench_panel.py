@@ -232,6 +232,7 @@ class BenchPanel(Panel):
                 self.controls.set_workload(self._last_plan.workload)
             except UserError:
                 pass  # a workload the form does not offer (the hidden test ones): the run still is
+        self._context.add_notice(resumed.unmatched)  # finished points no variant of today matches
         return self._start_plan(resumed.plan, resumed.kept)
 
     def _start_plan(self, plan: Any, kept: list[Any]) -> bool:
@@ -377,7 +378,7 @@ class BenchPanel(Panel):
         return export.export_csv(self.points, path)
 
     def export_json(self, path: str | Path) -> Path:
-        return export.export_json(self.points, path)
+        return export.export_json(self.points, path, self.results.roofs_of())
 
     def export_png(self, path: str | Path) -> Path:
         """The measurement plots and, below them, the roofline (laid out at the plot's size even

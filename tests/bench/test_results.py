@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from explorer.bench import results as R
@@ -116,8 +118,8 @@ def test_the_cli_line_shows_min_beside_median_and_the_reason_of_a_noisy_point():
         "NOISY: other programs used 48% of the CPU during this point; the median is 2.1x the fastest "
         "sample (still so after 2 re-measurements)"
     )
-    noisy.noisy, noisy.noise_reason = False, ""
-    assert "NOISY" not in format_point(noisy)
+    quiet = replace(noisy, noisy=False, noise_reason="")
+    assert "NOISY" not in format_point(quiet)
 
 
 def test_a_negative_noise_figure_in_a_saved_file_is_refused_by_name(tmp_path):

@@ -274,12 +274,10 @@ def test_renaming_a_label_renames_the_series_and_still_measures(
     )
     monkeypatch.setattr(mod, name, renamed)
     specs = [
-        s
-        for s in plan_points(BenchPlan(workload, ["cpu"], sizes=[size], repeats=2))
-        if s["variant_key"] == key
+        s for s in plan_points(BenchPlan(workload, ["cpu"], sizes=[size], repeats=2)) if s.variant_key == key
     ]
-    assert [s["variant"] for s in specs] == ["cpu renamed by a teacher"]
-    p, fatal = run_point(PointSpec(**specs[0]), get_workload(specs[0]["workload"]))
+    assert [s.variant for s in specs] == ["cpu renamed by a teacher"]
+    p, fatal = run_point(specs[0], get_workload(specs[0].workload))
     assert p.error is None and p.median_s > 0 and not fatal
     assert p.variant == "cpu renamed by a teacher"
     if key == "naive":  # the naive timing still runs the naive code, whatever its label says
