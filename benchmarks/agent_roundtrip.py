@@ -20,12 +20,13 @@ import statistics
 import time
 
 from explorer.agent.child import local_agent
-from explorer.bench.execute import PointSpec, run_point
+from explorer.bench.execute import run_point
 from explorer.bench.runner import BenchPlan, plan_points
+from explorer.bench.workloads import get_workload
 
-# The same dict the benchmark runner sends for this point.
-SPEC_DICT = plan_points(BenchPlan("_crash_test", ["cpu"], sizes=[1], repeats=3))[0]
-SPEC = PointSpec(**SPEC_DICT)
+# The point the benchmark runner plans, and the JSON form it sends for it.
+SPEC = plan_points(BenchPlan("_crash_test", ["cpu"], sizes=[1], repeats=3))[0]
+SPEC_DICT = SPEC.to_dict()
 
 
 def show(name: str, seconds: list[float]) -> None:
@@ -51,7 +52,7 @@ def main() -> None:
     with local_agent() as agent:
         agent.start()
         agent.request("bench.point", spec, timeout_s=60)  # imports and first-call costs, once
-        run_point(SPEC)
+        run_point(SPEC, get_workload(SPEC.workload))
         for _ in range(runs):
             t0 = time.perf_counter()
             agent.request("ping", timeout_s=30)
@@ -61,7 +62,7 @@ def main() -> None:
             agent.request("bench.point", spec, timeout_s=60)
             remote.append(time.perf_counter() - t0)
             t0 = time.perf_counter()
-            run_point(SPEC)
+            run_point(SPEC, get_workload(SPEC.workload))
             local.append(time.perf_counter() - t0)
     show("agent start (to hello)", starts)
     show("ping round trip", pings)

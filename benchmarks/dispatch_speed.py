@@ -4,8 +4,10 @@ The issue's targets: 1,000,000 blocks simulated in at most 200 ms; the timeline 
 second while it plays (a frame within 16.7 ms). Printed per duration kind: the simulation (durations
 drawn, blocks dispatched, the timeline built; numba's compile is done once before timing), the
 figures (makespan, tail, per-SM busy time), both as wall time and this thread's CPU time (the
-machine may be shared), median and worst of the repeats. Then the view: the chart rasterised once
-(on a new result or a resize), and frames at moving cursors rendered into a 1280x800 image. Run:
+machine may be shared), median and worst of the repeats. Then the view as the visualizer mounts it:
+the chart rasterised once (on a new result or a resize), and frames while the session plays: each
+frame is one ``LaunchSession.advance`` of 1/60 s (the timeline's moment is the session's clock, at
+its fastest speed) and the Timeline tab's view rendered into a 1280x800 image. Run:
 
     QT_QPA_PLATFORM=offscreen python benchmarks/dispatch_speed.py [--blocks 1000000] [--repeats 7]
 """
@@ -98,33 +100,55 @@ def frame_times(result, frames: int) -> None:
     from PySide6.QtGui import QImage
     from PySide6.QtWidgets import QApplication
 
-    from explorer.ui.visualizer.timeline_view import TimelineView, rasterise
+    from explorer.devices.catalog import load_catalog
+    from explorer.launch.animation import SPEEDS_WAVES_PER_S
+    from explorer.launch.session import DeviceChoice, LaunchSession, LaunchSetup
+    from explorer.launch.time_views import DispatchSettings, TimeViews
+    from explorer.ui.visualizer.timeline_page import TimelinePage
+    from explorer.ui.visualizer.timeline_view import rasterise
 
     app = QApplication.instance() or QApplication([])
-    view = TimelineView()
-    view.set_dispatch(result)
-    view.resize(1280, 800)
+    devices = [DeviceChoice(d) for d in load_catalog()]
+    device = next(c for c in devices if c.device.name == result.plan.device_name)
+    session = LaunchSession(devices)
+    session.load([LaunchSetup(device.key, result.plan.config)])
+    model = TimeViews(session)
+    model.load(
+        "timeline",
+        DispatchSettings(result.durations.text, result.policy, result.seed),
+        model.latency_settings,
+    )
+    page = TimelinePage(model, lambda: "")
+    page.resize(1280, 800)
+    page.show()
+    app.processEvents()
+    view = page.view
     lay = view.layout_now()
     _, walls, cpus = timed(
-        lambda: rasterise(result.timeline, int(lay.plot.width()), lay.rows, lay.slot_rows), 3
+        lambda: rasterise(model.dispatch.timeline, int(lay.plot.width()), lay.rows, lay.slot_rows), 3
     )
-    print(f"\ntimeline view, {result.timeline.blocks:,} blocks, 1280x800:")
+    print(f"\ntimeline tab, {model.dispatch.timeline.blocks:,} blocks, {view.width()}x{view.height()} view:")
     print(line("  chart rasterised (once per result or resize)", walls, cpus))
-    image = QImage(1280, 800, QImage.Format.Format_ARGB32_Premultiplied)
+    image = QImage(view.width(), view.height(), QImage.Format.Format_ARGB32_Premultiplied)
     view.render(image)  # the first frame builds the raster
-    makespan = result.figures.makespan
+    session.set_speed(len(SPEEDS_WAVES_PER_S) - 1)  # the fastest: the cursor moves most per frame
+    session.play()
     walls, cpus = [], []
-    for i in range(frames):
-        view.set_time(makespan * (i + 1) / (frames + 1))  # a new cursor each frame, as while playing
+    for _ in range(frames):
         c0, t0 = time.thread_time(), time.perf_counter()
+        if not session.advance(1 / 60):  # the frame clock's tick: the timeline's moment moves
+            session.restart()
+            session.play()
         view.render(image)
         walls.append(time.perf_counter() - t0)
         cpus.append(time.thread_time() - c0)
+    assert view.time == session.moment or view.time == model.dispatch.figures.makespan
     walls.sort()
     print(
-        line(f"  frame while playing ({frames} frames)", walls, cpus)
+        line(f"  frame while playing ({frames} frames: session.advance + paint)", walls, cpus)
         + f", p90 {walls[int(0.9 * len(walls))] * 1e3:.1f} ms; 60 frames/s needs 16.7 ms"
     )
+    page.close()
     app.processEvents()
 
 

@@ -34,7 +34,7 @@ from explorer.bench.runner import BenchPlan, plan_points  # noqa: E402
 from explorer.remote import list_devices, open_agent, parse_remote  # noqa: E402
 from tests.remote.servers import ALIAS, LoopbackSshd, agent_python  # noqa: E402
 
-SPEC = plan_points(BenchPlan("_crash_test", ["cpu"], sizes=[1], repeats=3))[0]
+SPEC = plan_points(BenchPlan("_crash_test", ["cpu"], sizes=[1], repeats=3))[0].to_dict()
 POINT_TARGET_MS = 50.0
 LISTING_TARGET_S = 3.0
 

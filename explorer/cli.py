@@ -8,20 +8,19 @@ the sub-command asked for, so ``devices --json`` never loads Qt and ``--help`` l
 from __future__ import annotations
 
 import argparse
-import importlib
 import multiprocessing
 import os
 import sys
 from collections.abc import Sequence
+from types import ModuleType
 from typing import NoReturn
 
 from explorer import __version__
 from explorer.errors import UserError
 from explorer.inputs import one_line
 from explorer.interrupts import exit_status, raise_on_termination, restore_handlers
+from explorer.panels import PANELS
 from explorer.terminal import guarded_streams, tolerant_streams
-
-PANELS = ("devices", "visualizer", "benchmarks", "memory")
 
 
 class OneLineParser(argparse.ArgumentParser):
@@ -78,6 +77,80 @@ def _add_remote(p: argparse.ArgumentParser) -> None:
     )
 
 
+# Each sub-command's module, imported only when that command is asked for (a command's imports
+# cost nothing until it runs: ``--help`` loads nothing, ``devices --json`` never loads Qt).
+def _gui() -> ModuleType:
+    from explorer.commands import gui
+
+    return gui
+
+
+def _devices() -> ModuleType:
+    from explorer.commands import devices
+
+    return devices
+
+
+def _remote() -> ModuleType:
+    from explorer.commands import remote
+
+    return remote
+
+
+def _launch() -> ModuleType:
+    from explorer.commands import launch
+
+    return launch
+
+
+def _dispatch() -> ModuleType:
+    from explorer.commands import dispatch
+
+    return dispatch
+
+
+def _bench() -> ModuleType:
+    from explorer.commands import bench
+
+    return bench
+
+
+def _memory() -> ModuleType:
+    from explorer.commands import memory
+
+    return memory
+
+
+def _tiling() -> ModuleType:
+    from explorer.commands import tiling
+
+    return tiling
+
+
+def _lessons() -> ModuleType:
+    from explorer.commands import lessons
+
+    return lessons
+
+
+def _selftest() -> ModuleType:
+    from explorer.commands import selftest
+
+    return selftest
+
+
+def _agent() -> ModuleType:
+    from explorer.commands import agent
+
+    return agent
+
+
+def _jobguard() -> ModuleType:
+    from explorer.remote import jobguard
+
+    return jobguard
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = OneLineParser(
         prog="device-explorer",
@@ -86,13 +159,13 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"device-explorer {__version__}")
     # ``check`` parses and validates a request without doing the work (``main(check_only=True)``,
     # which the fuzz test drives); ``handler`` does the work (and parses first).
-    parser.set_defaults(handler="explorer.commands.gui:run_gui", check="explorer.commands.gui:parse_gui")
+    parser.set_defaults(handler=lambda a: _gui().run_gui(a), check=lambda a: _gui().parse_gui(a))
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     p = sub.add_parser("gui", help="open the main window (the default)")
     p.add_argument("--panel", choices=PANELS, default=None, help="panel to show first")
     _add_lesson(p)
-    p.set_defaults(handler="explorer.commands.gui:run_gui", check="explorer.commands.gui:parse_gui")
+    p.set_defaults(handler=lambda a: _gui().run_gui(a), check=lambda a: _gui().parse_gui(a))
 
     p = sub.add_parser("devices", help="list the devices found (CPU, NVIDIA GPUs)")
     _add_json(p)
@@ -101,9 +174,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--measure", action="store_true", help="measure the clock and roofline ceilings again (seconds)"
     )
     _add_remote(p)
-    p.set_defaults(
-        handler="explorer.commands.devices:run_devices", check="explorer.commands.remote:parse_host"
-    )
+    p.set_defaults(handler=lambda a: _devices().run_devices(a), check=lambda a: _remote().parse_host(a))
 
     p = sub.add_parser(
         "occupancy", help="occupancy of one block configuration on a device or compute capability"
@@ -115,9 +186,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--regs", type=str, default="32", metavar="R", help="registers per thread (default 32)")
     p.add_argument("--smem", type=str, default="0", metavar="BYTES", help="shared memory per block in bytes")
     _add_json(p)
-    p.set_defaults(
-        handler="explorer.commands.launch:run_occupancy", check="explorer.commands.launch:parse_occupancy"
-    )
+    p.set_defaults(handler=lambda a: _launch().run_occupancy(a), check=lambda a: _launch().parse_occupancy(a))
 
     p = sub.add_parser("launch", help="how a whole launch is dispatched: warps, idle lanes, waves")
     _add_launch_shape(p)
@@ -154,7 +223,7 @@ def build_parser() -> argparse.ArgumentParser:
         b.add_argument(f"--b-{option}", default=None, metavar=metavar, help=f"{what} (default: A's)")
     _add_json(p)
     p.set_defaults(
-        handler="explorer.commands.launch:run_launch", check="explorer.commands.launch:parse_launch_request"
+        handler=lambda a: _launch().run_launch(a), check=lambda a: _launch().parse_launch_request(a)
     )
 
     p = sub.add_parser(
@@ -183,7 +252,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _add_json(p)
     p.set_defaults(
-        handler="explorer.commands.dispatch:run_dispatch", check="explorer.commands.dispatch:parse_dispatch"
+        handler=lambda a: _dispatch().run_dispatch(a), check=lambda a: _dispatch().parse_dispatch(a)
     )
 
     p = sub.add_parser(
@@ -215,9 +284,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="measure memory bandwidth against resident warps per SM on this machine's GPU",
     )
     _add_json(p)
-    p.set_defaults(
-        handler="explorer.commands.dispatch:run_latency", check="explorer.commands.dispatch:parse_latency"
-    )
+    p.set_defaults(handler=lambda a: _dispatch().run_latency(a), check=lambda a: _dispatch().parse_latency(a))
 
     p = sub.add_parser("bench", help="run a benchmark workload headless, one line per point")
     p.add_argument(
@@ -248,7 +315,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _add_remote(p)
     _add_json(p)
-    p.set_defaults(handler="explorer.commands.bench:run_bench", check="explorer.commands.bench:parse_bench")
+    p.set_defaults(handler=lambda a: _bench().run_bench(a), check=lambda a: _bench().parse_bench(a))
 
     p = sub.add_parser("screenshot", help="render the window offscreen to a PNG")
     p.add_argument("--panel", choices=PANELS, default="devices")
@@ -263,9 +330,7 @@ def build_parser() -> argparse.ArgumentParser:
         default="",
         help="another view of the page: roofline (benchmarks); coalescing, banks, divergence, tiling (memory)",
     )
-    p.set_defaults(
-        handler="explorer.commands.gui:run_screenshot", check="explorer.commands.gui:parse_screenshot"
-    )
+    p.set_defaults(handler=lambda a: _gui().run_screenshot(a), check=lambda a: _gui().parse_screenshot(a))
 
     p = sub.add_parser("memory", help="one warp's global (coalescing) or shared (banks) memory access")
     p.add_argument(
@@ -283,9 +348,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--warp", default="0", metavar="W", help="global only: which warp of the block (default 0)"
     )
     _add_json(p)
-    p.set_defaults(
-        handler="explorer.commands.memory:run_memory", check="explorer.commands.memory:parse_memory"
-    )
+    p.set_defaults(handler=lambda a: _memory().run_memory(a), check=lambda a: _memory().parse_memory(a))
 
     p = sub.add_parser("divergence", help="which lanes of each warp take a branch, and the SIMT efficiency")
     p.add_argument("--block", required=True, metavar="X", help="threads per block (1D)")
@@ -295,7 +358,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", default="0", metavar="N", help="seed of random:P's data (default 0)")
     _add_json(p)
     p.set_defaults(
-        handler="explorer.commands.memory:run_divergence", check="explorer.commands.memory:parse_divergence"
+        handler=lambda a: _memory().run_divergence(a), check=lambda a: _memory().parse_divergence(a)
     )
 
     p = sub.add_parser(
@@ -319,39 +382,36 @@ def build_parser() -> argparse.ArgumentParser:
         "--regs", default="32", metavar="R", help="registers per thread for the occupancy (default 32)"
     )
     _add_json(p)
-    p.set_defaults(
-        handler="explorer.commands.tiling:run_tiling", check="explorer.commands.tiling:parse_tiling"
-    )
+    p.set_defaults(handler=lambda a: _tiling().run_tiling(a), check=lambda a: _tiling().parse_tiling(a))
 
     p = sub.add_parser("lessons", help="list the built-in lessons: title, file, number of steps")
-    _add_json(p)
-    p.set_defaults(
-        handler="explorer.commands.lessons:run_lessons", check="explorer.commands.lessons:parse_lessons"
+    p.add_argument(
+        "--check",
+        dest="check_files",
+        nargs="+",
+        metavar="FILE",
+        help="check lesson files (or built-in lessons by name): every step's values, and narration "
+        "that would not show as written (docs/lesson-format.md); exit 1 when something is found",
     )
+    _add_json(p)
+    p.set_defaults(handler=lambda a: _lessons().run_lessons(a), check=lambda a: _lessons().parse_lessons(a))
 
     p = sub.add_parser("self-test", help="import every dependency, probe devices, run a tiny workload")
     _add_remote(p)
     _add_json(p)
-    p.set_defaults(
-        handler="explorer.commands.selftest:run_self_test", check="explorer.commands.remote:parse_host"
-    )
+    p.set_defaults(handler=lambda a: _selftest().run_self_test(a), check=lambda a: _remote().parse_host(a))
 
     # Hidden (no help): the worker the app starts as a child process, locally or over ssh; it
     # speaks JSON lines on stdin/stdout (explorer/agent/__init__.py describes the protocol).
     p = sub.add_parser("agent")
-    p.set_defaults(handler="explorer.agent.serve:run_agent", check=None)
+    p.set_defaults(handler=lambda a: _agent().run_agent(a), check=None)
     # Hidden: on a cluster's login node, between ssh and the launcher (srun): reports the job's
     # state while it waits and cancels it when the client goes (explorer/remote/jobguard.py).
     p = sub.add_parser("launcher-guard")
     p.add_argument("--job-name")
     p.add_argument("launcher", nargs=argparse.REMAINDER)
-    p.set_defaults(handler="explorer.remote.jobguard:run_launcher_guard", check=None)
+    p.set_defaults(handler=lambda a: _jobguard().run_launcher_guard(a), check=None)
     return parser
-
-
-def _resolve(handler: str):
-    module_name, func_name = handler.split(":")
-    return getattr(importlib.import_module(module_name), func_name)
 
 
 def main(argv: Sequence[str] | None = None, *, check_only: bool = False) -> int:
@@ -384,9 +444,9 @@ def _run(args: argparse.Namespace, check_only: bool) -> int:
     try:
         if check_only:
             if args.check:
-                _resolve(args.check)(args)
+                args.check(args)
             return 0
-        return int(_resolve(args.handler)(args) or 0)
+        return int(args.handler(args) or 0)
     except UserError as exc:
         print(f"device-explorer: error: {one_line(str(exc))}", file=sys.stderr)
         return exc.exit_code

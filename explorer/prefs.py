@@ -19,12 +19,13 @@ annotation) and, where a type is not enough, a rule to ``RULES``.
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
-from explorer.cli import PANELS
+from explorer.panels import PANELS
 from explorer.schema import SchemaError, check_value, field_types, show
 from explorer.statefile import load_json, save_json
 from explorer.userdirs import config_dir
@@ -54,6 +55,9 @@ class Prefs:
     #: text size in percent on the user's own screen, and in presentation mode (the projector)
     text_scale: int = 100
     presentation_text_scale: int = 150
+    #: presentation mode's text size per screen size ("1920x1080": 250): what suits a projector
+    #: is never carried to a smaller screen (``presentation_text_scale`` is the last one chosen)
+    presentation_text_scales: dict[str, int] = field(default_factory=dict)
 
     @classmethod
     def from_dict(cls, data: Any) -> Prefs:
@@ -92,6 +96,13 @@ RULES: dict[str, Callable[[Any], bool]] = {
     "height": lambda v: MIN_SIZE[1] <= v <= MAX_SIZE[1],
     "text_scale": lambda v: TEXT_SCALE_RANGE[0] <= v <= TEXT_SCALE_RANGE[1],
     "presentation_text_scale": lambda v: TEXT_SCALE_RANGE[0] <= v <= TEXT_SCALE_RANGE[1],
+    "presentation_text_scales": lambda v: (
+        all(
+            re.fullmatch(r"\d{3,5}x\d{3,5}", k) and TEXT_SCALE_RANGE[0] <= s <= TEXT_SCALE_RANGE[1]
+            for k, s in v.items()
+        )
+        and len(v) <= 64
+    ),
 }
 
 

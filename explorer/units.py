@@ -1,4 +1,5 @@
-"""Sizes in bytes as text, one rule for the CLI, the window and the files a run writes.
+"""Sizes in bytes as text, one rule for the CLI, the window and the files a run writes (shares
+and plurals are explorer.words').
 
 Binary units, as drivers and nvidia-smi report memory (4 GiB, 48 KiB, 1.5 MiB), with trailing
 zeros dropped so 80 GiB never reads "80.0 GiB" in one place and "80 GiB" in another. Qt-free: the

@@ -11,6 +11,7 @@ machine ("NVIDIA H100 ON gpu-lab"). Base module: imports nothing from the app, Q
 from __future__ import annotations
 
 import math
+from decimal import ROUND_HALF_UP, Decimal
 
 
 def percent(
@@ -21,29 +22,36 @@ def percent(
     spaced: bool = False,
     missing: str = "n/a",
 ) -> str:
-    """A share (0..1) as a percentage: 0.125 -> "12.5%", 0.0039 -> "0.4%", 1.0 -> "100%".
+    """A share (0..1) as a percentage: 0.125 -> "12.5%", 0.0625 -> "6.3%", 0.0039 -> "0.4%", 1.0 -> "100%".
 
-    At most ``decimals`` decimals, trailing zeros dropped; a share too small to show that way
-    shows two significant digits instead (never "0%"), and one short of the whole never reads
-    "100%" (">99.9%"). ``fine`` shows two significant digits all the way below 10 %, for the
-    readings where a tiny share is the lesson (one warp on one SM of 132 is "0.76 %", not "1 %").
-    ``spaced`` writes "12 %", as the readings tables do; ``None`` (not measured) is ``missing``."""
+    At most ``decimals`` decimals, trailing zeros dropped (one rule everywhere, tables included:
+    "9%", never "9.0%" beside "9%"); halves round up, on the share as written (0.0625 is 6.25 %,
+    shown "6.3%", where Python's own formatting rounds the binary value to even and printed
+    "6.2%"). A share too small to show that way shows two significant digits instead (never
+    "0%"), and one short of the whole never reads "100%" (">99.9%"). ``fine`` shows two
+    significant digits all the way below 10 %, for the readings where a tiny share is the lesson
+    (one warp on one SM of 132 is "0.76 %", not "1 %"). ``spaced`` writes "12 %", as the readings
+    tables do; ``None`` (not measured) is ``missing``."""
     if fraction is None or not math.isfinite(fraction):
         return missing
-    value = 100.0 * fraction
+    value = Decimal(repr(float(fraction))).scaleb(2)  # exact: the share as written, times 100
     sign = " %" if spaced else "%"
-    text = _trimmed(f"{value:.{decimals}f}")
-    if value != 0 and (float(text) == 0 or (fine and abs(value) < 10)):
+    text = _trimmed(_half_up(value, decimals))
+    if value != 0 and (Decimal(text) == 0 or (fine and abs(value) < 10)):
         text = _two_significant(value)
-    elif float(text) == 100 and value < 100:
+    elif Decimal(text) == 100 and value < 100:
         return f">{100 - 10**-decimals:.{decimals}f}{sign}"
     return text + sign
 
 
-def _two_significant(value: float) -> str:
-    """0.7575 -> "0.76", 5.25 -> "5.2", 1e-7 -> "0.0000001": never a rounded zero, never 1e-07."""
-    digits = max(0, 1 - math.floor(math.log10(abs(value))))
-    return _trimmed(f"{value:.{digits}f}")
+def _half_up(value: Decimal, decimals: int) -> str:
+    """``value`` with ``decimals`` decimals, a tie going away from zero, as a person rounds."""
+    return format(value.quantize(Decimal(1).scaleb(-decimals), rounding=ROUND_HALF_UP), "f")
+
+
+def _two_significant(value: Decimal) -> str:
+    """0.7575 -> "0.76", 6.25 -> "6.3", 1e-7 -> "0.0000001": never a rounded zero, never 1e-07."""
+    return _trimmed(_half_up(value, max(0, 1 - value.adjusted())))
 
 
 def _trimmed(text: str) -> str:

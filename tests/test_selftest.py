@@ -164,7 +164,7 @@ def test_simulator_check_runs_the_kernel_in_an_agent_only_with_the_simulator_on(
     assert "every element right" in selftest.check_cuda_simulator()
     # In a process without the switch the kernel is refused, not run on a GPU by accident.
     monkeypatch.delenv("NUMBA_ENABLE_CUDASIM", raising=False)
-    from explorer.agent.simcheck import simulator_kernel_check
+    from explorer.commands.simcheck import simulator_kernel_check
 
     result = simulator_kernel_check()
     assert result["ok"] is False and "NUMBA_ENABLE_CUDASIM=1" in result["error"]

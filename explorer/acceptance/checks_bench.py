@@ -2,8 +2,7 @@
 timing, every result checked against the host): first every workload's GPU variants at small
 sizes, then the figures against their targets.
 
-Points are found by their variant's key (``Workload.variant(key).series_name(device)``), never by
-the words of a label.
+Points are found by their variant's key (``BenchPoint.variant_key``), never by the words of a label.
 """
 
 from __future__ import annotations
@@ -46,7 +45,7 @@ PCIE_COUNTER_TOLERANCE = 0.5
 
 def run_points(ctx: CheckContext, workload: str, sizes: Sequence[int], budget_s: float) -> list[BenchPoint]:
     """One plan through the app's runner on the context's GPU; every point is logged as it lands."""
-    from explorer.bench.results import format_point
+    from explorer.bench.lines import format_point
     from explorer.bench.runner import BenchPlan, BenchRun
 
     plan = BenchPlan(
@@ -62,10 +61,10 @@ def run_points(ctx: CheckContext, workload: str, sizes: Sequence[int], budget_s:
 def point_of(
     points: Sequence[BenchPoint], workload: str, key: str, device: str, size: int
 ) -> BenchPoint | None:
-    from explorer.bench.workloads import get_workload
-
-    series = get_workload(workload).variant(key).series_name(device)
-    return next((p for p in points if p.variant == series and p.size == size), None)
+    return next(
+        (p for p in points if (p.workload, p.variant_key, p.device, p.size) == (workload, key, device, size)),
+        None,
+    )
 
 
 def _row(p: BenchPoint) -> dict[str, Any]:
@@ -215,7 +214,7 @@ def watch_pcie(ctx: CheckContext, nbytes: int, seconds: float) -> tuple[float, l
     why there are none)."""
     import torch
 
-    from explorer.agent.gpushare import gpu_identity
+    from explorer.bench.gpushare import gpu_identity
     from explorer.devices.nvml import NvmlSession
 
     index = gpu_identity(ctx.device, ctx.nvml)[1]

@@ -82,7 +82,7 @@ def package_versions() -> dict[str, str]:
 
 
 def _nvml_index(ctx: CheckContext) -> int:
-    from explorer.agent.gpushare import gpu_identity
+    from explorer.bench.gpushare import gpu_identity
 
     index = gpu_identity(ctx.device, ctx.nvml)[1]
     if index is None:
@@ -94,7 +94,7 @@ def _nvml_index(ctx: CheckContext) -> int:
 
 def check_environment(ctx: CheckContext) -> CheckResult:
     """Versions, the GPU's clocks and limits now, and whether other programs use the GPU."""
-    from explorer.agent.gpushare import other_gpu_processes
+    from explorer.bench.gpushare import other_gpu_processes
     from explorer.devices.nvml import NvmlSession
 
     versions = package_versions()
@@ -407,7 +407,7 @@ def _smi_reference(uuid: str | None) -> tuple[dict[str, str | None] | None, str]
 def check_devices(ctx: CheckContext) -> CheckResult:
     """``devices --json`` field by field against NVML, nvidia-smi, torch and the CUDA driver."""
     from explorer.acceptance.cudadriver import device_attributes
-    from explorer.launch.limits import limits_for_cc
+    from explorer.devices.limits import limits_for_cc
 
     proc = _run_cli(ctx, "devices", "--json")
     if proc.returncode != 0:

@@ -69,7 +69,7 @@ def check_occupancy(ctx: CheckContext) -> CheckResult:
     from numba import cuda
 
     from explorer.acceptance.cudadriver import KernelHandle, device_attributes
-    from explorer.launch.limits import limits_for_cc
+    from explorer.devices.limits import limits_for_cc
     from explorer.launch.occupancy import occupancy
 
     sizes = ctx.sizes

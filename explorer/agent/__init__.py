@@ -4,13 +4,19 @@ Work that may crash, hang or must run with a different environment (a benchmark 
 under numba's CUDA simulator, the launch visualizer's real run) runs in an *agent*, a child
 process started as ``device-explorer agent`` (``python -m explorer agent``; in the bundle, the
 bundle's executable with ``agent``). The same agent runs on another machine through
-``ssh DEST [PREFIX] python3 -m explorer agent``: only the argv differs.
+``ssh DEST PYTHON -m explorer agent``, or on a cluster through ``ssh DEST PYTHON -m explorer
+launcher-guard --job-name NAME -- srun ... PYTHON -m explorer agent`` (``explorer.remote.target``;
+the guard reports the Slurm job's state and cancels it when the client goes): only the argv
+differs.
 
-Modules
+Modules (transport only: this package never imports the domain packages above it, ``bench``,
+``launch``, ``remote`` and the rest; ``import-linter`` in CI holds it to that)
   ``protocol``  the messages, their encoding and validation (both sides)
-  ``serve``     the agent's loop (the child side)
-  ``methods``   what an agent can be asked to do
+  ``serve``     the agent's loop (the child side); it serves the ``Methods`` it is handed
   ``child``     ``AgentProcess``: start a child from an argv, greet it, send requests, stop it
+
+What an agent can be asked to do lives with the commands: ``explorer.commands.agent`` (the
+hidden ``agent`` sub-command) hands its ``METHODS`` to ``serve.run_agent``.
 
 The protocol (version ``protocol.PROTOCOL_VERSION``)
   Transport: the child's stdin (parent -> agent) and stdout (agent -> parent), one JSON object per
@@ -38,13 +44,13 @@ The protocol (version ``protocol.PROTOCOL_VERSION``)
   5. ``{"type":"bye"}`` ends the agent after the current request; closing its stdin ends it at
      once, even mid-request (this is also what ends a remote agent when ssh drops).
 
-  Methods (``methods.METHODS``): ``ping``; ``bench.prepare`` {preload, low_priority};
-  ``bench.point`` {the fields of ``explorer.bench.execute.PointSpec``} -> {point, fatal};
-  ``gpu.lock`` {device, workload} -> {key, waited_s} (a GPU's turn, ``gpushare``/``gpuqueue``);
+  Methods (``explorer.commands.agent.METHODS``): ``ping``; ``bench.prepare`` {preload, low_priority};
+  ``bench.point`` {``explorer.bench.spec.PointSpec.to_dict()``} -> {point, fatal};
+  ``gpu.lock`` {device, workload} -> {key, waited_s} (a GPU's turn, ``explorer.bench.gpushare``);
   ``bench.roof`` {device} -> {roof} (the roof that worker placed the device's points under);
   ``roofs.measure`` {device} -> events {progress, message}, then {roof, message};
   ``selftest.simulator`` {} -> the simulator check's result; and ``realrun.run``,
-  ``devices.list``, ``devices.live``, ``selftest.run`` (see ``methods``). A request does only what
+  ``devices.list``, ``devices.live``, ``selftest.run`` (see ``explorer.commands.agent``). A request does only what
   the app needs, whoever sends it (an agent may be reached through a ``ForceCommand`` account):
   ``preload`` names only modules a workload needs, and ``realrun.run`` writes only into the empty
   private temporary file a local parent made (a remote parent asks for the result inline).

@@ -26,11 +26,10 @@ import queue
 import signal
 import sys
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any, BinaryIO, NoReturn
 
 from explorer import __version__
-from explorer.agent.methods import METHODS
 from explorer.agent.protocol import (
     MAX_LINE_BYTES,
     PACKAGE,
@@ -50,8 +49,17 @@ from explorer.errors import UserError
 
 _PR_SET_PDEATHSIG = 1
 
+#: how a method streams parts of its answer: one ``event`` message per call
+Emit = Callable[[dict[str, Any]], None]
+#: the one interface a method implements: ``(params, emit) -> answer``. A method raises
+#: ``UserError`` (or any exception) to fail the request with one line; the agent goes on serving.
+Method = Callable[[dict[str, Any], Emit], dict[str, Any]]
+#: the methods an agent serves, by name; the ``agent`` command hands them in
+#: (``explorer.commands.agent.METHODS``): the domain work lives above this package, never in it
+Methods = Mapping[str, Method]
+
 #: run just before the agent ends, whichever way (end of stdin, bye, a closed stdout): a GPU turn
-#: (``explorer.agent.gpushare``) gives its place in the line back here
+#: (``explorer.bench.gpushare``) gives its place in the line back here
 EXIT_HOOKS: list[Callable[[], None]] = []
 
 
@@ -113,10 +121,10 @@ def _read_stdin(inbox: queue.Queue[Message | ProtocolError]) -> None:
             inbox.put(exc)
 
 
-def _answer(request: Request, channel: _Channel) -> Message:
-    method = METHODS.get(request.method)
+def _answer(request: Request, channel: _Channel, methods: Methods) -> Message:
+    method = methods.get(request.method)
     if method is None:
-        known = ", ".join(sorted(m for m in METHODS if not m.startswith("_")))
+        known = ", ".join(sorted(m for m in methods if not m.startswith("_")))
         return Error(request.id, "unknown-method", f"no method {request.method!r}; this agent has {known}")
 
     def emit(data: dict[str, Any]) -> None:
@@ -132,8 +140,8 @@ def _answer(request: Request, channel: _Channel) -> Message:
     return Result(request.id, data)
 
 
-def serve() -> int:
-    """Say hello, then answer requests until ``bye`` or the end of stdin."""
+def serve(methods: Methods) -> int:
+    """Say hello, then answer requests with ``methods`` until ``bye`` or the end of stdin."""
     die_with_parent()
     if threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGINT, signal.SIG_IGN)
@@ -162,20 +170,20 @@ def serve() -> int:
         if isinstance(message, ProtocolError):
             channel.send(Error(0, "bad-request", str(message)))
         elif isinstance(message, Request):
-            channel.send(_answer(message, channel))
+            channel.send(_answer(message, channel, methods))
         else:
             channel.send(Error(0, "bad-request", f"an agent takes requests, not {type(message).__name__}"))
 
 
-def run_agent(args: object = None) -> int:
-    """The hidden ``agent`` sub-command. It ends the process itself (``os._exit``) once done.
+def run_agent(methods: Methods) -> NoReturn:
+    """Serve ``methods`` (the hidden ``agent`` sub-command), then end the process (``os._exit``).
 
     Why not return: after ``bye`` the stdin reader thread may still sit in ``readline`` (under
     srun or ssh the end of the pipe arrives later than the bye), holding stdin's lock, and
     Python's shutdown then aborts on that lock ("Fatal Python error: _enter_buffered_busy"):
     a SIGABRT that Slurm records as a failed job. The agent has nothing to clean up."""
     try:
-        code = serve()
+        code = serve(methods)
     except Exception as exc:  # noqa: BLE001 - one line on stderr for the parent's message
         print(f"device-explorer agent: {type(exc).__name__}: {exc}", file=sys.stderr, flush=True)
         code = 1

@@ -3,9 +3,11 @@
 Public API (the names and signatures the rest of the app relies on; change them together):
 
 * ``explorer.bench.results``: ``BenchPoint``, ``write_csv``/``read_csv``, ``write_json``/``read_json``,
-  ``last_results_path()``, ``save_last(points)``, ``load_last()``, ``format_point(p)`` (one text line).
-* ``explorer.bench.workloads``: ``Workload``, ``WORKLOADS`` (the eight, in menu order),
-  ``get_workload(name)``, ``visible_workloads()``. Additions: ``Workload.variants(device)`` gives
+  ``last_results_path()``, ``save_last(points)``, ``load_last()``; ``explorer.bench.lines``:
+  ``format_point(p)`` (one text line).
+* ``explorer.bench.workloads``: ``WORKLOADS`` (the eight, in menu order),
+  ``get_workload(name)``, ``visible_workloads()``; the ``Workload`` record is in
+  ``explorer.bench.workload``. Additions: ``Workload.variants(device)`` gives
   the variant labels a device will produce (the series names; they include the device, so they
   are unique within a run), ``Workload.default_sizes(device)``, ``Workload.size_label(size)``.
   Hidden test workloads ``_crash_test``, ``_hang_test`` and ``_oom_test`` (in ``TEST_WORKLOADS``,
@@ -28,6 +30,10 @@ Public API (the names and signatures the rest of the app relies on; change them 
   ``Verdict(noisy, reason)``), in ``BenchPoint.noisy`` / ``noise_reason``.
 * ``explorer.bench.variants``: ``Variant(key, label, run)``, declared in each ``wl_*`` module;
   ``Workload.variants_on(device)`` / ``Workload.variant(key)``.
+* ``explorer.bench.spec``: ``PointKey`` (host, device, variant key, size: what a point measured,
+  ``BenchPoint.key``; never its label) and ``PointSpec``, the typed record ``plan_points`` returns
+  and a worker is sent (``to_dict`` / checked ``from_dict``). ``explorer.bench.resume`` matches
+  finished points by key (an earlier version's labels are mapped to keys).
 * ``explorer.bench.run_results``: ``RunResults``, the Qt-free model of the panel's runs (one per
   workload) that its table and plots read, with the roofs each run's points were placed under.
 * Roofs (the records and the store live below, in ``explorer.roofs``): ``sweep`` (the CPU's

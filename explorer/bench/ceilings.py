@@ -44,7 +44,7 @@ _CLOCK, _SWEEP = 0.05, 0.75
 WRITE_ALLOCATE = "bytes as STREAM counts them (the write-allocate reads are not counted)"
 
 
-def _quiet_progress(_fraction: float, _text: str) -> None:
+def quiet_progress(_fraction: float, _text: str) -> None:
     pass
 
 
@@ -204,7 +204,7 @@ def measure_cpu_roof(
     cpu: CpuDevice,
     fingerprint: str,
     *,
-    progress: Progress = _quiet_progress,
+    progress: Progress = quiet_progress,
     sgemm_budget_s: float = SGEMM_BUDGET_S,
 ) -> MeasuredRoof:
     """Measure the CPU: its all-core clock, every memory level's bandwidth and its best sgemm."""
@@ -276,7 +276,7 @@ def measure_gpu_roof(
     key: str,
     *,
     budget_s: float = 1.0,
-    progress: Progress = _quiet_progress,
+    progress: Progress = quiet_progress,
     levels: bool = True,
 ) -> MeasuredRoof:
     """Measure a GPU: its best sgemm (TF32 off) and, where numba can reach it, its L2 and DRAM
@@ -339,7 +339,7 @@ def _gpu_others(device: str) -> list[str]:
     if not device.startswith("cuda"):
         return []
     try:
-        from explorer.agent.gpushare import gpu_identity, other_gpu_processes
+        from explorer.bench.gpushare import gpu_identity, other_gpu_processes
 
         return other_gpu_processes(gpu_identity(device)[1])
     except Exception:  # no NVML: nothing can be said, as for the points

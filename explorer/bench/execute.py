@@ -14,40 +14,20 @@ import sys
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import dataclass, field, replace
 
 from explorer.bench import peaks
 from explorer.bench.noise import Verdict, judge, others_busy_cores, threads_to_use
 from explorer.bench.results import CEILINGS_NOTE, BenchPoint, error_point
+from explorer.bench.spec import PointSpec
 from explorer.bench.timing import Timing, measure, measure_torch
-from explorer.bench.workloads import Workload, get_workload
+from explorer.bench.workload import Workload
 from explorer.errors import UserError
 from explorer.words import count
 
 
 class PointError(Exception):
     """A point that cannot run here, said in one line (e.g. "needs two GPUs; 0 found")."""
-
-
-@dataclass
-class PointSpec:
-    """One point of a plan: what the parent sends to the worker."""
-
-    index: int
-    workload: str
-    device: str
-    variant: str  # the series name, e.g. "cuda:0 H2D pinned": shown, never parsed
-    variant_key: str  # the variant's stable key, e.g. "h2d_pinned": what picks the code that runs
-    size: int
-    repeats: int | None = None
-    budget_s: float = 2.0
-    cpu_threads: int | None = None
-    partner: str | None = None  # the second GPU of a two-GPU workload; None -> the next one
-    measure_roof: bool = False  # measure the device's ceilings first where none fresh are cached
-    remeasure_roof: bool = False  # ... and even where fresh ones are
-
-    def to_dict(self) -> dict:
-        return asdict(self)
 
 
 @dataclass
@@ -98,6 +78,7 @@ def checked_point(w: Workload, spec: PointSpec, label: str, found: Checked) -> B
         device=spec.device,
         size=spec.size,
         size_label=label,
+        variant_key=spec.variant_key,
         throughput_unit=w.unit,
         model=found.model,
         model_note=found.note,
@@ -365,16 +346,17 @@ def _gpu_intruders(device: str) -> list[str]:
     """Other processes NVML lists on ``device``'s GPU now ("name (pid N)"); empty on a CPU."""
     if not device.startswith("cuda"):
         return []
-    from explorer.agent.gpushare import gpu_identity, other_gpu_processes
+    from explorer.bench.gpushare import gpu_identity, other_gpu_processes
 
     if device not in _nvml_index_of:
         _nvml_index_of[device] = gpu_identity(device)[1]
     return other_gpu_processes(_nvml_index_of[device])
 
 
-def run_point(spec: PointSpec) -> tuple[BenchPoint, bool]:
-    """Measure one point; never raises. Returns the point and whether the worker must be replaced."""
-    w = get_workload(spec.workload)
+def run_point(spec: PointSpec, w: Workload) -> tuple[BenchPoint, bool]:
+    """Measure one point of workload ``w`` (the registry's ``get_workload(spec.workload)``, which
+    the caller looks up: the registry sits above the variants this runs); never raises. Returns
+    the point and whether the worker must be replaced."""
     label = w.size_label(spec.size)
     roof_notice = peaks.RoofNotice()
     try:
@@ -392,10 +374,19 @@ def run_point(spec: PointSpec) -> tuple[BenchPoint, bool]:
             raise
         message, fatal = classify(exc)
         _release_memory()
-        p = error_point(w.name, spec.variant, spec.device, spec.size, label, message, w.unit)
-        p.versions = versions(spec.device)
-        p.dtype = w.dtype
-        return p, fatal
+        failed = error_point(
+            w.name,
+            spec.variant,
+            spec.device,
+            spec.size,
+            label,
+            message,
+            w.unit,
+            variant_key=spec.variant_key,
+            dtype=w.dtype,
+            versions=versions(spec.device),
+        )
+        return failed, fatal
     tp, unit = _throughput(w, spec, out)
     t = out.timing
     extra = dict(out.extra)
@@ -418,12 +409,21 @@ def run_point(spec: PointSpec) -> tuple[BenchPoint, bool]:
         basis = peaks.compute_peak_basis(spec.device)
     elif out.peak and out.bus_bound:
         basis = peaks.PCIE_BASIS
+    noisy, noise_reason = verdict.noisy, verdict.reason
+    if intruders:  # a shared GPU: another program's kernels ran between ours
+        shown = ", ".join(intruders[:3]) + (f" and {len(intruders) - 3} more" if len(intruders) > 3 else "")
+        said = f"other processes used this GPU while it was measured: {shown}"
+        noisy, noise_reason = True, f"{noise_reason}; {said}" if noise_reason else said
+    load = t.load
+    waiting = load.waiting_share(out.threads or 1) if load is not None else None
+    steal = load.steal_share() if load is not None else None
     point = BenchPoint(
         workload=w.name,
         variant=spec.variant,
         device=spec.device,
         size=spec.size,
         size_label=label,
+        variant_key=spec.variant_key,
         median_s=t.median_s,
         spread_s=t.spread_s,
         min_s=t.min_s,
@@ -441,29 +441,21 @@ def run_point(spec: PointSpec) -> tuple[BenchPoint, bool]:
         dtype=out.dtype or w.dtype,
         versions=versions(spec.device),
         extra=extra,
-        noisy=verdict.noisy,
-        noise_reason=verdict.reason,
+        noisy=noisy,
+        noise_reason=noise_reason,
         remeasured=remeasured,
+        others_cpu_share=round(load.others_share(), 4) if load is not None else None,
+        waiting_share=None if waiting is None else round(waiting, 4),
+        steal_share=None if steal is None else round(steal, 4),
     )
-    if intruders:  # a shared GPU: another program's kernels ran between ours
-        shown = ", ".join(intruders[:3]) + (f" and {len(intruders) - 3} more" if len(intruders) > 3 else "")
-        said = f"other processes used this GPU while it was measured: {shown}"
-        point.noisy = True
-        point.noise_reason = f"{point.noise_reason}; {said}" if point.noise_reason else said
-    load = t.load
-    if load is not None:
-        point.others_cpu_share = round(load.others_share(), 4)
-        waiting = load.waiting_share(out.threads or 1)
-        point.waiting_share = None if waiting is None else round(waiting, 4)
-        steal = load.steal_share()
-        point.steal_share = None if steal is None else round(steal, 4)
-    if not w.hidden:  # the hidden test workloads (crash, hang) have no place on a roofline
-        moved = out.bytes if out.bytes is not None else w.bytes_moved(spec.size)
-        peaks.place_point(
-            point,
-            out.flops if out.flops is not None else w.flops(spec.size),
-            out.roof_bytes if out.roof_bytes is not None else moved,
-            out.working_set if out.working_set is not None else w.working_set_bytes(spec.size),
-            bus_bound=out.bus_bound,
-        )
-    return point, False
+    if w.hidden:  # the hidden test workloads (crash, hang) have no place on a roofline
+        return point, False
+    moved = out.bytes if out.bytes is not None else w.bytes_moved(spec.size)
+    placed = peaks.place_point(
+        point,
+        out.flops if out.flops is not None else w.flops(spec.size),
+        out.roof_bytes if out.roof_bytes is not None else moved,
+        out.working_set if out.working_set is not None else w.working_set_bytes(spec.size),
+        bus_bound=out.bus_bound,
+    )
+    return placed, False

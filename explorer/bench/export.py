@@ -14,6 +14,7 @@ from pathlib import Path
 from explorer.bench.results import BenchPoint, points_to_csv, points_to_json
 from explorer.errors import UserError
 from explorer.outputs import write_output
+from explorer.roofs.model import Roof
 
 
 def export_csv(points: Sequence[BenchPoint], path: str | Path) -> Path:
@@ -21,9 +22,11 @@ def export_csv(points: Sequence[BenchPoint], path: str | Path) -> Path:
     return write_output(path, points_to_csv(points).encode("utf-8"), "the CSV file")
 
 
-def export_json(points: Sequence[BenchPoint], path: str | Path) -> Path:
+def export_json(points: Sequence[BenchPoint], path: str | Path, roofs: Sequence[Roof] = ()) -> Path:
+    """The points and the roofs they were placed under (one per host and device), as the last
+    results are kept, so the file is drawn under its own roofs wherever it is read."""
     _refuse_empty(points, "JSON")
-    return write_output(path, points_to_json(points).encode("utf-8"), "the JSON file")
+    return write_output(path, points_to_json(points, roofs).encode("utf-8"), "the JSON file")
 
 
 def _refuse_empty(points: Sequence[BenchPoint], what: str) -> None:

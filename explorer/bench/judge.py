@@ -26,45 +26,58 @@ def judge(
     roof: Roof,
     *,
     bus_bound: bool = False,
-) -> None:
-    """Fill ``point``'s roofline fields from its counts under ``roof``: intensity, rates, the level
-    its working set lives in, the roof at its intensity, its share and, above 110%, why. A GB/s
-    point with no peak of its own takes its level's bandwidth as its "% of peak" where its GB/s
-    count the bytes as the roof does (a memcpy's count each byte once: its share is the roof's). A bus-bound
-    point gets its rates only: no memory level bounds it."""
+) -> BenchPoint:
+    """``point`` with its roofline fields filled from its counts under ``roof`` (a copy: a point is
+    never patched): intensity, rates, the level its working set lives in, the roof at its
+    intensity, its share and, above 110%, why. A GB/s point with no peak of its own takes its
+    level's bandwidth as its "% of peak" where its GB/s count the bytes as the roof does (a
+    memcpy's count each byte once: its share is the roof's). A bus-bound point gets its rates
+    only: no memory level bounds it. An error row, or a point with no time, is returned as it is."""
     if point.error is not None or point.median_s is None:
-        return
+        return point
     where = place(flops, bytes_moved, point.median_s, roof, working_set, point.threads)
-    point.intensity_flop_per_byte = where.intensity_flop_per_byte
-    point.gflops = where.gflops
-    point.gbps = where.gbps
-    point.working_set_bytes = working_set
+    rated = replace(
+        point,
+        intensity_flop_per_byte=where.intensity_flop_per_byte,
+        gflops=where.gflops,
+        gbps=where.gbps,
+        working_set_bytes=working_set,
+    )
     if bus_bound:
-        point.bound = BUS
-        return
-    point.bound = where.bound
-    point.ridge_flop_per_byte = where.ridge_flop_per_byte
-    point.memory_level = where.memory_level
-    point.roof_level = where.roof_level
-    point.roof_share = None if where.roof_share is None else round(where.roof_share, 4)
-    point.roof_note = above_roof_reason(where, roof, working_set, point.threads)
+        return replace(rated, bound=BUS)
     level = where.memory_ceiling
+    placed = replace(
+        rated,
+        bound=where.bound,
+        ridge_flop_per_byte=where.ridge_flop_per_byte,
+        memory_level=where.memory_level,
+        roof_level=where.roof_level,
+        roof_share=None if where.roof_share is None else round(where.roof_share, 4),
+        roof_note=above_roof_reason(where, roof, working_set, point.threads),
+        bandwidth_ceiling_gbps=level.value if level is not None else point.bandwidth_ceiling_gbps,
+        bandwidth_ceiling_basis=(
+            f"{level.label}: {level.basis}" if level is not None else point.bandwidth_ceiling_basis
+        ),
+    )
+    if level is None:
+        return placed
     was_level_peak = point.peak is not None and point.peak == point.bandwidth_ceiling_gbps
-    if level is not None:
-        point.bandwidth_ceiling_gbps = level.value
-        point.bandwidth_ceiling_basis = f"{level.label}: {level.basis}"
-        # its "% of peak" is its share of this level's roof only where its throughput counts the
-        # bytes the roof does (a memcpy's GB/s counts each byte once; its roof, read and write)
-        same_bytes = (
-            point.throughput is not None
-            and point.gbps is not None
-            and (abs(point.gbps - point.throughput) <= 1e-6 * max(point.throughput, 1e-12))
+    # its "% of peak" is its share of this level's roof only where its throughput counts the
+    # bytes the roof does (a memcpy's GB/s counts each byte once; its roof, read and write)
+    same_bytes = (
+        point.throughput is not None
+        and placed.gbps is not None
+        and (abs(placed.gbps - point.throughput) <= 1e-6 * max(point.throughput, 1e-12))
+    )
+    if point.throughput_unit == "GB/s" and same_bytes and (point.peak is None or was_level_peak):
+        return replace(
+            placed,
+            peak=level.value,
+            peak_kind=level.kind,
+            peak_is_estimate=level.estimate,
+            peak_basis=f"{level.name} roof: {level.basis}",
         )
-        if point.throughput_unit == "GB/s" and same_bytes and (point.peak is None or was_level_peak):
-            point.peak = level.value
-            point.peak_kind = level.kind
-            point.peak_is_estimate = level.estimate
-            point.peak_basis = f"{level.name} roof: {level.basis}"
+    return placed
 
 
 def judged_again(point: BenchPoint, roof: Roof) -> BenchPoint:
@@ -73,9 +86,7 @@ def judged_again(point: BenchPoint, roof: Roof) -> BenchPoint:
     it is."""
     if point.error is not None or point.median_s is None or (point.gbps is None and point.gflops is None):
         return point
-    again = replace(point)
     seconds = point.median_s
     flops = (point.gflops or 0.0) * 1e9 * seconds
     moved = (point.gbps or 0.0) * 1e9 * seconds
-    judge(again, flops, moved, point.working_set_bytes, roof, bus_bound=point.bound == BUS)
-    return again
+    return judge(point, flops, moved, point.working_set_bytes, roof, bus_bound=point.bound == BUS)

@@ -1,11 +1,13 @@
 """The roof a benchmark worker places its points under, and the peaks its workloads are drawn against.
 
-One roof per device per worker process (``worker_roof``): built once from the device's record and
-this machine's stored ceilings (``explorer.devices.roofs.record_roof``), after measuring them where
-the run asked for it (``ensure_measured``), and then used for every point of that device: each
-point's level, share and "% of peak" come from the same figures, and the runner asks the worker
-for that very roof once (agent method ``bench.roof``) to carry it with the results. Nothing here
-reads the store again for a later point, and nothing runs discovery more than once per process.
+One roof per device per worker process (``worker_roof``, from this process's
+``explorer.devices.roofs.RoofBook``): built once from the device's record and this machine's
+stored ceilings, after measuring them where the run asked for it (``ensure_measured``), and then
+used for every point of that device: each point's level, share and "% of peak" come from the same
+figures, and the runner asks the worker for that very roof once (agent method ``bench.roof``) to
+carry it with the results, one per (host, device). Nothing here reads the store again for a later
+point, and discovery runs once per kind of device (``device_record``: the CPU's probe, or the
+GPUs') per process; the records it gives are typed (``CpuDevice``, ``CudaGpu``).
 
 Also here: the PCIe link's peak (copies are bound by the bus, not by a memory level).
 """
@@ -16,11 +18,11 @@ import os
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, NamedTuple, Protocol
 
 from explorer.devices.deadline import DEADLINES_S, call_with_deadline
-from explorer.devices.model import Device
-from explorer.devices.roofs import fingerprint, record_roof
+from explorer.devices.model import CpuDevice, CudaGpu
+from explorer.devices.roofs import RoofBook, fingerprint
 from explorer.roofs import store
 from explorer.roofs.model import Ceiling, Roof
 
@@ -46,44 +48,62 @@ def pcie_peak_gbps(generation: int | None, width: int | None) -> float | None:
     return PCIE_LANE_GBPS[generation] * width
 
 
+class PcieLinkReader(Protocol):
+    """What ``pcie_link`` asks of NVML (pynvml, or the tests' stand-in)."""
+
+    def nvmlInit(self) -> None: ...
+    def nvmlShutdown(self) -> None: ...
+    def nvmlDeviceGetHandleByPciBusId(self, bus_id: str) -> object: ...
+    def nvmlDeviceGetCurrPcieLinkGeneration(self, handle: object) -> int: ...
+    def nvmlDeviceGetCurrPcieLinkWidth(self, handle: object) -> int: ...
+
+
+#: a device that can run a benchmark point: this machine's CPU or one of its CUDA GPUs
+PresentDevice = CpuDevice | CudaGpu
+
 _discovery_lock = threading.Lock()
-_records: dict[bool, list[Device]] = {}
+#: this process's records, discovered once per kind ("cpu", "gpu") and never again
+_records: dict[str, list[PresentDevice]] = {}
 
 
-def device_record(device: str) -> Device | None:
-    """The record of ``device`` ("cpu", "cuda:0") on this machine, from one discovery per process
-    (GPUs are probed only when a GPU is asked for); ``None`` when it is not here."""
-    gpus = device != "cpu"
+def device_record(device: str) -> PresentDevice | None:
+    """The record of ``device`` ("cpu", "cuda:0") on this machine, from one discovery per kind and
+    process (the CPU's probe for "cpu", the GPU probes for a GPU: neither runs twice); ``None``
+    when it is not here."""
+    kind = "cpu" if device == "cpu" else "gpu"
     with _discovery_lock:
-        if gpus not in _records:
+        if kind not in _records:
             try:
                 from explorer.devices.discover import discover
 
-                _records[gpus] = list(discover(include_catalog=False, probe_gpus=gpus).devices)
+                found = discover(include_catalog=False, probe_cpu=kind == "cpu", probe_gpus=kind == "gpu")
+                _records[kind] = [d for d in found.devices if isinstance(d, (CpuDevice, CudaGpu))]
             except Exception:  # discovery never raises; belt and braces for a worker
-                _records[gpus] = []
-        records = _records[gpus]
+                _records[kind] = []
+        records = _records[kind]
     return next((d for d in records if d.key == device or (device == "cpu" and d.kind == "cpu")), None)
 
 
 def pcie_link(
-    device: str, nvml: Any = None, deadline_s: float = DEADLINES_S["nvml"]
+    device: str, nvml: PcieLinkReader | None = None, deadline_s: float = DEADLINES_S["nvml"]
 ) -> tuple[int | None, int | None]:
     """(generation, lanes) of the GPU's link *now*: read after a copy, the link is out of its idle
     power state (GPUs drop to gen1 when idle, and a reading taken then would halve the peak).
     NVML is asked under the probes' deadline (a hung driver costs ``deadline_s``, not the run);
     without an answer the record's reading from discovery stands. ``nvml``: pynvml, or a stand-in."""
     rec = device_record(device)
-    if rec is None or rec.kind != "cuda":
+    if not isinstance(rec, CudaGpu):
         return None, None
     gen, width, bus_id = rec.pcie_generation, rec.pcie_width, rec.pci_bus_id
     if bus_id:
         try:
-            module = nvml
-            if module is None:
+            module: PcieLinkReader
+            if nvml is None:
                 from explorer.devices.nvml import import_nvml  # never a sys.exit of a broken pynvml
 
                 module = import_nvml()
+            else:
+                module = nvml
             gen, width = call_with_deadline(
                 "nvml", lambda: _link_now(module, bus_id), deadline_s, key=("pcie link", id(module))
             )
@@ -92,7 +112,7 @@ def pcie_link(
     return gen, width
 
 
-def _link_now(nvml: Any, bus_id: str) -> tuple[int, int]:
+def _link_now(nvml: PcieLinkReader, bus_id: str) -> tuple[int, int]:
     nvml.nvmlInit()
     try:
         handle = nvml.nvmlDeviceGetHandleByPciBusId(bus_id)
@@ -104,28 +124,30 @@ def _link_now(nvml: Any, bus_id: str) -> tuple[int, int]:
 # --- the worker's roofs -------------------------------------------------------------------------
 
 #: the roof each device's points are placed under in this process, built once
-_roofs: dict[str, Roof] = {}
-_roofs_lock = threading.Lock()
+_book = RoofBook()
 
 
 def worker_roof(device: str) -> Roof:
     """The roof of ``device`` this process places points under: built on first use, then the same
-    object for every later point (``forget_roof`` after measuring again)."""
-    with _roofs_lock:
-        roof = _roofs.get(device)
-        if roof is None:
-            rec = device_record(device)
-            roof = (
-                record_roof(rec) if rec is not None else Roof(device, device, note=f"{device} was not found")
-            )
-            roof.notice = store.take_notice()  # a damaged store moved aside: said once, by whoever shows it
-            _roofs[device] = roof
+    object for every later point (``forget_roof`` after measuring again). Its ``notice`` says, once,
+    that the stored ceilings were damaged and moved aside."""
+    roof = _book.get(device)
+    if roof is not None:
         return roof
+    rec = device_record(device)
+    if rec is None:
+        roof = Roof(device, device, note=f"{device} was not found")
+        _book.replace(roof)
+        return roof
+    roof = _book.roof(rec)
+    notice = _book.take_notice()
+    if notice:
+        roof.notice = f"{roof.notice} {notice}".strip()
+    return roof
 
 
 def forget_roof(device: str) -> None:
-    with _roofs_lock:
-        _roofs.pop(device, None)
+    _book.forget(device)
 
 
 def machine_quiet_now() -> bool:
@@ -154,7 +176,7 @@ def ensure_measured(
     device: str,
     *,
     force: bool = False,
-    record: Device | None = None,
+    record: PresentDevice | None = None,
     progress: Callable[[float, str], None] | None = None,
 ) -> store.Saved | None:
     """Measure ``device``'s ceilings and store them (where ``force``, or ``needs_measuring``);
@@ -168,14 +190,13 @@ def ensure_measured(
         return None
     from explorer.bench import ceilings
 
-    kwargs: dict[str, Any] = {"progress": progress} if progress is not None else {}
-    if rec.kind == "cpu":
-        measured = ceilings.measure_cpu_roof(rec, fp, **kwargs)
+    said = progress if progress is not None else ceilings.quiet_progress
+    if isinstance(rec, CpuDevice):
+        measured = ceilings.measure_cpu_roof(rec, fp, progress=said)
     else:
         import torch
 
-        gpu = rec if rec.kind == "cuda" else None
-        measured = ceilings.measure_gpu_roof(torch, torch.device(device), gpu, fp, device, **kwargs)
+        measured = ceilings.measure_gpu_roof(torch, torch.device(device), rec, fp, device, progress=said)
     saved = store.save(measured)
     forget_roof(device)
     return saved
@@ -265,8 +286,8 @@ PCIE_BASIS = PeakBasis("PCIe link maximum (generation x lanes)", False, "theoret
 
 def place_point(
     point: BenchPoint, flops: float, bytes_moved: float, working_set: float | None, *, bus_bound: bool = False
-) -> None:
-    """Judge the point against its device's roof in this worker (``explorer.bench.judge``)."""
+) -> BenchPoint:
+    """The point judged against its device's roof in this worker (``explorer.bench.judge``)."""
     from explorer.bench.judge import judge
 
-    judge(point, flops, bytes_moved, working_set, worker_roof(point.device), bus_bound=bus_bound)
+    return judge(point, flops, bytes_moved, working_set, worker_roof(point.device), bus_bound=bus_bound)

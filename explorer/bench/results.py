@@ -18,12 +18,13 @@ from pathlib import Path
 from typing import Any
 
 from explorer.atomicwrite import write_text_atomic
+from explorer.bench.spec import PointKey
 from explorer.cleantext import clean_json, is_clean
 from explorer.roofs.model import Roof
 from explorer.schema import SchemaError, check_fields, field_label, loads, show
 from explorer.statefile import Loaded, decode_text, load_json, parse_json_bytes, read_bounded, save_json
 from explorer.userdirs import data_dir
-from explorer.words import count, percent
+from explorer.words import percent
 
 LAST_RESULTS_FILE = "last-bench-results.json"
 JSON_FORMAT_VERSION = 1
@@ -70,9 +71,13 @@ FIELD_RANGES: dict[str, tuple[float | None, float | None]] = {
 }
 
 
-@dataclass
+@dataclass(frozen=True)
 class BenchPoint:
-    """One measured point of one workload variant on one device, or the error that stopped it."""
+    """One measured point of one workload variant on one device, or the error that stopped it.
+
+    Immutable: a point is built once, with everything known (``dataclasses.replace`` makes a
+    changed copy), so the point a table row, a plot and a saved file show is the same. Its
+    identity is ``key``: (host, device, ``variant_key``, size), never its on-screen label."""
 
     workload: str
     variant: (
@@ -81,6 +86,9 @@ class BenchPoint:
     device: str  # "cpu" or "cuda:N"
     size: int
     size_label: str  # "n=4096", "4 MiB", "batch=64"
+    #: the variant's stable key ("h2d_pinned", ``explorer.bench.variants.Variant.key``): what the
+    #: point measured; "" in files written before keys were saved (``resume`` maps their labels)
+    variant_key: str = ""
     median_s: float | None = None
     spread_s: float | None = None  # interquartile range; max - min under 4 repeats
     min_s: float | None = None
@@ -138,6 +146,11 @@ class BenchPoint:
     def ok(self) -> bool:
         return self.error is None
 
+    @property
+    def key(self) -> PointKey:
+        """What the point measured: (host, device, variant key, size)."""
+        return PointKey(self.host, self.device, self.variant_key, self.size)
+
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
@@ -160,7 +173,18 @@ class BenchPoint:
 
 
 def error_point(
-    workload: str, variant: str, device: str, size: int, size_label: str, error: str, unit: str = ""
+    workload: str,
+    variant: str,
+    device: str,
+    size: int,
+    size_label: str,
+    error: str,
+    unit: str = "",
+    *,
+    variant_key: str = "",
+    dtype: str = "",
+    versions: dict[str, str] | None = None,
+    host: str = "",
 ) -> BenchPoint:
     """An error row: the point that could not be measured, and in one line why."""
     return BenchPoint(
@@ -169,8 +193,12 @@ def error_point(
         device=device,
         size=size,
         size_label=size_label,
+        variant_key=variant_key,
         throughput_unit=unit,
         error=error,
+        dtype=dtype,
+        versions=dict(versions or {}),
+        host=host,
     )
 
 
@@ -187,8 +215,8 @@ def points_to_dict(points: Iterable[BenchPoint], roofs: Iterable[Roof] = ()) -> 
     return data
 
 
-def points_to_json(points: Iterable[BenchPoint]) -> str:
-    return json.dumps(points_to_dict(points), indent=1)
+def points_to_json(points: Iterable[BenchPoint], roofs: Iterable[Roof] = ()) -> str:
+    return json.dumps(points_to_dict(points, roofs), indent=1)
 
 
 def points_from_json(data: Any) -> list[BenchPoint]:
@@ -261,7 +289,15 @@ _FLOAT_COLUMNS = {
 _INT_COLUMNS = {"size", "repeats", "threads", "remeasured"}
 _DICT_COLUMNS = {"versions", "extra"}
 _BOOL_COLUMNS = {"peak_is_estimate", "noisy"}
-_TEXT_COLUMNS = {"variant", "size_label", "throughput_unit", "peak_basis", "dtype", "noise_reason"}
+_TEXT_COLUMNS = {
+    "variant",
+    "variant_key",
+    "size_label",
+    "throughput_unit",
+    "peak_basis",
+    "dtype",
+    "noise_reason",
+}
 _FLOAT_COLUMNS |= {
     "intensity_flop_per_byte",
     "gflops",
@@ -403,44 +439,6 @@ def load_last() -> Loaded[list[BenchPoint]]:
 
 
 # --- one human-readable line -----------------------------------------------------------------
-
-
-def format_point(p: BenchPoint) -> str:
-    """The CLI's text line for one point (the panel's table shows the same fields)."""
-    from explorer.bench.compare import peak_share_text
-    from explorer.bench.fmt import number_text, seconds_text
-
-    head = f"{p.workload:<13} {p.variant:<28} {p.size_label:<12}"
-    if p.error:
-        return f"{head} ERROR: {p.error}"
-    if p.median_s is None:  # a check-only point (a kernel under the simulator): no time to show
-        return f"{head} checked, not timed: {p.model}"
-    text = (
-        f"{head} median {seconds_text(p.median_s, '-')} (min {seconds_text(p.min_s, '-')}, "
-        f"IQR {seconds_text(p.spread_s, '-')}, {p.repeats} repeats)"
-    )
-    if p.throughput is not None:
-        text += f"  {number_text(p.throughput, p.throughput_unit)}"
-        share = peak_share_text(p)
-        if share:
-            text += f" ({share})"
-    roof = roof_words(p)
-    if roof:
-        text += f"  [{roof}]"
-    if p.model:
-        text += f"  [model: {model_cell(p)}]"
-    if p.threads is not None and p.device == "cpu":
-        text += f"  threads={p.threads}"
-    for key, value in p.extra.items():
-        if isinstance(value, float):
-            text += f"  {key}={value:.3g}"
-    if isinstance(p.extra.get(CEILINGS_NOTE), str):
-        text += f"  NOTE: {p.extra[CEILINGS_NOTE]}"
-    if p.noisy:
-        text += f"  NOISY: {p.noise_reason}" + (
-            f" (still so after {count(p.remeasured, 're-measurement')})" if p.remeasured else ""
-        )
-    return text
 
 
 def roof_words(p: BenchPoint) -> str:

@@ -20,7 +20,10 @@ from pathlib import Path
 from typing import Any
 
 from explorer.bench.results import MAX_RESULTS_BYTES, BenchPoint, points_from_csv, points_from_json
-from explorer.bench.runner import BenchPlan, PointKey, plan_points
+from explorer.bench.runner import BenchPlan, plan_host, plan_points
+from explorer.bench.spec import PointKey
+from explorer.bench.variants import Variant
+from explorer.bench.workloads import Workload, get_workload
 from explorer.errors import UserError
 from explorer.schema import SchemaError, loads
 from explorer.statefile import Damaged, decode_text, parse_json_bytes, read_bounded
@@ -31,29 +34,76 @@ from explorer.words import count
 class Resumed:
     """What resuming a run keeps and what it still measures.
 
-    ``plan`` measures only the points left (``BenchPlan.skip`` holds the finished ones);
-    ``kept`` are the finished points of the earlier run that belong to this plan, in their
-    order, the newest measurement of each point; ``left`` is how many points ``plan`` runs.
+    ``plan`` measures only the points left (``BenchPlan.skip`` holds the keys of the finished
+    ones); ``kept`` are the finished points of the earlier run that belong to this plan, in their
+    order, the newest measurement of each point, named as this version names their variant;
+    ``left`` is how many points ``plan`` runs; ``unmatched`` one line naming the earlier points
+    whose variant this version cannot tell ("" when every one was matched): they are measured again.
     """
 
     plan: BenchPlan
     kept: list[BenchPoint]
     left: int
+    unmatched: str = ""
 
 
-def point_key(point: BenchPoint) -> PointKey:
-    """The identity of a point within a run: (device, series, size)."""
-    return (point.device, point.variant, point.size)
+@dataclass(frozen=True)
+class Keyed:
+    """Earlier points with their variant's key, and those that matched no variant of this version."""
+
+    points: list[BenchPoint]
+    unmatched: list[BenchPoint]
+
+
+def keyed(workload: Workload, points: Sequence[BenchPoint]) -> Keyed:
+    """``points`` of ``workload`` as this version knows them: each with its variant's stable key and
+    the series name the variant has now (a relabelled variant's kept points join its new series).
+    A point written before keys were saved (its ``variant_key`` empty) is matched by its series
+    name against the current variants of its device; one whose key or name no current variant
+    has is left as it is, and listed in ``unmatched``."""
+    out: list[BenchPoint] = []
+    unmatched: list[BenchPoint] = []
+    by_device: dict[str, dict[str, Variant]] = {}
+    for point in points:
+        if point.device not in by_device:
+            by_device[point.device] = {v.key: v for v in workload.variants_on(point.device)}
+        variants = by_device[point.device]
+        if point.variant_key:
+            found = variants.get(point.variant_key)
+        else:  # an earlier version's file: its label, as this version would write it
+            found = next((v for v in variants.values() if v.series_name(point.device) == point.variant), None)
+        if found is None:
+            unmatched.append(point)
+            out.append(point)
+            continue
+        name = found.series_name(point.device)
+        same = point.variant_key == found.key and point.variant == name
+        out.append(point if same else replace(point, variant_key=found.key, variant=name))
+    return Keyed(out, unmatched)
+
+
+def unmatched_line(workload: Workload, unmatched: Sequence[BenchPoint], source: str) -> str:
+    """One line saying which finished points of ``source`` match no variant of ``workload`` in this
+    version, so they cannot be kept ("" for none)."""
+    if not unmatched:
+        return ""
+    names = list(dict.fromkeys(p.variant_key or p.variant for p in unmatched))
+    shown = ", ".join(repr(n) for n in names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
+    return (
+        f"{source}: {count(len(unmatched), 'finished point')} of {shown} match no variant of {workload.name} "
+        "in this version and are not kept"
+    )
 
 
 def resume(plan: BenchPlan, earlier: Sequence[BenchPoint], *, source: str = "the earlier run") -> Resumed:
-    """The plan for the points of ``plan`` that ``earlier`` has no measurement for.
+    """The plan for the points of ``plan`` that ``earlier`` has no measurement for; points are
+    matched by what they measure (``BenchPoint.key``), never by their label.
 
     UserError (one line) when ``earlier`` holds another workload's points or points measured on
     another machine than ``plan`` runs on (a remote's cuda:0 is not this laptop's), or when
     every point of ``plan`` already has a measurement (nothing is left to resume).
     """
-    host = plan.remote.host if plan.remote is not None else ""
+    host = plan_host(plan)
     others = sorted({p.workload for p in earlier} - {plan.workload})
     if others:
         raise UserError(
@@ -68,21 +118,23 @@ def resume(plan: BenchPlan, earlier: Sequence[BenchPoint], *, source: str = "the
             f"{source} was measured {where}, but this run is {here}; resume it where it ran"
             + (f" (--host {hosts[0]})" if hosts[0] else " (without --host)")
         )
+    workload = get_workload(plan.workload)
+    matched = keyed(workload, earlier)
     fresh = replace(plan, skip=frozenset(), remeasure_roof=False)
-    wanted = {(s["device"], s["variant"], s["size"]) for s in plan_points(fresh)}
+    wanted = {s.key(host) for s in plan_points(fresh)}
     newest: dict[PointKey, BenchPoint] = {}
-    for point in earlier:
-        key = point_key(point)
-        if point.ok and key in wanted:
-            newest[key] = point  # a point measured again later (a resumed run appended) wins
+    for point in matched.points:
+        if point.ok and point.key in wanted:
+            newest[point.key] = point  # a point measured again later (a resumed run appended) wins
     if not wanted - set(newest):
         raise UserError(
             f"this {plan.workload} run has {count(len(wanted), 'point')}, every one measured in {source}; "
             "nothing is left to resume"
         )
-    kept = [p for p in earlier if p.ok and newest.get(point_key(p)) is p]
+    kept = [p for p in matched.points if p.ok and newest.get(p.key) is p]
     rest = replace(fresh, skip=frozenset(newest))
-    return Resumed(rest, kept, len(wanted) - len(newest))
+    lost = [p for p in matched.unmatched if p.ok]
+    return Resumed(rest, kept, len(wanted) - len(newest), unmatched_line(workload, lost, source))
 
 
 def read_points(path: str | Path) -> list[BenchPoint]:

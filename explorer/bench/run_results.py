@@ -18,9 +18,7 @@ from dataclasses import dataclass, field
 
 from explorer.bench.judge import judged_again
 from explorer.bench.results import BenchPoint
-from explorer.roofs.model import Roof
-
-RoofKey = tuple[str, str]  # (host, device): "" is this machine
+from explorer.roofs.model import Roof, RoofKey
 
 
 @dataclass
@@ -66,7 +64,7 @@ class RunResults:
             raise ValueError(f"a {workload} run cannot hold points of {', '.join(sorted(stray))}")
         self._runs[workload] = points
         if roofs is not None:
-            self._roofs[workload] = {(r.host, r.device): r for r in roofs}
+            self._roofs[workload] = {r.key: r for r in roofs}
 
     def roofs_of(self, workload: str | None = None) -> list[Roof]:
         """The roofs the run's points were placed under (the shown workload's by default)."""
@@ -75,9 +73,7 @@ class RunResults:
     def add_roof(self, roof: Roof, workload: str | None = None) -> None:
         """The roof a device's points of the run under way were placed under (its first one wins:
         the worker places every point of a device under one roof)."""
-        self._roofs.setdefault(self.shown if workload is None else workload, {}).setdefault(
-            (roof.host, roof.device), roof
-        )
+        self._roofs.setdefault(self.shown if workload is None else workload, {}).setdefault(roof.key, roof)
 
     def measured_again(self, roof: Roof) -> bool:
         """This machine's ``roof`` was measured anew: every run's points of that device are judged
@@ -86,13 +82,13 @@ class RunResults:
         changed = False
         for workload, points in self._runs.items():
             mine = [p for p in points if p.device == roof.device and p.host == roof.host]
-            if not mine and (roof.host, roof.device) not in self._roofs.get(workload, {}):
+            if not mine and roof.key not in self._roofs.get(workload, {}):
                 continue
             self._runs[workload] = [
                 judged_again(p, roof) if p.device == roof.device and p.host == roof.host else p
                 for p in points
             ]
-            self._roofs.setdefault(workload, {})[(roof.host, roof.device)] = roof
+            self._roofs.setdefault(workload, {})[roof.key] = roof
             changed |= workload == self.shown
         return changed
 

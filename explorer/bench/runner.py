@@ -16,7 +16,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from explorer.agent.child import (
@@ -27,24 +27,23 @@ from explorer.agent.child import (
     AgentTimeout,
     local_agent,
 )
-from explorer.agent.gpushare import QueueWait
 from explorer.agent.protocol import AgentError
+from explorer.bench.gpushare import QueueWait
 from explorer.bench.results import BenchPoint, error_point
-from explorer.bench.workloads import Workload, get_workload
+from explorer.bench.spec import PointKey, PointSpec
+from explorer.bench.workloads import get_workload
 from explorer.errors import UserError
 from explorer.inputs import parse_device_key
 from explorer.remote.session import JobEnded, RemoteAgentProcess
 from explorer.remote.slurm import JobState
-from explorer.roofs.model import Roof
+from explorer.roofs.model import Roof, RoofKey
 
 if TYPE_CHECKING:
+    from explorer.bench.variants import Variant
     from explorer.remote.target import Remote
 
 #: what a run waits for, said to the user as it changes
 Waiting = QueueWait | JobState
-
-#: A point's identity within a run: (device, series label, size).
-PointKey = tuple[str, str, int]
 
 STARTUP_TIMEOUT_S = 120.0
 #: How long a run waits in the queue for a GPU another run holds (``gpu.lock``) before giving up.
@@ -85,21 +84,19 @@ class Progress:
     eta_s: float | None
 
 
-@dataclass
-class _PlannedPoint:
-    spec: dict
-    workload: Workload
-    label: str = field(default="")
-
-
 def parse_device(text: str) -> str:
     """'cpu' or 'cuda:N' normalised; UserError otherwise (presence is checked where CUDA is loaded)."""
     return parse_device_key(text)
 
 
-def plan_points(plan: BenchPlan) -> list[dict]:
+def plan_host(plan: BenchPlan) -> str:
+    """The machine ``plan`` runs on, as its points' keys name it ("" for this one)."""
+    return plan.remote.host if plan.remote is not None else ""
+
+
+def plan_points(plan: BenchPlan) -> list[PointSpec]:
     """Every point of the plan, in run order: by size, then device, then variant, so the series
-    of all devices grow together on the live plot."""
+    of all devices grow together on the live plot. The points in ``plan.skip`` (by key) are left out."""
     w = get_workload(plan.workload)
     if not plan.devices:
         raise UserError("no device chosen; choose 'cpu' or 'cuda:N'")
@@ -118,26 +115,25 @@ def plan_points(plan: BenchPlan) -> list[dict]:
                 raise UserError(f"{w.size_name} must be a positive whole number; got '{s}'")
     if plan.repeats is not None and plan.repeats <= 0:
         raise UserError(f"repeats must be at least 1; got {plan.repeats}")
-    rows: list[tuple[int, int, int, str, str, str]] = []
+    rows: list[tuple[int, int, int, str, Variant]] = []
     for di, dev in enumerate(devices):
         sizes = plan.sizes if plan.sizes is not None else list(w.default_sizes(dev))
-        variants = w.variants_on(dev)
         for size in sizes:
-            for vi, v in enumerate(variants):
-                rows.append((size, di, vi, dev, v.series_name(dev), v.key))
+            rows.extend((size, di, vi, dev, v) for vi, v in enumerate(w.variants_on(dev)))
     rows.sort(key=lambda r: (r[0], r[1], r[2]))
+    host = plan_host(plan)
     if plan.skip:  # a resumed run: the points measured before are not measured again
-        rows = [r for r in rows if (r[3], r[4], r[0]) not in plan.skip]
+        rows = [r for r in rows if PointKey(host, r[3], r[4].key, r[0]) not in plan.skip]
     first_of_device: dict[str, int] = {}
     for i, row in enumerate(rows):
         first_of_device.setdefault(row[3], i)
     return [
-        dict(
+        PointSpec(
             index=i,
             workload=w.name,
             device=dev,
-            variant=variant,
-            variant_key=key,
+            variant=v.series_name(dev),
+            variant_key=v.key,
             size=size,
             repeats=plan.repeats,
             budget_s=plan.time_budget_s,
@@ -147,7 +143,7 @@ def plan_points(plan: BenchPlan) -> list[dict]:
             # only a device's first point measures again; the later ones find it fresh
             remeasure_roof=plan.remeasure_roof and first_of_device.get(dev) == i,
         )
-        for i, (size, _, _, dev, variant, key) in enumerate(rows)
+        for i, (size, _, _, dev, v) in enumerate(rows)
     ]
 
 
@@ -169,10 +165,10 @@ class BenchRun:
         # points left are not measured (each would wait for ssh to fail again), but every one
         # gets its row saying why, and a new run resumes from the rows that have no result.
         self.remote_down: str | None = None
-        # The roof each device's points were placed under (``Roof`` per device key; ``host`` set
-        # for a remote machine's), asked of the worker once, after the device's first measured
+        # The roof each device's points were placed under, per (host, device) (``Roof.key``; host
+        # set for a remote machine's), asked of the worker once, after the device's first measured
         # point: one roof per (host, device), carried with the results, never re-read here.
-        self.roofs: dict[str, Roof] = {}
+        self.roofs: dict[RoofKey, Roof] = {}
         # Told what the run waits for, from the thread iterating ``events()``: its place in a GPU's
         # line (``QueueWait``: who holds it, since when, where this run stands), about once a
         # second; a Slurm job's state and reason as Slurm changes them (``JobState``).
@@ -217,10 +213,6 @@ class BenchRun:
                 point = self._run_one(spec)
                 if point is None:  # cancelled mid-point
                     return
-                if self.plan.remote is not None:
-                    # every point of a remote run says where it was measured (CSV, JSON, saved
-                    # results), so a resume knows which machine it belongs to
-                    point = replace(point, host=self.plan.remote.host)
                 self.points.append(point)
                 self._ask_roof(point)
                 yield point
@@ -241,15 +233,23 @@ class BenchRun:
 
     # --- internals -------------------------------------------------------------------------
 
-    def _going_on(self, spec: dict, words: str) -> str:
+    def _going_on(self, spec: PointSpec, words: str) -> str:
         """``words`` ("; a new worker continues the run") where points follow ``spec``; "" after
         the run's last point, whose error row must not promise a continuation that never comes."""
         return words if self._specs and spec is not self._specs[-1] else ""
 
-    def _error(self, spec: dict, message: str) -> BenchPoint:
+    def _error(self, spec: PointSpec, message: str) -> BenchPoint:
         w = self.workload
         return error_point(
-            w.name, spec["variant"], spec["device"], spec["size"], w.size_label(spec["size"]), message, w.unit
+            w.name,
+            spec.variant,
+            spec.device,
+            spec.size,
+            w.size_label(spec.size),
+            message,
+            w.unit,
+            variant_key=spec.variant_key,
+            host=plan_host(self.plan),
         )
 
     def _start_worker(self) -> AgentProcess | None:
@@ -301,11 +301,11 @@ class BenchRun:
         if self.on_waiting is not None:
             self.on_waiting(job)
 
-    def _take_gpus(self, worker: AgentProcess, spec: dict) -> BenchPoint | None:
+    def _take_gpus(self, worker: AgentProcess, spec: PointSpec) -> BenchPoint | None:
         """Take (or keep) the run's turn on each of its GPUs before a point on one: runs on one GPU
         take turns on that machine, and the wait is said as it goes. An error row when the turn
         cannot be had; None when it is held (or the point is not on a GPU)."""
-        if not spec["device"].startswith("cuda"):
+        if not spec.device.startswith("cuda"):
             return None
         try:
             for device in self._gpus():
@@ -330,7 +330,7 @@ class BenchRun:
         if worker is not None:
             worker.close(grace_s=0)
 
-    def _run_one(self, spec: dict) -> BenchPoint | None:
+    def _run_one(self, spec: PointSpec) -> BenchPoint | None:
         with self._lock:
             worker = self._worker
         if worker is None or not worker.alive():
@@ -351,7 +351,7 @@ class BenchRun:
             refused = self._take_gpus(worker, spec)
             if refused is not None:
                 return refused
-            answer = worker.request("bench.point", spec, timeout_s=timeout)
+            answer = worker.request("bench.point", spec.to_dict(), timeout_s=timeout)
         except AgentCancelled:
             return None
         except AgentTimeout:
@@ -401,30 +401,32 @@ class BenchRun:
             point = BenchPoint.from_dict(data)
         except ValueError as exc:  # a NaN or a wrong type: an error row, not a crash
             return self._error(spec, f"the worker reported a value that is not valid: {exc}")
-        asked = (spec["workload"], spec["variant"], spec["device"], spec["size"])
-        if (point.workload, point.variant, point.device, point.size) != asked:
+        if not _answers(point, spec):
             self._replace_worker()
             return self._error(
                 spec,
                 f"{WORKER_LABEL} answered for another point"
                 + self._going_on(spec, "; a new worker continues the run"),
             )
-        return point
+        # every point of a remote run says where it was measured (CSV, JSON, saved results), so a
+        # resume knows which machine it belongs to; an older agent's point gets the key it answered
+        return replace(point, variant_key=spec.variant_key, host=plan_host(self.plan))
 
     def _ask_roof(self, point: BenchPoint) -> None:
         """After a device's first measured point, the roof the worker placed it under (built once
         there from that machine's stored ceilings, measured first where the plan asked). A roof
         that cannot be had is left out: the points are still drawn, with their own level and share."""
-        if not point.ok or point.device in self.roofs or self.cancelled:
+        if not point.ok or (point.host, point.device) in self.roofs or self.cancelled:
             return
         with self._lock:
             worker = self._worker
         if worker is None or not worker.alive():
             return
-        host = self.plan.remote.host if self.plan.remote is not None else ""
         try:
             answer = worker.request("bench.roof", {"device": point.device}, timeout_s=ROOF_TIMEOUT_S)
-            self.roofs[point.device] = Roof.from_dict(answer.get("roof"), host=host)
+            roof = Roof.from_dict(answer.get("roof"), host=point.host)
+            if roof.device == point.device:  # a roof of another device is no roof of these points
+                self.roofs[roof.key] = roof
         except AgentFailed:
             pass  # an agent without the method (an older version) or no record there: no roof
         except AgentError:
@@ -437,3 +439,14 @@ class BenchRun:
             worker, self._worker = self._worker, None
         if worker is not None:
             worker.close(grace_s=0 if self.cancelled else 1.0)
+
+
+def _answers(point: BenchPoint, spec: PointSpec) -> bool:
+    """Whether the worker's ``point`` is the one ``spec`` asked for: the same workload, device,
+    size and variant key (an agent of a version before keys were sent back answers with the
+    series name it was given)."""
+    if (point.workload, point.device, point.size) != (spec.workload, spec.device, spec.size):
+        return False
+    if point.variant_key:
+        return point.variant_key == spec.variant_key
+    return point.variant == spec.variant

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Literal
 
 if TYPE_CHECKING:
     from explorer.bench.execute import Checked, Outcome, PointSpec
-    from explorer.bench.workloads import Workload
+    from explorer.bench.workload import Workload
 
 Where = Literal["cpu", "gpu", "both"]
 

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 from explorer.bench.execute import Outcome, PointError, PointSpec, time_torch, torch_device
 from explorer.bench.variants import Variant
-from explorer.bench.workloads import CNN_CONVS, CNN_DENSE, Workload, cnn_forward_flops_per_image
+from explorer.bench.workload import CNN_CONVS, CNN_DENSE, Workload, cnn_forward_flops_per_image
 
 
 def build_cnn():
-    """The network whose FLOPs ``workloads.cnn_forward_flops_per_image`` counts: conv-ReLU-pool x3, 2 dense."""
+    """The network whose FLOPs ``workload.cnn_forward_flops_per_image`` counts: conv-ReLU-pool x3, 2 dense."""
     from torch import nn
 
     layers: list[nn.Module] = []

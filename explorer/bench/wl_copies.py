@@ -10,7 +10,7 @@ from functools import partial
 from explorer.bench import peaks
 from explorer.bench.execute import Outcome, PointError, PointSpec, time_plain, time_torch, torch_device
 from explorer.bench.variants import Variant
-from explorer.bench.workloads import Workload
+from explorer.bench.workload import Workload
 
 
 def _host_memcpy(w: Workload, spec: PointSpec) -> Outcome:

@@ -30,7 +30,7 @@ from explorer.bench import peaks
 from explorer.bench.execute import Outcome, PointError, PointSpec, time_plain
 from explorer.bench.variants import Variant
 from explorer.bench.wl_numba import _check, _numba_device
-from explorer.bench.workloads import (
+from explorer.bench.workload import (
     BRANCH_STEPS,
     FLOAT32_BYTES,
     STRIDED_COPY_ELEMENTS_CPU,
@@ -38,6 +38,7 @@ from explorer.bench.workloads import (
     Workload,
 )
 from explorer.devices.gpm import GpmReader, GpmResult
+from explorer.devices.model import CudaGpu
 from explorer.memory.texts import UTILIZATION_MEANING
 from explorer.words import count, from_percent, percent
 
@@ -165,7 +166,7 @@ def _transpose(w: Workload, spec: PointSpec, *, padded: bool) -> Outcome:
     cell = "no bank conflict" if degree == 1 else f"{degree}-way bank conflict"
     note = (
         f"model, not a measurement: reading a column of tile[{TILE}][{width}] puts the warp's 32 lanes "
-        f"in {len({lb.bank for lb in conflicts.lanes})} bank(s): conflict degree {degree}, "
+        f"in {count(len({lb.bank for lb in conflicts.lanes}), 'bank')}: conflict degree {degree}, "
         f"{count(conflicts.wavefronts, 'wavefront')} per warp where 1 is the fewest. Global memory traffic is "
         "the same with and without padding; only the shared-memory reads differ"
     )
@@ -281,7 +282,7 @@ class UtilizationSampler:
 
 def _open_nvml(device: str, nvml: Any = None) -> tuple[Any, int]:
     """NVML initialised and ``device``'s NVML index; PointError, in one line, when it cannot be read."""
-    from explorer.agent.gpushare import gpu_identity
+    from explorer.bench.gpushare import gpu_identity
     from explorer.devices.nvml import import_nvml
 
     try:
@@ -304,7 +305,8 @@ def _sm_count(cuda: Any, device: str) -> int | None:
     try:
         return int(cuda.get_current_device().MULTIPROCESSOR_COUNT)
     except Exception:  # the simulator's device has no attributes: ask the Devices record
-        return getattr(peaks.device_record(device), "sm_count", None)
+        rec = peaks.device_record(device)
+        return rec.sm_count if isinstance(rec, CudaGpu) else None
 
 
 def trap_words(

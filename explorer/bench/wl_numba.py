@@ -19,7 +19,7 @@ from explorer.bench.execute import (
     torch_device,
 )
 from explorer.bench.variants import Variant
-from explorer.bench.workloads import MATVEC_COLS, Workload
+from explorer.bench.workload import MATVEC_COLS, Workload
 from explorer.words import count
 
 

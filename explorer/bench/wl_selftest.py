@@ -14,7 +14,7 @@ from functools import partial
 from explorer.bench.execute import Outcome, PointSpec
 from explorer.bench.timing import measure
 from explorer.bench.variants import Variant
-from explorer.bench.workloads import Workload
+from explorer.bench.workload import Workload
 
 MISBEHAVING_SIZE = 2
 

@@ -31,7 +31,7 @@ from explorer.bench.execute import (
 )
 from explorer.bench.variants import Variant
 from explorer.bench.wl_numba import _check, _numba_device
-from explorer.bench.workloads import TILED_MATMUL_SIM_MAX, Workload
+from explorer.bench.workload import TILED_MATMUL_SIM_MAX, Workload
 from explorer.memory.tiling import (
     BENCH_TILES,
     NAIVE_BLOCK,

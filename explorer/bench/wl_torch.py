@@ -20,7 +20,7 @@ from explorer.bench.execute import (
     torch_threads,
 )
 from explorer.bench.variants import Variant
-from explorer.bench.workloads import LESSON_MATMULS, SMALL_MATRIX, Workload
+from explorer.bench.workload import LESSON_MATMULS, SMALL_MATRIX, Workload
 
 
 def _peak(spec: PointSpec) -> float | None:

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from explorer import interrupts
-from explorer.agent.gpushare import QueueWait
+from explorer.bench.gpushare import QueueWait
 from explorer.bench.results import CEILINGS_NOTE, MAX_REPEATS, BenchPoint
 from explorer.bench.runner import BenchPlan, BenchRun, Progress, Waiting
 from explorer.devices.model import NO_GPU_FOUND, CpuDevice, CudaGpu
@@ -26,6 +26,7 @@ from explorer.inputs import (
 )
 from explorer.outputs import output_lock
 from explorer.remote.target import Remote
+from explorer.roofs.model import RoofKey
 from explorer.words import count, on_host
 
 #: while a run queues for a GPU, how often the CLI says it is still waiting
@@ -139,6 +140,8 @@ class BenchRequest:
     kept: tuple[BenchPoint, ...] = ()
     resumed_from: str | None = None
     remote: Remote | None = None  # ``--host``'s machine, for the listing of what can run there
+    #: with ``--resume FILE``: one line naming the file's finished points no variant matches ("")
+    unmatched: str = ""
 
 
 def resolve_bench_device(text: str) -> str:
@@ -212,14 +215,15 @@ def parse_bench(args) -> BenchRequest:
         remote=remote,
     )
     kept: tuple[BenchPoint, ...] = ()
+    unmatched = ""
     resume_file = getattr(args, "resume", None)
     if resume_file is not None:
         from explorer.bench.resume import read_points, resume
 
         resumed = resume(plan, read_points(resume_file), source=resume_file)
-        plan, kept = resumed.plan, tuple(resumed.kept)
+        plan, kept, unmatched = resumed.plan, tuple(resumed.kept), resumed.unmatched
     host = remote.host if remote else None
-    return BenchRequest(BenchRun(plan), device, csv, as_json, host, kept, resume_file)
+    return BenchRequest(BenchRun(plan), device, csv, as_json, host, kept, resume_file, unmatched=unmatched)
 
 
 def run_bench(args) -> int:
@@ -228,6 +232,8 @@ def run_bench(args) -> int:
         return _list_workloads(req.as_json, req.remote)
     # Held for the whole run: a second run writing the same file is refused now, in one line,
     # instead of both measuring for minutes and one silently replacing the other's points.
+    if req.unmatched:  # said before the run (stdout stays the points)
+        print(req.unmatched, file=sys.stderr, flush=True)
     with output_lock(req.csv) if req.csv else contextlib.nullcontext():
         return _run_plan(req.run, req.device, req.as_json, req.csv, req.host, req.kept, req.resumed_from)
 
@@ -264,7 +270,7 @@ def _run_plan(
     resumed_from: str | None = None,
 ) -> int:
     from explorer.bench.export import export_csv
-    from explorer.bench.results import format_point
+    from explorer.bench.lines import format_point
 
     w = run.workload
     if not as_json:
@@ -280,7 +286,7 @@ def _run_plan(
     run.on_waiting = _waiting_printer()
     failed = 0
     stopped: KeyboardInterrupt | None = None
-    said: set[str] = set()
+    said: set[RoofKey] = set()
     try:
         for event in run.events():
             if isinstance(event, Progress):
@@ -322,14 +328,14 @@ def _run_plan(
     return 1 if failed else 0
 
 
-def _say_roof_notices(run: BenchRun, said: set[str], with_point: str = "") -> None:
+def _say_roof_notices(run: BenchRun, said: set[RoofKey], with_point: str = "") -> None:
     """What a device's roof must tell the user, once, on stderr (stdout stays the points): its
     stored ceilings were damaged and moved aside, a busy measurement did not replace a quiet one,
     the ceilings could not be measured. ``with_point``: a line the point being printed carries
     itself (its NOTE), not said twice."""
-    for device, roof in run.roofs.items():
-        if device not in said:
-            said.add(device)
+    for key, roof in run.roofs.items():
+        if key not in said:
+            said.add(key)
             notice = roof.notice.replace(with_point, "").strip() if with_point else roof.notice
             if notice:
                 print(notice, file=sys.stderr, flush=True)

@@ -12,15 +12,17 @@ import sys
 from argparse import Namespace
 from typing import Any
 
+from explorer.commands.remote import RemoteUnreachable
 from explorer.devices.discover import discover
 from explorer.devices.model import CudaGpu, Device, Discovery
 from explorer.devices.roofs import apply_measured, record_roof
 from explorer.errors import UserError
+from explorer.remote.target import Remote
 from explorer.roofs import store
 from explorer.roofs.model import Roof
 from explorer.roofs.texts import roof_lines
 from explorer.units import binary_bytes, byte_rate
-from explorer.words import count, from_percent, percent
+from explorer.words import count, from_percent, on_host, percent
 
 
 def _size(n: int | None) -> str:
@@ -169,7 +171,7 @@ def measure_roofs(discovery: Discovery) -> None:
 
 
 def run_devices(args: Namespace) -> int:
-    from explorer.commands.remote import parse_host, run_remote_devices
+    from explorer.commands.remote import parse_host
 
     remote = parse_host(args)
     if remote is not None:
@@ -206,3 +208,32 @@ def _say_notice() -> None:
     notice = store.take_notice()
     if notice:
         print(notice, file=sys.stderr)
+
+
+def run_remote_devices(args: Namespace, remote: Remote) -> int:
+    """``devices --host``: the remote's devices, each marked with the machine it is on."""
+    from explorer.agent.protocol import AgentError
+    from explorer.remote.session import list_devices
+
+    include_catalog = bool(getattr(args, "catalog", False))
+    if getattr(args, "measure", False):
+        raise UserError(
+            "--measure runs on this machine only; measure on the remote with its own devices --measure"
+        )
+    try:
+        found = list_devices(remote, catalog=include_catalog)
+    except AgentError as exc:
+        raise RemoteUnreachable(str(exc)) from None
+    discovery = filtered(found.discovery, include_catalog)
+    if getattr(args, "json", False):
+        print(json.dumps(found.to_dict(discovery), indent=2))
+        return 0
+    print(f"{on_host('Devices', remote.host)} ({found.hostname}; listed in {found.seconds:.1f} s):")
+    print(format_table(discovery))
+    if found.why_no_gpu:
+        print()
+        print(found.why_no_gpu)
+    for d in discovery.installed_gpus:
+        if d.live is not None:
+            print(f"  {d.key} now: {format_live(d)}")
+    return 0

@@ -63,6 +63,7 @@ def open_main_window(panel: str | None = None, remember: bool = False):
             saved.panel = panel
         window.apply_prefs(saved)
         app.aboutToQuit.connect(lambda: prefs.save(window.current_prefs()))
+    window.fit_screen()  # the first window fits its screen, title bar and status bar included
     window.show()
     return app, window
 

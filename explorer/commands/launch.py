@@ -10,6 +10,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+from explorer.devices.limits import ArchLimits, limits_for_cc, limits_for_device, parse_cc
 from explorer.devices.model import CpuDevice, Device, Gpu
 from explorer.errors import UserError
 from explorer.launch.compare import Comparison, compare
@@ -23,7 +24,6 @@ from explorer.launch.config import (
     parse_launch,
     parse_thread_ref,
 )
-from explorer.launch.limits import ArchLimits, limits_for_cc, limits_for_device, parse_cc
 from explorer.launch.occupancy import UNLIMITED, Occupancy, occupancy
 from explorer.launch.schedule import SCHEDULER_NOTE, LaunchPlan, ThreadInfo, plan_launch
 from explorer.launch.texts import launch_summary, occupancy_headline, plain, readings, shape, thread_lines
@@ -76,6 +76,8 @@ def parse_occupancy(args: Any) -> OccupancyRequest:
             problems.extend(exc.problems)
     if problems:
         raise LaunchValidationError(problems)
+    if values["threads"] < 1:  # (the block's x, but this command has no block x to name)
+        raise UserError(f"--threads {values['threads']}: a block needs at least 1 thread")
     config = LaunchConfig(Dim3(1), Dim3(values["threads"]), values["smem"], values["regs"])
     check(config, limits, name)
     return OccupancyRequest(limits, name, device, config, bool(args.json))
@@ -143,7 +145,7 @@ def format_occupancy(occ: Occupancy, limits: ArchLimits, name: str, device: Devi
     for label, value, why in rows:
         lines.append(f"  {label:<14}{_limit_text(value):>9}   ({why})")
     lines.append(plain(occupancy_headline(occ)))
-    lines.append(f"limited by: {occ.limiter}")
+    lines.append(f"limited by: {occ.limiter_text}")
     lines.append(occ.explain())
     return "\n".join(lines)
 

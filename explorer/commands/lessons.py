@@ -8,7 +8,9 @@ from argparse import Namespace
 from dataclasses import dataclass
 
 from explorer.errors import UserError
+from explorer.inputs import one_line as shown_line
 from explorer.inputs import parse_whole
+from explorer.lessons import narration
 from explorer.lessons.builtin import builtin_lessons, open_lesson
 from explorer.lessons.model import Lesson
 
@@ -35,12 +37,79 @@ def parse_lesson_choice(lesson_text: str | None, step_text: str | None) -> Lesso
     return LessonChoice(lesson, step - 1)
 
 
-def parse_lessons(args: Namespace) -> bool:
-    return bool(args.json)
+@dataclass(frozen=True)
+class Finding:
+    """One thing ``lessons --check`` found: in which step (1-based; 0: the file as a whole), on
+    which line of its narration (0: not the narration), and what."""
+
+    step: int
+    line: int
+    text: str
+
+    def __str__(self) -> str:
+        where = f"step {self.step}" if self.step else "the lesson"
+        return f"{where}: " + (f"narration line {self.line}: " if self.line else "") + self.text
+
+
+def check_lesson(lesson: Lesson) -> list[Finding]:
+    """Every step's problem (a value the page would refuse) and every line of narration that would
+    not show as its writer meant (``explorer.lessons.narration.check``)."""
+    found: list[Finding] = []
+    for number, step in enumerate(lesson.steps, start=1):
+        if step.problem:
+            found.append(Finding(number, 0, step.problem.removeprefix(f"step {number}: ")))
+        found += [Finding(number, p.line, p.text) for p in narration.check(step.narration)]
+        found += [Finding(number, 0, f"title: {p.text}") for p in narration.check(step.title)]
+    return found
+
+
+@dataclass(frozen=True)
+class LessonsRequest:
+    as_json: bool
+    check: tuple[str, ...] = ()  # lesson files (or built-in names) to check; () lists the built-ins
+
+
+def parse_lessons(args: Namespace) -> LessonsRequest:
+    return LessonsRequest(bool(args.json), tuple(args.check_files or ()))
+
+
+def run_check(req: LessonsRequest) -> int:
+    """``lessons --check FILE...``: 0 when every file is clean, 1 when something was found."""
+    results = []
+    for text in req.check:
+        lesson = open_lesson(text)
+        results.append((lesson, check_lesson(lesson)))
+    if req.as_json:
+        print(
+            json.dumps(
+                {
+                    "format": narration.FORMAT,
+                    "lessons": [
+                        {
+                            "file": str(lesson.path),
+                            "steps": len(lesson.steps),
+                            "problems": [{"step": f.step, "line": f.line, "problem": f.text} for f in found],
+                        }
+                        for lesson, found in results
+                    ],
+                },
+                indent=2,
+            )
+        )
+    else:
+        for lesson, found in results:
+            steps = f"{len(lesson.steps)} step{'s' if len(lesson.steps) != 1 else ''}"
+            print(f"{lesson.path}: {steps}, " + ("no problems" if not found else f"{len(found)} found:"))
+            for f in found:
+                print(f"  {shown_line(str(f))}")
+    return 1 if any(found for _lesson, found in results) else 0
 
 
 def run_lessons(args: Namespace) -> int:
-    as_json = parse_lessons(args)
+    req = parse_lessons(args)
+    if req.check:
+        return run_check(req)
+    as_json = req.as_json
     infos = builtin_lessons()
     if as_json:
         print(json.dumps({"lessons": [i.to_dict() for i in infos]}, indent=2))

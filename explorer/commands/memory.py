@@ -22,7 +22,14 @@ from explorer.memory.coalescing import (
     GlobalAccess,
     coalesce,
 )
-from explorer.memory.divergence import ITS_NOTE, MAX_BLOCK_THREADS, Divergence, divergence, parse_branch
+from explorer.memory.divergence import (
+    EQUAL_COST_NOTE,
+    ITS_NOTE,
+    MAX_BLOCK_THREADS,
+    Divergence,
+    divergence,
+    parse_branch,
+)
 
 
 def _access_numbers(args: Any) -> dict[str, int]:
@@ -85,5 +92,6 @@ def run_divergence(args: Any) -> int:
     print(texts.divergence_headline(d))
     for w in d.warps:
         print("  " + texts.warp_line(w))
+    print(EQUAL_COST_NOTE)
     print(ITS_NOTE)
     return 0

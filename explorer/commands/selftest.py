@@ -30,7 +30,9 @@ from dataclasses import asdict, dataclass
 from typing import Any, Literal
 
 from explorer import __version__
-from explorer.agent.simcheck import SIM_BLOCK
+from explorer.commands.remote import RemoteUnreachable
+from explorer.commands.simcheck import SIM_BLOCK
+from explorer.remote.target import Remote
 from explorer.words import count
 
 Status = Literal["pass", "fail", "info", "warn"]
@@ -220,7 +222,8 @@ def check_benchmark_engine(notes: list[Check]) -> str:
         )
     return (
         f"matmul n={BENCH_N} in a worker process: median {point.median_s * 1e6:.0f} us{rate}, "
-        f"{point.threads} thread(s), {point.repeats} repeats"
+        f"{count(point.threads, 'thread') if point.threads is not None else 'threads not reported'}, "
+        f"{count(point.repeats, 'repeat')}"
     )
 
 
@@ -263,9 +266,9 @@ def check_gpu_workload(notes: list[Check]) -> str | None:
 
 
 def check_gpu_queue() -> str:
-    """A GPU server's line for its GPUs (``explorer.agent.gpuqueue``): a folder no user can break,
+    """A GPU server's line for its GPUs (``explorer.bench.gpuqueue``): a folder no user can break,
     and the admin's bounds (or the defaults, and why a policy file there was not used)."""
-    from explorer.agent.gpuqueue import folder_problem, queue_dir, read_policy
+    from explorer.bench.gpuqueue import folder_problem, queue_dir, read_policy
 
     folder = queue_dir()
     problem = folder_problem(folder)
@@ -412,7 +415,7 @@ def collect_checks(
 
 
 def run_self_test(args: argparse.Namespace) -> int:
-    from explorer.commands.remote import parse_host, run_remote_self_test
+    from explorer.commands.remote import parse_host
 
     remote = parse_host(args)
     if remote is not None:
@@ -445,4 +448,39 @@ def run_self_test(args: argparse.Namespace) -> int:
         if warned:
             verdict += f" ({count(warned, 'warning')}: see the WARN lines)"
         print(f"self-test: {verdict} in {total_s:.1f} s")
+    return 1 if failed else 0
+
+
+def run_remote_self_test(args: argparse.Namespace, remote: Remote) -> int:
+    """``self-test --host``: the self-test's checks run by the agent there as on a GPU server (the
+    window check excepted: it needs no display; a GPU its torch cannot use fails; its GPU queue is
+    checked), each line shown as it comes."""
+    from explorer.agent.protocol import AgentError
+    from explorer.remote.session import open_agent
+
+    as_json = bool(getattr(args, "json", False))
+    if not as_json:
+        print(f"self-test on {remote.label}:", flush=True)
+
+    def show(data: dict[str, Any]) -> None:
+        line = data.get("line")
+        if not as_json and isinstance(line, str):
+            print(line[:500], flush=True)
+
+    try:
+        with open_agent(remote) as agent:
+            answer = agent.request(
+                "selftest.run", {"skip": ["window"], "server": True}, timeout_s=600, on_event=show
+            )
+    except AgentError as exc:
+        raise RemoteUnreachable(str(exc)) from None
+    checks = answer.get("checks")
+    if not isinstance(checks, list):
+        raise RemoteUnreachable(f"the agent on {remote.host} sent no self-test checks")
+    failed = [c for c in checks if not isinstance(c, dict) or c.get("status") == "fail"]
+    if as_json:
+        print(json.dumps({"host": remote.host, "ok": not failed, "checks": checks}, indent=2))
+    else:
+        verdict = "all checks passed" if not failed else f"{count(len(failed), 'check')} FAILED"
+        print(f"self-test on {remote.host}: {verdict}")
     return 1 if failed else 0

@@ -12,8 +12,8 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+from explorer.devices.limits import ArchLimits
 from explorer.inputs import parse_whole
-from explorer.launch.limits import ArchLimits
 from explorer.memory import tiling_texts as texts
 from explorer.memory.tiling import (
     MAX_DIM,

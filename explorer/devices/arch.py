@@ -7,6 +7,7 @@ plot would have no peak line to compare against. The catalog's spec sheets carry
 
 from __future__ import annotations
 
+from explorer.devices.limits import limits_for_cc
 from explorer.devices.model import Gpu
 
 #: FP32 multiply-add results per clock per SM: CUDA C++ Programming Guide, "Arithmetic
@@ -31,8 +32,6 @@ def fill_from_compute_capability(device: Gpu) -> None:
         return
     if device.architecture is None:
         try:
-            from explorer.launch.limits import limits_for_cc
-
             device.architecture = limits_for_cc(cc).arch_name
         except Exception as exc:  # an unknown (newer) CC: say so rather than guess
             device.mark_unavailable(

@@ -12,6 +12,7 @@ Order of ``Discovery.devices``: the CPU, present GPUs by CUDA index, then catalo
 from __future__ import annotations
 
 import copy
+import re
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field, fields
@@ -518,6 +519,21 @@ def catalog_match_without_probing(query: str, *, proc_dir: str = PROC_NVIDIA_GPU
     return found if found.kind == "catalog" else None
 
 
+def _no_such_cuda_device(index: int, disc: Discovery) -> str:
+    """Why ``cuda:N`` names nothing here, in one line: no CUDA device at all (and why), or the
+    indices there are."""
+    usable = disc.present_gpus
+    if not usable:
+        why = disc.why_no_gpu() or "no NVIDIA GPU was found"
+        return (
+            f"cuda:{index} names no device: this machine has no CUDA device. {why.rstrip('.')}. A "
+            "catalog GPU's spec sheet works without one (--device 1650, --device h100; "
+            "'devices --catalog' lists them)"
+        )
+    keys = ", ".join(d.key for d in usable)
+    return f"there is no cuda:{index} here; this machine's CUDA devices: {keys}"
+
+
 def find_device(query: str, discovery: Discovery | None = None) -> Device:
     """The one device a user means by ``query`` ("1650", "gtx1650", "RTX 4090", "cuda:0", "cpu").
 
@@ -543,6 +559,9 @@ def find_device(query: str, discovery: Discovery | None = None) -> Device:
     if len(found) == 1:
         return found[0]
     if not found:
+        cuda_index = re.fullmatch(r"\s*cuda\s*:\s*(\d+)\s*", query, flags=re.IGNORECASE)
+        if cuda_index is not None:  # a CUDA device by number: say what there is, not every sheet's name
+            raise UserError(_no_such_cuda_device(int(cuda_index.group(1)), disc))
         near = suggestions(query, disc.devices)
         if near:
             names = " or ".join(f"{d.name!r} ({d.key})" for d in near)

@@ -11,9 +11,16 @@ nothing, so a view may call it.
 * A GPU in this machine: its FP32 peak and DRAM bandwidth from clocks and tables (estimates),
   and the measured sgemm, L2 and DRAM bandwidths once measured.
 * A catalog GPU: its spec sheet's FP32 peak and DRAM bandwidth, labelled "spec sheet".
+
+``RoofBook`` keeps one roof per device of a machine, built once by ``record_roof`` and replaced
+only by a new measurement: the benchmark worker places every point of a device under its book's
+roof (``explorer.bench.peaks``) and the window's pages show the roof of its book
+(``AppContext.roofs``), so neither reads the store again for each point or each redraw.
 """
 
 from __future__ import annotations
+
+import threading
 
 from explorer.devices.cpu import core_flops_per_cycle
 from explorer.devices.isa import cpu_fp32_peak_gflops
@@ -164,3 +171,52 @@ def apply_measured(device: CpuDevice, roof: Roof) -> None:
         device.memory_bandwidth_gbps = dram.value
         device.memory_bandwidth_basis = f"measured, {dram.name}: {dram.basis}"
         device.unavailable.discard("memory_bandwidth_gbps")
+
+
+class RoofBook:
+    """One roof per device of one machine, built once (``record_roof``) on first ask and kept until
+    the device is measured again (``replace``) or its records change (``clear``). Thread-safe: a
+    worker's points and its agent's methods may ask from different threads."""
+
+    def __init__(self) -> None:
+        self._roofs: dict[str, Roof] = {}
+        self._notices: list[str] = []
+        self._lock = threading.Lock()
+
+    def roof(self, rec: Device) -> Roof:
+        """``rec``'s roof: the one already built, or built now from the record and the store."""
+        with self._lock:
+            roof = self._roofs.get(rec.key)
+            if roof is None:
+                roof = self._roofs[rec.key] = record_roof(rec)
+                notice = store.take_notice()  # the store was damaged and moved aside: said once
+                if notice:
+                    self._notices.append(notice)
+            return roof
+
+    def get(self, key: str) -> Roof | None:
+        """The roof built for the device ``key``, if one was."""
+        with self._lock:
+            return self._roofs.get(key)
+
+    def replace(self, roof: Roof) -> None:
+        """``roof`` (a new measurement of its device) stands for its device from now on."""
+        with self._lock:
+            self._roofs[roof.device] = roof
+
+    def forget(self, key: str) -> None:
+        """The device ``key``'s roof is built again on the next ask (its ceilings were measured)."""
+        with self._lock:
+            self._roofs.pop(key, None)
+
+    def clear(self) -> None:
+        """Every roof is built again on its next ask (the device records were found anew)."""
+        with self._lock:
+            self._roofs.clear()
+
+    def take_notice(self) -> str:
+        """What building the roofs must tell the user, once ("" when nothing)."""
+        with self._lock:
+            text = " ".join(self._notices)
+            self._notices.clear()
+        return text

@@ -34,6 +34,7 @@ API notes for callers (additions to /tmp/api-launch.md; nothing in it was rename
   ``tests/launch/test_occupancy_vs_nvidia.py`` checks the port against cuda_occupancy.h itself.
 """
 
+from explorer.devices.limits import ArchLimits, known_ccs, limits_for_cc, limits_for_device, parse_cc
 from explorer.launch.config import (
     Dim3,
     LaunchConfig,
@@ -43,7 +44,6 @@ from explorer.launch.config import (
     parse_launch,
     validate,
 )
-from explorer.launch.limits import ArchLimits, known_ccs, limits_for_cc, limits_for_device, parse_cc
 from explorer.launch.occupancy import (
     UNLIMITED,
     Occupancy,

@@ -59,12 +59,21 @@ class Frame:
 
     @property
     def phase_words(self) -> str:
-        return {
-            "dispatch": f"blocks landing on SMs: {self.dispatched:,} of {self.blocks_in_wave:,}",
-            "run": f"{count(self.running, 'block')} running",
-            "retire": f"{count(self.running, 'block')} finishing",
-            "finished": "every block has run",
-        }[self.phase]
+        return phase_sentence(self.phase, self.dispatched, self.blocks_in_wave, self.running)
+
+
+#: the phases of a wave as the wave bar names them, and the end
+PHASES = ("dispatch", "run", "retire", "finished")
+
+
+def phase_sentence(phase: str, placed: int, in_wave: int, running: int) -> str:
+    """What happens now, in the wave bar's words."""
+    return {
+        "dispatch": f"blocks landing on SMs: {placed:,} of {in_wave:,}",
+        "run": f"{count(running, 'block')} running",
+        "retire": f"{count(running, 'block')} finishing",
+        "finished": "every block has run",
+    }[phase]
 
 
 class Animation:

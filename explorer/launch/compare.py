@@ -19,10 +19,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from explorer.devices.limits import ArchLimits, limits_for_device
 from explorer.devices.model import Gpu
 from explorer.errors import UserError
 from explorer.launch.config import LaunchConfig
-from explorer.launch.limits import ArchLimits, limits_for_device
 from explorer.launch.schedule import LaunchPlan, plan_launch
 from explorer.words import count, percent
 
@@ -209,8 +209,8 @@ def compare_sides(a: Side, b: Side) -> Comparison:
                 ratio(va, vb),
             )
         )
-    la = a.plan.occupancy.limiter.replace("_", " ") if a.plan is not None else None
-    lb = b.plan.occupancy.limiter.replace("_", " ") if b.plan is not None else None
+    la = a.plan.occupancy.limiter_text if a.plan is not None else None
+    lb = b.plan.occupancy.limiter_text if b.plan is not None else None
     rows.append(Row("limiter", "limited by", la, lb, la or CANNOT_RUN, lb or CANNOT_RUN, _same(la, lb)))
     return Comparison(a, b, tuple(rows))
 

@@ -12,8 +12,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from explorer.devices.limits import ArchLimits
 from explorer.inputs import InputError, parse_dims, parse_whole, shown
-from explorer.launch.limits import ArchLimits
 
 _SEPARATORS = re.compile(r"[,x×*]")
 

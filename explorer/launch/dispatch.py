@@ -209,3 +209,10 @@ def equal_blocks(
     wave, r = np.divmod(i, slots)
     slot, sm = np.divmod(r, sm_count)
     return wave * duration, sm.astype(np.int32), slot.astype(np.int32)
+
+
+def warm_up() -> None:
+    """Compile the event loop, or load it from numba's cache, before it is first needed: the window
+    calls this in a background thread when the timeline is first shown, so choosing uneven
+    durations does not wait for numba (seconds on a first run, well under one from the cache)."""
+    dispatch_blocks(np.array([1.0, 2.0]), 1, 1)

@@ -38,8 +38,8 @@ from typing import Any
 
 import numpy as np
 
+from explorer.devices.limits import ArchLimits
 from explorer.inputs import InputError, shown
-from explorer.launch.limits import ArchLimits
 from explorer.launch.occupancy import Occupancy
 from explorer.words import count, percent
 
@@ -450,6 +450,12 @@ class LatencyPreset:
     source: str
     method: str = ""
     extra: dict[str, str] = field(default_factory=dict)
+    memory: bool = True  # the latency is a load's (False: an arithmetic result's)
+
+    @property
+    def waited(self) -> str:
+        """What a warp issues and then waits for, in words ("a load", "an instruction")."""
+        return "a load" if self.memory else "an instruction"
 
     @property
     def mem_latency(self) -> int:
@@ -483,7 +489,7 @@ def _bench(gpu: str, level: str, cycles: int, file: str, data_set: str) -> Laten
 PRESETS: tuple[LatencyPreset, ...] = (
     LatencyPreset(
         key="cuda-guide-arithmetic",
-        label="arithmetic, compute capability 7.x: 4 cycles",
+        label="arithmetic on cc 7.x: 4 cycles",
         latency_cycles=4,
         source=(
             "CUDA C++ Programming Guide, 'Maximize Utilization: Multiprocessor Level': on compute "
@@ -491,6 +497,7 @@ PRESETS: tuple[LatencyPreset, ...] = (
             "(4 cycles, 4 warp schedulers) hide them"
         ),
         method="NVIDIA's documented figure",
+        memory=False,
     ),
     _bench("V100", "L1", 30, "v100.txt", "1 kB"),
     _bench("V100", "L2", 215, "v100.txt", "1,029 kB"),

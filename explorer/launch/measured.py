@@ -21,9 +21,10 @@ from __future__ import annotations
 
 import math
 import statistics
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from functools import cached_property
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -34,6 +35,9 @@ from explorer.launch.durations import parse_durations
 from explorer.launch.schedule import LaunchPlan, plan_launch
 from explorer.launch.timeline import Timeline
 from explorer.words import percent
+
+if TYPE_CHECKING:  # pragma: no cover
+    from explorer.agent.child import AgentProcess
 
 #: each block's spin, and the least a block may spin: well above launch jitter (a few microseconds)
 SPIN_NS = 200_000
@@ -342,16 +346,38 @@ def _sm_count() -> int:
 def gpu_index(device: Device) -> int:
     """The CUDA index of ``device`` when it is a GPU CUDA can use here; else one line saying why not."""
     index = getattr(device, "index", None)
-    if device.kind == "cuda" and index is not None and getattr(device, "usable", False):
-        return int(index)
-    why = _why_no_gpu()
+    if measurable(device):
+        return int(index)  # type: ignore[arg-type]
+    raise UserError(not_measurable(device, _why_no_gpu()))
+
+
+def measurable(device: Device) -> bool:
+    """Whether a measured run can go to ``device``: a GPU in this machine that CUDA can use."""
+    return (
+        device.kind == "cuda"
+        and getattr(device, "index", None) is not None
+        and getattr(device, "usable", False)
+    )
+
+
+def not_measurable(device: Device, why_no_gpu: str = "", subject: str = "--measure") -> str:
+    """One line: why ``subject`` (the CLI's option, or the window's words) cannot run on ``device``,
+    with discovery's reason there is no usable GPU here when there is one to give."""
     what = (
         "a catalog sheet (not in this machine)" if device.kind == "catalog" else "not usable from CUDA here"
     )
-    raise UserError(f"--measure runs on a GPU in this machine; {device.name} is {what}. {why}".strip())
+    return f"{subject} runs on a GPU in this machine; {device.name} is {what}. {why_no_gpu}".strip()
 
 
-def _run_agent(method: str, params: dict[str, Any], backend: str, timeout_s: float) -> dict[str, Any]:
+def _run_agent(
+    method: str,
+    params: dict[str, Any],
+    backend: str,
+    timeout_s: float,
+    on_process: Callable[[AgentProcess], None] | None = None,
+) -> dict[str, Any]:
+    """Ask a fresh child agent; ``on_process`` receives it first, so a window whose launch changed
+    or that closes can ``cancel()`` it (the run then ends with "the measured run was stopped")."""
     from explorer.agent.child import AgentCancelled, AgentTimeout, local_agent
     from explorer.agent.protocol import AgentError
 
@@ -359,6 +385,8 @@ def _run_agent(method: str, params: dict[str, Any], backend: str, timeout_s: flo
         env_overrides={"NUMBA_ENABLE_CUDASIM": "1" if backend == "simulator" else None},
         label="the measured run",
     )
+    if on_process is not None:
+        on_process(agent)
     try:
         agent.start()
         return agent.request(method, params, timeout_s=timeout_s)
@@ -372,8 +400,16 @@ def _run_agent(method: str, params: dict[str, Any], backend: str, timeout_s: flo
         agent.close()
 
 
-def measure_dispatch_here(plan: LaunchPlan, device: Gpu, *, backend: str = "gpu") -> MeasuredDispatch:
-    """Run ``plan`` as spin blocks on ``device`` (a GPU in this machine) and compare with the model."""
+def measure_dispatch_here(
+    plan: LaunchPlan,
+    device: Gpu,
+    *,
+    backend: str = "gpu",
+    on_process: Callable[[AgentProcess], None] | None = None,
+) -> MeasuredDispatch:
+    """Run ``plan`` as spin blocks on ``device`` (a GPU in this machine) and compare with the model.
+    Blocks until the child answers: the window calls it from a worker thread (``on_process``: see
+    ``_run_agent``)."""
     check_measurable(plan)
     index = gpu_index(device) if backend == "gpu" else None
     spin = spin_for(plan)
@@ -389,6 +425,7 @@ def measure_dispatch_here(plan: LaunchPlan, device: Gpu, *, backend: str = "gpu"
         },
         backend,
         timeout_s=120,
+        on_process=on_process,
     )
     regs = int(answer["regs"]) or c.regs_per_thread  # the simulator reports no registers
     measured_plan = (
@@ -420,6 +457,7 @@ def measure_bandwidth_here(
     chase_bytes: int = CHASE_BYTES,
     chase_steps: int = CHASE_STEPS,
     repeats: int = REPEATS,
+    on_process: Callable[[AgentProcess], None] | None = None,
 ) -> BandwidthSweep:
     """The pointer chase and the warps-per-SM sweep on ``device`` (this machine's first GPU when None)."""
     if device is None and backend == "gpu":
@@ -427,7 +465,7 @@ def measure_bandwidth_here(
     index = gpu_index(device) if device is not None and backend == "gpu" else None
     slots = 64
     if device is not None:
-        from explorer.launch.limits import limits_for_device
+        from explorer.devices.limits import limits_for_device
 
         slots = limits_for_device(device).max_warps_per_sm
     warps = [w for w in SWEEP_WARPS if w <= min(max_warps, slots)]
@@ -443,6 +481,7 @@ def measure_bandwidth_here(
         },
         backend,
         timeout_s=300,
+        on_process=on_process,
     )
     peak = getattr(device, "memory_bandwidth_gbps", None) if device is not None else None
     return BandwidthSweep(

@@ -17,8 +17,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from explorer.devices.limits import ArchLimits
 from explorer.launch.config import LaunchValidationError
-from explorer.launch.limits import ArchLimits
 from explorer.words import count, percent
 
 UNLIMITED = 2**31 - 1  # INT_MAX, the header's "this resource does not limit" (no registers / no smem)
@@ -67,6 +67,12 @@ class Occupancy:
             "shared_memory": self.blocks_limit_smem,
         }
 
+    @property
+    def limiter_text(self) -> str:
+        """The limiter in words, as the CLI and the window print it ("shared memory",
+        "warps+registers"); ``limiter`` keeps the JSON's snake_case names."""
+        return self.limiter.replace("_", " ")
+
     def explain(self) -> str:
         """What limits this block configuration and what a student could change, in plain words."""
         if self.active_blocks_per_sm == 0:
@@ -94,7 +100,8 @@ class Occupancy:
         for r in self.limiters:
             if self.occupancy >= 1.0 and r != "warps":
                 parts.append(
-                    f"{RESOURCE_NAMES[r].capitalize()} are exactly used up too: any more per block would lower occupancy."
+                    f"{RESOURCE_NAMES[r].capitalize()} {'is' if r == 'shared_memory' else 'are'} exactly used "
+                    "up too: any more per block would lower occupancy."
                     if r != "blocks"
                     else "The per-SM block limit is reached too."
                 )

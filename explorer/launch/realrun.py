@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 from explorer.errors import UserError
 from explorer.launch.config import LaunchConfig
+from explorer.launch.thread_index import thread_numbers
 from explorer.schema import loads
 from explorer.words import count, on_host
 
@@ -274,30 +275,7 @@ _KERNEL = None
 cuda: Any = None
 
 
-def _thread_numbers(bix, biy, biz, gdx, gdy, tix, tiy, tiz, bdx, bdy, bdz, ex, ey, ez, n):
-    """(block_linear, thread_linear, i): the index arithmetic of one thread, x fastest as the
-    visualizer draws it, and the element it writes (-1: idle, its bounds check skips it). The one
-    copy both the CUDA kernel (as a device function) and the CPU emulation (compiled by @njit)
-    run, so the emulation checks the same code the GPU runs.
-
-    ``ex`` = 0: a 1-D problem of ``n`` elements indexed by the linear number. Otherwise a 2D/3D
-    problem of ``ex`` x ``ey`` x ``ez``: the thread's position per axis, row-major index."""
-    block_linear = bix + gdx * (biy + gdy * biz)
-    thread_linear = tix + bdx * (tiy + bdy * tiz)
-    if ex == 0:
-        i = block_linear * (bdx * bdy * bdz) + thread_linear
-        if i >= n:
-            i = -1
-        return block_linear, thread_linear, i
-    x = bix * bdx + tix
-    y = biy * bdy + tiy
-    z = biz * bdz + tiz
-    if x < ex and y < ey and z < ez:
-        return block_linear, thread_linear, (z * ey + y) * ex + x
-    return block_linear, thread_linear, -1
-
-
-_DEVICE_NUMBERS: Any = None  # _thread_numbers as a CUDA device function, bound by _kernel()
+_DEVICE_NUMBERS: Any = None  # thread_numbers as a CUDA device function, bound by _kernel()
 
 
 def _record_vector_add(a, b, c, block_of, thread_of, writes, n, ex, ey, ez):
@@ -372,7 +350,7 @@ def _kernel():
         from numba import cuda as numba_cuda
 
         cuda = numba_cuda
-        _DEVICE_NUMBERS = numba_cuda.jit(device=True)(_thread_numbers)
+        _DEVICE_NUMBERS = numba_cuda.jit(device=True)(thread_numbers)
         _KERNEL = numba_cuda.jit(_record_vector_add)
     return _KERNEL
 

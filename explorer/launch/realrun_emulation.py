@@ -2,7 +2,7 @@
 
 Without a GPU the CUDA simulator runs each thread as a Python thread, about 0.1 ms each: the
 N = 100,000 lesson took 10 to 23 s. This runs the *same* per-thread index code
-(``realrun._thread_numbers``, which the CUDA kernel also calls) over the same grid, block by block
+(``thread_index.thread_numbers``, which the CUDA kernel also calls) over the same grid, block by block
 in CUDA's x-fastest order and thread by thread inside each block, compiled by numba's ``@njit``:
 about a nanosecond per thread. It is labelled as an emulation wherever its result is shown; it
 proves the index arithmetic, not the GPU.
@@ -15,9 +15,9 @@ from __future__ import annotations
 
 from numba import njit
 
-from explorer.launch.realrun import _thread_numbers
+from explorer.launch import thread_index
 
-thread_numbers = njit(cache=True)(_thread_numbers)
+thread_numbers = njit(cache=True)(thread_index.thread_numbers)
 
 
 @njit(cache=True)

@@ -11,9 +11,9 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
+from explorer.devices.limits import ArchLimits, limits_for_device
 from explorer.devices.model import Gpu
 from explorer.launch.config import Dim3, LaunchConfig, LaunchValidationError, notes, validate
-from explorer.launch.limits import ArchLimits, limits_for_device
 from explorer.launch.occupancy import Occupancy, occupancy
 
 SCHEDULER_NOTE = (

@@ -12,7 +12,8 @@ What it owns:
   ``LaunchSetup`` (device, ``LaunchConfig``, the lesson preset it came from) and planned by the core
   into a ``LaunchSide`` (plan or the reason there is none, limits, ``Animation``); in compare mode
   the ``Comparison`` of the two and which side the launch form edits;
-- the **clock**: both sides' animations on one ``LockStep``, playing or not, and the speed;
+- the **clock**: both sides' animations on one ``LockStep``, playing or not, and the speed; a view
+  that shows more time than the waves (dispatch in time) lets it run on (``set_clock_end``);
 - the **selection**: the thread pinned in the inspector and what the pointer is over.
 
 Events (``session.events``, each an ``explorer.events.Event`` whose callbacks take no argument):
@@ -31,14 +32,20 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
+from explorer.devices.limits import ArchLimits, limits_for_device
 from explorer.devices.model import Gpu
 from explorer.devices.names import best_match
 from explorer.errors import UserError
 from explorer.events import Event
-from explorer.launch.animation import DEFAULT_SPEED_INDEX, SPEEDS_WAVES_PER_S, Animation
+from explorer.launch.animation import (
+    DEFAULT_SPEED_INDEX,
+    PHASES,
+    SPEEDS_WAVES_PER_S,
+    Animation,
+    phase_sentence,
+)
 from explorer.launch.compare import SIDES, Comparison, Side, compare_sides, side
 from explorer.launch.config import LaunchConfig, notes
-from explorer.launch.limits import ArchLimits, limits_for_device
 from explorer.launch.lockstep import LockStep
 from explorer.launch.presets import PRESETS, Preset
 from explorer.launch.schedule import LaunchPlan, ThreadInfo
@@ -219,6 +226,7 @@ class LaunchSession:
         self.sides: tuple[LaunchSide, ...] = ()
         self.comparison: Comparison | None = None
         self.clock: LockStep | None = None
+        self._clock_end = 0.0  # a view's end for the clock past the last wave (0: none)
         self.selection: Selection | None = None
         self.pointer: Pointer | None = None
         self._replan(keep_moment=False)
@@ -260,6 +268,11 @@ class LaunchSession:
     @property
     def speed_waves_per_s(self) -> float:
         return SPEEDS_WAVES_PER_S[self.speed_index]
+
+    @property
+    def clock_end(self) -> float:
+        """Where the clock stops, in waves: the longest side's last wave or a view's later end."""
+        return self.clock.end if self.clock is not None else 0.0
 
     def find_device(self, key: str) -> DeviceChoice | None:
         """The device with exactly this key, else the one ``key`` names by the CLI's rules
@@ -388,7 +401,7 @@ class LaunchSession:
         playing = old.playing if old is not None else False
         self.sides = tuple(self._plan_side(i) for i in range(len(self._setups)))
         animations = [s.animation for s in self.sides if s.animation is not None]
-        self.clock = LockStep(animations) if animations else None
+        self.clock = LockStep(animations, self._clock_end) if animations else None
         if self.clock is not None:
             self.clock.speed_index = self.speed_index
             self.clock.seek(t)
@@ -463,6 +476,22 @@ class LaunchSession:
         else:
             self.clock.slower()
         self.speed_index = self.clock.speed_index
+        self.events.moment.emit()
+
+    def set_clock_end(self, end: float) -> None:
+        """Let the clock run on to ``end`` waves, past the last wave (0: stop at the last wave).
+
+        A view of the launch in time asks for its makespan: one wave of the clock is one mean
+        block there, and uneven blocks may end after the wave picture's last wave. A moment past
+        the new end is pulled back to it."""
+        end = max(0.0, end)
+        if end == self._clock_end:
+            return
+        self._clock_end = end
+        if self.clock is not None:
+            self.clock.set_end(end)
+            if self.clock.finished:
+                self.clock.playing = False
         self.events.moment.emit()
 
     def set_speed(self, index: int) -> None:
@@ -558,6 +587,16 @@ class LaunchSession:
             head = f"{s.label}: {s.plan.device_name}\n" if self.compare else ""
             parts.append(head + "\n".join(plain(line) for line in readings(s.plan)))
         return "\n\n".join(parts)
+
+    def phase_texts(self) -> list[str]:
+        """Every line A's wave bar may say during its animation, each at its longest (blocks
+        landing, running, finishing, finished, the tail wave): the bar is as tall as the widest
+        of them needs, so the SMs below it never move while it plays."""
+        a = self.sides[0]
+        if a.plan is None:
+            return []
+        n = a.plan.concurrent_blocks
+        return [*(phase_sentence(p, n, n, n) for p in PHASES), tail_text(a.plan)]
 
     def tail_words(self) -> str:
         """A's tail-wave sentence while its last wave is shown (outside compare mode), else ""."""

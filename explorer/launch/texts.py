@@ -146,7 +146,7 @@ def readings(plan: LaunchPlan) -> list[Text]:
         lines.append(_t(f"idle threads (outside the problem on some axis): {plan.idle_threads:,}"))
     lines += [
         _t(
-            f"resident blocks per SM: {plan.resident_blocks_per_sm} (limited by {occ.limiter}; "
+            f"resident blocks per SM: {plan.resident_blocks_per_sm} (limited by {occ.limiter_text}; "
             f"theoretical occupancy {percent(occ.occupancy)})"
         ),
         _t(
@@ -180,7 +180,7 @@ def occupancy_headline(occ: Occupancy) -> Text:
         f" of {occ.max_warps_per_sm} warps: ",
         Phrase(f"{percent(occ.occupancy)} theoretical occupancy", STRONG),
         ", limited by ",
-        Phrase(occ.limiter.replace("_", " "), STRONG),
+        Phrase(occ.limiter_text, STRONG),
     )
 
 

@@ -35,6 +35,8 @@ from .model import (
     STEP_PANELS,
     BenchState,
     DevicesState,
+    DispatchStep,
+    LatencyStep,
     Lesson,
     MemoryState,
     PanelState,
@@ -158,7 +160,8 @@ def _text(value: Any, name: str) -> str:
 
 
 def _narration(value: Any) -> str:
-    """Markdown as one string or a list of lines (easier to edit in JSON)."""
+    """Narration (``explorer.lessons.narration``) as one string or a list of lines (easier to
+    edit in JSON)."""
     if isinstance(value, list):
         return clean_text("\n".join(check_value(value, list[str], "narration")), keep_newlines=True)
     return clean_text(_text(value, "narration"), keep_newlines=True)
@@ -231,11 +234,63 @@ def parse_visualizer(state: dict[str, Any]) -> VisualizerState:
     v.thread = _text(known.get("thread", "") or "", "thread").strip()
     if v.thread:
         parse_thread_ref(v.thread, "thread")
-    tab = known.get("side_tab", v.side_tab)
-    if tab not in SIDE_TABS:
+    tab = known.get("side_tab")
+    if tab is not None and tab not in SIDE_TABS:
         raise StepError(f"side_tab is {show(tab)}, not one of {', '.join(SIDE_TABS)}")
     v.side_tab = tab
+    _parse_centre(known, v)
     return v
+
+
+#: the latest moment a step's timeline may ask for, in mean blocks (far past any launch's end)
+MAX_STEP_TIME = 1e9
+
+
+def _parse_centre(known: dict[str, Any], v: VisualizerState) -> None:
+    """The picture in the middle and the timeline's and latency view's states, checked by the
+    parsers the window uses (``explorer.launch.time_views``, ``dispatch --durations``)."""
+    from explorer.launch.durations import parse_durations
+    from explorer.launch.latency import RECORD_CYCLES
+    from explorer.launch.time_views import VIEWS, check_dispatch, check_latency
+
+    view = known.get("view", v.view)
+    if view not in VIEWS:
+        raise StepError(f"view is {show(view)}, not one of {', '.join(VIEWS)}")
+    v.view = view
+    raw = known.get("dispatch", {})
+    if not isinstance(raw, dict):
+        raise StepError(f"dispatch is {show(raw)}, not an object")
+    d, d_extra = _pop_known(raw, DispatchStep)
+    step = DispatchStep(extra=d_extra)
+    step.durations = _text(d.get("durations", step.durations), "dispatch durations").strip()
+    try:
+        parse_durations(step.durations)
+        step.policy, step.seed = check_dispatch(d.get("policy", step.policy), d.get("seed", step.seed))
+    except InputError as exc:
+        raise StepError(f"dispatch: {exc}") from None
+    if d.get("time") is not None:
+        step.time = check_value(d["time"], float, "dispatch time")
+        if not 0 <= step.time <= MAX_STEP_TIME:
+            raise StepError(
+                f"dispatch time is {show(d['time'])}; it must be 0 to {MAX_STEP_TIME:g} mean blocks"
+            )
+    v.dispatch = step
+    raw = known.get("latency", {})
+    if not isinstance(raw, dict):
+        raise StepError(f"latency is {show(raw)}, not an object")
+    lat, l_extra = _pop_known(raw, LatencyStep)
+    default = LatencyStep()
+    try:
+        checked = check_latency(
+            lat.get("preset", default.preset), lat.get("alu", default.alu), lat.get("policy", default.policy)
+        )
+        cycle = lat.get("cycle")
+        cycle = (
+            None if cycle is None else parse_whole(cycle, "latency cycle", minimum=0, maximum=RECORD_CYCLES)
+        )
+    except InputError as exc:
+        raise StepError(f"latency: {exc}") from None
+    v.latency = LatencyStep(checked.preset, checked.alu, checked.policy, cycle, l_extra)
 
 
 def parse_recorded(value: Any) -> Recorded:
@@ -411,7 +466,7 @@ def _state_dict(state: PanelState) -> dict[str, Any]:
             if f.name in ("device", "device_kind", "grid", "block", "smem", "regs", "n") or value != getattr(
                 default, f.name
             ):
-                out[f.name] = value
+                out[f.name] = _object_dict(value) if isinstance(value, (DispatchStep, LatencyStep)) else value
     elif isinstance(state, BenchState):
         out["workload"] = state.workload
         out["devices"] = list(state.devices)
@@ -445,6 +500,17 @@ def _state_dict(state: PanelState) -> dict[str, Any]:
             ):
                 out[f.name] = value
     out.update(state.extra)
+    return out
+
+
+def _object_dict(value: DispatchStep | LatencyStep) -> dict[str, Any]:
+    """A step's timeline or latency state: every field set, the moment only when one is given."""
+    out = {
+        f.name: getattr(value, f.name)
+        for f in dataclasses.fields(value)
+        if f.name != "extra" and getattr(value, f.name) is not None
+    }
+    out.update(value.extra)
     return out
 
 

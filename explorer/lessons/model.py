@@ -12,11 +12,16 @@ A lesson file is one JSON object (UTF-8, made to be edited by hand as well as by
         {
           "panel": "visualizer",              # devices | visualizer | benchmarks | memory
           "title": "N = 5466",                # optional: the step's heading
-          "narration": ["Markdown, one string", "or a list of lines"],
+          "narration": ["plain text, one string", "or a list of lines"],
           "state": { ...that panel's teaching state, below... }
         }
       ]
     }
+
+``narration`` is plain text, shown exactly as typed but for three small marks: a blank line
+between paragraphs, ``- `` starting a list item, ``**bold**`` and code between backticks
+(``explorer.lessons.narration``; docs/lesson-format.md). Markdown's other marks are characters
+like any other, so ``10*32`` stays ``10*32``.
 
 ``state`` per panel (every key optional; what is left out takes the default shown):
 
@@ -29,7 +34,18 @@ A lesson file is one JSON object (UTF-8, made to be edited by hand as well as by
   finished) and ``blocks_placed`` (with a wave: only this many of its blocks placed) or the exact
   ``clock`` (in waves, as the window saves it), ``speed`` (waves per second), ``zoom`` (1, 1.5, 2
   or 3), ``thread`` (the selected thread, "BX,BY,BZ:TX,TY,TZ" as ``launch --thread`` takes it) and
-  ``side_tab`` ("occupancy" or "real run").
+  ``side_tab`` ("occupancy" or "real run": that tab is shown and its column opened, even where
+  the page had folded it; left out, the column stays as the page has it); ``view``, the picture in
+  the middle: "sms" (the wave picture, the default), "timeline" (the launch in time) or "latency"
+  (latency hiding); ``dispatch``, the timeline's ``{"durations": "jitter:0.2", "policy": "free",
+  "seed": 0, "time": 3.5}`` (durations as ``dispatch --durations`` takes them, the placement
+  policy, the seed of random durations, and the moment shown in mean blocks; absent, the launch's
+  end) and ``latency``, the latency view's ``{"preset": "v100-l1", "alu": 9, "policy": "gto",
+  "cycle": 600}`` (a published latency by its key as ``latency --preset`` lists them, K arithmetic
+  instructions per load, the schedulers' policy, and the last cycle the chart shows; absent, the
+  first). A step sets the whole state it describes: what it leaves out takes the default, never
+  what was shown before; a ``thread`` opens the inspector's column, and a ``zoom`` is placed on
+  the selected thread's block.
 * ``benchmarks``: ``workload`` (a ``device-explorer bench`` name), ``devices`` (["cpu",
   "cuda:0"]), ``sizes`` (a list; absent: the workload's defaults), ``repeats`` (absent: until the
   spread settles), ``budget_s`` (seconds per point) and ``recorded``: results measured when the
@@ -68,15 +84,44 @@ from pathlib import Path
 from typing import Any, ClassVar, Literal
 
 from explorer.bench.results import BenchPoint
+from explorer.panels import PANELS
 
 FORMAT_NAME = "device-explorer-lesson"
 FORMAT_VERSION = 1
-#: the pages a step can show, as the CLI names them (``explorer.cli.PANELS``)
-STEP_PANELS = ("devices", "visualizer", "benchmarks", "memory")
+#: the pages a step can show, as the CLI names them
+STEP_PANELS = PANELS
 #: the visualizer's right-hand tabs a step can show
 SideTab = Literal["occupancy", "real run"]
 SIDE_TABS: tuple[SideTab, ...] = ("occupancy", "real run")
 DEVICE_KINDS = ("catalog", "present")
+
+
+@dataclass
+class DispatchStep:
+    """The timeline view's state in a step (``explorer.launch.time_views.DispatchSettings`` and
+    the moment shown, in mean blocks; None: the launch's end)."""
+
+    durations: str = "uniform"
+    policy: str = "free"
+    seed: int = 0
+    time: float | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class LatencyStep:
+    """The latency view's state in a step (``explorer.launch.time_views.LatencySettings`` and the
+    last cycle the chart shows; None: its first window)."""
+
+    preset: str = "v100-l1"
+    alu: int = 9
+    policy: str = "gto"
+    cycle: int | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+#: the pictures a visualizer step can show in the middle of the page
+CentreView = Literal["sms", "timeline", "latency"]
 
 
 @dataclass
@@ -98,7 +143,12 @@ class VisualizerState:
     speed: float = 0.5
     zoom: float = 1.0
     thread: str = ""
-    side_tab: SideTab = "occupancy"
+    #: the right-hand tab the narration points at: its column is opened; None leaves the column
+    #: as the page has it (folded where the SMs need the room)
+    side_tab: SideTab | None = None
+    view: CentreView = "sms"
+    dispatch: DispatchStep = field(default_factory=DispatchStep)
+    latency: LatencyStep = field(default_factory=LatencyStep)
     extra: dict[str, Any] = field(default_factory=dict)
 
 

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from html import escape
+
 from explorer import words
 from explorer.bench.fmt import number_text, seconds_text
 from explorer.bench.results import BenchPoint
 
 from .model import BenchState, Lesson, Recorded, Step
+from .narration import to_html as narration_html
 
 
 def step_counter(index: int, count: int) -> str:
@@ -23,21 +26,21 @@ def step_heading(lesson: Lesson, index: int) -> str:
 RECORDED_COLUMNS = ("series", "size", "median", "throughput")
 
 
-def recorded_markdown(recorded: Recorded) -> str:
+def recorded_html(recorded: Recorded) -> str:
     """The heading of the results a lesson carries: whose and when they are, so they are shown
-    beside a run made here and never mistaken for one. The rows themselves are a table of their
-    own (``recorded_row``): a lesson may carry 20,000 points, and rendering those as a Markdown
-    table took 107 s in ``QTextEdit.setMarkdown`` and stalled the window."""
+    beside a run made here and never mistaken for one. Every value is escaped (a lesson file is
+    text anyone may have written). The rows themselves are a table of their own
+    (``recorded_row``): a lesson may carry 20,000 points, and rendering those as rows of the
+    narration's document took 107 s and stalled the window."""
     count = len(recorded.points)
-    lines = [
-        f"#### Results {recorded.label}",
-        "",
-        "Measured when the lesson was made, on that machine, not this one. Start the run for this "
-        f"machine's own figures. {words.count(count, 'point')}, in the table below.",
+    parts = [
+        f"<h4>Results {escape(recorded.label)}</h4>",
+        "<p>Measured when the lesson was made, on that machine, not this one. Start the run for this "
+        f"machine's own figures. {words.count(count, 'point')}, in the table below.</p>",
     ]
     if recorded.note:
-        lines += ["", recorded.note]
-    return "\n".join(lines)
+        parts.append(f"<p>{escape(recorded.note)}</p>")
+    return "".join(parts)
 
 
 def recorded_row(p: BenchPoint) -> tuple[str, str, str, str]:
@@ -54,9 +57,13 @@ def step_recorded(step: Step) -> Recorded | None:
     return step.state.recorded if isinstance(step.state, BenchState) else None
 
 
-def step_markdown(step: Step) -> str:
-    """What the narration pane shows for a step: its narration, then the heading of any recorded
+def step_html(step: Step, code_colour: str = "") -> str:
+    """What the narration pane shows for a step: its narration (``explorer.lessons.narration``:
+    plain text and three marks, every character escaped), then the heading of any recorded
     results (whose rows the player shows in a table beneath it)."""
     recorded = step_recorded(step)
-    parts = [step.narration.strip(), recorded_markdown(recorded) if recorded is not None else ""]
-    return "\n\n".join(p for p in parts if p)
+    parts = [
+        narration_html(step.narration, code_colour),
+        recorded_html(recorded) if recorded is not None else "",
+    ]
+    return "".join(p for p in parts if p)

@@ -135,7 +135,7 @@ def restore_state(session: LaunchSession, saved: Saved) -> None:
         session.set_speed(speed)
 
 
-def step_state(session: LaunchSession, zoom: float, side_tab: SideTab) -> VisualizerState | None:
+def step_state(session: LaunchSession, zoom: float, side_tab: SideTab | None) -> VisualizerState | None:
     """What a lesson step records of the session: launch A's fields, the moment shown, the speed,
     the thread pinned on A, B in ``extra``; the view adds its zoom and side tab. None when A's
     device is not one a lesson can name (not found here, or another machine's)."""

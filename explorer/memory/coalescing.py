@@ -7,7 +7,8 @@ for. So the cost of an access pattern is the number of distinct sectors, and its
 the bytes the lanes asked for over the bytes fetched (32 per sector).
 
 Addresses start at a 256-byte-aligned base (cudaMalloc aligns to at least 256 bytes), lane ``i``
-of warp ``w`` in a block reads element ``offset + (32 w + i) * stride``, and elements are
+of warp ``w`` in a block reads element ``offset + (32 w + i) * stride`` (a stride of 0 is a uniform
+load: every lane reads one element, which one sector serves), and elements are
 naturally aligned (an element of 1, 2, 4, 8 or 16 bytes never straddles a 32-byte sector), so
 each lane's bytes lie in exactly one sector: sectors = distinct ``address // 32`` over the active
 lanes. Everything here is that arithmetic over at most 32 lanes: no loop over bytes, so a
@@ -66,11 +67,8 @@ def check_global_access(a: GlobalAccess) -> None:
             f"element size {a.elem_bytes} bytes is not one a GPU loads in one instruction; "
             f"use {', '.join(map(str, ELEMENT_SIZES))}"
         )
-    if not 1 <= a.stride <= MAX_ELEMENTS:
-        raise UserError(
-            f"stride {a.stride} is outside 1..{MAX_ELEMENTS} elements (a stride of 0 would make every "
-            "lane read the same element: a broadcast, not a memory access pattern)"
-        )
+    if not 0 <= a.stride <= MAX_ELEMENTS:
+        raise UserError(f"stride {a.stride} is outside 0..{MAX_ELEMENTS} elements")
     if not 0 <= a.offset <= MAX_ELEMENTS:
         raise UserError(f"offset {a.offset} is outside 0..{MAX_ELEMENTS} elements")
     if not 1 <= a.active_lanes <= WARP_SIZE:
@@ -95,7 +93,7 @@ class Coalescing:
     lanes: tuple[LaneAccess, ...]  # the active lanes, in lane order
     sectors: tuple[int, ...]  # distinct sector numbers touched, ascending
     lines: tuple[int, ...]  # distinct 128-byte line numbers touched, ascending
-    bytes_requested: int
+    bytes_requested: int  # distinct bytes the lanes ask for (lanes reading one element count it once)
     bytes_fetched: int
     #: bytes of each fetched sector that some lane used (same order as ``sectors``)
     used_bytes_per_sector: tuple[int, ...] = field(default=())
@@ -110,7 +108,7 @@ class Coalescing:
 
     @property
     def efficiency(self) -> float:
-        """Bytes asked for over bytes fetched: 1.0 when every fetched byte is used."""
+        """Distinct bytes asked for over bytes fetched: 1.0 when every fetched byte is used."""
         return self.bytes_requested / self.bytes_fetched
 
     @property
@@ -144,12 +142,14 @@ def coalesce(access: GlobalAccess) -> Coalescing:
         for lane in range(access.active_lanes)
         for addr in (access.lane_address(lane),)
     )
-    # stride >= 1, so no two lanes share an element: each lane's bytes count once
+    # lanes that share an element (a stride of 0: a uniform load, every lane the same value) ask
+    # for its bytes once: one fetch serves them all
     used: dict[int, int] = {}
-    for la in lanes:
-        used[la.sector] = used.get(la.sector, 0) + access.elem_bytes
+    for address in {la.address for la in lanes}:
+        sector = address // SECTOR_BYTES
+        used[sector] = used.get(sector, 0) + access.elem_bytes
     sectors = tuple(sorted(used))
-    requested = access.active_lanes * access.elem_bytes
+    requested = sum(used.values())
     return Coalescing(
         access=access,
         lanes=lanes,

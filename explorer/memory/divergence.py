@@ -25,6 +25,12 @@ from explorer.memory.coalescing import WARP_SIZE
 
 MAX_BLOCK_THREADS = 1024
 MAX_K = 1 << 20
+#: the model's one assumption, said wherever its efficiency is shown (the page and the CLI)
+EQUAL_COST_NOTE = (
+    "SIMT efficiency here assumes an if and an else of equal cost: a diverged warp spends the same "
+    "time on each path. Where one path is longer, it weighs more; an if with no else costs the "
+    "diverged warp only the taken path's time."
+)
 ITS_NOTE = (
     "From compute capability 7.0 each thread has its own program counter (independent thread "
     "scheduling): diverged lanes can wait on each other safely, but a warp still issues one path at "
@@ -152,6 +158,7 @@ class Divergence:
             ],
             "diverged_warps": self.diverged_warps,
             "simt_efficiency": self.simt_efficiency,
+            "assumption": EQUAL_COST_NOTE,
             "note": ITS_NOTE,
         }
 

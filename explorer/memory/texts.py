@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from explorer.memory.banks import BankConflicts, SharedAccess
-from explorer.memory.coalescing import Coalescing
+from explorer.memory.coalescing import WARP_SIZE, Coalescing
 from explorer.memory.divergence import Divergence, WarpBranch
 from explorer.words import count, percent
 
@@ -19,10 +19,19 @@ UTILIZATION_MEANING = (
 
 def coalescing_headline(c: Coalescing) -> str:
     a = c.access
+    lanes = count(a.active_lanes, "lane")
+    if a.stride == 0 and a.active_lanes > 1:
+        what = f"{lanes} read one {a.elem_bytes}-byte element (a uniform load: one fetch serves them all)"
+    else:
+        what = (
+            f"{lanes} reads one {a.elem_bytes}-byte element"
+            if a.active_lanes == 1
+            else f"{lanes} read {a.elem_bytes}-byte elements {a.stride} apart"
+        )
     return (
-        f"{a.active_lanes} lanes read {a.elem_bytes}-byte elements {a.stride} apart"
+        what
         + (f" from element {a.offset}" if a.offset else "")
-        + f": {c.sectors_per_request} sectors of 32 B ({c.lines_per_request} lines of 128 B), "
+        + f": {count(c.sectors_per_request, 'sector')} of 32 B ({count(c.lines_per_request, 'line')} of 128 B), "
         f"{percent(c.efficiency)} of the fetched bytes used"
     )
 
@@ -46,7 +55,7 @@ def bank_headline(b: BankConflicts) -> str:
     kind = "conflict-free" if b.conflict_degree == 1 else f"{b.conflict_degree}-way bank conflict"
     where = f"{a.stride} apart" if isinstance(a, SharedAccess) else "each at its own index"
     return (
-        f"{a.active_lanes} lanes, {a.elem_bytes}-byte elements {where}: {kind}, "
+        f"{count(a.active_lanes, 'lane')}, {a.elem_bytes}-byte elements {where}: {kind}, "
         f"{count(b.wavefronts, 'wavefront')} (fewest possible {b.ideal_wavefronts})"
     )
 
@@ -63,11 +72,24 @@ def bank_lines(b: BankConflicts) -> list[str]:
 
 
 def warp_line(w: WarpBranch) -> str:
+    """One warp's branch in words; a partial last warp says so, since its empty lanes lower its
+    efficiency without any divergence ("warp 3 (partial: 4 threads in its 32 lanes) ...")."""
+    partial = w.lanes < WARP_SIZE
+    head = f"warp {w.warp}" + (
+        f" (partial: {count(w.lanes, 'thread')} in its {WARP_SIZE} lanes)" if partial else ""
+    )
     if w.diverges:
-        what = f"diverges: {w.active_lanes[0]} lanes take the branch, then {w.active_lanes[1]} run the other path"
+        taken, other = w.active_lanes
+        what = (
+            f"diverges: {count(taken, 'lane')} {'takes' if taken == 1 else 'take'} the branch, then "
+            f"{other} {'runs' if other == 1 else 'run'} the other path"
+        )
+    elif w.lanes == 1:
+        what = "no divergence: its one thread goes one way"
     else:
-        what = f"no divergence: all {w.lanes} lanes go the same way"
-    return f"warp {w.warp}: {what}; SIMT efficiency {percent(w.simt_efficiency)}"
+        what = f"no divergence: all {w.lanes} {'threads' if partial else 'lanes'} go the same way"
+    empty = f" ({count(WARP_SIZE - w.lanes, 'lane')} without a thread, idle on every path)" if partial else ""
+    return f"{head}: {what}; SIMT efficiency {percent(w.simt_efficiency)}{empty}"
 
 
 def divergence_headline(d: Divergence) -> str:

@@ -34,8 +34,8 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
+from explorer.devices.limits import ArchLimits, known_ccs, limits_for_cc
 from explorer.errors import UserError
-from explorer.launch.limits import ArchLimits, known_ccs, limits_for_cc
 from explorer.launch.occupancy import Occupancy, occupancy
 from explorer.memory.banks import BankConflicts, SharedGather, bank_conflicts
 from explorer.memory.coalescing import WARP_SIZE

@@ -14,9 +14,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
+from explorer.devices.limits import limits_for_device
 from explorer.devices.model import Device
 from explorer.errors import UserError
-from explorer.launch.limits import limits_for_device
 from explorer.memory.tiling import (
     MatmulShape,
     TileCost,

@@ -28,6 +28,8 @@ CeilingKind = Literal["measured", "theoretical", "spec sheet"]
 #: the memory levels, fastest first; "" for a memory ceiling that names no level
 MemoryLevel = Literal["", "L1", "L2", "L3", "DRAM"]
 MEMORY_LEVELS: tuple[str, ...] = ("L1", "L2", "L3", "DRAM")
+#: whose roof: (host, device), host "" for this machine; a remote's "cuda:0" is not this laptop's
+RoofKey = tuple[str, str]
 #: no device computes or moves more than this (GFLOP/s or GB/s: an exaFLOP/s): a larger figure
 #: in a file or from another machine is damage, not a measurement
 MAX_RATE = 1e9
@@ -158,6 +160,11 @@ class Roof:
     took_s: float | None = None  # how long the measurement took
     #: one sentence for the user, once: the stored ceilings were damaged and moved aside
     notice: str = ""
+
+    @property
+    def key(self) -> RoofKey:
+        """Whose roof this is: (host, device); one roof per key is carried with a run's results."""
+        return (self.host, self.device)
 
     @property
     def title(self) -> str:

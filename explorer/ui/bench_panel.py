@@ -30,6 +30,7 @@ from explorer.bench import export
 from explorer.bench.fmt import eta_text
 from explorer.bench.run_results import RunResults
 from explorer.errors import UserError
+from explorer.inputs import parse_sizes
 from explorer.lessons.model import BenchState, PanelState
 from explorer.ui.bench.bandwidth_view import BandwidthPlot
 from explorer.ui.bench.controls import BenchControls
@@ -42,7 +43,8 @@ from explorer.ui.bench.table import PeakCaption, ResultsTable
 from explorer.ui.guard import qt_guard
 from explorer.ui.panel import ExportFormat, Panel
 from explorer.ui.sidepanel import SidePanel, fit_side_panels
-from explorer.ui.theme import Theme, current_theme, px, text_scale_pct
+from explorer.ui.theme import Theme, px, text_scale_pct
+from explorer.ui.widgets import SCROLL_ALLOWED
 from explorer.words import count, on_host
 
 log = logging.getLogger(__name__)
@@ -57,8 +59,8 @@ SCREENSHOT_SHARE = 2 / 3
 LEFT_WIDTH = 360
 #: the least height of the measurements plot and of the roofline (axes, title and legend included),
 #: at 100% text: below these their labels no longer fit (grown with the text size)
-PLOT_MIN_HEIGHT = 140
-ROOFLINE_MIN_HEIGHT = 160
+PLOT_MIN_HEIGHT = 90
+ROOFLINE_MIN_HEIGHT = 100
 PLOT_MIN = 760
 #: how long the screenshot waits for that share before showing the run as far as it got
 SCREENSHOT_WAIT_S = 240.0
@@ -112,11 +114,14 @@ class BenchPanel(Panel):
         self.json_button = QPushButton("Export JSON…")
         self.png_button = QPushButton("Export PNG…")
 
+        # the settings keep the width their fields need: where the window gives the column less
+        # (opened by hand at 200% on a 1280x800 projector) it scrolls sideways too, rather than
+        # cut the Sizes field, the Defaults button and the spin boxes' arrows off
         left = QScrollArea()
         left.setWidgetResizable(True)
         left.setWidget(self.controls)
-        left.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         left.setFrameShape(QScrollArea.Shape.NoFrame)
+        left.setProperty(SCROLL_ALLOWED, True)
 
         right = QWidget()
         right_layout = QVBoxLayout(right)
@@ -163,6 +168,7 @@ class BenchPanel(Panel):
         self.controls.stop_requested.connect(self.stop)
         self.resume_button.clicked.connect(self.resume)
         self.controls.workload_combo.currentIndexChanged.connect(lambda _i: self._workload_shown())
+        self.controls.sizes_edit.textChanged.connect(lambda _t: self._show_planned_sizes())
         context.discovery_changed.connect(lambda _d: self.roofs.devices_found())
         self.roofs.devices_found()
         self.csv_button.clicked.connect(
@@ -227,6 +233,7 @@ class BenchPanel(Panel):
                 self.controls.set_workload(self._last_plan.workload)
             except UserError:
                 pass  # a workload the form does not offer (the hidden test ones): the run still is
+        self._context.add_notice(resumed.unmatched)  # finished points no variant of today matches
         return self._start_plan(resumed.plan, resumed.kept)
 
     def _start_plan(self, plan: Any, kept: list[Any]) -> bool:
@@ -309,16 +316,27 @@ class BenchPanel(Panel):
         # as tall as the Start button beside it (26 px at 100% text grew to 52 at 200%)
         self.progress_bar.setMinimumHeight(self.controls.start_button.sizeHint().height())
         self.table.setMinimumHeight(self.table.least_height())  # it scrolls; the plot keeps its room
+        # the peaks' basis in two lines at most (the whole of it on hover): the table's rows, not
+        # the caption under them, take what the plot leaves (at 200% it showed one row)
+        self.peak_caption.setMaximumHeight(2 * self.peak_caption.fontMetrics().lineSpacing() + 4)
         # the plots keep a readable height on a short projector; the table scrolls instead (at
         # 1280x720 and 150% the roofline's view was 40 px tall and its labels lay on each other)
         self.plot.main.setMinimumHeight(px(PLOT_MIN_HEIGHT))
         self.roofline.plot.setMinimumHeight(px(ROOFLINE_MIN_HEIGHT))
         self.plot.apply_text_scale()
-        for view in (self.roofline, self.bandwidth):  # axis titles and legends follow the text size
-            view.apply_theme(current_theme())
+        for view in (self.roofline, self.bandwidth):  # ticks, titles and legends follow the text size
+            view.apply_text_scale()
+        self._fit_settings()
+
+    def set_presenting(self, on: bool) -> None:
+        """A projector is a new screen: the settings the teacher opened are the page's to fold."""
+        super().set_presenting(on)
+        self.settings_side.choice = None
         self._fit_settings()
 
     def _fit_settings(self) -> None:
+        """Fold the settings when the plot would get less than ``PLOT_MIN`` (on a projector, less
+        than half the page), unless the teacher opened them."""
         if not self.isVisible():
             return  # a size before the page is shown is no size at all; resizeEvent comes then
         layout = self.layout()
@@ -326,7 +344,8 @@ class BenchPanel(Panel):
         margins = layout.contentsMargins()
         room = self.width() - margins.left() - margins.right() - layout.spacing()
         side = self.settings_side
-        fit_side_panels((side,), room, px(PLOT_MIN), side if side.choice else None)
+        least = max(px(PLOT_MIN), room // 2) if self.presenting else px(PLOT_MIN)
+        fit_side_panels((side,), room, least, side if side.choice else None)
 
     @qt_guard
     def resizeEvent(self, event) -> None:  # noqa: N802 - Qt's name
@@ -362,7 +381,7 @@ class BenchPanel(Panel):
         return export.export_csv(self.points, path)
 
     def export_json(self, path: str | Path) -> Path:
-        return export.export_json(self.points, path)
+        return export.export_json(self.points, path, self.results.roofs_of())
 
     def export_png(self, path: str | Path) -> Path:
         """The measurement plots and, below them, the roofline (laid out at the plot's size even
@@ -515,6 +534,17 @@ class BenchPanel(Panel):
         """The plot's title names the workload and, for a run on a remote machine, the machine."""
         w = self.controls.workload
         self.plot.set_titles(on_host(w.title, host), w.size_name)
+        self._show_planned_sizes()
+
+    def _show_planned_sizes(self) -> None:
+        """The sizes the form would measure, for an empty plot's axis: those typed, else the
+        workload's defaults for the devices chosen."""
+        c = self.controls
+        try:
+            sizes = parse_sizes(c.sizes_edit.text(), c.workload.size_name)
+        except UserError:
+            sizes = c.workload.default_sizes_for(c.selected_devices() or ["cpu"])
+        self.plot.set_planned_sizes(list(sizes))
 
     # --- persistence and messages -----------------------------------------------------
     def _save_last(self) -> None:

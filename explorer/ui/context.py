@@ -6,13 +6,15 @@ Panels subscribe to its signals (napari's model/view split): the main window own
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QObject, Signal
 
 from explorer.devices.model import Device, Discovery, Gpu
+from explorer.devices.roofs import RoofBook
 
 if TYPE_CHECKING:
+    from explorer.roofs.model import Roof
     from explorer.ui.remote_hosts import RemoteHosts
 
 
@@ -34,6 +36,11 @@ class AppContext(QObject):
         #: every notice so far, so a window that connects later still shows them
         self.notices: list[str] = []
         self._remotes: RemoteHosts | None = None
+        #: this machine's roof per device, built once from its record and the stored ceilings and
+        #: shown by every page (the Devices page's ceilings, the roofline of a run that carries
+        #: none): rebuilt only when the devices are found anew, replaced when measured again
+        self.roofs = RoofBook()
+        self.roofs_measured.connect(self._measured)
 
     def add_notice(self, text: str) -> None:
         """Tell the user something they must not miss; empty text is ignored."""
@@ -53,7 +60,22 @@ class AppContext(QObject):
 
     def set_discovery(self, discovery: Discovery) -> None:
         self.discovery = discovery
+        self.roofs.clear()  # new records: each roof is built again from them when next shown
         self.discovery_changed.emit(discovery)
+
+    def roof_of(self, device: Device) -> Roof:
+        """``device``'s roof from the book (built on first ask); what building it must tell the
+        user (a damaged store moved aside) is said once, as a notice."""
+        roof = self.roofs.roof(device)
+        self.add_notice(self.roofs.take_notice())
+        return roof
+
+    def _measured(self, result: list[Any]) -> None:
+        """Ceilings measured again: each device's new roof stands from now on (connected first,
+        so every page that hears ``roofs_measured`` after this finds it in the book)."""
+        for measured in result:
+            if measured.roof is not None:
+                self.roofs.replace(measured.roof)
 
     @property
     def devices(self) -> list[Device]:

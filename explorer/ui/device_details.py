@@ -183,7 +183,7 @@ def limits_rows(d: Gpu) -> list[tuple[str, str | None, str]]:
     visualizer never disagree. Each value's hover text names its source.
     """
     try:
-        from explorer.launch.limits import limits_for_device
+        from explorer.devices.limits import limits_for_device
 
         arch = limits_for_device(d)
     except Exception as exc:  # no CC, or a CC the table does not know: say why, per row

@@ -18,7 +18,7 @@ import json
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QSize, Qt, QTimer, Signal
 from PySide6.QtGui import QBrush, QColor, QFont, QIcon, QPainter, QPen, QPixmap
@@ -49,6 +49,9 @@ from explorer.ui.roof_measure import measurer
 from explorer.ui.roof_section import RoofSection
 from explorer.ui.theme import Theme, current_theme
 from explorer.ui.widgets import Banner, set_role
+
+if TYPE_CHECKING:  # pragma: no cover
+    from explorer.ui.live_plot import LiveView  # (imported when a GPU is shown)
 
 LOOKING = "Looking for devices…"
 PRESENT_HEADER = "On this machine"
@@ -122,7 +125,7 @@ class DevicesPanel(Panel):
             nvml=nvml, clock=clock, timer=timer, session_factory=session_factory, parent=self
         )
         self.details: DeviceDetails | None = None
-        self.live_view: QWidget | None = None
+        self.live_view: LiveView | None = None
         self._selected_key: str | None = None
         #: the remote row shown on the right: (host ident, device key or None for the host)
         self._selected_remote: tuple[str, str | None] | None = None
@@ -524,6 +527,8 @@ class DevicesPanel(Panel):
         # the list's section headers carry a bold font of their own, made at the old size
         if self.context.discovery is not None:
             self._fill_list(self.context.discovery)
+        if self.live_view is not None:  # its graphs' text is the figures' (theme.figure_px)
+            self.live_view.apply_text_scale()
 
     def export_formats(self) -> tuple[ExportFormat, ...]:
         return (self.EXPORT_JSON,)

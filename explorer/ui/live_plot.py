@@ -12,13 +12,13 @@ from dataclasses import dataclass
 
 import pyqtgraph as pg
 from PySide6.QtCore import Qt
-from PySide6.QtGui import QFont
 from PySide6.QtWidgets import QBoxLayout, QGridLayout, QGroupBox, QLabel, QVBoxLayout, QWidget
 
 from explorer.devices.model import CudaGpu, LiveReading
 from explorer.ui import formatting as fmt
 from explorer.ui.live_monitor import HISTORY_SAMPLES, LiveHistory
-from explorer.ui.theme import Theme, current_theme, pt, px
+from explorer.ui.plot_text import TITLE_SHARE, axis_title, restyle
+from explorer.ui.theme import Theme, current_theme, figure_pt, line_px, px
 from explorer.ui.widgets import FieldGroup, set_role, set_value
 from explorer.units import byte_rate
 from explorer.words import from_percent, percent
@@ -108,12 +108,6 @@ def plot_title(spec: PlotSpec, theme: Theme) -> str:
     return f"{html.escape(title)}<br>" + " &nbsp; ".join(keys)
 
 
-def _font(size_pt: float) -> QFont:
-    font = QFont()
-    font.setPointSizeF(pt(size_pt))
-    return font
-
-
 def _series(history: list[LiveReading], field: str, scale: float) -> tuple[list[float], list[float]]:
     """x: seconds before the newest sample; y: the field in plot units (NaN where missing)."""
     if not history:
@@ -167,16 +161,12 @@ class LiveView(QGroupBox):
         self.curves: dict[str, pg.PlotDataItem] = {}
         for spec in PLOTS:
             plot = pg.PlotWidget()
-            # a plot of several curves has their key on a second title line
-            plot.setFixedHeight(px(PLOT_HEIGHT + (KEY_LINE_HEIGHT if len(spec.series) > 1 else 0)))
             plot.setMinimumWidth(px(PLOT_MIN_WIDTH))
             plot.setMenuEnabled(False)
             plot.setMouseEnabled(x=False, y=False)
             plot.hideButtons()
             plot.setXRange(-(HISTORY_SAMPLES - 1), 0, padding=0)
-            plot.setLabel("bottom", "seconds ago", size=f"{pt(9)}pt")
-            for axis in ("left", "bottom"):
-                plot.getAxis(axis).setStyle(tickFont=_font(9))
+            axis_title(plot, "bottom", "seconds ago")
             plot.showGrid(x=True, y=True, alpha=0.25)
             if spec.percent:
                 plot.setYRange(0, 100, padding=0.02)
@@ -195,6 +185,7 @@ class LiveView(QGroupBox):
         self.caption = caption
 
         self.apply_theme(current_theme())
+        self.apply_text_scale()
         monitor.updated.connect(self.refresh)
         monitor.unavailable.connect(self.show_unavailable)
         monitor.noted.connect(self.show_note)
@@ -211,6 +202,15 @@ class LiveView(QGroupBox):
             self.show_note(monitor.note)
         self.refresh()
 
+    def apply_text_scale(self) -> None:
+        """Ticks, titles and the graphs' height follow the window's text size, up and down."""
+        for spec in PLOTS:
+            plot = self.plots[spec.key]
+            # a plot of several curves has their key on a second title line
+            plot.setFixedHeight(px(PLOT_HEIGHT + (KEY_LINE_HEIGHT if len(spec.series) > 1 else 0)))
+            restyle(plot)
+        self.apply_theme(current_theme())  # the titles at the new size, and the room they take
+
     def apply_theme(self, theme: Theme) -> None:
         for spec in PLOTS:
             plot = self.plots[spec.key]
@@ -219,14 +219,14 @@ class LiveView(QGroupBox):
                 ax = plot.getAxis(axis)
                 ax.setPen(pg.mkPen(theme.plot_foreground))
                 ax.setTextPen(pg.mkPen(theme.plot_foreground))
-            plot.setTitle(plot_title(spec, theme), color=theme.plot_foreground, size=f"{pt(10)}pt")
-            # pyqtgraph gives a title 30 px whatever its font and lines: room for what it holds
-            item = plot.getPlotItem()
-            height = math.ceil(item.titleLabel.item.boundingRect().height())
-            item.titleLabel.setMaximumHeight(height)
-            item.layout.setRowFixedHeight(0, height)
+            plot.setTitle(
+                plot_title(spec, theme), color=theme.plot_foreground, size=f"{figure_pt(TITLE_SHARE)}pt"
+            )
+            restyle(plot)  # the title's row as tall as its lines (pyqtgraph gives 30 px)
             for series, pen, style in zip(spec.series, spec.pens, _STYLES, strict=False):
-                self.curves[series.field].setPen(pg.mkPen(theme.plot_pens[pen], width=3, style=style))
+                self.curves[series.field].setPen(
+                    pg.mkPen(theme.plot_pens[pen], width=line_px(3), style=style)
+                )
 
     def fit_width(self, room: int) -> None:
         """The readings beside the plots where ``room`` pixels hold both, above them otherwise

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import cast
 
-from PySide6.QtCore import QEvent, QObject, QRect, QSize, Qt, QTimer
+from PySide6.QtCore import QEvent, QMargins, QObject, QRect, QSize, Qt, QTimer
 from PySide6.QtGui import (
     QAction,
     QActionGroup,
@@ -35,6 +35,8 @@ from PySide6.QtWidgets import (
     QMainWindow,
     QMessageBox,
     QPushButton,
+    QScrollArea,
+    QSizePolicy,
     QStatusBar,
     QStyle,
     QStyleOption,
@@ -52,19 +54,21 @@ from explorer.ui.context import AppContext
 from explorer.ui.devices_panel import DevicesPanel
 from explorer.ui.guard import qt_guard
 from explorer.ui.lessons.player import LessonPlayer
-from explorer.ui.panel import ExportFormat, Panel, UnavailablePanel
+from explorer.ui.panel import ExportFormat, Panel, UnavailablePanel, export_format
 from explorer.ui.shortcuts import ShortcutsDialog
 from explorer.ui.theme import (
+    PRESENTATION_DEFAULT,
     TEXT_SCALE_MAX,
     TEXT_SCALE_MIN,
     TEXT_SCALE_STEP,
     apply_theme,
     clamp_text_scale,
     current_theme,
+    fitting_text_scale,
     set_text_scale,
     text_scale_pct,
 )
-from explorer.ui.widgets import Banner
+from explorer.ui.widgets import MUST_FIT, Banner
 from explorer.ui.workers import run_in_daemon_thread
 from explorer.words import count
 
@@ -174,6 +178,8 @@ class PageTabs(QTabWidget):
     def __init__(self, specs: tuple[PageSpec, ...]) -> None:
         super().__init__()
         self.specs = specs
+        # the selected tab's title is bold, so wider: the row is measured again for each page
+        self.currentChanged.connect(lambda _i: self.fit_titles())
 
     def fit_titles(self) -> None:
         """Choose full or short titles for the width the tabs have now."""
@@ -200,6 +206,75 @@ class PageTabs(QTabWidget):
         super().changeEvent(event)
         if event.type() in (QEvent.Type.StyleChange, QEvent.Type.FontChange):
             self.fit_titles()
+
+
+class PageArea(QScrollArea):
+    """Where a page sits: as large as the window gives it, and scrolling up and down only where
+    the window is shorter than the page's least height (a page never grows the window past the
+    screen, and its fields never squeeze into each other). A page not shown asks for no room: the
+    tabs' least size is the shown page's, not the largest of the four."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        # sized by hand (``fit_page``): a resizable area would also hold the page to the height
+        # its word-wrapped labels ask for at its width, and scroll where the page had room
+        self.setWidgetResizable(False)
+        self.setFrameShape(QScrollArea.Shape.NoFrame)
+        self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAsNeeded)
+        self.setProperty(MUST_FIT, True)
+        self.set_current(False)
+
+    def set_page(self, page: QWidget) -> None:
+        self.setWidget(page)
+        page.installEventFilter(self)
+        self.fit_page()
+
+    def fit_page(self) -> None:
+        """The page as large as the view, and never smaller than its least size."""
+        page = self.widget()
+        if page is None:
+            return
+        least = page.minimumSizeHint().expandedTo(page.minimumSize())
+        view = self.maximumViewportSize()
+        size = view.expandedTo(least)
+        if size.height() > view.height():  # a vertical bar takes width from the view
+            size.setWidth(max(least.width(), view.width() - self.verticalScrollBar().sizeHint().width()))
+        if page.size() != size:
+            page.resize(size)
+
+    @qt_guard
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 (Qt API)
+        if watched is self.widget() and event.type() == QEvent.Type.LayoutRequest:
+            self.fit_page()
+        return super().eventFilter(watched, event)
+
+    @qt_guard
+    def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 (Qt API)
+        super().resizeEvent(event)
+        self.fit_page()
+
+    def set_current(self, shown: bool) -> None:
+        policy = QSizePolicy.Policy.Preferred if shown else QSizePolicy.Policy.Ignored
+        self.setSizePolicy(policy, policy)
+
+    def page_scrolls(self) -> bool:
+        """Whether the page is taller than the room it has (it then scrolls)."""
+        return self.verticalScrollBar().maximum() > 0
+
+    @qt_guard
+    def minimumSizeHint(self) -> QSize:  # noqa: N802 (Qt API)
+        page = self.widget()
+        if page is None:
+            return QSize(0, 0)
+        least = page.minimumSizeHint().expandedTo(page.minimumSize())
+        # the width a page needs it gets (pages fold their columns to fit); its height it asks
+        # for, but the window's screen may say no: the page then scrolls
+        return QSize(least.width(), min(least.height(), 240))
+
+    @qt_guard
+    def sizeHint(self) -> QSize:  # noqa: N802 (Qt API)
+        page = self.widget()
+        return page.sizeHint() if page is not None else QSize(0, 0)
 
 
 class NoticeBar(QWidget):
@@ -327,6 +402,9 @@ class MainWindow(QMainWindow):
         devices_panel_options: dict | None = None,
     ) -> None:
         super().__init__()
+        #: the window's frame (title bar, borders) is known only once a window manager has framed
+        #: it: ``fit_screen`` asks for a fit then (the app's own window; a screenshot is any size)
+        self._fit_frame_pending = False
         self.setWindowTitle(WINDOW_TITLE)
         self.context = context or AppContext(parent=self)
         self._discover_fn = discover_fn or _default_discover
@@ -334,9 +412,11 @@ class MainWindow(QMainWindow):
         self._discover_on_show = discover_on_show and self.context.discovery is None
         self.panels: dict[str, Panel] = {}
         self._saved_pages: dict[str, dict[str, str | int]] = {}  # from the settings file
-        self._containers: dict[str, QWidget] = {}
-        #: text size in percent for the user's own screen and for presentation mode
-        self._text_scales = {False: text_scale_pct(), True: 150}
+        self._containers: dict[str, PageArea] = {}
+        #: text size in percent for the user's own screen and for presentation mode (the last one
+        #: chosen there); presentation mode's per screen size ("1024x768"), as the teacher chose it
+        self._text_scales = {False: text_scale_pct(), True: PRESENTATION_DEFAULT}
+        self._presentation_scales: dict[str, int] = {}
         self.presenting = False
         self._was_maximized = False
         #: the size the window was given (by the user, the settings file or ``screenshot``), as
@@ -359,9 +439,8 @@ class MainWindow(QMainWindow):
             self.notice_bar.add(text)
         self.context.notice_added.connect(self.notice_bar.add)
         for number, spec in enumerate(PAGES, start=1):
-            container = QWidget()
+            container = PageArea()
             container.setObjectName(f"page_{spec.key}")
-            QVBoxLayout(container).setContentsMargins(0, 0, 0, 0)
             self._containers[spec.key] = container
             index = self.tabs.addTab(container, spec.title)
             self.tabs.setTabToolTip(index, f"{spec.title} (Ctrl+{number})")
@@ -391,6 +470,50 @@ class MainWindow(QMainWindow):
             _PaintWatcher(self, self.start_discovery)
         self.resize(1280, 800)
 
+    # ----- the screen: the first window fits the one it opens on, title bar included
+    def fit_screen(self) -> None:
+        """The window opens fitted to its screen: now as far as its frame is known, and again
+        once the window manager has framed it (the title bar's height comes then)."""
+        self.resize(self.fitting_size(self.size()))
+        self._fit_frame_pending = True
+
+    def fitting_size(self, wanted: QSize) -> QSize:
+        """``wanted`` shrunk to what the screen's free area holds with the window's frame around
+        it (the title bar and borders, as far as the window manager has said them)."""
+        screen = self.screen() or QApplication.primaryScreen()
+        if screen is None:
+            return wanted
+        room = screen.availableGeometry()
+        frame = self._frame_margins()
+        return QSize(
+            max(1, min(wanted.width(), room.width() - frame.left() - frame.right())),
+            max(1, min(wanted.height(), room.height() - frame.top() - frame.bottom())),
+        )
+
+    def _frame_margins(self) -> QMargins:
+        handle = self.windowHandle()
+        return handle.frameMargins() if handle is not None else QMargins()
+
+    def fit_to_screen(self) -> None:
+        """Shrink the window until it, frame included, fits its screen's free area, and move it
+        inside that area (a saved size, or the default 1280x800 on a 1280x800 screen under a
+        20 px title bar, put the status bar and its text-size control off the screen)."""
+        if self.isMaximized() or self.isFullScreen():
+            return
+        screen = self.screen() or QApplication.primaryScreen()
+        if screen is None:
+            return
+        size = self.fitting_size(self.size())
+        if size != self.size():
+            self.resize(size)
+        room, frame = screen.availableGeometry(), self.frameGeometry()
+        width = size.width() + frame.width() - self.width()
+        height = size.height() + frame.height() - self.height()
+        x = min(max(frame.x(), room.x()), room.x() + room.width() - width)
+        y = min(max(frame.y(), room.y()), room.y() + room.height() - height)
+        if (x, y) != (frame.x(), frame.y()):
+            self.move(x, y)
+
     # ----- size: the one asked for, not a passing minimum
     @qt_guard
     def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 (Qt API)
@@ -409,8 +532,18 @@ class MainWindow(QMainWindow):
 
     @qt_guard
     def event(self, event: QEvent) -> bool:
-        """Once the layouts have settled, go back to the size asked for where the minimum allows."""
+        """Once the layouts have settled, go back to the size asked for where the minimum allows;
+        once the window manager has framed the first window, fit it to the screen."""
         handled = super().event(event)
+        if (
+            self._fit_frame_pending
+            and event.type() in (QEvent.Type.Move, QEvent.Type.Resize, QEvent.Type.Show, QEvent.Type.Expose)
+            and self.isVisible()
+        ):
+            frame = self._frame_margins()
+            if frame.top() or frame.left() or frame.bottom():  # framed: its size is known now
+                self._fit_frame_pending = False
+                QTimer.singleShot(0, self.fit_to_screen)
         if event.type() == QEvent.Type.LayoutRequest and not self.isMaximized() and not self.isFullScreen():
             back = self._wanted_size.expandedTo(self.minimumSize())
             if back != self.size() and self.isVisible():
@@ -422,11 +555,10 @@ class MainWindow(QMainWindow):
         self.panels[key] = widget
         if key in self._saved_pages:  # a page opened after the settings were read
             widget.restore(self._saved_pages[key])
+        widget.set_presenting(self.presenting)
         widget.apply_text_scale(text_scale_pct())
         widget.exports_changed.connect(self._update_export_action)
-        layout = self._containers[key].layout()
-        assert layout is not None  # each container gets its layout when the window is built
-        layout.addWidget(widget)
+        self._containers[key].set_page(widget)
 
     def _ensure_panel(self, key: str) -> Panel:
         if key in self.panels:
@@ -458,6 +590,19 @@ class MainWindow(QMainWindow):
             self._on_page_selected(index)
         return self.panels[key]
 
+    def central_least_height(self) -> int:
+        """The height the pages' area needs for the page shown to fit without scrolling (the
+        tabs, a notice, and the page's own least height): what the lesson pane leaves it."""
+        container = self._containers[self.current_panel_key()]
+        page = container.widget()
+        central = self.centralWidget()
+        assert central is not None  # set in __init__, before any page is shown
+        least = central.minimumSizeHint().height()
+        if page is not None:
+            need = page.minimumSizeHint().expandedTo(page.minimumSize()).height()
+            least += max(0, need - container.minimumSizeHint().height())
+        return least
+
     def current_panel_key(self) -> str:
         return PAGE_KEYS[max(self.tabs.currentIndex(), 0)]
 
@@ -468,6 +613,8 @@ class MainWindow(QMainWindow):
         if index < 0:
             return
         key = PAGE_KEYS[index]
+        for other, container in self._containers.items():
+            container.set_current(other == key)
         self._ensure_panel(key)
         self._page_actions[key].setChecked(True)
         self._update_export_action()
@@ -568,6 +715,8 @@ class MainWindow(QMainWindow):
         if isinstance(app, QApplication):
             percent = set_text_scale(app, percent)
         self._text_scales[self.presenting] = percent
+        if self.presenting:
+            self._presentation_scales[self.screen_key()] = percent
         self.text_size_control.show_scale(percent)
         for panel in self.panels.values():
             panel.apply_text_scale(percent)
@@ -583,9 +732,33 @@ class MainWindow(QMainWindow):
         """The text size in percent for one mode (default: the mode the window is in)."""
         return self._text_scales[self.presenting if presenting is None else presenting]
 
+    def screen_key(self) -> str:
+        """The size of the screen the window is on, "1920x1080": what a text size is kept for."""
+        screen = self.screen() or QApplication.primaryScreen()
+        if screen is None:
+            return ""
+        size = screen.geometry().size()
+        return f"{size.width()}x{size.height()}"
+
+    def presentation_text_scale(self) -> int:
+        """Presentation mode's text size on this screen: the one chosen on a screen of this size
+        before, else the last one chosen where this screen holds it, else the default (150%)
+        where it holds that, else the largest it holds. A projector's 250% never comes to a
+        1024x768 screen, where it would leave the pages a strip."""
+        key = self.screen_key()
+        if key in self._presentation_scales:
+            return self._presentation_scales[key]
+        screen = self.screen() or QApplication.primaryScreen()
+        holds = TEXT_SCALE_MAX
+        if screen is not None:
+            size = screen.geometry().size()
+            holds = fitting_text_scale(size.width(), size.height())
+        return min(self._text_scales[True], holds)
+
     def set_presentation(self, on: bool) -> None:
-        """Presentation mode: full screen, no menu bar, and the projector's own text size
-        (remembered apart from the laptop's); leaving it puts the window back as it was."""
+        """Presentation mode: full screen, no menu bar, and the text size for this screen
+        (remembered per screen size, apart from the laptop's); leaving it puts the window back as
+        it was."""
         if on == self.presenting:
             return
         self.presenting = on
@@ -593,6 +766,8 @@ class MainWindow(QMainWindow):
         self.presentation_action.setChecked(on)
         self.presentation_action.blockSignals(False)
         self.menuBar().setVisible(not on)
+        for panel in self.panels.values():
+            panel.set_presenting(on)
         if on:
             self._was_maximized = self.isMaximized()
             self.showFullScreen()
@@ -600,7 +775,7 @@ class MainWindow(QMainWindow):
             self.showMaximized()
         else:
             self.showNormal()
-        self.apply_text_scale(self._text_scales[on])
+        self.apply_text_scale(self.presentation_text_scale() if on else self._text_scales[False])
         if on:
             self.statusBar().showMessage(
                 "Presentation mode: Esc or F11 leaves it; Ctrl+= / Ctrl+- text size.", 8000
@@ -618,19 +793,21 @@ class MainWindow(QMainWindow):
         """Theme, panel, size and text sizes as the user left them; a size saved on a bigger
         screen (the projector) is shrunk to fit this one."""
         self._text_scales[True] = clamp_text_scale(prefs.presentation_text_scale)
-        self.apply_text_scale(prefs.text_scale)
+        self._presentation_scales = dict(prefs.presentation_text_scales)
+        # a size chosen on a larger screen is not carried to one that cannot hold it
+        screen = self.screen() or QApplication.primaryScreen()
+        scale = prefs.text_scale
+        if screen is not None:
+            room = screen.availableGeometry().size()
+            scale = min(scale, fitting_text_scale(room.width(), room.height()))
+        self.apply_text_scale(scale)
         self.set_theme(prefs.theme)
         self._saved_pages = dict(prefs.pages)
         for key, page in self.panels.items():  # pages already open; the others restore on opening
             if key in self._saved_pages:
                 page.restore(self._saved_pages[key])
         self.show_panel(prefs.panel)
-        width, height = prefs.width, prefs.height
-        screen = self.screen() or QApplication.primaryScreen()
-        if screen is not None:
-            room = screen.availableGeometry()
-            width, height = min(width, room.width()), min(height, room.height())
-        self.resize(width, height)
+        self.resize(self.fitting_size(QSize(prefs.width, prefs.height)))
 
     def current_prefs(self) -> Prefs:
         return Prefs(
@@ -642,6 +819,7 @@ class MainWindow(QMainWindow):
             pages={**self._saved_pages, **{k: v for k, p in self.panels.items() if (v := p.remembered())}},
             text_scale=self._text_scales[False],
             presentation_text_scale=self._text_scales[True],
+            presentation_text_scales=dict(self._presentation_scales),
         )
 
     def shortcuts_dialog(self) -> ShortcutsDialog:
@@ -667,7 +845,9 @@ class MainWindow(QMainWindow):
         path_text, chosen = QFileDialog.getSaveFileName(self, "Export", str(Path.home()), ";;".join(filters))
         if not path_text:
             return
-        fmt = formats[filters.index(chosen)] if chosen in filters else formats[0]
+        fmt = export_format(
+            Path(path_text), formats, formats[filters.index(chosen)] if chosen in filters else formats[0]
+        )
         self.export_to(panel, fmt.with_suffix(Path(path_text)), fmt)
 
     def export_to(self, panel: Panel, path: Path, fmt: ExportFormat) -> Path | None:

@@ -37,6 +37,14 @@ class ExportFormat:
         return path if path.suffix.lower() == self.suffix else path.with_name(path.name + self.suffix)
 
 
+def export_format(path: Path, formats: tuple[ExportFormat, ...], chosen: ExportFormat) -> ExportFormat:
+    """The format File > Export writes ``path`` as: the one its typed name ends in where the page
+    offers it ("vecadd.json" is JSON whichever filter the dialog showed: it became
+    "vecadd.json.csv"), else the one chosen in the dialog."""
+    typed = path.suffix.lower()
+    return next((f for f in formats if f.suffix == typed), chosen)
+
+
 class Panel(QWidget):
     """A page of the main window. Subclasses override what applies to them."""
 
@@ -46,6 +54,14 @@ class Panel(QWidget):
 
     def apply_theme(self, theme: Theme) -> None:
         """The user switched between light and dark: redraw whatever does not follow the palette."""
+
+    #: whether the window is in presentation mode (full screen on a projector): a page then gives
+    #: its picture the room before its side columns
+    presenting = False
+
+    def set_presenting(self, on: bool) -> None:
+        """The window entered (``on``) or left presentation mode; the default only records it."""
+        self.presenting = on
 
     def apply_text_scale(self, percent: int) -> None:
         """The user changed the text size (View > Text size, 100 to 250 %). The application font

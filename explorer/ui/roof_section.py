@@ -3,8 +3,9 @@
 One row per ceiling, compute first and then the memory levels nearest the cores first ("L2
 (measured)": 225 GB/s over 88 KiB to 1.3 MiB), the whole basis on hover, then when they were
 measured and whether the machine was quiet. The figures are ``explorer.devices.roofs.record_roof``'s,
-the same the CLI prints and the roofline draws. A present device has the "Measure again" button
-(``explorer.ui.roof_measure``); a catalog GPU's roofs are its spec sheet's.
+built once per device and kept in ``AppContext.roofs``: the same the CLI prints and the roofline
+draws. A present device has the "Measure again" button (``explorer.ui.roof_measure``); a catalog
+GPU's roofs are its spec sheet's.
 """
 
 from __future__ import annotations
@@ -61,11 +62,7 @@ class RoofSection(QWidget):
 
             self.measure = MeasureAgain(context, lambda: [device.key])
             layout.addWidget(self.measure)
-        from explorer.devices.roofs import record_roof
-        from explorer.roofs import store
-
-        self.show_roof(record_roof(device))
-        context.add_notice(store.take_notice())
+        self.show_roof(context.roof_of(device))
 
     def show_roof(self, roof: Roof) -> None:
         self.roof = roof

@@ -10,23 +10,35 @@ from __future__ import annotations
 from html import escape
 
 from PySide6.QtCore import Qt
-from PySide6.QtGui import QKeySequence
+from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QDialog, QDialogButtonBox, QLabel, QMenu, QMenuBar, QVBoxLayout, QWidget
 
 
 def menu_shortcuts(bar: QMenuBar) -> list[tuple[str, str]]:
-    """(keys, what) for each menu action that has a shortcut, in menu order."""
-    rows = []
+    """(keys, what) for each menu action that has a shortcut, in menu order, submenus included
+    (View > Text size's Ctrl+= / Ctrl+- / Ctrl+0 were missing); an action with several keys
+    lists them all ("Ctrl+= or Ctrl++")."""
+    rows: list[tuple[str, str]] = []
+
+    def walk(actions: list[QAction], within: str) -> None:
+        for action in actions:
+            words = action.text().replace("&", "")
+            submenu = action.menu()
+            if isinstance(submenu, QMenu):
+                walk(submenu.actions(), f"{words}: ")
+                continue
+            keys = [
+                k.toString(QKeySequence.SequenceFormat.NativeText)
+                for k in action.shortcuts()
+                if not k.isEmpty()
+            ]
+            if keys:
+                rows.append((" or ".join(keys), within + words))
+
     for top in bar.actions():
         menu = top.menu()
-        if not isinstance(menu, QMenu):  # a plain action on the bar: no items under it
-            continue
-        for action in menu.actions():
-            keys = action.shortcut()
-            if not keys.isEmpty():
-                rows.append(
-                    (keys.toString(QKeySequence.SequenceFormat.NativeText), action.text().replace("&", ""))
-                )
+        if isinstance(menu, QMenu):  # a plain action on the bar has no items under it
+            walk(menu.actions(), "")
     return rows
 
 

@@ -70,9 +70,12 @@ class SideHandle(QAbstractButton):
         arrow = "◀" if points_left else "▶"
         p.drawText(QRectF(0, 4, w, fm.height() + 4), Qt.AlignmentFlag.AlignCenter, arrow)
         p.save()
-        p.translate(w / 2 - (fm.ascent() - fm.descent()) / 2, fm.height() * 2 + 8)  # glyphs face right
+        top = fm.height() * 2 + 8
+        p.translate(w / 2 - (fm.ascent() - fm.descent()) / 2, top)  # glyphs face right
         p.rotate(90)
-        p.drawText(0, 0, self.title)
+        # a handle shorter than its name shows what fits, ending in "…" (the name is on hover)
+        room = max(0, self.height() - top - 4)
+        p.drawText(0, 0, fm.elidedText(self.title, Qt.TextElideMode.ElideRight, room))
         p.restore()
         p.end()
 
@@ -116,8 +119,11 @@ class SidePanel(QWidget):
         self.updateGeometry()
 
     def set_body_width(self, width: int) -> None:
+        """The column's width when the window has the room; where it has less (a column the
+        teacher opened on a small screen) the body gets what is left, and scrolls."""
         self.body_width = width
-        self.body.setFixedWidth(width)
+        self.body.setMaximumWidth(width)
+        self.body.setMinimumWidth(0)
         self.updateGeometry()
 
     def width_when(self, open_: bool) -> int:

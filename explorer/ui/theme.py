@@ -10,9 +10,10 @@ theme is a single call.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
-from PySide6.QtGui import QColor, QFont, QPalette
+from PySide6.QtGui import QColor, QFont, QGuiApplication, QPalette
 from PySide6.QtWidgets import QApplication
 
 #: base font size in points: large enough for the back row, small enough for 1280x800
@@ -107,6 +108,27 @@ def clamp_text_scale(percent: int) -> int:
     return max(TEXT_SCALE_MIN, min(TEXT_SCALE_MAX, int(percent)))
 
 
+#: what a screen must hold at a text size for the pages to lay out: lines of label text down, and
+#: label-text heights across (1024x768 holds 150%, 1280x800 200%, 1920x1080 250%: the sizes the
+#: layout tests walk)
+SCREEN_LINES = 22
+SCREEN_EMS = 43
+#: presentation mode's text size on a screen it has not been used on (where the screen holds it)
+PRESENTATION_DEFAULT = 150
+
+
+def fitting_text_scale(width: int, height: int) -> int:
+    """The largest text size (a step of the control) a screen of ``width`` x ``height``
+    device-independent pixels holds: a size carried over from a larger screen never leaves the
+    pages a sliver."""
+    best = TEXT_SCALE_MIN
+    for percent in range(TEXT_SCALE_MIN, TEXT_SCALE_MAX + 1, TEXT_SCALE_STEP):
+        em = BASE_FONT_PT * percent / 100 * 96 / 72
+        if height / (1.2 * em) >= SCREEN_LINES and width / em >= SCREEN_EMS:
+            best = percent
+    return best
+
+
 def px(size: float) -> int:
     """``size`` pixels at the current text size: what painted text and pixel-sized boxes use, so
     the SM picture, the wave bar and the graphs grow with the rest of the window."""
@@ -116,6 +138,52 @@ def px(size: float) -> int:
 def pt(size: float) -> float:
     """``size`` points at the current text size (stylesheets)."""
     return round(size * _text_scale_pct / 100, 1)
+
+
+# --- the text of drawn figures -----------------------------------------------------------------
+# Every painted figure (the SMs, the wave bar, the memory pictures, the graphs and plots) takes its
+# fonts from here, so the one text-size control reaches them all, up and back down, and none of
+# them draws text a class cannot read from the back row.
+
+#: no text a figure paints is smaller than this share of the label text around it: a label that
+#: cannot be drawn this large is left out (and shown on hover or when zoomed in), never drawn tiny
+FIGURE_TEXT_MIN_SHARE = 0.85
+
+
+def label_px() -> float:
+    """The pixel size of the window's label text now (the base font at the current text size)."""
+    screen = QGuiApplication.primaryScreen() if QGuiApplication.instance() is not None else None
+    dpi = screen.logicalDotsPerInch() if screen is not None else 96.0
+    return pt(BASE_FONT_PT) * dpi / 72.0
+
+
+def readable_px() -> int:
+    """The least pixel size any figure may draw text at, at the current text size."""
+    return math.ceil(FIGURE_TEXT_MIN_SHARE * label_px() - 1e-9)
+
+
+def figure_px(share: float = 1.0) -> int:
+    """Figure text ``share`` times the label text's size, in pixels (never below ``readable_px``)."""
+    return max(readable_px(), round(share * label_px()))
+
+
+def figure_font(share: float = 1.0, *, bold: bool = False, base: QFont | None = None) -> QFont:
+    """A figure's font: the application's family at ``figure_px(share)`` pixels."""
+    font = QFont(base if base is not None else QApplication.font())
+    font.setPixelSize(figure_px(share))
+    font.setBold(bold)
+    return font
+
+
+def figure_pt(share: float = 1.0) -> float:
+    """``figure_px(share)`` in points, for what takes its size in points (pyqtgraph's labels)."""
+    return round(figure_px(share) * pt(BASE_FONT_PT) / label_px(), 2)
+
+
+def line_px(width: float) -> float:
+    """A figure's line or border ``width`` (pixels at 100% text) at the current text size: thin
+    lines grow with the text, so a 250% picture is not drawn in hairlines."""
+    return width * _text_scale_pct / 100
 
 
 def _palette(t: Theme) -> QPalette:

@@ -6,17 +6,23 @@ missing sensor never hides the rest of a device and the student can find out why
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Protocol, runtime_checkable
 
-from PySide6.QtCore import QRect, QSize, Qt
-from PySide6.QtGui import QPainter, QTextLayout, QTextOption
+from PySide6.QtCore import QEvent, QObject, QRect, QSize, Qt
+from PySide6.QtGui import QPainter, QPalette, QTextLayout, QTextOption
 from PySide6.QtWidgets import (
+    QComboBox,
     QFormLayout,
     QFrame,
     QGroupBox,
     QHBoxLayout,
     QLabel,
+    QScrollArea,
     QSizePolicy,
+    QStyle,
+    QStyleOptionComboBox,
+    QStylePainter,
     QToolButton,
     QVBoxLayout,
     QWidget,
@@ -39,6 +45,12 @@ def set_role(widget: QWidget, role: str) -> None:
 #: the widget property the layout test reads: this label may show its text cut short (its full
 #: text is then on hover)
 ELIDE_ALLOWED = "elideAllowed"
+#: a scroll area whose content is wider than its view on purpose (a zoomed picture, a wide table):
+#: the layout tests do not report it as content cut off sideways
+SCROLL_ALLOWED = "scrollAllowed"
+#: a scroll area that is a safety net, not a design: where it scrolls at all, the page it holds
+#: did not fit (the layout tests report it)
+MUST_FIT = "mustFit"
 
 
 @runtime_checkable
@@ -363,3 +375,113 @@ def set_value(label: QLabel, value: str | None, reason: str | None = None) -> No
         label.setText(value)
         label.setToolTip(reason or "")
         set_role(label, "")
+
+
+class ShortScroll(QScrollArea):
+    """``content`` at its full height where the layout can give it, else at least ``least()``
+    pixels of it, and it scrolls up and down (never sideways): a paragraph or a legend that would
+    otherwise make a page taller than a projector's screen, or be cut off, on a short one."""
+
+    def __init__(self, content: QWidget, least: Callable[[], int], parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self._least = least
+        self.setWidgetResizable(True)
+        self.setFrameShape(QFrame.Shape.NoFrame)
+        self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.setWidget(content)
+        self.viewport().setAutoFillBackground(False)
+        content.setAutoFillBackground(False)
+        self.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Preferred)
+        # new text changes the content's height; a scroll area does not pass that on by itself
+        content.installEventFilter(self)
+
+    @qt_guard
+    def eventFilter(self, obj: QObject, event: QEvent) -> bool:  # noqa: N802 - Qt's name
+        if obj is self.widget() and event.type() in (QEvent.Type.LayoutRequest, QEvent.Type.Resize):
+            self.updateGeometry()
+        return super().eventFilter(obj, event)
+
+    def content_height(self) -> int:
+        """The height the content needs at the width it is shown at."""
+        content = self.widget()
+        if content is None:  # set in __init__; a scroll area without content needs no height
+            return 0
+        width = max(self.viewport().width(), 1)
+        if content.hasHeightForWidth():
+            return content.heightForWidth(width)
+        return max(content.minimumHeight(), content.sizeHint().height())
+
+    @qt_guard
+    def sizeHint(self) -> QSize:  # noqa: N802 - Qt's name
+        content = self.widget()
+        return QSize(content.sizeHint().width() if content is not None else 0, self.content_height())
+
+    @qt_guard
+    def minimumSizeHint(self) -> QSize:  # noqa: N802 - Qt's name
+        bar = self.verticalScrollBar().sizeHint().width()
+        return QSize(bar * 3, min(self.content_height(), self._least()))
+
+
+class NarrowCombo(QComboBox):
+    """A menu as narrow as its column, whatever its entries' length (a device's full name, a
+    pattern's code): where the chosen entry is wider than the box it ends in "…", and the whole of
+    it is on hover (before the caller's own tooltip). Qt's own box cuts it off mid-letter."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+        self.setMinimumContentsLength(8)
+        self.view().setTextElideMode(Qt.TextElideMode.ElideNone)  # the open menu shows them whole
+        self.setProperty(ELIDE_ALLOWED, True)
+        self._note = ""
+        self.currentTextChanged.connect(lambda _t: self._show_hover())
+
+    def _field(self) -> QRect:
+        opt = QStyleOptionComboBox()
+        self.initStyleOption(opt)
+        return self.style().subControlRect(
+            QStyle.ComplexControl.CC_ComboBox, opt, QStyle.SubControl.SC_ComboBoxEditField, self
+        )
+
+    def shown_text(self) -> str:
+        """The chosen entry as drawn: whole, or cut with "…" to the box's width."""
+        return self.fontMetrics().elidedText(
+            self.currentText(), Qt.TextElideMode.ElideRight, self._field().width() - 2
+        )
+
+    @qt_guard
+    def setToolTip(self, text: str) -> None:  # noqa: N802 - Qt's name
+        self._note = text
+        self._show_hover()
+
+    @qt_guard
+    def toolTip(self) -> str:  # noqa: N802 - Qt's name
+        """The hover text now: the whole entry while it is cut short, then the caller's tooltip
+        (the entry may have been chosen with signals blocked, so it is worked out when asked)."""
+        cut = self.shown_text() != self.currentText()
+        parts = [self.currentText()] if cut else []
+        return "\n\n".join([*parts, self._note] if self._note else parts)
+
+    def _show_hover(self) -> None:
+        super().setToolTip(self.toolTip())
+
+    @qt_guard
+    def resizeEvent(self, event) -> None:  # noqa: N802 - Qt's name
+        super().resizeEvent(event)
+        self._show_hover()
+
+    @qt_guard
+    def event(self, event: QEvent) -> bool:
+        if event.type() == QEvent.Type.ToolTip:
+            self._show_hover()
+        return super().event(event)
+
+    @qt_guard
+    def paintEvent(self, event) -> None:  # noqa: N802 - Qt's name
+        painter = QStylePainter(self)
+        painter.setPen(self.palette().color(QPalette.ColorRole.Text))
+        opt = QStyleOptionComboBox()
+        self.initStyleOption(opt)
+        painter.drawComplexControl(QStyle.ComplexControl.CC_ComboBox, opt)
+        opt.currentText = self.shown_text()
+        painter.drawControl(QStyle.ControlElement.CE_ComboBoxLabel, opt)

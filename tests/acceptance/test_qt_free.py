@@ -53,7 +53,7 @@ PATH_MODULES = (
     "explorer.devices.nvml",
     "explorer.devices.gpm",
     "explorer.agent.serve",
-    "explorer.agent.methods",
+    "explorer.commands.agent",
     "explorer.cli",
     "explorer.commands.devices",
     "explorer.commands.selftest",

@@ -147,13 +147,12 @@ def test_stray_prints_in_the_agent_reach_stderr_not_the_protocol():
     argv, env = local_agent_argv()
     code = (
         "import os, sys\n"
-        "from explorer.agent import methods, serve\n"
+        "from explorer.agent import serve\n"
         "def noisy(params, emit):\n"
         "    print('stray print')\n"
         "    os.write(1, b'raw write to fd 1\\n')\n"
         "    return {'ok': True}\n"
-        "methods.METHODS['ping'] = noisy\n"
-        "sys.exit(serve.serve())\n"
+        "sys.exit(serve.serve({'ping': noisy}))\n"
     )
     with AgentProcess([sys.executable, "-c", code], env=env) as agent:
         agent.start()

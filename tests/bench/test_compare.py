@@ -16,7 +16,9 @@ from explorer.bench.compare import (
     speedup_curves,
     tick_label,
 )
-from explorer.bench.results import BenchPoint, error_point, format_point
+from explorer.bench.lines import format_point
+from explorer.bench.results import BenchPoint, error_point
+from explorer.devices.roofs import RoofBook
 
 
 def pt(variant: str, device: str, size: int, median_s: float, **kw) -> BenchPoint:
@@ -113,7 +115,7 @@ def test_peak_basis_is_the_device_records_own(monkeypatch, tmp_path):
     from explorer.devices.model import CpuDevice, CudaGpu
 
     monkeypatch.setenv("DEVICE_EXPLORER_HOME", str(tmp_path))  # nothing measured yet
-    monkeypatch.setattr(peaks, "_roofs", {})
+    monkeypatch.setattr(peaks, "_book", RoofBook())
     cpu = CpuDevice(
         name="CPU",
         key="cpu",

@@ -19,7 +19,8 @@ import pytest
 
 from explorer import cli
 from explorer.bench import ceilings, peaks
-from explorer.bench.results import CEILINGS_NOTE, format_point
+from explorer.bench.lines import format_point
+from explorer.bench.results import CEILINGS_NOTE
 from explorer.roofs import store
 from explorer.roofs.model import Ceiling
 from explorer.roofs.store import MeasuredRoof
@@ -113,12 +114,13 @@ def test_devices_measure_on_a_full_disk_is_one_line_and_leaves_nothing(full_home
 
 def test_a_bench_point_on_a_full_disk_carries_the_note_that_is_printed(full_home, quick_measure):
     from explorer.bench.execute import PointSpec, run_point
+    from explorer.bench.workloads import get_workload
 
     spec = PointSpec(
         index=0, workload="vector_add", device="cpu", variant="numpy", variant_key="numpy", size=1000,
         repeats=3, measure_roof=True, remeasure_roof=True,
     )  # fmt: skip
-    point, fatal = run_point(spec)
+    point, fatal = run_point(spec, get_workload(spec.workload))
     assert point.error is None and not fatal
     note = point.extra[CEILINGS_NOTE]
     assert note == (

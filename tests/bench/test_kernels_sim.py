@@ -14,6 +14,7 @@ SCRIPT = textwrap.dedent(
     from numba import cuda
     from explorer.bench import kernels as K
     from explorer.bench.execute import PointSpec, run_point
+    from explorer.bench.workloads import get_workload
 
     out = {}
     n = 2 * K.THREADS_PER_BLOCK + 5  # three blocks, the last one mostly idle threads
@@ -38,7 +39,7 @@ SCRIPT = textwrap.dedent(
     for wl, key, size in [("vector_add", "numba_kernel", 2000), ("vector_add", "numba_with_copies", 2000),
                           ("matvec", "numba_row_per_thread", 1100)]:
         p, fatal = run_point(PointSpec(0, wl, "cuda:0", "cuda:0 " + key, key, size, repeats=2,
-                                       budget_s=0.1))
+                                       budget_s=0.1), get_workload(wl))
         points.append({"error": p.error, "median_s": p.median_s, "throughput": p.throughput,
                        "max_abs_error": p.extra.get("max_abs_error"), "fatal": fatal})
     out["points"] = points

@@ -10,7 +10,9 @@ import pytest
 
 from explorer.bench import results as R
 from explorer.bench.execute import PointSpec, run_point
-from explorer.bench.workloads import STRIDED_COPY_ELEMENTS_CPU, WORKLOADS, get_workload
+from explorer.bench.lines import format_point
+from explorer.bench.workload import STRIDED_COPY_ELEMENTS_CPU
+from explorer.bench.workloads import WORKLOADS, get_workload
 from explorer.cli import main
 from explorer.memory.coalescing import (
     CPU_LINE_BYTES,
@@ -123,7 +125,7 @@ def test_the_cpu_strided_copy_stands_beside_its_cache_line_model(tmp_path):
         spec = PointSpec(
             0, "strided_copy", "cpu", "cpu numpy strided", "numpy", stride, repeats=3, budget_s=0.3
         )
-        p, fatal = run_point(spec)
+        p, fatal = run_point(spec, get_workload(spec.workload))
         assert p.error is None and not fatal, p.error
         assert p.throughput == pytest.approx(8.0 * STRIDED_COPY_ELEMENTS_CPU / p.median_s / 1e9)
         assert p.model_note.startswith("model, not a measurement")
@@ -135,7 +137,7 @@ def test_the_cpu_strided_copy_stands_beside_its_cache_line_model(tmp_path):
         else:
             assert p.model_estimate == pytest.approx(efficiency * bandwidth)
             assert p.model.startswith("est. ") and R.model_cell(p).endswith("x)")
-            assert f"[model: {R.model_cell(p)}]" in R.format_point(p)
+            assert f"[model: {R.model_cell(p)}]" in format_point(p)
         points.append(p)
     # the model travels with the point through JSON and CSV
     R.write_json(points, tmp_path / "r.json")

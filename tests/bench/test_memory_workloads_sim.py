@@ -33,9 +33,10 @@ SCRIPT = textwrap.dedent(
     probe.import_nvml = lambda: nvml["current"]
 
     from explorer.bench.execute import PointSpec, run_point
+    from explorer.bench.workloads import get_workload
 
     def run(workload, key, size):
-        p, fatal = run_point(PointSpec(0, workload, "cuda:0", "cuda:0 " + key, key, size, repeats=2, budget_s=0.1))
+        p, fatal = run_point(PointSpec(0, workload, "cuda:0", "cuda:0 " + key, key, size, repeats=2, budget_s=0.1), get_workload(workload))
         return {"error": p.error, "fatal": fatal, "median_s": p.median_s, "throughput": p.throughput,
                 "model": p.model, "model_estimate": p.model_estimate, "model_note": p.model_note,
                 "extra": dict(p.extra)}

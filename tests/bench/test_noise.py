@@ -215,6 +215,7 @@ def test_numpy_blas_gets_the_threads_other_programs_leave_free_and_the_point_say
     from threadpoolctl import threadpool_info
 
     from explorer.bench import execute
+    from explorer.bench.workloads import get_workload
 
     def blas_counts():
         return [i["num_threads"] for i in threadpool_info() if i.get("user_api") == "blas"]
@@ -235,7 +236,8 @@ def test_numpy_blas_gets_the_threads_other_programs_leave_free_and_the_point_say
 
     monkeypatch.setattr("explorer.bench.wl_numba.time_plain", spying_time_plain)
     point, fatal = execute.run_point(
-        PointSpec(0, "matvec", "cpu", "cpu numpy", variant_key="numpy", size=256, repeats=3, budget_s=0.3)
+        PointSpec(0, "matvec", "cpu", "cpu numpy", variant_key="numpy", size=256, repeats=3, budget_s=0.3),
+        get_workload("matvec"),
     )
     assert not fatal and point.error is None
     assert seen and all(max(c) == 1 for c in seen)

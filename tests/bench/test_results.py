@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from explorer.bench import results as R
+from explorer.bench.lines import format_point
 from explorer.bench.results import BenchPoint, error_point
 
 
@@ -79,8 +82,8 @@ def test_unreadable_last_results_give_no_points_and_a_notice(tmp_path, monkeypat
 
 def test_text_line_names_the_error_or_the_figures():
     ok, bad = sample_points()
-    assert "128 GFLOP/s" in R.format_point(ok) and "threads=2" in R.format_point(ok)
-    assert "ERROR: out of memory" in R.format_point(bad)
+    assert "128 GFLOP/s" in format_point(ok) and "threads=2" in format_point(ok)
+    assert "ERROR: out of memory" in format_point(bad)
 
 
 def test_noise_verdict_is_in_json_and_csv_under_its_documented_names(tmp_path):
@@ -109,14 +112,14 @@ def test_results_saved_before_the_verdict_existed_load_as_not_noisy(tmp_path):
 
 def test_the_cli_line_shows_min_beside_median_and_the_reason_of_a_noisy_point():
     noisy, _ = sample_points()
-    line = R.format_point(noisy)
+    line = format_point(noisy)
     assert "median 2.1 ms (min 2 ms," in line
     assert line.endswith(
         "NOISY: other programs used 48% of the CPU during this point; the median is 2.1x the fastest "
         "sample (still so after 2 re-measurements)"
     )
-    noisy.noisy, noisy.noise_reason = False, ""
-    assert "NOISY" not in R.format_point(noisy)
+    quiet = replace(noisy, noisy=False, noise_reason="")
+    assert "NOISY" not in format_point(quiet)
 
 
 def test_a_negative_noise_figure_in_a_saved_file_is_refused_by_name(tmp_path):

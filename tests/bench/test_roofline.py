@@ -20,7 +20,7 @@ from explorer.bench.workloads import get_workload
 from explorer.devices.catalog import catalog_device
 from explorer.devices.isa import cpu_fp32_peak_gflops, flops_per_cycle
 from explorer.devices.model import CpuCache
-from explorer.devices.roofs import catalog_roof, fingerprint, record_roof
+from explorer.devices.roofs import RoofBook, catalog_roof, fingerprint, record_roof
 from explorer.roofs import store
 from explorer.roofs.model import Ceiling
 from explorer.roofs.plateaus import CacheSize
@@ -377,7 +377,7 @@ def test_place_point_names_the_level_and_share_and_csv_keeps_them(home, cpu_reco
     _seed(cpu_record, clock_ghz=3.0)
     w = get_workload("vector_add")
     p = _point(size=10_000, median_s=1.5e-6, throughput=80.0, throughput_unit="GB/s", threads=1)
-    peaks.place_point(p, w.flops(p.size), w.bytes_moved(p.size), w.working_set_bytes(p.size))
+    p = peaks.place_point(p, w.flops(p.size), w.bytes_moved(p.size), w.working_set_bytes(p.size))
     assert (p.memory_level, p.roof_level, p.bound) == ("L2", "L2", "memory")
     assert p.roof_share == pytest.approx(80.0 / 200.0, rel=1e-3) and p.roof_note == ""
     assert p.peak == 200.0 and p.peak_kind == "measured" and p.peak_basis.startswith("L2 roof: ")
@@ -397,7 +397,7 @@ def test_a_point_over_its_roof_says_why_in_the_cli_line(home, cpu_record):
     _seed(cpu_record, clock_ghz=3.0, busy="other programs used 80% of the CPU")
     w = get_workload("vector_add")
     p = _point(size=100_000_000, median_s=0.06, throughput=20.0, throughput_unit="GB/s", threads=1)
-    peaks.place_point(p, w.flops(p.size), w.bytes_moved(p.size), w.working_set_bytes(p.size))
+    p = peaks.place_point(p, w.flops(p.size), w.bytes_moved(p.size), w.working_set_bytes(p.size))
     assert p.roof_level == "DRAM" and p.roof_share == pytest.approx(20.0 / 12.0, rel=1e-3)
     assert "measured while other programs used the CPU" in p.roof_note
     assert peak_share_text(p).startswith("166.7% of DRAM roof 12 GB/s: the DRAM roof (12 GB/s) was measured")
@@ -488,7 +488,7 @@ def test_bench_vector_add_points_carry_their_roof_level_and_share(home):
 @pytest.fixture
 def home(tmp_path, monkeypatch):
     monkeypatch.setenv("DEVICE_EXPLORER_HOME", str(tmp_path / "home"))
-    monkeypatch.setattr(peaks, "_roofs", {})
+    monkeypatch.setattr(peaks, "_book", RoofBook())
     monkeypatch.setattr(peaks, "_checked", set())
     store.take_notice()
     return tmp_path / "home"

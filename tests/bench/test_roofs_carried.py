@@ -11,6 +11,8 @@ from explorer.bench import peaks
 from explorer.bench.judge import BUS, judge, judged_again
 from explorer.bench.results import BenchPoint, load_last_run, save_last
 from explorer.bench.run_results import RunResults
+from explorer.devices.roofs import RoofBook
+from explorer.errors import UserError
 from explorer.roofs.model import Ceiling, Roof
 
 KIB, MIB = 1 << 10, 1 << 20
@@ -58,7 +60,7 @@ def point(size: int, seconds: float, **kw) -> BenchPoint:
         threads=1,
         **kw,
     )
-    judge(p, float(size), 12.0 * size, 12.0 * size, roof())
+    p = judge(p, float(size), 12.0 * size, 12.0 * size, roof())
     return p
 
 
@@ -84,7 +86,7 @@ def test_a_point_is_judged_again_under_a_new_roof_from_its_own_counts():
         throughput_unit="GB/s",
         peak=15.75,
     )
-    judge(bus, 0.0, float(1 << 20), 2.0 * (1 << 20), roof(), bus_bound=True)
+    bus = judge(bus, 0.0, float(1 << 20), 2.0 * (1 << 20), roof(), bus_bound=True)
     assert bus.bound == BUS and bus.roof_level == "" and judged_again(bus, roof()).roof_level == ""
     assert judged_again(bus, roof()).peak == 15.75  # the bus's peak stays
 
@@ -104,7 +106,7 @@ def test_a_memcpy_is_judged_by_the_bytes_it_reads_and_writes_and_keeps_no_other_
         throughput_unit="GB/s",
         threads=1,
     )
-    judge(p, 0.0, 2.0 * n, 2.0 * n, roof())
+    p = judge(p, 0.0, 2.0 * n, 2.0 * n, roof())
     assert (p.memory_level, p.roof_level) == ("L1", "L1")
     assert p.gbps == pytest.approx(16.0) and p.roof_share == pytest.approx(16.0 / 450.0, abs=1e-4)
     assert p.peak is None  # no share of another count in the "% of peak" column
@@ -151,13 +153,13 @@ def test_a_saved_run_keeps_its_roofs_and_an_older_file_has_none(tmp_path, monkey
 def test_the_agents_roofs_measure_method_streams_progress_and_answers_the_stored_roof(
     tmp_path, monkeypatch, cpu_record
 ):
-    from explorer.agent import methods
     from explorer.bench import ceilings
+    from explorer.commands import agent as methods
     from explorer.devices.roofs import fingerprint
     from explorer.roofs.store import MeasuredRoof
 
     monkeypatch.setenv("DEVICE_EXPLORER_HOME", str(tmp_path))
-    monkeypatch.setattr(peaks, "_roofs", {})
+    monkeypatch.setattr(peaks, "_book", RoofBook())
 
     def fake(cpu, fp, *, progress, **_):
         for f in (0.0, 0.5, 1.0):
@@ -172,7 +174,7 @@ def test_the_agents_roofs_measure_method_streams_progress_and_answers_the_stored
     assert back.level("L2").value == 225.0 and back.clock_ghz == 3.0
     assert answer["message"].startswith("cpu: measured on a quiet machine and stored (measured ")
     assert fingerprint(cpu_record)  # the fake record is this test's CPU
-    with pytest.raises(methods.UserError):
+    with pytest.raises(UserError):
         methods.roofs_measure({"device": 3}, events.append)
 
 

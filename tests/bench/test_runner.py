@@ -15,7 +15,7 @@ from explorer.errors import UserError
 
 def test_plan_orders_points_by_size_then_device_then_variant():
     specs = plan_points(BenchPlan("vector_add", ["cpu", "cuda:0"], sizes=[2000, 1000]))
-    got = [(s["size"], s["variant"]) for s in specs]
+    got = [(s.size, s.variant) for s in specs]
     assert got == [
         (1000, "cpu numpy"),
         (1000, "cuda:0 numba kernel"),
@@ -24,13 +24,13 @@ def test_plan_orders_points_by_size_then_device_then_variant():
         (2000, "cuda:0 numba kernel"),
         (2000, "cuda:0 numba with copies"),
     ]
-    assert [s["index"] for s in specs] == list(range(6))
+    assert [s.index for s in specs] == list(range(6))
 
 
 def test_plan_uses_each_devices_default_sizes():
     specs = plan_points(BenchPlan("matmul", ["cpu", "cuda:0"]))
-    assert max(s["size"] for s in specs if s["device"] == "cpu") == 2048
-    assert max(s["size"] for s in specs if s["device"] == "cuda:0") == 8192
+    assert max(s.size for s in specs if s.device == "cpu") == 2048
+    assert max(s.size for s in specs if s.device == "cuda:0") == 8192
 
 
 @pytest.mark.parametrize(
@@ -121,8 +121,8 @@ def test_cancel_ends_the_run_quickly_and_kills_the_worker():
 
 def test_two_gpu_workload_runs_once_on_the_first_gpu_with_the_second_as_partner():
     specs = plan_points(BenchPlan("two_gpus", ["cpu", "cuda:1", "cuda:0"], sizes=[64]))
-    assert [(s["device"], s["partner"]) for s in specs] == [("cpu", None)] + [("cuda:1", "cuda:0")] * 3
-    assert plan_points(BenchPlan("two_gpus", ["cuda:0"], sizes=[64]))[0]["partner"] is None
+    assert [(s.device, s.partner) for s in specs] == [("cpu", None)] + [("cuda:1", "cuda:0")] * 3
+    assert plan_points(BenchPlan("two_gpus", ["cuda:0"], sizes=[64]))[0].partner is None
 
 
 def test_low_priority_worker_runs_below_the_parent():

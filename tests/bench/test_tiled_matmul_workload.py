@@ -11,7 +11,8 @@ import json
 import pytest
 
 from explorer.bench.execute import PointSpec, run_point
-from explorer.bench.workloads import TILED_MATMUL_SIM_MAX, WORKLOADS
+from explorer.bench.workload import TILED_MATMUL_SIM_MAX
+from explorer.bench.workloads import WORKLOADS, get_workload
 from explorer.memory.tiling import MatmulShape, naive_counts, tiled_counts
 
 W = WORKLOADS["tiled_matmul"]
@@ -28,7 +29,9 @@ def test_the_variants_on_each_device():
 
 def _cpu_point(key: str, size: int):
     variant = W.variant(key).series_name("cpu")
-    return run_point(PointSpec(0, W.name, "cpu", variant, key, size, repeats=3, budget_s=0.2))
+    return run_point(
+        PointSpec(0, W.name, "cpu", variant, key, size, repeats=3, budget_s=0.2), get_workload(W.name)
+    )
 
 
 def test_a_size_too_big_for_the_simulator_is_one_line():

@@ -6,7 +6,8 @@ import pytest
 
 from explorer.bench.execute import PointSpec, run_point
 from explorer.bench.peaks import pcie_peak_gbps
-from explorer.bench.workloads import TEST_WORKLOADS, WORKLOADS, cnn_param_count, get_workload
+from explorer.bench.workload import cnn_param_count
+from explorer.bench.workloads import TEST_WORKLOADS, WORKLOADS, get_workload
 from explorer.errors import UserError
 from explorer.words import count
 
@@ -162,7 +163,7 @@ def test_every_cpu_variant_gives_a_sane_point(name, key):
         repeats=3,
         budget_s=0.2,
     )
-    p, fatal = run_point(spec)
+    p, fatal = run_point(spec, get_workload(spec.workload))
     assert p.error is None, p.error
     assert not fatal
     assert p.median_s > 0 and p.min_s <= p.median_s and p.spread_s >= 0 and p.repeats == 3
@@ -171,7 +172,7 @@ def test_every_cpu_variant_gives_a_sane_point(name, key):
     if p.throughput_unit == "GFLOP/s":
         assert p.throughput == pytest.approx(w.flops(p.size) / p.median_s / 1e9)
     elif name == "strided_copy":  # the CPU copies fewer elements than the GPU (its own byte count)
-        from explorer.bench.workloads import STRIDED_COPY_ELEMENTS_CPU
+        from explorer.bench.workload import STRIDED_COPY_ELEMENTS_CPU
 
         assert p.throughput == pytest.approx(8.0 * STRIDED_COPY_ELEMENTS_CPU / p.median_s / 1e9)
     elif p.throughput_unit == "GB/s":
@@ -194,7 +195,9 @@ def test_two_gpus_without_two_gpus_is_an_error_row_that_says_so():
 
     if torch.cuda.device_count() >= 2:
         pytest.skip("this machine has two GPUs")
-    p, fatal = run_point(PointSpec(0, "two_gpus", "cpu", "cpu", "cpu", 32, repeats=1))
+    p, fatal = run_point(
+        PointSpec(0, "two_gpus", "cpu", "cpu", "cpu", 32, repeats=1), get_workload("two_gpus")
+    )
     assert p.error == f"needs two GPUs; {torch.cuda.device_count()} found"
     assert p.median_s is None and not fatal
 
@@ -203,7 +206,10 @@ def test_a_missing_gpu_is_an_error_row_not_a_crash():
     import torch
 
     missing = torch.cuda.device_count()
-    p, fatal = run_point(PointSpec(0, "matmul", f"cuda:{missing}", f"cuda:{missing}", "plain", 32, repeats=1))
+    p, fatal = run_point(
+        PointSpec(0, "matmul", f"cuda:{missing}", f"cuda:{missing}", "plain", 32, repeats=1),
+        get_workload("matmul"),
+    )
     assert p.error == f"cuda:{missing} is not present; {count(missing, 'CUDA device')} found"
     assert not fatal
 
@@ -236,7 +242,9 @@ def test_every_variant_has_a_unique_key_and_runs_somewhere():
 
 
 def test_an_unknown_variant_key_is_an_error_row_naming_the_known_ones():
-    p, fatal = run_point(PointSpec(0, "copies", "cpu", "cpu x", "h2d_turbo", 4096, repeats=1))
+    p, fatal = run_point(
+        PointSpec(0, "copies", "cpu", "cpu x", "h2d_turbo", 4096, repeats=1), get_workload("copies")
+    )
     assert p.error == (
         "copies has no variant 'h2d_turbo'; its variants: host_memcpy, h2d_pageable, h2d_pinned, "
         "d2h_pageable, d2h_pinned"
@@ -267,12 +275,10 @@ def test_renaming_a_label_renames_the_series_and_still_measures(
     )
     monkeypatch.setattr(mod, name, renamed)
     specs = [
-        s
-        for s in plan_points(BenchPlan(workload, ["cpu"], sizes=[size], repeats=2))
-        if s["variant_key"] == key
+        s for s in plan_points(BenchPlan(workload, ["cpu"], sizes=[size], repeats=2)) if s.variant_key == key
     ]
-    assert [s["variant"] for s in specs] == ["cpu renamed by a teacher"]
-    p, fatal = run_point(PointSpec(**specs[0]))
+    assert [s.variant for s in specs] == ["cpu renamed by a teacher"]
+    p, fatal = run_point(specs[0], get_workload(specs[0].workload))
     assert p.error is None and p.median_s > 0 and not fatal
     assert p.variant == "cpu renamed by a teacher"
     if key == "naive":  # the naive timing still runs the naive code, whatever its label says

@@ -134,3 +134,34 @@ def test_without_proc_the_probes_decide(monkeypatch):
     monkeypatch.setattr("sys.platform", "win32")
     assert discover_module.installed_gpu_names() is None
     assert discover_module.catalog_match_without_probing("1650") is None
+
+
+def test_a_cuda_index_on_a_machine_without_cuda_says_so_in_one_line():
+    """Issue 27: ``launch --device cuda:0`` without CUDA listed 18 catalog names instead of saying
+    there is no CUDA device (and why), and a missing index names the ones there are."""
+    import pytest
+
+    from explorer.devices.catalog import load_catalog
+    from explorer.devices.discover import find_device
+    from explorer.devices.model import CpuDevice, CudaGpu, Discovery, ProbeReport
+    from explorer.errors import UserError
+
+    cpu = CpuDevice(name="Test CPU", key="cpu", source="test")
+    none = Discovery(
+        devices=[cpu, *load_catalog()],
+        reports=[ProbeReport("nvml", False, "NVML library not found: no NVIDIA driver is installed.")],
+    )
+    with pytest.raises(UserError) as err:
+        find_device("cuda:0", none)
+    message = str(err.value)
+    assert message.startswith("cuda:0 names no device: this machine has no CUDA device.")
+    assert "NVML library not found" in message and "catalog:" not in message and "\n" not in message
+    two = Discovery(
+        devices=[cpu, CudaGpu(name="A", index=0, key="cuda:0"), CudaGpu(name="B", index=1, key="cuda:1")],
+        reports=[],
+    )
+    with pytest.raises(
+        UserError, match=r"there is no cuda:3 here; this machine's CUDA devices: cuda:0, cuda:1"
+    ):
+        find_device("CUDA:3", two)
+    assert find_device("cuda:1", two).name == "B"

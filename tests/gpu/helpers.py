@@ -16,9 +16,10 @@ def point(
     """One benchmark point measured in this process, as the worker measures it."""
     from explorer.bench.workloads import get_workload
 
-    series = get_workload(workload).variant(key).series_name(device)
+    w = get_workload(workload)
+    series = w.variant(key).series_name(device)
     p, fatal = run_point(
-        PointSpec(0, workload, device, series, key, size, repeats=repeats, budget_s=budget_s)
+        PointSpec(0, workload, device, series, key, size, repeats=repeats, budget_s=budget_s), w
     )
     assert not fatal, p.error
     return p

@@ -118,7 +118,7 @@ def test_gpm_sm_activity_is_high_while_every_sm_works(hopper):
 
 def test_the_limits_table_agrees_with_the_driver_for_this_gpu(gpu):
     from explorer.acceptance.cudadriver import device_attributes
-    from explorer.launch.limits import limits_for_cc
+    from explorer.devices.limits import limits_for_cc
 
     attrs = device_attributes(gpu.index)
     table = limits_for_cc(gpu.compute_capability)

@@ -32,7 +32,7 @@ def test_max_registers_caps_the_registers_the_driver_reports(kernels):
 
 def test_sixty_random_configurations_agree_with_the_driver(gpu, kernels):
     from explorer.acceptance.checks_occupancy import draw_configs
-    from explorer.launch.limits import limits_for_cc
+    from explorer.devices.limits import limits_for_cc
     from explorer.launch.occupancy import occupancy
 
     limits = limits_for_cc(gpu.compute_capability)
@@ -50,7 +50,7 @@ def test_sixty_random_configurations_agree_with_the_driver(gpu, kernels):
 
 
 def test_opting_in_to_more_shared_memory_agrees_with_the_driver_past_48_kib(gpu, kernels):
-    from explorer.launch.limits import limits_for_cc
+    from explorer.devices.limits import limits_for_cc
     from explorer.launch.occupancy import occupancy
 
     limits = limits_for_cc(gpu.compute_capability)

@@ -13,10 +13,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from explorer.devices.limits import known_ccs
 from explorer.devices.model import CatalogGpu
 from explorer.launch.compare import CANNOT_RUN, Ratio, compare, ratio
 from explorer.launch.config import Dim3, LaunchConfig, LaunchValidationError, parse_launch
-from explorer.launch.limits import known_ccs
 from explorer.launch.schedule import plan_launch
 from explorer.words import percent
 from tests.launch.conftest import GTX, H100

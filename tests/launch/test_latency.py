@@ -8,6 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from explorer.devices.limits import limits_for_cc
 from explorer.inputs import InputError
 from explorer.launch.latency import (
     ELIGIBLE,
@@ -24,7 +25,6 @@ from explorer.launch.latency import (
     utilization_curve,
     warps_needed_per_scheduler,
 )
-from explorer.launch.limits import limits_for_cc
 from explorer.launch.occupancy import occupancy
 
 

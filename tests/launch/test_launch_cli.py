@@ -99,7 +99,7 @@ def test_launch_json_keys(capsys):
             ["occupancy", "--cc", "7.5", "--threads", "3.5"],
             "threads per block is '3.5'; it must be a whole number",
         ),
-        (["occupancy", "--cc", "7.5", "--threads", "0"], "block x is 0; it must be at least 1"),
+        (["occupancy", "--cc", "7.5", "--threads", "0"], "--threads 0: a block needs at least 1 thread"),
         (["occupancy", "--cc", "7.5", "--threads", "64", "--regs", "300"], "allows at most 255 per thread"),
         (
             ["occupancy", "--cc", "4.0", "--threads", "64"],

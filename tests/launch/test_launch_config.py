@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from explorer.devices.limits import limits_for_cc
 from explorer.errors import UserError
 from explorer.launch.config import Dim3, LaunchConfig, LaunchValidationError, notes, parse_launch, validate
-from explorer.launch.limits import limits_for_cc
 
 GTX = "NVIDIA GeForce GTX 1650"
 TURING = limits_for_cc((7, 5))

@@ -5,9 +5,9 @@ from __future__ import annotations
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from explorer.devices.limits import known_ccs, limits_for_cc
 from explorer.devices.model import CatalogGpu
 from explorer.launch.config import Dim3, LaunchConfig, LaunchValidationError, parse_launch, validate
-from explorer.launch.limits import known_ccs, limits_for_cc
 from explorer.launch.occupancy import occupancy
 from explorer.launch.schedule import LaunchPlan, plan_launch
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from explorer.launch.limits import limits_for_cc
+from explorer.devices.limits import limits_for_cc
 from explorer.launch.occupancy import (
     UNLIMITED,
     occupancy,

@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
+from explorer.devices.limits import ArchLimits, known_ccs, limits_for_cc
 from explorer.launch.config import LaunchValidationError
-from explorer.launch.limits import ArchLimits, known_ccs, limits_for_cc
 from explorer.launch.occupancy import UNLIMITED, occupancy
 
 HEADER_DIR = Path("/usr/local/cuda/include")

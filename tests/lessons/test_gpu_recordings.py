@@ -25,7 +25,7 @@ from explorer.lessons.recording import (
     recordings_bundle,
     write_recording,
 )
-from explorer.lessons.texts import step_markdown
+from explorer.lessons.texts import recorded_row, step_html, step_recorded
 
 STAND_IN = "Stand-in GPU (test only)"
 
@@ -98,9 +98,11 @@ def test_a_recording_goes_into_its_step_only_and_the_player_labels_it(lessons):
     assert after["steps"][0]["state"]["recorded"]["recorded_by"] == RECORDED_BY
     lesson = load_lesson(target.path)
     assert not lesson.problems
-    shown = step_markdown(lesson.steps[0])
+    shown = step_html(lesson.steps[0])
     assert f"Results recorded on {STAND_IN}, 2026-12-01" in shown
-    assert "| cuda:0 | n=2048 |" in shown
+    recorded = step_recorded(lesson.steps[0])
+    assert recorded is not None
+    assert ("cuda:0", "n=2048") in [recorded_row(p)[:2] for p in recorded.points]
     # recording again replaces the earlier recording; the step stays a target
     again = make_recorded(_points("matmul", ("cuda:0",), (4096,)), STAND_IN, "2026-12-02", "")
     write_recording(target, again)

@@ -17,12 +17,13 @@ import pytest
 
 from explorer.devices.catalog import load_catalog
 from explorer.devices.discover import find_device
+from explorer.devices.limits import limits_for_device
 from explorer.devices.model import CpuDevice
 from explorer.launch.config import parse_launch, parse_thread_ref
-from explorer.launch.limits import limits_for_device
 from explorer.launch.schedule import plan_launch
 from explorer.lessons import BenchState, MemoryState, VisualizerState, load_lesson
 from explorer.lessons.builtin import builtin_paths
+from explorer.lessons.model import DispatchStep, LatencyStep
 from explorer.lessons.resolve import visualizer_device
 from explorer.words import percent
 
@@ -132,10 +133,10 @@ def derived_visualizer(state: VisualizerState) -> set[float]:
         occ.smem_carveout_bytes,
         occ.reserved_smem_per_block_bytes,
     }
-    if isinstance(state.extra.get("dispatch"), dict):
-        out |= derived_dispatch(plan, state.extra["dispatch"])
-    if isinstance(state.extra.get("latency"), dict):
-        out |= derived_latency(plan, limits, state.extra["latency"])
+    if state.view == "timeline":
+        out |= derived_dispatch(plan, state.dispatch)
+    if state.view == "latency":
+        out |= derived_latency(plan, limits, state.latency)
     if state.thread:
         block_idx, thread_idx = parse_thread_ref(state.thread)
         info = plan.thread(plan.block_linear(block_idx), plan.thread_linear(thread_idx))
@@ -145,14 +146,14 @@ def derived_visualizer(state: VisualizerState) -> set[float]:
     return out
 
 
-def derived_dispatch(plan, step: dict) -> set[float]:
+def derived_dispatch(plan, step: DispatchStep) -> set[float]:
     """A step's dispatch in time (the timeline view's figures, to 2 decimals as it prints them),
-    and the numbers of its durations (P and 1 +- P, ALPHA, row weights)."""
+    the moment it shows, and the numbers of its durations (P and 1 +- P, ALPHA, row weights)."""
     from explorer.launch.dispatch import simulate_dispatch
     from explorer.launch.durations import parse_durations
 
-    spec = parse_durations(step["durations"])
-    r = simulate_dispatch(plan, spec, step.get("policy", "free"), step.get("seed", 0))
+    spec = parse_durations(step.durations)
+    r = simulate_dispatch(plan, spec, step.policy, step.seed)
     f = r.figures
     figures = (
         f.makespan,
@@ -165,20 +166,23 @@ def derived_dispatch(plan, step: dict) -> set[float]:
         f.tail_idle_slot_time,
         f.total_work,
     )
-    out = {round(x, 2) for x in figures} | {round(100 * r.efficiency, 1), step.get("seed", 0)}
+    out = {round(x, 2) for x in figures} | {round(100 * r.efficiency, 1), step.seed}
+    if step.time is not None:
+        out.add(step.time)
+        out |= set(r.timeline.counts_at(step.time))  # the waiting, running and done counts shown
     out |= {spec.value, round(1 - spec.value, 2), round(1 + spec.value, 2), *spec.weights}
     return out
 
 
-def derived_latency(plan, limits, step: dict) -> set[float]:
+def derived_latency(plan, limits, step: LatencyStep) -> set[float]:
     """A step's latency model on the launch's SM: the preset's latency and L, K and the loop's
     length, warps per scheduler, N* per scheduler and per SM, and the curve the view draws
     (utilization at every warp count, to 1 decimal as it prints them)."""
     from explorer.launch.latency import config_for_launch, find_preset, simulate_latency, utilization_curve
 
-    preset = find_preset(step["preset"])
-    k = step["alu"]
-    config = config_for_launch(plan.occupancy, limits, preset.mem_latency, k, step.get("policy", "gto"))
+    preset = find_preset(step.preset)
+    k = step.alu
+    config = config_for_launch(plan.occupancy, limits, preset.mem_latency, k, step.policy)
     run = simulate_latency(config)
     curve = utilization_curve(preset.mem_latency, k, config.schedulers, config.policy, config.slots)
     out: set[float] = {preset.latency_cycles, preset.mem_latency, k, k + 1, config.period, config.schedulers}
@@ -190,13 +194,13 @@ def derived_latency(plan, limits, step: dict) -> set[float]:
 
 
 def derived_bench(state: BenchState) -> set[float]:
-    from explorer.bench import workloads
+    from explorer.bench import workload, workloads
 
     w = workloads.get_workload(state.workload)
     out: set[float] = {*(state.sizes or ()), *w.default_sizes_cpu, *w.default_sizes_gpu}
     if w.size_format == "bytes":  # sizes in KiB and MiB, as the narration names them
         out |= {s / 1024 for s in out} | {s / 1024**2 for s in out}
-    out |= {workloads.LESSON_MATMULS, workloads.SMALL_MATRIX, workloads.MATVEC_COLS}
+    out |= {workload.LESSON_MATMULS, workload.SMALL_MATRIX, workload.MATVEC_COLS}
     if w.name == "tiled_matmul":
         from explorer.memory.tiling import BENCH_TILES
 

@@ -72,6 +72,38 @@ def test_gui_request_carries_the_lesson_and_step():
     assert req.lesson.lesson.title.startswith("Waves and the tail effect")
 
 
+def test_lessons_check_finds_what_would_not_show_as_written(tmp_path, capsys):
+    """Issue 27: a lesson's narration in a format that eats nothing, and ``lessons --check FILE``
+    to name what would not show as its writer meant, with the step and the line."""
+    path = tmp_path / "draft.json"
+    steps = [
+        {"panel": "memory", "narration": ["x = 10*32+5 = 325 is shown as typed.", "", "**Look for:** it"]},
+        {"panel": "memory", "narration": ["the *idle* lanes", "a **bold start"], "title": "t"},
+        {"panel": "memory", "state": {"view": "banks", "stride": -1}, "narration": "`code"},
+    ]
+    path.write_text(
+        json.dumps({"format": "device-explorer-lesson", "version": 1, "title": "T", "steps": steps})
+    )
+    assert cli.main(["lessons", "--check", str(path)]) == 1
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == f"{path}: 3 steps, 4 found:"
+    found = [line.strip() for line in out[1:]]
+    assert found[0].startswith("step 2: narration line 1: '*idle*' is Markdown's italics")
+    assert found[1].startswith("step 2: narration line 2: a ** is never paired")
+    assert found[2].startswith("step 3: stride") and "-1" in found[2]
+    assert found[3].startswith("step 3: narration line 1: a backtick (`) opens code that is never closed")
+    assert cli.main(["lessons", "--check", str(path), "--json"]) == 1
+    data = json.loads(capsys.readouterr().out)["lessons"][0]
+    assert [(p["step"], p["line"]) for p in data["problems"]] == [(2, 1), (2, 2), (3, 0), (3, 1)]
+
+
+def test_every_builtin_lesson_passes_its_own_check(capsys):
+    names = [p.stem for p in builtin_paths()]
+    assert cli.main(["lessons", "--check", *names]) == 0
+    out = capsys.readouterr().out
+    assert out.count("no problems") == len(names)
+
+
 def test_a_lesson_title_with_escape_sequences_is_printed_as_text(tmp_path, monkeypatch, capsys):
     """Issue 23, item 5: a built-in lesson's title went to the terminal raw (a changed resources
     folder on a shared install could set the title, clear the screen and fake a line)."""

@@ -89,11 +89,42 @@ def test_text_output_reads_like_the_lesson(capsys):
     assert "two half-warp requests" in out and "wavefronts: 2 (fewest possible: 2)" in out
 
 
+def test_a_uniform_load_in_global_memory_is_one_sector(capsys):
+    """Issue 27: ``--stride 0`` (every lane reads one element, as ``x = a[0]`` or a loop bound
+    does in real code) was refused for global memory while shared memory allowed it."""
+    code, out, _ = run(capsys, "memory", "--space", "global", "--stride", "0")
+    assert code == 0
+    assert "32 lanes read one 4-byte element (a uniform load" in out
+    assert "1 sector of 32 B (1 line of 128 B)" in out and "(fewest possible: 1)" in out
+    code, out, _ = run(capsys, "memory", "--space", "global", "--stride", "0", "--json")
+    data = json.loads(out)
+    assert (data["sectors_per_request"], data["bytes_requested"], data["bytes_fetched"]) == (1, 4, 32)
+
+
+def test_counts_agree_with_their_nouns(capsys):
+    """Issue 27: "1 lines of 128 B" and "1 lanes take the branch"."""
+    _, out, _ = run(capsys, "memory", "--space", "global", "--active", "1")
+    assert "1 lane reads one 4-byte element: 1 sector of 32 B (1 line of 128 B)" in out
+    _, out, _ = run(capsys, "divergence", "--block", "64", "--branch", "lt:1")
+    assert "1 lane takes the branch, then 31 run the other path" in out
+
+
+def test_a_partial_warp_and_the_equal_cost_assumption_are_said(capsys):
+    """Issue 27: ``--block 100 --branch warp:2`` said "warp 3: no divergence ... 12.5%" without a
+    word about the partial warp, and nothing said the efficiency assumes an equal-cost if/else."""
+    _, out, _ = run(capsys, "divergence", "--block", "100", "--branch", "warp:2")
+    line = next(x for x in out.splitlines() if "warp 3" in x)
+    assert "partial: 4 threads in its 32 lanes" in line and "12.5%" in line
+    assert "28 lanes without a thread" in line
+    assert "assumes an if and an else of equal cost" in out
+    _, out, _ = run(capsys, "divergence", "--block", "100", "--branch", "warp:2", "--json")
+    assert "equal cost" in json.loads(out)["assumption"]
+
+
 @pytest.mark.parametrize(
     ("argv", "named"),
     [
         (["memory", "--space", "global", "--elem", "3"], "element size 3"),
-        (["memory", "--space", "global", "--stride", "0"], "stride 0"),
         (["memory", "--space", "global", "--stride", "-4"], "--stride is -4"),
         (["memory", "--space", "shared", "--active", "33"], "--active is 33"),
         (["memory", "--space", "global", "--stride", "1e400"], "--stride"),

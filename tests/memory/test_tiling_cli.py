@@ -8,8 +8,8 @@ import json
 import pytest
 
 from explorer import cli
+from explorer.devices.limits import limits_for_cc
 from explorer.devices.model import CatalogGpu
-from explorer.launch.limits import limits_for_cc
 from explorer.launch.occupancy import occupancy
 from tests.devices.fake_find import find_only
 

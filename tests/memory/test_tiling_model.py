@@ -12,8 +12,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from explorer.devices.limits import limits_for_cc
 from explorer.errors import UserError
-from explorer.launch.limits import limits_for_cc
 from explorer.memory.tiling import (
     BlockLimits,
     MatmulShape,

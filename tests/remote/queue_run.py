@@ -17,7 +17,7 @@ import sys
 import threading
 from pathlib import Path
 
-from explorer.agent import gpushare
+from explorer.bench import gpushare
 from explorer.errors import UserError
 
 

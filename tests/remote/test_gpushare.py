@@ -10,11 +10,11 @@ import re
 
 import pytest
 
-from explorer.agent import gpushare
-from explorer.bench import execute
+from explorer.bench import execute, gpushare
 from explorer.bench.execute import PointSpec, run_point
 from explorer.bench.results import BenchPoint
 from explorer.bench.runner import BenchPlan, BenchRun
+from explorer.bench.workloads import get_workload
 from tests.devices.fake_nvml import FakeGpu, FakeProcess, make_fake_nvml
 from tests.remote.queueing import QueueRun, shared_folder, user_name
 
@@ -155,7 +155,10 @@ def test_other_processes_on_the_gpu_are_named_but_not_this_one(fake_nvml):
 
 def test_a_point_measured_while_another_process_used_the_gpu_is_marked(fake_nvml):
     fake_nvml.gpus[0].processes = [FakeProcess(5151, "train.py", 2 * 1024**3)]
-    p, _ = run_point(PointSpec(0, "_crash_test", "cuda:0", "cuda:0", "plain", 1, repeats=3, budget_s=0.1))
+    p, _ = run_point(
+        PointSpec(0, "_crash_test", "cuda:0", "cuda:0", "plain", 1, repeats=3, budget_s=0.1),
+        get_workload("_crash_test"),
+    )
     assert p.error is None and p.noisy
     assert "other processes used this GPU while it was measured: train.py (pid 5151)" in p.noise_reason
 
@@ -164,7 +167,10 @@ def test_a_quiet_gpu_leaves_the_point_unmarked_by_it(monkeypatch):
     fake = make_fake_nvml([FakeGpu(processes=[])])
     monkeypatch.setattr("explorer.devices.nvml.import_nvml", lambda: fake)
     monkeypatch.setattr(execute, "_nvml_index_of", {})
-    p, _ = run_point(PointSpec(0, "_crash_test", "cuda:0", "cuda:0", "plain", 1, repeats=3, budget_s=0.1))
+    p, _ = run_point(
+        PointSpec(0, "_crash_test", "cuda:0", "cuda:0", "plain", 1, repeats=3, budget_s=0.1),
+        get_workload("_crash_test"),
+    )
     assert p.error is None and "this GPU" not in p.noise_reason
 
 

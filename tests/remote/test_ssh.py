@@ -213,7 +213,7 @@ def test_a_remote_runs_roof_comes_back_from_that_machine(sshd):
     run = BenchRun(plan)
     points = run.run_all()
     assert all(p.ok for p in points), [p.error for p in points]
-    roof = run.roofs["cpu"]
+    roof = run.roofs[(ALIAS, "cpu")]  # one roof per (host, device)
     assert roof.host == ALIAS and roof.device == "cpu" and roof.title.endswith(f" ON {ALIAS}")
     assert roof.top("compute") is not None and roof.top("compute").value > 0
     assert run.workers_started == 1  # asked of the same agent, once

@@ -189,6 +189,22 @@ def _two_gpu_discovery() -> Discovery:
     return two_gpu_discovery()
 
 
+@pytest.fixture
+def visualizer_panel(qtbot):
+    """The visualizer alone over the catalog GPUs, 1280x800, shut down after the test."""
+    from explorer.devices.catalog import load_catalog
+    from explorer.ui.context import AppContext
+    from explorer.ui.visualizer.panel import VisualizerPanel
+
+    p = VisualizerPanel(AppContext(Discovery(devices=load_catalog(), reports=[])))
+    qtbot.addWidget(p)
+    p.resize(1280, 800)
+    p.show()
+    qtbot.waitExposed(p)
+    yield p
+    p.shutdown()
+
+
 @pytest.fixture(scope="session")
 def real_discovery() -> Discovery:
     """What this machine really has (slow: imports torch and numba once per test session)."""

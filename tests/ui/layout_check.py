@@ -3,7 +3,8 @@
 Walks every visible label, button, line edit (spin boxes included: they hold one), combo box and
 tab of a widget tree and asks Qt how much room its text needs against the room it got, and checks
 that the widgets a layout places neither overlap their siblings nor stick out of their parent.
-A label a page elides on purpose carries the ``elideAllowed`` property and is not reported; a
+A label a page elides on purpose carries the ``elideAllowed`` property and is not reported (one
+drawn cut on one line, an ``ElidedLine``, only when its whole text is not on hover); a
 caption that gives way on a short screen (``FoldingCaption``) is reported only if, cut short, it
 does not carry its whole text on hover.
 
@@ -40,6 +41,7 @@ from PySide6.QtWidgets import (
 
 ELIDE_ALLOWED = "elideAllowed"
 SCROLL_ALLOWED = "scrollAllowed"
+MUST_FIT = "mustFit"
 #: a pixel of rounding either way is not clipping
 SLACK = 1
 
@@ -73,8 +75,22 @@ def _label_problem(label: QLabel) -> str | None:
         if label.is_cut() and not label.toolTip().startswith(label.text()):
             return "cut short, and its whole text is not on hover"
         return None
+    if label.property(ELIDE_ALLOWED) and label.sizeHint().width() > label.width() + SLACK:
+        # a line that ends in "…" where it is short, by design: its whole text must be on hover
+        return (
+            None
+            if label.toolTip().startswith(_plain(label.text()))
+            else "elided, and its whole text is not on hover"
+        )
     if label.text().rstrip().endswith("…") and not label.property(ELIDE_ALLOWED):
         return "elided"
+    if label.property(ELIDE_ALLOWED) and not label.wordWrap():
+        # one line cut with "…" on purpose (``ElidedLine``): fine when the whole text is on hover
+        return (
+            None
+            if label.toolTip().startswith(label.text())
+            else "cut short, and its whole text is not on hover"
+        )
     if label.wordWrap():
         need = label.heightForWidth(label.width())
         if need > label.height() + SLACK:
@@ -136,6 +152,12 @@ def _combo_problem(combo: QComboBox) -> str | None:
     text = combo.currentText()
     if not text or combo.isEditable():
         return None  # an editable combo's text is its line edit's, checked as one
+    if combo.property(ELIDE_ALLOWED):  # a narrow menu ends its entry in "…": whole on hover
+        shown = combo.shown_text() if hasattr(combo, "shown_text") else text
+        if shown != text and not combo.toolTip().startswith(text):
+            return "cut short, and its whole text is not on hover"
+        if shown == text or shown.endswith("…"):
+            return None
     opt = QStyleOptionComboBox()
     combo.initStyleOption(opt)  # type: ignore[attr-defined]
     field = combo.style().subControlRect(
@@ -163,8 +185,21 @@ def _tab_problems(bar: QTabBar) -> list[tuple[str, str]]:
 
 
 def _scroll_problem(area: QAbstractScrollArea) -> str | None:
-    """Content cut off sideways by the area's viewport: wider than it, or scrolled."""
+    """Content cut off sideways by the area's viewport: wider than it, or scrolled. An area meant
+    to scroll sideways may, where its scroll bar shows (what it hides can be reached). A page's
+    area (``mustFit``) is a safety net: a page that scrolls there did not fit the window."""
+    if area.property(MUST_FIT) and area.verticalScrollBar().maximum() > 0:
+        page = area.widget()
+        return (
+            f"the page needs {page.minimumSizeHint().height()} px of height, the window gives it "
+            f"{area.viewport().height()}: it scrolls"
+        )
     if area.property(SCROLL_ALLOWED):
+        bar = area.horizontalScrollBar()
+        if bar.maximum() > 0 and not bar.isVisible():
+            return (
+                f"its content is {bar.maximum()} px wider than the viewport, with no scroll bar to reach it"
+            )
         return None
     bar = area.horizontalScrollBar()
     if bar.value() > 0:

@@ -84,7 +84,10 @@ def test_cpu_run_streams_points_into_table_and_plot_then_exports(panel, qtbot, t
     with csv_path.open() as fh:
         assert len(list(csv.DictReader(fh))) == 3
     assert [p.to_dict() for p in read_json(json_path)] == [p.to_dict() for p in points]
-    assert json.loads(json_path.read_text())["points"][0]["workload"] == "matmul"
+    exported = json.loads(json_path.read_text())
+    assert exported["points"][0]["workload"] == "matmul"
+    # the roof the points were placed under travels with them, one per (host, device)
+    assert [(r["host"], r["device"]) for r in exported["roofs"]] == [("", "cpu")]
     assert png_path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and png_path.stat().st_size > 5_000
 
     # the last results come back in a new panel (as after a restart)
@@ -492,3 +495,42 @@ def test_the_screenshot_can_show_the_roofline_tab_and_names_the_views_a_page_has
     err = capsys.readouterr().err
     assert code == 2 and "this page has no view 'roofline'; its views: none" in err
     assert len(err.strip().splitlines()) == 1 and not (tmp_path / "x.png").exists()
+
+
+def test_resume_keeps_every_finished_point_after_a_variant_is_relabelled(panel, qtbot, monkeypatch):
+    """Points are keyed by what they measure: rewording the variant's label between the run and
+    its Resume keeps both finished points, and the saved run comes back with their keys."""
+    import dataclasses
+
+    from explorer.bench import wl_selftest
+    from explorer.ui.bench_panel import BenchPanel
+
+    plan = panel.controls.build_plan()
+    plan = dataclasses.replace(plan, workload="_oom_test", sizes=[1, 2, 3], repeats=1)
+    panel.controls.build_plan = lambda: plan  # hidden workloads are not in the chooser
+    assert panel.start()
+    qtbot.waitUntil(lambda: not panel.running, timeout=RUN_TIMEOUT_MS)
+    first = panel.points
+    assert [(p.size, p.ok, p.variant_key) for p in first] == [
+        (1, True, "plain"),
+        (2, False, "plain"),
+        (3, True, "plain"),
+    ]
+    assert panel.resume_button.text() == "Resume (1 left)"
+
+    renamed = tuple(dataclasses.replace(v, label="renamed by a teacher") for v in wl_selftest.OUT_OF_MEMORY)
+    monkeypatch.setattr(wl_selftest, "OUT_OF_MEMORY", renamed)
+    panel.resume_button.click()
+    qtbot.waitUntil(lambda: not panel.running, timeout=RUN_TIMEOUT_MS)
+    after = panel.points
+    assert [(p.size, p.ok) for p in after] == [(1, True), (3, True), (2, False)]
+    assert [p.timestamp for p in after[:2]] == [first[0].timestamp, first[2].timestamp]  # kept
+    assert {p.variant for p in after} == {"cpu renamed by a teacher"}  # one series, as it is named now
+
+    again = BenchPanel(_context())
+    qtbot.addWidget(again)
+    try:
+        restored = again.results.points_of("_oom_test")  # kept; a hidden workload is not shown
+        assert [(p.key, p.variant) for p in restored] == [(p.key, p.variant) for p in after]
+    finally:
+        again.shutdown()

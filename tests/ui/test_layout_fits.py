@@ -7,11 +7,11 @@ from __future__ import annotations
 
 import pytest
 
-from explorer.devices.catalog import load_catalog
-from explorer.devices.model import CpuDevice, Discovery, ProbeReport
 from explorer.ui.context import AppContext
 from explorer.ui.main_window import PAGE_KEYS, PAGES, MainWindow
 from tests.ui.layout_check import _tab_problems, clipped
+from tests.ui.machines import lab_discovery as _discovery
+from tests.ui.machines import measured_matmul_points as _measured_points
 
 SIZES = [
     ((1024, 768), 100),
@@ -23,48 +23,6 @@ SIZES = [
 ]
 #: pages that do not fit yet, by (page, size, text %): strict, so a fixed one must come off this list
 NOT_YET: dict[tuple[str, tuple[int, int], int], str] = {}
-
-
-def _cpu() -> CpuDevice:
-    """The CPU with every row the details show, as a machine that has run a benchmark reports
-    it (a bare CPU left the details narrow and hid that they scrolled sideways at 1024x768)."""
-    return CpuDevice(
-        name="Intel(R) Xeon(R) Processor",
-        key="cpu",
-        source="psutil + /proc/cpuinfo",
-        architecture="x86_64",
-        physical_cores=2,
-        logical_cores=2,
-        frequency_mhz=2596.0,
-        frequency_max_mhz=2596.0,
-        isa_flags=["sse4_2", "avx", "avx2", "fma", "f16c", "avx512f", "avx512bw", "avx512vl", "avx512_vnni"],
-        memory_total_bytes=25_228_800_000,
-        memory_available_bytes=21_474_836_480,
-        clock_measured_ghz=3.69,
-        fp32_peak_gflops=472.6,
-        fp32_measured_gflops=195.5,
-        memory_bandwidth_gbps=57.4,
-        notes=[
-            "Maximum clock is the advertised clock from /proc/cpuinfo; the OS does not report a boost clock.",
-            "theoretical FP32 peak: measured clock 3.69 GHz x 2 cores x 64 FLOP/cycle (AVX-512: 16 FP32 "
-            "lanes x 2 FLOP per FMA x 2 FMA pipes assumed)",
-        ],
-    )
-
-
-def _discovery() -> Discovery:
-    """The CPU and every catalog GPU: the longest names a user's device box and list will hold."""
-    return Discovery(
-        devices=[
-            _cpu(),
-            *load_catalog(),
-        ],
-        reports=[
-            ProbeReport("cpu", True, "Test CPU 9000", 1),
-            ProbeReport("nvml", False, "NVML library not found: no NVIDIA driver is installed."),
-            ProbeReport("catalog", True, "spec sheets", 17),
-        ],
-    )
 
 
 @pytest.fixture
@@ -104,7 +62,13 @@ def test_every_page_fits_with_nothing_clipped(window, qapp, key, size, scale, re
         assert window.panels[key].controls.select_device("h100-sxm")
         _settle(qapp, window, size)
         problems += [f"H100: {p}" for p in clipped(window)]
-        panel = window.panels[key]  # compare mode (issue 15.4): two SM views and the table
+        panel = window.panels[key]
+        for view in ("timeline", "latency"):  # the launch in time, latency hiding (issue 25)
+            panel.show_screenshot_view(view)
+            _settle(qapp, window, size)
+            problems += [f"{view}: {p}" for p in clipped(window)]
+        panel.time_views.set_view("sms")
+        # compare mode (issue 15.4): two SM views and the table
         panel.show_screenshot_view("compare")
         _settle(qapp, window, size)
         assert panel.sm_view.compare_box.isVisible()
@@ -213,35 +177,6 @@ def test_titles_give_way_longest_first_and_only_as_far_as_needed():
     all_short = ["Devices", "Launches", "Benchmarks", "Memory"]
     assert fitting_titles(PAGES, chars, chars(one_short) - 1) == all_short
     assert fitting_titles(PAGES, chars, 0) == all_short
-
-
-def _measured_points():
-    """A CPU matmul run as the engine records it (made by hand: the layout, not the timing, is
-    under test), with the peak's long basis the caption under the table says once."""
-    from explorer.bench.results import BenchPoint
-
-    basis = "measured clock 3.69 GHz x 2 cores x 64 FLOP/cycle (AVX-512: 16 FP32 lanes x 2 FLOP per FMA x 2 FMA pipes assumed)"
-    return [
-        BenchPoint(
-            workload="matmul",
-            variant="cpu",
-            device="cpu",
-            size=n,
-            size_label=f"n={n}",
-            median_s=2 * n**3 / (gflops * 1e9),
-            spread_s=1e-6,
-            repeats=5,
-            throughput=gflops,
-            throughput_unit="GFLOP/s",
-            peak=473.0,
-            peak_basis=basis,
-            peak_kind="theoretical",
-            peak_is_estimate=True,
-            noisy=True,
-            noise_reason="other programs used 80% of the CPU while this point ran",
-        )
-        for n, gflops in ((64, 27.4), (128, 48.5), (256, 45.4), (512, 38.7))
-    ]
 
 
 @pytest.mark.parametrize(

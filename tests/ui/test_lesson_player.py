@@ -14,7 +14,9 @@ from explorer.devices.model import CpuDevice, Discovery, ProbeReport
 from explorer.launch.presets import PRESETS
 from explorer.lessons import FORMAT_NAME, load_lesson
 from explorer.ui.context import AppContext
+from explorer.ui.lessons.player import NARRATION_SCALE
 from explorer.ui.main_window import MainWindow
+from explorer.ui.theme import BASE_FONT_PT, pt
 
 
 def _discovery() -> Discovery:
@@ -234,7 +236,9 @@ def test_the_narration_folds_away_and_follows_the_text_size(make_window):
     small = player.narration.font().pointSizeF()
     window.set_presentation(True)
     QApplication.processEvents()
-    assert player.narration.font().pointSizeF() > small * 1.4  # 150% text and the pane's own step up
+    # the screen's presentation text size, and the pane's own step up
+    assert player.narration.font().pointSizeF() == pytest.approx(pt(BASE_FONT_PT) * NARRATION_SCALE[True])
+    assert player.narration.font().pointSizeF() > small * 1.2
     window.set_presentation(False)
 
 
@@ -257,23 +261,39 @@ def test_every_builtin_step_applies_without_a_problem(make_window, path):
         assert "cannot be shown" not in note, (path.stem, index + 1, note)
 
 
-def test_the_narration_folds_by_itself_where_the_page_needs_the_room(make_window):
+def test_the_narration_never_folds_by_itself_and_scrolls_where_the_page_needs_the_room(make_window):
+    """Issue 27: at 150% on a short projector the narration folded away (or showed two lines and
+    hid its "Look for:" line). It now always shows, in full where the page can spare the room,
+    else at least three lines that scroll; the page keeps its least height, so nothing of it
+    overlaps, and the teacher may still fold it by hand."""
     window = make_window()
     try:
         window.apply_text_scale(150)
         window.resize(1280, 720)  # a projector at 150 %: the visualizer needs every pixel
         QApplication.processEvents()
         window.lessons.open_path(_builtin("01-blocks"))
-        QApplication.processEvents()
+        for _ in range(4):
+            QApplication.processEvents()
         player = window.lessons
-        assert not player.body.isVisible() and player.next_button.isVisible()
-        assert "the page needs the room" in player.collapse_button.toolTip()
-        player.collapse_button.click()  # the teacher asks for it: shown all the same
+        view = player.narration
+        assert player.body.isVisible() and player.next_button.isVisible()
+        assert view.viewport().height() >= 3 * view.fontMetrics().lineSpacing()
+        if view.document().size().height() > view.viewport().height():
+            assert view.verticalScrollBar().maximum() > 0  # the rest scrolls: never cut
+        page = window.panels["visualizer"]
+        assert page.height() >= page.minimumSizeHint().height()
+        player.collapse_button.click()  # the teacher folds it: only then is it folded
+        assert not player.body.isVisible()
+        player.collapse_button.click()
         assert player.body.isVisible()
         window.resize(1280, 1000)
         window.apply_text_scale(100)
         player.show_step(1)
+        for _ in range(4):
+            QApplication.processEvents()
         assert player.body.isVisible()
+        document = view.document().size().height()
+        assert view.viewport().height() >= document - 2  # room enough: the whole narration shows
     finally:
         window.apply_text_scale(100)
 

@@ -169,7 +169,7 @@ def test_missing_panel_module_is_reported_not_raised():
     assert cls is None
     assert "explorer.ui.no_such_panel is missing" in reason
     assert {p.key for p in PAGES} == {"devices", "visualizer", "benchmarks", "memory"}
-    from explorer.cli import PANELS
+    from explorer.panels import PANELS
 
     assert (
         tuple(p.key for p in PAGES) == PANELS

@@ -17,7 +17,7 @@ from explorer.errors import UserError
 from explorer.prefs import Prefs
 from explorer.ui.context import AppContext
 from explorer.ui.main_window import MainWindow
-from explorer.ui.theme import BASE_FONT_PT, text_scale_pct
+from explorer.ui.theme import BASE_FONT_PT, fitting_text_scale, readable_px, text_scale_pct
 
 
 @pytest.fixture
@@ -90,29 +90,73 @@ def test_ctrl_equals_is_not_taken_by_the_visualizer(window, qtbot):
     assert text_scale_pct() == 125
 
 
+def _screen() -> tuple[int, int]:
+    size = QApplication.primaryScreen().geometry().size()
+    return size.width(), size.height()
+
+
 def test_presentation_mode_is_full_screen_with_its_own_text_size(window, qtbot):
-    window.apply_text_scale(125)
+    """The projector's default (150%) where the screen holds it, else the most it holds (this
+    test's offscreen screen is 800x800: 125%); a size chosen there is kept for that screen size."""
+    holds = fitting_text_scale(*_screen())
+    window.apply_text_scale(100)
     window.set_presentation(True)
     assert window.isFullScreen() and not window.menuBar().isVisible()
-    assert text_scale_pct() == 150  # the projector's default
+    assert text_scale_pct() == min(150, holds)
     window.change_text_scale(1)
-    assert text_scale_pct() == 175
+    chosen = min(150, holds) + 25
+    assert text_scale_pct() == chosen  # the teacher may still go past what fits, by hand
     qtbot.keyClick(window, Qt.Key.Key_Escape)
     assert not window.presenting and not window.isFullScreen() and window.menuBar().isVisible()
-    assert text_scale_pct() == 125  # the laptop's size again
+    assert text_scale_pct() == 100  # the laptop's size again
     prefs = window.current_prefs()
-    assert (prefs.text_scale, prefs.presentation_text_scale) == (125, 175)
+    key = "x".join(map(str, _screen()))
+    assert (prefs.text_scale, prefs.presentation_text_scales) == (100, {key: chosen})
     window.presentation_action.trigger()
-    assert window.presenting and text_scale_pct() == 175
+    assert window.presenting and text_scale_pct() == chosen
     window.presentation_action.trigger()
     assert not window.presenting
 
 
-def test_text_sizes_come_back_from_prefs(window):
-    window.apply_prefs(Prefs(text_scale=200, presentation_text_scale=225))
-    assert text_scale_pct() == 200
+def test_a_projectors_text_size_is_not_carried_to_a_smaller_screen(window):
+    """Issue 27: 250% chosen on the 1920x1080 projector made lesson 02 on a 1024x768 one a 40 px
+    strip. Each screen size keeps its own; a screen never seen before gets what it holds."""
+    key = "x".join(map(str, _screen()))
+    holds = fitting_text_scale(*_screen())
+    window.apply_prefs(Prefs(presentation_text_scale=250, presentation_text_scales={"1920x1080": 250}))
     window.set_presentation(True)
-    assert text_scale_pct() == 225
+    assert text_scale_pct() == min(250, holds) < 250
+    window.set_presentation(False)
+    window.apply_prefs(Prefs(presentation_text_scales={"1920x1080": 250, key: 100}))
+    window.set_presentation(True)
+    assert text_scale_pct() == 100  # this screen's own choice wins
+    window.set_presentation(False)
+    # the laptop's own size is never carried past what its screen holds either
+    window.apply_prefs(Prefs(text_scale=250))
+    assert text_scale_pct() == min(250, fitting_text_scale(*_screen()))
+
+
+def test_the_text_size_a_screen_holds():
+    """1024x768 holds 150%, 1280x800 200%, 1920x1080 and larger 250%: the sizes the render walk
+    checks (tests/ui/test_render_walk.py); smaller screens less, and never under 100%."""
+    assert fitting_text_scale(1024, 768) == 150
+    assert fitting_text_scale(1280, 800) == 200
+    assert fitting_text_scale(1920, 1080) == 250
+    assert fitting_text_scale(3840, 2160) == 250
+    assert fitting_text_scale(640, 480) == 100
+    sizes = [(w, h) for w in range(640, 4000, 97) for h in range(480, 2400, 89)]
+    for w, h in sizes:  # a larger screen never holds less
+        assert fitting_text_scale(w, h) <= fitting_text_scale(w + 97, h) and fitting_text_scale(
+            w, h
+        ) <= fitting_text_scale(w, h + 89)
+
+
+def test_text_sizes_come_back_from_prefs(window):
+    holds = fitting_text_scale(*_screen())
+    window.apply_prefs(Prefs(text_scale=125, presentation_text_scale=225))
+    assert text_scale_pct() == 125
+    window.set_presentation(True)
+    assert text_scale_pct() == min(225, holds)
     window.set_presentation(False)
     assert Prefs.from_dict({"text_scale": 400, "presentation_text_scale": "big"}) == Prefs()
     assert Prefs.from_dict(Prefs(text_scale=175).to_dict()).text_scale == 175
@@ -193,9 +237,10 @@ def test_sm_numbers_are_readable_on_an_h100(window, qapp):
     qapp.processEvents()
     lay = vis.sm_view.grid.layout_now()
     assert lay.sm_count == 132
-    font = vis.sm_view.grid.sm_label_font(max(9, int(lay.label_h * 0.8)))
-    assert font.pixelSize() >= 11  # was 7 px: 19 columns of 18 px cells
+    font = vis.sm_view.grid.sm_label_font()
+    assert font.pixelSize() >= readable_px()  # was 7 px: 19 columns of 18 px cells
     assert vis.sm_view.grid.sm_label_width(132) <= lay.cell_w  # "131" fits without shrinking
+    assert vis.sm_view.grid.sm_labels(lay) in ("long", "short")
 
 
 def test_blocks_carry_their_numbers_when_they_fit(window, qapp):
@@ -239,9 +284,9 @@ def test_wave_bar_texts_never_overlap_or_run_out(qtbot, width, scale, qapp):
     from PySide6.QtGui import QFontMetrics
 
     from explorer.devices.catalog import catalog_device
+    from explorer.devices.limits import limits_for_device
     from explorer.launch.animation import Animation
     from explorer.launch.config import parse_launch
-    from explorer.launch.limits import limits_for_device
     from explorer.launch.schedule import plan_launch
     from explorer.ui.theme import apply_theme
     from explorer.ui.visualizer.wavebar import WaveBar

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -14,7 +15,7 @@ from explorer.bench.results import BenchPoint
 from explorer.bench.workloads import get_workload
 from explorer.devices.catalog import load_catalog
 from explorer.devices.model import Discovery, ProbeReport
-from explorer.devices.roofs import fingerprint
+from explorer.devices.roofs import RoofBook, fingerprint
 from explorer.roofs import store
 from explorer.roofs.model import Ceiling
 from explorer.roofs.store import MeasuredRoof
@@ -52,7 +53,7 @@ def panel(qtbot, tmp_path, monkeypatch, cpu_record):
     from explorer.ui.bench_panel import BenchPanel
 
     monkeypatch.setenv("DEVICE_EXPLORER_HOME", str(tmp_path / "home"))
-    monkeypatch.setattr(peaks, "_roofs", {})
+    monkeypatch.setattr(peaks, "_book", RoofBook())
     _seed(cpu_record)
     reports = [ProbeReport(probe="nvml", ok=False, message="NVML library not found.")]
     p = BenchPanel(AppContext(Discovery(devices=[cpu_record, *load_catalog()], reports=reports)))
@@ -83,10 +84,16 @@ def _point(workload: str, variant: str, size: int, seconds: float, threads: int 
     )
     if w.unit == "GFLOP/s":
         basis = peaks.compute_peak_basis("cpu")
-        p.peak = peaks.fp32_peak_gflops("cpu")
-        p.peak_basis, p.peak_is_estimate, p.peak_kind = basis.text, basis.is_estimate, basis.kind
-    peaks.place_point(p, flops, moved if workload != "copies" else 2.0 * moved, w.working_set_bytes(size))
-    return p
+        p = replace(
+            p,
+            peak=peaks.fp32_peak_gflops("cpu"),
+            peak_basis=basis.text,
+            peak_is_estimate=basis.is_estimate,
+            peak_kind=basis.kind,
+        )
+    return peaks.place_point(
+        p, flops, moved if workload != "copies" else 2.0 * moved, w.working_set_bytes(size)
+    )
 
 
 def _run_points() -> list[BenchPoint]:

@@ -14,7 +14,7 @@ from explorer.bench import peaks
 from explorer.bench.remeasure import Measured
 from explorer.bench.results import BenchPoint, save_last
 from explorer.devices.model import CpuCache, CpuDevice, Discovery, ProbeReport
-from explorer.devices.roofs import fingerprint
+from explorer.devices.roofs import RoofBook, fingerprint
 from explorer.roofs import store
 from explorer.roofs.model import Ceiling, Roof
 from explorer.roofs.store import MeasuredRoof
@@ -31,7 +31,7 @@ def _levels(l2: float = 225.0, dram: float = 40.0, at: float = 1000.0) -> list[C
 @pytest.fixture
 def cpu(tmp_path, monkeypatch):
     monkeypatch.setenv("DEVICE_EXPLORER_HOME", str(tmp_path / "home"))
-    monkeypatch.setattr(peaks, "_roofs", {})
+    monkeypatch.setattr(peaks, "_book", RoofBook())
     store.take_notice()
     rec = CpuDevice(
         name="Test CPU",
@@ -257,5 +257,39 @@ def _point(w, size: int, seconds: float, rec=None) -> BenchPoint:
         threads=1,
     )
     roof = record_roof(rec) if rec is not None else Roof("cpu", "Test CPU", _levels())
-    judge(p, w.flops(size), w.bytes_moved(size), w.working_set_bytes(size), roof)
+    p = judge(p, w.flops(size), w.bytes_moved(size), w.working_set_bytes(size), roof)
     return p
+
+
+def test_the_window_builds_each_roof_once_for_every_page_until_it_is_measured_again(qtbot, cpu, monkeypatch):
+    """One roof per device in the window: the Devices page and an empty roofline read the store
+    once between them, however often they are redrawn; a new measurement stands for both without
+    a read, and only devices found anew are built again."""
+    from explorer.bench.remeasure import Measured
+    from explorer.devices import roofs as device_roofs
+
+    _store(cpu)
+    reads: list[str] = []
+    real = device_roofs.record_roof
+    monkeypatch.setattr(device_roofs, "record_roof", lambda rec: reads.append(rec.key) or real(rec))
+    context = _context(cpu)
+    devices, bench = _pages(qtbot, context)
+    try:
+        for _ in range(3):
+            devices.select_device("cpu")
+            bench.roofs.refresh()
+        assert reads.count("cpu") == 1
+        shown = context.roofs.get("cpu")
+        assert devices.roof_section.roof is shown and bench.roofline.roofs == [shown]
+
+        again = Roof("cpu", "Test CPU", _levels(l2=160.0, at=time.time()))
+        context.roofs_measured.emit([Measured("cpu", again, "cpu: measured on a quiet machine and stored")])
+        qtbot.waitUntil(lambda: devices.roof_section.roof is again)
+        assert bench.roofline.roofs == [again] and reads.count("cpu") == 1
+
+        context.set_discovery(context.discovery)  # devices found anew: their roofs are built again
+        bench.roofs.refresh()
+        assert reads.count("cpu") == 2
+    finally:
+        bench.shutdown()
+        devices.shutdown()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 from PySide6.QtCore import Qt
+from PySide6.QtGui import QFontMetrics
 
 from explorer.devices.catalog import load_catalog
 from explorer.devices.model import Discovery
@@ -12,21 +13,15 @@ from explorer.launch.config import Dim3
 from explorer.launch.presets import PRESETS
 from explorer.launch.session import Hit
 from explorer.ui.context import AppContext
+from explorer.ui.theme import px
 from explorer.ui.visualizer.panel import VisualizerPanel
 from explorer.ui.visualizer.sm_view import CANNOT_RUN
 from tests.processes import gone
 
 
 @pytest.fixture
-def panel(qtbot):
-    ctx = AppContext(Discovery(devices=load_catalog(), reports=[]))
-    p = VisualizerPanel(ctx)
-    qtbot.addWidget(p)
-    p.resize(1280, 800)
-    p.show()
-    qtbot.waitExposed(p)
-    yield p
-    p.shutdown()
+def panel(visualizer_panel):
+    return visualizer_panel
 
 
 def _preset(name_part: str):
@@ -386,7 +381,8 @@ def test_a_2d_real_run_is_drawn_as_the_image_it_wrote(panel, qtbot):
     assert not isinstance(result, str), result
     assert result.extent == (60, 60, 1) and result.n == 3600 and result.mismatches(256) == 0
     strip = panel.realrun_view.strip
-    assert strip.height() == 220  # the image's room, not the strip's
+    words = QFontMetrics(strip.font_now()).height() + 8
+    assert strip.height() == px(220) + words  # the image's room and its line of words, not the strip's
     image = strip.picture(200, 200)
     assert (image.width(), image.height()) == (60, 60)  # one pixel per element
     top_left, next_tile = image.pixelColor(0, 0), image.pixelColor(16, 0)

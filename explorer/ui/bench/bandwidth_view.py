@@ -26,7 +26,8 @@ from explorer.roofs.texts import ceiling_line
 from explorer.ui.bench.levels import level_colour
 from explorer.ui.bench.plot import _SYMBOLS, LogAxis, _style_plot, style_legend, style_titles
 from explorer.ui.guard import qt_guard
-from explorer.ui.theme import Theme, current_theme, pt
+from explorer.ui.plot_text import LABEL_SHARE, legend_size, restyle
+from explorer.ui.theme import Theme, current_theme, figure_font, line_px, px
 from explorer.ui.widgets import FoldingCaption
 from explorer.units import binary_bytes
 from explorer.words import percent
@@ -67,11 +68,11 @@ class BandwidthPlot(QWidget):
         self.plot = pg.PlotWidget(axisItems={"left": LogAxis("left"), "bottom": ByteAxis("bottom")})
         self.plot.setLogMode(x=True, y=True)
         self.plot.showGrid(x=True, y=True, alpha=0.25)
-        self.plot.getAxis("left").setWidth(80)
-        self.legend = pg.LegendItem(colCount=3, labelTextSize="10pt")
+        self.legend = pg.LegendItem(colCount=3, labelTextSize=legend_size())
         self.plot.getPlotItem().layout.addItem(self.legend, 4, 1)
         layout.addWidget(self.plot, 1)
         self.apply_theme(current_theme())
+        self.apply_text_scale()
 
     def set_data(self, roofs: Sequence[Roof], points: Sequence[Any]) -> None:
         self._roofs = [r for r in roofs if r.levels() or r.main_memory()]
@@ -91,6 +92,15 @@ class BandwidthPlot(QWidget):
                 out += [(item.opts["level"], 10**x, 10**y) for x, y in zip(xs, ys, strict=True)]
         return out
 
+    def apply_text_scale(self) -> None:
+        """Ticks, titles, the legend and the steps' labels at the text size now, up or down."""
+        self._redraw()  # the steps' labels and lines at the new size
+        restyle(self.plot, (self.legend,))
+
+    def label_items(self) -> list[Any]:
+        """Every step label now drawn."""
+        return [i for i in self._drawn if isinstance(i, pg.TextItem)]
+
     def apply_theme(self, theme: Theme) -> None:
         _style_plot(self.plot, theme)
         style_legend(self.legend, theme)
@@ -109,7 +119,7 @@ class BandwidthPlot(QWidget):
         self._drawn.clear()
         self.legend.clear()
         theme = current_theme()
-        self.legend.opts["labelTextSize"] = f"{pt(10)}pt"  # the window's text size, for the rows added now
+        self.legend.opts["labelTextSize"] = legend_size()  # the figure text size, for the rows added now
         x_lo, x_hi = bandwidth_range(self._roofs, [p.working_set_bytes for p in self._points])
         threads = {p.threads for p in self._points if not p.host}
         one = threads.pop() if len(threads) == 1 else None
@@ -120,13 +130,16 @@ class BandwidthPlot(QWidget):
                 colour = level_colour(c.level)
                 style = Qt.PenStyle.SolidLine if c.kind == "measured" else Qt.PenStyle.DashLine
                 line = pg.PlotDataItem(
-                    [step.x0, step.x1], [step.gbps, step.gbps], pen=pg.mkPen(colour, width=2.5, style=style)
+                    [step.x0, step.x1],
+                    [step.gbps, step.gbps],
+                    pen=pg.mkPen(colour, width=line_px(2.5), style=style),
                 )
                 line.opts["step"] = (c.level, step.gbps, step.x0, step.x1)
                 line.setToolTip(f"{roof.title}: {ceiling_line(c)}")
                 self._add(line)
                 who = "" if roof.device == "cpu" and not roof.host else f"{roof.title} "
                 label = pg.TextItem(f"{who}{c.short_label}", color=colour, anchor=(0.0, 1.0))
+                label.setFont(figure_font(LABEL_SHARE))
                 label.setPos(math.log10(step.x0) + 0.02, math.log10(step.gbps))
                 self._add(label)
                 ys.append(step.gbps)
@@ -143,9 +156,11 @@ class BandwidthPlot(QWidget):
                 [p.gbps for p in pts],
                 pen=None,
                 symbol=_SYMBOLS[variants[variant] % len(_SYMBOLS)],
-                symbolSize=11,
+                symbolSize=px(11),
                 symbolBrush=None if noisy else colour,
-                symbolPen=pg.mkPen(colour if noisy else theme.plot_background, width=2 if noisy else 1),
+                symbolPen=pg.mkPen(
+                    colour if noisy else theme.plot_background, width=line_px(2 if noisy else 1)
+                ),
             )
             item.opts["level"] = level
             item.setToolTip("\n".join(_words(p) for p in pts))

@@ -42,6 +42,10 @@ ROOF_CHOICES = (
 )
 
 
+#: seconds per point the form offers first (the README's screenshot shows the same)
+DEFAULT_BUDGET_S = 2.0
+
+
 class BenchControls(QWidget):
     start_requested = Signal()
     stop_requested = Signal()
@@ -118,7 +122,7 @@ class BenchControls(QWidget):
         self.budget_spin = QDoubleSpinBox()
         self.budget_spin.setRange(0.1, 600.0)
         self.budget_spin.setDecimals(1)
-        self.budget_spin.setValue(2.0)
+        self.budget_spin.setValue(DEFAULT_BUDGET_S)
         self.budget_spin.setSuffix(" s / point")
         form.addRow("Time budget", self.budget_spin)
         self.ceilings_combo = QComboBox()

@@ -16,13 +16,14 @@ from typing import Any
 
 import pyqtgraph as pg
 from PySide6.QtCore import Qt
-from PySide6.QtGui import QFont, QFontMetrics
+from PySide6.QtGui import QFontMetrics
 from PySide6.QtWidgets import QButtonGroup, QHBoxLayout, QLabel, QRadioButton, QVBoxLayout, QWidget
 
 from explorer.bench.compare import Series, build_series, peak_label, peak_tooltip, speedup_curves
 from explorer.bench.fmt import seconds_text
 from explorer.ui.guard import qt_guard
-from explorer.ui.theme import Theme, current_theme, pt, px
+from explorer.ui.plot_text import AXIS_TITLE_SHARE, LABEL_SHARE, axis_title, legend_size, plot_title, restyle
+from explorer.ui.theme import Theme, current_theme, figure_font, line_px, px
 from explorer.ui.widgets import FoldingCaption
 
 # Colour-blind-safe (Okabe-Ito), readable on a projector: CPU blue, GPUs orange/green/purple...
@@ -91,21 +92,12 @@ def _is_125(x: float) -> bool:
     return any(abs(mantissa - m) < 1e-3 * m for m in (1.0, 2.0, 5.0))
 
 
-def _font(size_pt: float) -> QFont:
-    """A plot's text font at ``size_pt`` points scaled by the window's text size."""
-    font = QFont()
-    font.setPointSizeF(pt(size_pt))
-    return font
-
-
 def _plot_widget() -> pg.PlotWidget:
     axes = {"left": LogAxis("left"), "bottom": LogAxis("bottom")}
     widget = pg.PlotWidget(axisItems=axes)
     widget.setLogMode(x=True, y=True)
     widget.showGrid(x=True, y=True, alpha=0.25)
-    for ax in axes.values():
-        ax.setStyle(tickFont=_font(11))
-    axes["left"].setWidth(px(80))
+    restyle(widget)
     _style_plot(widget, current_theme())
     return widget
 
@@ -120,10 +112,11 @@ def _style_plot(widget: pg.PlotWidget, theme: Theme) -> None:
 
 
 def style_titles(widget: pg.PlotWidget, theme: Theme, left: str, bottom: str, title: str) -> None:
-    """A plot's axis titles and title in the theme's colour at the window's text size."""
-    widget.setLabel("left", left, color=theme.plot_foreground, size=f"{pt(12)}pt")
-    widget.setLabel("bottom", bottom, color=theme.plot_foreground, size=f"{pt(12)}pt")
-    widget.setTitle(title, color=theme.plot_foreground, size=f"{pt(13)}pt")
+    """A plot's axis titles and title in the theme's colour at the figure size the text scale
+    asks for (``plot_text``; ``restyle`` follows the scale from then on)."""
+    axis_title(widget, "left", left, theme.plot_foreground)
+    axis_title(widget, "bottom", bottom, theme.plot_foreground)
+    plot_title(widget, title, theme.plot_foreground)
 
 
 def style_legend(legend: pg.LegendItem, theme: Theme) -> None:
@@ -156,6 +149,8 @@ class BenchPlot(QWidget):
         self._tick_labels: dict[int, str] = {}
         self._labels_key: tuple = ()
         self._left_titles = ("", "")  # the y axis title in full, and its unit alone for a short axis
+        #: the sizes the next run will measure: what an empty plot's x axis spans
+        self._planned: list[int] = []
 
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
@@ -182,7 +177,7 @@ class BenchPlot(QWidget):
         # bottom right: both views rise from small n (bottom left) to large n (top right), and
         # the peak's label runs along the top, where a legend would cover it
         self.legend = self.main.addLegend(
-            offset=(-10, -10), labelTextSize=f"{pt(11)}pt", labelTextColor=theme.plot_foreground
+            offset=(-10, -10), labelTextSize=legend_size(), labelTextColor=theme.plot_foreground
         )
         self.legend.setBrush(pg.mkBrush(theme.plot_background))
         self.legend.setPen(pg.mkPen(theme.border))
@@ -190,9 +185,9 @@ class BenchPlot(QWidget):
         # sizes at the bottom left to big ones at the top right, so those two corners stay empty,
         # and the legend can never cover the label however long either grows
         self.speedup_legend = self.speedup.addLegend(
-            offset=(10, 10), labelTextSize=f"{pt(10)}pt", labelTextColor=theme.plot_foreground
+            offset=(10, 10), labelTextSize=legend_size(), labelTextColor=theme.plot_foreground
         )
-        self.speedup.setLabel("left", "speedup (×)", color=theme.plot_foreground, size=f"{pt(11)}pt")
+        axis_title(self.speedup, "left", "speedup (×)", theme.plot_foreground)
         # tall enough for three decades of ticks and the legend above the break-even line
         self.speedup.setMinimumHeight(130)
         self.speedup.setMaximumHeight(220)
@@ -200,7 +195,7 @@ class BenchPlot(QWidget):
         self._even_line = pg.InfiniteLine(
             pos=0.0,
             angle=0,
-            pen=pg.mkPen(theme.muted, width=1.5, style=Qt.PenStyle.DashLine),
+            pen=pg.mkPen(theme.muted, width=line_px(1.5), style=Qt.PenStyle.DashLine),
             label="break-even: GPU as fast as CPU",
             labelOpts={"position": 0.98, "color": theme.muted, "anchors": [(1, 1), (1, 1)]},
         )
@@ -216,20 +211,16 @@ class BenchPlot(QWidget):
 
     # --- public -------------------------------------------------------------------------
     def apply_text_scale(self) -> None:
-        """Tick labels, legends and axis titles follow the window's text size (``theme.pt``)."""
-        for widget in (self.main, self.speedup):
-            for name in ("left", "bottom"):
-                widget.getAxis(name).setStyle(tickFont=_font(11))
-            widget.getAxis("left").setWidth(px(80))
-        for legend, size in ((self.legend, 11), (self.speedup_legend, 10)):
-            legend.setLabelTextSize(f"{pt(size)}pt")
+        """Tick labels, legends, axis titles and line labels follow the window's text size, up
+        and back down (``plot_text.restyle``)."""
+        restyle(self.main, (self.legend,))
+        restyle(self.speedup, (self.speedup_legend,))
         self.speedup.setMinimumHeight(px(130))
         self.speedup.setMaximumHeight(px(220))
-        self.speedup.setLabel(
-            "left", "speedup (×)", color=current_theme().plot_foreground, size=f"{pt(11)}pt"
+        self._even_line.setPen(
+            pg.mkPen(current_theme().muted, width=line_px(1.5), style=Qt.PenStyle.DashLine)
         )
-        for line in [*self._peak_lines.values(), self._even_line]:
-            line.label.setFont(_font(11))
+        self._forget_lines()  # drawn anew with pens and markers of the new size
         self._labels_key = ()  # re-title at the new size
         self._update_labels()
         self._update_data()
@@ -239,6 +230,12 @@ class BenchPlot(QWidget):
         self._workload_title = workload_title
         self._size_name = size_name or "size"
         self._update_labels()
+
+    def set_planned_sizes(self, sizes: list[int]) -> None:
+        """The sizes a run of the form would measure: an empty plot spans them (a lesson opened
+        on "matrix size n" from 1,000 to 10^9, pyqtgraph's range for no data)."""
+        self._planned = [s for s in sizes if s > 0]
+        self._fit_x()
 
     def set_running(self, running: bool) -> None:
         """While a run is under way an empty plot says points are coming, not "Press Start"."""
@@ -269,9 +266,17 @@ class BenchPlot(QWidget):
             legend.setBrush(pg.mkBrush(theme.plot_background))
             legend.setPen(pg.mkPen(theme.border))
             legend.setLabelTextColor(theme.plot_foreground)
-        self._even_line.setPen(pg.mkPen(theme.muted, width=1.5, style=Qt.PenStyle.DashLine))
+        self._even_line.setPen(pg.mkPen(theme.muted, width=line_px(1.5), style=Qt.PenStyle.DashLine))
         self._even_line.label.setColor(theme.muted)
-        self.speedup.setLabel("left", "speedup (×)", color=theme.plot_foreground, size=f"{pt(11)}pt")
+        axis_title(self.speedup, "left", "speedup (×)", theme.plot_foreground)
+        self._forget_lines()
+        self._labels_key = ()
+        self._update_labels()
+        self._update_data()
+
+    def _forget_lines(self) -> None:
+        """Take every line off the plots; ``_update_data`` draws them anew (their pens, markers
+        and labels carry the theme's colours and the text size)."""
         for item in self._items.values():
             self.main.removeItem(item)
         for line in self._peak_lines.values():
@@ -282,9 +287,6 @@ class BenchPlot(QWidget):
         self._peak_lines.clear()
         self._speedup_items.clear()
         self._colours.clear()
-        self._labels_key = ()
-        self._update_labels()
-        self._update_data()
 
     @property
     def series(self) -> list[Series]:
@@ -315,19 +317,19 @@ class BenchPlot(QWidget):
         self._fit_left_title()
         self.main.getAxis("left").si_suffix = "s" if self.mode == "time" else None
         self.main.getAxis("left").setTicks(None)  # redraws the tick labels in the new unit
-        self.main.setLabel("bottom", self._size_name, color=fg, size=f"{pt(12)}pt")
-        self.speedup.setLabel("bottom", self._size_name, color=fg, size=f"{pt(11)}pt")
+        axis_title(self.main, "bottom", self._size_name, fg)
+        axis_title(self.speedup, "bottom", self._size_name, fg)
         if not self._series:
-            self.main.setTitle(
+            plot_title(
+                self.main,
                 "Measuring: each point appears here as soon as it is measured"
                 if self._running
                 else "Press Start: each point appears here as soon as it is measured",
-                color=muted,
-                size=f"{pt(12)}pt",
+                muted,
             )
         else:
             # pyqtgraph titles are HTML: "Host <-> device copies" would lose its arrow
-            self.main.setTitle(html.escape(self._workload_title) or None, color=fg, size=f"{pt(13)}pt")
+            plot_title(self.main, html.escape(self._workload_title), fg)
 
     def _update_data(self) -> None:
         variants = {s.variant for s in self._series}
@@ -352,9 +354,9 @@ class BenchPlot(QWidget):
                 [v for _, v, _ in rows],
                 symbolBrush=[hollow if noisy else pg.mkBrush(colour) for _, _, noisy in rows],
                 symbolPen=[
-                    pg.mkPen(colour, width=2.5)
+                    pg.mkPen(colour, width=line_px(2.5))
                     if noisy
-                    else pg.mkPen(current_theme().plot_background, width=1)
+                    else pg.mkPen(current_theme().plot_background, width=line_px(1))
                     for _, _, noisy in rows
                 ],
             )
@@ -384,11 +386,11 @@ class BenchPlot(QWidget):
             [],
             [],
             name=s.variant,
-            pen=pg.mkPen(colour, width=3),
+            pen=pg.mkPen(colour, width=line_px(3)),
             symbol=_SYMBOLS[index % len(_SYMBOLS)],
-            symbolSize=10,
+            symbolSize=px(10),
             symbolBrush=colour,
-            symbolPen=pg.mkPen(current_theme().plot_background, width=1),
+            symbolPen=pg.mkPen(current_theme().plot_background, width=line_px(1)),
         )
         self._items[s.variant] = item
         return item
@@ -400,7 +402,7 @@ class BenchPlot(QWidget):
         line = pg.InfiniteLine(
             pos=math.log10(s.peak),
             angle=0,
-            pen=pg.mkPen(colour, width=2, style=Qt.PenStyle.DashLine),
+            pen=pg.mkPen(colour, width=line_px(2), style=Qt.PenStyle.DashLine),
             label=peak_label(s),
             labelOpts={
                 "position": 0.02,
@@ -409,7 +411,7 @@ class BenchPlot(QWidget):
                 "fill": current_theme().plot_background,
             },
         )
-        line.label.setFont(_font(11))
+        line.label.setFont(figure_font(LABEL_SHARE))
         line.setProperty("labels", (peak_label(s), peak_label(s, with_basis=False)))
         line.setZValue(-5)
         self.main.addItem(line)
@@ -432,9 +434,9 @@ class BenchPlot(QWidget):
                     [],
                     [],
                     name=name,
-                    pen=pg.mkPen(colour, width=3),
+                    pen=pg.mkPen(colour, width=line_px(3)),
                     symbol="o",
-                    symbolSize=8,
+                    symbolSize=px(8),
                     symbolBrush=colour,
                 )
                 self._speedup_items[name] = item
@@ -459,7 +461,12 @@ class BenchPlot(QWidget):
             if data_x is not None:
                 xs.extend(float(x) for x in data_x)
         if not xs:
-            self.main.enableAutoRange(axis="x")
+            if self._planned:
+                low, high = math.log10(min(self._planned)), math.log10(max(self._planned))
+                span = max(high - low, 0.3)
+                self.main.setXRange(low - 0.06 * span, high + 0.06 * span, padding=0)
+            else:
+                self.main.enableAutoRange(axis="x")
             return
         low, high = min(xs), max(xs)
         span = max(high - low, 0.3)
@@ -473,7 +480,13 @@ class BenchPlot(QWidget):
         """Each peak's label with its basis where the view is wide enough, else the device, the
         kind of peak and the figure: at 200% text on a 1280x800 projector the full label ran
         past the plot's right edge ("... x 64 FLOP/cy")."""
-        room = self.main.getPlotItem().vb.width() - px(16)
+        vb = self.main.getPlotItem().vb
+        room = vb.width() - px(16)
+        # on a short plot the legend (bottom right) reaches up to the label's height (top left):
+        # the label then keeps clear of it
+        label_h = max((line.label.boundingRect().height() for line in self._peak_lines.values()), default=0.0)
+        if self.legend.isVisible() and vb.height() < label_h + self.legend.boundingRect().height() + px(16):
+            room -= self.legend.boundingRect().width() + px(16)
         for line in self._peak_lines.values():
             full, short = line.property("labels")
             metrics = QFontMetrics(line.label.textItem.font())
@@ -489,12 +502,11 @@ class BenchPlot(QWidget):
         if not full:
             return
         axis = self.main.getAxis("left")
-        font = QFont()
-        font.setPointSizeF(pt(12))
+        font = figure_font(AXIS_TITLE_SHARE)
         room = self.main.getPlotItem().vb.height()
         text = full if room <= 0 or QFontMetrics(font).horizontalAdvance(full) + px(8) <= room else short
         if axis.labelText != text or not axis.label.isVisible():
-            self.main.setLabel("left", text, color=current_theme().plot_foreground, size=f"{pt(12)}pt")
+            axis_title(self.main, "left", text, current_theme().plot_foreground)
 
     def _label_share(self) -> float:
         """The share of the view's height the peak labels need above their lines (they are drawn

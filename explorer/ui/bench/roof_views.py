@@ -3,8 +3,9 @@ shown run's own roofs, and the roofline's "Measure again".
 
 Each run carries the roofs its points were placed under (``RunResults``, filled from the run's
 stream): nothing here reads the ceilings file while a run goes on. Only where a run has none (a
-file saved by an older version, a worker that could not say) is this machine's stored roof read,
-once, and kept with the run. When the ceilings are measured again (here or on the Devices page),
+file saved by an older version, a worker that could not say, a page with no run yet) is this
+machine's roof taken from the window's one book of them (``AppContext.roofs``, built once per
+device) and kept with the run. When the ceilings are measured again (here or on the Devices page),
 every run's points of that device are judged against the new roof and the views redrawn.
 """
 
@@ -71,8 +72,8 @@ class RoofViews(QObject):
         for host, device in wanted:
             roof = carried.get((host, device))
             if roof is None and not host and device in records:
-                roof = self._stored(records[device])
-                if points:  # kept with the run: read once, not on every batch
+                roof = self._context.roof_of(records[device])  # this machine's, built once
+                if points:  # kept with the run
                     self._results.add_roof(roof)
             if roof is not None:
                 roofs.append(roof)
@@ -93,14 +94,6 @@ class RoofViews(QObject):
 
     def shutdown(self) -> None:
         self.measure.shutdown()
-
-    def _stored(self, record: Any) -> Roof:
-        from explorer.devices.roofs import record_roof
-        from explorer.roofs import store
-
-        roof = record_roof(record)
-        self._context.add_notice(store.take_notice())
-        return roof
 
     def _choose_catalog(self, key: str) -> None:
         self._catalog_key = key

@@ -45,7 +45,8 @@ from explorer.ui.bench.plot import (
     style_titles,
 )
 from explorer.ui.guard import qt_guard
-from explorer.ui.theme import Theme, current_theme, pt
+from explorer.ui.plot_text import LABEL_SHARE, legend_size, restyle
+from explorer.ui.theme import Theme, current_theme, figure_font, line_px, px
 from explorer.ui.widgets import FoldingCaption
 from explorer.words import count, on_host, percent
 
@@ -124,12 +125,13 @@ class RooflinePlot(QWidget):
         self.plot = pg.PlotWidget(axisItems=axes)
         self.plot.setLogMode(x=True, y=True)
         self.plot.showGrid(x=True, y=True, alpha=0.25)
-        axes["left"].setWidth(80)
         theme = current_theme()
         _style_plot(self.plot, theme)
         # the legend sits under the plot, in the plot's own layout (so the PNG export has it): inside
         # it would cover a roof's label or a point whatever corner it took
-        self.legend = pg.LegendItem(colCount=3, labelTextSize="10pt", labelTextColor=theme.plot_foreground)
+        self.legend = pg.LegendItem(
+            colCount=3, labelTextSize=legend_size(), labelTextColor=theme.plot_foreground
+        )
         self.plot.getPlotItem().layout.addItem(self.legend, 4, 1)
         self._style_legend(theme)
         self._labels(theme)
@@ -177,6 +179,13 @@ class RooflinePlot(QWidget):
     @property
     def roofs(self) -> list[Roof]:
         return self._roofs + ([self._catalog_roof] if self._catalog_roof else [])
+
+    def apply_text_scale(self) -> None:
+        """Ticks, titles, the legend and the ceilings' labels at the text size now, up or down."""
+        self._labels(current_theme())
+        self._redraw()  # lines, markers and labels at the new size
+        restyle(self.plot, (self.legend,))
+        self._spread_labels()
 
     def apply_theme(self, theme: Theme) -> None:
         _style_plot(self.plot, theme)
@@ -231,7 +240,7 @@ class RooflinePlot(QWidget):
     def _redraw(self) -> None:
         self._clear()
         theme = current_theme()
-        self.legend.opts["labelTextSize"] = f"{pt(10)}pt"  # the window's text size, for the rows added now
+        self.legend.opts["labelTextSize"] = legend_size()  # the figure text size, for the rows added now
         roofs = self.roofs
         placed = [
             p
@@ -261,7 +270,7 @@ class RooflinePlot(QWidget):
                 line = pg.PlotDataItem(
                     [seg.x0, seg.x1],
                     [seg.y0, seg.y1],
-                    pen=pg.mkPen(line_colour, width=2.5 if measured else 2, style=style),
+                    pen=pg.mkPen(line_colour, width=line_px(2.5 if measured else 2), style=style),
                 )
                 line.setToolTip(f"{roof.title}: {ceiling_line(c)}")
                 self._add(line)
@@ -275,7 +284,7 @@ class RooflinePlot(QWidget):
                     [top.value],
                     pen=None,
                     symbol="d",
-                    symbolSize=12,
+                    symbolSize=px(12),
                     symbolBrush=colour,
                     symbolPen=colour,
                 )
@@ -288,7 +297,7 @@ class RooflinePlot(QWidget):
                 drop = pg.InfiniteLine(
                     pos=math.log10(ridge),
                     angle=90,
-                    pen=pg.mkPen(colour, width=1, style=Qt.PenStyle.DotLine),
+                    pen=pg.mkPen(colour, width=line_px(1), style=Qt.PenStyle.DotLine),
                     label=f"ridge {ridge:.3g} FLOP/B",
                     labelOpts={
                         "position": 0.04 + 0.12 * index,
@@ -298,6 +307,7 @@ class RooflinePlot(QWidget):
                         "anchors": [side, side],
                     },
                 )
+                drop.label.setFont(figure_font(LABEL_SHARE))
                 drop.setToolTip(f"ridge point of {roof.title}: {ridge:.3g} FLOP/byte")
                 self._add(drop)
         self._add_points(placed, theme)
@@ -356,7 +366,7 @@ class RooflinePlot(QWidget):
     def _point_boxes(self, vb: Any) -> list[Any]:
         """Each measured point's marker, in scene pixels: a label never sits on one."""
         boxes = []
-        half = 7  # the 11 px marker and its 1 px edge, with a pixel to spare
+        half = px(7)  # the 11 px marker and its 1 px edge, with a pixel to spare (at 100% text)
         for item in self._scatters():  # the measured points
             xs, ys = item.getData()
             for x, y in zip(xs if xs is not None else [], ys if ys is not None else [], strict=True):
@@ -380,6 +390,7 @@ class RooflinePlot(QWidget):
         backdrop = pg.mkColor(theme.plot_background)
         backdrop.setAlpha(150)
         item = pg.TextItem(text, color=colour, fill=pg.mkBrush(backdrop))
+        item.setFont(figure_font(LABEL_SHARE))
         if c.quantity == "compute":  # at the flat line's right end: the roof above it, measured below
             item.setAnchor((1.0, 0.0 if c.kind == "measured" else 1.0))
             item.setPos(math.log10(seg.x1) - 0.02, math.log10(seg.y1))
@@ -409,9 +420,11 @@ class RooflinePlot(QWidget):
                 [p.gflops for p in pts],
                 pen=None,
                 symbol=symbol,
-                symbolSize=11,
+                symbolSize=px(11),
                 symbolBrush=None if noisy else colour,
-                symbolPen=pg.mkPen(colour if noisy else theme.plot_background, width=2 if noisy else 1),
+                symbolPen=pg.mkPen(
+                    colour if noisy else theme.plot_background, width=line_px(2 if noisy else 1)
+                ),
             )
             scatter.opts["variant"] = f"{workload}: {variant}"
             scatter.opts["level"] = level

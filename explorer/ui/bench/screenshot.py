@@ -14,6 +14,8 @@ from typing import Any
 
 from PySide6.QtCore import QEventLoop, QTimer
 
+from explorer.ui.bench.controls import DEFAULT_BUDGET_S
+
 
 def leave_mid_run(panel: Any, sizes: tuple[int, ...], share: float, wait_s: float) -> None:
     """Start the screenshot's run on ``panel`` (a ``BenchPanel``) and wait for ``share`` of it."""
@@ -25,7 +27,8 @@ def leave_mid_run(panel: Any, sizes: tuple[int, ...], share: float, wait_s: floa
     controls.sizes_edit.setText(", ".join(str(n) for n in sizes))
     controls.sizes_edit.setCursorPosition(0)
     controls.repeats_spin.setValue(0)
-    controls.budget_spin.setValue(1.0)
+    # the form's own default: the README's picture shows what a user sees (it showed 1.0 s)
+    controls.budget_spin.setValue(DEFAULT_BUDGET_S)
     if not panel.start():
         return
     loop = QEventLoop()

@@ -22,6 +22,7 @@ from explorer.errors import UserError
 
 if TYPE_CHECKING:
     from explorer.bench.runner import BenchPlan
+    from explorer.roofs.model import RoofKey
 
 log = logging.getLogger(__name__)
 
@@ -85,14 +86,14 @@ class RunStream(QObject):
                 cancelled = self._cancelled
             if cancelled:
                 run.cancel()
-            roofs_sent: set[str] = set()
+            roofs_sent: set[RoofKey] = set()
             for event in run.events():
                 if isinstance(event, Progress):
                     self.progress.emit(event)
                     continue
-                for device, roof in list(run.roofs.items()):
-                    if device not in roofs_sent:  # before the point, so it is drawn under its roof
-                        roofs_sent.add(device)
+                for key, roof in list(run.roofs.items()):
+                    if key not in roofs_sent:  # before the point, so it is drawn under its roof
+                        roofs_sent.add(key)
                         self.roof.emit(roof)
                 self.point.emit(event)  # a remote run's points name their host (the engine sets it)
         except UserError as exc:  # a plan the engine refuses: the user's line says why

@@ -10,18 +10,20 @@ as presenter remotes send them.
 from __future__ import annotations
 
 from collections.abc import Callable
+from html import escape
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QEvent, QObject, Qt, QTimer
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import (
+    QBoxLayout,
     QDockWidget,
     QFileDialog,
     QHBoxLayout,
     QInputDialog,
     QLabel,
-    QLayoutItem,
+    QLayout,
     QMenu,
     QMenuBar,
     QPushButton,
@@ -35,11 +37,11 @@ from explorer.errors import UserError
 from explorer.inputs import one_line
 from explorer.lessons.builtin import builtin_lessons
 from explorer.lessons.files import LessonError, load_lesson, save_lesson
-from explorer.lessons.model import BenchState, Lesson, Step
-from explorer.lessons.texts import step_counter, step_heading, step_markdown, step_recorded
+from explorer.lessons.model import Lesson, Step
+from explorer.lessons.texts import step_counter, step_heading, step_html, step_recorded
 from explorer.ui.guard import qt_guard
 from explorer.ui.lessons.recorded import RecordedTable
-from explorer.ui.theme import BASE_FONT_PT, pt, px
+from explorer.ui.theme import BASE_FONT_PT, current_theme, pt, text_scale_pct
 from explorer.ui.widgets import ElidedLine
 from explorer.words import count
 
@@ -47,14 +49,13 @@ if TYPE_CHECKING:  # pragma: no cover
     from explorer.ui.main_window import MainWindow
 
 #: the narration's text relative to the window's, on the user's screen and in presentation mode
-NARRATION_SCALE = {False: 1.1, True: 1.3}
-NARRATION_HEIGHT = 180  # px at 100% text: the most the pane takes for narration alone
-RECORDED_HEIGHT = 280  # ... and with a table of recorded results, which sits beside the run
-#: the height a page needs at 100 % text before its fields crowd (the visualizer's left column:
-#: playback, the launch fields and a few inspector lines); it grows with the text size
-PAGE_MIN_HEIGHT = 440
-MAX_SHARE = 0.3  # of the window's height, the most the pane takes by itself (a drag may give it more)
-MAX_SHARE_RECORDED = 0.4  # ... with a table of recorded results to read beside the run
+NARRATION_SCALE = {False: 1.1, True: 1.2}
+MAX_SHARE = 0.4  # of the window's height, the most the pane takes by itself (a drag may give it more)
+MAX_SHARE_RECORDED = 0.45  # ... with a table of recorded results to read beside the run
+#: lines of narration the pane shows at least (it scrolls for the rest); from 200% text each line
+#: is twice as tall and two are as much of a short screen as three were
+LEAST_LINES = 3
+LEAST_LINES_LARGE = 2
 
 
 def sentences(*parts: str) -> str:
@@ -80,7 +81,6 @@ class LessonPlayer(QDockWidget):
         self._pending = False  # a step waits for device discovery before it can apply
         self._presenting = False
         self._expanded = True
-        self._user_expanded = False  # shown by the user's click, so never folded for room
 
         # one line whatever its length (a wrapped title would grow the row the pane is sized by),
         # ending in "…" where the row is short; the whole title is on hover
@@ -110,24 +110,21 @@ class LessonPlayer(QDockWidget):
         row.addWidget(self.next_button)
         row.addWidget(self.menu_button)
 
-        self.note_label = QLabel("")
-        self.note_label.setWordWrap(True)
-        self.note_label.setProperty("role", "warning")
-        self.note_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        self.note_label.hide()
+        self._note_error = False
         self.narration = QTextBrowser()
         self.narration.setOpenExternalLinks(True)
         # the keys stay with the window: Page Down steps the lesson instead of scrolling this pane
         self.narration.setFocusPolicy(Qt.FocusPolicy.NoFocus)
-        # a step's recorded results: a table of their own, never rows of the narration's Markdown
+        # a step's recorded results: a table of their own, never rows of the narration's document
         self.recorded_table = RecordedTable()
         self.recorded_table.hide()
         self.body = QWidget()
-        body_layout = QVBoxLayout(self.body)
-        body_layout.setContentsMargins(0, 0, 0, 0)
-        body_layout.addWidget(self.note_label)
-        body_layout.addWidget(self.narration, 1)
-        body_layout.addWidget(self.recorded_table)
+        # the table under the narration, or beside it where the window is too short for both
+        # stacked (1280x800 at 200%: the page, two lines of words and a table's rows)
+        self._body_layout = QBoxLayout(QBoxLayout.Direction.TopToBottom, self.body)
+        self._body_layout.setContentsMargins(0, 0, 0, 0)
+        self._body_layout.addWidget(self.narration, 1)
+        self._body_layout.addWidget(self.recorded_table, 1)
 
         inner = QWidget()
         layout = QVBoxLayout(inner)
@@ -243,7 +240,7 @@ class LessonPlayer(QDockWidget):
         self.title_label.setText(heading)
         self.title_label.setToolTip("\n".join(t for t in (heading, self.lesson.summary) if t))
         self.counter_label.setText(step_counter(index, len(self.lesson.steps)))
-        self.narration.setMarkdown(step_markdown(step))
+        self._render()
         self.recorded_table.set_recorded(step_recorded(step))
         self._update_actions()
         self._fit_height()
@@ -252,6 +249,9 @@ class LessonPlayer(QDockWidget):
             self._set_note("Looking for devices before this step can be shown…")
             return
         self._apply(step)
+        # the page the step shows may have been built just now, or opened a column: the room it
+        # leaves the narration is known once its layout has settled
+        QTimer.singleShot(0, self._fit_height)
 
     def _discovery_arrived(self) -> None:
         if self._pending and self.lesson is not None:
@@ -299,7 +299,9 @@ class LessonPlayer(QDockWidget):
             return None
         if narration is None:
             text, ok = QInputDialog.getMultiLineText(
-                self.window_, "Save current state as a step", "What to say at this step (Markdown):"
+                self.window_,
+                "Save current state as a step",
+                'What to say at this step (plain text; **bold**, `code`, a line starting "- " is a list item):',
             )
             if not ok:
                 return None
@@ -344,10 +346,9 @@ class LessonPlayer(QDockWidget):
 
     # --- looks --------------------------------------------------------------------------------
     def set_expanded(self, expanded: bool, by_user: bool = False) -> None:
-        """The narration folds away to one row (the step keys stay) and comes back. It also folds
-        by itself when the window is too short for it and the page (a 720-pixel projector at
-        150 % text); asked to show it then, it shows it all the same."""
-        self._user_expanded = expanded and by_user
+        """The narration folds away to one row (the step keys stay) and comes back, at the
+        teacher's click only: it never folds by itself (at 150% on a 1024x768 projector it did,
+        and a class saw no words at all). Where the window is short it scrolls instead."""
         self._expanded = expanded
         self._fit_height()
 
@@ -367,51 +368,73 @@ class LessonPlayer(QDockWidget):
         self._fit_height()
 
     def _fit_height(self) -> None:
-        """As tall as the step's narration needs, up to ``NARRATION_HEIGHT`` (scaled): the page
-        above keeps the rest; a longer narration scrolls, and the pane's edge can be dragged."""
-        first = _first_item(self.widget())
-        row = (first.sizeHint().height() if first is not None else 0) + 14
-        folded = not self._expanded or (not self._user_expanded and self._room() < row + self._lines())
+        """As tall as the step's narration needs, so it shows in full (its "Look for:" line too)
+        where the page above can spare the room: the page keeps its own least height, so its
+        fields never overlap, and the pane takes at most ``MAX_SHARE`` of the window by itself
+        (a drag gives it more). A narration longer than that scrolls; the pane always shows at
+        least ``LEAST_LINES`` of it."""
+        outer = _pane_layout(self.widget())
+        margins = outer.contentsMargins()
+        # the title row, the pane's margins and the space between the row and the words (a guess
+        # of 14 px left the words 2 px short of their least, cut off at the bottom)
+        first = outer.itemAt(0)  # the title row
+        title_h = first.sizeHint().height() if first is not None else 0
+        row = title_h + margins.top() + margins.bottom() + outer.spacing()
+        folded = not self._expanded
         self.body.setVisible(not folded)
         self.collapse_button.setText("▸" if folded else "▾")
-        self.collapse_button.setToolTip(
-            "Hide the narration"
-            if not folded
-            else "Show the narration"
-            + (" (folded: at this window and text size the page needs the room)" if self._expanded else "")
-        )
+        self.collapse_button.setToolTip("Show the narration" if folded else "Hide the narration")
         if folded:
             self.setMinimumHeight(row)
             self.setMaximumHeight(row)
             return
-        width = max(self.narration.viewport().width(), self.window_.width() - 40)
-        document = self.narration.document()
-        document.setTextWidth(width)
-        text_height = int(document.size().height()) + 2 * self.narration.frameWidth() + 4
         with_table = not self.recorded_table.isHidden()
-        if with_table:  # the table takes its rows' height; squeezed, it and the narration scroll
-            text_height += self.recorded_table.wanted_height()
-        # the least the pane shows is two lines of narration, or the table's header and first row
-        # beneath what the narration can spare: the recorded table never makes the window taller
-        self.recorded_table.setMinimumHeight(self._lines() if with_table else 0)
-        self.narration.setMinimumHeight(0 if with_table else self._lines() - 4)
-        note = self.note_label.sizeHint().height() + 4 if self.note_label.text() else 0
-        step = self.lesson.steps[self.index] if self.lesson is not None else None
-        tall = step is not None and isinstance(step.state, BenchState) and step.state.recorded is not None
-        cap = px((RECORDED_HEIGHT if tall else NARRATION_HEIGHT) * (1.25 if self._presenting else 1.0))
-        lines = self._lines()
-        # the page above keeps at least three quarters of the window (its fields must not overlap)
-        share = MAX_SHARE_RECORDED if tall else MAX_SHARE
-        room = min(int(self.window_.height() * share), self._room()) - row - note
-        height = row + note + max(min(text_height, cap, room), lines)
-        self.setMinimumHeight(row + lines)
+        share = MAX_SHARE_RECORDED if with_table else MAX_SHARE
+        spare = min(int(self.window_.height() * share), self._room()) - row
+        least = self._lines()
+        table_least = self.recorded_table.least_height() if with_table else 0
+        # the table and at least its least lines of narration, one above the other where they fit,
+        # else side by side (each scrolls): neither is ever squeezed to a sliver
+        beside = with_table and spare < least + table_least + self._body_layout.spacing()
+        self._body_layout.setDirection(
+            QBoxLayout.Direction.LeftToRight if beside else QBoxLayout.Direction.TopToBottom
+        )
+        width = self.window_.width() - 40
+        if beside:
+            width = (width - self._body_layout.spacing()) // 2
+        # measured on a copy: the pane's own document keeps the width its view gives it (set
+        # here, a width wider than the view made it scroll sideways)
+        document = self.narration.document().clone(self)
+        document.setTextWidth(
+            width - 2 * self.narration.frameWidth() - self.narration.verticalScrollBar().sizeHint().width()
+        )
+        text_height = int(document.size().height()) + 2 * self.narration.frameWidth() + 4
+        document.deleteLater()
+        words_least = min(text_height, least)
+        self.recorded_table.setMinimumHeight(table_least)
+        self.narration.setMinimumHeight(words_least if with_table else 0)
+        if beside:
+            text_height, least_height = (
+                max(text_height, self.recorded_table.wanted_height()),
+                max(words_least, table_least),
+            )
+        elif with_table:  # the table takes its rows' height; squeezed, it and the narration scroll
+            text_height += self.recorded_table.wanted_height() + self._body_layout.spacing()
+            least_height = words_least + table_least + self._body_layout.spacing()
+        else:
+            least_height = words_least
+        note = 0  # (the note is the narration's first paragraph, and scrolls with it)
+        room = max(spare - note, least_height)
+        height = row + note + min(text_height, room)
+        self.setMinimumHeight(row + note + least_height)
         self.setMaximumHeight(16777215)
         if not self.isHidden():  # a hidden dock is not in the window's layout yet
             self.window_.resizeDocks([self], [height], Qt.Orientation.Vertical)
 
     def _lines(self) -> int:
-        """Two lines of narration: the least the pane shows when it shows any."""
-        return self.narration.fontMetrics().lineSpacing() * 2 + 2 * self.narration.frameWidth() + 4
+        """``LEAST_LINES`` lines of narration: the least the pane shows when it shows any."""
+        lines = LEAST_LINES if text_scale_pct() < 200 else LEAST_LINES_LARGE
+        return self.narration.fontMetrics().lineSpacing() * lines + 2 * self.narration.frameWidth() + 4
 
     def _room(self) -> int:
         """Height the pages can spare for the pane: what they and the pane share, less what the
@@ -419,15 +442,25 @@ class LessonPlayer(QDockWidget):
         central = self.window_.centralWidget()
         assert central is not None  # the main window sets its pages before any lesson opens
         shared = central.height() + (0 if self.isHidden() else self.height())
-        return shared - max(central.minimumSizeHint().height(), px(PAGE_MIN_HEIGHT))
+        return shared - self.window_.central_least_height()
+
+    def _render(self) -> None:
+        """The narration pane's text: the note (in the theme's warning or error colour, escaped),
+        then the step's narration and any recorded results, in one document that scrolls as one:
+        a note in a box of its own above it took the narration's room on a short screen."""
+        theme = current_theme()
+        note = ""
+        if self.note:
+            colour = theme.error if self._note_error else theme.banner_text
+            background = "" if self._note_error else f" background-color:{theme.banner_bg};"
+            note = f"<p style='color:{colour};{background} font-weight:600'>{escape(self.note)}</p>"
+        step = self.lesson.steps[self.index] if self.lesson is not None and self.lesson.steps else None
+        self.narration.setHtml(note + (step_html(step) if step is not None else ""))
 
     def _set_note(self, text: str, error: bool = False) -> None:
         self.note = text
-        self.note_label.setText(text)
-        self.note_label.setProperty("role", "error" if error else "warning")
-        self.note_label.style().unpolish(self.note_label)
-        self.note_label.style().polish(self.note_label)
-        self.note_label.setVisible(bool(text))
+        self._note_error = error
+        self._render()
         if text:  # also where a folded pane cannot hide it
             self.window_.statusBar().showMessage(text, 20000)
         self._fit_height()
@@ -441,7 +474,8 @@ class LessonPlayer(QDockWidget):
         self._set_note(line, error=error)
 
 
-def _first_item(widget: QWidget | None) -> QLayoutItem | None:
-    """The first item of ``widget``'s layout (the pane's title row), ``None`` before there is one."""
+def _pane_layout(widget: QWidget | None) -> QLayout:
+    """The pane's own layout (its title row first), which ``__init__`` sets before any fitting."""
     layout = widget.layout() if widget is not None else None
-    return layout.itemAt(0) if layout is not None else None
+    assert layout is not None
+    return layout

@@ -84,11 +84,17 @@ class RecordedTable(QTableView):
     def sizeHint(self) -> QSize:  # noqa: N802 (Qt API)
         return QSize(super().sizeHint().width(), self.wanted_height())
 
+    def least_height(self) -> int:
+        """The header and the first row: the least the pane gives the table (the rest scroll)."""
+        return self._height_for(1)
+
     def wanted_height(self) -> int:
         """Header and up to ``VISIBLE_ROWS`` rows: the height the pane gives the table."""
-        rows = min(self.recorded.rowCount(), VISIBLE_ROWS)
+        return self._height_for(VISIBLE_ROWS)
+
+    def _height_for(self, rows: int) -> int:
         return (
             self.horizontalHeader().sizeHint().height()
-            + rows * self.verticalHeader().defaultSectionSize()
+            + min(self.recorded.rowCount(), rows) * self.verticalHeader().defaultSectionSize()
             + 2 * self.frameWidth()
         )

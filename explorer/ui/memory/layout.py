@@ -6,7 +6,7 @@ of the tab, so the picture keeps most of a projector's width.
 
 from __future__ import annotations
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QPoint, Qt, QTimer
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QScrollArea, QSpinBox, QVBoxLayout, QWidget
 
 from explorer.ui.guard import qt_guard
@@ -20,6 +20,26 @@ def spin(lo: int, hi: int, value: int, tip: str) -> QSpinBox:
     box.setToolTip(tip)
     box.setKeyboardTracking(False)
     return box
+
+
+def show_in(area: QScrollArea, widget: QWidget) -> None:
+    """Scroll ``area`` so ``widget`` shows whole, or, taller than the view, its middle."""
+    content = area.widget()
+    if content is None:  # nothing in the area to scroll to
+        return
+    top = widget.mapTo(content, QPoint(0, 0)).y()
+    view = area.viewport().height()
+    bar = area.verticalScrollBar()
+    if top >= bar.value() and top + widget.height() <= bar.value() + view:
+        return  # whole in view already
+    bar.setValue(top if widget.height() <= view else top + (widget.height() - view) // 2)
+
+
+def headline(label: QLabel) -> None:
+    """A tab's headline: bold, a notch over the text. (As a page title, its four lines at 150%
+    pushed the picture under them off a 1024x768 projector with a lesson open.)"""
+    label.setProperty("textSize", "large")
+    label.setStyleSheet("font-weight: 600;")
 
 
 def legend(items: tuple[tuple[str, str], ...]) -> QLabel:
@@ -56,10 +76,34 @@ class Columns(QWidget):
         right_widget.setLayout(right)
         right.setContentsMargins(0, 0, 0, 0)
         self.left_area = scrolling(left)
+        self.right_area = scrolling(right_widget)
         row = QHBoxLayout(self)
         row.addWidget(self.left_area)
-        row.addWidget(scrolling(right_widget), 1)
+        row.addWidget(self.right_area, 1)
         self._fit_left()
+
+    def picture(self) -> QWidget:
+        """What the tab's words are about: its canvas."""
+        return self.canvas  # type: ignore[attr-defined]  # every tab has one
+
+    def reveal(self) -> None:
+        """On a short screen the columns scroll: bring the picture (and the form's graph, where
+        the tab has one) into view, as a lesson step's words point at them; and again whenever
+        the tab is resized (the lesson pane settles its height after the step), until the
+        teacher changes something."""
+        self._revealing = True
+        show_in(self.right_area, self.picture())
+        graph = self.graph()
+        if graph is not None:
+            show_in(self.left_area, graph)
+
+    def stop_revealing(self) -> None:
+        """The teacher's own change: the columns stay where they are from now on."""
+        self._revealing = False
+
+    def graph(self) -> QWidget | None:
+        """The tab's graph in the form's column (coalescing's efficiency vs stride), if any."""
+        return None
 
     def _fit_left(self) -> None:
         room = int(self.width() * LEFT_SHARE) if self.width() > 0 else px(LEFT_WIDTH)
@@ -69,3 +113,5 @@ class Columns(QWidget):
     def resizeEvent(self, event) -> None:  # noqa: N802 - Qt's name
         super().resizeEvent(event)
         self._fit_left()
+        if self.__dict__.get("_revealing"):
+            QTimer.singleShot(0, self.reveal)  # once the columns have their new size

@@ -7,8 +7,10 @@ The page computes nothing itself.
 
 from __future__ import annotations
 
+from typing import Any
+
 import pyqtgraph as pg
-from PySide6.QtCore import Qt
+from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
@@ -26,7 +28,7 @@ from explorer.lessons.model import BRANCH_KINDS, MEMORY_MAX_ELEMENTS, MEMORY_VIE
 from explorer.memory import texts
 from explorer.memory.banks import SOURCE, SharedAccess, bank_conflicts
 from explorer.memory.coalescing import ELEMENT_SIZES, GlobalAccess, coalesce, stride_sweep
-from explorer.memory.divergence import ITS_NOTE, Branch, divergence
+from explorer.memory.divergence import EQUAL_COST_NOTE, ITS_NOTE, Branch, divergence
 from explorer.memory.presets import (
     BRANCH_PRESETS,
     GLOBAL_PATTERNS,
@@ -40,13 +42,16 @@ from explorer.ui.memory.canvas import (
     BankCanvas,
     CoalescingCanvas,
     DivergenceCanvas,
+    _Canvas,
     idle_colour,
     wasted_colour,
 )
-from explorer.ui.memory.layout import Columns, legend, spin
+from explorer.ui.memory.layout import Columns, headline, legend, spin
 from explorer.ui.memory.tiling_tab import TilingTab
 from explorer.ui.panel import Panel
-from explorer.ui.theme import Theme, current_theme
+from explorer.ui.plot_text import axis_title, restyle
+from explorer.ui.theme import Theme, current_theme, line_px, px
+from explorer.ui.widgets import NarrowCombo
 
 
 def _show_preset(menu: QComboBox, index: int | None) -> None:
@@ -72,11 +77,11 @@ def _narrow(box: QComboBox) -> None:
 class _PatternTab(Columns):
     """A form, the picture, the headline and details; ``refresh`` recomputes and redraws."""
 
-    def __init__(self, patterns: tuple[Pattern, ...], canvas: QWidget, allow_stride_zero: bool) -> None:
+    def __init__(self, patterns: tuple[Pattern, ...], canvas: _Canvas[Any], allow_stride_zero: bool) -> None:
         super().__init__()
         self.patterns = patterns
         self.canvas = canvas
-        self.preset = QComboBox()
+        self.preset = NarrowCombo()
         self.preset.addItems([p.name for p in patterns])
         _narrow(self.preset)
         self.elem = QComboBox()
@@ -96,7 +101,7 @@ class _PatternTab(Columns):
         self.form.addRow("Active lanes", self.active)
         self.headline = QLabel()
         self.headline.setWordWrap(True)
-        self.headline.setProperty("role", "pageTitle")
+        headline(self.headline)
         self.details = QLabel()
         self.details.setWordWrap(True)
         self.error = QLabel()
@@ -140,27 +145,38 @@ class _PatternTab(Columns):
         self.refresh()
 
     def _edited(self) -> None:
+        self.stop_revealing()  # the teacher's own change: the columns stay where they are
         if self._applying:
             return
         self._name_preset()
         self.refresh()
 
     def numbers(self) -> tuple[int, int, int, int]:
+        """The fields as typed (a lesson step's ``elem``, ``stride``, ``offset``, ``active``)."""
         return (self.elem_bytes(), self.stride.value(), self.offset.value(), self.active.value())
+
+    def modelled_numbers(self) -> tuple[int, int, int, int]:
+        """The access the picture shows: the fields, and on the banks tab the padding."""
+        return self.numbers()
 
     def _name_preset(self) -> None:
         """The preset's name must not describe numbers the user changed: the menu shows the
-        preset these numbers are (the one shown if it still fits), or "Custom"."""
+        preset the access shown is (the one shown if it still fits), or "Custom"; with padding
+        on, "Column of tile[32][32]" gives way to the padded tile's own preset."""
         index = self.preset.currentIndex()
-        now = self.numbers()
+        now = self.modelled_numbers()
         if 0 <= index < len(self.patterns) and self.patterns[index].numbers == now:
             return
         _show_preset(self.preset, next((i for i, q in enumerate(self.patterns) if q.numbers == now), None))
 
     def pattern_name(self) -> str:
-        """The preset shown, "" for Custom."""
+        """The preset whose numbers the fields hold ("" for none): the one shown, or with the
+        banks' padding on, the unpadded preset a lesson step names beside ``pad``."""
         index = self.preset.currentIndex()
-        return self.patterns[index].name if 0 <= index < len(self.patterns) else ""
+        raw = self.numbers()
+        if 0 <= index < len(self.patterns) and self.patterns[index].numbers == raw:
+            return self.patterns[index].name
+        return next((q.name for q in self.patterns if q.numbers == raw), "")
 
     def show_numbers(self, pattern: str, numbers: tuple[int, int, int, int]) -> None:
         """Set every field at once (a lesson step) and redraw once; ``pattern`` names the preset
@@ -180,8 +196,7 @@ class _PatternTab(Columns):
             self.preset.setCurrentIndex(named)
         for w in widgets:
             w.blockSignals(False)
-        if named < 0:
-            self._name_preset()
+        self._name_preset()  # the padded tile's own name where the banks' padding is on
 
     def refresh(self) -> None:
         try:
@@ -196,7 +211,7 @@ class _PatternTab(Columns):
 
 class CoalescingTab(_PatternTab):
     def __init__(self) -> None:
-        super().__init__(GLOBAL_PATTERNS, CoalescingCanvas(), allow_stride_zero=False)
+        super().__init__(GLOBAL_PATTERNS, CoalescingCanvas(), allow_stride_zero=True)
         self.warp = spin(0, 31, 0, "which warp of the block: its lanes are threads 32w .. 32w+31")
         self.form.addRow("Warp of the block", self.warp)
         self.warp.valueChanged.connect(self.refresh)
@@ -209,10 +224,9 @@ class CoalescingTab(_PatternTab):
         )
         self.right.insertWidget(2, self.legend)
         self.sweep = pg.PlotWidget()
-        self.sweep.setMinimumHeight(150)
-        self.sweep.setMaximumHeight(220)
-        self.sweep.setLabel("bottom", "stride (elements)")
-        self.sweep.setLabel("left", "efficiency (%)")
+        axis_title(self.sweep, "bottom", "stride (elements)")
+        axis_title(self.sweep, "left", "efficiency (%)")
+        self.apply_text_scale()
         self.sweep.setYRange(0, 105)
         self.sweep.setMouseEnabled(False, False)
         self.sweep.hideButtons()
@@ -222,6 +236,17 @@ class CoalescingTab(_PatternTab):
         self.left_layout.addWidget(self.sweep)
         self.left_layout.addStretch(1)
         self.refresh()
+
+    def graph(self) -> QWidget | None:
+        return self.sweep
+
+    def apply_text_scale(self) -> None:
+        """The efficiency plot's ticks and titles follow the text size; so does its height."""
+        restyle(self.sweep)
+        self.sweep.setMinimumHeight(px(130))
+        self.sweep.setMaximumHeight(px(170))
+        if hasattr(self, "result"):
+            self._draw_sweep()
 
     def compute(self) -> None:
         if not hasattr(self, "sweep"):
@@ -236,7 +261,7 @@ class CoalescingTab(_PatternTab):
             )
         )
         self.result = c
-        self.canvas.set_result(c)  # type: ignore[attr-defined]
+        self.canvas.set_result(c)
         self.headline.setText(texts.coalescing_headline(c))
         self.details.setText("\n".join(texts.coalescing_lines(c)))
         self._draw_sweep()
@@ -247,12 +272,15 @@ class CoalescingTab(_PatternTab):
         self.sweep.clear()
         self.sweep.setBackground(theme.plot_background)
         xs = [p.stride for p in sweep]
-        self.sweep.plot(xs, [p.efficiency * 100 for p in sweep], pen=pg.mkPen(theme.accent, width=2))
+        for axis in ("left", "bottom"):
+            self.sweep.getAxis(axis).setTextPen(theme.plot_foreground)
+            self.sweep.getAxis(axis).setPen(theme.plot_foreground)
+        self.sweep.plot(xs, [p.efficiency * 100 for p in sweep], pen=pg.mkPen(theme.accent, width=line_px(2)))
         s = self.stride.value()
-        if s <= xs[-1]:
+        if 1 <= s <= xs[-1]:  # (a stride of 0, every lane on one element, is off the curve)
             here = sweep[s - 1]
             self.sweep.plot(
-                [s], [here.efficiency * 100], pen=None, symbol="o", symbolBrush=theme.error, symbolSize=10
+                [s], [here.efficiency * 100], pen=None, symbol="o", symbolBrush=theme.error, symbolSize=px(10)
             )
 
 
@@ -269,7 +297,7 @@ class BankTab(_PatternTab):
         self.right.insertWidget(2, self.legend)
         self.pad = QCheckBox("Pad rows by one element")
         self.pad.setToolTip("Adds one element to the stride, as padding tile[32][32] to tile[32][33] does")
-        self.pad.toggled.connect(self.refresh)
+        self.pad.toggled.connect(self._edited)
         self.form.addRow(self.pad)
         source = QLabel(f"Rule: {SOURCE}. Banks are numbered across the top.")
         source.setWordWrap(True)
@@ -277,6 +305,18 @@ class BankTab(_PatternTab):
         self.left_layout.addWidget(source)
         self.left_layout.addStretch(1)
         self.refresh()
+
+    def modelled_numbers(self) -> tuple[int, int, int, int]:
+        elem, stride, offset, active = self.numbers()
+        return (elem, stride + (1 if self.pad.isChecked() else 0), offset, active)
+
+    def _apply_preset(self, index: int) -> None:
+        """A preset is the whole access: choosing one takes the padding off."""
+        if hasattr(self, "pad") and 0 <= index < len(self.patterns):
+            self.pad.blockSignals(True)
+            self.pad.setChecked(False)
+            self.pad.blockSignals(False)
+        super()._apply_preset(index)
 
     def compute(self) -> None:
         if not hasattr(self, "pad"):
@@ -290,7 +330,7 @@ class BankTab(_PatternTab):
             )
         )
         self.result = b
-        self.canvas.set_result(b)  # type: ignore[attr-defined]
+        self.canvas.set_result(b)
         self.headline.setText(texts.bank_headline(b))
         self.details.setText("\n".join(texts.bank_lines(b)))
 
@@ -298,7 +338,7 @@ class BankTab(_PatternTab):
 class DivergenceTab(Columns):
     def __init__(self) -> None:
         super().__init__()
-        self.preset = QComboBox()
+        self.preset = NarrowCombo()
         self.preset.addItems([b.name for b in BRANCH_PRESETS])
         _narrow(self.preset)
         self.block = spin(1, 1024, 256, "threads per block (1D)")
@@ -325,7 +365,7 @@ class DivergenceTab(Columns):
         self.error = QLabel()
         self.error.setProperty("role", "error")
         self.error.setWordWrap(True)
-        note = QLabel(ITS_NOTE)
+        note = QLabel(f"{EQUAL_COST_NOTE}\n\n{ITS_NOTE}")
         note.setWordWrap(True)
         note.setProperty("role", "muted")
         left = QWidget()
@@ -337,7 +377,7 @@ class DivergenceTab(Columns):
         lv.addStretch(1)
         self.headline = QLabel()
         self.headline.setWordWrap(True)
-        self.headline.setProperty("role", "pageTitle")
+        headline(self.headline)
         self.canvas = DivergenceCanvas()
         theme = current_theme()
         self.legend = legend(
@@ -518,6 +558,7 @@ class MemoryPanel(Panel):
             tab.show_numbers(state.pattern, numbers)
             tab.refresh()
         self.tabs.setCurrentIndex(MEMORY_VIEWS.index(state.view))
+        QTimer.singleShot(0, self._views()[MEMORY_VIEWS.index(state.view)].reveal)  # once laid out
         return note
 
     SCREENSHOT_VIEWS = MEMORY_VIEWS
@@ -532,6 +573,8 @@ class MemoryPanel(Panel):
     def apply_text_scale(self, percent: int) -> None:
         for tab in self._views()[:3]:
             tab._fit_left()
+            tab.canvas.apply_text_scale()
+        self.coalescing.apply_text_scale()
         self.tiling.apply_text_scale()
 
     def apply_theme(self, theme: Theme) -> None:

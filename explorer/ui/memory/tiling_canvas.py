@@ -4,20 +4,20 @@ Three panels side by side: global memory (A, B and C to scale, the block's strip
 the tiles of the current phase marked), shared memory (As and Bs, cell by cell: loaded, a padded
 zero, left from the last phase, or empty) and the block's partial sums (each thread's share of K
 added so far). Below, the block's warps with what each is doing and which wait at a barrier.
-Colours come from the theme; painted text takes its size from the app's text scale (``px``).
+Colours come from the theme; painted text and lines take their size from the theme's figure rule.
 """
 
 from __future__ import annotations
 
-from PySide6.QtCore import QRectF, QSize, Qt
-from PySide6.QtGui import QColor, QFont, QFontMetricsF, QPainter, QPaintEvent, QPen
-from PySide6.QtWidgets import QSizePolicy, QWidget
+from PySide6.QtCore import QRectF, Qt
+from PySide6.QtGui import QColor, QFont, QFontMetrics, QFontMetricsF, QPainter, QPaintEvent, QPen
+from PySide6.QtWidgets import QWidget
 
 from explorer.memory.tiling import MatmulShape
 from explorer.memory.tiling_steps import BlockState, CellState, WarpState
 from explorer.ui.guard import qt_guard
-from explorer.ui.memory.canvas import _mix, idle_colour
-from explorer.ui.theme import Theme, current_theme, px
+from explorer.ui.memory.canvas import _Canvas, _mix, idle_colour
+from explorer.ui.theme import Theme, current_theme, line_px, px
 from explorer.words import count
 
 #: what a warp box says for each state (a word that fits under "w31")
@@ -46,69 +46,79 @@ def waiting_colour(theme: Theme) -> QColor:
     return QColor(theme.catalog)
 
 
-class TilingCanvas(QWidget):
+class TilingCanvas(_Canvas[BlockState]):
+    """Draws a block's state handed to it; computes nothing. Its words take the theme's figure
+    rule (``figure_font``): a title wraps rather than shrinks, and a number or a label with no
+    room at a readable size is left out and said on hover (the pointer over a cell, a matrix or
+    a warp says what it is)."""
+
     def __init__(self, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
         self.shape: MatmulShape | None = None
         self.block = (0, 0)
         self.state: BlockState | None = None
-        self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Expanding)
-        self.setMinimumSize(360, 240)
+        super().__init__(parent)
 
-    @qt_guard
-    def sizeHint(self) -> QSize:  # noqa: N802 - Qt's name
-        return QSize(760, px(300))
+    def least_height(self) -> int:
+        """A title line, the matrices and tiles, and one row of warps under their heading."""
+        fm = QFontMetrics(self._font(1.0, bold=True))
+        rows = 1 + (self.shape.warps_per_block - 1) // 16 if self.shape is not None else 1
+        return 2 * fm.height() + px(150) + rows * self._warp_box_h() + px(24)
+
+    def _warp_box_h(self) -> int:
+        return QFontMetrics(self._font()).height() + px(8)
 
     def show_state(self, shape: MatmulShape, block: tuple[int, int], state: BlockState) -> None:
+        rows_before = self.shape.warps_per_block if self.shape is not None else 0
         self.shape, self.block, self.state = shape, block, state
+        if shape.warps_per_block != rows_before:
+            self.apply_text_scale()  # the warps' rows decide the least height
         self.update()
 
-    def _font(self, size: float, bold: bool = False) -> QFont:
-        font = QFont(self.font())
-        font.setPixelSize(max(7, int(size)))
-        font.setBold(bold)
-        return font
-
-    def _fitting(self, text: str, size: float, width: float, bold: bool = False) -> QFont:
-        """The font of ``size`` pixels (the text scale's), smaller only as far as ``text`` must
-        shrink to fit ``width``."""
-        font = self._font(size, bold)
-        advance = QFontMetricsF(font).horizontalAdvance(text)
-        return self._font(size * min(1.0, width / advance), bold) if advance > 0 else font
+    @staticmethod
+    def _wrapped_height(font: QFont, text: str, width: float) -> float:
+        """The height ``text`` takes wrapped to ``width`` (a title wraps rather than shrinks)."""
+        flags = int(Qt.TextFlag.TextWordWrap.value)
+        return QFontMetricsF(font).boundingRect(QRectF(0, 0, max(1.0, width), 1e6), flags, text).height()
 
     @qt_guard
     def paintEvent(self, event: QPaintEvent) -> None:  # noqa: N802 - Qt's name
         theme = current_theme()
         p = QPainter(self)
         p.fillRect(self.rect(), QColor(theme.panel))
+        self.hits = []
         if self.shape is None or self.state is None:
             p.end()
             return
         w, h = float(self.width()), float(self.height())
         margin = 8.0
-        title_h = float(px(18))
-        warps_h = min(h * 0.3, px(26) * (1 + (self.shape.warps_per_block - 1) // 16) + title_h + px(8))
-        top_h = h - warps_h - 2 * margin
         col_w = (w - 2 * margin) / 3
-        panels = [QRectF(margin + i * col_w, margin, col_w - margin, top_h) for i in range(3)]
         titles = ("Global memory", "Shared memory", "Partial sums")
-        widest = max(titles, key=lambda t: QFontMetricsF(self._font(px(13), True)).horizontalAdvance(t))
-        p.setFont(self._fitting(widest, px(13), col_w - 2 * margin, bold=True))
+        title_font = self._font(1.0, bold=True)
+        title_h = max(self._wrapped_height(title_font, t, col_w - margin) for t in titles) + 2
+        head, head_h = self._warps_head(w - 2 * margin)
+        rows = 1 + (len(self.state.warps) - 1) // 16
+        warps_h = head_h + rows * self._warp_box_h() + px(6)
+        top_h = h - warps_h - 2 * margin
+        panels = [QRectF(margin + i * col_w, margin, col_w - margin, top_h) for i in range(3)]
+        p.setFont(title_font)
         p.setPen(QColor(theme.text))
+        wrap = Qt.AlignmentFlag.AlignLeft | Qt.TextFlag.TextWordWrap
         for r, text in zip(panels, titles, strict=True):
-            p.drawText(QRectF(r.left(), r.top(), r.width(), title_h), Qt.AlignmentFlag.AlignLeft, text)
+            p.drawText(QRectF(r.left(), r.top(), r.width(), title_h), wrap, text)
         body = [QRectF(r.left(), r.top() + title_h + 4, r.width(), r.height() - title_h - 4) for r in panels]
         self._paint_global(p, theme, body[0])
         self._paint_shared(p, theme, body[1])
         self._paint_sums(p, theme, body[2])
-        self._paint_warps(p, theme, QRectF(margin, h - warps_h - margin / 2, w - 2 * margin, warps_h))
+        self._paint_warps(
+            p, theme, QRectF(margin, h - warps_h - margin / 2, w - 2 * margin, warps_h), head, head_h
+        )
         p.end()
 
     # --- global memory: A (M x K) bottom left, B (K x N) top right, C (M x N) bottom right --------
     def _paint_global(self, p: QPainter, theme: Theme, r: QRectF) -> None:
         s, state = self.shape, self.state
         assert s is not None and state is not None
-        label_h = float(px(14))
+        label_h = float(QFontMetrics(self._font()).height())
         gap = float(px(10))
         scale = min((r.width() - gap) / (s.k + s.n), (r.height() - gap - label_h) / (s.k + s.m))
         x0, y0 = r.left(), r.top()
@@ -120,7 +130,7 @@ class TilingCanvas(QWidget):
         light = _mix(theme.panel, theme.accent, 0.18)
         middle = _mix(theme.panel, theme.accent, 0.45)
         strong = QColor(theme.accent)
-        p.setPen(QPen(QColor(theme.border), 1))
+        p.setPen(QPen(QColor(theme.border), line_px(1)))
         for rect in (a, b, c):
             p.fillRect(rect, idle_colour(theme))
         # the block's strip of A (its rows) and of B (its columns), and its tile of C
@@ -179,75 +189,94 @@ class TilingCanvas(QWidget):
         p.setBrush(Qt.BrushStyle.NoBrush)
         p.setPen(QPen(QColor(theme.border), 1))
         p.drawRects([a, b, c])
-        p.setFont(self._fitting("B 1024x1024", px(12), r.width() / 2))
+        p.setFont(self._font())
         p.setPen(QColor(theme.text))
         metrics = p.fontMetrics()
+        whose = {
+            "A": "rows of the block's strip",
+            "B": "columns of the block's strip",
+            "C": "the block's tile",
+        }
         for rect, name in ((a, f"A {s.m}x{s.k}"), (b, f"B {s.k}x{s.n}"), (c, f"C {s.m}x{s.n}")):
+            self.hits.append((rect, f"{name} in global memory (shaded: {whose[name[0]]})"))
             width = metrics.horizontalAdvance(name) + 4
             below = QRectF(rect.left(), rect.bottom() + 2, max(rect.width(), width), label_h)
             if rect is b:  # B's label goes beside it: below it is C
                 below = QRectF(rect.left() - width - 2, rect.top(), width, label_h)
-            p.drawText(below, Qt.AlignmentFlag.AlignLeft, name)
+            if r.adjusted(-1, -1, 1, 1 + label_h).contains(below):  # no room: said on hover instead
+                p.drawText(below, Qt.AlignmentFlag.AlignLeft, name)
 
     # --- shared memory: As and Bs cell by cell --------------------------------------------------
     def _paint_shared(self, p: QPainter, theme: Theme, r: QRectF) -> None:
         s, state = self.shape, self.state
         assert s is not None and state is not None
-        label_h = float(px(16))
+        font = self._font()
+        p.setFont(font)
+        fm = p.fontMetrics()
+        label_h = float(fm.height() + 2)
         gap = float(px(10))
         side = max(8.0, min((r.width() - gap) / 2, r.height() - label_h))
         cell = side / s.tile
         loading = state.tick.warp if state.tick is not None and state.tick.kind == "load" else -1
-        p.setFont(self._fitting("As[ty][tx]", px(12), side))
+        what_words = {
+            "loaded": "loaded this phase",
+            "zero": "a zero (outside the matrix)",
+            "stale": "left from the last phase",
+            "empty": "empty",
+        }
         for i, (tile, name) in enumerate(((state.a_tile, "As[ty][tx]"), (state.b_tile, "Bs[ty][tx]"))):
             x0, y0 = r.left() + i * (side + gap), r.top() + label_h
             p.setPen(QColor(theme.text))
-            p.drawText(QRectF(x0, r.top(), side + gap, label_h), Qt.AlignmentFlag.AlignLeft, name)
+            if fm.horizontalAdvance(name) <= side + gap:  # else said on hover
+                p.drawText(QRectF(x0, r.top(), side + gap, label_h), Qt.AlignmentFlag.AlignLeft, name)
             groups: dict[CellState, list[QRectF]] = {}
             outlined = []
             for ty, row in enumerate(tile):
                 for tx, what in enumerate(row):
                     box = QRectF(x0 + tx * cell, y0 + ty * cell, cell, cell)
                     groups.setdefault(what, []).append(box)
+                    self.hits.append((box, f"{name[:2]}[{ty}][{tx}]: {what_words.get(what, what)}"))
                     if (tx + ty * s.tile) // 32 == loading:
                         outlined.append(box)
-            p.setPen(QPen(QColor(theme.panel), 1) if cell >= 6 else Qt.PenStyle.NoPen)
+            p.setPen(QPen(QColor(theme.panel), line_px(1)) if cell >= 6 else Qt.PenStyle.NoPen)
             for what, boxes in groups.items():
                 p.setBrush(cell_colour(theme, what))
                 p.drawRects(boxes)
             if outlined:
                 p.setBrush(Qt.BrushStyle.NoBrush)
-                p.setPen(QPen(QColor(theme.text), 2))
+                p.setPen(QPen(QColor(theme.text), line_px(2)))
                 top = min(b.top() for b in outlined)
                 bottom = max(b.bottom() for b in outlined)
                 left = min(b.left() for b in outlined)
                 right = max(b.right() for b in outlined)
                 p.drawRect(QRectF(left, top, right - left, bottom - top))
-            if cell >= px(11) and "zero" in groups:
+            if cell >= fm.height() and fm.horizontalAdvance("0") + 2 <= cell and "zero" in groups:
                 p.setPen(QColor(theme.text))
                 for box in groups["zero"]:
                     p.drawText(box, Qt.AlignmentFlag.AlignCenter, "0")
             p.setBrush(Qt.BrushStyle.NoBrush)
-            p.setPen(QPen(QColor(theme.border), 1))
+            p.setPen(QPen(QColor(theme.border), line_px(1)))
             p.drawRect(QRectF(x0, y0, side, side))
 
     # --- each thread's partial sum: the share of K it has added --------------------------------
     def _paint_sums(self, p: QPainter, theme: Theme, r: QRectF) -> None:
         s, state = self.shape, self.state
         assert s is not None and state is not None
-        label_h = float(px(16))
+        font = self._font()
+        caption = f"products added, of K = {s.k}"
+        label_h = self._wrapped_height(font, caption, r.width()) + 2
         side = max(8.0, min(r.width(), r.height() - label_h))
         cell = side / s.tile
         x0, y0 = r.left(), r.top() + label_h
         p.setPen(QColor(theme.text))
-        caption = f"products added, of K = {s.k}"
-        p.setFont(self._fitting(caption, px(12), r.width()))
-        p.drawText(QRectF(x0, r.top(), r.width(), label_h), Qt.AlignmentFlag.AlignLeft, caption)
+        p.setFont(font)
+        wrap = Qt.AlignmentFlag.AlignLeft | Qt.TextFlag.TextWordWrap
+        p.drawText(QRectF(x0, r.top(), r.width(), label_h), wrap, caption)
         empty, accent = QColor(theme.panel), QColor(theme.accent)
         idle = idle_colour(theme)
-        font = self._font(min(cell * 0.42, px(12)))
-        p.setFont(font)
-        show_numbers = p.fontMetrics().horizontalAdvance(str(s.k)) + 2 <= cell and cell >= px(12)
+        fm = p.fontMetrics()
+        # each thread's count where it fits at the figure size; else none (each cell says it on hover)
+        show_numbers = fm.horizontalAdvance(str(s.k)) + 2 <= cell and fm.height() <= cell
         stored_boxes = []
         for ty in range(s.tile):
             for tx in range(s.tile):
@@ -262,15 +291,24 @@ class TilingCanvas(QWidget):
                 p.fillRect(box.adjusted(0.5, 0.5, -0.5, -0.5), fill)
                 if state.stored[ty][tx]:
                     stored_boxes.append(box)
+                self.hits.append(
+                    (
+                        box,
+                        f"thread ({tx}, {ty}): {terms} of {s.k} products added"
+                        + (", its sum written to C" if state.stored[ty][tx] else "")
+                        if inside
+                        else f"thread ({tx}, {ty}): outside C, computes nothing",
+                    )
+                )
                 if show_numbers and inside and terms:
                     p.setPen(QColor(theme.accent_text if terms > s.k / 2 else theme.text))
                     p.drawText(box, Qt.AlignmentFlag.AlignCenter, str(terms))
         if stored_boxes:
             p.setBrush(Qt.BrushStyle.NoBrush)
-            p.setPen(QPen(QColor(theme.present), 2))
+            p.setPen(QPen(QColor(theme.present), line_px(2)))
             p.drawRects([b.adjusted(1, 1, -1, -1) for b in stored_boxes])
         p.setBrush(Qt.BrushStyle.NoBrush)
-        p.setPen(QPen(QColor(theme.border), 1))
+        p.setPen(QPen(QColor(theme.border), line_px(1)))
         p.drawRect(QRectF(x0, y0, side, side))
 
     def _inside(self, tx: int, ty: int) -> bool:
@@ -280,15 +318,11 @@ class TilingCanvas(QWidget):
         return by * s.tile + ty < s.m and bx * s.tile + tx < s.n
 
     # --- the warps and the barrier they wait at ---------------------------------------------------
-    def _paint_warps(self, p: QPainter, theme: Theme, r: QRectF) -> None:
+    def _warps_head(self, width: float) -> tuple[str, float]:
+        """The warps' heading (the barrier they wait at) and the height it takes wrapped."""
         state = self.state
         assert state is not None
         warps = state.warps
-        per_row = min(16, len(warps))
-        title_h = float(px(18))
-        box_w = min(px(64), (r.width() - 4) / per_row)
-        rows = 1 + (len(warps) - 1) // per_row
-        box_h = min(float(px(26)), (r.height() - title_h - 4) / rows)
         waiting = sum(1 for ws in warps if ws.startswith("at barrier"))
         barrier = 1 if "at barrier 1" in warps else 2 if "at barrier 2" in warps else 0
         tick = state.tick
@@ -298,15 +332,26 @@ class TilingCanvas(QWidget):
             head = f"__syncthreads() #{tick.barrier} opened: all {len(warps)} warps arrived"
         else:
             head = f"the block's {count(len(warps), 'warp')}"
-        p.setFont(self._fitting(head, px(13), r.width(), bold=True))
+        return head, self._wrapped_height(self._font(1.0, bold=True), head, width) + 2
+
+    def _paint_warps(self, p: QPainter, theme: Theme, r: QRectF, head: str, head_h: float) -> None:
+        state = self.state
+        assert state is not None
+        warps = state.warps
+        per_row = min(16, len(warps))
+        box_w = min(px(64), (r.width() - 4) / per_row)
+        box_h = float(self._warp_box_h())
+        p.setFont(self._font(1.0, bold=True))
         p.setPen(QColor(theme.text))
-        p.drawText(QRectF(r.left(), r.top(), r.width(), title_h), Qt.AlignmentFlag.AlignLeft, head)
-        p.setFont(self._font(min(box_h * 0.4, box_w / 4.5, px(12))))
+        wrap = Qt.AlignmentFlag.AlignLeft | Qt.TextFlag.TextWordWrap
+        p.drawText(QRectF(r.left(), r.top(), r.width(), head_h), wrap, head)
+        p.setFont(self._font())
+        fm = p.fontMetrics()
         active = QColor(theme.accent)
         for i, ws in enumerate(warps):
             box = QRectF(
                 r.left() + (i % per_row) * box_w + 1,
-                r.top() + title_h + (i // per_row) * box_h + 1,
+                r.top() + head_h + (i // per_row) * box_h + 1,
                 box_w - 2,
                 box_h - 2,
             )
@@ -319,8 +364,11 @@ class TilingCanvas(QWidget):
             else:
                 fill, ink = idle_colour(theme), QColor(theme.muted)
             p.fillRect(box, fill)
+            self.hits.append((box, f"warp {i} (threads {32 * i} to {32 * i + 31}): {ws}"))
             p.setPen(ink)
             word = WARP_WORDS[ws]
-            p.drawText(
-                box, Qt.AlignmentFlag.AlignCenter, f"w{i} {word}" if word and box_w > px(44) else f"w{i}"
-            )
+            # the longest words that fit the box at the figure size; none (said on hover) if none fits
+            for text in (f"w{i} {word}" if word else f"w{i}", f"w{i}"):
+                if fm.horizontalAdvance(text) + 4 <= box.width():
+                    p.drawText(box, Qt.AlignmentFlag.AlignCenter, text)
+                    break

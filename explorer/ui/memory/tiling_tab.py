@@ -12,7 +12,6 @@ import math
 
 import pyqtgraph as pg
 from PySide6.QtCore import Qt, QTimer
-from PySide6.QtGui import QFont
 from PySide6.QtWidgets import (
     QComboBox,
     QFormLayout,
@@ -34,20 +33,15 @@ from explorer.memory.tiling import SOURCE, MatmulShape
 from explorer.memory.tiling_session import TILE_MAX, TILE_MIN, TilingEvent, TilingSession
 from explorer.memory.tiling_steps import MAX_STEPPER_DIM
 from explorer.ui.guard import qt_guard
-from explorer.ui.memory.layout import Columns, legend, spin
+from explorer.ui.memory.layout import Columns, headline, legend, spin
 from explorer.ui.memory.tiling_canvas import TilingCanvas, cell_colour, waiting_colour
-from explorer.ui.theme import current_theme, pt, px
+from explorer.ui.plot_text import LABEL_SHARE, axis_title, plot_title, restyle
+from explorer.ui.theme import current_theme, figure_font, line_px, px
 
 #: milliseconds between steps while playing
 PLAY_EVERY_MS = 350
 #: the GPU shown first where none is present: the lab laptop the lessons use
 DEFAULT_GPU = "GTX 1650"
-
-
-def _font(size_pt: float) -> QFont:
-    font = QFont()
-    font.setPointSizeF(pt(size_pt))
-    return font
 
 
 def _decades(lo: float, hi: float) -> list[tuple[float, str]]:
@@ -172,7 +166,7 @@ class TilingTab(Columns):
         # --- the picture and its words --------------------------------------------------------------
         self.headline = QLabel()
         self.headline.setWordWrap(True)
-        self.headline.setProperty("role", "pageTitle")
+        headline(self.headline)
         self.caption = QLabel()
         self.caption.setWordWrap(True)
         self.canvas = TilingCanvas()
@@ -302,6 +296,7 @@ class TilingTab(Columns):
 
     # --- session -> view ----------------------------------------------------------------------------------
     def _changed(self, event: TilingEvent) -> None:
+        self.stop_revealing()  # a change after the step (the teacher's): the columns stay put
         if event == "shape":
             self._show_all()
         elif event == "position":
@@ -394,9 +389,9 @@ class TilingTab(Columns):
         for plot in (self.roofline, self.occupancy):
             plot.setBackground(theme.plot_background)
             for name in ("left", "bottom"):
-                plot.getAxis(name).setStyle(tickFont=_font(10))
                 plot.getAxis(name).setTextPen(fg)
                 plot.getAxis(name).setPen(fg)
+            restyle(plot)  # ticks, titles and labels at the figure size the text scale asks
 
     def _draw_roofline(self) -> None:
         session, theme = self.session, current_theme()
@@ -404,13 +399,13 @@ class TilingTab(Columns):
         plot.clear()
         roof = session.roof
         fg = theme.plot_foreground
-        plot.setLabel("bottom", "FLOP per byte (global)", color=fg, size=f"{pt(10)}pt")
-        plot.setLabel("left", "GFLOP/s", color=fg, size=f"{pt(10)}pt")
+        axis_title(plot, "bottom", "FLOP per byte (global)", fg)
+        axis_title(plot, "left", "GFLOP/s", fg)
         if roof is None:
-            plot.setTitle("No roofline", color=theme.muted, size=f"{pt(10)}pt")
+            plot_title(plot, "No roofline", theme.muted)
             self.roof_line.setText(session.roof_missing + ".")
             return
-        plot.setTitle("Roofline: where each T sits", color=fg, size=f"{pt(10)}pt")
+        plot_title(plot, "Each T on the roofline", fg)  # short: the form column is narrow
         points = session.roof_points()
         xs = [pt_.intensity_flop_per_byte for pt_ in points]
         lo = min(min(xs), roof.ridge_flop_per_byte) / 2
@@ -422,7 +417,7 @@ class TilingTab(Columns):
         plot.plot(
             [lo, roof.ridge_flop_per_byte, hi],
             [lo * roof.bandwidth_gbps, roof.peak_gflops, roof.peak_gflops],
-            pen=pg.mkPen(fg, width=2),
+            pen=pg.mkPen(fg, width=line_px(2)),
         )
         tiled = [p for p in points if p.tile is not None]
         plot.plot(
@@ -444,10 +439,10 @@ class TilingTab(Columns):
                 symbol="o",
                 symbolSize=px(13),
                 symbolBrush=colour,
-                symbolPen=pg.mkPen(theme.plot_background, width=1),
+                symbolPen=pg.mkPen(theme.plot_background, width=line_px(1)),
             )
             label = pg.TextItem(name, color=colour, anchor=(0, 1))
-            label.setFont(_font(10))
+            label.setFont(figure_font(LABEL_SHARE))
             assert p.attainable_gflops is not None
             label.setPos(math.log10(p.intensity_flop_per_byte), math.log10(p.attainable_gflops))
             plot.addItem(label)
@@ -458,13 +453,13 @@ class TilingTab(Columns):
         plot = self.occupancy
         plot.clear()
         fg = theme.plot_foreground
-        plot.setLabel("bottom", "tile side T", color=fg, size=f"{pt(10)}pt")
-        plot.setLabel("left", "occupancy (%)", color=fg, size=f"{pt(10)}pt")
+        axis_title(plot, "bottom", "tile side T", fg)
+        axis_title(plot, "left", "occupancy (%)", fg)
         costs = session.costs
         if not costs:
-            plot.setTitle("no GPU chosen", color=theme.muted, size=f"{pt(10)}pt")
+            plot_title(plot, "no GPU chosen", theme.muted)
             return
-        plot.setTitle("Occupancy of each T", color=fg, size=f"{pt(10)}pt")
+        plot_title(plot, "Occupancy of each T", fg)
         xs = [c.tile for c in costs]
         ys = [100.0 * c.occupancy.occupancy if c.occupancy is not None else 0.0 for c in costs]
         here = session.shape.tile
@@ -517,8 +512,7 @@ class TilingTab(Columns):
         for plot in (self.roofline, self.occupancy):
             plot.setMinimumHeight(px(170))
             plot.setMaximumHeight(px(240))
-            plot.getAxis("left").setWidth(px(58))
-        self.canvas.setMinimumHeight(px(230))
+        self.canvas.apply_text_scale()  # its least height: its words at this size
         self.counters.adjustSize()
         bar = self.counters_area.horizontalScrollBar().sizeHint().height()
         self.counters_area.setMinimumHeight(self.counters.sizeHint().height() + bar)

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from PySide6.QtCore import QEvent, QObject, Qt, QTimer, Signal
 from PySide6.QtWidgets import (
-    QComboBox,
     QFormLayout,
     QHBoxLayout,
     QLabel,
@@ -35,6 +34,7 @@ from explorer.launch.config import (
 from explorer.launch.presets import PRESETS, Preset
 from explorer.launch.session import LaunchSession, LaunchSetup, TypedSize
 from explorer.ui.guard import qt_guard
+from explorer.ui.widgets import NarrowCombo
 
 INT_MAX = 2_147_483_647
 _VENDOR_PREFIXES = ("NVIDIA GeForce ", "NVIDIA Quadro ", "NVIDIA RTX ", "NVIDIA ", "GeForce ")
@@ -80,25 +80,19 @@ class LaunchControls(QWidget):
         # Labels stay short so the fields get the width: a projector at 1280x800 must show every digit.
         form = QFormLayout()
         form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.AllNonFixedFieldsGrow)
-        self.device_combo = QComboBox()
+        self.device_combo = NarrowCombo()
         self.device_combo.setMinimumContentsLength(12)
-        self.device_combo.setSizeAdjustPolicy(
-            QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon
-        )
         self.device_combo.currentIndexChanged.connect(self._device_tooltip)
         # the device on a row of its own: "H100 SXM5 80GB (catalog), 132 SMs" needs the full width
         form.addRow(QLabel("Device"))
         form.addRow(self.device_combo)
 
-        self.preset_combo = QComboBox()
+        self.preset_combo = NarrowCombo()
         self.preset_combo.addItem("Lesson presets...")
         for p in PRESETS:
             self.preset_combo.addItem(p.short_name)
             self.preset_combo.setItemData(self.preset_combo.count() - 1, p.name, Qt.ItemDataRole.ToolTipRole)
         self.preset_combo.setMinimumContentsLength(12)
-        self.preset_combo.setSizeAdjustPolicy(
-            QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon
-        )
         form.addRow("Preset", self.preset_combo)
 
         # from 0, so a student can type 0 and read why it is refused
@@ -157,6 +151,20 @@ class LaunchControls(QWidget):
 
     @qt_guard
     def eventFilter(self, obj: QObject, event: QEvent) -> bool:  # noqa: N802 - Qt's name
+        if (
+            event.type() == QEvent.Type.ShortcutOverride
+            and event.key() == Qt.Key.Key_Space  # type: ignore[attr-defined]
+            and not event.modifiers()  # type: ignore[attr-defined]
+        ):
+            # no field of the form takes a space (numbers, and N's commas): Space after typing
+            # "98" takes the value, as Enter does, and plays (it used to do nothing at all)
+            if isinstance(obj, QSpinBox):
+                obj.interpretText()
+            elif obj is self.n_edit:
+                self.n_edit.editingFinished.emit()
+            self.field_left.emit()
+            event.ignore()  # not the field's: the window's Space shortcut answers
+            return True
         if event.type() == QEvent.Type.KeyPress:
             key = event.key()  # type: ignore[attr-defined]
             if key in (Qt.Key.Key_Return, Qt.Key.Key_Enter):

@@ -34,17 +34,21 @@ from explorer.launch.latency import (
     UtilizationCurve,
 )
 from explorer.launch.measured import BandwidthSweep
+from explorer.launch.time_views import chart_window
 from explorer.ui.guard import qt_guard
 from explorer.ui.visualizer import palette
-from explorer.ui.visualizer.playing_view import PlayingView, paint_axis
+from explorer.ui.visualizer.playing_view import PlayingView, clauses_that_fit, paint_axis
 from explorer.ui.visualizer.sweep_graph import _nice_ticks  # the y axis of the sweep
+from explorer.words import percent
 
-#: the cycle window scrolls by its own width in this many seconds
-WINDOW_SECONDS = 4.0
 ISSUE_ALU = palette.RUNNING
 ISSUE_LOAD = QColor("#1e3a8a")  # the running blue, darkest: a load leaves
 WAITING = palette.QUEUED  # amber: stalled on memory (waiting, as a queued block waits)
 READY = QColor("#bfdbfe")  # the running blue, palest: could issue, was not picked
+#: the least height, in lines of small text, the chart and the curve keep before the source line goes
+MIN_CHART_LINES = 9
+#: the thinnest row of the warp-state chart, in pixels, before the empty warp slots are left out
+MIN_ROW_PX = 3.0
 #: colour codes of the chart's raster (index into the view's table)
 _NONE, _IDLE, _STALLED, _ELIGIBLE, _ALU, _LOAD = range(6)
 
@@ -61,14 +65,12 @@ class LatencyView(PlayingView):
         self.sweep_unavailable = ""  # one line: why there is no measured sweep (no GPU, say)
         self.cycle = 0  # the window shows cycles [cycle - window, cycle)
         self._codes: np.ndarray | None = None
-        self._play_from = 0
 
     # ------------------------------------------------------------------ records in
 
     def set_model(
         self, run: LatencyRun, curve: UtilizationCurve | None = None, preset: LatencyPreset | None = None
     ) -> None:
-        self.pause()
         self.run, self.curve, self.preset = run, curve, preset
         self._codes = None
         self.cycle = self.window_cycles
@@ -81,32 +83,17 @@ class LatencyView(PlayingView):
 
     @property
     def window_cycles(self) -> int:
-        """Cycles on screen: two loop periods (a warp's whole round and the next), 40 to 600."""
-        if self.run is None:
-            return 1
-        return int(min(self.run.recorded_cycles, max(40, min(600, 2 * self.run.config.period))))
-
-    # ------------------------------------------------------------------ playing
+        """Cycles on screen (``time_views.chart_window``: two loop periods, 40 to 600)."""
+        return chart_window(self.run) if self.run is not None else 1
 
     def set_cycle(self, cycle: int) -> None:
+        """Show the ``window_cycles`` cycles before ``cycle`` (the cycle clock's position)."""
         if self.run is None:
             return
-        self.cycle = int(min(max(self.window_cycles, cycle), self.run.recorded_cycles))
-        self.update()
-
-    def _start(self) -> bool:
-        if self.run is None:
-            return False
-        if self.cycle >= self.run.recorded_cycles:
-            self.cycle = self.window_cycles
-        self._play_from = self.cycle
-        return True
-
-    def _advance(self, seconds: float) -> bool:
-        if self.run is None:
-            return False
-        self.set_cycle(self._play_from + int(seconds * self.window_cycles / WINDOW_SECONDS))
-        return self.cycle < self.run.recorded_cycles
+        cycle = int(min(max(self.window_cycles, cycle), self.run.recorded_cycles))
+        if cycle != self.cycle:
+            self.cycle = cycle
+            self.update()
 
     # ------------------------------------------------------------------ what to paint
 
@@ -145,6 +132,17 @@ class LatencyView(PlayingView):
             out += [f"w{w}" for w in range(s, c.slots, c.schedulers)]
         return out
 
+    def rows_shown(self, height: float) -> list[int]:
+        """The chart's rows drawn in ``height`` pixels: all of them, or, where a row would be under
+        MIN_ROW_PX (64 warp slots at a large text size), the schedulers' picks and the resident
+        warps only: the empty slots' grey rows would squeeze the warps to a hairline each."""
+        labels = self.row_labels()
+        every = list(range(len(labels)))
+        if height / len(labels) >= MIN_ROW_PX:
+            return every
+        codes = self.chart_codes()
+        return [i for i in every if labels[i].startswith("sched") or bool((codes[i] != _IDLE).any())]
+
     # ------------------------------------------------------------------ painting
 
     @qt_guard
@@ -165,41 +163,45 @@ class LatencyView(PlayingView):
             p.drawText(QRectF(self.rect()).adjusted(12, 12, -12, -12), 0, "No latency model to show yet.")
             p.end()
             return
-        run, cfg = self.run, self.run.config
+        cfg = self.run.config
         w, h, pad = float(self.width()), float(self.height()), 6.0
         th, bh, sh = (QFontMetrics(f).height() for f in (title_f, body_f, small_f))
         p.setFont(title_f)
         p.setPen(c.text)
         title = (
-            f"Latency hiding, simulated: {cfg.warps} warps on {cfg.schedulers} "
+            f"Simulated: {cfg.warps} warps on {cfg.schedulers} "
             f"scheduler{'s' if cfg.schedulers != 1 else ''} ({cfg.policy})"
         )
         _elided(p, QRectF(pad, pad, w - 2 * pad, th), title)
         p.setFont(body_f)
-        so_far = run.issued_by(self.cycle) / (self.cycle * cfg.schedulers) if self.cycle else 0.0
-        facts = (
-            f"each warp loops 1 load (then waits L = {cfg.mem_latency} cycles) + K = {cfg.alu} arithmetic; "
-            f"issue slots used: {100 * so_far:.1f}% so far, {100 * run.utilization:.1f}% in the steady state; "
-            f"model U(N) = {100 * run.model_utilization:.1f}%; warps needed N* = "
-            f"{run.warps_needed_per_scheduler} per scheduler ({run.warps_needed} per SM)"
-        )
         wrap = int(Qt.TextFlag.TextWordWrap)
-        need = QFontMetrics(body_f).boundingRect(QRectF(0, 0, w - 2 * pad, 10 * bh).toRect(), wrap, facts)
-        facts_box = QRectF(pad, pad + th + 2, w - 2 * pad, min(3 * bh, float(need.height())))
+        legend_h = self._legend_rows(w - 2 * pad, small_f) * (sh + 6)
+        # three lines of figures, or two where a third would leave the chart under MIN_CHART_LINES
+        lines = 3 if h - (pad + th + 2 + 3 * bh + pad) - legend_h - pad >= MIN_CHART_LINES * sh else 2
+        facts, facts_h = self.facts_that_fit(w - 2 * pad, lines, body_f)
+        facts_box = QRectF(pad, pad + th + 2, w - 2 * pad, facts_h)
         p.setPen(c.muted)
         p.drawText(facts_box, wrap, facts)
-        # the legend and the source at the bottom
+        # the legend and the source at the bottom; where they would leave the chart fewer than
+        # MIN_CHART_LINES lines of small text, the source shrinks to one elided line (whole on the
+        # preset box's tooltip): a published figure is never shown without where it comes from
         source = self.preset.source if self.preset is not None else ""
+        top = facts_box.bottom() + pad
         source_h = 0.0
         if source:
             fm = QFontMetrics(small_f)
             box = fm.boundingRect(
                 QRectF(0, 0, w - 2 * pad, 4 * sh).toRect(), int(Qt.TextFlag.TextWordWrap), "source: " + source
             )
-            source_h = min(2 * sh, float(box.height()))
-        legend_h = self._legend_rows(w - 2 * pad, small_f) * (sh + 6)
+            for lines in (2, 1):
+                source_h = min(lines * sh, float(box.height()))
+                if h - pad - source_h - legend_h - top >= MIN_CHART_LINES * sh:
+                    break
+            if source_h < box.height():
+                source = fm.elidedText(
+                    source, Qt.TextElideMode.ElideRight, int(w - 2 * pad - fm.horizontalAdvance("source: "))
+                )
         bottom = h - pad - source_h - legend_h
-        top = facts_box.bottom() + pad
         chart = QRectF(pad, top, (w - 3 * pad) * 0.6, bottom - top)
         graph = QRectF(chart.right() + pad, top, w - chart.right() - 2 * pad, bottom - top)
         self._paint_chart(p, chart, small_f)
@@ -208,7 +210,7 @@ class LatencyView(PlayingView):
         else:
             self._paint_curve(p, graph, small_f)
         self._paint_legend(p, QRectF(pad, bottom + 3, w - 2 * pad, legend_h), small_f)
-        if source:
+        if source and source_h > 0:
             p.setFont(small_f)
             p.setPen(c.muted)
             p.drawText(
@@ -217,6 +219,28 @@ class LatencyView(PlayingView):
                 "source: " + source,
             )
         p.end()
+
+    def facts(self, so_far: float | None = None) -> list[str]:
+        """The figures over the chart, most wanted first, each a clause that reads whole on its
+        own. ``so_far`` is the issue-slot share up to the cycle shown (the view's, when None)."""
+        assert self.run is not None
+        run, cfg = self.run, self.run.config
+        if so_far is None:
+            so_far = run.issued_by(self.cycle) / (self.cycle * cfg.schedulers) if self.cycle else 0.0
+        return [
+            f"issue slots used: {percent(run.utilization)} in the steady state ({percent(so_far)} so far)",
+            f"model U(N) = {percent(run.model_utilization)}",
+            f"warps needed N* = {run.warps_needed_per_scheduler} per scheduler ({run.warps_needed} per SM)",
+            f"each warp issues {self._waited}, waits L = {cfg.mem_latency} cycles for its result, "
+            f"and has K = {cfg.alu} independent instructions to issue meanwhile",
+        ]
+
+    def facts_that_fit(self, width: float, lines: int, font: QFont) -> tuple[str, float]:
+        """The leading clauses of ``facts`` that fit in ``lines`` wrapped lines of ``width``, and
+        the height they take (``clauses_that_fit``), judged with the widest share so far (100.0%),
+        so neither the text nor the chart under it jumps while the cycles play."""
+        kept, height = clauses_that_fit(self.facts(1.0), width, lines, font)
+        return "; ".join(self.facts()[:kept]), height
 
     def _colours(self) -> list[QColor]:
         c = palette.canvas()
@@ -227,13 +251,14 @@ class LatencyView(PlayingView):
         c = palette.canvas()
         p.setFont(font)
         fm = QFontMetrics(font)
-        labels = self.row_labels()
         label_w = fm.horizontalAdvance("sched 9") + 6
         axis_h = 2 * fm.height() + 4
         plot = QRectF(rect.left() + label_w, rect.top(), rect.width() - label_w, rect.height() - axis_h)
         if plot.width() < 10 or plot.height() < 10:
             return
-        codes = self.chart_codes()
+        keep = self.rows_shown(plot.height())
+        codes = self.chart_codes()[keep]
+        labels = [self.row_labels()[i] for i in keep]
         lo, hi = self.cycle - self.window_cycles, self.cycle
         window = codes[:, lo:hi]
         table = np.array(
@@ -291,10 +316,14 @@ class LatencyView(PlayingView):
         )
         c = palette.canvas()
         p.fillRect(plot, c.sm_face)
+        last_y = math.inf
         for frac, text in y_labels:
             y = plot.bottom() - frac * plot.height()
             p.setPen(QPen(c.grid_line, 1))
             p.drawLine(QPointF(plot.left(), y), QPointF(plot.right(), y))
+            if last_y - y < fm.height() and frac < 1:
+                continue  # a label would sit on the one below: the top one is always drawn
+            last_y = y
             p.setPen(c.muted)
             p.drawText(
                 QRectF(rect.left(), y - fm.height() / 2, left_w - 4, fm.height()),
@@ -352,18 +381,16 @@ class LatencyView(PlayingView):
             x = at(need, 0).x()
             p.drawLine(QPointF(x, plot.top()), QPointF(x, plot.bottom()))
             lw = fm.horizontalAdvance(label) + 4
-            p.drawText(
-                QRectF(min(x + 3, plot.right() - lw), label_y, lw, fm.height()),
-                Qt.AlignmentFlag.AlignLeft,
-                label,
-            )
+            need_box = QRectF(min(x + 3, plot.right() - lw), label_y, lw, fm.height())
+            p.drawText(need_box, Qt.AlignmentFlag.AlignLeft, label)
         else:
-            label += f", past the SM's {x_max} warps"
-            p.drawText(
-                QRectF(plot.left(), label_y, plot.width() - 4, fm.height()),
-                Qt.AlignmentFlag.AlignRight,
-                label,
-            )
+            for longer in (f", past the SM's {x_max} warps", f" > {x_max}", ""):
+                if fm.horizontalAdvance(label + longer) <= plot.width() - 4:
+                    break
+            label += longer
+            lw = fm.horizontalAdvance(label) + 4
+            need_box = QRectF(plot.right() - 4 - lw, label_y, lw, fm.height())
+            p.drawText(need_box, Qt.AlignmentFlag.AlignRight, label)
         # this run
         cur = at(cfg.warps, run.utilization)
         p.setPen(QPen(palette.SELECTION.darker(150), 1.5))
@@ -371,13 +398,17 @@ class LatencyView(PlayingView):
         p.drawEllipse(cur, 6, 6)
         p.setBrush(Qt.BrushStyle.NoBrush)
         note = f"{cfg.warps} warps" + (
-            f" of {cfg.slots} ({100 * cfg.warps / cfg.slots:.0f}% occupancy)" if cfg.warp_slots else ""
+            f" of {cfg.slots} ({percent(cfg.warps / cfg.slots)} occupancy)" if cfg.warp_slots else ""
         )
+        if fm.horizontalAdvance(note) + 6 > plot.width():
+            note = f"{cfg.warps} warps"  # a narrow graph: the occupancy is in the caption
         nw = fm.horizontalAdvance(note) + 6
-        x = min(max(cur.x() - nw / 2, plot.left()), plot.right() - nw)
+        x = max(min(max(cur.x() - nw / 2, plot.left()), plot.right() - nw), plot.left())
         y = cur.y() + 8 if cur.y() < plot.top() + plot.height() / 2 else cur.y() - fm.height() - 8
-        p.setPen(palette.SELECTION.darker(170))
-        p.drawText(QRectF(x, y, nw, fm.height()), Qt.AlignmentFlag.AlignHCenter, note)
+        note_box = QRectF(x, y, nw, fm.height())
+        if not note_box.intersects(need_box):  # a small graph: N* is the label that matters
+            p.setPen(palette.SELECTION.darker(170))
+            p.drawText(note_box, Qt.AlignmentFlag.AlignHCenter, note)
         self._x_axis(p, plot, font, x_max, "resident warps per SM")
 
     def _paint_sweep(self, p: QPainter, rect: QRectF, font: QFont) -> None:
@@ -418,15 +449,29 @@ class LatencyView(PlayingView):
         p.drawText(
             QRectF(plot.left() + 4, plot.top() + 2, plot.width() - 8, fm.height()),
             Qt.AlignmentFlag.AlignLeft,
-            f"line: Little's law, {s.latency_ns:.0f} ns per load",
+            fm.elidedText(
+                f"line: Little's law, {s.latency_ns:.0f} ns per load",
+                Qt.TextElideMode.ElideRight,
+                int(plot.width() - 8),
+            ),
         )
         self._x_axis(p, plot, font, x_max, "resident warps per SM")
+
+    @property
+    def _waited(self) -> str:
+        """What each warp issues and then waits for: a load, or (an arithmetic latency) an instruction."""
+        return self.preset.waited if self.preset is not None else "a load"
 
     def _legend(self) -> tuple[tuple[QColor, str], ...]:
         return (
             (ISSUE_ALU, "issuing arithmetic"),
-            (ISSUE_LOAD, "issuing a load"),
-            (WAITING, "stalled on memory"),
+            (ISSUE_LOAD, f"issuing {self._waited}"),
+            (
+                WAITING,
+                "stalled on memory"
+                if self.preset is None or self.preset.memory
+                else "waiting for its result",
+            ),
             (READY, "eligible, not picked"),
             (palette.canvas().empty_slot, "idle warp slot"),
         )
@@ -473,7 +518,7 @@ def _graph_title(p: QPainter, rect: QRectF, text: str) -> None:
     p.drawText(
         QRectF(rect.left(), rect.top(), rect.width(), p.fontMetrics().height()),
         Qt.AlignmentFlag.AlignHCenter,
-        text,
+        p.fontMetrics().elidedText(text, Qt.TextElideMode.ElideRight, int(rect.width())),
     )
 
 

@@ -14,7 +14,7 @@ import re
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QLabel, QScrollArea, QSizePolicy, QVBoxLayout, QWidget
 
-from explorer.launch.limits import ArchLimits
+from explorer.devices.limits import ArchLimits
 from explorer.launch.occupancy import Sweep, sweep_block_size, sweep_registers, sweep_shared_memory
 from explorer.launch.schedule import LaunchPlan
 from explorer.launch.session import LaunchSession

@@ -4,7 +4,9 @@ The session owns what the page shows (devices, the launch or A and B, the clock,
 thread) and emits events; each part of the page is a view that reads it and calls its methods:
 
     left    PlaybackBox (buttons), EditingNote, LaunchControls (the form), Inspector
-    centre  SmView: summary, wave bar, the SMs or A and B with their table, legend
+    centre  tabs: SmView (summary, wave bar, the SMs or A and B with their table, legend),
+            TimelinePage (the launch in time) and LatencyPage (latency hiding), views of the
+            ``TimeViews`` model beside the session (``explorer.launch.time_views``)
     right   tabs: OccupancyView, RealRunView
 
 This module lays them out, gives the session its devices, binds the keys, and answers the main
@@ -20,15 +22,22 @@ from collections.abc import Callable
 
 from PySide6.QtCore import QSize, Qt, QTimer
 from PySide6.QtGui import QKeySequence, QShortcut
-from PySide6.QtWidgets import QHBoxLayout, QScrollArea, QTabWidget, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QHBoxLayout, QScrollArea, QSizePolicy, QTabWidget, QVBoxLayout, QWidget
 
 from explorer.devices.model import CudaGpu
 from explorer.errors import UserError
 from explorer.launch.animation import DISPATCH, RUN
 from explorer.launch.presets import PRESETS
 from explorer.launch.session import DeviceChoice, LaunchSession
+from explorer.launch.time_views import VIEW_TITLES, VIEWS, TimeViews
 from explorer.lessons.files import ZOOMS
 from explorer.lessons.model import SIDE_TABS, PanelState, VisualizerState
+from explorer.lessons.time_steps import (
+    apply_time_views,
+    record_time_views,
+    restore_time_views,
+    saved_time_views,
+)
 from explorer.lessons.visualizer import apply_step, restore_state, saved_state, step_state
 from explorer.ui.context import AppContext
 from explorer.ui.guard import qt_guard
@@ -37,10 +46,13 @@ from explorer.ui.sidepanel import SidePanel, fit_side_panels
 from explorer.ui.theme import Theme, px, text_scale_pct
 from explorer.ui.visualizer.controls import LaunchControls
 from explorer.ui.visualizer.inspector import Inspector
+from explorer.ui.visualizer.latency_page import LatencyPage
 from explorer.ui.visualizer.occupancy_view import OccupancyView
 from explorer.ui.visualizer.playback import EditingNote, FrameClock, PlaybackBox
 from explorer.ui.visualizer.realrun_view import RealRunView
 from explorer.ui.visualizer.sm_view import SmView
+from explorer.ui.visualizer.timeline_page import TimelinePage
+from explorer.ui.widgets import SCROLL_ALLOWED
 from explorer.words import on_host
 
 # widths at 100% text (they grow with it): controls need the room for digits, the graphs do not;
@@ -49,6 +61,12 @@ LEFT_WIDTH = 350
 RIGHT_WIDTH = 290
 CENTRE_MIN = 360
 CENTRE_MIN_COMPARE = 560  # two SM pictures side by side, and the table under them
+#: the most of the page's width a side column takes (at 200% text on a 1280-px screen the launch
+#: controls took 700 px, and the SMs, the summary and the wave bar were squeezed under them)
+COLUMN_SHARE = 0.4
+#: on a projector the picture is what the class reads: a column folds before the SMs get less
+#: than this share of the page's width
+PRESENTING_CENTRE_SHARE = 0.5
 
 
 def device_choices(context: AppContext) -> list[DeviceChoice]:
@@ -79,26 +97,30 @@ class VisualizerPanel(Panel):
         super().__init__(parent)
         self.context = context
         self.session = LaunchSession()
+        self.time_views = TimeViews(self.session)
 
         # left: playback, which side the form edits, the form, the inspector
         self.playback = PlaybackBox(self.session)
         self.editing_note = EditingNote(self.session)
         self.controls = LaunchControls(self.session)
         self.inspector = Inspector(self.session)
-        left = QWidget()
-        ll = QVBoxLayout(left)
+        column = QWidget()
+        ll = QVBoxLayout(column)
         ll.setContentsMargins(0, 0, 0, 0)
         # playback first: the Play button stays put whatever the lesson caption below it wraps to
         ll.addWidget(self.playback)
         ll.addWidget(self.editing_note)
         ll.addWidget(self.controls)
-        # a 3D thread's formula runs long: the inspector scrolls rather than cut it off at 800 px
-        inspector_scroll = QScrollArea()
-        inspector_scroll.setWidgetResizable(True)
-        inspector_scroll.setFrameShape(QScrollArea.Shape.NoFrame)
-        inspector_scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
-        inspector_scroll.setWidget(self.inspector)
-        ll.addWidget(inspector_scroll, 1)
+        ll.addWidget(self.inspector, 1)
+        # the column scrolls (a 3D thread's formulas run long; at 200% on a 1280x800 projector the
+        # fields and the inspector are taller than the page) rather than squeeze its fields into
+        # each other, and sideways where the window gives it less than its width
+        left = QScrollArea()
+        left.setWidgetResizable(True)
+        left.setFrameShape(QScrollArea.Shape.NoFrame)
+        left.setWidget(column)
+        left.setProperty(SCROLL_ALLOWED, True)
+        self.left_scroll = left
         self.left_side = SidePanel("Launch controls", left, "left")
 
         # centre: the SMs; right: occupancy and the real run
@@ -107,13 +129,29 @@ class VisualizerPanel(Panel):
         self.realrun_view = RealRunView(self.session)
         self.tabs = QTabWidget()
         self.tabs.addTab(self.occupancy_view, "Occupancy")
-        self.tabs.addTab(self.realrun_view, "Run it for real")
+        # short titles: both tabs stay in view in a narrow column at a large text size
+        self.tabs.addTab(self.realrun_view, "Real run")
+        self.tabs.setTabToolTip(0, "Occupancy of the block: the numbers, the limiter, the three graphs")
+        self.tabs.setTabToolTip(
+            1, "Run it for real: the kernel with exactly this launch, and who wrote each element"
+        )
         self.right_side = SidePanel("Occupancy and real run", self.tabs, "right")
+        # the centre: the SMs in waves, the launch in time, latency hiding (one model: TimeViews)
+        self.timeline_page = TimelinePage(self.time_views, self._why_no_gpu)
+        self.latency_page = LatencyPage(self.time_views, self._why_no_gpu)
+        self.centre = QTabWidget()
+        for view, page in zip(VIEWS, (self.sm_view, self.timeline_page, self.latency_page), strict=True):
+            self.centre.addTab(page, VIEW_TITLES[view])
+        self.centre.currentChanged.connect(self._centre_changed)
+        self.time_views.events.view.connect(
+            lambda: self.centre.setCurrentIndex(VIEWS.index(self.time_views.view))
+        )
+        self._centre_changed(0)
 
         self._columns = QHBoxLayout(self)
         self._columns.setContentsMargins(6, 6, 6, 6)
         self._columns.addWidget(self.left_side)
-        self._columns.addWidget(self.sm_view, 1)
+        self._columns.addWidget(self.centre, 1)
         self._columns.addWidget(self.right_side)
         self._last_opened: SidePanel | None = None
         for side in (self.left_side, self.right_side):
@@ -155,6 +193,28 @@ class VisualizerPanel(Panel):
     def _load_devices(self) -> None:
         self.session.set_devices(device_choices(self.context))
 
+    def _centre_changed(self, index: int) -> None:
+        """Show the view chosen; only the page shown sizes the centre (a hidden page's wrapped
+        text, measured at a stale width, must not make the window taller than a projector)."""
+        for i in range(self.centre.count()):
+            page = self.centre.widget(i)
+            policy = QSizePolicy.Policy.Preferred if i == index else QSizePolicy.Policy.Ignored
+            if page is not None:
+                page.setSizePolicy(policy, policy)
+        self.time_views.set_view(VIEWS[index])
+
+    def _why_no_gpu(self) -> str:
+        """Discovery's reason there is no usable GPU here, for the measured parts ("" if there is one)."""
+        discovery = self.context.discovery
+        return (discovery.why_no_gpu() if discovery is not None else None) or ""
+
+    def toggle_play(self) -> None:
+        """Space: play or pause what is shown (the latency chart's cycles, else the launch's clock)."""
+        if self.time_views.view == "latency":
+            self.time_views.cycles.toggle_play()
+        else:
+            self.session.toggle_play()
+
     # --- room: side columns and text size -----------------------------------------------------
     def apply_text_scale(self, percent: int) -> None:
         """Columns, buttons and painted text grow with the text; then fold what no longer fits."""
@@ -164,6 +224,17 @@ class VisualizerPanel(Panel):
         self.sm_view.apply_text_scale()
         self.occupancy_view.apply_text_scale()
         self.realrun_view.apply_text_scale()
+        self.timeline_page.apply_text_scale()
+        self.latency_page.apply_text_scale()
+        self.fit_side_panels()
+
+    def set_presenting(self, on: bool) -> None:
+        """A projector is a new screen: the columns opened on the laptop are the page's to fold
+        again (F11 at 150% on 1024x768 kept the launch controls open over half the page)."""
+        super().set_presenting(on)
+        for side in (self.left_side, self.right_side):
+            side.choice = None
+        self._last_opened = None
         self.fit_side_panels()
 
     def _side_toggled(self, side: SidePanel, opened: bool) -> None:
@@ -178,14 +249,23 @@ class VisualizerPanel(Panel):
             self.fit_side_panels()
 
     def fit_side_panels(self) -> None:
-        """Fold a side column when the SM picture would get less than ``CENTRE_MIN``: the right
-        one (occupancy) before the left (the launch fields) unless the user chose otherwise."""
+        """Fold a side column when the SM picture would get less than ``CENTRE_MIN``, or in
+        presentation mode less than half the page: the right one (occupancy) before the left
+        (the launch fields) unless the user chose otherwise."""
         if not self.isVisible():
             return  # a size before the page is shown is no size at all; resizeEvent comes then
         margins = self._columns.contentsMargins()
         room = self.width() - margins.left() - margins.right() - 2 * self._columns.spacing()
-        centre = CENTRE_MIN_COMPARE if self.session.compare else CENTRE_MIN
-        fit_side_panels((self.right_side, self.left_side), room, px(centre), self._last_opened)
+        # at a large text size on a small screen a column at its full width would leave the SMs a
+        # sliver: it takes at most its share of the page (and scrolls sideways for the rest)
+        # (the launch controls' column scrolls up and down: its bar's width comes on top)
+        bar = self.left_scroll.verticalScrollBar().sizeHint().width()
+        for side, width in ((self.left_side, px(LEFT_WIDTH) + bar), (self.right_side, px(RIGHT_WIDTH))):
+            side.set_body_width(min(width, max(int(room * COLUMN_SHARE), width * 4 // 5)))
+        centre = px(CENTRE_MIN_COMPARE if self.session.compare else CENTRE_MIN)
+        if self.presenting:
+            centre = max(centre, int(room * PRESENTING_CENTRE_SHARE))
+        fit_side_panels((self.right_side, self.left_side), room, centre, self._last_opened)
 
     @qt_guard
     def resizeEvent(self, event) -> None:  # noqa: N802 - Qt's name
@@ -201,29 +281,65 @@ class VisualizerPanel(Panel):
     def remembered(self) -> dict[str, str | int]:
         """Issue 14.12: the device, the launch, the speed and the zoom; issue 15.4: whether A and
         B are compared, B's device and launch (``b_*``) and the side being edited."""
-        return {**saved_state(self.session), "zoom": self.sm_view.zoom_index}
+        return {
+            **saved_state(self.session),
+            "zoom": self.sm_view.zoom_index,
+            **saved_time_views(self.time_views),
+        }
 
     def restore(self, saved: dict[str, str | int]) -> None:
         """Each part that parses is taken; a launch that does not is skipped whole."""
         restore_state(self.session, saved)
         self.sm_view.set_zoom_index(saved.get("zoom"))
+        restore_time_views(self.time_views, saved)
 
     def lesson_state(self) -> VisualizerState | None:
-        """The launch, the moment shown, the speed, zoom, selected thread and side tab."""
-        side_tab = SIDE_TABS[max(self.tabs.currentIndex(), 0)]
-        return step_state(self.session, ZOOMS[self.sm_view.zoom_index], side_tab)
+        """The launch, the moment shown, the speed, zoom, selected thread, the side tab when its
+        column is open (a step replays it open), and the view in the middle with its settings."""
+        side_tab = SIDE_TABS[max(self.tabs.currentIndex(), 0)] if self.right_side.is_open() else None
+        state = step_state(self.session, ZOOMS[self.sm_view.zoom_index], side_tab)
+        if state is not None:
+            record_time_views(self.time_views, state)
+        return state
 
     def show_lesson_state(self, state: PanelState) -> str:
+        """The whole state the step describes, whatever the page showed or the settings held, and
+        in view what its words point at: the side tab it names (its column opened), the
+        inspector's column for a selected thread or a launch that cannot run (its message is
+        there), and a zoom placed on the selected thread's block."""
         if not isinstance(state, VisualizerState):
             return ""
+        # the devices discovery has found by now: a step applied before this page heard of them
+        # named a device the session did not know yet, and their arrival then reset the clock
+        self._load_devices()
         note = apply_step(self.session, state, self.context.gpus)
+        apply_time_views(self.time_views, state)
         self.sm_view.set_zoom_index(ZOOMS.index(state.zoom) if state.zoom in ZOOMS else 0)
-        self.tabs.setCurrentIndex(SIDE_TABS.index(state.side_tab))
+        wanted: list[SidePanel] = []
+        if state.thread or self.session.animation(0) is None:
+            wanted.append(self.left_side)
+        if state.side_tab is not None:
+            self.tabs.setCurrentIndex(SIDE_TABS.index(state.side_tab))
+            wanted.append(self.right_side)  # named by the step: kept open before the other
+        self.open_columns(wanted)
+        if state.thread:  # the column scrolls on a short screen: its inspector is what is meant
+            QTimer.singleShot(0, lambda: self.left_scroll.ensureWidgetVisible(self.inspector, 0, 0))
         if self.session.selection is not None:
             # zoomed in, the selected thread's SM may be off screen: bring it into view once the
             # zoom has resized the picture (the zoom is applied on the next turn of the loop)
             QTimer.singleShot(0, self.sm_view.reveal_selected)
         return note
+
+    def open_columns(self, sides: list[SidePanel]) -> None:
+        """The columns a step needs open, as if the teacher had clicked their handles (the last
+        one wins the room where both do not fit); the others are the page's to fold or open, as
+        if nobody had touched them (a step sets the whole state it describes)."""
+        self._last_opened = None
+        for side in (self.left_side, self.right_side):
+            side.choice = True if side in sides else None
+        for side in sides:
+            self._last_opened = side
+        self.fit_side_panels()
 
     # --- main window hooks ----------------------------------------------------------------------
     def prepare_screenshot(self) -> None:
@@ -238,15 +354,26 @@ class VisualizerPanel(Panel):
         s.show_moment(1 + DISPATCH + RUN * 0.4)
         s.select_thread(a.plan.blocks_in_wave(1).start + 1, 0, 17)
 
-    #: ``device-explorer screenshot --panel visualizer --view compare``
-    SCREENSHOT_VIEWS = ("compare",)
+    #: ``device-explorer screenshot --panel visualizer --view compare`` (or timeline, latency)
+    SCREENSHOT_VIEWS = ("compare", "timeline", "latency")
 
     def show_screenshot_view(self, view: str) -> None:
-        """``compare``: the same lesson launch on a GTX 1650 (A) and an H100 (B), in wave 1."""
+        """``compare``: the same lesson launch on a GTX 1650 (A) and an H100 (B), in wave 1;
+        ``timeline``: that launch in time with jittered blocks, mid-way; ``latency``: its SM hiding
+        an L1 load's latency with 9 instructions per load."""
         if view not in self.SCREENSHOT_VIEWS:
             raise UserError(
                 f"the visualizer has no view {view!r}; its views: {', '.join(self.SCREENSHOT_VIEWS)}"
             )
+        if view == "timeline":
+            self.time_views.set_view("timeline")
+            self.time_views.set_durations("jitter:0.2")
+            self.time_views.show_time(4.5)
+            return
+        if view == "latency":
+            self.time_views.set_view("latency")
+            self.time_views.cycles.seek(300)
+            return
         s = self.session
         s.set_compare(True)
         s.select_side(1)
@@ -267,12 +394,14 @@ class VisualizerPanel(Panel):
         self.frame_clock.stop()
         self.session.pause()
         self.realrun_view.shutdown()
+        self.timeline_page.shutdown()
+        self.latency_page.shutdown()
 
 
 #: the page's keys: (key sequence, what it does, the action); an empty description marks an alias
 #: (= for +, as on keyboards where + needs Shift). Help > Keyboard shortcuts lists the rest.
 KEYS: tuple[tuple[str, str, Callable[[VisualizerPanel], object]], ...] = (
-    ("Space", "play / pause the animation", lambda p: p.session.toggle_play()),
+    ("Space", "play / pause the animation", lambda p: p.toggle_play()),
     ("Right", "next wave", lambda p: p.session.step_wave(1)),
     ("Left", "previous wave", lambda p: p.session.step_wave(-1)),
     ("Shift+Right", "next block", lambda p: p.session.step_block(1)),

@@ -8,9 +8,12 @@ Pause, the speed, whether anything can play); the frame clock turns wall time in
 
 from __future__ import annotations
 
-from PySide6.QtCore import QElapsedTimer, QObject, Qt, QTimer
-from PySide6.QtWidgets import QGroupBox, QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
+from typing import Protocol
 
+from PySide6.QtCore import QElapsedTimer, QObject, Qt, QTimer
+from PySide6.QtWidgets import QGridLayout, QGroupBox, QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
+
+from explorer.events import Event
 from explorer.launch.session import LaunchSession
 from explorer.ui.theme import px
 
@@ -50,9 +53,13 @@ class PlaybackBox(QGroupBox):
         row1 = QHBoxLayout()
         for b in (self.play_button, self.restart_button, self.compare_button):
             row1.addWidget(b)
-        row2 = QHBoxLayout()
-        for b in (self.back_wave_button, self.back_block_button, self.block_button, self.wave_button):
-            row2.addWidget(b)
+        # the steps two by two (back on the left, on on the right): four in a row made the column
+        # wider than it is at 150% and more, and it scrolled sideways
+        row2 = QGridLayout()
+        row2.addWidget(self.back_wave_button, 0, 0)
+        row2.addWidget(self.wave_button, 0, 1)
+        row2.addWidget(self.back_block_button, 1, 0)
+        row2.addWidget(self.block_button, 1, 1)
         row3 = QHBoxLayout()
         row3.addWidget(QLabel("Speed"))
         row3.addWidget(self.slower_button)
@@ -78,6 +85,19 @@ class PlaybackBox(QGroupBox):
     def apply_text_scale(self) -> None:
         for b in (self.slower_button, self.faster_button):
             b.setFixedWidth(px(44))
+        # a button needs its words and a margin, not the style's 80 px floor: four of those made
+        # the column wider than its 350 px, and it scrolled sideways
+        for b in (
+            self.play_button,
+            self.restart_button,
+            self.compare_button,
+            self.back_wave_button,
+            self.back_block_button,
+            self.block_button,
+            self.wave_button,
+        ):
+            words = max(b.fontMetrics().horizontalAdvance(t) for t in (b.text(), "Pause"))
+            b.setMinimumWidth(words + px(18))
 
     def _show_launch(self) -> None:
         """Nothing plays while no side can run (each then says why)."""
@@ -118,10 +138,27 @@ class EditingNote(QLabel):
             )
 
 
-class FrameClock(QObject):
-    """Moves a playing session's clock by the wall time between frames (about 60 a second)."""
+class _HasMoment(Protocol):
+    moment: Event
 
-    def __init__(self, session: LaunchSession, parent: QObject | None = None) -> None:
+
+class Playable(Protocol):
+    """What a frame clock drives: the ``LaunchSession``, or the latency chart's ``CycleClock``."""
+
+    @property
+    def events(self) -> _HasMoment: ...
+
+    @property
+    def playing(self) -> bool: ...
+
+    def advance(self, dt_s: float) -> bool: ...
+
+
+class FrameClock(QObject):
+    """Moves a playing session's clock (or another ``Playable``) by the wall time between frames
+    (about 60 a second)."""
+
+    def __init__(self, session: Playable, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self.session = session
         self.timer = QTimer(self)

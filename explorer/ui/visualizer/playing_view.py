@@ -1,24 +1,21 @@
-"""What the timeline and latency-hiding views share: a painted widget that plays through its record
-at 60 frames per second, sizes its text with the window's text size, and renders offscreen.
-
-A subclass says where playing starts (``_start``: from where, or None when there is nothing to
-play) and what a moment of it shows (``_advance``: the seconds played so far); the clock, the
-timer and the offscreen picture are here once.
+"""What the timeline and latency-hiding views share: a painted widget that shows one moment of its
+record (the clock that plays it is a core model's: the session's for the timeline, the cycle clock
+of ``explorer.launch.time_views`` for the latency chart, moved by the visualizer's frame clock at
+60 frames per second), sizes its text with the window's text size, and renders offscreen.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
-from PySide6.QtCore import QElapsedTimer, QPointF, QRectF, Qt, QTimer
+from PySide6.QtCore import QPointF, QRectF, Qt
 from PySide6.QtGui import QFont, QFontMetrics, QImage, QPainter
 from PySide6.QtWidgets import QSizePolicy, QWidget
 
-from explorer.ui.theme import px
+from explorer.ui.theme import figure_font
 from explorer.ui.visualizer import palette
 from explorer.ui.visualizer.sweep_graph import _nice_ticks
-
-FRAME_MS = 16  # 60 frames per second
 
 
 @dataclass(frozen=True)
@@ -31,57 +28,24 @@ class ViewFonts:
 
 
 class PlayingView(QWidget):
-    """A QPainter view with a play clock (``play`` / ``pause`` / ``playing``) and ``render_image``."""
+    """A QPainter view of one moment of a played record, with ``fonts`` and ``render_image``."""
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self._timer = QTimer(self)
-        self._timer.setInterval(FRAME_MS)
-        self._timer.timeout.connect(self._on_frame)
-        self._clock = QElapsedTimer()
         self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Expanding)
         self.setMinimumSize(320, 200)
-
-    # ------------------------------------------------------------------ for subclasses
-
-    def _start(self) -> bool:
-        """Get ready to play (rewind when at the end); False when there is nothing to play."""
-        raise NotImplementedError
-
-    def _advance(self, seconds: float) -> bool:
-        """Show the moment ``seconds`` after play started; False once the end is reached."""
-        raise NotImplementedError
-
-    # ------------------------------------------------------------------ the clock
-
-    def play(self) -> None:
-        if not self._start():
-            return
-        self._clock.start()
-        self._timer.start()
-
-    def pause(self) -> None:
-        self._timer.stop()
-
-    @property
-    def playing(self) -> bool:
-        return self._timer.isActive()
-
-    def _on_frame(self) -> None:
-        if not self._advance(self._clock.elapsed() / 1000.0):
-            self.pause()
 
     # ------------------------------------------------------------------ text and pictures
 
     def fonts(self) -> ViewFonts:
-        """15, 13 and 11 px at 100% text, scaled with the window's text size."""
-        sizes = []
-        for size, bold in ((15, True), (13, False), (11, False)):
-            font = QFont(self.font())
-            font.setPixelSize(px(size))
-            font.setBold(bold)
-            sizes.append(font)
-        return ViewFonts(*sizes)
+        """The title, the body and the small text (axes, SM names): the theme's figure rule, so
+        they follow the window's text size up and down and none is drawn below the readable least
+        (the small text was 11 px at 100%, under the 0.85 x label text the figures keep to)."""
+        return ViewFonts(
+            figure_font(1.1, bold=True, base=self.font()),
+            figure_font(1.0, base=self.font()),
+            figure_font(0.85, base=self.font()),
+        )
 
     def apply_text_scale(self) -> None:
         self.updateGeometry()
@@ -94,6 +58,23 @@ class PlayingView(QWidget):
         image.fill(palette.canvas().ground)
         self.render(image)
         return image
+
+
+def clauses_that_fit(clauses: Sequence[str], width: float, lines: int, font: QFont) -> tuple[int, float]:
+    """How many of the leading ``clauses`` (joined with "; ") fit in ``lines`` wrapped lines of
+    ``width``, and the height they take: a short view drops whole figures, never half a sentence;
+    the first is always kept (wrapped in full, however many lines it takes)."""
+    fm = QFontMetrics(font)
+    wrap = int(Qt.TextFlag.TextWordWrap)
+    room = QRectF(0, 0, width, 40 * fm.lineSpacing()).toRect()
+    most = fm.boundingRect(room, wrap, "\n".join("x" * max(1, lines))).height()  # as Qt stacks lines
+    kept, height = 0, 0.0
+    for n in range(1, len(clauses) + 1):
+        taken = float(fm.boundingRect(room, wrap, "; ".join(clauses[:n])).height())
+        if n > 1 and taken > most:
+            break
+        kept, height = n, taken
+    return kept, height
 
 
 def paint_axis(
@@ -119,8 +100,14 @@ def paint_axis(
     for v in _nice_ticks(lo, hi, max(2, min(max_ticks, int(width // tick_w)))):
         x = left + (v - lo) / max(hi - lo, 1e-12) * width
         p.drawLine(QPointF(x, top), QPointF(x, top + 3))
+        text = f"{v:g}"
+        text_w = fm.horizontalAdvance(text) + 2
+        # centred on its tick, but never past the axis's right end (the view's edge cut "0.014")
         p.drawText(
-            QRectF(x - tick_w / 2, top + 3, tick_w, fm.height()), Qt.AlignmentFlag.AlignHCenter, f"{v:g}"
+            QRectF(min(x - text_w / 2, right - text_w), top + 3, text_w, fm.height()),
+            Qt.AlignmentFlag.AlignHCenter,
+            text,
         )
     align = Qt.AlignmentFlag.AlignHCenter if centre_label else Qt.AlignmentFlag.AlignLeft
+    label = fm.elidedText(label, Qt.TextElideMode.ElideRight, int(width))  # a narrow figure cuts it visibly
     p.drawText(QRectF(left, top + fm.height() + 3, width, fm.height()), align, label)

@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QElapsedTimer, QRectF, QSize, Qt, QTimer, Signal
-from PySide6.QtGui import QFont, QImage, QPainter, QPaintEvent
+from PySide6.QtGui import QFont, QFontMetrics, QImage, QPainter, QPaintEvent
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QSizePolicy, QVBoxLayout, QWidget
 
 from explorer.launch.config import LaunchConfig
@@ -25,7 +25,7 @@ from explorer.launch.realrun import (
 )
 from explorer.launch.session import LaunchSession
 from explorer.ui.guard import qt_guard
-from explorer.ui.theme import current_theme, px
+from explorer.ui.theme import current_theme, figure_font, px
 from explorer.ui.visualizer import palette
 from explorer.words import on_host
 
@@ -50,7 +50,7 @@ class ElementStrip(QWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.result: RealRunResult | None = None
-        self.setFixedHeight(STRIP_HEIGHT)
+        self.fit_height()
         self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
         self._columns: list[tuple[int, float]] | None = None  # (block or -1, run length in px)
         self._image: QImage | None = None
@@ -63,11 +63,19 @@ class ElementStrip(QWidget):
         self.result = result
         self._columns = None
         self._image = None
-        # a 2D/3D run is drawn as the image (or the volume's first slice) it wrote: it needs room
-        self.setFixedHeight(
-            IMAGE_HEIGHT if result is not None and result.extent is not None else STRIP_HEIGHT
-        )
+        self.fit_height()
         self.update()
+
+    def font_now(self) -> QFont:
+        """The strip's words (the theme's figure text, a notch under the labels)."""
+        return figure_font(0.9, base=self.font())
+
+    def fit_height(self) -> None:
+        """A strip with its line of words under it, or a 2D/3D run's image (it needs room), at
+        the current text size."""
+        words = QFontMetrics(self.font_now()).height() + 8
+        image = self.result is not None and self.result.extent is not None
+        self.setFixedHeight(px(IMAGE_HEIGHT) + words if image else px(STRIP_HEIGHT - 20) + words)
 
     def picture(self, width: int, height: int) -> QImage:
         """The z = 0 slice of a 2D/3D run, one pixel per element or per cell of elements when it is
@@ -125,9 +133,7 @@ class ElementStrip(QWidget):
         p = QPainter(self)
         c = palette.canvas()
         p.fillRect(self.rect(), c.sm_face)
-        font = QFont(self.font())
-        font.setPixelSize(px(13))
-        p.setFont(font)
+        p.setFont(self.font_now())
         if self.result is None:
             p.setPen(c.muted)
             p.drawText(self.rect(), Qt.AlignmentFlag.AlignCenter, "No real run yet")
@@ -160,15 +166,16 @@ class ElementStrip(QWidget):
         r = self.result
         assert r is not None and r.extent is not None
         ex, ey, ez = r.extent
-        room_w, room_h = self.width() - 8, self.height() - 24
+        text_h = p.fontMetrics().height()
+        room_w, room_h = self.width() - 8, self.height() - text_h - 8
         if self._image is None:
             self._image = self.picture(room_w, room_h)
         scale = min(room_w / ex, room_h / ey)
         target = QRectF(4, 2, ex * scale, ey * scale)
         p.drawImage(target, self._image)  # scaled up without smoothing: elements stay square
-        p.setPen(palette.TEXT)
+        p.setPen(palette.canvas().text)  # the theme's: the strip's ground is the theme's too
         words = f"{ex:,} x {ey:,} image as written" if ez == 1 else f"slice z = 0 of {ez:,} ({ex:,} x {ey:,})"
-        p.drawText(QRectF(4, room_h + 4, self.width() - 8, 18), Qt.AlignmentFlag.AlignLeft, words)
+        p.drawText(QRectF(4, room_h + 4, self.width() - 8, text_h + 2), Qt.AlignmentFlag.AlignLeft, words)
 
 
 STRIP_HEIGHT = 70
@@ -398,7 +405,7 @@ class RealRunView(QWidget):
 
     def apply_text_scale(self) -> None:
         """The strip's painted labels grow with the text; so does its height."""
-        self.strip.setMinimumHeight(px(70))
+        self.strip.fit_height()
         self.strip.update()
 
     def shutdown(self) -> None:

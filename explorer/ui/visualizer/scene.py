@@ -33,7 +33,7 @@ from explorer.launch.animation import Animation
 from explorer.launch.schedule import WaveFill
 from explorer.launch.session import Hit
 from explorer.ui.guard import qt_guard
-from explorer.ui.theme import px
+from explorer.ui.theme import figure_font, figure_px, line_px, px, readable_px
 from explorer.ui.visualizer import palette
 
 CELL_GAP = 6
@@ -334,9 +334,10 @@ class SmGrid(QWidget):
     def _layout_for(self, width: int, height: int) -> GridLayout:
         assert self._anim is not None
         plan = self._anim.plan
+        text_h = float(QFontMetrics(self.sm_label_font()).height())
         return compute_layout(
             width, height, plan.sm_count, max(plan.resident_blocks_per_sm, 1),
-            plan.warps_per_block, plan.warp_size, (float(px(14)), float(px(24))),
+            plan.warps_per_block, plan.warp_size, (text_h + 2, text_h * 1.5),
             self.sm_label_width(plan.sm_count),
         )  # fmt: skip
 
@@ -361,16 +362,26 @@ class SmGrid(QWidget):
         return hi
 
     @qt_guard
-    def sm_label_font(self, pixel_size: int | None = None) -> QFont:
-        """The SM numbers' font: bold, ``pixel_size`` or the smallest a class reads (11 px at 100%)."""
-        font = QFont(self.font())
-        font.setBold(True)
-        font.setPixelSize(pixel_size or px(11))
-        return font
+    def sm_label_font(self) -> QFont:
+        """The SM numbers' font: bold, nine tenths of the label text (the theme's figure rule)."""
+        return figure_font(0.9, bold=True, base=self.font())
 
     def sm_label_width(self, sm_count: int) -> float:
-        """The cell width the widest SM number needs at the smallest readable size, with the padding."""
+        """The cell width the widest SM number needs, with the padding: the layout prefers fewer,
+        wider columns to numbers that do not fit."""
         return QFontMetrics(self.sm_label_font()).horizontalAdvance(str(sm_count - 1)) + 10.0
+
+    def sm_labels(self, lay: GridLayout) -> str:
+        """How the SMs are named in their strips: "SM 12" where that fits the cell, "12" where
+        only the number does, "" (left out: the inspector names the SM under the pointer) where
+        not even the number fits at a readable size or the strip is too short for it."""
+        fm = QFontMetrics(self.sm_label_font())
+        room = lay.cell_w - 2 * lay.pad
+        if fm.height() > lay.label_h + 1:
+            return ""
+        if fm.horizontalAdvance(f"SM {lay.sm_count - 1}") < room:
+            return "long"
+        return "short" if fm.horizontalAdvance(str(lay.sm_count - 1)) <= room else ""
 
     @qt_guard
     def resizeEvent(self, event) -> None:  # noqa: N802 - Qt's name
@@ -392,9 +403,12 @@ class SmGrid(QWidget):
         pm.fill(c.ground)
         p = QPainter(pm)
         p.setRenderHint(QPainter.RenderHint.Antialiasing)
-        p.setPen(QPen(c.sm_border, 1.5))
+        border = line_px(1.5)
+        p.setPen(QPen(c.sm_border, border))
         p.setBrush(c.sm_face)
-        p.drawRoundedRect(QRectF(0.75, 0.75, lay.cell_w - 1.5, lay.cell_h - 1.5), 4, 4)
+        p.drawRoundedRect(
+            QRectF(border / 2, border / 2, lay.cell_w - border, lay.cell_h - border), px(4), px(4)
+        )
         p.setRenderHint(QPainter.RenderHint.Antialiasing, False)
         hatch = QBrush(c.hatch, Qt.BrushStyle.BDiagPattern)
         for slot in range(lay.slots):
@@ -424,26 +438,17 @@ class SmGrid(QWidget):
         pm = QPixmap(self.size())
         pm.fill(c.ground)
         p = QPainter(pm)
-        font = self.sm_label_font(max(9, int(lay.label_h * 0.8)))
-        p.setFont(font)
+        p.setFont(self.sm_label_font())
         p.setPen(c.text)
         cell = self._empty_cell(lay)
-        room = lay.cell_w - 2 * lay.pad
-        fits_long = p.fontMetrics().horizontalAdvance(f"SM {lay.sm_count - 1}") < room
-        # narrow cells (132 SMs): shrink the number until "131" fits rather than clip it to "13"
-        while (
-            not fits_long
-            and font.pixelSize() > 6
-            and p.fontMetrics().horizontalAdvance(str(lay.sm_count - 1)) > room
-        ):
-            font.setPixelSize(font.pixelSize() - 1)
-            p.setFont(font)
+        naming = self.sm_labels(lay)
         align = Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter
         for sm in range(lay.sm_count):
             x0, y0 = lay.cell_origin(sm)
             p.drawPixmap(x0, y0, cell)
-            label = f"SM {sm}" if fits_long else str(sm)
-            p.drawText(QRectF(x0 + lay.pad, y0, lay.cell_w - 2 * lay.pad, lay.label_h), align, label)
+            if naming:
+                label = f"SM {sm}" if naming == "long" else str(sm)
+                p.drawText(QRectF(x0 + lay.pad, y0, lay.cell_w - 2 * lay.pad, lay.label_h), align, label)
         p.end()
         return pm
 
@@ -564,13 +569,14 @@ class SmGrid(QWidget):
             x, y = lay.slot_origin(*where)
             sel_rect = QRect(x, y, tw, th)
             p.setBrush(Qt.BrushStyle.NoBrush)
-            p.setPen(QPen(palette.SELECTION, 3))
-            p.drawRect(sel_rect.adjusted(-2, -2, 2, 2))
+            p.setPen(QPen(palette.SELECTION, line_px(3)))
+            grow = px(2)
+            p.drawRect(sel_rect.adjusted(-grow, -grow, grow, grow))
             _, warp, lane = self.selected
             if lay.lod != "blocks":
                 y0 = sel_rect.top() + int(warp * th / lay.warps)
                 y1 = sel_rect.top() + int((warp + 1) * th / lay.warps)
-                p.setPen(QPen(QColor("#000000"), 2))
+                p.setPen(QPen(QColor("#000000"), line_px(2)))
                 if lay.lod == "lanes":
                     x0 = sel_rect.left() + int(lane * tw / lay.lanes)
                     x1 = sel_rect.left() + int((lane + 1) * tw / lay.lanes)
@@ -584,8 +590,9 @@ class SmGrid(QWidget):
 
     def block_numbers(self, lay: GridLayout, fill: WaveFill) -> tuple[QFont, list[tuple[QRectF, str]]] | None:
         """Each landed block's number and the corner of its tile it goes in (blockIdx for a 2D or
-        3D grid), when every number of the wave fits its tile at a readable size (10 px at 100%
-        text or more); ``None`` otherwise: numbers on some blocks and not others would mislead."""
+        3D grid), when every number of the wave fits its tile at a readable size (the theme's
+        ``readable_px`` or more); ``None`` otherwise: numbers on some blocks and not others would
+        mislead, and a zoom or the inspector (hover) gives them."""
         assert self._anim is not None
         plan = self._anim.plan
         if fill.dispatched == 0 or fill.dispatched > self.MAX_NUMBERED_BLOCKS:
@@ -600,11 +607,10 @@ class SmGrid(QWidget):
             return f"{idx.x},{idx.y}" if grid.z == 1 else f"{idx.x},{idx.y},{idx.z}"
 
         texts = [text(b) for b in range(fill.first_block, fill.first_block + fill.dispatched)]
-        font = QFont(self.font())
-        font.setBold(True)
+        font = figure_font(bold=True, base=self.font())
         room_w, room_h = lay.tile_w - 4, lay.tile_h - 2
         widest = max(texts, key=len)
-        for size in range(min(px(16), int(room_h)), px(10) - 1, -1):
+        for size in range(min(figure_px(1.1), int(room_h)), readable_px() - 1, -1):
             font.setPixelSize(size)
             fm = QFontMetrics(font)
             if fm.horizontalAdvance(widest) + 6 <= room_w and fm.height() <= room_h:

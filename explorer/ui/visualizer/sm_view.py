@@ -8,9 +8,9 @@ the session's pinned thread; the pointer's moves and clicks over the SMs go back
 
 from __future__ import annotations
 
-from PySide6.QtCore import QEvent, QObject, Qt, QTimer
+from PySide6.QtCore import QEvent, QObject, QSize, Qt, QTimer
 from PySide6.QtGui import QWheelEvent
-from PySide6.QtWidgets import QLabel, QScrollArea, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QLabel, QScrollArea, QStyle, QVBoxLayout, QWidget
 
 from explorer.launch.schedule import SCHEDULER_NOTE
 from explorer.launch.session import LaunchSession
@@ -21,7 +21,11 @@ from explorer.ui.theme import current_theme, px
 from explorer.ui.visualizer.compare_view import CompareView
 from explorer.ui.visualizer.scene import SmGrid
 from explorer.ui.visualizer.wavebar import Legend, WaveBar
+from explorer.ui.widgets import SCROLL_ALLOWED, FoldingCaption, ShortScroll
 
+#: the least height of the SM picture at 100% text (it grows with the text): the words around it
+#: give way first
+SM_LEAST_HEIGHT = 80
 #: what the SMs say when the launch cannot run (the form's message says why)
 CANNOT_RUN = "This launch cannot run: the message beside the launch fields says why."
 
@@ -43,26 +47,40 @@ class SmView(QWidget):
         self.scroll_area.setWidgetResizable(True)
         self.scroll_area.setWidget(self.grid)
         self.scroll_area.setFrameShape(QScrollArea.Shape.NoFrame)
+        # zoomed in, the picture is larger than the view both ways, by design: it scrolls
+        self.scroll_area.setProperty(SCROLL_ALLOWED, True)
         self.grid.installEventFilter(self)
         self.legend = Legend()
-        note = QLabel("Which SM gets which block: a simple round-robin model (hover for why).")
+        # one line where the page is short (its whole text and the model's reasons on hover)
+        note = FoldingCaption("Which SM gets which block: a simple round-robin model (hover for why).")
         note.setToolTip(SCHEDULER_NOTE)
         note.setProperty("role", "caption")
         note.setProperty("textSize", "tiny")
-        note.setWordWrap(True)
+        self.scheduler_note = note
         self.wave_bar.setToolTip(SCHEDULER_NOTE)
+        # on a short screen at a large text size the words above and below the SMs give way (two
+        # lines of the summary, a row of the legend, and they scroll) before the SMs become a strip
+        self.summary_box = ShortScroll(
+            self.summary_label, lambda: 2 * self.summary_label.fontMetrics().lineSpacing()
+        )
+        below = QWidget()  # the legend and the note under it, giving way together
+        below_layout = QVBoxLayout(below)
+        below_layout.setContentsMargins(0, 0, 0, 0)
+        below_layout.setSpacing(2)
+        below_layout.addWidget(self.legend)
+        below_layout.addWidget(note)
+        self.legend_box = ShortScroll(below, self.legend.row_h)
         # compare mode: A and B side by side, the table under them (hidden until Compare)
         self.compare_box = CompareView()
         self.pane_a, self.pane_b = self.compare_box.pane_a, self.compare_box.pane_b
         self.compare_box.hide()
         cl = QVBoxLayout(self)
         cl.setContentsMargins(0, 0, 0, 0)
-        cl.addWidget(self.summary_label)
+        cl.addWidget(self.summary_box)
         cl.addWidget(self.wave_bar)
         cl.addWidget(self.scroll_area, 1)
         cl.addWidget(self.compare_box, 1)
-        cl.addWidget(self.legend)
-        cl.addWidget(note)
+        cl.addWidget(self.legend_box)
 
         self.grid.hovered.connect(lambda hit: session.hover(0, hit))
         self.grid.clicked.connect(lambda hit: session.click(0, hit))
@@ -99,6 +117,7 @@ class SmView(QWidget):
             if a is None:
                 self.grid.empty_text = CANNOT_RUN
                 self.wave_bar.set_frame(None)
+            self.wave_bar.reserve(s.phase_texts())
             self.grid.set_animation(a)
         self._show_selected()
         self._show_selection()  # the pinned thread stays marked when only the edited side changed
@@ -169,8 +188,10 @@ class SmView(QWidget):
             self.zoom(0)
 
     def reveal_selected(self) -> None:
-        """Zoomed in, the pinned thread's SM may be off screen: scroll it into view (after the
-        zoom has resized the picture)."""
+        """Zoomed in, the pinned thread's block may be off screen: centre the view on it, the
+        whole block where it fits (a lesson points at its idle lanes, which may lie some warps
+        from the selected thread), else on the selected lane (after the zoom has resized the
+        picture)."""
         s, anim = self.session.selection, self.session.animation(0)
         if anim is None or s is None or self.session.compare:
             return
@@ -180,8 +201,33 @@ class SmView(QWidget):
         place = anim.plan.placement(s.block)
         if anim.block_at(place.sm, place.slot) != s.block:
             return  # its block is not on an SM at the moment shown
-        centre = self.grid.slot_center(place.sm, place.slot, s.warp, s.lane)
-        self.scroll_area.ensureVisible(centre.x(), centre.y(), px(120), px(120))
+        lay = self.grid.layout_now()
+        if lay is None:
+            return
+        view = self._view_size()
+        x, y = lay.slot_origin(place.sm, place.slot)
+        if lay.tile_w <= view.width() and lay.tile_h <= view.height():
+            cx, cy = x + lay.tile_w / 2, y + lay.tile_h / 2
+        else:
+            lane = self.grid.slot_center(place.sm, place.slot, s.warp, s.lane)
+            cx, cy = lane.x(), lane.y()
+        # the bars' ranges as they will be once the bars are in (the area sets them on a later
+        # pass, and would clamp a value set now to the ranges it has without them)
+        for bar, size, shown, centre in (
+            (self.scroll_area.horizontalScrollBar(), self.grid.width(), view.width(), cx),
+            (self.scroll_area.verticalScrollBar(), self.grid.height(), view.height(), cy),
+        ):
+            bar.setRange(0, max(0, size - shown))
+            bar.setValue(int(centre - shown / 2))
+
+    def _view_size(self) -> QSize:
+        """The part of the picture the scroll area shows once its scroll bars are in (they come
+        in on a later layout pass when the zoom makes the picture larger than the view)."""
+        area = self.scroll_area
+        view = area.maximumViewportSize()
+        extent = area.style().pixelMetric(QStyle.PixelMetric.PM_ScrollBarExtent, None, area)
+        wide, tall = self.grid.width() > view.width(), self.grid.height() > view.height()
+        return QSize(view.width() - (extent if tall else 0), view.height() - (extent if wide else 0))
 
     @qt_guard
     def eventFilter(self, obj: QObject, event: QEvent) -> bool:  # noqa: N802 - Qt's name
@@ -202,6 +248,9 @@ class SmView(QWidget):
     def apply_text_scale(self) -> None:
         for painted in (self.wave_bar, self.legend, self.grid, self.pane_a, self.pane_b):
             painted.apply_text_scale()
+        self.scroll_area.setMinimumHeight(px(SM_LEAST_HEIGHT))  # the SMs are never a strip
+        for box in (self.summary_box, self.legend_box):
+            box.updateGeometry()
 
     def apply_theme(self) -> None:
         """The summary carries theme colours in its rich text; the painted parts take the theme's

@@ -6,28 +6,30 @@ painting them directly keeps the graph crisp at projector size and cheap to redr
 
 from __future__ import annotations
 
+import math
+
 from PySide6.QtCore import QPointF, QRectF, QSize, Qt
-from PySide6.QtGui import QFont, QPainter, QPaintEvent, QPen, QPolygonF
+from PySide6.QtGui import QPainter, QPaintEvent, QPen, QPolygonF
 from PySide6.QtWidgets import QSizePolicy, QWidget
 
 from explorer.launch.occupancy import Sweep
 from explorer.ui.guard import qt_guard
-from explorer.ui.theme import px
+from explorer.ui.theme import figure_font, line_px, px
 from explorer.ui.visualizer import palette
 
 
 def _nice_ticks(lo: float, hi: float, count: int = 4) -> list[float]:
-    """Round tick positions for an axis (presentation only)."""
+    """Round tick positions for an axis (presentation only): a step of 1, 2, 2.5 or 5 times a
+    power of ten, small spans included (a measured timeline of 0.014 ms had only its 0)."""
     span = max(hi - lo, 1e-9)
     raw = span / count
-    mag = 10 ** len(str(int(raw))) / 10 if raw >= 1 else 1
-    step = min((m * mag for m in (1, 2, 2.5, 5, 10) if m * mag >= raw), default=raw)
-    first = (int(lo / step) + (1 if lo % step else 0)) * step
-    ticks, t = [], first
-    while t <= hi + 1e-9:
-        ticks.append(t)
-        t += step
-    return ticks
+    mag = 10.0 ** math.floor(math.log10(raw))
+    step = min((m * mag for m in (1, 2, 2.5, 5, 10) if m * mag >= raw * (1 - 1e-9)), default=raw)
+    first = math.ceil(lo / step - 1e-9)
+    last = math.floor(hi / step + 1e-9)
+    # each tick a multiple of the step, rounded as the step is, so no 0.30000000000000004
+    digits = max(0, 2 - math.floor(math.log10(step)))
+    return [round(k * step, digits) for k in range(first, last + 1)]
 
 
 class SweepGraph(QWidget):
@@ -36,6 +38,7 @@ class SweepGraph(QWidget):
         self.title = title
         self.x_label = x_label
         self.sweep: Sweep | None = None
+        self.setToolTip(f"{title} (x: {x_label}; 0% means a block with that value cannot launch)")
         self.apply_text_scale()
         self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Expanding)
 
@@ -58,20 +61,18 @@ class SweepGraph(QWidget):
         p.setRenderHint(QPainter.RenderHint.Antialiasing)
         c = palette.canvas()
         p.fillRect(self.rect(), c.sm_face)
-        font = QFont(self.font())
-        font.setPixelSize(px(13))
-        font.setBold(True)
-        p.setFont(font)
+        p.setFont(figure_font(bold=True, base=self.font()))
         p.setPen(c.text)
         title_h = p.fontMetrics().height()
-        p.drawText(QRectF(0, 0, self.width(), title_h), Qt.AlignmentFlag.AlignHCenter, self.title)
-        font.setBold(False)
-        font.setPixelSize(px(11))
-        p.setFont(font)
+        # a narrow column shortens the words with "…"; the whole of them is on hover
+        title = p.fontMetrics().elidedText(self.title, Qt.TextElideMode.ElideRight, self.width())
+        p.drawText(QRectF(0, 0, self.width(), title_h), Qt.AlignmentFlag.AlignHCenter, title)
+        p.setFont(figure_font(0.85, base=self.font()))
         fm = p.fontMetrics()
         th = fm.height()
         left, right = fm.horizontalAdvance("100%") + 8.0, 10.0
-        top, bottom = title_h + 4.0, 2.0 * th + 4
+        # the 100% label is centred on the top line: half a line of room above it, under the title
+        top, bottom = title_h + th / 2 + 2.0, 2.5 * th + 4
         plot = QRectF(left, top, self.width() - left - right, self.height() - top - bottom)
         s = self.sweep
         if s is None or not s.xs or plot.width() < 10 or plot.height() < 10:
@@ -86,7 +87,7 @@ class SweepGraph(QWidget):
         def py(pct: float) -> float:
             return plot.bottom() - pct / 100.0 * plot.height()
 
-        grid_pen = QPen(c.grid_line, 1)
+        grid_pen = QPen(c.grid_line, line_px(1))
         vcentre = Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter
         for pct in (0, 25, 50, 75, 100):
             p.setPen(grid_pen)
@@ -96,25 +97,25 @@ class SweepGraph(QWidget):
         tick_w = fm.horizontalAdvance("000000") + 4
         for t in _nice_ticks(x_lo, x_hi, max(2, min(4, int(plot.width() // tick_w)))):
             p.setPen(c.muted)
-            p.drawText(
-                QRectF(x_px(t) - tick_w / 2, plot.bottom() + 2, tick_w, th),
-                Qt.AlignmentFlag.AlignHCenter,
-                f"{t:g}",
-            )
+            words = f"{t:g}"
+            w = fm.horizontalAdvance(words) + 2
+            # centred under its tick, but never under the % labels or past the graph's edge
+            x0 = min(max(x_px(t) - w / 2, plot.left()), self.width() - w)
+            p.drawText(QRectF(x0, plot.bottom() + th / 2 + 2, w, th), Qt.AlignmentFlag.AlignHCenter, words)
         p.drawText(
-            QRectF(plot.left(), plot.bottom() + th + 2, plot.width(), th),
+            QRectF(plot.left(), plot.bottom() + 1.5 * th + 2, plot.width(), th),
             Qt.AlignmentFlag.AlignHCenter,
-            self.x_label,
+            fm.elidedText(self.x_label, Qt.TextElideMode.ElideRight, int(plot.width())),
         )
         line = QPolygonF(
             [QPointF(x_px(x), py(100.0 * occ)) for x, occ in zip(s.xs, s.occupancy, strict=True)]
         )
-        p.setPen(QPen(palette.RUNNING, 2))
+        p.setPen(QPen(palette.RUNNING, line_px(2)))
         p.drawPolyline(line)
         cx, cy = x_px(s.current_x), py(100.0 * s.current_occupancy)
-        p.setPen(QPen(palette.SELECTION, 2, Qt.PenStyle.DashLine))
+        p.setPen(QPen(palette.SELECTION, line_px(2), Qt.PenStyle.DashLine))
         p.drawLine(QPointF(cx, plot.top()), QPointF(cx, plot.bottom()))
-        p.setPen(QPen(palette.SELECTION.darker(160), 1.5))
+        p.setPen(QPen(palette.SELECTION.darker(160), line_px(1.5)))
         p.setBrush(palette.SELECTION)
-        p.drawEllipse(QPointF(cx, cy), 6, 6)
+        p.drawEllipse(QPointF(cx, cy), px(6), px(6))
         p.end()

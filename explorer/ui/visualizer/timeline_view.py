@@ -9,7 +9,8 @@ computes nothing about the launch; it draws what the record holds:
 * the wave picture's lines at every whole wave (equal blocks end exactly on them; uneven ones
   blur across them), the tail shaded from the last block's start to the end, and the lower and
   upper bounds marked on the time axis;
-* while playing, only what has started by the cursor, and how many blocks wait, run and are done.
+* at the moment shown (``set_time``: the visualizer's clock, in mean blocks), only what has
+  started by the cursor, and how many blocks wait, run and are done.
 
 A million blocks never become a million rectangles: the chart is rasterised once per size into
 an image (numpy, a few passes over the blocks), and a frame paints that image clipped at the
@@ -32,12 +33,13 @@ from explorer.launch.measured import MeasuredDispatch
 from explorer.launch.timeline import Timeline
 from explorer.ui.guard import qt_guard
 from explorer.ui.visualizer import palette
-from explorer.ui.visualizer.playing_view import PlayingView, paint_axis
+from explorer.ui.visualizer.playing_view import PlayingView, clauses_that_fit, paint_axis
+from explorer.words import percent
 
-#: a whole launch plays in this many seconds, whatever its length
-PLAY_SECONDS = 8.0
 SHADE_A = palette.RUNNING
 SHADE_B = QColor("#60a5fa")  # the running blue, lighter: the next block on the same slot
+#: the fewest lines of small text the chart keeps before the figures over it give up lines
+MIN_PLOT_LINES = 4
 TAIL = QColor(palette.IDLE_LANE.red(), palette.IDLE_LANE.green(), palette.IDLE_LANE.blue(), 46)
 
 
@@ -47,7 +49,7 @@ class Shown:
 
     timeline: Timeline
     title: str
-    facts: str  # one line of figures under the title
+    facts: tuple[str, ...]  # the figures under the title, most wanted first, each whole on its own
     wave_length: float  # one uniform block, in the timeline's unit (the wave lines' spacing)
     waves: int
     lower_bound: float | None
@@ -61,10 +63,12 @@ class Shown:
         f, p = r.figures, r.plan
         return cls(
             timeline=r.timeline,
-            title=f"simulated on {p.device_name}: {p.total_blocks:,} blocks",
+            title=f"Simulated: {p.total_blocks:,} blocks on {p.device_name}",
             facts=(
-                f"{r.durations.describe}; makespan {f.makespan:.2f} (the wave picture: {p.waves}); bounds {r.lower_bound:.2f} to "
-                f"{r.upper_bound:.2f}; tail from {f.tail_start:.2f}, SMs idle {f.tail_idle_sm_time:.2f} in it"
+                f"makespan {f.makespan:.2f} (the wave picture: {p.waves})",
+                f"bounds {r.lower_bound:.2f} to {r.upper_bound:.2f}",
+                f"tail from {f.tail_start:.2f}, SMs idle {f.tail_idle_sm_time:.2f} in it",
+                r.durations.describe,
             ),
             wave_length=1.0,
             waves=p.waves,
@@ -80,11 +84,12 @@ class Shown:
         f = m.timeline.figures
         return cls(
             timeline=m.timeline,
-            title=f"measured on {m.device_name}: {m.plan.total_blocks:,} blocks",
+            title=f"Measured: {m.plan.total_blocks:,} blocks on {m.device_name}",
             facts=(
-                f"each spins {m.spin_ns / 1000:g} us; makespan {f.makespan / 1e6:.3f} ms = {m.makespan_blocks:.2f} blocks; simulated "
-                f"{m.simulated.figures.makespan:g} ({m.ratio:.3f} x); slots empty while blocks waited "
-                f"{100 * f.queued_idle_share:.2f}%"
+                f"makespan {f.makespan / 1e6:.3f} ms = {m.makespan_blocks:.2f} blocks",
+                f"simulated {m.simulated.figures.makespan:g} ({m.ratio:.3f} x)",
+                f"slots empty while blocks waited {percent(f.queued_idle_share, decimals=2)}",
+                f"each spins {m.spin_ns / 1000:g} us",
             ),
             wave_length=m.mean_block_ns,
             waves=m.plan.waves,
@@ -102,6 +107,7 @@ class TimelineLayout:
 
     title: QRectF
     facts: QRectF
+    facts_text: str  # the leading figures that fit, each whole
     counts: QRectF
     plot: QRectF
     axis: QRectF
@@ -121,7 +127,6 @@ class TimelineView(PlayingView):
         self.time = 0.0
         self._raster: QImage | None = None
         self._raster_key: tuple[int, int, int] | None = None
-        self._play_from = 0.0
 
     # ------------------------------------------------------------------ records in
 
@@ -133,12 +138,10 @@ class TimelineView(PlayingView):
 
     def set_unavailable(self, reason: str) -> None:
         """Nothing to draw, and one line saying why (e.g. no GPU for a measured run)."""
-        self.pause()
         self.shown, self.unavailable, self._raster = None, reason, None
         self.update()
 
     def _show(self, shown: Shown) -> None:
-        self.pause()
         self.shown, self.unavailable = shown, ""
         self._raster, self._raster_key = None, None
         self.time = self.makespan
@@ -159,20 +162,11 @@ class TimelineView(PlayingView):
     # ------------------------------------------------------------------ playing
 
     def set_time(self, t: float) -> None:
-        self.time = min(max(0.0, t), self.makespan)
-        self.update()
-
-    def _start(self) -> bool:
-        if self.shown is None or self.makespan <= 0:
-            return False
-        if self.time >= self.makespan:
-            self.time = 0.0
-        self._play_from = self.time
-        return True
-
-    def _advance(self, seconds: float) -> bool:
-        self.set_time(self._play_from + seconds * self.makespan / PLAY_SECONDS)
-        return self.time < self.makespan
+        """Show the moment ``t`` (the timeline's unit); past the end, the whole launch."""
+        t = min(max(0.0, t), self.makespan)
+        if t != self.time:
+            self.time = t
+            self.update()
 
     def apply_text_scale(self) -> None:
         self._raster = None
@@ -188,21 +182,33 @@ class TimelineView(PlayingView):
         th, bh, sh = (QFontMetrics(f).height() for f in (title_f, body_f, small_f))
         pad = 6.0
         body_fm = QFontMetrics(body_f)
+        blocks, slots = (self.shown.timeline.blocks, self.shown.timeline.slots) if self.shown else (0, 0)
         counts_w = min(
-            body_fm.horizontalAdvance("waiting 9,999,999 · running 99,999 · done 9,999,999"), w * 0.5
+            body_fm.horizontalAdvance(_counts_text(blocks, min(slots, blocks), blocks)) + 4, w - 2 * pad
         )
-        title = QRectF(pad, pad, w - 3 * pad - counts_w, th)
-        counts = QRectF(w - pad - counts_w, pad, counts_w, th)
-        # the figures wrap to as many as two lines (a narrow window or large text), never run off
-        facts_text = self.shown.facts if self.shown is not None else ""
-        box = body_fm.boundingRect(
-            QRectF(0, 0, w - 2 * pad, 10 * bh).toRect(), int(Qt.TextFlag.TextWordWrap), facts_text
-        )
-        facts = QRectF(pad, title.bottom() + 2, w - 2 * pad, min(2 * bh, max(bh, box.height())))
+        title_w = QFontMetrics(title_f).horizontalAdvance(self.shown.title if self.shown is not None else "")
+        if title_w + counts_w + 3 * pad <= w:  # both on one line
+            title = QRectF(pad, pad, w - 3 * pad - counts_w, th)
+            counts = QRectF(w - pad - counts_w, pad, counts_w, th)
+            below = title.bottom()
+        else:  # a narrow view or large text: the counts on a line of their own, neither cut
+            title = QRectF(pad, pad, w - 2 * pad, th)
+            counts = QRectF(w - pad - counts_w, title.bottom(), counts_w, bh)
+            below = counts.bottom()
         label_w = QFontMetrics(small_f).horizontalAdvance("SM 999") + pad
         wave_label_h = sh + 2
-        top = facts.bottom() + pad + wave_label_h
         axis_h = 2 * sh + pad
+        # the figures wrap to as many as three lines, fewer where the chart would keep under
+        # MIN_PLOT_LINES (large text, or the measured view sharing the page), dropping whole ones
+        clauses = self.shown.facts if self.shown is not None else ()
+        lines = 3
+        while (
+            lines > 1 and h - (below + 2 + lines * bh + 2 * pad + wave_label_h + axis_h) < MIN_PLOT_LINES * sh
+        ):
+            lines -= 1
+        kept, facts_h = clauses_that_fit(clauses, w - 2 * pad, lines, body_f)
+        facts = QRectF(pad, below + 2, w - 2 * pad, max(facts_h, float(bh)))
+        top = facts.bottom() + pad + wave_label_h
         plot = QRectF(label_w + pad, top, max(10.0, w - label_w - 2 * pad), max(10.0, h - top - axis_h - pad))
         axis = QRectF(plot.left(), plot.bottom() + 2, plot.width(), axis_h)
         sm_count, slots = (
@@ -215,7 +221,8 @@ class TimelineView(PlayingView):
             rows, per_row, slot_rows = sm_count, 1.0, False
         else:
             rows, per_row, slot_rows = max(1, plot_h), sm_count / max(1, plot_h), False
-        return TimelineLayout(title, facts, counts, plot, axis, label_w, rows, per_row, slot_rows)
+        facts_text = "; ".join(clauses[:kept])
+        return TimelineLayout(title, facts, facts_text, counts, plot, axis, label_w, rows, per_row, slot_rows)
 
     # ------------------------------------------------------------------ raster
 
@@ -262,10 +269,10 @@ class TimelineView(PlayingView):
         _elided(p, lay.title, s.title)
         p.setFont(body_f)
         p.setPen(c.muted)
-        p.drawText(lay.facts, int(Qt.TextFlag.TextWordWrap), s.facts)
+        p.drawText(lay.facts, int(Qt.TextFlag.TextWordWrap), lay.facts_text)
         waiting, running, done = t.counts_at(self.time if self.time < t.figures.makespan else math.inf)
         p.setPen(c.text)
-        _elided(p, lay.counts, f"waiting {waiting:,} · running {running:,} · done {done:,}", right=True)
+        _elided(p, lay.counts, _counts_text(waiting, running, done), right=True)
         # the chart, revealed up to the cursor
         # the plot's ground past the cursor (not yet happened) and past the end (nothing runs)
         p.fillRect(plot, c.sm_face)
@@ -398,6 +405,10 @@ class TimelineView(PlayingView):
                 continue  # it would sit away from its tick or on another label: the facts line has it
             p.drawText(QRectF(left, y, w, fm.height()), Qt.AlignmentFlag.AlignHCenter, label)
             taken.append(QRectF(left, 0, w, 1))
+
+
+def _counts_text(waiting: int, running: int, done: int) -> str:
+    return f"waiting {waiting:,} · running {running:,} · done {done:,}"
 
 
 def _round_steps():

@@ -16,7 +16,7 @@ from PySide6.QtWidgets import QSizePolicy, QWidget
 
 from explorer.launch.animation import Frame
 from explorer.ui.guard import qt_guard
-from explorer.ui.theme import px
+from explorer.ui.theme import figure_font, figure_px, line_px, px
 from explorer.ui.visualizer import palette
 from explorer.words import count
 
@@ -90,22 +90,28 @@ class WaveBar(_HeightForWidth):
         super().__init__(parent)
         self.frame: Frame | None = None
         self.tail_text = ""
+        #: the lines the phase paragraph may hold during this launch: the bar keeps room for the
+        #: widest, so its height changes with the launch, never while it plays
+        self.phase_texts: list[str] = [LONGEST_PHASE]
         self._fit_height()
 
+    def reserve(self, texts: list[str]) -> None:
+        """The phase lines of a new launch (``LaunchSession.phase_texts``)."""
+        texts = [t for t in texts if t] or [LONGEST_PHASE]
+        if texts != self.phase_texts:
+            self.phase_texts = texts
+            self._fit_height()
+
     def _fonts(self, width: int | None = None) -> _Fonts:
-        """The label's bold font (24 px at 100% text, smaller where the longest label would not
-        fit the width) and the counts' font (15 px at 100%)."""
+        """The label's bold font (1.6 times the label text, down to the label text's own size
+        where the longest label would not fit the width) and the counts' font (the label text's)."""
         width = self.width() if width is None else width
-        big = QFont(self.font())
-        big.setBold(True)
-        size = px(24)
-        big.setPixelSize(size)
-        while size > px(14) and QFontMetrics(big).horizontalAdvance(self._longest_label()) > width - 16:
+        big = figure_font(1.6, bold=True, base=self.font())
+        size, least = big.pixelSize(), figure_px(1.0)
+        while size > least and QFontMetrics(big).horizontalAdvance(self._longest_label()) > width - 16:
             size -= 1
             big.setPixelSize(size)
-        small = QFont(self.font())
-        small.setPixelSize(px(15))
-        return _Fonts(big, small)
+        return _Fonts(big, figure_font(base=self.font()))
 
     def _longest_label(self) -> str:
         # a fixed worst case, so the bar's height never changes with the launch (the SM picture
@@ -143,7 +149,7 @@ class WaveBar(_HeightForWidth):
         """Height of the phase paragraph: the longest sentence it may hold, wrapped to the width."""
         fm = QFontMetrics(fonts.small)
         box = QRect(0, 0, max(width - 16, 1), 100_000)
-        return fm.boundingRect(box, int(Qt.TextFlag.TextWordWrap), LONGEST_PHASE).height()
+        return max(fm.boundingRect(box, int(Qt.TextFlag.TextWordWrap), t).height() for t in self.phase_texts)
 
     def height_for(self, width: int) -> int:
         fonts = self._fonts(width)
@@ -223,7 +229,7 @@ class WaveBar(_HeightForWidth):
         for piece in self.pieces():
             if piece.kind in ("queued", "done"):
                 colour = palette.QUEUED if piece.kind == "queued" else palette.DONE
-                p.setPen(QPen(colour.darker(140 if piece.kind == "queued" else 130), 1))
+                p.setPen(QPen(colour.darker(140 if piece.kind == "queued" else 130), line_px(1)))
                 p.setBrush(colour)
                 p.drawRect(piece.rect)
                 continue
@@ -247,9 +253,7 @@ class Legend(_HeightForWidth):
         self._fit_height()
 
     def _font(self) -> QFont:
-        font = QFont(self.font())
-        font.setPixelSize(px(15))
-        return font
+        return figure_font(base=self.font())
 
     def row_h(self) -> int:
         return QFontMetrics(self._font()).height() + px(6)
@@ -278,7 +282,7 @@ class Legend(_HeightForWidth):
         box, row_h = px(16), self.row_h()
         for x, row, colour, words in self._items(self.width()):
             y = row * row_h
-            p.setPen(QPen(c.sm_border, 1))
+            p.setPen(QPen(c.sm_border, line_px(1)))
             p.setBrush(colour)
             p.drawRect(QRectF(x, y + (row_h - box) / 2, box, box))
             p.setPen(self.palette().color(self.foregroundRole()))  # on the window: the theme's text

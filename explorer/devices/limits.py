@@ -13,7 +13,7 @@ from dataclasses import dataclass, field, fields, replace
 from functools import cache, lru_cache
 from typing import Any
 
-from explorer.devices.model import Device
+from explorer.devices.model import CudaLimits, Device
 from explorer.errors import UserError
 from explorer.inputs import parse_cc as parse_cc_text
 from explorer.resources import load_json
@@ -138,22 +138,6 @@ def _expand_source(text: str, named: dict[str, str]) -> str:
     return "; ".join(parts)
 
 
-# Device.limits field -> ArchLimits field, for the values a driver reports directly.
-_DRIVER_FIELDS = {
-    "max_threads_per_block": "max_threads_per_block",
-    "max_threads_per_sm": "max_threads_per_sm",
-    "max_blocks_per_sm": "max_blocks_per_sm",
-    "warp_size": "warp_size",
-    "max_block_dim": "max_block_dim",
-    "max_grid_dim": "max_grid_dim",
-    "shared_mem_per_block_bytes": "max_smem_per_block_bytes",
-    "shared_mem_per_block_optin_bytes": "max_smem_per_block_optin_bytes",
-    "shared_mem_per_sm_bytes": "smem_per_sm_bytes",
-    "regs_per_block": "max_regs_per_block",
-    "regs_per_sm": "regs_per_sm",
-}
-
-
 def limits_for_device(device: Device) -> ArchLimits:
     """The table for the device's CC, with every limit its driver (or catalog sheet) reported put first.
 
@@ -171,7 +155,7 @@ def limits_for_device(device: Device) -> ArchLimits:
     changes: dict[str, Any] = {}
     sources = dict(base.sources)
     origin = device.source or device.kind
-    for src, dst in _DRIVER_FIELDS.items():
+    for src, dst in CudaLimits.table_fields().items():
         value = getattr(reported, src, None)
         if value is None:
             continue

@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from explorer.agent.gpuqueue import (
+from explorer.bench.gpuqueue import (
     POLICY_FILE,
     Place,
     QueuePolicy,

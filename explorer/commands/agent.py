@@ -1,4 +1,9 @@
-"""What an agent can be asked to do: method name -> function(params, emit) -> answer.
+"""The hidden ``agent`` sub-command: what an agent can be asked to do, served by ``explorer.agent``.
+
+``explorer.agent`` is transport only (the protocol, the child process, the serve loop); the work
+an agent does is the app's, so its methods live here, beside the commands, and reach the core
+modules below them like any command does. ``run_agent`` hands ``METHODS`` to
+``explorer.agent.serve.run_agent``: method name -> ``Method`` (``(params, emit) -> answer``).
 
 Each method takes the request's ``params`` (a JSON object, checked here before use), may stream
 parts of its answer with ``emit(dict)``, and returns the final answer as a dict. A method raises
@@ -16,14 +21,14 @@ import re
 import stat
 import tempfile
 import time
-from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
+from explorer.agent import serve
+from explorer.agent.serve import Emit, Method
 from explorer.errors import UserError
-
-Emit = Callable[[dict[str, Any]], None]
-Method = Callable[[dict[str, Any], Emit], dict[str, Any]]
+from explorer.words import count
 
 
 def _lower_priority() -> None:
@@ -85,28 +90,30 @@ def _preloadable() -> frozenset[str]:
 
 
 def bench_point(params: dict[str, Any], emit: Emit) -> dict[str, Any]:
-    """Measure one benchmark point. params: the fields of ``explorer.bench.execute.PointSpec``.
+    """Measure one benchmark point. params: ``explorer.bench.spec.PointSpec.to_dict()``, checked.
 
     Answer: ``point`` (``BenchPoint.to_dict()``) and ``fatal`` (bool: the CUDA context is unusable,
     the parent replaces this agent before the next point).
     """
-    from explorer.agent.gpushare import gpu_busy, take_lapse
-    from explorer.bench.execute import PointSpec, run_point
+    from explorer.bench.execute import run_point
+    from explorer.bench.gpushare import gpu_busy, take_lapse
+    from explorer.bench.spec import PointSpec
+    from explorer.bench.workloads import get_workload
 
     try:
-        spec = PointSpec(**params)
-    except TypeError as exc:
+        spec = PointSpec.from_dict(params)
+    except ValueError as exc:
         raise UserError(f"not a benchmark point: {exc}") from None
     with gpu_busy():  # the GPU's turn is kept alive while the point is measured
-        point, fatal = run_point(spec)
+        point, fatal = run_point(spec, get_workload(spec.workload))
     lapse = take_lapse() if spec.device.startswith("cuda") else 0.0
     if lapse:
-        point.noisy = True
         said = (
             f"this run was stopped for {lapse:.0f} s while it held the GPU (suspended?), so its turn "
             "passed to the next run, which may have used the GPU meanwhile"
         )
-        point.noise_reason = f"{point.noise_reason}; {said}" if point.noise_reason else said
+        reason = f"{point.noise_reason}; {said}" if point.noise_reason else said
+        point = replace(point, noisy=True, noise_reason=reason)
     return {"point": point.to_dict(), "fatal": bool(fatal)}
 
 
@@ -155,13 +162,13 @@ def roofs_measure(params: dict[str, Any], emit: Emit) -> dict[str, Any]:
 
 
 def gpu_lock(params: dict[str, Any], emit: Emit) -> dict[str, Any]:
-    """Take, or keep, this machine's turn on a GPU (``explorer.agent.gpushare``), asked before every
+    """Take, or keep, this machine's turn on a GPU (``explorer.bench.gpushare``), asked before every
     point: runs of several users on one GPU take turns instead of timing each other. While another
     run holds it, an event (``QueueWait.to_event``: ``message`` such as "waiting for cuda:0: bob has
     held it since 14:02:11 (matmul, 3 min 5 s); you are next (waited 12 s)", ``waiting_s``,
     ``holder``, ``ahead``, ``stalled``) is sent about once a second. params: ``device``
     (``cuda:N``), ``workload`` (its name, shown to those who wait). Answer: ``key``, ``waited_s``."""
-    from explorer.agent.gpushare import gpu_identity, hold_gpu_lock
+    from explorer.bench.gpushare import gpu_identity, hold_gpu_lock
     from explorer.inputs import parse_device_key
 
     device = params.get("device")
@@ -178,7 +185,7 @@ def gpu_lock(params: dict[str, Any], emit: Emit) -> dict[str, Any]:
 
 def selftest_simulator(params: dict[str, Any], emit: Emit) -> dict[str, Any]:
     """The self-test's kernel under numba's CUDA simulator (the agent must be started with it on)."""
-    from explorer.agent.simcheck import simulator_kernel_check
+    from explorer.commands.simcheck import simulator_kernel_check
 
     return simulator_kernel_check()
 
@@ -278,9 +285,9 @@ def _select_gpu(index: int, emulate: bool) -> None:
         return
     from numba import cuda
 
-    count = len(cuda.gpus) if cuda.is_available() else 0
-    if index >= count:
-        raise UserError(f"cuda:{index} is not present; this machine has {count} CUDA GPU(s)")
+    present = len(cuda.gpus) if cuda.is_available() else 0
+    if index >= present:
+        raise UserError(f"cuda:{index} is not present; this machine has {count(present, 'CUDA GPU')}")
     cuda.select_device(index)
 
 
@@ -391,8 +398,7 @@ def selftest_run(params: dict[str, Any], emit: Emit) -> dict[str, Any]:
     Answer: ``checks`` (list of {name, status, detail, duration_s})."""
     from dataclasses import asdict
 
-    # by name: the command's module is not part of the type-checked core (it can reach Qt)
-    collect_checks = importlib.import_module("explorer.commands.selftest").collect_checks
+    from explorer.commands.selftest import collect_checks
 
     skip = params.get("skip", [])
     if not isinstance(skip, list) or not all(isinstance(s, str) for s in skip):
@@ -421,3 +427,9 @@ METHODS: dict[str, Method] = {
     "devices.live": devices_live,
     "selftest.run": selftest_run,
 }
+
+
+def run_agent(args: object = None) -> NoReturn:
+    """The hidden ``agent`` sub-command: serve ``METHODS`` until ``bye`` or the end of stdin, then
+    end the process (``explorer.agent.serve.run_agent`` says why it never returns)."""
+    serve.run_agent(METHODS)

@@ -2,7 +2,7 @@
 
 Why on the agent's side: the students sharing a lab server each start their own agent there (over
 ssh), so the only place their runs can meet is that machine. An agent about to measure on a GPU
-takes its turn in that GPU's line (``explorer.agent.gpuqueue``: two small files per run in a
+takes its turn in that GPU's line (``explorer.bench.gpuqueue``: two small files per run in a
 sticky folder, ``/tmp`` or the admin's ``$DEVICE_EXPLORER_LOCK_DIR``) and asks again before every
 point (``hold_gpu_lock``, answered at once while the turn lasts). While it waits, it says who holds
 the GPU, since when, for which workload, and where it is in the line, once a second
@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from explorer.agent.gpuqueue import (
+from explorer.bench.gpuqueue import (
     LOCK_DIR_ENV,
     Place,
     QueuePolicy,

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from explorer.devices.limits import known_ccs, limits_for_cc, limits_for_device, parse_cc
 from explorer.devices.model import CatalogGpu, CpuDevice, CudaGpu, CudaLimits
 from explorer.errors import UserError
-from explorer.launch.limits import known_ccs, limits_for_cc, limits_for_device, parse_cc
 
 EXPECTED_CCS = [
     (5, 0),
@@ -133,3 +133,31 @@ def test_zero_or_missing_driver_answers_do_not_override():
     )
     lim = limits_for_device(dev)
     assert lim.max_smem_per_block_optin_bytes == 49152 and lim.max_blocks_per_sm == 32
+
+
+def test_every_reported_limit_overrides_its_table_field():
+    """Each limit a driver reports names its field of the one limits record; a GPU reporting
+    all of them (as a present GPU's driver does) sees each of its own values, sourced to it."""
+    import dataclasses
+
+    from explorer.devices.limits import ArchLimits
+
+    names = {f.name for f in dataclasses.fields(ArchLimits)}
+    table = CudaLimits.table_fields()
+    assert set(table.values()) <= names
+    assert set(table) == {f.name for f in dataclasses.fields(CudaLimits)} - {"l2_cache_bytes"}
+    base = limits_for_cc((8, 0))
+    reported = {
+        src: (
+            tuple(v - 1 for v in getattr(base, dst))
+            if isinstance(getattr(base, dst), tuple)
+            else getattr(base, dst) // 2
+        )
+        for src, dst in table.items()
+    }
+    lim = limits_for_device(
+        CudaGpu(name="A GPU", compute_capability=(8, 0), source="torch", limits=CudaLimits(**reported))
+    )
+    for src, dst in table.items():
+        assert getattr(lim, dst) == reported[src], dst
+        assert lim.sources[dst] == "reported for A GPU (torch)"

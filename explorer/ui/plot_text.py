@@ -1,0 +1,109 @@
+"""The text of pyqtgraph plots, from the theme's figure rule: one place every plot takes it from.
+
+pyqtgraph sizes its tick labels with a QFont and its axis titles, plot titles and legends with
+HTML in points; left to itself it keeps whatever size it was given first. So a plot built at
+250% text kept 250% titles beside 100% ticks once the text went back down, and a title given
+``size="12pt"`` through ``setLabel`` (which turns keyword arguments into CSS, where ``size`` means
+nothing) was drawn at pyqtgraph's own 9 pt at every text size. Every plot of the window calls
+``restyle`` when it is built and whenever the text size changes: ticks, axis titles (their text
+and colour kept), the title, the legends and the labels of its lines all take the sizes the
+theme's ``figure_px`` gives now, and the axes make room for them (``autoExpandTextSpace``) rather
+than a fixed width the tick labels and the rotated title then share.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import pyqtgraph as pg
+
+from explorer.ui.theme import figure_font, figure_pt
+
+#: sizes relative to the label text (the figure rule never draws below ``readable_px``)
+TICK_SHARE = 0.9
+AXIS_TITLE_SHARE = 0.95
+TITLE_SHARE = 1.1
+LEGEND_SHARE = 0.9
+LABEL_SHARE = 0.95
+
+
+def _item(plot: pg.PlotWidget | pg.PlotItem) -> pg.PlotItem:
+    return plot.getPlotItem() if isinstance(plot, pg.PlotWidget) else plot
+
+
+def axis_title(plot: pg.PlotWidget | pg.PlotItem, side: str, text: str, colour: str | None = None) -> None:
+    """The title of one axis at the figure size (``colour``: the theme's plot foreground)."""
+    style = {"font-size": f"{figure_pt(AXIS_TITLE_SHARE)}pt"}
+    if colour:
+        style["color"] = colour
+    _item(plot).setLabel(side, text, **style)
+
+
+def plot_title(plot: pg.PlotWidget | pg.PlotItem, text: str | None, colour: str | None = None) -> None:
+    """The plot's title at the figure size; ``None`` or "" removes it."""
+    item = _item(plot)
+    if not text:
+        item.setTitle(None)
+        return
+    options: dict[str, Any] = {"size": f"{figure_pt(TITLE_SHARE)}pt"}
+    if colour:
+        options["color"] = colour
+    item.setTitle(text, **options)
+    _fit_title_row(item)
+
+
+def _fit_title_row(item: pg.PlotItem) -> None:
+    """pyqtgraph gives a title a 30 px row whatever its font and lines: at 200% its words ran
+    above the plot's top edge. The row takes the height the title's text needs now."""
+    label = item.titleLabel
+    if not label.isVisible():
+        return
+    height = math.ceil(label.item.boundingRect().height())
+    label.setMaximumHeight(height)
+    item.layout.setRowFixedHeight(0, height)
+
+
+def legend_size() -> str:
+    """A legend's ``labelTextSize`` now."""
+    return f"{figure_pt(LEGEND_SHARE)}pt"
+
+
+def restyle(plot: pg.PlotWidget | pg.PlotItem, legends: tuple[pg.LegendItem, ...] = ()) -> None:
+    """Every text of ``plot`` at the sizes the text scale asks for now, up or back down."""
+    item = _item(plot)
+    tick_font = figure_font(TICK_SHARE)
+    for side in ("left", "bottom", "right", "top"):
+        axis = item.getAxis(side)
+        axis.setStyle(tickFont=tick_font, autoExpandTextSpace=True)
+        if axis.fixedWidth is not None:
+            axis.setWidth(None)  # room from the tick labels and the title, not a fixed guess
+        if axis.labelText or axis.labelUnits:
+            axis.labelStyle = {**axis.labelStyle, "font-size": f"{figure_pt(AXIS_TITLE_SHARE)}pt"}
+            axis.labelStyle.pop("size", None)  # not CSS: an older call's size that meant nothing
+            axis._updateLabel()  # pyqtgraph's own redraw of the title from its text and style
+        axis.picture = None
+        axis.update()
+    title = item.titleLabel
+    if title.isVisible() and title.text:
+        title.setText(title.text, size=f"{figure_pt(TITLE_SHARE)}pt")
+        _fit_title_row(item)
+    for legend in {
+        id(x): x for x in (*legends, *([item.legend] if item.legend is not None else []))
+    }.values():
+        restyle_legend(legend)
+    for child in item.items:
+        if isinstance(child, pg.InfiniteLine) and child.label is not None:
+            child.label.setFont(figure_font(LABEL_SHARE))
+        elif isinstance(child, pg.TextItem):
+            child.setFont(figure_font(LABEL_SHARE))
+
+
+def restyle_legend(legend: pg.LegendItem) -> None:
+    """A legend's entries at the size the text scale asks for now. (pyqtgraph's
+    ``setLabelTextSize`` only changes the size of entries added later: those already shown kept
+    theirs.)"""
+    legend.setLabelTextSize(legend_size())
+    for _sample, label in legend.items:
+        label.setText(label.text, size=legend_size())
+    legend.updateSize()

@@ -1,0 +1,171 @@
+"""The visualizer's "Latency hiding" tab: the warps the launch leaves resident, hiding a latency.
+
+A view of ``TimeViews`` (``explorer.launch.time_views``): the controls choose a published latency
+(each preset's source is its tooltip and is printed under the chart), K independent arithmetic
+instructions per load and the schedulers' policy; the ``LatencyView`` draws the model's run for
+the resident warps per SM that the edited launch's occupancy gives (so more registers or shared
+memory per block visibly hide less) and plays through its cycles on the model's cycle clock, moved
+by a frame clock. The measured row sweeps warps per SM on this machine's GPU and draws the
+bandwidth over Little's law; without a GPU it says why in one line.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QPushButton, QSpinBox, QVBoxLayout, QWidget
+
+from explorer.launch.latency import MAX_ALU, POLICIES, POLICY_WORDS, PRESETS
+from explorer.launch.time_views import LatencySettings, TimeViews
+from explorer.ui.visualizer.latency_view import LatencyView
+from explorer.ui.visualizer.measure_row import MeasureRow
+from explorer.ui.visualizer.playback import FrameClock
+
+SWEEP_TIP = (
+    "Measure one load's latency on this machine's GPU (a pointer chase), then the bandwidth of a "
+    "streaming read with 1, 2, 4 ... warps per SM, and draw it over Little's law"
+)
+
+
+class LatencyPage(QWidget):
+    """Controls, the latency chart and curve, and the measured sweep, for ``model``'s edited launch."""
+
+    def __init__(
+        self, model: TimeViews, why_no_gpu: Callable[[], str], parent: QWidget | None = None
+    ) -> None:
+        super().__init__(parent)
+        self.model = model
+        self.session = model.session
+        self._why_no_gpu = why_no_gpu
+        self.preset_box = QComboBox()
+        for i, p in enumerate(PRESETS):
+            self.preset_box.addItem(p.label)
+            self.preset_box.setItemData(i, "source: " + p.source, Qt.ItemDataRole.ToolTipRole)
+        self.preset_box.setMinimumContentsLength(14)
+        self.preset_box.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+        self.alu_spin = QSpinBox()
+        self.alu_spin.setRange(0, MAX_ALU)
+        self.alu_spin.setKeyboardTracking(False)
+        self.alu_spin.setToolTip("K: independent arithmetic instructions each warp issues after its load")
+        self.policy_box = QComboBox()
+        for i, policy in enumerate(POLICIES):
+            self.policy_box.addItem(policy)
+            self.policy_box.setItemData(i, POLICY_WORDS[policy], Qt.ItemDataRole.ToolTipRole)
+        self.policy_box.setToolTip("Which ready warp each scheduler issues from")
+        self.play_button = QPushButton("Play cycles")
+        self.play_button.setToolTip(
+            "Scroll the chart through the simulated cycles (Space while this tab is shown)"
+        )
+        self.caption = QLabel("")
+        self.caption.setWordWrap(True)
+        self.caption.setProperty("role", "caption")
+        row1 = QHBoxLayout()
+        row1.addWidget(QLabel("Latency"))
+        row1.addWidget(self.preset_box, 1)
+        row2 = QHBoxLayout()
+        row2.addWidget(QLabel("K"))
+        row2.addWidget(self.alu_spin)
+        row2.addSpacing(12)
+        row2.addWidget(QLabel("Policy"))
+        row2.addWidget(self.policy_box)
+        row2.addStretch(1)
+        row2.addWidget(self.play_button)
+        self.view = LatencyView()
+        self.measure = MeasureRow("Measure bandwidth", SWEEP_TIP)
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(0, 0, 0, 0)
+        lay.addLayout(row1)
+        lay.addLayout(row2)
+        lay.addWidget(self.caption)
+        lay.addWidget(self.view, 1)
+        lay.addWidget(self.measure)
+
+        self.frame_clock = FrameClock(model.cycles, self)
+        self.preset_box.activated.connect(lambda i: self._choose(preset=PRESETS[i].key))
+        self.alu_spin.valueChanged.connect(lambda k: self._choose(alu=k))
+        self.policy_box.activated.connect(lambda i: self._choose(policy=POLICIES[i]))
+        self.play_button.clicked.connect(model.cycles.toggle_play)
+        self.measure.on_click = self._measure
+        model.events.latency.connect(self._show_latency)
+        model.events.measured.connect(self._show_sweep)
+        model.cycles.events.moment.connect(self._show_cycle)
+        self.session.events.launch.connect(self._follow_launch)
+        self.session.events.devices.connect(self._follow_launch)
+        self._show_latency()
+        self._follow_launch()
+
+    def _choose(self, **change: object) -> None:
+        s = self.model.latency_settings
+        fields = {"preset": s.preset, "alu": s.alu, "policy": s.policy, **change}
+        self.model.set_latency(LatencySettings(**fields))  # type: ignore[arg-type]
+
+    # --- the model, shown ----------------------------------------------------------------------
+    def _show_latency(self) -> None:
+        m = self.model
+        s = m.latency_settings
+        self.preset_box.setCurrentIndex(next(i for i, p in enumerate(PRESETS) if p.key == s.preset))
+        self.preset_box.setToolTip("source: " + m.preset.source)
+        self.alu_spin.blockSignals(True)
+        self.alu_spin.setValue(s.alu)
+        self.alu_spin.blockSignals(False)
+        self.policy_box.setCurrentIndex(POLICIES.index(s.policy))
+        self.play_button.setEnabled(m.latency is not None)
+        if m.latency is not None:
+            self.view.set_model(m.latency, m.curve, m.preset)
+            self.caption.setText(m.latency_caption())
+        else:
+            self.caption.setText(m.latency_problem)
+        self._show_sweep()
+        self._show_cycle()
+
+    def _show_cycle(self) -> None:
+        cycles = self.model.cycles
+        self.view.set_cycle(cycles.cycle)
+        self.play_button.setText("Pause cycles" if cycles.playing else "Play cycles")
+
+    def _show_sweep(self) -> None:
+        sweep = self.model.sweep
+        self.view.set_sweep(sweep)
+        if sweep is not None:
+            self.measure.set_ready(sweep.summary_lines()[1])
+
+    def _follow_launch(self) -> None:
+        """A sweep belongs to its device: another device stops the one under way."""
+        side = self.session.edited_side
+        ready = (
+            None
+            if self.model.sweep is not None
+            else "Sweeps warps per SM on the GPU and draws the bandwidth over Little's law."
+        )
+        self.measure.follow(
+            side.choice.key if side.choice is not None else "",
+            self.model.measure_problem(self._why_no_gpu()),
+            self._why_no_gpu(),
+            ready,
+        )
+
+    def _measure(self) -> None:
+        from explorer.launch.measured import measure_bandwidth_here
+
+        side = self.session.edited_side
+        device, limits = side.device, side.limits
+        if device is None or side.choice is None:
+            return
+        key = side.choice.key
+        most = limits.max_warps_per_sm if limits is not None else 64
+        self.measure.start(
+            f"Measuring bandwidth on {device.name}",
+            lambda on_process: measure_bandwidth_here(most, device, on_process=on_process),
+            lambda sweep: self.model.take_sweep(key, sweep),
+            key,
+        )
+
+    # --- the window -----------------------------------------------------------------------------
+    def apply_text_scale(self) -> None:
+        self.view.apply_text_scale()
+
+    def shutdown(self) -> None:
+        self.frame_clock.stop()
+        self.model.cycles.pause()
+        self.measure.shutdown()
