@@ -275,7 +275,7 @@ def test_a_file_of_an_earlier_version_resumes_by_its_labels_and_says_what_matche
     assert [(p.size, p.variant_key) for p in resumed.kept] == [(1000, "numpy"), (1000, "torch")]
     assert [(s.size, s.variant_key) for s in plan_points(resumed.plan)] == [(2000, "numpy"), (2000, "torch")]
     assert resumed.unmatched == (
-        f"{path}: 1 finished point(s) of 'cpu a variant since removed' match no variant of matvec "
+        f"{path}: 1 finished point of 'cpu a variant since removed' match no variant of matvec "
         "in this version and are not kept"
     )
 
@@ -297,7 +297,7 @@ def test_bench_resume_keeps_every_finished_point_after_a_variant_is_relabelled(t
     capsys.readouterr()
     assert main([*run, "--resume", str(first_csv), "--csv", str(second_csv)]) == 1
     out, err = capsys.readouterr()
-    assert f"resuming {first_csv}, 2 point(s) kept, 1 left" in out
+    assert f"resuming {first_csv}, 2 points kept, 1 left" in out
     assert "match no variant" not in err
     again = read_csv(second_csv)
     assert [(p.size, p.ok) for p in again] == [(1, True), (3, True), (2, False)]
@@ -317,9 +317,9 @@ def test_bench_resume_says_in_one_line_which_finished_points_match_no_variant(tm
     old.write_text(_old_csv([gone]))
     assert main(["bench", "_oom_test", "--sizes", "1", "--repeats", "1", "--resume", str(old)]) == 0
     out, err = capsys.readouterr()
-    assert f"resuming {old}, 0 point(s) kept, 1 left" in out
+    assert f"resuming {old}, 0 points kept, 1 left" in out
     [line] = [ln for ln in err.splitlines() if "match no variant" in ln]
     assert line == (
-        f"{old}: 1 finished point(s) of 'cpu a variant since removed' match no variant of _oom_test "
+        f"{old}: 1 finished point of 'cpu a variant since removed' match no variant of _oom_test "
         "in this version and are not kept"
     )

@@ -165,7 +165,7 @@ def test_a_remote_gpu_in_the_visualizer_runs_for_real_on_that_machine(sshd, qtbo
         view = panel.realrun_view
         assert view.running and f"Runs on {ALIAS}'s GPU (cuda:0)" in view.where.text()
         qtbot.waitUntil(lambda: not view.running, timeout=LISTED_WITHIN_MS)
-        assert view.status.text() == f"on {ALIAS}: cuda:0 is not present; this machine has 0 CUDA GPU(s)"
+        assert view.status.text() == f"on {ALIAS}: cuda:0 is not present; this machine has 0 CUDA GPUs"
     finally:
         panel.shutdown()
         context.remotes.shutdown()
