@@ -310,9 +310,10 @@ class LatencyView(PlayingView):
         fm = QFontMetrics(font)
         plot = QRectF(
             rect.left() + left_w,
-            rect.top() + fm.height() + 4,
+            # the top y label is centred on the plot's top: half a line more keeps it off the title
+            rect.top() + 1.5 * fm.height() + 4,
             rect.width() - left_w - 8,
-            rect.height() - 3 * fm.height() - 10,
+            rect.height() - 3.5 * fm.height() - 10,
         )
         c = palette.canvas()
         p.fillRect(plot, c.sm_face)
