@@ -112,6 +112,7 @@ def test_a_bad_line_is_one_line_protocol_error(line, needle):
 # --- the real agent -----------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_the_local_agent_says_hello_and_answers_in_order():
     with local_agent() as agent:
         hello = agent.start()
@@ -141,6 +142,7 @@ def test_in_the_bundle_the_agent_is_the_app_itself_with_agent(monkeypatch):
     assert argv == [sys.executable, "agent"]
 
 
+@pytest.mark.slow
 def test_stray_prints_in_the_agent_reach_stderr_not_the_protocol():
     """A workload or library printing to stdout (Python's print or fd 1 itself) must not corrupt
     the stream: the agent's method here prints both ways before it answers."""
@@ -164,6 +166,7 @@ def test_stray_prints_in_the_agent_reach_stderr_not_the_protocol():
         assert "stray print" in agent.stderr_text() and "raw write to fd 1" in agent.stderr_text()
 
 
+@pytest.mark.slow
 def test_a_child_dying_mid_request_is_agent_gone_with_how_it_died():
     with local_agent() as agent:
         agent.start()
@@ -174,6 +177,7 @@ def test_a_child_dying_mid_request_is_agent_gone_with_how_it_died():
             agent.request("ping", timeout_s=5)
 
 
+@pytest.mark.slow
 def test_a_child_hanging_past_the_timeout_is_killed():
     with local_agent() as agent:
         agent.start()
@@ -185,6 +189,7 @@ def test_a_child_hanging_past_the_timeout_is_killed():
         assert gone(pid)
 
 
+@pytest.mark.slow
 def test_the_agent_exits_at_end_of_stdin_even_mid_request(tmp_path):
     """What ends a remote agent when ssh drops: its stdin closes while it computes."""
     argv, env = local_agent_argv()
@@ -204,6 +209,7 @@ def test_the_agent_exits_at_end_of_stdin_even_mid_request(tmp_path):
         proc.wait()
 
 
+@pytest.mark.slow
 def test_the_agent_exits_cleanly_on_bye_while_its_stdin_is_still_open():
     """Under srun or ssh the end of stdin comes after the bye: the agent must still exit with 0.
     (It aborted with "Fatal Python error: _enter_buffered_busy" on stdin's lock, held by its
@@ -222,6 +228,7 @@ def test_the_agent_exits_cleanly_on_bye_while_its_stdin_is_still_open():
         proc.wait()
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_PDEATHSIG is Linux's")
 def test_the_agent_dies_with_its_parent_even_when_its_stdin_stays_open():
     """The parent is SIGKILLed while the agent's stdin is held open elsewhere (here, by this test):
@@ -259,6 +266,7 @@ def test_the_agent_dies_with_its_parent_even_when_its_stdin_stays_open():
 # --- children that misbehave --------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_another_protocol_version_is_refused_with_what_to_install():
     agent = AgentProcess(_script("time.sleep(60)", hello={**HELLO, "protocol": PROTOCOL_VERSION + 1}))
     with pytest.raises(AgentMismatch) as err:
@@ -269,6 +277,7 @@ def test_another_protocol_version_is_refused_with_what_to_install():
     agent.close()
 
 
+@pytest.mark.slow
 def test_another_package_version_is_refused():
     agent = AgentProcess(_script("time.sleep(60)", hello={**HELLO, "version": "0.0.1"}))
     with pytest.raises(AgentMismatch, match="runs device-explorer 0.0.1"):
@@ -276,6 +285,7 @@ def test_another_package_version_is_refused():
     agent.close()
 
 
+@pytest.mark.slow
 def test_a_garbage_line_after_hello_is_a_protocol_error_and_the_child_is_stopped():
     agent = AgentProcess(
         _script("sys.stdin.readline(); print('Segmentation fault?', flush=True); time.sleep(60)")
@@ -287,6 +297,7 @@ def test_a_garbage_line_after_hello_is_a_protocol_error_and_the_child_is_stopped
     agent.close()
 
 
+@pytest.mark.slow
 def test_an_answer_to_another_request_is_a_protocol_error():
     agent = AgentProcess(
         _script(
@@ -299,6 +310,7 @@ def test_an_answer_to_another_request_is_a_protocol_error():
     agent.close()
 
 
+@pytest.mark.slow
 def test_noise_before_hello_is_tolerated():
     agent = AgentProcess(
         [
@@ -313,6 +325,7 @@ def test_noise_before_hello_is_tolerated():
         assert agent.request("ping", timeout_s=10) == {"ok": 1}
 
 
+@pytest.mark.slow
 def test_no_hello_in_time_is_a_timeout():
     agent = AgentProcess(_script("time.sleep(60)", hello=None))
     t0 = time.monotonic()
@@ -323,6 +336,7 @@ def test_no_hello_in_time_is_a_timeout():
     agent.close()
 
 
+@pytest.mark.slow
 def test_a_child_that_fails_to_start_is_named_with_its_last_stderr_line():
     agent = AgentProcess(
         _script("sys.exit('no module named explorer')", hello=None), label="the agent on gpu-lab"
@@ -335,12 +349,14 @@ def test_a_child_that_fails_to_start_is_named_with_its_last_stderr_line():
     agent.close()
 
 
+@pytest.mark.slow
 def test_a_missing_program_is_one_line():
     agent = AgentProcess(["/nonexistent/python3", "-m", "explorer", "agent"])
     with pytest.raises(AgentGone, match="could not start the worker"):
         agent.start()
 
 
+@pytest.mark.slow
 def test_cancel_from_another_thread_kills_the_whole_group_at_once():
     agent = AgentProcess(
         _script(
@@ -369,6 +385,7 @@ def test_cancel_from_another_thread_kills_the_whole_group_at_once():
     agent.close()
 
 
+@pytest.mark.slow
 def test_the_real_run_method_checks_its_params_before_running():
     with local_agent() as agent:
         agent.start()

@@ -23,7 +23,10 @@ import pytest
 from explorer.bench.wl_selftest import HANG_MARK_ENV
 from tests.processes import gone, kill_group, wait_until
 
-pytestmark = pytest.mark.skipif(os.name != "posix", reason="POSIX signals and process groups")
+pytestmark = [
+    pytest.mark.skipif(os.name != "posix", reason="POSIX signals and process groups"),
+    pytest.mark.slow,  # every test runs the bench command and its worker
+]
 
 
 class BenchCommand:

@@ -135,6 +135,7 @@ _QUIT_SCRIPT = textwrap.dedent(
 )
 
 
+@pytest.mark.slow
 def test_quitting_never_waits_on_a_hung_probe(tmp_path):
     env = dict(os.environ)
     env.update(
