@@ -502,6 +502,7 @@ def test_the_screenshot_can_show_the_roofline_tab_and_names_the_views_a_page_has
     assert len(err.strip().splitlines()) == 1 and not (tmp_path / "x.png").exists()
 
 
+@pytest.mark.slow  # starts processes (the bench worker, or an X server)
 def test_resume_keeps_every_finished_point_after_a_variant_is_relabelled(panel, qtbot, monkeypatch):
     """Points are keyed by what they measure: rewording the variant's label between the run and
     its Resume keeps both finished points, and the saved run comes back with their keys."""
