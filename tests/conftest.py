@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gc
 import os
+import subprocess
 import sys
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
@@ -78,12 +79,53 @@ def pytest_runtest_teardown(item):
 
 # Fixtures that start real daemons, each shared by the tests of one module.
 _SERVER_FIXTURES = frozenset({"sshd", "slurm"})
+# Fixtures that bring up something real outside this process (a daemon, local users, an X
+# server): a test using one belongs to the full loop only.
+_SLOW_FIXTURES = _SERVER_FIXTURES | {"two_users", "display"}
 
 
 def pytest_collection_modifyitems(config, items):
     """Under pytest-xdist (``--dist loadgroup``) keep each module that uses a real sshd or Slurm on
     one worker: its module-wide server then starts once, and two single-node Slurm clusters never
-    run side by side on one machine."""
+    run side by side on one machine. A test using a real daemon, users or X server is ``slow``."""
     for item in items:
-        if _SERVER_FIXTURES & set(getattr(item, "fixturenames", ())):
+        fixtures = set(getattr(item, "fixturenames", ()))
+        if _SERVER_FIXTURES & fixtures:
             item.add_marker(pytest.mark.xdist_group(item.module.__name__))
+        if _SLOW_FIXTURES & fixtures:
+            item.add_marker(pytest.mark.slow)
+
+
+# --- the fast loop starts no process -------------------------------------------------------------
+#
+# ``pytest -m "not slow"`` is the loop a developer runs after each change: unit and core tests in
+# this process only. A test that starts a process (a worker, an agent, ssh, the CLI, numba's
+# simulator) must be marked ``slow``; one that is not fails here, naming what it started, so the
+# fast loop stays fast as tests are added. The process still starts (nothing the test sees changes).
+_STARTED: list[str] = []
+_popen_init = subprocess.Popen.__init__
+
+
+def _noting_popen_init(self, args, *more, **kwargs):  # type: ignore[no-untyped-def]
+    _STARTED.append(str(args if isinstance(args, (str, bytes)) else list(args))[:200])
+    _popen_init(self, args, *more, **kwargs)
+
+
+subprocess.Popen.__init__ = _noting_popen_init  # type: ignore[method-assign]
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item):
+    _STARTED.clear()
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item, call):
+    report = yield
+    if call.when == "call" and report.passed and _STARTED and item.get_closest_marker("slow") is None:
+        report.outcome = "failed"
+        report.longrepr = (
+            f"a test outside the slow set started {len(_STARTED)} process(es), first {_STARTED[0]}: "
+            "mark it @pytest.mark.slow (the fast loop, pytest -m 'not slow', starts none)"
+        )
+    return report

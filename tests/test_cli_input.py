@@ -164,6 +164,7 @@ HOSTILE = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("argv,needle", HOSTILE, ids=[" ".join(a)[:40] for a, _ in HOSTILE])
 def test_hostile_invocations_exit_2_with_one_line(tmp_path, argv, needle):
     proc = _run_explorer(argv, tmp_path)
@@ -173,6 +174,7 @@ def test_hostile_invocations_exit_2_with_one_line(tmp_path, argv, needle):
     assert needle in proc.stderr
 
 
+@pytest.mark.slow
 def test_ascii_terminal_gets_ascii_spellings_not_a_traceback(tmp_path):
     """PYTHONIOENCODING=ascii: "µs" in a bench line and "²" in an error used to raise UnicodeEncodeError."""
     proc = _run_explorer(
@@ -187,11 +189,13 @@ def test_ascii_terminal_gets_ascii_spellings_not_a_traceback(tmp_path):
     assert "'8.\\xb2'" in proc.stderr or "8.^2" in proc.stderr
 
 
+@pytest.mark.slow
 def test_c_locale_is_not_a_traceback(tmp_path):
     proc = _run_explorer(["occupancy", "--cc", "8.²", "--threads", "256"], tmp_path, LC_ALL="C", LANG="C")
     assert proc.returncode == 2 and "Traceback" not in proc.stderr and proc.stderr.count("\n") == 1
 
 
+@pytest.mark.slow
 def test_a_pynvml_that_calls_sys_exit_on_import_is_a_probe_report_not_exit_3(tmp_path):
     """Issue 23, item 12: ``devices`` exited 3 with no output."""
     stand_in = tmp_path / "stand-in"

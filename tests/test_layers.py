@@ -19,7 +19,10 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 LINT_IMPORTS = Path(sys.executable).parent / "lint-imports"
 
-pytestmark = pytest.mark.skipif(not LINT_IMPORTS.exists(), reason="import-linter is not installed")
+pytestmark = [
+    pytest.mark.skipif(not LINT_IMPORTS.exists(), reason="import-linter is not installed"),
+    pytest.mark.slow,  # each case runs lint-imports in a process
+]
 
 
 def _lint(tree: Path) -> subprocess.CompletedProcess[str]:

@@ -14,6 +14,7 @@ import sys
 import zipfile
 from pathlib import Path
 
+import pytest
 import tomllib
 
 from explorer.resources import resource_path, resources_dir
@@ -98,6 +99,7 @@ def test_desktop_file_names_the_executable_and_icon():
     assert (ROOT / "resources" / "icons" / f"{entries['Icon']}.png").is_file()
 
 
+@pytest.mark.slow
 def test_wheel_contains_every_module_and_data_file(tmp_path):
     # Build from a copy: an in-tree build would write build/ and *.egg-info into the shared checkout.
     src = tmp_path / "src"
@@ -145,6 +147,7 @@ def test_wheel_contains_every_module_and_data_file(tmp_path):
     assert "device-explorer = explorer.cli:main" in zipfile.ZipFile(wheel).read(entry_points).decode()
 
 
+@pytest.mark.slow
 def test_smoke_test_fails_when_the_app_writes_into_its_bundle(tmp_path):
     """The read-only check must be able to fail: a fake app that leaves a cache file in its folder."""
     bundle = tmp_path / "device-explorer"

@@ -135,6 +135,7 @@ def _lesson():
     return load_lesson(next(p for p in builtin_paths() if p.stem.startswith("01")))
 
 
+@pytest.mark.slow
 def test_a_link_another_user_planted_is_never_written_through(users, place, tmp_path, capfd):
     victim, planter = users
     own, precious, shared = place
@@ -175,6 +176,7 @@ def test_a_link_another_user_planted_is_never_written_through(users, place, tmp_
     assert all(link.is_symlink() for link in links.values())
 
 
+@pytest.mark.slow
 def test_another_user_s_file_is_never_replaced(users, place, tmp_path):
     victim, planter = users
     _own, _precious, shared = place
@@ -199,6 +201,7 @@ def test_another_user_s_file_is_never_replaced(users, place, tmp_path):
     assert lock.read_bytes() == b"theirs" and not (shared / "new.csv").exists()
 
 
+@pytest.mark.slow
 def test_a_folder_link_planted_in_a_shared_folder_is_not_followed(users, place, tmp_path):
     """As the kernel's protected_symlinks judges a path's folders: another user's link in a sticky,
     world-writable folder is not followed (it would put the victim's export in the victim's home)."""
@@ -212,6 +215,7 @@ def test_a_folder_link_planted_in_a_shared_folder_is_not_followed(users, place, 
     assert not (own / "new.csv").exists()
 
 
+@pytest.mark.slow
 def test_the_user_s_own_link_is_still_followed(users, place, tmp_path):
     victim, _planter = users
     own, precious, shared = place

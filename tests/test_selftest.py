@@ -25,6 +25,7 @@ def _env(**extra: str) -> dict[str, str]:
     return env
 
 
+@pytest.mark.slow
 def test_self_test_passes_on_this_machine_and_reports_every_dependency():
     proc = subprocess.run(
         [sys.executable, "-m", "explorer", "self-test", "--json"],
@@ -160,6 +161,7 @@ def test_a_blank_window_render_fails(monkeypatch):
         selftest.check_window()
 
 
+@pytest.mark.slow
 def test_simulator_check_runs_the_kernel_in_an_agent_only_with_the_simulator_on(monkeypatch):
     assert "every element right" in selftest.check_cuda_simulator()
     # In a process without the switch the kernel is refused, not run on a GPU by accident.
@@ -173,6 +175,7 @@ def test_simulator_check_runs_the_kernel_in_an_agent_only_with_the_simulator_on(
 # --- the bundle's way of starting a child process (explorer.frozen, packaging/entry.py) ----------
 
 
+@pytest.mark.slow
 def test_entry_script_serves_the_agent_the_bundle_starts():
     """The bundle's executable with ``agent`` (what local_agent_argv gives when frozen) is an agent."""
     from explorer.agent.child import AgentProcess

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import cast
 
-from PySide6.QtCore import QEvent, QMargins, QObject, QRect, QSize, Qt, QTimer
+from PySide6.QtCore import QEvent, QMargins, QObject, QRect, QSize, Qt, QTimer, Signal
 from PySide6.QtGui import (
     QAction,
     QActionGroup,
@@ -214,8 +214,13 @@ class PageArea(QScrollArea):
     screen, and its fields never squeeze into each other). A page not shown asks for no room: the
     tabs' least size is the shown page's, not the largest of the four."""
 
+    #: the page's least height changed (a view's text wrapped anew, a step chose another view):
+    #: the lesson pane under the pages sizes itself by it
+    least_changed = Signal()
+
     def __init__(self) -> None:
         super().__init__()
+        self._least_height = -1
         # sized by hand (``fit_page``): a resizable area would also hold the page to the height
         # its word-wrapped labels ask for at its width, and scroll where the page had room
         self.setWidgetResizable(False)
@@ -235,6 +240,9 @@ class PageArea(QScrollArea):
         if page is None:
             return
         least = page.minimumSizeHint().expandedTo(page.minimumSize())
+        if least.height() != self._least_height:
+            self._least_height = least.height()
+            self.least_changed.emit()
         view = self.maximumViewportSize()
         size = view.expandedTo(least)
         if size.height() > view.height():  # a vertical bar takes width from the view
@@ -455,6 +463,8 @@ class MainWindow(QMainWindow):
         self.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, self.lessons)
         self.lessons.build_menu(self.menuBar(), self._help_menu.menuAction())
         self.lessons.apply_text_scale(text_scale_pct(), False)
+        for container in self._containers.values():
+            container.least_changed.connect(self.lessons.page_least_changed)
         self.setStatusBar(StatusBar(self))
         self.text_size_control = TextSizeControl(self)
         self.statusBar().addPermanentWidget(self.text_size_control)

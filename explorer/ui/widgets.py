@@ -12,6 +12,7 @@ from typing import Protocol, runtime_checkable
 from PySide6.QtCore import QEvent, QObject, QRect, QSize, Qt
 from PySide6.QtGui import QPainter, QPalette, QTextLayout, QTextOption
 from PySide6.QtWidgets import (
+    QBoxLayout,
     QComboBox,
     QFormLayout,
     QFrame,
@@ -88,6 +89,49 @@ class ElidedLine(QLabel):
         painter.setPen(self.palette().color(self.foregroundRole()))
         align = Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter
         painter.drawText(self.contentsRect(), int(align), self.shown_text())
+
+
+class JoiningRows(QWidget):
+    """Rows of controls on one line where the width holds them all, else one under another.
+
+    A time view's two rows of settings took two lines of a page at 200% that the chart needed
+    (at 1280x800 the page then did not fit under a lesson's narration), while one line of the
+    page's width held them both. The least width asked for is the widest row's, so a narrow
+    page stacks them again rather than grow."""
+
+    def __init__(self, *rows: QHBoxLayout, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self._box = QBoxLayout(QBoxLayout.Direction.TopToBottom, self)
+        self._box.setContentsMargins(0, 0, 0, 0)
+        self._holders: list[QWidget] = []
+        for i, row in enumerate(rows):
+            holder = QWidget()
+            row.setContentsMargins(0, 0, 0, 0)
+            holder.setLayout(row)
+            self._box.addWidget(holder, 1 if i == 0 else 0)
+            self._holders.append(holder)
+
+    def joined(self) -> bool:
+        return self._box.direction() == QBoxLayout.Direction.LeftToRight
+
+    def _joined_width(self) -> int:
+        spacing = max(self._box.spacing(), 0) * (len(self._holders) - 1)
+        return sum(h.sizeHint().width() for h in self._holders) + spacing
+
+    @qt_guard
+    def minimumSizeHint(self) -> QSize:  # noqa: N802 - Qt's name
+        least = self._box.minimumSize()
+        return QSize(max((h.minimumSizeHint().width() for h in self._holders), default=0), least.height())
+
+    @qt_guard
+    def resizeEvent(self, event) -> None:  # noqa: N802, ANN001 - Qt's name and type
+        super().resizeEvent(event)
+        join = self.width() >= self._joined_width()
+        if join != self.joined():
+            self._box.setDirection(
+                QBoxLayout.Direction.LeftToRight if join else QBoxLayout.Direction.TopToBottom
+            )
+            self.updateGeometry()
 
 
 class FoldingCaption(QLabel):

@@ -94,6 +94,7 @@ def test_occupancy_configurations_stay_inside_what_each_kernel_may_launch():
     )  # seeded: a rerun compares the same
 
 
+@pytest.mark.slow
 def test_numba_max_registers_really_forces_the_kernels_register_count(tmp_path):
     """The occupancy kernel keeps many values live, so a register cap forces spills: compiled to
     PTX by numba here and assembled by NVIDIA's ptxas for Hopper under several caps."""

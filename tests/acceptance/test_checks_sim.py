@@ -7,10 +7,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from explorer.acceptance import checks_bench, checks_launch
 from explorer.acceptance.context import CheckContext, Sizes
 from explorer.acceptance.registry import CheckSpec
 from explorer.acceptance.runner import run_acceptance
+
+pytestmark = pytest.mark.slow  # every test here starts a process
 
 REPO = Path(__file__).resolve().parents[2]
 SIMULATOR = {"NUMBA_ENABLE_CUDASIM": "1"}

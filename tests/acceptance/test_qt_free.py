@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.slow  # every test here starts a process
+
 REPO = Path(__file__).resolve().parents[2]
 BLOCKED = ("PySide6", "shiboken6", "pyqtgraph", "superqt", "platformdirs")
 BLOCKER = textwrap.dedent(

@@ -26,6 +26,7 @@ def _spec(name: str, fn, expected_s: float = 1.0, deadline_s: float = 120.0) -> 
     return CheckSpec(name, f"stand-in: {name}", fn, expected_s, deadline_s)
 
 
+@pytest.mark.slow
 def test_every_way_a_check_can_end_is_reported_and_the_others_still_run(tmp_path):
     specs = [
         _spec("crash", stubs.crashes),
@@ -54,6 +55,7 @@ def test_every_way_a_check_can_end_is_reported_and_the_others_still_run(tmp_path
     assert any(line.startswith("PASS") and "good" in line for line in said)
 
 
+@pytest.mark.slow
 def test_a_check_that_hangs_is_stopped_at_its_deadline_and_says_where_it_was(tmp_path):
     specs = [_spec("hang", stubs.hangs, deadline_s=5.0), _spec("after", stubs.passes)]
     report = run_acceptance(specs, _ctx(tmp_path), budget_s=600, gpu="Stand-in GPU", say=lambda _: None)
@@ -63,6 +65,7 @@ def test_a_check_that_hangs_is_stopped_at_its_deadline_and_says_where_it_was(tmp
     assert after.status == "pass"
 
 
+@pytest.mark.slow
 def test_only_skip_and_the_budget_leave_checks_out_with_the_reason(tmp_path):
     specs = [
         _spec("first", stubs.passes),
@@ -84,6 +87,7 @@ def test_only_skip_and_the_budget_leave_checks_out_with_the_reason(tmp_path):
         run_acceptance(specs, _ctx(tmp_path), selection=Selection(only=("nope",)), say=lambda _: None)
 
 
+@pytest.mark.slow
 def test_the_report_is_written_as_json_text_and_a_log_and_nothing_else(tmp_path):
     specs = [_spec("good", stubs.passes), _spec("file", stubs.writes_a_file), _spec("skip", stubs.cannot_run)]
     ctx = _ctx(tmp_path)

@@ -15,7 +15,6 @@ import sys
 import threading
 import time
 
-import psutil
 import pytest
 
 from explorer import __version__
@@ -41,7 +40,8 @@ from explorer.agent.protocol import (
     decode,
     encode,
 )
-from tests.processes import gone
+from explorer.bench.wl_selftest import HANG_MARK_ENV
+from tests.processes import gone, wait_until
 
 HELLO = {
     "type": "hello",
@@ -112,6 +112,7 @@ def test_a_bad_line_is_one_line_protocol_error(line, needle):
 # --- the real agent -----------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_the_local_agent_says_hello_and_answers_in_order():
     with local_agent() as agent:
         hello = agent.start()
@@ -141,6 +142,7 @@ def test_in_the_bundle_the_agent_is_the_app_itself_with_agent(monkeypatch):
     assert argv == [sys.executable, "agent"]
 
 
+@pytest.mark.slow
 def test_stray_prints_in_the_agent_reach_stderr_not_the_protocol():
     """A workload or library printing to stdout (Python's print or fd 1 itself) must not corrupt
     the stream: the agent's method here prints both ways before it answers."""
@@ -163,6 +165,7 @@ def test_stray_prints_in_the_agent_reach_stderr_not_the_protocol():
         assert "stray print" in agent.stderr_text() and "raw write to fd 1" in agent.stderr_text()
 
 
+@pytest.mark.slow
 def test_a_child_dying_mid_request_is_agent_gone_with_how_it_died():
     with local_agent() as agent:
         agent.start()
@@ -173,6 +176,7 @@ def test_a_child_dying_mid_request_is_agent_gone_with_how_it_died():
             agent.request("ping", timeout_s=5)
 
 
+@pytest.mark.slow
 def test_a_child_hanging_past_the_timeout_is_killed():
     with local_agent() as agent:
         agent.start()
@@ -184,15 +188,19 @@ def test_a_child_hanging_past_the_timeout_is_killed():
         assert gone(pid)
 
 
-def test_the_agent_exits_at_end_of_stdin_even_mid_request():
+@pytest.mark.slow
+def test_the_agent_exits_at_end_of_stdin_even_mid_request(tmp_path):
     """What ends a remote agent when ssh drops: its stdin closes while it computes."""
     argv, env = local_agent_argv()
-    proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env)
+    hanging = tmp_path / "hanging"
+    proc = subprocess.Popen(
+        argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, env={**env, HANG_MARK_ENV: str(hanging)}
+    )
     try:
         assert json.loads(proc.stdout.readline())["type"] == "hello"
         proc.stdin.write(encode(Request(1, "bench.point", POINT)))
         proc.stdin.flush()
-        time.sleep(0.5)  # now it is inside the hanging point
+        wait_until(hanging.exists, proc, 60, "the agent hung in the point")
         proc.stdin.close()
         assert proc.wait(5) == 0
     finally:
@@ -200,6 +208,7 @@ def test_the_agent_exits_at_end_of_stdin_even_mid_request():
         proc.wait()
 
 
+@pytest.mark.slow
 def test_the_agent_exits_cleanly_on_bye_while_its_stdin_is_still_open():
     """Under srun or ssh the end of stdin comes after the bye: the agent must still exit with 0.
     (It aborted with "Fatal Python error: _enter_buffered_busy" on stdin's lock, held by its
@@ -218,6 +227,7 @@ def test_the_agent_exits_cleanly_on_bye_while_its_stdin_is_still_open():
         proc.wait()
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_PDEATHSIG is Linux's")
 def test_the_agent_dies_with_its_parent_even_when_its_stdin_stays_open():
     """The parent is SIGKILLed while the agent's stdin is held open elsewhere (here, by this test):
@@ -229,8 +239,9 @@ def test_the_agent_dies_with_its_parent_even_when_its_stdin_stays_open():
             sys.executable,
             "-c",
             "import subprocess, sys, time\n"
-            f"p = subprocess.Popen({argv!r}, stdin={read_fd}, stdout=subprocess.DEVNULL)\n"
-            "print(p.pid, flush=True)\n"
+            f"p = subprocess.Popen({argv!r}, stdin={read_fd}, stdout=subprocess.PIPE)\n"
+            "hello = p.stdout.readline()\n"  # said once the parent-death signal is set up
+            "print(p.pid, hello.decode().strip(), flush=True)\n"
             "time.sleep(120)\n",
         ],
         stdout=subprocess.PIPE,
@@ -239,13 +250,9 @@ def test_the_agent_dies_with_its_parent_even_when_its_stdin_stays_open():
     )
     os.close(read_fd)
     try:
-        agent_pid = int(middle.stdout.readline())
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline:  # wait until it has set the signal up (it says hello)
-            if any("explorer" in a for a in psutil.Process(agent_pid).cmdline()):
-                time.sleep(1.0)
-                break
-            time.sleep(0.05)
+        pid, hello = middle.stdout.readline().decode().split(" ", 1)
+        agent_pid = int(pid)
+        assert json.loads(hello)["type"] == "hello"
         middle.send_signal(signal.SIGKILL)
         middle.wait(5)
         assert gone(agent_pid)
@@ -258,6 +265,7 @@ def test_the_agent_dies_with_its_parent_even_when_its_stdin_stays_open():
 # --- children that misbehave --------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_another_protocol_version_is_refused_with_what_to_install():
     agent = AgentProcess(_script("time.sleep(60)", hello={**HELLO, "protocol": PROTOCOL_VERSION + 1}))
     with pytest.raises(AgentMismatch) as err:
@@ -268,6 +276,7 @@ def test_another_protocol_version_is_refused_with_what_to_install():
     agent.close()
 
 
+@pytest.mark.slow
 def test_another_package_version_is_refused():
     agent = AgentProcess(_script("time.sleep(60)", hello={**HELLO, "version": "0.0.1"}))
     with pytest.raises(AgentMismatch, match="runs device-explorer 0.0.1"):
@@ -275,6 +284,7 @@ def test_another_package_version_is_refused():
     agent.close()
 
 
+@pytest.mark.slow
 def test_a_garbage_line_after_hello_is_a_protocol_error_and_the_child_is_stopped():
     agent = AgentProcess(
         _script("sys.stdin.readline(); print('Segmentation fault?', flush=True); time.sleep(60)")
@@ -286,6 +296,7 @@ def test_a_garbage_line_after_hello_is_a_protocol_error_and_the_child_is_stopped
     agent.close()
 
 
+@pytest.mark.slow
 def test_an_answer_to_another_request_is_a_protocol_error():
     agent = AgentProcess(
         _script(
@@ -298,6 +309,7 @@ def test_an_answer_to_another_request_is_a_protocol_error():
     agent.close()
 
 
+@pytest.mark.slow
 def test_noise_before_hello_is_tolerated():
     agent = AgentProcess(
         [
@@ -312,6 +324,7 @@ def test_noise_before_hello_is_tolerated():
         assert agent.request("ping", timeout_s=10) == {"ok": 1}
 
 
+@pytest.mark.slow
 def test_no_hello_in_time_is_a_timeout():
     agent = AgentProcess(_script("time.sleep(60)", hello=None))
     t0 = time.monotonic()
@@ -322,6 +335,7 @@ def test_no_hello_in_time_is_a_timeout():
     agent.close()
 
 
+@pytest.mark.slow
 def test_a_child_that_fails_to_start_is_named_with_its_last_stderr_line():
     agent = AgentProcess(
         _script("sys.exit('no module named explorer')", hello=None), label="the agent on gpu-lab"
@@ -334,18 +348,20 @@ def test_a_child_that_fails_to_start_is_named_with_its_last_stderr_line():
     agent.close()
 
 
+@pytest.mark.slow
 def test_a_missing_program_is_one_line():
     agent = AgentProcess(["/nonexistent/python3", "-m", "explorer", "agent"])
     with pytest.raises(AgentGone, match="could not start the worker"):
         agent.start()
 
 
+@pytest.mark.slow
 def test_cancel_from_another_thread_kills_the_whole_group_at_once():
     agent = AgentProcess(
         _script(
             "g = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)'])\n"
             "print(g.pid, file=sys.stderr, flush=True)\n"
-            "sys.stdin.readline(); time.sleep(60)"
+            "sys.stdin.readline(); print('asked', file=sys.stderr, flush=True); time.sleep(60)"
         )
     )
     agent.start()
@@ -353,15 +369,22 @@ def test_cancel_from_another_thread_kills_the_whole_group_at_once():
     while not agent.stderr_last_line() and time.monotonic() < deadline:
         time.sleep(0.02)
     grandchild = int(agent.stderr_last_line())
-    threading.Timer(0.3, agent.cancel).start()
-    t0 = time.monotonic()
+    cancelled: list[float] = []
+
+    def cancel_once_asked() -> None:  # the request is in the agent's hands: cancel it from here
+        wait_until(lambda: agent.stderr_last_line() == "asked", None, 60, "the agent read the request")
+        cancelled.append(time.monotonic())
+        agent.cancel()
+
+    threading.Thread(target=cancel_once_asked, daemon=True).start()
     with pytest.raises(AgentCancelled):
-        agent.request("ping", timeout_s=60)
-    assert time.monotonic() - t0 < 1.5
+        agent.request("ping", timeout_s=120)
+    assert cancelled and time.monotonic() - cancelled[0] < 1.5
     assert gone(agent.pid) and gone(grandchild)
     agent.close()
 
 
+@pytest.mark.slow
 def test_the_real_run_method_checks_its_params_before_running():
     with local_agent() as agent:
         agent.start()

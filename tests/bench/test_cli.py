@@ -34,6 +34,7 @@ def test_list_as_json(capsys):
     assert data[0]["unit"] == "GFLOP/s"
 
 
+@pytest.mark.slow
 def test_runs_one_line_per_point_and_writes_csv(capsys, tmp_path):
     csv_path = tmp_path / "r.csv"
     assert main(["bench", "matmul", "--sizes", "16", "32", "--repeats", "2", "--csv", str(csv_path)]) == 0
@@ -43,6 +44,7 @@ def test_runs_one_line_per_point_and_writes_csv(capsys, tmp_path):
     assert [r.size for r in rows] == [16, 32] and all(r.repeats == 2 for r in rows)
 
 
+@pytest.mark.slow
 def test_sizes_are_printed_with_thousands_separators(capsys):
     """Issue 14.11: "N=10000000" is hard to read off a projector; the CLI and the window share the label."""
     assert main(["bench", "vector_add", "--sizes", "12345", "--repeats", "2"]) == 0
@@ -55,6 +57,7 @@ def test_sizes_are_printed_with_thousands_separators(capsys):
     assert get_workload("copies").size_label(4 << 20) == "4 MiB"
 
 
+@pytest.mark.slow
 def test_json_lines(capsys):
     assert main(["bench", "vector_add", "--sizes", "1K", "--repeats", "2", "--json"]) == 0
     rows = [json.loads(ln) for ln in capsys.readouterr().out.splitlines()]
@@ -82,6 +85,7 @@ def test_bad_input_is_one_line_and_exit_2(capsys, argv, needle):
     assert needle in err and len(err.splitlines()) == 1 and "Traceback" not in err
 
 
+@pytest.mark.slow
 def test_an_error_row_makes_the_exit_status_1(capsys):
     # the hidden test workload's size 2 asks for more memory than any machine has: an error row
     assert main(["bench", "_oom_test", "--sizes", "2", "--repeats", "1"]) == 1

@@ -25,6 +25,8 @@ from explorer.roofs import store
 from explorer.roofs.model import Ceiling
 from explorer.roofs.store import MeasuredRoof
 
+pytestmark = pytest.mark.slow  # every test here starts a process
+
 NESTED = "[" * 200_000 + "]" * 200_000
 
 

@@ -68,6 +68,7 @@ def test_a_bad_csv_path_is_refused_in_one_line_before_the_run(case, tmp_path, mo
     assert not os.path.exists("/nonexistent")
 
 
+@pytest.mark.slow
 def test_tilde_is_expanded(tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("HOME", str(tmp_path))
     monkeypatch.chdir(tmp_path / "..")
@@ -77,6 +78,7 @@ def test_tilde_is_expanded(tmp_path, monkeypatch, capsys):
     assert f"to {tmp_path / 'r.csv'}" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_two_runs_on_one_csv_the_second_is_refused_naming_the_first(tmp_path):
     out = tmp_path / "same.csv"
     argv = [sys.executable, "-m", "explorer", "bench", "matmul", "--repeats", "3", "--csv", str(out)]
@@ -119,6 +121,7 @@ def test_a_lock_left_by_a_killed_run_does_not_block(tmp_path):
     assert not lock_path_for(out).exists()
 
 
+@pytest.mark.slow
 def test_the_lock_is_reentrant_within_a_process_and_exclusive_across(tmp_path):
     out = tmp_path / "r.csv"
     with output_lock(out):

@@ -24,6 +24,7 @@ SCRIPT = textwrap.dedent(
 )
 
 
+@pytest.mark.slow
 def test_the_l2_and_dram_kernels_compute_what_they_should_on_the_simulator():
     out = run_on_simulator(SCRIPT)
     assert out["checks"] == {"read": True, "copy": True}

@@ -5,7 +5,11 @@ from __future__ import annotations
 
 import textwrap
 
+import pytest
+
 from tests.simulator import run_on_simulator
+
+pytestmark = pytest.mark.slow  # every test here starts a process
 
 SCRIPT = textwrap.dedent(
     """

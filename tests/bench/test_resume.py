@@ -280,6 +280,7 @@ def test_a_file_of_an_earlier_version_resumes_by_its_labels_and_says_what_matche
     )
 
 
+@pytest.mark.slow  # starts processes (the bench worker, or an X server)
 def test_bench_resume_keeps_every_finished_point_after_a_variant_is_relabelled(tmp_path, capsys, monkeypatch):
     from explorer.bench.results import read_csv
     from explorer.cli import main
@@ -307,6 +308,7 @@ def test_bench_resume_keeps_every_finished_point_after_a_variant_is_relabelled(t
     assert [p.median_s for p in again[:2]] == [first[0].median_s, first[2].median_s]
 
 
+@pytest.mark.slow  # starts processes (the bench worker, or an X server)
 def test_bench_resume_says_in_one_line_which_finished_points_match_no_variant(tmp_path, capsys):
     from explorer.cli import main
 

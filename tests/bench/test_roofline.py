@@ -414,6 +414,7 @@ def _cli(home_dir, *args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
+@pytest.mark.slow
 def test_devices_json_carries_every_ceiling_with_its_level_range_time_and_quiet(home):
     _seed_this_machine(clock_ghz=3.0)
     out = _cli(home, "devices", "--json", "--catalog")
@@ -442,6 +443,7 @@ def test_devices_json_carries_every_ceiling_with_its_level_range_time_and_quiet(
     assert [c["level"] for c in rec["caches"]] and rec["caches"][0]["size_bytes"] > 0
 
 
+@pytest.mark.slow
 def test_devices_lists_the_levels_and_a_damaged_file_is_moved_aside_with_a_notice(home):
     _seed_this_machine(clock_ghz=3.0)
     out = _cli(home, "devices")
@@ -456,6 +458,7 @@ def test_devices_lists_the_levels_and_a_damaged_file_is_moved_aside_with_a_notic
     assert [p.name for p in home.iterdir() if ".damaged-" in p.name]
 
 
+@pytest.mark.slow
 def test_bench_vector_add_points_carry_their_roof_level_and_share(home):
     _seed_this_machine(clock_ghz=3.0)
     out = _cli(

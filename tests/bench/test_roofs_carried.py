@@ -178,6 +178,7 @@ def test_the_agents_roofs_measure_method_streams_progress_and_answers_the_stored
         methods.roofs_measure({"device": 3}, events.append)
 
 
+@pytest.mark.slow
 def test_measuring_again_in_a_worker_says_in_one_line_what_could_not_be_measured():
     """A real worker process, asked for a GPU this machine does not have: one line, no traceback,
     and the worker is gone afterwards."""

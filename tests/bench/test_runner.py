@@ -10,7 +10,9 @@ import pytest
 
 from explorer.bench.results import BenchPoint
 from explorer.bench.runner import BenchPlan, BenchRun, Progress, plan_points
+from explorer.bench.wl_selftest import HANG_MARK_ENV
 from explorer.errors import UserError
+from tests.processes import wait_until
 
 
 def test_plan_orders_points_by_size_then_device_then_variant():
@@ -50,6 +52,7 @@ def test_bad_plans_are_one_line_user_errors(plan, needle):
     assert needle in str(err.value)
 
 
+@pytest.mark.slow
 def test_points_stream_in_order_with_progress():
     run = BenchRun(BenchPlan("matmul", ["cpu"], sizes=[16, 48], repeats=3, time_budget_s=0.2))
     events = list(run.events())
@@ -64,6 +67,7 @@ def test_points_stream_in_order_with_progress():
     assert run.workers_started == 1  # one worker serves the whole run
 
 
+@pytest.mark.slow
 def test_a_crashing_point_becomes_an_error_row_and_the_run_continues():
     run = BenchRun(BenchPlan("_crash_test", ["cpu"], sizes=[1, 2, 3], repeats=2))
     points = run.run_all()
@@ -73,6 +77,7 @@ def test_a_crashing_point_becomes_an_error_row_and_the_run_continues():
     assert run.workers_started == 2
 
 
+@pytest.mark.slow
 def test_the_last_points_error_row_promises_no_worker_to_come():
     """Issue 23, item 12: the last point of a run said "a new worker continues the run"."""
     points = BenchRun(BenchPlan("_crash_test", ["cpu"], sizes=[1, 2], repeats=2)).run_all()
@@ -82,6 +87,7 @@ def test_the_last_points_error_row_promises_no_worker_to_come():
     assert "a new worker continues the run" in (points[0].error or "")  # one still follows
 
 
+@pytest.mark.slow
 def test_a_hanging_point_is_stopped_at_the_time_limit():
     run = BenchRun(BenchPlan("_hang_test", ["cpu"], sizes=[1, 2, 3], repeats=2, point_timeout_s=1.5))
     t0 = time.monotonic()
@@ -93,7 +99,10 @@ def test_a_hanging_point_is_stopped_at_the_time_limit():
     assert run.workers_started == 2
 
 
-def test_cancel_ends_the_run_quickly_and_kills_the_worker():
+@pytest.mark.slow
+def test_cancel_ends_the_run_quickly_and_kills_the_worker(tmp_path, monkeypatch):
+    mark = tmp_path / "hanging"
+    monkeypatch.setenv(HANG_MARK_ENV, str(mark))
     run = BenchRun(BenchPlan("_hang_test", ["cpu"], sizes=[1, 2, 3], repeats=2, point_timeout_s=600))
     seen: list = []
     procs: list = []
@@ -106,10 +115,7 @@ def test_cancel_ends_the_run_quickly_and_kills_the_worker():
 
     th = threading.Thread(target=consume)
     th.start()
-    deadline = time.monotonic() + 30
-    while not any(isinstance(e, BenchPoint) for e in seen) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    time.sleep(0.3)  # now the worker is stuck in the size-2 point
+    wait_until(mark.exists, None, 60, "the worker hung in the size-2 point")
     t0 = time.monotonic()
     run.cancel()
     th.join(5)
@@ -125,6 +131,7 @@ def test_two_gpu_workload_runs_once_on_the_first_gpu_with_the_second_as_partner(
     assert plan_points(BenchPlan("two_gpus", ["cuda:0"], sizes=[64]))[0].partner is None
 
 
+@pytest.mark.slow
 def test_low_priority_worker_runs_below_the_parent():
     import os
 
@@ -140,6 +147,7 @@ def test_low_priority_worker_runs_below_the_parent():
     assert not child.is_running()
 
 
+@pytest.mark.slow
 def test_out_of_memory_is_an_error_row_and_the_same_worker_goes_on():
     run = BenchRun(BenchPlan("_oom_test", ["cpu"], sizes=[1, 2, 3], repeats=2))
     points = run.run_all()

@@ -43,6 +43,7 @@ def test_a_size_too_big_for_the_simulator_is_one_line():
     )
 
 
+@pytest.mark.slow
 def test_without_a_gpu_the_kernels_are_checked_on_the_simulator_not_timed(capsys):
     """Through the CLI and the worker process, as a student without a GPU runs it: every kernel's
     point is checked in a simulator child and carries no time; torch's is timed and checked."""

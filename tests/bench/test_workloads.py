@@ -285,6 +285,7 @@ def test_renaming_a_label_renames_the_series_and_still_measures(
         assert p.extra["note"].startswith("clock read without synchronizing")
 
 
+@pytest.mark.slow
 def test_the_registry_and_its_variant_labels_load_without_torch_or_numba():
     import subprocess
     import sys

@@ -13,6 +13,10 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
+pytestmark = pytest.mark.slow  # every test here starts a process
+
 HUNG = Path(__file__).resolve().parent / "hung_nvml"
 ROOT = Path(__file__).resolve().parents[2]
 

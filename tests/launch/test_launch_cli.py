@@ -115,6 +115,7 @@ def test_bad_input_is_one_line_and_exit_2(capsys, argv, message):
     assert err.count("\n") == 1 and message in err
 
 
+@pytest.mark.slow
 def test_real_command_line_with_the_catalog(monkeypatch):
     """End to end through the real device discovery: "1650" names the catalog's GTX 1650."""
     import subprocess

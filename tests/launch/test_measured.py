@@ -26,6 +26,7 @@ from tests.launch.conftest import GTX
 from tests.simulator import run_on_simulator
 
 
+@pytest.mark.slow
 def test_kernels_on_the_simulator():
     result = run_on_simulator(
         """
@@ -52,6 +53,7 @@ print("RESULT" + json.dumps({
     assert len(result["times"]) == 2 and result["sms"] == [0, 0]  # (and the sum was exact)
 
 
+@pytest.mark.slow
 def test_the_whole_path_through_an_agent_on_the_simulator():
     plan = plan_launch(LaunchConfig(Dim3(4), Dim3(64)), GTX)
     measured = measure_dispatch_here(plan, GTX, backend="simulator")
@@ -130,6 +132,7 @@ def test_cli_measure_without_a_gpu_says_why_in_one_line(monkeypatch, capsys):
     assert code == 2 and err.count("\n") == 1 and "No NVIDIA GPU was found" in err
 
 
+@pytest.mark.slow
 def test_the_kernels_compile_to_ptx_that_reads_smid_and_globaltimer():
     """Without a GPU, NVVM (when installed) still compiles the kernels: the two registers are read
     with inline PTX, and the streaming read keeps one load per warp in flight."""

@@ -20,6 +20,8 @@ from explorer.devices.limits import ArchLimits, known_ccs, limits_for_cc
 from explorer.launch.config import LaunchValidationError
 from explorer.launch.occupancy import UNLIMITED, occupancy
 
+pytestmark = pytest.mark.slow  # every test here starts a process
+
 HEADER_DIR = Path("/usr/local/cuda/include")
 DRIVER_SRC = Path(__file__).with_name("occ_driver.cpp")
 

@@ -14,6 +14,7 @@ def _launch(grid, block, n=None, extent=None) -> LaunchConfig:
     return LaunchConfig(Dim3(*grid), Dim3(*block), n=n, extent=Dim3(*extent) if extent else None)
 
 
+@pytest.mark.slow
 def test_simulator_run_records_the_writer_of_every_element():
     # The N = 5466 lesson in small: 3 blocks of 64 threads for 150 elements -> 42 idle threads.
     result = realrun.run_real(_launch((3, 1, 1), (64, 1, 1), 150), simulator=True, timeout_s=120)
@@ -27,6 +28,7 @@ def test_simulator_run_records_the_writer_of_every_element():
     assert "every element written exactly once" in result.summary()
 
 
+@pytest.mark.slow
 def test_simulator_run_2d_grid_and_block_use_x_fastest_linear_indices():
     # grid (2, 2), block (4, 2): 4 blocks of 8 threads, N = 30 leaves the last 2 threads idle.
     result = realrun.run_real(_launch((2, 2, 1), (4, 2, 1), 30), simulator=True, timeout_s=120)
@@ -35,6 +37,7 @@ def test_simulator_run_2d_grid_and_block_use_x_fastest_linear_indices():
     assert (result.thread_of_element == i % 8).all()
 
 
+@pytest.mark.slow
 def test_too_few_threads_leave_elements_untouched():
     result = realrun.run_real(_launch((1, 1, 1), (32, 1, 1), 40), simulator=True, timeout_s=120)
     assert result.untouched == 8
@@ -57,6 +60,7 @@ def test_child_failure_comes_back_as_one_line(monkeypatch):
     assert "\n" not in str(info.value)
 
 
+@pytest.mark.slow
 def test_emulation_writes_exactly_what_the_simulator_writes():
     """The compiled CPU emulation runs the kernel's own index code over the same grid: for a 2D
     grid and block with idle threads its records match the CUDA simulator's element for element."""
@@ -69,6 +73,7 @@ def test_emulation_writes_exactly_what_the_simulator_writes():
     assert (emu.writes_per_element == sim.writes_per_element).all() and emu.sum_correct
 
 
+@pytest.mark.slow
 def test_emulation_runs_the_100000_lesson_and_finds_a_short_grid():
     result = realrun.run_real(_launch((98, 1, 1), (1024, 1, 1), 100_000), backend="emulation", timeout_s=120)
     assert result.n == 100_000 and result.untouched == 0 and result.mismatches(1024) == 0
@@ -87,6 +92,7 @@ def test_without_a_gpu_small_launches_use_the_simulator_and_large_ones_the_emula
     assert realrun.check_launch(_launch((4, 4, 1), (16, 16, 1), extent=(60, 60, 1)), "simulator") == 3600
 
 
+@pytest.mark.slow
 def test_a_2d_problem_is_written_by_the_thread_at_each_pixel():
     """Issue 14.8: grid 4x4 of 16x16 over a 60 x 60 image writes 3,600 pixels, not 4,096 in a row;
     the simulator and the emulation agree, and each pixel's writer is the one the visualizer predicts."""

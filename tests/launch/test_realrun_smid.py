@@ -40,6 +40,7 @@ def _result(sm_of_block: np.ndarray | None, grid=(6, 1, 1), note: str = "") -> r
     )
 
 
+@pytest.mark.slow
 def test_the_smid_ptx_assembles_for_hopper(tmp_path):
     ptxas = shutil.which("ptxas")
     if ptxas is None:
@@ -87,6 +88,7 @@ SIM_SCRIPT = textwrap.dedent(
 )
 
 
+@pytest.mark.slow
 def test_the_first_thread_of_every_block_writes_its_sm_by_linear_block_number():
     out = run_on_simulator(SIM_SCRIPT)
     expected = [(x * 7 + y * 3 + z) % 5 for z in range(2) for y in range(2) for x in range(3)]
@@ -95,6 +97,7 @@ def test_the_first_thread_of_every_block_writes_its_sm_by_linear_block_number():
     assert out["block_of"] == [i // 8 for i in range(80)]
 
 
+@pytest.mark.slow
 def test_on_the_simulator_a_run_has_no_sm_map_and_says_why():
     result = realrun.run_real(LaunchConfig(Dim3(2), Dim3(32), n=64), simulator=True, timeout_s=120)
     assert result.sm_of_block is None and result.sm_note == "the simulator has no SMs"

@@ -141,6 +141,7 @@ def test_bad_input_is_one_line_exit_2(capsys, argv, named):
     assert named in err and err.count("\n") == 1 and "Traceback" not in err
 
 
+@pytest.mark.slow
 def test_a_real_invocation_exits_2_without_a_traceback():
     proc = subprocess.run(
         [sys.executable, "-m", "explorer", "memory", "--space", "global", "--elem", "3"],

@@ -21,6 +21,8 @@ from explorer.bench.gpuqueue import POLICY_FILE, folder_problem, queue_dir, read
 from explorer.remote import open_agent, parse_remote
 from tests.remote.servers import ALIAS, LoopbackSshd, agent_python
 
+pytestmark = pytest.mark.slow  # every test here starts a process
+
 README = Path(__file__).resolve().parents[2] / "README.md"
 
 

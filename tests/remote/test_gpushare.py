@@ -35,6 +35,7 @@ def _holder(folder, key: str, workload: str = "train") -> QueueRun:
     return run
 
 
+@pytest.mark.slow
 def test_a_second_run_waits_for_the_gpu_and_is_told_who_holds_it(tmp_path):
     holder = _holder(tmp_path, "gpu-x")
     waits: list[gpushare.QueueWait] = []
@@ -67,6 +68,7 @@ def test_a_second_run_waits_for_the_gpu_and_is_told_who_holds_it(tmp_path):
     assert not [n for n in os.listdir(tmp_path) if f".{os.getpid()}." in n]  # this run's place given back
 
 
+@pytest.mark.slow
 def test_a_place_in_the_line_is_private_and_a_crashed_run_leaves_no_turn_behind(tmp_path):
     crashed = _holder(tmp_path, "gpu-y")
     tickets = [tmp_path / n for n in os.listdir(tmp_path) if n.endswith(".ticket")]
@@ -80,6 +82,7 @@ def test_a_place_in_the_line_is_private_and_a_crashed_run_leaves_no_turn_behind(
         gpushare.release_gpu_locks()
 
 
+@pytest.mark.slow
 def test_a_client_that_stops_asking_loses_its_turn_after_the_stall_bound(tmp_path):
     """A run that holds the GPU but measures nothing (its client suspended with Ctrl-Z, a laptop
     frozen between two points, or someone just holding the turn) hands it over after ``stall_s``."""
@@ -99,6 +102,7 @@ def test_a_client_that_stops_asking_loses_its_turn_after_the_stall_bound(tmp_pat
             idle.close()
 
 
+@pytest.mark.slow
 def test_a_turn_ends_after_the_admins_turn_limit_when_others_wait(tmp_path):
     """A run that keeps measuring (or fakes its heartbeat) hands the GPU over after ``turn_s`` +
     ``grace_s`` as the waiting run saw it begin; asking again, it goes to the back of the line."""
@@ -115,6 +119,7 @@ def test_a_turn_ends_after_the_admins_turn_limit_when_others_wait(tmp_path):
             hog.close()
 
 
+@pytest.mark.slow
 def test_a_benchmark_run_queues_for_a_gpu_another_run_holds(tmp_path, monkeypatch):
     """Through the agent protocol: the worker waits for its turn; the run is told who holds it."""
     monkeypatch.setenv(gpushare.LOCK_DIR_ENV, str(tmp_path))

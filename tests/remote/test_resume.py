@@ -120,6 +120,7 @@ def test_the_cli_keeps_finished_points_and_resumes_only_the_rest(sshd, config, t
     assert kept[0].timestamp == points[0]["timestamp"]  # the very point measured before, kept
 
 
+@pytest.mark.slow
 def test_resuming_a_run_from_another_machine_is_refused_before_ssh_runs(tmp_path):
     saved = tmp_path / "run.jsonl"
     point = {"workload": "_hang_test", "variant": "plain", "device": "cpu", "size": 1, "size_label": "1"}

@@ -148,6 +148,7 @@ def test_a_key_the_server_does_not_accept_is_permission_denied(sshd, tmp_path):
     assert r.stderr.count("\n") == 1 and "refused the login (permission denied)" in r.stderr
 
 
+@pytest.mark.slow
 def test_nothing_listening_is_said_in_words():
     remote = parse_remote(f"127.0.0.1:{_closed_port()}", None, agent_python(), ssh_config=os.devnull)
     started = time.monotonic()

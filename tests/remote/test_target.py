@@ -63,6 +63,7 @@ def test_no_accepted_destination_can_be_read_by_ssh_as_an_option(text):
         assert all(c.isalnum() or c in "@.-_:[]%+" for c in text)
 
 
+@pytest.mark.slow
 def test_argv_is_batch_mode_and_the_remote_command_is_quoted_arguments():
     remote = parse_remote("alice@gpu:2222", "srun --gres=gpu:1 --job-name='my run'", "~/dx env/bin/python")
     argv = remote.ssh_argv()
@@ -89,6 +90,7 @@ def test_argv_is_batch_mode_and_the_remote_command_is_quoted_arguments():
     assert expanded == [home, *guard[1:4], "--job-name", "dx-1 2", "--", *launcher, home, *agent[1:]]
 
 
+@pytest.mark.slow
 def test_a_prefix_with_shell_syntax_stays_arguments():
     remote = parse_remote("gpu", "srun; touch /tmp/dx-pwned", None)
     line = remote.remote_command_line()
@@ -108,6 +110,7 @@ def test_ipv6_destination_reaches_ssh_without_brackets():
     assert argv[-2] == "::1" and argv[argv.index("-p") + 1] == "2200"
 
 
+@pytest.mark.slow
 def test_cli_refuses_a_dash_destination_before_ssh_runs(tmp_path):
     """A fake ``ssh`` first on PATH records any call: none may happen."""
     marker = tmp_path / "ssh-ran"
@@ -127,6 +130,7 @@ def test_cli_refuses_a_dash_destination_before_ssh_runs(tmp_path):
     assert not marker.exists()
 
 
+@pytest.mark.slow
 def test_via_without_host_is_refused():
     r = subprocess.run(
         [sys.executable, "-m", "explorer", "devices", "--via", "srun"], capture_output=True, text=True

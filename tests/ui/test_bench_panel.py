@@ -48,6 +48,7 @@ def _configure(panel, sizes: str, workload: str = "matmul", repeats: int = 3, bu
     panel.controls.budget_spin.setValue(budget_s)
 
 
+@pytest.mark.slow
 def test_cpu_run_streams_points_into_table_and_plot_then_exports(panel, qtbot, tmp_path):
     _configure(panel, "32, 64, 128")
     assert panel.start()
@@ -100,6 +101,7 @@ def test_cpu_run_streams_points_into_table_and_plot_then_exports(panel, qtbot, t
     assert again.controls.workload.name == "matmul"
 
 
+@pytest.mark.slow
 def test_stop_ends_the_run_promptly_and_the_panel_stays_usable(panel, qtbot):
     import time
 
@@ -117,6 +119,7 @@ def test_stop_ends_the_run_promptly_and_the_panel_stays_usable(panel, qtbot):
     assert panel.controls.build_plan() is not None
 
 
+@pytest.mark.slow
 def test_crashing_workload_gives_an_error_row_and_the_panel_lives_on(panel, qtbot):
     from PySide6.QtCore import Qt
 
@@ -181,6 +184,7 @@ def test_only_present_devices_are_offered(qtbot):
     assert p.controls.selected_devices() == ["cpu", "cuda:0"]
 
 
+@pytest.mark.slow
 def test_shutdown_cancels_a_running_benchmark_and_ends_its_worker(panel, qtbot):
     import time
 
@@ -344,6 +348,7 @@ def _left_axis(panel) -> str:
     return panel.plot.main.getAxis("left").labelText
 
 
+@pytest.mark.slow
 def test_switching_workload_never_mixes_runs_and_going_back_shows_the_run_again(panel, qtbot):
     _configure(panel, "32, 64", repeats=2)
     assert panel.start()
@@ -497,6 +502,7 @@ def test_the_screenshot_can_show_the_roofline_tab_and_names_the_views_a_page_has
     assert len(err.strip().splitlines()) == 1 and not (tmp_path / "x.png").exists()
 
 
+@pytest.mark.slow  # starts processes (the bench worker, or an X server)
 def test_resume_keeps_every_finished_point_after_a_variant_is_relabelled(panel, qtbot, monkeypatch):
     """Points are keyed by what they measure: rewording the variant's label between the run and
     its Resume keeps both finished points, and the saved run comes back with their keys."""

@@ -24,6 +24,7 @@ def panel(qtbot, tmp_path, monkeypatch):
     p.shutdown()
 
 
+@pytest.mark.slow
 def test_the_engines_waiting_line_is_shown_while_the_run_queues(panel, qtbot, tmp_path, monkeypatch):
     """Another run (a process of its own) holds the GPU's turn: the progress bar says who holds it
     and where this run stands; once that run leaves, the points come and replace the line."""

@@ -78,6 +78,7 @@ def test_the_benchmarks_panel_opens_and_the_window_names_the_moved_file(home, wi
     assert w.notice_bar.isHidden()
 
 
+@pytest.mark.slow
 def test_screenshot_of_the_benchmarks_panel_with_a_bad_value_exits_0(home, tmp_path):
     """The screenshot from the issue, in its own process (it was exit 139, a segfault), less the
     real benchmark run the panel's screenshot starts (not what crashed)."""
@@ -120,6 +121,7 @@ OPEN_AND_QUIT = textwrap.dedent(
 )
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", ["random bytes", "latin-1", "deep JSON", "named pipe", "folder"])
 def test_the_window_opens_with_damaged_settings_and_names_them_once(home, tmp_path, kind):
     path = home / "settings.json"

@@ -18,6 +18,7 @@ def _unused_display() -> str:
     pytest.skip("no unused X display number found")
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="X11 displays are a Linux matter here")
 def test_gui_on_a_display_nobody_serves_is_one_line(tmp_path):
     display = _unused_display()

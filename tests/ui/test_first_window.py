@@ -25,6 +25,7 @@ from tests.processes import kill_group, wait_until
 ROOT = Path(__file__).resolve().parents[2]
 
 pytestmark = [
+    pytest.mark.slow,  # each case starts its own Xvfb and window manager
     pytest.mark.skipif(not sys.platform.startswith("linux"), reason="X11 window managers are a Linux matter"),
     pytest.mark.skipif(
         not all(shutil.which(t) for t in ("Xvfb", "openbox", "xdotool", "xwininfo", "xprop")),

@@ -258,6 +258,7 @@ def test_a_folding_caption_wraps_where_it_has_room_and_gives_way_with_its_text_o
     assert [p.why for p in clipped(box)] == ["cut short, and its whole text is not on hover"]
 
 
+@pytest.mark.slow  # starts processes (the bench worker, or an X server)
 def test_the_screenshot_says_in_one_line_when_the_window_cannot_be_the_size_asked(tmp_path, capsys):
     """Where a window truly cannot shrink to ``--size`` the picture is as large as it must be and
     stderr says so in one line with the size it needed; never a silently larger picture."""

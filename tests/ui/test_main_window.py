@@ -127,6 +127,7 @@ def test_a_failing_discovery_is_reported_and_the_window_lives_on(qtbot, make_win
     assert window.refresh_action.isEnabled()
 
 
+@pytest.mark.slow
 def test_about_lists_versions(make_window, no_gpu_discovery):
     window = make_window(no_gpu_discovery, discover_on_show=False)
     text = window.about_dialog().text()
@@ -139,6 +140,7 @@ def test_about_lists_versions(make_window, no_gpu_discovery):
     assert "NVIDIA driver: none: NVML library not found" in text
 
 
+@pytest.mark.slow
 def test_about_shows_the_driver_of_a_present_gpu(make_window, two_gpu_discovery):
     window = make_window(two_gpu_discovery, discover_on_show=False)
     assert "NVIDIA driver: 550.54" in window.about_dialog().text()
@@ -176,6 +178,7 @@ def test_missing_panel_module_is_reported_not_raised():
     )  # the CLI's --panel choices and the saved panel are the tabs, in order
 
 
+@pytest.mark.slow
 def test_window_opens_without_torch_or_numba():
     """The start-up path (app + window shown, before discovery returns) must not import torch or numba."""
     code = textwrap.dedent(
@@ -231,6 +234,7 @@ def test_gui_without_a_display_says_so_in_one_line(monkeypatch, capsys):
     assert err.count("\n") == 0 and "no display" in err and "screenshot" in err
 
 
+@pytest.mark.slow
 def test_end_to_end_with_the_devices_fakes(qtbot, make_window, fake_clock, fake_timer):
     """Real discovery and NVML session code, fed by the devices team's fake pynvml, torch and numba."""
     from explorer.devices.discover import discover
@@ -265,6 +269,7 @@ def test_end_to_end_with_the_devices_fakes(qtbot, make_window, fake_clock, fake_
     assert "NVIDIA driver: 550.54.14 (CUDA 12.4)" in window.about_dialog().text()
 
 
+@pytest.mark.slow
 def test_window_comes_back_as_the_user_left_it(tmp_path):
     """Dark theme, the visualizer tab and a size chosen in one run are there in the next; a panel
     named on the command line wins over the remembered one."""

@@ -40,6 +40,7 @@ def _ldd(path: Path) -> dict[str, str]:
     return found
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(shutil.which("ldd") is None, reason="ldd is not installed (libc-bin)")
 @pytest.mark.parametrize("name", ["xcb", "offscreen"])
 def test_the_libraries_found_are_those_ldd_finds(name):

@@ -94,6 +94,7 @@ def test_fallbacks_by_kind_of_method(qtbot, caplog):
     assert sum("Broken.sizeHint raised" in r.getMessage() for r in caplog.records) == 1
 
 
+@pytest.mark.slow
 def test_the_table_with_a_bad_value_paints_in_a_fresh_process(tmp_path):
     """Before the guard, this exact picture was a segfault (exit 139) at every start."""
     script = textwrap.dedent(

@@ -97,6 +97,7 @@ def test_the_dialog_shows_the_launcher_and_the_command_before_first_use(window, 
     assert "python3 -m explorer agent" in dialog.preview.text()  # the default, shown
 
 
+@pytest.mark.slow
 def test_an_unreachable_remote_shows_its_reason_and_the_list_survives_a_restart(window, home, qtbot):
     w = window()
     panel = w.devices_panel
@@ -136,6 +137,7 @@ def test_an_unreachable_remote_shows_its_reason_and_the_list_survives_a_restart(
     assert json.loads((home / saved.REMOTES_FILE).read_text())["remotes"] == []
 
 
+@pytest.mark.slow
 def test_a_damaged_list_is_named_once_and_the_window_opens_with_the_good_entries(window, home, qtbot):
     path = home / saved.REMOTES_FILE
     path.write_text(
@@ -217,6 +219,7 @@ def test_a_remote_gpu_shows_the_same_details_and_its_live_readings(window, qtbot
     assert panel.selected_key == "cpu" and panel.selected_remote is None
 
 
+@pytest.mark.slow
 def test_a_host_that_never_answers_delays_nothing_and_closing_stops_its_ssh(window, qtbot):
     """A port that accepts and then says nothing (a firewall's tarpit): the window is up with this
     machine's devices, the host reads 'connecting…', and closing the window ends the ssh child

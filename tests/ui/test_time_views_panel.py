@@ -257,3 +257,40 @@ def test_every_step_of_the_two_lessons_renders_whole_at_the_classroom_sizes(
     problems = [str(p) for p in clipped(window)]
     assert not problems, "\n".join(problems)
     QApplication.processEvents()
+
+
+def test_the_settings_rows_share_a_line_where_the_page_is_wide_enough(qtbot, qapp):
+    """The two rows of a time view's settings take one line of the page where its width holds
+    both (at 1280x800 and 200% the second line was the chart's room), and stack again, whole,
+    where it does not; a narrow page is never asked to grow for them."""
+    from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QPushButton, QWidget
+
+    from explorer.ui.widgets import JoiningRows
+
+    first, second = QHBoxLayout(), QHBoxLayout()
+    first.addWidget(QLabel("Latency"))
+    box = QComboBox()
+    box.addItem("arithmetic on cc 7.x: 4 cycles")
+    first.addWidget(box, 1)
+    second.addWidget(QLabel("Policy"))
+    second.addWidget(QPushButton("Play cycles"))
+    holder = QWidget()  # a page: it places the rows by hand (a window would hold them to its least)
+    rows = JoiningRows(first, second, parent=holder)
+    qtbot.addWidget(holder)
+    holder.resize(2000, 400)
+    holder.show()
+    wide = sum(r.sizeHint().width() for r in (box.parentWidget(), rows.children()[-1])) + 40
+    narrow = max(box.parentWidget().minimumSizeHint().width(), rows.children()[-1].minimumSizeHint().width())
+    for width, joined in ((wide, True), (narrow, False), (wide, True)):
+        rows.resize(width, rows.minimumSizeHint().height())
+        for _ in range(3):
+            qapp.processEvents()
+        rows.resize(width, rows.minimumSizeHint().height())
+        qapp.processEvents()
+        assert rows.joined() is joined
+        assert rows.minimumSizeHint().width() == narrow  # never wider than the widest row
+        assert not clipped(rows), [str(p) for p in clipped(rows)]
+    one_line = rows.minimumSizeHint().height()
+    rows.resize(narrow, one_line)
+    qapp.processEvents()
+    assert rows.minimumSizeHint().height() > one_line  # stacked: two lines asked for

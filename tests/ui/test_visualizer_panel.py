@@ -173,6 +173,7 @@ def test_prepare_screenshot_is_mid_animation_on_the_lesson(panel):
     assert "blockIdx.x * blockDim.x + threadIdx.x = 17 * 1024 + 17 = 17425" in panel.inspector.label.text()
 
 
+@pytest.mark.slow
 def test_simulator_real_run_colours_every_element_by_its_block(panel, qtbot):
     panel.controls.apply_preset(_preset("5466"))
     with qtbot.waitSignal(panel.realrun_view.finished, timeout=120_000) as blocker:
@@ -313,6 +314,7 @@ def test_shared_memory_opt_in_is_said_where_occupancy_is_shown(panel):
     assert note.isHidden()
 
 
+@pytest.mark.slow
 def test_the_100000_lesson_runs_for_real_without_a_gpu_as_a_labelled_emulation(panel, qtbot):
     """Issue 14.8: the no-GPU path is fast enough for class and says what it is."""
     with qtbot.waitSignal(panel.realrun_view.finished, timeout=120_000) as blocker:
@@ -331,6 +333,7 @@ def test_the_100000_lesson_runs_for_real_without_a_gpu_as_a_labelled_emulation(p
     assert "run it again" in panel.realrun_view.status.text()
 
 
+@pytest.mark.slow
 def test_a_changed_form_stops_the_run_under_way(panel, qtbot):
     view = panel.realrun_view
     with qtbot.waitSignal(view.finished, timeout=120_000) as blocker:
@@ -344,6 +347,7 @@ def test_a_changed_form_stops_the_run_under_way(panel, qtbot):
     qtbot.waitUntil(lambda: not view.running, timeout=5000)
 
 
+@pytest.mark.slow
 def test_stop_ends_the_run_and_a_refused_run_clears_the_old_strip(panel, qtbot):
     view = panel.realrun_view
     panel.controls.apply_preset(_preset("5466"))
@@ -366,6 +370,7 @@ def test_stop_ends_the_run_and_a_refused_run_clears_the_old_strip(panel, qtbot):
     assert view.strip.result is None
 
 
+@pytest.mark.slow
 def test_a_2d_real_run_is_drawn_as_the_image_it_wrote(panel, qtbot):
     """Issue 14.8: grid 4x4, block 16x16, size 60,60 is a 60 x 60 image, not a 4,096-element strip."""
     c = panel.controls

@@ -358,6 +358,13 @@ class LessonPlayer(QDockWidget):
             QTimer.singleShot(0, self._fit_height)  # the room for the pane changed with the window
         return False
 
+    def page_least_changed(self) -> None:
+        """The page above asks for another least height (its wrapped text settled at the window's
+        new width after the pane was sized): the pane takes again what the page leaves it. At
+        1280x800 and 200% the pane was sized first and the latency page scrolled 30 px."""
+        if not self.isHidden():
+            QTimer.singleShot(0, self, self._fit_height)  # (dropped if the window closes first)
+
     def apply_text_scale(self, _percent: int, presenting: bool) -> None:
         """The narration follows the window's text size, a notch larger (more in presentation mode)."""
         self._presenting = presenting

@@ -21,6 +21,7 @@ from explorer.launch.time_views import LatencySettings, TimeViews
 from explorer.ui.visualizer.latency_view import LatencyView
 from explorer.ui.visualizer.measure_row import MeasureRow
 from explorer.ui.visualizer.playback import FrameClock
+from explorer.ui.widgets import FoldingCaption, JoiningRows
 
 SWEEP_TIP = (
     "Measure one load's latency on this machine's GPU (a pointer chase), then the bandwidth of a "
@@ -57,8 +58,9 @@ class LatencyPage(QWidget):
         self.play_button.setToolTip(
             "Scroll the chart through the simulated cycles (Space while this tab is shown)"
         )
-        self.caption = QLabel("")
-        self.caption.setWordWrap(True)
+        # where the warps come from: every line where the page has room, else as many as it has,
+        # the whole on hover (wrapped in full, at 200% it pushed the chart into the row below)
+        self.caption = FoldingCaption("")
         self.caption.setProperty("role", "caption")
         row1 = QHBoxLayout()
         row1.addWidget(QLabel("Latency"))
@@ -75,8 +77,8 @@ class LatencyPage(QWidget):
         self.measure = MeasureRow("Measure bandwidth", SWEEP_TIP)
         lay = QVBoxLayout(self)
         lay.setContentsMargins(0, 0, 0, 0)
-        lay.addLayout(row1)
-        lay.addLayout(row2)
+        self.settings_rows = JoiningRows(row1, row2)
+        lay.addWidget(self.settings_rows)
         lay.addWidget(self.caption)
         lay.addWidget(self.view, 1)
         lay.addWidget(self.measure)

@@ -47,6 +47,8 @@ WAITING = palette.QUEUED  # amber: stalled on memory (waiting, as a queued block
 READY = QColor("#bfdbfe")  # the running blue, palest: could issue, was not picked
 #: the least height, in lines of small text, the chart and the curve keep before the source line goes
 MIN_CHART_LINES = 9
+#: ... and the least it ever has: the view asks its page for room for this many lines
+LEAST_CHART_LINES = 4
 #: the thinnest row of the warp-state chart, in pixels, before the empty warp slots are left out
 MIN_ROW_PX = 3.0
 #: colour codes of the chart's raster (index into the view's table)
@@ -74,6 +76,7 @@ class LatencyView(PlayingView):
         self.run, self.curve, self.preset = run, curve, preset
         self._codes = None
         self.cycle = self.window_cycles
+        self.updateGeometry()  # its figures and legend may take another number of lines
         self.update()
 
     def set_sweep(self, sweep: BandwidthSweep | None, unavailable: str = "") -> None:
@@ -143,6 +146,21 @@ class LatencyView(PlayingView):
         codes = self.chart_codes()
         return [i for i in every if labels[i].startswith("sched") or bool((codes[i] != _IDLE).any())]
 
+    def least_height(self, width: int) -> int:
+        """The title, one line of figures (the first, whole), LEAST_CHART_LINES of chart and
+        curve, the legend and the source's one elided line: what the view keeps when it has
+        dropped all it can (at 200% a fixed 200 px drew the curve over the title)."""
+        if self.run is None:
+            return 200
+        f_ = self.fonts()
+        th, bh, sh = (QFontMetrics(f).height() for f in (f_.title, f_.body, f_.small))
+        pad = 6.0
+        _kept, first = clauses_that_fit(self.facts(1.0), width - 2 * pad, 1, f_.body)
+        legend_h = self._legend_rows(width - 2 * pad, f_.small) * (sh + 6)
+        source_h = sh if self.preset is not None else 0
+        chart = LEAST_CHART_LINES * sh
+        return math.ceil(pad + th + 2 + max(first, float(bh)) + pad + chart + legend_h + source_h + pad)
+
     # ------------------------------------------------------------------ painting
 
     @qt_guard
@@ -176,8 +194,10 @@ class LatencyView(PlayingView):
         p.setFont(body_f)
         wrap = int(Qt.TextFlag.TextWordWrap)
         legend_h = self._legend_rows(w - 2 * pad, small_f) * (sh + 6)
-        # three lines of figures, or two where a third would leave the chart under MIN_CHART_LINES
-        lines = 3 if h - (pad + th + 2 + 3 * bh + pad) - legend_h - pad >= MIN_CHART_LINES * sh else 2
+        # three lines of figures, or fewer where more would leave the chart under MIN_CHART_LINES
+        lines = 3
+        while lines > 1 and h - (pad + th + 2 + lines * bh + pad) - legend_h - pad < MIN_CHART_LINES * sh:
+            lines -= 1
         facts, facts_h = self.facts_that_fit(w - 2 * pad, lines, body_f)
         facts_box = QRectF(pad, pad + th + 2, w - 2 * pad, facts_h)
         p.setPen(c.muted)
@@ -275,10 +295,15 @@ class LatencyView(PlayingView):
         p.setPen(QPen(c.sm_border, 1))
         y = plot.top()
         every = max(1, math.ceil(fm.height() / max(row_h, 1e-9)))
+        free_from = -math.inf  # below the last scheduler's label: a short chart skips the next ones
         for i, label in enumerate(labels):
             if label.startswith("sched"):
                 p.setPen(QPen(c.sm_border, 1))
                 p.drawLine(QPointF(plot.left(), y), QPointF(plot.right(), y))
+                if y < free_from:
+                    y += row_h
+                    continue  # its line is drawn; its label would sit on the one above
+                free_from = y + fm.height()
                 p.setPen(c.text)
                 p.drawText(
                     QRectF(rect.left(), y, label_w - 4, max(row_h, fm.height())),

@@ -9,10 +9,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from PySide6.QtCore import QPointF, QRectF, Qt
-from PySide6.QtGui import QFont, QFontMetrics, QImage, QPainter
+from PySide6.QtCore import QPointF, QRectF, QSize, Qt
+from PySide6.QtGui import QFont, QFontMetrics, QImage, QPainter, QResizeEvent
 from PySide6.QtWidgets import QSizePolicy, QWidget
 
+from explorer.ui.guard import qt_guard
 from explorer.ui.theme import figure_font
 from explorer.ui.visualizer import palette
 from explorer.ui.visualizer.sweep_graph import _nice_ticks
@@ -33,7 +34,7 @@ class PlayingView(QWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Expanding)
-        self.setMinimumSize(320, 200)
+        self._least = 0  # the least height last asked for (``least_height`` at the width shown)
 
     # ------------------------------------------------------------------ text and pictures
 
@@ -50,6 +51,24 @@ class PlayingView(QWidget):
     def apply_text_scale(self) -> None:
         self.updateGeometry()
         self.update()
+
+    def least_height(self, width: int) -> int:
+        """The least height at ``width`` that still draws the view whole, with what it can drop
+        dropped (a view says what that is); a fixed 200 px squeezed a chart to nothing at 200%."""
+        return 200
+
+    @qt_guard
+    def minimumSizeHint(self) -> QSize:  # noqa: N802 - Qt's name
+        return QSize(320, self.least_height(max(self.width(), 320)))
+
+    @qt_guard
+    def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 - Qt's name
+        """A new width may wrap the figures over another line: the page asks for it again."""
+        super().resizeEvent(event)
+        least = self.least_height(max(self.width(), 320))
+        if least != self._least:
+            self._least = least
+            self.updateGeometry()
 
     def render_image(self, width: int, height: int) -> QImage:
         """The view at ``width`` x ``height`` into an image, offscreen (screenshots and tests)."""

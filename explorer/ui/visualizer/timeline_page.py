@@ -32,6 +32,7 @@ from explorer.launch.time_views import MAX_SEED, TimeViews
 from explorer.ui.guard import qt_guard
 from explorer.ui.visualizer.measure_row import MeasureRow
 from explorer.ui.visualizer.timeline_view import TimelineView
+from explorer.ui.widgets import JoiningRows
 
 #: the durations offered in the menu (any other text in the same forms may be typed)
 DURATION_EXAMPLES = ("uniform", "jitter:0.2", "heavy:1.5", "rows:1,1,1,8", "rows:8,1,1,1", "rows:mandelbrot")
@@ -100,8 +101,8 @@ class TimelinePage(QWidget):
         self.measure = MeasureRow("Measure on this GPU", MEASURE_TIP)
         lay = QVBoxLayout(self)
         lay.setContentsMargins(0, 0, 0, 0)
-        lay.addLayout(row1)
-        lay.addLayout(row2)
+        self.settings_rows = JoiningRows(row1, row2)
+        lay.addWidget(self.settings_rows)
         lay.addWidget(self.refused)
         lay.addWidget(self.view, 1)
         lay.addWidget(self.measured_view, 1)

@@ -139,12 +139,14 @@ class TimelineView(PlayingView):
     def set_unavailable(self, reason: str) -> None:
         """Nothing to draw, and one line saying why (e.g. no GPU for a measured run)."""
         self.shown, self.unavailable, self._raster = None, reason, None
+        self.updateGeometry()
         self.update()
 
     def _show(self, shown: Shown) -> None:
         self.shown, self.unavailable = shown, ""
         self._raster, self._raster_key = None, None
         self.time = self.makespan
+        self.updateGeometry()  # another record: its figures may wrap to another height
         self.update()
 
     @property
@@ -187,11 +189,18 @@ class TimelineView(PlayingView):
             body_fm.horizontalAdvance(_counts_text(blocks, min(slots, blocks), blocks)) + 4, w - 2 * pad
         )
         title_w = QFontMetrics(title_f).horizontalAdvance(self.shown.title if self.shown is not None else "")
+        clauses = self.shown.facts if self.shown is not None else ()
+        first_w = body_fm.horizontalAdvance(clauses[0]) if clauses else 0
+        facts_w = w - 2 * pad
         if title_w + counts_w + 3 * pad <= w:  # both on one line
             title = QRectF(pad, pad, w - 3 * pad - counts_w, th)
             counts = QRectF(w - pad - counts_w, pad, counts_w, th)
             below = title.bottom()
-        else:  # a narrow view or large text: the counts on a line of their own, neither cut
+        elif first_w + counts_w + 3 * pad <= w:  # large text: the counts beside the figures
+            title = QRectF(pad, pad, w - 2 * pad, th)
+            counts = QRectF(w - pad - counts_w, title.bottom() + 2, counts_w, bh)
+            below, facts_w = title.bottom(), w - 3 * pad - counts_w
+        else:  # a narrow view: the counts on a line of their own, neither cut
             title = QRectF(pad, pad, w - 2 * pad, th)
             counts = QRectF(w - pad - counts_w, title.bottom(), counts_w, bh)
             below = counts.bottom()
@@ -200,14 +209,13 @@ class TimelineView(PlayingView):
         axis_h = 2 * sh + pad
         # the figures wrap to as many as three lines, fewer where the chart would keep under
         # MIN_PLOT_LINES (large text, or the measured view sharing the page), dropping whole ones
-        clauses = self.shown.facts if self.shown is not None else ()
         lines = 3
         while (
             lines > 1 and h - (below + 2 + lines * bh + 2 * pad + wave_label_h + axis_h) < MIN_PLOT_LINES * sh
         ):
             lines -= 1
-        kept, facts_h = clauses_that_fit(clauses, w - 2 * pad, lines, body_f)
-        facts = QRectF(pad, below + 2, w - 2 * pad, max(facts_h, float(bh)))
+        kept, facts_h = clauses_that_fit(clauses, facts_w, lines, body_f)
+        facts = QRectF(pad, below + 2, facts_w, max(facts_h, float(bh)))
         top = facts.bottom() + pad + wave_label_h
         plot = QRectF(label_w + pad, top, max(10.0, w - label_w - 2 * pad), max(10.0, h - top - axis_h - pad))
         axis = QRectF(plot.left(), plot.bottom() + 2, plot.width(), axis_h)
@@ -223,6 +231,21 @@ class TimelineView(PlayingView):
             rows, per_row, slot_rows = max(1, plot_h), sm_count / max(1, plot_h), False
         facts_text = "; ".join(clauses[:kept])
         return TimelineLayout(title, facts, facts_text, counts, plot, axis, label_w, rows, per_row, slot_rows)
+
+    def least_height(self, width: int) -> int:
+        """The header (title and counts), one line of figures (the first, whole, however many
+        lines it wraps to), the wave labels, MIN_PLOT_LINES of chart and the axis: at 200% a
+        fixed 200 px left the 16 SMs one row and cut the axis's label."""
+        if self.shown is None:
+            return 200
+        f_ = self.fonts()
+        bh, sh = QFontMetrics(f_.body).height(), QFontMetrics(f_.small).height()
+        pad = 6.0
+        facts = self.layout_now(width, 1 << 20).facts  # the header, as laid out at this width
+        below = facts.top()
+        _kept, first = clauses_that_fit(self.shown.facts, facts.width(), 1, f_.body)
+        chart = (sh + 2) + MIN_PLOT_LINES * sh + (2 * sh + pad)  # wave labels, the plot, the axis
+        return math.ceil(below + max(first, float(bh)) + pad + chart + pad)
 
     # ------------------------------------------------------------------ raster
 
