@@ -51,6 +51,8 @@ MIN_CHART_LINES = 9
 LEAST_CHART_LINES = 4
 #: the thinnest row of the warp-state chart, in pixels, before the empty warp slots are left out
 MIN_ROW_PX = 3.0
+#: shares written at their widest (">99.9%", two-digit "88.8%"): the figures are laid out for these
+WIDEST_SHARES = (0.9999, 0.888)
 #: colour codes of the chart's raster (index into the view's table)
 _NONE, _IDLE, _STALLED, _ELIGIBLE, _ALU, _LOAD = range(6)
 
@@ -155,10 +157,10 @@ class LatencyView(PlayingView):
         f_ = self.fonts()
         th, bh, sh = (QFontMetrics(f).height() for f in (f_.title, f_.body, f_.small))
         pad = 6.0
-        _kept, first = clauses_that_fit(self.facts(1.0), width - 2 * pad, 1, f_.body)
+        _kept, first = self._widest_facts_fit(width - 2 * pad, 1, f_.body)
         legend_h = self._legend_rows(width - 2 * pad, f_.small) * (sh + 6)
         source_h = sh if self.preset is not None else 0
-        chart = LEAST_CHART_LINES * sh
+        chart = max(LEAST_CHART_LINES * sh, _graph_least(QFontMetrics(f_.small)))
         return math.ceil(pad + th + 2 + max(first, float(bh)) + pad + chart + legend_h + source_h + pad)
 
     # ------------------------------------------------------------------ painting
@@ -207,7 +209,7 @@ class LatencyView(PlayingView):
         # preset box's tooltip): a published figure is never shown without where it comes from
         source = self.preset.source if self.preset is not None else ""
         top = facts_box.bottom() + pad
-        source_h = 0.0
+        source_h, elided = 0.0, False
         if source:
             fm = QFontMetrics(small_f)
             box = fm.boundingRect(
@@ -217,10 +219,7 @@ class LatencyView(PlayingView):
                 source_h = min(lines * sh, float(box.height()))
                 if h - pad - source_h - legend_h - top >= MIN_CHART_LINES * sh:
                     break
-            if source_h < box.height():
-                source = fm.elidedText(
-                    source, Qt.TextElideMode.ElideRight, int(w - 2 * pad - fm.horizontalAdvance("source: "))
-                )
+            elided = source_h < box.height()
         bottom = h - pad - source_h - legend_h
         chart = QRectF(pad, top, (w - 3 * pad) * 0.6, bottom - top)
         graph = QRectF(chart.right() + pad, top, w - chart.right() - 2 * pad, bottom - top)
@@ -233,11 +232,14 @@ class LatencyView(PlayingView):
         if source and source_h > 0:
             p.setFont(small_f)
             p.setPen(c.muted)
-            p.drawText(
-                QRectF(pad, bottom + legend_h + 3, w - 2 * pad, source_h),
-                int(Qt.TextFlag.TextWordWrap),
-                "source: " + source,
-            )
+            where = QRectF(pad, bottom + legend_h + 3, w - 2 * pad, source_h)
+            if elided:  # on one line: wrapped, a pixel of rounding put its tail on a second, cut off
+                line = p.fontMetrics().elidedText(
+                    "source: " + source, Qt.TextElideMode.ElideRight, int(where.width())
+                )
+                p.drawText(where, int(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop), line)
+            else:
+                p.drawText(where, int(Qt.TextFlag.TextWordWrap), "source: " + source)
         p.end()
 
     def facts(self, so_far: float | None = None) -> list[str]:
@@ -257,10 +259,17 @@ class LatencyView(PlayingView):
 
     def facts_that_fit(self, width: float, lines: int, font: QFont) -> tuple[str, float]:
         """The leading clauses of ``facts`` that fit in ``lines`` wrapped lines of ``width``, and
-        the height they take (``clauses_that_fit``), judged with the widest share so far (100.0%),
-        so neither the text nor the chart under it jumps while the cycles play."""
-        kept, height = clauses_that_fit(self.facts(1.0), width, lines, font)
+        the height they take (``clauses_that_fit``), judged with the widest shares so far, so
+        neither the text nor the chart under it jumps while the cycles play ("100%" is narrower
+        than the "50.1%" it was judged for: the figures wrapped over the chart at 200%)."""
+        kept, height = self._widest_facts_fit(width, lines, font)
         return "; ".join(self.facts()[:kept]), height
+
+    def _widest_facts_fit(self, width: float, lines: int, font: QFont) -> tuple[int, float]:
+        """``clauses_that_fit`` for the widest ways a share is written: the fewest clauses kept
+        and the most height they take."""
+        fits = [clauses_that_fit(self.facts(share), width, lines, font) for share in WIDEST_SHARES]
+        return min(k for k, _h in fits), max(h for _k, h in fits)
 
     def _colours(self) -> list[QColor]:
         c = palette.canvas()
@@ -291,33 +300,18 @@ class LatencyView(PlayingView):
         p.drawImage(plot, image.copy())
         rows = len(labels)
         row_h = plot.height() / rows
-        # lines between schedulers, and their labels; warp labels where they fit
         p.setPen(QPen(c.sm_border, 1))
-        y = plot.top()
-        every = max(1, math.ceil(fm.height() / max(row_h, 1e-9)))
-        free_from = -math.inf  # below the last scheduler's label: a short chart skips the next ones
-        for i, label in enumerate(labels):
+        for i, label in enumerate(labels):  # a line between schedulers
             if label.startswith("sched"):
-                p.setPen(QPen(c.sm_border, 1))
+                y = plot.top() + i * row_h
                 p.drawLine(QPointF(plot.left(), y), QPointF(plot.right(), y))
-                if y < free_from:
-                    y += row_h
-                    continue  # its line is drawn; its label would sit on the one above
-                free_from = y + fm.height()
-                p.setPen(c.text)
-                p.drawText(
-                    QRectF(rect.left(), y, label_w - 4, max(row_h, fm.height())),
-                    Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignTop,
-                    label,
-                )
-            elif i % every == 0 and row_h * every >= fm.height() and row_h >= fm.height() * 0.9:
-                p.setPen(c.muted)
-                p.drawText(
-                    QRectF(rect.left(), y, label_w - 4, row_h),
-                    Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter,
-                    label,
-                )
-            y += row_h
+        for i, (top, bottom), label in _row_label_boxes(labels, plot, row_h, fm.height()):
+            p.setPen(c.text if label.startswith("sched") else c.muted)
+            p.drawText(
+                QRectF(rect.left(), top, label_w - 4, bottom - top),
+                Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter,
+                labels[i],
+            )
         paint_axis(
             p,
             (plot.left(), plot.right()),
@@ -330,16 +324,21 @@ class LatencyView(PlayingView):
         )
 
     def _graph_frame(
-        self, p: QPainter, rect: QRectF, font: QFont, y_labels: list[tuple[float, str]], left_w: float
-    ) -> QRectF:
+        self, p: QPainter, rect: QRectF, font: QFont, y_labels: list[tuple[float, str]], widest: str
+    ) -> tuple[QRectF, bool]:
+        """The plot's rectangle in ``rect``, its grid and y labels drawn, and whether the x axis
+        has room for its label line under the numbers (a short graph leaves it out: its title
+        names the x axis too)."""
         fm = QFontMetrics(font)
-        plot = QRectF(
-            rect.left() + left_w,
-            # the top y label is centred on the plot's top: half a line more keeps it off the title
-            rect.top() + 1.5 * fm.height() + 4,
-            rect.width() - left_w - 8,
-            rect.height() - 3.5 * fm.height() - 10,
-        )
+        gap = _y_label_gap(fm)
+        left_w = fm.horizontalAdvance(widest) + gap + 4
+        # the top y label is centred on the plot's top: half a line more keeps it off the title
+        top = rect.top() + 1.5 * fm.height() + 4
+        under = 2 * fm.height() + 6  # the x axis's numbers and its label
+        labelled = rect.bottom() - under - top >= 3 * fm.height()
+        if not labelled:
+            under = fm.height() + 6
+        plot = QRectF(rect.left() + left_w, top, rect.width() - left_w - 8, rect.bottom() - under - top)
         c = palette.canvas()
         p.fillRect(plot, c.sm_face)
         last_y = math.inf
@@ -352,11 +351,11 @@ class LatencyView(PlayingView):
             last_y = y
             p.setPen(c.muted)
             p.drawText(
-                QRectF(rect.left(), y - fm.height() / 2, left_w - 4, fm.height()),
+                QRectF(rect.left(), y - fm.height() / 2, left_w - gap, fm.height()),
                 Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter,
                 text,
             )
-        return plot
+        return plot, labelled
 
     def _x_axis(self, p: QPainter, plot: QRectF, font: QFont, x_max: int, label: str) -> None:
         paint_axis(p, (plot.left(), plot.right()), plot.bottom(), font, (0, x_max), label, centre_label=True)
@@ -368,12 +367,8 @@ class LatencyView(PlayingView):
         p.setFont(font)
         fm = QFontMetrics(font)
         _graph_title(p, rect, "issue slots used vs warps per SM")
-        plot = self._graph_frame(
-            p,
-            rect,
-            font,
-            [(f, f"{int(100 * f)}%") for f in (0, 0.25, 0.5, 0.75, 1.0)],
-            fm.horizontalAdvance("100%") + 8,
+        plot, labelled = self._graph_frame(
+            p, rect, font, [(f, f"{int(100 * f)}%") for f in (0, 0.25, 0.5, 0.75, 1.0)], "100%"
         )
         if plot.width() < 10 or plot.height() < 10:
             return
@@ -435,7 +430,7 @@ class LatencyView(PlayingView):
         if not note_box.intersects(need_box):  # a small graph: N* is the label that matters
             p.setPen(palette.SELECTION.darker(170))
             p.drawText(note_box, Qt.AlignmentFlag.AlignHCenter, note)
-        self._x_axis(p, plot, font, x_max, "resident warps per SM")
+        self._x_axis(p, plot, font, x_max, "resident warps per SM" if labelled else "")
 
     def _paint_sweep(self, p: QPainter, rect: QRectF, font: QFont) -> None:
         c = palette.canvas()
@@ -454,9 +449,7 @@ class LatencyView(PlayingView):
         x_max = max(pt.warps_per_sm for pt in s.points)
         top_gbps = max([pt.gbps for pt in s.points] + [s.predicted_gbps(x_max)]) * 1.1
         ticks = _nice_ticks(0, top_gbps, 4)
-        plot = self._graph_frame(
-            p, rect, font, [(t / top_gbps, f"{t:g}") for t in ticks], fm.horizontalAdvance("00000") + 8
-        )
+        plot, labelled = self._graph_frame(p, rect, font, [(t / top_gbps, f"{t:g}") for t in ticks], "00000")
 
         def at(warps: float, gbps: float) -> QPointF:
             return QPointF(
@@ -481,7 +474,7 @@ class LatencyView(PlayingView):
                 int(plot.width() - 8),
             ),
         )
-        self._x_axis(p, plot, font, x_max, "resident warps per SM")
+        self._x_axis(p, plot, font, x_max, "resident warps per SM" if labelled else "")
 
     @property
     def _waited(self) -> str:
@@ -536,6 +529,51 @@ class LatencyView(PlayingView):
                 words,
             )
         p.setBrush(Qt.BrushStyle.NoBrush)
+
+
+def _y_label_gap(fm: QFontMetrics) -> float:
+    """Between a graph's y labels and its plot: the x axis's first number is centred on the
+    plot's left edge, so the bottom y label ("0%") keeps clear of its half width (at 150% they
+    were drawn over each other)."""
+    return fm.horizontalAdvance("0") / 2 + 4
+
+
+def _graph_least(fm: QFontMetrics) -> float:
+    """The least height of a graph (``_graph_frame`` at its shortest): its title, half a line
+    for the top y label, a plot one line tall (its top and bottom labels apart) and the x axis's
+    numbers."""
+    return 3.5 * fm.height() + 10
+
+
+def _row_label_boxes(
+    labels: list[str], plot: QRectF, row_h: float, line_h: float
+) -> list[tuple[int, tuple[float, float], str]]:
+    """Where the chart's row labels go: (row, (top, bottom), label) for those drawn. The
+    schedulers' first, each at its first row (moved up to stay inside the plot), skipped where it
+    would sit on the one above; then a warp's label, centred on its row, where its row is about a
+    line tall and it touches no label already placed (at 100% "w1" was drawn on "sched 1")."""
+    placed: list[tuple[int, tuple[float, float], str]] = []
+    free_from = -math.inf
+    for i, label in enumerate(labels):
+        if label.startswith("sched"):
+            top = min(plot.top() + i * row_h, plot.bottom() - line_h)
+            if top >= free_from - 0.5 and top >= plot.top() - 0.5:
+                placed.append((i, (top, top + line_h), label))
+                free_from = top + line_h
+    if row_h < line_h * 0.9:
+        return placed
+    taken = [box for _i, box, _l in placed]
+    for i, label in enumerate(labels):
+        if label.startswith("sched"):
+            continue
+        centre = plot.top() + (i + 0.5) * row_h
+        box = (centre - line_h / 2, centre + line_h / 2)
+        if box[0] < plot.top() - 0.5 or box[1] > plot.bottom() + 0.5:
+            continue
+        if all(box[1] <= t[0] + 0.5 or box[0] >= t[1] - 0.5 for t in taken):
+            placed.append((i, box, label))
+            taken.append(box)
+    return placed
 
 
 def _graph_title(p: QPainter, rect: QRectF, text: str) -> None:

@@ -109,7 +109,7 @@ def paint_axis(
     max_ticks: int = 8,
 ) -> None:
     """A horizontal axis under a figure: ticks at round ``values`` (lo, hi) spread over the pixel
-    ``span`` (left, right) at ``top``, their numbers under them, and ``label`` on the line below."""
+    ``span`` (left, right) at ``top``, their numbers under them, and ``label`` (where one is given) on the line below."""
     fm = QFontMetrics(font)
     p.setFont(font)
     p.setPen(palette.canvas().muted)
@@ -127,6 +127,8 @@ def paint_axis(
             Qt.AlignmentFlag.AlignHCenter,
             text,
         )
+    if not label:
+        return  # the figure names its axis elsewhere
     align = Qt.AlignmentFlag.AlignHCenter if centre_label else Qt.AlignmentFlag.AlignLeft
     label = fm.elidedText(label, Qt.TextElideMode.ElideRight, int(width))  # a narrow figure cuts it visibly
     p.drawText(QRectF(left, top + fm.height() + 3, width, fm.height()), align, label)
