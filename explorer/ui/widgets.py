@@ -445,6 +445,14 @@ class ShortScroll(QScrollArea):
             self.updateGeometry()
         return super().eventFilter(obj, event)
 
+    @qt_guard
+    def showEvent(self, event: QShowEvent) -> None:  # noqa: N802 - Qt's name
+        """Text set while the page was hidden (a tab not shown) asked no one for room: a label
+        does not post its layout request to a hidden parent, so the area kept the height of
+        the old text (one line of lesson 1's summary, its other two cut off). Ask again."""
+        super().showEvent(event)
+        self.updateGeometry()
+
     def content_height(self) -> int:
         """The height the content needs at the width it is shown at."""
         content = self.widget()
