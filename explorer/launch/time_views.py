@@ -56,6 +56,8 @@ if TYPE_CHECKING:  # pragma: no cover
 View = Literal["sms", "timeline", "latency"]
 VIEWS: tuple[View, ...] = ("sms", "timeline", "latency")
 VIEW_TITLES = {"sms": "SMs in waves", "timeline": "Timeline in time", "latency": "Latency hiding"}
+#: ... and the one word each gives way to where the titles do not fit (large text, narrow page)
+VIEW_SHORT_TITLES = {"sms": "SMs", "timeline": "Timeline", "latency": "Latency"}
 #: seeds the window and lessons take (a spin box's range; the CLI takes larger ones)
 MAX_SEED = 2**31 - 1
 #: the latency chart scrolls by its own width in this many seconds while it plays

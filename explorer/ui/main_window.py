@@ -40,7 +40,6 @@ from PySide6.QtWidgets import (
     QStatusBar,
     QStyle,
     QStyleOption,
-    QTabWidget,
     QToolButton,
     QVBoxLayout,
     QWidget,
@@ -68,7 +67,7 @@ from explorer.ui.theme import (
     set_text_scale,
     text_scale_pct,
 )
-from explorer.ui.widgets import MUST_FIT, Banner
+from explorer.ui.widgets import MUST_FIT, Banner, FittingTabs
 from explorer.ui.workers import run_in_daemon_thread
 from explorer.words import count
 
@@ -156,56 +155,10 @@ class _PaintWatcher(QObject):
         return False
 
 
-def fitting_titles(specs: tuple[PageSpec, ...], widths: Callable[[list[str]], int], room: int) -> list[str]:
-    """The tab titles to show in ``room`` pixels: the full ones where they fit, else the longest
-    full title gives way to its short form, then the next longest, until the row fits (or every
-    page is short). ``widths`` says how many pixels a row of titles needs."""
-    titles = [spec.title for spec in specs]
-    by_length = sorted((i for i, spec in enumerate(specs) if spec.short), key=lambda i: -len(specs[i].title))
-    for i in by_length:
-        if widths(titles) <= room:
-            break
-        titles[i] = specs[i].short
-    return titles
-
-
-class PageTabs(QTabWidget):
+class PageTabs(FittingTabs):
     """The window's page tabs, all in view at any text size a projector needs: a polished app
-    does not hide its "Devices" tab behind scroll arrows. When the full titles ("Memory and
-    divergence") are wider than the window, the longest give way to a short word ("Memory"); the
-    tooltip keeps the full title and the page's key."""
-
-    def __init__(self, specs: tuple[PageSpec, ...]) -> None:
-        super().__init__()
-        self.specs = specs
-        # the selected tab's title is bold, so wider: the row is measured again for each page
-        self.currentChanged.connect(lambda _i: self.fit_titles())
-
-    def fit_titles(self) -> None:
-        """Choose full or short titles for the width the tabs have now."""
-        bar = self.tabBar()
-        if bar.count() != len(self.specs):
-            return
-
-        def widths(titles: list[str]) -> int:
-            for i, title in enumerate(titles):
-                if bar.tabText(i) != title:
-                    bar.setTabText(i, title)
-            return sum(bar.tabSizeHint(i).width() for i in range(bar.count()))
-
-        titles = fitting_titles(self.specs, widths, self.width())
-        widths(titles)
-
-    @qt_guard
-    def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 (Qt API)
-        super().resizeEvent(event)
-        self.fit_titles()
-
-    @qt_guard
-    def changeEvent(self, event: QEvent) -> None:  # noqa: N802 (Qt API)
-        super().changeEvent(event)
-        if event.type() in (QEvent.Type.StyleChange, QEvent.Type.FontChange):
-            self.fit_titles()
+    does not hide its "Devices" tab behind scroll arrows ("Memory and divergence" gives way to
+    "Memory"); the tooltip keeps the full title and the page's key."""
 
 
 class PageArea(QScrollArea):

@@ -6,11 +6,11 @@ missing sensor never hides the rest of a device and the student can find out why
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Protocol, runtime_checkable
 
 from PySide6.QtCore import QEvent, QObject, QRect, QSize, Qt
-from PySide6.QtGui import QPainter, QPalette, QTextLayout, QTextOption
+from PySide6.QtGui import QPainter, QPalette, QResizeEvent, QShowEvent, QTextLayout, QTextOption
 from PySide6.QtWidgets import (
     QBoxLayout,
     QComboBox,
@@ -24,6 +24,7 @@ from PySide6.QtWidgets import (
     QStyle,
     QStyleOptionComboBox,
     QStylePainter,
+    QTabWidget,
     QToolButton,
     QVBoxLayout,
     QWidget,
@@ -537,3 +538,64 @@ class NarrowCombo(QComboBox):
         painter.drawComplexControl(QStyle.ComplexControl.CC_ComboBox, opt)
         opt.currentText = self.shown_text()
         painter.drawControl(QStyle.ControlElement.CE_ComboBoxLabel, opt)
+
+
+class TabTitle(Protocol):
+    """A tab's full title and the short word it gives way to ("" where it has none)."""
+
+    @property
+    def title(self) -> str: ...
+
+    @property
+    def short(self) -> str: ...
+
+
+def fitting_titles(specs: Sequence[TabTitle], widths: Callable[[list[str]], int], room: int) -> list[str]:
+    """The tab titles to show in ``room`` pixels: the full ones where they fit, else the longest
+    full title gives way to its short form, then the next longest, until the row fits (or every
+    tab is short). ``widths`` says how many pixels a row of titles needs."""
+    titles = [spec.title for spec in specs]
+    by_length = sorted((i for i, spec in enumerate(specs) if spec.short), key=lambda i: -len(specs[i].title))
+    for i in by_length:
+        if widths(titles) <= room:
+            break
+        titles[i] = specs[i].short
+    return titles
+
+
+class FittingTabs(QTabWidget):
+    """Tabs all in view at any text size, never behind scroll arrows: when the full titles are
+    wider than the widget, the longest give way to their short words (``fitting_titles``). The
+    tabs are added by the owner in ``specs``' order; a tooltip may keep the full title."""
+
+    def __init__(self, specs: Sequence[TabTitle]) -> None:
+        super().__init__()
+        self.specs = tuple(specs)
+        # the selected tab's title is bold, so wider: the row is measured again for each tab
+        self.currentChanged.connect(lambda _i: self.fit_titles())
+
+    def fit_titles(self) -> None:
+        """Choose full or short titles for the width the tabs have now."""
+        bar = self.tabBar()
+        if bar.count() != len(self.specs):
+            return
+
+        def widths(titles: list[str]) -> int:
+            for i, title in enumerate(titles):
+                if bar.tabText(i) != title:
+                    bar.setTabText(i, title)
+            return sum(bar.tabSizeHint(i).width() for i in range(bar.count()))
+
+        titles = fitting_titles(self.specs, widths, self.width())
+        widths(titles)
+
+    @qt_guard
+    def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 (Qt API)
+        super().resizeEvent(event)
+        self.fit_titles()
+
+    @qt_guard
+    def changeEvent(self, event: QEvent) -> None:  # noqa: N802 (Qt API)
+        super().changeEvent(event)
+        if event.type() in (QEvent.Type.StyleChange, QEvent.Type.FontChange):
+            self.fit_titles()

@@ -165,7 +165,7 @@ def test_every_page_tab_stays_in_view_at_every_text_size(window, qapp, size, sca
 def test_titles_give_way_longest_first_and_only_as_far_as_needed():
     """The choice itself, with widths counted in characters: the longest title is shortened
     first, and no title is shortened while the row already fits."""
-    from explorer.ui.main_window import fitting_titles
+    from explorer.ui.widgets import fitting_titles
 
     def chars(titles: list[str]) -> int:
         return sum(len(t) for t in titles)

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from PySide6.QtCore import QSize, Qt, QTimer
 from PySide6.QtGui import QKeySequence, QShortcut
@@ -29,7 +30,7 @@ from explorer.errors import UserError
 from explorer.launch.animation import DISPATCH, RUN
 from explorer.launch.presets import PRESETS
 from explorer.launch.session import DeviceChoice, LaunchSession
-from explorer.launch.time_views import VIEW_TITLES, VIEWS, TimeViews
+from explorer.launch.time_views import VIEW_SHORT_TITLES, VIEW_TITLES, VIEWS, TimeViews
 from explorer.lessons.files import ZOOMS
 from explorer.lessons.model import SIDE_TABS, PanelState, VisualizerState
 from explorer.lessons.time_steps import (
@@ -52,7 +53,7 @@ from explorer.ui.visualizer.playback import EditingNote, FrameClock, PlaybackBox
 from explorer.ui.visualizer.realrun_view import RealRunView
 from explorer.ui.visualizer.sm_view import SmView
 from explorer.ui.visualizer.timeline_page import TimelinePage
-from explorer.ui.widgets import SCROLL_ALLOWED
+from explorer.ui.widgets import SCROLL_ALLOWED, FittingTabs
 from explorer.words import on_host
 
 # widths at 100% text (they grow with it): controls need the room for digits, the graphs do not;
@@ -67,6 +68,14 @@ COLUMN_SHARE = 0.4
 #: on a projector the picture is what the class reads: a column folds before the SMs get less
 #: than this share of the page's width
 PRESENTING_CENTRE_SHARE = 0.5
+
+
+@dataclass(frozen=True)
+class ViewTab:
+    """A view's tab title in the middle, and its word where the titles do not fit."""
+
+    title: str
+    short: str
 
 
 def device_choices(context: AppContext) -> list[DeviceChoice]:
@@ -139,9 +148,14 @@ class VisualizerPanel(Panel):
         # the centre: the SMs in waves, the launch in time, latency hiding (one model: TimeViews)
         self.timeline_page = TimelinePage(self.time_views, self._why_no_gpu)
         self.latency_page = LatencyPage(self.time_views, self._why_no_gpu)
-        self.centre = QTabWidget()
-        for view, page in zip(VIEWS, (self.sm_view, self.timeline_page, self.latency_page), strict=True):
+        # its titles give way to one word where the centre is narrow (a column opened by hand at
+        # 150% on 1024x768 scrolled "Latency hiding" out of the bar)
+        self.centre = FittingTabs([ViewTab(VIEW_TITLES[v], VIEW_SHORT_TITLES[v]) for v in VIEWS])
+        for i, (view, page) in enumerate(
+            zip(VIEWS, (self.sm_view, self.timeline_page, self.latency_page), strict=True)
+        ):
             self.centre.addTab(page, VIEW_TITLES[view])
+            self.centre.setTabToolTip(i, VIEW_TITLES[view])
         self.centre.currentChanged.connect(self._centre_changed)
         self.time_views.events.view.connect(
             lambda: self.centre.setCurrentIndex(VIEWS.index(self.time_views.view))
