@@ -60,7 +60,6 @@ LEFT_WIDTH = 360
 #: the least height of the measurements plot and of the roofline (axes, title and legend included),
 #: at 100% text: below these their labels no longer fit (grown with the text size)
 PLOT_MIN_HEIGHT = 90
-ROOFLINE_MIN_HEIGHT = 100
 PLOT_MIN = 760
 #: how long the screenshot waits for that share before showing the run as far as it got
 SCREENSHOT_WAIT_S = 240.0
@@ -320,9 +319,9 @@ class BenchPanel(Panel):
         # the caption under them, take what the plot leaves (at 200% it showed one row)
         self.peak_caption.setMaximumHeight(2 * self.peak_caption.fontMetrics().lineSpacing() + 4)
         # the plots keep a readable height on a short projector; the table scrolls instead (at
-        # 1280x720 and 150% the roofline's view was 40 px tall and its labels lay on each other)
+        # 1280x720 and 150% the roofline's view was 40 px tall and its labels lay on each other;
+        # the roofline keeps its view's height itself, whatever its title, axes and legend take)
         self.plot.main.setMinimumHeight(px(PLOT_MIN_HEIGHT))
-        self.roofline.plot.setMinimumHeight(px(ROOFLINE_MIN_HEIGHT))
         self.plot.apply_text_scale()
         for view in (self.roofline, self.bandwidth):  # ticks, titles and legends follow the text size
             view.apply_text_scale()

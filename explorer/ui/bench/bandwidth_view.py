@@ -26,7 +26,7 @@ from explorer.roofs.texts import ceiling_line
 from explorer.ui.bench.levels import level_colour
 from explorer.ui.bench.plot import _SYMBOLS, LogAxis, _style_plot, style_legend, style_titles
 from explorer.ui.guard import qt_guard
-from explorer.ui.plot_text import LABEL_SHARE, legend_size, restyle
+from explorer.ui.plot_text import LABEL_SHARE, fit_legend_columns, legend_size, restyle
 from explorer.ui.theme import Theme, current_theme, figure_font, line_px, px
 from explorer.ui.widgets import FoldingCaption
 from explorer.units import binary_bytes
@@ -70,6 +70,7 @@ class BandwidthPlot(QWidget):
         self.plot.showGrid(x=True, y=True, alpha=0.25)
         self.legend = pg.LegendItem(colCount=3, labelTextSize=legend_size())
         self.plot.getPlotItem().layout.addItem(self.legend, 4, 1)
+        self.plot.getPlotItem().vb.sigResized.connect(lambda _vb: self._fit_legend())
         layout.addWidget(self.plot, 1)
         self.apply_theme(current_theme())
         self.apply_text_scale()
@@ -96,6 +97,7 @@ class BandwidthPlot(QWidget):
         """Ticks, titles, the legend and the steps' labels at the text size now, up or down."""
         self._redraw()  # the steps' labels and lines at the new size
         restyle(self.plot, (self.legend,))
+        self._fit_legend()
 
     def label_items(self) -> list[Any]:
         """Every step label now drawn."""
@@ -112,6 +114,9 @@ class BandwidthPlot(QWidget):
             "Bandwidth by working set",
         )
         self._redraw()
+
+    def _fit_legend(self) -> None:
+        fit_legend_columns(self.legend, self.plot.getPlotItem().vb.width())
 
     def _redraw(self) -> None:
         for item in self._drawn:
@@ -171,6 +176,7 @@ class BandwidthPlot(QWidget):
             self.legend.addItem(_marker("o", colour), words)
         for variant, index in variants.items():
             self.legend.addItem(_marker(_SYMBOLS[index % len(_SYMBOLS)], theme.plot_foreground), variant)
+        self._fit_legend()
         self.plot.setXRange(math.log10(x_lo), math.log10(x_hi), padding=0)
         if ys:
             # room above the highest step for its label

@@ -45,7 +45,7 @@ from explorer.ui.bench.plot import (
     style_titles,
 )
 from explorer.ui.guard import qt_guard
-from explorer.ui.plot_text import LABEL_SHARE, legend_size, restyle
+from explorer.ui.plot_text import LABEL_SHARE, fit_legend_columns, legend_size, restyle
 from explorer.ui.theme import Theme, current_theme, figure_font, line_px, px
 from explorer.ui.widgets import FoldingCaption
 from explorer.words import count, on_host, percent
@@ -75,6 +75,12 @@ def _roof_colour(roof: Roof, index: int) -> str:
     if roof.device.startswith("catalog:"):
         return _CATALOG_COLOURS[index % len(_CATALOG_COLOURS)]
     return _GPU_COLOURS[index % len(_GPU_COLOURS)]
+
+
+#: the least height, at 100% text, of the roofline's view (under its title, over its axis and
+#: legend), and of the whole plot before it is laid out: below these its labels lie on each other
+VIEW_MIN_HEIGHT = 70
+PLOT_MIN_HEIGHT = 100
 
 
 class RooflinePlot(QWidget):
@@ -137,6 +143,12 @@ class RooflinePlot(QWidget):
         self._labels(theme)
         layout.addWidget(self.plot, 1)
         self.plot.getPlotItem().vb.sigResized.connect(lambda _vb: self._spread_labels())
+        self.plot.getPlotItem().vb.sigResized.connect(lambda _vb: self._fit_legend())
+        # the plot's least height follows what takes room around the view: the legend's rows,
+        # the axis's and the title's lines
+        item = self.plot.getPlotItem()
+        for part in (self.legend, item.getAxis("bottom"), item.titleLabel):
+            part.geometryChanged.connect(self._keep_view_height)
         self.catalog_combo.currentIndexChanged.connect(
             lambda _i: self.catalog_chosen.emit(self.catalog_combo.currentData() or "")
         )
@@ -185,6 +197,8 @@ class RooflinePlot(QWidget):
         self._labels(current_theme())
         self._redraw()  # lines, markers and labels at the new size
         restyle(self.plot, (self.legend,))
+        self._fit_legend()
+        self._keep_view_height()
         self._spread_labels()
 
     def apply_theme(self, theme: Theme) -> None:
@@ -225,6 +239,22 @@ class RooflinePlot(QWidget):
     # --- drawing ------------------------------------------------------------------------
     def _style_legend(self, theme: Theme) -> None:
         style_legend(self.legend, theme)
+
+    def _fit_legend(self) -> None:
+        fit_legend_columns(self.legend, self.plot.getPlotItem().vb.width())
+
+    def _keep_view_height(self) -> None:
+        """The plot's least height: ``VIEW_MIN_HEIGHT`` for the view itself, on top of what its
+        title, axes and legend take now (they grow with the text; a fixed least for the whole
+        plot left the view 103 px of the 140 it needs at 200% on 1280x800). The plot's own
+        layout adds them up: the least it can lay out with the view that tall, frame included."""
+        item = self.plot.getPlotItem()
+        item.vb.setMinimumHeight(px(VIEW_MIN_HEIGHT))
+        scene_least = item.effectiveSizeHint(Qt.SizeHint.MinimumSize).height()
+        frame = 2 * self.plot.frameWidth()
+        least = max(px(PLOT_MIN_HEIGHT), math.ceil(scene_least + frame))
+        if least != self.plot.minimumHeight():
+            self.plot.setMinimumHeight(least)
 
     def _labels(self, theme: Theme) -> None:
         style_titles(self.plot, theme, "GFLOP/s", "arithmetic intensity (FLOP per byte moved)", "Roofline")
@@ -316,6 +346,7 @@ class RooflinePlot(QWidget):
             lo, hi = min(y for y in ys if y > 0), max(ys)
             # room above the top roof for its label, below the lowest line for the ridge labels
             self.plot.setYRange(math.log10(lo) - 0.4, math.log10(hi) + 1.0, padding=0)
+        self._fit_legend()
         self._spread_labels()
         hidden = [p for p in self._points if p.error is None and not (p.intensity_flop_per_byte and p.gflops)]
         self.caption.setToolTip(
