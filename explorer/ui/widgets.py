@@ -12,6 +12,7 @@ from typing import Protocol, runtime_checkable
 from PySide6.QtCore import QEvent, QObject, QRect, QSize, Qt
 from PySide6.QtGui import QPainter, QPalette, QResizeEvent, QShowEvent, QTextLayout, QTextOption
 from PySide6.QtWidgets import (
+    QApplication,
     QBoxLayout,
     QComboBox,
     QFormLayout,
@@ -574,11 +575,14 @@ class FittingTabs(QTabWidget):
         # the selected tab's title is bold, so wider: the row is measured again for each tab
         self.currentChanged.connect(lambda _i: self.fit_titles())
 
-    def fit_titles(self) -> None:
-        """Choose full or short titles for the width the tabs have now."""
+    def fit_titles(self, *, lay_out: bool = True) -> None:
+        """Choose full or short titles for the width the tabs have now; where they changed, the
+        bar is laid out again at once (``lay_out``): a bar left to a posted request kept the
+        scroll offset of the short titles, "Timeline in time" out of view, until the next pass."""
         bar = self.tabBar()
         if bar.count() != len(self.specs):
             return
+        before = [bar.tabText(i) for i in range(bar.count())]
 
         def widths(titles: list[str]) -> int:
             for i, title in enumerate(titles):
@@ -588,14 +592,38 @@ class FittingTabs(QTabWidget):
 
         titles = fitting_titles(self.specs, widths, self.width())
         widths(titles)
+        if lay_out and titles != before:
+            QApplication.sendEvent(self, QEvent(QEvent.Type.LayoutRequest))
 
     @qt_guard
     def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 (Qt API)
+        self.fit_titles(lay_out=False)  # before Qt lays the bar out for the new width
         super().resizeEvent(event)
-        self.fit_titles()
 
     @qt_guard
     def changeEvent(self, event: QEvent) -> None:  # noqa: N802 (Qt API)
         super().changeEvent(event)
         if event.type() in (QEvent.Type.StyleChange, QEvent.Type.FontChange):
             self.fit_titles()
+
+
+def size_by_shown_tab(tabs: QTabWidget) -> None:
+    """Only the tab shown sizes ``tabs`` from now on: the hidden ones' size policies are
+    Ignored (and given back when shown). A tab widget's least size is otherwise the largest of
+    all its pages': a hidden page's wrapped text, or the roofline's least height with a lesson
+    showing the measurements, made the page taller than a projector's window."""
+    own: dict[int, QSizePolicy] = {}
+
+    def follow(index: int) -> None:
+        for i in range(tabs.count()):
+            page = tabs.widget(i)
+            if page is None:
+                continue
+            own.setdefault(id(page), page.sizePolicy())
+            if i == index:
+                page.setSizePolicy(own[id(page)])
+            else:
+                page.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Ignored)
+
+    tabs.currentChanged.connect(follow)
+    follow(tabs.currentIndex())
