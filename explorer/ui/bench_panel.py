@@ -44,7 +44,7 @@ from explorer.ui.guard import qt_guard
 from explorer.ui.panel import ExportFormat, Panel
 from explorer.ui.sidepanel import SidePanel, fit_side_panels
 from explorer.ui.theme import Theme, px, text_scale_pct
-from explorer.ui.widgets import SCROLL_ALLOWED
+from explorer.ui.widgets import SCROLL_ALLOWED, size_by_shown_tab
 from explorer.words import count, on_host
 
 log = logging.getLogger(__name__)
@@ -86,6 +86,7 @@ class BenchPanel(Panel):
         self.plot_tabs.addTab(self.plot, "Measurements")
         self.plot_tabs.addTab(self.roofline, "Roofline")
         self.plot_tabs.addTab(self.bandwidth, "Bandwidth")
+        size_by_shown_tab(self.plot_tabs)  # the roofline's least height counts where it is shown
         #: the points of one run per workload, with their roofs; the table and plots show the chosen one's
         self.results = RunResults()
         self.roofs = RoofViews(context, self.results, self.roofline, self.bandwidth, self)

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 from PySide6.QtCore import QSize, Qt, QTimer
 from PySide6.QtGui import QKeySequence, QShortcut
-from PySide6.QtWidgets import QHBoxLayout, QScrollArea, QSizePolicy, QTabWidget, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QHBoxLayout, QScrollArea, QTabWidget, QVBoxLayout, QWidget
 
 from explorer.devices.model import CudaGpu
 from explorer.errors import UserError
@@ -53,7 +53,7 @@ from explorer.ui.visualizer.playback import EditingNote, FrameClock, PlaybackBox
 from explorer.ui.visualizer.realrun_view import RealRunView
 from explorer.ui.visualizer.sm_view import SmView
 from explorer.ui.visualizer.timeline_page import TimelinePage
-from explorer.ui.widgets import SCROLL_ALLOWED, FittingTabs
+from explorer.ui.widgets import SCROLL_ALLOWED, FittingTabs, size_by_shown_tab
 from explorer.words import on_host
 
 # widths at 100% text (they grow with it): controls need the room for digits, the graphs do not;
@@ -157,6 +157,7 @@ class VisualizerPanel(Panel):
             self.centre.addTab(page, VIEW_TITLES[view])
             self.centre.setTabToolTip(i, VIEW_TITLES[view])
         self.centre.currentChanged.connect(self._centre_changed)
+        size_by_shown_tab(self.centre)  # a hidden page's text, at a stale width, sizes nothing
         self.time_views.events.view.connect(
             lambda: self.centre.setCurrentIndex(VIEWS.index(self.time_views.view))
         )
@@ -208,13 +209,7 @@ class VisualizerPanel(Panel):
         self.session.set_devices(device_choices(self.context))
 
     def _centre_changed(self, index: int) -> None:
-        """Show the view chosen; only the page shown sizes the centre (a hidden page's wrapped
-        text, measured at a stale width, must not make the window taller than a projector)."""
-        for i in range(self.centre.count()):
-            page = self.centre.widget(i)
-            policy = QSizePolicy.Policy.Preferred if i == index else QSizePolicy.Policy.Ignored
-            if page is not None:
-                page.setSizePolicy(policy, policy)
+        """The view chosen is the model's."""
         self.time_views.set_view(VIEWS[index])
 
     def _why_no_gpu(self) -> str:
