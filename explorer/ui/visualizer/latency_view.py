@@ -426,6 +426,7 @@ class LatencyView(PlayingView):
         nw = fm.horizontalAdvance(note) + 6
         x = max(min(max(cur.x() - nw / 2, plot.left()), plot.right() - nw), plot.left())
         y = cur.y() + 8 if cur.y() < plot.top() + plot.height() / 2 else cur.y() - fm.height() - 8
+        y = max(min(y, plot.bottom() - fm.height()), plot.top())  # in the plot: off the axis's numbers
         note_box = QRectF(x, y, nw, fm.height())
         if not note_box.intersects(need_box):  # a small graph: N* is the label that matters
             p.setPen(palette.SELECTION.darker(170))
