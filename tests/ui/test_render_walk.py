@@ -20,6 +20,7 @@ from tests.ui.render_walk import CONFIGS
 ROOT = Path(__file__).resolve().parents[2]
 
 
+@pytest.mark.slow  # one process per screen: the full loop's, not the fast one's
 @pytest.mark.parametrize("name", list(CONFIGS))
 def test_every_page_and_lesson_step_renders_whole(name):
     (width, height), scale, presenting = CONFIGS[name]
