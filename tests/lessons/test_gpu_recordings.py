@@ -25,7 +25,7 @@ from explorer.lessons.recording import (
     recordings_bundle,
     write_recording,
 )
-from explorer.lessons.texts import step_markdown
+from explorer.lessons.texts import RECORDED_COLUMNS, recorded_row, step_markdown, step_recorded
 
 STAND_IN = "Stand-in GPU (test only)"
 
@@ -98,9 +98,20 @@ def test_a_recording_goes_into_its_step_only_and_the_player_labels_it(lessons):
     assert after["steps"][0]["state"]["recorded"]["recorded_by"] == RECORDED_BY
     lesson = load_lesson(target.path)
     assert not lesson.problems
+    # the narration pane labels whose results they are; the player's table (RecordedModel, whose
+    # cells are recorded_row's) shows each point, in the order the lesson holds them
     shown = step_markdown(lesson.steps[0])
     assert f"Results recorded on {STAND_IN}, 2026-12-01" in shown
-    assert "| cuda:0 | n=2048 |" in shown
+    assert "4 points, in the table below" in shown
+    recorded_step = step_recorded(lesson.steps[0])
+    assert recorded_step is not None
+    assert RECORDED_COLUMNS == ("series", "size", "median", "throughput")
+    assert [recorded_row(p) for p in recorded_step.points] == [
+        ("cpu", "n=1024", "1 ms", "100 GFLOP/s"),
+        ("cuda:0", "n=1024", "1 ms", "100 GFLOP/s"),
+        ("cpu", "n=2048", "2 ms", "200 GFLOP/s"),
+        ("cuda:0", "n=2048", "2 ms", "200 GFLOP/s"),
+    ]
     # recording again replaces the earlier recording; the step stays a target
     again = make_recorded(_points("matmul", ("cuda:0",), (4096,)), STAND_IN, "2026-12-02", "")
     write_recording(target, again)
