@@ -110,6 +110,10 @@ class _Turn:
 
 _HELD: dict[str, _Turn] = {}
 _STATE = threading.Lock()  # guards _HELD's turns against the heartbeat thread
+#: held across a beat and the noting of its gap, so that no reader of ``take_lapse`` (nor another
+#: beat) runs between the two: the heartbeat thread wakes first after a SIGCONT, and the point's own
+#: closing beat then saw a fresh heartbeat and the lapse not yet noted (the point went unmarked)
+_BEATING = threading.Lock()
 _busy = 0
 _beater: threading.Thread | None = None
 
@@ -295,11 +299,12 @@ def _beat_while_busy() -> None:
 
 
 def _beat(turns: list[_Turn]) -> None:
-    for turn in turns:
-        if turn.since:
-            gap = turn.place.beat()
-            if gap > turn.policy.stall_s:
-                turn.lapsed_s = max(turn.lapsed_s, gap)
+    with _BEATING:
+        for turn in turns:
+            if turn.since:
+                gap = turn.place.beat()
+                if gap > turn.policy.stall_s:
+                    turn.lapsed_s = max(turn.lapsed_s, gap)
 
 
 @contextlib.contextmanager
@@ -323,7 +328,7 @@ def take_lapse() -> float:
     """The longest time a held turn went without a heartbeat (over ``stall_s``) in this turn; 0
     when none did. A point measured across such a gap may have shared the GPU with the next run
     (the next ``hold_gpu_lock`` gives the lapsed turn up and waits again)."""
-    with _STATE:
+    with _BEATING, _STATE:
         return max((t.lapsed_s for t in _HELD.values()), default=0.0)
 
 
