@@ -32,13 +32,14 @@ def gone(pid: int, within_s: float = 2.0) -> bool:
     return False
 
 
-def wait_until(ready: Callable[[], bool], proc: subprocess.Popen, within_s: float, what: str) -> None:
-    """Poll ``ready()`` until it holds; fail the test if ``proc`` exits first or ``within_s`` passes."""
+def wait_until(ready: Callable[[], bool], proc: subprocess.Popen | None, within_s: float, what: str) -> None:
+    """Poll ``ready()`` until it holds; fail the test if ``proc`` (when given) exits first or
+    ``within_s`` passes."""
     deadline = time.monotonic() + within_s
     while time.monotonic() < deadline:
         if ready():
             return
-        if proc.poll() is not None:
+        if proc is not None and proc.poll() is not None:
             out = proc.stdout.read() if proc.stdout else ""
             err = proc.stderr.read() if proc.stderr else ""
             pytest.fail(f"the process exited ({proc.returncode}) before {what}: {out}{err}")

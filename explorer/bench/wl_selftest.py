@@ -7,6 +7,7 @@ real segfault and a real hang, not a mock. Other sizes time a real, short Python
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable
 from functools import partial
@@ -17,6 +18,9 @@ from explorer.bench.variants import Variant
 from explorer.bench.workloads import Workload
 
 MISBEHAVING_SIZE = 2
+#: when set, the file ``_hang_test`` creates once its point hangs: a test then acts on the hang
+#: itself (cancel, close, signal), not on a guess of how long the worker takes to get there
+HANG_MARK_ENV = "DEVICE_EXPLORER_TEST_HANG_MARK"
 
 
 def _segfault() -> None:
@@ -32,6 +36,10 @@ def _out_of_memory() -> None:
 
 
 def _hang() -> None:
+    mark = os.environ.get(HANG_MARK_ENV)
+    if mark:
+        with open(mark, "a"):
+            pass
     while True:
         time.sleep(1.0)
 

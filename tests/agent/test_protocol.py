@@ -15,7 +15,6 @@ import sys
 import threading
 import time
 
-import psutil
 import pytest
 
 from explorer import __version__
@@ -41,7 +40,8 @@ from explorer.agent.protocol import (
     decode,
     encode,
 )
-from tests.processes import gone
+from explorer.bench.wl_selftest import HANG_MARK_ENV
+from tests.processes import gone, wait_until
 
 HELLO = {
     "type": "hello",
@@ -185,15 +185,18 @@ def test_a_child_hanging_past_the_timeout_is_killed():
         assert gone(pid)
 
 
-def test_the_agent_exits_at_end_of_stdin_even_mid_request():
+def test_the_agent_exits_at_end_of_stdin_even_mid_request(tmp_path):
     """What ends a remote agent when ssh drops: its stdin closes while it computes."""
     argv, env = local_agent_argv()
-    proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env)
+    hanging = tmp_path / "hanging"
+    proc = subprocess.Popen(
+        argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, env={**env, HANG_MARK_ENV: str(hanging)}
+    )
     try:
         assert json.loads(proc.stdout.readline())["type"] == "hello"
         proc.stdin.write(encode(Request(1, "bench.point", POINT)))
         proc.stdin.flush()
-        time.sleep(0.5)  # now it is inside the hanging point
+        wait_until(hanging.exists, proc, 60, "the agent hung in the point")
         proc.stdin.close()
         assert proc.wait(5) == 0
     finally:
@@ -230,8 +233,9 @@ def test_the_agent_dies_with_its_parent_even_when_its_stdin_stays_open():
             sys.executable,
             "-c",
             "import subprocess, sys, time\n"
-            f"p = subprocess.Popen({argv!r}, stdin={read_fd}, stdout=subprocess.DEVNULL)\n"
-            "print(p.pid, flush=True)\n"
+            f"p = subprocess.Popen({argv!r}, stdin={read_fd}, stdout=subprocess.PIPE)\n"
+            "hello = p.stdout.readline()\n"  # said once the parent-death signal is set up
+            "print(p.pid, hello.decode().strip(), flush=True)\n"
             "time.sleep(120)\n",
         ],
         stdout=subprocess.PIPE,
@@ -240,13 +244,9 @@ def test_the_agent_dies_with_its_parent_even_when_its_stdin_stays_open():
     )
     os.close(read_fd)
     try:
-        agent_pid = int(middle.stdout.readline())
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline:  # wait until it has set the signal up (it says hello)
-            if any("explorer" in a for a in psutil.Process(agent_pid).cmdline()):
-                time.sleep(1.0)
-                break
-            time.sleep(0.05)
+        pid, hello = middle.stdout.readline().decode().split(" ", 1)
+        agent_pid = int(pid)
+        assert json.loads(hello)["type"] == "hello"
         middle.send_signal(signal.SIGKILL)
         middle.wait(5)
         assert gone(agent_pid)
@@ -346,7 +346,7 @@ def test_cancel_from_another_thread_kills_the_whole_group_at_once():
         _script(
             "g = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)'])\n"
             "print(g.pid, file=sys.stderr, flush=True)\n"
-            "sys.stdin.readline(); time.sleep(60)"
+            "sys.stdin.readline(); print('asked', file=sys.stderr, flush=True); time.sleep(60)"
         )
     )
     agent.start()
@@ -354,11 +354,17 @@ def test_cancel_from_another_thread_kills_the_whole_group_at_once():
     while not agent.stderr_last_line() and time.monotonic() < deadline:
         time.sleep(0.02)
     grandchild = int(agent.stderr_last_line())
-    threading.Timer(0.3, agent.cancel).start()
-    t0 = time.monotonic()
+    cancelled: list[float] = []
+
+    def cancel_once_asked() -> None:  # the request is in the agent's hands: cancel it from here
+        wait_until(lambda: agent.stderr_last_line() == "asked", None, 60, "the agent read the request")
+        cancelled.append(time.monotonic())
+        agent.cancel()
+
+    threading.Thread(target=cancel_once_asked, daemon=True).start()
     with pytest.raises(AgentCancelled):
-        agent.request("ping", timeout_s=60)
-    assert time.monotonic() - t0 < 1.5
+        agent.request("ping", timeout_s=120)
+    assert cancelled and time.monotonic() - cancelled[0] < 1.5
     assert gone(agent.pid) and gone(grandchild)
     agent.close()
 

@@ -10,7 +10,9 @@ import pytest
 
 from explorer.bench.results import BenchPoint
 from explorer.bench.runner import BenchPlan, BenchRun, Progress, plan_points
+from explorer.bench.wl_selftest import HANG_MARK_ENV
 from explorer.errors import UserError
+from tests.processes import wait_until
 
 
 def test_plan_orders_points_by_size_then_device_then_variant():
@@ -93,7 +95,9 @@ def test_a_hanging_point_is_stopped_at_the_time_limit():
     assert run.workers_started == 2
 
 
-def test_cancel_ends_the_run_quickly_and_kills_the_worker():
+def test_cancel_ends_the_run_quickly_and_kills_the_worker(tmp_path, monkeypatch):
+    mark = tmp_path / "hanging"
+    monkeypatch.setenv(HANG_MARK_ENV, str(mark))
     run = BenchRun(BenchPlan("_hang_test", ["cpu"], sizes=[1, 2, 3], repeats=2, point_timeout_s=600))
     seen: list = []
     procs: list = []
@@ -106,10 +110,7 @@ def test_cancel_ends_the_run_quickly_and_kills_the_worker():
 
     th = threading.Thread(target=consume)
     th.start()
-    deadline = time.monotonic() + 30
-    while not any(isinstance(e, BenchPoint) for e in seen) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    time.sleep(0.3)  # now the worker is stuck in the size-2 point
+    wait_until(mark.exists, None, 60, "the worker hung in the size-2 point")
     t0 = time.monotonic()
     run.cancel()
     th.join(5)

@@ -20,6 +20,7 @@ from pathlib import Path
 import psutil
 import pytest
 
+from explorer.bench.wl_selftest import HANG_MARK_ENV
 from tests.processes import gone, kill_group, wait_until
 
 pytestmark = pytest.mark.skipif(os.name != "posix", reason="POSIX signals and process groups")
@@ -30,8 +31,10 @@ class BenchCommand:
 
     def __init__(self, tmp_path: Path, *extra: str) -> None:
         self.csv = tmp_path / "points.csv"
+        self.hanging = tmp_path / "hanging"
         env = dict(os.environ)
         env.pop("NUMBA_ENABLE_CUDASIM", None)
+        env[HANG_MARK_ENV] = str(self.hanging)
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "explorer", "bench", "_hang_test", "--sizes", "1", "2", "3"]
             + ["--csv", str(self.csv), *extra],
@@ -54,7 +57,7 @@ class BenchCommand:
         """The worker's pid, once the first point is out and the worker is inside the second."""
         first = lambda: any("size=1" in ln or '"size": 1' in ln for ln in self.lines)  # noqa: E731
         wait_until(first, self.proc, 90, "the first point came")
-        time.sleep(0.5)  # the worker is now inside the size-2 point, which never returns
+        wait_until(self.hanging.exists, self.proc, 90, "the worker hung in the size-2 point")
         children = psutil.Process(self.proc.pid).children(recursive=True)
         assert len(children) == 1, children
         return children[0].pid

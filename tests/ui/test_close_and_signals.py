@@ -17,6 +17,7 @@ from pathlib import Path
 import psutil
 import pytest
 
+from explorer.bench.wl_selftest import HANG_MARK_ENV
 from tests.processes import gone, group_members, kill_group, wait_until
 
 DRIVER = Path(__file__).with_name("close_driver.py")
@@ -27,12 +28,14 @@ pytestmark = pytest.mark.skipif(os.name != "posix", reason="POSIX signals and pr
 
 class Window:
     def __init__(self, work: str, display: str, tmp_path: Path) -> None:
-        self.folder = tmp_path
+        self.folder, self.work = tmp_path, work
         env = dict(os.environ)
         env.pop("QT_QPA_PLATFORM", None)
         env.pop("NUMBA_ENABLE_CUDASIM", None)
         env["DISPLAY"] = display
         env["DEVICE_EXPLORER_HOME"] = str(tmp_path / "home")
+        self.hanging = tmp_path / "hanging"  # made by the bench worker once its point hangs
+        env[HANG_MARK_ENV] = str(self.hanging)
         self.proc = subprocess.Popen(
             [sys.executable, str(DRIVER), work, str(tmp_path)],
             cwd=ROOT,
@@ -44,13 +47,15 @@ class Window:
         )
 
     def wait_ready(self, children: int) -> list[int]:
-        """Once the work is under way and ``children`` child processes run: their pids."""
+        """Once the work is under way and ``children`` child processes run: their pids. A
+        benchmark is under way once its worker hangs in the size-2 point (its first is in)."""
 
         def under_way() -> bool:
             return (self.folder / "ready").exists() and len(self._kids()) >= children
 
         wait_until(under_way, self.proc, 120, "the work got under way")
-        time.sleep(0.3)  # the work is now well under way
+        if self.work == "bench":
+            wait_until(self.hanging.exists, self.proc, 120, "the benchmark worker hung in its point")
         return self._kids()
 
     def _kids(self) -> list[int]:

@@ -110,7 +110,7 @@ def test_a_hung_nvml_is_named_in_the_banner_and_the_rest_is_listed(qtbot, window
 
 _QUIT_SCRIPT = textwrap.dedent(
     """
-    import sys, time
+    import os, sys, time
     from argparse import Namespace
     from PySide6.QtCore import QTimer
     from explorer.ui.app import create_application
@@ -119,10 +119,15 @@ _QUIT_SCRIPT = textwrap.dedent(
     app = create_application()
 
     def close():
+        if not os.path.exists(os.environ["HUNG_NVML_ENTERED"]):
+            return  # the probe has not reached nvmlInit yet
+        poll.stop()
         print("CLOSING", time.time(), flush=True)
         app.closeAllWindows()
 
-    QTimer.singleShot(1500, close)  # NVML is still asleep in its nvmlInit
+    poll = QTimer()
+    poll.timeout.connect(close)  # closed while NVML is asleep in its nvmlInit
+    poll.start(20)
     rc = run_gui(Namespace(panel=None))
     print("RETURNED", time.time(), flush=True)
     sys.exit(rc)
@@ -135,6 +140,7 @@ def test_quitting_never_waits_on_a_hung_probe(tmp_path):
     env.update(
         PYTHONPATH=os.pathsep.join([str(HUNG), str(ROOT), env.get("PYTHONPATH", "")]),
         HUNG_NVML_SLEEP_S="60",
+        HUNG_NVML_ENTERED=str(tmp_path / "nvml-entered"),
         QT_QPA_PLATFORM="offscreen",
         DEVICE_EXPLORER_HOME=str(tmp_path),
     )

@@ -4,7 +4,9 @@ Put this folder first on ``PYTHONPATH`` to run the app against it:
 
     PYTHONPATH=tests/devices/hung_nvml device-explorer devices
 
-``HUNG_NVML_SLEEP_S`` sets how long ``nvmlInit`` sleeps (default 60 s, what nvidia-smi waits).
+``HUNG_NVML_SLEEP_S`` sets how long ``nvmlInit`` sleeps (default 60 s, what nvidia-smi waits);
+``HUNG_NVML_ENTERED`` names a file it creates as it starts to hang (a test acts on that, not on a
+guessed delay).
 """
 
 from __future__ import annotations
@@ -22,6 +24,10 @@ class NVMLError(Exception):
 
 
 def nvmlInit() -> None:  # noqa: N802 (pynvml's name)
+    entered = os.environ.get("HUNG_NVML_ENTERED")
+    if entered:
+        with open(entered, "a"):
+            pass
     time.sleep(float(os.environ.get("HUNG_NVML_SLEEP_S", "60")))
 
 
