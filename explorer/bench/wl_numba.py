@@ -23,7 +23,7 @@ from explorer.bench.workloads import MATVEC_COLS, Workload
 
 
 def _numba_device(spec: PointSpec):
-    from numba import cuda
+    from explorer.numbacuda import cuda
 
     idx = cuda_index(spec.device)
     if not cuda.is_available():

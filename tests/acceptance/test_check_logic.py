@@ -100,7 +100,9 @@ def test_numba_max_registers_really_forces_the_kernels_register_count(tmp_path):
     ptxas = shutil.which("ptxas")
     if ptxas is None:
         pytest.skip("NVIDIA's ptxas is not installed (CUDA toolkit)")
-    from numba import cuda, float32
+    from numba import float32
+
+    from explorer.numbacuda import cuda
 
     namespace = {"cuda": cuda, "float32": float32}
     exec(compile(kernel_source(40), "<test>", "exec"), namespace)
