@@ -26,7 +26,7 @@ def sm_count(ctx: CheckContext) -> int | None:
     except Exception:  # noqa: BLE001 - numba may still know
         pass
     try:
-        from numba import cuda
+        from explorer.numbacuda import cuda
 
         return int(cuda.get_current_device().MULTIPROCESSOR_COUNT)
     except Exception:  # noqa: BLE001 - the simulator's device has no attributes

@@ -41,7 +41,9 @@ def kernel_source(accumulators: int) -> str:
 
 def make_kernel(accumulators: int) -> Any:
     """The kernel's Python function (compiled by numba under each cap)."""
-    from numba import cuda, float32
+    from numba import float32
+
+    from explorer.numbacuda import cuda
 
     namespace: dict[str, Any] = {"cuda": cuda, "float32": float32}
     exec(compile(kernel_source(accumulators), "<occupancy kernel>", "exec"), namespace)  # noqa: S102 - our own source
@@ -66,11 +68,10 @@ def draw_configs(
 
 
 def check_occupancy(ctx: CheckContext) -> CheckResult:
-    from numba import cuda
-
     from explorer.acceptance.cudadriver import KernelHandle, device_attributes
     from explorer.devices.limits import limits_for_cc
     from explorer.launch.occupancy import occupancy
+    from explorer.numbacuda import cuda
 
     sizes = ctx.sizes
     cuda.select_device(ctx.index)

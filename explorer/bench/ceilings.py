@@ -313,9 +313,8 @@ def measure_gpu_roof(
     caches = gpu_caches(gpu) if gpu is not None else []
     others = _gpu_others(key)
     if levels and caches and gpu is not None and gpu.index is not None:
-        from numba import cuda
-
         from explorer.bench import gpu_sweep
+        from explorer.numbacuda import cuda
 
         cuda.select_device(gpu.index)
         result = gpu_sweep.sweep(

@@ -70,7 +70,8 @@ def check_kernels(elements: int = 1000, reps: int = 2, blocks: int = 2) -> dict[
     every thread add up to ``reps`` times the buffer's sum, and the copy arrives. (The tests run
     it under numba's CUDA simulator, where no GPU is present.)"""
     import numpy as np
-    from numba import cuda
+
+    from explorer.numbacuda import cuda
 
     host = np.arange(elements, dtype=np.float64)
     x = cuda.to_device(host)
@@ -94,7 +95,8 @@ def sweep(
 ) -> SweepResult:
     """Each kernel's best GB/s at each working set on the current GPU (``cuda.select_device`` first)."""
     import numpy as np
-    from numba import cuda
+
+    from explorer.numbacuda import cuda
 
     started = time.perf_counter()
     blocks = max(1, sm_count) * BLOCKS_PER_SM

@@ -7,7 +7,9 @@ CUDA simulator, which is how the tests check them on a machine without a GPU.
 
 from __future__ import annotations
 
-from numba import cuda, float32
+from numba import float32
+
+from explorer.numbacuda import cuda
 
 THREADS_PER_BLOCK = 1024  # the most a block may hold on every CUDA GPU since compute capability 2.0
 

@@ -9,7 +9,7 @@ buffer with the grid's stride, so each warp reads 256 contiguous bytes at a time
 
 from __future__ import annotations
 
-from numba import cuda
+from explorer.numbacuda import cuda
 
 
 @cuda.jit

@@ -24,7 +24,7 @@ from explorer.words import count
 
 
 def _numba_device(spec: PointSpec):
-    from numba import cuda
+    from explorer.numbacuda import cuda
 
     idx = cuda_index(spec.device)
     if not cuda.is_available():

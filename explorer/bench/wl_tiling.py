@@ -181,9 +181,9 @@ def simulator_check(w: Workload, spec: PointSpec, *, tile: int | None) -> Checke
 
 def _check_here(n: int, tile: int | None) -> Checked:
     import numpy as np
-    from numba import cuda
 
     from explorer.memory.tiling_kernels import launch_naive, launch_tiled
+    from explorer.numbacuda import cuda
 
     a, b, expected = operands(n)
     c = cuda.device_array((n, n), dtype=np.float32)

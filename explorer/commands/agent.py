@@ -283,7 +283,7 @@ def _select_gpu(index: int, emulate: bool) -> None:
     """Make CUDA GPU ``index`` numba's current one (the simulator and the emulation have one)."""
     if emulate or os.environ.get("NUMBA_ENABLE_CUDASIM") == "1":
         return
-    from numba import cuda
+    from explorer.numbacuda import cuda
 
     present = len(cuda.gpus) if cuda.is_available() else 0
     if index >= present:

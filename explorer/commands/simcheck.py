@@ -33,7 +33,8 @@ def simulator_kernel_check() -> dict[str, Any]:
     try:
         import numba
         import numpy as np
-        from numba import cuda as numba_cuda
+
+        from explorer.numbacuda import cuda as numba_cuda
 
         cuda = numba_cuda
         kernel = numba_cuda.jit(_vector_add)

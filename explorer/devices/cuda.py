@@ -226,7 +226,7 @@ def import_numba() -> tuple[Any, ProbeReport | None]:
             "numba's CUDA simulator is on (NUMBA_ENABLE_CUDASIM=1): kernels run on the CPU, no GPU is probed.",
         )
     try:
-        import numba.cuda  # noqa: F401  (imports the sub-package)
+        import explorer.numbacuda  # noqa: F401  (numba.cuda, with the numpy names it expects)
     except ImportError:
         return None, ProbeReport(
             "numba", False, "numba is not installed, so CUDA kernels cannot be written in Python."

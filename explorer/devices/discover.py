@@ -133,6 +133,10 @@ def merge_gpu_views(
         match = next((n for n in nvml if _same_gpu(dev, n)), None)
         if match is not None:
             _fill_missing(dev, match)
+            # The card's memory as nvidia-smi shows it: torch's total leaves out what the driver
+            # keeps for itself (on an H100, 79.2 GiB of NVML's 79.6 GiB).
+            if match.memory_total_bytes:
+                dev.memory_total_bytes = match.memory_total_bytes
             dev.nvml_index = match.nvml_index
             dev.live = match.live
         elif not nvml:

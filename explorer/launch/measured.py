@@ -324,7 +324,7 @@ def _device_name() -> str:
 
     if SIMULATOR:
         return "numba CUDA simulator"
-    from numba import cuda  # pragma: no cover - needs a GPU
+    from explorer.numbacuda import cuda  # pragma: no cover - needs a GPU
 
     name = cuda.get_current_device().name  # pragma: no cover
     return name.decode() if isinstance(name, bytes) else str(name)  # pragma: no cover
@@ -335,7 +335,7 @@ def _sm_count() -> int:
 
     if SIMULATOR:
         return 1
-    from numba import cuda  # pragma: no cover - needs a GPU
+    from explorer.numbacuda import cuda  # pragma: no cover - needs a GPU
 
     return int(cuda.get_current_device().MULTIPROCESSOR_COUNT)  # pragma: no cover
 

@@ -21,7 +21,9 @@ import os
 import time
 
 import numpy as np
-from numba import cuda, float32, int32
+from numba import float32, int32
+
+from explorer.numbacuda import cuda
 
 SIMULATOR = os.environ.get("NUMBA_ENABLE_CUDASIM") == "1"
 

@@ -347,7 +347,7 @@ def _kernel():
     """Compile (once) the recording kernel; numba is imported here, never at module import."""
     global _KERNEL, _DEVICE_NUMBERS, cuda
     if _KERNEL is None:
-        from numba import cuda as numba_cuda
+        from explorer.numbacuda import cuda as numba_cuda
 
         cuda = numba_cuda
         _DEVICE_NUMBERS = numba_cuda.jit(device=True)(thread_numbers)
@@ -361,7 +361,7 @@ def _kernel_with_sm():
     global _KERNEL_SM, _DEVICE_RECORD, _SMID
     if _KERNEL_SM is None:
         _kernel()
-        from numba import cuda as numba_cuda
+        from explorer.numbacuda import cuda as numba_cuda
 
         folder = tempfile.mkdtemp(prefix="explorer-smid-")
         ptx = os.path.join(folder, "dx_smid.ptx")
@@ -444,7 +444,8 @@ def run_here(
     if emulate:
         return _run_emulated(g, b, check_size(g, b, n, backend="emulation", extent=e), e)
     import numpy as np
-    from numba import cuda
+
+    from explorer.numbacuda import cuda
 
     simulator = os.environ.get("NUMBA_ENABLE_CUDASIM") == "1"
     n_elements = check_size(g, b, n, simulator=simulator, extent=e)

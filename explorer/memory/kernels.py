@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import math
 
-from numba import cuda, float32, int64
+from numba import float32, int64
+
+from explorer.numbacuda import cuda
 
 THREADS = 256
 TILE = 32

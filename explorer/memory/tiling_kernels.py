@@ -9,9 +9,10 @@ one Python thread per CUDA thread, which is how they are checked on a machine wi
 
 from __future__ import annotations
 
-from numba import cuda, float32
+from numba import float32
 
 from explorer.memory.tiling import BENCH_TILES, NAIVE_BLOCK
+from explorer.numbacuda import cuda
 
 
 def _blocks(extent: int, side: int) -> int:

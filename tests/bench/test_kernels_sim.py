@@ -15,7 +15,7 @@ SCRIPT = textwrap.dedent(
     """
     import json
     import numpy as np
-    from numba import cuda
+    from explorer.numbacuda import cuda
     from explorer.bench import kernels as K
     from explorer.bench.execute import PointSpec, run_point
     from explorer.bench.workloads import get_workload

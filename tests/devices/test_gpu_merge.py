@@ -113,3 +113,18 @@ def test_numba_alone_provides_the_runtime_view_when_torch_is_cpu_only(monkeypatc
     assert not any("cannot run the app's GPU benchmarks" in n for n in a100.notes)
     torch_report = next(r for r in disc.reports if r.probe == "torch")
     assert "built without CUDA" in torch_report.message
+
+
+def test_the_memory_total_is_nvml_s_the_one_nvidia_smi_shows():
+    """The H100 run: torch's total_memory (85,017,493,504 B) leaves out what the driver keeps, so
+    the app disagreed with nvidia-smi's 81,559 MiB; NVML's total is the card's."""
+
+    def torch_view() -> list[CudaGpu]:
+        return [CudaGpu(name="H100", index=0, key="cuda:0", uuid="GPU-1", memory_total_bytes=85_017_493_504)]
+
+    nvml = [CudaGpu(name="H100", nvml_index=0, uuid="GPU-1", memory_total_bytes=81_559 * 2**20)]
+    (merged,) = merge_gpu_views(torch_view(), nvml)
+    assert merged.memory_total_bytes == 85_520_809_984
+    # without NVML, torch's figure stands
+    (alone,) = merge_gpu_views(torch_view(), [])
+    assert alone.memory_total_bytes == 85_017_493_504

@@ -32,11 +32,11 @@ def test_the_real_run_writes_every_element_once_and_records_the_sm_of_each_block
 
 
 def test_a_2d_image_launch_in_the_agent_child_matches_the_visualizer(gpu):
+    from explorer.launch.config import Dim3, LaunchConfig
     from explorer.launch.realrun import run_real
 
-    result = run_real(
-        (8, 4, 1), (16, 16, 1), None, extent=(120, 60, 1), device_index=gpu.index, timeout_s=180
-    )
+    config = LaunchConfig(Dim3(8, 4), Dim3(16, 16), extent=Dim3(120, 60))
+    result = run_real(config, device_index=gpu.index, timeout_s=180)
     assert result.backend == "gpu" and result.device_name == gpu.name
     assert result.mismatches(256) == 0 and result.untouched == 0 and result.written_twice == 0
     assert result.sm_of_block is not None and result.sm_of_block.size == 32
@@ -63,6 +63,7 @@ def loopback(tmp_path_factory):
 
 def test_the_gpu_over_ssh_lists_measures_and_runs_as_here(gpu, loopback):
     from explorer.bench.runner import BenchPlan, BenchRun
+    from explorer.launch.config import Dim3, LaunchConfig
     from explorer.launch.realrun import run_real
     from explorer.remote import list_devices
 
@@ -72,7 +73,8 @@ def test_the_gpu_over_ssh_lists_measures_and_runs_as_here(gpu, loopback):
         BenchPlan("matmul", [gpu.key], sizes=[1024], time_budget_s=0.3, remote=loopback)
     ).run_all()
     assert p.error is None and p.host == loopback.host
-    run = run_real((4, 1, 1), (64, 1, 1), 250, remote=loopback, device_index=gpu.index, timeout_s=180)
+    config = LaunchConfig(Dim3(4), Dim3(64), n=250)
+    run = run_real(config, remote=loopback, device_index=gpu.index, timeout_s=180)
     assert run.backend == "gpu" and run.mismatches(64) == 0 and run.sm_of_block is not None
 
 

@@ -11,10 +11,9 @@ pytestmark = pytest.mark.gpu
 
 @pytest.fixture(scope="module")
 def kernels(gpu):
-    from numba import cuda
-
     from explorer.acceptance.checks_occupancy import make_kernel
     from explorer.acceptance.cudadriver import KernelHandle
+    from explorer.numbacuda import cuda
 
     cuda.select_device(gpu.index)
     fn = make_kernel(48)

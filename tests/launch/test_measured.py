@@ -140,7 +140,7 @@ def test_the_kernels_compile_to_ptx_that_reads_smid_and_globaltimer():
         """
 import json, os
 os.environ.pop("NUMBA_ENABLE_CUDASIM")
-from numba import cuda
+from explorer.numbacuda import cuda
 try:
     from explorer.launch import measured_kernels as mk
     out = {}

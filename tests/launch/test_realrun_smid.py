@@ -61,7 +61,7 @@ SIM_SCRIPT = textwrap.dedent(
     """
     import json
     import numpy as np
-    from numba import cuda
+    from explorer.numbacuda import cuda
     from explorer.launch import realrun as rr
 
     rr._kernel()

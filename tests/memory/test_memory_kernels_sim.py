@@ -15,7 +15,7 @@ SCRIPT = textwrap.dedent(
     """
     import json
     import numpy as np
-    from numba import cuda
+    from explorer.numbacuda import cuda
     from explorer.memory import kernels as K
 
     out = {}

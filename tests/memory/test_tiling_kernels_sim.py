@@ -16,7 +16,7 @@ SCRIPT = textwrap.dedent(
     """
     import json
     import numpy as np
-    from numba import cuda
+    from explorer.numbacuda import cuda
     from explorer.memory import tiling_kernels as K
 
     rng = np.random.default_rng(5)
