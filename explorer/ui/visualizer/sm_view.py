@@ -24,8 +24,9 @@ from explorer.ui.visualizer.wavebar import Legend, WaveBar
 from explorer.ui.widgets import SCROLL_ALLOWED, FoldingCaption, ShortScroll
 
 #: the least height of the SM picture at 100% text (it grows with the text): the words around it
-#: give way first
-SM_LEAST_HEIGHT = 80
+#: give way first. 74 keeps two rows of SM tiles whole at 200% and lets the page fit a 1280x800
+#: screen with a side column open
+SM_LEAST_HEIGHT = 74
 #: what the SMs say when the launch cannot run (the form's message says why)
 CANNOT_RUN = "This launch cannot run: the message beside the launch fields says why."
 
@@ -101,8 +102,9 @@ class SmView(QWidget):
     def _show_launch(self) -> None:
         """New plans (or compare mode turned on or off): hand each picture its side's animation."""
         s = self.session
-        for widget in (self.wave_bar, self.scroll_area):
-            widget.setVisible(not s.compare)
+        self.scroll_area.setVisible(not s.compare)
+        # a launch that cannot run has no waves: the bar would be an empty band over the message
+        self.wave_bar.setVisible(not s.compare and s.sides[0].animation is not None)
         self.compare_box.setVisible(s.compare)
         if s.compare:
             self.grid.set_animation(None)
@@ -117,7 +119,12 @@ class SmView(QWidget):
             if a is None:
                 self.grid.empty_text = CANNOT_RUN
                 self.wave_bar.set_frame(None)
-            self.wave_bar.reserve(s.phase_texts())
+            plan = s.sides[0].plan
+            self.wave_bar.reserve(
+                s.phase_texts(),
+                blocks=plan.total_blocks if plan is not None else None,
+                waves=plan.waves if plan is not None else None,
+            )
             self.grid.set_animation(a)
         self._show_selected()
         self._show_selection()  # the pinned thread stays marked when only the edited side changed

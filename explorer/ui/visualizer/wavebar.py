@@ -93,13 +93,19 @@ class WaveBar(_HeightForWidth):
         #: the lines the phase paragraph may hold during this launch: the bar keeps room for the
         #: widest, so its height changes with the launch, never while it plays
         self.phase_texts: list[str] = [LONGEST_PHASE]
+        #: the launch's block and wave counts, so the counts and the label reserve the room this
+        #: launch needs (its largest numbers), not a worst case of 99,999 blocks: at 200% on a
+        #: 1280x800 screen that worst case put "done" on a line of its own and the page scrolled
+        self.blocks: int | None = None
+        self.waves: int | None = None
         self._fit_height()
 
-    def reserve(self, texts: list[str]) -> None:
-        """The phase lines of a new launch (``LaunchSession.phase_texts``)."""
+    def reserve(self, texts: list[str], *, blocks: int | None = None, waves: int | None = None) -> None:
+        """The phase lines of a new launch (``LaunchSession.phase_texts``) and its block and wave
+        counts (``None``: room for the largest the bar allows)."""
         texts = [t for t in texts if t] or [LONGEST_PHASE]
-        if texts != self.phase_texts:
-            self.phase_texts = texts
+        if (texts, blocks, waves) != (self.phase_texts, self.blocks, self.waves):
+            self.phase_texts, self.blocks, self.waves = texts, blocks, waves
             self._fit_height()
 
     def _fonts(self, width: int | None = None) -> _Fonts:
@@ -114,18 +120,23 @@ class WaveBar(_HeightForWidth):
         return _Fonts(big, figure_font(base=self.font()))
 
     def _longest_label(self) -> str:
-        # a fixed worst case, so the bar's height never changes with the launch (the SM picture
-        # below would move under the pointer)
-        return "finished: all 9,999 waves done"
+        # the launch's worst case, so the bar's height never changes while it plays (the SM
+        # picture below would move under the pointer)
+        return f"finished: all {self.waves if self.waves is not None else 9_999:,} waves done"
+
+    def _blocks_text(self) -> str:
+        """The widest block count this launch shows ("99,999 blocks" when not told)."""
+        return count(self.blocks if self.blocks is not None else 99_999, "block")
 
     def _counts_w(self, fonts: _Fonts) -> int:
         """Width the queue and done counts need side by side (with a few squares each)."""
         fm = QFontMetrics(fonts.small)
         sq = px(14) + 3
+        most = self.blocks if self.blocks is not None else 99_999
         return (
-            fm.horizontalAdvance("queue: 99,999 blocks  + 99,999 more")
+            fm.horizontalAdvance(f"queue: {self._blocks_text()}  + {most:,} more")
             + 4 * sq
-            + fm.horizontalAdvance("done: 99,999 blocks")
+            + fm.horizontalAdvance(f"done: {self._blocks_text()}")
             + MAX_DONE_SQUARES * sq
             + px(24)
         )
@@ -135,15 +146,29 @@ class WaveBar(_HeightForWidth):
         label_w = QFontMetrics(fonts.big).horizontalAdvance(self._longest_label())
         return label_w + px(16) + self._counts_w(fonts) > width - 16
 
-    def _split(self, width: int, fonts: _Fonts) -> bool:
-        """True when even the two counts alone do not fit one line: done goes under queue."""
+    @staticmethod
+    def _count_texts(queued: int, done: int, terse: bool) -> tuple[str, str]:
+        """The two counts' words; ``terse`` leaves out "blocks" (the label and the summary above
+        say what is counted) where that keeps both on one line."""
+        if terse:
+            return f"queue: {queued:,}", f"done: {done:,}"
+        return f"queue: {count(queued, 'block')}", f"done: {count(done, 'block')}"
+
+    def _counts_fit(self, width: int, fonts: _Fonts, terse: bool) -> bool:
+        """Whether the two counts alone, at this launch's largest, fit one line."""
         fm = QFontMetrics(fonts.small)
-        need = (
-            fm.horizontalAdvance("queue: 99,999 blocks")
-            + px(24)
-            + fm.horizontalAdvance("done: 99,999 blocks")
-        )
-        return need > width - 16
+        most = self.blocks if self.blocks is not None else 99_999
+        queue, done = self._count_texts(most, most, terse)
+        return fm.horizontalAdvance(queue) + px(24) + fm.horizontalAdvance(done) <= width - 16
+
+    def _terse(self, width: int, fonts: _Fonts) -> bool:
+        """True when the counts keep one line only without the word "blocks" (at 200% text on a
+        1280x800 screen, a line that let the page fit)."""
+        return not self._counts_fit(width, fonts, False) and self._counts_fit(width, fonts, True)
+
+    def _split(self, width: int, fonts: _Fonts) -> bool:
+        """True when even the two counts alone, terse, do not fit one line: done goes under queue."""
+        return not self._counts_fit(width, fonts, False) and not self._counts_fit(width, fonts, True)
 
     def _phase_h(self, width: int, fonts: _Fonts) -> int:
         """Height of the phase paragraph: the longest sentence it may hold, wrapped to the width."""
@@ -180,10 +205,10 @@ class WaveBar(_HeightForWidth):
         y = 4
         out = [Piece("label", QRectF(8, y, fm_big.horizontalAdvance(f.label) + 2, fonts.big_h), f.label)]
         # the counts: beside the label when there is room, else on a line of their own
-        split = False
+        split = terse = False
         if self._stacked(w, fonts):
             x0, cy, ch = 8.0, float(y + fonts.big_h + 4), fonts.small_h
-            split = self._split(w, fonts)
+            split, terse = self._split(w, fonts), self._terse(w, fonts)
             phase_y = cy + (ch + 4 if split else 0) + ch + 2
         else:
             label_w = fm_big.horizontalAdvance(self._longest_label())
@@ -191,8 +216,7 @@ class WaveBar(_HeightForWidth):
             phase_y = y + fonts.big_h + 2
         # "queue: n blocks" and its squares at the left, "done: n blocks" and its squares at the
         # right; the squares share what room the two counts leave, so neither runs into the other
-        queue_text = f"queue: {count(f.queued, 'block')}"
-        done_text = f"done: {count(f.done, 'block')}"
+        queue_text, done_text = self._count_texts(f.queued, f.done, terse)
         queue_w, done_w = fm.horizontalAdvance(queue_text) + 2, fm.horizontalAdvance(done_text) + 2
         more_w = fm.horizontalAdvance(f"+ {f.queued:,} more") + 6
         spare = w - 8 - x0 - queue_w - 6 - (0 if split else done_w + px(24))
