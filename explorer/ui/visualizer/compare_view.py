@@ -45,6 +45,9 @@ class SidePane(QFrame):
         self.button.setSizePolicy(QSizePolicy.Policy.Fixed, QSizePolicy.Policy.Fixed)
         self.title = QLabel("")
         self.title.setWordWrap(True)
+        # Qt does not pass a wrapped label's height-for-width up through the pane's layouts: at
+        # 200% on a 1280x800 screen the title's two lines got 61 of the 68 px they need
+        self.title.installEventFilter(self)
         self._device = ""
         self.grid = SmGrid()
         self.scroll_area = QScrollArea()
@@ -104,6 +107,8 @@ class SidePane(QFrame):
     def eventFilter(self, obj: QObject, event: QEvent) -> bool:  # noqa: N802 - Qt's name
         if obj is self.scroll_area and event.type() == QEvent.Type.Resize:
             self.fit_grid()
+        elif obj is self.title and event.type() == QEvent.Type.Resize:
+            self._fit_title()
         return super().eventFilter(obj, event)
 
     def show_moment(self, anim: Animation | None) -> None:
@@ -113,7 +118,14 @@ class SidePane(QFrame):
         else:
             f = anim.frame()
             self.title.setText(f"{self._device}: {escape(f.label)}, {escape(f.phase_words)}")
+        self._fit_title()
         self.grid.update()
+
+    def _fit_title(self) -> None:
+        """The title as tall as its wrapped lines need at its width."""
+        need = self.title.heightForWidth(max(self.title.width(), 1))
+        if need > 0 and need != self.title.minimumHeight():
+            self.title.setMinimumHeight(need)
 
 
 class CompareTable(QWidget):
