@@ -12,17 +12,13 @@ import importlib
 import sys
 import traceback
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import cast
 
 from PySide6.QtCore import QEvent, QMargins, QObject, QRect, QSize, Qt, QTimer, Signal
 from PySide6.QtGui import (
-    QAction,
-    QActionGroup,
     QCloseEvent,
     QKeyEvent,
-    QKeySequence,
     QPainter,
     QPaintEvent,
     QResizeEvent,
@@ -53,6 +49,8 @@ from explorer.ui.context import AppContext
 from explorer.ui.devices_panel import DevicesPanel
 from explorer.ui.guard import qt_guard
 from explorer.ui.lessons.player import LessonPlayer
+from explorer.ui.menus import build_menus
+from explorer.ui.pages import PAGE_KEYS, PAGES, PageSpec
 from explorer.ui.panel import ExportFormat, Panel, UnavailablePanel, export_format
 from explorer.ui.shortcuts import ShortcutsDialog
 from explorer.ui.theme import (
@@ -76,36 +74,6 @@ WINDOW_TITLE = "Device Explorer"
 
 #: what builds a page: its class, called with the window's AppContext
 PanelClass = Callable[[AppContext], Panel]
-
-
-@dataclass(frozen=True)
-class PageSpec:
-    key: str  # the CLI's panel name
-    title: str
-    #: modules to try, in order, and the class each must define
-    sources: tuple[tuple[str, str], ...]
-    #: the tab's word when the full titles do not fit the window's width (large text, small screen)
-    short: str = ""
-
-
-PAGES = (
-    PageSpec("devices", "Devices", (("explorer.ui.devices_panel", "DevicesPanel"),)),
-    PageSpec(
-        "visualizer",
-        "Launch visualizer",
-        (("explorer.ui.visualizer.panel", "VisualizerPanel"),),
-        short="Launches",
-    ),
-    PageSpec(
-        "benchmarks",
-        "Benchmarks",
-        (("explorer.ui.bench_panel", "BenchPanel"), ("explorer.ui.bench.panel", "BenchPanel")),
-    ),
-    PageSpec(
-        "memory", "Memory and divergence", (("explorer.ui.memory.panel", "MemoryPanel"),), short="Memory"
-    ),
-)
-PAGE_KEYS = tuple(p.key for p in PAGES)
 
 
 def _default_discover(on_update: Callable[[Discovery], None]) -> Discovery:
@@ -413,7 +381,10 @@ class MainWindow(QMainWindow):
         self.devices_panel.refresh_requested.connect(self.refresh_devices)
         self._install_panel("devices", self.devices_panel)
 
-        self._build_menus()
+        actions = build_menus(self)
+        self.export_action, self.dark_action = actions.export, actions.dark
+        self.presentation_action, self.refresh_action = actions.presentation, actions.refresh
+        self._page_actions, self._help_menu = actions.pages, actions.help_menu
         self.lessons = LessonPlayer(self)
         self.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, self.lessons)
         self.lessons.build_menu(self.menuBar(), self._help_menu.menuAction())
@@ -594,72 +565,6 @@ class MainWindow(QMainWindow):
         self.export_action.setEnabled(panel is not None and bool(panel.export_formats()))
 
     # ----- menus
-    def _build_menus(self) -> None:
-        bar = self.menuBar()
-        file_menu = bar.addMenu("&File")
-        self.export_action = QAction("&Export…", self)
-        self.export_action.setShortcut(QKeySequence("Ctrl+E"))
-        self.export_action.triggered.connect(self.export_current)
-        file_menu.addAction(self.export_action)
-        file_menu.addSeparator()
-        quit_action = QAction("&Quit", self)
-        quit_action.setShortcut(QKeySequence.StandardKey.Quit)
-        quit_action.setMenuRole(QAction.MenuRole.QuitRole)
-        quit_action.triggered.connect(self.close)
-        file_menu.addAction(quit_action)
-
-        view_menu = bar.addMenu("&View")
-        group = QActionGroup(self)
-        self._page_actions: dict[str, QAction] = {}
-        for number, spec in enumerate(PAGES, start=1):
-            action = QAction(spec.title, self, checkable=True)
-            action.setShortcut(QKeySequence(f"Ctrl+{number}"))
-            action.triggered.connect(lambda _checked=False, k=spec.key: self.show_panel(k))
-            group.addAction(action)
-            view_menu.addAction(action)
-            self._page_actions[spec.key] = action
-        view_menu.addSeparator()
-        self.dark_action = QAction("&Dark theme", self, checkable=True)
-        self.dark_action.setShortcut(QKeySequence("Ctrl+Shift+D"))
-        self.dark_action.toggled.connect(lambda dark: self.set_theme("dark" if dark else "light"))
-        view_menu.addAction(self.dark_action)
-        view_menu.addSeparator()
-        self.presentation_action = QAction("&Presentation mode", self, checkable=True)
-        self.presentation_action.setShortcuts([QKeySequence("F11"), QKeySequence("Ctrl+Shift+F")])
-        self.presentation_action.setToolTip("Full screen with the projector's text size (Esc leaves)")
-        self.presentation_action.toggled.connect(self.set_presentation)
-        view_menu.addAction(self.presentation_action)
-        text_menu = view_menu.addMenu("&Text size")
-        larger = QAction("&Larger", self)
-        larger.setShortcuts([QKeySequence("Ctrl+="), QKeySequence("Ctrl++")])
-        larger.triggered.connect(lambda: self.change_text_scale(1))
-        smaller = QAction("&Smaller", self)
-        smaller.setShortcut(QKeySequence("Ctrl+-"))
-        smaller.triggered.connect(lambda: self.change_text_scale(-1))
-        actual = QAction("&Actual size (100%)", self)
-        actual.setShortcut(QKeySequence("Ctrl+0"))
-        actual.triggered.connect(lambda: self.apply_text_scale(TEXT_SCALE_MIN))
-        for action in (larger, smaller, actual):
-            text_menu.addAction(action)
-            self.addAction(action)  # keys work in full screen too, where the menu bar is hidden
-        self.addAction(self.presentation_action)
-        view_menu.addSeparator()
-        self.refresh_action = QAction("&Refresh devices", self)
-        self.refresh_action.setShortcut(QKeySequence.StandardKey.Refresh)
-        self.refresh_action.triggered.connect(self.refresh_devices)
-        view_menu.addAction(self.refresh_action)
-
-        help_menu = bar.addMenu("&Help")
-        self._help_menu = help_menu
-        keys = QAction("&Keyboard shortcuts", self)
-        keys.setShortcut(QKeySequence.StandardKey.HelpContents)
-        keys.triggered.connect(self.show_shortcuts)
-        help_menu.addAction(keys)
-        about = QAction("&About Device Explorer", self)
-        about.setMenuRole(QAction.MenuRole.AboutRole)
-        about.triggered.connect(self.show_about)
-        help_menu.addAction(about)
-
     def set_theme(self, name: str) -> None:
         app = QApplication.instance()
         if isinstance(app, QApplication):
