@@ -13,6 +13,7 @@ ceilings are measured again, every run's points of that device are judged agains
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
@@ -99,3 +100,21 @@ class RunResults:
 
     def noisy_count(self, workload: str | None = None) -> int:
         return sum(p.noisy for p in self._runs.get(workload or self.shown, ()))
+
+    def restore_last(self) -> tuple[str | None, str]:
+        """The last run kept on disk, as this one's points (one run is one workload: the first
+        point's): (its workload, or ``None`` when there is none; a notice for the user, "" when
+        none). Never raises: a damaged file is moved aside and the notice says so."""
+        from explorer.bench.results import load_last_run
+
+        loaded = load_last_run()
+        if loaded.value is None or not loaded.value.points:
+            return None, loaded.notice
+        workload = loaded.value.points[0].workload
+        points = [p for p in loaded.value.points if p.workload == workload]
+        self.set_run(workload, points, loaded.value.roofs)
+        return workload, loaded.notice
+
+    def measured_words(self) -> str:
+        """When the shown run's last point was measured, as the progress bar says it."""
+        return time.strftime("%d %b %H:%M", time.localtime(max(p.timestamp for p in self.points)))

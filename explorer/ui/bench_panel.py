@@ -8,11 +8,10 @@ responsive, Stop takes effect at once, and a crashed worker becomes a red row, n
 from __future__ import annotations
 
 import logging
-import time
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import QCoreApplication, QEvent, Qt, QTimer, Signal
+from PySide6.QtCore import QCoreApplication, QEvent, QTimer, Signal
 from PySide6.QtWidgets import (
     QFileDialog,
     QHBoxLayout,
@@ -20,7 +19,6 @@ from PySide6.QtWidgets import (
     QProgressBar,
     QPushButton,
     QScrollArea,
-    QSplitter,
     QTabWidget,
     QVBoxLayout,
     QWidget,
@@ -36,10 +34,11 @@ from explorer.ui.bench.bandwidth_view import BandwidthPlot
 from explorer.ui.bench.controls import BenchControls
 from explorer.ui.bench.export import export_png
 from explorer.ui.bench.plot import BenchPlot
+from explorer.ui.bench.results_area import ResultsArea
 from explorer.ui.bench.roof_views import RoofViews
 from explorer.ui.bench.roofline_view import RooflinePlot
 from explorer.ui.bench.stream import RunStream
-from explorer.ui.bench.table import PeakCaption, ResultsTable
+from explorer.ui.bench.table import ResultsTable
 from explorer.ui.guard import qt_guard
 from explorer.ui.panel import ExportFormat, Panel
 from explorer.ui.sidepanel import SidePanel, fit_side_panels
@@ -110,9 +109,6 @@ class BenchPanel(Panel):
         #: measures only those, keeping the finished points
         self.resume_button = QPushButton("Resume")
         self.resume_button.hide()
-        self.csv_button = QPushButton("Export CSV…")
-        self.json_button = QPushButton("Export JSON…")
-        self.png_button = QPushButton("Export PNG…")
 
         # the settings keep the width their fields need: where the window gives the column less
         # (opened by hand at 200% on a 1280x800 projector) it scrolls sideways too, rather than
@@ -135,27 +131,9 @@ class BenchPanel(Panel):
         right_layout.addLayout(top)
         right_layout.addWidget(self.wait_label)
         right_layout.addWidget(self.message_label)
-        splitter = QSplitter(Qt.Orientation.Vertical)
-        splitter.addWidget(self.plot_tabs)
-        table_box = QWidget()  # the table and, once, the peaks its "% of peak" is against
-        table_layout = QVBoxLayout(table_box)
-        table_layout.setContentsMargins(0, 0, 0, 0)
-        table_layout.addWidget(self.table, 1)
-        self.peak_caption = PeakCaption(self.table.results)
-        # the caption and the export buttons share one row: at 200% text a row of its own for
-        # the buttons was one of the things that made the page taller than a 1280x800 projector
-        under = QHBoxLayout()
-        under.addWidget(self.peak_caption, 1)
-        for button in (self.csv_button, self.json_button, self.png_button):
-            under.addWidget(button, 0, Qt.AlignmentFlag.AlignBottom)
-        table_layout.addLayout(under)
-        splitter.addWidget(table_box)
-        splitter.setStretchFactor(0, 3)
-        splitter.setStretchFactor(1, 2)
-        splitter.setSizes([460, 240])
-        splitter.setChildrenCollapsible(False)
-        self.splitter = splitter
-        right_layout.addWidget(splitter, 1)
+        self.splitter = ResultsArea(self.plot_tabs, self.table)
+        self.peak_caption = self.splitter.peak_caption
+        right_layout.addWidget(self.splitter, 1)
 
         # the settings fold to a handle when the plot would get less than PLOT_MIN beside them
         self.settings_side = SidePanel("Benchmark settings", left, "left")
@@ -171,15 +149,8 @@ class BenchPanel(Panel):
         self.controls.sizes_edit.textChanged.connect(lambda _t: self._show_planned_sizes())
         context.discovery_changed.connect(lambda _d: self.roofs.devices_found())
         self.roofs.devices_found()
-        self.csv_button.clicked.connect(
-            lambda: self._export_via_dialog("CSV", "CSV files (*.csv)", self.export_csv)
-        )
-        self.json_button.clicked.connect(
-            lambda: self._export_via_dialog("JSON", "JSON files (*.json)", self.export_json)
-        )
-        self.png_button.clicked.connect(
-            lambda: self._export_via_dialog("PNG", "PNG images (*.png)", self.export_png)
-        )
+        writers = {"CSV": self.export_csv, "JSON": self.export_json, "PNG": self.export_png}
+        self.splitter.export_clicked.connect(lambda name, f: self._export_via_dialog(name, f, writers[name]))
         self._workload_shown()
         self._restore_last()
         self.apply_text_scale(text_scale_pct())  # the window calls it again on every change
@@ -563,25 +534,19 @@ class BenchPanel(Panel):
             self._show_message(f"could not keep these results for next time: {exc}")
 
     def _restore_last(self) -> None:
-        from explorer.bench.results import load_last_run
-
-        loaded = load_last_run()  # never raises: a damaged file is moved aside and named
-        self._context.add_notice(loaded.notice)
-        if loaded.value is None or not loaded.value.points:
+        workload, notice = self.results.restore_last()
+        self._context.add_notice(notice)
+        if workload is None:
             return
-        points = loaded.value.points
-        workload = points[0].workload
-        points = [p for p in points if p.workload == workload]  # one run is one workload
-        self.results.set_run(workload, points, loaded.value.roofs)
         try:
             self.controls.set_workload(workload)
         except UserError:
             return  # a workload this version no longer has: its run is kept, not shown
         self._workload_shown(force=True)
-        self.progress_bar.setRange(0, len(points))
-        self.progress_bar.setValue(len(points))
-        measured = time.strftime("%d %b %H:%M", time.localtime(max(p.timestamp for p in points)))
-        self.progress_bar.setFormat(f"last results: {len(points)} points, measured {measured}")
+        done = len(self.points)
+        self.progress_bar.setRange(0, done)
+        self.progress_bar.setValue(done)
+        self.progress_bar.setFormat(f"last results: {done} points, measured {self.results.measured_words()}")
 
     def _show_message(self, text: str | None) -> None:
         self.message_label.setText(text or "")
