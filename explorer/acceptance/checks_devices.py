@@ -107,6 +107,9 @@ def check_environment(ctx: CheckContext) -> CheckResult:
     index = _nvml_index(ctx)
     with NvmlSession(ctx.nvml) as session:
         gpu = session.describe(index)
+        # describe() reads the device; the driver's versions are the system's (the H100's report
+        # said "driver None (CUDA None)" until they were read here too)
+        gpu.driver_version, gpu.cuda_driver_version, _reasons = session.system_versions()
         extra: dict[str, int | str] = {}
         for name, call in (
             ("persistence_mode", "nvmlDeviceGetPersistenceMode"),

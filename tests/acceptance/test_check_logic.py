@@ -175,3 +175,13 @@ def test_the_lessons_check_records_into_copies_and_writes_the_bundle(tmp_path):
     # byte for byte what they were, none holds the stand-in's points
     for path, before in builtin_before.items():
         assert path.read_bytes() == before, path.name
+
+
+def test_the_environment_check_names_the_driver_and_its_cuda_version(tmp_path):
+    """The H100's report said "driver None (CUDA None)": the device's description has no driver."""
+    from explorer.acceptance.checks_devices import check_environment
+    from tests.devices.fake_nvml import make_fake_nvml
+
+    ctx = CheckContext(device="cuda:0", out_dir=tmp_path, repo=tmp_path, nvml=make_fake_nvml())
+    result = check_environment(ctx)
+    assert "driver 550.54.14 (CUDA 12.4)" in result.summary, result.summary
