@@ -404,29 +404,25 @@ def _dumps(value: Any) -> bytes:
 
 def good_documents() -> dict[str, Any]:
     """A good file of each kind, as the app writes it."""
-    from explorer.bench.results import BenchPoint, points_to_dict
+    from explorer.bench.results import points_to_dict
     from explorer.lessons.builtin import builtin_paths
     from explorer.prefs import Prefs
     from explorer.roofs.model import Ceiling
     from explorer.roofs.store import STORE_FORMAT, MeasuredRoof
+    from tests.points import cpu_matmul_point
 
     points = [
-        BenchPoint(
-            workload="matmul",
-            variant="cpu",
-            device="cpu",
-            size=n,
-            size_label=f"n={n}",
+        cpu_matmul_point(
+            n,
+            10.0,
             median_s=1e-4 * n,
             min_s=1e-4 * n,
             spread_s=1e-6,
             repeats=3,
-            throughput=10.0,
-            throughput_unit="GFLOP/s",
             threads=2,
             versions={"torch": "2.13.0"},
             extra={"timing_method": "Timer"},
-        )  # fmt: skip
+        )
         for n in (16, 32)
     ]
     roof = MeasuredRoof(

@@ -52,21 +52,15 @@ def lab_discovery() -> Discovery:
 def measured_matmul_points():
     """A CPU matmul run as the engine records it (made by hand: the layout, not the timing, is
     under test), with the peak's long basis the caption under the table says once."""
-    from explorer.bench.results import BenchPoint
+    from tests.points import cpu_matmul_point
 
     basis = "measured clock 3.69 GHz x 2 cores x 64 FLOP/cycle (AVX-512: 16 FP32 lanes x 2 FLOP per FMA x 2 FMA pipes assumed)"
     return [
-        BenchPoint(
-            workload="matmul",
-            variant="cpu",
-            device="cpu",
-            size=n,
-            size_label=f"n={n}",
-            median_s=2 * n**3 / (gflops * 1e9),
+        cpu_matmul_point(
+            n,
+            gflops,
             spread_s=1e-6,
             repeats=5,
-            throughput=gflops,
-            throughput_unit="GFLOP/s",
             peak=473.0,
             peak_basis=basis,
             peak_kind="theoretical",

@@ -276,25 +276,10 @@ def test_speedup_strip_shows_gpu_over_cpu_and_goes_into_the_png(panel, qtbot, tm
 
 
 def test_dark_theme_restyles_the_plot_and_keeps_its_lines(panel, qtbot):
-    from explorer.bench.results import BenchPoint
     from explorer.ui.theme import DARK, LIGHT
+    from tests.points import cpu_matmul_point
 
-    points = [
-        BenchPoint(
-            workload="matmul",
-            variant="cpu",
-            device="cpu",
-            size=n,
-            size_label=f"n={n}",
-            median_s=2 * n**3 / 140e9,
-            repeats=5,
-            throughput=140.0,
-            throughput_unit="GFLOP/s",
-            peak=143.7,
-            peak_is_estimate=True,
-        )
-        for n in (256, 1024)
-    ]
+    points = [cpu_matmul_point(n, 140.0, repeats=5, peak=143.7, peak_is_estimate=True) for n in (256, 1024)]
     panel.resize(1100, 760)
     panel.show()
     panel.plot.set_points(points)

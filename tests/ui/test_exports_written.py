@@ -11,27 +11,15 @@ import pytest
 from PySide6.QtGui import QImage
 
 from explorer import atomicwrite
-from explorer.bench.results import BenchPoint
 from explorer.errors import UserError
 from explorer.ui.context import AppContext
+from tests.points import cpu_matmul_point
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
 
 def _points():
-    return [
-        BenchPoint(
-            workload="matmul",
-            variant="cpu",
-            device="cpu",
-            size=n,
-            size_label=f"n={n}",
-            median_s=1e-6 * n,
-            throughput=float(n),
-            throughput_unit="GFLOP/s",
-        )
-        for n in (64, 128, 256)
-    ]
+    return [cpu_matmul_point(n, float(n), median_s=1e-6 * n) for n in (64, 128, 256)]
 
 
 @pytest.fixture
