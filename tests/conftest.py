@@ -6,6 +6,7 @@ import gc
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 # Keep any settings/results a test writes out of the user's real folders.
@@ -84,12 +85,19 @@ _SERVER_FIXTURES = frozenset({"sshd", "slurm"})
 _SLOW_FIXTURES = _SERVER_FIXTURES | {"two_users", "display"}
 
 
+#: the window's tests (each builds real widgets and lays them out, 0.2 to 30 s): the full loop's
+_WINDOW_TESTS = Path(__file__).resolve().parent / "ui"
+
+
 def pytest_collection_modifyitems(config, items):
     """Under pytest-xdist (``--dist loadgroup``) keep each module that uses a real sshd or Slurm on
     one worker: its module-wide server then starts once, and two single-node Slurm clusters never
-    run side by side on one machine. A test using a real daemon, users or X server is ``slow``."""
+    run side by side on one machine. A test using a real daemon, users or X server is ``slow``, and
+    so is every test of the window (tests/ui): the fast loop is the unit and core tests."""
     for item in items:
         fixtures = set(getattr(item, "fixturenames", ()))
+        if _WINDOW_TESTS in Path(str(item.fspath)).resolve().parents:
+            item.add_marker(pytest.mark.slow)
         if _SERVER_FIXTURES & fixtures:
             item.add_marker(pytest.mark.xdist_group(item.module.__name__))
         if _SLOW_FIXTURES & fixtures:
