@@ -185,8 +185,6 @@ class PageArea(QScrollArea):
     def set_current(self, shown: bool) -> None:
         policy = QSizePolicy.Policy.Preferred if shown else QSizePolicy.Policy.Ignored
         self.setSizePolicy(policy, policy)
-        if shown:  # the lesson pane sized itself by another page: the next fit tells it this one's
-            self._least_height = -1
 
     def page_scrolls(self) -> bool:
         """Whether the page is taller than the room it has (it then scrolls)."""
@@ -554,10 +552,6 @@ class MainWindow(QMainWindow):
         self._ensure_panel(key)
         self._page_actions[key].setChecked(True)
         self._update_export_action()
-        # the lesson pane takes what this page leaves: its least height was noted while another
-        # page was shown, so no change of it would tell the pane (at 200% on 1280x800, lesson
-        # 12's last step left the Benchmarks page 426 of the 485 px it needs)
-        self._containers[key].fit_page()
 
     def _update_export_action(self) -> None:
         key = self.current_panel_key()
