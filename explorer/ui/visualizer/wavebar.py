@@ -124,19 +124,20 @@ class WaveBar(_HeightForWidth):
         # picture below would move under the pointer)
         return f"finished: all {self.waves if self.waves is not None else 9_999:,} waves done"
 
-    def _blocks_text(self) -> str:
-        """The widest block count this launch shows ("99,999 blocks" when not told)."""
-        return count(self.blocks if self.blocks is not None else 99_999, "block")
+    @property
+    def _most_blocks(self) -> int:
+        """The largest block count this launch shows (99,999 when not told)."""
+        return self.blocks if self.blocks is not None else 99_999
 
     def _counts_w(self, fonts: _Fonts) -> int:
         """Width the queue and done counts need side by side (with a few squares each)."""
         fm = QFontMetrics(fonts.small)
         sq = px(14) + 3
-        most = self.blocks if self.blocks is not None else 99_999
+        queue, done = self._count_texts(self._most_blocks, self._most_blocks, False)
         return (
-            fm.horizontalAdvance(f"queue: {self._blocks_text()}  + {most:,} more")
+            fm.horizontalAdvance(f"{queue}  + {self._most_blocks:,} more")
             + 4 * sq
-            + fm.horizontalAdvance(f"done: {self._blocks_text()}")
+            + fm.horizontalAdvance(done)
             + MAX_DONE_SQUARES * sq
             + px(24)
         )
@@ -157,8 +158,7 @@ class WaveBar(_HeightForWidth):
     def _counts_fit(self, width: int, fonts: _Fonts, terse: bool) -> bool:
         """Whether the two counts alone, at this launch's largest, fit one line."""
         fm = QFontMetrics(fonts.small)
-        most = self.blocks if self.blocks is not None else 99_999
-        queue, done = self._count_texts(most, most, terse)
+        queue, done = self._count_texts(self._most_blocks, self._most_blocks, terse)
         return fm.horizontalAdvance(queue) + px(24) + fm.horizontalAdvance(done) <= width - 16
 
     def _terse(self, width: int, fonts: _Fonts) -> bool:
