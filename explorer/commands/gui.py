@@ -146,19 +146,14 @@ def run_gui(args: Namespace) -> int:
 
 def run_event_loop(app) -> int:  # noqa: ANN001 - a QApplication; Qt is imported lazily here
     """Run the window until it is closed, by the user or by Ctrl-C, SIGTERM or SIGHUP (which close
-    it the same way: explorer/ui/signals.py); 128 + the signal's number when a signal closed it."""
-    from PySide6.QtCore import QThreadPool
+    it the same way: explorer/ui/signals.py); 128 + the signal's number when a signal closed it.
 
+    Nothing is waited for after it: the views' work runs in daemon threads (explorer/ui/workers.py),
+    never in Qt's pool, and closing the window has already stopped each page's (a real run's child
+    killed, its thread joined briefly), so a probe stuck in a hung driver cannot hold the exit."""
     from explorer.ui.signals import exec_with_signals
 
-    code = exec_with_signals(app)
-    # Work still in Qt's thread pool (a real run's worker) would otherwise report into deleted
-    # objects during interpreter shutdown. Closing the window has stopped it already (every page's
-    # shutdown), so this wait is milliseconds; the bound is for a child the OS is slow to end.
-    # Device discovery is not in the pool: it runs in a daemon thread that is never waited for,
-    # so a probe stuck in a hung driver cannot hold this.
-    QThreadPool.globalInstance().waitForDone(3_000)
-    return code
+    return exec_with_signals(app)
 
 
 def _quiet_offscreen_warning() -> None:

@@ -43,7 +43,6 @@ CHILD_TIMEOUT_S = 180.0
 DEPENDENCIES: tuple[tuple[str, str], ...] = (
     ("PySide6.QtWidgets", "PySide6-Essentials"),
     ("pyqtgraph", "pyqtgraph"),
-    ("superqt", "superqt"),
     ("numpy", "numpy"),
     ("torch", "torch"),
     ("numba", "numba"),

@@ -23,10 +23,12 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from typing import Literal
 
-from PySide6.QtCore import QObject, Qt, Signal, Slot
+from PySide6.QtCore import QObject, Signal
 
 from explorer.agent.protocol import AgentError
 from explorer.devices.model import CudaGpu, Device, LiveReading
@@ -42,7 +44,11 @@ from explorer.remote.session import RemoteAgentProcess, RemoteDevices, list_devi
 from explorer.remote.slurm import JobState
 from explorer.remote.target import Remote
 from explorer.ui.live_monitor import INTERVAL_MS, LiveHistory
+from explorer.ui.workers import run_in_daemon_thread
 from explorer.words import on_host
+
+#: how the connecting thread hands a step to the GUI thread: a call made there, in order
+Post = Callable[[Callable[[], None]], None]
 
 log = logging.getLogger(__name__)
 
@@ -86,11 +92,6 @@ class RemoteHost(QObject):
 
     #: the status, the devices or the reason changed (on the GUI thread)
     changed = Signal()
-    _listed = Signal(object, object)  # from the thread: (generation, RemoteDevices)
-    _failed = Signal(object, str)  # from the thread: (generation, one line)
-    _live = Signal(object, object)  # from the thread: (generation, list[LiveReading])
-    _job = Signal(object, object)  # from the thread: (generation, JobState)
-    _live_off = Signal(object, str)  # from the thread: (generation, why live readings are not read)
 
     def __init__(self, saved: SavedRemote, ident: str, parent: QObject | None = None) -> None:
         super().__init__(parent)
@@ -110,12 +111,6 @@ class RemoteHost(QObject):
         self._stop = threading.Event()
         self._generation = 0
         self._live_keys: list[str] = []
-        queued = Qt.ConnectionType.QueuedConnection
-        self._listed.connect(self._on_listed, queued)
-        self._failed.connect(self._on_failed, queued)
-        self._live.connect(self._on_live, queued)
-        self._job.connect(self._on_job, queued)
-        self._live_off.connect(self._on_live_off, queued)
 
     # ----- what the panels read
     @property
@@ -138,13 +133,22 @@ class RemoteHost(QObject):
         self.status, self.found, self.error, self.job = "connecting", None, "", None
         self.live.note = None
         self.changed.emit()
-        thread = threading.Thread(
-            target=self._run,
-            args=(self._generation, self._stop),
+        generation, stop = self._generation, self._stop
+
+        def failed(exc: BaseException) -> None:  # a bug must not leave the host "connecting" forever
+            log.error("connecting to %s failed", self.remote.host, exc_info=exc)
+            self._on_failed(generation, f"the connection failed: {type(exc).__name__}: {exc}")
+
+        # the thread hands each step to the GUI thread as a call (``post``): the handlers below
+        # drop any step of an older generation, so a reconnect never shows the last one's news
+        run_in_daemon_thread(
+            lambda post: self._run(generation, stop, post),
+            lambda _none: None,
+            failed,
+            on_progress=lambda step: step(),
+            parent=self,
             name=f"remote-{self.remote.host}",
-            daemon=True,
         )
-        thread.start()
 
     def disconnect_now(self) -> None:
         """Stop the thread's agent at once (its ssh child is killed); never waits."""
@@ -154,8 +158,8 @@ class RemoteHost(QObject):
         if agent is not None:
             agent.cancel()
 
-    def _run(self, generation: int, stop: threading.Event) -> None:
-        found = self._list(generation, stop)
+    def _run(self, generation: int, stop: threading.Event, post: Post) -> None:
+        found = self._list(generation, stop, post)
         if found is None or stop.is_set():
             return
         indices = [d.nvml_index for d in found.discovery.installed_gpus if d.nvml_index is not None]
@@ -168,23 +172,25 @@ class RemoteHost(QObject):
                 for d in found.discovery.installed_gpus
                 if d.nvml_index is not None
             ]
-            self._send(self._live, generation, snapshot)
-            self._send(
-                self._live_off,
-                generation,
-                f"Read once, when the devices were listed at {time.strftime('%H:%M:%S')}: through "
-                f"{launcher_name(self.remote)} each reading would hold a Slurm job (and a GPU) for as long as "
-                "this window is open. Reconnect reads them again.",
+            post(partial(self._on_live, generation, snapshot))
+            post(
+                partial(
+                    self._on_live_off,
+                    generation,
+                    f"Read once, when the devices were listed at {time.strftime('%H:%M:%S')}: through "
+                    f"{launcher_name(self.remote)} each reading would hold a Slurm job (and a GPU) for as "
+                    "long as this window is open. Reconnect reads them again.",
+                )
             )
             return
-        self._watch(generation, stop, indices)
+        self._watch(generation, stop, indices, post)
 
-    def _list(self, generation: int, stop: threading.Event) -> RemoteDevices | None:
+    def _list(self, generation: int, stop: threading.Event, post: Post) -> RemoteDevices | None:
         """The remote's devices, from an agent closed right after (with a launcher: its job ends)."""
         agent = RemoteAgentProcess(
             self.remote,
             label=f"the agent on {self.remote.host}",
-            on_job=lambda job: self._send(self._job, generation, job),
+            on_job=lambda job: post(partial(self._on_job, generation, job)),
         )
         if not self._hold(agent, stop):
             return None
@@ -193,18 +199,22 @@ class RemoteHost(QObject):
             found = list_devices(self.remote, agent=agent)
         except AgentError as exc:
             if not stop.is_set():
-                self._send(self._failed, generation, str(exc))
+                post(partial(self._on_failed, generation, str(exc)))
             return None
         except Exception as exc:  # a bug here must not leave the host "connecting" forever
             log.exception("listing the devices of %s failed", self.remote.host)
-            self._send(self._failed, generation, f"listing its devices failed: {type(exc).__name__}: {exc}")
+            post(
+                partial(
+                    self._on_failed, generation, f"listing its devices failed: {type(exc).__name__}: {exc}"
+                )
+            )
             return None
         finally:
             self._drop(agent)
-        self._send(self._listed, generation, found)
+        post(partial(self._on_listed, generation, found))
         return found
 
-    def _watch(self, generation: int, stop: threading.Event, indices: list[int]) -> None:
+    def _watch(self, generation: int, stop: threading.Event, indices: list[int], post: Post) -> None:
         """Live readings about once a second from an agent asked for nothing else: it imports NVML
         only, never torch or numba (``benchmarks/remote_live_agent.py`` measures it)."""
         agent = RemoteAgentProcess(self.remote, label=f"the live readings on {self.remote.host}")
@@ -214,10 +224,10 @@ class RemoteHost(QObject):
             agent.start()
             while not stop.wait(INTERVAL_MS / 1000):
                 readings = read_live(agent, indices)
-                self._send(self._live, generation, readings)
+                post(partial(self._on_live, generation, readings))
         except AgentError as exc:
             if not stop.is_set():
-                self._send(self._failed, generation, f"the connection was lost: {exc}")
+                post(partial(self._on_failed, generation, f"the connection was lost: {exc}"))
         finally:
             self._drop(agent)
 
@@ -235,14 +245,6 @@ class RemoteHost(QObject):
             if self._agent is agent:
                 self._agent = None
 
-    @staticmethod
-    def _send(signal: object, *args: object) -> None:
-        try:
-            signal.emit(*args)  # type: ignore[attr-defined]
-        except RuntimeError:  # the window is gone: nobody left to tell
-            pass
-
-    @Slot(object, object)
     def _on_listed(self, generation: int, found: RemoteDevices) -> None:
         if generation != self._generation:
             return
@@ -250,7 +252,6 @@ class RemoteHost(QObject):
         self._live_keys = [d.key for d in found.discovery.installed_gpus if d.nvml_index is not None]
         self.changed.emit()
 
-    @Slot(object, str)
     def _on_failed(self, generation: int, reason: str) -> None:
         if generation != self._generation:
             return
@@ -258,18 +259,15 @@ class RemoteHost(QObject):
         self.live.fail(reason)
         self.changed.emit()
 
-    @Slot(object, object)
     def _on_job(self, generation: int, job: JobState) -> None:
         if generation == self._generation and self.status == "connecting":
             self.job = job
             self.changed.emit()
 
-    @Slot(object, str)
     def _on_live_off(self, generation: int, reason: str) -> None:
         if generation == self._generation:
             self.live.pause(reason)
 
-    @Slot(object, object)
     def _on_live(self, generation: int, readings: list[LiveReading]) -> None:
         if generation == self._generation and len(readings) == len(self._live_keys):
             self.live.feed(self._live_keys, readings)

@@ -1,9 +1,9 @@
 """Measuring this machine's ceilings again on request, with progress, for every page at once.
 
 ``RoofMeasurer`` (one per window, ``measurer(context)``) runs ``explorer.bench.remeasure`` in a
-worker process, driven from a plain thread (it blocks for seconds) whose progress reaches the
-window as queued signals: the window never waits. One measurement at a time, whichever page asked:
-two at once would disturb each other's figures. When it ends, ``AppContext.roofs_measured`` tells
+worker process, driven from a worker thread (``explorer.ui.workers``; it blocks for seconds)
+whose progress reaches the window as queued signals: the window never waits. One measurement at
+a time, whichever page asked: two at once would disturb each other's figures. When it ends, ``AppContext.roofs_measured`` tells
 every page, so the Devices page and the roofline show the same stored values.
 
 ``MeasureAgain`` is the button the Devices page (beside a device's roofs) and the roofline (above
@@ -20,6 +20,7 @@ from PySide6.QtCore import QObject, Signal
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QProgressBar, QPushButton, QSizePolicy, QWidget
 
 from explorer.ui.context import AppContext
+from explorer.ui.workers import run_in_daemon_thread
 
 IDLE_TEXT = "Measure again"
 TIP = (
@@ -57,20 +58,20 @@ class RoofMeasurer(QObject):
         from explorer.bench.remeasure import Measured, RoofMeasurement
 
         job = self._job = RoofMeasurement(devices)
-        progress, finished = self.progress, self.finished
 
-        def work() -> None:
-            try:
-                result = job.run(lambda d, f, m: progress.emit(d, f, m))
-            except Exception as exc:  # noqa: BLE001 - one line for the user, never a traceback
-                result = [
-                    Measured("", None, f"the ceilings could not be measured: {type(exc).__name__}: {exc}")
-                ]
-            finished.emit(result, job.cancelled)
+        def failed(exc: BaseException) -> None:  # one line for the user, never a traceback
+            why = f"the ceilings could not be measured: {type(exc).__name__}: {exc}"
+            self.finished.emit([Measured("", None, why)], job.cancelled)
 
-        self._thread = threading.Thread(target=work, name="measure-roofs", daemon=True)
         self.started.emit(devices)
-        self._thread.start()
+        self._thread = run_in_daemon_thread(
+            lambda progress: job.run(lambda d, f, m: progress((d, f, m))),
+            lambda result: self.finished.emit(result, job.cancelled),
+            failed,
+            on_progress=lambda step: self.progress.emit(*step),
+            parent=self,
+            name="measure-roofs",
+        )
         return True
 
     def stop(self) -> None:

@@ -1,10 +1,15 @@
-"""Run slow calls (device discovery, which imports torch and numba) off the GUI thread.
+"""The views' one way to run work off the GUI thread: ``run_in_daemon_thread``.
 
-Discovery runs in a plain daemon thread, not in Qt's thread pool: a driver call that hangs
-(``nvmlInit`` on a GPU that fell off the bus) may keep that thread for a minute, and Qt waits
-for every pooled thread when the application quits. A daemon thread is never waited for, so
-quitting the window is immediate whatever the driver does. Its answers reach the GUI thread
-as queued signals; one that arrives after the window is gone is dropped without a word.
+Device discovery, the real run, the measured runs, the ceilings' measurement, a remote
+machine's agent and a benchmark's event stream all start here. The work runs in a plain
+daemon thread, not in Qt's thread pool (superqt's workers are pooled): a driver call that
+hangs (``nvmlInit`` on a GPU that fell off the bus) may keep its thread for a minute, a
+benchmark's ``events()`` blocks for a whole point, and Qt waits for every pooled thread when
+the application quits and starves the pool's other jobs meanwhile. A daemon thread is never
+waited for unless its owner joins it (a closing panel does, briefly, after killing its child),
+so quitting the window is immediate whatever the driver does. Progress, the result and any
+exception reach the GUI thread as queued signals; one that arrives after the window (the
+relay's parent) is gone is dropped without a word.
 """
 
 from __future__ import annotations
@@ -28,12 +33,14 @@ class _Relay(QObject):
         on_progress: Callable[[Any], None] | None,
         on_done: Callable[[Any], None],
         on_error: Callable[[BaseException], None],
+        on_finished: Callable[[], None] | None,
         parent: QObject | None,
     ) -> None:
         super().__init__(parent)
         self._on_progress_cb = on_progress
         self._on_done_cb = on_done
         self._on_error_cb = on_error
+        self._on_finished_cb = on_finished
         queued = Qt.ConnectionType.QueuedConnection
         self._progress.connect(self._deliver_progress, queued)
         self._done.connect(self._deliver_done, queued)
@@ -46,12 +53,21 @@ class _Relay(QObject):
 
     @Slot(object)
     def _deliver_done(self, value: Any) -> None:
-        self._on_done_cb(value)
-        self.deleteLater()
+        try:
+            self._on_done_cb(value)
+        finally:
+            self._end()
 
     @Slot(object)
     def _deliver_failed(self, exc: Any) -> None:
-        self._on_error_cb(exc)
+        try:
+            self._on_error_cb(exc)
+        finally:
+            self._end()
+
+    def _end(self) -> None:
+        if self._on_finished_cb is not None:
+            self._on_finished_cb()
         self.deleteLater()
 
     def send(self, signal: Any, value: Any) -> None:
@@ -68,12 +84,15 @@ def run_in_daemon_thread(
     on_error: Callable[[BaseException], None],
     *,
     on_progress: Callable[[Any], None] | None = None,
+    on_finished: Callable[[], None] | None = None,
     parent: QObject | None = None,
     name: str = "background",
 ) -> threading.Thread:
     """Call ``func(progress)`` in a daemon thread; ``progress(x)``, the result and any exception
-    reach ``on_progress``, ``on_done`` and ``on_error`` on the GUI thread. Never joined."""
-    relay = _Relay(on_progress, on_done, on_error, parent)
+    reach ``on_progress``, ``on_done`` and ``on_error`` on the GUI thread, then ``on_finished``
+    (after either). The thread is returned so an owner that killed the work's child can join it
+    on shutdown; nothing else waits for it."""
+    relay = _Relay(on_progress, on_done, on_error, on_finished, parent)
 
     def run() -> None:
         try:

@@ -4,9 +4,10 @@
 on a thread of its own; each point or progress record reaches the panel as a queued signal,
 and the UI thread never waits on the benchmark.
 
-A plain thread rather than superqt's pooled ``thread_worker``: ``events()`` can block for the
-length of a point, and a pooled thread held that long would starve the pool's other jobs.
-The worker's priority is the engine's business (``BenchPlan.low_priority``, set by the
+The thread is the views' usual one (``explorer.ui.workers``), never a pooled one: ``events()``
+can block for the length of a point, and a pooled thread held that long would starve the pool's
+other jobs. ``_iterate`` turns every failure into ``failed`` and always ends with ``ended``, so
+the worker's own result and error callbacks have nothing left to say. The worker's priority is the engine's business (``BenchPlan.low_priority``, set by the
 controls), so this module only carries events.
 """
 
@@ -19,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 from PySide6.QtCore import QObject, Signal
 
 from explorer.errors import UserError
+from explorer.ui.workers import run_in_daemon_thread
 
 if TYPE_CHECKING:
     from explorer.bench.runner import BenchPlan
@@ -52,8 +54,13 @@ class RunStream(QObject):
         self._thread: threading.Thread | None = None
 
     def start(self) -> None:
-        self._thread = threading.Thread(target=self._iterate, name="bench-stream", daemon=True)
-        self._thread.start()
+        self._thread = run_in_daemon_thread(
+            lambda _progress: self._iterate(),
+            lambda _none: None,
+            lambda exc: log.error("the benchmark stream ended", exc_info=exc),
+            parent=self,
+            name="bench-stream",
+        )
 
     def cancel(self) -> None:
         """Stop the run now: the engine terminates its worker process and ``events()`` ends."""

@@ -1,7 +1,8 @@
 """The measured part of the timeline and latency views: a button, and one line of what happens.
 
 A measured run (``explorer.launch.measured``) runs kernels in a child agent process and blocks
-until it answers, so it runs in a superqt worker thread, as "Run it for real" does; the window
+until it answers, so it runs off the GUI thread (``explorer.ui.workers``), as "Run it for real"
+does; the window
 keeps drawing meanwhile. Stop, a changed launch or a closing window ``cancel`` it: the child's
 process group is killed and the line says why. Where nothing can be measured (no GPU in this
 machine, a catalog sheet shown) the button is off and the line says why, in one sentence.
@@ -9,6 +10,7 @@ machine, a catalog sheet shown) the button is off and the line says why, in one 
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -16,6 +18,7 @@ from PySide6.QtCore import QElapsedTimer, QTimer
 from PySide6.QtWidgets import QHBoxLayout, QPushButton, QWidget
 
 from explorer.ui.widgets import ElidedLine
+from explorer.ui.workers import run_in_daemon_thread
 
 if TYPE_CHECKING:  # pragma: no cover
     from explorer.agent.child import AgentProcess
@@ -42,7 +45,7 @@ class MeasureRow(QWidget):
         lay.setContentsMargins(0, 0, 0, 0)
         lay.addWidget(self.button)
         lay.addWidget(self.status, 1)
-        self._worker: Any = None
+        self._worker: threading.Thread | None = None
         self._proc: AgentProcess | None = None
         self._cancelled = ""
         self._on_result: Callable[[Any], object] | None = None
@@ -97,8 +100,6 @@ class MeasureRow(QWidget):
         ``shown`` is what it belongs to (``follow`` stops it when that is no longer shown)."""
         if self.running:
             return
-        from superqt.utils import create_worker
-
         self._cancelled, self._what, self._on_result, self._for = "", what, on_result, shown
 
         def keep(agent: AgentProcess) -> None:  # in the worker thread, before the child starts
@@ -111,14 +112,14 @@ class MeasureRow(QWidget):
         self._clock.start()
         self._show_progress()
         self._ticker.start()
-        worker = create_worker(
-            job,
-            keep,
-            _start_thread=False,
-            _connect={"returned": self._done, "errored": self._errored, "finished": self._cleanup},
+        self._worker = run_in_daemon_thread(
+            lambda _progress: job(keep),
+            self._done,
+            self._errored,
+            on_finished=self._cleanup,
+            parent=self,
+            name="measure",
         )
-        self._worker = worker
-        worker.start()
 
     def _show_progress(self) -> None:
         self._say(
@@ -167,11 +168,10 @@ class MeasureRow(QWidget):
 
     def shutdown(self) -> None:
         """The window is closing: kill the child and wait briefly for the worker thread."""
-        if self._worker is None:
+        worker = self._worker
+        if worker is None:
             return
         self._cancelled = "the window was closed"
         if self._proc is not None:
             self._proc.cancel()
-        from PySide6.QtCore import QThreadPool
-
-        QThreadPool.globalInstance().waitForDone(STOP_WAIT_MS)
+        worker.join(STOP_WAIT_MS / 1000)

@@ -3,12 +3,13 @@
 A view of the ``LaunchSession``'s edited side: the button runs that side's ``LaunchConfig`` on its
 device (another machine's GPU through its agent), and a run or a strip belongs to the launch it was
 made for, so a changed launch ends the one under way and clears the last one's picture. The run
-happens in a child process (``explorer.launch.realrun``) driven from a superqt worker thread, so
-the window keeps animating while numba compiles and the simulator grinds.
+happens in a child process (``explorer.launch.realrun``) driven from a worker thread
+(``explorer.ui.workers``), so the window keeps animating while numba compiles and the simulator grinds.
 """
 
 from __future__ import annotations
 
+import threading
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QElapsedTimer, QRectF, QSize, Qt, QTimer, Signal
@@ -27,11 +28,10 @@ from explorer.launch.session import LaunchSession
 from explorer.ui.guard import qt_guard
 from explorer.ui.theme import current_theme, figure_font, px
 from explorer.ui.visualizer import palette
+from explorer.ui.workers import run_in_daemon_thread
 from explorer.words import on_host
 
 if TYPE_CHECKING:  # pragma: no cover
-    from superqt.utils import FunctionWorker
-
     from explorer.agent.child import AgentProcess
     from explorer.remote.target import Remote
 
@@ -213,7 +213,7 @@ class RealRunView(QWidget):
         self.strip = ElementStrip()
         lay.addWidget(self.strip)
         lay.addStretch(1)
-        self._worker: FunctionWorker[RealRunResult] | None = None
+        self._worker: threading.Thread | None = None
         self._proc: AgentProcess | None = None
         self._threads_per_block = 0
         self._backend = "gpu"
@@ -316,8 +316,6 @@ class RealRunView(QWidget):
         except UserError as exc:
             self._show_error(str(exc))
             return
-        from superqt.utils import create_worker
-
         self._threads_per_block = config.block.count
         self._backend = backend
         self._cancelled = ""
@@ -333,20 +331,18 @@ class RealRunView(QWidget):
             if self._cancelled:  # stopped already: the agent will not start
                 agent.cancel()
 
-        # errors come back through "errored" as one line; superqt would otherwise re-raise them
-        # in the event loop, which a stopped run (its child killed) must never do
-        worker = create_worker(
-            run_real,
-            config,
-            backend=backend,
-            on_process=keep,
-            remote=remote,
-            device_index=device_index,
-            _start_thread=False,
-            _connect={"returned": self._done, "errored": self._errored, "finished": self._cleanup},
+        # errors come back to _errored as one line, never raised in the event loop: a stopped run
+        # (its child killed) ends in an error that is the kill we asked for
+        self._worker = run_in_daemon_thread(
+            lambda _progress: run_real(
+                config, backend=backend, on_process=keep, remote=remote, device_index=device_index
+            ),
+            self._done,
+            self._errored,
+            on_finished=self._cleanup,
+            parent=self,
+            name="real-run",
         )
-        self._worker = worker
-        worker.start()
 
     def _show_progress(self) -> None:
         """What is running and for how long: numba's compile and the run give no finer progress."""
@@ -418,6 +414,4 @@ class RealRunView(QWidget):
         agent = self._proc
         if agent is not None:
             agent.cancel()
-        from PySide6.QtCore import QThreadPool
-
-        QThreadPool.globalInstance().waitForDone(STOP_WAIT_MS)
+        self._worker.join(STOP_WAIT_MS / 1000)

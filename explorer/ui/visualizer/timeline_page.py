@@ -11,7 +11,7 @@ line.
 
 from __future__ import annotations
 
-import threading
+import logging
 from collections.abc import Callable
 
 from PySide6.QtCore import Qt
@@ -33,6 +33,9 @@ from explorer.ui.guard import qt_guard
 from explorer.ui.visualizer.measure_row import MeasureRow
 from explorer.ui.visualizer.timeline_view import TimelineView
 from explorer.ui.widgets import JoiningRows
+from explorer.ui.workers import run_in_daemon_thread
+
+log = logging.getLogger(__name__)
 
 #: the durations offered in the menu (any other text in the same forms may be typed)
 DURATION_EXAMPLES = ("uniform", "jitter:0.2", "heavy:1.5", "rows:1,1,1,8", "rows:8,1,1,1", "rows:mandelbrot")
@@ -214,7 +217,14 @@ class TimelinePage(QWidget):
         super().showEvent(event)
         if not self._warmed:
             self._warmed = True
-            threading.Thread(target=warm_up, name="dispatch warm-up", daemon=True).start()
+            # a failed warm-up costs only the wait it meant to save: the first uneven launch compiles
+            run_in_daemon_thread(
+                lambda _progress: warm_up(),
+                lambda _none: None,
+                lambda exc: log.warning("the dispatch warm-up failed: %s", exc),
+                parent=self,
+                name="dispatch warm-up",
+            )
 
     def apply_text_scale(self) -> None:
         for view in (self.view, self.measured_view):
