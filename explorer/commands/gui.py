@@ -275,10 +275,18 @@ def render_window(
             if view:
                 window.current_panel().show_screenshot_view(view)
     except BaseException:
-        window.close()  # a run prepare_screenshot started ends with the window
+        _discard(window)  # a run prepare_screenshot started ends with the window
         raise
     for _ in range(5):  # layouts settle over a few passes (word-wrapped labels, plots)
         app.processEvents()
     image = window.grab().toImage()
-    window.close()
+    _discard(window)
     return image
+
+
+def _discard(window) -> None:  # noqa: ANN001 - a MainWindow; Qt is imported lazily here
+    """Close the rendered window and free it: one process may render many (the self-test, the
+    render walk), and a window only closed keeps its hundreds of widgets, each re-polished by
+    every later window's theme and text size."""
+    window.close()
+    window.deleteLater()

@@ -18,6 +18,7 @@ from explorer.devices.model import CudaGpu, LiveReading
 from explorer.ui import formatting as fmt
 from explorer.ui.live_monitor import HISTORY_SAMPLES, LiveHistory
 from explorer.ui.plot_text import TITLE_SHARE, axis_title, restyle
+from explorer.ui.plot_widget import plot_widget
 from explorer.ui.theme import Theme, current_theme, figure_pt, line_px, px
 from explorer.ui.widgets import FieldGroup, set_role, set_value
 from explorer.units import byte_rate
@@ -160,7 +161,7 @@ class LiveView(QGroupBox):
         #: one curve per LiveReading field drawn, keyed by the field
         self.curves: dict[str, pg.PlotDataItem] = {}
         for spec in PLOTS:
-            plot = pg.PlotWidget()
+            plot = plot_widget()
             plot.setMinimumWidth(px(PLOT_MIN_WIDTH))
             plot.setMenuEnabled(False)
             plot.setMouseEnabled(x=False, y=False)

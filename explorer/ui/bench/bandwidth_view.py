@@ -27,6 +27,7 @@ from explorer.ui.bench.levels import level_colour
 from explorer.ui.bench.plot import _SYMBOLS, LogAxis, _style_plot, style_legend, style_titles
 from explorer.ui.guard import qt_guard
 from explorer.ui.plot_text import LABEL_SHARE, fit_legend_columns, legend_size, restyle
+from explorer.ui.plot_widget import plot_widget
 from explorer.ui.theme import Theme, current_theme, figure_font, line_px, px
 from explorer.ui.widgets import FoldingCaption
 from explorer.units import binary_bytes
@@ -65,7 +66,7 @@ class BandwidthPlot(QWidget):
         self.caption = FoldingCaption("")
         self.caption.setProperty("role", "caption")
         layout.addWidget(self.caption)
-        self.plot = pg.PlotWidget(axisItems={"left": LogAxis("left"), "bottom": ByteAxis("bottom")})
+        self.plot = plot_widget(axisItems={"left": LogAxis("left"), "bottom": ByteAxis("bottom")})
         self.plot.setLogMode(x=True, y=True)
         self.plot.showGrid(x=True, y=True, alpha=0.25)
         self.legend = pg.LegendItem(colCount=3, labelTextSize=legend_size())

@@ -23,6 +23,7 @@ from explorer.bench.compare import Series, build_series, peak_label, peak_toolti
 from explorer.bench.fmt import seconds_text
 from explorer.ui.guard import qt_guard
 from explorer.ui.plot_text import AXIS_TITLE_SHARE, LABEL_SHARE, axis_title, legend_size, plot_title, restyle
+from explorer.ui.plot_widget import plot_widget
 from explorer.ui.theme import Theme, current_theme, figure_font, line_px, px
 from explorer.ui.widgets import FoldingCaption
 
@@ -94,7 +95,7 @@ def _is_125(x: float) -> bool:
 
 def _plot_widget() -> pg.PlotWidget:
     axes = {"left": LogAxis("left"), "bottom": LogAxis("bottom")}
-    widget = pg.PlotWidget(axisItems=axes)
+    widget = plot_widget(axisItems=axes)
     widget.setLogMode(x=True, y=True)
     widget.showGrid(x=True, y=True, alpha=0.25)
     restyle(widget)

@@ -46,6 +46,7 @@ from explorer.ui.bench.plot import (
 )
 from explorer.ui.guard import qt_guard
 from explorer.ui.plot_text import LABEL_SHARE, fit_legend_columns, legend_size, restyle
+from explorer.ui.plot_widget import plot_widget
 from explorer.ui.theme import Theme, current_theme, figure_font, line_px, px
 from explorer.ui.widgets import FoldingCaption
 from explorer.words import count, on_host, percent
@@ -128,7 +129,7 @@ class RooflinePlot(QWidget):
         layout.addLayout(row)
 
         axes = {"left": LogAxis("left"), "bottom": LogAxis("bottom")}
-        self.plot = pg.PlotWidget(axisItems=axes)
+        self.plot = plot_widget(axisItems=axes)
         self.plot.setLogMode(x=True, y=True)
         self.plot.showGrid(x=True, y=True, alpha=0.25)
         theme = current_theme()

@@ -50,6 +50,7 @@ from explorer.ui.memory.layout import Columns, headline, legend, spin
 from explorer.ui.memory.tiling_tab import TilingTab
 from explorer.ui.panel import Panel
 from explorer.ui.plot_text import axis_title, restyle
+from explorer.ui.plot_widget import plot_widget
 from explorer.ui.theme import Theme, current_theme, line_px, px
 from explorer.ui.widgets import NarrowCombo
 
@@ -223,7 +224,7 @@ class CoalescingTab(_PatternTab):
             )
         )
         self.right.insertWidget(2, self.legend)
-        self.sweep = pg.PlotWidget()
+        self.sweep = plot_widget()
         axis_title(self.sweep, "bottom", "stride (elements)")
         axis_title(self.sweep, "left", "efficiency (%)")
         self.apply_text_scale()

@@ -36,6 +36,7 @@ from explorer.ui.guard import qt_guard
 from explorer.ui.memory.layout import Columns, headline, legend, spin
 from explorer.ui.memory.tiling_canvas import TilingCanvas, cell_colour, waiting_colour
 from explorer.ui.plot_text import LABEL_SHARE, axis_title, plot_title, restyle
+from explorer.ui.plot_widget import plot_widget
 from explorer.ui.theme import current_theme, figure_font, line_px, px
 
 #: milliseconds between steps while playing
@@ -139,10 +140,10 @@ class TilingTab(Columns):
         source.setWordWrap(True)
         source.setProperty("role", "muted")
         # --- what each T costs: the roofline point and the occupancy ------------------------------
-        self.roofline = pg.PlotWidget()
+        self.roofline = plot_widget()
         self.roofline.setLogMode(x=True, y=True)
 
-        self.occupancy = pg.PlotWidget()
+        self.occupancy = plot_widget()
         for plot in (self.roofline, self.occupancy):
             plot.setMouseEnabled(False, False)
             plot.hideButtons()
