@@ -59,9 +59,7 @@ SMI_FIELDS = (
     "pstate",
 )
 #: the self-test checks a machine without Qt fails by design: the window and its libraries
-QT_ONLY_CHECKS = frozenset(
-    {"import PySide6", "import pyqtgraph", "import superqt", "import platformdirs", "window"}
-)
+QT_ONLY_CHECKS = frozenset({"import PySide6", "import pyqtgraph", "import platformdirs", "window"})
 SUBPROCESS_TIMEOUT_S = 240.0
 
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 from typing import Any
 
 import pyqtgraph as pg
-from PySide6.QtWidgets import QApplication
+from PySide6.QtWidgets import QApplication, QMenu
 
 
 def plot_widget(**kwargs: Any) -> pg.PlotWidget:
@@ -27,6 +27,6 @@ def plot_widget(**kwargs: Any) -> pg.PlotWidget:
     widget = pg.PlotWidget(**kwargs)
     if isinstance(app, QApplication):
         for orphan in app.topLevelWidgets():
-            if id(orphan) not in before and orphan is not widget and orphan.parent() is None:
+            if id(orphan) not in before and isinstance(orphan, QMenu) and orphan.parent() is None:
                 orphan.setParent(widget, orphan.windowFlags())
     return widget

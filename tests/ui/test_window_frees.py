@@ -12,7 +12,7 @@ from __future__ import annotations
 import gc
 
 from PySide6.QtCore import QCoreApplication, QEvent
-from PySide6.QtWidgets import QApplication
+from PySide6.QtWidgets import QApplication, QLabel, QWidget
 
 from explorer.ui.context import AppContext
 from explorer.ui.main_window import PAGE_KEYS, MainWindow
@@ -24,6 +24,11 @@ def _flush(app: QApplication) -> None:
     QCoreApplication.sendPostedEvents(None, QEvent.Type.DeferredDelete)
     app.processEvents()
     gc.collect()
+
+
+def _named(widget: QWidget) -> str:
+    text = widget.text() if isinstance(widget, QLabel) else ""
+    return f"{type(widget).__name__} {widget.objectName()!r} {text[:40]!r}"
 
 
 def _widgets(app: QApplication) -> set[int]:
@@ -47,9 +52,7 @@ def test_a_freed_window_leaves_no_widget_behind(qapp):
     del window
     _flush(qapp)
     left = [w for w in qapp.allWidgets() if id(w) not in before]
-    assert not left, f"{len(left)} widgets outlived their window: " + ", ".join(
-        sorted({type(w).__name__ for w in left})
-    )
+    assert not left, f"{len(left)} widgets outlived their window: " + ", ".join(sorted(map(_named, left)))
 
 
 def test_rendering_windows_one_after_another_frees_each(qapp):

@@ -145,9 +145,9 @@ class CompareTable(QWidget):
         self.horizontal = False
         self.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Fixed)
 
-    @staticmethod
-    def _label(text: str, bold: bool = False) -> QLabel:
-        label = QLabel(text)
+    def _label(self, text: str, bold: bool = False) -> QLabel:
+        label = QLabel(text, self)  # the table's from the start: freed with it even if never placed
+        label.hide()  # shown once _place puts it in the grid, never loose at the corner
         if bold:
             label.setText(f"<b>{text}</b>")
         return label
@@ -158,7 +158,8 @@ class CompareTable(QWidget):
             for col, text in texts.items():
                 cell = self.cells.get((row.key, col))
                 if cell is None:
-                    cell = QLabel()
+                    cell = QLabel(self)
+                    cell.hide()  # shown once placed
                     if col == "ratio":
                         cell.setProperty("role", "caption")
                     self.cells[row.key, col] = cell
@@ -225,6 +226,11 @@ class CompareTable(QWidget):
                 for j, col in enumerate(columns, start=1):
                     self._grid.addWidget(self.cells[key, col], i, j, right)
             self._grid.setColumnStretch(4, 1)  # the numbers stay beside their names, not at the far edge
+        for i in range(self._grid.count()):
+            item = self._grid.itemAt(i)
+            placed = item.widget() if item is not None else None
+            if placed is not None:
+                placed.show()
         self.updateGeometry()
 
 
