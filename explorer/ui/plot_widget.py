@@ -8,8 +8,10 @@ behind, each re-polished on every later theme or text-size change. A window open
 second window, the screenshot command's renders, the test suite's thousand windows) grew slower
 each time: the suite's window tests ran ten times slower at the end than alone.
 
-``plot_widget`` gives those orphans the plot as their parent, keeping their window flags (a menu
-still pops up as a menu): they are destroyed with the plot.
+``plot_widget`` gives the orphan menus the plot as their parent, keeping their window flags (a
+menu still pops up as a menu): they are destroyed with the plot, and their actions' widgets with
+them. Only menus: a control widget inside a menu belongs to its ``QWidgetAction``, which deletes
+it itself, and a second owner would free it twice (a crash at exit).
 """
 
 from __future__ import annotations
@@ -17,16 +19,23 @@ from __future__ import annotations
 from typing import Any
 
 import pyqtgraph as pg
-from PySide6.QtWidgets import QApplication, QMenu
+import shiboken6
+from PySide6.QtWidgets import QApplication, QMenu, QWidget
 
 
 def plot_widget(**kwargs: Any) -> pg.PlotWidget:
     """``pg.PlotWidget(**kwargs)`` whose parentless menus and control widgets belong to it."""
     app = QApplication.instance()
-    before = {id(w) for w in app.topLevelWidgets()} if isinstance(app, QApplication) else set()
+    # by the C++ address: a Python wrapper made for the listing may be gone, and its id reused
+    before = {address(w) for w in app.topLevelWidgets()} if isinstance(app, QApplication) else set()
     widget = pg.PlotWidget(**kwargs)
     if isinstance(app, QApplication):
         for orphan in app.topLevelWidgets():
-            if id(orphan) not in before and isinstance(orphan, QMenu) and orphan.parent() is None:
+            if address(orphan) not in before and isinstance(orphan, QMenu) and orphan.parent() is None:
                 orphan.setParent(widget, orphan.windowFlags())
     return widget
+
+
+def address(widget: QWidget) -> int:
+    """Where the widget lives in C++: the same for as long as it lives, whichever wrapper asks."""
+    return int(shiboken6.getCppPointer(widget)[0])

@@ -16,6 +16,7 @@ from PySide6.QtWidgets import QApplication, QLabel, QWidget
 
 from explorer.ui.context import AppContext
 from explorer.ui.main_window import PAGE_KEYS, MainWindow
+from explorer.ui.plot_widget import address
 from tests.ui.machines import lab_discovery
 
 
@@ -32,7 +33,9 @@ def _named(widget: QWidget) -> str:
 
 
 def _widgets(app: QApplication) -> set[int]:
-    return {id(w) for w in app.allWidgets()}
+    """The widgets alive, by C++ address: a widget Qt made (a scroll bar) gets a new Python wrapper
+    at each listing, so ``id`` would call it new every time."""
+    return {address(w) for w in app.allWidgets()}
 
 
 def test_a_freed_window_leaves_no_widget_behind(qapp):
@@ -51,7 +54,7 @@ def test_a_freed_window_leaves_no_widget_behind(qapp):
     window.deleteLater()
     del window
     _flush(qapp)
-    left = [w for w in qapp.allWidgets() if id(w) not in before]
+    left = [w for w in qapp.allWidgets() if address(w) not in before]
     assert not left, f"{len(left)} widgets outlived their window: " + ", ".join(sorted(map(_named, left)))
 
 
@@ -65,4 +68,5 @@ def test_rendering_windows_one_after_another_frees_each(qapp):
         image = render_window(panel, (1024, 768))
         assert (image.width(), image.height()) == (1024, 768)
     _flush(qapp)
-    assert not [w for w in qapp.allWidgets() if id(w) not in before]
+    left = [w for w in qapp.allWidgets() if address(w) not in before]
+    assert not left, f"{len(left)} widgets outlived their window: " + ", ".join(sorted(map(_named, left)))
