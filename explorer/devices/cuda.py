@@ -85,9 +85,9 @@ def _device_from_torch_props(torch: Any, index: int) -> CudaGpu:
     limits = CudaLimits(
         max_threads_per_sm=_int_or_none(getattr(props, "max_threads_per_multi_processor", None)),
         warp_size=_int_or_none(getattr(props, "warp_size", None)),
-        shared_mem_per_block_bytes=_int_or_none(getattr(props, "shared_memory_per_block", None)),
-        shared_mem_per_block_optin_bytes=_int_or_none(getattr(props, "shared_memory_per_block_optin", None)),
-        shared_mem_per_sm_bytes=_int_or_none(getattr(props, "shared_memory_per_multiprocessor", None)),
+        max_smem_per_block_bytes=_int_or_none(getattr(props, "shared_memory_per_block", None)),
+        max_smem_per_block_optin_bytes=_int_or_none(getattr(props, "shared_memory_per_block_optin", None)),
+        smem_per_sm_bytes=_int_or_none(getattr(props, "shared_memory_per_multiprocessor", None)),
         regs_per_sm=_int_or_none(getattr(props, "regs_per_multiprocessor", None)),
         l2_cache_bytes=_int_or_none(getattr(props, "L2_cache_size", None)),
     )
@@ -151,10 +151,10 @@ _NUMBA_LIMITS = {
     "max_threads_per_sm": "MAX_THREADS_PER_MULTI_PROCESSOR",
     "max_blocks_per_sm": "MAX_BLOCKS_PER_MULTIPROCESSOR",
     "warp_size": "WARP_SIZE",
-    "shared_mem_per_block_bytes": "MAX_SHARED_MEMORY_PER_BLOCK",
-    "shared_mem_per_block_optin_bytes": "MAX_SHARED_MEMORY_PER_BLOCK_OPTIN",
-    "shared_mem_per_sm_bytes": "MAX_SHARED_MEMORY_PER_MULTIPROCESSOR",
-    "regs_per_block": "MAX_REGISTERS_PER_BLOCK",
+    "max_smem_per_block_bytes": "MAX_SHARED_MEMORY_PER_BLOCK",
+    "max_smem_per_block_optin_bytes": "MAX_SHARED_MEMORY_PER_BLOCK_OPTIN",
+    "smem_per_sm_bytes": "MAX_SHARED_MEMORY_PER_MULTIPROCESSOR",
+    "max_regs_per_block": "MAX_REGISTERS_PER_BLOCK",
     "regs_per_sm": "MAX_REGISTERS_PER_MULTIPROCESSOR",
     "l2_cache_bytes": "L2_CACHE_SIZE",
 }

@@ -155,8 +155,9 @@ def limits_for_device(device: Device) -> ArchLimits:
     changes: dict[str, Any] = {}
     sources = dict(base.sources)
     origin = device.source or device.kind
-    for src, dst in CudaLimits.table_fields().items():
-        value = getattr(reported, src, None)
+    # one vocabulary: each reported field overrides the table's field of the same name
+    for dst in (f.name for f in fields(CudaLimits) if f.name not in CudaLimits.REPORTED_ONLY):
+        value = getattr(reported, dst)
         if value is None:
             continue
         value = tuple(int(v) for v in value) if isinstance(value, (tuple, list)) else int(value)

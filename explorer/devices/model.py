@@ -122,38 +122,32 @@ def _is_missing(value: Any) -> bool:
     return value is None or value == "" or value == [] or value == ()
 
 
-def _limit(table_field: str | None) -> Any:
-    """A reported limit, naming the field of the per-CC table record (``explorer.devices.limits
-    .ArchLimits``) it stands for: the driver's word wins over the table's for that field."""
-    return field(default=None, metadata={"table": table_field} if table_field else {})
-
-
 @dataclass(kw_only=True)
 class CudaLimits:
-    """What the CUDA runtime (or the per-CC table, for catalog devices) allows on this device.
+    """What the CUDA runtime (or the per-CC table, for catalog devices) reported of this device's
+    limits: the reported part of ``explorer.devices.limits.ArchLimits``, the one record of what a
+    GPU allows, under the same field names.
 
-    The limits themselves have one record, ``explorer.devices.limits.ArchLimits`` (the per-CC
-    table, with its sources); this is the part of it a driver reports, under the names the
-    device's JSON has always used. Each field names its ``ArchLimits`` field, which
-    ``limits_for_device`` overrides with the reported value."""
+    A driver reports some limits and not others (allocation units, carveouts and the reserve are
+    the table's alone), so each field may be missing; ``limits_for_device`` puts every reported
+    one first over the table's value of the same name. ``l2_cache_bytes`` is the one field the
+    table lacks: a cache, not a launch limit (``REPORTED_ONLY``)."""
 
-    max_threads_per_block: int | None = _limit("max_threads_per_block")
-    max_threads_per_sm: int | None = _limit("max_threads_per_sm")
-    max_blocks_per_sm: int | None = _limit("max_blocks_per_sm")
-    warp_size: int | None = _limit("warp_size")
-    max_block_dim: tuple[int, int, int] | None = _limit("max_block_dim")
-    max_grid_dim: tuple[int, int, int] | None = _limit("max_grid_dim")
-    shared_mem_per_block_bytes: int | None = _limit("max_smem_per_block_bytes")
-    shared_mem_per_block_optin_bytes: int | None = _limit("max_smem_per_block_optin_bytes")
-    shared_mem_per_sm_bytes: int | None = _limit("smem_per_sm_bytes")
-    regs_per_block: int | None = _limit("max_regs_per_block")
-    regs_per_sm: int | None = _limit("regs_per_sm")
-    l2_cache_bytes: int | None = _limit(None)  # a cache, not a launch limit: no table field
+    #: fields a driver reports that are no launch limit (every other field is an ArchLimits field)
+    REPORTED_ONLY: ClassVar[frozenset[str]] = frozenset({"l2_cache_bytes"})
 
-    @classmethod
-    def table_fields(cls) -> dict[str, str]:
-        """Reported field -> the ``ArchLimits`` field it overrides."""
-        return {f.name: f.metadata["table"] for f in dataclasses.fields(cls) if "table" in f.metadata}
+    max_threads_per_block: int | None = None
+    max_threads_per_sm: int | None = None
+    max_blocks_per_sm: int | None = None
+    warp_size: int | None = None
+    max_block_dim: tuple[int, int, int] | None = None
+    max_grid_dim: tuple[int, int, int] | None = None
+    max_smem_per_block_bytes: int | None = None
+    max_smem_per_block_optin_bytes: int | None = None
+    smem_per_sm_bytes: int | None = None
+    max_regs_per_block: int | None = None
+    regs_per_sm: int | None = None
+    l2_cache_bytes: int | None = None
 
 
 @dataclass

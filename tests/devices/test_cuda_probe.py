@@ -44,7 +44,7 @@ def test_torch_properties_become_limits_and_identity():
     )
     assert a100.pci_bus_id == "0000:41:00.0"
     assert a100.limits.max_threads_per_sm == 2048
-    assert a100.limits.shared_mem_per_block_optin_bytes == 163 * 1024
+    assert a100.limits.max_smem_per_block_optin_bytes == 163 * 1024
     assert a100.limits.l2_cache_bytes == 40 * 1024**2
     assert a100.limits.warp_size == 32
 
@@ -62,7 +62,7 @@ def test_numba_attributes_fill_block_and_grid_limits():
     assert dev.limits.max_threads_per_block == 1024
     assert dev.limits.max_block_dim == (1024, 1024, 64)
     assert dev.limits.max_grid_dim == (2147483647, 65535, 65535)
-    assert dev.limits.regs_per_block == 65536
+    assert dev.limits.max_regs_per_block == 65536
     assert dev.sm_count == 16 and dev.memory_bus_width_bits == 128
     assert dev.clock_memory_max_mhz == 4001
     # 2 x 4001 MHz x 128 bit / 8 = 128.0 GB/s, the GTX 1650's published figure

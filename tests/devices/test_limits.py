@@ -110,7 +110,7 @@ def test_driver_reported_values_win():
         compute_capability=(8, 6),
         sm_count=28,
         source="torch",
-        limits=CudaLimits(max_threads_per_sm=1024, shared_mem_per_sm_bytes=64 * 1024, regs_per_block=None),
+        limits=CudaLimits(max_threads_per_sm=1024, smem_per_sm_bytes=64 * 1024, max_regs_per_block=None),
     )
     lim = limits_for_device(dev)
     assert lim.max_threads_per_sm == 1024 and lim.max_warps_per_sm == 32
@@ -129,35 +129,35 @@ def test_zero_or_missing_driver_answers_do_not_override():
         name="Old GPU",
         compute_capability=(5, 2),
         sm_count=16,
-        limits=CudaLimits(shared_mem_per_block_optin_bytes=0, max_blocks_per_sm=0, regs_per_sm=65536),
+        limits=CudaLimits(max_smem_per_block_optin_bytes=0, max_blocks_per_sm=0, regs_per_sm=65536),
     )
     lim = limits_for_device(dev)
     assert lim.max_smem_per_block_optin_bytes == 49152 and lim.max_blocks_per_sm == 32
 
 
 def test_every_reported_limit_overrides_its_table_field():
-    """Each limit a driver reports names its field of the one limits record; a GPU reporting
-    all of them (as a present GPU's driver does) sees each of its own values, sourced to it."""
+    """The limits a driver reports are fields of the one limits record, under the same names (the
+    cache size aside); a GPU reporting all of them (as a present GPU's driver does) sees each of
+    its own values, sourced to it."""
     import dataclasses
 
     from explorer.devices.limits import ArchLimits
 
     names = {f.name for f in dataclasses.fields(ArchLimits)}
-    table = CudaLimits.table_fields()
-    assert set(table.values()) <= names
-    assert set(table) == {f.name for f in dataclasses.fields(CudaLimits)} - {"l2_cache_bytes"}
+    reported_names = {f.name for f in dataclasses.fields(CudaLimits)} - CudaLimits.REPORTED_ONLY
+    assert reported_names <= names and CudaLimits.REPORTED_ONLY == {"l2_cache_bytes"}
     base = limits_for_cc((8, 0))
     reported = {
-        src: (
-            tuple(v - 1 for v in getattr(base, dst))
-            if isinstance(getattr(base, dst), tuple)
-            else getattr(base, dst) // 2
+        name: (
+            tuple(v - 1 for v in getattr(base, name))
+            if isinstance(getattr(base, name), tuple)
+            else getattr(base, name) // 2
         )
-        for src, dst in table.items()
+        for name in reported_names
     }
     lim = limits_for_device(
         CudaGpu(name="A GPU", compute_capability=(8, 0), source="torch", limits=CudaLimits(**reported))
     )
-    for src, dst in table.items():
-        assert getattr(lim, dst) == reported[src], dst
-        assert lim.sources[dst] == "reported for A GPU (torch)"
+    for name in reported_names:
+        assert getattr(lim, name) == reported[name], name
+        assert lim.sources[name] == "reported for A GPU (torch)"
