@@ -26,8 +26,10 @@ from explorer.remote import parse_remote
 from explorer.remote.slurm import JobState
 from tests.remote.servers import ALIAS, agent_python, fake_gpu_python
 
-#: how long a test waits for Slurm to reach a state (a loaded CI machine); the wait ends on the state
-SLURM_WITHIN_S = 90.0
+#: how long a test waits for Slurm to reach a state; the wait ends on the state, so this bound only
+#: matters when the state never comes. In the full run one wait in a run took 75-80 s quiet (the
+#: cause is not found yet): 90 s left too little room for a loaded CI machine.
+SLURM_WITHIN_S = 180.0
 
 
 def _via(slurm, *srun_args: str) -> str:
