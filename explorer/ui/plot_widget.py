@@ -24,7 +24,7 @@ from PySide6.QtWidgets import QApplication, QMenu, QWidget
 
 
 def plot_widget(**kwargs: Any) -> pg.PlotWidget:
-    """``pg.PlotWidget(**kwargs)`` whose parentless menus and control widgets belong to it."""
+    """``pg.PlotWidget(**kwargs)`` whose parentless menus belong to it (their widgets with them)."""
     app = QApplication.instance()
     # by the C++ address: a Python wrapper made for the listing may be gone, and its id reused
     before = {address(w) for w in app.topLevelWidgets()} if isinstance(app, QApplication) else set()

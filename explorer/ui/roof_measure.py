@@ -3,8 +3,9 @@
 ``RoofMeasurer`` (one per window, ``measurer(context)``) runs ``explorer.bench.remeasure`` in a
 worker process, driven from a worker thread (``explorer.ui.workers``; it blocks for seconds)
 whose progress reaches the window as queued signals: the window never waits. One measurement at
-a time, whichever page asked: two at once would disturb each other's figures. When it ends, ``AppContext.roofs_measured`` tells
-every page, so the Devices page and the roofline show the same stored values.
+a time, whichever page asked: two at once would disturb each other's figures. When it ends,
+``AppContext.roofs_measured`` tells every page, so the Devices page and the roofline show the
+same stored values.
 
 ``MeasureAgain`` is the button the Devices page (beside a device's roofs) and the roofline (above
 the plot) each show: a view of the one measurer, so both show its progress whoever started it.

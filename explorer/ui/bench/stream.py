@@ -7,8 +7,9 @@ and the UI thread never waits on the benchmark.
 The thread is the views' usual one (``explorer.ui.workers``), never a pooled one: ``events()``
 can block for the length of a point, and a pooled thread held that long would starve the pool's
 other jobs. ``_iterate`` turns every failure into ``failed`` and always ends with ``ended``, so
-the worker's own result and error callbacks have nothing left to say. The worker's priority is the engine's business (``BenchPlan.low_priority``, set by the
-controls), so this module only carries events.
+the worker's own result and error callbacks have nothing left to say. The worker's priority is
+the engine's business (``BenchPlan.low_priority``, set by the controls), so this module only
+carries events.
 """
 
 from __future__ import annotations

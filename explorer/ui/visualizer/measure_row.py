@@ -2,9 +2,8 @@
 
 A measured run (``explorer.launch.measured``) runs kernels in a child agent process and blocks
 until it answers, so it runs off the GUI thread (``explorer.ui.workers``), as "Run it for real"
-does; the window
-keeps drawing meanwhile. Stop, a changed launch or a closing window ``cancel`` it: the child's
-process group is killed and the line says why. Where nothing can be measured (no GPU in this
+does; the window keeps drawing meanwhile. Stop, a changed launch or a closing window ``cancel``
+it: the child's process group is killed and the line says why. Where nothing can be measured (no GPU in this
 machine, a catalog sheet shown) the button is off and the line says why, in one sentence.
 """
 

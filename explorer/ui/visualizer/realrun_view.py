@@ -4,7 +4,8 @@ A view of the ``LaunchSession``'s edited side: the button runs that side's ``Lau
 device (another machine's GPU through its agent), and a run or a strip belongs to the launch it was
 made for, so a changed launch ends the one under way and clears the last one's picture. The run
 happens in a child process (``explorer.launch.realrun``) driven from a worker thread
-(``explorer.ui.workers``), so the window keeps animating while numba compiles and the simulator grinds.
+(``explorer.ui.workers``), so the window keeps animating while numba compiles and the simulator
+grinds.
 """
 
 from __future__ import annotations
