@@ -330,7 +330,7 @@ def test_no_hello_in_time_is_a_timeout():
     t0 = time.monotonic()
     with pytest.raises(AgentTimeout, match="did not start within 0.5 s"):
         agent.start(hello_timeout_s=0.5)
-    assert time.monotonic() - t0 < 2
+    assert time.monotonic() - t0 < 30  # not the child's 60 s sleep: a loaded machine may take seconds
     assert gone(agent.pid)
     agent.close()
 

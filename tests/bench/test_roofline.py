@@ -482,7 +482,9 @@ def test_bench_vector_add_points_carry_their_roof_level_and_share(home):
     assert second["roof_level"] == "L3" and second["working_set_bytes"] == 12_000_000
     for p in (first, second):
         # roof_share is rounded to 4 decimals: compare it with that rounding's own tolerance
-        assert p["roof_share"] == pytest.approx(p["gbps"] / p["bandwidth_ceiling_gbps"], rel=0, abs=0.5e-4 + 1e-12)
+        assert p["roof_share"] == pytest.approx(
+            p["gbps"] / p["bandwidth_ceiling_gbps"], rel=0, abs=0.5e-4 + 1e-12
+        )
         assert p["peak"] == p["bandwidth_ceiling_gbps"] and p["peak_kind"] == "measured"
 
 

@@ -93,7 +93,7 @@ def test_a_client_that_stops_asking_loses_its_turn_after_the_stall_bound(tmp_pat
         waits: list[gpushare.QueueWait] = []
         try:
             waited = gpushare.hold_gpu_lock("gpu-z", waits.append, directory=folder, poll_s=0.1)
-            assert any(w.stalled for w in waits) and waited < 2 + 15
+            assert any(w.stalled for w in waits) and waited < 120  # the 2 s stall bound, not the 600 s turn
             # the idle run, asking again, finds its turn gone and waits behind this one
             idle.send("take")
             assert idle.expect("wait")["ahead"] == 1

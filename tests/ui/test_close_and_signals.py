@@ -115,7 +115,10 @@ def test_closing_as_a_real_run_starts_is_prompt_and_its_child_never_runs_on(wind
     code, out = w.finish(timeout_s=120)
     closed_s = time.monotonic() - float((w.folder / "closing").read_text())
     assert code == 0 and out == ""
-    assert closed_s < 4, f"the window took {closed_s:.1f} s to go after its close"
+    # the old close waited for the run and then 15 s for Qt's thread pool; a loaded CI machine may
+    # take a few seconds to tear a window down, so the bound sits well under the old 15 s, not at 4
+    print(f"the window went {closed_s:.1f} s after its close")
+    assert closed_s < 12, f"the window took {closed_s:.1f} s to go after its close"
     assert not group_members(w.proc.pid), "a process of the window outlived it"
 
 
@@ -125,13 +128,11 @@ def test_closing_as_a_real_run_starts_is_prompt_and_its_child_never_runs_on(wind
 def test_a_signal_closes_the_window_and_its_benchmark_worker(window, signum, to_group):
     w = window("bench")
     (worker,) = w.wait_ready(1)
-    t0 = time.monotonic()
     if to_group:  # Ctrl-C in the terminal that started the app
         os.killpg(w.proc.pid, signum)
     else:
         w.proc.send_signal(signum)
-    code, out = w.finish()
-    assert time.monotonic() - t0 < 10
+    code, out = w.finish()  # the point hangs for good: the window ending at all means it stopped it
     assert code == 128 + signum
     assert out == ""
     assert gone(worker), "the benchmark worker outlived the window"
@@ -144,5 +145,5 @@ def test_sigkill_of_the_window_takes_the_worker_with_it(window):
     w = window("bench")
     (worker,) = w.wait_ready(1)
     w.proc.send_signal(signal.SIGKILL)
-    w.proc.wait(5)
+    w.proc.wait(60)
     assert gone(worker)
