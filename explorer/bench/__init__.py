@@ -5,7 +5,7 @@ Public API (the names and signatures the rest of the app relies on; change them 
 * ``explorer.bench.results``: ``BenchPoint``, ``write_csv``/``read_csv``, ``write_json``/``read_json``,
   ``last_results_path()``, ``save_last(points)``, ``load_last()``; ``explorer.bench.lines``:
   ``format_point(p)`` (one text line).
-* ``explorer.bench.workloads``: ``WORKLOADS`` (the eight, in menu order),
+* ``explorer.bench.workloads``: ``WORKLOADS`` (every visible workload, in menu order),
   ``get_workload(name)``, ``visible_workloads()``; the ``Workload`` record is in
   ``explorer.bench.workload``. Additions: ``Workload.variants(device)`` gives
   the variant labels a device will produce (the series names; they include the device, so they

@@ -1,6 +1,6 @@
 """Qt-free: the CUDA execution model (limits, validation, occupancy, dispatch in waves).
 
-API notes for callers (additions to /tmp/api-launch.md; nothing in it was renamed):
+API notes for callers:
 - ``occupancy(...)`` also takes ``carveout_percent`` (keyword, CUDA's -1/0..100 preference).
 - ``Occupancy.blocks_limit_regs`` / ``blocks_limit_smem`` are ``UNLIMITED`` (2**31-1, NVIDIA's
   INT_MAX) when the block uses no registers / no shared memory at all; ``to_dict()`` gives null.
