@@ -121,6 +121,12 @@ def _memory() -> ModuleType:
     return memory
 
 
+def _quiz() -> ModuleType:
+    from explorer.commands import quiz
+
+    return quiz
+
+
 def _tiling() -> ModuleType:
     from explorer.commands import tiling
 
@@ -383,6 +389,21 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _add_json(p)
     p.set_defaults(handler=lambda a: _tiling().run_tiling(a), check=lambda a: _tiling().parse_tiling(a))
+
+    p = sub.add_parser("quiz", help="predict, then reveal: questions with exact answers on every model")
+    p.add_argument(
+        "--topic",
+        default="all",
+        metavar="T",
+        help="all (default), occupancy, waves, coalescing, banks, divergence, dispatch, latency or tiling",
+    )
+    p.add_argument("--count", default="5", metavar="N", help="how many questions (default 5)")
+    p.add_argument(
+        "--seed", default="0", metavar="S", help="the first seed: the same seed, the same questions"
+    )
+    p.add_argument("--variant-of", metavar="ID", help="one question like ID (same concept, other numbers)")
+    _add_json(p)
+    p.set_defaults(handler=lambda a: _quiz().run_quiz(a), check=lambda a: _quiz().parse_quiz(a))
 
     p = sub.add_parser("lessons", help="list the built-in lessons: title, file, number of steps")
     p.add_argument(
