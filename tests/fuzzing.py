@@ -227,6 +227,11 @@ COMMANDS: dict[str, tuple[list[str], dict[str, str], list[str]]] = {
         },
         ["--json"],
     ),
+    "quiz": (
+        [],
+        {"--topic": "banks", "--count": "2", "--seed": "3", "--variant-of": "tiling.barriers.4"},
+        ["--json"],
+    ),
     "self-test": ([], {"--host": "gpu-lab", "--remote-python": "~/dx/bin/python"}, ["--json"]),
     "lessons": ([], {}, ["--json"]),
 }
@@ -262,6 +267,7 @@ PURE = (
     "lessons",
     "dispatch",
     "latency",
+    "quiz",
 )
 OTHER_OPTIONS = ["--device", "--cc", "--sizes", "--bogus", "--help", "-h", "--json", "--", "-1"]
 ALL_COMMANDS = [*COMMANDS, *VARIANTS]

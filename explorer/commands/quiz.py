@@ -61,13 +61,13 @@ def ask(items: tuple[Question, ...], given: TextIO, out: TextIO) -> int:
             print(f"  {n}. {choice.replace('_', ' ')}", file=out)
         print("Your answer" + (f" ({q.unit})" if q.unit and not q.is_choice else "") + ": ", end="", file=out)
         out.flush()
-        line = given.readline()
-        if not line:  # end of input: stop, and say how it went so far
+        line = _read(given)
+        if not line:  # end of input (or none to read): stop, and say how it went so far
             print("", file=out)
             break
         print("How sure are you? 1 sure, 2 think so, 3 guess: ", end="", file=out)
         out.flush()
-        sure = CONFIDENCE.get(given.readline().strip().lower()[:1], "not said")
+        sure = CONFIDENCE.get(_read(given).strip().lower()[:1], "not said")
         g = grade(q, line)
         right += g.right
         print(f"{'Right' if g.right else 'Not right'} ({sure}): {g.said}.", file=out)
@@ -75,3 +75,11 @@ def ask(items: tuple[Question, ...], given: TextIO, out: TextIO) -> int:
         print(f"Check it: {' '.join(q.command)}  (key {q.answer_key})", file=out)
     print(f"\n{right} of {len(items)} right.", file=out)
     return 0
+
+
+def _read(given: TextIO) -> str:
+    """One line the student typed, or '' at the end of input or where there is no input to read."""
+    try:
+        return given.readline(1000)
+    except (OSError, ValueError):
+        return ""
