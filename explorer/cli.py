@@ -402,6 +402,10 @@ def build_parser() -> argparse.ArgumentParser:
         "--seed", default="0", metavar="S", help="the first seed: the same seed, the same questions"
     )
     p.add_argument("--variant-of", metavar="ID", help="one question like ID (same concept, other numbers)")
+    p.add_argument(
+        "--gather", metavar="FOLDER", help="a class's answer files (*.csv) in FOLDER, tallied per question"
+    )
+    p.add_argument("--export", metavar="FILE", help="write your answers to FILE.csv (to hand in)")
     _add_json(p)
     p.set_defaults(handler=lambda a: _quiz().run_quiz(a), check=lambda a: _quiz().parse_quiz(a))
 

@@ -63,6 +63,8 @@ class Question:
         if isinstance(self.answer, str):
             return self.answer
         text = f"{self.answer:g}" if isinstance(self.answer, float) else str(self.answer)
+        if self.unit.startswith("-"):  # "2-way"
+            return f"{text}{self.unit}"
         return f"{text} {self.unit}".strip()
 
 

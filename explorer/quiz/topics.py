@@ -205,7 +205,8 @@ def _memory_command(space: str, a: dict[str, int]) -> tuple[str, ...]:
 
 
 def _pattern(a: dict[str, int], array: str) -> str:
-    lanes = "all 32 lanes" if a["active_lanes"] == 32 else f"lanes 0 to {a['active_lanes'] - 1}"
+    n = a["active_lanes"]
+    lanes = "all 32 lanes" if n == 32 else "lane 0 alone" if n == 1 else f"lanes 0 to {n - 1}"
     return (
         f"{lanes} of a warp each read one {a['elem_bytes']}-byte element of {array}: lane i reads element "
         f"{a['offset']} + {a['stride']} x i"
