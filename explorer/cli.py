@@ -127,6 +127,12 @@ def _quiz() -> ModuleType:
     return quiz
 
 
+def _kernel() -> ModuleType:
+    from explorer.commands import kernel
+
+    return kernel
+
+
 def _tiling() -> ModuleType:
     from explorer.commands import tiling
 
@@ -389,6 +395,15 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _add_json(p)
     p.set_defaults(handler=lambda a: _tiling().run_tiling(a), check=lambda a: _tiling().parse_tiling(a))
+
+    p = sub.add_parser("kernel", help="your own numba kernel, line by line, on the CUDA simulator")
+    p.add_argument("file", metavar="FILE.py", help="the script that launches it (run as python FILE.py)")
+    p.add_argument(
+        "--max-threads", metavar="N", help="threads per launch the simulator may run (default 4096)"
+    )
+    p.add_argument("--timeout", metavar="S", help="seconds the script may run (default 120)")
+    _add_json(p)
+    p.set_defaults(handler=lambda a: _kernel().run_kernel(a), check=lambda a: _kernel().parse_kernel(a))
 
     p = sub.add_parser("quiz", help="predict, then reveal: questions with exact answers on every model")
     p.add_argument(

@@ -227,6 +227,7 @@ COMMANDS: dict[str, tuple[list[str], dict[str, str], list[str]]] = {
         },
         ["--json"],
     ),
+    "kernel": (["student.py"], {"--max-threads": "64", "--timeout": "30"}, ["--json"]),
     "quiz": (
         [],
         {"--topic": "banks", "--count": "2", "--seed": "3", "--variant-of": "tiling.barriers.4"},

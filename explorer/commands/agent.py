@@ -190,6 +190,20 @@ def selftest_simulator(params: dict[str, Any], emit: Emit) -> dict[str, Any]:
     return simulator_kernel_check()
 
 
+def kernel_trace(params: dict[str, Any], emit: Emit) -> dict[str, Any]:
+    """A student's script under the simulator, traced line by line (``explorer.kernels``); the
+    agent must be started with the simulator on, and serves one script before it is closed."""
+    if os.environ.get("NUMBA_ENABLE_CUDASIM") != "1":
+        raise UserError("kernel.trace needs an agent started with NUMBA_ENABLE_CUDASIM=1")
+    path = params.get("path")
+    if not isinstance(path, str) or not path:
+        raise UserError(f"path must be a file name; got {path!r:.80}")
+    max_threads = _bounded(params, "max_threads", 1, 1 << 20)
+    from explorer.kernels.trace import run_script
+
+    return run_script(path, max_threads)
+
+
 def _whole_numbers(value: Any, name: str, count: int | None = None) -> list[int]:
     if not isinstance(value, list) or not all(isinstance(v, int) and not isinstance(v, bool) for v in value):
         raise UserError(f"{name} must be a list of whole numbers; got {value!r}")
@@ -420,6 +434,7 @@ METHODS: dict[str, Method] = {
     "roofs.measure": roofs_measure,
     "gpu.lock": gpu_lock,
     "selftest.simulator": selftest_simulator,
+    "kernel.trace": kernel_trace,
     "realrun.run": realrun_run,
     "measured.blocks": measured_blocks,
     "measured.bandwidth": measured_bandwidth,

@@ -61,6 +61,10 @@ class _WarpAccess:
         """32 lanes at a time up to 4-byte elements, 16 for 8-byte, 8 for 16-byte."""
         return WARP_SIZE // max(1, self.elem_bytes // WORD_BYTES)
 
+    def lane_number(self, index: int) -> int:
+        """The warp lane of the ``index``-th active lane: lanes 0, 1, 2, ... unless a subclass says."""
+        return index
+
 
 @dataclass(frozen=True)
 class SharedAccess(_WarpAccess):
@@ -99,6 +103,9 @@ class SharedGather(_WarpAccess):
 
     elements: tuple[int, ...]
     elem_bytes: int = 4
+    #: the warp lane of each element, ascending, where the active lanes are not 0, 1, 2, ... (a traced
+    #: kernel behind an ``if``); empty: lanes 0 to len(elements) - 1
+    lanes: tuple[int, ...] = ()
 
     def __post_init__(self) -> None:
         _check_elem(self.elem_bytes)
@@ -106,6 +113,17 @@ class SharedGather(_WarpAccess):
             raise UserError(f"a warp has 1 to {WARP_SIZE} lanes; {len(self.elements)} elements given")
         if any(not 0 <= e <= MAX_ELEMENTS for e in self.elements):
             raise UserError(f"an element index is outside 0..{MAX_ELEMENTS}")
+        if self.lanes and (
+            len(self.lanes) != len(self.elements)
+            or any(not 0 <= n < WARP_SIZE for n in self.lanes)
+            or list(self.lanes) != sorted(set(self.lanes))
+        ):
+            raise UserError(
+                f"lanes {list(self.lanes)[:40]} are not one distinct lane 0..31 per element, ascending"
+            )
+
+    def lane_number(self, index: int) -> int:
+        return self.lanes[index] if self.lanes else index
 
     @property
     def active_lanes(self) -> int:
@@ -199,24 +217,27 @@ class BankConflicts:
 def bank_conflicts(access: SharedAccess | SharedGather) -> BankConflicts:
     """Which bank each lane hits, the conflict degree and the wavefronts (see the module docstring)."""
     per = access.lanes_per_phase
+    by_phase: dict[int, list[int]] = {}  # phase -> the indices of its active lanes
+    for index in range(access.active_lanes):
+        by_phase.setdefault(access.lane_number(index) // per, []).append(index)
     lanes = []
     phases = []
-    for start in range(0, access.active_lanes, per):
-        phase_lanes = range(start, min(start + per, access.active_lanes))
+    for phase, indices in sorted(by_phase.items()):
         words: dict[int, set[int]] = {}
-        for lane in phase_lanes:
-            covered = access.lane_words(lane)
+        for index in indices:
+            covered = access.lane_words(index)
             for w in covered:
                 words.setdefault(w % BANKS, set()).add(w)
             lanes.append(
                 LaneBank(
-                    lane=lane,
-                    address=access.lane_address(lane),
+                    lane=access.lane_number(index),
+                    address=access.lane_address(index),
                     word=covered[0],
                     bank=covered[0] % BANKS,
                     banks=tuple(w % BANKS for w in covered),
-                    phase=start // per,
+                    phase=phase,
                 )
             )
-        phases.append(Phase(phase_lanes, {b: tuple(sorted(ws)) for b, ws in sorted(words.items())}))
+        span = range(access.lane_number(indices[0]), access.lane_number(indices[-1]) + 1)
+        phases.append(Phase(span, {b: tuple(sorted(ws)) for b, ws in sorted(words.items())}))
     return BankConflicts(access=access, lanes=tuple(lanes), phases=tuple(phases))

@@ -60,6 +60,37 @@ class GlobalAccess:
         return self.lane_element(lane) * self.elem_bytes
 
 
+@dataclass(frozen=True)
+class GlobalGather:
+    """One warp's load or store where each active lane names its own byte address, as a traced
+    kernel's lanes do (``explorer.kernels``): ``addresses[i]`` is the ``i``-th active lane's, from a
+    256-byte-aligned base, and ``lanes[i]`` that lane's number."""
+
+    addresses: tuple[int, ...]
+    lanes: tuple[int, ...]
+    elem_bytes: int = 4
+
+    def __post_init__(self) -> None:
+        if not 1 <= len(self.addresses) <= WARP_SIZE or len(self.lanes) != len(self.addresses):
+            raise UserError(
+                f"a warp has 1 to {WARP_SIZE} active lanes, one address each; {len(self.addresses)} given"
+            )
+        if not 1 <= self.elem_bytes <= 16:
+            raise UserError(f"element size {self.elem_bytes} bytes is outside 1..16")
+        if any(a < 0 for a in self.addresses):
+            raise UserError("a lane's address is below the array's base")
+
+    @property
+    def active_lanes(self) -> int:
+        return len(self.addresses)
+
+    def lane_address(self, index: int) -> int:
+        return self.addresses[index]
+
+    def lane_number(self, index: int) -> int:
+        return self.lanes[index]
+
+
 def check_global_access(a: GlobalAccess) -> None:
     """One line naming the value and the limit for a pattern that has no meaning."""
     if a.elem_bytes not in ELEMENT_SIZES:
@@ -89,7 +120,7 @@ class LaneAccess:
 class Coalescing:
     """What the memory system does for one warp's request."""
 
-    access: GlobalAccess
+    access: GlobalAccess | GlobalGather
     lanes: tuple[LaneAccess, ...]  # the active lanes, in lane order
     sectors: tuple[int, ...]  # distinct sector numbers touched, ascending
     lines: tuple[int, ...]  # distinct 128-byte line numbers touched, ascending
@@ -118,13 +149,17 @@ class Coalescing:
 
     def to_dict(self) -> dict[str, object]:
         a = self.access
+        pattern: dict[str, object] = (
+            {"stride": a.stride, "offset": a.offset}
+            if isinstance(a, GlobalAccess)
+            else {"addresses": list(a.addresses)}
+        )
         return {
             "space": "global",
             "elem_bytes": a.elem_bytes,
-            "stride": a.stride,
-            "offset": a.offset,
+            **pattern,
             "active_lanes": a.active_lanes,
-            "warp": a.warp,
+            "warp": a.warp if isinstance(a, GlobalAccess) else None,
             "sectors_per_request": self.sectors_per_request,
             "lines_per_request": self.lines_per_request,
             "bytes_requested": self.bytes_requested,
@@ -135,19 +170,24 @@ class Coalescing:
         }
 
 
-def coalesce(access: GlobalAccess) -> Coalescing:
+def coalesce(access: GlobalAccess | GlobalGather) -> Coalescing:
     """Sectors, lines and bytes of one warp's request (see the module docstring for the model)."""
+    numbers = (
+        range(access.active_lanes)
+        if isinstance(access, GlobalAccess)
+        else [access.lane_number(i) for i in range(access.active_lanes)]
+    )
     lanes = tuple(
         LaneAccess(lane, addr, addr // SECTOR_BYTES, addr // LINE_BYTES)
-        for lane in range(access.active_lanes)
-        for addr in (access.lane_address(lane),)
+        for index, lane in enumerate(numbers)
+        for addr in (access.lane_address(index),)
     )
-    # lanes that share an element (a stride of 0: a uniform load, every lane the same value) ask
-    # for its bytes once: one fetch serves them all
+    # lanes that share bytes (a stride of 0: a uniform load, every lane the same value) ask for
+    # them once: one fetch serves them all. An element that is not naturally aligned (a traced
+    # kernel's packed record) may reach into the next sector: each byte counts in its own.
     used: dict[int, int] = {}
-    for address in {la.address for la in lanes}:
-        sector = address // SECTOR_BYTES
-        used[sector] = used.get(sector, 0) + access.elem_bytes
+    for byte in {la.address + i for la in lanes for i in range(access.elem_bytes)}:
+        used[byte // SECTOR_BYTES] = used.get(byte // SECTOR_BYTES, 0) + 1
     sectors = tuple(sorted(used))
     requested = sum(used.values())
     return Coalescing(

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from explorer.memory.banks import BankConflicts, SharedAccess
-from explorer.memory.coalescing import WARP_SIZE, Coalescing
+from explorer.memory.coalescing import WARP_SIZE, Coalescing, GlobalAccess, GlobalGather
 from explorer.memory.divergence import Divergence, WarpBranch
 from explorer.words import count, percent
 
@@ -20,6 +20,13 @@ UTILIZATION_MEANING = (
 def coalescing_headline(c: Coalescing) -> str:
     a = c.access
     lanes = count(a.active_lanes, "lane")
+    if isinstance(a, GlobalGather):  # a traced kernel's lanes, each at its own address
+        what = f"{lanes} {'reads' if a.active_lanes == 1 else 'read'} {a.elem_bytes}-byte elements"
+        return (
+            what
+            + f": {count(c.sectors_per_request, 'sector')} of 32 B ({count(c.lines_per_request, 'line')} of "
+            f"128 B), {percent(c.efficiency)} of the fetched bytes used"
+        )
     if a.stride == 0 and a.active_lanes > 1:
         what = f"{lanes} read one {a.elem_bytes}-byte element (a uniform load: one fetch serves them all)"
     else:
@@ -43,7 +50,9 @@ def coalescing_lines(c: Coalescing) -> list[str]:
         f"lines per request (128 B):  {c.lines_per_request}",
         f"bytes requested / fetched:  {c.bytes_requested} / {c.bytes_fetched}",
         f"efficiency:                 {percent(c.efficiency)}",
-        f"(warp {a.warp} of its block; addresses in bytes from a 256-byte-aligned base)",
+        f"(warp {a.warp} of its block; addresses in bytes from a 256-byte-aligned base)"
+        if isinstance(a, GlobalAccess)
+        else "(addresses in bytes from the array's base, taken as 256-byte aligned as cudaMalloc gives)",
     ]
 
 

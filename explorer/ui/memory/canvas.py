@@ -19,7 +19,7 @@ from PySide6.QtGui import QColor, QFont, QFontMetrics, QHelpEvent, QPainter, QPa
 from PySide6.QtWidgets import QSizePolicy, QToolTip, QWidget
 
 from explorer.memory.banks import BANKS, BankConflicts
-from explorer.memory.coalescing import SECTOR_BYTES, WARP_SIZE, Coalescing
+from explorer.memory.coalescing import SECTOR_BYTES, WARP_SIZE, Coalescing, GlobalAccess
 from explorer.memory.divergence import Divergence
 from explorer.memory.texts import warp_line
 from explorer.ui.guard import qt_guard
@@ -198,13 +198,14 @@ class CoalescingCanvas(_Canvas[Coalescing]):
             for lane in range(0, WARP_SIZE, step):
                 r = boxes[lane]
                 self._centred(p, QRectF(r.center().x() - 40, margin, 80, ruler_h), str(lane), texts)
+        warp = c.access.warp if isinstance(c.access, GlobalAccess) else 0  # a traced warp's lanes: its own
         for lane, r in enumerate(boxes):
             lane_centre[lane] = (r.center().x(), r.bottom())
             la = active.get(lane)
             self.hits.append(
                 (
                     r,
-                    f"lane {lane}: thread {la.lane + 32 * c.access.warp} reads byte {la.address:,} "
+                    f"lane {lane}: thread {la.lane + 32 * warp} reads byte {la.address:,} "
                     f"(sector {la.sector:,}, line {la.line:,})"
                     if la is not None
                     else f"lane {lane}: not taking part (masked off)",
