@@ -494,7 +494,7 @@ def _csv_of(rng: random.Random, document: Any) -> bytes:
     writer.writerow(CSV_COLUMNS)
     for row in rows if isinstance(rows, list) else [{}]:
         cells = [
-            json.dumps(row.get(c))
+            _dumps(row.get(c)).decode("utf-8", "replace").replace("\n", "")
             if isinstance(row, dict) and isinstance(row.get(c), dict)
             else ""
             if not isinstance(row, dict) or row.get(c) is None
