@@ -170,9 +170,16 @@ def _line_breaks(doc: QTextDocument) -> list[float]:
     return sorted(bottoms)
 
 
-def _draw_flow(painter: QPainter, doc: QTextDocument, top: float, page: QRectF, writer: QPdfWriter) -> None:
+def _draw_flow(
+    painter: QPainter,
+    doc: QTextDocument,
+    top: float,
+    page: QRectF,
+    writer: QPdfWriter,
+    continued: QTextDocument | None = None,
+) -> None:
     """Draw ``doc`` from ``top`` on the current page, going on to new pages as it needs, each
-    cut at a line's bottom."""
+    cut at a line's bottom and headed by ``continued`` (which step's words go on there)."""
     breaks = _line_breaks(doc)
     shown = 0.0  # of the document, what is on earlier pages
     total = doc.size().height()
@@ -192,6 +199,16 @@ def _draw_flow(painter: QPainter, doc: QTextDocument, top: float, page: QRectF, 
             return
         writer.newPage()
         top = page.top()
+        if continued is not None:
+            _draw_flow(painter, continued, top, page, writer)
+            top += continued.size().height()
+
+
+def _running_head(handout: Handout, step: HandoutStep, more: str = "") -> str:
+    """The grey line atop each page: the lesson, and which step the page is of."""
+    return (
+        f"<p style='color:#666666'>{escape(handout.title)} &middot; step {step.number} of {step.of}{more}</p>"
+    )
 
 
 def handout_pdf(handout: Handout, figures: Iterable[tuple[QImage, str]], page_size: str) -> bytes:
@@ -220,8 +237,7 @@ def handout_pdf(handout: Handout, figures: Iterable[tuple[QImage, str]], page_si
             if number:
                 writer.newPage()
             head = _document(
-                f"<p style='color:#666666'>{escape(handout.title)} &middot; step {step.number} of {step.of}</p>"
-                f"<h2>{escape(step.title or handout.title)}</h2>",
+                _running_head(handout, step) + f"<h2>{escape(step.title or handout.title)}</h2>",
                 page.width(),
                 writer,
             )
@@ -234,7 +250,9 @@ def handout_pdf(handout: Handout, figures: Iterable[tuple[QImage, str]], page_si
             painter.setPen(Qt.GlobalColor.gray)
             painter.drawRect(target)
             top = target.bottom() + PDF_DPI * 0.12
-            _draw_flow(painter, _document(step_html(step, note), page.width(), writer), top, page, writer)
+            words = _document(step_html(step, note), page.width(), writer)
+            continued = _document(_running_head(handout, step, " (continued)"), page.width(), writer)
+            _draw_flow(painter, words, top, page, writer, continued)
     finally:
         painter.end()
     buffer.close()
