@@ -21,7 +21,18 @@ from html import escape
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QBuffer, QByteArray, QIODevice, QLocale, QMarginsF, QPointF, QRectF, QSizeF, Qt
+from PySide6.QtCore import (
+    QBuffer,
+    QByteArray,
+    QEventLoop,
+    QIODevice,
+    QLocale,
+    QMarginsF,
+    QPointF,
+    QRectF,
+    QSizeF,
+    Qt,
+)
 from PySide6.QtGui import (
     QAbstractTextDocumentLayout,
     QFont,
@@ -76,17 +87,26 @@ def default_page_size() -> str:
 @contextmanager
 def _printing(window: MainWindow) -> Iterator[None]:
     """The window as a handout paints it (light theme, narration folded, so the page has the
-    height), given back as it was afterwards: its lesson and step, page, theme and narration."""
+    height), given back as it was afterwards: each page's state as a lesson step records it
+    (a teacher's own launch is not lost to the handout's steps), the lesson and step it played,
+    the page shown, the theme and the narration."""
     player = window.lessons
     lesson, index = player.lesson, player.index
     expanded = not player.body.isHidden()
     page = window.current_panel_key()
+    saved = {key: panel.lesson_state() for key, panel in window.panels.items()}
     theme = current_theme().name
     if theme != "light":
         window.set_theme("light")
     try:
         yield
     finally:
+        for key, state in saved.items():
+            if state is not None:
+                try:
+                    window.panels[key].show_lesson_state(state)
+                except UserError:
+                    pass  # (a page that refuses its own state now keeps the handout's last step)
         if lesson is not None:
             player.open(lesson, index)
         else:
@@ -106,7 +126,8 @@ def step_figures(window: MainWindow, lesson: Lesson) -> Iterator[tuple[QImage, s
     for index in range(len(lesson.steps)):
         player.show_step(index)
         for _ in range(SETTLE_PASSES):  # as a screenshot waits (explorer.ui.offscreen.settle)
-            QApplication.processEvents()
+            # a key or click meanwhile (Page Down) would change the step being painted: it waits
+            QApplication.processEvents(QEventLoop.ProcessEventsFlag.ExcludeUserInputEvents)
         yield page_image(window), player.note
 
 
@@ -322,7 +343,11 @@ def export_handout_to(window: MainWindow, lesson: Lesson, out: str | Path, page_
     window carries on."""
     try:
         path = parse_output_path(str(out), "the handout's file", (".pdf",))
-        written = write_handout(window, lesson, path, page_size)
+        QApplication.setOverrideCursor(Qt.CursorShape.WaitCursor)  # each step is painted in turn
+        try:
+            written = write_handout(window, lesson, path, page_size)
+        finally:
+            QApplication.restoreOverrideCursor()
     except (UserError, OSError) as exc:
         QMessageBox.warning(window, "Export handout failed", one_line(str(exc)))
         return None

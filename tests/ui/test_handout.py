@@ -129,9 +129,22 @@ def test_the_window_is_given_back_as_it_was(window, tmp_path):
     handout.write_handout(window, load_lesson(_lesson_file(tmp_path)), tmp_path / "h.pdf", "A4")
     assert window.lessons.lesson is played and window.lessons.index == 2
     assert window.current_panel_key() == "visualizer"
+    assert window.panels["visualizer"].session.compare  # step 3 of lesson 02 compares two GPUs
     assert not window.lessons.body.isHidden()  # the narration the teacher had open is open again
     assert current_theme().name == "dark"
     window.set_theme("light")
+
+
+def test_a_teachers_own_launch_is_not_lost_to_the_handouts_steps(window, tmp_path):
+    vis = window.show_panel("visualizer")
+    mine = vis.lesson_state()
+    assert mine is not None
+    mine.grid, mine.block, mine.regs = "300", "192", "64"
+    vis.show_lesson_state(mine)
+    before = vis.lesson_state()
+    handout.write_handout(window, load_lesson(_lesson_file(tmp_path)), tmp_path / "h.pdf", "A4")
+    assert window.lessons.lesson is None and window.lessons.isHidden()
+    assert vis.lesson_state() == before
 
 
 def test_file_menu_exports_the_lesson_being_played(window, tmp_path, monkeypatch):
