@@ -77,8 +77,7 @@ SETTLE_PASSES = 5
 
 
 def default_page_size() -> str:
-    """Letter where the locale measures in US units (the US, Canada's English locales use it
-    too), else A4."""
+    """The save dialog's first paper: Letter where the locale measures in US units, else A4."""
     system = QLocale().measurementSystem()
     return "Letter" if system == QLocale.MeasurementSystem.ImperialUSSystem else "A4"
 

@@ -174,6 +174,28 @@ def test_file_menu_exports_the_lesson_being_played(window, tmp_path, monkeypatch
     assert window.lessons.index == 1
 
 
+def test_file_menu_offers_the_built_in_lessons_when_none_is_played(window, tmp_path, monkeypatch):
+    lesson = open_lesson("01")
+    wanted = f"{lesson.title} ({len(lesson.steps)} steps)"
+    offered: list[str] = []
+
+    def get_item(_parent, _title, _label, items, *_args):
+        offered.extend(items)
+        return wanted, True
+
+    out = tmp_path / "blocks.pdf"
+    monkeypatch.setattr(QInputDialog, "getItem", staticmethod(get_item))
+    monkeypatch.setattr(
+        QFileDialog, "getSaveFileName", staticmethod(lambda *a, **k: (str(out), "PDF, A4 (*.pdf)"))
+    )
+    assert handout.export_handout_dialog(window) == out
+    assert offered[0] == wanted and offered[-1] == "A lesson file…"  # nothing played: no such line first
+    found = pages(out)
+    assert len(found) == len(lesson.steps) and all(page.images for page in found)
+    assert (round(found[0].width_pt), round(found[0].height_pt)) == A4_PT
+    assert window.lessons.lesson is None
+
+
 def test_a_handout_that_cannot_be_written_is_a_message_and_the_window_goes_on(window, tmp_path, monkeypatch):
     said: list[str] = []
     monkeypatch.setattr(QMessageBox, "warning", staticmethod(lambda _p, _t, text: said.append(text)))
