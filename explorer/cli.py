@@ -433,6 +433,17 @@ def build_parser() -> argparse.ArgumentParser:
         help="check lesson files (or built-in lessons by name): every step's values, and narration "
         "that would not show as written (docs/lesson-format.md); exit 1 when something is found",
     )
+    p.add_argument(
+        "--handout",
+        default=None,
+        metavar="LESSON",
+        help="print a lesson (a file, or a built-in lesson by name) to a PDF: each step's figure, "
+        "title, narration and numbers",
+    )
+    p.add_argument("--out", default=None, metavar="FILE.pdf", help="with --handout: the PDF to write")
+    p.add_argument(
+        "--page-size", default=None, metavar="A4|Letter", help="with --handout: the paper (default A4)"
+    )
     _add_json(p)
     p.set_defaults(handler=lambda a: _lessons().run_lessons(a), check=lambda a: _lessons().parse_lessons(a))
 

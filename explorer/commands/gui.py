@@ -156,24 +156,6 @@ def run_event_loop(app) -> int:  # noqa: ANN001 - a QApplication; Qt is imported
     return exec_with_signals(app)
 
 
-def _quiet_offscreen_warning() -> None:
-    """The offscreen plugin warns that it "does not support propagateSizeHints()" on every
-    window; that is noise in a command whose output is one path. Other messages pass through."""
-    from PySide6.QtCore import qInstallMessageHandler
-
-    previous = None
-
-    def handler(mode, context, message):  # noqa: ANN001 (Qt's signature)
-        if "propagateSizeHints" in message:
-            return
-        if previous is not None:
-            previous(mode, context, message)
-        else:
-            print(message, file=sys.stderr)
-
-    previous = qInstallMessageHandler(handler)
-
-
 @dataclass(frozen=True)
 class ScreenshotRequest:
     """A checked ``screenshot`` request: a writable .png path and a supported window size."""
@@ -250,23 +232,9 @@ def render_window(
     """The main window showing ``panel`` at ``scale`` percent text, rendered offscreen into a
     QImage (screenshot, self-test). The window is ``size`` exactly wherever its pages fit it.
     With ``lesson`` it shows that lesson's step as the player would, not the panel's screenshot state."""
-    # A screenshot never needs a real screen; offscreen also gives the same picture everywhere.
-    os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
-    width, height = size
+    from explorer.ui.offscreen import discard, offscreen_window, settle
 
-    from explorer.devices.discover import discover
-    from explorer.ui.app import create_application
-    from explorer.ui.context import AppContext
-    from explorer.ui.main_window import MainWindow
-
-    _quiet_offscreen_warning()
-    app = create_application()
-    context = AppContext(discover(include_catalog=True))
-    window = MainWindow(context, discover_on_show=False, panel=panel)
-    window.apply_text_scale(scale)
-    window.resize(width, height)
-    window.show()
-    app.processEvents()
+    window = offscreen_window(panel, size, scale)
     try:
         if lesson is not None:
             window.lessons.open(lesson.lesson, lesson.step)
@@ -275,18 +243,9 @@ def render_window(
             if view:
                 window.current_panel().show_screenshot_view(view)
     except BaseException:
-        _discard(window)  # a run prepare_screenshot started ends with the window
+        discard(window)  # a run prepare_screenshot started ends with the window
         raise
-    for _ in range(5):  # layouts settle over a few passes (word-wrapped labels, plots)
-        app.processEvents()
+    settle()
     image = window.grab().toImage()
-    _discard(window)
+    discard(window)
     return image
-
-
-def _discard(window) -> None:  # noqa: ANN001 - a MainWindow; Qt is imported lazily here
-    """Close the rendered window and free it: one process may render many (the self-test, the
-    render walk), and a window only closed keeps its hundreds of widgets, each re-polished by
-    every later window's theme and text size."""
-    window.close()
-    window.deleteLater()

@@ -1,17 +1,22 @@
 """``device-explorer lessons [--json]``, and the ``--lesson FILE [--step K]`` the window and
-``screenshot`` take: which lesson, which step, checked before Qt loads."""
+``screenshot`` take: which lesson, which step, checked before Qt loads. ``--handout`` prints a
+lesson to a PDF (``explorer.ui.handout``), Qt loaded only then."""
 
 from __future__ import annotations
 
 import json
+import os
+import sys
 from argparse import Namespace
 from dataclasses import dataclass
+from pathlib import Path
 
 from explorer.errors import UserError
 from explorer.inputs import one_line as shown_line
-from explorer.inputs import parse_whole
+from explorer.inputs import parse_output_path, parse_whole
 from explorer.lessons import narration
 from explorer.lessons.builtin import builtin_lessons, open_lesson
+from explorer.lessons.handout import parse_page_size
 from explorer.lessons.model import Lesson
 
 
@@ -64,13 +69,65 @@ def check_lesson(lesson: Lesson) -> list[Finding]:
 
 
 @dataclass(frozen=True)
+class HandoutRequest:
+    """``lessons --handout LESSON --out FILE.pdf [--page-size A4|Letter]``, checked before Qt loads."""
+
+    lesson: Lesson
+    out: Path
+    page_size: str
+
+
+@dataclass(frozen=True)
 class LessonsRequest:
     as_json: bool
     check: tuple[str, ...] = ()  # lesson files (or built-in names) to check; () lists the built-ins
+    handout: HandoutRequest | None = None
 
 
 def parse_lessons(args: Namespace) -> LessonsRequest:
-    return LessonsRequest(bool(args.json), tuple(args.check_files or ()))
+    return LessonsRequest(bool(args.json), tuple(args.check_files or ()), parse_handout(args))
+
+
+def parse_handout(args: Namespace) -> HandoutRequest | None:
+    """``--handout``'s lesson, ``--out`` and ``--page-size`` checked (one line each); None without
+    ``--handout``, whose two companions alone are an error, not ignored."""
+    lesson_text = getattr(args, "handout", None)
+    out_text = getattr(args, "out", None)
+    size_text = getattr(args, "page_size", None)
+    if lesson_text is None:
+        if out_text is not None or size_text is not None:
+            given = "--out" if out_text is not None else "--page-size"
+            raise UserError(f"{given} needs --handout LESSON: it is where and how the handout is printed")
+        return None
+    if getattr(args, "check_files", None) or args.json:
+        raise UserError("--handout writes a PDF; give it without --check and --json")
+    if out_text is None:
+        raise UserError("--handout needs --out FILE.pdf: the PDF file to write")
+    out = parse_output_path(out_text, "--out", (".pdf",))
+    page_size = parse_page_size(size_text if size_text is not None else "A4")
+    return HandoutRequest(open_lesson(lesson_text), out, page_size)
+
+
+def run_handout(req: HandoutRequest) -> int:
+    """Render each step in an offscreen window, as ``screenshot --lesson`` does, and write the PDF."""
+    from explorer.qtcheck import as_root, distribution_family, platform_problem
+
+    # rendered offscreen unless QT_QPA_PLATFORM says otherwise: that plugin's libraries
+    problem = platform_problem(platforms=None if os.environ.get("QT_QPA_PLATFORM") else ("offscreen",))
+    if problem is not None:
+        raise UserError(problem.message(distribution_family(), as_root()))
+    from explorer.ui.handout import HANDOUT_WINDOW, write_handout
+    from explorer.ui.offscreen import discard, offscreen_window
+
+    window = offscreen_window(None, HANDOUT_WINDOW)
+    try:
+        written = write_handout(window, req.lesson, req.out, req.page_size)
+    finally:
+        discard(window)
+    for problem_line in req.lesson.problems:
+        print(f"note: {problem_line}", file=sys.stderr)
+    print(written)
+    return 0
 
 
 def run_check(req: LessonsRequest) -> int:
@@ -107,6 +164,8 @@ def run_check(req: LessonsRequest) -> int:
 
 def run_lessons(args: Namespace) -> int:
     req = parse_lessons(args)
+    if req.handout is not None:
+        return run_handout(req.handout)
     if req.check:
         return run_check(req)
     as_json = req.as_json

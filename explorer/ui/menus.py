@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 from PySide6.QtGui import QAction, QActionGroup, QKeySequence
 from PySide6.QtWidgets import QMenu
 
+from explorer.ui.handout import export_handout_dialog
 from explorer.ui.pages import PAGES
 from explorer.ui.theme import TEXT_SCALE_MIN
 
@@ -41,6 +42,10 @@ def build_menus(window: MainWindow) -> WindowActions:
     export.setShortcut(QKeySequence("Ctrl+E"))
     export.triggered.connect(window.export_current)
     file_menu.addAction(export)
+    handout = QAction("Export &handout…", window)
+    handout.setToolTip("Print a lesson to a PDF: each step's figure, title, narration and numbers")
+    handout.triggered.connect(lambda: export_handout_dialog(window))
+    file_menu.addAction(handout)
     file_menu.addSeparator()
     quit_action = QAction("&Quit", window)
     quit_action.setShortcut(QKeySequence.StandardKey.Quit)

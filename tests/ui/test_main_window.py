@@ -61,7 +61,7 @@ def test_window_has_four_areas_menus_and_shortcuts(make_window, no_gpu_discovery
     assert lesson_items[:2] == ["Open lesson file…", "Built-in lessons"]
     assert {"Next step", "Previous step", "Save current state as a step", "Save lesson…"} <= set(lesson_items)
     file_items = [a.text().replace("&", "") for a in _menu(window, "File").actions() if a.text()]
-    assert file_items == ["Export…", "Quit"]
+    assert file_items == ["Export…", "Export handout…", "Quit"]
     view = {a.text().replace("&", ""): a for a in _menu(window, "View").actions() if a.text()}
     assert view["Devices"].shortcut() == QKeySequence("Ctrl+1")
     assert view["Launch visualizer"].shortcut() == QKeySequence("Ctrl+2")
