@@ -27,11 +27,11 @@ from explorer.launch.dispatch import (
 from explorer.launch.durations import DurationSpec, parse_durations
 from explorer.launch.latency import (
     MAX_ALU,
-    MAX_CYCLES,
     MAX_LATENCY,
     MAX_SCHEDULERS,
     MAX_WARPS,
     MIN_CYCLES,
+    MOST_CYCLES,
     LatencyConfig,
     simulate_latency,
     steady_window,
@@ -121,7 +121,8 @@ def parse_latency(args: Any) -> LatencyRequest:
     schedulers = parse_whole(args.schedulers, "--schedulers", minimum=1, maximum=MAX_SCHEDULERS)
     cycles = 0
     if args.cycles is not None:
-        cycles = parse_whole(args.cycles, "--cycles", minimum=MIN_CYCLES, maximum=MAX_CYCLES)
+        # the limit for these warps and this loop is the config's (``LatencyConfig.cycles_limit``)
+        cycles = parse_whole(args.cycles, "--cycles", minimum=MIN_CYCLES, maximum=MOST_CYCLES)
     config = LatencyConfig(warps, latency, alu, schedulers, str(args.policy).strip().lower(), cycles)
     steady_window(config)  # too few cycles to measure a steady state is bad input, said before the run
     return LatencyRequest(config, bool(args.json), bool(getattr(args, "measure", False)))

@@ -166,9 +166,57 @@ def test_latency_text(capsys):
             "policy 'rr' is not one of gto, lrr",
         ),
         (["--warps", "4", "--mem-latency", "650", "--alu", "0", "--cycles", "1000"], "needs at least"),
+        (
+            ["--warps", "1024", "--mem-latency", "10000", "--alu", "1000", "--cycles", "700000"],
+            "cycles is 700,000; it must be from 100 to 644,524 (what 1024 warps with L = 10000 and K = 1000",
+        ),
+        (
+            ["--warps", "4", "--mem-latency", "10", "--alu", "1", "--cycles", "9e9"],
+            "it must be at most 2182060",
+        ),
     ],
 )
 def test_latency_bad_input_is_one_line(capsys, argv, needle):
     code, out, err = run(capsys, "latency", *argv)
     assert code == 2 and out == ""
     assert err.count("\n") == 1 and needle in err, err
+
+
+def test_latency_with_fewer_warps_than_schedulers(capsys):
+    code, out, err = run(capsys, "latency", "--warps", "3", "--mem-latency", "10", "--alu", "4", "--json")
+    assert code == 0 and err == ""
+    data = json.loads(out)
+    assert data["warps_per_scheduler"] == [1, 1, 1, 0]
+    assert data["utilization"] == data["model_utilization"] == pytest.approx(3 * 5 / 15 / 4)
+
+
+def test_latency_at_every_documented_maximum_is_accepted(capsys):
+    code, out, err = run(capsys, "latency", "--warps", "1024", "--mem-latency", "10000", "--alu", "1000")
+    assert code == 0 and err == "", err
+    assert "simulated utilization 100% of issue slots" in out and "of 644,524)" in out
+
+
+def test_latency_lrr_says_why_it_differs_from_the_closed_form(capsys):
+    code, out, err = run(
+        capsys, "latency", "--warps", "16", "--mem-latency", "10", "--alu", "4", "--policy", "lrr"
+    )
+    assert code == 0 and err == ""
+    assert "the closed form is exact for gto's steady state" in out
+    assert "wait out L together" in out
+    # 4 warps per scheduler: 20 issues every 4*4 + 10 + 1 = 27 cycles
+    assert "(N K + L + 1)) = 74.1% here; it hides L only from N = L + 1 = 11 warps per scheduler" in out
+    code, out, _ = run(capsys, "latency", "--warps", "16", "--mem-latency", "10", "--alu", "4")
+    assert "lrr" not in out.split("\n", 2)[2]  # gto's run says nothing of lrr
+
+
+@pytest.mark.parametrize(
+    ("latency", "alu", "warned"), [("650", "0", True), ("650", "50", False), ("3", "0", False)]
+)
+def test_latency_warns_when_n_star_is_past_the_sm_warp_limit(capsys, latency, alu, warned):
+    code, out, err = run(capsys, "latency", "--warps", "16", "--mem-latency", latency, "--alu", alu, "--json")
+    assert code == 0
+    data = json.loads(out)
+    assert (data["warps_needed"] > 64) == warned == bool(data["warnings"])
+    code, out, _ = run(capsys, "latency", "--warps", "16", "--mem-latency", latency, "--alu", alu)
+    line = "warning: N* = 2604 warps per SM is more than any NVIDIA SM's 64 warp slots: occupancy alone"
+    assert (line in out) == warned and ("cannot hide this latency" in out) == warned
