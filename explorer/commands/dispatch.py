@@ -24,7 +24,7 @@ from explorer.launch.dispatch import (
     parse_policy,
     simulate_dispatch,
 )
-from explorer.launch.durations import DurationSpec, parse_durations
+from explorer.launch.durations import DurationSpec, parse_durations, read_file_values
 from explorer.launch.latency import (
     MAX_ALU,
     MAX_LATENCY,
@@ -56,7 +56,8 @@ def parse_dispatch(args: Any) -> DispatchRequest:
     config = parse_launch(args.grid, args.block, args.smem, args.regs)
     plan = plan_launch(config, device)
     check_blocks(plan)
-    durations = parse_durations(args.durations)
+    # a file's numbers are read here, once, and no further than the grid's block count needs
+    durations = read_file_values(parse_durations(args.durations), plan.total_blocks)
     policy = parse_policy(args.policy)
     seed = parse_whole(args.seed, "--seed", minimum=0, maximum=MAX_WHOLE)
     measure = bool(getattr(args, "measure", False))
