@@ -81,7 +81,10 @@ def test_dispatch_text_with_heavy_blocks(capsys):
     )
     assert code == 0 and err == ""
     assert (
-        "placement: round-robin" in out and "makespan" in out and "tail:" in out and "per-SM busy time" in out
+        "placement round-robin: the next SM in turn" in out
+        and "makespan" in out
+        and "tail:" in out
+        and "per-SM busy time" in out
     )
 
 
@@ -220,3 +223,29 @@ def test_latency_warns_when_n_star_is_past_the_sm_warp_limit(capsys, latency, al
     code, out, _ = run(capsys, "latency", "--warps", "16", "--mem-latency", latency, "--alu", alu)
     line = "warning: N* = 2604 warps per SM is more than any NVIDIA SM's 64 warp slots: occupancy alone"
     assert (line in out) == warned and ("cannot hide this latency" in out) == warned
+
+
+@pytest.mark.parametrize(
+    ("durations", "words"),
+    [
+        (
+            "jitter:0.5",
+            "durations in units of the nominal mean block: 1, the mean of the jitter distribution",
+        ),
+        ("heavy:1.5", "durations in units of the nominal mean block: 1, the mean of the heavy distribution"),
+        ("uniform", "durations in units of the mean block: every block takes 1"),
+        ("rows:1,3", "durations in units of the mean block: the rows' weights averaged over the blocks"),
+    ],
+)
+def test_dispatch_says_what_its_mean_block_is(capsys, durations, words):
+    """Random kinds are in units of their distribution's mean, which the blocks drawn only approach."""
+    argv = ["dispatch", "--device", "1650", "--grid", "98", "--block", "1024", "--durations", durations]
+    code, out, _ = run(capsys, *argv, "--json")
+    data = json.loads(out)
+    assert code == 0 and data["unit_words"].startswith(words)
+    if durations.startswith(("jitter", "heavy")):
+        drawn = data["total_work"] / 98
+        assert f"(the 98 blocks drawn average {drawn:.3f})" in data["unit_words"]
+        assert abs(drawn - 1) > 1e-3  # 98 draws: near 1, not 1, so "nominal" is the honest word
+    code, out, _ = run(capsys, *argv)
+    assert words in out and "Durations are in units" not in out
