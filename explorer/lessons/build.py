@@ -4,8 +4,8 @@ A step whose every value parses can still fail when its page builds the picture:
 breaks on a launch it should take leaves a dead tab in class. ``lessons --check`` runs this for
 every step, so such a step is reported before class, in one line naming the step and the part:
 
-* a visualizer step: its launch on its device (the plan, the occupancy, the wave animation at the
-  step's moment, the pinned thread), then the timeline (``explorer.launch.dispatch``) and the
+* a visualizer step: its launch on its device (the plan, the wave animation at the step's moment,
+  the pinned thread), the words and occupancy graphs beside it, then the timeline (``explorer.launch.dispatch``) and the
   latency view (``explorer.launch.latency``) with the step's settings, both of them, because the
   class can click either tab;
 * a memory step: the tab it shows (coalescing, bank conflicts, divergence, or the tiled-matmul
@@ -33,8 +33,8 @@ from .model import BenchState, MemoryState, Step, VisualizerState
 
 @dataclass(frozen=True)
 class BuildProblem:
-    """What building one part of a step's page gave: ``part`` ("launch", "timeline", "latency",
-    "coalescing", "banks", "divergence", "tiling", "benchmarks") and one line."""
+    """What building one part of a step's page gave: ``part`` ("launch", "occupancy", "timeline",
+    "latency", "coalescing", "banks", "divergence", "tiling", "benchmarks") and one line."""
 
     part: str
     text: str
@@ -98,6 +98,34 @@ def _build_visualizer(
 
     if not _attempt("launch", launch, problems):
         return
+
+    def figures() -> str:
+        """The words and graphs beside the SMs: summary, readings, occupancy and its three sweeps,
+        the pinned thread in the inspector (each side of a comparison)."""
+        from explorer.launch import texts
+        from explorer.launch.occupancy import sweep_block_size, sweep_registers, sweep_shared_memory
+        from explorer.launch.session import ThreadShown
+
+        for side in model.session.sides:
+            plan, limits = side.plan, side.limits
+            if plan is None or limits is None:
+                continue
+            occ, c = plan.occupancy, plan.config
+            texts.launch_summary(plan)
+            texts.gpu_fill(plan)
+            texts.readings(plan)
+            texts.occupancy_headline(occ)
+            occ.explain()
+            sweep_block_size(limits, c.regs_per_thread, c.shared_mem_bytes, occ.threads_per_block)
+            sweep_registers(limits, occ.threads_per_block, c.shared_mem_bytes, c.regs_per_thread)
+            sweep_shared_memory(limits, occ.threads_per_block, c.regs_per_thread, c.shared_mem_bytes)
+        shown = model.session.inspection()
+        if isinstance(shown, ThreadShown):
+            texts.thread_rows(shown.info)
+            texts.thread_state(shown.info)
+        return ""
+
+    _attempt("occupancy", figures, problems)
     runs = model.session.edited_side.plan is not None  # else the refusal is what the step shows
 
     def shown() -> str:

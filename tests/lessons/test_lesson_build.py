@@ -117,3 +117,21 @@ def test_a_launch_refused_by_design_is_no_problem(view):
     step = lesson.steps[0]
     assert step.ok, step.problem
     assert build_step(step, load_catalog()) == []
+
+
+def test_the_occupancy_column_is_built_for_each_side(tmp_path, capsys, monkeypatch):
+    import importlib
+
+    occupancy = importlib.import_module(
+        "explorer.launch.occupancy"
+    )  # the package exports a function of that name
+
+    def broken(limits, threads, smem, regs):
+        raise OverflowError("int too large")
+
+    monkeypatch.setattr(occupancy, "sweep_registers", broken)
+    code, lines = _check(capsys, _lesson_file(tmp_path, _vis(block="256", thread="3,0,0:17")))
+    assert code == 1
+    assert lines[1:] == [
+        "  step 1: occupancy: the page's model fails building it (OverflowError: int too large)"
+    ]
