@@ -123,16 +123,33 @@ class LatencyConfig:
         return len(range(scheduler, self.warps, self.schedulers))
 
     @property
+    def lrr_round(self) -> int:
+        """lrr's period on the busiest scheduler: its N warps take one turn each, so they issue
+        their loads together and wait out L together; a round is N (K+1) issues and the cycles
+        nobody can issue in, max(N (K+1), N K + L + 1) cycles."""
+        n = self.warps_on(0)
+        return max(n * (self.alu + 1), n * self.alu + self.mem_latency + 1)
+
+    @property
+    def window_period(self) -> int:
+        """The period the steady state repeats with: a loop period for gto, a round for lrr."""
+        return self.lrr_round if self.policy == "lrr" else self.period
+
+    @property
     def warm_cycles(self) -> int:
-        """The start-up: the warps have settled once the busiest scheduler has gone round all its
-        warps twice (and at least two loop periods have passed)."""
+        """The start-up. gto: the warps have settled once the busiest scheduler has gone round all
+        its warps twice (and at least two loop periods have passed). lrr: its warps go in step from
+        the first cycle, so one round is enough."""
+        if self.policy == "lrr":
+            return self.lrr_round
         return 2 * max(self.period, self.warps_on(0) * (self.alu + 1))
 
     @property
     def default_cycles(self) -> int:
-        """Enough for the start-up to settle and a dozen loop periods after it. No cap: 1,024 warps
-        on one scheduler with L and K at their limits need about 2.2 million cycles (seconds)."""
-        return max(2_000, self.warm_cycles + 12 * self.period)
+        """Enough for the start-up to settle and a dozen loop periods (at least one whole lrr round)
+        after it. No cap: 1,024 warps on one scheduler with L and K at their limits need about 2.2
+        million cycles (seconds)."""
+        return max(2_000, self.warm_cycles + max(12 * self.period, self.window_period))
 
     @property
     def cycles_limit(self) -> int:
@@ -145,7 +162,7 @@ class LatencyConfig:
 
 
 #: the longest run any config may ask for: the default run of the most warps on one scheduler
-MOST_CYCLES = LatencyConfig(MAX_WARPS, MAX_LATENCY, MAX_ALU, 1).default_cycles
+MOST_CYCLES = max(LatencyConfig(MAX_WARPS, MAX_LATENCY, MAX_ALU, 1, p).default_cycles for p in POLICIES)
 
 
 def model_utilization_per_scheduler(warps: int, mem_latency: int, alu: int) -> float:
@@ -392,16 +409,16 @@ class LatencyRun:
 
 
 def steady_window(config: LatencyConfig) -> tuple[int, int]:
-    """Whole loop periods after the start-up: the warps have settled once the busiest scheduler has
-    gone round all its warps twice, and a window of whole periods counts each warp's turns evenly."""
-    cycles, period = config.run_cycles, config.period
+    """Whole periods after the start-up (``LatencyConfig.warm_cycles``): a window of whole periods
+    (gto's loop period, lrr's round on the busiest scheduler) counts each warp's turns evenly."""
+    cycles, period = config.run_cycles, config.window_period
     warm = config.warm_cycles
     periods = (cycles - warm) // period
     if periods < 1:
         need = warm + period
         raise InputError(
             f"cycles is {cycles:,}; with L = {config.mem_latency} and K = {config.alu} the run needs at least "
-            f"{need:,} to settle and measure one loop period"
+            f"{need:,} to settle and measure one {'round' if config.policy == 'lrr' else 'loop period'}"
         )
     return cycles - periods * period, cycles
 

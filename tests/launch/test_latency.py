@@ -246,7 +246,7 @@ def test_the_sm_matches_a_brute_force_sm_over_thousands_of_launches():
     for i, (n, latency, alu, s) in enumerate(cases):
         policy = POLICIES[i % 2]
         probe = LatencyConfig(n, latency, alu, s, policy)
-        cycles = max(MIN_CYCLES, probe.warm_cycles + probe.period * rng.randint(1, 3))
+        cycles = max(MIN_CYCLES, probe.warm_cycles + probe.window_period * rng.randint(1, 3))
         config = LatencyConfig(n, latency, alu, s, policy, cycles)
         run = simulate_latency(config)
         picks = reference_sm(n, latency, alu, s, policy, cycles)
@@ -339,3 +339,16 @@ def test_the_longest_default_run_is_accepted():
     with pytest.raises(InputError, match="cycles is 200,001; it must be from 100 to 200,000$"):
         LatencyConfig(4, 10, 1, cycles=200_001)
     assert MOST_CYCLES == LatencyConfig(MAX_WARPS, MAX_LATENCY, MAX_ALU, 1).cycles_limit
+
+
+def test_the_simulated_lrr_sm_is_its_own_closed_form_when_the_schedulers_hold_alike():
+    """lrr over whole rounds: min(1, N (K+1) / (N K + L + 1)) per scheduler, exactly, whenever
+    every scheduler holds the same number of warps (else each has its own round)."""
+    rng = random.Random(13)
+    for _ in range(1500):
+        s = rng.randint(1, 8)
+        config = LatencyConfig(s * rng.randint(1, 12), rng.randint(0, 300), rng.randint(0, 20), s, "lrr")
+        run = simulate_latency(config)
+        assert run.utilization == pytest.approx(run.lrr_utilization, abs=1e-12), config
+        lo, hi = run.window
+        assert (hi - lo) % config.lrr_round == 0
