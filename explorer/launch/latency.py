@@ -19,6 +19,10 @@ So with N warps on a scheduler the share of cycles it issues is, in the steady s
 
     U(N) = min(1, N (K+1) / (L+K+1)),   and it reaches 1 at  N* = ceil((L+K+1) / (K+1))  warps.
 
+That is gto's steady state, exactly. lrr's warps take turns, so they issue their loads in
+successive cycles and wait out L together: U = min(1, N (K+1) / (N K + L + 1)), 1 only from
+N = L + 1. A scheduler with no warp (fewer warps than schedulers) issues nothing: it counts as 0.
+
 A measured latency (what a pointer chase reports: cycles from a load to the next load that needs
 its value) is L + 1 in this loop, so a published latency of 4 cycles is L = 3: then N* = 4 warps per
 scheduler, 16 per SM on 4 schedulers, the CUDA programming guide's figure for 4-cycle arithmetic.
