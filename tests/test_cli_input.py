@@ -89,7 +89,10 @@ def test_bench_refuses_a_catalog_sheet_in_one_line(fake_discovery):
     with pytest.raises(UserError) as info:
         bench_command.resolve_bench_device("gtx1650")
     message = str(info.value)
-    assert "NVIDIA GeForce GTX 1650 Laptop GPU is a spec sheet from the catalog, not a GPU on this machine" in message
+    assert (
+        "NVIDIA GeForce GTX 1650 Laptop GPU is a spec sheet from the catalog, not a GPU on this machine"
+        in message
+    )
 
 
 @pytest.mark.parametrize(
