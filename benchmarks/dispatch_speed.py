@@ -55,7 +55,7 @@ def main() -> int:
     gpus = {d.name: d for d in load_catalog()}
     cases = [
         ("NVIDIA H100 SXM5 80GB", "256"),  # 132 SMs x 8 slots
-        ("NVIDIA GeForce GTX 1650", "1024"),  # 16 SMs x 1 slot: the longest chain of events
+        ("NVIDIA GeForce GTX 1650 Laptop GPU", "1024"),  # 16 SMs x 1 slot: the longest chain of events
     ]
     kinds = ["uniform", "jitter:0.2", "heavy:1.5", "rows:1,4,1", "rows:mandelbrot"]
     print(f"machine load (1-minute average on {os.cpu_count()} cores, shared): {os.getloadavg()[0]:.2f}")

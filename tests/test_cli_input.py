@@ -64,7 +64,7 @@ def test_version(capsys):
 # --- bench --device takes names too ----------------------------------------------------------
 
 HERE = CudaGpu(name="NVIDIA GeForce RTX 4090", key="cuda:1", index=1)
-SHEET = CatalogGpu(name="NVIDIA GeForce GTX 1650", key="catalog:gtx-1650-laptop")
+SHEET = CatalogGpu(name="NVIDIA GeForce GTX 1650 Laptop GPU", key="catalog:gtx-1650-laptop")
 CPU = CpuDevice(name="AMD Ryzen 7 5800X 8-Core Processor", key="cpu")
 
 
@@ -89,7 +89,10 @@ def test_bench_refuses_a_catalog_sheet_in_one_line(fake_discovery):
     with pytest.raises(UserError) as info:
         bench_command.resolve_bench_device("gtx1650")
     message = str(info.value)
-    assert "NVIDIA GeForce GTX 1650 is a spec sheet from the catalog, not a GPU on this machine" in message
+    assert (
+        "NVIDIA GeForce GTX 1650 Laptop GPU is a spec sheet from the catalog, not a GPU on this machine"
+        in message
+    )
 
 
 @pytest.mark.parametrize(

@@ -94,7 +94,8 @@ def check_lessons(
             ctx.log(
                 f"{target.name}: {p.variant} {p.size_label} {p.error or f'{p.throughput:.4g} {p.throughput_unit}'}"
             )
-        versions = next((p.versions for p in points if p.versions), {})
+        # a lesson's CPU points carry no CUDA runtime: each version from the first point that has it
+        versions = {k: v for p in reversed(points) for k, v in (p.versions or {}).items()}
         note = (
             f"Measured by benchmarks/gpu_acceptance.py (Device Explorer {__version__}, torch "
             f"{versions.get('torch', '?')}, CUDA {versions.get('cuda_runtime', '?')}), {ctx.sizes.lesson_budget_s:g} s per "

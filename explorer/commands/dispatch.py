@@ -24,14 +24,14 @@ from explorer.launch.dispatch import (
     parse_policy,
     simulate_dispatch,
 )
-from explorer.launch.durations import DurationSpec, parse_durations
+from explorer.launch.durations import DurationSpec, parse_durations, read_file_values
 from explorer.launch.latency import (
     MAX_ALU,
-    MAX_CYCLES,
     MAX_LATENCY,
     MAX_SCHEDULERS,
     MAX_WARPS,
     MIN_CYCLES,
+    MOST_CYCLES,
     LatencyConfig,
     simulate_latency,
     steady_window,
@@ -56,7 +56,8 @@ def parse_dispatch(args: Any) -> DispatchRequest:
     config = parse_launch(args.grid, args.block, args.smem, args.regs)
     plan = plan_launch(config, device)
     check_blocks(plan)
-    durations = parse_durations(args.durations)
+    # a file's numbers are read here, once, and no further than the grid's block count needs
+    durations = read_file_values(parse_durations(args.durations), plan.total_blocks)
     policy = parse_policy(args.policy)
     seed = parse_whole(args.seed, "--seed", minimum=0, maximum=MAX_WHOLE)
     measure = bool(getattr(args, "measure", False))
@@ -121,7 +122,8 @@ def parse_latency(args: Any) -> LatencyRequest:
     schedulers = parse_whole(args.schedulers, "--schedulers", minimum=1, maximum=MAX_SCHEDULERS)
     cycles = 0
     if args.cycles is not None:
-        cycles = parse_whole(args.cycles, "--cycles", minimum=MIN_CYCLES, maximum=MAX_CYCLES)
+        # the limit for these warps and this loop is the config's (``LatencyConfig.cycles_limit``)
+        cycles = parse_whole(args.cycles, "--cycles", minimum=MIN_CYCLES, maximum=MOST_CYCLES)
     config = LatencyConfig(warps, latency, alu, schedulers, str(args.policy).strip().lower(), cycles)
     steady_window(config)  # too few cycles to measure a steady state is bad input, said before the run
     return LatencyRequest(config, bool(args.json), bool(getattr(args, "measure", False)))

@@ -57,12 +57,18 @@ class Finding:
 
 
 def check_lesson(lesson: Lesson) -> list[Finding]:
-    """Every step's problem (a value the page would refuse) and every line of narration that would
-    not show as its writer meant (``explorer.lessons.narration.check``)."""
+    """Every step's problem (a value the page would refuse, or a model its page would fail to build:
+    ``explorer.lessons.build``) and every line of narration that would not show as its writer
+    meant (``explorer.lessons.narration.check``)."""
+    from explorer.devices.catalog import load_catalog
+    from explorer.lessons.build import build_step
+
+    devices = load_catalog()
     found: list[Finding] = []
     for number, step in enumerate(lesson.steps, start=1):
         if step.problem:
             found.append(Finding(number, 0, step.problem.removeprefix(f"step {number}: ")))
+        found += [Finding(number, 0, str(p)) for p in build_step(step, devices)]
         found += [Finding(number, p.line, p.text) for p in narration.check(step.narration)]
         found += [Finding(number, 0, f"title: {p.text}") for p in narration.check(step.title)]
     return found

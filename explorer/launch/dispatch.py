@@ -47,12 +47,31 @@ POLICY_WORDS = {
     "free": "the SM with the most free slots gets the next block (as measured on real GPUs)",
     "round-robin": "the next SM in turn with a free slot gets the next block (GPGPU-Sim's order)",
 }
+#: the placement the SM view draws: with blocks all as long as each other, "free" hands the blocks
+#: out one per SM in turn (the lowest-numbered of equally free SMs first) until each SM is full,
+#: and all end together: the waves. So the SM view names its placement as the Timeline does.
+SM_VIEW_POLICY = "free"
+
+
+def placement_words(policy: str) -> str:
+    """How blocks go to SMs, in the one wording the Timeline, the SM view and the CLI share."""
+    return f"placement {policy}: {POLICY_WORDS[policy]}"
+
+
+def sm_view_placement() -> str:
+    """The SM view's caption: its placement, named as the Timeline names it."""
+    return (
+        f"Which SM gets which block: placement {SM_VIEW_POLICY} with blocks of equal length, so one per "
+        "SM in turn, wave after wave (hover for why)."
+    )
+
+
 #: the most blocks simulated: the timeline keeps four numbers per block (about 50 MB at this size)
 MAX_BLOCKS = 1 << 21
 MODEL_NOTE = (
     "each SM holds as many blocks as occupancy allows, and the first waiting block starts "
     "the moment any slot frees. Placement changes which SM runs a block, not when it starts, so "
-    "both policies give the same makespan. Durations are in units of the mean block."
+    "both policies give the same makespan."
 )
 
 
@@ -110,7 +129,7 @@ class DispatchResult:
         lines = [
             f"{p.total_blocks:,} blocks on {p.sm_count} SMs x {p.resident_blocks_per_sm} {slot_word} = "
             f"{self.slots:,} at once; durations: {self.durations.describe}",
-            f"placement: {self.policy}: {POLICY_WORDS[self.policy]}",
+            placement_words(self.policy),
             f"makespan {f.makespan:.3f} mean blocks (the wave picture: {count(p.waves, 'wave')})",
             f"bounds: lower max(work / slots, longest) = {self.lower_bound:.3f}; "
             f"upper work / slots + longest = {self.upper_bound:.3f}",
@@ -120,9 +139,24 @@ class DispatchResult:
             f"SMs stood empty {f.tail_idle_sm_time:.3f} and block slots {f.tail_idle_slot_time:.3f} "
             "(mean blocks, summed over SMs and over slots)",
         ]
-        if self.durations.kind == "file":
-            lines.append(f"the mean block is {self.unit_raw:g} in the file's units")
+        lines.append(self.unit_words())
         return lines
+
+    def unit_words(self) -> str:
+        """What "mean block" means for these durations: for random kinds the distribution's mean (the
+        nominal 1), which the blocks drawn only come close to."""
+        kind = self.durations.kind
+        if kind in ("jitter", "heavy"):
+            drawn = self.figures.total_work / self.plan.total_blocks
+            return (
+                f"durations in units of the nominal mean block: 1, the mean of the {kind} distribution "
+                f"(the {self.plan.total_blocks:,} blocks drawn average {drawn:.3f})"
+            )
+        if kind == "file":
+            return f"durations in units of the mean block: the mean block is {self.unit_raw:g} in the file's units"
+        if kind == "rows":
+            return "durations in units of the mean block: the rows' weights averaged over the blocks"
+        return "durations in units of the mean block: every block takes 1"
 
     def to_dict(self) -> dict[str, Any]:
         f, p = self.figures, self.plan
@@ -138,6 +172,7 @@ class DispatchResult:
             "policy": self.policy,
             "seed": self.seed,
             "unit": "mean block",
+            "unit_words": self.unit_words(),
             "mean_block_raw": self.unit_raw,
             "makespan": f.makespan,
             "lower_bound": self.lower_bound,

@@ -25,12 +25,14 @@ Qt-free; numpy only.
 
 from __future__ import annotations
 
+import io
 import math
 import re
-from dataclasses import dataclass, field
+from collections.abc import Iterator
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, BinaryIO
 
 from explorer.inputs import InputError, parse_decimal, shown
 from explorer.launch.config import Dim3
@@ -46,7 +48,8 @@ MAX_ROW_WEIGHTS = 4096
 MAX_WEIGHT = 1e6
 #: Pareto shapes ``heavy:`` takes: at 1 or below the mean is infinite; past 100 it is uniform in all but name
 HEAVY_ALPHA_RANGE = (1.0, 100.0)
-#: the largest durations file read (about ten numbers of 6 characters per block at the block limit)
+#: the most of a durations file read (about ten numbers of 6 characters per block at the block
+#: limit); reading stops sooner, once the grid's blocks have their numbers and one more is seen
 MAX_FILE_BYTES = 64 * 1024 * 1024
 #: the Mandelbrot image ``rows:mandelbrot`` measures: the usual view, iterations per pixel at most this
 MANDELBROT_VIEW = (-2.5, 1.0, -1.25, 1.25)
@@ -56,7 +59,6 @@ MANDELBROT_MAX_ROWS = 256  # rows sampled; a taller grid takes each of its rows 
 
 _NUMBER_FILE_RE = re.compile(rb"[0-9]+(?:\.[0-9]*)?(?:[eE][+-]?[0-9]{1,3})?|\.[0-9]+(?:[eE][+-]?[0-9]{1,3})?")
 _FILE_SEPARATORS = re.compile(rb"[\s,;]+")
-_COMMENT = re.compile(rb"#[^\n]*")
 
 
 @dataclass(frozen=True)
@@ -148,37 +150,95 @@ def _parse_rows(value: str, raw: str) -> DurationSpec:
 
 
 def _read_file(path_text: str, raw: str) -> DurationSpec:
-    """The file's numbers, checked: ASCII decimals, positive and finite, at most MAX_FILE_BYTES."""
-    path = Path(path_text).expanduser()
+    """A file the user can read; its numbers are read later, when the grid's block count is known
+    (``read_file_values``), and no further than that count needs."""
     where = shown(path_text, 80)
     try:
-        size = path.stat().st_size
+        path = Path(path_text).expanduser()  # "~nosuchuser/x": RuntimeError
         if not path.is_file():
+            path.stat()  # a missing file or folder: its own reason
             raise InputError(f"durations file {where} is not a file")
-        if size > MAX_FILE_BYTES:
-            raise InputError(
-                f"durations file {where} is {size:,} bytes; it may be at most {MAX_FILE_BYTES:,} bytes"
-            )
-        data = path.read_bytes()[: MAX_FILE_BYTES + 1]
+        with path.open("rb"):
+            pass
     except InputError:
         raise
-    except (OSError, ValueError) as exc:  # ValueError: a NUL in the name
+    except (OSError, ValueError, RuntimeError) as exc:  # ValueError: a NUL in the name
         reason = getattr(exc, "strerror", None) or str(exc)
         raise InputError(f"cannot read the durations file {where}: {reason}") from None
-    values = parse_duration_numbers(data, f"durations file {where}")
-    return DurationSpec("file", raw, path=str(path), file_values=tuple(values))
+    return DurationSpec("file", raw, path=str(path))
+
+
+def read_file_values(spec: DurationSpec, blocks: int) -> DurationSpec:
+    """``spec`` with its file's numbers: one per block of a ``blocks``-block grid, checked. The
+    file is streamed and read no further than ``blocks`` + 1 numbers (the one more says the file
+    holds too many), so a huge file for a small grid costs one chunk."""
+    if spec.kind != "file":
+        return spec
+    where = f"durations file {shown(spec.path, 80)}"
+    try:
+        with Path(spec.path).open("rb") as fh:
+            values = _stream_numbers(fh, where, blocks + 1)
+    except InputError:
+        raise
+    except (OSError, ValueError) as exc:
+        reason = getattr(exc, "strerror", None) or str(exc)
+        raise InputError(f"cannot read the {where}: {reason}") from None
+    if len(values) != blocks:
+        held = f"more than {blocks:,}" if len(values) > blocks else f"{len(values):,}"
+        raise InputError(
+            f"{where} has {held} numbers; the grid has {blocks:,} blocks and needs one per block"
+        )
+    return replace(spec, file_values=tuple(values))
 
 
 def parse_duration_numbers(data: bytes, where: str) -> list[float]:
     """Positive finite decimals separated by spaces, commas, semicolons or new lines; ``#`` comments.
 
     The first bad entry is named with its position, so the user can find it."""
-    body = _COMMENT.sub(b" ", data)
-    tokens = [t for t in _FILE_SEPARATORS.split(body) if t]
-    if not tokens:
-        raise InputError(f"{where} holds no numbers; give one positive number per block")
+    return _stream_numbers(io.BytesIO(data), where, None)
+
+
+#: bytes read at a time from a durations file
+READ_CHUNK = 64 * 1024
+_CLOSED_COMMENT = re.compile(rb"#[^\n]*\n")
+
+
+def _tokens(fh: BinaryIO, where: str) -> Iterator[bytes]:
+    """The file's entries in order, read a chunk at a time; MAX_FILE_BYTES read is the end of what
+    is read (an InputError when more entries are still wanted)."""
+    carry, in_comment, read = b"", False, 0
+    while True:
+        chunk = fh.read(READ_CHUNK)
+        read += len(chunk)
+        if read > MAX_FILE_BYTES:
+            raise InputError(
+                f"{where} goes on past {MAX_FILE_BYTES:,} bytes before the numbers the grid needs end"
+            )
+        if not chunk:
+            if carry:
+                yield carry
+            return
+        if in_comment:  # a comment from the last chunk runs to the first new line
+            newline = chunk.find(b"\n")
+            if newline < 0:
+                continue
+            chunk, in_comment = chunk[newline:], False
+        body = _CLOSED_COMMENT.sub(b"\n", carry + chunk)
+        hash_at = body.find(b"#")  # a comment this chunk does not close
+        if hash_at >= 0:
+            body, in_comment = body[:hash_at] + b" ", True
+        parts = _FILE_SEPARATORS.split(body)
+        carry = parts.pop()  # "" after a separator, else an entry the next chunk may go on with
+        yield from (t for t in parts if t)
+        if len(carry) > MAX_NUMBER_TOKEN:  # too long to be a number whatever follows: named now
+            yield carry
+            carry = b""
+
+
+def _stream_numbers(fh: BinaryIO, where: str, want: int | None) -> list[float]:
+    """At most ``want`` numbers (None: all) from ``fh``, each checked as it is read."""
     values: list[float] = []
-    for i, token in enumerate(tokens):
+    for i, token in enumerate(_tokens(fh, where)):
         if len(token) > MAX_NUMBER_TOKEN or not _NUMBER_FILE_RE.fullmatch(token):
             text = token[:40].decode("ascii", "backslashreplace")
             raise InputError(
@@ -190,6 +250,10 @@ def parse_duration_numbers(data: bytes, where: str) -> list[float]:
                 f"{where}: entry {i + 1} is {token.decode()}; each must be above 0 and below 1e300"
             )
         values.append(value)
+        if want is not None and len(values) >= want:
+            break
+    if not values:
+        raise InputError(f"{where} holds no numbers; give one positive number per block")
     return values
 
 
@@ -231,12 +295,9 @@ def block_durations(spec: DurationSpec, grid: Dim3, seed: int = 0) -> tuple[np.n
         )
         values = weights[(row_of_block * len(weights)) // rows]
         return values, float(values.mean())
+    if len(spec.file_values) != blocks:  # not read yet, or read for another grid
+        spec = read_file_values(spec, blocks)
     values = np.asarray(spec.file_values, float)
-    if len(values) != blocks:
-        raise InputError(
-            f"durations file {shown(spec.path, 80)} has {len(values):,} numbers; the grid has {blocks:,} blocks "
-            "and needs one per block"
-        )
     return values, float(values.mean())
 
 

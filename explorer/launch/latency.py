@@ -19,6 +19,10 @@ So with N warps on a scheduler the share of cycles it issues is, in the steady s
 
     U(N) = min(1, N (K+1) / (L+K+1)),   and it reaches 1 at  N* = ceil((L+K+1) / (K+1))  warps.
 
+That is gto's steady state, exactly. lrr's warps take turns, so they issue their loads in
+successive cycles and wait out L together: U = min(1, N (K+1) / (N K + L + 1)), 1 only from
+N = L + 1. A scheduler with no warp (fewer warps than schedulers) issues nothing: it counts as 0.
+
 A measured latency (what a pointer chase reports: cycles from a load to the next load that needs
 its value) is L + 1 in this loop, so a published latency of 4 cycles is L = 3: then N* = 4 warps per
 scheduler, 16 per SM on 4 schedulers, the CUDA programming guide's figure for 4-cycle arithmetic.
@@ -60,6 +64,8 @@ MAX_SCHEDULERS = 8
 MAX_LATENCY = 10_000  # cycles: far past any DRAM latency measured (about 1000 on the slowest)
 MAX_ALU = 1_000
 MIN_CYCLES = 100
+#: the most cycles a run may ask for, unless the warps and the loop need more to settle: then the
+#: default run's length is the limit (``LatencyConfig.cycles_limit``), so no legal launch is refused
 MAX_CYCLES = 200_000
 #: cycles whose per-warp states are kept for the animation
 RECORD_CYCLES = 4_096
@@ -91,8 +97,15 @@ class LatencyConfig:
         ):
             if not low <= value <= high:
                 problems.append(f"{name} is {value}; it must be from {low} to {high}")
-        if self.cycles and not MIN_CYCLES <= self.cycles <= MAX_CYCLES:
-            problems.append(f"cycles is {self.cycles}; it must be from {MIN_CYCLES} to {MAX_CYCLES:,}")
+        if self.cycles and not problems and not MIN_CYCLES <= self.cycles <= self.cycles_limit:
+            needs = (
+                ""
+                if self.cycles_limit == MAX_CYCLES
+                else f" (what {self.warps} warps with L = {self.mem_latency} and K = {self.alu} need to settle)"
+            )
+            problems.append(
+                f"cycles is {self.cycles:,}; it must be from {MIN_CYCLES} to {self.cycles_limit:,}{needs}"
+            )
         if self.policy not in POLICIES:
             problems.append(f"policy {shown(self.policy)} is not one of {', '.join(POLICIES)}")
         if self.warp_slots and self.warp_slots < self.warps:
@@ -114,14 +127,46 @@ class LatencyConfig:
         return len(range(scheduler, self.warps, self.schedulers))
 
     @property
+    def lrr_round(self) -> int:
+        """lrr's period on the busiest scheduler: its N warps take one turn each, so they issue
+        their loads together and wait out L together; a round is N (K+1) issues and the cycles
+        nobody can issue in, max(N (K+1), N K + L + 1) cycles."""
+        n = self.warps_on(0)
+        return max(n * (self.alu + 1), n * self.alu + self.mem_latency + 1)
+
+    @property
+    def window_period(self) -> int:
+        """The period the steady state repeats with: a loop period for gto, a round for lrr."""
+        return self.lrr_round if self.policy == "lrr" else self.period
+
+    @property
+    def warm_cycles(self) -> int:
+        """The start-up. gto: the warps have settled once the busiest scheduler has gone round all
+        its warps twice (and at least two loop periods have passed). lrr: its warps go in step from
+        the first cycle, so one round is enough."""
+        if self.policy == "lrr":
+            return self.lrr_round
+        return 2 * max(self.period, self.warps_on(0) * (self.alu + 1))
+
+    @property
     def default_cycles(self) -> int:
-        """Enough for the start-up to settle and a dozen loop periods after it."""
-        busiest = self.warps_on(0) * (self.alu + 1)
-        return min(MAX_CYCLES, max(2_000, 2 * max(self.period, busiest) + 12 * self.period))
+        """Enough for the start-up to settle and a dozen loop periods (at least one whole lrr round)
+        after it. No cap: 1,024 warps on one scheduler with L and K at their limits need about 2.2
+        million cycles (seconds)."""
+        return max(2_000, self.warm_cycles + max(12 * self.period, self.window_period))
+
+    @property
+    def cycles_limit(self) -> int:
+        """The most ``cycles`` may ask: ``MAX_CYCLES``, or the default run where that is longer."""
+        return max(MAX_CYCLES, self.default_cycles)
 
     @property
     def run_cycles(self) -> int:
         return self.cycles or self.default_cycles
+
+
+#: the longest run any config may ask for: the default run of the most warps on one scheduler
+MOST_CYCLES = max(LatencyConfig(MAX_WARPS, MAX_LATENCY, MAX_ALU, 1, p).default_cycles for p in POLICIES)
 
 
 def model_utilization_per_scheduler(warps: int, mem_latency: int, alu: int) -> float:
@@ -134,6 +179,13 @@ def warps_needed_per_scheduler(mem_latency: int, alu: int) -> int:
     return -(-(mem_latency + alu + 1) // (alu + 1))
 
 
+def lrr_utilization_per_scheduler(warps: int, mem_latency: int, alu: int) -> float:
+    """lrr's steady state, min(1, N (K+1) / (N K + L + 1)): each ready warp gets one turn in order,
+    so the N warps issue their loads in N successive cycles and wait out L together; a round is
+    N (K+1) issues and L + 1 - N idle cycles, none once N >= L + 1. (0 for N = 0.)"""
+    return min(1.0, warps * (alu + 1) / (warps * alu + mem_latency + 1))
+
+
 def model_utilization(config: LatencyConfig) -> float:
     """The closed form for the whole SM: the mean of U over its schedulers' warp counts."""
     return (
@@ -143,6 +195,23 @@ def model_utilization(config: LatencyConfig) -> float:
         )
         / config.schedulers
     )
+
+
+def lrr_utilization(config: LatencyConfig) -> float:
+    """lrr's steady state for the whole SM: the mean over its schedulers' warp counts."""
+    per = (
+        lrr_utilization_per_scheduler(config.warps_on(s), config.mem_latency, config.alu)
+        for s in range(config.schedulers)
+    )
+    return sum(per) / config.schedulers
+
+
+#: why the closed form is gto's, and what lrr does instead (``--policy lrr`` says it)
+LRR_NOTE = (
+    "the closed form is exact for gto's steady state (the warp gto keeps issues its K instructions "
+    "while the others' loads are in flight); lrr gives each ready warp one turn in order, so the "
+    "warps issue their loads in successive cycles and wait out L together"
+)
 
 
 @dataclass(frozen=True, eq=False)
@@ -198,6 +267,8 @@ def run_scheduler(warps: int, mem_latency: int, alu: int, policy: str, cycles: i
         elif ready_sorted:
             pick = ready_sorted[bisect.bisect_right(ready_sorted, last) % len(ready_sorted)]
         if pick < 0:
+            if not waiting:  # no warp at all (a scheduler of an SM with fewer warps): it stays idle
+                break
             t = waiting[0][0]  # every warp waits: nothing issues until the first one can
             continue
         issued.append(t)
@@ -281,9 +352,33 @@ class LatencyRun:
         """Instructions the SM issued in cycles 0 .. cycle - 1 (the view's running count)."""
         return sum(int(np.searchsorted(r.issue_cycles, cycle)) for r in self.schedulers)
 
+    @property
+    def lrr_utilization(self) -> float:
+        return lrr_utilization(self.config)
+
+    def warnings(self) -> list[str]:
+        """What the figures mean for a real SM: N* past the warps an SM can hold."""
+        c = self.config
+        limit = c.warp_slots or SM_MAX_WARPS
+        if self.warps_needed <= limit:
+            return []
+        held = "this SM's" if c.warp_slots else "any NVIDIA SM's"
+        return [
+            f"N* = {self.warps_needed} warps per SM is more than {held} {limit} warp slots: occupancy "
+            "alone cannot hide this latency; more independent instructions per load (K) can"
+        ]
+
     def summary_lines(self) -> list[str]:
         c = self.config
         per = ", ".join(str(c.warps_on(s)) for s in range(c.schedulers))
+        lrr = []
+        if c.policy == "lrr":
+            lrr = [
+                f"{LRR_NOTE}:",
+                f"lrr's steady state: N (K+1) issues every N K + L + 1 cycles, U = min(1, N (K+1) / "
+                f"(N K + L + 1)) = {percent(self.lrr_utilization)} here; it hides L only from N = L + 1 = "
+                f"{c.mem_latency + 1} warps per scheduler",
+            ]
         return [
             f"{c.warps} warps on {count(c.schedulers, 'scheduler')} ({per}); "
             f"each loops 1 load (waits L = {c.mem_latency} cycles) + K = {c.alu} arithmetic instructions",
@@ -293,6 +388,8 @@ class LatencyRun:
             f"model U(N) = min(1, N (K+1) / (L+K+1)) = {percent(self.model_utilization)}",
             f"warps needed: N* = ceil((L+K+1) / (K+1)) = {self.warps_needed_per_scheduler} per scheduler, "
             f"{self.warps_needed} per SM",
+            *lrr,
+            *(f"warning: {w}" for w in self.warnings()),
         ]
 
     def to_dict(self) -> dict[str, Any]:
@@ -310,20 +407,22 @@ class LatencyRun:
             "warps_needed": self.warps_needed,
             "warps_needed_per_scheduler": self.warps_needed_per_scheduler,
             "steady_state_cycles": list(self.window),
+            **({"lrr_utilization": self.lrr_utilization} if c.policy == "lrr" else {}),
+            "warnings": self.warnings(),
         }
 
 
 def steady_window(config: LatencyConfig) -> tuple[int, int]:
-    """Whole loop periods after the start-up: the warps have settled once the busiest scheduler has
-    gone round all its warps twice, and a window of whole periods counts each warp's turns evenly."""
-    cycles, period = config.run_cycles, config.period
-    warm = 2 * max(period, config.warps_on(0) * (config.alu + 1))
+    """Whole periods after the start-up (``LatencyConfig.warm_cycles``): a window of whole periods
+    (gto's loop period, lrr's round on the busiest scheduler) counts each warp's turns evenly."""
+    cycles, period = config.run_cycles, config.window_period
+    warm = config.warm_cycles
     periods = (cycles - warm) // period
     if periods < 1:
         need = warm + period
         raise InputError(
             f"cycles is {cycles:,}; with L = {config.mem_latency} and K = {config.alu} the run needs at least "
-            f"{need:,} to settle and measure one loop period"
+            f"{need:,} to settle and measure one {'round' if config.policy == 'lrr' else 'loop period'}"
         )
     return cycles - periods * period, cycles
 

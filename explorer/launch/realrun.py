@@ -538,9 +538,55 @@ def _save(result: RealRunResult, path: str) -> None:
         np.savez(fh, **arrays)
 
 
-def _load(path: str, total_s: float) -> RealRunResult:
+def _check_shapes(path: str, n_elements: int, blocks: int) -> None:
+    """Read no array of the child's result file before its header says it has the launch's shape
+    (one per element, the SM map one per block, the description at most MAX_META_BYTES): a
+    damaged file costs a header, not its size in memory. UserError (one line) otherwise."""
+    import zipfile
+
     import numpy as np
 
+    expected = {
+        "meta": (MAX_META_BYTES, "bytes of description"),
+        "block_of_element": (n_elements, "elements"),
+        "thread_of_element": (n_elements, "elements"),
+        "writes_per_element": (n_elements, "elements"),
+        "sm_of_block": (blocks, "blocks"),
+    }
+    try:
+        with zipfile.ZipFile(path) as z:
+            for info in z.infolist():
+                name = info.filename.removesuffix(".npy")
+                if name not in expected:
+                    raise UserError(f"the real run's result holds {name!r}, which no run writes")
+                with z.open(info) as fh:
+                    major, _minor = np.lib.format.read_magic(fh)
+                    header = (
+                        np.lib.format.read_array_header_1_0
+                        if major == 1
+                        else np.lib.format.read_array_header_2_0
+                    )
+                    shape, _fortran, _dtype = header(fh)
+                most, unit = expected[name]
+                exact = name != "meta"
+                if len(shape) != 1 or (shape[0] != most if exact else shape[0] > most):
+                    raise UserError(
+                        f"the real run's {name} has shape {shape}; the launch has {most:,} {unit}"
+                        + ("" if exact else " at most")
+                    )
+    except (OSError, ValueError, zipfile.BadZipFile) as exc:
+        raise UserError(f"the real run's result file cannot be read: {exc}") from None
+
+
+def _load(
+    path: str, total_s: float, n_elements: int | None = None, blocks: int | None = None
+) -> RealRunResult:
+    """The child's result; with the launch's ``n_elements`` and ``blocks`` each array's shape is
+    checked from its header before the array is read."""
+    import numpy as np
+
+    if n_elements is not None and blocks is not None:
+        _check_shapes(path, n_elements, blocks)
     with np.load(path) as data:
         meta = loads(bytes(data["meta"]), max_bytes=MAX_META_BYTES)
         return RealRunResult(
@@ -620,7 +666,7 @@ def run_real(
     try:
         agent.start()
         agent.request("realrun.run", params, timeout_s=timeout_s)
-        return _load(path, time.perf_counter() - t0)
+        return _load(path, time.perf_counter() - t0, n_elements, _count(g))
     except AgentCancelled:
         raise RealRunStopped("the real run was stopped") from None
     except AgentTimeout:

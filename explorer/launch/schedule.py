@@ -20,7 +20,8 @@ SCHEDULER_NOTE = (
     "Which SM runs which block is decided by the GPU's block scheduler, whose rules NVIDIA does not "
     "publish; they also change with what else is running. This view uses a simple documented model: "
     "blocks are handed out in order (x fastest, then y, then z), one per SM in turn (round-robin), "
-    "until every SM holds as many blocks as occupancy allows; that is one wave. The next wave starts "
+    "until every SM holds as many blocks as occupancy allows; that is one wave (the Timeline's "
+    "placement free with blocks of equal length places them the same). The next wave starts "
     "when the first has finished. Real GPUs start a new block as soon as any block finishes, so the "
     "waves blur, but their count and the idle SMs in the last one are what decide the run time."
 )

@@ -48,6 +48,7 @@ from explorer.launch.latency import (
 from explorer.launch.latency import POLICIES as LATENCY_POLICIES
 from explorer.launch.occupancy import RESOURCE_NAMES
 from explorer.launch.session import DeviceChoice, LaunchSession
+from explorer.words import count
 
 if TYPE_CHECKING:  # pragma: no cover
     from explorer.launch.config import LaunchConfig
@@ -454,8 +455,7 @@ class TimeViews:
         per = run.config.warps / run.config.schedulers
         per_text = f"{per:g}" if per == math.floor(per) else f"{per:.2f}"
         return (
-            f"{occ.active_blocks_per_sm} block"
-            f"{'s' if occ.active_blocks_per_sm != 1 else ''} of {side.plan.warps_per_block} warps per SM "
+            f"{count(occ.active_blocks_per_sm, 'block')} of {count(side.plan.warps_per_block, 'warp')} per SM "
             f"(limited by {' and '.join(RESOURCE_NAMES[r] for r in occ.limiters)}) = {run.config.warps} of {run.config.slots} warp slots, "
             f"{per_text} per scheduler"
         )

@@ -40,7 +40,7 @@ def test_all_sheets_are_catalog_and_never_present():
 
 def test_gtx_1650_of_the_numba_lesson():
     gtx = catalog_device("gtx-1650-laptop")
-    assert gtx.name == "NVIDIA GeForce GTX 1650"
+    assert gtx.name == "NVIDIA GeForce GTX 1650 Laptop GPU"
     assert gtx.compute_capability == (7, 5) and gtx.cc_string == "7.5"
     assert gtx.sm_count == 16 and gtx.cuda_cores_per_sm == 64  # 1024 CUDA cores
     assert gtx.architecture == "Turing"

@@ -32,7 +32,7 @@ CATALOG = {d.name: d for d in load_catalog()}
 GPUS = [
     CATALOG[n]
     for n in (
-        "NVIDIA GeForce GTX 1650",
+        "NVIDIA GeForce GTX 1650 Laptop GPU",
         "NVIDIA Tesla V100 SXM2",
         "NVIDIA A100 SXM4 40GB",
         "NVIDIA H100 SXM5 80GB",

@@ -81,7 +81,10 @@ def test_dispatch_text_with_heavy_blocks(capsys):
     )
     assert code == 0 and err == ""
     assert (
-        "placement: round-robin" in out and "makespan" in out and "tail:" in out and "per-SM busy time" in out
+        "placement round-robin: the next SM in turn" in out
+        and "makespan" in out
+        and "tail:" in out
+        and "per-SM busy time" in out
     )
 
 
@@ -166,9 +169,83 @@ def test_latency_text(capsys):
             "policy 'rr' is not one of gto, lrr",
         ),
         (["--warps", "4", "--mem-latency", "650", "--alu", "0", "--cycles", "1000"], "needs at least"),
+        (
+            ["--warps", "1024", "--mem-latency", "10000", "--alu", "1000", "--cycles", "700000"],
+            "cycles is 700,000; it must be from 100 to 644,524 (what 1024 warps with L = 10000 and K = 1000",
+        ),
+        (
+            ["--warps", "4", "--mem-latency", "10", "--alu", "1", "--cycles", "9e9"],
+            "it must be at most 2182060",
+        ),
     ],
 )
 def test_latency_bad_input_is_one_line(capsys, argv, needle):
     code, out, err = run(capsys, "latency", *argv)
     assert code == 2 and out == ""
     assert err.count("\n") == 1 and needle in err, err
+
+
+def test_latency_with_fewer_warps_than_schedulers(capsys):
+    code, out, err = run(capsys, "latency", "--warps", "3", "--mem-latency", "10", "--alu", "4", "--json")
+    assert code == 0 and err == ""
+    data = json.loads(out)
+    assert data["warps_per_scheduler"] == [1, 1, 1, 0]
+    assert data["utilization"] == data["model_utilization"] == pytest.approx(3 * 5 / 15 / 4)
+
+
+def test_latency_at_every_documented_maximum_is_accepted(capsys):
+    code, out, err = run(capsys, "latency", "--warps", "1024", "--mem-latency", "10000", "--alu", "1000")
+    assert code == 0 and err == "", err
+    assert "simulated utilization 100% of issue slots" in out and "of 644,524)" in out
+
+
+def test_latency_lrr_says_why_it_differs_from_the_closed_form(capsys):
+    code, out, err = run(
+        capsys, "latency", "--warps", "16", "--mem-latency", "10", "--alu", "4", "--policy", "lrr"
+    )
+    assert code == 0 and err == ""
+    assert "the closed form is exact for gto's steady state" in out
+    assert "wait out L together" in out
+    # 4 warps per scheduler: 20 issues every 4*4 + 10 + 1 = 27 cycles
+    assert "(N K + L + 1)) = 74.1% here; it hides L only from N = L + 1 = 11 warps per scheduler" in out
+    code, out, _ = run(capsys, "latency", "--warps", "16", "--mem-latency", "10", "--alu", "4")
+    assert "lrr" not in out.split("\n", 2)[2]  # gto's run says nothing of lrr
+
+
+@pytest.mark.parametrize(
+    ("latency", "alu", "warned"), [("650", "0", True), ("650", "50", False), ("3", "0", False)]
+)
+def test_latency_warns_when_n_star_is_past_the_sm_warp_limit(capsys, latency, alu, warned):
+    code, out, err = run(capsys, "latency", "--warps", "16", "--mem-latency", latency, "--alu", alu, "--json")
+    assert code == 0
+    data = json.loads(out)
+    assert (data["warps_needed"] > 64) == warned == bool(data["warnings"])
+    code, out, _ = run(capsys, "latency", "--warps", "16", "--mem-latency", latency, "--alu", alu)
+    line = "warning: N* = 2604 warps per SM is more than any NVIDIA SM's 64 warp slots: occupancy alone"
+    assert (line in out) == warned and ("cannot hide this latency" in out) == warned
+
+
+@pytest.mark.parametrize(
+    ("durations", "words"),
+    [
+        (
+            "jitter:0.5",
+            "durations in units of the nominal mean block: 1, the mean of the jitter distribution",
+        ),
+        ("heavy:1.5", "durations in units of the nominal mean block: 1, the mean of the heavy distribution"),
+        ("uniform", "durations in units of the mean block: every block takes 1"),
+        ("rows:1,3", "durations in units of the mean block: the rows' weights averaged over the blocks"),
+    ],
+)
+def test_dispatch_says_what_its_mean_block_is(capsys, durations, words):
+    """Random kinds are in units of their distribution's mean, which the blocks drawn only approach."""
+    argv = ["dispatch", "--device", "1650", "--grid", "98", "--block", "1024", "--durations", durations]
+    code, out, _ = run(capsys, *argv, "--json")
+    data = json.loads(out)
+    assert code == 0 and data["unit_words"].startswith(words)
+    if durations.startswith(("jitter", "heavy")):
+        drawn = data["total_work"] / 98
+        assert f"(the 98 blocks drawn average {drawn:.3f})" in data["unit_words"]
+        assert abs(drawn - 1) > 1e-3  # 98 draws: near 1, not 1, so "nominal" is the honest word
+    code, out, _ = run(capsys, *argv)
+    assert words in out and "Durations are in units" not in out

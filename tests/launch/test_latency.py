@@ -3,6 +3,8 @@ form U(N) and N*, the presets, and the tie to a launch's occupancy."""
 
 from __future__ import annotations
 
+import random
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -14,14 +16,24 @@ from explorer.launch.latency import (
     ELIGIBLE,
     IDLE,
     ISSUING,
+    MAX_ALU,
+    MAX_CYCLES,
+    MAX_LATENCY,
+    MAX_WARPS,
+    MIN_CYCLES,
+    MOST_CYCLES,
+    POLICIES,
     PRESETS,
     STALLED,
     LatencyConfig,
     config_for_launch,
     find_preset,
+    lrr_utilization_per_scheduler,
+    model_utilization,
     model_utilization_per_scheduler,
     run_scheduler,
     simulate_latency,
+    steady_window,
     utilization_curve,
     warps_needed_per_scheduler,
 )
@@ -181,3 +193,162 @@ def test_presets_name_their_sources():
     for p in PRESETS:
         assert p.source and p.mem_latency == p.latency_cycles - 1
     assert model_utilization_per_scheduler(16, 3, 0) == 1.0
+
+
+# ----------------------------------------------------------------------------- the whole SM, brute force
+
+
+def reference_sm(warps, latency, alu, schedulers, policy, cycles):
+    """A straightforward SM, independent of the simulator: every cycle, every scheduler looks at
+    each of its warps (warp w on scheduler w mod S; none when N < S) and issues one by its policy.
+    Returns each cycle's pick per scheduler (SM-wide warp number, -1 none) and the issue count."""
+    ready = [0] * warps  # first cycle each warp may issue in
+    step = [0] * warps  # 0: its load is next; k: its k-th arithmetic instruction
+    last = [-1] * schedulers  # SM-wide warp each scheduler issued last
+    picks = []
+    for t in range(cycles):
+        row = []
+        for s in range(schedulers):
+            mine = [w for w in range(s, warps, schedulers)]
+            can = [w for w in mine if ready[w] <= t]
+            pick = -1
+            if can:
+                if policy == "gto":
+                    pick = last[s] if last[s] in can else min(can)
+                else:  # the next ready warp after the last one, in the scheduler's own order
+                    order = (
+                        mine[mine.index(last[s]) + 1 :] + mine[: mine.index(last[s]) + 1]
+                        if last[s] >= 0
+                        else mine
+                    )
+                    pick = next(w for w in order if w in can)
+                if step[pick] == 0:
+                    ready[pick] = t + latency + 1
+                    step[pick] = 1 if alu else 0
+                else:
+                    ready[pick] = t + 1
+                    step[pick] = step[pick] + 1 if step[pick] < alu else 0
+                last[s] = pick
+            row.append(pick)
+        picks.append(row)
+    return picks
+
+
+def test_the_sm_matches_a_brute_force_sm_over_thousands_of_launches():
+    """Random (N, L, K, S, policy), N = 1 and N < S included: each scheduler's picks and the
+    steady-state utilization are the brute force's, and schedulers without a warp count as idle."""
+    rng = random.Random(20261128)
+    cases = [(1, 0, 0, 1), (1, 5, 2, 4), (3, 10, 4, 4), (2, 0, 0, 8), (1, 30, 0, 8)]
+    cases += [
+        (rng.randint(1, 14), rng.randint(0, 30), rng.randint(0, 5), rng.randint(1, 8)) for _ in range(2500)
+    ]
+    fewer = 0
+    for i, (n, latency, alu, s) in enumerate(cases):
+        policy = POLICIES[i % 2]
+        probe = LatencyConfig(n, latency, alu, s, policy)
+        cycles = max(MIN_CYCLES, probe.warm_cycles + probe.window_period * rng.randint(1, 3))
+        config = LatencyConfig(n, latency, alu, s, policy, cycles)
+        run = simulate_latency(config)
+        picks = reference_sm(n, latency, alu, s, policy, cycles)
+        recorded = run.recorded_cycles
+        assert run.picks().tolist() == picks[:recorded], config
+        lo, hi = run.window
+        issued = sum(1 for row in picks[lo:hi] for p in row if p >= 0)
+        assert run.utilization == issued / ((hi - lo) * s), config
+        assert run.issued_by(cycles) == sum(1 for row in picks for p in row if p >= 0)
+        fewer += n < s
+    assert fewer > 300  # the low-occupancy launches are well covered
+
+
+def steady_share(warps, latency, alu, policy, round_cycles):
+    """A scheduler's issue share over whole rounds of ``round_cycles``, long after the start."""
+    start = 4 * (warps * (alu + 1) + latency + alu + 1)
+    cycles = start + 3 * round_cycles
+    run = run_scheduler(warps, latency, alu, policy, cycles)
+    return int(np.count_nonzero(run.issue_cycles >= start)) / (cycles - start)
+
+
+def test_both_closed_forms_are_exact_in_the_steady_state():
+    """gto: min(1, N (K+1) / (L+K+1)); lrr: min(1, N (K+1) / (N K + L + 1)), measured over whole
+    rounds of each policy's own period, over thousands of random (N, L, K), N = 1 included."""
+    rng = random.Random(7)
+    cases = [(1, 0, 0), (1, 9, 0), (2, 1, 0), (5, 4, 3)]
+    cases += [(rng.randint(1, 24), rng.randint(0, 80), rng.randint(0, 12)) for _ in range(2000)]
+    for n, latency, alu in cases:
+        gto = steady_share(n, latency, alu, "gto", latency + alu + 1)
+        assert gto == pytest.approx(model_utilization_per_scheduler(n, latency, alu), abs=1e-12)
+        lrr = steady_share(n, latency, alu, "lrr", n * alu + latency + 1)
+        assert lrr == pytest.approx(lrr_utilization_per_scheduler(n, latency, alu), abs=1e-12)
+        assert lrr <= gto + 1e-12  # taking turns never hides more than keeping one warp going
+        assert (lrr == 1.0) == (n >= latency + 1)  # lrr hides L only from L + 1 warps, whatever K
+
+
+def test_the_simulated_gto_sm_is_its_closed_form_exactly():
+    rng = random.Random(11)
+    for _ in range(1500):
+        config = LatencyConfig(rng.randint(1, 40), rng.randint(0, 300), rng.randint(0, 20), rng.randint(1, 8))
+        assert simulate_latency(config).utilization == pytest.approx(model_utilization(config), abs=1e-12)
+
+
+def test_fewer_warps_than_schedulers_leaves_the_rest_idle():
+    """One to three warps on four schedulers: the low-occupancy case a class is shown."""
+    run = simulate_latency(LatencyConfig(3, 10, 4, 4, "gto", warp_slots=64))
+    assert [r.warps for r in run.schedulers] == [1, 1, 1, 0]
+    assert len(run.schedulers[3].issue_cycles) == 0
+    assert run.utilization == pytest.approx(3 * 5 / 15 / 4)
+    assert (run.states()[:, 3:] == IDLE).all()
+    assert (run.picks()[:, 3] == -1).all()
+    empty = run_scheduler(0, 10, 4, "lrr", 500)  # a scheduler with no warp simply never issues
+    assert empty.issue_cycles.size == 0 and (empty.picks == -1).all() and empty.states.shape == (500, 0)
+
+
+@pytest.mark.parametrize(
+    ("device", "grid", "block", "smem", "warps"),
+    [("A100", "108", "32", "100000", 1), ("GTX 1650", "16", "64", "40000", 2)],
+)
+def test_launches_that_leave_fewer_warps_than_schedulers(device, grid, block, smem, warps):
+    """The launches a teacher showed the window: the latency view's model and curve are built."""
+    from explorer.devices.catalog import load_catalog
+    from explorer.devices.limits import limits_for_device
+    from explorer.devices.names import best_match
+    from explorer.launch.config import parse_launch
+    from explorer.launch.schedule import plan_launch
+
+    (gpu,) = best_match(device, load_catalog())
+    plan = plan_launch(parse_launch(grid, block, smem, "32"), gpu)
+    limits = limits_for_device(gpu)
+    config = config_for_launch(plan.occupancy, limits, find_preset("a100-dram").mem_latency, 9)
+    assert config.warps == warps < config.schedulers
+    run = simulate_latency(config)
+    assert run.utilization == pytest.approx(run.model_utilization) and 0 < run.utilization < 0.1
+    curve = utilization_curve(config.mem_latency, 9, config.schedulers, "gto", config.slots)
+    assert curve.points[warps - 1].simulated == pytest.approx(run.utilization)
+
+
+def test_the_longest_default_run_is_accepted():
+    """Each input at its documented maximum and no cycles given: the run is long enough to settle,
+    and only a cycles count the user sets is held to a limit (stated for these inputs)."""
+    config = LatencyConfig(MAX_WARPS, MAX_LATENCY, MAX_ALU, 4)
+    lo, hi = steady_window(config)
+    assert hi == config.run_cycles > MAX_CYCLES and hi - lo >= config.period
+    assert config.cycles_limit == config.run_cycles
+    with pytest.raises(
+        InputError, match=r"cycles is 700,000; it must be from 100 to 644,524 \(what 1024 warps"
+    ):
+        LatencyConfig(MAX_WARPS, MAX_LATENCY, MAX_ALU, 4, cycles=700_000)
+    with pytest.raises(InputError, match="cycles is 200,001; it must be from 100 to 200,000$"):
+        LatencyConfig(4, 10, 1, cycles=200_001)
+    assert MOST_CYCLES == LatencyConfig(MAX_WARPS, MAX_LATENCY, MAX_ALU, 1).cycles_limit
+
+
+def test_the_simulated_lrr_sm_is_its_own_closed_form_when_the_schedulers_hold_alike():
+    """lrr over whole rounds: min(1, N (K+1) / (N K + L + 1)) per scheduler, exactly, whenever
+    every scheduler holds the same number of warps (else each has its own round)."""
+    rng = random.Random(13)
+    for _ in range(1500):
+        s = rng.randint(1, 8)
+        config = LatencyConfig(s * rng.randint(1, 12), rng.randint(0, 300), rng.randint(0, 20), s, "lrr")
+        run = simulate_latency(config)
+        assert run.utilization == pytest.approx(run.lrr_utilization, abs=1e-12), config
+        lo, hi = run.window
+        assert (hi - lo) % config.lrr_round == 0

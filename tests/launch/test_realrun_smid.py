@@ -136,3 +136,25 @@ def test_a_remote_sm_map_comes_back_and_a_forged_one_is_refused():
     ):
         with pytest.raises(UserError, match=words):
             realrun.result_from_inline(bad, (6, 1, 1), (32, 1, 1), 192, None, 1.0)
+
+
+def test_the_result_file_is_read_only_when_its_headers_have_the_launchs_shape(tmp_path):
+    """Each array's header is checked before the array is read: a result of another shape is one
+    line, not a read of whatever size it claims."""
+    sent = _result(np.array([5, 1, 131, 0, 7, 7], np.int32))
+    path = str(tmp_path / "run.npz")
+    realrun._save(sent, path)
+    n = len(sent.block_of_element)
+    assert realrun._load(path, 2.0, n, 6).sm_of_block.tolist() == [5, 1, 131, 0, 7, 7]
+    with pytest.raises(
+        UserError, match=rf"block_of_element has shape \({n},\); the launch has {n + 1} elements"
+    ):
+        realrun._load(path, 2.0, n + 1, 6)
+    with pytest.raises(UserError, match=r"sm_of_block has shape \(6,\); the launch has 7 blocks"):
+        realrun._load(path, 2.0, n, 7)
+    np.savez(path, meta=np.zeros(4, np.uint8), huge=np.zeros(3))
+    with pytest.raises(UserError, match="holds 'huge', which no run writes"):
+        realrun._load(path, 2.0, n, 6)
+    (tmp_path / "run.npz").write_bytes(b"not a zip")
+    with pytest.raises(UserError, match="the real run's result file cannot be read"):
+        realrun._load(path, 2.0, n, 6)

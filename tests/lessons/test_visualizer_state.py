@@ -139,7 +139,7 @@ def test_a_lesson_step_records_and_replays_the_moment_the_thread_and_b():
     state = step_state(s, zoom=2.0, side_tab="real run")
     assert state is not None
     assert (state.device, state.device_kind, state.grid, state.n) == (
-        "NVIDIA GeForce GTX 1650",
+        "NVIDIA GeForce GTX 1650 Laptop GPU",
         "catalog",
         "6,1,1",
         "5466",

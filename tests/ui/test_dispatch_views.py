@@ -69,7 +69,7 @@ def _readable(painted) -> None:  # noqa: ANN001 - the painted texts
 
 
 def _heavy_result():
-    plan = plan_launch(parse_launch("98", "1024"), GPUS["NVIDIA GeForce GTX 1650"])
+    plan = plan_launch(parse_launch("98", "1024"), GPUS["NVIDIA GeForce GTX 1650 Laptop GPU"])
     return simulate_dispatch(plan, parse_durations("heavy:2"), seed=3)
 
 

@@ -316,7 +316,7 @@ def test_an_a_b_comparison_is_a_step_and_replays(make_window, tmp_path):
     window.lessons.save_current_as_step(narration="A and B")
     step = window.lessons.lesson.steps[0]
     assert step.state.extra["compare"] == 1 and step.state.extra["b_regs"] == "64"
-    assert step.state.device == "NVIDIA GeForce GTX 1650"  # A, though the form was editing B
+    assert step.state.device == "NVIDIA GeForce GTX 1650 Laptop GPU"  # A, though the form was editing B
     saved = window.lessons.save_to(tmp_path / "ab.json")
 
     other = make_window()
@@ -337,7 +337,7 @@ def test_the_builtin_a_b_step_compares_the_gtx_1650_and_the_h100(make_window):
     vis = window.panels["visualizer"]
     assert vis.session.compare and window.lessons.note == ""
     a, b = (side.plan for side in vis.session.sides)
-    assert a.device_name == "NVIDIA GeForce GTX 1650" and a.waves == 7
+    assert a.device_name == "NVIDIA GeForce GTX 1650 Laptop GPU" and a.waves == 7
     assert b.device_name.startswith("NVIDIA H100") and b.waves == 1
 
 

@@ -79,7 +79,7 @@ def test_lesson_01_step_1_shows_its_six_blocks_whatever_was_saved_and_however_la
     s = vis.session
     assert not s.compare
     a = s.animation(0)
-    assert a is not None and a.plan.device_name == "NVIDIA GeForce GTX 1650"
+    assert a is not None and a.plan.device_name == "NVIDIA GeForce GTX 1650 Laptop GPU"
     assert (a.plan.total_blocks, a.plan.config.n, a.plan.idle_threads) == (6, 5466, 678)
     fill = a.fill()
     assert fill is not None and fill.wave == 0 and fill.dispatched == 6  # every block placed

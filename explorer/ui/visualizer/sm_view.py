@@ -12,6 +12,7 @@ from PySide6.QtCore import QEvent, QObject, QSize, Qt, QTimer
 from PySide6.QtGui import QWheelEvent
 from PySide6.QtWidgets import QLabel, QScrollArea, QStyle, QVBoxLayout, QWidget
 
+from explorer.launch.dispatch import sm_view_placement
 from explorer.launch.schedule import SCHEDULER_NOTE
 from explorer.launch.session import LaunchSession
 from explorer.launch.texts import html
@@ -53,7 +54,7 @@ class SmView(QWidget):
         self.grid.installEventFilter(self)
         self.legend = Legend()
         # one line where the page is short (its whole text and the model's reasons on hover)
-        note = FoldingCaption("Which SM gets which block: a simple round-robin model (hover for why).")
+        note = FoldingCaption(sm_view_placement())  # the Timeline's name for the same placement
         note.setToolTip(SCHEDULER_NOTE)
         note.setProperty("role", "caption")
         note.setProperty("textSize", "tiny")
