@@ -364,7 +364,7 @@ def _latency(rng: random.Random, concept: str) -> Draft:
     from explorer.launch.latency import LatencyConfig, model_utilization, warps_needed_per_scheduler
 
     schedulers = 4
-    warps = rng.randint(schedulers, 48)
+    warps = rng.randint(1, 48)  # fewer warps than schedulers included: idle schedulers count as 0
     mem_latency = rng.choice((20, 50, 100, 200, 300, 400, 600))
     alu = rng.choice((0, 1, 2, 4, 8, 16, 32))
     config = LatencyConfig(warps, mem_latency, alu, schedulers)
