@@ -8,8 +8,14 @@ turns what ssh, the remote shell and srun wrote on stderr into one line
 Timeouts (all seconds, see ``explorer.remote.target``): connect ``CONNECT_TIMEOUT_S`` (ssh's
 ConnectTimeout), first answer ``Remote.hello_timeout_s`` (60, or 300 with a launcher that may
 queue), keep-alive ``SERVER_ALIVE_INTERVAL_S`` x ``SERVER_ALIVE_COUNT_MAX`` (a dead link is
-noticed within ~15 s), per request the caller's ``timeout_s`` (a benchmark point: the plan's
-``point_timeout_s``, 120 by default; a device listing ``LIST_TIMEOUT_S``).
+noticed within ~15 s), per request the caller's ``timeout_s`` (a benchmark point: its budget plus
+a margin, ``explorer.bench.runner.point_deadline_s``; a device listing ``LIST_TIMEOUT_S``). The
+other way, it beats every ``BEAT_EVERY_S`` (``explorer.agent.child``): the agent there and its
+launcher guard end (and cancel the job) after the admin's ``heartbeat_s`` without one.
+
+The hello is checked beyond the version: the build (``explorer.agent.build``), and, with a
+launcher, that the guard announced itself before the agent (an account's ForceCommand runs the
+agent on the login node instead): each mismatch is one line (``AgentMismatch``).
 """
 
 from __future__ import annotations
