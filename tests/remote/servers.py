@@ -301,7 +301,10 @@ def agent_python() -> str:
         root = Path(__file__).resolve().parents[2]
         path = os.pathsep.join([str(root), *filter(None, [os.environ.get("PYTHONPATH")])])
         wrapper = Path(tempfile.mkdtemp(prefix="dx-agent-python-")) / "python"
-        wrapper.write_text(f'#!/bin/sh\nPYTHONPATH={path} exec {sys.executable} "$@"\n')
+        # a path the caller set first (a fake server's modules) still comes first
+        wrapper.write_text(
+            f'#!/bin/sh\nPYTHONPATH="${{PYTHONPATH:+$PYTHONPATH:}}{path}" exec {sys.executable} "$@"\n'
+        )
         wrapper.chmod(0o755)
         wrapper.parent.chmod(0o755)
         _AGENT_PYTHON.append(str(wrapper))
