@@ -76,15 +76,20 @@ def version_mismatch(remote: Remote, theirs: str, their_build: str = "") -> str:
     from explorer.frozen import is_frozen
 
     ours = build_id()
-    if theirs == _version() and their_build and ours and their_build != ours:
+    if theirs == _version() and (not their_build or not ours or their_build == ours):
+        # the same version string, yet refused: another protocol, a build from before builds were
+        # named (an older commit of this version)
+        their_build = ""
+    if theirs == _version():
+        their_words = f"build {their_build}" if their_build else "from another commit (it names no build)"
         here = (
             "use a bundle made from the same source here"
             if is_frozen()
             else "install the server's build here (the same release or commit)"
         )
         return (
-            f"{remote.host} runs {PACKAGE} {theirs} build {their_build} and this app is {_version()} "
-            f"build {ours}: the two must be the same build (the same release or commit, unchanged). "
+            f"{remote.host} runs {PACKAGE} {theirs} {their_words} and this app is {_version()} "
+            f"build {ours or 'unknown'}: the two must be the same build (the same release or commit, unchanged). "
             f"Either {here}, or ask whoever keeps {remote.python} on {remote.host} (a lab's shared venv "
             f"is its admin's) to install this app's build there"
         )

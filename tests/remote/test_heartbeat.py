@@ -233,3 +233,19 @@ def test_the_remote_agent_reports_its_build_and_how_it_was_started(sshd):
         assert hello.started["argv"][-3:] == ["-m", "explorer", "agent"] and sys.executable
     finally:
         agent.close()
+
+
+def test_an_older_commit_of_the_same_version_is_refused_not_accepted_silently(sshd, tmp_path):
+    """A server on a commit from before builds were named speaks protocol 1 and says the same
+    version: it was accepted, and its points came back without their newer fields."""
+    from explorer import __version__
+
+    hello = {"type": "hello", "protocol": 1, "package": "device-explorer", "version": __version__,
+             "python": "3.11", "pid": 1, "platform": "linux"}  # fmt: skip
+    with pytest.raises(AgentMismatch) as info:
+        open_agent(_remote(sshd, _fake_python(tmp_path, hello)))
+    said = str(info.value)
+    assert said.startswith(
+        f"{ALIAS} runs device-explorer {__version__} from another commit (it names no build) and this app "
+        f"is {__version__} build {build_id()}: the two must be the same build"
+    ), said
