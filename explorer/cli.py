@@ -157,12 +157,6 @@ def _agent() -> ModuleType:
     return agent
 
 
-def _jobguard() -> ModuleType:
-    from explorer.remote import jobguard
-
-    return jobguard
-
-
 def build_parser() -> argparse.ArgumentParser:
     parser = OneLineParser(
         prog="device-explorer",
@@ -461,7 +455,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("launcher-guard")
     p.add_argument("--job-name")
     p.add_argument("launcher", nargs=argparse.REMAINDER)
-    p.set_defaults(handler=lambda a: _jobguard().run_launcher_guard(a), check=None)
+    p.set_defaults(handler=lambda a: _remote().run_launcher_guard(a), check=None)
     return parser
 
 

@@ -24,12 +24,15 @@ The protocol (version ``protocol.PROTOCOL_VERSION``)
   its tail for error messages. Nothing else may write to the agent's stdout (the agent points fd 1
   at stderr and keeps a private copy for the protocol).
 
-  1. The agent starts and sends ``{"type":"hello","protocol":1,"package":"device-explorer",
-     "version":"0.1.0","python":"3.11.9","pid":4242,"platform":"linux"}`` before anything heavy is
-     imported. The parent waits ``child.HELLO_TIMEOUT_S`` for it; up to ``child.MAX_NOISE_LINES``
-     non-JSON lines before it are tolerated (login scripts over ssh). Protocol and package version
-     must both equal the parent's; otherwise the parent stops the agent and says, in one line, which
-     version to install there (``pip install device-explorer==X``).
+  1. The agent starts and sends ``{"type":"hello","protocol":2,"package":"device-explorer",
+     "version":"0.1.0","python":"3.11.9","pid":4242,"platform":"linux","build":"14f06584383e5a32",
+     "started":{"argv":[...],"forced":false,"guard":null},"heartbeat_s":20}`` before anything heavy
+     is imported (``build``: ``explorer.agent.build``; ``started``: how it was started, so a parent
+     that asked for a launcher can tell an sshd ForceCommand ran it instead). The parent waits
+     ``child.HELLO_TIMEOUT_S`` for it; up to ``child.MAX_NOISE_LINES`` non-JSON lines before it are
+     tolerated (login scripts over ssh). Protocol and package version must both equal the
+     parent's (and, for a remote agent, the build); otherwise the parent stops the agent and says,
+     in one line, which version to install there (``pip install device-explorer==X``).
   2. The parent sends ``{"type":"request","id":N,"method":"bench.point","params":{...}}``, one at a
      time, ids increasing from 1.
   3. The agent answers with zero or more ``{"type":"event","id":N,"data":{...}}`` (streamed parts,
@@ -43,6 +46,10 @@ The protocol (version ``protocol.PROTOCOL_VERSION``)
      before the hello too; the parent hands it to ``AgentProcess.on_unsolicited``.
   5. ``{"type":"bye"}`` ends the agent after the current request; closing its stdin ends it at
      once, even mid-request (this is also what ends a remote agent when ssh drops).
+  6. ``{"type":"beat"}``, sent by a remote parent every ``child.BEAT_EVERY_S`` whatever else it
+     does, is never answered; an agent that has had one and then hears nothing for its
+     ``heartbeat_s`` ends (a frozen laptop's connection stays open and silent), and so does a
+     launcher guard, cancelling its job.
 
   Methods (``explorer.commands.agent.METHODS``): ``ping``; ``bench.prepare`` {preload, low_priority};
   ``bench.point`` {``explorer.bench.spec.PointSpec.to_dict()``} -> {point, fatal};

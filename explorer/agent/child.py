@@ -16,6 +16,9 @@ Guarantees, whatever the caller does:
   the child is killed and the caller gets ``AgentTimeout``.
 * ``cancel()`` may be called from any thread: it kills the group at once and a request waiting on
   the child raises ``AgentCancelled`` within a few milliseconds.
+* With ``beat_every_s`` set (a remote agent) a thread sends a ``beat`` that often from the start,
+  whether or not a request is under way: an agent (or launcher guard) that stops hearing them
+  takes this parent for gone and ends (``explorer.agent.serve``).
 
 The group is killed only while the child is not yet reaped (its pid cannot be reused until then),
 so a kill can never reach an unrelated process that inherited the number.
@@ -42,6 +45,7 @@ from explorer.agent.protocol import (
     PACKAGE,
     PROTOCOL_VERSION,
     AgentError,
+    Beat,
     Bye,
     Error,
     Event,
@@ -62,6 +66,9 @@ HELLO_TIMEOUT_S = 30.0
 MAX_NOISE_LINES = 50
 STDERR_KEEP_BYTES = 64 * 1024
 _POLL_S = 0.1
+#: How often a parent that beats says it is still there: a few beats fit in the shortest bound an
+#: admin may set (``explorer.bench.gpuqueue.POLICY_LIMITS["heartbeat_s"]``, 6 s).
+BEAT_EVERY_S = 2.0
 
 
 class AgentGone(AgentError):
@@ -78,6 +85,10 @@ class AgentCancelled(AgentGone):
 
 class AgentTimeout(AgentError):
     """The child did not answer in time and was stopped."""
+
+
+class AgentSilent(AgentTimeout):
+    """The child said nothing for a request's ``idle_timeout_s`` and was stopped."""
 
 
 class AgentMismatch(AgentError):
@@ -151,6 +162,10 @@ class AgentProcess:
         self._threads: list[threading.Thread] = []
         self._next_id = 1
         self._broken: AgentError | None = None
+        self._write_lock = threading.Lock()  # one whole line at a time: requests, beats, bye
+        self._closing = threading.Event()
+        #: send a ``beat`` this often (seconds) from the start; None: never (a local agent)
+        self.beat_every_s: float | None = None
         #: called (on the caller's thread) with the data of an event that answers no request (id 0):
         #: what a launcher guard in front of the agent reports, before the hello too
         #: (``explorer.remote.jobguard``). It may raise an AgentError to stop the child.
@@ -207,7 +222,10 @@ class AgentProcess:
         with self._lock:
             self._proc = proc
             cancelled = self._cancelled
-        for target, name in ((self._read_stdout, "agent-stdout"), (self._read_stderr, "agent-stderr")):
+        readers = [(self._read_stdout, "agent-stdout"), (self._read_stderr, "agent-stderr")]
+        if self.beat_every_s:
+            readers.append((self._beat, "agent-beat"))
+        for target, name in readers:
             thread = threading.Thread(target=target, name=name, daemon=True)
             thread.start()
             self._threads.append(thread)
@@ -244,8 +262,12 @@ class AgentProcess:
         *,
         timeout_s: float,
         on_event: Callable[[dict[str, Any]], None] | None = None,
+        idle_timeout_s: float | None = None,
     ) -> dict[str, Any]:
         """Send one request and wait for its answer (events go to ``on_event`` as they come).
+
+        ``timeout_s`` bounds the whole wait; ``idle_timeout_s`` (a method that streams events
+        while it waits, ``gpu.lock``) the wait for each next message.
 
         Raises AgentFailed when the child answered with an error (the child goes on serving), and
         any other AgentError when the child can no longer be used (it has been killed by then).
@@ -256,16 +278,16 @@ class AgentProcess:
             raise RuntimeError("start() the agent before sending requests")
         request_id = self._next_id
         self._next_id += 1
-        try:
-            assert self._proc.stdin is not None
-            self._proc.stdin.write(encode(Request(request_id, method, dict(params or {}))))
-            self._proc.stdin.flush()
-        except (OSError, ValueError):
-            pass  # the child is gone; reading says how
+        self._send(Request(request_id, method, dict(params or {})))  # a child gone: reading says how
         deadline = time.monotonic() + timeout_s
         while True:
-            item = self._next(deadline)
+            quiet_until = deadline if idle_timeout_s is None else time.monotonic() + idle_timeout_s
+            item = self._next(min(deadline, quiet_until))
             if item is None:
+                if time.monotonic() < deadline and idle_timeout_s is not None:
+                    self._fail(
+                        AgentSilent(f"{self.label} went silent during {method} for {idle_timeout_s:g} s")
+                    )
                 self._fail(AgentTimeout(f"{self.label} did not answer {method} within {timeout_s:g} s"))
             if item is _EOF:
                 self._fail(self._gone(f"during {method}"))
@@ -292,20 +314,20 @@ class AgentProcess:
         """Ask the child to finish (``bye``, then end of stdin), give it ``grace_s``, then kill its
         group and reap it. Safe to call more than once and after ``cancel``."""
         proc = self._proc
+        self._closing.set()
         if proc is None:
             return
         if grace_s > 0 and not self._reaped:
+            self._send(Bye(), wait_s=grace_s)
+        # a write stuck in a full pipe (a stopped ssh) holds the lock: the kill below ends it
+        if self._write_lock.acquire(timeout=max(grace_s, 0.1)):
             try:
-                assert proc.stdin is not None
-                proc.stdin.write(encode(Bye()))
-                proc.stdin.flush()
-            except (OSError, ValueError):
+                if proc.stdin is not None:
+                    proc.stdin.close()
+            except OSError:
                 pass
-        try:
-            if proc.stdin is not None:
-                proc.stdin.close()
-        except OSError:
-            pass
+            finally:
+                self._write_lock.release()
         self._wait_exited(grace_s)
         self._kill_group()  # what the child started dies with it
         with self._lock:
@@ -328,6 +350,29 @@ class AgentProcess:
         self.close(grace_s=0 if exc[0] is not None else 1.0)
 
     # --- internals -------------------------------------------------------------------------
+    def _send(self, message: Message, wait_s: float = -1) -> bool:
+        """Write one whole line to the child's stdin; False when it cannot be written (the child
+        is gone, or its stdin closed; or, with ``wait_s``, another write held the pipe that long)."""
+        proc = self._proc
+        if proc is None or proc.stdin is None or not self._write_lock.acquire(timeout=wait_s):
+            return False
+        try:
+            proc.stdin.write(encode(message))
+            proc.stdin.flush()
+        except (OSError, ValueError):
+            return False
+        finally:
+            self._write_lock.release()
+        return True
+
+    def _beat(self) -> None:
+        """Say "still here" every ``beat_every_s`` until closed (or the child is gone)."""
+        every = self.beat_every_s or BEAT_EVERY_S
+        while not self._closing.is_set():
+            if self._broken is not None or not self._send(Beat()):
+                return
+            self._closing.wait(every)
+
     def _check_hello(self, hello: Hello) -> None:
         if hello.package != PACKAGE:
             self._fail(AgentMismatch(f"{self.label} is {hello.package!r}, not {PACKAGE}"))

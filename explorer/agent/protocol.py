@@ -11,12 +11,16 @@ Messages (``type`` names the kind; see ``explorer.agent`` for the conversation):
 type       from       fields
 =========  =========  ==========================================================================
 hello      agent      protocol (int), package (str), version (str), python (str), pid (int),
-                      platform (str)
+                      platform (str), build (str: a hash of the package's source files),
+                      started (object: how it was started), heartbeat_s (number: how long it
+                      goes without a word from the parent, once beats came, before it ends)
 request    parent     id (int), method (str), params (object)
 event      agent      id (int), data (object): a streamed part of the answer to request ``id``
 result     agent      id (int), data (object): the answer; the request is finished
 error      agent      id (int), kind (str), message (str, one line): the request failed
 bye        parent     (none): finish and exit (closing stdin does the same, at once)
+beat       parent     (none): the parent is still there (sent every few seconds by a remote
+                      parent, whether or not a request is under way); no answer
 =========  =========  ==========================================================================
 """
 
@@ -25,7 +29,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from explorer.cleantext import clean_json
@@ -33,7 +37,7 @@ from explorer.schema import SchemaError, loads
 
 #: Bumped whenever a message's shape or a method's params/answer change incompatibly. A parent talks
 #: only to an agent of the same protocol (and the same package version, see ``explorer.agent.child``).
-PROTOCOL_VERSION = 1
+PROTOCOL_VERSION = 2
 PACKAGE = "device-explorer"
 #: The longest line either side accepts (a benchmark point is a few KB; 16 MiB leaves room for a
 #: device listing or a real run's arrays while bounding what a broken or hostile agent can make us hold).
@@ -55,12 +59,21 @@ class ProtocolError(AgentError):
 
 @dataclass(frozen=True)
 class Hello:
+    """The agent's first line. ``build`` (a hash of the package's source files, ""
+    where unknown), ``started`` (how the agent was started: ``argv``, ``forced`` when sshd ran an
+    account's ForceCommand instead of what the parent asked for, ``guard`` the launcher guard's
+    job name) and ``heartbeat_s`` (0: none) are read leniently, so an agent of an older protocol
+    still gets as far as the version check and its one clear line."""
+
     protocol: int
     package: str
     version: str
     python: str
     pid: int
     platform: str
+    build: str = ""
+    started: dict[str, Any] = field(default_factory=dict)
+    heartbeat_s: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -94,7 +107,12 @@ class Bye:
     pass
 
 
-Message = Hello | Request | Event | Result | Error | Bye
+@dataclass(frozen=True)
+class Beat:
+    pass
+
+
+Message = Hello | Request | Event | Result | Error | Bye | Beat
 
 
 def encode(message: Message) -> bytes:
@@ -111,6 +129,8 @@ def encode(message: Message) -> bytes:
         obj = {"type": "error", "id": message.id, "kind": message.kind, "message": message.message}
     elif isinstance(message, Bye):
         obj = {"type": "bye"}
+    elif isinstance(message, Beat):
+        obj = {"type": "beat"}
     else:  # pragma: no cover - the union is closed
         raise TypeError(f"not a protocol message: {message!r}")
     # NaN and infinities are written as JSON's common extension (Python reads them back): a timing
@@ -140,6 +160,17 @@ def _id(obj: dict[str, Any], line: bytes) -> int:
     return value
 
 
+def _lenient(obj: dict[str, Any], name: str, kind: type, default: Any) -> Any:
+    value = obj.get(name)
+    return value if isinstance(value, kind) else default
+
+
+def _heartbeat(value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        return 0.0
+    return float(min(max(value, 0.0), 86400.0))
+
+
 def decode(line: bytes) -> Message:
     """The message on ``line``; ProtocolError (one line, quoting the start of the line) otherwise."""
     if len(line) > MAX_LINE_BYTES:
@@ -163,6 +194,9 @@ def decode(line: bytes) -> Message:
             python=_field(obj, "python", str, line),
             pid=_field(obj, "pid", int, line),
             platform=_field(obj, "platform", str, line),
+            build=_lenient(obj, "build", str, "")[:128],
+            started=_lenient(obj, "started", dict, {}),
+            heartbeat_s=_heartbeat(obj.get("heartbeat_s")),
         )
     if kind == "request":
         return Request(_id(obj, line), _field(obj, "method", str, line), _field(obj, "params", dict, line))
@@ -178,4 +212,6 @@ def decode(line: bytes) -> Message:
         return Error(_id(obj, line), err_kind, (message[0] if message else "no message")[:500])
     if kind == "bye":
         return Bye()
+    if kind == "beat":
+        return Beat()
     raise ProtocolError(f"unknown message type {kind!r}: {_shown(line)}")

@@ -65,15 +65,26 @@ MAX_TICKETS = 256
 DEFAULT_STALL_S = 30.0
 DEFAULT_TURN_S = 600.0
 DEFAULT_GRACE_S = 120.0
+#: how long a remote agent (and its Slurm launcher guard) goes on without a word from the app
+#: that started it (``explorer.agent.serve``; the app says one every ``BEAT_EVERY_S``) before it
+#: takes the app for gone (a frozen laptop, a dead link), cancels its job and leaves the line
+DEFAULT_HEARTBEAT_S = 20.0
 #: what the admin may set (seconds): a bound under 2 s would take the GPU from a run between two
-#: of its own points; one over a week is no bound
-POLICY_LIMITS = {"stall_s": (2.0, 3600.0), "turn_s": (10.0, 604800.0), "grace_s": (0.0, 3600.0)}
+#: of its own points; one over a week is no bound; a heartbeat bound under 6 s is three missed
+#: beats of the app's
+POLICY_LIMITS = {
+    "stall_s": (2.0, 3600.0),
+    "turn_s": (10.0, 604800.0),
+    "grace_s": (0.0, 3600.0),
+    "heartbeat_s": (6.0, 3600.0),
+}
 
 
 @dataclass(frozen=True)
 class QueuePolicy:
     """How long a run may go without progress (``stall_s``) or hold the GPU while others wait
-    (``turn_s``; a point already running gets ``grace_s`` more) before the next run takes it.
+    (``turn_s``; a point already running gets ``grace_s`` more) before the next run takes it;
+    and how long a remote agent waits for a word from its app (``heartbeat_s``) before it ends.
 
     ``source`` is the admin's file these came from ("" for the defaults); ``note`` says why a
     policy file that is there was not used (not root's, writable by others, not valid)."""
@@ -81,6 +92,7 @@ class QueuePolicy:
     stall_s: float = DEFAULT_STALL_S
     turn_s: float = DEFAULT_TURN_S
     grace_s: float = DEFAULT_GRACE_S
+    heartbeat_s: float = DEFAULT_HEARTBEAT_S
     source: str = ""
     note: str = ""
 
@@ -168,6 +180,7 @@ def read_policy(folder: Path) -> QueuePolicy:
         stall_s=values.get("stall_s", DEFAULT_STALL_S),
         turn_s=values.get("turn_s", DEFAULT_TURN_S),
         grace_s=values.get("grace_s", DEFAULT_GRACE_S),
+        heartbeat_s=values.get("heartbeat_s", DEFAULT_HEARTBEAT_S),
         source=str(path),
     )
 
@@ -185,7 +198,7 @@ def parse_policy(data: bytes) -> dict[str, float]:
     values: dict[str, float] = {}
     for name, value in obj.items():
         if name not in POLICY_LIMITS:
-            raise ValueError(f"{name!r:.40} is not a setting (stall_s, turn_s, grace_s)")
+            raise ValueError(f"{name!r:.40} is not a setting (stall_s, turn_s, grace_s, heartbeat_s)")
         low, high = POLICY_LIMITS[name]
         if (
             isinstance(value, bool)

@@ -24,6 +24,7 @@ from explorer.agent.child import (
     AgentFailed,
     AgentGone,
     AgentProcess,
+    AgentSilent,
     AgentTimeout,
     local_agent,
 )
@@ -34,7 +35,7 @@ from explorer.bench.spec import PointKey, PointSpec
 from explorer.bench.workloads import get_workload
 from explorer.errors import UserError
 from explorer.inputs import parse_device_key
-from explorer.remote.session import JobEnded, RemoteAgentProcess
+from explorer.remote.session import JobEnded, RemoteAgentProcess, RemoteGone
 from explorer.remote.slurm import JobState
 from explorer.roofs.model import Roof, RoofKey
 
@@ -51,6 +52,13 @@ GPU_QUEUE_TIMEOUT_S = 3600.0  # starting + importing torch on a loaded laptop ca
 WORKER_LABEL = "the benchmark worker"
 #: Asking the worker for the roof its points were placed under: built once there, from its store.
 ROOF_TIMEOUT_S = 60.0
+#: A remote point's deadline is its own time budget plus this (starting the kernel, a warm-up, a
+#: slow repeat over the budget); a remote that takes a point and goes silent (a hung driver call,
+#: a link that dropped without a word) costs the run no more than that, and the run goes on.
+REMOTE_POINT_MARGIN_S = 90.0
+#: While a run waits for a GPU's turn the remote says where it stands about once a second:
+#: this long without a word from it is a remote gone silent, not a long line.
+GPU_QUEUE_SILENCE_S = 60.0
 
 
 @dataclass
@@ -70,7 +78,8 @@ class BenchPlan:
     measure_roof: bool = False
     remeasure_roof: bool = False  # measure them again even where fresh ones are cached
     # Run on another machine (``explorer.remote``): the same agent over ssh, one point at a time.
-    # A dropped connection becomes that point's error row; the next point connects again.
+    # A dropped connection becomes that point's error row; the next point connects again. Each
+    # point there has ``point_deadline_s``: its budget plus a margin, at most ``point_timeout_s``.
     remote: Remote | None = None
     # Points already measured, left out of this run (``explorer.bench.resume``): a run that lost
     # its connection or was stopped goes on with the points it has no result for.
@@ -87,6 +96,15 @@ class Progress:
 def parse_device(text: str) -> str:
     """'cpu' or 'cuda:N' normalised; UserError otherwise (presence is checked where CUDA is loaded)."""
     return parse_device_key(text)
+
+
+def point_deadline_s(plan: BenchPlan, spec: PointSpec) -> float:
+    """How long the run waits for ``spec``'s answer: ``point_timeout_s``; on a remote machine at
+    most the point's own budget plus ``REMOTE_POINT_MARGIN_S`` (a point that measures the device's
+    ceilings first keeps the whole ``point_timeout_s``)."""
+    if plan.remote is None or spec.measure_roof or spec.remeasure_roof:
+        return plan.point_timeout_s
+    return min(plan.point_timeout_s, spec.budget_s + REMOTE_POINT_MARGIN_S)
 
 
 def plan_host(plan: BenchPlan) -> str:
@@ -283,6 +301,10 @@ class BenchRun:
             if self.cancelled:
                 return None
             if self.plan.remote is not None:  # ssh's or Slurm's reason, in words
+                if isinstance(exc, RemoteGone) and exc.reachable and not isinstance(exc, JobEnded):
+                    # reached, then lost (the ssh client killed, the link dropped while the
+                    # worker imported its modules): the next point connects again
+                    raise _LostWhileStarting(str(exc)) from None
                 raise RuntimeError(str(exc)) from None
             raise RuntimeError(f"{WORKER_LABEL} {exc.how} while starting") from None
         except AgentError as exc:
@@ -314,11 +336,17 @@ class BenchRun:
                     {"device": device, "workload": self.workload.name},
                     timeout_s=GPU_QUEUE_TIMEOUT_S,
                     on_event=self._waiting,
+                    idle_timeout_s=GPU_QUEUE_SILENCE_S if self.plan.remote is not None else None,
                 )
         except AgentFailed as exc:  # the agent is fine; the line cannot be joined (in words)
             return self._error(spec, f"not measured: {exc}")
-        except AgentTimeout:
+        except AgentTimeout as exc:
             self._replace_worker()
+            if isinstance(exc, AgentSilent):
+                return self._error(
+                    spec,
+                    f"not measured: {exc}" + self._going_on(spec, "; the next point connects again"),
+                )
             return self._error(
                 spec, f"not measured: the GPU was not free within {GPU_QUEUE_TIMEOUT_S:g} s of waiting"
             )
@@ -339,6 +367,13 @@ class BenchRun:
                 return self._error(spec, f"not measured: {self.remote_down}")
             try:
                 worker = self._start_worker()
+            except _LostWhileStarting as exc:
+                self._replace_worker()
+                if self.cancelled:
+                    return None
+                return self._error(
+                    spec, f"{exc} while starting" + self._going_on(spec, "; the next point connects again")
+                )
             except RuntimeError as exc:
                 self._replace_worker()
                 if self.plan.remote is not None:
@@ -346,7 +381,7 @@ class BenchRun:
                 return None if self.cancelled else self._error(spec, str(exc))
             if worker is None:
                 return None
-        timeout = self.plan.point_timeout_s
+        timeout = point_deadline_s(self.plan, spec)
         try:
             refused = self._take_gpus(worker, spec)
             if refused is not None:
@@ -358,6 +393,13 @@ class BenchRun:
             self._replace_worker()
             if self.cancelled:
                 return None
+            if self.plan.remote is not None:
+                return self._error(
+                    spec,
+                    f"{self.plan.remote.host} did not answer this point within {timeout:g} s (its budget "
+                    f"of {spec.budget_s:g} s and a margin); its agent was stopped"
+                    + self._going_on(spec, " and the next point connects again"),
+                )
             return self._error(
                 spec,
                 f"took longer than the time limit of {timeout:g} s; the worker was stopped"
@@ -439,6 +481,10 @@ class BenchRun:
             worker, self._worker = self._worker, None
         if worker is not None:
             worker.close(grace_s=0 if self.cancelled else 1.0)
+
+
+class _LostWhileStarting(RuntimeError):
+    """A remote worker was reached and then lost before it was ready: not a remote that is down."""
 
 
 def _answers(point: BenchPoint, spec: PointSpec) -> bool:

@@ -444,7 +444,17 @@ METHODS: dict[str, Method] = {
 }
 
 
+def heartbeat_s() -> float:
+    """How long an agent whose parent beats goes on without a word from it: the admin's
+    ``heartbeat_s`` in the GPU queue's policy file (``explorer.bench.gpuqueue.read_policy``: only
+    a file root owns and alone may write), 20 s without one."""
+    from explorer.bench.gpuqueue import queue_dir, read_policy
+
+    return read_policy(queue_dir()).heartbeat_s
+
+
 def run_agent(args: object = None) -> NoReturn:
-    """The hidden ``agent`` sub-command: serve ``METHODS`` until ``bye`` or the end of stdin, then
-    end the process (``explorer.agent.serve.run_agent`` says why it never returns)."""
-    serve.run_agent(METHODS)
+    """The hidden ``agent`` sub-command: serve ``METHODS`` until ``bye`` or the end of stdin (or
+    the parent's heartbeat stops), then end the process (``explorer.agent.serve.run_agent`` says
+    why it never returns)."""
+    serve.run_agent(METHODS, heartbeat_s())

@@ -33,3 +33,14 @@ def parse_host(args: Namespace) -> Remote | None:
                 raise UserError(f"{option} {value!r:.60} needs --host (the machine to run it on)")
         return None
     return parse_remote(host, getattr(args, "via", None), getattr(args, "remote_python", None))
+
+
+def run_launcher_guard(args: Namespace) -> int:
+    """The hidden ``launcher-guard`` sub-command (``explorer.remote.jobguard``), with the admin's
+    ``heartbeat_s`` from the GPU queue's policy file: how long the guard waits for a word from a
+    client that went silent before it cancels the job."""
+    from explorer.bench.gpuqueue import queue_dir, read_policy
+    from explorer.remote.jobguard import run_launcher_guard as guard
+
+    args.heartbeat_s = read_policy(queue_dir()).heartbeat_s
+    return guard(args)

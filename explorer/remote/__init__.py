@@ -36,8 +36,16 @@ The API (what the CLI and the Devices panel call):
 Timeouts (seconds; ``explorer.remote.target``, ``session``, ``explorer.bench.runner``): connect
 10 (ssh ConnectTimeout), first answer 60 or 300 with a launcher (a queued job; it is named when
 given up on and cancelled; a reason Slurm never clears ends the wait at once), a dead link
-noticed within 15 (keep-alives), a benchmark point 120 (the plan's ``point_timeout_s``), a device
-listing 90, a live reading 10, waiting for a GPU's turn 3600.
+noticed within 15 (keep-alives), a benchmark point its budget plus 90, at most 120 (the plan's
+``point_timeout_s``), a device listing 90, a live reading 10, waiting for a GPU's turn 3600 (60
+without a word). The other way, the client beats every 2 s (``explorer.agent.child``): an agent,
+or a launcher guard, that hears nothing for the admin's ``heartbeat_s`` (20) ends, and the guard
+cancels its job, so a frozen laptop lets go of its GPU and its job.
+
+Identity: the agent's hello carries its version and build (``explorer.agent.build``: a hash of
+the package's sources) and how it was started; another version or build, or an agent that came
+without the launcher guard a ``--via`` asked for (an account's ForceCommand), is refused in one
+line (``AgentMismatch``).
 
 Modules: ``target`` (the Remote record, checks, the ssh argv, timeouts), ``faults`` (ssh/Slurm
 stderr -> one line; only lines that are reasons are ever quoted), ``records`` (Device records

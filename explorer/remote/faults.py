@@ -68,11 +68,31 @@ def install_hint(remote: Remote, version: str) -> str:
     return f"on {remote.host}: {remote.python} -m pip install {PACKAGE}=={version}"
 
 
-def version_mismatch(remote: Remote, theirs: str) -> str:
-    """Why an agent of another version is refused, and the two ways out: match the server here,
-    or have whoever keeps the server's Python (a lab's shared venv is the admin's) install this one."""
+def version_mismatch(remote: Remote, theirs: str, their_build: str = "") -> str:
+    """Why an agent of another version (or another build of the same version: another commit, a
+    changed checkout) is refused, and the two ways out: match the server here, or have whoever
+    keeps the server's Python (a lab's shared venv is the admin's) install this one."""
+    from explorer.agent.build import build_id
     from explorer.frozen import is_frozen
 
+    ours = build_id()
+    if theirs == _version() and (not their_build or not ours or their_build == ours):
+        # the same version string, yet refused: another protocol, a build from before builds were
+        # named (an older commit of this version)
+        their_build = ""
+    if theirs == _version():
+        their_words = f"build {their_build}" if their_build else "from another commit (it names no build)"
+        here = (
+            "use a bundle made from the same source here"
+            if is_frozen()
+            else "install the server's build here (the same release or commit)"
+        )
+        return (
+            f"{remote.host} runs {PACKAGE} {theirs} {their_words} and this app is {_version()} "
+            f"build {ours or 'unknown'}: the two must be the same build (the same release or commit, unchanged). "
+            f"Either {here}, or ask whoever keeps {remote.python} on {remote.host} (a lab's shared venv "
+            f"is its admin's) to install this app's build there"
+        )
     here = (
         f"use the {theirs} bundle here"
         if is_frozen()
@@ -83,6 +103,46 @@ def version_mismatch(remote: Remote, theirs: str) -> str:
         f"version. Either {here}, or ask whoever keeps {remote.python} on {remote.host} (a lab's shared "
         f"venv is its admin's) to install this one there ({remote.python} -m pip install {PACKAGE}=={_version()})"
     )
+
+
+def launcher_ignored(remote: Remote, started: dict[str, object]) -> str:
+    """Why an agent that was asked for through a launcher (``--via``) and came without its guard
+    is refused: the account runs something else, mostly an sshd ``ForceCommand``, so the agent
+    runs on the login node, not in a job."""
+    argv = started.get("argv")
+    how = ""
+    if isinstance(argv, list) and argv and all(isinstance(a, str) for a in argv):
+        how = " (" + " ".join(a[:80] for a in argv[:6]) + ")"
+    if started.get("forced") is True:
+        why = f"this account's ForceCommand on {remote.host} runs the agent itself{how}"
+    else:
+        why = f"{remote.host} started the agent without the launcher{how}"
+    return (
+        f"--via {' '.join(remote.prefix)[:80]!r} cannot be used here: {why}, so it would run on the "
+        f"login node instead of in a job; leave --via out, or use an account without a ForceCommand"
+    )
+
+
+#: what a POSIX shell says, exiting 126, when a program is there but cannot be run
+_CANNOT_RUN = re.compile(r"(?:^|: )(?P<path>[^\s:]+): (?P<why>Permission denied|cannot execute.*)$")
+COMMAND_NOT_EXECUTABLE = 126
+
+
+def cannot_run(remote: Remote, stderr: str) -> str | None:
+    """ "gpu-lab cannot run /opt/dx/bin/python (Permission denied: ...)" from a shell's 126."""
+    for line in reversed(_lines(stderr)):
+        m = _CANNOT_RUN.search(line)
+        if m:
+            path, why = m.group("path"), m.group("why")
+            python = "python" in path.rsplit("/", 1)[-1]
+            advice = (
+                "the venv must be made from a Python every account can run (not one under a private "
+                "home); ask whoever keeps it"
+                if python
+                else "check the launcher prefix"
+            )
+            return f"{remote.host} cannot run {path} ({why}: {path}): {advice}"
+    return None
 
 
 def ssh_command(remote: Remote) -> str:
@@ -175,6 +235,10 @@ def explain(remote: Remote, stderr: str, code: int | None, *, starting: bool) ->
     slurm = slurm_problem(text)
     if slurm is not None:
         return f"{slurm} (on {host}, launcher {launcher_name(remote)})"
+    if code == COMMAND_NOT_EXECUTABLE:
+        words = cannot_run(remote, text)
+        if words is not None:
+            return words
     if code == COMMAND_NOT_FOUND:
         missing = reason_line(text)
         m = re.search(r"([^\s:]+): (?:command )?not found", missing)

@@ -6,17 +6,27 @@ it: the job stayed pending, ran later for nobody, and its ``srun`` lived on with
 while it waited, the student saw nothing of Slurm's own reason. So a remote with a launcher is
 started as ``PYTHON -m explorer launcher-guard --job-name NAME -- srun ... PYTHON -m explorer agent``:
 
-* it runs the launcher with the job named ``NAME`` (unique per connection) and passes the pipe
-  through untouched, line by line;
+* it first says it is there (an event ``{"guard": {"job_name": NAME}}`` before anything else: a
+  parent that asked for a launcher and gets an agent's hello without it knows the account ran
+  something else, an sshd ``ForceCommand``), then runs the launcher with the job named ``NAME``
+  (unique per connection) and passes the pipe through untouched, line by line;
 * until the agent says hello, it reads the job's state and reason with ``squeue`` every
   ``POLL_S`` and sends each change to the client as an event that answers no request
   (``{"type": "event", "id": 0, "data": {"launcher": {...}}}``, ``explorer.remote.slurm.JobState``);
-* when its stdin ends before the agent started (the client is gone), or it is told to stop
-  (SIGTERM, SIGHUP, SIGINT), it cancels the job (``scancel``), stops ``srun`` and waits for it;
+* when its stdin ends before the agent started (the client is gone), when the client, which
+  beats every few seconds, has been silent for ``heartbeat_s`` (a frozen laptop, a dead link:
+  the admin's policy, 20 s by default), or it is told to stop (SIGTERM, SIGHUP, SIGINT), it
+  cancels the job (``scancel``), stops ``srun`` and waits for it;
   after the hello, the end of stdin reaches the agent, which exits, and the job ends with it (the
   guard cancels it anyway if ``srun`` has not returned within ``AGENT_EXIT_S``);
 * when ``srun`` returns, it reads how the job ended (``scontrol show job``) and sends that last,
   so the client can say "reached its time limit" instead of "the connection dropped".
+
+It cancels only its own job: by the id once it is known (``srun``'s "job N queued", or ``squeue``),
+before that by the unique name it chose. When the launcher names the job itself (``-J NAME``:
+another run, or the user's own jobs, may carry that name too) the guard never cancels by name:
+it finds its job among those of that name by the session ``srun`` leads (Slurm's ``AllocSID``),
+and otherwise stops ``srun``, which revokes a pending allocation itself.
 
 ``srun`` is started to receive SIGTERM if the guard itself dies (Linux), which makes it revoke a
 pending allocation. Stdlib only besides this package's protocol encoder.
@@ -40,6 +50,7 @@ from pathlib import Path
 from typing import IO
 
 from explorer.agent.protocol import MAX_LINE_BYTES, Event, encode
+from explorer.agent.serve import GUARD_ENV
 from explorer.remote.slurm import ACTIVE, JobState, parse_scontrol, parse_squeue
 from explorer.schema import SchemaError, loads
 
@@ -51,6 +62,10 @@ AGENT_EXIT_S = 10.0
 STOP_S = 10.0
 #: how long a Slurm command may take before it is given up on (a busy controller)
 TOOL_TIMEOUT_S = 15.0
+#: the client's silence after which it is taken for gone, without the admin's ``heartbeat_s``
+HEARTBEAT_S = 20.0
+#: what the guard says on stderr when the client's beats stop (the tests wait for it)
+SILENT_WORDS = "device-explorer launcher-guard: no word from the app for {s:g} s (its heartbeat stopped)"
 _PR_SET_PDEATHSIG = 1
 
 
@@ -101,11 +116,25 @@ def _die_with_parent() -> None:
 class Guard:
     """One launcher run, watched. ``run()`` returns the launcher's exit status."""
 
-    def __init__(self, argv: Sequence[str], job_name: str, *, poll_s: float = POLL_S) -> None:
+    def __init__(
+        self,
+        argv: Sequence[str],
+        job_name: str,
+        *,
+        poll_s: float = POLL_S,
+        heartbeat_s: float = HEARTBEAT_S,
+    ) -> None:
         self.argv = list(argv)
         self.env, bare = launcher_env(argv)
         self.launcher = bare[0] if bare else "srun"
-        self.job_name = job_name_in(bare) or job_name
+        named = job_name_in(bare)
+        self.own_name = job_name  # the unique name this guard chose
+        self.job_name = named or job_name
+        #: the job's name is the guard's own: a job of that name is this guard's and no other's
+        self.name_is_unique = named is None or named == job_name
+        self.heartbeat_s = heartbeat_s
+        self.heard_at = time.monotonic()
+        self.beats = threading.Event()  # the client has said something: its silence counts from now
         self.user = getpass.getuser()
         self.poll_s = poll_s
         self.job: str | None = None
@@ -146,6 +175,10 @@ class Guard:
 
     def read_state(self) -> JobState | None:
         squeue = _tool("squeue", self.launcher, self.env)
+        if not self.job and not self.name_is_unique:
+            self.job = self.find_own_job()
+            if not self.job:
+                return None
         argv = [squeue, "-h", "-o", "%i|%T|%r|%l|%P", "--user", self.user, "--name", self.job_name]
         if self.job:
             argv = [squeue, "-h", "-o", "%i|%T|%r|%l|%P", "--jobs", self.job]
@@ -154,6 +187,22 @@ class Guard:
             if state is not None:
                 self.job = state.job
                 return state
+        return None
+
+    def find_own_job(self) -> str | None:
+        """This guard's job among the user's jobs named ``job_name`` (a name the launcher gave,
+        which others may share): the one whose allocating session is the one ``srun`` leads."""
+        proc = self.proc
+        if proc is None:
+            return None
+        squeue = _tool("squeue", self.launcher, self.env)
+        out = self._run_tool(
+            [squeue, "-h", "-O", "JobID,AllocSID", "--user", self.user, "--name", self.job_name]
+        )
+        for line in out.splitlines():
+            parts = line.split()
+            if len(parts) == 2 and parts[0].isdigit() and parts[1] == str(proc.pid):
+                return parts[0]
         return None
 
     def read_end(self) -> JobState | None:
@@ -175,10 +224,13 @@ class Guard:
     def cancel(self) -> None:
         """Cancel the job (pending or running) and stop the launcher; wait for it to return."""
         scancel = _tool("scancel", self.launcher, self.env)
+        if not self.job and not self.name_is_unique:
+            self.job = self.find_own_job()
         if self.job:
             self._run_tool([scancel, self.job])
-        else:
+        elif self.name_is_unique:
             self._run_tool([scancel, "--user", self.user, "--name", self.job_name])
+        # else: a name others may share is never cancelled by; srun revokes its own allocation
         proc = self.proc
         if proc is None:
             return
@@ -201,6 +253,8 @@ class Guard:
                 chunk = stdin.read1(65536) if hasattr(stdin, "read1") else stdin.read(65536)
                 if not chunk:
                     break
+                self.heard_at = time.monotonic()
+                self.beats.set()
                 proc.stdin.write(chunk)
                 proc.stdin.flush()
         except (OSError, ValueError):
@@ -242,8 +296,10 @@ class Guard:
 
         for name in ("SIGTERM", "SIGHUP", "SIGINT"):
             signal.signal(getattr(signal, name), stop)
+        self._write(encode(Event(0, {"guard": {"job_name": self.own_name, "heartbeat_s": self.heartbeat_s}})))
         child_env = dict(os.environ)
         child_env["SLURM_JOB_NAME"] = self.job_name  # srun's -J, unless the launcher names one
+        child_env[GUARD_ENV] = self.own_name  # the agent's hello says a guard started it
         try:
             self.proc = subprocess.Popen(
                 self.argv,
@@ -251,6 +307,9 @@ class Guard:
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
                 env=child_env,
+                # srun leads a session of its own: Slurm records it (AllocSID), which tells this
+                # guard's job from others of a name the launcher gave
+                start_new_session=True,
                 preexec_fn=_die_with_parent,  # noqa: PLW1509 - before any thread of ours starts
             )
         except OSError as exc:
@@ -269,6 +328,10 @@ class Guard:
             if self.told_to_stop:
                 self.cancel()
                 break
+            if self.beats.is_set() and time.monotonic() - self.heard_at > self.heartbeat_s:
+                print(SILENT_WORDS.format(s=self.heartbeat_s), file=sys.stderr, flush=True)
+                self.cancel()
+                break
             if self.leave.is_set():
                 if self.started.is_set():  # the agent sees its stdin end and exits; the job with it
                     try:
@@ -283,7 +346,7 @@ class Guard:
                 if state is not None and not self.started.is_set() and state != self.last:
                     self.last = state
                     self.send(state)
-            self.leave.wait(self.poll_s if not self.started.is_set() else 1.0)
+            self.leave.wait(min(self.poll_s if not self.started.is_set() else 1.0, self.heartbeat_s / 10))
         code = proc.wait()
         pumps[1].join(5.0)  # everything the agent said reaches the client before the job's end
         pumps[2].join(5.0)
@@ -302,7 +365,8 @@ def run_launcher_guard(args: object) -> int:
         print("device-explorer launcher-guard: no launcher to run", file=sys.stderr)
         return 2
     name = getattr(args, "job_name", None) or f"device-explorer-{os.getpid()}"
-    code = Guard(argv, name).run()
+    beat = getattr(args, "heartbeat_s", None)
+    code = Guard(argv, name, heartbeat_s=beat if isinstance(beat, float) and beat > 0 else HEARTBEAT_S).run()
     for stream in (sys.stdout, sys.stderr):
         with contextlib.suppress(OSError, ValueError):
             stream.flush()

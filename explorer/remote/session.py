@@ -8,8 +8,14 @@ turns what ssh, the remote shell and srun wrote on stderr into one line
 Timeouts (all seconds, see ``explorer.remote.target``): connect ``CONNECT_TIMEOUT_S`` (ssh's
 ConnectTimeout), first answer ``Remote.hello_timeout_s`` (60, or 300 with a launcher that may
 queue), keep-alive ``SERVER_ALIVE_INTERVAL_S`` x ``SERVER_ALIVE_COUNT_MAX`` (a dead link is
-noticed within ~15 s), per request the caller's ``timeout_s`` (a benchmark point: the plan's
-``point_timeout_s``, 120 by default; a device listing ``LIST_TIMEOUT_S``).
+noticed within ~15 s), per request the caller's ``timeout_s`` (a benchmark point: its budget plus
+a margin, ``explorer.bench.runner.point_deadline_s``; a device listing ``LIST_TIMEOUT_S``). The
+other way, it beats every ``BEAT_EVERY_S`` (``explorer.agent.child``): the agent there and its
+launcher guard end (and cancel the job) after the admin's ``heartbeat_s`` without one.
+
+The hello is checked beyond the version: the build (``explorer.agent.build``), and, with a
+launcher, that the guard announced itself before the agent (an account's ForceCommand runs the
+agent on the login node instead): each mismatch is one line (``AgentMismatch``).
 """
 
 from __future__ import annotations
@@ -21,10 +27,17 @@ from dataclasses import dataclass
 from typing import Any
 
 from explorer import __version__
-from explorer.agent.child import AgentGone, AgentMismatch, AgentProcess, AgentTimeout
+from explorer.agent.build import build_id
+from explorer.agent.child import BEAT_EVERY_S, AgentGone, AgentMismatch, AgentProcess, AgentTimeout
 from explorer.agent.protocol import PACKAGE, PROTOCOL_VERSION, AgentError, Hello
 from explorer.devices.model import Discovery, LiveReading
-from explorer.remote.faults import explain, install_hint, slurm_queued, version_mismatch
+from explorer.remote.faults import (
+    explain,
+    install_hint,
+    launcher_ignored,
+    slurm_queued,
+    version_mismatch,
+)
 from explorer.remote.records import discovery_from_dict, live_from_dict
 from explorer.remote.slurm import JobState
 from explorer.remote.target import Remote
@@ -35,7 +48,15 @@ LIVE_TIMEOUT_S = 10.0
 
 
 class RemoteGone(AgentGone):
-    """The remote agent (or its ssh) ended; ``str()`` and ``how`` are the same one line of words."""
+    """The remote agent (or its ssh) ended; ``str()`` and ``how`` are the same one line of words.
+
+    ``reachable``: the remote was reached all the same (the agent had said hello, or the local
+    ssh client was killed by a signal, not refused by ssh): connecting again may well work, so a
+    run tries again at its next point instead of giving the remote up."""
+
+    def __init__(self, message: str, how: str, *, reachable: bool = False) -> None:
+        super().__init__(message, how)
+        self.reachable = reachable
 
 
 class RemoteTimeout(AgentTimeout):
@@ -78,8 +99,16 @@ class RemoteAgentProcess(AgentProcess):
         self.job: JobState | None = None
         self.on_job = on_job
         self.on_unsolicited = self._launcher_said
+        #: the launcher guard announced itself (with a launcher, before the agent's hello)
+        self.guard_seen = False
+        # the agent there (and its guard) end when these stop: a frozen laptop lets go of its job
+        self.beat_every_s = BEAT_EVERY_S
 
     def _launcher_said(self, data: dict[str, Any]) -> None:
+        guard = data.get("guard")
+        if isinstance(guard, dict) and guard.get("job_name") == self.job_name:
+            self.guard_seen = True
+            return
         state = JobState.from_event(data)
         if state is None:
             return
@@ -90,9 +119,16 @@ class RemoteAgentProcess(AgentProcess):
             raise JobEnded(state.never_runs_words(self.remote.host), state)
 
     def _check_hello(self, hello: Hello) -> None:
-        if hello.package == PACKAGE and (hello.protocol != PROTOCOL_VERSION or hello.version != __version__):
-            self._fail(AgentMismatch(version_mismatch(self.remote, hello.version)))
+        if hello.package == PACKAGE:
+            ours = build_id()
+            other_build = bool(ours and hello.build and hello.build != ours)
+            if hello.protocol != PROTOCOL_VERSION or hello.version != __version__ or other_build:
+                theirs = hello.build if hello.protocol == PROTOCOL_VERSION else ""
+                self._fail(AgentMismatch(version_mismatch(self.remote, hello.version, theirs)))
         super()._check_hello(hello)
+        if self.remote.prefix and not self.guard_seen:
+            # the account ran something other than the guard and the launcher it was asked for
+            self._fail(AgentMismatch(launcher_ignored(self.remote, hello.started)))
 
     def start(self, hello_timeout_s: float | None = None) -> Hello:
         """ssh there, start the agent and check its hello; AgentError (one line in words) otherwise."""
@@ -131,7 +167,8 @@ class RemoteAgentProcess(AgentProcess):
         if not stderr.strip() and noise:
             stderr = "\n".join(noise)
         words = explain(self.remote, stderr, code, starting=self.hello is None)
-        return RemoteGone(words, words)
+        reachable = self.hello is not None or (code is not None and code < 0)
+        return RemoteGone(words, words, reachable=reachable)
 
 
 def open_agent(remote: Remote, *, label: str | None = None) -> RemoteAgentProcess:

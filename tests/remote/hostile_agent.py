@@ -20,6 +20,7 @@ from typing import Any
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 
 from explorer import __version__  # noqa: E402
+from explorer.agent.build import build_id  # noqa: E402
 from explorer.agent.protocol import PACKAGE, PROTOCOL_VERSION  # noqa: E402
 
 #: sets the terminal's title, clears the screen, homes the cursor, then a fake line of our own
@@ -42,6 +43,7 @@ MODES = {
     "overlong": "a 17 MB line",
     "garbage": "bytes that are not JSON",
     "stderr-escapes": "escape sequences on stderr, then it dies mid-point",
+    "silent": "it takes every point and never answers (the connection stays up)",
 }
 
 MODE = sys.argv[1] if len(sys.argv) > 1 else "escapes"
@@ -167,12 +169,18 @@ def main() -> int:
             "python": spoil("3.11"),
             "pid": os.getpid(),
             "platform": spoil("linux"),
+            "build": build_id(),
+            "started": {"argv": [spoil("python")], "forced": False, "guard": None},
+            "heartbeat_s": 20,
         }
     )
     for line in sys.stdin.buffer:
         message = json.loads(line)
         if message.get("type") == "bye":
             return 0
+        if MODE == "silent" and message.get("type") == "request" and message.get("method") == "bench.point":
+            continue  # it takes the point and never answers, beats or no beats
+
         if message.get("type") == "request":
             answer(message)
     return 0

@@ -288,9 +288,27 @@ def _sbin(name: str) -> str:
     return shutil.which(name) or f"/usr/sbin/{name}"
 
 
+_AGENT_PYTHON: list[str] = []
+
+
 def agent_python() -> str:
-    """The remote's Python in the tests: this interpreter, which has the package under test."""
-    return sys.executable
+    """The remote's Python in the tests: this interpreter with the package under test first on its
+    path. sshd gives a login a clean environment, so without the wrapper (a script made once per
+    test process) an editable install of another checkout of the package would answer there."""
+    if not _AGENT_PYTHON:
+        import tempfile
+
+        root = Path(__file__).resolve().parents[2]
+        path = os.pathsep.join([str(root), *filter(None, [os.environ.get("PYTHONPATH")])])
+        wrapper = Path(tempfile.mkdtemp(prefix="dx-agent-python-")) / "python"
+        # a path the caller set first (a fake server's modules) still comes first
+        wrapper.write_text(
+            f'#!/bin/sh\nPYTHONPATH="${{PYTHONPATH:+$PYTHONPATH:}}{path}" exec {sys.executable} "$@"\n'
+        )
+        wrapper.chmod(0o755)
+        wrapper.parent.chmod(0o755)
+        _AGENT_PYTHON.append(str(wrapper))
+    return _AGENT_PYTHON[0]
 
 
 def fake_gpu_python(folder: Path) -> str:

@@ -304,7 +304,8 @@ def test_a_time_limit_end_is_named_and_the_job_is_not_started_again(sshd, slurm)
     that never returns; that point says so, the points left are not measured (no second job)."""
     remote = _remote(sshd, slurm, "-N1", "-n1", "--time=1")
     plan = BenchPlan(workload="_hang_test", devices=["cpu"], sizes=[1, 2, 3], repeats=1, remote=remote)
-    plan.point_timeout_s = 600  # the time limit, not the point's own limit, ends size 2
+    # the time limit, not the point's own deadline (its budget plus a margin), ends size 2
+    plan.point_timeout_s = plan.time_budget_s = 600
     run = BenchRun(plan)
     points = [e for e in run.events() if isinstance(e, BenchPoint)]
     assert [p.size for p in points] == [1, 2, 3] and points[0].ok
@@ -413,3 +414,115 @@ def test_a_laptop_that_freezes_while_its_job_waits_leaves_no_job(slurm, tmp_path
                 ssh.resume()
             cli.kill()
             cli.wait()
+
+
+def _sleeping_agent(slurm):
+    """The agent inside a job of the test cluster, once it sits in the point that never returns."""
+    from tests.remote.test_resume import _sleeping_in_a_point
+
+    for proc in psutil.process_iter(["name"]):
+        try:
+            if (
+                "python" in (proc.info["name"] or "")
+                and proc.cmdline()[-3:] == ["-m", "explorer", "agent"]
+                and proc.environ().get("SLURM_CONF") == str(slurm.conf)
+                and _sleeping_in_a_point(proc.pid)
+            ):
+                return proc
+        except (psutil.Error, OSError):
+            continue
+    return None
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="the policy file is read only when root owns it")
+def test_a_laptop_that_freezes_while_its_job_runs_lets_go_of_it(sshd, slurm, tmp_path):
+    """The ssh client is stopped (SIGSTOP) while the agent measures inside a running job, with no
+    sshd keep-alives at all: the app's own heartbeat (the admin's ``heartbeat_s``, 6 s here) ends
+    the agent, the guard cancels the job, and the job leaves the queue. Three freezes, each timed
+    from the freeze to the job's disappearance from squeue (printed; the README quotes them)."""
+    from tests.remote.test_heartbeat import HEARTBEAT_S, python_with_policy
+
+    python = python_with_policy(tmp_path)
+    remote = parse_remote(ALIAS, _via(slurm, "-N1", "-n1", "--time=2"), python, ssh_config=sshd.config)
+    took = []
+    for _ in range(3):
+        run = BenchRun(BenchPlan(workload="_hang_test", devices=["cpu"], sizes=[2], repeats=1, remote=remote))
+        thread = threading.Thread(target=run.run_all, daemon=True)
+        thread.start()
+        ssh_pid = None
+        try:
+            wait_for(lambda: _sleeping_agent(slurm), "the agent to measure inside its job")
+            (job,) = app_jobs(slurm)
+            assert job.state == "RUNNING"
+            ssh_pid = run.worker_pid
+            assert ssh_pid is not None
+            os.kill(ssh_pid, signal.SIGSTOP)
+            frozen = time.monotonic()
+            wait_for(lambda: not app_jobs(slurm), "the frozen laptop's job to leave the queue")
+            took.append(time.monotonic() - frozen)
+            assert took[-1] >= HEARTBEAT_S - 2.5  # not before the bound, less the beats' spacing
+            wait_for(lambda: not leftovers(slurm), "its guard and sruns to end")
+        finally:
+            if ssh_pid is not None:
+                os.kill(ssh_pid, signal.SIGCONT)
+            run.cancel()
+            thread.join(60)
+        nothing_left(slurm)
+    print("freeze to job gone (s):", ", ".join(f"{t:.1f}" for t in took), f"(heartbeat_s {HEARTBEAT_S})")
+
+
+def test_the_guard_cancels_only_its_own_job_never_by_a_name_the_launcher_gave(sshd, slurm):
+    """Another job of the same user carries the name the launcher gives (``-J shared``) and waits
+    too; the app's run is stopped while its job waits: its job goes, the other stays."""
+    from explorer.remote.session import RemoteAgentProcess
+
+    def shared_jobs() -> list[str]:
+        out = subprocess.run(
+            ["squeue", "-h", "-o", "%i|%j", "--name", "shared"], env=slurm.env, capture_output=True, text=True
+        ).stdout
+        return [line.split("|")[0] for line in out.splitlines() if line.strip()]
+
+    with node_taken(slurm):
+        other = subprocess.run(
+            ["sbatch", "-J", "shared", "-N1", "-n1", "--exclusive", "--time=5", "--wrap", "sleep 600"],
+            env=slurm.env, capture_output=True, text=True, timeout=60,
+        )  # fmt: skip
+        assert other.returncode == 0, other.stderr
+        (other_id,) = wait_for(shared_jobs, "the other job named shared to be queued")
+        try:
+            remote = parse_remote(
+                ALIAS, _via(slurm, "-J", "shared", "-N1", "-n1", "--exclusive", "--time=2"), agent_python(),
+                ssh_config=sshd.config,
+            )  # fmt: skip
+            states: queue.Queue = queue.Queue()
+            agent = RemoteAgentProcess(remote, on_job=states.put)
+            starter = threading.Thread(target=lambda: _start_quietly(agent), daemon=True)
+            starter.start()
+            state = states.get(timeout=SLURM_WITHIN_S)  # the guard found its own job, and says so
+            assert state.state == "PENDING" and state.job != other_id
+            wait_for(lambda: len(shared_jobs()) == 2, "both jobs named shared to wait")
+            agent.close(grace_s=0)  # the client goes while its job waits: the guard cancels it
+            starter.join(30)
+            wait_for(lambda: shared_jobs() == [other_id], "the app's own job (only) to be cancelled")
+            wait_for(lambda: not leftovers(slurm) and not _guards(slurm), "its guard and srun to end")
+            assert shared_jobs() == [other_id]
+        finally:
+            subprocess.run(["scancel", other_id], env=slurm.env, timeout=30)
+
+
+def _start_quietly(agent) -> None:
+    from explorer.agent.protocol import AgentError
+
+    try:
+        agent.start()
+    except AgentError:
+        pass
+
+
+def _guards(slurm) -> list[int]:
+    return [
+        p.pid
+        for p in psutil.process_iter(["cmdline"])
+        if "launcher-guard" in (p.info["cmdline"] or [])
+        and any(str(slurm.conf) in a for a in p.info["cmdline"])
+    ]
