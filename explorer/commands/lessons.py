@@ -62,6 +62,7 @@ def check_lesson(lesson: Lesson) -> list[Finding]:
     meant (``explorer.lessons.narration.check``)."""
     from explorer.devices.catalog import load_catalog
     from explorer.lessons.build import build_step
+    from explorer.lessons.predict import check_predict
 
     devices = load_catalog()
     found: list[Finding] = []
@@ -69,6 +70,9 @@ def check_lesson(lesson: Lesson) -> list[Finding]:
         if step.problem:
             found.append(Finding(number, 0, step.problem.removeprefix(f"step {number}: ")))
         found += [Finding(number, 0, str(p)) for p in build_step(step, devices)]
+        asked = check_predict(step, devices)
+        if asked:
+            found.append(Finding(number, 0, asked))
         found += [Finding(number, p.line, p.text) for p in narration.check(step.narration)]
         found += [Finding(number, 0, f"title: {p.text}") for p in narration.check(step.title)]
     return found
@@ -151,6 +155,7 @@ def run_check(req: LessonsRequest) -> int:
                         {
                             "file": str(lesson.path),
                             "steps": len(lesson.steps),
+                            "predict_steps": lesson.predict_steps,
                             "problems": [{"step": f.step, "line": f.line, "problem": f.text} for f in found],
                         }
                         for lesson, found in results
@@ -184,7 +189,8 @@ def run_lessons(args: Namespace) -> int:
         return 0
     width = max(len(i.name) for i in infos)
     for i in infos:
-        print(f"{i.name:<{width}}  {i.steps:>2} steps  {i.title}")
+        asks = f" ({i.predict_steps} ask first)" if i.predict_steps else ""
+        print(f"{i.name:<{width}}  {i.steps:>2} steps  {i.title}{asks}")
         print(f"{'':<{width}}  {i.path}")
         for problem in i.problems:
             print(f"{'':<{width}}  problem: {problem}")

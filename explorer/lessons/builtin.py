@@ -24,6 +24,7 @@ class LessonInfo:
     path: Path
     steps: int
     problems: tuple[str, ...] = ()
+    predict_steps: int = 0  # steps that ask the class to predict before they show
 
     def to_dict(self) -> dict[str, object]:
         return {
@@ -31,6 +32,7 @@ class LessonInfo:
             "title": self.title,
             "path": str(self.path),
             "steps": self.steps,
+            "predict_steps": self.predict_steps,
             "problems": list(self.problems),
         }
 
@@ -53,7 +55,11 @@ def builtin_lessons() -> list[LessonInfo]:
         except LessonError as exc:
             out.append(LessonInfo(path.stem, path.stem, path, 0, (str(exc),)))
             continue
-        out.append(LessonInfo(path.stem, lesson.title, path, len(lesson.steps), tuple(lesson.problems)))
+        out.append(
+            LessonInfo(
+                path.stem, lesson.title, path, len(lesson.steps), tuple(lesson.problems), lesson.predict_steps
+            )
+        )
     return out
 
 

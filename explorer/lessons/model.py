@@ -257,6 +257,10 @@ class Step:
         return not self.problem and self.state is not None
 
 
+#: a step's question asked before its picture (``explorer.lessons.predict``), kept in ``Step.extra``
+PREDICT_KEY = "predict"
+
+
 @dataclass
 class Lesson:
     title: str
@@ -265,6 +269,11 @@ class Lesson:
     version: int = FORMAT_VERSION  # the version of the file it was read from
     extra: dict[str, Any] = field(default_factory=dict)
     path: Path | None = None  # where it was read from or last saved
+
+    @property
+    def predict_steps(self) -> int:
+        """Steps that ask the class to predict before they show."""
+        return sum(1 for s in self.steps if PREDICT_KEY in s.extra)
 
     @property
     def problems(self) -> list[str]:

@@ -17,8 +17,9 @@ from explorer.errors import UserError
 
 Answer = float | int | str
 
-#: an id: topic.concept.seed, e.g. "occupancy.limiter.17"
-ID_PATTERN = re.compile(r"^([a-z]+)\.([a-z_]+)\.(\d{1,18})$")
+#: an id: topic.concept.seed, e.g. "occupancy.limiter.17", or topic.concept.f<digest> for a question
+#: about fixed parameters (a lesson step's own launch)
+ID_PATTERN = re.compile(r"^([a-z]+)\.([a-z_]+)\.(\d{1,18}|f[0-9a-f]{10})$")
 
 
 @dataclass(frozen=True)
@@ -79,11 +80,13 @@ class Grade:
 
 
 def parse_id(text: str) -> tuple[str, str, int]:
-    """(topic, concept, seed) of a question id; one line naming the id when it is not one."""
+    """(topic, concept, seed) of a question id; one line naming the id when it is not one. A fixed
+    question's seed is its digest read as a number: its variants are drawn from there."""
     m = ID_PATTERN.match(text.strip())
     if m is None:
         raise UserError(f"{text.strip()[:60]!r} is not a question id; ids look like 'occupancy.limiter.17'")
-    return m.group(1), m.group(2), int(m.group(3))
+    seed = m.group(3)
+    return m.group(1), m.group(2), int(seed[1:], 16) if seed.startswith("f") else int(seed)
 
 
 def _number(text: str) -> float | None:

@@ -11,6 +11,8 @@ command's output over thousands of seeds.
 
 from __future__ import annotations
 
+import hashlib
+import json
 import random
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -49,7 +51,37 @@ class Draft:
     choices: tuple[str, ...] = field(default=())
 
 
-Generator = Callable[[random.Random, str], Draft]
+class Pick:
+    """The parameters of one question: drawn from the seeded stream, or fixed (a lesson step's own
+    launch: "the value this step shows"). A generator asks for each by name, with how to draw it."""
+
+    def __init__(self, rng: random.Random, fixed: dict[str, Any] | None = None) -> None:
+        self.rng = rng
+        self.fixed = fixed
+
+    def __call__(self, name: str, draw: Callable[[], Any]) -> Any:
+        if self.fixed is None:
+            return draw()
+        if name not in self.fixed:
+            raise UserError(f"the question's parameters lack {name!r}")
+        return self.fixed[name]
+
+    def whole(self, name: str, draw: Callable[[], int], low: int, high: int) -> int:
+        value = self(name, draw)
+        if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+            raise UserError(
+                f"the question's {name} is {str(value)[:40]!r}; it must be a whole number {low}..{high}"
+            )
+        return value
+
+    def redraw(self, why: str) -> Redraw:
+        """Draw again, or (for fixed parameters, which cannot be drawn again) say why in one line."""
+        if self.fixed is not None:
+            raise UserError(f"no question of this kind for these parameters: {why}")
+        return Redraw(why)
+
+
+Generator = Callable[[Pick, str], Draft]
 
 
 @dataclass(frozen=True)
@@ -69,13 +101,17 @@ SMEM = (0, 0, 0, 1024, 2048, 4096, 6144, 8192, 12288, 16384, 24576, 32768, 40960
 LIMITERS = ("warps", "blocks", "registers", "shared_memory")
 
 
-def _occupancy(rng: random.Random, concept: str) -> Draft:
-    cc, threads, regs, smem = rng.choice(CCS), rng.choice(THREADS), rng.choice(REGS), rng.choice(SMEM)
+def _occupancy(pick: Pick, concept: str) -> Draft:
+    rng = pick.rng
+    cc = str(pick("cc", lambda: rng.choice(CCS)))
+    threads = pick.whole("threads", lambda: rng.choice(THREADS), 1, 1024)
+    regs = pick.whole("regs", lambda: rng.choice(REGS), 1, 255)
+    smem = pick.whole("smem", lambda: rng.choice(SMEM), 0, 1 << 20)
     limits = limits_for_cc(parse_cc(cc))
     try:
         check(LaunchConfig(Dim3(1), Dim3(threads), smem, regs), limits, limits.label)
-    except (LaunchValidationError, UserError):
-        raise Redraw from None
+    except (LaunchValidationError, UserError) as exc:
+        raise pick.redraw(str(exc)) from None
     occ = occupancy(limits, threads, regs, smem)
     block = (
         f"blocks of {threads} threads using {regs} registers per thread and {smem:,} bytes of shared memory"
@@ -96,7 +132,7 @@ def _occupancy(rng: random.Random, concept: str) -> Draft:
     params = {"cc": cc, "threads": threads, "regs": regs, "smem": smem}
     if concept == "limiter":
         if "+" in occ.limiter:  # two resources bind at once: no single right choice
-            raise Redraw
+            raise pick.redraw(f"two resources limit it at once ({occ.limiter_text})")
         return Draft(
             prompt=f"On a GPU of compute capability {cc} ({limits.arch_name}), {block}: which resource limits "
             "how many blocks an SM holds?",
@@ -127,19 +163,24 @@ def _occupancy(rng: random.Random, concept: str) -> Draft:
 GPUS = ("gtx-1650-laptop", "t4", "a100-sxm4-40gb", "rtx-3090", "l4", "h100-sxm5", "rtx-4090")
 
 
-def _waves(rng: random.Random, concept: str) -> Draft:
-    slug = rng.choice(GPUS)
-    gpu = catalog_device(slug)
-    block = rng.choice((64, 128, 256, 512, 1024))
-    smem = rng.choice((0, 0, 0, 8192, 16384, 32768))
-    grid = rng.randint(1, 12 * (gpu.sm_count or 1))
-    config = LaunchConfig(Dim3(grid), Dim3(block), smem, 32)
+def _waves(pick: Pick, concept: str) -> Draft:
+    rng = pick.rng
+    slug = str(pick("device", lambda: rng.choice(GPUS)))
+    try:
+        gpu = catalog_device(slug)
+    except KeyError:
+        raise UserError(f"no catalog GPU {slug[:40]!r} for a question") from None
+    block = pick.whole("block", lambda: rng.choice((64, 128, 256, 512, 1024)), 1, 1024)
+    smem = pick.whole("smem", lambda: rng.choice((0, 0, 0, 8192, 16384, 32768)), 0, 1 << 20)
+    grid = pick.whole("grid", lambda: rng.randint(1, 12 * (gpu.sm_count or 1)), 1, 1 << 31)
+    regs = pick.whole("regs", lambda: 32, 1, 255)
+    config = LaunchConfig(Dim3(grid), Dim3(block), smem, regs)
     try:
         plan = plan_launch(config, gpu)
-    except (LaunchValidationError, UserError):
-        raise Redraw from None
+    except (LaunchValidationError, UserError) as exc:
+        raise pick.redraw(str(exc)) from None
     data = plan.to_dict()
-    params = {"device": slug, "grid": grid, "block": block, "smem": smem}
+    params = {"device": slug, "grid": grid, "block": block, "smem": smem, "regs": regs}
     command = (
         CLI,
         "launch",
@@ -151,11 +192,13 @@ def _waves(rng: random.Random, concept: str) -> Draft:
         str(block),
         "--smem",
         str(smem),
+        "--regs",
+        str(regs),
         "--json",
     )
     setup = (
         f"An {gpu.name} ({gpu.sm_count} SMs) runs a launch of {grid:,} blocks of {block} threads, "
-        f"{smem:,} bytes of shared memory and 32 registers per thread each."
+        f"{smem:,} bytes of shared memory and {regs} registers per thread each."
     )
     per_sm = data["resident_blocks_per_sm"]
     rule = (
@@ -188,12 +231,22 @@ def _waves(rng: random.Random, concept: str) -> Draft:
 # --- coalescing and banks ------------------------------------------------------------------------
 
 
-def _access(rng: random.Random) -> dict[str, int]:
+def _access(pick: Pick) -> dict[str, int]:
+    rng = pick.rng
     return {
-        "elem_bytes": rng.choice((1, 2, 4, 4, 4, 8, 16)),
-        "stride": rng.choice((0, 1, 1, 2, 3, 4, 5, 8, 16, 17, 32, 33, rng.randint(0, 64))),
-        "offset": rng.choice((0, 0, 1, 2, 3, 7, 8, rng.randint(0, 40))),
-        "active_lanes": rng.choice((32, 32, 32, 16, 8, 1, rng.randint(1, 32))),
+        "elem_bytes": pick.whole("elem_bytes", lambda: rng.choice((1, 2, 4, 4, 4, 8, 16)), 1, 16),
+        "stride": pick.whole(
+            "stride",
+            lambda: rng.choice((0, 1, 1, 2, 3, 4, 5, 8, 16, 17, 32, 33, rng.randint(0, 64))),
+            0,
+            1 << 20,
+        ),
+        "offset": pick.whole(
+            "offset", lambda: rng.choice((0, 0, 1, 2, 3, 7, 8, rng.randint(0, 40))), 0, 1 << 20
+        ),
+        "active_lanes": pick.whole(
+            "active_lanes", lambda: rng.choice((32, 32, 32, 16, 8, 1, rng.randint(1, 32))), 1, 32
+        ),
     }
 
 
@@ -213,8 +266,8 @@ def _pattern(a: dict[str, int], array: str) -> str:
     )
 
 
-def _coalescing(rng: random.Random, concept: str) -> Draft:
-    a = _access(rng)
+def _coalescing(pick: Pick, concept: str) -> Draft:
+    a = _access(pick)
     c = coalesce(GlobalAccess(**a))
     explanation = (
         f"The lanes' {c.bytes_requested} distinct bytes fall in {c.sectors_per_request} of the 32-byte sectors "
@@ -245,8 +298,8 @@ def _coalescing(rng: random.Random, concept: str) -> Draft:
     )
 
 
-def _banks(rng: random.Random, concept: str) -> Draft:
-    a = _access(rng)
+def _banks(pick: Pick, concept: str) -> Draft:
+    a = _access(pick)
     b = bank_conflicts(SharedAccess(**a))
     return Draft(
         prompt="In shared memory (32 banks of 4-byte words), "
@@ -269,20 +322,21 @@ def _banks(rng: random.Random, concept: str) -> Draft:
 # --- divergence ----------------------------------------------------------------------------------
 
 
-def _divergence(rng: random.Random, concept: str) -> Draft:
-    block = rng.choice((32, 64, 96, 128, 256, rng.randint(1, 256)))
-    kind = rng.choice(("mod", "lt", "warp"))
-    k = rng.randint(1, 8) if kind != "lt" else rng.randint(0, block)
+def _divergence(pick: Pick, concept: str) -> Draft:
+    rng = pick.rng
+    block = pick.whole("block", lambda: rng.choice((32, 64, 96, 128, 256, rng.randint(1, 256))), 1, 1024)
+    kind = str(pick("kind", lambda: rng.choice(("mod", "lt", "warp"))))
+    k = pick.whole("k", lambda: rng.randint(1, 8) if kind != "lt" else rng.randint(0, block), 0, 1 << 20)
     branch = Branch(kind, k=k)
     d = divergence(block, branch)
-    params = {"block": block, "branch": f"{kind}:{k}"}
+    params = {"block": block, "kind": kind, "k": k}
     command = (CLI, "divergence", "--block", str(block), "--branch", f"{kind}:{k}", "--json")
     setup = f"A block of {block} threads runs `if ({branch.condition}) {{ A }} else {{ B }}`."
     if concept == "active_lanes":
-        warp = rng.randrange(len(d.warps))
+        warp = pick.whole("warp", lambda: rng.randrange(len(d.warps)), 0, len(d.warps) - 1)
         w = d.warps[warp]
         if not w.taken:  # active_lanes[0] is the taken path's lanes only when some lane takes it
-            raise Redraw
+            raise pick.redraw(f"no lane of warp {warp} takes the branch")
         return Draft(
             prompt=setup + f" How many lanes of warp {warp} are active while it runs A?",
             params={**params, "warp": warp},
@@ -315,7 +369,10 @@ def _divergence(rng: random.Random, concept: str) -> Draft:
 # --- dispatch in time ----------------------------------------------------------------------------
 
 
-def _dispatch(rng: random.Random, concept: str) -> Draft:
+def _dispatch(pick: Pick, concept: str) -> Draft:
+    rng = pick.rng
+    if pick.fixed is not None:
+        raise UserError("dispatch questions are drawn from a seed only")
     from explorer.launch.dispatch import check_blocks, simulate_dispatch
     from explorer.launch.durations import parse_durations
 
@@ -329,8 +386,8 @@ def _dispatch(rng: random.Random, concept: str) -> Draft:
     try:
         plan = plan_launch(config, gpu)
         check_blocks(plan)
-    except (LaunchValidationError, UserError):
-        raise Redraw from None
+    except (LaunchValidationError, UserError) as exc:
+        raise pick.redraw(str(exc)) from None
     result = simulate_dispatch(plan, parse_durations(durations), "free", 0)
     data = result.to_dict()
     command = (
@@ -360,13 +417,15 @@ def _dispatch(rng: random.Random, concept: str) -> Draft:
 # --- latency hiding ------------------------------------------------------------------------------
 
 
-def _latency(rng: random.Random, concept: str) -> Draft:
+def _latency(pick: Pick, concept: str) -> Draft:
     from explorer.launch.latency import LatencyConfig, model_utilization, warps_needed_per_scheduler
 
-    schedulers = 4
-    warps = rng.randint(1, 48)  # fewer warps than schedulers included: idle schedulers count as 0
-    mem_latency = rng.choice((20, 50, 100, 200, 300, 400, 600))
-    alu = rng.choice((0, 1, 2, 4, 8, 16, 32))
+    rng = pick.rng
+    schedulers = pick.whole("schedulers", lambda: 4, 1, 8)
+    # fewer warps than schedulers included: idle schedulers count as 0
+    warps = pick.whole("warps", lambda: rng.randint(1, 48), 1, 1024)
+    mem_latency = pick.whole("mem_latency", lambda: rng.choice((20, 50, 100, 200, 300, 400, 600)), 0, 10_000)
+    alu = pick.whole("alu", lambda: rng.choice((0, 1, 2, 4, 8, 16, 32)), 0, 1000)
     config = LatencyConfig(warps, mem_latency, alu, schedulers)
     params = {"warps": warps, "mem_latency": mem_latency, "alu": alu, "schedulers": schedulers}
     command = (
@@ -409,9 +468,13 @@ def _latency(rng: random.Random, concept: str) -> Draft:
 # --- tiled matmul --------------------------------------------------------------------------------
 
 
-def _tiling(rng: random.Random, concept: str) -> Draft:
-    tile = rng.choice((4, 8, 16, 32))
-    m, n, k = (rng.choice((tile, 2 * tile, 64, 100, 128, rng.randint(1, 160))) for _ in range(3))
+def _tiling(pick: Pick, concept: str) -> Draft:
+    rng = pick.rng
+    tile = pick.whole("tile", lambda: rng.choice((4, 8, 16, 32)), 1, 32)
+    m, n, k = (
+        pick.whole(name, lambda: rng.choice((tile, 2 * tile, 64, 100, 128, rng.randint(1, 160))), 1, 1 << 16)
+        for name in ("m", "n", "k")
+    )
     model = tiling_model(MatmulShape(m, n, k, tile))
     data = model.to_dict()
     params = {"m": m, "n": n, "k": k, "tile": tile}
@@ -486,24 +549,39 @@ def make_question(topic: str, concept: str, seed: int) -> Question:
     rng = random.Random(f"{topic}.{concept}.{seed}")
     for _ in range(MAX_DRAWS):
         try:
-            d = t.make(rng, concept)
+            d = t.make(Pick(rng), concept)
         except Redraw:
             continue
-        return Question(
-            id=f"{topic}.{concept}.{seed}",
-            topic=topic,
-            concept=concept,
-            prompt=d.prompt,
-            params=d.params,
-            answer=d.answer,
-            unit=d.unit,
-            tolerance=d.tolerance,
-            explanation=d.explanation,
-            command=d.command,
-            answer_key=d.answer_key,
-            choices=d.choices,
-        )
+        return _question(f"{topic}.{concept}.{seed}", topic, concept, d)
     raise RuntimeError(f"no question of {topic}.{concept} from seed {seed} after {MAX_DRAWS} draws")
+
+
+def fixed_question(topic: str, concept: str, params: dict[str, Any]) -> Question:
+    """The question of ``topic`` and ``concept`` about these very parameters (a lesson step's own
+    launch or pattern); one line naming what is wrong when it cannot be asked."""
+    t = _topic(topic)
+    if concept not in t.concepts:
+        raise UserError(f"topic {topic} has no concept {concept!r}; its concepts: {', '.join(t.concepts)}")
+    d = t.make(Pick(random.Random(0), dict(params)), concept)
+    digest = hashlib.sha256(json.dumps(d.params, sort_keys=True).encode()).hexdigest()[:10]
+    return _question(f"{topic}.{concept}.f{digest}", topic, concept, d)
+
+
+def _question(qid: str, topic: str, concept: str, d: Draft) -> Question:
+    return Question(
+        id=qid,
+        topic=topic,
+        concept=concept,
+        prompt=d.prompt,
+        params=d.params,
+        answer=d.answer,
+        unit=d.unit,
+        tolerance=d.tolerance,
+        explanation=d.explanation,
+        command=d.command,
+        answer_key=d.answer_key,
+        choices=d.choices,
+    )
 
 
 def _topic(name: str) -> Topic:
@@ -530,6 +608,8 @@ def variant_of(question_id: str) -> Question:
     parameters differ)."""
     topic, concept, seed = parse_id(question_id)
     first = make_question(topic, concept, seed)
+    if question_id.rsplit(".", 1)[-1].startswith("f"):  # a fixed question: any other numbers will do
+        return first
     for step in range(1, 1000):
         other = make_question(topic, concept, seed + step)
         if other.params != first.params:
