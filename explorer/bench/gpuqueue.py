@@ -855,7 +855,7 @@ class Cleaned:
     """What ``clean`` did in a queue folder, per user (the files' owners).
 
     ``ended``: places whose runs had ended (their two files); ``planted``: files named like the
-    queue's that the app never writes so (links, FIFOs, empty or forged tickets, leftover beats
+    queue's that the app never writes so (links, FIFOs, forged tickets or ones with no beat, leftover beats
     and half-made places); ``live``: places whose runs still hold them (left alone), ``stalled``
     those of them without a fresh heartbeat (a stopped run, or a planted place held open);
     ``not_allowed``: files this user may not remove (another user's, in a sticky folder);
@@ -937,7 +937,9 @@ def clean(folder: Path, *, stall_s: float = DEFAULT_STALL_S, now_wall: float | N
                     if not fresh:
                         _bump(done.stalled, st.st_uid)
                     continue
-                if state == "ended" and remove(name, st.st_uid, done.ended) and beat in present:
+                # the app writes a place's beat before its ticket: a ticket never beside one is planted
+                kind = done.ended if beat in present else done.planted
+                if state == "ended" and remove(name, st.st_uid, kind) and beat in present:
                     try:
                         os.unlink(beat, dir_fd=dir_fd)
                     except OSError:

@@ -337,3 +337,27 @@ def test_a_reader_that_may_removes_ended_places_once_they_went_without_a_beat(tm
         assert [p.name for p in tmp_path.iterdir() if p.name.endswith(".ticket")] == [live.name]
     finally:
         live.leave()
+
+
+def test_a_full_folder_is_one_line_naming_who_fills_it(tmp_path, monkeypatch):
+    """The error path of a folder at its inode limit (the slow test fills a real tmpfs): one line
+    with the system's reason, the user who owns most of the folder's files, and the admin's fix."""
+    import errno
+
+    from explorer.bench import gpushare
+    from explorer.errors import UserError
+
+    for i in range(7):  # any names: whatever fills the folder is counted by its owner
+        (tmp_path / f"filler-{i}").touch()
+
+    def full(place: Place) -> None:
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr(Place, "join", full)
+    with pytest.raises(UserError) as info:
+        gpushare.hold_gpu_lock("gpu-k", lambda w: None, directory=tmp_path)
+    assert str(info.value) == (
+        f"cannot take a place in the GPU queue in {str(tmp_path)!r} (No space left on device); 7 of its 7 "
+        f"files belong to {user_name(os.getuid())}; the lab admin can remove ended and planted places with "
+        "'sudo device-explorer admin queue --clean'"
+    )
