@@ -361,3 +361,41 @@ def test_a_full_folder_is_one_line_naming_who_fills_it(tmp_path, monkeypatch):
         f"files belong to {user_name(os.getuid())}; the lab admin can remove ended and planted places with "
         "'sudo device-explorer admin queue --clean'"
     )
+
+
+def test_a_run_whose_place_was_removed_says_so_sleeps_and_takes_a_new_one(tmp_path, monkeypatch):
+    """An admin's clean-up (or anything) takes the waiting run's files: it says why, waits a poll,
+    and joins again once per loss (never a hot loop of re-joins), then gets the GPU when it is free."""
+    from explorer.bench import gpushare
+
+    holder = Place(tmp_path, "gpu-k", "train")
+    holder.join()
+    joins: list[str] = []
+    real_join = Place.join
+
+    def counting_join(place: Place) -> None:
+        real_join(place)
+        joins.append(place.name)
+
+    monkeypatch.setattr(Place, "join", counting_join)
+    messages: list[str] = []
+
+    def on_wait(wait) -> None:
+        messages.append(wait.message)
+        if len(messages) == 1:  # the clean-up: this run's two files go
+            for path in tmp_path.iterdir():
+                if path.name.startswith(joins[-1][: -len(".ticket")]):
+                    path.unlink()
+        if len(messages) == 4:
+            holder.leave()
+
+    try:
+        gpushare.hold_gpu_lock("gpu-k", on_wait, directory=tmp_path, poll_s=0.01)
+        assert len(joins) == 2, joins  # the first place, and one new place after it was removed
+        assert "your own earlier run on this GPU goes first" in messages[0]
+        assert messages[1].startswith("waiting for cuda:0: this run's place in the GPU queue was removed; ")
+        assert "taking a new place" in messages[1]
+        assert "your own earlier run on this GPU goes first" in messages[2]
+    finally:
+        gpushare.release_gpu_locks()
+        holder.leave()
