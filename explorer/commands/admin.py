@@ -132,21 +132,23 @@ def _by_user(counts: dict[str, int]) -> str:
     )
 
 
+def _n(count: int, thing: str) -> str:
+    return f"{count} {thing}" + ("" if count == 1 else "s")
+
+
 def cleaned_words(done: Cleaned, folder: Path, stall_s: float) -> list[str]:
     """What the clean-up did, a line per kind, each naming the users: e.g. "removed 10000 planted
-    files (mallory 10000)"."""
-    said = []
+    files, named like the queue's but written by no run (mallory 10000)"."""
     ended, planted = sum(done.ended.values()), sum(done.planted.values())
-    said.append(
-        f"removed {ended} places whose runs had ended" + (f" ({_by_user(done.ended)})" if ended else "")
-    )
-    said.append(
-        f"removed {planted} files named like the queue's that no run wrote so"
-        + (f" ({_by_user(done.planted)})" if planted else "")
-    )
+    said = [
+        f"removed {_n(ended, 'ended place')}" + (f" ({_by_user(done.ended)})" if ended else ""),
+        f"removed {_n(planted, 'planted file')}, named like the queue's but written by no run"
+        + (f" ({_by_user(done.planted)})" if planted else ""),
+    ]
     live = sum(done.live.values())
     if live:
-        said.append(f"kept {live} places whose runs still hold them ({_by_user(done.live)})")
+        whose = "whose run still holds it" if live == 1 else "whose runs still hold them"
+        said.append(f"kept {_n(live, 'live place')}, {whose} ({_by_user(done.live)})")
     stalled = sum(done.stalled.values())
     if stalled:
         said.append(
@@ -161,8 +163,8 @@ def cleaned_words(done: Cleaned, folder: Path, stall_s: float) -> list[str]:
         except OSError:
             pass
         said.append(
-            f"left {refused} files of other users ({_by_user(done.not_allowed)}): only root or the folder's "
-            f"owner ({owner}) may remove them; run 'sudo device-explorer admin queue --clean'"
+            f"left {_n(refused, 'file')} of other users ({_by_user(done.not_allowed)}): only root or the "
+            f"folder's owner ({owner}) may remove them; run 'sudo device-explorer admin queue --clean'"
         )
     said += [f"left {what}" for what in done.left[:20]]
     return said

@@ -399,3 +399,51 @@ def test_a_run_whose_place_was_removed_says_so_sleeps_and_takes_a_new_one(tmp_pa
     finally:
         gpushare.release_gpu_locks()
         holder.leave()
+
+
+def test_the_admins_clean_up_removes_only_what_no_run_holds(tmp_path):
+    """Ended places and planted files go, counted per owner; a live place (even one that stopped
+    beating), a place being made, another program's file, the policy file and folders stay."""
+    from explorer.bench.gpuqueue import clean
+    from explorer.commands.admin import cleaned_words
+
+    me = user_name(os.getuid())
+    stem = f"device-explorer-gpu.gpu-k.{os.getuid()}.1"
+    live = Place(tmp_path, "gpu-k", "a")
+    live.join()
+    ended = Place(tmp_path, "gpu-k", "b")
+    ended.join()
+    ended_name = ended.name
+    os.close(ended.ticket_fd)  # killed: its files stay, nobody holds its lock
+    os.close(ended.beat_fd)
+    (tmp_path / f"{stem}.nobeat.ticket").touch()
+    os.mkfifo(tmp_path / f"{stem}.fifo.ticket")
+    (tmp_path / f"{stem}.link.ticket").symlink_to(tmp_path / live.name)
+    (tmp_path / f"{stem}.orphan.beat").touch()
+    (tmp_path / "device-explorer-gpu.gpu-k.dir.ticket").mkdir()
+    (tmp_path / "another-programs-file").touch()
+    (tmp_path / POLICY_FILE).write_text("{}")
+    try:
+        soon = clean(tmp_path, stall_s=30)  # the orphan beat may be a place being made: kept
+        assert soon.ended == {me: 1} and soon.planted == {me: 3} and soon.live == {me: 1}
+        later = clean(tmp_path, stall_s=30, now_wall=time.time() + 31)
+        assert later.planted == {me: 1} and later.ended == {} and later.stalled == {me: 1}
+        assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
+            [
+                live.name,
+                live.name[: -len(".ticket")] + ".beat",
+                "device-explorer-gpu.gpu-k.dir.ticket",
+                "another-programs-file",
+                POLICY_FILE,
+            ]
+        )
+        assert not (tmp_path / ended_name).exists()
+        assert "a folder of" in soon.left[0] and "(not entered)" in soon.left[0]
+        words = cleaned_words(soon, tmp_path, 30)
+        assert words[:3] == [
+            f"removed 1 ended place ({me} 1)",
+            f"removed 3 planted files, named like the queue's but written by no run ({me} 3)",
+            f"kept 1 live place, whose run still holds it ({me} 1)",
+        ]
+    finally:
+        live.leave()

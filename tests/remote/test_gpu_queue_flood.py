@@ -134,10 +134,11 @@ def test_a_killed_run_is_passed_removed_by_its_owners_next_run_and_by_roots_clea
             cleaned = _admin(folder, "--clean")
             assert cleaned.returncode == 0, cleaned.stderr
             assert (
-                f"removed 2 files named like the queue's that no run wrote so ({alice_name} 2)"
+                f"removed 2 planted files, named like the queue's but written by no run ({alice_name} 2)"
                 in cleaned.stdout
             )
-            assert "kept 2 places whose runs still hold them" in cleaned.stdout
+            held_by = ", ".join(f"{name} 1" for name in sorted([alice_name, bob_name]))
+            assert f"kept 2 live places, whose runs still hold them ({held_by})" in cleaned.stdout
             assert len(_tickets(folder)) == 2
             bob.ask("leave", "left")
             again.expect("held")
