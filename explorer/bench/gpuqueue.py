@@ -22,14 +22,26 @@ holds the GPU. A ticket is valid while its run lives, its beat is younger than t
 planted file with no heartbeat all stop counting after that long) and, as its holder, for at
 most ``turn_s`` + ``grace_s`` from when the reader saw it take the GPU (a run that fakes its
 heartbeat still hands over). Each user counts once: a user's later tickets wait behind their
-first, so no one can fill the line. A holder itself gives the GPU up after ``turn_s`` when
-someone waits (between two points), and goes to the back of the line.
+first (and are counted among those ahead of anyone who came after them). A holder itself gives
+the GPU up after ``turn_s`` when someone waits (between two points), and goes to the back of the
+line.
+
+Nobody can block the line by planting files: every file is checked (owner, links, a fresh beat
+beside it; then its run's lock) before any bound applies, and the bounds are per user (the
+file's owner, which a name cannot fake), so one user's flood costs only their own places; a run
+always looks at its own place. A place whose run has ended and that has not beaten for
+``stall_s`` is removed by any reader allowed to remove it (its owner's runs, root, the folder's
+owner); the rest wait for ``clean`` (``device-explorer admin queue --clean``, as root). Times are
+ctimes, which no user can move (``touch -d`` and ``os.utime`` move mtimes, never read here); a
+beat whose ctime is ahead of the reader's clock (the clock stepped back) counts as fresh until
+the clock reaches it, bounded for a holder by ``turn_s`` + ``grace_s`` on the monotonic clock.
 
 Nothing here follows a link or opens a FIFO: every file is looked at with ``lstat`` and opened
 with ``O_NOFOLLOW | O_NONBLOCK``, and only regular files are read (at most ``MAX_INFO_BYTES``).
 
 ``order`` is the decision, a pure function of what one look saw (tested with plain values);
-``look`` reads the folder; ``Place`` is one run's own place (create, beat, leave).
+``survey`` reads the folder (``look``: its places); ``Place`` is one run's own place (create,
+beat, leave); ``clean`` is the admin's clean-up.
 """
 
 from __future__ import annotations
