@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import pwd
 import signal
 import subprocess
 import sys
@@ -20,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.remote.queueing import ROOT, QueueRun, local_users, need_root, shared_folder
+from tests.remote.queueing import ROOT, QueueRun, local_users, need_root, python_for_all, shared_folder
 
 pytest.importorskip("fcntl")
 
@@ -36,15 +37,31 @@ def two_users():
         yield names
 
 
-def _admin(folder: Path, *more: str) -> subprocess.CompletedProcess:
-    """``device-explorer admin queue --dir FOLDER ...`` as root (the test runs as root)."""
+def _admin(folder: Path, *more: str, user: str | None = None) -> subprocess.CompletedProcess:
+    """``device-explorer admin queue --dir FOLDER ...`` as root (the test runs as root), or as ``user``."""
     return subprocess.run(
-        [sys.executable, "-m", "explorer", "admin", "queue", "--dir", str(folder), *more],
+        [
+            python_for_all() if user else sys.executable,
+            "-m",
+            "explorer",
+            "admin",
+            "queue",
+            "--dir",
+            str(folder),
+            *more,
+        ],
         capture_output=True,
         text=True,
         timeout=300,
-        cwd=ROOT,
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        cwd="/",
+        env={
+            "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+            "PYTHONPATH": str(ROOT),
+            "HOME": "/nonexistent",
+        },
+        user=user,
+        group=pwd.getpwnam(user).pw_gid if user else None,
+        extra_groups=[] if user else None,
     )
 
 
@@ -99,6 +116,14 @@ def test_ten_thousand_planted_files_are_named_and_the_victim_gets_the_gpu_once_i
             print(
                 f"with 10,000 planted files, bob held the GPU {time.monotonic() - left:.2f} s after alice left"
             )
+            # bob may not remove alice's files: told so, and who may
+            tried = _admin(folder, "--clean", user=bob_name)
+            assert tried.returncode == 1, tried.stderr
+            assert (
+                f"left 10000 files of other users ({alice_name} 10000): only root or the folder's owner (root) "
+                "may remove them; run 'sudo device-explorer admin queue --clean'"
+            ) in tried.stdout
+            assert len(_tickets(folder)) == 10_001
             # root removes the flood (and nothing of bob's, whose run holds its place)
             cleaned = _admin(folder, "--clean", "--json")
             assert cleaned.returncode == 0, cleaned.stderr
