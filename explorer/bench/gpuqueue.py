@@ -830,9 +830,13 @@ def waiting_words(
 
 
 def _place(line: Line, *, short: bool) -> str:
-    """Where this run stands: "you are next", "you are 3rd in line"."""
+    """Where this run stands: "you are next", "you are 3rd in line", and whether this user's own
+    earlier run goes first (with how many are ahead in all, when others are too)."""
     if line.own_first:
-        return "your other run goes first" if short else "your own earlier run on this GPU goes first"
+        first = "your other run goes first" if short else "your own earlier run on this GPU goes first"
+        if line.ahead <= 1:
+            return first
+        return f"{first}; you are {_ordinal(line.ahead)}" + ("" if short else " in line")
     if line.ahead <= 1:
         return "you are next"
     return f"you are {_ordinal(line.ahead)}" + ("" if short else " in line")
@@ -970,7 +974,7 @@ def clean(folder: Path, *, stall_s: float = DEFAULT_STALL_S, now_wall: float | N
 
 
 def _place_state(dir_fd: int, name: str, st: os.stat_result, fcntl: Any) -> str:
-    """ "live" (its run holds the lock), "ended" (nobody does) or "other" (not the file listed)."""
+    """The place's state: "live" (its run holds the lock), "ended" (nobody does) or "other" (not the file listed)."""
     try:
         fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY, dir_fd=dir_fd)
     except OSError:

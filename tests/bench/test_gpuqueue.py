@@ -80,6 +80,11 @@ def test_a_user_counts_once_among_the_holders_but_every_run_ahead_is_counted():
     assert "you are 3rd in line" in waiting_words(line, "cuda:0", 0.0, POLICY, now_wall=1e9)
     second = decide(tickets, me="x2")
     assert second.own_first and second.mine is None and second.ahead == 1
+    words = waiting_words(second, "cuda:0", 0.0, POLICY, now_wall=1e9)
+    assert "; your own earlier run on this GPU goes first (waited 0 s)" in words
+    third = decide([ticket("z", 3, 0), *tickets], me="x2")  # another user's run holds, then x1
+    words = waiting_words(third, "cuda:0", 0.0, POLICY, now_wall=1e9)
+    assert "; your own earlier run on this GPU goes first; you are 2nd in line (waited 0 s)" in words
     # a run that arrived after the second one of the holder's user is not "next"
     line = decide([ticket("h1", 1, 1), ticket("h2", 1, 2), ticket("me", 2, 3)], me="me")
     assert line.ahead == 2 and "you are next" not in waiting_words(line, "cuda:0", 0.0, POLICY)
