@@ -283,18 +283,36 @@ def test_ten_thousand_planted_files_never_push_a_real_place_out(tmp_path):
 
 
 def test_one_users_flood_of_live_looking_places_never_hides_another_users(tmp_path):
-    """Beyond a user's own bound their later places go unseen; another user's never do."""
+    """Beyond a user's own bound their later places go unseen; another user's never do (a place of
+    another user, made as root, arrives after the whole flood and is still seen)."""
+    import fcntl
+
     key = "gpu-k"
     places = [Place(tmp_path, key, "flood") for _ in range(MAX_PLACES_PER_USER + 5)]
     for place in places:
         place.join()
+    other_fd = None
     try:
+        other = None
+        if os.geteuid() == 0:
+            other = f"device-explorer-gpu.{key}.65534.1.other.ticket"
+            (tmp_path / other.replace(".ticket", ".beat")).write_text("{}")
+            (tmp_path / other).write_text("{}")
+            for name in (other, other.replace(".ticket", ".beat")):
+                os.chown(tmp_path / name, 65534, 65534)
+            other_fd = os.open(tmp_path / other, os.O_RDONLY)
+            fcntl.flock(other_fd, fcntl.LOCK_EX)  # its run lives
         seen = survey(tmp_path, key, clean=False)
-        assert len(seen.tickets) == MAX_PLACES_PER_USER  # one user's share, the earliest first
+        mine = [t for t in seen.tickets if t.uid == os.getuid()]
+        assert len(mine) == MAX_PLACES_PER_USER  # one user's share, the earliest first
         assert seen.ignored == {os.getuid(): 5}
-        mine = survey(tmp_path, key, mine=places[-1].name, clean=False)
-        assert places[-1].name in {t.name for t in mine.tickets}  # always sees its own
+        if other is not None:
+            assert seen.tickets[-1].name == other and seen.tickets[-1].alive
+        own = survey(tmp_path, key, mine=places[-1].name, clean=False)
+        assert places[-1].name in {t.name for t in own.tickets}  # always sees its own
     finally:
+        if other_fd is not None:
+            os.close(other_fd)
         for place in places:
             place.leave()
 
