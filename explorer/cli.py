@@ -157,6 +157,12 @@ def _agent() -> ModuleType:
     return agent
 
 
+def _admin() -> ModuleType:
+    from explorer.commands import admin
+
+    return admin
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = OneLineParser(
         prog="device-explorer",
@@ -445,6 +451,17 @@ def build_parser() -> argparse.ArgumentParser:
     _add_remote(p)
     _add_json(p)
     p.set_defaults(handler=lambda a: _selftest().run_self_test(a), check=lambda a: _remote().parse_host(a))
+
+    p = sub.add_parser("admin", help="for the lab's admin: the GPU queue folder of a shared server")
+    admin = p.add_subparsers(dest="admin_command", metavar="WHAT", required=True)
+    q = admin.add_parser("queue", help="show each GPU's line; --clean removes ended and planted places")
+    q.add_argument("--clean", action="store_true", help="remove ended places and planted files (as root)")
+    q.add_argument(
+        "--dir", default=None, metavar="FOLDER", help="the queue folder (default: as every run finds it)"
+    )
+    _add_json(q)
+    q.set_defaults(handler=lambda a: _admin().run_admin(a), check=lambda a: _admin().parse_admin(a))
+    p.set_defaults(handler=lambda a: _admin().run_admin(a), check=lambda a: _admin().parse_admin(a))
 
     # Hidden (no help): the worker the app starts as a child process, locally or over ssh; it
     # speaks JSON lines on stdin/stdout (explorer/agent/__init__.py describes the protocol).

@@ -235,6 +235,7 @@ COMMANDS: dict[str, tuple[list[str], dict[str, str], list[str]]] = {
     ),
     "self-test": ([], {"--host": "gpu-lab", "--remote-python": "~/dx/bin/python"}, ["--json"]),
     "lessons": ([], {}, ["--json"]),
+    "admin": (["queue"], {"--dir": "/tmp"}, ["--json", "--clean"]),
 }
 #: a sub-command's second form, fuzzed on its own so its options are not drowned by the first's:
 #: name -> (sub-command, positionals, options with a passing value, flags)

@@ -22,14 +22,26 @@ holds the GPU. A ticket is valid while its run lives, its beat is younger than t
 planted file with no heartbeat all stop counting after that long) and, as its holder, for at
 most ``turn_s`` + ``grace_s`` from when the reader saw it take the GPU (a run that fakes its
 heartbeat still hands over). Each user counts once: a user's later tickets wait behind their
-first, so no one can fill the line. A holder itself gives the GPU up after ``turn_s`` when
-someone waits (between two points), and goes to the back of the line.
+first (and are counted among those ahead of anyone who came after them). A holder itself gives
+the GPU up after ``turn_s`` when someone waits (between two points), and goes to the back of the
+line.
+
+Nobody can block the line by planting files: every file is checked (owner, links, a fresh beat
+beside it; then its run's lock) before any bound applies, and the bounds are per user (the
+file's owner, which a name cannot fake), so one user's flood costs only their own places; a run
+always looks at its own place. A place whose run has ended and that has not beaten for
+``stall_s`` is removed by any reader allowed to remove it (its owner's runs, root, the folder's
+owner); the rest wait for ``clean`` (``device-explorer admin queue --clean``, as root). Times are
+ctimes, which no user can move (``touch -d`` and ``os.utime`` move mtimes, never read here); a
+beat whose ctime is ahead of the reader's clock (the clock stepped back) counts as fresh until
+the clock reaches it, bounded for a holder by ``turn_s`` + ``grace_s`` on the monotonic clock.
 
 Nothing here follows a link or opens a FIFO: every file is looked at with ``lstat`` and opened
 with ``O_NOFOLLOW | O_NONBLOCK``, and only regular files are read (at most ``MAX_INFO_BYTES``).
 
 ``order`` is the decision, a pure function of what one look saw (tested with plain values);
-``look`` reads the folder; ``Place`` is one run's own place (create, beat, leave).
+``survey`` reads the folder (``look``: its places); ``Place`` is one run's own place (create,
+beat, leave); ``clean`` is the admin's clean-up.
 """
 
 from __future__ import annotations
@@ -59,8 +71,12 @@ POLICY_FILE = "device-explorer-gpu-queue.json"
 MAX_INFO_BYTES = 4096
 #: what a place may say it runs (shown to the others who wait): a workload's name, nothing else
 _WORKLOAD = re.compile(r"[A-Za-z0-9_.-]{1,60}")
-#: tickets of one GPU looked at per look (a user who floods the folder slows nobody down)
-MAX_TICKETS = 256
+#: one user's places that count per look (only the earliest holds; the rest wait behind it), and
+#: one user's ticket files opened per look: a user who floods the folder spends their own share
+MAX_PLACES_PER_USER = 32
+MAX_OPENED_PER_USER = 256
+#: a user who leaves this many files in a GPU's line that do not count is named to those who wait
+FLOOD_NAMED_AT = 10
 
 DEFAULT_STALL_S = 30.0
 DEFAULT_TURN_S = 600.0
@@ -250,8 +266,9 @@ class Ticket:
 class Line:
     """The line for one GPU, as ``order`` decided it from one look.
 
-    ``valid`` in order, the holder first; ``mine`` this run's own place when it is valid;
-    ``ahead`` how many valid places are before it (0: it holds the GPU); ``own_first``: this
+    ``valid`` in order, the holder first, each user once; ``mine`` this run's own place when it is
+    valid; ``ahead`` how many places take their turn before it (0: it holds the GPU), a user's
+    second run queued behind their first included (it goes before later arrivals); ``own_first``: this
     user's earlier run holds a place, so this one waits behind it; ``holder_idle_s`` how long
     the holder has not shown progress."""
 
@@ -306,6 +323,7 @@ def order(
             over(ident, first_wall)
     users_seen: set[int] = set()
     valid: list[Ticket] = []
+    queued: list[Ticket] = []  # every place that takes a turn, in the order turns are taken
     own_first = False
     for ticket in sorted(tickets, key=lambda t: (t.arrived_ns, t.name)):
         fresh = ticket.beat_age_s is not None and ticket.beat_age_s <= policy.stall_s
@@ -315,6 +333,7 @@ def order(
             continue
         if ticket.uid in users_seen:
             own_first = own_first or ticket.name == me
+            queued.append(ticket)  # behind its user's earlier place, still before later arrivals
             continue
         if not valid and ticket.name != me:
             first_mono, first_wall = seen_holding.setdefault(ticket.ident, (now_mono, wall))
@@ -323,39 +342,188 @@ def order(
                 continue  # its turn is over, as this reader saw it begin
         users_seen.add(ticket.uid)
         valid.append(ticket)
+        queued.append(ticket)
     mine = next((t for t in valid if t.name == me), None)
-    ahead = valid.index(mine) if mine is not None else len(valid)
+    own = next((i for i, t in enumerate(queued) if t.name == me), None)
+    ahead = own if own is not None else len(queued)
     return Line(valid, mine, ahead, own_first)
 
 
-def look(folder: Path, key: str, *, now_wall: float | None = None) -> list[Ticket]:
-    """The places in ``folder``'s line for GPU ``key`` that are what the app writes.
+@dataclass(frozen=True)
+class Survey:
+    """What one look at a GPU's line found.
+
+    ``tickets``: the places that may count (their run lives, their beat is fresh), each user's
+    earliest in arrival order, and always this run's own place when its file is there (even when
+    it no longer counts: the caller then takes a new one). ``ignored``: per user, the files named
+    like places of this GPU that do not count (ended runs, planted files, a flood past the per-user
+    bounds), owned by that user, which a name cannot fake. ``removed``: ended places this look
+    removed (its own user's, or anyone's where this user may: root, the folder's owner)."""
+
+    tickets: list[Ticket]
+    ignored: dict[int, int] = field(default_factory=dict)
+    removed: int = 0
+
+    def mine(self, name: str) -> Ticket | None:
+        return next((t for t in self.tickets if t.name == name), None)
+
+    def ignored_words(self) -> str:
+        """The flood, named: "10000 tickets of user mallory look dead and are ignored" ("" when
+        no user left as many as ``FLOOD_NAMED_AT``)."""
+        floods = sorted(((n, uid) for uid, n in self.ignored.items() if n >= FLOOD_NAMED_AT), reverse=True)
+        return "; ".join(
+            f"{n} tickets of user {user_name(uid)} look dead and are ignored" for n, uid in floods
+        )
+
+
+def look(
+    folder: Path, key: str, *, now_wall: float | None = None, stall_s: float = DEFAULT_STALL_S
+) -> list[Ticket]:
+    """The places in ``folder``'s line for GPU ``key`` that may count (``survey``'s tickets)."""
+    return survey(folder, key, now_wall=now_wall, stall_s=stall_s).tickets
+
+
+def survey(
+    folder: Path,
+    key: str,
+    *,
+    mine: str = "",
+    stall_s: float = DEFAULT_STALL_S,
+    now_wall: float | None = None,
+    clean: bool = True,
+) -> Survey:
+    """Look at ``folder``'s line for GPU ``key``: every file is filtered before any bound applies.
 
     Skipped without being opened: links, FIFOs and other non-regular files, a file with more than
     one link (someone else's ticket linked in under another name), a ticket whose owner is not the
-    user its name says. Opened (no-follow, non-blocking) and read: at most ``MAX_INFO_BYTES``."""
+    user its name says, one without a heartbeat beside it or whose heartbeat is older than
+    ``stall_s``. The rest are opened (no-follow, non-blocking; at most ``MAX_INFO_BYTES`` read) in
+    arrival order per user, at most ``MAX_OPENED_PER_USER`` and ``MAX_PLACES_PER_USER`` counted
+    per user: a user who floods the folder spends only their own share, never another's. This
+    run's own place (``mine``) is always looked at. With ``clean``, an ended place (nobody holds its
+    lock) without a beat for ``stall_s`` is removed where this user may remove it."""
     now = time.time() if now_wall is None else now_wall
     head = f"{PREFIX}{key}."
-    found: list[tuple[str, os.stat_result]] = []
+    me = os.getuid()
+    try:
+        may_clean_all = clean and (me == 0 or os.lstat(folder).st_uid == me)
+    except OSError:
+        may_clean_all = False
+    stats: dict[str, os.stat_result] = {}
+    candidates: dict[int, list[tuple[int, str]]] = {}  # uid -> (arrival, name) of tickets worth opening
+    ignored: dict[int, int] = {}
+    tickets_found: list[tuple[str, os.stat_result]] = []
     try:
         with os.scandir(folder) as entries:
             for entry in entries:
-                if entry.name.startswith(head) and entry.name.endswith(TICKET):
+                name = entry.name
+                if name.startswith(head) and (name.endswith(TICKET) or name.endswith(BEAT)):
                     try:
-                        st = entry.stat(follow_symlinks=False)
+                        st = stats[name] = entry.stat(follow_symlinks=False)
                     except OSError:
                         continue
-                    if stat.S_ISREG(st.st_mode) and st.st_nlink == 1:
-                        found.append((entry.name, st))
+                    if name.endswith(TICKET):
+                        tickets_found.append((name, st))
     except OSError:
-        return []
-    found.sort(key=lambda item: (item[1].st_ctime_ns, item[0]))
-    tickets = []
-    for name, st in found[:MAX_TICKETS]:
-        ticket = _read_ticket(folder, name, st, now)
-        if ticket is not None:
-            tickets.append(ticket)
-    return tickets
+        return Survey([])
+    removed = 0
+    oldest_fresh_ns = (now - stall_s) * 1e9
+    for name, st in tickets_found:
+        if name == mine:
+            continue
+        uid = st.st_uid
+        beat_st = stats.get(name[: -len(TICKET)] + BEAT)
+        if (
+            beat_st is not None
+            and beat_st.st_ctime_ns >= oldest_fresh_ns
+            and beat_st.st_uid == uid
+            and stat.S_ISREG(beat_st.st_mode)
+            and beat_st.st_nlink == 1
+            and stat.S_ISREG(st.st_mode)
+            and st.st_nlink == 1
+            and _owner_in_name(name) == uid
+        ):
+            candidates.setdefault(uid, []).append((st.st_ctime_ns, name))
+            continue
+        ignored[uid] = ignored.get(uid, 0) + 1
+        if (
+            (may_clean_all or (clean and uid == me))
+            and max(st.st_ctime_ns, beat_st.st_ctime_ns if beat_st else 0) < oldest_fresh_ns
+            and stat.S_ISREG(st.st_mode)
+            and st.st_nlink == 1
+            and _owner_in_name(name) == uid
+        ):
+            removed += _remove_if_ended(folder, name, st)
+    tickets: list[Ticket] = []
+    for uid, found in candidates.items():
+        found.sort()
+        counted = opened = 0
+        for _, name in found:
+            if counted >= MAX_PLACES_PER_USER or opened >= MAX_OPENED_PER_USER:
+                ignored[uid] = ignored.get(uid, 0) + 1
+                continue
+            opened += 1
+            ticket = _read_ticket(folder, name, stats[name], now)
+            if ticket is not None and ticket.alive:
+                counted += 1
+                tickets.append(ticket)
+            else:
+                ignored[uid] = ignored.get(uid, 0) + 1
+    if mine and mine in stats:
+        own = _read_ticket(folder, mine, stats[mine], now)
+        if own is not None:
+            tickets.append(own)
+    tickets.sort(key=lambda t: (t.arrived_ns, t.name))
+    return Survey(tickets, ignored, removed)
+
+
+def full_words(folder: Path) -> str:
+    """Who fills ``folder`` when no place can be written there: "9990 of its 10002 files belong to
+    mallory" (the user with the most files), "" when it cannot be listed."""
+    counts: dict[int, int] = {}
+    total = 0
+    try:
+        with os.scandir(folder) as entries:
+            for entry in entries:
+                try:
+                    uid = entry.stat(follow_symlinks=False).st_uid
+                except OSError:
+                    continue
+                total += 1
+                counts[uid] = counts.get(uid, 0) + 1
+    except OSError:
+        return ""
+    if not counts:
+        return ""
+    uid, most = max(counts.items(), key=lambda item: item[1])
+    return f"{most} of its {total} files belong to {user_name(uid)}"
+
+
+def _remove_if_ended(folder: Path, name: str, st: os.stat_result) -> int:
+    """Remove the place ``name`` (ticket and beat) when its run has ended: 1 when removed.
+
+    Proof that it ended: an exclusive lock on the very file listed is granted (its run held one
+    for its whole life; a process that ends, however it ends, lets go)."""
+    import fcntl
+
+    fd = _open_regular(folder / name)
+    if fd is None:
+        return 0
+    try:
+        now = os.fstat(fd)
+        if (now.st_ino, now.st_uid) != (st.st_ino, st.st_uid):
+            return 0
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        return 0  # its run still holds it (or someone looks at it right now): left alone
+    finally:
+        os.close(fd)
+    try:
+        os.unlink(folder / name)
+    except OSError:
+        return 0
+    _unlink(folder / (name[: -len(TICKET)] + BEAT))
+    return 1
 
 
 def _owner_in_name(name: str) -> int | None:
@@ -639,10 +807,17 @@ def _duration(seconds: float) -> str:
 
 
 def waiting_words(
-    line: Line, device: str, waited_s: float, policy: QueuePolicy, *, now_wall: float | None = None
+    line: Line,
+    device: str,
+    waited_s: float,
+    policy: QueuePolicy,
+    *,
+    now_wall: float | None = None,
+    note: str = "",
 ) -> str:
     """The waiting run's line: who holds the GPU (user, since when, which workload), whether it
-    still makes progress, and where this run is in the line.
+    still makes progress, and where this run is in the line; ``note`` (a flood of files that do
+    not count, ``Survey.ignored_words``) after it.
 
     e.g. "waiting for cuda:0: bob has held it since 14:02:11 (matmul, 3 min 5 s); you are next
     (waited 12 s)"."""
@@ -663,13 +838,18 @@ def waiting_words(
                 f", but has not made progress for {_duration(idle)} (it loses the GPU after "
                 f"{_duration(policy.stall_s)})"
             )
-    return f"waiting for {device}: {who}; {_place(line, short=False)} (waited {_duration(waited_s)})"
+    words = f"waiting for {device}: {who}; {_place(line, short=False)} (waited {_duration(waited_s)})"
+    return f"{words}; {note}" if note else words
 
 
 def _place(line: Line, *, short: bool) -> str:
-    """Where this run stands: "you are next", "you are 3rd in line"."""
+    """Where this run stands: "you are next", "you are 3rd in line", and whether this user's own
+    earlier run goes first (with how many are ahead in all, when others are too)."""
     if line.own_first:
-        return "your other run goes first" if short else "your own earlier run on this GPU goes first"
+        first = "your other run goes first" if short else "your own earlier run on this GPU goes first"
+        if line.ahead <= 1:
+            return first
+        return f"{first}; you are {_ordinal(line.ahead)}" + ("" if short else " in line")
     if line.ahead <= 1:
         return "you are next"
     return f"you are {_ordinal(line.ahead)}" + ("" if short else " in line")
@@ -694,3 +874,134 @@ def waiting_short(line: Line, device: str, policy: QueuePolicy) -> str:
 
 
 Clock = Callable[[], float]
+
+
+# --- the admin's clean-up ----------------------------------------------------------------------
+
+
+@dataclass
+class Cleaned:
+    """What ``clean`` did in a queue folder, per user (the files' owners).
+
+    ``ended``: places whose runs had ended (their two files); ``planted``: files named like the
+    queue's that the app never writes so (links, FIFOs, forged tickets or ones with no beat, leftover beats
+    and half-made places); ``live``: places whose runs still hold them (left alone), ``stalled``
+    those of them without a fresh heartbeat (a stopped run, or a planted place held open);
+    ``not_allowed``: files this user may not remove (another user's, in a sticky folder);
+    ``left``: anything else left, in words."""
+
+    ended: dict[str, int] = field(default_factory=dict)
+    planted: dict[str, int] = field(default_factory=dict)
+    live: dict[str, int] = field(default_factory=dict)
+    stalled: dict[str, int] = field(default_factory=dict)
+    not_allowed: dict[str, int] = field(default_factory=dict)
+    left: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "ended": self.ended,
+            "planted": self.planted,
+            "live": self.live,
+            "stalled": self.stalled,
+            "not_allowed": self.not_allowed,
+            "left": self.left,
+        }
+
+
+def _bump(counts: dict[str, int], uid: int, by: int = 1) -> None:
+    user = user_name(uid)
+    counts[user] = counts.get(user, 0) + by
+
+
+def clean(folder: Path, *, stall_s: float = DEFAULT_STALL_S, now_wall: float | None = None) -> Cleaned:
+    """Remove from ``folder`` every queue file that no run holds: ended places, planted files,
+    leftover beats and half-made places older than ``stall_s``. Only names the queue uses
+    (``device-explorer-gpu.*``) are touched, never another program's file; a place whose run
+    still holds its lock stays, however long it has not beaten. Folders are never entered.
+
+    Root, or the folder's owner, may remove every user's files; anyone else only their own (the
+    rest are counted in ``not_allowed``). Every file is named relative to the folder opened once
+    (no link in the path is followed after the check)."""
+    import fcntl
+
+    now = time.time() if now_wall is None else now_wall
+    done = Cleaned()
+    dir_fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+    try:
+        names = sorted(n for n in os.listdir(dir_fd) if n.startswith(PREFIX))
+        present = set(names)
+
+        def remove(name: str, uid: int, counts: dict[str, int]) -> bool:
+            try:
+                os.unlink(name, dir_fd=dir_fd)
+            except FileNotFoundError:
+                return False
+            except PermissionError:
+                _bump(done.not_allowed, uid)
+                return False
+            except OSError as exc:
+                done.left.append(f"{name}: {exc.strerror or exc}")
+                return False
+            _bump(counts, uid)
+            return True
+
+        for name in names:
+            try:
+                st = os.lstat(name, dir_fd=dir_fd)
+            except FileNotFoundError:
+                continue  # removed with its ticket
+            if stat.S_ISDIR(st.st_mode):
+                done.left.append(f"{name}: a folder of {user_name(st.st_uid)} (not entered)")
+                continue
+            if name.endswith(TICKET) and _owner_in_name(name) == st.st_uid and stat.S_ISREG(st.st_mode):
+                state = _place_state(dir_fd, name, st, fcntl)
+                beat = name[: -len(TICKET)] + BEAT
+                if state == "live":
+                    _bump(done.live, st.st_uid)
+                    try:
+                        bst = os.lstat(beat, dir_fd=dir_fd)
+                        fresh = bst.st_uid == st.st_uid and now - bst.st_ctime_ns / 1e9 <= stall_s
+                    except OSError:
+                        fresh = False
+                    if not fresh:
+                        _bump(done.stalled, st.st_uid)
+                    continue
+                # the app writes a place's beat before its ticket: a ticket never beside one is planted
+                kind = done.ended if beat in present else done.planted
+                if state == "ended" and remove(name, st.st_uid, kind) and beat in present:
+                    try:
+                        os.unlink(beat, dir_fd=dir_fd)
+                    except OSError:
+                        pass
+                continue  # "other": it changed while looked at; the next clean-up sees it again
+            stem = name.rsplit(".", 1)[0]
+            own_part = (name.endswith(BEAT) or name.endswith(".new")) and stat.S_ISREG(st.st_mode)
+            if own_part and (stem + TICKET) in present:
+                continue  # the beat of a place that is still there, or its ticket being made
+            if own_part and now - st.st_ctime_ns / 1e9 <= stall_s:
+                continue  # a place being made right now (its beat comes first)
+            remove(name, st.st_uid, done.planted)
+    finally:
+        os.close(dir_fd)
+    return done
+
+
+def _place_state(dir_fd: int, name: str, st: os.stat_result, fcntl: Any) -> str:
+    """The place's state: "live" (its run holds the lock), "ended" (nobody does) or "other" (not the file listed)."""
+    try:
+        fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY, dir_fd=dir_fd)
+    except OSError:
+        return "other"
+    try:
+        now = os.fstat(fd)
+        if (now.st_ino, now.st_uid) != (st.st_ino, st.st_uid) or not stat.S_ISREG(now.st_mode):
+            return "other"
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return "live"
+        except OSError:
+            return "other"
+        return "ended"
+    finally:
+        os.close(fd)

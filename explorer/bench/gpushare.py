@@ -23,6 +23,7 @@ marked disturbed, like a CPU point other programs slowed down.
 from __future__ import annotations
 
 import contextlib
+import errno
 import math
 import os
 import threading
@@ -34,14 +35,17 @@ from typing import Any
 
 from explorer.bench.gpuqueue import (
     LOCK_DIR_ENV,
+    Line,
     Place,
     QueuePolicy,
+    Ticket,
     folder_problem,
+    full_words,
     holder_stalled,
-    look,
     order,
     queue_dir,
     read_policy,
+    survey,
     sweep_own,
     waiting_short,
     waiting_words,
@@ -198,16 +202,33 @@ def hold_gpu_lock(
             sweep_own(folder, key)
             turn = _Turn(Place(folder, key, workload[:60], extra={"device": device}), policy, device)
         turn.policy, turn.since, turn.lapsed_s = policy, 0.0, 0.0
-        turn.place.join()
-        with _STATE:
-            _HELD[key] = turn
-        _leave_at_exit()
     except OSError as exc:
-        raise UserError(
-            f"cannot take a place in the GPU queue in {str(folder)!r} ({exc.strerror or exc}); "
-            f"the lab admin can check it with 'ls -ld {folder}'"
-        ) from None
+        raise UserError(_cannot_join(folder, key, exc)) from None
+    _join(turn, folder, key)
+    with _STATE:
+        _HELD[key] = turn
+    _leave_at_exit()
     return _wait_for_turn(turn, folder, key, on_wait, poll_s, clock)
+
+
+def _join(turn: _Turn, folder: Path, key: str) -> None:
+    """Take a place in the line; UserError (one line) when none can be written there."""
+    try:
+        turn.place.join()
+    except OSError as exc:
+        raise UserError(_cannot_join(folder, key, exc)) from None
+
+
+def _cannot_join(folder: Path, key: str, exc: OSError) -> str:
+    """Why no place could be written, naming whoever fills a full folder."""
+    words = f"cannot take a place in the GPU queue in {str(folder)!r} ({exc.strerror or exc})"
+    if exc.errno in (errno.ENOSPC, errno.EDQUOT):
+        who = full_words(folder)
+        return (
+            f"{words}{'; ' + who if who else ''}; the lab admin can remove ended and planted places "
+            "with 'sudo device-explorer admin queue --clean'"
+        )
+    return f"{words}; the lab admin can check it with 'ls -ld {folder}'"
 
 
 def _keep(turn: _Turn, policy: QueuePolicy, folder: Path, key: str, clock: Callable[[], float]) -> bool:
@@ -215,8 +236,8 @@ def _keep(turn: _Turn, policy: QueuePolicy, folder: Path, key: str, clock: Calla
     gap = turn.place.beat()
     if not turn.since or gap > policy.stall_s or turn.lapsed_s:
         return False  # stopped for longer than the line allows: others went on without it
-    tickets = look(folder, key)
     me = turn.place.name
+    tickets = survey(folder, key, mine=me, stall_s=policy.stall_s).tickets
     line = order(tickets, me=me, now_mono=clock(), policy=policy, seen_holding=turn.seen)
     if not line.holds:
         return False
@@ -239,12 +260,9 @@ def _wait_for_turn(
 ) -> float:
     started = clock()
     while True:
-        tickets = look(folder, key)
-        if turn.place.name not in {t.name for t in tickets}:
-            turn.place.join()  # our files went (an admin's clean-up): take a place again
-            continue
+        seen = survey(folder, key, mine=turn.place.name, stall_s=turn.policy.stall_s)
         line = order(
-            tickets, me=turn.place.name, now_mono=clock(), policy=turn.policy, seen_holding=turn.seen
+            seen.tickets, me=turn.place.name, now_mono=clock(), policy=turn.policy, seen_holding=turn.seen
         )
         if line.holds:
             turn.place.hold()
@@ -253,18 +271,40 @@ def _wait_for_turn(
             return turn.since - started
         waited = clock() - started
         holder = line.holder
+        lost = _lost_place(seen.mine(turn.place.name), line)
+        if lost:  # e.g. an admin's clean-up took our files: say so, then take a place again
+            message = f"waiting for {turn.device}: {lost}; taking a new place (waited {waited:.0f} s)"
+            short = f"waiting for {turn.device}: taking a new place in the line"
+        else:
+            message = waiting_words(line, turn.device, waited, turn.policy, note=seen.ignored_words())
+            short = waiting_short(line, turn.device, turn.policy)
         on_wait(
             QueueWait(
-                message=waiting_words(line, turn.device, waited, turn.policy),
+                message=message,
                 waited_s=waited,
                 holder=holder.user if holder is not None else "",
                 ahead=line.ahead,
                 stalled=holder_stalled(line, turn.policy),
-                short=waiting_short(line, turn.device, turn.policy),
+                short=short,
             )
         )
-        turn.place.beat()
         time.sleep(poll_s)
+        if lost:
+            _join(turn, folder, key)
+        else:
+            turn.place.beat()
+
+
+def _lost_place(mine: Ticket | None, line: Line) -> str:
+    """Why this run's own place no longer counts ("" while it does): its files were removed (an
+    admin cleaning the folder), or its heartbeat is gone or went stale as others see it."""
+    if mine is None:
+        return "this run's place in the GPU queue was removed"
+    if mine.beat_age_s is None:
+        return "this run's heartbeat file in the GPU queue was removed"
+    if line.mine is None and not line.own_first:
+        return "this run's place in the GPU queue stopped counting (no heartbeat seen for too long)"
+    return ""
 
 
 def _leave_at_exit() -> None:

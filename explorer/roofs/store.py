@@ -20,8 +20,13 @@ not damaged: its entries are simply measured again.
 
 from __future__ import annotations
 
+import contextlib
+import errno
+import os
 import platform
 import threading
+import time
+from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
@@ -223,18 +228,90 @@ class Saved:
 def save(roof: MeasuredRoof) -> Saved:
     """Store ``roof`` beside the other devices' (atomically), unless it was measured while busy and
     a quiet one of the same machine is stored: that one stays. ``OSError`` when it cannot be written
-    (a full disk): the caller says so in one line."""
-    roofs = read_all()
-    old = roofs.get(roof.device)
-    if old is not None and old.fingerprint == roof.fingerprint and old.quiet and not roof.quiet:
-        return Saved(old, replaced=False, turned_away=roof.busy_reason)
-    roofs[roof.device] = roof
-    save_json(
-        store_path(),
-        {"format_version": STORE_FORMAT, "roofs": {k: v.to_dict() for k, v in roofs.items()}},
-        create_folder=True,
-    )
+    (a full disk, or another process kept the file locked past ``LOCK_WAIT_S``): the caller says so
+    in one line.
+
+    The read, the change and the write happen under ``store_lock``: two measurements of different
+    devices that end together (two benchmark windows, a CPU and a GPU run) both stay; without it
+    the second write replaced the file the first had just written."""
+    path = store_path()
+    with store_lock(path):
+        roofs = read_all()
+        old = roofs.get(roof.device)
+        if old is not None and old.fingerprint == roof.fingerprint and old.quiet and not roof.quiet:
+            return Saved(old, replaced=False, turned_away=roof.busy_reason)
+        roofs[roof.device] = roof
+        save_json(
+            path,
+            {"format_version": STORE_FORMAT, "roofs": {k: v.to_dict() for k, v in roofs.items()}},
+            create_folder=True,
+        )
     return Saved(roof, replaced=True)
+
+
+#: how long a save waits for another process's save of the same file (a save takes milliseconds;
+#: only a process stopped while holding the lock, Ctrl-Z, keeps it longer)
+LOCK_WAIT_S = 30.0
+_LOCK_POLL_S = 0.02
+
+
+def lock_path(path: Path) -> Path:
+    """The lock file beside ``path`` (``.measured-ceilings.json.lock``): kept, never removed, so
+    that two processes can never lock two different files of the same name."""
+    return path.with_name(f".{path.name}.lock")
+
+
+@contextlib.contextmanager
+def store_lock(path: Path, wait_s: float | None = None) -> Iterator[None]:
+    """An advisory lock (``fcntl.flock``, let go by the kernel when the process ends however it
+    ends) on the lock file beside ``path``, held for a read-modify-write. ``TimeoutError`` (an
+    ``OSError`` whose ``strerror`` names the holder's process) when another process holds it past
+    ``wait_s`` (``LOCK_WAIT_S``). Where ``flock`` does not exist (Windows) nothing is locked."""
+    try:
+        import fcntl
+    except ImportError:
+        yield
+        return
+    wait = LOCK_WAIT_S if wait_s is None else wait_s
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(
+        lock_path(path), os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, 0o600
+    )
+    try:
+        deadline = time.monotonic() + wait
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() >= deadline:
+                    holder = _lock_holder(fd)
+                    raise TimeoutError(
+                        errno.ETIMEDOUT,
+                        f"another process{holder} kept it locked for over {wait:g} s",
+                        str(lock_path(path)),
+                    ) from None
+                time.sleep(_LOCK_POLL_S)
+        try:
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, str(os.getpid()).encode(), 0)
+        except OSError:
+            pass  # the pid is only for the message
+        try:
+            yield
+        finally:
+            fcntl.flock(fd, fcntl.LOCK_UN)
+    finally:
+        os.close(fd)
+
+
+def _lock_holder(fd: int) -> str:
+    """ " (pid N)" from what the holder wrote in the lock file, "" when it is not a pid."""
+    try:
+        text = os.pread(fd, 16, 0).decode("ascii", "replace").strip()
+    except OSError:
+        return ""
+    return f" (pid {text})" if text.isdigit() else ""
 
 
 __all__ = [
@@ -245,6 +322,7 @@ __all__ = [
     "load",
     "read_all",
     "save",
+    "store_lock",
     "store_path",
     "take_notice",
 ]

@@ -7,12 +7,14 @@ import json
 import os
 import stat
 import threading
+import time
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from explorer.bench.gpuqueue import (
+    MAX_PLACES_PER_USER,
     POLICY_FILE,
     Place,
     QueuePolicy,
@@ -22,6 +24,8 @@ from explorer.bench.gpuqueue import (
     order,
     parse_policy,
     read_policy,
+    survey,
+    user_name,
     waiting_words,
 )
 
@@ -68,12 +72,26 @@ def test_ended_silent_and_heartbeatless_places_do_not_count():
     assert line.holds and [t.name for t in line.valid] == ["me"]
 
 
-def test_a_user_counts_once_so_nobody_fills_the_line():
+def test_a_user_counts_once_among_the_holders_but_every_run_ahead_is_counted():
     tickets = [ticket("x1", 1, 1), ticket("x2", 1, 2), ticket("x3", 1, 3), ticket("y", 2, 4)]
     line = decide(tickets, me="y")
-    assert [t.name for t in line.valid] == ["x1", "y"] and line.ahead == 1
+    # x2 and x3 wait behind x1, and arrived before y: they take their turns first, and y is told so
+    assert [t.name for t in line.valid] == ["x1", "y"] and line.ahead == 3
+    assert "you are 3rd in line" in waiting_words(line, "cuda:0", 0.0, POLICY, now_wall=1e9)
     second = decide(tickets, me="x2")
-    assert second.own_first and second.mine is None
+    assert second.own_first and second.mine is None and second.ahead == 1
+    words = waiting_words(second, "cuda:0", 0.0, POLICY, now_wall=1e9)
+    assert "; your own earlier run on this GPU goes first (waited 0 s)" in words
+    third = decide([ticket("z", 3, 0), *tickets], me="x2")  # another user's run holds, then x1
+    words = waiting_words(third, "cuda:0", 0.0, POLICY, now_wall=1e9)
+    assert "; your own earlier run on this GPU goes first; you are 2nd in line (waited 0 s)" in words
+    # a run that arrived after the second one of the holder's user is not "next"
+    line = decide([ticket("h1", 1, 1), ticket("h2", 1, 2), ticket("me", 2, 3)], me="me")
+    assert line.ahead == 2 and "you are next" not in waiting_words(line, "cuda:0", 0.0, POLICY)
+    # once the holder's first run ends, its second one holds, and this run is next
+    line = decide([ticket("h1", 1, 1, alive=False), ticket("h2", 1, 2), ticket("me", 2, 3)], me="me")
+    assert line.holder.name == "h2" and line.ahead == 1
+    assert "you are next" in waiting_words(line, "cuda:0", 0.0, POLICY)
 
 
 def test_a_holder_past_its_turn_hands_over_and_its_users_older_places_go_too():
@@ -126,6 +144,13 @@ def test_every_reader_orders_the_same_whatever_order_the_folder_lists(tickets, d
     assert [t.name for t in a.valid] == [
         t.name for t in sorted(firsts.values(), key=lambda t: (t.arrived_ns, t.name))
     ]
+    # where a run stands: every good place that arrived before it takes its turn first
+    if tickets:
+        me = data.draw(st.sampled_from(tickets))
+        line = decide(shuffled, me=me.name)
+        before = [t for t in good if (t.arrived_ns, t.name) < (me.arrived_ns, me.name)]
+        assert line.ahead == (len(before) if me in good else len(good))
+        assert line.own_first == (me in good and any(t.uid == me.uid for t in before))
 
 
 def test_the_waiting_line_says_who_since_when_what_and_where():
@@ -221,3 +246,227 @@ def test_a_look_never_follows_a_link_nor_opens_a_fifo(tmp_path):
     finally:
         place.leave()
     assert os.listdir(tmp_path).count(place.name) == 0
+
+
+def _plant(folder, key: str, count: int, uid: int | None = None) -> list:
+    """``count`` empty files named like places of GPU ``key`` (no heartbeat, nobody's lock)."""
+    uid = os.getuid() if uid is None else uid
+    paths = [folder / f"device-explorer-gpu.{key}.{uid}.1.{i}.ticket" for i in range(count)]
+    for path in paths:
+        path.touch()
+    return paths
+
+
+def test_ten_thousand_planted_files_never_push_a_real_place_out(tmp_path):
+    """Filtered before any bound: the planted files (earlier arrivals, some with mtimes years
+    ahead, which nothing reads) do not count, a real place that came after them does, and the
+    flood is named."""
+    planted = _plant(tmp_path, "gpu-k", 10_000)
+    future = time.time() + 10 * 365 * 86400
+    for path in planted[::2]:
+        os.utime(path, (future, future))  # touch -d: moves mtime; ctime (what is read) stays
+    place = Place(tmp_path, "gpu-k", "matmul")
+    place.join()
+    try:
+        seen = survey(tmp_path, "gpu-k", mine=place.name, clean=False)
+        assert [t.name for t in seen.tickets] == [place.name]
+        assert seen.ignored == {os.getuid(): 10_000}
+        assert (
+            seen.ignored_words()
+            == f"10000 tickets of user {user_name(os.getuid())} look dead and are ignored"
+        )
+        assert [t.name for t in look(tmp_path, "gpu-k")] == [place.name]
+        line = order(seen.tickets, me=place.name, now_mono=0.0, policy=POLICY, seen_holding={})
+        assert line.holds
+    finally:
+        place.leave()
+
+
+def test_one_users_flood_of_live_looking_places_never_hides_another_users(tmp_path):
+    """Beyond a user's own bound their later places go unseen; another user's never do (a place of
+    another user, made as root, arrives after the whole flood and is still seen)."""
+    import fcntl
+
+    key = "gpu-k"
+    places = [Place(tmp_path, key, "flood") for _ in range(MAX_PLACES_PER_USER + 5)]
+    for place in places:
+        place.join()
+    other_fd = None
+    try:
+        other = None
+        if os.geteuid() == 0:
+            other = f"device-explorer-gpu.{key}.65534.1.other.ticket"
+            (tmp_path / other.replace(".ticket", ".beat")).write_text("{}")
+            (tmp_path / other).write_text("{}")
+            for name in (other, other.replace(".ticket", ".beat")):
+                os.chown(tmp_path / name, 65534, 65534)
+            other_fd = os.open(tmp_path / other, os.O_RDONLY)
+            fcntl.flock(other_fd, fcntl.LOCK_EX)  # its run lives
+        seen = survey(tmp_path, key, clean=False)
+        mine = [t for t in seen.tickets if t.uid == os.getuid()]
+        assert len(mine) == MAX_PLACES_PER_USER  # one user's share, the earliest first
+        assert seen.ignored == {os.getuid(): 5}
+        if other is not None:
+            assert seen.tickets[-1].name == other and seen.tickets[-1].alive
+        own = survey(tmp_path, key, mine=places[-1].name, clean=False)
+        assert places[-1].name in {t.name for t in own.tickets}  # always sees its own
+    finally:
+        if other_fd is not None:
+            os.close(other_fd)
+        for place in places:
+            place.leave()
+
+
+def test_a_reader_whose_clock_is_behind_the_files_orders_them_the_same(tmp_path):
+    """ctimes in the reader's future (a clock stepped back; no user can set a ctime): arrival is
+    still the ctime order, a live place still counts, a planted one still does not."""
+    _plant(tmp_path, "gpu-k", 3)
+    first, second = Place(tmp_path, "gpu-k", "a"), Place(tmp_path, "gpu-k", "b")
+    first.join()
+    second.join()
+    try:
+        behind = time.time() - 3600
+        seen = survey(tmp_path, "gpu-k", now_wall=behind, clean=False)
+        arrival = sorted((os.stat(tmp_path / p.name).st_ctime_ns, p.name) for p in (first, second))
+        assert [t.name for t in seen.tickets] == [name for _, name in arrival]
+        assert all(t.beat_age_s == 0.0 and t.alive for t in seen.tickets)
+        line = order(seen.tickets, me=arrival[1][1], now_mono=0.0, policy=POLICY, seen_holding={})
+        assert line.holder.name == arrival[0][1] and line.ahead == 1
+    finally:
+        first.leave()
+        second.leave()
+
+
+def test_a_reader_that_may_removes_ended_places_once_they_went_without_a_beat(tmp_path):
+    """The folder's owner (or root, or the place's own user) removes a place whose run ended and
+    whose beat is older than stall_s; a live place and a fresh ended one stay."""
+    ended = Place(tmp_path, "gpu-k", "a")
+    ended.join()
+    name = ended.name
+    os.close(ended.ticket_fd)  # the run ends without leaving (a hard kill): its lock goes
+    os.close(ended.beat_fd)
+    live = Place(tmp_path, "gpu-k", "b")
+    live.join()
+    _plant(tmp_path, "gpu-k", 4)
+    try:
+        assert survey(tmp_path, "gpu-k").removed == 0  # ended, but its beat is fresh
+        assert (tmp_path / name).exists()
+        later = time.time() + POLICY.stall_s + 1
+        seen = survey(tmp_path, "gpu-k", now_wall=later, clean=False)
+        assert seen.removed == 0 and (tmp_path / name).exists()  # a look that may not clean, does not
+        seen = survey(tmp_path, "gpu-k", now_wall=later)
+        assert seen.removed == 5 and not (tmp_path / name).exists()
+        assert not (tmp_path / (name[: -len(".ticket")] + ".beat")).exists()
+        assert [p.name for p in tmp_path.iterdir() if p.name.endswith(".ticket")] == [live.name]
+    finally:
+        live.leave()
+
+
+def test_a_full_folder_is_one_line_naming_who_fills_it(tmp_path, monkeypatch):
+    """The error path of a folder at its inode limit (the slow test fills a real tmpfs): one line
+    with the system's reason, the user who owns most of the folder's files, and the admin's fix."""
+    import errno
+
+    from explorer.bench import gpushare
+    from explorer.errors import UserError
+
+    for i in range(7):  # any names: whatever fills the folder is counted by its owner
+        (tmp_path / f"filler-{i}").touch()
+
+    def full(place: Place) -> None:
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr(Place, "join", full)
+    with pytest.raises(UserError) as info:
+        gpushare.hold_gpu_lock("gpu-k", lambda w: None, directory=tmp_path)
+    assert str(info.value) == (
+        f"cannot take a place in the GPU queue in {str(tmp_path)!r} (No space left on device); 7 of its 7 "
+        f"files belong to {user_name(os.getuid())}; the lab admin can remove ended and planted places with "
+        "'sudo device-explorer admin queue --clean'"
+    )
+
+
+def test_a_run_whose_place_was_removed_says_so_sleeps_and_takes_a_new_one(tmp_path, monkeypatch):
+    """An admin's clean-up (or anything) takes the waiting run's files: it says why, waits a poll,
+    and joins again once per loss (never a hot loop of re-joins), then gets the GPU when it is free."""
+    from explorer.bench import gpushare
+
+    holder = Place(tmp_path, "gpu-k", "train")
+    holder.join()
+    joins: list[str] = []
+    real_join = Place.join
+
+    def counting_join(place: Place) -> None:
+        real_join(place)
+        joins.append(place.name)
+
+    monkeypatch.setattr(Place, "join", counting_join)
+    messages: list[str] = []
+
+    def on_wait(wait) -> None:
+        messages.append(wait.message)
+        if len(messages) == 1:  # the clean-up: this run's two files go
+            for path in tmp_path.iterdir():
+                if path.name.startswith(joins[-1][: -len(".ticket")]):
+                    path.unlink()
+        if len(messages) == 4:
+            holder.leave()
+
+    try:
+        gpushare.hold_gpu_lock("gpu-k", on_wait, directory=tmp_path, poll_s=0.01)
+        assert len(joins) == 2, joins  # the first place, and one new place after it was removed
+        assert "your own earlier run on this GPU goes first" in messages[0]
+        assert messages[1].startswith("waiting for cuda:0: this run's place in the GPU queue was removed; ")
+        assert "taking a new place" in messages[1]
+        assert "your own earlier run on this GPU goes first" in messages[2]
+    finally:
+        gpushare.release_gpu_locks()
+        holder.leave()
+
+
+def test_the_admins_clean_up_removes_only_what_no_run_holds(tmp_path):
+    """Ended places and planted files go, counted per owner; a live place (even one that stopped
+    beating), a place being made, another program's file, the policy file and folders stay."""
+    from explorer.bench.gpuqueue import clean
+    from explorer.commands.admin import cleaned_words
+
+    me = user_name(os.getuid())
+    stem = f"device-explorer-gpu.gpu-k.{os.getuid()}.1"
+    live = Place(tmp_path, "gpu-k", "a")
+    live.join()
+    ended = Place(tmp_path, "gpu-k", "b")
+    ended.join()
+    ended_name = ended.name
+    os.close(ended.ticket_fd)  # killed: its files stay, nobody holds its lock
+    os.close(ended.beat_fd)
+    (tmp_path / f"{stem}.nobeat.ticket").touch()
+    os.mkfifo(tmp_path / f"{stem}.fifo.ticket")
+    (tmp_path / f"{stem}.link.ticket").symlink_to(tmp_path / live.name)
+    (tmp_path / f"{stem}.orphan.beat").touch()
+    (tmp_path / "device-explorer-gpu.gpu-k.dir.ticket").mkdir()
+    (tmp_path / "another-programs-file").touch()
+    (tmp_path / POLICY_FILE).write_text("{}")
+    try:
+        soon = clean(tmp_path, stall_s=30)  # the orphan beat may be a place being made: kept
+        assert soon.ended == {me: 1} and soon.planted == {me: 3} and soon.live == {me: 1}
+        later = clean(tmp_path, stall_s=30, now_wall=time.time() + 31)
+        assert later.planted == {me: 1} and later.ended == {} and later.stalled == {me: 1}
+        assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
+            [
+                live.name,
+                live.name[: -len(".ticket")] + ".beat",
+                "device-explorer-gpu.gpu-k.dir.ticket",
+                "another-programs-file",
+                POLICY_FILE,
+            ]
+        )
+        assert not (tmp_path / ended_name).exists()
+        assert "a folder of" in soon.left[0] and "(not entered)" in soon.left[0]
+        words = cleaned_words(soon, tmp_path, 30)
+        assert words[:3] == [
+            f"removed 1 ended place ({me} 1)",
+            f"removed 3 planted files, named like the queue's but written by no run ({me} 3)",
+            f"kept 1 live place, whose run still holds it ({me} 1)",
+        ]
+    finally:
+        live.leave()
