@@ -103,6 +103,12 @@ def _launch() -> ModuleType:
     return launch
 
 
+def _latency() -> ModuleType:
+    from explorer.commands import latency
+
+    return latency
+
+
 def _dispatch() -> ModuleType:
     from explorer.commands import dispatch
 
@@ -296,7 +302,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="measure memory bandwidth against resident warps per SM on this machine's GPU",
     )
     _add_json(p)
-    p.set_defaults(handler=lambda a: _dispatch().run_latency(a), check=lambda a: _dispatch().parse_latency(a))
+    p.set_defaults(handler=lambda a: _latency().run_latency(a), check=lambda a: _latency().parse_latency(a))
 
     p = sub.add_parser("bench", help="run a benchmark workload headless, one line per point")
     p.add_argument(

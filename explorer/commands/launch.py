@@ -10,8 +10,9 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from explorer.devices.limits import ArchLimits, limits_for_cc, limits_for_device, parse_cc
-from explorer.devices.model import CpuDevice, Device, Gpu
+from explorer.commands.shared import find_gpu, launch_target
+from explorer.devices.limits import ArchLimits
+from explorer.devices.model import Device
 from explorer.errors import UserError
 from explorer.launch.compare import Comparison, compare
 from explorer.launch.config import (
@@ -29,26 +30,6 @@ from explorer.launch.schedule import SCHEDULER_NOTE, LaunchPlan, ThreadInfo, pla
 from explorer.launch.texts import launch_summary, occupancy_headline, plain, readings, shape, thread_lines
 
 
-def _find_device(query: str) -> Gpu:
-    """The GPU (present or on a spec sheet) ``query`` names; a CPU is bad input, not a launch target."""
-    from explorer.devices.discover import find_device
-
-    device = find_device(query)
-    if isinstance(device, CpuDevice):
-        raise UserError(
-            f"{device.name} is not an NVIDIA GPU; CUDA launches need a GPU or a catalog GPU (try --cc X.Y)"
-        )
-    return device
-
-
-def _target(args: Any) -> tuple[ArchLimits, str, Device | None]:
-    if getattr(args, "cc", None) is not None:  # --cc '' is an empty capability, not "no device named"
-        limits = limits_for_cc(parse_cc(args.cc))
-        return limits, limits.label, None
-    device = _find_device(args.device)
-    return limits_for_device(device), device.name, device
-
-
 @dataclass(frozen=True)
 class OccupancyRequest:
     """A checked ``occupancy`` request: the block fits the target's limits."""
@@ -62,7 +43,7 @@ class OccupancyRequest:
 
 def parse_occupancy(args: Any) -> OccupancyRequest:
     """Parse and validate ``occupancy``'s arguments (no output); one-line UserError when bad."""
-    limits, name, device = _target(args)
+    limits, name, device = launch_target(args)
     problems: list[str] = []
     values: dict[str, int] = {}
     for key, text, what in (
@@ -179,7 +160,7 @@ def parse_launch_request(args: Any) -> LaunchRequest | CompareRequest:
         return _parse_compare(args)
     if named_b:
         raise UserError(f"{named_b[0]} describes launch B; add --compare to set B beside A")
-    device = _find_device(args.device)
+    device = find_gpu(args.device)
     config = parse_launch(args.grid, args.block, args.smem, args.regs, args.n)
     plan = plan_launch(config, device)
     thread = _thread(plan, args.thread) if args.thread is not None else None
@@ -195,8 +176,8 @@ def _parse_compare(args: Any) -> CompareRequest:
         raise UserError("--thread describes one thread of one launch; leave out --compare to use it")
     b_args = {k: getattr(args, f"b_{k}") for k in B_OPTIONS}
     b = {k: (v if v is not None else getattr(args, k)) for k, v in b_args.items()}
-    device_a = _find_device(args.device)
-    device_b = device_a if b_args["device"] is None else _find_device(b["device"])
+    device_a = find_gpu(args.device)
+    device_b = device_a if b_args["device"] is None else find_gpu(b["device"])
     config_a = parse_launch(args.grid, args.block, args.smem, args.regs, args.n)
     try:
         config_b = parse_launch(b["grid"], b["block"], b["smem"], b["regs"], b["n"])

@@ -12,6 +12,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+from explorer.commands.shared import launch_target
 from explorer.devices.limits import ArchLimits
 from explorer.inputs import parse_whole
 from explorer.memory import tiling_texts as texts
@@ -41,8 +42,6 @@ class TilingRequest:
 
 def parse_tiling(args: Any) -> TilingRequest:
     """Parse and validate ``tiling``'s arguments and count (closed form, no output)."""
-    from explorer.commands.launch import _target
-
     sizes = {
         name: parse_whole(getattr(args, name), f"--{name}", minimum=1, maximum=MAX_DIM)
         for name in ("m", "n", "k")
@@ -52,7 +51,7 @@ def parse_tiling(args: Any) -> TilingRequest:
     shape = MatmulShape(sizes["m"], sizes["n"], sizes["k"], tile)
     arch: ArchLimits | None = None
     if args.device or args.cc:
-        arch, name, _device = _target(args)
+        arch, name, _device = launch_target(args)
         limits = BlockLimits.of(arch, name)
     else:
         limits = BlockLimits.any_gpu()
