@@ -116,8 +116,14 @@ def access_counts(accesses: list[LaneAccess], lines: dict[int, LineCounts]) -> N
         c = lines.setdefault(line, LineCounts(line))
         prefix = f"{space}_{kind}"
         add_request(c, prefix, cost, ideal)
-        if c.first_access is None:
+        # the first warp's first request, or its first one that costs more than its ideal: the one
+        # worth a picture (a transpose line's store is clean, its shared read is not)
+        first = c.first_access
+        if first is None or (
+            first["excess"] == 0 and cost > ideal and (first["block"], first["warp"]) == (block, warp)
+        ):
             c.first_access = {
+                "excess": cost - ideal,
                 "block": block,
                 "warp": warp,
                 "space": space,
