@@ -539,6 +539,13 @@ class MainWindow(QMainWindow):
             least += max(0, need - container.minimumSizeHint().height())
         return least
 
+    def central_wanted_height(self) -> int:
+        """``central_least_height`` and the height the page's figures would take beyond it to
+        show whole (a view whose figure scrolls in its own area on a short screen says so with
+        ``figure_wants``): the lesson pane's words take more than their least lines only past it."""
+        wants = getattr(self.current_panel(), "figure_wants", None)
+        return self.central_least_height() + (int(wants()) if callable(wants) else 0)
+
     def current_panel_key(self) -> str:
         return PAGE_KEYS[max(self.tabs.currentIndex(), 0)]
 

@@ -488,11 +488,13 @@ class LessonPlayer(QDockWidget):
 
     def _room(self) -> int:
         """Height the pages can spare for the pane: what they and the pane share, less what the
-        page shown needs so that its fields never overlap."""
+        page shown needs so that its fields never overlap and its figures show whole (a figure
+        that scrolls in its own area gets its height before the words take more than their least
+        lines: at 150% on 1024x768 the latency chart scrolled while the words had six lines)."""
         central = self.window_.centralWidget()
         assert central is not None  # the main window sets its pages before any lesson opens
         shared = central.height() + (0 if self.isHidden() else self.height())
-        return shared - self.window_.central_least_height()
+        return shared - self.window_.central_wanted_height()
 
     def _render(self) -> None:
         """The narration pane's text: the note (in the theme's warning or error colour, escaped),
