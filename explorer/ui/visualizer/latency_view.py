@@ -38,18 +38,18 @@ from explorer.launch.time_views import chart_window
 from explorer.ui.guard import qt_guard
 from explorer.ui.visualizer import palette
 from explorer.ui.visualizer.playing_view import PlayingView, clauses_that_fit, paint_axis
-from explorer.ui.visualizer.sweep_graph import _nice_ticks  # the y axis of the sweep
+
+# the y axis of the sweep; the plots' least height, in lines of their axis text: the schedulers
+# each labelled, a few labelled ticks, the graph's labels off its curve (at 150% with a lesson
+# open the curve was 30 px tall with "16 warps" and "N* = 120" written over it); where the page
+# cannot give it, the view scrolls in its own area
+from explorer.ui.visualizer.sweep_graph import MIN_PLOT_LINES, _nice_ticks
 from explorer.words import percent
 
 ISSUE_ALU = palette.RUNNING
 ISSUE_LOAD = QColor("#1e3a8a")  # the running blue, darkest: a load leaves
 WAITING = palette.QUEUED  # amber: stalled on memory (waiting, as a queued block waits)
 READY = QColor("#bfdbfe")  # the running blue, palest: could issue, was not picked
-#: the least height of the chart's and the graph's plots, in lines of their axis text: the
-#: schedulers each labelled, a few labelled ticks, and the graph's labels off its curve (at 150%
-#: with a lesson open the curve was 30 px tall with "16 warps" and "N* = 120" written over it).
-#: The view asks its page for this much; where the page cannot give it, the page scrolls
-MIN_PLOT_LINES = 8
 #: the thinnest row of the warp-state chart, in pixels, before the empty warp slots are left out
 MIN_ROW_PX = 3.0
 #: shares written at their widest (">99.9%", two-digit "88.8%"): the figures are laid out for these

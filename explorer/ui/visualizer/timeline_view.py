@@ -206,7 +206,7 @@ class TimelineView(PlayingView):
             below = counts.bottom()
         label_w = QFontMetrics(small_f).horizontalAdvance("SM 999") + pad
         wave_label_h = sh + 2
-        axis_h = self._axis_lines() * sh + pad
+        axis_h = 2 * sh + pad
         # the figures wrap to as many as three lines, fewer where the chart would keep under
         # MIN_PLOT_LINES (large text, or the measured view sharing the page), dropping whole ones
         lines = 3
@@ -217,6 +217,8 @@ class TimelineView(PlayingView):
         kept, facts_h = clauses_that_fit(clauses, facts_w, lines, body_f)
         facts = QRectF(pad, below + 2, facts_w, max(facts_h, float(bh)))
         top = facts.bottom() + pad + wave_label_h
+        if self._axis_lines() > 2 and h - top - axis_h - pad - sh >= MIN_PLOT_LINES * sh:
+            axis_h += sh  # a line of its own for the bounds, where the chart can spare it
         plot = QRectF(label_w + pad, top, max(10.0, w - label_w - 2 * pad), max(10.0, h - top - axis_h - pad))
         axis = QRectF(plot.left(), plot.bottom() + 2, plot.width(), axis_h)
         sm_count, slots = (
@@ -244,8 +246,7 @@ class TimelineView(PlayingView):
         facts = self.layout_now(width, 1 << 20).facts  # the header, as laid out at this width
         below = facts.top()
         _kept, first = clauses_that_fit(self.shown.facts, facts.width(), 1, f_.body)
-        axis = self._axis_lines() * sh + pad
-        chart = (sh + 2) + MIN_PLOT_LINES * sh + axis  # wave labels, the plot, the axis
+        chart = (sh + 2) + MIN_PLOT_LINES * sh + (2 * sh + pad)  # wave labels, the plot, the axis
         return math.ceil(below + max(first, float(bh)) + pad + chart + pad)
 
     # ------------------------------------------------------------------ raster
@@ -360,6 +361,8 @@ class TimelineView(PlayingView):
         p.setPen(c.muted)
         for sm in range(0, t.sm_count, every):
             y = plot.top() + (sm + 0.5) * sm_h
+            if y + fm.height() / 2 > plot.bottom() + 2:
+                break  # it would hang over the axis's numbers ("SM 128" on "0" at 250%)
             p.drawText(
                 QRectF(0, y - fm.height() / 2, lay.label_w, fm.height()),
                 Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter,
@@ -398,8 +401,9 @@ class TimelineView(PlayingView):
 
     def _axis_lines(self) -> int:
         """The axis's lines of small text: its numbers, its unit and the makespan, and a line for
-        the bounds where the model has them (on the makespan's line, the upper bound's tick at
-        the axis's right end was left without a label)."""
+        the bounds where the model has them and the chart can spare it (on the makespan's line,
+        the upper bound's tick at the axis's right end was left without a label); without it
+        they share the makespan's line, by shorter names where need be."""
         has_bounds = self.shown is not None and (
             self.shown.lower_bound is not None or self.shown.upper_bound is not None
         )
@@ -424,6 +428,8 @@ class TimelineView(PlayingView):
             lines[1].append((s.lower_bound, ("lower bound", "lower")))
         if s.upper_bound is not None:
             lines[1].append((s.upper_bound, ("upper bound", "upper")))
+        if axis.height() < 3 * fm.height():  # no line of their own: on the makespan's
+            lines = [lines[0] + lines[1], []]
         for value, _names in lines[0] + lines[1]:
             x = x_of(value)
             p.setPen(QPen(c.text, 2))
