@@ -386,6 +386,8 @@ class MainWindow(QMainWindow):
         self.lessons = LessonPlayer(self)
         self.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, self.lessons)
         self.lessons.build_menu(self.menuBar(), self._help_menu.menuAction())
+        # View > Lesson narration (N): fold the lesson's words, so the figure takes the height
+        actions.view_menu.insertAction(actions.lesson_place, self.lessons.narration_action)
         self.lessons.apply_text_scale(text_scale_pct(), False)
         for container in self._containers.values():
             container.least_changed.connect(self.lessons.page_least_changed)
@@ -536,6 +538,13 @@ class MainWindow(QMainWindow):
             need = page.minimumSizeHint().expandedTo(page.minimumSize()).height()
             least += max(0, need - container.minimumSizeHint().height())
         return least
+
+    def central_wanted_height(self) -> int:
+        """``central_least_height`` and the height the page's figures would take beyond it to
+        show whole (a view whose figure scrolls in its own area on a short screen says so with
+        ``figure_wants``): the lesson pane's words take more than their least lines only past it."""
+        wants = getattr(self.current_panel(), "figure_wants", None)
+        return self.central_least_height() + (int(wants()) if callable(wants) else 0)
 
     def current_panel_key(self) -> str:
         return PAGE_KEYS[max(self.tabs.currentIndex(), 0)]

@@ -31,6 +31,9 @@ class WindowActions:
     presentation: QAction
     refresh: QAction
     help_menu: QMenu
+    view_menu: QMenu
+    #: where the lesson player's View items go (its narration key), after the text sizes
+    lesson_place: QAction
 
 
 def build_menus(window: MainWindow) -> WindowActions:
@@ -88,7 +91,7 @@ def build_menus(window: MainWindow) -> WindowActions:
         text_menu.addAction(action)
         window.addAction(action)  # keys work in full screen too, where the menu bar is hidden
     window.addAction(presentation)
-    view_menu.addSeparator()
+    lesson_place = view_menu.addSeparator()
     refresh = QAction("&Refresh devices", window)
     refresh.setShortcut(QKeySequence.StandardKey.Refresh)
     refresh.triggered.connect(window.refresh_devices)
@@ -103,4 +106,4 @@ def build_menus(window: MainWindow) -> WindowActions:
     about.setMenuRole(QAction.MenuRole.AboutRole)
     about.triggered.connect(window.show_about)
     help_menu.addAction(about)
-    return WindowActions(export, pages, dark, presentation, refresh, help_menu)
+    return WindowActions(export, pages, dark, presentation, refresh, help_menu, view_menu, lesson_place)

@@ -9,8 +9,18 @@ axis titles, legend entries and line labels as ``QGraphicsTextItem``s (painted i
 through Python): those are read from the items' documents, fragment by fragment, and their
 places from the scene. So what is checked is what the painters used, not what a rule promises.
 
+pyqtgraph's tick labels go into each axis's cached picture in the axis's own coordinates: they
+are taken from the axis's own draw specs (``AxisItem.drawPicture``) as it paints, and placed
+through the axis into the figure, so a tick number under a line label or a legend is seen too.
+
 ``figure_problems(window)``: every painted text smaller than ``FIGURE_TEXT_MIN_SHARE`` of the
-label text, drawn outside its figure, or over another text of the same figure.
+label text, drawn outside its figure (a label inside a plot's data area: outside that area), or
+over another text of the same figure.
+
+``room_problems(window)``: each figure squashed: a plot (pyqtgraph's data area, or a painted
+view's plot as the view reports it from its last paint, ``figure_areas``) shorter than
+``MIN_PLOT_LINES`` lines of its axis font, or a figure cut off by the page around it where
+nothing scrolls to the rest.
 """
 
 from __future__ import annotations
@@ -29,6 +39,9 @@ from explorer.ui.visualizer.scene import SmGrid
 
 #: a pixel of rounding either way is not a problem
 SLACK = 1.0
+#: the least height of a plot, in lines of its axis font: enough for a few labelled ticks and a
+#: label inside the plot off its line (a latency curve 30 px tall had "16 warps" written over it)
+MIN_PLOT_LINES = 8
 
 
 @dataclass(frozen=True)
@@ -41,10 +54,14 @@ class Painted:
     rect: QRectF
     #: a QGraphicsTextItem's rectangle: its line spacing above and below the glyphs is not text
     loose: bool = False
+    #: a label of a plot's data (a line's, a point's): the data area it must stay inside
+    within: QRectF | None = None
 
 
 _log: list[Painted] | None = None
 _figure = ""
+#: tick labels as the axes drew them: (axis, rect in the axis's coordinates, text, font pixels)
+_ticks: list[tuple[pg.AxisItem, QRectF, str, float]] | None = None
 
 
 def _text_rect(p: QPainter, args: tuple) -> tuple[str, QRectF] | None:
@@ -82,6 +99,14 @@ def _text_rect(p: QPainter, args: tuple) -> tuple[str, QRectF] | None:
 
 _original_draw_text = QPainter.drawText
 _original_draw_static = QPainter.drawStaticText
+_original_draw_picture = pg.AxisItem.drawPicture
+
+
+def _axis_draw_picture(self: pg.AxisItem, p: QPainter, axis_spec, tick_specs, text_specs):  # noqa: ANN001, ANN202
+    if _ticks is not None:
+        px = float(QFontInfo(p.font()).pixelSize())
+        _ticks.extend((self, QRectF(rect), text, px) for rect, _flags, text in text_specs if text.strip())
+    return _original_draw_picture(self, p, axis_spec, tick_specs, text_specs)
 
 
 def _draw_text(self: QPainter, *args):  # noqa: ANN202 - QPainter's overloads
@@ -104,17 +129,19 @@ def _draw_static(self: QPainter, *args):  # noqa: ANN202
 @contextmanager
 def recording(figure: str) -> Iterator[list[Painted]]:
     """Record what is painted (with the painters' own fonts) until the block ends."""
-    global _log, _figure
+    global _log, _figure, _ticks
     QPainter.drawText = _draw_text  # type: ignore[method-assign]
     QPainter.drawStaticText = _draw_static  # type: ignore[method-assign]
+    pg.AxisItem.drawPicture = _axis_draw_picture  # type: ignore[method-assign]
     found: list[Painted] = []
-    _log, _figure = found, figure
+    _log, _figure, _ticks = found, figure, []
     try:
         yield found
     finally:
-        _log = None
+        _log, _ticks = None, None
         QPainter.drawText = _original_draw_text  # type: ignore[method-assign]
         QPainter.drawStaticText = _original_draw_static  # type: ignore[method-assign]
+        pg.AxisItem.drawPicture = _original_draw_picture  # type: ignore[method-assign]
 
 
 def _name(w: QWidget) -> str:
@@ -179,19 +206,40 @@ def measure(window: QWidget) -> list[Painted]:
                 axis["item"].picture = None  # tick labels are drawn into a cached picture
         with recording(name) as log:
             fig.grab()
+            ticks = list(_ticks or [])
         if isinstance(fig, pg.PlotWidget):
-            # tick texts went into the axes' pictures in the axes' own coordinates: their size counts
+            # tick texts went into the axes' pictures in the axes' own coordinates: their size
+            # counts as painted, their place as the axis puts it in the figure
             found += [Painted(p.figure, p.text, p.px, QRectF()) for p in log]
             view = fig
+            for axis, rect, text, px in ticks:
+                placed = QRectF(view.mapFromScene(axis.mapRectToScene(rect)).boundingRect())
+                found.append(Painted(name, text, px, placed))
+            data = fig.getPlotItem().getViewBox()
             for item in fig.scene().items():
                 if isinstance(item, QGraphicsTextItem) and item.isVisible() and item.toPlainText().strip():
                     margin = item.document().documentMargin()
                     inner = item.boundingRect().adjusted(margin, margin, -margin, -margin)
                     rect = QRectF(view.mapFromScene(item.mapRectToScene(inner)).boundingRect())
-                    found.append(Painted(name, item.toPlainText(), _document_px(item), rect, loose=True))
+                    within = None  # a label of the data (a line's, a point's): inside the data area
+                    if data.isAncestorOf(item) and not _in_legend(item):
+                        within = QRectF(view.mapFromScene(data.sceneBoundingRect()).boundingRect())
+                    found.append(
+                        Painted(name, item.toPlainText(), _document_px(item), rect, loose=True, within=within)
+                    )
         else:
             found += log
     return found
+
+
+def _in_legend(item: QGraphicsTextItem) -> bool:
+    """Whether the text is a legend's (anchored in the data area's corner, over no data)."""
+    parent = item.parentItem()
+    while parent is not None:
+        if isinstance(parent, pg.LegendItem):
+            return True
+        parent = parent.parentItem()
+    return False
 
 
 def figure_problems(window: QWidget, painted: list[Painted] | None = None) -> list[str]:
@@ -214,6 +262,12 @@ def figure_problems(window: QWidget, painted: list[Painted] | None = None) -> li
                 problems.append(
                     f"{p.figure}: {p.text[:40]!r} runs out of its figure ({_rect(p.rect)} in {_rect(inside)})"
                 )
+            elif p.within is not None and not p.within.adjusted(-slack, -slack, slack, slack).contains(
+                p.rect
+            ):
+                problems.append(
+                    f"{p.figure}: {p.text[:40]!r} runs out of its plot ({_rect(p.rect)} in {_rect(p.within)})"
+                )
     for name, texts in by_figure.items():
         for i, a in enumerate(texts):
             for b in texts[i + 1 :]:
@@ -227,3 +281,63 @@ def figure_problems(window: QWidget, painted: list[Painted] | None = None) -> li
 
 def _rect(r: QRectF) -> str:
     return f"{r.width():.0f}x{r.height():.0f}+{r.x():.0f}+{r.y():.0f}"
+
+
+def figure_areas(fig: QWidget) -> list[tuple[str, QRectF, float]]:
+    """The plots of one figure: (what, rectangle in the figure, its axis font's line height).
+    pyqtgraph's: the data area and the tick font; a painted view's: what it reports from its
+    last paint (``figure_areas()``: the view knows which of its rectangles are plots)."""
+    if isinstance(fig, pg.PlotWidget):
+        item = fig.getPlotItem()
+        data = item.getViewBox()
+        if not data.isVisible():
+            return []
+        axis = item.getAxis("left") if item.getAxis("left").isVisible() else item.getAxis("bottom")
+        font = axis.style.get("tickFont") or axis.font()
+        rect = QRectF(fig.mapFromScene(data.sceneBoundingRect()).boundingRect())
+        return [("plot", rect, QFontMetricsF(font).lineSpacing())]
+    areas = getattr(fig, "figure_areas", None)
+    return list(areas()) if callable(areas) else []
+
+
+def room_problems(window: QWidget) -> list[str]:
+    """Each visible figure squashed (a plot under ``MIN_PLOT_LINES`` lines of its axis font), or
+    cut off by the page around it where nothing scrolls to the rest. Run after ``measure`` (or a
+    paint): a painted view reports the plots it last drew."""
+    problems = []
+    for fig in painted_figures(window):
+        name = _name(fig)
+        for what, rect, line in figure_areas(fig):
+            if rect.height() + SLACK < MIN_PLOT_LINES * line:
+                problems.append(
+                    f"{name}: its {what} is {rect.height():.0f} px tall, under {MIN_PLOT_LINES} lines "
+                    f"of its axis text ({MIN_PLOT_LINES * line:.0f} px)"
+                )
+        cut = _cut_off(fig, window)
+        if cut:
+            problems.append(f"{name}: {cut}")
+    return problems
+
+
+def _cut_off(fig: QWidget, window: QWidget) -> str:
+    """How a figure is cut off by a widget around it that does not scroll to the rest ("" if it
+    shows whole or its scroll area scrolls that way)."""
+    from PySide6.QtWidgets import QAbstractScrollArea
+
+    child: QWidget = fig
+    parent = fig.parentWidget()
+    while parent is not None and child is not window:
+        area = parent.parentWidget()
+        rect = QRect(child.mapTo(parent, QPoint(0, 0)), child.size())
+        visible = rect.intersected(parent.rect())
+        short, narrow = visible.height() < rect.height() - 1, visible.width() < rect.width() - 1
+        if isinstance(area, QAbstractScrollArea) and parent is area.viewport():
+            short = short and area.verticalScrollBar().maximum() <= 0
+            narrow = narrow and area.horizontalScrollBar().maximum() <= 0
+        if short or narrow:
+            return (
+                f"cut off by {type(parent).__name__} ({visible.width()}x{visible.height()} of "
+                f"{rect.width()}x{rect.height()} px shown) with nothing to scroll to the rest"
+            )
+        child, parent = parent, parent.parentWidget()
+    return ""

@@ -96,7 +96,7 @@ class Walk:
 
     # --- checks ---------------------------------------------------------------------------------
     def check(self, name: str, extra: list[str] | None = None) -> None:
-        from tests.ui.figure_text import figure_problems
+        from tests.ui.figure_text import figure_problems, room_problems
         from tests.ui.layout_check import clipped
 
         self.settle()
@@ -107,6 +107,7 @@ class Walk:
                 f"the window is {w.width()}x{w.height()}, not the screen's {self.size[0]}x{self.size[1]}"
             )
         found += figure_problems(w)
+        found += room_problems(w)  # after the figures painted: the plots they drew
         found += extra or []
         if "-opened" not in name:  # a column the page (or a step) opened fits its content's width
             found += self.sideways_columns()

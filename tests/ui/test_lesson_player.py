@@ -500,3 +500,63 @@ def test_a_lesson_version_of_400_digits_is_refused_in_one_line_without_widening_
     newer.write_text(newer.read_text().replace('"version": 1', '"version": 1001'))
     assert not window.lessons.open_path(newer)
     assert "version is 1001, more than 1,000" in window.lessons.note
+
+
+def test_one_key_folds_the_narration_and_the_lesson_remembers_it(make_window, qtbot):
+    """N (and View > Lesson narration, listed under F1) folds the lesson's words to the title
+    line and gives the page their height; the fold stays from step to step and when the lesson is
+    opened again, and another lesson opens with its words shown."""
+    window = make_window()
+    player = window.lessons
+    view_menu = next(a.menu() for a in window.menuBar().actions() if a.text().replace("&", "") == "View")
+    item = next(a for a in view_menu.actions() if a.text().replace("&", "") == "Lesson narration")
+    assert not item.isEnabled()  # no lesson open: nothing to fold
+    rows = dict((words, keys) for keys, words in window.shortcuts_dialog().sections[0][1])
+    assert rows["Lesson narration"] == "N"
+
+    player.open_path(_builtin("14-latency"), step=1)
+    for _ in range(4):
+        QApplication.processEvents()
+    area = window.centralWidget()
+    before = area.height()
+    assert player.narration_shown() and item.isChecked()
+    qtbot.keyClick(window, Qt.Key.Key_N)
+    for _ in range(4):
+        QApplication.processEvents()
+    assert not player.narration_shown() and not item.isChecked()
+    assert player.title_label.isVisible() and player.next_button.isVisible()
+    assert player.height() <= player.title_label.height() + 20  # the title line only
+    assert area.height() > before + 2 * player.narration.fontMetrics().lineSpacing()  # the page took it
+
+    qtbot.keyClick(window, Qt.Key.Key_PageDown)  # the next step keeps the words folded
+    QApplication.processEvents()
+    assert player.index == 2 and not player.narration_shown()
+
+    player.close_lesson()
+    player.open_path(_builtin("01-blocks"))  # another lesson: its words show
+    QApplication.processEvents()
+    assert player.narration_shown() and item.isChecked()
+    player.close_lesson()
+    player.open_path(_builtin("14-latency"))  # the first again: folded, as the teacher left it
+    QApplication.processEvents()
+    assert not player.narration_shown()
+
+    item.trigger()  # the View menu's item brings the words back
+    for _ in range(4):
+        QApplication.processEvents()
+    assert player.narration_shown() and item.isChecked()
+    assert area.height() < before + player.narration.fontMetrics().lineSpacing()
+
+
+def test_n_typed_into_a_field_is_a_letter_not_the_narration_key(make_window, qtbot):
+    """The narration key has no modifier: a field being edited keeps its letters."""
+    window = make_window()
+    window.lessons.open_path(_builtin("01-blocks"))
+    bench = window.show_panel("benchmarks")
+    field = bench.controls.sizes_edit
+    field.setFocus()
+    field.clear()
+    qtbot.keyClicks(field, "n")
+    QApplication.processEvents()
+    assert field.text() == "n"
+    assert window.lessons.narration_shown()

@@ -81,6 +81,10 @@ class LessonPlayer(QDockWidget):
         self._pending = False  # a step waits for device discovery before it can apply
         self._presenting = False
         self._expanded = True
+        #: the narration folded by the teacher, per lesson (by its file, or its title before it has
+        #: one), for as long as the window runs: it stays folded from step to step and when the
+        #: lesson is opened again, and another lesson opens with its words shown
+        self._folded: dict[str, bool] = {}
 
         # one line whatever its length (a wrapped title would grow the row the pane is sized by),
         # ending in "…" where the row is short; the whole title is on hover
@@ -97,7 +101,7 @@ class LessonPlayer(QDockWidget):
         self.next_button.setToolTip("Next step (Page Down)")
         self.collapse_button = QToolButton()
         self.collapse_button.setAutoRaise(True)
-        self.collapse_button.clicked.connect(lambda: self.set_expanded(self.body.isHidden(), by_user=True))
+        self.collapse_button.clicked.connect(self.toggle_narration)
         self.menu_button = QToolButton()
         self.menu_button.setText("Lesson")
         self.menu_button.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)
@@ -158,10 +162,18 @@ class LessonPlayer(QDockWidget):
         self.save_step_action = self._action("Save current state as a &step", self.save_current_as_step)
         self.save_lesson_action = self._action("Save &lesson…", self.save_dialog)
         self.close_action = self._action("&Close lesson", self.close_lesson)
+        # one key, no modifier, as a presenter reaches it mid-sentence (a text field being edited
+        # keeps its letters: Qt lets it override the window's shortcut)
+        self.narration_action = self._action("Lesson &narration", self.toggle_narration, ("N",))
+        self.narration_action.setCheckable(True)
+        self.narration_action.setToolTip(
+            "Fold the lesson's words to their title line, so the figure takes the height (N)"
+        )
         lesson_menu = QMenu(self)
         for action in (
             self.previous_action,
             self.next_action,
+            self.narration_action,
             self.save_step_action,
             self.save_lesson_action,
             self.close_action,
@@ -200,6 +212,8 @@ class LessonPlayer(QDockWidget):
         self.next_button.setEnabled(self.next_action.isEnabled())
         self.save_lesson_action.setEnabled(has)
         self.close_action.setEnabled(has)
+        self.narration_action.setEnabled(has)
+        self.narration_action.setChecked(has and self._expanded)
 
     # --- opening, stepping --------------------------------------------------------------------
     def open_path(self, path: str | Path, step: int = 0) -> bool:
@@ -214,6 +228,7 @@ class LessonPlayer(QDockWidget):
 
     def open(self, lesson: Lesson, step: int = 0) -> None:
         self.lesson = lesson
+        self._expanded = not self._folded.get(self._lesson_key(), False)
         self.show()
         self.show_step(max(0, min(step, len(lesson.steps) - 1)))
         problems = lesson.problems
@@ -345,11 +360,30 @@ class LessonPlayer(QDockWidget):
             self.open_path(path_text)
 
     # --- looks --------------------------------------------------------------------------------
+    def _lesson_key(self) -> str:
+        """What the fold is remembered by: the lesson's file, or its title before it has one."""
+        if self.lesson is None:
+            return ""
+        return str(self.lesson.path) if self.lesson.path is not None else "title:" + self.lesson.title
+
+    def narration_shown(self) -> bool:
+        """Whether the lesson's words show (``False``: folded to the title line by the teacher)."""
+        return self._expanded and self.body.isVisible()
+
+    def toggle_narration(self) -> None:
+        """N, View > Lesson narration or the pane's arrow: the words fold to the title line and
+        the page above takes the height, or come back; remembered for this lesson."""
+        if self.lesson is not None:
+            self.set_expanded(not self._expanded, by_user=True)
+
     def set_expanded(self, expanded: bool, by_user: bool = False) -> None:
         """The narration folds away to one row (the step keys stay) and comes back, at the
         teacher's click only: it never folds by itself (at 150% on a 1024x768 projector it did,
         and a class saw no words at all). Where the window is short it scrolls instead."""
         self._expanded = expanded
+        if by_user and self.lesson is not None:
+            self._folded[self._lesson_key()] = not expanded
+        self.narration_action.setChecked(self.lesson is not None and expanded)
         self._fit_height()
 
     @qt_guard
@@ -454,11 +488,13 @@ class LessonPlayer(QDockWidget):
 
     def _room(self) -> int:
         """Height the pages can spare for the pane: what they and the pane share, less what the
-        page shown needs so that its fields never overlap."""
+        page shown needs so that its fields never overlap and its figures show whole (a figure
+        that scrolls in its own area gets its height before the words take more than their least
+        lines: at 150% on 1024x768 the latency chart scrolled while the words had six lines)."""
         central = self.window_.centralWidget()
         assert central is not None  # the main window sets its pages before any lesson opens
         shared = central.height() + (0 if self.isHidden() else self.height())
-        return shared - self.window_.central_least_height()
+        return shared - self.window_.central_wanted_height()
 
     def _render(self) -> None:
         """The narration pane's text: the note (in the theme's warning or error colour, escaped),

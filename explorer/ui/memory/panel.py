@@ -46,7 +46,7 @@ from explorer.ui.memory.canvas import (
     idle_colour,
     wasted_colour,
 )
-from explorer.ui.memory.layout import Columns, headline, legend, spin
+from explorer.ui.memory.layout import Columns, ErrorLine, fit_axis_titles, headline, legend, spin
 from explorer.ui.memory.tiling_tab import TilingTab
 from explorer.ui.panel import Panel
 from explorer.ui.plot_text import axis_title, restyle
@@ -94,8 +94,12 @@ class _PatternTab(Columns):
         self.active = spin(1, 32, 32, "lanes taking part (from lane 0)")
         self.form = QFormLayout()
         self.form.setRowWrapPolicy(QFormLayout.RowWrapPolicy.WrapLongRows)
-        self.form.addRow(QLabel("Pattern"))
-        self.form.addRow(self.preset)  # a row of its own: the preset names are long
+        self.form.setVerticalSpacing(
+            3
+        )  # the fields' own frames part them: the plot under them needs the room
+        # the preset beside its label (it narrows, its whole name on hover): a row of its own for
+        # the label cost the efficiency plot under the form its room at 200% on 1280x800
+        self.form.addRow("Pattern", self.preset)
         self.form.addRow("Element size", self.elem)
         self.form.addRow("Stride (elements)", self.stride)
         self.form.addRow("Offset (elements)", self.offset)
@@ -105,9 +109,7 @@ class _PatternTab(Columns):
         headline(self.headline)
         self.details = QLabel()
         self.details.setWordWrap(True)
-        self.error = QLabel()
-        self.error.setProperty("role", "error")
-        self.error.setWordWrap(True)
+        self.error = ErrorLine()
 
         left = QWidget()
         left_layout = QVBoxLayout(left)
@@ -231,9 +233,9 @@ class CoalescingTab(_PatternTab):
         self.sweep.setYRange(0, 105)
         self.sweep.setMouseEnabled(False, False)
         self.sweep.hideButtons()
-        caption = QLabel("Efficiency vs stride, this element size:")
-        caption.setWordWrap(True)  # large text: two lines rather than cut
-        self.left_layout.addWidget(caption)
+        # its axes say what it is (a caption over it cost the plot its room at 200% on 1280x800)
+        self.left_layout.setSpacing(2)
+        self.sweep.setToolTip("Efficiency vs stride, for the element size chosen above")
         self.left_layout.addWidget(self.sweep)
         self.left_layout.addStretch(1)
         self.refresh()
@@ -244,8 +246,9 @@ class CoalescingTab(_PatternTab):
     def apply_text_scale(self) -> None:
         """The efficiency plot's ticks and titles follow the text size; so does its height."""
         restyle(self.sweep)
-        self.sweep.setMinimumHeight(px(130))
-        self.sweep.setMaximumHeight(px(170))
+        # as tall as its data area's least lines need, no taller: the form above it and the plot
+        # fit the column together on a short screen
+        self.sweep.setFixedHeight(fit_axis_titles(self.sweep, "100"))
         if hasattr(self, "result"):
             self._draw_sweep()
 
@@ -363,9 +366,7 @@ class DivergenceTab(Columns):
         form.addRow("K", self.k)
         form.addRow("Probability p", self.p)
         form.addRow("Seed", self.seed)
-        self.error = QLabel()
-        self.error.setProperty("role", "error")
-        self.error.setWordWrap(True)
+        self.error = ErrorLine()
         note = QLabel(f"{EQUAL_COST_NOTE}\n\n{ITS_NOTE}")
         note.setWordWrap(True)
         note.setProperty("role", "muted")

@@ -197,14 +197,22 @@ class TilingCanvas(_Canvas[BlockState]):
             "B": "columns of the block's strip",
             "C": "the block's tile",
         }
+        # each name within its own column (A's up to C's, C's to the edge, B's left of it, over
+        # A): a narrow A (K = 5) ran "A 100x5" into "C 100x70"; the sizes go first, then the name
+        room = {"A": c.left() - a.left() - 2, "B": b.left() - r.left() - 2, "C": r.right() - c.left()}
         for rect, name in ((a, f"A {s.m}x{s.k}"), (b, f"B {s.k}x{s.n}"), (c, f"C {s.m}x{s.n}")):
             self.hits.append((rect, f"{name} in global memory (shaded: {whose[name[0]]})"))
-            width = metrics.horizontalAdvance(name) + 4
-            below = QRectF(rect.left(), rect.bottom() + 2, max(rect.width(), width), label_h)
+            shown = next(
+                (n for n in (name, name[0]) if metrics.horizontalAdvance(n) + 4 <= room[name[0]]), None
+            )
+            if shown is None:
+                continue  # no room: said on hover instead
+            width = metrics.horizontalAdvance(shown) + 4
+            below = QRectF(rect.left(), rect.bottom() + 2, width, label_h)
             if rect is b:  # B's label goes beside it: below it is C
                 below = QRectF(rect.left() - width - 2, rect.top(), width, label_h)
             if r.adjusted(-1, -1, 1, 1 + label_h).contains(below):  # no room: said on hover instead
-                p.drawText(below, Qt.AlignmentFlag.AlignLeft, name)
+                p.drawText(below, Qt.AlignmentFlag.AlignLeft, shown)
 
     # --- shared memory: As and Bs cell by cell --------------------------------------------------
     def _paint_shared(self, p: QPainter, theme: Theme, r: QRectF) -> None:

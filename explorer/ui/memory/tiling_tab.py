@@ -33,7 +33,7 @@ from explorer.memory.tiling import SOURCE, MatmulShape
 from explorer.memory.tiling_session import TILE_MAX, TILE_MIN, TilingEvent, TilingSession
 from explorer.memory.tiling_steps import MAX_STEPPER_DIM
 from explorer.ui.guard import qt_guard
-from explorer.ui.memory.layout import Columns, headline, legend, spin
+from explorer.ui.memory.layout import Columns, ErrorLine, fit_axis_titles, headline, legend, spin
 from explorer.ui.memory.tiling_canvas import TilingCanvas, cell_colour, waiting_colour
 from explorer.ui.plot_text import LABEL_SHARE, axis_title, plot_title, restyle
 from explorer.ui.plot_widget import plot_widget
@@ -133,13 +133,12 @@ class TilingTab(Columns):
         self.position = QSlider(Qt.Orientation.Horizontal)
         self.position.setToolTip("the stepper's position in the block's steps")
         self.position_label = QLabel()
-        self.error = QLabel()
-        self.error.setProperty("role", "error")
-        self.error.setWordWrap(True)
+        self.error = ErrorLine()
         source = QLabel(f"Kernel: {SOURCE}.")
         source.setWordWrap(True)
         source.setProperty("role", "muted")
         # --- what each T costs: the roofline point and the occupancy ------------------------------
+        self._roof_widest = "1,000"  # the left axis's widest number, once a roofline is drawn
         self.roofline = plot_widget()
         self.roofline.setLogMode(x=True, y=True)
 
@@ -393,6 +392,8 @@ class TilingTab(Columns):
                 plot.getAxis(name).setTextPen(fg)
                 plot.getAxis(name).setPen(fg)
             restyle(plot)  # ticks, titles and labels at the figure size the text scale asks
+        fit_axis_titles(self.roofline, self._roof_widest)
+        fit_axis_titles(self.occupancy, "100")
 
     def _draw_roofline(self) -> None:
         session, theme = self.session, current_theme()
@@ -414,7 +415,9 @@ class TilingTab(Columns):
         ys = [p.attainable_gflops or roof.peak_gflops for p in points]
         # decades only, written out: pyqtgraph's own log ticks (2·10³, 3·10³ ...) crowd at large text
         plot.getAxis("bottom").setTicks([_decades(lo, hi)])
-        plot.getAxis("left").setTicks([_decades(min(ys) / 2, roof.peak_gflops * 2)])
+        left_ticks = _decades(min(ys) / 2, roof.peak_gflops * 2)
+        plot.getAxis("left").setTicks([left_ticks])
+        self._roof_widest = max((text for _at, text in left_ticks), key=len)
         plot.plot(
             [lo, roof.ridge_flop_per_byte, hi],
             [lo * roof.bandwidth_gbps, roof.peak_gflops, roof.peak_gflops],

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from html import escape
 
-from PySide6.QtCore import QEvent, QObject, QSize, Qt, Signal
+from PySide6.QtCore import QEvent, QObject, QRect, QSize, Qt, Signal
+from PySide6.QtGui import QFont, QFontMetrics, QTextDocumentFragment
 from PySide6.QtWidgets import (
     QFrame,
     QGridLayout,
@@ -122,10 +123,21 @@ class SidePane(QFrame):
         self.grid.update()
 
     def _fit_title(self) -> None:
-        """The title as tall as its wrapped lines need at its width."""
-        need = self.title.heightForWidth(max(self.title.width(), 1))
-        if need > 0 and need != self.title.minimumHeight():
+        """The title as tall as its wrapped lines need at its width. Measured on its words in
+        the bold font (the device's name is bold): QLabel's own height-for-width of rich text
+        asked for six lines where two were drawn, and under F11 at 1024x768 the H100's SMs were
+        left a strip 70 px tall."""
+        width = max(self.title.width(), 1)
+        font = QFont(self.title.font())
+        font.setBold(True)
+        words = QTextDocumentFragment.fromHtml(self.title.text()).toPlainText()
+        box = QFontMetrics(font).boundingRect(
+            QRect(0, 0, width, 100_000), int(Qt.TextFlag.TextWordWrap), words
+        )
+        need = box.height() + 2 * self.title.margin() + 2
+        if need != self.title.minimumHeight():
             self.title.setMinimumHeight(need)
+            self.title.setMaximumHeight(need)
 
 
 class CompareTable(QWidget):
@@ -290,7 +302,7 @@ class CompareView(QWidget):
         super().__init__(parent)
         self.pane_a, self.pane_b = SidePane("A"), SidePane("B")
         self.table = CompareTable()
-        lay = QVBoxLayout(self)
+        self._layout = lay = QVBoxLayout(self)
         lay.setContentsMargins(0, 0, 0, 0)
         panes = QHBoxLayout()
         panes.addWidget(self.pane_a, 1)
@@ -303,8 +315,30 @@ class CompareView(QWidget):
         self.table.set_comparison(comparison)
         self.fit_table()
 
+    def wants(self) -> int:
+        """Height beyond its least that shows both sides' SMs whole and every row of the table
+        (the waves row a lesson points at was below the fold under F11 at 1024x768): the lesson
+        pane leaves the page this much before its words take more than their least lines."""
+        panes = []
+        for pane in (self.pane_a, self.pane_b):
+            width = max(pane.scroll_area.width(), 1)
+            grid = max(pane.grid.height_for_width(width), pane._grid_min_height)
+            margins = pane.contentsMargins()  # (the frame's; its layout's 4 px and spacing below)
+            panes.append(pane.title.minimumHeight() + grid + margins.top() + margins.bottom() + 4 + 4 + 2)
+        whole = max(panes) + self._layout.spacing() + self.table_scroll.sizeHint().height()
+        return max(0, whole - self.minimumSizeHint().height())
+
     def fit_table(self) -> None:
         self.table.set_horizontal(self.table.needed_width(True) <= self.width())
+        self.show_waves_row()
+
+    def show_waves_row(self) -> None:
+        """Where the table scrolls, the waves row shows: what the comparison is about (the line
+        over the panes says it in words, and a lesson points at it; under F11 at 1024x768 it was
+        below the fold)."""
+        cell = self.table.cells.get(("waves", "label"))
+        if cell is not None and not self.table.horizontal:
+            self.table_scroll.ensureWidgetVisible(cell, 0, 0)
 
     @qt_guard
     def resizeEvent(self, event) -> None:  # noqa: N802 - Qt's name

@@ -14,7 +14,18 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QPushButton, QSpinBox, QVBoxLayout, QWidget
+from PySide6.QtGui import QFontMetrics
+from PySide6.QtWidgets import (
+    QComboBox,
+    QFrame,
+    QHBoxLayout,
+    QLabel,
+    QPushButton,
+    QScrollArea,
+    QSpinBox,
+    QVBoxLayout,
+    QWidget,
+)
 
 from explorer.launch.latency import MAX_ALU, POLICIES, POLICY_WORDS, PRESETS
 from explorer.launch.time_views import LatencySettings, TimeViews
@@ -74,13 +85,23 @@ class LatencyPage(QWidget):
         row2.addStretch(1)
         row2.addWidget(self.play_button)
         self.view = LatencyView()
+        # the chart and the graph keep their least height (their plots MIN_PLOT_LINES lines of
+        # their axis text): where the page is shorter (a lesson open at 150% on 1024x768, 250%
+        # on 1920x1080) the view scrolls up and down in its own area, never squashed (the graph
+        # was 30 px tall with its labels written over the curve), and the page still fits
+        self.view_area = QScrollArea()
+        self.view_area.setObjectName("latencyViewArea")
+        self.view_area.setWidget(self.view)
+        self.view_area.setWidgetResizable(True)
+        self.view_area.setFrameShape(QFrame.Shape.NoFrame)
+        self.view_area.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.measure = MeasureRow("Measure bandwidth", SWEEP_TIP)
         lay = QVBoxLayout(self)
         lay.setContentsMargins(0, 0, 0, 0)
         self.settings_rows = JoiningRows(row1, row2)
         lay.addWidget(self.settings_rows)
         lay.addWidget(self.caption)
-        lay.addWidget(self.view, 1)
+        lay.addWidget(self.view_area, 1)
         lay.addWidget(self.measure)
 
         self.frame_clock = FrameClock(model.cycles, self)
@@ -166,6 +187,13 @@ class LatencyPage(QWidget):
     # --- the window -----------------------------------------------------------------------------
     def apply_text_scale(self) -> None:
         self.view.apply_text_scale()
+        # the area asks the page for the view's title and first lines at least: the rest scrolls
+        self.view_area.setMinimumHeight(4 * QFontMetrics(self.view.fonts().body).lineSpacing())
+
+    def figure_wants(self) -> int:
+        """Height the view would take beyond what its area asks the page for, to show whole: the
+        lesson pane leaves it this much before its narration takes more than its least lines."""
+        return max(0, self.view.minimumSizeHint().height() - self.view_area.minimumHeight())
 
     def shutdown(self) -> None:
         self.frame_clock.stop()

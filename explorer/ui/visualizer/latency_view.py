@@ -21,7 +21,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from PySide6.QtCore import QPointF, QRectF, QSize, Qt
+from PySide6.QtCore import QPointF, QRectF, QSize, QSizeF, Qt
 from PySide6.QtGui import QColor, QFont, QFontMetrics, QImage, QPainter, QPaintEvent, QPen, QPolygonF
 from PySide6.QtWidgets import QWidget
 
@@ -38,17 +38,18 @@ from explorer.launch.time_views import chart_window
 from explorer.ui.guard import qt_guard
 from explorer.ui.visualizer import palette
 from explorer.ui.visualizer.playing_view import PlayingView, clauses_that_fit, paint_axis
-from explorer.ui.visualizer.sweep_graph import _nice_ticks  # the y axis of the sweep
+
+# the y axis of the sweep; the plots' least height, in lines of their axis text: the schedulers
+# each labelled, a few labelled ticks, the graph's labels off its curve (at 150% with a lesson
+# open the curve was 30 px tall with "16 warps" and "N* = 120" written over it); where the page
+# cannot give it, the view scrolls in its own area
+from explorer.ui.visualizer.sweep_graph import MIN_PLOT_LINES, _nice_ticks
 from explorer.words import percent
 
 ISSUE_ALU = palette.RUNNING
 ISSUE_LOAD = QColor("#1e3a8a")  # the running blue, darkest: a load leaves
 WAITING = palette.QUEUED  # amber: stalled on memory (waiting, as a queued block waits)
 READY = QColor("#bfdbfe")  # the running blue, palest: could issue, was not picked
-#: the least height, in lines of small text, the chart and the curve keep before the source line goes
-MIN_CHART_LINES = 9
-#: ... and the least it ever has: the view asks its page for room for this many lines
-LEAST_CHART_LINES = 4
 #: the thinnest row of the warp-state chart, in pixels, before the empty warp slots are left out
 MIN_ROW_PX = 3.0
 #: shares written at their widest (">99.9%", two-digit "88.8%"): the figures are laid out for these
@@ -69,6 +70,8 @@ class LatencyView(PlayingView):
         self.sweep_unavailable = ""  # one line: why there is no measured sweep (no GPU, say)
         self.cycle = 0  # the window shows cycles [cycle - window, cycle)
         self._codes: np.ndarray | None = None
+        #: the plots the last paint drew: (what, rectangle, line height of their axis text)
+        self._areas: list[tuple[str, QRectF, float]] = []
 
     # ------------------------------------------------------------------ records in
 
@@ -149,9 +152,9 @@ class LatencyView(PlayingView):
         return [i for i in every if labels[i].startswith("sched") or bool((codes[i] != _IDLE).any())]
 
     def least_height(self, width: int) -> int:
-        """The title, one line of figures (the first, whole), LEAST_CHART_LINES of chart and
-        curve, the legend and the source's one elided line: what the view keeps when it has
-        dropped all it can (at 200% a fixed 200 px drew the curve over the title)."""
+        """The title, one line of figures (the first, whole), the chart and the graph with plots
+        MIN_PLOT_LINES tall, the legend and the source's one elided line: what the view keeps
+        when it has dropped all it can (at 200% a fixed 200 px drew the curve over the title)."""
         if self.run is None:
             return 200
         f_ = self.fonts()
@@ -160,7 +163,7 @@ class LatencyView(PlayingView):
         _kept, first = self._widest_facts_fit(width - 2 * pad, 1, f_.body)
         legend_h = self._legend_rows(width - 2 * pad, f_.small) * (sh + 6)
         source_h = sh if self.preset is not None else 0
-        chart = max(LEAST_CHART_LINES * sh, _graph_least(QFontMetrics(f_.small)))
+        chart = _chart_least(QFontMetrics(f_.small))
         return math.ceil(pad + th + 2 + max(first, float(bh)) + pad + chart + legend_h + source_h + pad)
 
     # ------------------------------------------------------------------ painting
@@ -169,8 +172,14 @@ class LatencyView(PlayingView):
     def sizeHint(self) -> QSize:
         return QSize(1000, 560)
 
+    def figure_areas(self) -> list[tuple[str, QRectF, float]]:
+        """The scheduler chart's and the graph's plots as last painted, with the line height of
+        their axis text: how much room each really had (the render test holds them to it)."""
+        return list(self._areas)
+
     @qt_guard
     def paintEvent(self, event: QPaintEvent) -> None:  # noqa: N802 - Qt's name
+        self._areas = []
         p = QPainter(self)
         p.setRenderHint(QPainter.RenderHint.Antialiasing)
         c = palette.canvas()
@@ -196,16 +205,17 @@ class LatencyView(PlayingView):
         p.setFont(body_f)
         wrap = int(Qt.TextFlag.TextWordWrap)
         legend_h = self._legend_rows(w - 2 * pad, small_f) * (sh + 6)
-        # three lines of figures, or fewer where more would leave the chart under MIN_CHART_LINES
+        # three lines of figures, or fewer where more would leave the plots under MIN_PLOT_LINES
+        chart_least = _chart_least(QFontMetrics(small_f))
         lines = 3
-        while lines > 1 and h - (pad + th + 2 + lines * bh + pad) - legend_h - pad < MIN_CHART_LINES * sh:
+        while lines > 1 and h - (pad + th + 2 + lines * bh + pad) - legend_h - pad < chart_least + sh:
             lines -= 1
         facts, facts_h = self.facts_that_fit(w - 2 * pad, lines, body_f)
         facts_box = QRectF(pad, pad + th + 2, w - 2 * pad, facts_h)
         p.setPen(c.muted)
         p.drawText(facts_box, wrap, facts)
         # the legend and the source at the bottom; where they would leave the chart fewer than
-        # MIN_CHART_LINES lines of small text, the source shrinks to one elided line (whole on the
+        # their least height, the source shrinks to one elided line (whole on the
         # preset box's tooltip): a published figure is never shown without where it comes from
         source = self.preset.source if self.preset is not None else ""
         top = facts_box.bottom() + pad
@@ -217,7 +227,7 @@ class LatencyView(PlayingView):
             )
             for lines in (2, 1):
                 source_h = min(lines * sh, float(box.height()))
-                if h - pad - source_h - legend_h - top >= MIN_CHART_LINES * sh:
+                if h - pad - source_h - legend_h - top >= chart_least:
                     break
             elided = source_h < box.height()
         bottom = h - pad - source_h - legend_h
@@ -283,6 +293,7 @@ class LatencyView(PlayingView):
         label_w = fm.horizontalAdvance("sched 9") + 6
         axis_h = 2 * fm.height() + 4
         plot = QRectF(rect.left() + label_w, rect.top(), rect.width() - label_w, rect.height() - axis_h)
+        self._areas.append(("scheduler chart", plot, float(fm.lineSpacing())))
         if plot.width() < 10 or plot.height() < 10:
             return
         keep = self.rows_shown(plot.height())
@@ -339,6 +350,7 @@ class LatencyView(PlayingView):
         if not labelled:
             under = fm.height() + 6
         plot = QRectF(rect.left() + left_w, top, rect.width() - left_w - 8, rect.bottom() - under - top)
+        self._areas.append(("graph", QRectF(plot), float(fm.lineSpacing())))
         c = palette.canvas()
         p.fillRect(plot, c.sm_face)
         last_y = math.inf
@@ -424,11 +436,9 @@ class LatencyView(PlayingView):
         if fm.horizontalAdvance(note) + 6 > plot.width():
             note = f"{cfg.warps} warps"  # a narrow graph: the occupancy is in the caption
         nw = fm.horizontalAdvance(note) + 6
-        x = max(min(max(cur.x() - nw / 2, plot.left()), plot.right() - nw), plot.left())
-        y = cur.y() + 8 if cur.y() < plot.top() + plot.height() / 2 else cur.y() - fm.height() - 8
-        y = max(min(y, plot.bottom() - fm.height()), plot.top())  # in the plot: off the axis's numbers
-        note_box = QRectF(x, y, nw, fm.height())
-        if not note_box.intersects(need_box):  # a small graph: N* is the label that matters
+        line = [at(0, 0)] + [at(pt.warps, pt.model) for pt in points]
+        note_box = _label_place(cur, QSizeF(nw, fm.height()), plot, line, need_box)
+        if note_box is not None:  # no free place: N* is the label that matters
             p.setPen(palette.SELECTION.darker(170))
             p.drawText(note_box, Qt.AlignmentFlag.AlignHCenter, note)
         self._x_axis(p, plot, font, x_max, "resident warps per SM" if labelled else "")
@@ -539,11 +549,11 @@ def _y_label_gap(fm: QFontMetrics) -> float:
     return fm.horizontalAdvance("0") / 2 + 4
 
 
-def _graph_least(fm: QFontMetrics) -> float:
-    """The least height of a graph (``_graph_frame`` at its shortest): its title, half a line
-    for the top y label, a plot one line tall (its top and bottom labels apart) and the x axis's
-    numbers."""
-    return 3.5 * fm.height() + 10
+def _chart_least(fm: QFontMetrics) -> float:
+    """The least height of the chart's and the graph's row: the graph's title and half a line
+    for its top y label, a plot MIN_PLOT_LINES lines tall, and the x axis's numbers and label
+    (``_graph_frame``; the chart needs less around its plot: the axis only)."""
+    return MIN_PLOT_LINES * fm.lineSpacing() + 3.5 * fm.height() + 12
 
 
 def _row_label_boxes(
@@ -575,6 +585,36 @@ def _row_label_boxes(
             placed.append((i, box, label))
             taken.append(box)
     return placed
+
+
+def _label_place(
+    point: QPointF, size: QSizeF, plot: QRectF, line: list[QPointF], taken: QRectF
+) -> QRectF | None:
+    """Where a point's label goes: beside the point, inside the plot, off the curve ``line`` and
+    off the ``taken`` box (the N* label), trying above-left and above (a little higher each
+    time), below-right, below and the plot's top-left corner in turn; ``None`` where none is free (written over the curve, "16
+    warps" could not be read at 150%)."""
+    w, h, gap = size.width(), size.height(), 6.0
+    x, y = point.x(), point.y()
+    left = max(plot.left() + 2, x - w - gap)  # above and to the left, as far as the plot lets it
+    candidates = [QRectF(left, y - h - dy, w, h) for dy in (gap, gap + h / 2, gap + h)]
+    candidates += [QRectF(x - w / 2, y - h - dy, w, h) for dy in (gap, gap + h / 2, gap + h)]
+    candidates += [
+        QRectF(x + gap, y + gap, w, h),
+        QRectF(x - w / 2, y + gap, w, h),
+        QRectF(plot.left() + gap, plot.top() + gap, w, h),
+    ]
+    samples = []
+    for a, b in zip(line, line[1:], strict=False):
+        steps = max(1, int(max(abs(b.x() - a.x()), abs(b.y() - a.y())) / 2))
+        samples += [a + (b - a) * (i / steps) for i in range(steps + 1)]
+    dot = QRectF(x - gap, y - gap, 2 * gap, 2 * gap)  # the point's own marker
+    for box in candidates:
+        if not plot.contains(box) or box.intersects(taken) or box.intersects(dot):
+            continue
+        if not any(box.adjusted(-1, -1, 1, 1).contains(s) for s in samples):
+            return box
+    return None
 
 
 def _graph_title(p: QPainter, rect: QRectF, text: str) -> None:

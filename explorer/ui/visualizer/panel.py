@@ -237,6 +237,15 @@ class VisualizerPanel(Panel):
         self.latency_page.apply_text_scale()
         self.fit_side_panels()
 
+    def figure_wants(self) -> int:
+        """Height the view shown would take beyond the page's least to draw its figures whole
+        (the latency chart and graph, which scroll in their own area where the page is short;
+        compare mode's SMs and table, which scroll in theirs)."""
+        if self.time_views.view == "latency":
+            return self.latency_page.figure_wants()
+        compare = self.sm_view.compare_box
+        return compare.wants() if self.session.compare and compare.isVisibleTo(self) else 0
+
     def set_presenting(self, on: bool) -> None:
         """A projector is a new screen: the columns opened on the laptop are the page's to fold
         again (F11 at 150% on 1024x768 kept the launch controls open over half the page)."""

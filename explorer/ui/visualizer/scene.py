@@ -106,6 +106,9 @@ Busy = tuple[
 TILE_GAP = 3
 MIN_LANE_PX_FOR_LANES = 4.0
 MIN_WARP_PX_FOR_WARPS = 2.0
+#: the least side of a block's tile, in pixels, that a picture asks its view for (it scrolls
+#: rather than draw a block as a line)
+MIN_TILE_PX = 5
 
 
 @dataclass(frozen=True)
@@ -218,7 +221,10 @@ def compute_layout(
     number shrunk to a smudge. (Only where no column count allows it does a cell get narrower.)"""
     best = _best_layout(width, height, sm_count, slots, warps, lanes, label_range, min_cell_w)
     if best is None and min_cell_w > 8.0:
-        best = _best_layout(width, height, sm_count, slots, warps, lanes, label_range, 8.0)
+        # cells too narrow for their numbers (``sm_labels`` leaves them out): no number strip,
+        # the blocks take its height (an H100's blocks under F11 were 5 px tall under 26 px of
+        # empty strip, and its running SMs looked empty)
+        best = _best_layout(width, height, sm_count, slots, warps, lanes, (2.0, 2.0), 8.0)
     if best is None:  # absurdly small widget: one pixel per thing, still no crash
         best = GridLayout(sm_count, slots, warps, lanes, 1, sm_count, 8, 8, 9, 2, 1, slots, 1, 1, 0)
     return best
@@ -351,7 +357,10 @@ class SmGrid(QWidget):
 
         def fits(h: int) -> bool:
             lay = self._layout_for(width, h)
-            return lay.cell_h >= lay.label_h + lay.bar_h + lay.pad + 2  # the fallback is smaller
+            # the fallback layout is smaller; a block thinner than MIN_TILE_PX was a 1 px line,
+            # and an H100's running SMs under F11 looked empty
+            room = lay.cell_h >= lay.label_h + lay.bar_h + lay.pad + 2
+            return room and min(lay.tile_w, lay.tile_h) >= MIN_TILE_PX
 
         lo, hi = 8, up_to
         if not fits(hi):

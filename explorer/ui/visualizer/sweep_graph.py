@@ -9,13 +9,17 @@ from __future__ import annotations
 import math
 
 from PySide6.QtCore import QPointF, QRectF, QSize, Qt
-from PySide6.QtGui import QPainter, QPaintEvent, QPen, QPolygonF
+from PySide6.QtGui import QFontMetrics, QPainter, QPaintEvent, QPen, QPolygonF
 from PySide6.QtWidgets import QSizePolicy, QWidget
 
 from explorer.launch.occupancy import Sweep
 from explorer.ui.guard import qt_guard
 from explorer.ui.theme import figure_font, line_px, px
 from explorer.ui.visualizer import palette
+
+#: the least height of a graph's plot, in lines of its axis text: a few labelled ticks and room
+#: for a label off its line (the visualizer's graphs keep it; where a page is short they scroll)
+MIN_PLOT_LINES = 8
 
 
 def _nice_ticks(lo: float, hi: float, count: int = 4) -> list[float]:
@@ -38,18 +42,37 @@ class SweepGraph(QWidget):
         self.title = title
         self.x_label = x_label
         self.sweep: Sweep | None = None
+        self._areas: list[tuple[str, QRectF, float]] = []
         self.setToolTip(f"{title} (x: {x_label}; 0% means a block with that value cannot launch)")
         self.apply_text_scale()
         self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Expanding)
 
     @qt_guard
     def sizeHint(self) -> QSize:
-        return QSize(320, px(180))
+        return QSize(320, max(px(180), self.least_height()))
+
+    def least_height(self) -> int:
+        """A title, a plot MIN_PLOT_LINES lines of its axis text tall and the x axis under it, in
+        the fonts the graph paints with now (a fixed 120 px left the plot 3 lines at 100%); the
+        column it sits in scrolls where the three graphs do not fit."""
+        title_h = QFontMetrics(figure_font(bold=True, base=self.font())).height()
+        axis = QFontMetrics(figure_font(0.85, base=self.font()))
+        least = (
+            title_h + axis.height() / 2 + 2 + MIN_PLOT_LINES * axis.lineSpacing() + 2.5 * axis.height() + 4
+        )
+        return math.ceil(least) + 1
+
+    @qt_guard
+    def minimumSizeHint(self) -> QSize:  # noqa: N802 - Qt's name
+        return QSize(120, self.least_height())
 
     def apply_text_scale(self) -> None:
-        self.setMinimumHeight(px(120))
         self.updateGeometry()
         self.update()
+
+    def figure_areas(self) -> list[tuple[str, QRectF, float]]:
+        """The plot as last painted and the line height of its axis text (the render test's)."""
+        return list(self._areas)
 
     def set_sweep(self, sweep: Sweep) -> None:
         self.sweep = sweep
@@ -74,6 +97,7 @@ class SweepGraph(QWidget):
         # the 100% label is centred on the top line: half a line of room above it, under the title
         top, bottom = title_h + th / 2 + 2.0, 2.5 * th + 4
         plot = QRectF(left, top, self.width() - left - right, self.height() - top - bottom)
+        self._areas = [("plot", QRectF(plot), float(fm.lineSpacing()))]
         s = self.sweep
         if s is None or not s.xs or plot.width() < 10 or plot.height() < 10:
             p.end()

@@ -217,6 +217,8 @@ class TimelineView(PlayingView):
         kept, facts_h = clauses_that_fit(clauses, facts_w, lines, body_f)
         facts = QRectF(pad, below + 2, facts_w, max(facts_h, float(bh)))
         top = facts.bottom() + pad + wave_label_h
+        if self._axis_lines() > 2 and h - top - axis_h - pad - sh >= MIN_PLOT_LINES * sh:
+            axis_h += sh  # a line of its own for the bounds, where the chart can spare it
         plot = QRectF(label_w + pad, top, max(10.0, w - label_w - 2 * pad), max(10.0, h - top - axis_h - pad))
         axis = QRectF(plot.left(), plot.bottom() + 2, plot.width(), axis_h)
         sm_count, slots = (
@@ -359,6 +361,8 @@ class TimelineView(PlayingView):
         p.setPen(c.muted)
         for sm in range(0, t.sm_count, every):
             y = plot.top() + (sm + 0.5) * sm_h
+            if y + fm.height() / 2 > plot.bottom() + 2:
+                break  # it would hang over the axis's numbers ("SM 128" on "0" at 250%)
             p.drawText(
                 QRectF(0, y - fm.height() / 2, lay.label_w, fm.height()),
                 Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter,
@@ -395,6 +399,16 @@ class TimelineView(PlayingView):
                 f"wave {k}",
             )
 
+    def _axis_lines(self) -> int:
+        """The axis's lines of small text: its numbers, its unit and the makespan, and a line for
+        the bounds where the model has them and the chart can spare it (on the makespan's line,
+        the upper bound's tick at the axis's right end was left without a label); without it
+        they share the makespan's line, by shorter names where need be."""
+        has_bounds = self.shown is not None and (
+            self.shown.lower_bound is not None or self.shown.upper_bound is not None
+        )
+        return 3 if has_bounds else 2
+
     def _paint_axis(self, p: QPainter, lay: TimelineLayout, font: QFont, x_of) -> None:  # noqa: ANN001
         assert self.shown is not None
         s, axis = self.shown, lay.axis
@@ -406,28 +420,57 @@ class TimelineView(PlayingView):
         paint_axis(
             p, (axis.left(), axis.right()), axis.top(), font, (0.0, hi), s.axis_unit, widest="00000.00"
         )
-        # the makespan first, then the bounds where their label fits under its own tick
-        marks = [(makespan, "makespan")]
+        # the makespan on the unit's line, then the bounds on the line under it, each under its
+        # own tick: both with their whole names where they fit apart, else both shorter
+        unit = QRectF(axis.left(), axis.top() + fm.height() + 3, fm.horizontalAdvance(s.axis_unit) + 8, 1)
+        lines: list[list[tuple[float, tuple[str, ...]]]] = [[(makespan, ("makespan",))], []]
         if s.lower_bound is not None:
-            marks.append((s.lower_bound, "lower bound"))
+            lines[1].append((s.lower_bound, ("lower bound", "lower")))
         if s.upper_bound is not None:
-            marks.append((s.upper_bound, "upper bound"))
-        taken = [QRectF(axis.left(), 0, fm.horizontalAdvance(s.axis_unit) + 8, 1)]
-        y = axis.top() + fm.height() + 3
-        for value, label in marks:
+            lines[1].append((s.upper_bound, ("upper bound", "upper")))
+        if axis.height() < 3 * fm.height():  # no line of their own: on the makespan's
+            lines = [lines[0] + lines[1], []]
+        for value, _names in lines[0] + lines[1]:
             x = x_of(value)
             p.setPen(QPen(c.text, 2))
             p.drawLine(QPointF(x, axis.top() - 6), QPointF(x, axis.top()))
-            w = fm.horizontalAdvance(label) + 4
-            left = min(max(x - w / 2, axis.left()), axis.right() - w)
-            if (
-                x - left > w
-                or left - x > 0
-                or any(left < t.right() + 6 and t.left() < left + w + 6 for t in taken)
-            ):
-                continue  # it would sit away from its tick or on another label: the facts line has it
-            p.drawText(QRectF(left, y, w, fm.height()), Qt.AlignmentFlag.AlignHCenter, label)
-            taken.append(QRectF(left, 0, w, 1))
+        p.setPen(c.text)
+        for n, marks in enumerate(lines):
+            y = axis.top() + (1 + n) * fm.height() + 3
+            if not marks or y + fm.height() > axis.bottom() + 1:
+                continue  # no line for them (the facts line has them)
+            taken = [unit] if n == 0 else []
+            for variant in range(max(len(names) for _v, names in marks)):
+                boxes = [
+                    _mark_box(fm, x_of(v), names[min(variant, len(names) - 1)], axis, y) for v, names in marks
+                ]
+                placed = [b for b in boxes if b is not None]
+                if len(placed) == len(boxes) and _apart(placed + taken):
+                    break
+            for box in boxes:  # the last variant tried: each that fits apart from those drawn
+                if box is not None and _apart([box[0], *taken]):
+                    p.drawText(box[0], Qt.AlignmentFlag.AlignHCenter, box[1])
+                    taken.append(box[0])
+
+
+def _mark_box(fm: QFontMetrics, x: float, label: str, axis: QRectF, y: float) -> tuple[QRectF, str] | None:
+    """Where a mark's label goes under its tick at ``x`` (inside the axis's span), or None where it
+    would have to sit away from its tick."""
+    w = fm.horizontalAdvance(label) + 4
+    left = min(max(x - w / 2, axis.left()), axis.right() - w)
+    if x - left > w or left - x > 0:
+        return None
+    return QRectF(left, y, w, fm.height()), label
+
+
+def _apart(boxes: list) -> bool:  # noqa: ANN001 - QRectF or (QRectF, label)
+    """Whether labels on one line keep 6 px apart."""
+    rects = [b[0] if isinstance(b, tuple) else b for b in boxes]
+    return all(
+        a.right() + 6 <= b.left() or b.right() + 6 <= a.left()
+        for i, a in enumerate(rects)
+        for b in rects[i + 1 :]
+    )
 
 
 def _counts_text(waiting: int, running: int, done: int) -> str:
