@@ -95,3 +95,17 @@ def suggestions(query: str, devices: Sequence[D], n: int = 3) -> list[D]:
         if own[spelling] not in picked:
             picked.append(own[spelling])
     return picked[:n]
+
+
+_VENDOR_PREFIXES = ("NVIDIA GeForce ", "NVIDIA Quadro ", "NVIDIA RTX ", "NVIDIA ", "GeForce ")
+
+
+def short_device_name(name: str) -> str:
+    """ "NVIDIA GeForce GTX 1650 Laptop GPU" -> "GTX 1650 Laptop": the part a class tells apart, for
+    narrow places (a form's menu, a compare pane's title); the full name goes in the tooltip."""
+    short = name
+    for prefix in _VENDOR_PREFIXES:
+        if name.startswith(prefix) and len(name) > len(prefix):
+            short = name[len(prefix) :]
+            break
+    return short.removesuffix(" GPU") if short.endswith(" Laptop GPU") else short

@@ -213,6 +213,8 @@ def install(tracer: Tracer) -> None:
             tracer.record(self, idx, "shared", "store")
             super().__setitem__(idx, val)
 
+    allocating = threading.Lock()
+
     def shared_array(self: Any, shape: Any, dtype: Any) -> Any:
         from numba.core import types
         from numba.np import numpy_support
@@ -224,9 +226,10 @@ def install(tracer: Tracer) -> None:
             return np.frombuffer(self._dynshared.data, dtype=dtype, count=count).view(SharedArray)
         caller = sys._getframe(1)
         key = (caller.f_code.co_filename, caller.f_lineno)
-        res = self._allocations.get(key)
-        if res is None:
-            res = self._allocations[key] = np.zeros(shape, dtype).view(SharedArray)
+        with allocating:  # every lane of the block reaches this line at once: one array for them all
+            res = self._allocations.get(key)
+            if res is None:
+                res = self._allocations[key] = np.zeros(shape, dtype).view(SharedArray)
         return res
 
     kernelapi.FakeCUDAShared.array = shared_array  # type: ignore[method-assign]

@@ -46,6 +46,7 @@ from explorer.ui.memory.canvas import (
     idle_colour,
     wasted_colour,
 )
+from explorer.ui.memory.kernel_tab import KernelTab
 from explorer.ui.memory.layout import Columns, ErrorLine, fit_axis_titles, headline, legend, spin
 from explorer.ui.memory.tiling_tab import TilingTab
 from explorer.ui.panel import Panel
@@ -485,6 +486,7 @@ class MemoryPanel(Panel):
         self.banks = BankTab()
         self.divergence = DivergenceTab()
         self.tiling = TilingTab(self._gpus())
+        self.kernel = KernelTab()
         # short names, so the four fit the bar at 200% on a 1280x800 projector; the rest on hover
         for tab, name, tip in (
             (self.coalescing, "Coalescing", "Coalescing: one warp's load from global memory"),
@@ -494,6 +496,11 @@ class MemoryPanel(Panel):
                 self.tiling,
                 "Tiled matmul",
                 "Tiled matrix multiply: shared memory and __syncthreads, one block step by step",
+            ),
+            (
+                self.kernel,
+                "Your kernel",
+                "Your kernel: a numba script of yours traced on the simulator, line by line",
             ),
         ):
             self.tabs.setTabToolTip(self.tabs.addTab(tab, name), tip)
@@ -512,9 +519,12 @@ class MemoryPanel(Panel):
         return (self.coalescing, self.banks, self.divergence, self.tiling)
 
     # --- lesson steps ----------------------------------------------------------------------------
-    def lesson_state(self) -> MemoryState:
+    def lesson_state(self) -> MemoryState | None:
         """The tab shown and its controls; the other tabs' fields keep their defaults."""
-        view = MEMORY_VIEWS[self._views().index(self.tabs.currentWidget())]
+        current = self.tabs.currentWidget()
+        if current not in self._views():  # the student's own kernel: a step cannot hold it
+            return None
+        view = MEMORY_VIEWS[self._views().index(current)]
         state = MemoryState(view=view)
         if view == "tiling":
             self.tiling.lesson_fields(state)
@@ -563,9 +573,12 @@ class MemoryPanel(Panel):
         QTimer.singleShot(0, self._views()[MEMORY_VIEWS.index(state.view)].reveal)  # once laid out
         return note
 
-    SCREENSHOT_VIEWS = MEMORY_VIEWS
+    SCREENSHOT_VIEWS = (*MEMORY_VIEWS, "kernel")
 
     def show_screenshot_view(self, view: str) -> None:
+        if view == "kernel":
+            self.tabs.setCurrentWidget(self.kernel)
+            return
         if view not in MEMORY_VIEWS:
             super().show_screenshot_view(view)
         if view == "tiling":
@@ -587,6 +600,7 @@ class MemoryPanel(Panel):
 
     def shutdown(self) -> None:
         self.tiling.stop()
+        self.kernel.shutdown()
 
     def prepare_screenshot(self) -> None:
         """The course's first picture: a strided load wasting most of what it fetches."""

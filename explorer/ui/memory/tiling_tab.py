@@ -26,6 +26,7 @@ from PySide6.QtWidgets import (
 )
 
 from explorer.devices.model import Gpu
+from explorer.devices.names import short_device_name
 from explorer.errors import UserError
 from explorer.lessons.model import MemoryState
 from explorer.memory import tiling_texts as texts
@@ -55,7 +56,7 @@ def _decades(lo: float, hi: float) -> list[tuple[float, str]]:
 def _short_name(g: Gpu) -> str:
     """A GPU as the narrow form column names it: no vendor, "(catalog)" for a spec sheet; the
     whole name is the item's tooltip."""
-    name = g.name.removeprefix("NVIDIA ")
+    name = short_device_name(g.name)
     return f"{name} (catalog)" if not g.present else name
 
 

@@ -22,11 +22,11 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from explorer.devices.names import short_device_name
 from explorer.launch.animation import Animation
 from explorer.launch.compare import Comparison, Side
 from explorer.ui.guard import qt_guard
 from explorer.ui.theme import current_theme, px
-from explorer.ui.visualizer.controls import short_device_name
 from explorer.ui.visualizer.scene import SmGrid
 
 

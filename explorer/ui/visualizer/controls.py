@@ -20,6 +20,7 @@ from PySide6.QtWidgets import (
 )
 
 from explorer.devices.model import Gpu
+from explorer.devices.names import short_device_name
 from explorer.launch.config import (
     FIELD_MAX_BLOCK,
     FIELD_MAX_GRID,
@@ -37,15 +38,6 @@ from explorer.ui.guard import qt_guard
 from explorer.ui.widgets import NarrowCombo
 
 INT_MAX = 2_147_483_647
-_VENDOR_PREFIXES = ("NVIDIA GeForce ", "NVIDIA Quadro ", "NVIDIA RTX ", "NVIDIA ", "GeForce ")
-
-
-def short_device_name(name: str) -> str:
-    """ "NVIDIA GeForce GTX 1650" -> "GTX 1650": the part a class tells apart; the full name is the tooltip."""
-    for prefix in _VENDOR_PREFIXES:
-        if name.startswith(prefix) and len(name) > len(prefix):
-            return name[len(prefix) :]
-    return name
 
 
 def _spin(minimum: int, maximum: int, value: int, step: int = 1, suffix: str = "") -> QSpinBox:
