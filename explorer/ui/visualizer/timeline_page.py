@@ -26,6 +26,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from explorer.jitcache import CompileNotice
 from explorer.launch.dispatch import POLICIES, POLICY_WORDS, warm_up
 from explorer.launch.durations import DURATION_FORMS
 from explorer.launch.time_views import MAX_SEED, TimeViews
@@ -86,6 +87,11 @@ class TimelinePage(QWidget):
         self.refused.setWordWrap(True)
         self.refused.setProperty("role", "error")
         self.refused.hide()
+        # numba's first compile of the dispatch loop, said while it runs (hidden from a warm cache)
+        self.compiling = QLabel("")
+        self.compiling.setWordWrap(True)
+        self.compiling.hide()
+        self._compile_text = ""
 
         row1 = QHBoxLayout()
         row1.addWidget(QLabel("Durations"))
@@ -107,6 +113,7 @@ class TimelinePage(QWidget):
         self.settings_rows = JoiningRows(row1, row2)
         lay.addWidget(self.settings_rows)
         lay.addWidget(self.refused)
+        lay.addWidget(self.compiling)
         lay.addWidget(self.view, 1)
         lay.addWidget(self.measured_view, 1)
         lay.addWidget(self.measure)
@@ -219,12 +226,26 @@ class TimelinePage(QWidget):
             self._warmed = True
             # a failed warm-up costs only the wait it meant to save: the first uneven launch compiles
             run_in_daemon_thread(
-                lambda _progress: warm_up(),
-                lambda _none: None,
+                lambda progress: warm_up(say=progress),
+                lambda _none: self.compiling.hide(),
                 lambda exc: log.warning("the dispatch warm-up failed: %s", exc),
+                on_progress=self._show_compiling,
+                on_finished=self.compiling.hide,
                 parent=self,
                 name="dispatch warm-up",
             )
+
+    def _show_compiling(self, notice: CompileNotice) -> None:
+        """numba's first compile: its notice, then how long it has run so far; hidden when done."""
+        if notice.kind == "start":
+            self._compile_text = notice.text if not self._compile_text else self._compile_text
+            self.compiling.setText(self._compile_text)
+        elif notice.kind == "tick":
+            self.compiling.setText(f"{self._compile_text} ({notice.elapsed_s:.0f} s so far)")
+        else:
+            self.compiling.hide()
+            return
+        self.compiling.show()
 
     def apply_text_scale(self) -> None:
         for view in (self.view, self.measured_view):
