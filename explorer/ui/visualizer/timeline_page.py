@@ -14,7 +14,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QElapsedTimer, Qt, QTimer
 from PySide6.QtWidgets import (
     QComboBox,
     QFileDialog,
@@ -33,7 +33,7 @@ from explorer.launch.time_views import MAX_SEED, TimeViews
 from explorer.ui.guard import qt_guard
 from explorer.ui.visualizer.measure_row import MeasureRow
 from explorer.ui.visualizer.timeline_view import TimelineView
-from explorer.ui.widgets import JoiningRows
+from explorer.ui.widgets import JoiningRows, number_field
 from explorer.ui.workers import run_in_daemon_thread
 
 log = logging.getLogger(__name__)
@@ -78,7 +78,7 @@ class TimelinePage(QWidget):
             self.policy_box.addItem(policy)
             self.policy_box.setItemData(i, POLICY_WORDS[policy], Qt.ItemDataRole.ToolTipRole)
         self.policy_box.setToolTip("Which SM gets the next block when several slots free at once")
-        self.seed_spin = QSpinBox()
+        self.seed_spin = number_field(QSpinBox())
         self.seed_spin.setRange(0, MAX_SEED)
         self.seed_spin.setToolTip(
             "The seed of random durations (jitter, heavy): the same seed, the same launch"
@@ -92,6 +92,10 @@ class TimelinePage(QWidget):
         self.compiling.setWordWrap(True)
         self.compiling.hide()
         self._compile_text = ""
+        self._compile_clock = QElapsedTimer()
+        self._compile_ticker = QTimer(self)
+        self._compile_ticker.setInterval(1000)
+        self._compile_ticker.timeout.connect(self._tick_compiling)
 
         row1 = QHBoxLayout()
         row1.addWidget(QLabel("Durations"))
@@ -224,28 +228,40 @@ class TimelinePage(QWidget):
         super().showEvent(event)
         if not self._warmed:
             self._warmed = True
+
             # a failed warm-up costs only the wait it meant to save: the first uneven launch compiles
+            # only the notice crosses threads (one queued signal): the seconds are counted here
+            def warm(progress: Callable[[CompileNotice], None]) -> None:
+                warm_up(say=lambda notice: progress(notice) if notice.kind == "start" else None)
+
             run_in_daemon_thread(
-                lambda progress: warm_up(say=progress),
-                lambda _none: self.compiling.hide(),
+                warm,
+                lambda _none: None,
                 lambda exc: log.warning("the dispatch warm-up failed: %s", exc),
                 on_progress=self._show_compiling,
-                on_finished=self.compiling.hide,
+                on_finished=self._compiled,
                 parent=self,
                 name="dispatch warm-up",
             )
 
     def _show_compiling(self, notice: CompileNotice) -> None:
-        """numba's first compile: its notice, then how long it has run so far; hidden when done."""
-        if notice.kind == "start":
-            self._compile_text = notice.text if not self._compile_text else self._compile_text
-            self.compiling.setText(self._compile_text)
-        elif notice.kind == "tick":
-            self.compiling.setText(f"{self._compile_text} ({notice.elapsed_s:.0f} s so far)")
-        else:
-            self.compiling.hide()
-            return
+        """numba's first compile of the dispatch loop: its notice, then the seconds so far."""
+        if not self._compile_text:
+            self._compile_text = notice.text
+            self._compile_clock.start()
+            self._compile_ticker.start()
+        self._tick_compiling()
         self.compiling.show()
+
+    def _tick_compiling(self) -> None:
+        seconds = self._compile_clock.elapsed() // 1000
+        self.compiling.setText(
+            f"{self._compile_text} ({seconds} s so far)" if seconds else self._compile_text
+        )
+
+    def _compiled(self) -> None:
+        self._compile_ticker.stop()
+        self.compiling.hide()
 
     def apply_text_scale(self) -> None:
         for view in (self.view, self.measured_view):
