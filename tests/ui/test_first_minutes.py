@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import re
 import time
 
 import pytest
@@ -274,3 +275,32 @@ def test_the_timeline_says_the_first_compile_while_it_runs_and_hides_it_after(qt
     finally:
         release.set()
         panel.shutdown()
+
+
+# --- the first window waits for nothing it does not show ------------------------------------------
+
+
+def test_the_lessons_menu_lists_every_built_in_lesson_as_checking_it_would():
+    from explorer.lessons.builtin import builtin_lessons, builtin_menu
+
+    listed = [(i.name, i.title, i.steps) for i in builtin_menu()]
+    assert listed == [(i.name, i.title, i.steps) for i in builtin_lessons()] and len(listed) >= 10
+
+
+def test_the_window_checks_no_lesson_before_its_first_paint(qtbot, monkeypatch):
+    """Checking the 14 built-in lessons (every step's pictures) took most of the time to the first
+    window; the menu needs only their titles, and a lesson is checked when opened."""
+    from explorer.lessons import builtin, files
+
+    checked: list[str] = []
+    real = files.load_lesson
+    monkeypatch.setattr(builtin, "load_lesson", lambda path: checked.append(str(path)) or real(path))
+    window = MainWindow(AppContext(lab_discovery()), discover_on_show=False)
+    qtbot.addWidget(window)
+    window.show()
+    qtbot.waitExposed(window)
+    assert checked == []
+    menu = next(a.menu() for a in window.menuBar().actions() if a.text() == "&Lessons")
+    built_in = next(a.menu() for a in menu.actions() if a.text() == "&Built-in lessons")
+    titles = [a.text() for a in built_in.actions()]
+    assert titles and all(re.fullmatch(r".+ \(\d+ steps\)", t) for t in titles)
