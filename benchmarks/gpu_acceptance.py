@@ -22,6 +22,7 @@ built-in lessons (checked first; nothing is written if any does not fit).
 from __future__ import annotations
 
 import argparse
+import atexit
 import os
 import sys
 import tempfile
@@ -30,8 +31,13 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
-# Nothing the run writes may need platformdirs (not on a bare GPU machine) or reach the user's folders.
-os.environ.setdefault("DEVICE_EXPLORER_HOME", tempfile.mkdtemp(prefix="device-explorer-acceptance-"))
+# Nothing the run writes may need platformdirs (not on a bare GPU machine) or reach the user's folders:
+# a home of its own, made only when none is given and removed when the script ends (the report
+# goes to --out), so no run leaves an empty folder in the temporary folder.
+if not os.environ.get("DEVICE_EXPLORER_HOME"):
+    _HOME = tempfile.TemporaryDirectory(prefix="device-explorer-acceptance-")
+    atexit.register(_HOME.cleanup)
+    os.environ["DEVICE_EXPLORER_HOME"] = _HOME.name
 
 from explorer.acceptance.context import CheckContext  # noqa: E402
 from explorer.acceptance.registry import CHECKS, names  # noqa: E402

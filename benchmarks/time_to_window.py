@@ -10,7 +10,8 @@ the Devices panel.
 
     .venv/bin/python benchmarks/time_to_window.py [--runs 7]
 
-Target: Device Explorer's median at most 1.3 x the bare window's.
+Target: Device Explorer's median at most 1.0 x the bare window's: the window does nothing before
+its first paint that a bare one does not (devices, torch, numba and the lessons' checks come after).
 """
 
 from __future__ import annotations
@@ -21,6 +22,9 @@ import statistics
 import subprocess
 import sys
 import time
+
+#: Device Explorer's first paint over the bare window's, at most
+TARGET = 1.0
 
 # Both children watch for their first painted frame the same way; the bare one exits there, the
 # app's child waits on for device discovery.
@@ -162,8 +166,10 @@ def main() -> int:
         print(
             f"Device Explorer devices listed (torch, numba loaded): median {statistics.median(filled) * 1000:.0f} ms"
         )
-    print(f"ratio: {ratio:.2f}x (target <= 1.30x): {'OK' if ratio <= 1.3 else 'OVER TARGET'}")
-    return 0 if ratio <= 1.3 else 1
+    print(f"ratio: {ratio:.2f}x (target <= {TARGET:.2f}x): {'OK' if ratio <= TARGET else 'OVER TARGET'}")
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+    print(f"load average {load:.2f} at the end ({os.cpu_count()} CPUs)")
+    return 0 if ratio <= TARGET else 1
 
 
 if __name__ == "__main__":

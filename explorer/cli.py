@@ -346,7 +346,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--view",
         default="",
-        help="another view of the page: roofline (benchmarks); coalescing, banks, divergence, tiling (memory)",
+        help=(
+            "another view of the page: compare, timeline, latency (visualizer); roofline, bandwidth "
+            "(benchmarks); coalescing, banks, divergence, tiling (memory)"
+        ),
     )
     p.set_defaults(handler=lambda a: _gui().run_screenshot(a), check=lambda a: _gui().parse_screenshot(a))
 

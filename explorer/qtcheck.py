@@ -7,7 +7,10 @@ hint named ``libxcb-cursor0``, which was installed; the missing ones, found with
 ``libxcb-icccm4`` and ``libxcb-keysyms1``. This module finds the plugin Qt will load (PySide6's
 ``plugins/platforms/libq<name>.so``, or the bundle's), lists the shared libraries it needs that
 the loader cannot find (``explorer.sharedlibs``, which looks where ``ld.so`` looks), and turns
-their names into the distribution's packages and install command.
+their names into the distribution's packages and install command. It reads what the loader would
+load, not only whether a file of that name is there: a damaged file of the library's name earlier
+on ``LD_LIBRARY_PATH``, or a present but different build that lacks the symbol versions Qt was
+linked against, ends the load in Qt's abort just the same, so it gets the same one line.
 
 Qt-free (Qt must not be loaded before the answer), Linux only: elsewhere the check passes.
 """
@@ -244,23 +247,33 @@ SHOWN_LIBRARIES = 4
 
 @dataclass(frozen=True)
 class PluginProblem:
-    """A platform plugin that cannot load: which, and the libraries it lacks."""
+    """A platform plugin that cannot load: which, the libraries it lacks, and those the loader
+    would find but refuse (name, why: a damaged file, a build without the symbol versions needed)."""
 
     platform: str
     plugin: Path
     missing: tuple[str, ...]
+    broken: tuple[tuple[str, str], ...] = ()
 
     def message(self, family: str | None, as_root: bool) -> str:
-        """One line: what is missing, and the exact command that installs it (every package is
-        in the command; a long list of libraries is shortened, so the line stays one line)."""
+        """One line: what is missing or unusable, and the exact command that installs it (every
+        package is in the command; a long list of libraries is shortened, so the line stays one)."""
+        names = [*self.missing, *(name for name, _why in self.broken)]
         shown = list(self.missing[:SHOWN_LIBRARIES])
         if len(self.missing) > SHOWN_LIBRARIES:
             shown.append(f"{len(self.missing) - SHOWN_LIBRARIES} more")
         verb = "is" if len(self.missing) == 1 else "are"
-        return (
-            f'the window cannot open: Qt\'s "{self.platform}" platform plugin needs {_and(shown)}, which '
-            f"{verb} not installed on this system; {install_line(self.missing, family, as_root)}"
-        )
+        parts = [f"{_and(shown)}, which {verb} not installed on this system"] if self.missing else []
+        if self.broken:
+            name, why = self.broken[0]
+            more = f" (and {len(self.broken) - 1} more unusable)" if len(self.broken) > 1 else ""
+            parts.append(f"{name}, but the loader would take {why}{more}")
+            fix = "move that file out of the way or " if "lacks the symbol version" not in why else ""
+            install = install_line(names, family, as_root)
+            tail = f"{fix}{install[0].lower()}{install[1:]}" if fix else install
+        else:
+            tail = install_line(names, family, as_root)
+        return f'the window cannot open: Qt\'s "{self.platform}" platform plugin needs {"; and ".join(parts)}; {tail}'
 
 
 def platform_problem(
@@ -290,9 +303,9 @@ def platform_problem(
         missing = (
             libs.missing if system_dirs is not None else [m for m in libs.missing if not loader_finds(m)]
         )
-        if not missing:
+        if not missing and not libs.broken:
             return None  # Qt loads this one (the first of a list that can)
-        problems.append(PluginProblem(name, plugin, tuple(missing)))
+        problems.append(PluginProblem(name, plugin, tuple(missing), tuple(libs.broken.items())))
     return problems[0] if problems else None
 
 

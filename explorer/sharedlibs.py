@@ -17,7 +17,11 @@ How the loader looks (``man ld.so``), for each library a file needs, by its name
 
 ``$ORIGIN`` in a path is the folder of the file that holds it. A library already found for one
 file serves every other that needs the same name, and a file of another word size or machine is
-passed over, as the loader does. Linux ELF only; elsewhere nothing is reported missing.
+passed over, as the loader does. A file the loader would open and refuse (not ELF, too short, a
+damaged header) ends its search there, as it ends the load: it is reported as broken, not passed
+over, and so is a library without a symbol version a file that needs it was linked against (its
+``DT_VERNEED`` against the library's ``DT_VERDEF``: "version `Qt_6' not found"). Linux ELF only;
+elsewhere nothing is reported missing.
 """
 
 from __future__ import annotations
@@ -33,14 +37,32 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 _DT_NULL, _DT_NEEDED, _DT_STRTAB, _DT_RPATH, _DT_RUNPATH = 0, 1, 5, 15, 29
+_DT_VERDEF, _DT_VERDEFNUM, _DT_VERNEED, _DT_VERNEEDNUM = 0x6FFFFFFC, 0x6FFFFFFD, 0x6FFFFFFE, 0x6FFFFFFF
+_VER_FLG_WEAK = 0x2
 _PT_LOAD, _PT_DYNAMIC = 1, 2
+_ET_EXEC, _ET_DYN = 2, 3
+#: the size of a program header, which the loader insists on (it refuses any other)
+_PHENTSIZE = {64: 56, 32: 32}
 #: the most headers, entries and files read: a damaged or hostile file cannot make this loop for ever
 _MAX_ENTRIES = 100_000
 _MAX_FILES = 2_000
 
 
 class NotElf(ValueError):
-    """The file is not an ELF shared object this module can read."""
+    """The file is not an ELF shared object this module can read. ``fatal``: a regular file the
+    loader would open and then refuse, ending the whole load (``invalid ELF header``, ``file too
+    short``, a damaged header), rather than pass over for the next folder, as it passes over a
+    folder, a pipe or a library of another word size or machine."""
+
+    def __init__(
+        self, message: str, *, fatal: bool = False, word_size: int | None = None, machine: int | None = None
+    ) -> None:
+        super().__init__(message)
+        self.fatal = fatal
+        #: the kind its header claims, where it got that far: the loader passes over another kind
+        #: before it looks any further into the file
+        self.word_size = word_size
+        self.machine = machine
 
 
 @dataclass(frozen=True)
@@ -54,6 +76,11 @@ class ElfInfo:
     needed: tuple[str, ...]
     rpath: tuple[str, ...] = ()
     runpath: tuple[str, ...] = ()
+    #: the symbol versions it needs, per library: (library name, ((version, weak), ...)), from its
+    #: DT_VERNEED records (what ``readelf -V`` lists under "Version needs")
+    version_needs: tuple[tuple[str, tuple[tuple[str, bool], ...]], ...] = ()
+    #: the symbol versions it defines (DT_VERDEF); empty for a library without versioning
+    version_defs: frozenset[str] = frozenset()
 
     def same_kind(self, other: ElfInfo) -> bool:
         return (self.word_size, self.little_endian, self.machine) == (
@@ -64,25 +91,38 @@ class ElfInfo:
 
 
 def read_elf(path: str | os.PathLike[str]) -> ElfInfo:
-    """The dynamic section of ``path``; ``NotElf`` when it is not an ELF file (a pipe or a folder
-    named like a library included: it is never opened for a blocking read), ``OSError`` when it
-    cannot be read. Only the pages read are loaded (Qt's ICU data library alone is 30 MB)."""
+    """The dynamic section of ``path``; ``NotElf`` when it is not an ELF file the loader would load
+    (a pipe or a folder named like a library included: it is never opened for a blocking read;
+    ``fatal`` set where the loader would stop at it, as glibc's ``open_verify`` does), ``OSError``
+    when it cannot be read. Only the pages read are loaded (Qt's ICU data library alone is 30 MB)."""
     fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
     try:
         info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode) or info.st_size < 64:
-            raise NotElf(f"{path} is not an ELF file")
+        if not stat.S_ISREG(info.st_mode):
+            raise NotElf(f"{path} is not a file")
+        if info.st_size < 64:
+            raise NotElf(f"{path} is too short for an ELF file", fatal=True)
         with mmap.mmap(fd, 0, access=mmap.ACCESS_READ) as data:
             if data[:4] != b"\x7fELF":
-                raise NotElf(f"{path} is not an ELF file")
+                raise NotElf(f"{path} has no ELF header (invalid ELF header)", fatal=True)
             word_size = {1: 32, 2: 64}.get(data[4])
             order = {1: "<", 2: ">"}.get(data[5])
-            if word_size is None or order is None:
-                raise NotElf(f"{path} is an ELF file of an unknown kind")
+            if word_size is None or order is None or data[6] != 1:
+                raise NotElf(f"{path} is an ELF file of an unknown kind", fatal=True)
+            e_type, machine = struct.unpack_from(order + "HH", data, 16)
+            phentsize = struct.unpack_from(order + "H", data, 54 if word_size == 64 else 42)[0]
+
+            def refused(why: str) -> NotElf:
+                return NotElf(f"{path} {why}", fatal=True, word_size=word_size, machine=machine)
+
+            if e_type not in (_ET_DYN, _ET_EXEC):
+                raise refused(f"is an ELF file that cannot be loaded (type {e_type})")
+            if phentsize != _PHENTSIZE[word_size]:
+                raise refused("is a damaged ELF file (its header is wrong)")
             try:
                 return _parse(data, word_size, order)
             except (struct.error, ValueError, IndexError):
-                raise NotElf(f"{path} is a damaged ELF file") from None
+                raise refused("is a damaged ELF file") from None
     finally:
         os.close(fd)
 
@@ -135,7 +175,37 @@ def _parse(data: mmap.mmap, word_size: int, order: str) -> ElfInfo:
     needed = tuple(text(v) for t, v in entries if t == _DT_NEEDED)
     rpath = tuple(p for t, v in entries if t == _DT_RPATH for p in text(v).split(":") if p)
     runpath = tuple(p for t, v in entries if t == _DT_RUNPATH for p in text(v).split(":") if p)
-    return ElfInfo(word_size, order == "<", machine, needed, rpath, runpath)
+    tags = dict(entries)
+    needs: list[tuple[str, tuple[tuple[str, bool], ...]]] = []
+    if _DT_VERNEED in tags:
+        at = _file_offset(tags[_DT_VERNEED], loads)
+        for _ in range(min(tags.get(_DT_VERNEEDNUM, 0), _MAX_ENTRIES)):
+            _version, cnt, file_name, aux, next_need = struct.unpack_from(order + "HHIII", data, at)
+            versions: list[tuple[str, bool]] = []
+            at_aux = at + aux
+            for _ in range(min(cnt, _MAX_ENTRIES)):
+                _hash, flags, _other, name, next_aux = struct.unpack_from(order + "IHHII", data, at_aux)
+                versions.append((text(name), bool(flags & _VER_FLG_WEAK)))
+                if not next_aux:
+                    break
+                at_aux += next_aux
+            needs.append((text(file_name), tuple(versions)))
+            if not next_need:
+                break
+            at += next_need
+    defs: set[str] = set()
+    if _DT_VERDEF in tags:
+        at = _file_offset(tags[_DT_VERDEF], loads)
+        for _ in range(min(tags.get(_DT_VERDEFNUM, 0), _MAX_ENTRIES)):
+            _version, _flags, _ndx, cnt, _hash, aux, next_def = struct.unpack_from(
+                order + "HHHHIII", data, at
+            )
+            if cnt:  # the version's own name is its first auxiliary entry (the rest are parents)
+                defs.add(text(struct.unpack_from(order + "I", data, at + aux)[0]))
+            if not next_def:
+                break
+            at += next_def
+    return ElfInfo(word_size, order == "<", machine, needed, rpath, runpath, tuple(needs), frozenset(defs))
 
 
 def _file_offset(vaddr: int, loads: Sequence[tuple[int, int, int]]) -> int:
@@ -203,6 +273,10 @@ class Libraries:
 
     found: dict[str, str] = field(default_factory=dict)
     missing: list[str] = field(default_factory=list)
+    #: libraries the loader would find but refuse, ending the load: name -> why, one clause that
+    #: names the file (a damaged file earlier on LD_LIBRARY_PATH, a library without the symbol
+    #: versions a file that needs it was linked against)
+    broken: dict[str, str] = field(default_factory=dict)
 
 
 def _expand(entries: Iterable[str], origin: str) -> list[str]:
@@ -227,26 +301,47 @@ def needed_libraries(
         library_path = os.environ.get("LD_LIBRARY_PATH", "")
     env_dirs = [d for d in library_path.replace(";", ":").split(":") if d]
     result = Libraries()
+    loaded: dict[str, ElfInfo] = {}  # found path -> what it holds
+    holders: list[tuple[str, ElfInfo]] = []
     queue: list[tuple[str, ElfInfo]] = [(os.fspath(path), root)]
     while queue and len(result.found) < _MAX_FILES:
         holder, info = queue.pop(0)
+        holders.append((holder, info))
         origin = os.path.dirname(holder) or "."
         rpath = _expand(info.rpath, origin) if not info.runpath else []
         runpath = _expand(info.runpath, origin)
         for name in info.needed:
-            if name in result.found or name in result.missing:
+            if name in result.found or name in result.missing or name in result.broken:
                 continue
             hit = _find(name, [*rpath, *env_dirs, *runpath, *system_dirs], root)
             if hit is None:
                 result.missing.append(name)
+            elif isinstance(hit, str):
+                result.broken[name] = hit
+            else:
+                where, lib = hit
+                result.found[name] = where
+                loaded[where] = lib
+                queue.append((where, lib))
+    for holder, info in holders:
+        for name, versions in info.version_needs:
+            path_found = result.found.get(name, "")
+            defs = loaded[path_found].version_defs if path_found in loaded else frozenset()
+            if not defs or name in result.broken:  # not found, or unversioned: the loader only warns
                 continue
-            where, lib = hit
-            result.found[name] = where
-            queue.append((where, lib))
+            lacking = [v for v, weak in versions if not weak and v not in defs]
+            if lacking:
+                result.broken[name] = (
+                    f"{path_found} lacks the symbol version{'s' if len(lacking) > 1 else ''} "
+                    f"{', '.join(lacking)} that {os.path.basename(holder)} needs (a different build "
+                    "of the library)"
+                )
     return result
 
 
-def _find(name: str, dirs: Sequence[str], kind: ElfInfo) -> tuple[str, ElfInfo] | None:
+def _find(name: str, dirs: Sequence[str], kind: ElfInfo) -> tuple[str, ElfInfo] | str | None:
+    """The first file named ``name`` in ``dirs`` that the loader would load: (its path, what it
+    holds); or the one clause saying why the loader would stop at one (a string); or None."""
     if "/" in name:  # a path, not a name: used as it is
         candidates = [name]
     else:
@@ -254,10 +349,19 @@ def _find(name: str, dirs: Sequence[str], kind: ElfInfo) -> tuple[str, ElfInfo] 
     for candidate in candidates:
         try:
             info = read_elf(candidate)
-        except (OSError, NotElf):
+        except NotElf as exc:
+            if exc.word_size is not None and (exc.word_size, exc.machine) != (kind.word_size, kind.machine):
+                continue  # another word size or machine: passed over before the rest is read
+            if exc.fatal:
+                return str(exc)
             continue
-        if info.same_kind(kind):
-            return os.path.normpath(candidate), info
+        except OSError:
+            continue
+        if info.word_size != kind.word_size or info.machine != kind.machine:
+            continue  # another word size or machine: the loader passes it over
+        if info.little_endian != kind.little_endian:
+            return f"{os.path.normpath(candidate)} is an ELF file of the other byte order"
+        return os.path.normpath(candidate), info
     return None
 
 

@@ -29,3 +29,12 @@ def config_dir() -> Path:
     import platformdirs
 
     return Path(platformdirs.user_config_dir(APP_NAME, appauthor=False))
+
+
+def cache_dir() -> Path:
+    """What can be rebuilt (numba's compiled code): the platform's user cache folder, also when
+    ``$DEVICE_EXPLORER_HOME`` is set, so that tests and portable setups share one compiled copy
+    instead of compiling again in every fresh home."""
+    import platformdirs
+
+    return Path(platformdirs.user_cache_dir(APP_NAME, appauthor=False))

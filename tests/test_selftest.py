@@ -46,6 +46,7 @@ def test_self_test_passes_on_this_machine_and_reports_every_dependency():
         "resources",
         "devices",
         "cpu matmul",
+        "compiled code",
         "benchmark engine",
         "cuda simulator",
         "launch real run",

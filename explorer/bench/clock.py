@@ -40,9 +40,12 @@ WARMUP_S = 0.05  # long enough for the core to leave its idle clock
 def chain_kernel() -> Callable[[int, int, int], int]:
     """The compiled chain: ``chain(iterations, a, b)`` runs ``CHAIN_OPS * iterations`` dependent
     one-cycle operations and returns the result (so none can be dropped). Compiled on first use."""
+    from explorer.jitcache import configure
+
+    configure()  # before numba decorates: it reads its cache folder then
     from numba import njit
 
-    @njit(nogil=True, cache=False)
+    @njit(nogil=True, cache=True)
     def chain(n: int, a: int, b: int) -> int:  # pragma: no cover - compiled by numba
         x = a
         for _ in range(n):

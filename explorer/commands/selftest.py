@@ -2,7 +2,8 @@
 
 A lab copies the bundle onto thirty machines; this command tells them in a few seconds whether
 each one can run the app: every dependency imports, the data files are found, devices are probed,
-torch computes a right answer on the CPU, the benchmark engine times a matmul in its worker
+torch computes a right answer on the CPU, numba's compiled code is in its cache (compiled once
+here, so the first dispatch need not wait for it), the benchmark engine times a matmul in its worker
 process, a numba kernel runs under the CUDA simulator in a child
 process (the path the launch visualizer's real run takes), and the window renders offscreen.
 
@@ -160,6 +161,47 @@ def check_cpu_matmul() -> str:
     if not err < 1e-4:
         raise CheckFailed(f"torch's {MATMUL_N}x{MATMUL_N} matmul is wrong: relative error {err:.2e}")
     return f"torch {MATMUL_N}x{MATMUL_N} float32 matmul matches numpy (relative error {err:.1e})"
+
+
+def check_compiled_code() -> str:
+    """numba's compiled code, written once to its cache so that the first real use starts at once:
+    the dispatch loop (about 10 s to compile), the real run's CPU emulation and the clock chain.
+    The folder must be writable (a bundle must not cache inside itself)."""
+    import numpy as np
+
+    from explorer.jitcache import configure, is_cached
+
+    setup = configure()
+    from explorer.bench.clock import chain_kernel
+    from explorer.launch.dispatch import warm_up
+    from explorer.launch.dispatch_loop import run_dispatch
+    from explorer.launch.realrun_emulation import emulate
+
+    functions = {"the dispatch loop": run_dispatch, "the real run's emulation": emulate}
+    cold = [what for what, f in functions.items() if is_cached(f) is False]
+    t0 = time.perf_counter()
+    warm_up()  # announces its own first compile on stderr
+    one, scratch, values = np.ones(3, np.int64), np.zeros(1, np.int64), np.zeros(1, np.float32)
+    emulate(
+        one,
+        one,
+        np.zeros(3, np.int64),
+        values,
+        values,
+        values.copy(),
+        scratch,
+        scratch.copy(),
+        np.zeros(1, np.int32),
+        1,
+    )
+    chain_kernel()(10, 1, 2)
+    elapsed = time.perf_counter() - t0
+    missing = [what for what, f in functions.items() if is_cached(f) is False]
+    if missing:
+        raise CheckFailed(f"numba did not keep {' and '.join(missing)} in its cache folder {setup.folder}")
+    how = f"compiled {' and '.join(cold)}" if cold else "loaded from the cache"
+    note = f"; {setup.note}" if setup.note else ""
+    return f"numba code {how} in {elapsed:.1f} s, kept in {setup.folder}{note}"
 
 
 def best_matmul_s(n: int, calls: int = 30) -> float:
@@ -383,6 +425,7 @@ def planned_checks() -> list[tuple[str, Callable[[list[Check]], str | None]]]:
         ("resources", _plain(check_resources)),
         ("devices", check_devices),
         ("cpu matmul", _plain(check_cpu_matmul)),
+        ("compiled code", _plain(check_compiled_code)),
         ("benchmark engine", check_benchmark_engine),
         ("gpu workload", check_gpu_workload),
         *([("gpu queue", _plain(check_gpu_queue))] if _gpu_server else []),

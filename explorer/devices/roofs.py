@@ -77,12 +77,20 @@ def record_roof(rec: Device) -> Roof:
         roof.clock_ghz, roof.clock_method = usable.clock_ghz, usable.clock_method
         roof.measured_at, roof.quiet, roof.took_s = usable.measured_at, usable.quiet, usable.took_s
         roof.note = measured_note(usable)
+    elif status == "other machine" and measured is not None:
+        roof.note = other_machine_note(measured.fingerprint, fingerprint(rec) or "")
     else:
-        roof.note = {
-            "other machine": "the stored measurements are from another machine; not used (measure again)",
-            "absent": "not measured yet on this machine",
-        }[status]
+        roof.note = "not measured yet on this machine"
     return roof
+
+
+def other_machine_note(stored: str, current: str) -> str:
+    """Why the stored measurements are not used, naming what differs: "the stored measurements are
+    from other software on this machine (measured with torch 2.13.0; this is 2.14.1); not used
+    (measure again)"."""
+    differs, software_only = store.what_differs(stored, current)
+    where = "from other software on this machine" if software_only else "from another machine"
+    return f"the stored measurements are {where} ({differs}); not used (measure again)"
 
 
 def measured_note(m: MeasuredRoof) -> str:

@@ -31,12 +31,14 @@ differ; equal durations take the closed form. A million blocks take tens of mill
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from explorer.inputs import InputError, shown
+from explorer.jitcache import CompileNotice, first_compile
 from explorer.launch.durations import DurationSpec, block_durations
 from explorer.launch.schedule import LaunchPlan
 from explorer.launch.timeline import Timeline, TimelineFigures
@@ -68,6 +70,9 @@ def sm_view_placement() -> str:
 
 #: the most blocks simulated: the timeline keeps four numbers per block (about 50 MB at this size)
 MAX_BLOCKS = 1 << 21
+#: the event loop's first compile, as its notice says it (measured: 10.2 s of CPU on a 2-core machine)
+COMPILE_WHAT = "the dispatch loop"
+COMPILE_ABOUT_S = 10.0
 MODEL_NOTE = (
     "each SM holds as many blocks as occupancy allows, and the first waiting block starts "
     "the moment any slot frees. Placement changes which SM runs a block, not when it starts, so "
@@ -220,10 +225,16 @@ def simulate_dispatch(
 
 
 def dispatch_blocks(
-    durations: np.ndarray, sm_count: int, slots_per_sm: int, policy: str = "free"
+    durations: np.ndarray,
+    sm_count: int,
+    slots_per_sm: int,
+    policy: str = "free",
+    *,
+    say: Callable[[CompileNotice], None] | None = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(start, sm, slot) per block for ``durations`` in launch order: the closed form when every
-    block takes the same time, else the compiled event loop."""
+    block takes the same time, else the compiled event loop (its first compile is announced on
+    stderr and to ``say``)."""
     durations = np.ascontiguousarray(durations, dtype=np.float64)
     if durations.shape[0] == 0:
         return np.zeros(0), np.zeros(0, np.int32), np.zeros(0, np.int32)
@@ -231,7 +242,8 @@ def dispatch_blocks(
         return equal_blocks(durations.shape[0], sm_count, slots_per_sm, float(durations[0]))
     from explorer.launch.dispatch_loop import run_dispatch
 
-    return run_dispatch(durations, sm_count, slots_per_sm, policy == "round-robin")
+    with first_compile(run_dispatch, COMPILE_WHAT, COMPILE_ABOUT_S, say=say):
+        return run_dispatch(durations, sm_count, slots_per_sm, policy == "round-robin")
 
 
 def equal_blocks(
@@ -246,8 +258,9 @@ def equal_blocks(
     return wave * duration, sm.astype(np.int32), slot.astype(np.int32)
 
 
-def warm_up() -> None:
+def warm_up(say: Callable[[CompileNotice], None] | None = None) -> None:
     """Compile the event loop, or load it from numba's cache, before it is first needed: the window
-    calls this in a background thread when the timeline is first shown, so choosing uneven
-    durations does not wait for numba (seconds on a first run, well under one from the cache)."""
-    dispatch_blocks(np.array([1.0, 2.0]), 1, 1)
+    calls this in a background thread when the timeline is first shown (and shows what ``say``
+    hears), so choosing uneven durations does not wait for numba (about 10 s on a first run, well
+    under one from the cache); ``self-test`` calls it so that the first real use finds the cache."""
+    dispatch_blocks(np.array([1.0, 2.0]), 1, 1, say=say)

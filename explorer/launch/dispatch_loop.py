@@ -9,7 +9,12 @@ numba a few tens of milliseconds. Compiled on first use and kept in numba's on-d
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+
+from explorer.jitcache import configure
+
+configure()  # numba reads its cache folder when it decorates: set it first
+
+from numba import njit  # noqa: E402
 
 
 @njit(cache=True)

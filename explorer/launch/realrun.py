@@ -389,22 +389,25 @@ def _run_emulated(g: Dim, b: Dim, n_elements: int, extent: Dim | None) -> RealRu
     block_of = np.full(n_elements, -1, np.int64)
     thread_of = np.full(n_elements, -1, np.int64)
     writes = np.zeros(n_elements, np.int32)
+    from explorer.jitcache import first_compile
     from explorer.launch.realrun_emulation import emulate  # imports numba: only ever in the child
 
     one, scratch = np.ones(3, np.int64), np.zeros(1, np.int64)
-    # compile, or load from numba's cache, before the clock starts (one thread, one element)
-    emulate(
-        one,
-        one,
-        np.zeros(3, np.int64),
-        a[:1],
-        bb[:1],
-        c[:1].copy(),
-        scratch,
-        scratch.copy(),
-        writes[:1].copy(),
-        1,
-    )
+    # compile, or load from numba's cache, before the clock starts (one thread, one element); a
+    # first compile is said on stderr (the window's real-run status says numba compiles first)
+    with first_compile(emulate, "the real run's CPU emulation", 2.0):
+        emulate(
+            one,
+            one,
+            np.zeros(3, np.int64),
+            a[:1],
+            bb[:1],
+            c[:1].copy(),
+            scratch,
+            scratch.copy(),
+            writes[:1].copy(),
+            1,
+        )
     t0 = time.perf_counter()
     grid_a, block_a, extent_a = (np.array(v, np.int64) for v in (g, b, _extent_args(extent)))
     emulate(grid_a, block_a, extent_a, a, bb, c, block_of, thread_of, writes, n_elements)

@@ -13,9 +13,13 @@ real run's child process imports it.
 
 from __future__ import annotations
 
-from numba import njit
+from explorer.jitcache import configure
 
-from explorer.launch import thread_index
+configure()  # numba reads its cache folder when it decorates: set it first
+
+from numba import njit  # noqa: E402
+
+from explorer.launch import thread_index  # noqa: E402
 
 thread_numbers = njit(cache=True)(thread_index.thread_numbers)
 

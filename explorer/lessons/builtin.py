@@ -63,6 +63,27 @@ def builtin_lessons() -> list[LessonInfo]:
     return out
 
 
+def builtin_menu() -> list[LessonInfo]:
+    """Every built-in lesson's title and number of steps, read from its JSON alone: what the
+    window's Lessons menu lists, built before the window's first paint. Checking all of them
+    (``builtin_lessons``) computed every step's pictures and took most of the time to the first
+    window; a lesson is checked when it is opened, and a damaged one says so then."""
+    import json
+
+    out = []
+    for path in builtin_paths():
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+            title, steps = data["title"], data["steps"]
+            if not isinstance(title, str) or not isinstance(steps, list):
+                raise TypeError
+        except (OSError, ValueError, KeyError, TypeError):
+            out.append(LessonInfo(path.stem, path.stem, path, 0))
+            continue
+        out.append(LessonInfo(path.stem, " ".join(title.split())[:200], path, len(steps)))
+    return out
+
+
 def find_lesson(text: str) -> Path:
     """A lesson file path, or the name of a built-in lesson ("01-blocks-and-threads", or "01")."""
     if not text.strip() or "\x00" in text or len(text) > MAX_PATH_CHARS:

@@ -131,6 +131,40 @@ def gpu_fingerprint(name: str, uuid: str | None, driver: str | None) -> str:
     return f"gpu|{name}|{uuid or '-'}|driver {driver or '-'}|torch {_torch_version()}"
 
 
+#: the fields of a fingerprint in order, per kind (its first field), as ``what_differs`` names them
+_FIELDS = {
+    "cpu": ("CPU", "cores/threads", "memory", "system", "torch"),
+    "gpu": ("GPU", "GPU UUID", "driver", "torch"),
+}
+#: fields that change with software only: the same machine, updated
+_SOFTWARE = ("torch", "driver")
+
+
+def what_differs(stored: str, current: str) -> tuple[str, bool]:
+    """How the fingerprint ``stored`` differs from ``current``, in words ("measured with torch
+    2.13.0; this is 2.14.1"), and whether only software differs (the same machine, updated)."""
+    old, new = stored.split("|"), current.split("|")
+    fields = _FIELDS.get(new[0]) if new else None
+    if not old or old[0] != new[0] or fields is None or len(old) != len(new) or len(new) != len(fields) + 1:
+        return "measured on another kind of device", False
+    words: list[str] = []
+    software_only = True
+    for label, was, now in zip(fields, old[1:], new[1:], strict=True):
+        if was == now:
+            continue
+        software_only &= label in _SOFTWARE
+        for prefix in ("torch ", "driver "):
+            if was.startswith(prefix) and now.startswith(prefix):
+                was, now = was[len(prefix) :], now[len(prefix) :]
+                words.append(f"measured with {prefix}{was}; this is {now}")
+                break
+        else:
+            words.append(f"measured with {label} {was}; this is {now}")
+    if not words:
+        return "measured here", True
+    return "; ".join(words), software_only
+
+
 # --- the file ----------------------------------------------------------------------------------
 
 _notice_lock = threading.Lock()
@@ -318,6 +352,7 @@ __all__ = [
     "MeasuredRoof",
     "Saved",
     "cpu_fingerprint",
+    "what_differs",
     "gpu_fingerprint",
     "load",
     "read_all",

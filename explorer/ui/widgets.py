@@ -1,4 +1,5 @@
-"""Small widgets the panels share: a warning banner and a group of "label: value" rows.
+"""Small widgets the panels share: a warning banner, a group of "label: value" rows, and number
+fields that apply what was typed without waiting for Enter.
 
 A value the core could not read is shown as "n/a" with the core's reason on hover, so one
 missing sensor never hides the rest of a device and the student can find out why.
@@ -7,11 +8,12 @@ missing sensor never hides the rest of a device and the student can find out why
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Protocol, runtime_checkable
+from typing import Protocol, TypeVar, runtime_checkable
 
 from PySide6.QtCore import QEvent, QObject, QRect, QSize, Qt
 from PySide6.QtGui import QPainter, QPalette, QResizeEvent, QShowEvent, QTextLayout, QTextOption
 from PySide6.QtWidgets import (
+    QAbstractSpinBox,
     QApplication,
     QBoxLayout,
     QComboBox,
@@ -627,3 +629,70 @@ def size_by_shown_tab(tabs: QTabWidget) -> None:
 
     tabs.currentChanged.connect(follow)
     follow(tabs.currentIndex())
+
+
+# --- number fields --------------------------------------------------------------------------------
+
+Box = TypeVar("Box", bound=QAbstractSpinBox)
+
+
+class _ClickAway(QObject):
+    """While a number field holds typing not yet applied, a mouse press anywhere outside it applies
+    it. Qt applies typing on Enter, on focus-out and on the arrow keys, but a click on a drawing (the
+    SMs, a plot) takes no focus, so "98" typed into the grid stayed unapplied while the student
+    looked at the unchanged picture. The filter sits on the application only while such typing is
+    pending, never while the window just runs."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.box: QAbstractSpinBox | None = None
+
+    def watch(self, box: QAbstractSpinBox) -> None:
+        app = QApplication.instance()
+        if app is None:
+            return
+        if self.box is None:
+            app.installEventFilter(self)
+        self.box = box
+
+    def stop(self, box: QAbstractSpinBox | None = None) -> None:
+        if self.box is None or (box is not None and box is not self.box):
+            return
+        self.box = None
+        app = QApplication.instance()
+        if app is not None:
+            app.removeEventFilter(self)
+
+    def eventFilter(self, obj: QObject, event: QEvent) -> bool:  # noqa: N802 - Qt's name
+        if event.type() != QEvent.Type.MouseButtonPress or self.box is None:
+            return False
+        box = self.box
+        try:
+            inside = isinstance(obj, QWidget) and (obj is box or box.isAncestorOf(obj))
+        except RuntimeError:  # the field's window closed with typing pending
+            self.stop()
+            return False
+        if isinstance(obj, QWidget) and not inside:
+            self.stop()
+            box.interpretText()  # emits valueChanged when the number changed, as Enter does
+        return False
+
+
+_click_away: _ClickAway | None = None
+
+
+def number_field(box: Box) -> Box:
+    """``box`` applies a typed number when the student is done with it: Enter, leaving the field
+    (Tab, a click on another field or on a drawing), the arrow keys, PageUp/PageDown and the wheel.
+    Not on each key typed ("1" of "1024" would redraw a one-block grid first). Returns ``box``."""
+    global _click_away
+    if _click_away is None:
+        _click_away = _ClickAway()
+    watcher = _click_away
+    box.setKeyboardTracking(False)
+    box.setProperty("numberField", True)  # tests find any field made without this
+    line = box.lineEdit()
+    if line is not None:
+        line.textEdited.connect(lambda _text: watcher.watch(box))
+    box.editingFinished.connect(lambda: watcher.stop(box))
+    return box

@@ -162,3 +162,139 @@ def test_the_loader_has_the_last_word_before_a_window_is_refused(tmp_path, monke
     assert qtcheck.platform_problem({"DISPLAY": ":0"}) is None  # dlopen finds it on this machine
     assert qtcheck.loader_finds("libxcb-icccm.so.4") and not qtcheck.loader_finds("libno-such-library.so.7")
     assert real(None)  # the real folders were only set aside for this test
+
+
+# --- what the loader would load, not only what is there -----------------------------------------
+
+
+def _real(name: str) -> Path:
+    """Where the check finds ``name`` for the xcb plugin on this machine (the file to copy and damage)."""
+    found = sharedlibs.needed_libraries(_plugin("xcb")).found
+    if name not in found:
+        pytest.skip(f"{name} is not among the xcb plugin's libraries here")
+    return Path(found[name])
+
+
+def _damaged(kind: str, original: Path) -> bytes:
+    data = original.read_bytes()
+    if kind == "text":
+        return b"this is not a library\n" * 4
+    if kind == "empty":
+        return b""
+    if kind == "truncated":  # a header, then nothing: an interrupted copy
+        return data[:4096]
+    if kind == "bad-type":  # an ELF object file (ET_REL) where a shared library should be
+        return data[:16] + (1).to_bytes(2, "little") + data[18:]
+    raise AssertionError(kind)
+
+
+@pytest.mark.parametrize("kind", ["text", "empty", "truncated", "bad-type"])
+def test_a_damaged_library_earlier_on_ld_library_path_gets_the_one_line(tmp_path, kind):
+    original = _real("libxcb-icccm.so.4")
+    planted = tmp_path / "libxcb-icccm.so.4"
+    planted.write_bytes(_damaged(kind, original))
+    problem = qtcheck.platform_problem({"DISPLAY": ":0", "LD_LIBRARY_PATH": str(tmp_path)})
+    assert problem is not None and problem.platform == "xcb" and problem.missing == ()
+    assert [name for name, _why in problem.broken] == ["libxcb-icccm.so.4"]
+    line = problem.message("debian", as_root=False)
+    assert "\n" not in line and line.startswith('the window cannot open: Qt\'s "xcb" platform plugin needs ')
+    assert str(planted) in line and "move that file out of the way" in line
+    assert line.endswith("sudo apt-get install libxcb-icccm4")
+
+
+def _other_kind(original: Path, *, word_size: int | None = None, machine: int | None = None) -> bytes:
+    data = bytearray(original.read_bytes())
+    if word_size == 32:
+        data[4] = 1
+    if machine is not None:
+        data[18:20] = machine.to_bytes(2, "little")
+    return bytes(data)
+
+
+@pytest.mark.parametrize("change", [{"machine": 183}, {"word_size": 32}])
+def test_a_library_of_another_machine_or_word_size_is_passed_over_as_the_loader_does(tmp_path, change):
+    original = _real("libxcb-icccm.so.4")
+    (tmp_path / "libxcb-icccm.so.4").write_bytes(_other_kind(original, **change))
+    libs = sharedlibs.needed_libraries(_plugin("xcb"), library_path=str(tmp_path))
+    assert libs.broken == {} and libs.missing == []
+    assert os.path.realpath(libs.found["libxcb-icccm.so.4"]) == os.path.realpath(original)
+    assert qtcheck.platform_problem({"DISPLAY": ":0", "LD_LIBRARY_PATH": str(tmp_path)}) is None
+
+
+def test_a_present_but_different_library_without_the_versions_qt_needs_gets_the_one_line(tmp_path):
+    """libz, named as Qt's core library: an ELF the loader opens, whose version definitions lack
+    the ``Qt_6`` versions the plugin was linked against (the loader: "version `Qt_6' not found")."""
+    _real("libQt6Core.so.6")
+    zlib = next((p for p in map(Path, sharedlibs.trusted_dirs()) if (p / "libz.so.1").is_file()), None)
+    if zlib is None:
+        pytest.skip("no libz.so.1 in the loader's folders")
+    planted = tmp_path / "libQt6Core.so.6"
+    shutil.copyfile(zlib / "libz.so.1", planted)
+    problem = qtcheck.platform_problem({"DISPLAY": ":0", "LD_LIBRARY_PATH": str(tmp_path)})
+    assert problem is not None and problem.missing == ()
+    [(name, why)] = [b for b in problem.broken if b[0] == "libQt6Core.so.6"]
+    assert str(planted) in why and "Qt_6" in why and "libqxcb.so needs" in why
+    line = problem.message("debian", as_root=True)
+    assert "\n" not in line and "lacks the symbol version" in line and "move that file" not in line
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("plant", ["text", "truncated", "machine", "wrong-build"])
+def test_the_check_agrees_with_the_loader_itself(tmp_path, plant):
+    """The reference: ``dlopen`` of the plugin in a fresh process with the same LD_LIBRARY_PATH
+    fails exactly when the check refuses the window."""
+    if plant == "wrong-build":
+        name = "libQt6Core.so.6"
+        zlib = next(p for p in map(Path, sharedlibs.trusted_dirs()) if (p / "libz.so.1").is_file())
+        data = (zlib / "libz.so.1").read_bytes()
+    else:
+        name = "libxcb-icccm.so.4"
+        original = _real(name)
+        data = _other_kind(original, machine=183) if plant == "machine" else _damaged(plant, original)
+    (tmp_path / name).write_bytes(data)
+    env = {**os.environ, "LD_LIBRARY_PATH": str(tmp_path)}
+    loads = subprocess.run(
+        [sys.executable, "-c", f"import ctypes; ctypes.CDLL({str(_plugin('xcb'))!r})"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    refused = qtcheck.platform_problem({"DISPLAY": ":0", "LD_LIBRARY_PATH": str(tmp_path)}) is not None
+    assert refused == (loads.returncode != 0), loads.stderr
+
+
+def _readelf_versions(path: Path) -> tuple[set[tuple[str, str]], set[str]]:
+    out = subprocess.run(
+        ["readelf", "-V", "-W", str(path)], capture_output=True, text=True, timeout=60
+    ).stdout
+    needs: set[tuple[str, str]] = set()
+    defs: set[str] = set()
+    section = ""
+    current = ""
+    for line in out.splitlines():
+        if "Version needs section" in line:
+            section = "needs"
+        elif "Version definition section" in line:
+            section = "defs"
+        elif "Version symbols section" in line:
+            section = ""
+        elif section == "needs" and (m := re.search(r"File: (\S+)", line)):
+            current = m[1]
+        elif section == "needs" and (m := re.search(r"Name: (\S+)", line)):
+            needs.add((current, m[1]))
+        elif section == "defs" and (m := re.search(r"Cnt: \d+\s+Name: (\S+)", line)):
+            defs.add(m[1])
+    return needs, defs
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(shutil.which("readelf") is None, reason="readelf is not installed (binutils)")
+def test_the_symbol_versions_read_are_those_readelf_lists():
+    libs = sharedlibs.needed_libraries(_plugin("xcb"))
+    paths = [_plugin("xcb"), *map(Path, libs.found.values())]
+    for path in paths:
+        info = sharedlibs.read_elf(path)
+        needs, defs = _readelf_versions(path)
+        assert {(f, v) for f, versions in info.version_needs for v, _weak in versions} == needs, path
+        assert set(info.version_defs) == defs, path

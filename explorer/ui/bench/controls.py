@@ -33,6 +33,7 @@ from PySide6.QtWidgets import (
 from explorer.bench.fmt import first_sentences
 from explorer.bench.sizes import parse_sizes, sizes_range_text, sizes_text
 from explorer.errors import UserError
+from explorer.ui.widgets import number_field
 
 #: how the roofline's ceilings are had before a run: (label, key)
 ROOF_CHOICES = (
@@ -112,14 +113,14 @@ class BenchControls(QWidget):
         hint_row.addWidget(self.reset_sizes_button, 0, Qt.AlignmentFlag.AlignTop)
         form.addRow("", hint_row)
         form.addRow("", self.sizes_error)
-        self.repeats_spin = QSpinBox()
+        self.repeats_spin = number_field(QSpinBox())
         self.repeats_spin.setRange(0, 1000)
         self.repeats_spin.setSpecialValueText("auto")
         self.repeats_spin.setToolTip(
             "timed repeats per point; auto repeats until the spread settles or the budget ends"
         )
         form.addRow("Repeats", self.repeats_spin)
-        self.budget_spin = QDoubleSpinBox()
+        self.budget_spin = number_field(QDoubleSpinBox())
         self.budget_spin.setRange(0.1, 600.0)
         self.budget_spin.setDecimals(1)
         self.budget_spin.setValue(DEFAULT_BUDGET_S)

@@ -48,6 +48,18 @@ class RoofViews(QObject):
         """A device's roof from the run under way; what it must tell the user, said once."""
         self._results.add_roof(roof, workload)
         self._context.add_notice(roof.notice)
+        shown = self._context.roofs.get(roof.device)
+        if (
+            not roof.host
+            and roof.measured_at is not None
+            and shown is not None
+            and (shown.measured_at != roof.measured_at)
+        ):
+            # the run's worker measured this machine's ceilings and stored them: every page (the
+            # Devices page's "from another machine" note) shows them now, without a Refresh
+            from explorer.bench.remeasure import Measured
+
+            self._context.roofs_measured.emit([Measured(roof.device, roof, "")])
         if workload == self._results.shown:
             self.refresh()
 

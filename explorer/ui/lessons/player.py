@@ -35,7 +35,7 @@ from PySide6.QtWidgets import (
 
 from explorer.errors import UserError
 from explorer.inputs import one_line
-from explorer.lessons.builtin import builtin_lessons
+from explorer.lessons.builtin import builtin_menu
 from explorer.lessons.files import LessonError, load_lesson, save_lesson
 from explorer.lessons.model import Lesson, Step
 from explorer.lessons.texts import step_counter, step_heading, step_html, step_recorded
@@ -187,7 +187,7 @@ class LessonPlayer(QDockWidget):
         menu = QMenu("&Lessons", bar)
         menu.addAction(self.open_action)
         builtin = menu.addMenu("&Built-in lessons")
-        for info in builtin_lessons():
+        for info in builtin_menu():  # titles only: each lesson is checked when opened
             action = builtin.addAction(f"{info.title} ({info.steps} steps)")
             action.setToolTip(str(info.path))
             action.triggered.connect(lambda _c=False, p=info.path: self.open_path(p))

@@ -15,6 +15,7 @@ from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QScrollArea, QSpinBox
 
 from explorer.ui.guard import qt_guard
 from explorer.ui.theme import px
+from explorer.ui.widgets import number_field
 
 
 def spin(lo: int, hi: int, value: int, tip: str) -> QSpinBox:
@@ -22,8 +23,7 @@ def spin(lo: int, hi: int, value: int, tip: str) -> QSpinBox:
     box.setRange(lo, hi)
     box.setValue(value)
     box.setToolTip(tip)
-    box.setKeyboardTracking(False)
-    return box
+    return number_field(box)
 
 
 def show_in(area: QScrollArea, widget: QWidget) -> None:

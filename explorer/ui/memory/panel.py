@@ -53,7 +53,7 @@ from explorer.ui.panel import Panel
 from explorer.ui.plot_text import axis_title, restyle
 from explorer.ui.plot_widget import plot_widget
 from explorer.ui.theme import Theme, current_theme, line_px, px
-from explorer.ui.widgets import NarrowCombo
+from explorer.ui.widgets import NarrowCombo, number_field
 
 
 def _show_preset(menu: QComboBox, index: int | None) -> None:
@@ -352,7 +352,7 @@ class DivergenceTab(Columns):
             ["threadIdx.x % K == 0", "threadIdx.x < K", "(threadIdx.x / 32) % K == 0", "random"]
         )
         self.k = spin(0, 1 << 20, 2, "K in the condition")
-        self.p = QDoubleSpinBox()
+        self.p = number_field(QDoubleSpinBox())
         self.p.setRange(0.0, 1.0)
         self.p.setDecimals(P_DECIMALS)
         self.p.setSingleStep(0.05)

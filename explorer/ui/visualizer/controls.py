@@ -35,7 +35,7 @@ from explorer.launch.config import (
 from explorer.launch.presets import PRESETS, Preset
 from explorer.launch.session import LaunchSession, LaunchSetup, TypedSize
 from explorer.ui.guard import qt_guard
-from explorer.ui.widgets import NarrowCombo
+from explorer.ui.widgets import NarrowCombo, number_field
 
 INT_MAX = 2_147_483_647
 
@@ -48,9 +48,8 @@ def _spin(minimum: int, maximum: int, value: int, step: int = 1, suffix: str = "
     box.setSuffix(suffix)
     # no group separators: "1,024" in a narrow box reads as "1,0"; digits alone fit and type cleanly
     box.setGroupSeparatorShown(False)
-    box.setKeyboardTracking(False)
     box.setAccelerated(True)
-    return box
+    return number_field(box)
 
 
 class LaunchControls(QWidget):

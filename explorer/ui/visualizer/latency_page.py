@@ -32,7 +32,7 @@ from explorer.launch.time_views import LatencySettings, TimeViews
 from explorer.ui.visualizer.latency_view import LatencyView
 from explorer.ui.visualizer.measure_row import MeasureRow
 from explorer.ui.visualizer.playback import FrameClock
-from explorer.ui.widgets import FoldingCaption, JoiningRows
+from explorer.ui.widgets import FoldingCaption, JoiningRows, number_field
 
 SWEEP_TIP = (
     "Measure one load's latency on this machine's GPU (a pointer chase), then the bandwidth of a "
@@ -56,7 +56,7 @@ class LatencyPage(QWidget):
             self.preset_box.setItemData(i, "source: " + p.source, Qt.ItemDataRole.ToolTipRole)
         self.preset_box.setMinimumContentsLength(14)
         self.preset_box.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
-        self.alu_spin = QSpinBox()
+        self.alu_spin = number_field(QSpinBox())
         self.alu_spin.setRange(0, MAX_ALU)
         self.alu_spin.setKeyboardTracking(False)
         self.alu_spin.setToolTip("K: independent arithmetic instructions each warp issues after its load")

@@ -14,7 +14,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QElapsedTimer, Qt, QTimer
 from PySide6.QtWidgets import (
     QComboBox,
     QFileDialog,
@@ -26,13 +26,14 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from explorer.jitcache import CompileNotice
 from explorer.launch.dispatch import POLICIES, POLICY_WORDS, warm_up
 from explorer.launch.durations import DURATION_FORMS
 from explorer.launch.time_views import MAX_SEED, TimeViews
 from explorer.ui.guard import qt_guard
 from explorer.ui.visualizer.measure_row import MeasureRow
 from explorer.ui.visualizer.timeline_view import TimelineView
-from explorer.ui.widgets import JoiningRows
+from explorer.ui.widgets import JoiningRows, number_field
 from explorer.ui.workers import run_in_daemon_thread
 
 log = logging.getLogger(__name__)
@@ -77,7 +78,7 @@ class TimelinePage(QWidget):
             self.policy_box.addItem(policy)
             self.policy_box.setItemData(i, POLICY_WORDS[policy], Qt.ItemDataRole.ToolTipRole)
         self.policy_box.setToolTip("Which SM gets the next block when several slots free at once")
-        self.seed_spin = QSpinBox()
+        self.seed_spin = number_field(QSpinBox())
         self.seed_spin.setRange(0, MAX_SEED)
         self.seed_spin.setToolTip(
             "The seed of random durations (jitter, heavy): the same seed, the same launch"
@@ -86,6 +87,15 @@ class TimelinePage(QWidget):
         self.refused.setWordWrap(True)
         self.refused.setProperty("role", "error")
         self.refused.hide()
+        # numba's first compile of the dispatch loop, said while it runs (hidden from a warm cache)
+        self.compiling = QLabel("")
+        self.compiling.setWordWrap(True)
+        self.compiling.hide()
+        self._compile_text = ""
+        self._compile_clock = QElapsedTimer()
+        self._compile_ticker = QTimer(self)
+        self._compile_ticker.setInterval(1000)
+        self._compile_ticker.timeout.connect(self._tick_compiling)
 
         row1 = QHBoxLayout()
         row1.addWidget(QLabel("Durations"))
@@ -107,6 +117,7 @@ class TimelinePage(QWidget):
         self.settings_rows = JoiningRows(row1, row2)
         lay.addWidget(self.settings_rows)
         lay.addWidget(self.refused)
+        lay.addWidget(self.compiling)
         lay.addWidget(self.view, 1)
         lay.addWidget(self.measured_view, 1)
         lay.addWidget(self.measure)
@@ -217,14 +228,40 @@ class TimelinePage(QWidget):
         super().showEvent(event)
         if not self._warmed:
             self._warmed = True
+
             # a failed warm-up costs only the wait it meant to save: the first uneven launch compiles
+            # only the notice crosses threads (one queued signal): the seconds are counted here
+            def warm(progress: Callable[[CompileNotice], None]) -> None:
+                warm_up(say=lambda notice: progress(notice) if notice.kind == "start" else None)
+
             run_in_daemon_thread(
-                lambda _progress: warm_up(),
+                warm,
                 lambda _none: None,
                 lambda exc: log.warning("the dispatch warm-up failed: %s", exc),
+                on_progress=self._show_compiling,
+                on_finished=self._compiled,
                 parent=self,
                 name="dispatch warm-up",
             )
+
+    def _show_compiling(self, notice: CompileNotice) -> None:
+        """numba's first compile of the dispatch loop: its notice, then the seconds so far."""
+        if not self._compile_text:
+            self._compile_text = notice.text
+            self._compile_clock.start()
+            self._compile_ticker.start()
+        self._tick_compiling()
+        self.compiling.show()
+
+    def _tick_compiling(self) -> None:
+        seconds = self._compile_clock.elapsed() // 1000
+        self.compiling.setText(
+            f"{self._compile_text} ({seconds} s so far)" if seconds else self._compile_text
+        )
+
+    def _compiled(self) -> None:
+        self._compile_ticker.stop()
+        self.compiling.hide()
 
     def apply_text_scale(self) -> None:
         for view in (self.view, self.measured_view):
