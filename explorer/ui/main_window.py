@@ -388,6 +388,7 @@ class MainWindow(QMainWindow):
         self.lessons.build_menu(self.menuBar(), self._help_menu.menuAction())
         # View > Lesson narration (N): fold the lesson's words, so the figure takes the height
         actions.view_menu.insertAction(actions.lesson_place, self.lessons.narration_action)
+        actions.view_menu.insertAction(actions.lesson_place, self.lessons.ask_action)
         self.lessons.apply_text_scale(text_scale_pct(), False)
         for container in self._containers.values():
             container.least_changed.connect(self.lessons.page_least_changed)

@@ -33,13 +33,18 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from explorer.devices.catalog import load_catalog
 from explorer.errors import UserError
 from explorer.inputs import one_line
 from explorer.lessons.builtin import builtin_menu
 from explorer.lessons.files import LessonError, load_lesson, save_lesson
 from explorer.lessons.model import Lesson, Step
+from explorer.lessons.predict import step_question
 from explorer.lessons.texts import step_counter, step_heading, step_html, step_recorded
+from explorer.quiz.answers import record
+from explorer.quiz.model import Question, grade
 from explorer.ui.guard import qt_guard
+from explorer.ui.lessons.ask import AskBox
 from explorer.ui.lessons.recorded import RecordedTable
 from explorer.ui.theme import BASE_FONT_PT, current_theme, pt, text_scale_pct
 from explorer.ui.widgets import ElidedLine
@@ -85,6 +90,10 @@ class LessonPlayer(QDockWidget):
         #: one), for as long as the window runs: it stays folded from step to step and when the
         #: lesson is opened again, and another lesson opens with its words shown
         self._folded: dict[str, bool] = {}
+        #: predict steps answered in this window's run, per lesson and step: their grade line
+        self._answered: dict[tuple[str, int], str] = {}
+        self._question: Question | None = None  # the predict step's question now asked
+        self.ask_first = False  # Predict mode (Lessons > Ask before predict steps, P)
 
         # one line whatever its length (a wrapped title would grow the row the pane is sized by),
         # ending in "…" where the row is short; the whole title is on hover
@@ -127,6 +136,9 @@ class LessonPlayer(QDockWidget):
         # stacked (1280x800 at 200%: the page, two lines of words and a table's rows)
         self._body_layout = QBoxLayout(QBoxLayout.Direction.TopToBottom, self.body)
         self._body_layout.setContentsMargins(0, 0, 0, 0)
+        self.ask_box = AskBox(self._commit)
+        self.ask_box.hide()
+        self._body_layout.addWidget(self.ask_box)
         self._body_layout.addWidget(self.narration, 1)
         self._body_layout.addWidget(self.recorded_table, 1)
 
@@ -169,11 +181,19 @@ class LessonPlayer(QDockWidget):
         self.narration_action.setToolTip(
             "Fold the lesson's words to their title line, so the figure takes the height (N)"
         )
+        # Predict mode: a step with a question asks it before its picture (P); off, every step
+        # shows at once, as a teacher walking through the lesson alone wants
+        self.ask_action = self._action("&Ask before predict steps", self.toggle_ask_first, ("P",))
+        self.ask_action.setCheckable(True)
+        self.ask_action.setToolTip(
+            "Predict, then reveal: a step with a question asks the class before it shows its picture (P)"
+        )
         lesson_menu = QMenu(self)
         for action in (
             self.previous_action,
             self.next_action,
             self.narration_action,
+            self.ask_action,
             self.save_step_action,
             self.save_lesson_action,
             self.close_action,
@@ -255,6 +275,15 @@ class LessonPlayer(QDockWidget):
         self.title_label.setText(heading)
         self.title_label.setToolTip("\n".join(t for t in (heading, self.lesson.summary) if t))
         self.counter_label.setText(step_counter(index, len(self.lesson.steps)))
+        self._question = self._unanswered_question(step)
+        self.ask_box.setVisible(self._question is not None)
+        self.narration.setVisible(self._question is None)
+        if self._question is not None:  # asked first: the page and the words wait for the commit
+            self.ask_box.ask(self._question)
+            self.recorded_table.set_recorded(None)
+            self._update_actions()
+            self._fit_height()
+            return
         self._render()
         self.recorded_table.set_recorded(step_recorded(step))
         self._update_actions()
@@ -267,6 +296,43 @@ class LessonPlayer(QDockWidget):
         # the page the step shows may have been built just now, or opened a column: the room it
         # leaves the narration is known once its layout has settled
         QTimer.singleShot(0, self._fit_height)
+
+    def toggle_ask_first(self) -> None:
+        self.ask_first = not self.ask_first
+        self.ask_action.setChecked(self.ask_first)
+        if self.lesson is not None:
+            self.show_step(self.index)
+
+    def _unanswered_question(self, step: Step) -> Question | None:
+        """The step's predict question if it has one not yet answered in this run (one that cannot
+        be built is a note, and the step shows as it is)."""
+        if not self.ask_first or self.lesson is None or (self._lesson_key(), self.index) in self._answered:
+            return None
+        gpus = self.window_.context.gpus
+        try:
+            return step_question(step, list(gpus) or load_catalog())
+        except UserError as exc:
+            self.window_.statusBar().showMessage(
+                one_line(f"This step's question cannot be asked: {exc}"), 15000
+            )
+            return None
+
+    def _commit(self, given: str, confidence: str) -> None:
+        """The student committed a prediction: grade it, keep it, then show the step."""
+        q = self._question
+        if q is None or self.lesson is None:
+            return
+        g = grade(q, given)
+        lesson_name = self.lesson.path.stem if self.lesson.path is not None else self.lesson.title
+        try:
+            record(q, g.given, confidence, g.right, lesson=lesson_name, step=str(self.index + 1))
+        except (OSError, UserError) as exc:  # the answer is still shown; only its keeping failed
+            self.window_.statusBar().showMessage(one_line(f"your answer was not kept: {exc}"), 15000)
+        verdict = "Right" if g.right else "Not right"
+        self._answered[(self._lesson_key(), self.index)] = (
+            f"{verdict} ({confidence}): {g.said}. {q.explanation}"
+        )
+        self.show_step(self.index)
 
     def _discovery_arrived(self) -> None:
         if self._pending and self.lesson is not None:
@@ -286,7 +352,8 @@ class LessonPlayer(QDockWidget):
         except UserError as exc:
             self._set_note(one_line(f"Step {self.index + 1} cannot be shown here: {exc}"), error=True)
             return
-        self._set_note(sentences(note, *notes))
+        answered = self._answered.get((self._lesson_key(), self.index), "") if self.lesson is not None else ""
+        self._set_note(sentences(answered, note, *notes))
 
     def next(self) -> None:
         if self.lesson is not None and self.index < len(self.lesson.steps) - 1:
