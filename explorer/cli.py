@@ -368,6 +368,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--warp", default="0", metavar="W", help="global only: which warp of the block (default 0)"
     )
+    p.add_argument(
+        "--dram-granularity",
+        metavar="BYTES",
+        help="global only: bytes DRAM moves per L2 miss, 32, 64 or 128 (default: an estimate from the "
+        "GPU named, else 64 as on compute capability 8.0 and newer)",
+    )
+    target = p.add_mutually_exclusive_group()
+    target.add_argument("--device", metavar="NAME", help="global only: estimate the DRAM granularity for it")
+    target.add_argument("--cc", metavar="X.Y", help="... or for a compute capability, e.g. 8.6")
     _add_json(p)
     p.set_defaults(handler=lambda a: _memory().run_memory(a), check=lambda a: _memory().parse_memory(a))
 

@@ -191,6 +191,7 @@ COMMANDS: dict[str, tuple[list[str], dict[str, str], list[str]]] = {
             "--offset": "0",
             "--active": "32",
             "--warp": "0",
+            "--dram-granularity": "64",
         },
         ["--json"],
     ),

@@ -4,7 +4,8 @@ Four workloads, each point recorded beside what the model says (``Outcome.model`
 and ``model_note``, kept apart from the measurement and labelled as a model):
 
 * ``strided_copy``: ``dst[i] = src[i * stride]``, GB/s vs stride, beside the coalescing model's
-  estimate (the copy's sector efficiency x the device's memory bandwidth). On the CPU, a numpy
+  estimate (the copy's efficiency x the device's memory bandwidth: in DRAM granules for a working
+  set past the L2, in sectors for one within it). On the CPU, a numpy
   strided copy beside the same model in 64-byte cache lines.
 * ``shared_transpose``: a tiled transpose through ``tile[32][32]`` vs the padded ``tile[32][33]``,
   beside the modelled bank-conflict degree of the tile's column read (32 vs 1).
@@ -39,7 +40,9 @@ from explorer.bench.workload import (
 )
 from explorer.devices.gpm import GpmReader, GpmResult
 from explorer.devices.model import CudaGpu
+from explorer.memory.coalescing import CopyModel
 from explorer.memory.texts import UTILIZATION_MEANING
+from explorer.units import binary_bytes
 from explorer.words import count, from_percent, percent
 
 #: seconds the utilization trap keeps its warps busy per point, and how long NVML is given to
@@ -63,13 +66,41 @@ def _bandwidth(device: str) -> tuple[float | None, str]:
     return dram.value, f"{dram.name} roof, {dram.kind_text}"
 
 
-def _copy_model_words(stride: int, device: str, on_gpu: bool) -> tuple[str, float | None, str]:
-    """(cell, estimate GB/s, sentence) of the coalescing model for one stride on ``device``."""
-    from explorer.memory.coalescing import CPU_LINE_BYTES, SECTOR_BYTES, strided_copy_model
+def copy_model_level(
+    stride: int, on_gpu: bool, working_set: float | None = None, device: CudaGpu | None = None
+) -> tuple[CopyModel, str]:
+    """The strided copy's model at the level its data comes from, and that level in words.
 
-    granule = SECTOR_BYTES if on_gpu else CPU_LINE_BYTES
-    model = strided_copy_model(stride, FLOAT32_BYTES, granule)
-    unit = f"{granule}-byte {'sectors' if on_gpu else 'cache lines'}"
+    On a GPU, data that fits the L2 moves in the 32-byte sectors L1/L2 count; data past the L2
+    comes from DRAM in its granules (64 B from compute capability 8.0 on, an estimate): a copy
+    whose lanes are a sector or more apart moves a whole granule for each. With the L2's size
+    unknown the data is not known to be past it, and the sectors are said."""
+    from explorer.memory.coalescing import CPU_LINE_BYTES, dram_granularity, strided_copy_model
+
+    if not on_gpu:
+        return strided_copy_model(stride, FLOAT32_BYTES, CPU_LINE_BYTES), f"{CPU_LINE_BYTES}-byte cache lines"
+    sectors = strided_copy_model(stride, FLOAT32_BYTES)
+    l2 = device.limits.l2_cache_bytes if device is not None and device.limits is not None else None
+    if l2 is None or working_set is None:
+        return sectors, "32-byte sectors (the L2's size is not known here, so DRAM's granules are left out)"
+    where = f"the {binary_bytes(working_set)} working set"
+    if working_set <= l2:
+        return sectors, f"32-byte sectors ({where} fits the {binary_bytes(l2)} L2)"
+    dram = dram_granularity(cc=device.compute_capability if device is not None else None)
+    return (
+        strided_copy_model(stride, FLOAT32_BYTES, dram=dram),
+        f"{dram.bytes}-byte DRAM granules ({where} is past the {binary_bytes(l2)} L2; granule size {dram.basis})",
+    )
+
+
+def _copy_model_words(
+    stride: int, device: str, on_gpu: bool, working_set: float | None = None
+) -> tuple[str, float | None, str]:
+    """(cell, estimate GB/s, sentence) of the coalescing model for one stride on ``device``."""
+    record = peaks.device_record(device) if on_gpu else None
+    model, unit = copy_model_level(
+        stride, on_gpu, working_set, record if isinstance(record, CudaGpu) else None
+    )
     gbps, basis = _bandwidth(device)
     head = (
         f"model, not a measurement: reads {percent(model.read_efficiency)} and writes "
@@ -128,7 +159,8 @@ def _strided_numba(w: Workload, spec: PointSpec) -> Outcome:
     timing = time_plain(spec, lambda: strided_read[blocks, THREADS](src, dst, stride), cuda.synchronize)
     expected = (np.arange(n, dtype=np.int64) * stride).astype(np.float32)
     _check(dst.copy_to_host(), expected, "the strided-read kernel", rtol=0.0, atol=0.0)
-    cell, estimate, note = _copy_model_words(stride, spec.device, on_gpu=True)
+    working_set = float(FLOAT32_BYTES * n * (stride + 1))  # the strided source and the copy
+    cell, estimate, note = _copy_model_words(stride, spec.device, on_gpu=True, working_set=working_set)
     return Outcome(
         timing,
         bytes=2.0 * FLOAT32_BYTES * n,

@@ -15,12 +15,15 @@ from explorer.inputs import parse_whole
 from explorer.memory import texts
 from explorer.memory.banks import SOURCE, BankConflicts, SharedAccess, bank_conflicts
 from explorer.memory.coalescing import (
+    DRAM_GRANULARITIES,
     MAX_ELEMENTS,
     MAX_WARP_INDEX,
     WARP_SIZE,
     Coalescing,
+    DramGranularity,
     GlobalAccess,
     coalesce,
+    dram_granularity,
 )
 from explorer.memory.divergence import (
     EQUAL_COST_NOTE,
@@ -45,14 +48,40 @@ def _grid(cells: list[str], per_row: int = 8) -> list[str]:
     return ["  " + "  ".join(cells[i : i + per_row]) for i in range(0, len(cells), per_row)]
 
 
+def _dram(args: Any) -> DramGranularity:
+    """The DRAM granule: ``--dram-granularity`` when given, else estimated from the GPU named with
+    ``--device`` or ``--cc`` (its compute capability), else the 8.0-and-newer default."""
+    chosen = None
+    text = getattr(args, "dram_granularity", None)
+    if text is not None:
+        chosen = parse_whole(text, "--dram-granularity", minimum=32, maximum=128, unit=" bytes")
+        if chosen not in DRAM_GRANULARITIES:
+            raise UserError(
+                f"--dram-granularity {chosen}: use {', '.join(map(str, DRAM_GRANULARITIES))} bytes"
+            )
+    if chosen is None and (getattr(args, "device", None) or getattr(args, "cc", None) is not None):
+        from explorer.commands.launch import _target
+
+        limits, name, device = _target(args)
+        return dram_granularity(cc=limits.cc, where=name if device is not None else "")
+    return dram_granularity(chosen)
+
+
 def parse_memory(args: Any) -> Coalescing | BankConflicts:
     """Parse and validate ``memory``'s arguments and work out the access (closed form, no output)."""
     numbers = _access_numbers(args)
     warp = parse_whole(args.warp, "--warp", minimum=0, maximum=MAX_WARP_INDEX)
     if args.space == "global":
-        return coalesce(GlobalAccess(warp=warp, **numbers))
+        return coalesce(GlobalAccess(warp=warp, **numbers), _dram(args))
     if warp != 0:
         raise UserError("--warp applies to --space global only (a shared-memory pattern is one warp's)")
+    for option, given in (
+        ("--dram-granularity", getattr(args, "dram_granularity", None) is not None),
+        ("--device", bool(getattr(args, "device", None))),
+        ("--cc", getattr(args, "cc", None) is not None),
+    ):
+        if given:
+            raise UserError(f"{option} applies to --space global only (shared memory never reaches DRAM)")
     return bank_conflicts(SharedAccess(**numbers))
 
 
@@ -65,6 +94,7 @@ def run_memory(args: Any) -> int:
         c = result
         print(texts.coalescing_headline(c))
         print("\n".join(texts.coalescing_lines(c)))
+        print("\n".join(texts.dram_lines(c)))
         print("lane:address")
         print("\n".join(_grid([f"{la.lane:2d}:{la.address:>7d}" for la in c.lanes])))
         return 0

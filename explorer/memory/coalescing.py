@@ -1,4 +1,5 @@
-"""What one warp's global load or store costs: the 32-byte sectors and 128-byte lines it touches.
+"""What one warp's global load or store costs: the 32-byte sectors and 128-byte lines it touches,
+and the granules DRAM moves for it.
 
 The model is the one NVIDIA's profiler counts (Nsight Compute's "sectors per request"): since
 Maxwell the L1/L2 move global memory in 32-byte *sectors*, grouped in 128-byte cache *lines*;
@@ -11,13 +12,20 @@ of warp ``w`` in a block reads element ``offset + (32 w + i) * stride`` (a strid
 load: every lane reads one element, which one sector serves), and elements are
 naturally aligned (an element of 1, 2, 4, 8 or 16 bytes never straddles a 32-byte sector), so
 each lane's bytes lie in exactly one sector: sectors = distinct ``address // 32`` over the active
-lanes. Everything here is that arithmetic over at most 32 lanes: no loop over bytes, so a
+lanes. Everything here is that arithmetic over at most 32 lanes' bytes (at most 512), so a
 pattern costs microseconds and a whole stride sweep well under a millisecond.
+
+Below the L2, DRAM moves bigger pieces: on compute capability 8.0 and newer the L2 fetches 64 bytes
+per miss by default (the driver's ``cudaLimitMaxL2FetchGranularity``, 0 to 128 bytes), so a lane
+whose sector is alone in its 64-byte granule costs DRAM twice the bytes L1/L2 count. One rule,
+``granules_holding``, says which aligned granules hold the requested bytes, at any size: the
+sectors, the DRAM granules, and a CPU's cache lines all come from it.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from explorer.errors import UserError
@@ -31,6 +39,63 @@ ELEMENT_SIZES = (1, 2, 4, 8, 16)
 #: rather than compute addresses no GPU has
 MAX_ELEMENTS = 1 << 40
 MAX_WARP_INDEX = 1023  # a block has at most 1024 threads: 32 warps; larger indices step further
+#: the sizes DRAM can be modelled to move per L2 miss: a sector, or the 64 or 128 bytes an L2 may fetch
+DRAM_GRANULARITIES = (32, 64, 128)
+#: from compute capability 8.0 on, the L2's default fetch per miss (an estimate where not read from
+#: the driver); earlier GPUs are modelled as moving single sectors
+DRAM_GRANULARITY_CC80 = 64
+
+
+@dataclass(frozen=True)
+class DramGranularity:
+    """How many bytes DRAM moves per L2 miss in the model, and where that size comes from."""
+
+    bytes: int = DRAM_GRANULARITY_CC80
+    basis: str = (
+        f"estimate: {DRAM_GRANULARITY_CC80} B, the L2's default fetch on compute capability 8.0 and newer"
+    )
+    estimate: bool = True
+
+    def __post_init__(self) -> None:
+        if self.bytes not in DRAM_GRANULARITIES:
+            raise UserError(
+                f"DRAM granularity {self.bytes} bytes is not one the model knows; use "
+                f"{', '.join(map(str, DRAM_GRANULARITIES))}"
+            )
+
+
+def dram_granularity(
+    chosen: int | None = None, cc: tuple[int, int] | None = None, where: str = ""
+) -> DramGranularity:
+    """The DRAM granule for a pattern: ``chosen`` when given, else an estimate from the compute
+    capability ``cc`` of the GPU named ``where`` (64 B from 8.0 on, 32 B before), else 64 B."""
+    if chosen is not None:
+        return DramGranularity(chosen, f"{chosen} B as chosen", estimate=False)
+    on = f" ({where})" if where else ""
+    if cc is not None and cc < (8, 0):
+        return DramGranularity(
+            SECTOR_BYTES,
+            f"estimate: {SECTOR_BYTES} B, single sectors, for compute capability {cc[0]}.{cc[1]}{on} "
+            "(before 8.0); not read from a driver",
+        )
+    if cc is not None:
+        return DramGranularity(
+            DRAM_GRANULARITY_CC80,
+            f"estimate: {DRAM_GRANULARITY_CC80} B, the L2's default fetch on compute capability "
+            f"{cc[0]}.{cc[1]}{on} (8.0 and newer); not read from a driver",
+        )
+    return DramGranularity()
+
+
+def granules_holding(starts: Iterable[int], elem_bytes: int, granule_bytes: int) -> dict[int, int]:
+    """The aligned ``granule_bytes`` pieces of memory holding the bytes of the elements that begin
+    at the byte addresses ``starts``, each with how many distinct bytes of it are asked for (bytes
+    asked twice count once: one fetch serves every lane that wants them). An element that is not
+    naturally aligned may reach into the next granule: each byte counts in its own."""
+    used: dict[int, int] = {}
+    for byte in {start + i for start in starts for i in range(elem_bytes)}:
+        used[byte // granule_bytes] = used.get(byte // granule_bytes, 0) + 1
+    return used
 
 
 @dataclass(frozen=True)
@@ -128,6 +193,19 @@ class Coalescing:
     bytes_fetched: int
     #: bytes of each fetched sector that some lane used (same order as ``sectors``)
     used_bytes_per_sector: tuple[int, ...] = field(default=())
+    #: what DRAM moves for the sectors that miss the L2: the granule size and the granules, ascending
+    dram: DramGranularity = field(default_factory=DramGranularity)
+    dram_granules: tuple[int, ...] = field(default=())
+
+    @property
+    def dram_bytes_fetched(self) -> int:
+        """Bytes DRAM moves when none of the sectors is in the L2 yet."""
+        return len(self.dram_granules) * self.dram.bytes
+
+    @property
+    def dram_efficiency(self) -> float:
+        """Distinct bytes asked for over the bytes DRAM moves for them."""
+        return self.bytes_requested / self.dram_bytes_fetched
 
     @property
     def sectors_per_request(self) -> int:
@@ -166,12 +244,19 @@ class Coalescing:
             "bytes_fetched": self.bytes_fetched,
             "efficiency": self.efficiency,
             "ideal_sectors": self.ideal_sectors,
+            "dram_granularity_bytes": self.dram.bytes,
+            "dram_granularity_basis": self.dram.basis,
+            "dram_granules": len(self.dram_granules),
+            "dram_bytes_fetched": self.dram_bytes_fetched,
+            "dram_efficiency": self.dram_efficiency,
             "lanes": [{"lane": la.lane, "address": la.address, "sector": la.sector} for la in self.lanes],
         }
 
 
-def coalesce(access: GlobalAccess | GlobalGather) -> Coalescing:
-    """Sectors, lines and bytes of one warp's request (see the module docstring for the model)."""
+def coalesce(access: GlobalAccess | GlobalGather, dram: DramGranularity | None = None) -> Coalescing:
+    """Sectors, lines and bytes of one warp's request, and the granules DRAM moves for it in
+    ``dram``'s size (64 B by default; see the module docstring for the model)."""
+    dram = DramGranularity() if dram is None else dram
     numbers = (
         range(access.active_lanes)
         if isinstance(access, GlobalAccess)
@@ -185,9 +270,8 @@ def coalesce(access: GlobalAccess | GlobalGather) -> Coalescing:
     # lanes that share bytes (a stride of 0: a uniform load, every lane the same value) ask for
     # them once: one fetch serves them all. An element that is not naturally aligned (a traced
     # kernel's packed record) may reach into the next sector: each byte counts in its own.
-    used: dict[int, int] = {}
-    for byte in {la.address + i for la in lanes for i in range(access.elem_bytes)}:
-        used[byte // SECTOR_BYTES] = used.get(byte // SECTOR_BYTES, 0) + 1
+    starts = [la.address for la in lanes]
+    used = granules_holding(starts, access.elem_bytes, SECTOR_BYTES)
     sectors = tuple(sorted(used))
     requested = sum(used.values())
     return Coalescing(
@@ -198,6 +282,8 @@ def coalesce(access: GlobalAccess | GlobalGather) -> Coalescing:
         bytes_requested=requested,
         bytes_fetched=len(sectors) * SECTOR_BYTES,
         used_bytes_per_sector=tuple(used[s] for s in sectors),
+        dram=dram,
+        dram_granules=tuple(sorted(granules_holding(starts, access.elem_bytes, dram.bytes))),
     )
 
 
@@ -259,8 +345,8 @@ def granule_efficiency(elem_bytes: int, stride: int, granule_bytes: int) -> floa
     repeats every ``granule / gcd(stride * elem, granule)`` elements, so one period is exact."""
     step = stride * elem_bytes
     period = granule_bytes // math.gcd(step, granule_bytes)
-    granules = len({(i * step) // granule_bytes for i in range(period)})
-    return period * elem_bytes / (granules * granule_bytes)
+    used = granules_holding((i * step for i in range(period)), elem_bytes, granule_bytes)
+    return sum(used.values()) / (len(used) * granule_bytes)
 
 
 @dataclass(frozen=True)
@@ -282,9 +368,16 @@ class CopyModel:
         return 2.0 / (1.0 / self.read_efficiency + 1.0 / self.write_efficiency)
 
 
-def strided_copy_model(stride: int, elem_bytes: int = 4, granule_bytes: int = SECTOR_BYTES) -> CopyModel:
-    """The copy on a GPU (32-byte sectors, one warp's request as ``coalesce`` counts it) or, with
-    ``granule_bytes=CPU_LINE_BYTES``, on a CPU (64-byte lines over a long run)."""
+def strided_copy_model(
+    stride: int, elem_bytes: int = 4, granule_bytes: int = SECTOR_BYTES, dram: DramGranularity | None = None
+) -> CopyModel:
+    """The copy on a GPU as L1/L2 see it (32-byte sectors, one warp's request as ``coalesce``
+    counts it), as DRAM sees it (``dram`` given: the same warp's DRAM granules, for data past
+    the L2) or, with ``granule_bytes=CPU_LINE_BYTES``, on a CPU (64-byte lines over a long run)."""
+    if dram is not None:
+        read_c = coalesce(GlobalAccess(elem_bytes=elem_bytes, stride=stride), dram)
+        write_c = coalesce(GlobalAccess(elem_bytes=elem_bytes, stride=1), dram)
+        return CopyModel(stride, elem_bytes, dram.bytes, read_c.dram_efficiency, write_c.dram_efficiency)
     if granule_bytes == SECTOR_BYTES:
         read = coalesce(GlobalAccess(elem_bytes=elem_bytes, stride=stride)).efficiency
         write = coalesce(GlobalAccess(elem_bytes=elem_bytes, stride=1)).efficiency

@@ -56,6 +56,18 @@ def coalescing_lines(c: Coalescing) -> list[str]:
     ]
 
 
+def dram_lines(c: Coalescing) -> list[str]:
+    """Both levels in words: what L1/L2 fetch (sectors) and what DRAM moves for them (granules), and
+    where the granule size comes from (an estimate unless chosen)."""
+    d = c.dram
+    return [
+        f"L1/L2 fetch {count(c.sectors_per_request, 'sector')} ({c.bytes_fetched} B); DRAM moves "
+        f"{c.dram_bytes_fetched} bytes in {d.bytes}-byte granules ({count(len(c.dram_granules), 'granule')}, "
+        f"{percent(c.dram_efficiency)} of the bytes used) when the sectors miss the L2",
+        f"DRAM granularity: {d.basis}",
+    ]
+
+
 PHASE_WORDS = {32: "one request for the warp", 16: "two half-warp requests", 8: "four quarter-warp requests"}
 
 
