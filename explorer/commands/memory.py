@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from explorer.commands.shared import launch_target
 from explorer.errors import UserError
 from explorer.inputs import parse_whole
 from explorer.memory import texts
@@ -52,17 +53,15 @@ def _dram(args: Any) -> DramGranularity:
     """The DRAM granule: ``--dram-granularity`` when given, else estimated from the GPU named with
     ``--device`` or ``--cc`` (its compute capability), else the 8.0-and-newer default."""
     chosen = None
-    text = getattr(args, "dram_granularity", None)
+    text = args.dram_granularity
     if text is not None:
         chosen = parse_whole(text, "--dram-granularity", minimum=32, maximum=128, unit=" bytes")
         if chosen not in DRAM_GRANULARITIES:
             raise UserError(
                 f"--dram-granularity {chosen}: use {', '.join(map(str, DRAM_GRANULARITIES))} bytes"
             )
-    if chosen is None and (getattr(args, "device", None) or getattr(args, "cc", None) is not None):
-        from explorer.commands.launch import _target
-
-        limits, name, device = _target(args)
+    if chosen is None and (args.device or args.cc is not None):
+        limits, name, device = launch_target(args)
         return dram_granularity(cc=limits.cc, where=name if device is not None else "")
     return dram_granularity(chosen)
 
