@@ -29,7 +29,8 @@ def judge(
 ) -> BenchPoint:
     """``point`` with its roofline fields filled from its counts under ``roof`` (a copy: a point is
     never patched): intensity, rates, the level its working set lives in, the roof at its
-    intensity, its share and, above 110%, why. A GB/s point with no peak of its own takes its
+    intensity, its share and, above 110%, why; whether that roof was measured while busy; and
+    near a cache's edge, its share of the level across it. A GB/s point with no peak of its own takes its
     level's bandwidth as its "% of peak" where its GB/s count the bytes as the roof does (a
     memcpy's count each byte once: its share is the roof's). A bus-bound point gets its rates
     only: no memory level bounds it. An error row, or a point with no time, is returned as it is."""
@@ -54,6 +55,9 @@ def judge(
         roof_level=where.roof_level,
         roof_share=None if where.roof_share is None else round(where.roof_share, 4),
         roof_note=above_roof_reason(where, roof, working_set, point.threads),
+        roof_busy=where.roof_busy,
+        near_level=where.neighbour.level if where.neighbour is not None else "",
+        near_level_share=None if where.neighbour_share is None else round(where.neighbour_share, 4),
         bandwidth_ceiling_gbps=level.value if level is not None else point.bandwidth_ceiling_gbps,
         bandwidth_ceiling_basis=(
             f"{level.label}: {level.basis}" if level is not None else point.bandwidth_ceiling_basis

@@ -29,6 +29,7 @@ from PySide6.QtWidgets import (
 )
 
 from explorer.bench.fmt import number_text
+from explorer.bench.results import roof_share_words
 from explorer.bench.roofline import plot_range, segments
 from explorer.roofs.model import Roof
 from explorer.roofs.placement import level_text
@@ -49,7 +50,7 @@ from explorer.ui.plot_text import fit_legend_columns, legend_size, restyle
 from explorer.ui.plot_widget import plot_widget
 from explorer.ui.theme import Theme, current_theme, line_px, px
 from explorer.ui.widgets import FoldingCaption
-from explorer.words import count, on_host, percent
+from explorer.words import count, on_host
 
 #: how a recorded point's variant is named in the legend, beside this machine's
 RECORDED_MARK = "(recorded)"
@@ -532,8 +533,7 @@ def _point_words(p: Any) -> str:
     text = f"{p.size_label}: {where + ' · ' if where else ''}{p.intensity_flop_per_byte:.3g} FLOP/B, "
     text += number_text(p.gflops, "GFLOP/s")
     if p.roof_share is not None:
-        roof = "the compute roof" if p.roof_level == "compute" else f"its {p.roof_level} roof"
-        text += f" · {percent(p.roof_share, decimals=0)} of {roof}"
+        text += f" · {roof_share_words(p)}"
     if p.roof_note:
         text += f" ({p.roof_note})"
     if p.noisy:
