@@ -387,7 +387,8 @@ class BenchPanel(Panel):
         roof = self.roofline
         if roof.isHidden() or roof.width() <= 0:
             roof.resize(self.plot.main.size().width(), max(self.plot.main.size().height(), 360))
-        return export_png([*self.plot.exported_plots(), roof.plot], path)
+        with roof.titled():
+            return export_png([*self.plot.exported_plots(), roof.plot], path)
 
     SCREENSHOT_VIEWS = ("roofline", "bandwidth")
 

@@ -82,7 +82,7 @@ def test_the_tiled_matmuls_recorded_points_stand_under_the_h100s_own_roofs(panel
     assert h100.name == "NVIDIA H100 80GB HBM3 (recorded)"
     assert h100.top("compute").value == pytest.approx(66908.16)
     assert h100.main_memory().value == pytest.approx(3352.3)
-    assert "H100 80GB HBM3 ridge 20 FLOP/B" in roofline.line_labels()
+    assert "H100 80GB HBM3 (recorded) ridge 20 FLOP/B" in roofline.line_labels()
     drawn = roofline.recorded_items()
     assert sum(len(i.getData()[0]) for i in drawn) == 25
     placed = roofline.placed_points()

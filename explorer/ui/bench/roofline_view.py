@@ -13,7 +13,8 @@ shows on any laptop. The geometry is computed by ``explorer.bench.roofline`` and
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any
 
 import pyqtgraph as pg
@@ -46,7 +47,7 @@ from explorer.ui.bench.plot import (
     style_titles,
 )
 from explorer.ui.guard import qt_guard
-from explorer.ui.plot_text import fit_legend_columns, legend_size, restyle
+from explorer.ui.plot_text import fit_legend_columns, legend_size, plot_title, restyle
 from explorer.ui.plot_widget import plot_widget
 from explorer.ui.theme import Theme, current_theme, line_px, px
 from explorer.ui.widgets import FoldingCaption
@@ -147,6 +148,9 @@ class RooflinePlot(QWidget):
             colCount=3, labelTextSize=legend_size(), labelTextColor=theme.plot_foreground
         )
         self.plot.getPlotItem().layout.addItem(self.legend, 4, 1)
+        # rows close together: each row of the legend is a row less of the view on a projector
+        self.legend.layout.setContentsMargins(4, 0, 4, 0)
+        self.legend.layout.setVerticalSpacing(0)
         self._style_legend(theme)
         self._labels(theme)
         layout.addWidget(self.plot, 1)
@@ -275,7 +279,18 @@ class RooflinePlot(QWidget):
             self.plot.setMinimumHeight(least)
 
     def _labels(self, theme: Theme) -> None:
-        style_titles(self.plot, theme, "GFLOP/s", "arithmetic intensity (FLOP per byte moved)", "Roofline")
+        # no title on screen: the tab says "Roofline", and its row is a row less of the view on
+        # a projector with the roofs' legend under it (a picture of it has one: ``titled``)
+        style_titles(self.plot, theme, "GFLOP/s", "arithmetic intensity (FLOP per byte moved)", "")
+
+    @contextmanager
+    def titled(self) -> Iterator[None]:
+        """The plot titled "Roofline" while a picture of it is taken (a PNG export), then not."""
+        plot_title(self.plot, "Roofline", current_theme().plot_foreground)
+        try:
+            yield
+        finally:
+            plot_title(self.plot, "", current_theme().plot_foreground)
 
     def _clear(self) -> None:
         for item in self._drawn:
@@ -488,11 +503,9 @@ def _on_roofline(p: Any) -> bool:
 
 def _who(roof: Roof) -> str:
     """A roof's device in a legend row shared with other roofs: "CPU", "H100 SXM5 80GB",
-    "CPU ON gpu-lab"."""
-    name = "CPU" if roof.device == "cpu" else roof.name
-    for suffix in (" (catalog)", f" {RECORDED_MARK}"):
-        name = name.removesuffix(suffix)
-    return on_host(name.removeprefix("NVIDIA "), roof.host)
+    "CPU ON gpu-lab", "H100 80GB HBM3 (recorded)"."""
+    name = "CPU" if roof.device == "cpu" else roof.name.removesuffix(" (catalog)")
+    return on_host(name.removeprefix("NVIDIA "), roof.host)  # a recording's keeps "(recorded)"
 
 
 def _ceiling_words(c: Any) -> str:

@@ -13,13 +13,13 @@ from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableView, QWidge
 
 from explorer.bench.compare import above_peak_reason, peak_captions, peak_note, peak_share, peak_share_cell
 from explorer.bench.fmt import number_text, seconds_text
-from explorer.bench.results import model_cell, roof_share_words, roof_words
+from explorer.bench.results import model_cell, roof_words
 from explorer.bench.run_results import RunResults
 from explorer.roofs.placement import share_words
 from explorer.ui.guard import qt_guard
 from explorer.ui.theme import current_theme
 from explorer.ui.widgets import FoldingCaption
-from explorer.words import count, on_host
+from explorer.words import count, on_host, percent
 
 COLUMNS = (
     "size",
@@ -194,11 +194,13 @@ def roof_tip(p: Any) -> str:
     of the level across a cache's edge it is near), and why above."""
     if p.roof_share is None:
         return ""
-    text = roof_share_words(p)
     if p.roof_level == "compute":
-        text += f" at {p.intensity_flop_per_byte:.3g} FLOP/byte"
-    elif p.bandwidth_ceiling_basis:
-        text += f" ({p.bandwidth_ceiling_basis})"
+        of = f" of the compute roof at {p.intensity_flop_per_byte:.3g} FLOP/byte"
+    else:
+        of = f" of {p.bandwidth_ceiling_basis or f'its {p.roof_level} roof'}"
+    text = share_words(p.roof_share, p.roof_busy, of, decimals=0)
+    if p.near_level and p.near_level_share is not None and p.roof_level == p.memory_level:
+        text += f"; {percent(p.near_level_share, decimals=0)} of {p.near_level}'s roof, across the cache edge it is near"
     return f"{text}. Why it is over: {p.roof_note}" if p.roof_note else text
 
 
