@@ -8,10 +8,11 @@ and a roofline never show a share of an old roof beside a new one.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import replace
 
 from explorer.bench.results import BenchPoint
-from explorer.roofs.model import Roof
+from explorer.roofs.model import MEMORY_LEVELS, Ceiling, CeilingKind, Roof
 from explorer.roofs.placement import above_roof_reason, place
 
 #: ``BenchPoint.bound`` of a point bound by a bus (PCIe, a peer link), not by a memory level
@@ -29,7 +30,8 @@ def judge(
 ) -> BenchPoint:
     """``point`` with its roofline fields filled from its counts under ``roof`` (a copy: a point is
     never patched): intensity, rates, the level its working set lives in, the roof at its
-    intensity, its share and, above 110%, why. A GB/s point with no peak of its own takes its
+    intensity, its share and, above 110%, why; whether that roof was measured while busy; and
+    near a cache's edge, its share of the level across it. A GB/s point with no peak of its own takes its
     level's bandwidth as its "% of peak" where its GB/s count the bytes as the roof does (a
     memcpy's count each byte once: its share is the roof's). A bus-bound point gets its rates
     only: no memory level bounds it. An error row, or a point with no time, is returned as it is."""
@@ -54,6 +56,9 @@ def judge(
         roof_level=where.roof_level,
         roof_share=None if where.roof_share is None else round(where.roof_share, 4),
         roof_note=above_roof_reason(where, roof, working_set, point.threads),
+        roof_busy=where.roof_busy,
+        near_level=where.neighbour.level if where.neighbour is not None else "",
+        near_level_share=None if where.neighbour_share is None else round(where.neighbour_share, 4),
         bandwidth_ceiling_gbps=level.value if level is not None else point.bandwidth_ceiling_gbps,
         bandwidth_ceiling_basis=(
             f"{level.label}: {level.basis}" if level is not None else point.bandwidth_ceiling_basis
@@ -90,3 +95,64 @@ def judged_again(point: BenchPoint, roof: Roof) -> BenchPoint:
     flops = (point.gflops or 0.0) * 1e9 * seconds
     moved = (point.gbps or 0.0) * 1e9 * seconds
     return judge(point, flops, moved, point.working_set_bytes, roof, bus_bound=point.bound == BUS)
+
+
+#: how a recorded roof's device key begins ("recorded:cuda:0"): never this machine's device
+RECORDED_PREFIX = "recorded:"
+
+
+def recorded_device_name(points: Sequence[BenchPoint], device: str) -> str:
+    """A recorded device's short name: the name its points carry ("NVIDIA H100 80GB HBM3"), else
+    "CPU" or the device key."""
+    for p in points:
+        name = p.extra.get("device_name") if p.device == device else None
+        if isinstance(name, str) and name:
+            return name
+    return "CPU" if device == "cpu" else device
+
+
+def judged_roofs(points: Sequence[BenchPoint]) -> list[Roof]:
+    """The roofs a set of recorded points were judged against when they were measured, one per
+    device, rebuilt from what each point carries (its compute peak, its level's bandwidth roof):
+    a lesson's H100 points then stand under the H100's own roofs on any laptop. A device whose
+    points carry no roof gives none."""
+    roofs: list[Roof] = []
+    for device in dict.fromkeys(p.device for p in points if p.error is None):
+        mine = [p for p in points if p.device == device and p.error is None]
+        ceilings: dict[tuple[str, str], Ceiling] = {}
+        for p in mine:
+            if p.throughput_unit == "GFLOP/s" and p.peak and p.peak > 0:
+                kind = (
+                    p.peak_kind if p.peak_kind in ("measured", "theoretical", "spec sheet") else "theoretical"
+                )
+                ceilings.setdefault(
+                    ("compute", ""),
+                    Ceiling("compute", p.peak, kind, "FP32 peak", p.peak_basis, estimate=p.peak_is_estimate),  # type: ignore[arg-type]
+                )
+            if p.bandwidth_ceiling_gbps and p.bandwidth_ceiling_gbps > 0 and p.bound != BUS:
+                level = p.memory_level if p.memory_level in MEMORY_LEVELS else ""
+                ceilings.setdefault(
+                    ("memory", level),
+                    Ceiling(
+                        "memory",
+                        p.bandwidth_ceiling_gbps,
+                        _kind_of(p.bandwidth_ceiling_basis),
+                        level or "memory bandwidth",
+                        p.bandwidth_ceiling_basis,
+                        level=level,  # type: ignore[arg-type]
+                    ),
+                )
+        if ceilings:
+            name = f"{recorded_device_name(mine, device)} (recorded)"
+            roofs.append(Roof(RECORDED_PREFIX + device, name, list(ceilings.values()), note="recorded"))
+    return roofs
+
+
+def _kind_of(basis: str) -> CeilingKind:
+    """How a carried bandwidth roof was had, from its label ("DRAM (measured while busy): ...")."""
+    head = basis.split(":", 1)[0]
+    if "(measured" in head:
+        return "measured"
+    if "(spec sheet" in head:
+        return "spec sheet"
+    return "theoretical"

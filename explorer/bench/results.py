@@ -20,7 +20,7 @@ from typing import Any
 from explorer.atomicwrite import write_text_atomic
 from explorer.bench.spec import PointKey
 from explorer.cleantext import clean_json, is_clean
-from explorer.roofs.model import Roof
+from explorer.roofs.model import MEMORY_LEVELS, Roof
 from explorer.schema import SchemaError, check_fields, field_label, loads, show
 from explorer.statefile import Loaded, decode_text, load_json, parse_json_bytes, read_bounded, save_json
 from explorer.userdirs import data_dir
@@ -68,6 +68,7 @@ FIELD_RANGES: dict[str, tuple[float | None, float | None]] = {
     "bandwidth_ceiling_gbps": (0, MAX_RATE),
     "working_set_bytes": (0, None),  # at most schema.MAX_INT
     "roof_share": (0, MAX_RATE),
+    "near_level_share": (0, MAX_RATE),
 }
 
 
@@ -117,6 +118,12 @@ class BenchPoint:
     roof_level: str = ""
     roof_share: float | None = None
     roof_note: str = ""
+    #: that roof was measured while other programs were busy: a share above 100% of it is no figure
+    roof_busy: bool = False
+    #: a memory-bound working set within twice a cache's edge (either side): the level across that
+    #: edge ("L2") and the point's share of its roof, shown beside its own level's
+    near_level: str = ""
+    near_level_share: float | None = None
     # What a model of the hardware predicts beside the measurement (explorer.memory: coalescing,
     # bank conflicts, divergence), never a measurement itself: ``model`` a few words for the table
     # and the CLI ("est. 419 GB/s", "32-way bank conflict"), ``model_estimate`` the predicted
@@ -288,7 +295,7 @@ _FLOAT_COLUMNS = {
 }
 _INT_COLUMNS = {"size", "repeats", "threads", "remeasured"}
 _DICT_COLUMNS = {"versions", "extra"}
-_BOOL_COLUMNS = {"peak_is_estimate", "noisy"}
+_BOOL_COLUMNS = {"peak_is_estimate", "noisy", "roof_busy"}
 _TEXT_COLUMNS = {
     "variant",
     "variant_key",
@@ -306,9 +313,10 @@ _FLOAT_COLUMNS |= {
     "bandwidth_ceiling_gbps",
     "working_set_bytes",
     "roof_share",
+    "near_level_share",
 }
 _TEXT_COLUMNS |= {"bound", "bandwidth_ceiling_basis", "peak_kind", "host", "model", "model_note"}
-_TEXT_COLUMNS |= {"memory_level", "roof_level", "roof_note"}
+_TEXT_COLUMNS |= {"memory_level", "roof_level", "roof_note", "near_level"}
 
 
 def write_csv(points: Iterable[BenchPoint], path: str | os.PathLike[str]) -> None:
@@ -445,14 +453,40 @@ def roof_words(p: BenchPoint) -> str:
     """Where a point sits under its roof in a few words, for the CLI and the table: "fits in L2",
     "fits in L1, compute-bound: 53% of its roof" (the share is said here where "% of peak" is not
     already that roof's: a GFLOP/s point's peak is the compute peak whatever binds it)."""
-    from explorer.roofs.placement import level_text
+    from explorer.roofs.placement import level_text, share_words
 
     words = level_text(p.memory_level, p.roof_level)
     if not words or p.roof_share is None:
         return words
+    if p.near_level and p.near_level_share is not None and p.roof_level == p.memory_level:
+        # its data is served from both sides of a cache's edge: its share of each level's roof
+        home = share_words(p.roof_share, p.roof_busy, f" of {p.memory_level}", decimals=0)
+        return f"{words}, near {_edge_of(p)}: {home}, {percent(p.near_level_share, decimals=0)} of {p.near_level}"
     if p.throughput and p.peak and abs(p.throughput / p.peak - p.roof_share) < 0.005:
         return words  # its "% of peak" is this roof's share already
-    return f"{words}: {percent(p.roof_share, decimals=0)} of its roof"
+    return f"{words}: {share_words(p.roof_share, p.roof_busy, ' of its roof', decimals=0)}"
+
+
+def roof_share_words(p: BenchPoint) -> str:
+    """A point's share of its roof for a hover: "81% of its L2 roof", ">100% of its DRAM roof (roof
+    measured while busy)", "53% of the compute roof"; near a cache's edge, its share of the level
+    across it too ("..., 40% of L2's roof across its edge"). "" where it has no share."""
+    from explorer.roofs.placement import share_words
+
+    if p.roof_share is None:
+        return ""
+    roof = " of the compute roof" if p.roof_level == "compute" else f" of its {p.roof_level} roof"
+    text = share_words(p.roof_share, p.roof_busy, roof, decimals=0)
+    if p.near_level and p.near_level_share is not None and p.roof_level == p.memory_level:
+        text += f", {percent(p.near_level_share, decimals=0)} of {p.near_level}'s roof across {_edge_of(p)}"
+    return text
+
+
+def _edge_of(p: BenchPoint) -> str:
+    """ "L2's edge": the edge of the faster of the point's level and its near one."""
+    order = {level: i for i, level in enumerate(MEMORY_LEVELS)}  # a file's unknown level: last
+    faster = min(p.memory_level, p.near_level, key=lambda level: order.get(level, len(order)))
+    return f"{faster}'s edge"
 
 
 def model_cell(p: BenchPoint) -> str:

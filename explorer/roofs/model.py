@@ -74,8 +74,10 @@ class Ceiling:
 
     @property
     def kind_text(self) -> str:
-        """ "measured", "measured while busy", "theoretical", "spec sheet": what a label says."""
-        return f"{self.kind} while busy" if self.disturbed else self.kind
+        """ "measured", "measured while busy", "theoretical", "spec sheet": what a label says. Only a
+        measurement is "while busy": a theoretical peak built on a clock measured while busy is
+        still theoretical (its basis names the clock), never "theoretical while busy"."""
+        return "measured while busy" if self.disturbed and self.kind == "measured" else self.kind
 
     @property
     def quiet(self) -> bool | None:

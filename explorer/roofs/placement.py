@@ -5,12 +5,16 @@ The level comes from the bytes the point touches (its working set) against the c
 working set that fits in L2 (and not in L1) lives in L2. Per-core caches shrink for a point on
 fewer threads than the sweep used (one thread has one core's L2, not two), a shared cache does
 not. Just past a cache's edge part of the data still comes from that faster cache, so a point
-there can beat its own level's roof: it is then said why, in words.
+there can beat its own level's roof: it is then said why, in words. Within twice a cache's edge
+either way (``NEAR_EDGE``) a point is also measured against the level on the edge's other side
+(``Placement.neighbour``): its data is served by both, and one share alone would mislead.
 
 The roof at intensity ``I`` is ``min(P, B_level x I)``: where the compute roof ``P`` is the lower,
 compute binds and the point's ``roof_level`` is "compute". Its share is what it reached over that
 roof (1.0 = on the roof). Zero-FLOP points (copies) are judged in GB/s against their level's
-bandwidth.
+bandwidth. A share above 100% of a roof measured while other programs were busy is no figure at
+all (the roof is too low, by an unknown amount): ``share_words`` says ">100% (roof measured while
+busy)" instead of "258%".
 """
 
 from __future__ import annotations
@@ -20,11 +24,17 @@ from typing import Literal
 
 from explorer.roofs.model import Ceiling, Roof, level_words
 from explorer.units import binary_bytes, number_text
+from explorer.words import percent
 
 Bound = Literal["memory", "compute", ""]
 #: a point above this share of its roof is explained in words (a measurement's own noise, a few
 #: per cent, is not worth a sentence; more is)
 SHARE_EXPLAINED_ABOVE = 1.10
+#: a working set within this factor of a cache's edge (either side) is served by the levels on
+#: both sides of it: its share of each is shown
+NEAR_EDGE = 2.0
+#: what a share above 100% of a roof measured while busy reads as
+BUSY_ROOF_WORDS = "roof measured while busy"
 
 
 @dataclass(frozen=True)
@@ -40,6 +50,12 @@ class Placement:
     memory_ceiling: Ceiling | None  # that level's roof
     roof_level: str  # memory_level, or "compute" where the compute roof is the lower at its intensity
     roof_share: float | None  # achieved / the roof at its intensity (1.0 = on the roof)
+    #: the roof at its intensity was measured while other programs were busy (lower than it can be)
+    roof_busy: bool = False
+    #: where a memory-bound working set is within ``NEAR_EDGE`` of a cache's edge: the level on the
+    #: edge's other side, and the point's share of that level's roof
+    neighbour: Ceiling | None = None
+    neighbour_share: float | None = None
 
 
 def intensity(flops: float, bytes_moved: float) -> float | None:
@@ -108,11 +124,68 @@ def place(
     ridge = roof.ridge(memory)
     if memory is not None and (not inten or compute is None or memory.value * inten <= compute.value):
         share = gbps / memory.value if gbps is not None else None
-        return Placement(inten, gflops, gbps, "memory", ridge, level, memory, level, share)
+        ws = working_set_bytes if working_set_bytes else bytes_moved or None
+        near = neighbour_level(roof, memory, ws, threads)
+        near_share = gbps / near.value if near is not None and gbps is not None else None
+        return Placement(
+            inten,
+            gflops,
+            gbps,
+            "memory",
+            ridge,
+            level,
+            memory,
+            level,
+            share,
+            roof_busy=_busy(memory),
+            neighbour=near,
+            neighbour_share=near_share,
+        )
     if compute is not None and flops > 0:
         share = gflops / compute.value if gflops is not None else None
-        return Placement(inten, gflops, gbps, "compute", ridge, level, memory, "compute", share)
+        return Placement(
+            inten, gflops, gbps, "compute", ridge, level, memory, "compute", share, roof_busy=_busy(compute)
+        )
     return Placement(inten, gflops, gbps, "", ridge, level, memory, "", None)
+
+
+def _busy(c: Ceiling) -> bool:
+    """A ceiling measured while other programs were busy (a theoretical one never is)."""
+    return c.kind == "measured" and c.disturbed
+
+
+def neighbour_level(
+    roof: Roof, home: Ceiling, working_set_bytes: float | None, threads: int | None = None
+) -> Ceiling | None:
+    """The level on the other side of the cache edge nearest ``working_set_bytes``, where the
+    working set is within ``NEAR_EDGE`` of it: the faster level just past whose edge it lies, or
+    the slower one it nearly spills into (the nearer edge, by ratio, where both are near);
+    ``None`` where no edge is that near, or the working set is not known."""
+    if not working_set_bytes or working_set_bytes <= 0:
+        return None
+    bounds = level_boundaries(roof, threads)
+    index = next((i for i, (c, _) in enumerate(bounds) if c == home), None)
+    if index is None:
+        return None
+    found: list[tuple[float, Ceiling]] = []  # (how far from the edge, as a ratio >= 1; the level)
+    if index > 0:  # the faster level's edge, below the working set
+        edge = bounds[index - 1][1]
+        if edge < working_set_bytes < NEAR_EDGE * edge:
+            found.append((working_set_bytes / edge, bounds[index - 1][0]))
+    if index + 1 < len(bounds):  # this level's own edge, above it
+        edge = bounds[index][1]
+        if edge / NEAR_EDGE < working_set_bytes <= edge:
+            found.append((edge / working_set_bytes, bounds[index + 1][0]))
+    return min(found, key=lambda f: f[0])[1] if found else None
+
+
+def share_words(share: float, busy: bool, of: str = "", decimals: int = 1) -> str:
+    """A share of a roof as it is shown: "81.3%", "81% of its L2 roof"; above 100% of a roof measured
+    while busy, ">100% (roof measured while busy)" (no figure: that roof is too low by an unknown
+    amount, and "258%" would be read before any note)."""
+    if busy and share > 1:
+        return f">100%{of} ({BUSY_ROOF_WORDS})"
+    return f"{percent(share, decimals=decimals)}{of}"
 
 
 def fits_text(level: str) -> str:

@@ -76,6 +76,9 @@ class BenchPanel(Panel):
         #: the plan of the last run started here: what Resume measures the rest of
         self._last_plan: Any = None
         self._plot_pending = False
+        #: the lesson step's recorded results (``explorer.lessons.model.Recorded``), drawn beside
+        #: the run's while their workload is the one shown
+        self._recorded: Any = None
 
         self.controls = BenchControls(context)
         self.plot = BenchPlot()
@@ -262,7 +265,31 @@ class BenchPanel(Panel):
             raise UserError("a benchmark is running: stop it before this step sets the form")
         from explorer.ui.bench.lesson_form import fill_form
 
-        return fill_form(self.controls, state, self._context.devices)
+        note = fill_form(self.controls, state, self._context.devices)
+        self.show_recorded(state.recorded)
+        return note
+
+    def show_recorded(self, recorded: Any) -> None:
+        """A lesson's recorded results (``Recorded``, or ``None`` to take them away): their own
+        dashed curves on the Measurements plot and their points under their own device's roofs on
+        the roofline, beside any run made here, while their workload is shown."""
+        self._recorded = recorded
+        self._draw_recorded()
+
+    def _draw_recorded(self) -> None:
+        from explorer.bench.compare import build_series
+        from explorer.bench.judge import judged_roofs, recorded_device_name
+
+        rec = self._recorded
+        shown = self.results.shown
+        points = [p for p in rec.points if p.workload == shown and p.error is None] if rec is not None else []
+        mark = recorded_mark(rec, points) if points else ""
+        series = build_series(points)
+        for s in series:  # named apart from any run here, its peak under the recorded device's name
+            s.variant = f"{s.variant} (recorded)"
+            s.device = f"{recorded_device_name(points, s.device).removeprefix('NVIDIA ')} (recorded)"
+        self.plot.set_recorded(series, mark)
+        self.roofline.set_recorded(points, judged_roofs(points), mark)
 
     def shutdown(self, timeout_s: float = 10.0) -> None:
         """Cancel any run and wait for its thread, so closing the window leaves no worker behind,
@@ -360,7 +387,8 @@ class BenchPanel(Panel):
         roof = self.roofline
         if roof.isHidden() or roof.width() <= 0:
             roof.resize(self.plot.main.size().width(), max(self.plot.main.size().height(), 360))
-        return export_png([*self.plot.exported_plots(), roof.plot], path)
+        with roof.titled():
+            return export_png([*self.plot.exported_plots(), roof.plot], path)
 
     SCREENSHOT_VIEWS = ("roofline", "bandwidth")
 
@@ -492,6 +520,7 @@ class BenchPanel(Panel):
         self.table.results.reload()
         self.plot.set_points(self.points)
         self.roofs.refresh()
+        self._draw_recorded()
         self.exports_changed.emit()
         if not self.running:
             done = len(self.points)
@@ -564,3 +593,16 @@ class BenchPanel(Panel):
             return
         self._show_message(None)
         self._context.status_message.emit(f"wrote {written}")
+
+
+def recorded_mark(recorded: Any, points: list[Any]) -> str:
+    """ "recorded on NVIDIA H100 80GB HBM3, 2026-11-26": the recording's device, short (the name
+    its GPU points carry, else its words up to the first bracket or comma), and its date."""
+    from explorer.bench.judge import recorded_device_name
+
+    gpus = list(dict.fromkeys(p.device for p in points if p.device != "cpu"))
+    if gpus:
+        device = recorded_device_name(points, gpus[0])
+    else:
+        device = recorded.device.split(" (", 1)[0].split(",", 1)[0].strip() or recorded.device
+    return f"recorded on {device}, {recorded.date}"

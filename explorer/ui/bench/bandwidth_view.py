@@ -19,6 +19,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QVBoxLayout, QWidget
 
 from explorer.bench.fmt import number_text
+from explorer.bench.results import roof_share_words
 from explorer.bench.roofline import bandwidth_range, bandwidth_steps
 from explorer.roofs.model import Roof
 from explorer.roofs.placement import level_text
@@ -31,7 +32,6 @@ from explorer.ui.plot_widget import plot_widget
 from explorer.ui.theme import Theme, current_theme, figure_font, line_px, px
 from explorer.ui.widgets import FoldingCaption
 from explorer.units import binary_bytes
-from explorer.words import percent
 
 
 class ByteAxis(pg.AxisItem):
@@ -209,7 +209,7 @@ def _words(p: Any) -> str:
     if where:
         text += f" · {where}"
     if p.roof_share is not None and p.roof_level != "compute":
-        text += f" · {percent(p.roof_share, decimals=0)} of its {p.roof_level} roof"
+        text += f" · {roof_share_words(p)}"
     if p.roof_note:
         text += f" ({p.roof_note})"
     return text

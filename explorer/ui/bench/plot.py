@@ -36,6 +36,8 @@ _CPU_COLOURS_DARK = (
 )  # the light blue first: the dark one sinks into a dark plot
 _GPU_COLOURS = ("#D55E00", "#E69F00", "#CC79A7", "#009E73", "#F0E442")
 _SYMBOLS = ("o", "s", "t", "d", "+")
+#: a lesson's recorded curves: purple, then the greens and yellow no run here starts with
+_RECORDED_COLOURS = ("#CC79A7", "#009E73", "#F0E442", "#E69F00", "#56B4E9")
 
 
 class LogAxis(pg.AxisItem):
@@ -152,6 +154,11 @@ class BenchPlot(QWidget):
         self._left_titles = ("", "")  # the y axis title in full, and its unit alone for a short axis
         #: the sizes the next run will measure: what an empty plot's x axis spans
         self._planned: list[int] = []
+        #: a lesson's recorded results, drawn dashed beside the run's: their series (each variant
+        #: named "... (recorded)", its device the recorded device's name) and "recorded on ..."
+        self._recorded: list[Series] = []
+        self._recorded_mark = ""
+        self._mark_item: pg.PlotDataItem | None = None
 
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
@@ -258,6 +265,20 @@ class BenchPlot(QWidget):
         self._update_labels()
         self._update_data()
 
+    def set_recorded(self, series: list[Series], mark: str) -> None:
+        """A lesson's recorded results as their own dashed curves beside the run's, with one legend
+        row saying where and when they were measured (``mark``, "recorded on NVIDIA H100 80GB
+        HBM3, 2026-11-26"); an empty list takes them away."""
+        self._recorded = list(series)
+        self._recorded_mark = mark if series else ""
+        self._forget_lines()
+        self._update_labels()
+        self._update_data()
+
+    def recorded_items(self) -> list[pg.PlotDataItem]:
+        """The curves of the recorded results now drawn."""
+        return [self._items[s.variant] for s in self._recorded if s.variant in self._items]
+
     def apply_theme(self, theme: Theme) -> None:
         """Restyle for a new theme: backgrounds, axes, legends, and every line drawn anew (their
         labels and symbol outlines carry the background colour)."""
@@ -284,6 +305,9 @@ class BenchPlot(QWidget):
             self.main.removeItem(line)
         for item in self._speedup_items.values():
             self.speedup.removeItem(item)
+        if self._mark_item is not None:
+            self.main.removeItem(self._mark_item)
+            self._mark_item = None
         self._items.clear()
         self._peak_lines.clear()
         self._speedup_items.clear()
@@ -304,8 +328,9 @@ class BenchPlot(QWidget):
 
     # --- drawing ------------------------------------------------------------------------
     def _update_labels(self) -> None:
-        unit = next((s.unit for s in self._series if s.unit), "")
-        key = (self.mode, unit, self._size_name, self._workload_title, bool(self._series), self._running)
+        unit = next((s.unit for s in (*self._series, *self._recorded) if s.unit), "")
+        shown = bool(self._series or self._recorded)
+        key = (self.mode, unit, self._size_name, self._workload_title, shown, self._running)
         if key == self._labels_key:
             return
         self._labels_key = key
@@ -320,7 +345,7 @@ class BenchPlot(QWidget):
         self.main.getAxis("left").setTicks(None)  # redraws the tick labels in the new unit
         axis_title(self.main, "bottom", self._size_name, fg)
         axis_title(self.speedup, "bottom", self._size_name, fg)
-        if not self._series:
+        if not shown:
             plot_title(
                 self.main,
                 "Measuring: each point appears here as soon as it is measured"
@@ -333,15 +358,20 @@ class BenchPlot(QWidget):
             plot_title(self.main, html.escape(self._workload_title), fg)
 
     def _update_data(self) -> None:
-        variants = {s.variant for s in self._series}
+        every = [*self._series, *self._recorded]
+        variants = {s.variant for s in every}
         for gone in [v for v in self._items if v not in variants]:
             self.main.removeItem(self._items.pop(gone))
             self._colours.pop(gone, None)
-        devices = {(s.device, s.peak) for s in self._series}
+        devices = {(s.device, s.peak) for s in every}
         for gone_peak in [key for key in self._peak_lines if key not in devices]:
             self.main.removeItem(self._peak_lines.pop(gone_peak))
-        for index, s in enumerate(self._series):
-            item = self._items.get(s.variant) or self._new_curve(s, index)
+        if self._recorded and self._mark_item is None:
+            self._mark_item = self._new_mark()
+        for index, s in enumerate(every):
+            item = self._items.get(s.variant) or self._new_curve(
+                s, index, recorded=index >= len(self._series)
+            )
             values = s.throughput if self.mode == "throughput" else s.median_s
             rows = [
                 (n, v, noisy)
@@ -367,34 +397,52 @@ class BenchPlot(QWidget):
             if line is not None:
                 line.setVisible(self.mode == "throughput")
                 line.setToolTip(peak_tooltip(s))  # counts the points above it, so kept current
-        self.hint_label.setText(NOISY_HINT if any(any(s.noisy) for s in self._series) else HINT)
+        self.hint_label.setText(NOISY_HINT if any(any(s.noisy) for s in every) else HINT)
         self._fit_peak_labels()
         self._update_ticks()
         self._fit_x()
         self._fit_y()
         self._update_speedup()
 
-    def _new_curve(self, s: Series, index: int) -> pg.PlotDataItem:
+    def _new_curve(self, s: Series, index: int, recorded: bool = False) -> pg.PlotDataItem:
         cpu_colours = _CPU_COLOURS_DARK if current_theme().name == "dark" else _CPU_COLOURS
-        cpu_count = sum(1 for v, c in self._colours.items() if c in cpu_colours)
-        gpu_count = len(self._colours) - cpu_count
-        if s.device == "cpu":
-            colour = cpu_colours[cpu_count % len(cpu_colours)]
+        if recorded:  # the recorded curves in colours of their own, after the run's
+            used = [v for v in self._colours if v in {r.variant for r in self._recorded}]
+            colour = _RECORDED_COLOURS[len(used) % len(_RECORDED_COLOURS)]
         else:
-            colour = _GPU_COLOURS[gpu_count % len(_GPU_COLOURS)]
+            cpu_count = sum(1 for v, c in self._colours.items() if c in cpu_colours)
+            gpu_count = len(self._colours) - cpu_count
+            if s.device == "cpu":
+                colour = cpu_colours[cpu_count % len(cpu_colours)]
+            else:
+                colour = _GPU_COLOURS[gpu_count % len(_GPU_COLOURS)]
         self._colours[s.variant] = colour
+        style = Qt.PenStyle.DashLine if recorded else Qt.PenStyle.SolidLine
         item = self.main.plot(
             [],
             [],
             name=s.variant,
-            pen=pg.mkPen(colour, width=line_px(3)),
+            pen=pg.mkPen(colour, width=line_px(3), style=style),
             symbol=_SYMBOLS[index % len(_SYMBOLS)],
             symbolSize=px(10),
             symbolBrush=colour,
             symbolPen=pg.mkPen(current_theme().plot_background, width=line_px(1)),
         )
         self._items[s.variant] = item
+        if recorded:
+            item.setToolTip(f"{s.variant}: {self._recorded_mark} (not measured here)")
         return item
+
+    def _new_mark(self) -> pg.PlotDataItem:
+        """The legend's row saying where the dashed curves come from: a dashed sample, no data."""
+        mark = pg.PlotDataItem(
+            [],
+            [],
+            name=f"dashed: {self._recorded_mark}",
+            pen=pg.mkPen(current_theme().plot_foreground, width=line_px(2), style=Qt.PenStyle.DashLine),
+        )
+        self.main.addItem(mark)
+        return mark
 
     def _new_peak(self, s: Series) -> pg.InfiniteLine:
         """The device's peak, dashed in the series' colour. Log-mode view coordinates are log10."""
@@ -540,7 +588,11 @@ class BenchPlot(QWidget):
 
     def _update_ticks(self) -> None:
         """Tick the sizes actually measured (64, 128, ...), labelled as the engine labels them."""
-        labels = {n: text for s in self._series for n, text in zip(s.sizes, s.size_labels, strict=True)}
+        labels = {
+            n: text
+            for s in (*self._series, *self._recorded)
+            for n, text in zip(s.sizes, s.size_labels, strict=True)
+        }
         if labels == self._tick_labels:
             return
         self._tick_labels = labels

@@ -13,11 +13,12 @@ shows on any laptop. The geometry is computed by ``explorer.bench.roofline`` and
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any
 
 import pyqtgraph as pg
-from PySide6.QtCore import QPointF, QRectF, QSize, Qt, Signal
+from PySide6.QtCore import QSize, Qt, Signal
 from PySide6.QtWidgets import (
     QComboBox,
     QHBoxLayout,
@@ -29,6 +30,7 @@ from PySide6.QtWidgets import (
 )
 
 from explorer.bench.fmt import number_text
+from explorer.bench.results import roof_share_words
 from explorer.bench.roofline import plot_range, segments
 from explorer.roofs.model import Roof
 from explorer.roofs.placement import level_text
@@ -45,11 +47,14 @@ from explorer.ui.bench.plot import (
     style_titles,
 )
 from explorer.ui.guard import qt_guard
-from explorer.ui.plot_text import LABEL_SHARE, fit_legend_columns, legend_size, restyle
+from explorer.ui.plot_text import fit_legend_columns, legend_size, plot_title, restyle
 from explorer.ui.plot_widget import plot_widget
-from explorer.ui.theme import Theme, current_theme, figure_font, line_px, px
+from explorer.ui.theme import Theme, current_theme, line_px, px
 from explorer.ui.widgets import FoldingCaption
-from explorer.words import count, on_host, percent
+from explorer.words import count, on_host
+
+#: how a recorded point's variant is named in the legend, beside this machine's
+RECORDED_MARK = "(recorded)"
 
 _CATALOG_COLOURS = ("#CC79A7", "#E69F00")  # purple first: no CPU or GPU point is drawn in it
 _NO_CATALOG = "Add a catalog GPU's roof…"
@@ -73,7 +78,7 @@ class _ChoiceBox(QComboBox):
 def _roof_colour(roof: Roof, index: int) -> str:
     if roof.device == "cpu":
         return (_CPU_COLOURS_DARK if current_theme().name == "dark" else _CPU_COLOURS)[0]
-    if roof.device.startswith("catalog:"):
+    if roof.device.startswith(("catalog:", "recorded:")):  # a spec sheet's, a lesson recording's
         return _CATALOG_COLOURS[index % len(_CATALOG_COLOURS)]
     return _GPU_COLOURS[index % len(_GPU_COLOURS)]
 
@@ -97,9 +102,12 @@ class RooflinePlot(QWidget):
         self._points: list[Any] = []
         self._drawn: list[Any] = []
         self._legend_items: list[Any] = []  # markers only the legend shows
-        #: (label, its home position in view coordinates, a memory level's slant as (x0, x1) in log
-        #: units, None for a flat compute roof)
-        self._ceiling_labels: list[tuple[Any, Any, tuple[float, float] | None]] = []
+        #: the legend's rows naming a roof or a ridge (the words a student reads for each line)
+        self._ceiling_rows: list[Any] = []
+        #: a lesson's recorded points, the roofs they were judged against, and "recorded on ..."
+        self._recorded: list[Any] = []
+        self._recorded_roofs: list[Roof] = []
+        self._recorded_mark = ""
 
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
@@ -140,10 +148,12 @@ class RooflinePlot(QWidget):
             colCount=3, labelTextSize=legend_size(), labelTextColor=theme.plot_foreground
         )
         self.plot.getPlotItem().layout.addItem(self.legend, 4, 1)
+        # rows close together: each row of the legend is a row less of the view on a projector
+        self.legend.layout.setContentsMargins(4, 0, 4, 0)
+        self.legend.layout.setVerticalSpacing(0)
         self._style_legend(theme)
         self._labels(theme)
         layout.addWidget(self.plot, 1)
-        self.plot.getPlotItem().vb.sigResized.connect(lambda _vb: self._spread_labels())
         self.plot.getPlotItem().vb.sigResized.connect(lambda _vb: self._fit_legend())
         # the plot's least height follows what takes room around the view: the legend's rows,
         # the axis's and the title's lines
@@ -189,9 +199,18 @@ class RooflinePlot(QWidget):
         self.caption.setText(_caption(where))
         self._redraw()
 
+    def set_recorded(self, points: Sequence[Any], roofs: Sequence[Roof], mark: str) -> None:
+        """A lesson's recorded points (``mark``: "recorded on <device>, <date>") and the roofs they
+        were judged against when recorded, drawn beside this machine's; no points: none."""
+        self._recorded = list(points)
+        self._recorded_roofs = list(roofs) if self._recorded else []
+        self._recorded_mark = mark if self._recorded else ""
+        self._redraw()
+
     @property
     def roofs(self) -> list[Roof]:
-        return self._roofs + ([self._catalog_roof] if self._catalog_roof else [])
+        """The roofs drawn: the run's, a lesson recording's, and any catalog GPU's."""
+        return self._roofs + self._recorded_roofs + ([self._catalog_roof] if self._catalog_roof else [])
 
     def apply_text_scale(self) -> None:
         """Ticks, titles, the legend and the ceilings' labels at the text size now, up or down."""
@@ -200,7 +219,6 @@ class RooflinePlot(QWidget):
         restyle(self.plot, (self.legend,))
         self._fit_legend()
         self._keep_view_height()
-        self._spread_labels()
 
     def apply_theme(self, theme: Theme) -> None:
         _style_plot(self.plot, theme)
@@ -209,13 +227,16 @@ class RooflinePlot(QWidget):
         self._redraw()
 
     def label_items(self) -> list[Any]:
-        """Every ceiling and ridge label now drawn."""
-        out = [i for i in self._drawn if isinstance(i, pg.TextItem)]
-        return out + [i.label for i in self._drawn if isinstance(i, pg.InfiniteLine)]
+        """The legend's rows naming each ceiling and ridge now drawn (pyqtgraph ``LabelItem``s)."""
+        return list(self._ceiling_rows)
 
     def line_labels(self) -> list[str]:
-        """The text of every ceiling and ridge label now drawn (what a student reads)."""
-        return [i.toPlainText() for i in self.label_items()]
+        """The words of every ceiling and ridge now drawn (what a student reads)."""
+        return [row.text for row in self._ceiling_rows]
+
+    def recorded_items(self) -> list[Any]:
+        """The plot items drawing a lesson's recorded points."""
+        return [i for i in self._scatters() if i.opts.get("recorded")]
 
     def placed_points(self) -> dict[str, list[tuple[float, float]]]:
         """(FLOP/byte, GFLOP/s) of each variant's points as plotted, by "workload: variant"."""
@@ -258,13 +279,24 @@ class RooflinePlot(QWidget):
             self.plot.setMinimumHeight(least)
 
     def _labels(self, theme: Theme) -> None:
-        style_titles(self.plot, theme, "GFLOP/s", "arithmetic intensity (FLOP per byte moved)", "Roofline")
+        # no title on screen: the tab says "Roofline", and its row is a row less of the view on
+        # a projector with the roofs' legend under it (a picture of it has one: ``titled``)
+        style_titles(self.plot, theme, "GFLOP/s", "arithmetic intensity (FLOP per byte moved)", "")
+
+    @contextmanager
+    def titled(self) -> Iterator[None]:
+        """The plot titled "Roofline" while a picture of it is taken (a PNG export), then not."""
+        plot_title(self.plot, "Roofline", current_theme().plot_foreground)
+        try:
+            yield
+        finally:
+            plot_title(self.plot, "", current_theme().plot_foreground)
 
     def _clear(self) -> None:
         for item in self._drawn:
             self.plot.removeItem(item)
         self._drawn.clear()
-        self._ceiling_labels.clear()
+        self._ceiling_rows.clear()
         self.legend.clear()
         self._legend_items.clear()
 
@@ -273,44 +305,60 @@ class RooflinePlot(QWidget):
         theme = current_theme()
         self.legend.opts["labelTextSize"] = legend_size()  # the figure text size, for the rows added now
         roofs = self.roofs
-        placed = [
-            p
-            for p in self._points
-            if p.error is None and p.intensity_flop_per_byte and p.gflops and p.intensity_flop_per_byte > 0
-        ]
-        x_lo, x_hi = plot_range(roofs, [p.intensity_flop_per_byte for p in placed])
-        ys: list[float] = [p.gflops for p in placed]
+        placed = [p for p in self._points if _on_roofline(p)]
+        recorded = [p for p in self._recorded if _on_roofline(p)]
+        x_lo, x_hi = plot_range(roofs, [p.intensity_flop_per_byte for p in (*placed, *recorded)])
+        ys: list[float] = [p.gflops for p in (*placed, *recorded)]
+        point_levels = {p.memory_level for p in (*placed, *recorded)}
+        named = len(roofs) > 1
+        lined_levels: set[str] = set()
+        busy: set[str] = set()  # the roofs (their devices) with a ceiling measured while busy
+        quiet: set[str] = set()  # ... and measured on a quiet machine
+        drops: list[tuple[float, float, str, str]] = []  # each ridge's drop line: x, top, colour, roof
         for index, roof in enumerate(roofs):
+            own = roof.device.startswith(("catalog:", "recorded:"))
             colour = _roof_colour(
                 roof,
-                sum(
-                    r.device.startswith("catalog:") == roof.device.startswith("catalog:")
-                    for r in roofs[:index]
-                ),
+                sum(r.device.startswith(("catalog:", "recorded:")) == own for r in roofs[:index]),
             )
-            catalog = roof.device.startswith("catalog:")
-            for seg in segments(roof, x_lo, x_hi):
+            who = _who(roof) if named or roof.host else ""
+            # the legend lists the roof's ceilings as a student reads a roofline: the flat compute
+            # roofs (highest first), then the slanted levels from the cores outwards
+            order = sorted(
+                segments(roof, x_lo, x_hi),
+                key=lambda seg: (seg.ceiling.quantity == "memory", -seg.ceiling.value),
+            )
+            for seg in order:
                 c = seg.ceiling
                 measured = c.kind == "measured"
                 style = Qt.PenStyle.SolidLine if measured else Qt.PenStyle.DashLine
-                # a memory level's roof in its level's colour; compute roofs (and a spec sheet's) in
-                # the device's own
-                line_colour = (
-                    level_colour(c.level) if c.quantity == "memory" and c.level and not catalog else colour
-                )
-                line = pg.PlotDataItem(
-                    [seg.x0, seg.x1],
-                    [seg.y0, seg.y1],
-                    pen=pg.mkPen(line_colour, width=line_px(2.5 if measured else 2), style=style),
-                )
-                line.setToolTip(f"{roof.title}: {ceiling_line(c)}")
+                # a memory level's roof in its level's colour; compute roofs (and a spec sheet's or a
+                # recording's) in the device's own
+                by_level = c.quantity == "memory" and bool(c.level) and not own
+                line_colour = level_colour(c.level) if by_level else colour
+                pen = pg.mkPen(line_colour, width=line_px(2.5 if measured else 2), style=style)
+                line = pg.PlotDataItem([seg.x0, seg.x1], [seg.y0, seg.y1], pen=pen)
+                line.setToolTip(f"{roof.title}: {_ceiling_hover(c)}")
                 self._add(line)
                 ys += [seg.y0, seg.y1]
-                self._add_label(seg, roof, line_colour, theme)
+                # the level's points share its colour: the entry shows the line and a point
+                dot = by_level and c.level in point_levels
+                if dot:
+                    lined_levels.add(c.level)
+                if measured:
+                    (busy if c.disturbed else quiet).add(who or _who(roof))
+                self._legend_entry(
+                    f"{who} {_ceiling_words(c)}".strip(),
+                    pen=pen,
+                    symbol="o" if dot else None,
+                    colour=line_colour,
+                    theme=theme,
+                    ceiling=True,
+                )
             ridge = roof.ridge_flop_per_byte
             top = roof.top("compute")
             if ridge and top:
-                dot = pg.PlotDataItem(
+                dot_item = pg.PlotDataItem(
                     [ridge],
                     [top.value],
                     pen=None,
@@ -319,36 +367,41 @@ class RooflinePlot(QWidget):
                     symbolBrush=colour,
                     symbolPen=colour,
                 )
-                dot.setToolTip(f"ridge point of {roof.title}: {ridge:.3g} FLOP/byte")
-                self._add(dot)
-                right_half = math.log10(ridge) > (math.log10(x_lo) + math.log10(x_hi)) / 2
-                side = (1, 1) if right_half else (0, 1)
-                # a dotted drop line: left of it the device is memory-bound, right of it compute-bound;
-                # its label low in the plot, one row per roof so two ridges never share a line of text
-                drop = pg.InfiniteLine(
-                    pos=math.log10(ridge),
-                    angle=90,
-                    pen=pg.mkPen(colour, width=line_px(1), style=Qt.PenStyle.DotLine),
-                    label=f"ridge {ridge:.3g} FLOP/B",
-                    labelOpts={
-                        "position": 0.04 + 0.12 * index,
-                        "color": colour,
-                        "fill": theme.plot_background,
-                        # beside the line on the side with more room, so it never runs off the plot
-                        "anchors": [side, side],
-                    },
+                dot_item.setToolTip(f"ridge point of {roof.title}: {ridge:.3g} FLOP/byte")
+                self._add(dot_item)
+                # a dotted drop line: left of it the device is memory-bound, right of it
+                # compute-bound; its words once, in the legend (a label in the plot lay on the
+                # points and the other roofs' labels on a short projector plot)
+                drops.append((ridge, top.value, colour, roof.title))
+                self._legend_entry(
+                    f"{who} ridge {ridge:.3g} FLOP/B".strip(),
+                    symbol="d",
+                    colour=colour,
+                    theme=theme,
+                    ceiling=True,
                 )
-                drop.label.setFont(figure_font(LABEL_SHARE))
-                drop.setToolTip(f"ridge point of {roof.title}: {ridge:.3g} FLOP/byte")
-                self._add(drop)
-        self._add_points(placed, theme)
+        if busy or quiet:  # how a solid roof was had, said once rather than in every row
+            self._legend_entry(
+                _measured_words(busy, quiet),
+                pen=pg.mkPen(theme.plot_foreground, width=line_px(2.5)),
+                colour=theme.plot_foreground,
+                theme=theme,
+            )
+        self._add_points(placed, recorded, lined_levels, theme)
         self.plot.setXRange(math.log10(x_lo), math.log10(x_hi), padding=0)
+        y_lo = min((y for y in ys if y > 0), default=1.0) / 10**0.2
         if ys:
-            lo, hi = min(y for y in ys if y > 0), max(ys)
-            # room above the top roof for its label, below the lowest line for the ridge labels
-            self.plot.setYRange(math.log10(lo) - 0.4, math.log10(hi) + 1.0, padding=0)
+            # a little room above the top roof and below the lowest line: no words sit in the plot
+            self.plot.setYRange(math.log10(y_lo), math.log10(max(ys)) + 0.3, padding=0)
+        for ridge, top_value, colour, title in drops:  # from the ridge point down to the axis
+            drop = pg.PlotDataItem(
+                [ridge, ridge],
+                [y_lo, top_value],
+                pen=pg.mkPen(colour, width=line_px(1), style=Qt.PenStyle.DotLine),
+            )
+            drop.setToolTip(f"ridge point of {title}: {ridge:.3g} FLOP/byte")
+            self._add(drop)
         self._fit_legend()
-        self._spread_labels()
         hidden = [p for p in self._points if p.error is None and not (p.intensity_flop_per_byte and p.gflops)]
         self.caption.setToolTip(
             f"{count(len(hidden), 'point')} with no arithmetic (copies): a roofline has no place for them; the "
@@ -358,91 +411,27 @@ class RooflinePlot(QWidget):
             "for how it was measured."
         )
 
-    def _spread_labels(self) -> None:
-        """Labels of close ceilings (a measured sgemm just under the peak, two devices' roofs at the
-        same height) would print over each other or over the measured points: each label tries its
-        home spot, then one label-height below, above, two below... and takes the first spot clear
-        of the ridges' labels, the labels already placed and every point; where none is clear (a
-        short plot at 200% text), the spot that covers least. Redone whenever the plot changes size."""
-        vb = self.plot.getPlotItem().vb
-        vb.updateMatrix()  # the range just set, not the one last painted
-        placed: list[Any] = []
-        for line in self._drawn:  # the ridges' labels stay where they are: the others step round them
-            if isinstance(line, pg.InfiniteLine):
-                line.label.updatePosition()
-                placed.append(line.label.mapRectToScene(line.label.boundingRect()))
-        points = self._point_boxes(vb)
-        inside = vb.mapRectToScene(vb.boundingRect())
-        # the levels' labels from the lowest slant up: each slides along its own line (up and to
-        # the right) until it is clear, so it stays on the line it names whatever the text size
-        ordered = sorted(self._ceiling_labels, key=lambda entry: (entry[2] is not None, entry[1].y()))
-        for item, home, slant in ordered:
-            item.setPos(home)
-            box = item.mapRectToScene(item.boundingRect())
-            step = abs(vb.mapSceneToView(box.topLeft()).y() - vb.mapSceneToView(box.bottomLeft()).y()) + 0.01
-            spots = _slant_spots(home, slant) if slant else _stacked_spots(home, step)
-            best: tuple[float, Any] | None = None  # (covered area, spot)
-            for spot in spots:
-                item.setPos(spot)
-                box = item.mapRectToScene(item.boundingRect())
-                if not inside.contains(box):
-                    continue
-                covered = sum(_area(box.intersected(other)) for other in (*placed, *points))
-                if best is None or covered < best[0]:
-                    best = (covered, spot)
-                if covered == 0:
-                    break
-            item.setPos(best[1] if best else home)
-            placed.append(item.mapRectToScene(item.boundingRect()))
-
-    def _point_boxes(self, vb: Any) -> list[Any]:
-        """Each measured point's marker, in scene pixels: a label never sits on one."""
-        boxes = []
-        half = px(7)  # the 11 px marker and its 1 px edge, with a pixel to spare (at 100% text)
-        for item in self._scatters():  # the measured points
-            xs, ys = item.getData()
-            for x, y in zip(xs if xs is not None else [], ys if ys is not None else [], strict=True):
-                at = vb.mapViewToScene(QPointF(float(x), float(y)))
-                boxes.append(QRectF(at.x() - half, at.y() - half, 2 * half, 2 * half))
-        return boxes
-
     def _add(self, item: Any) -> None:
         self.plot.addItem(item)
         self._drawn.append(item)
 
-    def _add_label(self, seg: Any, roof: Roof, colour: str, theme: Theme) -> None:
-        c = seg.ceiling
-        who = "CPU" if roof.device == "cpu" else roof.name.removesuffix(" (catalog)").removeprefix("NVIDIA ")
-        who = on_host(who, roof.host)  # a remote machine's roof: "CPU ON gpu-lab sgemm (measured): ..."
-        # the device named where several roofs share the plot ("CPU L2: 225 GB/s"); a level's roof
-        # says how it was had only where it is not the usual measured one (solid is measured:
-        # the caption says so), so four levels' labels fit a projector's short plot at 200% text
-        text = f"{who} {c.short_label}" if len(self.roofs) > 1 or roof.host else c.short_label
-        # a see-through fill: the text stays readable and a roof passing behind it stays visible
-        backdrop = pg.mkColor(theme.plot_background)
-        backdrop.setAlpha(150)
-        item = pg.TextItem(text, color=colour, fill=pg.mkBrush(backdrop))
-        item.setFont(figure_font(LABEL_SHARE))
-        if c.quantity == "compute":  # at the flat line's right end: the roof above it, measured below
-            item.setAnchor((1.0, 0.0 if c.kind == "measured" else 1.0))
-            item.setPos(math.log10(seg.x1) - 0.02, math.log10(seg.y1))
-        else:  # at the left end of the slanted line, above it
-            item.setAnchor((0.0, 1.0))
-            item.setPos(math.log10(seg.x0) + 0.05, math.log10(seg.y0 * 10**0.05))
-        item.setZValue(10)  # over the grid, the ridges' drop lines and the other roofs
-        self._add(item)
-        slant = (math.log10(seg.x0), math.log10(seg.x1)) if c.quantity == "memory" else None
-        self._ceiling_labels.append((item, item.pos(), slant))
-
-    def _add_points(self, placed: Sequence[Any], theme: Theme) -> None:
+    def _add_points(
+        self, placed: Sequence[Any], recorded: Sequence[Any], lined_levels: set[str], theme: Theme
+    ) -> None:
         """Each variant's points, grouped by the level their data lives in: the colour is the level's,
-        the symbol the variant's; hollow where other programs disturbed the point. The legend names
-        the levels ("fits in L2") and then the variants."""
+        the symbol the variant's; hollow where other programs disturbed the point. A lesson's
+        recorded points are drawn the same way beside them, their variants named "recorded" in
+        the legend. The legend names the levels no roof's entry names ("fits in L2"), then the
+        variants."""
         variants: dict[tuple[str, str], int] = {}
         groups: dict[tuple[str, str, str, bool], list[Any]] = {}
         for p in placed:
             variants.setdefault((p.workload, p.variant), len(variants))
             groups.setdefault((p.workload, p.variant, p.memory_level, p.noisy), []).append(p)
+        for p in recorded:
+            name = f"{p.variant} {RECORDED_MARK}"
+            variants.setdefault((p.workload, name), len(variants))
+            groups.setdefault((p.workload, name, p.memory_level, p.noisy), []).append(p)
         levels_seen: dict[str, str] = {}
         for (workload, variant, level, noisy), pts in groups.items():
             colour = level_colour(level)
@@ -461,25 +450,90 @@ class RooflinePlot(QWidget):
             scatter.opts["variant"] = f"{workload}: {variant}"
             scatter.opts["level"] = level
             scatter.opts["labels"] = [f"{variant} {p.size_label}" for p in pts]
-            scatter.setToolTip("\n".join(_point_words(p) for p in pts))
-            scatter.setZValue(20)  # a measured point is never hidden behind a label
+            scatter.opts["recorded"] = variant.endswith(RECORDED_MARK)
+            where = f"{self._recorded_mark}: " if scatter.opts["recorded"] and self._recorded_mark else ""
+            scatter.setToolTip("\n".join(where + _point_words(p) for p in pts))
+            scatter.setZValue(20)  # a measured point is never hidden behind a line
             self._add(scatter)
-            words = level_text(level, "") or "level not known"
-            levels_seen.setdefault(words, colour)
+            if level not in lined_levels:
+                words = level_text(level, "") or "level not known"
+                levels_seen.setdefault(words, colour)
         for words, colour in levels_seen.items():
-            self._legend_entry(words, "o", colour, theme)
+            self._legend_entry(words, symbol="o", colour=colour, theme=theme)
         for (_, variant), index in variants.items():
-            self._legend_entry(variant, _SYMBOLS[index % len(_SYMBOLS)], theme.plot_foreground, theme)
+            symbol = _SYMBOLS[index % len(_SYMBOLS)]
+            self._legend_entry(variant, symbol=symbol, colour=theme.plot_foreground, theme=theme)
 
-    def _legend_entry(self, text: str, symbol: str, colour: str, theme: Theme) -> None:
-        """A legend row drawing nothing in the plot (its marker and its words only)."""
-        # a scatter item: the legend draws its own brush (an empty PlotDataItem's symbol brush
-        # is never handed to its scatter, and the legend showed pyqtgraph's default grey-blue)
-        item = pg.ScatterPlotItem(
-            symbol=symbol, size=10, brush=pg.mkBrush(colour), pen=pg.mkPen(theme.plot_background)
-        )
+    def _legend_entry(
+        self,
+        text: str,
+        *,
+        colour: str,
+        theme: Theme,
+        pen: Any = None,
+        symbol: str | None = None,
+        ceiling: bool = False,
+    ) -> None:
+        """A legend row drawing nothing in the plot: a roof's line (``pen``) and or a marker
+        (``symbol``) in ``colour``, and its words. ``ceiling``: a roof's or a ridge's row (what
+        ``line_labels`` reads)."""
+        if pen is None:
+            # a scatter item: the legend draws its own brush (an empty PlotDataItem's symbol brush
+            # is never handed to its scatter, and the legend showed pyqtgraph's default grey-blue)
+            item: Any = pg.ScatterPlotItem(
+                symbol=symbol, size=px(10), brush=pg.mkBrush(colour), pen=pg.mkPen(theme.plot_background)
+            )
+        else:
+            item = pg.PlotDataItem([], [], pen=pen, symbol=symbol)
+            # the legend draws a line's marker from its scatter's own options, which an empty
+            # item never fills in from its symbol options
+            item.scatter.setBrush(pg.mkBrush(colour))
+            item.scatter.setPen(pg.mkPen(theme.plot_background))
+            item.scatter.setSize(px(9))
         self.legend.addItem(item, text)
         self._legend_items.append(item)
+        if ceiling:
+            self._ceiling_rows.append(self.legend.items[-1][1])
+
+
+def _on_roofline(p: Any) -> bool:
+    """A point with arithmetic and a rate: a copy has no place on a roofline."""
+    return bool(p.error is None and p.intensity_flop_per_byte and p.gflops and p.intensity_flop_per_byte > 0)
+
+
+def _who(roof: Roof) -> str:
+    """A roof's device in a legend row shared with other roofs: "CPU", "H100 SXM5 80GB",
+    "CPU ON gpu-lab", "H100 80GB HBM3 (recorded)"."""
+    name = "CPU" if roof.device == "cpu" else roof.name.removesuffix(" (catalog)")
+    return on_host(name.removeprefix("NVIDIA "), roof.host)  # a recording's keeps "(recorded)"
+
+
+def _ceiling_words(c: Any) -> str:
+    """A roof's row in the legend: "L2: 64.4 GB/s", "sgemm: 29 GFLOP/s" for a measured one (the
+    solid line and the legend's "solid: measured ..." row say how it was had), "FP32 peak
+    (theoretical): 472 GFLOP/s", "DRAM (spec sheet): 3,350 GB/s" for the others."""
+    if c.kind != "measured":
+        return c.short_label
+    return f"{c.level if c.quantity == 'memory' and c.level else c.name}: {number_text(c.value, c.unit)}"
+
+
+def _measured_words(busy: set[str], quiet: set[str]) -> str:
+    """The legend's one row on the solid roofs: "solid: measured while busy", "solid: measured
+    (CPU while busy)" where only some roofs were measured while other programs were busy."""
+    if not busy:
+        return "solid: measured"
+    if not quiet:
+        return "solid: measured while busy"
+    return f"solid: measured ({', '.join(sorted(busy))} while busy)"
+
+
+def _ceiling_hover(c: Any) -> str:
+    """A roof line's hover text: the ceiling in full, and where a theoretical peak rests on a
+    clock measured while the machine was busy, that."""
+    text = ceiling_line(c)
+    if c.disturbed and c.kind != "measured":
+        text += " (the clock it is built on was measured while other programs were busy)"
+    return text
 
 
 def _caption(where: str) -> str:
@@ -492,32 +546,9 @@ def _point_words(p: Any) -> str:
     text = f"{p.size_label}: {where + ' · ' if where else ''}{p.intensity_flop_per_byte:.3g} FLOP/B, "
     text += number_text(p.gflops, "GFLOP/s")
     if p.roof_share is not None:
-        roof = "the compute roof" if p.roof_level == "compute" else f"its {p.roof_level} roof"
-        text += f" · {percent(p.roof_share, decimals=0)} of {roof}"
+        text += f" · {roof_share_words(p)}"
     if p.roof_note:
         text += f" ({p.roof_note})"
     if p.noisy:
         text += " · disturbed by other programs"
     return text
-
-
-def _stacked_spots(home: Any, step: float) -> list[Any]:
-    """A flat roof's label: its home, then one label-height below, above, two below..."""
-    return [QPointF(home.x(), home.y() + k * step) for k in (0, -1, 1, -2, 2, -3, 3, -4, 4, -5, 5, -6, 6)]
-
-
-def _slant_spots(home: Any, slant: tuple[float, float]) -> list[Any]:
-    """A slanted roof's label: just above its own line, from the line's left end along it (a
-    slant rises one decade per decade, so does the label), then a little higher."""
-    x0, x1 = slant
-    out = []
-    for lift in (0.0, 0.15, 0.3):
-        for share in (0.0, 0.12, 0.24, 0.36, 0.48, 0.6):
-            dx = share * (x1 - x0)
-            out.append(QPointF(home.x() + dx, home.y() + dx + lift))
-    return out
-
-
-def _area(rect: Any) -> float:
-    """The area of a rectangle (an empty intersection is 0)."""
-    return max(0.0, rect.width()) * max(0.0, rect.height())

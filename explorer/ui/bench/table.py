@@ -11,10 +11,11 @@ from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelInd
 from PySide6.QtGui import QBrush, QColor
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableView, QWidget
 
-from explorer.bench.compare import above_peak_reason, peak_captions, peak_note, peak_share_cell
+from explorer.bench.compare import above_peak_reason, peak_captions, peak_note, peak_share, peak_share_cell
 from explorer.bench.fmt import number_text, seconds_text
 from explorer.bench.results import model_cell, roof_words
 from explorer.bench.run_results import RunResults
+from explorer.roofs.placement import share_words
 from explorer.ui.guard import qt_guard
 from explorer.ui.theme import current_theme
 from explorer.ui.widgets import FoldingCaption
@@ -162,7 +163,7 @@ class ResultsModel(QAbstractTableModel):
         if column == "throughput":
             return number_text(p.throughput, p.throughput_unit)
         if column == "% of peak":
-            return peak_share_cell(p)
+            return share_cell(p)
         if column == "roof":  # "fits in L2", "fits in L1, compute-bound: 53% of its roof"
             return roof_words(p)
         if column == "model":  # what the hardware model says beside the measurement
@@ -178,14 +179,28 @@ class ResultsModel(QAbstractTableModel):
         return ""
 
 
+def share_cell(p: Any) -> str:
+    """The "% of peak" cell: the share of the device's peak; where that peak is the point's own roof
+    and it was measured while busy, above 100% reads ">100% (roof measured while busy)" (a roof
+    measured low by an unknown amount gives no figure: "258%" was read before any note)."""
+    share = peak_share(p)
+    if share is not None and p.roof_busy and p.roof_share is not None and abs(share - p.roof_share) < 0.005:
+        return share_words(share, True)
+    return peak_share_cell(p)
+
+
 def roof_tip(p: Any) -> str:
-    """A roof cell's hover text: the roof the point is judged against and its share, and why above."""
+    """A roof cell's hover text: the roof the point is judged against and its share (and its share
+    of the level across a cache's edge it is near), and why above."""
     if p.roof_share is None:
         return ""
     if p.roof_level == "compute":
-        text = f"{percent(p.roof_share, decimals=0)} of the compute roof at {p.intensity_flop_per_byte:.3g} FLOP/byte"
+        of = f" of the compute roof at {p.intensity_flop_per_byte:.3g} FLOP/byte"
     else:
-        text = f"{percent(p.roof_share, decimals=0)} of {p.bandwidth_ceiling_basis}"
+        of = f" of {p.bandwidth_ceiling_basis or f'its {p.roof_level} roof'}"
+    text = share_words(p.roof_share, p.roof_busy, of, decimals=0)
+    if p.near_level and p.near_level_share is not None and p.roof_level == p.memory_level:
+        text += f"; {percent(p.near_level_share, decimals=0)} of {p.near_level}'s roof, across the cache edge it is near"
     return f"{text}. Why it is over: {p.roof_note}" if p.roof_note else text
 
 
