@@ -269,6 +269,9 @@ class BenchPanel(Panel):
         self.show_recorded(state.recorded)
         return note
 
+    def lesson_closed(self) -> None:
+        self.show_recorded(None)
+
     def show_recorded(self, recorded: Any) -> None:
         """A lesson's recorded results (``Recorded``, or ``None`` to take them away): their own
         dashed curves on the Measurements plot and their points under their own device's roofs on

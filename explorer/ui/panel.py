@@ -100,6 +100,10 @@ class Panel(QWidget):
         then left as it was."""
         return ""
 
+    def lesson_closed(self) -> None:
+        """The lesson that set this page's state was closed: take away what only a lesson shows
+        (the Benchmarks page's recorded results); the page's own state stays."""
+
     def prepare_screenshot(self) -> None:
         """Put the page in the state ``device-explorer screenshot`` should show."""
 

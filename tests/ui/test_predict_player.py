@@ -87,3 +87,14 @@ def test_a_predict_step_asks_first_and_reveals_on_commit(window):
     _settle()
     assert not player.ask_box.isVisible()  # step 2 was answered: it shows at once, with the grade
     assert "Not right" in player.note
+
+
+def test_closing_a_lesson_takes_its_recorded_curves_away(window):
+    player = window.lessons
+    player.open_path(next(p for p in builtin_paths() if p.stem.startswith("05")), step=1)
+    _settle()
+    bench = window.show_panel("benchmarks")
+    assert bench.plot.recorded_items()  # the step's recorded H100 run, drawn
+    player.close_lesson()
+    _settle()
+    assert not bench.plot.recorded_items()

@@ -366,6 +366,8 @@ class LessonPlayer(QDockWidget):
     def close_lesson(self) -> None:
         self.lesson = None
         self.note = ""
+        for panel in self.window_.panels.values():  # a recording belongs to its lesson
+            panel.lesson_closed()
         self._pending = False
         self._update_actions()
         self.hide()
