@@ -348,7 +348,7 @@ def build_parser() -> argparse.ArgumentParser:
         default="",
         help=(
             "another view of the page: compare, timeline, latency (visualizer); roofline, bandwidth "
-            "(benchmarks); coalescing, banks, divergence, tiling (memory)"
+            "(benchmarks); coalescing, banks, divergence, tiling, kernel (memory)"
         ),
     )
     p.set_defaults(handler=lambda a: _gui().run_screenshot(a), check=lambda a: _gui().parse_screenshot(a))

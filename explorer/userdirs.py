@@ -34,7 +34,11 @@ def config_dir() -> Path:
 def cache_dir() -> Path:
     """What can be rebuilt (numba's compiled code): the platform's user cache folder, also when
     ``$DEVICE_EXPLORER_HOME`` is set, so that tests and portable setups share one compiled copy
-    instead of compiling again in every fresh home."""
-    import platformdirs
-
+    instead of compiling again in every fresh home. A headless GPU server may lack platformdirs
+    (the acceptance runs there): XDG's rule then, which is what platformdirs gives on Linux."""
+    try:
+        import platformdirs
+    except ImportError:
+        base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+        return Path(base) / APP_NAME
     return Path(platformdirs.user_cache_dir(APP_NAME, appauthor=False))

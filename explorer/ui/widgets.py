@@ -663,6 +663,7 @@ class _ClickAway(QObject):
         if app is not None:
             app.removeEventFilter(self)
 
+    @qt_guard
     def eventFilter(self, obj: QObject, event: QEvent) -> bool:  # noqa: N802 - Qt's name
         if event.type() != QEvent.Type.MouseButtonPress or self.box is None:
             return False

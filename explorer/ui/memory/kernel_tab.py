@@ -32,6 +32,7 @@ from explorer.kernels.run import KernelReport, LineFigures, trace_script
 from explorer.kernels.session import KernelSession
 from explorer.memory.banks import BankConflicts
 from explorer.memory.coalescing import Coalescing
+from explorer.ui.guard import qt_guard
 from explorer.ui.memory.canvas import BankCanvas, CoalescingCanvas
 from explorer.ui.workers import run_in_daemon_thread
 
@@ -179,11 +180,13 @@ class KernelTab(QWidget):
         self.session.pick(launch.lines[rows[0].row()].line)
 
     # --- drag and drop ---------------------------------------------------------------------------
+    @qt_guard
     def dragEnterEvent(self, event: QDragEnterEvent) -> None:  # noqa: N802 - Qt's name
         urls = event.mimeData().urls()
         if len(urls) == 1 and urls[0].toLocalFile().endswith(".py"):
             event.acceptProposedAction()
 
+    @qt_guard
     def dropEvent(self, event: QDropEvent) -> None:  # noqa: N802 - Qt's name
         urls = event.mimeData().urls()
         if urls:

@@ -90,6 +90,7 @@ class ErrorLine(QLabel):
         self.setWordWrap(True)
         self.hide()
 
+    @qt_guard
     def setText(self, text: str) -> None:  # noqa: N802 - Qt's name
         super().setText(text)
         self.setVisible(bool(text))
