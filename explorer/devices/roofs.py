@@ -23,7 +23,7 @@ from __future__ import annotations
 import threading
 
 from explorer.devices.cpu import core_flops_per_cycle
-from explorer.devices.isa import cpu_fp32_peak_gflops
+from explorer.devices.isa import cpu_fp32_peak_basis, cpu_fp32_peak_gflops
 from explorer.devices.model import CatalogGpu, CpuDevice, Device
 from explorer.roofs import store
 from explorer.roofs.model import Ceiling, Roof
@@ -107,7 +107,9 @@ def _cpu_peak(rec: CpuDevice, usable: MeasuredRoof | None) -> list[Ceiling]:
                 round(peak, 1),
                 "theoretical",
                 "FP32 peak",
-                f"measured clock {usable.clock_ghz:.2f} GHz x {rec.physical_cores} cores x {per_cycle.basis}",
+                cpu_fp32_peak_basis(
+                    f"measured clock {usable.clock_ghz:.2f} GHz", rec.physical_cores, per_cycle
+                ),
                 usable.measured_at,
                 disturbed=not usable.quiet,
             )

@@ -308,7 +308,7 @@ class RooflinePlot(QWidget):
                 ys += [seg.y0, seg.y1]
                 self._add_label(seg, roof, line_colour, theme)
             ridge = roof.ridge_flop_per_byte
-            top = roof.top("compute")
+            top = roof.compute_roof()  # the ridge is on the roof shares are taken against
             if ridge and top:
                 dot = pg.PlotDataItem(
                     [ridge],
