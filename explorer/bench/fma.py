@@ -123,17 +123,24 @@ def fma_kernel(accumulators: int, lanes: int) -> Callable[[int, float, float], f
 
 
 def fma_reference(n: int, accumulators: int, lanes: int, b: float = B, c: float = C) -> float:
-    """What ``fma_kernel(accumulators, lanes)(n, b, c)`` returns, in numpy float32 (one multiply
-    and one add per step: a fused one rounds once, so the two agree to a few float32 ulps)."""
+    """What ``fma_kernel(accumulators, lanes)(n, b, c)`` returns, in numpy: each step fused (the
+    float32 product is exact in float64, then rounded once to float32, as an FMA does), the
+    accumulators summed in the kernel's order in float32 (where the core has no FMA, the kernel's
+    separate multiply and add differ from this by a few float32 ulps)."""
     import numpy as np
 
-    a = np.arange(accumulators * lanes, dtype=np.float64).astype(np.float32) / np.float32(
-        accumulators * lanes
-    )
-    bb, cc = np.float32(b), np.float32(c)
+    a = (np.arange(accumulators * lanes, dtype=np.float64) / (accumulators * lanes)).astype(np.float32)
+    bb, cc = np.float64(np.float32(b)), np.float64(np.float32(c))
     for _ in range(n):
-        a = a * bb + cc
-    return float(a.astype(np.float64).sum())
+        a = (a.astype(np.float64) * bb + cc).astype(np.float32)
+    vectors = a.reshape(accumulators, lanes)
+    total = vectors[0].copy()
+    for k in range(1, accumulators):
+        total = (total + vectors[k]).astype(np.float32)
+    result = np.float32(total[0])
+    for lane in range(1, lanes):
+        result = np.float32(result + total[lane])
+    return float(result)
 
 
 @dataclass(frozen=True)
