@@ -1,21 +1,31 @@
 """Measuring a device's ceilings: what this machine sustains, per memory level and in arithmetic.
 
 * CPU clock: :mod:`explorer.bench.clock` (the theoretical FP32 peak is built on it).
-* CPU compute: the best FP32 matmul (torch sgemm on every core, the fastest timed sample of each
-  size, best over sizes).
+* CPU compute: the measured FP32 ceiling, an FMA-throughput loop of the widest vectors on every
+  core at once (:mod:`explorer.bench.fma`), which shares are taken against (the theoretical peak
+  is named beside it); and the best FP32 matmul (torch sgemm on every core, the fastest timed
+  sample of each size, best over sizes).
 * CPU memory, per level: a working-set sweep of read, copy and triad kernels on every core
   (:mod:`explorer.bench.sweep`); its plateaus are found and named by the cache sizes the OS
   reports (:mod:`explorer.roofs.plateaus`), and each level's roof is its fastest kernel's plateau.
+  DRAM counts only the sizes of at least four times the last-level cache, flat over several, and
+  is checked against the app's own long read-only and triad streams over DRAM: a figure above
+  the fastest of them is impossible, and refused (the fastest stream stands for DRAM instead).
   Bytes are counted as STREAM counts them; the extra read a write-allocate cache makes before it
   writes a line is *not* counted.
-* GPU compute: the best sgemm (torch, FP32 with TF32 off). GPU memory: L2 and DRAM from a
+* GPU compute: the FP32 FMA loop on every SM (:mod:`explorer.bench.roof_kernels`, not yet run on
+  a GPU) and the best sgemm (torch, FP32 with TF32 off). GPU memory: L2 and DRAM from a
   working-set sweep of read and copy kernels (:mod:`explorer.bench.gpu_sweep`). Other processes
   NVML lists on that GPU meanwhile make the measurement a busy one, as they do a point.
 
-The whole measurement is judged by the noise verdict the points use (:mod:`explorer.bench.noise`):
-where other programs used the CPU meanwhile, it is marked busy, and the store keeps a quiet one
-over it (:mod:`explorer.roofs.store`). Measuring runs in a worker process or the CLI, never in
-the window's thread: it takes seconds (at most 15 on a 2-core laptop).
+Every measured ceiling carries its method (kernel, threads, working sets, repeats, how the
+samples became the figure: ``explorer.roofs.model.Method``), so a remeasure is compared like with
+like. The whole measurement is judged by the noise verdict the points use
+(:mod:`explorer.bench.noise`): where other programs used the CPU meanwhile, it is marked busy, and
+the store keeps a quiet one over it (:mod:`explorer.roofs.store`); a quiet one that moved more
+than 10% from the quiet one stored is turned away as not steady (``explorer.bench.peaks``).
+Measuring runs in a worker process or the CLI, never in the window's thread: it takes seconds (at
+most 15 on a quiet 2-core laptop).
 """
 
 from __future__ import annotations

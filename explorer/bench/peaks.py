@@ -9,6 +9,10 @@ carry it with the results, one per (host, device). Nothing here reads the store 
 point, and discovery runs once per kind of device (``device_record``: the CPU's probe, or the
 GPUs') per process; the records it gives are typed (``CpuDevice``, ``CudaGpu``).
 
+A GFLOP/s point's "% of peak" is taken against the measured FP32 ceiling (an FMA loop on every
+core) where it was measured, the theoretical peak named beside it (``peak_ceiling``). A quiet
+remeasure that moved more than 10% from the quiet one stored is turned away (``NotSteady``).
+
 Also here: the PCIe link's peak (copies are bound by the bus, not by a memory level).
 """
 
