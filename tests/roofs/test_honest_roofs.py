@@ -309,3 +309,24 @@ def test_a_damaged_method_is_refused_by_name():
     row["method"]["threads"] = 0
     with pytest.raises(ValueError, match="method.threads"):
         Ceiling.from_dict(row)
+
+
+# --- one CPU peak formula ---------------------------------------------------------------------------
+
+
+def test_the_probes_estimate_and_the_roofs_theoretical_peak_are_one_formula(home):
+    """On the same clock, the probe's estimate (on the reported clock) and the roof's theoretical
+    peak (on the measured clock) are the same figure, said in the same words."""
+    from explorer.devices.cpu import probe_cpu
+    from explorer.devices.roofs import fingerprint, record_roof
+    from tests.devices.test_cpu_probe import INTEL, _psutil
+
+    for flags, mhz, cores in ((["avx", "fma"], 3000.0, 8), (["avx512f"], 2450.0, 2), (["sse2"], 1800.0, 4)):
+        info = dict(INTEL, flags=flags)
+        rec = probe_cpu(psutil_module=_psutil(physical=cores, freq=(mhz, mhz)), cpuinfo_info=info)
+        store.save(store.MeasuredRoof("cpu", fingerprint(rec) or "", 1000.0, clock_ghz=mhz / 1000.0))
+        peak = record_roof(rec).theoretical()
+        assert peak is not None and peak.value == rec.fp32_peak_gflops and not peak.estimate
+        estimate = next(n for n in rec.notes if n.startswith("theoretical FP32 peak estimate: "))
+        said = estimate.removeprefix("theoretical FP32 peak estimate: ").removesuffix("; not a measurement")
+        assert said.split(" x ", 1)[1] == peak.basis.split(" x ", 1)[1]  # "N cores x ... FLOP/cycle (...)"
