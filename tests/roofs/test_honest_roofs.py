@@ -330,3 +330,18 @@ def test_the_probes_estimate_and_the_roofs_theoretical_peak_are_one_formula(home
         estimate = next(n for n in rec.notes if n.startswith("theoretical FP32 peak estimate: "))
         said = estimate.removeprefix("theoretical FP32 peak estimate: ").removesuffix("; not a measurement")
         assert said.split(" x ", 1)[1] == peak.basis.split(" x ", 1)[1]  # "N cores x ... FLOP/cycle (...)"
+
+
+def test_the_records_sgemm_stays_the_matmuls_beside_the_fma_ceiling(home):
+    from explorer.devices.model import CpuDevice
+    from explorer.devices.roofs import apply_measured, fingerprint, record_roof
+
+    rec = CpuDevice(name="Test CPU", key="cpu", physical_cores=2, logical_cores=2, isa_flags=["avx512f"])
+    m = _measured(1000.0, fma=132.0)
+    m.fingerprint = fingerprint(rec) or ""
+    m.ceilings.insert(1, Ceiling("compute", 38.1, "measured", "sgemm", "torch.mm", 1000.0))
+    store.save(m)
+    roof = record_roof(rec)
+    apply_measured(rec, roof)
+    assert rec.fp32_measured_gflops == 38.1 and rec.fp32_measured_basis.startswith("sgemm: ")
+    assert roof.compute_roof().value == 132.0
