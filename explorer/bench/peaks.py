@@ -9,6 +9,10 @@ carry it with the results, one per (host, device). Nothing here reads the store 
 point, and discovery runs once per kind of device (``device_record``: the CPU's probe, or the
 GPUs') per process; the records it gives are typed (``CpuDevice``, ``CudaGpu``).
 
+A GFLOP/s point's "% of peak" is taken against the measured FP32 ceiling (an FMA loop on every
+core) where it was measured, the theoretical peak named beside it (``peak_ceiling``). A quiet
+remeasure that moved more than 10% from the quiet one stored is turned away (``NotSteady``).
+
 Also here: the PCIe link's peak (copies are bound by the bus, not by a memory level).
 """
 
@@ -24,7 +28,8 @@ from explorer.devices.deadline import DEADLINES_S, call_with_deadline
 from explorer.devices.model import CpuDevice, CudaGpu
 from explorer.devices.roofs import RoofBook, fingerprint
 from explorer.roofs import store
-from explorer.roofs.model import Ceiling, Roof
+from explorer.roofs.model import STEADY_TOLERANCE, Ceiling, Roof, unsteady_changes
+from explorer.units import number_text
 
 if TYPE_CHECKING:
     from explorer.bench.results import BenchPoint
@@ -197,9 +202,44 @@ def ensure_measured(
         import torch
 
         measured = ceilings.measure_gpu_roof(torch, torch.device(device), rec, fp, device, progress=said)
+    unsteady = unsteady_against_stored(measured)
+    if unsteady is not None:
+        return unsteady
     saved = store.save(measured)
     forget_roof(device)
     return saved
+
+
+@dataclass(frozen=True)
+class NotSteady(store.Saved):
+    """A quiet measurement turned away because it moved more than 10% from the quiet one stored:
+    the machine did not hold still, so neither figure can be trusted over the other, and the
+    earlier one stays."""
+
+    @property
+    def message(self) -> str:
+        from explorer.roofs.texts import when_text
+
+        kept = self.stored
+        return (
+            f"{kept.device}: the machine is not steady: {self.turned_away} (more than "
+            f"{STEADY_TOLERANCE:.0%} from the stored figures), so the quiet measurement "
+            f"{when_text(kept.measured_at)} is kept; measure again when the machine is idle"
+        )
+
+
+def unsteady_against_stored(measured: store.MeasuredRoof) -> store.Saved | None:
+    """Where a quiet measurement lands more than 10% from the quiet one stored for this machine at
+    any level (or the FP32 ceiling), measured the same way: the machine is not steady, and the
+    stored one is kept (a ``Saved`` saying so). ``None`` where the new one may be stored: it
+    agrees, nothing comparable is stored, or either was measured while busy (the busy rule)."""
+    status, old = store.load(measured.device, measured.fingerprint)
+    if status != "stored" or old is None or not old.quiet or not measured.quiet:
+        return None
+    changes = unsteady_changes(old.ceilings, measured.ceilings)
+    if not changes:
+        return None
+    return NotSteady(old, replaced=False, turned_away="; ".join(changes))
 
 
 #: devices whose ceilings this process has already seen to (a run looks once, at its first point)
@@ -226,8 +266,8 @@ def ensure_measured_quietly(device: str, force: bool = False) -> RoofNotice:
     failed = True
     try:
         saved = ensure_measured(device, force=force)
-        # what a run must say: a measurement turned away (the quiet one is kept); one stored while
-        # busy says so on its own, in every label of its roof ("measured while busy")
+        # what a run must say: a measurement turned away (busy, or not steady: the quiet one is
+        # kept); one stored while busy says so on its own, in every label of its roof
         said = saved.message if saved is not None and not saved.replaced else ""
         failed = False
     except OSError as exc:  # measured, but a full or read-only disk kept it from being stored
@@ -247,10 +287,26 @@ def ensure_measured_quietly(device: str, force: bool = False) -> RoofNotice:
 
 
 def peak_ceiling(roof: Roof, quantity: str) -> Ceiling | None:
-    """The compute ceiling a GFLOP/s point's "% of peak" is taken against: the theoretical (or
-    spec-sheet) one where there is one, else the highest measured."""
+    """The ceiling a point's "% of peak" is taken against. Compute: the measured FP32 ceiling (an
+    FMA loop on every core) where it was measured, its basis naming the theoretical peak beside it
+    (and why they differ, where they do by more than a quarter); else the theoretical (or
+    spec-sheet) one; else the highest measured. Memory: the theoretical one, else the fastest."""
+    if quantity == "compute":
+        chosen = roof.compute_roof()
+        peak = roof.theoretical()
+        if chosen is None or peak is None or chosen is peak:
+            return chosen
+        from dataclasses import replace
+
+        from explorer.roofs.texts import peak_gap_text
+
+        beside = f"; the {peak.kind} peak is {number_text(peak.value, peak.unit)} ({peak.basis})"
+        gap = peak_gap_text(roof)
+        return replace(
+            chosen, basis=f"measured FP32 ceiling, {chosen.basis}{beside}" + (f". {gap}" if gap else "")
+        )
     theoretical = [c for c in roof.ceilings if c.quantity == quantity and c.kind != "measured"]
-    return theoretical[0] if theoretical else roof.top("compute" if quantity == "compute" else "memory")
+    return theoretical[0] if theoretical else roof.top("memory")
 
 
 def fp32_peak_gflops(device: str) -> float | None:

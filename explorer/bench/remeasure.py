@@ -5,7 +5,10 @@ The work is the agent method ``roofs.measure`` (``explorer.bench.peaks.ensure_me
 in a fresh local agent, one device after another: the window never measures in its own process,
 a crash costs one line, and Stop kills the worker's whole process group. What comes back is each
 device's roof as now stored (a busy measurement does not replace a quiet one, and the line says
-so). Qt-free: ``explorer.ui.roof_measure`` carries it to the window.
+so). A quiet measurement more than 10% from the quiet one stored, at any level or the FP32
+ceiling, is not stored either: the line says the machine is not steady and the earlier one is
+kept (``explorer.bench.peaks.unsteady_against_stored``). Qt-free: ``explorer.ui.roof_measure``
+carries it to the window.
 """
 
 from __future__ import annotations

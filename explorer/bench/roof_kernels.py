@@ -38,3 +38,36 @@ def copy(x, y, reps):
         while i < x.shape[0]:
             y[i] = x[i]
             i += stride
+
+
+#: independent FP32 accumulators per thread of the FMA loop: with 8 warps or more per scheduler,
+#: enough FMAs in flight to cover their ~4-cycle latency on every SM
+FMA_ACCUMULATORS = 8
+
+
+@cuda.jit
+def fma(out, n, b, c):
+    """The GPU's FP32 FMA ceiling: each thread runs ``n`` iterations of ``FMA_ACCUMULATORS``
+    independent ``a = fma(a, b, c)`` (2 FLOP each) and writes their sum (so nothing is dropped).
+    ``b`` and ``c`` are run-time values; launched with several blocks per SM, every SM's FP32
+    pipes are kept busy. Checked on numba's simulator; not yet run on a GPU."""
+    start = cuda.grid(1)
+    a0 = 0.001 * (start % 7)
+    a1 = a0 + 0.1
+    a2 = a0 + 0.2
+    a3 = a0 + 0.3
+    a4 = a0 + 0.4
+    a5 = a0 + 0.5
+    a6 = a0 + 0.6
+    a7 = a0 + 0.7
+    for _ in range(n):
+        a0 = cuda.fma(a0, b, c)
+        a1 = cuda.fma(a1, b, c)
+        a2 = cuda.fma(a2, b, c)
+        a3 = cuda.fma(a3, b, c)
+        a4 = cuda.fma(a4, b, c)
+        a5 = cuda.fma(a5, b, c)
+        a6 = cuda.fma(a6, b, c)
+        a7 = cuda.fma(a7, b, c)
+    if start < out.shape[0]:
+        out[start] = a0 + a1 + a2 + a3 + a4 + a5 + a6 + a7

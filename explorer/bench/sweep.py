@@ -18,7 +18,12 @@ to eight times the last-level cache (well past it: DRAM). Each size repeats its 
 one call until about ``SAMPLE_BYTES`` have moved (a few milliseconds, far more than starting the
 threads costs), and keeps the fastest of ``SAMPLES`` calls, one per pass over all sizes: other
 programs can only slow a sample down, and a burst of their work spoils one pass, not all. The plateaus of the three curves are then found and named by the cache sizes
-(``explorer.roofs.plateaus``); each level's roof is its fastest kernel's plateau.
+(``explorer.roofs.plateaus``); each level's roof is its fastest kernel's plateau. DRAM's counts
+only the sizes of at least four times the last-level cache, flat over several.
+
+``streams``: the same read-only and triad kernels run long (each timed call moves at least
+``STREAM_BYTES``) over one working set well past the last-level cache, the fastest of
+``STREAM_SAMPLES`` calls: the app's own STREAM-style figures, which no DRAM roof may exceed.
 """
 
 from __future__ import annotations
@@ -45,6 +50,10 @@ LLC_FACTOR = 8
 MIN_LAST_BYTES = 64 * 2**20
 #: the largest working set is kept under this share of the free memory
 MEMORY_SHARE = 0.25
+#: the streams: each timed call moves at least this much (tens of milliseconds from DRAM)
+STREAM_BYTES = 1 << 30
+STREAM_SAMPLES = 5
+STREAM_KERNELS: tuple[str, ...] = ("read", "triad")
 
 Progress = Callable[[float, str], None]
 
@@ -146,6 +155,7 @@ class SweepResult:
     ws_bytes: list[int] = field(default_factory=list)
     gbps: dict[str, list[float]] = field(default_factory=lambda: {k: [] for k in KERNELS})
     seconds: float = 0.0
+    samples: int = SAMPLES  # timed calls per size and kernel (one per pass), the fastest kept
 
     def envelope(self) -> list[float]:
         """The best kernel's GB/s at each working set: the curve no kernel passes."""
@@ -236,7 +246,7 @@ def sweep(
     Raises ``RuntimeError`` when a kernel computes a wrong result."""
     compiled = kernels()
     started = time.perf_counter()
-    result = SweepResult(threads=threads, ws_bytes=list(ws_bytes))
+    result = SweepResult(threads=threads, ws_bytes=list(ws_bytes), samples=samples)
     best = {name: [math.inf] * len(ws_bytes) for name in KERNELS}
     plan = []
     for size in ws_bytes:
@@ -268,3 +278,39 @@ def sweep(
         result.gbps[name].append(counted / fastest / 1e9 if 0 < fastest < math.inf else 0.0)
     result.seconds = time.perf_counter() - started
     return result
+
+
+def streams(
+    size_bytes: int,
+    threads: int,
+    *,
+    samples: int | None = None,
+    stream_bytes: int | None = None,
+    kernels_run: Sequence[str] = STREAM_KERNELS,
+) -> dict[str, float]:
+    """The read-only and triad streams over one working set of ``size_bytes`` (all threads
+    together; well past the last-level cache for a DRAM figure) on ``threads`` threads: each
+    kernel's GB/s in its fastest of ``samples`` calls, each call moving at least
+    ``stream_bytes`` (``STREAM_SAMPLES`` and ``STREAM_BYTES`` where not given). Raises
+    ``RuntimeError`` when a kernel computes a wrong result."""
+    samples = STREAM_SAMPLES if samples is None else samples
+    stream_bytes = STREAM_BYTES if stream_bytes is None else stream_bytes
+    compiled = kernels()
+    crew = _Crew(threads, size_bytes)
+    out: dict[str, float] = {}
+    try:
+        for name in kernels_run:
+            n = max(1, size_bytes // threads // BYTES_PER_ELEMENT[name])
+            reps = max(1, math.ceil(stream_bytes / size_bytes))
+            step = array_step(n, ARRAYS[name])
+            crew.run(compiled[name], n, 1, step)  # one pass untimed: pages and caches as in the timed ones
+            best = math.inf
+            for _ in range(samples):
+                seconds, values = crew.run(compiled[name], n, reps, step)
+                if any(v != expected_result(name, n, reps) for v in values):
+                    raise RuntimeError(f"the {name} stream computed a wrong result")
+                best = min(best, seconds)
+            out[name] = BYTES_PER_ELEMENT[name] * n * reps * threads / best / 1e9 if best > 0 else 0.0
+    finally:
+        crew.close()
+    return out

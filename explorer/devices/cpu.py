@@ -13,7 +13,7 @@ import platform
 from functools import lru_cache
 from typing import Any
 
-from explorer.devices.isa import FlopsPerCycle, flops_per_cycle
+from explorer.devices.isa import FlopsPerCycle, cpu_fp32_peak_basis, cpu_fp32_peak_gflops, flops_per_cycle
 from explorer.devices.model import CpuDevice
 
 #: ISA extensions that change how fast numeric code runs, in the order a student meets them.
@@ -109,26 +109,6 @@ def core_flops_per_cycle(device: CpuDevice) -> FlopsPerCycle:
     return flops_per_cycle(device.isa_flags, device.vendor, device.cpu_family, device.cpu_model)
 
 
-def theoretical_fp32_gflops(
-    physical_cores: int, clock_mhz: float, per_cycle: FlopsPerCycle
-) -> tuple[float, str] | None:
-    """A textbook upper bound: cores x clock x FP32 FLOP per cycle, with the assumption spelt out.
-
-    FLOP per cycle comes from the ISA (``explorer.devices.isa``, which says how many FMA pipes it
-    assumes). The clock here is the one the OS reports; the benchmarks measure the clock the
-    cores really run at and replace this estimate with a peak built on it
-    (``explorer.devices.roofs.apply_measured``).
-    """
-    if physical_cores <= 0 or clock_mhz <= 0:
-        return None
-    gflops = physical_cores * clock_mhz / 1000.0 * per_cycle.flop_per_cycle
-    how = (
-        f"theoretical FP32 peak estimate: {physical_cores} cores x {clock_mhz:.0f} MHz x {per_cycle.basis}; "
-        "not a measurement"
-    )
-    return gflops, how
-
-
 def probe_cpu(*, psutil_module: Any = None, cpuinfo_info: dict[str, Any] | None = None) -> CpuDevice:
     """Describe the host CPU. Every field it cannot read stays empty with a reason."""
     if psutil_module is None:
@@ -216,20 +196,21 @@ def probe_cpu(*, psutil_module: Any = None, cpuinfo_info: dict[str, Any] | None 
         "memory_bandwidth_gbps", "no probe reads a CPU's memory bandwidth; the benchmarks measure it"
     )
 
-    estimate = None
-    if device.physical_cores and device.frequency_max_mhz:
-        estimate = theoretical_fp32_gflops(
-            device.physical_cores, device.frequency_max_mhz, core_flops_per_cycle(device)
-        )
-    if estimate:
-        device.fp32_peak_gflops, how = round(estimate[0], 1), estimate[1]
+    cores, mhz = device.physical_cores, device.frequency_max_mhz
+    if cores and cores > 0 and mhz and mhz > 0:
+        # a textbook upper bound on the clock the OS reports; the benchmarks measure the clock the
+        # cores really run at and the FP32 ceiling an FMA loop reaches (``devices.roofs``)
+        per_cycle = core_flops_per_cycle(device)
+        device.fp32_peak_gflops = round(cpu_fp32_peak_gflops(mhz / 1000.0, cores, per_cycle), 1)
         device.fp32_peak_basis = (
             "estimate from advertised clock" if clock_advertised else "estimate from maximum clock"
         )
+        device.notes.append(
+            "theoretical FP32 peak estimate: "
+            f"{cpu_fp32_peak_basis(f'{mhz:.0f} MHz', cores, per_cycle)}; not a measurement"
+        )
     else:
         device.mark_unavailable("fp32_peak_gflops", "needs the core count and the maximum clock")
-    if estimate:
-        device.notes.append(how)
     # filled from the stored measurements by discovery (``explorer.devices.roofs.apply_measured``)
     why = "not measured on this machine yet: run a benchmark or 'device-explorer devices --measure'"
     device.mark_unavailable("clock_measured_ghz", why)

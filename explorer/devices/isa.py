@@ -89,5 +89,12 @@ def flops_per_cycle(
 
 
 def cpu_fp32_peak_gflops(clock_ghz: float, cores: int, per_cycle: FlopsPerCycle) -> float:
-    """Clock x cores x FLOP per cycle: the rate no FP32 code on those cores can beat at that clock."""
+    """Clock x cores x FLOP per cycle: the rate no FP32 code on those cores can beat at that clock.
+    The one formula of a CPU's peak: the probe's estimate (on a reported clock) and the roof's
+    theoretical peak (on the measured clock) are both this, with ``cpu_fp32_peak_basis``'s words."""
     return clock_ghz * cores * per_cycle.flop_per_cycle
+
+
+def cpu_fp32_peak_basis(clock_words: str, cores: int, per_cycle: FlopsPerCycle) -> str:
+    """The formula in words: "measured clock 3.24 GHz x 2 cores x 32 FLOP/cycle (AVX2+FMA: ...)"."""
+    return f"{clock_words} x {cores} cores x {per_cycle.basis}"

@@ -23,10 +23,10 @@ from __future__ import annotations
 import threading
 
 from explorer.devices.cpu import core_flops_per_cycle
-from explorer.devices.isa import cpu_fp32_peak_gflops
+from explorer.devices.isa import cpu_fp32_peak_basis, cpu_fp32_peak_gflops
 from explorer.devices.model import CatalogGpu, CpuDevice, Device
 from explorer.roofs import store
-from explorer.roofs.model import Ceiling, Roof
+from explorer.roofs.model import FMA_NAME, Ceiling, Roof
 from explorer.roofs.store import MeasuredRoof
 from explorer.roofs.texts import when_text
 
@@ -115,7 +115,9 @@ def _cpu_peak(rec: CpuDevice, usable: MeasuredRoof | None) -> list[Ceiling]:
                 round(peak, 1),
                 "theoretical",
                 "FP32 peak",
-                f"measured clock {usable.clock_ghz:.2f} GHz x {rec.physical_cores} cores x {per_cycle.basis}",
+                cpu_fp32_peak_basis(
+                    f"measured clock {usable.clock_ghz:.2f} GHz", rec.physical_cores, per_cycle
+                ),
                 usable.measured_at,
                 disturbed=not usable.quiet,
             )
@@ -170,7 +172,11 @@ def apply_measured(device: CpuDevice, roof: Roof) -> None:
         device.fp32_peak_gflops, device.fp32_peak_basis = peak.value, peak.basis
         device.notes = [n for n in device.notes if not n.startswith(_ESTIMATE_NOTE)]
         device.notes.append(f"theoretical FP32 peak: {peak.basis}")
-    sgemm = next((c for c in roof.ceilings if c.quantity == "compute" and c.kind == "measured"), None)
+    # the record's "FP32 sgemm (measured)" is the matmul's, not the FMA loop's (the roof shows both)
+    sgemm = next(
+        (c for c in roof.ceilings if c.quantity == "compute" and c.kind == "measured" and c.name != FMA_NAME),
+        None,
+    )
     if sgemm is not None:
         device.fp32_measured_gflops, device.fp32_measured_basis = sgemm.value, f"{sgemm.name}: {sgemm.basis}"
         device.unavailable.discard("fp32_measured_gflops")

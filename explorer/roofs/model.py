@@ -9,8 +9,14 @@ ceilings (a theoretical FP32 peak, a measured sgemm). A point is judged against 
 the level its working set lives in (``explorer.roofs.placement``), never against DRAM's alone.
 
 Every ceiling says how it was had (``kind``: measured, theoretical, spec sheet; ``basis`` in
-words), when, and whether other programs were using the CPU while it was measured
-(``disturbed``): a label then says "measured while busy".
+words; ``method``: the kernel, threads, working sets, repeats and how the samples were reduced),
+when, and whether other programs were using the CPU while it was measured (``disturbed``): a
+label then says "measured while busy".
+
+The compute roof a point's share is taken against (``Roof.compute_roof``) is the *measured* FP32
+ceiling (an FMA loop on every core) where there is one: a theoretical peak is cores x clock x
+FLOP per cycle, and what the flags cannot show (two vCPUs sharing one core's FMA pipes, a power
+limit, the lower clock of wide vector code) can put it at twice what any code reaches.
 """
 
 from __future__ import annotations
@@ -40,6 +46,38 @@ MAX_TIMESTAMP = 253_402_300_799.0
 #: text from a file or another machine is cut to these lengths before it is shown
 MAX_NAME_CHARS = 80
 MAX_BASIS_CHARS = 1000
+#: the name of the measured FP32 compute ceiling (an FMA-throughput loop on every core or SM)
+FMA_NAME = "FP32 FMA"
+#: the measuring method's version: a remeasure is compared with a stored ceiling only when both
+#: were had the same way (an earlier version's figures are replaced, not held against the new)
+METHOD_VERSION = 2
+#: a quiet remeasure within this share of the stored figure means the machine held still
+STEADY_TOLERANCE = 0.10
+#: a measured compute ceiling this far from the theoretical peak is said, with why it may be
+PEAK_GAP_SAID_ABOVE = 0.25
+
+
+@dataclass(frozen=True)
+class Method:
+    """How a measured ceiling was had, stored with it: a later measurement is compared with it
+    like with like, and a reader can tell what the figure means."""
+
+    kernel: str  # "read, copy, triad (numba, float64)", "FMA: 16 accumulators x 16 FP32 lanes"
+    threads: int  # threads (CPU) or blocks (GPU) that ran it at once
+    #: the working sets (bytes, all threads together) the figure was taken over; () for compute
+    sizes_bytes: tuple[int, ...] = ()
+    repeats: int = 1  # timed samples per size
+    best_of: str = ""  # how the samples became the figure: "fastest of 5 passes, median over 4 sizes"
+    version: int = METHOD_VERSION
+
+    @property
+    def text(self) -> str:
+        """ "FMA: 16 x 16 lanes on 2 threads, 40 samples, fastest" for a hover or a report."""
+        sizes = ""
+        if self.sizes_bytes:
+            lo, hi = min(self.sizes_bytes), max(self.sizes_bytes)
+            sizes = f" over {len(self.sizes_bytes)} working sets {binary_bytes(lo)} to {binary_bytes(hi)}"
+        return f"{self.kernel} on {self.threads} threads{sizes}, {self.repeats} samples each; {self.best_of}"
 
 
 @dataclass(frozen=True)
@@ -71,6 +109,9 @@ class Ceiling:
     #: each sweep kernel's GB/s over the level's working sets ("read", "copy", "triad"): the
     #: level's roof is the fastest of them
     kernel_gbps: dict[str, float] = field(default_factory=dict, compare=False)
+    #: how it was measured (``None`` for theoretical and spec-sheet figures, and for measurements
+    #: stored before methods were kept)
+    method: Method | None = field(default=None, compare=False)
 
     @property
     def kind_text(self) -> str:
@@ -134,9 +175,50 @@ class Ceiling:
             check_range(rate, field_label(where, f"kernel_gbps[{name!r}]"), 0, MAX_RATE)
         if len(kwargs.get("kernel_gbps", {})) > 8:
             raise SchemaError(f"{field_label(where, 'kernel_gbps')} names more than 8 kernels")
+        method = kwargs.get("method")
+        if method is not None:
+            check_range(method.threads, field_label(where, "method.threads"), 1, 1 << 24)
+            check_range(method.repeats, field_label(where, "method.repeats"), 1, 1 << 24)
+            if len(method.sizes_bytes) > 512:
+                raise SchemaError(f"{field_label(where, 'method.sizes_bytes')} lists more than 512 sizes")
+            for size in method.sizes_bytes:
+                check_range(size, field_label(where, "method.sizes_bytes"), 1, MAX_WORKING_SET_BYTES)
+            kwargs["method"] = replace(
+                method, kernel=method.kernel[: MAX_NAME_CHARS * 2], best_of=method.best_of[:MAX_BASIS_CHARS]
+            )
         kwargs["name"] = kwargs["name"][:MAX_NAME_CHARS]
         kwargs["basis"] = kwargs["basis"][:MAX_BASIS_CHARS]
         return cls(**kwargs)
+
+
+def ceiling_key(c: Ceiling) -> tuple[str, str, str]:
+    """What makes two measurements the same ceiling: quantity, level and name."""
+    return (c.quantity, c.level, c.name)
+
+
+def unsteady_changes(
+    old: list[Ceiling], new: list[Ceiling], tolerance: float = STEADY_TOLERANCE
+) -> list[str]:
+    """Each measured ceiling of ``new`` more than ``tolerance`` away from the same ceiling in ``old``,
+    in words ("L1 356 -> 288 GB/s (-19%)"); only ceilings both measured by the same method version
+    are compared (an older method's figure is no yardstick). Empty: the machine held still."""
+    before = {
+        ceiling_key(c): c
+        for c in old
+        if c.kind == "measured" and c.method is not None and c.method.version == METHOD_VERSION
+    }
+    out = []
+    for c in new:
+        was = before.get(ceiling_key(c))
+        if c.kind != "measured" or was is None or c.method is None or was.value <= 0:
+            continue
+        change = c.value / was.value - 1.0
+        if abs(change) > tolerance:
+            name = c.level or c.name
+            out.append(
+                f"{name} {number_text(was.value, c.unit)} -> {number_text(c.value, c.unit)} ({change:+.0%})"
+            )
+    return out
 
 
 def level_words(level: str) -> str:
@@ -178,6 +260,21 @@ class Roof:
         candidates = [c for c in self.ceilings if c.quantity == quantity and c.value > 0]
         return max(candidates, key=lambda c: c.value, default=None)
 
+    def theoretical(self) -> Ceiling | None:
+        """The theoretical (or spec-sheet) FP32 peak: what no code can beat at its clock."""
+        return next((c for c in self.ceilings if c.quantity == "compute" and c.kind != "measured"), None)
+
+    def fma(self) -> Ceiling | None:
+        """The measured FP32 ceiling: an FMA-throughput loop on every core (SM), ``None`` where not
+        measured."""
+        return next((c for c in self.ceilings if c.quantity == "compute" and c.name == FMA_NAME), None)
+
+    def compute_roof(self) -> Ceiling | None:
+        """The compute roof shares and the ridge are taken against: the measured FP32 ceiling where
+        it was measured (what this machine's cores can really retire), else the theoretical or
+        spec-sheet peak, else the highest measured compute figure."""
+        return self.fma() or self.theoretical() or self.top("compute")
+
     def levels(self) -> list[Ceiling]:
         """One ceiling per memory level, nearest the cores first (L1, L2, L3, DRAM): where a level has
         several (a GPU's measured DRAM copy and its theoretical bandwidth), the highest, the one no
@@ -206,8 +303,8 @@ class Roof:
         return self.ridge(self.main_memory())
 
     def ridge(self, memory: Ceiling | None) -> float | None:
-        """Intensity at which ``memory``'s slanted roof meets the highest compute roof."""
-        compute = self.top("compute")
+        """Intensity at which ``memory``'s slanted roof meets the compute roof (``compute_roof``)."""
+        compute = self.compute_roof()
         if compute is None or memory is None or memory.value <= 0:
             return None
         return compute.value / memory.value
@@ -215,7 +312,7 @@ class Roof:
     def attainable_gflops(self, intensity: float, memory: Ceiling | None = None) -> float | None:
         """The roofline itself: min(compute roof, memory roof x intensity), for main memory unless
         another level's ceiling is given."""
-        compute, memory = self.top("compute"), memory or self.main_memory()
+        compute, memory = self.compute_roof(), memory or self.main_memory()
         if compute is None or memory is None or intensity <= 0:
             return None
         return min(compute.value, memory.value * intensity)

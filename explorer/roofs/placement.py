@@ -119,7 +119,7 @@ def place(
     if roof is None:
         return Placement(inten, gflops, gbps, "", None, "", None, "", None)
     memory = home_level(roof, working_set_bytes if working_set_bytes else bytes_moved or None, threads)
-    compute = roof.top("compute")
+    compute = roof.compute_roof()  # the measured FP32 ceiling where there is one
     level = memory.level if memory is not None else ""
     ridge = roof.ridge(memory)
     if memory is not None and (not inten or compute is None or memory.value * inten <= compute.value):
@@ -210,7 +210,7 @@ def above_roof_reason(p: Placement, roof: Roof, working_set_bytes: float | None,
     if p.roof_share is None or p.roof_share <= SHARE_EXPLAINED_ABOVE:
         return ""
     if p.roof_level == "compute":
-        peak = roof.top("compute")
+        peak = roof.compute_roof()
         if peak is not None and peak.estimate:
             return (
                 f"the compute roof is an estimate from a reported clock ({peak.basis}); the cores ran faster"

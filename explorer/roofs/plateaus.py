@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import math
 import statistics
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 #: a plateau has at least this many sizes
@@ -225,3 +225,109 @@ def name_plateaus(plateaus: Sequence[Plateau], caches: Sequence[CacheSize]) -> l
         else:
             out.append(Plateau("", p.gbps, p.ws_lo_bytes, p.ws_hi_bytes, p.points))
     return out
+
+
+# --- DRAM: only working sets well past the last-level cache ----------------------------------------
+
+#: DRAM's figure counts only working sets at least this many times the last-level cache: just past
+#: it, much of the data is still served from the cache (an inclusive L3, other tenants' lines, a
+#: cache's adaptive replacement keeps part of a stream), and a "DRAM" roof there is faster than DRAM
+DRAM_LLC_FACTOR = 4.0
+#: ... over at least this many sizes
+DRAM_MIN_SIZES = 3
+#: ... flat: the fastest kernel's rates over them within this factor of each other
+DRAM_FLAT_FACTOR = 1.15
+#: a DRAM figure may exceed the app's own read-only and triad streams by their noise, no more
+STREAM_TOLERANCE = 1.05
+
+
+@dataclass(frozen=True)
+class DramFigure:
+    """DRAM's bandwidth from the sizes well past the last-level cache: the fastest kernel's median
+    over them, which sizes, whether the curve was flat there and each kernel's median."""
+
+    gbps: float
+    kernel: str
+    ws_lo_bytes: int
+    ws_hi_bytes: int
+    points: int
+    flat: bool
+    #: the fastest kernel's highest over lowest rate across the sizes used (1.0 = perfectly flat)
+    spread: float
+    per_kernel: dict[str, float]
+    sizes_bytes: tuple[int, ...] = ()
+
+    @property
+    def words(self) -> str:
+        """ "flat over 4 sizes (spread 3%)" or "not flat over 4 sizes (spread 22%): the largest 3 sizes" """
+        if self.flat:
+            return f"flat over {self.points} sizes (spread {self.spread - 1:.0%})"
+        return f"not flat past 4x the last-level cache (spread {self.spread - 1:.0%}): the largest {self.points} sizes"
+
+
+def dram_figure(
+    ws_bytes: Sequence[int],
+    curves: Mapping[str, Sequence[float]],
+    llc_bytes: float,
+    *,
+    factor: float = DRAM_LLC_FACTOR,
+    min_sizes: int = DRAM_MIN_SIZES,
+    flat_factor: float = DRAM_FLAT_FACTOR,
+) -> DramFigure | str:
+    """DRAM's figure from a sweep (``curves``: each kernel's GB/s at each of ``ws_bytes``): only the
+    sizes of at least ``factor`` x ``llc_bytes``, at least ``min_sizes`` of them; the fastest
+    kernel's median there. Where that kernel's rates there are not flat (highest over lowest above
+    ``flat_factor``), only the largest ``min_sizes`` sizes are taken (the least cache left in them),
+    and the figure says so. A reason in words (a ``str``) where there are too few such sizes."""
+    edge = factor * llc_bytes
+    far = [
+        i
+        for i, w in enumerate(ws_bytes)
+        if w >= edge and all(len(c) == len(ws_bytes) for c in curves.values())
+    ]
+    far = [i for i in far if all(curves[k][i] > 0 for k in curves)]
+    if len(far) < min_sizes:
+        return (
+            f"DRAM not measured: {len(far)} of the sweep's working sets reach {factor:g}x the last-level cache "
+            f"({edge / 2**20:,.0f} MiB), {min_sizes} are needed (too little free memory?)"
+        )
+
+    def medians(indices: Sequence[int]) -> dict[str, float]:
+        return {k: statistics.median(c[i] for i in indices) for k, c in curves.items()}
+
+    per_kernel = medians(far)
+    best = max(per_kernel, key=lambda k: per_kernel[k])
+    rates = [curves[best][i] for i in far]
+    spread = max(rates) / min(rates)
+    flat = spread <= flat_factor
+    used = far if flat else far[-min_sizes:]
+    if not flat:
+        per_kernel = medians(used)
+        best = max(per_kernel, key=lambda k: per_kernel[k])
+    return DramFigure(
+        gbps=per_kernel[best],
+        kernel=best,
+        ws_lo_bytes=int(ws_bytes[used[0]]),
+        ws_hi_bytes=int(ws_bytes[used[-1]]),
+        points=len(used),
+        flat=flat,
+        spread=spread,
+        per_kernel=per_kernel,
+        sizes_bytes=tuple(int(ws_bytes[i]) for i in used),
+    )
+
+
+def above_streams(gbps: float, streams: Mapping[str, float], tolerance: float = STREAM_TOLERANCE) -> str:
+    """Why a DRAM figure of ``gbps`` is impossible ("" where it is not): it is faster than the
+    fastest of the app's own long read-only and triad streams over DRAM (``streams``, GB/s) by
+    more than their noise. No roof is faster than the memory it stands for."""
+    known = {k: v for k, v in streams.items() if v > 0}
+    if not known:
+        return ""
+    fastest = max(known, key=lambda k: known[k])
+    if gbps <= known[fastest] * tolerance:
+        return ""
+    return (
+        f"the sweep's DRAM figure {gbps:,.1f} GB/s is {gbps / known[fastest]:.2f}x the app's own {fastest} "
+        f"stream over DRAM ({known[fastest]:,.1f} GB/s): faster than the memory, so refused"
+    )

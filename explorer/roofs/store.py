@@ -66,6 +66,10 @@ class MeasuredRoof:
     busy_reason: str = ""
     #: how long the measurement took (seconds)
     took_s: float | None = None
+    #: the app's own long read-only and triad streams over DRAM (GB/s), which no DRAM roof may
+    #: exceed, and the working set they ran over (bytes); empty in files stored before them
+    streams_gbps: dict[str, float] = field(default_factory=dict)
+    streams_bytes: int | None = None
 
     @property
     def quiet(self) -> bool:
@@ -96,6 +100,11 @@ class MeasuredRoof:
         check_range(kwargs.get("clock_threads"), field_label(where, "clock_threads"), 1, 1 << 20)
         check_range(kwargs.get("others_cpu_share"), field_label(where, "others_cpu_share"), 0, 1)
         check_range(kwargs.get("took_s"), field_label(where, "took_s"), 0, 86_400)
+        check_range(kwargs.get("streams_bytes"), field_label(where, "streams_bytes"), 1, 1 << 60)
+        for name, rate in kwargs.get("streams_gbps", {}).items():
+            check_range(rate, field_label(where, f"streams_gbps[{name!r}]"), 0, 1e9)
+        if len(kwargs.get("streams_gbps", {})) > 8:
+            raise SchemaError(f"{field_label(where, 'streams_gbps')} names more than 8 streams")
         if not isinstance(rows, list):
             raise SchemaError(f"{field_label(where, 'ceilings')} is {show(rows)}, not a list of ceilings")
         kwargs["ceilings"] = [

@@ -1,8 +1,10 @@
 """The Devices page's "Roofline ceilings" section: a device's roofs as stored, and "Measure again".
 
-One row per ceiling, compute first and then the memory levels nearest the cores first ("L2
-(measured)": 225 GB/s over 88 KiB to 1.3 MiB), the whole basis on hover, then when they were
-measured and whether the machine was quiet. The figures are ``explorer.devices.roofs.record_roof``'s,
+One row per ceiling, compute first (the theoretical peak, then the measured FP32 ceiling of an
+FMA loop beside it, and how far apart they are) and then the memory levels nearest the cores
+first ("L2 (measured)": 225 GB/s over 88 KiB to 1.3 MiB), the whole basis and method on hover,
+then when they were measured and whether the machine was quiet; where the measured FP32 ceiling
+and the theoretical peak differ by more than a quarter, a sentence says so and why it may be. The figures are ``explorer.devices.roofs.record_roof``'s,
 built once per device and kept in ``AppContext.roofs``: the same the CLI prints and the roofline
 draws. A present device has the "Measure again" button (``explorer.ui.roof_measure``); a catalog
 GPU's roofs are its spec sheet's.
@@ -15,7 +17,8 @@ from typing import Any
 from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 
 from explorer.devices.model import Device
-from explorer.roofs.model import Ceiling, Roof
+from explorer.roofs.model import PEAK_GAP_SAID_ABOVE, Ceiling, Roof
+from explorer.roofs.texts import peak_gap_text
 from explorer.ui.context import AppContext
 from explorer.ui.widgets import FieldGroup, set_role
 from explorer.units import number_text
@@ -37,7 +40,22 @@ def _row(c: Ceiling) -> tuple[str, str, str]:
     value = number_text(c.value, c.unit)
     if c.range_text:
         value += f" over {c.range_text.removeprefix('working sets ')}"
-    return f"{c.name} ({c.kind_text})", value, c.basis
+    hover = f"{c.basis}. Method: {c.method.text}" if c.method is not None else c.basis
+    return f"{c.name} ({c.kind_text})", value, hover
+
+
+def peak_rows(roof: Roof) -> list[tuple[str, str, str]]:
+    """(name, value, hover) of the measured FP32 ceiling against the theoretical peak: "78% of the
+    theoretical peak", the shares' yardstick named; none where either is missing."""
+    fma, peak = roof.fma(), roof.theoretical()
+    if fma is None or peak is None or peak.value <= 0:
+        return []
+    gap = peak_gap_text(roof)
+    hover = gap or (
+        f"Within {PEAK_GAP_SAID_ABOVE:.0%} of each other; shares are taken against the measured FP32 ceiling, "
+        f"{number_text(fma.value, fma.unit)}."
+    )
+    return [("Measured / theoretical FP32", f"{fma.value / peak.value:.0%} of the {peak.kind} peak", hover)]
 
 
 class RoofSection(QWidget):
@@ -71,8 +89,15 @@ class RoofSection(QWidget):
             self.group.add(name, value, hover)
         if not roof.ceilings:
             self.group.add("Ceilings", None, "nothing is known about this device's peaks yet")
+        for name, value, hover in peak_rows(roof):
+            self.group.add(name, value, hover)
         ridge = roof.ridge_flop_per_byte
         if ridge:
-            self.group.add("Ridge point (DRAM)", f"{ridge:.3g} FLOP/byte", "compute roof / DRAM bandwidth")
-        self.note.setText(roof.note)
-        self.note.setVisible(bool(roof.note))
+            self.group.add(
+                "Ridge point (DRAM)",
+                f"{ridge:.3g} FLOP/byte",
+                "compute roof (the measured FP32 ceiling where there is one) / DRAM bandwidth",
+            )
+        note = " ".join(t for t in (peak_gap_text(roof), roof.note) if t)
+        self.note.setText(note)
+        self.note.setVisible(bool(note))

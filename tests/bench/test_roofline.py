@@ -342,15 +342,21 @@ def test_a_whole_cpu_measurement_runs_end_to_end(home, cpu_record, monkeypatch):
     every part is there, said how, and judged quiet or busy."""
     monkeypatch.setattr(sweep, "last_size", lambda llc, free: 512 << 10)
     monkeypatch.setattr(sweep, "SAMPLE_BYTES", 1 << 20)
+    monkeypatch.setattr(sweep, "STREAM_BYTES", 1 << 20)
     monkeypatch.setattr(ceilings, "MATMUL_SIZES_CPU", (128,))
     cpu_record.caches = [CpuCache("L1", 32 << 10, 2), CpuCache("L2", 1 << 20, 2)]
     seen: list[float] = []
     roof = ceilings.measure_cpu_roof(
         cpu_record, "fp", progress=lambda f, _t: seen.append(f), sgemm_budget_s=0.05
     )
-    assert roof.clock_ghz and roof.ceiling("compute").name == "sgemm"
+    assert roof.clock_ghz
+    assert [c.name for c in roof.ceilings if c.quantity == "compute"] == ["FP32 FMA", "sgemm"]
+    assert roof.ceilings[0].value > 0 and "FMA-throughput loop" in roof.ceilings[0].basis
     levels = [c for c in roof.ceilings if c.quantity == "memory"]
     assert levels and all(c.level in ("L1", "L2", "DRAM") and c.ws_lo_bytes for c in levels)
+    # every ceiling carries how it was measured; the streams DRAM is checked against are kept
+    assert all(c.method is not None and c.method.threads >= 1 for c in roof.ceilings)
+    assert set(roof.streams_gbps) == {"read", "triad"} and 0 < (roof.streams_bytes or 0) <= 512 << 10
     assert seen[0] == 0.0 and seen[-1] == 1.0 and seen == sorted(seen)
     assert roof.took_s is not None and roof.others_cpu_share is not None
     assert roof.quiet == (roof.busy_reason == "")

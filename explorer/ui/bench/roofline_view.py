@@ -356,7 +356,7 @@ class RooflinePlot(QWidget):
                     ceiling=True,
                 )
             ridge = roof.ridge_flop_per_byte
-            top = roof.top("compute")
+            top = roof.compute_roof()  # the ridge is on the roof shares are taken against
             if ridge and top:
                 dot_item = pg.PlotDataItem(
                     [ridge],
