@@ -13,11 +13,12 @@ and it is *divergent* when those lanes went on to different lines next.
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from explorer.memory.banks import SharedGather, bank_conflicts
-from explorer.memory.coalescing import GlobalGather, coalesce
+from explorer.memory.banks import BankConflicts, SharedGather, bank_conflicts
+from explorer.memory.coalescing import Coalescing, GlobalGather, coalesce
 
 WARP = 32
 END = -1  # "next line" of a lane's last line: it left the kernel
@@ -93,13 +94,21 @@ class LineCounts:
         }
 
 
+def request_model(
+    space: str, lanes: Sequence[int], addresses: Sequence[int], size: int
+) -> Coalescing | BankConflicts:
+    """One warp-level request as the Memory page's models have it (and draw it)."""
+    if space == "global":
+        return coalesce(GlobalGather(tuple(addresses), tuple(lanes), size))
+    return bank_conflicts(SharedGather(tuple(a // size for a in addresses), size, tuple(lanes)))
+
+
 def request_cost(space: str, lanes: list[int], addresses: list[int], size: int) -> tuple[int, int]:
     """(sectors or wavefronts, the ideal) of one warp-level request: the Memory page's rules."""
-    if space == "global":
-        c = coalesce(GlobalGather(tuple(addresses), tuple(lanes), size))
-        return c.sectors_per_request, c.ideal_sectors
-    b = bank_conflicts(SharedGather(tuple(a // size for a in addresses), size, tuple(lanes)))
-    return b.wavefronts, b.ideal_wavefronts
+    m = request_model(space, lanes, addresses, size)
+    if isinstance(m, Coalescing):
+        return m.sectors_per_request, m.ideal_sectors
+    return m.wavefronts, m.ideal_wavefronts
 
 
 def access_counts(accesses: list[LaneAccess], lines: dict[int, LineCounts]) -> None:

@@ -14,9 +14,10 @@ from pathlib import Path
 
 from explorer.errors import UserError
 from explorer.events import Event
+from explorer.kernels.counts import request_model
 from explorer.kernels.run import KernelLaunch, KernelReport, LineFigures, check_script
-from explorer.memory.banks import BankConflicts, SharedGather, bank_conflicts
-from explorer.memory.coalescing import Coalescing, GlobalGather, coalesce
+from explorer.memory.banks import BankConflicts
+from explorer.memory.coalescing import Coalescing
 
 
 @dataclass
@@ -126,11 +127,8 @@ class KernelSession:
         first = ln.first_access
         if first is None:
             return None
-        lanes, addresses, size = tuple(first["lanes"]), tuple(first["addresses"]), int(first["elem_bytes"])
         try:
-            if first["space"] == "global":
-                return coalesce(GlobalGather(addresses, lanes, size))
-            return bank_conflicts(SharedGather(tuple(a // size for a in addresses), size, lanes))
+            return request_model(first["space"], first["lanes"], first["addresses"], int(first["elem_bytes"]))
         except (UserError, KeyError, TypeError, ValueError, ZeroDivisionError):
             return None  # a trace the models cannot draw (a record of an odd size): the words say it
 

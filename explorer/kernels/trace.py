@@ -60,6 +60,7 @@ class Tracer:
     _arrays: dict[int, int] = field(default_factory=dict)  # id(root array) -> number
     _roots: list[Any] = field(default_factory=list)  # keeps the roots alive so ids stay theirs
     _shared_base: dict[int, int] = field(default_factory=dict)  # id(shared root) -> offset
+    _shared_end: int = 0  # where the next shared array starts
     block_thread: type | None = None  # the simulator's thread class: one CUDA thread each
     _occurrences: Any = field(default_factory=weakref.WeakKeyDictionary)  # thread -> its access counts
 
@@ -112,7 +113,11 @@ class Tracer:
             self._roots.append(root)
         address = data_pointer(ary) - data_pointer(root) + offset
         if space == "shared":
-            address += self._shared_base.setdefault(id(root), self._next_shared_base(root))
+            base = self._shared_base.get(id(root))
+            if base is None:  # shared arrays laid out one after another in one space, 16-byte aligned
+                base = self._shared_base[id(root)] = -(-self._shared_end // 16) * 16
+                self._shared_end = base + int(root.nbytes)
+            address += base
         counters = self._occurrences.setdefault(thread, {})
         key = (line, space, kind, number)
         occurrence = counters.get(key, 0)
@@ -120,15 +125,6 @@ class Tracer:
         launch.accesses.append(
             LaneAccess(block, warp, lane, line, space, kind, number, occurrence, address, int(ary.itemsize))
         )
-
-    def _next_shared_base(self, root: Any) -> int:
-        """Shared arrays laid out one after another in one space, each 16-byte aligned."""
-        end = 0
-        for rid, base in self._shared_base.items():
-            other = next((r for r in self._roots if id(r) == rid), None)
-            if other is not None:
-                end = max(end, base + int(other.nbytes))
-        return -(-end // 16) * 16
 
     # --- lines -----------------------------------------------------------------------------------
     def trace_calls(self, frame: Any, event: str, arg: Any) -> Any:

@@ -82,15 +82,10 @@ def build_step(step: Step, devices: Sequence[Device]) -> list[BuildProblem]:
 def _build_visualizer(
     state: VisualizerState, devices: Sequence[Device], problems: list[BuildProblem]
 ) -> None:
-    from explorer.devices.model import CatalogGpu, CudaGpu
-    from explorer.launch.session import DeviceChoice, LaunchSession
-    from explorer.launch.time_views import TimeViews
-
-    from .time_steps import apply_time_views
+    from .time_steps import apply_time_views, headless_views
     from .visualizer import apply_step
 
-    gpus = [d for d in devices if isinstance(d, (CudaGpu, CatalogGpu))]
-    model = TimeViews(LaunchSession([DeviceChoice(d) for d in gpus]))
+    model, gpus = headless_views(devices)
 
     def launch() -> str:
         apply_step(model.session, state, gpus)

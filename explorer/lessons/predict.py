@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from explorer.devices.model import CatalogGpu, CudaGpu, Device
+from explorer.devices.model import Device
 from explorer.errors import UserError
 from explorer.lessons.model import PREDICT_KEY, MemoryState, Step, VisualizerState
 from explorer.quiz.model import Question
@@ -97,13 +97,10 @@ def shown_params(topic: str, step: Step, devices: Sequence[Device]) -> dict[str,
 
 
 def _launch_params(topic: str, state: VisualizerState, devices: Sequence[Device]) -> dict[str, Any]:
-    from explorer.launch.session import DeviceChoice, LaunchSession
-    from explorer.launch.time_views import TimeViews
-    from explorer.lessons.time_steps import apply_time_views
+    from explorer.lessons.time_steps import apply_time_views, headless_views
     from explorer.lessons.visualizer import apply_step
 
-    gpus = [d for d in devices if isinstance(d, (CudaGpu, CatalogGpu))]
-    views = TimeViews(LaunchSession([DeviceChoice(d) for d in gpus]))
+    views, gpus = headless_views(devices)
     apply_step(views.session, state, gpus)
     side = views.session.edited_side
     plan, limits = side.plan, side.limits

@@ -11,8 +11,9 @@ Qt-free.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
+from explorer.devices.model import CatalogGpu, CudaGpu, Device, Gpu
 from explorer.errors import UserError
 from explorer.launch.durations import parse_durations
 from explorer.launch.time_views import (
@@ -106,3 +107,12 @@ def apply_time_views(model: TimeViews, state: VisualizerState) -> None:
         model.show_time(d.time)
     elif state.view == "latency" and lat.cycle is not None:
         model.cycles.seek(lat.cycle)
+
+
+def headless_views(devices: Sequence[Device]) -> tuple[TimeViews, list[Gpu]]:
+    """The visualizer's models with no window, over the GPUs among ``devices``: what a step is
+    applied to when it is checked (``lessons --check``) or asked about (a predict step)."""
+    from explorer.launch.session import DeviceChoice, LaunchSession
+
+    gpus: list[Gpu] = [d for d in devices if isinstance(d, (CudaGpu, CatalogGpu))]
+    return TimeViews(LaunchSession([DeviceChoice(d) for d in gpus])), gpus

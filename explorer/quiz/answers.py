@@ -21,9 +21,10 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from explorer.atomicwrite import write_atomic
+from explorer.cleantext import clean_text
 from explorer.errors import UserError
 from explorer.outputs import output_lock, write_output
-from explorer.quiz.model import Question, parse_id
+from explorer.quiz.model import Question, parse_id, parse_number
 from explorer.statefile import Damaged, read_bounded
 from explorer.userdirs import data_dir
 
@@ -121,8 +122,8 @@ def export(out: str) -> Path:
 
 
 def _clean(text: str) -> str:
-    """A field as kept: one line, no control characters, at most ``MAX_FIELD`` characters."""
-    return "".join(ch for ch in str(text) if ch.isprintable())[:MAX_FIELD]
+    """A field as kept: the app's one cleaning of outside text, one line, at most ``MAX_FIELD``."""
+    return clean_text(str(text))[:MAX_FIELD]
 
 
 # --- gathering -----------------------------------------------------------------------------------
@@ -175,13 +176,10 @@ class _BadFile(Exception):
 
 
 def _number_key(text: str) -> str:
-    """Answers that mean the same number count together ("50", "50.0", "50%")."""
-    cleaned = text.strip().rstrip("%").replace(",", "")
-    try:
-        value = float(cleaned)
-    except ValueError:
-        return text.strip().lower()
-    return f"{value:g}" if value == value and abs(value) != float("inf") else text.strip().lower()
+    """Answers that mean the same number count together ("50", "50.0", "50%"), read as grading
+    reads them."""
+    value = parse_number(text)
+    return text.strip().lower() if value is None else f"{value:g}"
 
 
 def _rows(path: Path) -> list[dict[str, str]]:

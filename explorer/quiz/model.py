@@ -89,7 +89,8 @@ def parse_id(text: str) -> tuple[str, str, int]:
     return m.group(1), m.group(2), int(seed[1:], 16) if seed.startswith("f") else int(seed)
 
 
-def _number(text: str) -> float | None:
+def parse_number(text: str) -> float | None:
+    """A number as a student types it ("50", "50%", "1,024"); None when it is none."""
     cleaned = text.strip().rstrip("%").replace(",", "").replace("_", "")
     if not cleaned or len(cleaned) > 40:
         return None
@@ -110,7 +111,7 @@ def grade(question: Question, given: str) -> Grade:
         right = picked == question.answer
         said = "right" if right else f"not quite: the answer is {question.answer}"
         return Grade(right, picked, None, said)
-    value = _number(given)
+    value = parse_number(given)
     if value is None:
         return Grade(False, given, None, f"not a number: the answer is {question.answer_text()}")
     assert not isinstance(question.answer, str)

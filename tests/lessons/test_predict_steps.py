@@ -4,28 +4,17 @@ question cannot be asked or whose written answer is wrong."""
 
 from __future__ import annotations
 
-import contextlib
-import io
 import json
 
 import pytest
 
-from explorer.cli import build_parser, main
+from explorer.cli import main
 from explorer.devices.catalog import load_catalog
 from explorer.lessons.builtin import builtin_lessons, builtin_paths
 from explorer.lessons.files import load_lesson
 from explorer.lessons.predict import step_question
 from explorer.quiz.model import read_key
-
-PARSER = build_parser()
-
-
-def _run(argv: tuple[str, ...]) -> dict:
-    args = PARSER.parse_args(list(argv[1:]))
-    out = io.StringIO()
-    with contextlib.redirect_stdout(out):
-        assert args.handler(args) == 0
-    return json.loads(out.getvalue())
+from tests.cli_json import run_json
 
 
 def test_five_built_in_lessons_ask_first_and_each_question_is_followed_by_its_variant():
@@ -37,7 +26,7 @@ def test_five_built_in_lessons_ask_first_and_each_question_is_followed_by_its_va
         questions = [(n, step_question(s, devices)) for n, s in enumerate(lesson.steps)]
         asked = [(n, q) for n, q in questions if q is not None]
         for n, q in asked:  # the answer is what the command prints for the step's own launch
-            assert read_key(_run(q.command), q.answer_key) == q.answer, (path.stem, n + 1)
+            assert read_key(run_json(q.command), q.answer_key) == q.answer, (path.stem, n + 1)
         firsts = [q for n, q in asked if not any(m == n - 1 for m, _ in asked)]
         for q in firsts:  # a question opens a pair: the next step asks the same concept of other numbers
             later = [r for _, r in asked if r.concept == q.concept and r.params != q.params]

@@ -4,27 +4,15 @@ process, through the CLI's own parser and handler) and reading its ``answer_key`
 
 from __future__ import annotations
 
-import contextlib
 import io
 import json
 
 import pytest
 
-from explorer.cli import build_parser, main
+from explorer.cli import main
 from explorer.quiz.model import grade, parse_id, read_key
 from explorer.quiz.topics import TOPICS, make_question, questions, variant_of
-
-PARSER = build_parser()
-
-
-def _run(argv: tuple[str, ...]) -> dict:
-    assert argv[0] == "device-explorer"
-    args = PARSER.parse_args(list(argv[1:]))
-    out = io.StringIO()
-    with contextlib.redirect_stdout(out):
-        assert args.handler(args) == 0
-    return json.loads(out.getvalue())
-
+from tests.cli_json import run_json
 
 CASES = [(t.name, c) for t in TOPICS.values() for c in t.concepts if t.name != "dispatch"]
 
@@ -33,7 +21,7 @@ CASES = [(t.name, c) for t in TOPICS.values() for c in t.concepts if t.name != "
 def test_each_answer_is_what_its_command_prints(topic, concept):
     for seed in range(400):  # 400 seeds x 14 concepts: thousands of questions
         q = make_question(topic, concept, seed)
-        assert read_key(_run(q.command), q.answer_key) == q.answer, q.id
+        assert read_key(run_json(q.command), q.answer_key) == q.answer, q.id
         if q.choices:
             assert q.answer in q.choices, q.id  # every answer reachable
         else:
@@ -45,7 +33,7 @@ def test_each_answer_is_what_its_command_prints(topic, concept):
 def test_each_dispatch_answer_is_what_its_command_prints():
     for seed in range(120):
         q = make_question("dispatch", "makespan", seed)
-        assert read_key(_run(q.command), q.answer_key) == q.answer, q.id
+        assert read_key(run_json(q.command), q.answer_key) == q.answer, q.id
 
 
 def test_a_seed_always_gives_the_same_question_and_the_id_names_it():
@@ -78,7 +66,7 @@ def test_the_smallest_cases_are_asked_and_right():
 def test_an_occupancy_limiter_question_never_has_two_right_answers():
     for seed in range(500):
         q = make_question("occupancy", "limiter", seed)
-        data = _run(q.command)
+        data = run_json(q.command)
         assert data["limiters"] == [q.answer]
 
 
