@@ -24,7 +24,6 @@ from typing import TYPE_CHECKING
 from PySide6.QtCore import (
     QBuffer,
     QByteArray,
-    QEventLoop,
     QIODevice,
     QLocale,
     QMarginsF,
@@ -54,6 +53,7 @@ from explorer.lessons.handout import PAGE_SIZES, Handout, HandoutStep, lesson_ha
 from explorer.lessons.model import Lesson
 from explorer.lessons.narration import to_html as narration_html
 from explorer.outputs import write_output
+from explorer.ui.offscreen import settle
 from explorer.ui.theme import current_theme
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -71,9 +71,6 @@ FIGURE_SHARE = 0.55
 HANDOUT_WINDOW = (1280, 800)
 PAGE_IDS = {"A4": QPageSize.PageSizeId.A4, "Letter": QPageSize.PageSizeId.Letter}
 TEXT_PT = 10.0
-#: passes of the event loop after a step is shown, before its page is painted: as a screenshot
-#: waits for its layouts (``explorer.ui.offscreen`` imports the window, which imports this)
-SETTLE_PASSES = 5
 
 
 def default_page_size() -> str:
@@ -124,9 +121,7 @@ def step_figures(window: MainWindow, lesson: Lesson) -> Iterator[tuple[QImage, s
     player.set_expanded(False)
     for index in range(len(lesson.steps)):
         player.show_step(index)
-        for _ in range(SETTLE_PASSES):  # as a screenshot waits (explorer.ui.offscreen.settle)
-            # a key or click meanwhile (Page Down) would change the step being painted: it waits
-            QApplication.processEvents(QEventLoop.ProcessEventsFlag.ExcludeUserInputEvents)
+        settle(hold_input=True)  # as a screenshot waits; a key meanwhile waits too
         yield page_image(window), player.note
 
 

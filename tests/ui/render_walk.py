@@ -90,9 +90,10 @@ class Walk:
             w.show()
         self.settle()
 
-    def settle(self, rounds: int = 6) -> None:
-        for _ in range(rounds):
-            self.app.processEvents()
+    def settle(self) -> None:
+        from explorer.ui.offscreen import settle
+
+        settle()
 
     # --- checks ---------------------------------------------------------------------------------
     def check(self, name: str, extra: list[str] | None = None) -> None:

@@ -14,6 +14,7 @@ import pytest
 from explorer.devices.model import CatalogGpu, CpuDevice, CudaGpu, Device, Discovery, ProbeReport
 from explorer.errors import UserError
 from explorer.ui.context import AppContext
+from explorer.ui.offscreen import settle
 
 RUN_TIMEOUT_MS = 90_000  # worker spawn + torch import on a busy 2-core machine
 
@@ -265,7 +266,7 @@ def test_speedup_strip_shows_gpu_over_cpu_and_goes_into_the_png(panel, qtbot, tm
     assert list(xs) == [256, 1024]
     assert list(ys) == pytest.approx([0.5, 30.0])  # slower than the CPU at 256, 30x faster at 1024
     assert panel.plot.exported_plots() == [panel.plot.main, panel.plot.speedup]
-    qtbot.wait(50)  # the layout makes room for the strip
+    settle()  # the layout makes room for the strip
     both = QImage(str(panel.export_png(tmp_path / "both.png")))
     assert both.width() == one.width() == 1600  # slide width
     strip = panel.plot.speedup

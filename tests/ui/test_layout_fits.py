@@ -9,6 +9,7 @@ import pytest
 
 from explorer.ui.context import AppContext
 from explorer.ui.main_window import PAGE_KEYS, PAGES, MainWindow
+from explorer.ui.offscreen import settle
 from tests.ui.layout_check import _tab_problems, clipped
 from tests.ui.machines import lab_discovery as _discovery
 from tests.ui.machines import measured_matmul_points as _measured_points
@@ -41,8 +42,7 @@ def window(qtbot, qapp, fake_nvml, fake_clock, fake_timer):
 def _settle(qapp, window, size) -> None:
     window.resize(*size)
     window.show()
-    for _ in range(4):
-        qapp.processEvents()
+    settle()
 
 
 @pytest.mark.parametrize(

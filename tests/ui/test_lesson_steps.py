@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import pytest
 from PySide6.QtCore import QRect
-from PySide6.QtWidgets import QApplication
 
 from explorer.devices.catalog import load_catalog
 from explorer.devices.model import CpuDevice, Discovery, ProbeReport
@@ -16,6 +15,7 @@ from explorer.lessons.builtin import builtin_paths
 from explorer.prefs import Prefs
 from explorer.ui.context import AppContext
 from explorer.ui.main_window import MainWindow
+from explorer.ui.offscreen import settle
 
 
 def _lesson(prefix: str):
@@ -32,8 +32,7 @@ def _discoveries() -> tuple[Discovery, Discovery]:
 
 
 def _settle() -> None:
-    for _ in range(6):
-        QApplication.processEvents()
+    settle()
 
 
 @pytest.fixture

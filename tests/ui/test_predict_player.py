@@ -7,7 +7,7 @@ from __future__ import annotations
 import csv
 
 import pytest
-from PySide6.QtWidgets import QApplication, QLabel, QWidget
+from PySide6.QtWidgets import QLabel, QWidget
 
 from explorer.devices.catalog import load_catalog
 from explorer.devices.model import CpuDevice, Discovery, ProbeReport
@@ -15,6 +15,7 @@ from explorer.lessons.builtin import builtin_paths
 from explorer.quiz.answers import answers_path
 from explorer.ui.context import AppContext
 from explorer.ui.main_window import MainWindow
+from explorer.ui.offscreen import settle
 
 
 @pytest.fixture
@@ -34,8 +35,7 @@ def window(qtbot, tmp_path, monkeypatch):
 
 
 def _settle() -> None:
-    for _ in range(4):
-        QApplication.processEvents()
+    settle()
 
 
 def _visible_texts(root: QWidget) -> str:

@@ -9,12 +9,13 @@ import pyqtgraph as pg
 import pytest
 from PySide6.QtCore import QPoint, QRect
 from PySide6.QtGui import QFontMetricsF
-from PySide6.QtWidgets import QApplication, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QVBoxLayout, QWidget
 
 from explorer.lessons.builtin import builtin_paths
 from explorer.lessons.model import MemoryState
 from explorer.ui.context import AppContext
 from explorer.ui.main_window import MainWindow
+from explorer.ui.offscreen import settle
 from explorer.ui.plot_widget import plot_widget
 from explorer.ui.visualizer.scene import MIN_TILE_PX
 from tests.ui.figure_text import (
@@ -28,9 +29,8 @@ from tests.ui.figure_text import (
 from tests.ui.machines import lab_discovery
 
 
-def _settle(rounds: int = 6) -> None:
-    for _ in range(rounds):
-        QApplication.processEvents()
+def _settle() -> None:
+    settle()
 
 
 def _lesson(prefix: str):

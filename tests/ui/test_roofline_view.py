@@ -20,6 +20,7 @@ from explorer.roofs import store
 from explorer.roofs.model import Ceiling
 from explorer.roofs.store import MeasuredRoof
 from explorer.ui.context import AppContext
+from explorer.ui.offscreen import settle
 from tests.roofs.levels import levels
 
 #: set to a folder to keep the rendered PNGs (to look at them)
@@ -118,7 +119,7 @@ def _show(panel, qtbot, size: tuple[int, int]) -> None:
     panel.show()
     panel.plot_tabs.setCurrentWidget(panel.roofline)
     qtbot.waitExposed(panel)
-    qtbot.wait(50)
+    settle()
 
 
 def test_one_roof_per_level_and_points_in_their_levels_colour(panel, qtbot):
@@ -208,8 +209,11 @@ def test_rendered_offscreen_legends_cover_no_label_and_png_holds_the_roofline(
 def _check_rendered(panel, qtbot, tmp_path, size, font_pt, export_png, QImage) -> None:  # noqa: N803
     _show(panel, qtbot, size)
     panel.roofline.choose_catalog("catalog:h100-sxm5")
-    qtbot.wait(50)
     view = panel.roofline
+    # the legend's columns follow the view's width and the view's height the legend's rows: the
+    # layout takes a few passes of the event loop to settle, more on a busy machine
+    vb = view.plot.getPlotItem().vb
+    qtbot.waitUntil(lambda: _rect(view.legend).top() >= _rect(vb).bottom(), timeout=60_000)
     legend = _rect(view.legend)
     texts = view.label_items()
     assert len(texts) == 10  # 2 CPU compute ceilings and 4 levels, 2 H100 ones, 2 ridges
@@ -227,7 +231,7 @@ def _check_rendered(panel, qtbot, tmp_path, size, font_pt, export_png, QImage) -
 
     # the measurements tab: the peak label and the legend never overlap
     panel.plot_tabs.setCurrentWidget(panel.plot)
-    qtbot.wait(50)
+    settle()
     lines = panel.plot.peak_lines()
     assert len(lines) == 1  # the matmul's FP32 peak
     for line in lines:
@@ -241,6 +245,6 @@ def _check_rendered(panel, qtbot, tmp_path, size, font_pt, export_png, QImage) -
         keep = Path(KEEP)
         keep.mkdir(parents=True, exist_ok=True)
         panel.plot_tabs.setCurrentWidget(panel.roofline)
-        qtbot.wait(50)
+        settle()
         panel.grab().save(str(keep / f"roofline-{size[0]}x{size[1]}-{font_pt}pt.png"))
         picture.save(str(keep / f"export-{size[0]}x{size[1]}-{font_pt}pt.png"))

@@ -15,6 +15,7 @@ from explorer.launch.compare import compare
 from explorer.launch.config import Dim3, LaunchConfig, parse_launch
 from explorer.launch.session import Hit, Selection
 from explorer.ui.context import AppContext
+from explorer.ui.offscreen import settle
 from explorer.ui.visualizer.panel import VisualizerPanel
 from tests.ui.test_visualizer_keys import _panel, open_catalog_window
 from tests.ui.test_visualizer_keys import window as window  # noqa: F401 - the main-window fixture
@@ -292,7 +293,7 @@ def test_the_pointer_over_b_describes_bs_thread_and_a_click_pins_it(panel, qtbot
     panel.controls.grid_spins[0].setValue(40)  # B: 40 blocks on the H100, one per SM
     panel.session.step_wave(1)
     grid = panel.sm_view.pane_b.grid
-    qtbot.wait(50)  # the panes and the table settle their sizes
+    settle()  # the panes and the table settle their sizes
     point = grid.slot_center(7, 0)
     assert grid.hit_at(point.x(), point.y()).sm == 7
     qtbot.mouseMove(grid, point)

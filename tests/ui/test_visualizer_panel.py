@@ -13,6 +13,7 @@ from explorer.launch.config import Dim3
 from explorer.launch.presets import PRESETS
 from explorer.launch.session import Hit
 from explorer.ui.context import AppContext
+from explorer.ui.offscreen import settle
 from explorer.ui.theme import px
 from explorer.ui.visualizer.panel import VisualizerPanel
 from explorer.ui.visualizer.sm_view import CANNOT_RUN
@@ -120,7 +121,7 @@ def test_clicking_a_lane_shows_its_index_formula(panel, qtbot):
 def test_hover_over_an_idle_lane_says_idle(panel, qtbot):
     panel.controls.apply_preset(_preset("5466"))
     panel.session.show_moment(DISPATCH + RUN / 2)
-    qtbot.wait(50)  # the new summary's wrapped lines settle before the pointer aims
+    settle()  # the new summary's wrapped lines settle before the pointer aims
     # block 5 is on SM 5; its warp 31 holds threads past 5466
     pos = panel.sm_view.grid.slot_center(sm=5, slot=0, warp=31, lane=0)
     qtbot.mouseMove(panel.sm_view.grid, pos)
