@@ -232,7 +232,8 @@ def render_window(
     """The main window showing ``panel`` at ``scale`` percent text, rendered offscreen into a
     QImage (screenshot, self-test). The window is ``size`` exactly wherever its pages fit it.
     With ``lesson`` it shows that lesson's step as the player would, not the panel's screenshot state."""
-    from explorer.ui.offscreen import discard, offscreen_window, settle
+    from explorer.ui.offscreen import discard, offscreen_window
+    from explorer.ui.settle import settle
 
     window = offscreen_window(panel, size, scale)
     try:

@@ -56,9 +56,6 @@ SCREENSHOT_SHARE = 2 / 3
 #: it): the results table's eleven columns need about 760 px to show in full, so at 1024x768 the
 #: settings fold to their handle rather than cut the table off
 LEFT_WIDTH = 360
-#: the least height of the measurements plot and of the roofline (axes, title and legend included),
-#: at 100% text: below these their labels no longer fit (grown with the text size)
-PLOT_MIN_HEIGHT = 90
 PLOT_MIN = 760
 #: how long the screenshot waits for that share before showing the run as far as it got
 SCREENSHOT_WAIT_S = 240.0
@@ -136,7 +133,17 @@ class BenchPanel(Panel):
         right_layout.addWidget(self.message_label)
         self.splitter = ResultsArea(self.plot_tabs, self.table)
         self.peak_caption = self.splitter.peak_caption
-        right_layout.addWidget(self.splitter, 1)
+        # the plots keep MIN_PLOT_LINES lines of their ticks: where the page is shorter (a lesson
+        # open at 200% on a 1280x800 projector) the results scroll up and down, never squashed
+        # (the plot was 75 px tall with its tick numbers written over each other); with the
+        # settings opened by hand beside them, sideways too
+        self.results_scroll = QScrollArea()
+        self.results_scroll.setObjectName("benchResultsArea")
+        self.results_scroll.setWidget(self.splitter)
+        self.results_scroll.setWidgetResizable(True)
+        self.results_scroll.setFrameShape(QScrollArea.Shape.NoFrame)
+        self.results_scroll.setProperty(SCROLL_ALLOWED, True)
+        right_layout.addWidget(self.results_scroll, 1)
 
         # the settings fold to a handle when the plot would get less than PLOT_MIN beside them
         self.settings_side = SidePanel("Benchmark settings", left, "left")
@@ -320,10 +327,8 @@ class BenchPanel(Panel):
         # the peaks' basis in two lines at most (the whole of it on hover): the table's rows, not
         # the caption under them, take what the plot leaves (at 200% it showed one row)
         self.peak_caption.setMaximumHeight(2 * self.peak_caption.fontMetrics().lineSpacing() + 4)
-        # the plots keep a readable height on a short projector; the table scrolls instead (at
-        # 1280x720 and 150% the roofline's view was 40 px tall and its labels lay on each other;
-        # the roofline keeps its view's height itself, whatever its title, axes and legend take)
-        self.plot.main.setMinimumHeight(px(PLOT_MIN_HEIGHT))
+        # each plot keeps a readable height itself (``plot_text.keep_plot_lines``); the table
+        # scrolls first, then the results area as a whole
         self.plot.apply_text_scale()
         for view in (self.roofline, self.bandwidth):  # ticks, titles and legends follow the text size
             view.apply_text_scale()

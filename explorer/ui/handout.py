@@ -53,7 +53,7 @@ from explorer.lessons.handout import PAGE_SIZES, Handout, HandoutStep, lesson_ha
 from explorer.lessons.model import Lesson
 from explorer.lessons.narration import to_html as narration_html
 from explorer.outputs import write_output
-from explorer.ui.offscreen import settle
+from explorer.ui.settle import settle
 from explorer.ui.theme import current_theme
 
 if TYPE_CHECKING:  # pragma: no cover

@@ -17,8 +17,10 @@ import math
 from typing import Any
 
 import pyqtgraph as pg
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QFontMetricsF
 
-from explorer.ui.theme import figure_font, figure_pt
+from explorer.ui.theme import figure_font, figure_pt, px
 
 #: sizes relative to the label text (the figure rule never draws below ``readable_px``)
 TICK_SHARE = 0.9
@@ -26,6 +28,81 @@ AXIS_TITLE_SHARE = 0.95
 TITLE_SHARE = 1.1
 LEGEND_SHARE = 0.9
 LABEL_SHARE = 0.95
+#: the least height of a plot's data area, in lines of its tick text: a few labelled ticks and
+#: room for a label off its line. Every plot keeps it; where a page is shorter, the page scrolls
+#: (a roofline 140 px tall at 200% had its tick numbers written over each other)
+MIN_PLOT_LINES = 8
+#: the least gap between two tick labels, in pixels at 100% text
+TICK_GAP = 4
+#: how far below its axis's height pyqtgraph sets a bottom axis title (``AxisItem.resizeEvent``)
+LABEL_NUDGE = 5
+
+
+class TidyAxis(pg.AxisItem):
+    """An axis that never draws a tick label over another: pyqtgraph limits how much of an axis
+    its labels fill, not whether two of them touch, and on a short log axis "50", "100", "200"
+    and "500" were drawn over each other. Labels are kept in pyqtgraph's order (the major ticks
+    first), each only where it keeps clear of those kept before it."""
+
+    def generateDrawSpecs(self, p):  # noqa: ANN001, ANN201, N802 (pyqtgraph's name)
+        specs = super().generateDrawSpecs(p)
+        if specs is None:
+            return None
+        axis_spec, tick_specs, text_specs = specs
+        return axis_spec, tick_specs, spaced_texts(text_specs, px(TICK_GAP))
+
+    def _updateHeight(self) -> None:  # noqa: N802 (pyqtgraph's name)
+        """pyqtgraph reserves 80% of the axis title's height under the ticks and sets the title 5
+        px lower: at 250% text the title's top ran into the tick numbers. The whole title fits."""
+        super()._updateHeight()
+        if self.orientation not in ("bottom", "top") or not self.isVisible() or self.fixedHeight is not None:
+            return
+        if self.label.isVisible():
+            more = max(0.0, 0.2 * self.label.boundingRect().height() - LABEL_NUDGE)
+            height = self.maximumHeight() + more
+            self.setMaximumHeight(height)
+            self.setMinimumHeight(height)
+
+
+def spaced_texts(text_specs: list[Any], gap: float) -> list[Any]:
+    """The tick texts (``(rect, flags, text)``) that keep ``gap`` pixels clear of every one kept
+    before them, in the order given."""
+    kept: list[Any] = []
+    for spec in text_specs:
+        rect = spec[0].adjusted(-gap / 2, -gap / 2, gap / 2, gap / 2)
+        if not any(rect.intersects(k[0]) for k in kept):
+            kept.append(spec)
+    return kept
+
+
+def hold_plot_lines(plot: pg.PlotWidget, legends: tuple[pg.LegendItem, ...] = (), least: int = 0) -> None:
+    """``keep_plot_lines`` now and whenever what takes room around the view changes: the legends'
+    rows under it, the bottom axis's and the title's lines (they follow the text size)."""
+    item = plot.getPlotItem()
+    for part in (*legends, item.getAxis("bottom"), item.titleLabel):
+        part.geometryChanged.connect(lambda: keep_plot_lines(plot, least))
+    keep_plot_lines(plot, least)
+
+
+def keep_plot_lines(plot: pg.PlotWidget, least: int = 0) -> None:
+    """The plot's data area at least ``MIN_PLOT_LINES`` lines of its tick text tall, and the plot
+    widget at least what its own layout needs around that (title, axes, a legend under it: they
+    grow with the text), or ``least`` pixels if more. The page around it scrolls where it is
+    shorter; nothing squashes the plot."""
+    item = plot.getPlotItem()
+    axis = item.getAxis("left")
+    font = axis.style.get("tickFont") or axis.font()
+    item.vb.setMinimumHeight(math.ceil(MIN_PLOT_LINES * QFontMetricsF(font).lineSpacing()) + 1)
+    scene_least = item.effectiveSizeHint(Qt.SizeHint.MinimumSize).height()
+    need = max(least, math.ceil(scene_least + 2 * plot.frameWidth()))
+    if need != plot.minimumHeight():
+        plot.setMinimumHeight(need)
+        # a QTabWidget does not pass a page's new least size up to the splitter or scroll area
+        # around it (the Benchmarks plot stuck out of its tab by 11 px): each widget above is told
+        above = plot.parentWidget()
+        while above is not None:
+            above.updateGeometry()
+            above = above.parentWidget()
 
 
 def _item(plot: pg.PlotWidget | pg.PlotItem) -> pg.PlotItem:

@@ -91,7 +91,7 @@ class Walk:
         self.settle()
 
     def settle(self) -> None:
-        from explorer.ui.offscreen import settle
+        from explorer.ui.settle import settle
 
         settle()
 

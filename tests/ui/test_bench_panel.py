@@ -14,7 +14,7 @@ import pytest
 from explorer.devices.model import CatalogGpu, CpuDevice, CudaGpu, Device, Discovery, ProbeReport
 from explorer.errors import UserError
 from explorer.ui.context import AppContext
-from explorer.ui.offscreen import settle
+from explorer.ui.settle import settle
 
 RUN_TIMEOUT_MS = 90_000  # worker spawn + torch import on a busy 2-core machine
 

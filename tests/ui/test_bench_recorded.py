@@ -94,3 +94,35 @@ def test_the_tiled_matmuls_recorded_points_stand_under_the_h100s_own_roofs(panel
     assert panel.plot.recorded_items() == [] and roofline.recorded_items() == []
     assert not [r for r in roofline.roofs if r.device.startswith("recorded:")]
     assert not [n for n in panel.plot.curve_names() if "recorded" in n]
+
+
+def test_several_peaks_are_named_in_the_legend_under_the_plot_not_on_their_lines(panel, qtbot):
+    """Lesson 05 draws the H100's recorded peak, its host CPU's and this CPU's: three labels on
+    lines a few pixels apart were written over each other and over the curves. Two or more peaks
+    are named in the legend rows under the view (dashed, in their lines' colours); one alone
+    keeps its label on its line."""
+    from explorer.ui.settle import settle
+
+    panel.resize(1280, 800)
+    panel.show()
+    qtbot.waitExposed(panel)
+    panel.show_lesson_state(_state(next(s for s, _ in _recorded_steps() if s.startswith("05")), 0))
+    settle()
+    plot = panel.plot
+    lines = plot.peak_lines()
+    assert len(lines) >= 2
+    assert not any(line.label.isVisible() for line in lines)
+    names = plot.peak_names()
+    assert len(names) == len(lines) and any("H100" in n for n in names)
+    legend_texts = [label.text for _, label in plot.legend.items]
+    assert set(names) <= set(legend_texts)
+    view = plot.main.getPlotItem().vb
+    legend = plot.legend.mapRectToScene(plot.legend.boundingRect())
+    assert legend.top() >= view.mapRectToScene(view.boundingRect()).bottom() - 1  # under the view
+    # a step without a recording takes them away: one peak again, named on its line
+    panel.show_lesson_state(BenchState(workload="matmul", devices=("cpu",)))
+    settle()
+    assert not plot.recorded_items()
+    assert all(line.label.isVisible() for line in plot.peak_lines())
+    assert plot.peak_names() == [line.label.toPlainText() for line in plot.peak_lines()]
+    assert not set(names) & {label.text for _, label in plot.legend.items}

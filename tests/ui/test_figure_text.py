@@ -10,7 +10,7 @@ from PySide6.QtWidgets import QWidget
 
 from explorer.ui.context import AppContext
 from explorer.ui.main_window import MainWindow
-from explorer.ui.offscreen import settle
+from explorer.ui.settle import settle
 from explorer.ui.theme import FIGURE_TEXT_MIN_SHARE, label_px, readable_px
 from tests.ui.figure_text import Painted, figure_problems, measure, recording
 from tests.ui.machines import lab_discovery, measured_matmul_points

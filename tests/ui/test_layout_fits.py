@@ -9,7 +9,7 @@ import pytest
 
 from explorer.ui.context import AppContext
 from explorer.ui.main_window import PAGE_KEYS, PAGES, MainWindow
-from explorer.ui.offscreen import settle
+from explorer.ui.settle import settle
 from tests.ui.layout_check import _tab_problems, clipped
 from tests.ui.machines import lab_discovery as _discovery
 from tests.ui.machines import measured_matmul_points as _measured_points
@@ -272,7 +272,7 @@ def test_the_screenshot_says_in_one_line_when_the_window_cannot_be_the_size_aske
     before = text_scale_pct()
     try:
         code = main(
-            ["screenshot", "--panel", "benchmarks", "--scale", "250", "--size", "640x480", "--out", str(out)]
+            ["screenshot", "--panel", "devices", "--scale", "250", "--size", "640x480", "--out", str(out)]
         )
     finally:  # the text size is the application's: the tests after this one run at their own
         set_text_scale(QApplication.instance(), before)

@@ -15,7 +15,7 @@ from explorer.lessons.builtin import builtin_paths
 from explorer.prefs import Prefs
 from explorer.ui.context import AppContext
 from explorer.ui.main_window import MainWindow
-from explorer.ui.offscreen import settle
+from explorer.ui.settle import settle
 
 
 def _lesson(prefix: str):

@@ -15,7 +15,7 @@ from explorer.lessons.builtin import builtin_paths
 from explorer.quiz.answers import answers_path
 from explorer.ui.context import AppContext
 from explorer.ui.main_window import MainWindow
-from explorer.ui.offscreen import settle
+from explorer.ui.settle import settle
 
 
 @pytest.fixture

@@ -15,8 +15,8 @@ from explorer.lessons.builtin import builtin_paths
 from explorer.lessons.model import MemoryState
 from explorer.ui.context import AppContext
 from explorer.ui.main_window import MainWindow
-from explorer.ui.offscreen import settle
 from explorer.ui.plot_widget import plot_widget
+from explorer.ui.settle import settle
 from explorer.ui.visualizer.scene import MIN_TILE_PX
 from tests.ui.figure_text import (
     MIN_PLOT_LINES,

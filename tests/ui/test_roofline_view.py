@@ -20,7 +20,7 @@ from explorer.roofs import store
 from explorer.roofs.model import Ceiling
 from explorer.roofs.store import MeasuredRoof
 from explorer.ui.context import AppContext
-from explorer.ui.offscreen import settle
+from explorer.ui.settle import settle
 from tests.roofs.levels import levels
 
 #: set to a folder to keep the rendered PNGs (to look at them)

@@ -15,7 +15,7 @@ from explorer.launch.compare import compare
 from explorer.launch.config import Dim3, LaunchConfig, parse_launch
 from explorer.launch.session import Hit, Selection
 from explorer.ui.context import AppContext
-from explorer.ui.offscreen import settle
+from explorer.ui.settle import settle
 from explorer.ui.visualizer.panel import VisualizerPanel
 from tests.ui.test_visualizer_keys import _panel, open_catalog_window
 from tests.ui.test_visualizer_keys import window as window  # noqa: F401 - the main-window fixture

@@ -13,7 +13,7 @@ from explorer.launch.config import Dim3
 from explorer.launch.presets import PRESETS
 from explorer.launch.session import Hit
 from explorer.ui.context import AppContext
-from explorer.ui.offscreen import settle
+from explorer.ui.settle import settle
 from explorer.ui.theme import px
 from explorer.ui.visualizer.panel import VisualizerPanel
 from explorer.ui.visualizer.sm_view import CANNOT_RUN

@@ -27,14 +27,22 @@ from explorer.roofs.texts import ceiling_line
 from explorer.ui.bench.levels import level_colour
 from explorer.ui.bench.plot import _SYMBOLS, LogAxis, _style_plot, style_legend, style_titles
 from explorer.ui.guard import qt_guard
-from explorer.ui.plot_text import LABEL_SHARE, fit_legend_columns, legend_size, restyle
+from explorer.ui.plot_text import (
+    LABEL_SHARE,
+    TidyAxis,
+    fit_legend_columns,
+    hold_plot_lines,
+    keep_plot_lines,
+    legend_size,
+    restyle,
+)
 from explorer.ui.plot_widget import plot_widget
 from explorer.ui.theme import Theme, current_theme, figure_font, line_px, px
 from explorer.ui.widgets import FoldingCaption
 from explorer.units import binary_bytes
 
 
-class ByteAxis(pg.AxisItem):
+class ByteAxis(TidyAxis):
     """A log axis of bytes ticked at powers of four: 1 KiB, 4 KiB, 16 KiB ... 1 GiB."""
 
     def __init__(self, orientation: str, **kwargs: Any) -> None:
@@ -73,6 +81,7 @@ class BandwidthPlot(QWidget):
         self.plot.getPlotItem().layout.addItem(self.legend, 4, 1)
         self.plot.getPlotItem().vb.sigResized.connect(lambda _vb: self._fit_legend())
         layout.addWidget(self.plot, 1)
+        hold_plot_lines(self.plot, (self.legend,))
         self.apply_theme(current_theme())
         self.apply_text_scale()
 
@@ -99,6 +108,7 @@ class BandwidthPlot(QWidget):
         self._redraw()  # the steps' labels and lines at the new size
         restyle(self.plot, (self.legend,))
         self._fit_legend()
+        keep_plot_lines(self.plot)
 
     def label_items(self) -> list[Any]:
         """Every step label now drawn."""

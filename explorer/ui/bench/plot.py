@@ -22,7 +22,18 @@ from PySide6.QtWidgets import QButtonGroup, QHBoxLayout, QLabel, QRadioButton, Q
 from explorer.bench.compare import Series, build_series, peak_label, peak_tooltip, speedup_curves
 from explorer.bench.fmt import seconds_text
 from explorer.ui.guard import qt_guard
-from explorer.ui.plot_text import AXIS_TITLE_SHARE, LABEL_SHARE, axis_title, legend_size, plot_title, restyle
+from explorer.ui.plot_text import (
+    AXIS_TITLE_SHARE,
+    LABEL_SHARE,
+    TidyAxis,
+    axis_title,
+    fit_legend_columns,
+    hold_plot_lines,
+    keep_plot_lines,
+    legend_size,
+    plot_title,
+    restyle,
+)
 from explorer.ui.plot_widget import plot_widget
 from explorer.ui.theme import Theme, current_theme, figure_font, line_px, px
 from explorer.ui.widgets import FoldingCaption
@@ -40,7 +51,7 @@ _SYMBOLS = ("o", "s", "t", "d", "+")
 _RECORDED_COLOURS = ("#CC79A7", "#009E73", "#F0E442", "#E69F00", "#56B4E9")
 
 
-class LogAxis(pg.AxisItem):
+class LogAxis(TidyAxis):
     """Log-axis labels a student reads aloud: 10 µs, 1 ms / 100, 1,000; only 1-2-5 ticks labelled."""
 
     def __init__(self, orientation: str, **kwargs: Any) -> None:
@@ -147,6 +158,10 @@ class BenchPlot(QWidget):
         self._running = False
         self._items: dict[str, pg.PlotDataItem] = {}
         self._peak_lines: dict[tuple[str, float | None], pg.InfiniteLine] = {}  # one per (device, peak)
+        #: where two or more peaks are drawn, the legend names them (their labels on the lines lay
+        #: on each other and on the curves): those rows' samples, and what they were made from
+        self._peak_rows: list[pg.PlotDataItem] = []
+        self._peak_rows_key: tuple = ()
         self._speedup_items: dict[str, pg.PlotDataItem] = {}
         self._colours: dict[str, str] = {}
         self._tick_labels: dict[int, str] = {}
@@ -182,16 +197,20 @@ class BenchPlot(QWidget):
         self.main = _plot_widget()
         self.main.getPlotItem().vb.setDefaultPadding(0.06)  # no point sits on an axis
         self.speedup = _plot_widget()
-        # bottom right: both views rise from small n (bottom left) to large n (top right), and
-        # the peak's label runs along the top, where a legend would cover it
-        self.legend = self.main.addLegend(
-            offset=(-10, -10), labelTextSize=legend_size(), labelTextColor=theme.plot_foreground
+        # the legend sits under the plot, in the plot's own layout (so a PNG export has it): in
+        # the view it covered points, and a lesson's recorded curves and peaks gave it rows enough
+        # to reach the title
+        self.legend = pg.LegendItem(
+            colCount=3, labelTextSize=legend_size(), labelTextColor=theme.plot_foreground
         )
+        item = self.main.getPlotItem()
+        item.legend = self.legend  # the curves named at creation join it (``PlotItem.plot(name=...)``)
+        item.layout.addItem(self.legend, 4, 1)
+        self.legend.layout.setContentsMargins(4, 0, 4, 0)
+        self.legend.layout.setVerticalSpacing(0)
         self.legend.setBrush(pg.mkBrush(theme.plot_background))
         self.legend.setPen(pg.mkPen(theme.border))
-        # the legend sits bottom right and the peak's label top left: both views rise from small
-        # sizes at the bottom left to big ones at the top right, so those two corners stay empty,
-        # and the legend can never cover the label however long either grows
+        # the speedup strip's legend sits top left: its curves rise from the bottom left
         self.speedup_legend = self.speedup.addLegend(
             offset=(10, 10), labelTextSize=legend_size(), labelTextColor=theme.plot_foreground
         )
@@ -215,6 +234,7 @@ class BenchPlot(QWidget):
         self.throughput_radio.toggled.connect(lambda on: self.set_mode("throughput" if on else "time"))
         # a short plot (a projector's large text) must still show the peak's label and the y title
         self.main.getPlotItem().vb.sigResized.connect(self._fit_to_size)
+        hold_plot_lines(self.main, (self.legend,))
         self._update_labels()
 
     # --- public -------------------------------------------------------------------------
@@ -308,6 +328,10 @@ class BenchPlot(QWidget):
         if self._mark_item is not None:
             self.main.removeItem(self._mark_item)
             self._mark_item = None
+        for sample in self._peak_rows:
+            self.legend.removeItem(sample)
+        self._peak_rows.clear()
+        self._peak_rows_key = ()
         self._items.clear()
         self._peak_lines.clear()
         self._speedup_items.clear()
@@ -398,11 +422,19 @@ class BenchPlot(QWidget):
                 line.setVisible(self.mode == "throughput")
                 line.setToolTip(peak_tooltip(s))  # counts the points above it, so kept current
         self.hint_label.setText(NOISY_HINT if any(any(s.noisy) for s in every) else HINT)
+        self._name_peaks()
         self._fit_peak_labels()
         self._update_ticks()
         self._fit_x()
         self._fit_y()
         self._update_speedup()
+        fit_legend_columns(self.legend, self.main.getPlotItem().vb.width())
+        self._keep_room()
+
+    def _keep_room(self) -> None:
+        """The plot's view keeps ``MIN_PLOT_LINES`` lines of its ticks whatever the legend under
+        it and the titles take; the page scrolls where it is shorter."""
+        keep_plot_lines(self.main)
 
     def _new_curve(self, s: Series, index: int, recorded: bool = False) -> pg.PlotDataItem:
         cpu_colours = _CPU_COLOURS_DARK if current_theme().name == "dark" else _CPU_COLOURS
@@ -443,6 +475,37 @@ class BenchPlot(QWidget):
         )
         self.main.addItem(mark)
         return mark
+
+    def _name_peaks(self) -> None:
+        """One peak is named on its line, top left; two or more (a lesson's recorded GPU and CPU
+        beside this CPU) are named in the legend, each row a dashed sample in its line's colour:
+        labels on lines a few pixels apart were written over each other and over the curves."""
+        shown = [line for line in self._peak_lines.values() if line.isVisible()]
+        in_legend = len(shown) > 1
+        for line in self._peak_lines.values():
+            line.label.setVisible(line.isVisible() and not in_legend)
+        key = (
+            tuple((line.property("labels")[1], line.pen.color().name()) for line in shown)
+            if in_legend
+            else ()
+        )
+        if key == self._peak_rows_key:
+            return
+        self._peak_rows_key = key
+        for sample in self._peak_rows:
+            self.legend.removeItem(sample)
+        self._peak_rows.clear()
+        for line in shown if in_legend else []:
+            sample = pg.PlotDataItem([], [], pen=line.pen)
+            self.legend.addItem(sample, line.property("labels")[1])
+            self._peak_rows.append(sample)
+
+    def peak_names(self) -> list[str]:
+        """The peaks as the plot names them now: on their lines, or in the legend's rows."""
+        if self._peak_rows:
+            rows = {id(item) for item in self._peak_rows}
+            return [label.text for sample, label in self.legend.items if id(sample.item) in rows]
+        return [line.label.toPlainText() for line in self.peak_lines()]
 
     def _new_peak(self, s: Series) -> pg.InfiniteLine:
         """The device's peak, dashed in the series' colour. Log-mode view coordinates are log10."""
@@ -495,15 +558,15 @@ class BenchPlot(QWidget):
         self.main.getAxis("bottom").showLabel(not curves)
 
     def _fit_to_size(self) -> None:
+        fit_legend_columns(self.legend, self.main.getPlotItem().vb.width())
+        self._keep_room()
         self._fit_peak_labels()
         self._fit_left_title()
         self._fit_x()
         self._fit_y()
 
     def _fit_x(self) -> None:
-        """The legend sits over the view's bottom right corner: the x range ends far enough to the
-        right of the largest size that no point is drawn under it (at 150% text on a 1280x720
-        projector it hid the n = 512 point)."""
+        """The sizes measured (or planned), with a margin so no point sits on an axis."""
         xs: list[float] = []
         for item in self._items.values():
             data_x, _ = item.getData()  # already log10 in log mode
@@ -519,23 +582,13 @@ class BenchPlot(QWidget):
             return
         low, high = min(xs), max(xs)
         span = max(high - low, 0.3)
-        left = low - 0.06 * span
-        width = self.main.getPlotItem().vb.width()
-        need = self.legend.boundingRect().width() + 10 + px(8)  # its offset from the edge, and a gap
-        share = min(need / width, 0.5) if width > 0 and self.legend.isVisible() else 0.0
-        self.main.setXRange(left, max(high + 0.06 * span, left + (high - left) / (1 - share)), padding=0)
+        self.main.setXRange(low - 0.06 * span, high + 0.06 * span, padding=0)
 
     def _fit_peak_labels(self) -> None:
         """Each peak's label with its basis where the view is wide enough, else the device, the
         kind of peak and the figure: at 200% text on a 1280x800 projector the full label ran
         past the plot's right edge ("... x 64 FLOP/cy")."""
-        vb = self.main.getPlotItem().vb
-        room = vb.width() - px(16)
-        # on a short plot the legend (bottom right) reaches up to the label's height (top left):
-        # the label then keeps clear of it
-        label_h = max((line.label.boundingRect().height() for line in self._peak_lines.values()), default=0.0)
-        if self.legend.isVisible() and vb.height() < label_h + self.legend.boundingRect().height() + px(16):
-            room -= self.legend.boundingRect().width() + px(16)
+        room = self.main.getPlotItem().vb.width() - px(16)
         for line in self._peak_lines.values():
             full, short = line.property("labels")
             metrics = QFontMetrics(line.label.textItem.font())
@@ -561,7 +614,9 @@ class BenchPlot(QWidget):
         """The share of the view's height the peak labels need above their lines (they are drawn
         at a fixed pixel size, so a short plot must give them a larger share)."""
         height = self.main.getPlotItem().vb.height()
-        labels = [line.label for line in self._peak_lines.values() if line.isVisible()]
+        labels = [
+            line.label for line in self._peak_lines.values() if line.isVisible() and line.label.isVisible()
+        ]
         if not labels or height <= 0:
             return 0.0
         need = max(label.boundingRect().height() for label in labels) + px(4)

@@ -47,7 +47,14 @@ from explorer.ui.bench.plot import (
     style_titles,
 )
 from explorer.ui.guard import qt_guard
-from explorer.ui.plot_text import fit_legend_columns, legend_size, plot_title, restyle
+from explorer.ui.plot_text import (
+    fit_legend_columns,
+    hold_plot_lines,
+    keep_plot_lines,
+    legend_size,
+    plot_title,
+    restyle,
+)
 from explorer.ui.plot_widget import plot_widget
 from explorer.ui.theme import Theme, current_theme, line_px, px
 from explorer.ui.widgets import FoldingCaption
@@ -83,9 +90,8 @@ def _roof_colour(roof: Roof, index: int) -> str:
     return _GPU_COLOURS[index % len(_GPU_COLOURS)]
 
 
-#: the least height, at 100% text, of the roofline's view (under its title, over its axis and
-#: legend), and of the whole plot before it is laid out: below these its labels lie on each other
-VIEW_MIN_HEIGHT = 70
+#: the least height, at 100% text, of the whole plot before it is laid out (its view keeps
+#: ``MIN_PLOT_LINES`` lines of its ticks, ``plot_text.keep_plot_lines``)
 PLOT_MIN_HEIGHT = 100
 
 
@@ -155,11 +161,8 @@ class RooflinePlot(QWidget):
         self._labels(theme)
         layout.addWidget(self.plot, 1)
         self.plot.getPlotItem().vb.sigResized.connect(lambda _vb: self._fit_legend())
-        # the plot's least height follows what takes room around the view: the legend's rows,
-        # the axis's and the title's lines
-        item = self.plot.getPlotItem()
-        for part in (self.legend, item.getAxis("bottom"), item.titleLabel):
-            part.geometryChanged.connect(self._keep_view_height)
+        # the view keeps its least height whatever the legend's rows and the titles take
+        hold_plot_lines(self.plot, (self.legend,), px(PLOT_MIN_HEIGHT))
         self.catalog_combo.currentIndexChanged.connect(
             lambda _i: self.catalog_chosen.emit(self.catalog_combo.currentData() or "")
         )
@@ -218,7 +221,7 @@ class RooflinePlot(QWidget):
         self._redraw()  # lines, markers and labels at the new size
         restyle(self.plot, (self.legend,))
         self._fit_legend()
-        self._keep_view_height()
+        keep_plot_lines(self.plot, px(PLOT_MIN_HEIGHT))
 
     def apply_theme(self, theme: Theme) -> None:
         _style_plot(self.plot, theme)
@@ -264,19 +267,6 @@ class RooflinePlot(QWidget):
 
     def _fit_legend(self) -> None:
         fit_legend_columns(self.legend, self.plot.getPlotItem().vb.width())
-
-    def _keep_view_height(self) -> None:
-        """The plot's least height: ``VIEW_MIN_HEIGHT`` for the view itself, on top of what its
-        title, axes and legend take now (they grow with the text; a fixed least for the whole
-        plot left the view 103 px of the 140 it needs at 200% on 1280x800). The plot's own
-        layout adds them up: the least it can lay out with the view that tall, frame included."""
-        item = self.plot.getPlotItem()
-        item.vb.setMinimumHeight(px(VIEW_MIN_HEIGHT))
-        scene_least = item.effectiveSizeHint(Qt.SizeHint.MinimumSize).height()
-        frame = 2 * self.plot.frameWidth()
-        least = max(px(PLOT_MIN_HEIGHT), math.ceil(scene_least + frame))
-        if least != self.plot.minimumHeight():
-            self.plot.setMinimumHeight(least)
 
     def _labels(self, theme: Theme) -> None:
         # no title on screen: the tab says "Roofline", and its row is a row less of the view on

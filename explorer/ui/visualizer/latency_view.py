@@ -36,14 +36,15 @@ from explorer.launch.latency import (
 from explorer.launch.measured import BandwidthSweep
 from explorer.launch.time_views import chart_window
 from explorer.ui.guard import qt_guard
-from explorer.ui.visualizer import palette
-from explorer.ui.visualizer.playing_view import PlayingView, clauses_that_fit, paint_axis
 
 # the y axis of the sweep; the plots' least height, in lines of their axis text: the schedulers
 # each labelled, a few labelled ticks, the graph's labels off its curve (at 150% with a lesson
 # open the curve was 30 px tall with "16 warps" and "N* = 120" written over it); where the page
 # cannot give it, the view scrolls in its own area
-from explorer.ui.visualizer.sweep_graph import MIN_PLOT_LINES, _nice_ticks
+from explorer.ui.plot_text import MIN_PLOT_LINES
+from explorer.ui.visualizer import palette
+from explorer.ui.visualizer.playing_view import PlayingView, clauses_that_fit, paint_axis
+from explorer.ui.visualizer.sweep_graph import _nice_ticks
 from explorer.words import percent
 
 ISSUE_ALU = palette.RUNNING

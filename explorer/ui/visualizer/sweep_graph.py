@@ -14,12 +14,9 @@ from PySide6.QtWidgets import QSizePolicy, QWidget
 
 from explorer.launch.occupancy import Sweep
 from explorer.ui.guard import qt_guard
+from explorer.ui.plot_text import MIN_PLOT_LINES
 from explorer.ui.theme import figure_font, line_px, px
 from explorer.ui.visualizer import palette
-
-#: the least height of a graph's plot, in lines of its axis text: a few labelled ticks and room
-#: for a label off its line (the visualizer's graphs keep it; where a page is short they scroll)
-MIN_PLOT_LINES = 8
 
 
 def _nice_ticks(lo: float, hi: float, count: int = 4) -> list[float]:
