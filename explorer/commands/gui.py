@@ -243,6 +243,7 @@ def render_window(
             window.prepare_screenshot()
             if view:
                 window.current_panel().show_screenshot_view(view)
+        window.current_panel().finish_pending()
     except BaseException:
         discard(window)  # a run prepare_screenshot started ends with the window
         raise

@@ -148,8 +148,19 @@ def _build_memory(state: MemoryState, devices: Sequence[Device], problems: list[
         "banks": lambda: _build_banks(state),
         "divergence": lambda: _build_divergence(state),
         "tiling": lambda: _build_tiling(state, devices),
+        "kernel": lambda: _build_kernel(state),
     }
     _attempt(state.view, builders[state.view], problems)
+
+
+def _build_kernel(state: MemoryState) -> str:
+    """The example is there and is a script the tab can trace (its trace runs in the window, in a
+    child process, when the step is shown)."""
+    from explorer.kernels.examples import example_path
+    from explorer.kernels.run import check_script
+
+    check_script(str(example_path(state.example)))
+    return ""
 
 
 def _build_coalescing(state: MemoryState) -> str:

@@ -419,7 +419,24 @@ def parse_memory(state: dict[str, Any]) -> MemoryState:
     m.p = p
     m.seed = _memory_whole(known, "seed", m.seed, 0, 1 << 30, "of the random data")
     _parse_tiling(known, m)
+    _parse_example(known, m)
     return m
+
+
+def _parse_example(known: dict[str, Any], m: MemoryState) -> None:
+    """The kernel tab's script: a shipped example by name, which a "kernel" step must give."""
+    from explorer.kernels.examples import example_path
+
+    example = _text(known.get("example", ""), "example").strip()
+    if example:
+        try:
+            example_path(example)
+        except UserError as exc:
+            raise StepError(str(exc)) from None
+    elif m.view == "kernel":
+        raise StepError('a "kernel" step names its script: "example" is one of the shipped examples')
+    m.example = example
+    m.line = _memory_whole(known, "line", m.line, 0, 1 << 20, "the source line picked")
 
 
 def _parse_tiling(known: dict[str, Any], m: MemoryState) -> None:

@@ -189,8 +189,8 @@ class DevicesState:
     extra: dict[str, Any] = field(default_factory=dict)
 
 
-MemoryView = Literal["coalescing", "banks", "divergence", "tiling"]
-MEMORY_VIEWS: tuple[MemoryView, ...] = ("coalescing", "banks", "divergence", "tiling")
+MemoryView = Literal["coalescing", "banks", "divergence", "tiling", "kernel"]
+MEMORY_VIEWS: tuple[MemoryView, ...] = ("coalescing", "banks", "divergence", "tiling", "kernel")
 BRANCH_KINDS = ("mod", "lt", "warp", "random")
 #: the largest stride and offset (elements) the Memory page's fields take: past this a pattern
 #: only moves further apart, and a lesson step must be one the page can show
@@ -224,6 +224,11 @@ class MemoryState:
     tick: int = 0
     gpu: str = "GTX 1650"
     regs: int = 32
+    #: the "Your kernel" tab: one of the shipped example scripts (``explorer.kernels.examples``),
+    #: never a path: a lesson runs no script the student did not open
+    example: str = ""
+    #: the source line the kernel tab picks (its row in view, its picture drawn); 0 for none
+    line: int = 0
     extra: dict[str, Any] = field(default_factory=dict)
 
     #: the fields each view uses (what a saved step writes for it)
@@ -232,6 +237,7 @@ class MemoryState:
         "banks": ("pattern", "elem", "stride", "offset", "active", "pad"),
         "divergence": ("pattern", "block", "branch", "k", "p", "seed"),
         "tiling": ("rows", "cols", "inner", "tile", "block_x", "block_y", "tick", "gpu", "regs"),
+        "kernel": ("example", "line"),
     }
 
 

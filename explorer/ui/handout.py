@@ -121,6 +121,7 @@ def step_figures(window: MainWindow, lesson: Lesson) -> Iterator[tuple[QImage, s
     player.set_expanded(False)
     for index in range(len(lesson.steps)):
         player.show_step(index)
+        window.current_panel().finish_pending()
         settle(hold_input=True)  # as a screenshot waits; a key meanwhile waits too
         yield page_image(window), player.note
 

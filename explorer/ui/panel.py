@@ -107,6 +107,11 @@ class Panel(QWidget):
     def prepare_screenshot(self) -> None:
         """Put the page in the state ``device-explorer screenshot`` should show."""
 
+    def finish_pending(self) -> None:
+        """Wait for the work the page started for what it shows (a kernel's trace) before a
+        picture of it is taken: a screenshot or a handout page of a half-made page shows nothing.
+        The page says how long at most."""
+
     #: other views of the page ``device-explorer screenshot --view NAME`` can show (after
     #: ``prepare_screenshot``), e.g. the Benchmarks page's roofline tab
     SCREENSHOT_VIEWS: tuple[str, ...] = ()

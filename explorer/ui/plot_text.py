@@ -20,6 +20,7 @@ import pyqtgraph as pg
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QFontMetricsF
 
+from explorer.ui.guard import qt_guard
 from explorer.ui.theme import figure_font, figure_pt, px
 
 #: sizes relative to the label text (the figure rule never draws below ``readable_px``)
@@ -44,6 +45,7 @@ class TidyAxis(pg.AxisItem):
     and "500" were drawn over each other. Labels are kept in pyqtgraph's order (the major ticks
     first), each only where it keeps clear of those kept before it."""
 
+    @qt_guard
     def generateDrawSpecs(self, p):  # noqa: ANN001, ANN201, N802 (pyqtgraph's name)
         specs = super().generateDrawSpecs(p)
         if specs is None:
@@ -51,6 +53,7 @@ class TidyAxis(pg.AxisItem):
         axis_spec, tick_specs, text_specs = specs
         return axis_spec, tick_specs, spaced_texts(text_specs, px(TICK_GAP))
 
+    @qt_guard
     def _updateHeight(self) -> None:  # noqa: N802 (pyqtgraph's name)
         """pyqtgraph reserves 80% of the axis title's height under the ticks and sets the title 5
         px lower: at 250% text the title's top ran into the tick numbers. The whole title fits."""

@@ -55,6 +55,9 @@ NOT_COMPUTED: dict[str, dict[float, str]] = {
     "12-tiled-matmul": {},
     "13-tail-uneven-blocks": {},
     "14-latency-occupancy-ilp": {},
+    "15-matvec-your-kernel": {
+        8: "2,048 sectors of m / the 256 they fit in: line 17's 2,112 / 320 less x's 64 broadcast sectors",
+    },
 }
 
 _NUMBER = re.compile(r"(?<![\w.])(\d[\d,]*(?:\.\d+)?)(?![\w])")
@@ -322,7 +325,41 @@ def derived_memory(state: MemoryState) -> set[float]:
     return out
 
 
-@pytest.mark.parametrize("path", builtin_paths(), ids=lambda p: p.stem)
+def derived_kernel(state: MemoryState) -> set[float]:
+    """What the "Your kernel" tab shows for a step: every figure of the example's trace (line
+    numbers, requests, sectors, wavefronts, warps, lanes, its grid and block) and the sizes the
+    coalescing model is built on."""
+    from explorer.kernels.examples import example_path
+    from explorer.kernels.run import trace_script
+    from explorer.memory.coalescing import LINE_BYTES, SECTOR_BYTES, WARP_SIZE
+
+    found: set[float] = {WARP_SIZE, SECTOR_BYTES, LINE_BYTES, LINE_BYTES // SECTOR_BYTES}
+
+    def walk(value: object) -> None:
+        if isinstance(value, bool):
+            return
+        if isinstance(value, (int, float)):
+            found.add(float(value))
+        elif isinstance(value, dict):
+            for v in value.values():
+                walk(v)
+        elif isinstance(value, (list, tuple)):
+            for v in value:
+                walk(v)
+
+    walk(trace_script(str(example_path(state.example))).to_dict())
+    return found
+
+
+def _number_cases():
+    for path in builtin_paths():  # a kernel lesson traces its examples: a child process each
+        kernel = any(
+            isinstance(s.state, MemoryState) and s.state.view == "kernel" for s in load_lesson(path).steps
+        )
+        yield pytest.param(path, id=path.stem, marks=[pytest.mark.slow] if kernel else [])
+
+
+@pytest.mark.parametrize("path", list(_number_cases()))
 def test_every_number_in_the_narration_is_computed_by_the_app(path):
     lesson = load_lesson(path)
     allowed_extra = NOT_COMPUTED.get(path.stem)
@@ -335,6 +372,8 @@ def test_every_number_in_the_narration_is_computed_by_the_app(path):
             derived |= derived_bench(step.state)
         elif isinstance(step.state, MemoryState) and step.state.view == "tiling":
             derived |= derived_tiling(step.state)
+        elif isinstance(step.state, MemoryState) and step.state.view == "kernel":
+            derived |= derived_kernel(step.state)
         elif isinstance(step.state, MemoryState):
             derived |= derived_memory(step.state)
     for number, step in enumerate(lesson.steps, start=1):

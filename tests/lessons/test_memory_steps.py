@@ -72,6 +72,17 @@ def test_a_pattern_sets_its_numbers_and_a_clash_is_named():
         ({"view": "divergence", "p": 1.5}, "step 2: p is 1.5; it must be 0 to 1"),
         ({"view": "divergence", "p": 0.12345}, "step 2: p is 0.12345; the page takes at most 3 decimals"),
         ({"pattern": "Stride 7"}, 'step 2: pattern is "Stride 7", not one of the coalescing presets'),
+        # a lesson names a shipped example, never a path: it runs no script of anyone's choosing
+        ({"view": "kernel"}, 'step 2: a "kernel" step names its script'),
+        (
+            {"view": "kernel", "example": "../../../home/x/evil.py"},
+            "step 2: example is '../../../home/x/evil.py', not one",
+        ),
+        (
+            {"view": "kernel", "example": "/tmp/evil.py"},
+            "step 2: example is '/tmp/evil.py', not one of the shipped",
+        ),
+        ({"view": "kernel", "example": 7}, "step 2: example is 7, not"),
     ],
 )
 def test_a_bad_value_is_one_line_naming_it_and_the_rest_plays(tmp_path, state, words):
@@ -107,6 +118,14 @@ def test_unknown_fields_are_kept_and_a_save_reads_back_the_same(tmp_path):
     # the shown tab's controls are written, the other tabs' defaults are not
     assert set(out["steps"][1]["state"]) == {"view", "elem", "stride", "offset", "active", "pad"}
     assert set(out["steps"][2]["state"]) == {"view", "pattern", "block", "branch", "k", "p", "seed"}
+
+
+def test_a_kernel_step_names_a_shipped_example_and_reads_back_the_same(tmp_path):
+    lesson = parse_lesson(_lesson(_mem(view="kernel", example="vector_add.py")))
+    assert not lesson.problems
+    assert lesson.steps[0].state == MemoryState(view="kernel", example="vector_add.py")
+    out = dump_lesson(load_lesson(save_lesson(lesson, tmp_path / "k.json")))
+    assert out["steps"][0]["state"] == {"view": "kernel", "example": "vector_add.py", "line": 0}
 
 
 def test_tiling_steps_are_read_checked_and_written_back(tmp_path):

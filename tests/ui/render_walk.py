@@ -185,6 +185,7 @@ class Walk:
             assert player.open_path(path)
             for index in range(len(player.lesson.steps)):
                 player.show_step(index)
+                self.window.current_panel().finish_pending()  # a kernel step's trace
                 self.settle()
                 self.check(f"lesson-{path.stem[:2]}-step-{index + 1}", self.step_problems(index))
             player.close_lesson()
@@ -197,9 +198,26 @@ class Walk:
         step = player.lesson.steps[index]
         if isinstance(step.state, VisualizerState):
             found += self.visualizer_step_problems(step.state)
-        if isinstance(step.state, MemoryState):
+        if isinstance(step.state, MemoryState) and step.state.view == "kernel":
+            found += self.kernel_step_problems(step.state.line)
+        elif isinstance(step.state, MemoryState):
             found += self.memory_step_problems()
         return found
+
+    def kernel_step_problems(self, line: int) -> list[str]:
+        """The script traced, and the line the step picks in view in the table."""
+        tab = self.window.panels["memory"].kernel
+        if tab.session.report is None:
+            return [f"the kernel tab shows no trace: {tab.status.text()}"]
+        if not line:
+            return []
+        rows = tab.table.selectionModel().selectedRows()
+        if not rows:
+            return [f"line {line} is not picked"]
+        rect = tab.table.visualRect(rows[0])
+        if not tab.table.viewport().rect().intersects(rect):
+            return [f"line {line}'s row is scrolled out of the table's view"]
+        return []
 
     def memory_step_problems(self) -> list[str]:
         """The tab's picture, and coalescing's efficiency graph, at least half in view (their

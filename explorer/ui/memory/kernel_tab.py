@@ -9,17 +9,19 @@ watched and traced again when the student saves it in their own editor.
 from __future__ import annotations
 
 from collections.abc import Callable
-from pathlib import Path
 
-from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtCore import QEventLoop, Qt, QTimer, Signal
 from PySide6.QtGui import QColor, QDragEnterEvent, QDropEvent
 from PySide6.QtWidgets import (
     QComboBox,
     QFileDialog,
+    QFrame,
     QHBoxLayout,
     QHeaderView,
     QLabel,
     QPushButton,
+    QScrollArea,
+    QSizePolicy,
     QStackedWidget,
     QTableWidget,
     QTableWidgetItem,
@@ -28,12 +30,14 @@ from PySide6.QtWidgets import (
 )
 
 from explorer.errors import UserError
+from explorer.kernels.examples import example_path, examples_dir
 from explorer.kernels.run import KernelReport, LineFigures, trace_script
 from explorer.kernels.session import KernelSession
 from explorer.memory.banks import BankConflicts
 from explorer.memory.coalescing import Coalescing
 from explorer.ui.guard import qt_guard
 from explorer.ui.memory.canvas import BankCanvas, CoalescingCanvas
+from explorer.ui.widgets import SCROLL_ALLOWED
 from explorer.ui.workers import run_in_daemon_thread
 
 COLUMNS = (
@@ -48,6 +52,8 @@ COLUMNS = (
     ("Source", ""),
 )
 POLL_MS = 1000
+#: the longest a picture of the tab (a lesson step's screenshot or handout page) waits for its trace
+TRACE_WAIT_S = 120.0
 Tracer = Callable[[str], KernelReport]
 
 
@@ -80,6 +86,7 @@ class KernelTab(QWidget):
     def __init__(self, tracer: Tracer | None = None, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.session = KernelSession()
+        self._line_to_pick = 0  # a lesson step's line, picked when its trace is in
         self._tracer: Tracer = tracer or (lambda path: trace_script(path))
         self.setAcceptDrops(True)
         self.open_button = QPushButton("Open script…")
@@ -90,6 +97,8 @@ class KernelTab(QWidget):
         self.launches.currentIndexChanged.connect(self.session.set_launch)
         self.status = QLabel()
         self.status.setWordWrap(True)
+        # its lines whole: the table and the picture under it scroll instead
+        self.status.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Minimum)
         self.table = QTableWidget(0, len(COLUMNS))
         self.table.setHorizontalHeaderLabels([c for c, _tip in COLUMNS])
         for i, (_name, tip) in enumerate(COLUMNS):
@@ -117,12 +126,24 @@ class KernelTab(QWidget):
         top.addWidget(self.open_button)
         top.addWidget(self.run_button)
         top.addWidget(self.launches, 1)
+        # the picked line's words and picture scroll under the table where the page is short (a
+        # lesson open at 200%): the table keeps its rows, the picture its size
+        below = QWidget()
+        below_layout = QVBoxLayout(below)
+        below_layout.setContentsMargins(0, 0, 0, 0)
+        below_layout.addWidget(self.detail)
+        below_layout.addWidget(self.pictures, 1)
+        self.below = QScrollArea()
+        self.below.setWidget(below)
+        self.below.setWidgetResizable(True)
+        self.below.setFrameShape(QFrame.Shape.NoFrame)
+        self.below.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.below.setProperty(SCROLL_ALLOWED, True)
         layout = QVBoxLayout(self)
         layout.addLayout(top)
         layout.addWidget(self.status)
         layout.addWidget(self.table, 2)
-        layout.addWidget(self.detail)
-        layout.addWidget(self.pictures, 1)
+        layout.addWidget(self.below, 2)
         self.session.events.script.connect(self._show)
         self.session.events.selection.connect(self._show_detail)
         self._timer = QTimer(self)
@@ -144,6 +165,58 @@ class KernelTab(QWidget):
             return
         self.run()
 
+    def show_example(self, name: str, line: int = 0) -> None:
+        """A lesson step's shipped example, traced unless it is the one already shown (a step shown
+        again, or the next step on the same script, does not run it twice), with source ``line``
+        picked once it is traced (0: none): the line the narration points at, in view."""
+        try:
+            path = example_path(name)
+        except UserError as exc:
+            self.session.fail(str(exc))
+            return
+        self._line_to_pick = line
+        if self.session.path == path and (self.session.report is not None or self.session.running):
+            self._pick_line()
+            return
+        self.open(str(path))
+
+    def _pick_line(self) -> None:
+        """Select the row of the line a lesson step asked for, if the trace holds it."""
+        line, self._line_to_pick = self._line_to_pick, 0
+        launch = self.session.launch
+        if not line or launch is None:
+            return
+        rows = [i for i, ln in enumerate(launch.lines) if ln.line == line]
+        if rows:
+            self.table.selectRow(rows[0])
+            self._scroll_to_pick()
+            QTimer.singleShot(0, self.table, self._scroll_to_pick)  # again once the picture is laid out
+
+    def _scroll_to_pick(self) -> None:
+        rows = self.table.selectionModel().selectedRows()
+        if rows:
+            self.table.scrollTo(rows[0], QTableWidget.ScrollHint.PositionAtCenter)
+
+    def wait_for_trace(self, timeout_s: float) -> None:
+        """Return when the trace under way ends (at once when none runs), or after ``timeout_s``."""
+        if not self.session.running:
+            return
+        loop = QEventLoop()
+        self.traced.connect(loop.quit)
+        QTimer.singleShot(int(timeout_s * 1000), loop, loop.quit)
+        try:
+            if self.session.running:
+                loop.exec(QEventLoop.ProcessEventsFlag.ExcludeUserInputEvents)  # a key waits too
+        finally:
+            self.traced.disconnect(loop.quit)
+
+    def example_name(self) -> str:
+        """The shipped example open here ("" for a script of the student's own, or none)."""
+        path = self.session.path
+        if path is None or path.parent.resolve() != examples_dir().resolve():
+            return ""
+        return path.name
+
     def run(self) -> None:
         try:
             script = self.session.start()
@@ -161,6 +234,7 @@ class KernelTab(QWidget):
     def _done(self, report: object) -> None:
         if isinstance(report, KernelReport):
             self.session.finish(report)
+            self._pick_line()
         self.traced.emit()
 
     def _failed(self, exc: BaseException) -> None:
@@ -268,10 +342,3 @@ def detail_text(ln: LineFigures) -> str:
     if ln.excess_wavefronts > 0:
         parts.append(f"{ln.excess_wavefronts:,} extra wavefronts: lanes ask one bank for different words.")
     return " ".join(parts)
-
-
-def example_path(name: str) -> Path:
-    """A shipped example script (``resources/examples``)."""
-    from explorer.resources import resource_path
-
-    return resource_path("examples", name)

@@ -46,7 +46,7 @@ from explorer.ui.memory.canvas import (
     idle_colour,
     wasted_colour,
 )
-from explorer.ui.memory.kernel_tab import KernelTab
+from explorer.ui.memory.kernel_tab import TRACE_WAIT_S, KernelTab
 from explorer.ui.memory.layout import Columns, ErrorLine, fit_axis_titles, headline, legend, spin
 from explorer.ui.memory.tiling_tab import TilingTab
 from explorer.ui.panel import Panel
@@ -514,18 +514,25 @@ class MemoryPanel(Panel):
         """What the Tiled matmul tab can read its costs on: this machine's GPUs, then catalog sheets."""
         return self.context.gpus if isinstance(self.context, AppContext) else []
 
-    def _views(self) -> tuple[CoalescingTab, BankTab, DivergenceTab, TilingTab]:
+    def _views(self) -> tuple[CoalescingTab, BankTab, DivergenceTab, TilingTab, KernelTab]:
         """The tabs in ``MEMORY_VIEWS`` order."""
-        return (self.coalescing, self.banks, self.divergence, self.tiling)
+        return (self.coalescing, self.banks, self.divergence, self.tiling, self.kernel)
 
     # --- lesson steps ----------------------------------------------------------------------------
     def lesson_state(self) -> MemoryState | None:
         """The tab shown and its controls; the other tabs' fields keep their defaults."""
         current = self.tabs.currentWidget()
-        if current not in self._views():  # the student's own kernel: a step cannot hold it
+        if current not in self._views():
             return None
         view = MEMORY_VIEWS[self._views().index(current)]
         state = MemoryState(view=view)
+        if view == "kernel":  # a shipped example only: a step never holds the student's own script
+            example = self.kernel.example_name()
+            if not example:
+                return None
+            state.example = example
+            state.line = self.kernel.session.picked or 0
+            return state
         if view == "tiling":
             self.tiling.lesson_fields(state)
             return state
@@ -551,6 +558,10 @@ class MemoryPanel(Panel):
         if not isinstance(state, MemoryState):
             return ""
         note = ""
+        if state.view == "kernel":
+            self.kernel.show_example(state.example, state.line)
+            self.tabs.setCurrentWidget(self.kernel)
+            return ""
         if state.view == "tiling":
             note = self.tiling.show_fields(state)
         elif state.view == "divergence":
@@ -569,11 +580,15 @@ class MemoryPanel(Panel):
                 self.banks.pad.blockSignals(False)
             tab.show_numbers(state.pattern, numbers)
             tab.refresh()
-        self.tabs.setCurrentIndex(MEMORY_VIEWS.index(state.view))
-        QTimer.singleShot(0, self._views()[MEMORY_VIEWS.index(state.view)].reveal)  # once laid out
+        shown = (self.coalescing, self.banks, self.divergence, self.tiling)[MEMORY_VIEWS.index(state.view)]
+        self.tabs.setCurrentWidget(shown)
+        QTimer.singleShot(0, shown.reveal)  # once laid out
         return note
 
-    SCREENSHOT_VIEWS = (*MEMORY_VIEWS, "kernel")
+    SCREENSHOT_VIEWS = MEMORY_VIEWS
+
+    def finish_pending(self) -> None:
+        self.kernel.wait_for_trace(TRACE_WAIT_S)
 
     def show_screenshot_view(self, view: str) -> None:
         if view == "kernel":
