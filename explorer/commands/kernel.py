@@ -108,7 +108,10 @@ def _row(ln: LineFigures) -> list[str]:
 def launch_lines(launch: KernelLaunch) -> list[str]:
     rows = [list(COLUMNS)] + [_row(ln) for ln in launch.lines]
     widths = [max(len(r[i]) for r in rows) for i in range(len(COLUMNS))]
-    out = [f"kernel {launch.kernel}: grid {launch.grid}, block {launch.block}"]
+    out = [
+        f"kernel {launch.kernel}: grid {launch.grid}, block {launch.block}, "
+        f"{launch.shared_bytes:,} B of shared memory per block"
+    ]
     for r, ln in zip(rows, [None, *launch.lines], strict=True):
         cells = "  ".join(c.rjust(w) for c, w in zip(r, widths, strict=True))
         out.append(f"  {cells}  {ln.source if ln is not None else 'source'}")

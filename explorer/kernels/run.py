@@ -79,12 +79,19 @@ class KernelLaunch:
     grid: tuple[int, int, int]
     block: tuple[int, int, int]
     lines: tuple[LineFigures, ...]
+    #: shared memory one block holds (its ``cuda.shared.array``s and the launch's dynamic share)
+    shared_bytes: int = 0
+
+    @property
+    def threads_per_block(self) -> int:
+        return self.block[0] * self.block[1] * self.block[2]
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "kernel": self.kernel,
             "grid": list(self.grid),
             "block": list(self.block),
+            "shared_bytes": self.shared_bytes,
             "lines": [ln.to_dict() for ln in self.lines],
         }
 
@@ -206,6 +213,7 @@ def report_from(script: str, data: dict[str, Any]) -> KernelReport:
                 grid=_dim3(raw.get("grid")),
                 block=_dim3(raw.get("block")),
                 lines=lines,
+                shared_bytes=_bytes(raw.get("shared_bytes", 0)),
             )
         )
     error = data.get("error")
@@ -220,6 +228,12 @@ def report_from(script: str, data: dict[str, Any]) -> KernelReport:
 def _list(value: Any) -> list[Any]:
     if not isinstance(value, list):
         raise UserError("the simulator's child sent a malformed trace")
+    return value
+
+
+def _bytes(value: Any) -> int:
+    if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value <= 1 << 40:
+        raise UserError("the simulator's child sent a malformed shared-memory size")
     return value
 
 

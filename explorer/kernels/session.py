@@ -12,12 +12,20 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from explorer.devices.limits import limits_for_device
+from explorer.devices.model import Device
 from explorer.errors import UserError
 from explorer.events import Event
 from explorer.kernels.counts import request_model
 from explorer.kernels.run import KernelLaunch, KernelReport, LineFigures, check_script
+from explorer.launch.occupancy import Occupancy, occupancy
+from explorer.launch.texts import occupancy_headline, plain
 from explorer.memory.banks import BankConflicts
 from explorer.memory.coalescing import Coalescing
+
+#: registers per thread the occupancy assumes: the simulator compiles nothing for a GPU, and 32 is
+#: what a small kernel like these takes on most architectures (``launch --regs`` says otherwise)
+ASSUMED_REGS = 32
 
 
 @dataclass
@@ -131,6 +139,35 @@ class KernelSession:
             return request_model(first["space"], first["lanes"], first["addresses"], int(first["elem_bytes"]))
         except (UserError, KeyError, TypeError, ValueError, ZeroDivisionError):
             return None  # a trace the models cannot draw (a record of an odd size): the words say it
+
+    def occupancy(self, device: Device | None) -> Occupancy | None:
+        """The launch's theoretical occupancy on ``device`` from its block size and the shared
+        memory its blocks hold, with ``ASSUMED_REGS`` registers per thread (None: no launch, no
+        GPU, or a block the GPU cannot take)."""
+        launch = self.launch
+        if launch is None or device is None or not device.is_gpu:
+            return None
+        try:
+            return occupancy(
+                limits_for_device(device), launch.threads_per_block, ASSUMED_REGS, launch.shared_bytes
+            )
+        except UserError:
+            return None
+
+    def occupancy_line(self, device: Device | None) -> str:
+        """One line under the summary: the occupancy, its limiter, and what it rests on."""
+        launch = self.launch
+        if launch is None or device is None:
+            return ""
+        occ = self.occupancy(device)
+        name = device.display_name
+        if occ is None or occ.active_blocks_per_sm == 0:
+            return f"On {name} a block of {launch.threads_per_block:,} threads and {launch.shared_bytes:,} B of shared memory cannot launch."
+        return (
+            f"On {name}: {plain(occupancy_headline(occ))}; {launch.threads_per_block:,} threads and "
+            f"{launch.shared_bytes:,} B of shared memory per block, {ASSUMED_REGS} registers per thread "
+            "assumed (an estimate: the simulator compiles no GPU code)"
+        )
 
     def summary(self) -> str:
         """One line under the table: what ran, or why nothing did."""

@@ -49,6 +49,16 @@ class Launch:
     block: tuple[int, int, int]
     accesses: list[LaneAccess] = field(default_factory=list)
     paths: dict[tuple[int, int, int], list[int]] = field(default_factory=dict)
+    #: each ``cuda.shared.array`` call site's bytes (one array per block at each) and the dynamic
+    #: shared memory the launch asked for: what one block holds, for its occupancy
+    shared_sites: dict[tuple[str, int], int] = field(default_factory=dict)
+    dynamic_shared: int = 0
+
+    @property
+    def shared_bytes(self) -> int:
+        """Static shared memory per block (each array 16-byte aligned, as the compiler lays them
+        out) plus the dynamic shared memory of the launch."""
+        return sum(-(-b // 16) * 16 for b in self.shared_sites.values()) + self.dynamic_shared
 
 
 @dataclass
@@ -218,6 +228,8 @@ def install(tracer: Tracer) -> None:
         if isinstance(dtype, types.Type):
             dtype = numpy_support.as_dtype(dtype)
         if shape == 0:  # dynamic shared memory: one buffer for every such array, as the simulator has it
+            if tracer.launches:
+                tracer.launches[-1].dynamic_shared = int(self._dynshared_size)
             count = self._dynshared_size // np.dtype(dtype).itemsize
             return np.frombuffer(self._dynshared.data, dtype=dtype, count=count).view(SharedArray)
         caller = sys._getframe(1)
@@ -226,6 +238,8 @@ def install(tracer: Tracer) -> None:
             res = self._allocations.get(key)
             if res is None:
                 res = self._allocations[key] = np.zeros(shape, dtype).view(SharedArray)
+                if tracer.launches:
+                    tracer.launches[-1].shared_sites[key] = int(res.nbytes)
         return res
 
     kernelapi.FakeCUDAShared.array = shared_array  # type: ignore[method-assign]
@@ -338,6 +352,7 @@ def run_script(path: str, max_threads: int) -> dict[str, Any]:
                 "kernel": launch.kernel,
                 "grid": list(launch.grid),
                 "block": list(launch.block),
+                "shared_bytes": launch.shared_bytes,
                 "lines": [lines[n].to_dict() for n in sorted(lines)],
             }
         )

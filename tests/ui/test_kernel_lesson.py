@@ -71,3 +71,30 @@ def test_a_students_own_script_is_never_a_lesson_step(qtbot, tmp_path):
     panel.kernel.session.open(str(script))
     panel.tabs.setCurrentWidget(panel.kernel)
     assert panel.lesson_state() is None
+
+
+@pytest.mark.slow  # the trace runs in a child process
+def test_the_tab_says_the_launchs_occupancy_from_its_block_and_shared_memory(qtbot):
+    """The padded transpose's blocks hold 32 x 33 floats (4,224 B) of shared memory and 1,024
+    threads: on the GTX 1650 (CC 7.5, 1,024 threads per SM) one block fills the SM's 32 warps."""
+    from explorer.devices.catalog import load_catalog
+    from explorer.devices.names import best_match
+    from explorer.kernels.examples import example_path
+    from explorer.kernels.session import ASSUMED_REGS
+    from explorer.launch.occupancy import occupancy
+
+    panel = MemoryPanel(None)
+    qtbot.addWidget(panel)
+    (gpu,) = best_match("GTX 1650", [d for d in load_catalog() if d.is_gpu])
+    panel.kernel.device_for_occupancy = lambda: gpu
+    with qtbot.waitSignal(panel.kernel.traced, timeout=TRACE_S * 1000):
+        panel.kernel.open(str(example_path("transpose_shared.py")))
+    launches = panel.kernel.session.report.launches
+    assert [la.shared_bytes for la in launches] == [32 * 32 * 4, 32 * 33 * 4]
+    panel.kernel.launches.setCurrentIndex(1)
+    text = panel.kernel.status.text()
+    from explorer.devices.limits import limits_for_device
+
+    occ = occupancy(limits_for_device(gpu), 1024, ASSUMED_REGS, 32 * 33 * 4)
+    assert f"{occ.active_warps_per_sm} of {occ.max_warps_per_sm} warps" in text
+    assert "4,224 B of shared memory per block" in text and "assumed (an estimate" in text

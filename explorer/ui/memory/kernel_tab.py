@@ -29,6 +29,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from explorer.devices.model import Device
 from explorer.errors import UserError
 from explorer.kernels.examples import example_path, examples_dir
 from explorer.kernels.run import KernelReport, LineFigures, trace_script
@@ -95,6 +96,8 @@ class KernelTab(QWidget):
         self.run_button.clicked.connect(self.run)
         self.launches = QComboBox()
         self.launches.currentIndexChanged.connect(self.session.set_launch)
+        #: the GPU the launch's occupancy is read on (the panel's: a present one, else a catalog sheet)
+        self.device_for_occupancy: Callable[[], Device | None] = lambda: None
         self.status = QLabel()
         self.status.setWordWrap(True)
         # its lines whole: the table and the picture under it scroll instead
@@ -271,7 +274,8 @@ class KernelTab(QWidget):
     # --- showing the model -----------------------------------------------------------------------
     def _show(self) -> None:
         s = self.session
-        self.status.setText(s.summary())
+        occupancy = s.occupancy_line(self.device_for_occupancy())
+        self.status.setText(s.summary() + (f"\n{occupancy}" if occupancy else ""))
         self.run_button.setEnabled(s.path is not None and not s.running)
         names = (
             [f"{i + 1}. {la.kernel} {la.grid} x {la.block}" for i, la in enumerate(s.report.launches)]

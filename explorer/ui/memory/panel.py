@@ -487,6 +487,7 @@ class MemoryPanel(Panel):
         self.divergence = DivergenceTab()
         self.tiling = TilingTab(self._gpus())
         self.kernel = KernelTab()
+        self.kernel.device_for_occupancy = lambda: self.tiling.session.device
         # short names, so the four fit the bar at 200% on a 1280x800 projector; the rest on hover
         for tab, name, tip in (
             (self.coalescing, "Coalescing", "Coalescing: one warp's load from global memory"),
