@@ -220,13 +220,13 @@ def _build_tiling(state: MemoryState, devices: Sequence[Device]) -> str:
     cost = session.cost
     if cost is not None:
         texts.cost_line(cost)
-    roof = session.roof
-    if roof is None:  # a sheet without a roofline: the tab says so in place of the plot
+    roof, ceilings = session.roof, session.roof_ceilings()
+    if roof is None or ceilings is None:  # a sheet without a roofline: the tab says so in place of the plot
         return ""
     points = session.roof_points()
     here = next((p for p in points if p.tile == state.tile), None)
     if here is not None:
-        texts.roof_line(here, roof)
+        texts.roof_line(here, roof, ceilings)
     return ""
 
 

@@ -222,10 +222,10 @@ def tiling_numbers(state: MemoryState, devices: Sequence[Device]) -> list[str]:
         lines.append(
             f"on {found[0].name} ({state.regs} registers per thread): {tiling_texts.cost_line(cost)}"
         )
-    roof = session.roof
+    roof, ceilings = session.roof, session.roof_ceilings()
     here = next((p for p in session.roof_points() if p.tile == state.tile), None)
-    if roof is not None and here is not None:
-        lines.append(tiling_texts.roof_line(here, roof))
+    if roof is not None and ceilings is not None and here is not None:
+        lines.append(tiling_texts.roof_line(here, roof, ceilings))
     return lines
 
 

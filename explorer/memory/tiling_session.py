@@ -16,6 +16,7 @@ from typing import Literal
 
 from explorer.devices.limits import limits_for_device
 from explorer.devices.model import Device
+from explorer.devices.roofs import record_roof
 from explorer.errors import UserError
 from explorer.memory.tiling import (
     MatmulShape,
@@ -27,33 +28,12 @@ from explorer.memory.tiling import (
     tiling_model,
 )
 from explorer.memory.tiling_steps import MAX_STEPPER_DIM, BlockState, Timeline
+from explorer.roofs.model import Ceiling, Roof
 
 #: the T slider's range: a 1 x 1 tile shares nothing, and 32 x 32 = 1024 threads is every GPU's most
 TILE_MIN, TILE_MAX = 2, 32
 TilingEvent = Literal["shape", "position", "device"]
 Bound = Literal["memory", "compute", ""]
-
-
-@dataclass(frozen=True)
-class Roof:
-    """A GPU's FP32 peak and memory bandwidth as its Devices record gives them (a spec sheet or an
-    estimate from clocks and units, named by the bases): the ceilings of the page's roofline."""
-
-    device_name: str
-    peak_gflops: float
-    bandwidth_gbps: float
-    peak_basis: str
-    bandwidth_basis: str
-
-    @property
-    def ridge_flop_per_byte(self) -> float:
-        return self.peak_gflops / self.bandwidth_gbps
-
-    def attainable_gflops(self, intensity: float) -> float:
-        return min(self.peak_gflops, intensity * self.bandwidth_gbps)
-
-    def bound(self, intensity: float) -> Bound:
-        return "memory" if intensity < self.ridge_flop_per_byte else "compute"
 
 
 @dataclass(frozen=True)
@@ -69,8 +49,15 @@ class RoofPoint:
 
 class TilingSession:
     def __init__(
-        self, shape: MatmulShape | None = None, device: Device | None = None, regs: int = 32
+        self,
+        shape: MatmulShape | None = None,
+        device: Device | None = None,
+        regs: int = 32,
+        roof_of: Callable[[Device], Roof] = record_roof,
     ) -> None:
+        #: a device's roof: the window's roof book (so this roofline and the Benchmarks one are the
+        #: same roof, measured ceilings included), else built from the record and the store
+        self._roof_of = roof_of
         self._subscribers: list[Callable[[TilingEvent], None]] = []
         self._shape = shape or MatmulShape(64, 64, 64, 8)
         self._check_shape(self._shape)
@@ -161,11 +148,24 @@ class TilingSession:
             out.append(self._point(t, tiled_counts(MatmulShape(s.m, s.n, s.k, t)).intensity_flop_per_byte))
         return out
 
-    def _point(self, tile: int | None, intensity: float) -> RoofPoint:
+    def roof_ceilings(self) -> tuple[Ceiling, Ceiling] | None:
+        """The two ceilings of this roofline: the compute roof and main memory's (None: no roof)."""
         r = self._roof
         if r is None:
+            return None
+        compute, memory = r.compute_roof(), r.main_memory()
+        if compute is None or memory is None:
+            return None
+        return compute, memory
+
+    def _point(self, tile: int | None, intensity: float) -> RoofPoint:
+        r, ceilings = self._roof, self.roof_ceilings()
+        if r is None or ceilings is None:
             return RoofPoint(tile, intensity, None, "")
-        return RoofPoint(tile, intensity, r.attainable_gflops(intensity), r.bound(intensity))
+        ridge = ceilings[0].value / ceilings[1].value
+        return RoofPoint(
+            tile, intensity, r.attainable_gflops(intensity), "memory" if intensity < ridge else "compute"
+        )
 
     # --- changes ---------------------------------------------------------------------------------
     def set_sizes(self, m: int, n: int, k: int) -> None:
@@ -213,6 +213,11 @@ class TilingSession:
                 return
         self.to_end()
 
+    def roofs_changed(self) -> None:
+        """The device's ceilings were measured again: its roof is read anew."""
+        self._derive_device()
+        self._emit("device")
+
     def set_device(self, device: Device | None, *, announce: bool = True) -> None:
         """Read the costs and the roof against ``device`` (a GPU or a catalog GPU; None: none)."""
         self._device = device
@@ -259,18 +264,9 @@ class TilingSession:
             return
         limits = limits_for_device(d)
         self._costs = tuple(tile_cost(t, limits, self._regs, d.name) for t in range(TILE_MIN, TILE_MAX + 1))
-        if d.fp32_peak_gflops and d.memory_bandwidth_gbps:
-            self._roof = Roof(
-                d.name,
-                float(d.fp32_peak_gflops),
-                float(d.memory_bandwidth_gbps),
-                d.fp32_peak_basis or _sheet(d),
-                d.memory_bandwidth_basis or _sheet(d),
-            )
+        roof = self._roof_of(d)
+        if roof.compute_roof() is not None and roof.main_memory() is not None:
+            self._roof = roof
         else:
-            missing = "FP32 peak" if not d.fp32_peak_gflops else "memory bandwidth"
+            missing = "FP32 peak" if roof.compute_roof() is None else "memory bandwidth"
             self._roof_missing = f"{d.display_name} has no {missing} on record, so there is no roofline"
-
-
-def _sheet(d: Device) -> str:
-    return "spec sheet" if d.kind == "catalog" else (d.source or "reported")

@@ -5,8 +5,9 @@ from __future__ import annotations
 from explorer import words
 from explorer.launch.occupancy import RESOURCE_NAMES
 from explorer.memory.tiling import FLOAT32_BYTES, KernelCounts, TileCost, TileRead, TilingModel
-from explorer.memory.tiling_session import Roof, RoofPoint
+from explorer.memory.tiling_session import RoofPoint
 from explorer.memory.tiling_steps import BlockState, Counters, Timeline
+from explorer.roofs.model import Ceiling, Roof
 from explorer.words import percent
 
 
@@ -112,14 +113,18 @@ def cost_line(c: TileCost) -> str:
     )
 
 
-def roof_line(p: RoofPoint, roof: Roof) -> str:
+def roof_line(p: RoofPoint, roof: Roof, ceilings: tuple[Ceiling, Ceiling]) -> str:
+    """Where one kernel sits under the roof: its intensity, the most it can reach, and the two
+    ceilings (compute, main memory) with how each was had (measured here, theoretical, spec sheet)."""
     what = "naive" if p.tile is None else f"T = {p.tile}"
     assert p.attainable_gflops is not None
+    compute, memory = ceilings
     return (
         f"{what}: {intensity_text(p.intensity_flop_per_byte)} FLOP/byte, at most "
-        f"{p.attainable_gflops:,.0f} GFLOP/s under {roof.device_name}'s roof ({p.bound}-bound; "
-        f"peak {roof.peak_gflops:,.0f} GFLOP/s: {roof.peak_basis}; {roof.bandwidth_gbps:,.0f} GB/s: "
-        f"{roof.bandwidth_basis}). A bound from the model, not a measurement"
+        f"{p.attainable_gflops:,.0f} GFLOP/s under {roof.name}'s roof ({p.bound}-bound; "
+        f"{compute.name} {compute.value:,.0f} GFLOP/s, {compute.kind_text}: {compute.basis}; "
+        f"{memory.name} {memory.value:,.0f} GB/s, {memory.kind_text}: {memory.basis}). "
+        "A bound from the model, not a measurement"
     )
 
 

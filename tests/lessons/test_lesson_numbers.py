@@ -256,9 +256,9 @@ def derived_tiling(state: MemoryState) -> set[float]:
     if cost is not None and cost.occupancy is not None:
         o = cost.occupancy
         out |= {cost.shared_bytes_per_block, o.active_blocks_per_sm, float(percent(o.occupancy).rstrip("%"))}
-    roof = session.roof
-    if roof is not None:
-        out |= {round(roof.peak_gflops), round(roof.bandwidth_gbps)}
+    ceilings = session.roof_ceilings()
+    if ceilings is not None:
+        out |= {round(ceilings[0].value), round(ceilings[1].value)}
         for point in session.roof_points():
             if point.tile in (None, shape.tile):
                 out.add(round(point.attainable_gflops or 0))

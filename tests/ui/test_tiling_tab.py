@@ -83,7 +83,7 @@ def test_the_t_slider_moves_the_roofline_point_and_the_occupancy(panel):
     assert s.shape.tile == 32 and s.position == 0
     after = {p.tile: p for p in s.roof_points()}[32]
     assert after.intensity_flop_per_byte > before.intensity_flop_per_byte
-    assert tab.roof_line.text().startswith(texts.roof_line(after, s.roof))
+    assert tab.roof_line.text().startswith(texts.roof_line(after, s.roof, s.roof_ceilings()))
     limits = limits_for_device(s.device)
     assert s.cost.occupancy == occupancy(limits, 1024, 32, 8192)
     assert tab.cost_line.text() == texts.cost_line(s.cost)
@@ -96,7 +96,7 @@ def test_another_gpu_and_more_registers_change_the_costs(panel):
     h100 = next(i for i in range(tab.gpu.count()) if "H100" in tab.gpu.itemText(i))
     tab.gpu.setCurrentIndex(h100)
     s = tab.session
-    assert "H100" in s.device.name and "H100" in s.roof.device_name
+    assert "H100" in s.device.name and "H100" in s.roof.name
     tab.regs.setValue(128)  # 256 threads x 128 registers: registers now limit the blocks per SM
     assert s.cost.occupancy == occupancy(limits_for_device(s.device), 256, 128, 2048)
     assert "registers" in tab.cost_line.text()

@@ -485,7 +485,8 @@ class MemoryPanel(Panel):
         self.coalescing = CoalescingTab()
         self.banks = BankTab()
         self.divergence = DivergenceTab()
-        self.tiling = TilingTab(self._gpus())
+        roof_of = context.roof_of if isinstance(context, AppContext) else None
+        self.tiling = TilingTab(self._gpus(), roof_of)
         self.kernel = KernelTab()
         self.kernel.device_for_occupancy = lambda: self.tiling.session.device
         # short names, so the four fit the bar at 200% on a 1280x800 projector; the rest on hover
@@ -510,6 +511,7 @@ class MemoryPanel(Panel):
         layout.addWidget(self.tabs)
         if isinstance(context, AppContext):
             context.discovery_changed.connect(lambda _d: self.tiling.set_gpus(self._gpus()))
+            context.roofs_measured.connect(lambda _r: self.tiling.session.roofs_changed())
 
     def _gpus(self) -> list[Gpu]:
         """What the Tiled matmul tab can read its costs on: this machine's GPUs, then catalog sheets."""

@@ -9,6 +9,7 @@ the chosen T on the chosen GPU and the shared memory and occupancy each T costs 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import pyqtgraph as pg
 from PySide6.QtCore import Qt, QTimer
@@ -25,7 +26,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from explorer.devices.model import Gpu
+from explorer.devices.model import Device, Gpu
 from explorer.devices.names import short_device_name
 from explorer.errors import UserError
 from explorer.lessons.model import MemoryState
@@ -33,6 +34,7 @@ from explorer.memory import tiling_texts as texts
 from explorer.memory.tiling import SOURCE, MatmulShape
 from explorer.memory.tiling_session import TILE_MAX, TILE_MIN, TilingEvent, TilingSession
 from explorer.memory.tiling_steps import MAX_STEPPER_DIM
+from explorer.roofs.model import Roof
 from explorer.ui.guard import qt_guard
 from explorer.ui.memory.layout import Columns, ErrorLine, fit_axis_titles, headline, legend, spin
 from explorer.ui.memory.tiling_canvas import TilingCanvas, cell_colour, waiting_colour
@@ -71,9 +73,12 @@ def _row(*widgets: QWidget, stretches: tuple[int, ...] = (1, 0)) -> QWidget:
 
 
 class TilingTab(Columns):
-    def __init__(self, gpus: list[Gpu] | None = None) -> None:
+    def __init__(
+        self, gpus: list[Gpu] | None = None, roof_of: Callable[[Device], Roof] | None = None
+    ) -> None:
         super().__init__()
-        self.session = TilingSession()
+        # the window's roof book where there is one: this roofline is the Benchmarks page's roof
+        self.session = TilingSession(roof_of=roof_of) if roof_of is not None else TilingSession()
         self._gpus: list[Gpu] = []
         # --- the form -------------------------------------------------------------------------
         self.m = spin(1, MAX_STEPPER_DIM, 64, "M: rows of A and of C")
@@ -400,28 +405,30 @@ class TilingTab(Columns):
         session, theme = self.session, current_theme()
         plot = self.roofline
         plot.clear()
-        roof = session.roof
+        roof, ceilings = session.roof, session.roof_ceilings()
         fg = theme.plot_foreground
         axis_title(plot, "bottom", "FLOP per byte (global)", fg)
         axis_title(plot, "left", "GFLOP/s", fg)
-        if roof is None:
+        if roof is None or ceilings is None:
             plot_title(plot, "No roofline", theme.muted)
             self.roof_line.setText(session.roof_missing + ".")
             return
         plot_title(plot, "Each T on the roofline", fg)  # short: the form column is narrow
         points = session.roof_points()
+        peak, bandwidth = ceilings[0].value, ceilings[1].value
+        ridge = peak / bandwidth
         xs = [pt_.intensity_flop_per_byte for pt_ in points]
-        lo = min(min(xs), roof.ridge_flop_per_byte) / 2
-        hi = max(max(xs), roof.ridge_flop_per_byte) * 4
-        ys = [p.attainable_gflops or roof.peak_gflops for p in points]
+        lo = min(min(xs), ridge) / 2
+        hi = max(max(xs), ridge) * 4
+        ys = [p.attainable_gflops or peak for p in points]
         # decades only, written out: pyqtgraph's own log ticks (2·10³, 3·10³ ...) crowd at large text
         plot.getAxis("bottom").setTicks([_decades(lo, hi)])
-        left_ticks = _decades(min(ys) / 2, roof.peak_gflops * 2)
+        left_ticks = _decades(min(ys) / 2, peak * 2)
         plot.getAxis("left").setTicks([left_ticks])
         self._roof_widest = max((text for _at, text in left_ticks), key=len)
         plot.plot(
-            [lo, roof.ridge_flop_per_byte, hi],
-            [lo * roof.bandwidth_gbps, roof.peak_gflops, roof.peak_gflops],
+            [lo, ridge, hi],
+            [lo * bandwidth, peak, peak],
             pen=pg.mkPen(fg, width=line_px(2)),
         )
         tiled = [p for p in points if p.tile is not None]
@@ -451,7 +458,7 @@ class TilingTab(Columns):
             assert p.attainable_gflops is not None
             label.setPos(math.log10(p.intensity_flop_per_byte), math.log10(p.attainable_gflops))
             plot.addItem(label)
-        self.roof_line.setText(texts.roof_line(here, roof) + ".")
+        self.roof_line.setText(texts.roof_line(here, roof, ceilings) + ".")
 
     def _draw_occupancy(self) -> None:
         session, theme = self.session, current_theme()
