@@ -177,7 +177,7 @@ def run_devices(args: Namespace) -> int:
     if remote is not None:
         return run_remote_devices(args, remote)
     include_catalog = bool(getattr(args, "catalog", False))
-    discovery = filtered(discover(include_catalog=include_catalog), include_catalog)
+    discovery = filtered(discover(include_catalog=include_catalog, runtimes=False), include_catalog)
     if getattr(args, "measure", False):
         measure_roofs(discovery)
     if getattr(args, "json", False):
