@@ -95,11 +95,21 @@ class DriverError(RuntimeError):
         super().__init__(f"{call} failed: {name}")
 
 
+_loaded: list[Any] = []
+
+
 def load_library() -> Any:
-    """The CUDA driver library (``ctypes.CDLL``), or ``DriverUnavailable`` saying why not."""
+    """The CUDA driver library (``ctypes.CDLL``), or ``DriverUnavailable`` saying why not.
+
+    Loaded once per process: the same object each time, so a ``cuInit`` still stuck from an
+    earlier discovery is recognised by the deadline (``deadline.call_with_deadline``'s key)
+    instead of being asked again behind it."""
+    if _loaded:
+        return _loaded[0]
     for name in LIBRARY_NAMES:
         try:
-            return ctypes.CDLL(name)
+            _loaded.append(ctypes.CDLL(name))
+            return _loaded[0]
         except OSError:
             continue
     raise DriverUnavailable(

@@ -441,7 +441,7 @@ NO_GPU_FOUND = "No NVIDIA GPU was found on this machine."
 
 @dataclass(kw_only=True)
 class CudaGpu(_Gpu):
-    """An NVIDIA GPU in this machine, as NVML and the CUDA runtime (torch, numba) see it.
+    """An NVIDIA GPU in this machine, as NVML and the CUDA driver (and torch, numba, when asked) see it.
 
     ``index`` is its CUDA ordinal (as torch and numba number it) and ``None`` when
     ``CUDA_VISIBLE_DEVICES`` hides it; ``hidden`` then says so in words, and the GPU is listed

@@ -116,12 +116,21 @@ def test_no_driver_library_is_the_plain_reason(monkeypatch):
     def unloadable(name, *args, **kwargs):
         raise OSError(f"{name}: cannot open shared object file")
 
+    monkeypatch.setattr(cuda_driver, "_loaded", [])  # as in a fresh process
     monkeypatch.setattr(cuda_driver.ctypes, "CDLL", unloadable)
     devices, report = probe_driver()
     assert devices == [] and not report.ok
     assert report.message == (
         f"The CUDA driver library ({cuda_driver.LIBRARY_NAMES[0]}) cannot be loaded: no NVIDIA driver is installed."
     )
+
+
+def test_the_library_is_loaded_once_so_a_stuck_cuinit_is_not_asked_again(monkeypatch):
+    opened = []
+    monkeypatch.setattr(cuda_driver, "_loaded", [])
+    monkeypatch.setattr(cuda_driver.ctypes, "CDLL", lambda name: opened.append(name) or object())
+    assert cuda_driver.load_library() is cuda_driver.load_library()
+    assert opened == [cuda_driver.LIBRARY_NAMES[0]]
 
 
 def test_devices_merge_nvml_and_the_driver_without_torch_or_numba(no_heavy_imports):
@@ -261,3 +270,58 @@ def test_the_devices_command_never_imports_torch_or_numba(args):
         if not cuda_driver.library_loadable():
             assert "No NVIDIA GPU was found on this machine." in proc.stdout
             assert "cannot be loaded: no NVIDIA driver is installed." in proc.stdout
+
+
+def test_the_attribute_numbers_are_cuda_hs():
+    """numba's ctypes binding writes cuda.h's numbers out too (two names differ, two are newer than
+    its table): a wrong number here would read another attribute on every real GPU."""
+    enums = pytest.importorskip("numba.cuda.cudadrv.enums")
+    numba_names = {"MAX_THREADS_PER_MULTIPROCESSOR": "MAX_THREADS_PER_MULTI_PROCESSOR"}
+    compared = 0
+    for name, code in ATTRIBUTE_CODES.items():
+        theirs = getattr(enums, f"CU_DEVICE_ATTRIBUTE_{numba_names.get(name, name)}", None)
+        if theirs is None:
+            assert name in ("MAX_BLOCKS_PER_MULTIPROCESSOR", "RESERVED_SHARED_MEMORY_PER_BLOCK")
+            continue
+        assert theirs == code, name
+        compared += 1
+    assert compared >= len(ATTRIBUTE_CODES) - 2
+
+
+def _real_gpu_or_skip() -> list:
+    if not cuda_driver.library_loadable():
+        pytest.skip("no CUDA driver library on this machine")
+    devices, report = probe_driver()
+    if not devices:
+        pytest.skip(f"the CUDA driver lists no GPU here: {report.message}")
+    return devices
+
+
+def test_on_a_real_gpu_the_driver_agrees_with_nvidias_own_bindings():
+    devices = _real_gpu_or_skip()
+    reference = pytest.importorskip("explorer.acceptance.cudadriver")
+    try:
+        reference.bindings()
+    except reference.DriverError as exc:
+        pytest.skip(str(exc))
+    lib = cuda_driver.CudaDriver(cuda_driver.load_library())
+    for dev in devices:
+        ours = cuda_driver.device_attributes(lib, dev.index)
+        theirs = reference.device_attributes(dev.index)
+        assert {k: v for k, v in ours.items() if theirs.get(k) is not None} == {
+            k: v for k, v in theirs.items() if v is not None
+        }
+
+
+def test_on_a_real_gpu_the_driver_agrees_with_torch():
+    devices = _real_gpu_or_skip()
+    torch = pytest.importorskip("torch")
+    if not torch.cuda.is_available():
+        pytest.skip("torch cannot use the GPU here")
+    for dev in devices:
+        props = torch.cuda.get_device_properties(dev.index)
+        assert dev.name == props.name and dev.compute_capability == (props.major, props.minor)
+        assert dev.sm_count == props.multi_processor_count and dev.memory_total_bytes == props.total_memory
+        assert dev.limits.max_threads_per_sm == props.max_threads_per_multi_processor
+        assert dev.limits.regs_per_sm == props.regs_per_multiprocessor
+        assert dev.limits.smem_per_sm_bytes == props.shared_memory_per_multiprocessor
