@@ -3,6 +3,8 @@
 Text for people (a table, then why no GPU was found when none was), JSON for scripts
 (``Discovery.to_dict()``: keys ``devices`` and ``probes``, stable and snake_case).
 Catalog sheets appear only with ``--catalog``, and always marked as not present.
+The GPUs' facts come from NVML and the CUDA driver (``explorer.devices.cuda_driver``): listing
+never imports torch or numba; ``--measure`` imports them when it runs its benchmarks.
 """
 
 from __future__ import annotations

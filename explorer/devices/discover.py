@@ -521,11 +521,12 @@ def _apply_stored_measurements(cpu: CpuDevice) -> None:
 
 
 def _default_discovery() -> Discovery:
-    """The discovery ``find_device`` uses when given none: computed once per process."""
+    """The discovery ``find_device`` uses when given none: computed once per process, from NVML
+    and the CUDA driver alone (a name resolves in milliseconds; a benchmark imports torch when it runs)."""
     global _cached
     with _cache_lock:
         if _cached is None:
-            _cached = discover(quick=True)
+            _cached = discover(quick=True, runtimes=False)
         return _cached
 
 
@@ -624,7 +625,8 @@ def find_device(query: str, discovery: Discovery | None = None) -> Device:
     candidates, or, when nothing matches, suggests the nearest names. The catalog keeps one
     sheet per common short name (one H100, one A100) so such names stay unambiguous. Without a
     ``discovery``, a query that can only mean a catalog sheet is answered without probing any
-    driver (``catalog_match_without_probing``); anything else runs the probes once per process.
+    driver (``catalog_match_without_probing``); anything else asks NVML and the CUDA driver once
+    per process (never torch or numba).
     """
     if not normalise(query or ""):
         raise UserError("no device named; give a name or part of one, e.g. 'cpu', 'cuda:0', '1650', 'h100'")

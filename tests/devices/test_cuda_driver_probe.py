@@ -325,3 +325,17 @@ def test_on_a_real_gpu_the_driver_agrees_with_torch():
         assert dev.limits.max_threads_per_sm == props.max_threads_per_multi_processor
         assert dev.limits.regs_per_sm == props.regs_per_multiprocessor
         assert dev.limits.smem_per_sm_bytes == props.shared_memory_per_multiprocessor
+
+
+def test_a_present_gpu_named_on_the_command_line_resolves_without_torch_or_numba(
+    monkeypatch, no_heavy_imports
+):
+    import explorer.devices.discover as discover_module
+
+    monkeypatch.setattr(nvml_probe, "import_nvml", make_fake_nvml)
+    monkeypatch.setattr(cuda_driver, "load_library", lambda: make_fake_libcuda([A100, GTX1650]))
+    monkeypatch.setattr(discover_module, "_cached", None)
+    found = discover_module.find_device("cuda:0")
+    assert (found.key, found.name) == ("cuda:0", "NVIDIA A100-SXM4-40GB")
+    assert found.limits.smem_per_sm_bytes == A100.smem_per_sm
+    assert discover_module.find_device("cuda:1").name == "NVIDIA GeForce GTX 1650"
