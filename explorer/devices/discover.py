@@ -419,7 +419,7 @@ def discover(
     when a stand-in NVML, torch or numba is given without a stand-in driver: a test's GPUs are
     never mixed with this machine's. ``probe_gpus=False`` skips them all (CPU + catalog only).
     ``quick=True`` skips torch and numba when neither NVML nor the CUDA driver sees a GPU, so
-    they could not find one anyway; the reports then say so.
+    they could not find one anyway; NVML's and the driver's reports say why.
 
     Each driver probe has a deadline (``deadline.DEADLINES_S``: NVML 3 s, the CUDA driver,
     torch.cuda and numba.cuda 6 s each once imported; ``deadlines`` overrides them): past it the
@@ -475,14 +475,11 @@ def discover(
             driver_view = ([], _failed("driver", exc))
         reports.append(driver_view[1])
     asked: dict[str, tuple[list[CudaGpu], ProbeReport]]
+    no_gpu_seen = not nvml_view.devices and not driver_view[0]
     if not (runtimes or torch is not None or numba is not None):
         asked = {}
-    elif quick and not nvml_view.devices and not driver_view[0] and torch is None and numba is None:
-        skipped = "Not asked: neither NVML nor the CUDA driver sees a GPU."
-        asked = {
-            "torch": ([], ProbeReport("torch", False, skipped)),
-            "numba": ([], ProbeReport("numba", False, skipped)),
-        }
+    elif quick and no_gpu_seen and torch is None and numba is None:
+        asked = {}  # they could not find a GPU either: NVML's and the driver's reports say why
     else:
         if on_update is not None:
             try:

@@ -339,3 +339,30 @@ def test_a_present_gpu_named_on_the_command_line_resolves_without_torch_or_numba
     assert (found.key, found.name) == ("cuda:0", "NVIDIA A100-SXM4-40GB")
     assert found.limits.smem_per_sm_bytes == A100.smem_per_sm
     assert discover_module.find_device("cuda:1").name == "NVIDIA GeForce GTX 1650"
+
+
+def test_a_runtime_that_numbers_the_gpus_otherwise_is_not_merged_into_the_drivers_record():
+    disc = discover(
+        include_catalog=False,
+        nvml=make_fake_nvml(),
+        driver=make_fake_libcuda([A100, GTX1650]),
+        torch=make_fake_torch([GTX1650, A100]),  # another order: another environment, or a bug
+        numba=make_fake_numba([A100, GTX1650]),
+    )
+    a100, gtx = disc.present_gpus
+    assert (a100.key, a100.name, gtx.name) == ("cuda:0", "NVIDIA A100-SXM4-40GB", "NVIDIA GeForce GTX 1650")
+    assert "torch.cuda and CUDA driver disagree on which GPU has this index" in " ".join(a100.notes)
+    assert a100.sm_count == A100.sm_count and a100.source == "CUDA driver + numba.cuda + NVML"
+
+
+def test_a_quick_probe_asks_no_runtime_when_neither_nvml_nor_the_driver_sees_a_gpu(no_heavy_imports):
+    disc = discover(
+        include_catalog=False,
+        nvml=make_fake_nvml(init_error="library_not_found"),
+        driver=make_fake_libcuda([]),
+        quick=True,
+    )
+    assert [r.probe for r in disc.reports] == ["cpu", "nvml", "driver"]
+    why = disc.why_no_gpu()
+    assert why.startswith("No NVIDIA GPU was found on this machine. NVML")
+    assert why.endswith("The CUDA driver is installed but reports no NVIDIA GPU (CUDA_ERROR_NO_DEVICE).")
