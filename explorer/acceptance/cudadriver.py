@@ -1,36 +1,24 @@
 """The CUDA driver's own answers, asked directly (NVIDIA's ``cuda-bindings``), to check the app's
 against: device attributes, and a compiled kernel's registers and occupancy.
 
-The app reads its limits through torch and numba and computes occupancy itself; the acceptance
-compares both with what the driver says. Imported only in the acceptance's child processes, on
-a machine with a GPU; ``cuda-bindings`` comes with numba-cuda. Every call's status is checked:
-a failure is a ``DriverError`` naming the call and the driver's error.
+The app reads its device facts from the driver API through ctypes (``explorer.devices.cuda_driver``,
+with cuda.h's attribute numbers written out) and computes occupancy itself; the acceptance
+compares both with what NVIDIA's own bindings say, which name each attribute themselves, so a
+wrong number in the app's table shows up here as a wrong value. Imported only in the
+acceptance's child processes, on a machine with a GPU; ``cuda-bindings`` comes with numba-cuda.
+Every call's status is checked: a failure is a ``DriverError`` naming the call and the driver's
+error.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-#: the device attributes compared, by the name cuda.h gives them after ``CU_DEVICE_ATTRIBUTE_``
-ATTRIBUTES = (
-    "COMPUTE_CAPABILITY_MAJOR",
-    "COMPUTE_CAPABILITY_MINOR",
-    "MULTIPROCESSOR_COUNT",
-    "WARP_SIZE",
-    "MAX_THREADS_PER_BLOCK",
-    "MAX_THREADS_PER_MULTIPROCESSOR",
-    "MAX_BLOCKS_PER_MULTIPROCESSOR",
-    "MAX_REGISTERS_PER_BLOCK",
-    "MAX_REGISTERS_PER_MULTIPROCESSOR",
-    "MAX_SHARED_MEMORY_PER_BLOCK",
-    "MAX_SHARED_MEMORY_PER_BLOCK_OPTIN",
-    "MAX_SHARED_MEMORY_PER_MULTIPROCESSOR",
-    "RESERVED_SHARED_MEMORY_PER_BLOCK",
-    "L2_CACHE_SIZE",
-    "GLOBAL_MEMORY_BUS_WIDTH",
-    "MEMORY_CLOCK_RATE",
-    "CLOCK_RATE",
-)
+from explorer.devices.cuda_driver import ATTRIBUTE_CODES
+
+#: the device attributes compared, by the name cuda.h gives them after ``CU_DEVICE_ATTRIBUTE_``: the
+#: very list the app's own driver probe reads (``explorer.devices.cuda_driver``)
+ATTRIBUTES = tuple(ATTRIBUTE_CODES)
 
 
 class DriverError(RuntimeError):

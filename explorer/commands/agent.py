@@ -362,9 +362,8 @@ def devices_list(params: dict[str, Any], emit: Emit) -> dict[str, Any]:
     catalog = params.get("catalog", False)
     if not isinstance(catalog, bool):
         raise UserError(f"catalog must be true or false; got {catalog!r}")
-    # quick: a machine with neither NVML nor the CUDA driver skips importing torch and numba
-    # (seconds) since they could not find a GPU there either; the reports say so
-    discovery = discover(include_catalog=catalog, quick=True)
+    # NVML and the CUDA driver (ctypes) alone, as `devices --json` lists them: no torch, no numba
+    discovery = discover(include_catalog=catalog, runtimes=False)
     return {
         "discovery": discovery.to_dict(),
         "why_no_gpu": discovery.why_no_gpu(),

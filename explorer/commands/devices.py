@@ -3,6 +3,8 @@
 Text for people (a table, then why no GPU was found when none was), JSON for scripts
 (``Discovery.to_dict()``: keys ``devices`` and ``probes``, stable and snake_case).
 Catalog sheets appear only with ``--catalog``, and always marked as not present.
+The GPUs' facts come from NVML and the CUDA driver (``explorer.devices.cuda_driver``): listing
+never imports torch or numba; ``--measure`` imports them when it runs its benchmarks.
 """
 
 from __future__ import annotations
@@ -177,7 +179,7 @@ def run_devices(args: Namespace) -> int:
     if remote is not None:
         return run_remote_devices(args, remote)
     include_catalog = bool(getattr(args, "catalog", False))
-    discovery = filtered(discover(include_catalog=include_catalog), include_catalog)
+    discovery = filtered(discover(include_catalog=include_catalog, runtimes=False), include_catalog)
     if getattr(args, "measure", False):
         measure_roofs(discovery)
     if getattr(args, "json", False):

@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
+from explorer.devices.cuda_driver import set_theoretical_bandwidth
 from explorer.devices.model import CudaGpu, CudaLimits, ProbeReport, import_failure
 from explorer.words import count
 
@@ -204,16 +205,7 @@ def _device_from_numba(gpu: Any, index: int) -> CudaGpu:
     limits.max_block_dim = block if None not in block else None  # type: ignore[assignment]
     limits.max_grid_dim = grid if None not in grid else None  # type: ignore[assignment]
     dev.limits = limits
-    if dev.memory_bus_width_bits and dev.clock_memory_max_mhz:
-        # CUDA reports the memory clock such that bytes/s = 2 x clock x bus width / 8 (double data rate).
-        dev.memory_bandwidth_gbps = round(
-            2 * dev.clock_memory_max_mhz * 1e6 * dev.memory_bus_width_bits / 8 / 1e9, 1
-        )
-        dev.memory_bandwidth_basis = "theoretical, from memory clock and bus width"
-        dev.notes.append(
-            "Memory bandwidth is the theoretical peak from CUDA's memory clock and bus width "
-            "(2 x clock x width / 8), not a measurement."
-        )
+    set_theoretical_bandwidth(dev)
     return dev
 
 

@@ -28,12 +28,17 @@ T = TypeVar("T")
 
 #: Seconds each probe may take once its module is imported (importing torch itself takes seconds
 #: on a slow disk and is not a sign of a hung driver, so it is not counted). NVML answers in
-#: milliseconds on a healthy machine; cuInit (torch.cuda, numba.cuda) can take a few seconds on a
+#: milliseconds on a healthy machine; cuInit (the driver probe, torch.cuda, numba.cuda) can take a few seconds on a
 #: machine with many GPUs and no persistence daemon, so those get more.
-DEADLINES_S: dict[str, float] = {"nvml": 3.0, "torch": 6.0, "numba": 6.0}
+DEADLINES_S: dict[str, float] = {"nvml": 3.0, "driver": 6.0, "torch": 6.0, "numba": 6.0}
 
 #: How each probe is named in what the user reads.
-PROBE_NAMES = {"nvml": "NVML", "torch": "torch.cuda", "numba": "numba.cuda"}
+PROBE_NAMES = {
+    "nvml": "NVML",
+    "driver": "The CUDA driver (cuInit)",
+    "torch": "torch.cuda",
+    "numba": "numba.cuda",
+}
 
 
 class ProbeTimedOut(Exception):

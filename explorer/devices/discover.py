@@ -1,10 +1,13 @@
 """Run every probe, merge what they say about each physical GPU, and never raise.
 
-Three views of one NVIDIA GPU exist: NVML (the driver's management library: identity,
-sensors, processes), the CUDA runtime through torch, and through numba (limits). They number
+Views of one NVIDIA GPU: NVML (the driver's management library: identity, sensors,
+processes), the CUDA driver API asked through ctypes (``cuda_driver``: compute capability,
+SMs, limits, in milliseconds), and, when asked for, the CUDA runtime through torch and numba
+(seconds to import; they tell whether the app can run GPU work through them). They number
 GPUs differently: NVML in PCI bus order over *all* GPUs, CUDA "fastest first" over only the
 GPUs ``CUDA_VISIBLE_DEVICES`` lets through. So views are joined on UUID, then PCI bus id,
-never on list position.
+never on list position. Listing devices never needs torch or numba: the driver gives every
+fact they gave.
 
 Order of ``Discovery.devices``: the CPU, present GPUs by CUDA index, then catalog GPUs.
 """
@@ -19,7 +22,7 @@ from dataclasses import dataclass, field, fields
 from typing import Any
 
 from explorer.devices.arch import fill_from_compute_capability
-from explorer.devices.deadline import DEADLINES_S, ProbeTimedOut, call_with_deadline
+from explorer.devices.deadline import DEADLINES_S, PROBE_NAMES, ProbeTimedOut, call_with_deadline
 from explorer.devices.model import CpuDevice, CudaGpu, Device, Discovery, ProbeReport
 from explorer.devices.names import best_match, normalise, suggestions
 from explorer.errors import UserError
@@ -97,6 +100,42 @@ def _same_gpu(a: CudaGpu, b: CudaGpu) -> bool:
     return bool(pa and pb and pa == pb)
 
 
+def _source_name(dev: CudaGpu) -> str:
+    return dev.source or "a CUDA runtime"
+
+
+def combine_cuda_views(views: list[list[CudaGpu]]) -> list[CudaGpu]:
+    """One record per CUDA ordinal from several views numbered the same way (the CUDA driver,
+    torch, numba: all ask the same driver under the same ``CUDA_VISIBLE_DEVICES``).
+
+    The first non-empty view is the base; each later one fills the fields and limits it lacks,
+    unless its GPU at that ordinal sits in another PCI slot (then a note says the views disagree).
+    """
+    present = [v for v in views if v]
+    if not present:
+        return []
+    base, *others = present
+    for dev in base:
+        for view in others:
+            partner = next((n for n in view if n.index == dev.index), None)
+            if partner is None:
+                continue
+            if partner.pci_bus_id and dev.pci_bus_id and not _same_gpu(dev, partner):
+                dev.notes.append(
+                    f"{_source_name(partner)} and {_source_name(dev)} disagree on which GPU has this index; "
+                    f"{_source_name(partner)}'s view was not merged."
+                )
+                continue
+            _fill_missing(dev, partner)
+            if dev.limits is None and partner.limits is not None:
+                dev.limits = copy.copy(partner.limits)
+            elif dev.limits is not None and partner.limits is not None:
+                for f in fields(type(dev.limits)):
+                    if getattr(dev.limits, f.name) is None:
+                        setattr(dev.limits, f.name, getattr(partner.limits, f.name))
+    return base
+
+
 def merge_gpu_views(
     runtime: list[CudaGpu],
     nvml: list[CudaGpu],
@@ -106,34 +145,19 @@ def merge_gpu_views(
 ) -> list[CudaGpu]:
     """One ``CudaGpu`` per GPU, ordered by CUDA index; GPUs hidden from CUDA come last.
 
-    ``runtime`` is torch's view (CUDA ordinals); ``numba`` fills limits torch lacks (same
-    ordinals: both ask the same CUDA driver under the same environment); ``nvml`` devices are
-    matched by UUID or PCI bus id. When no runtime view exists (torch without CUDA, numba
-    without a driver), the NVML devices stand alone, numbered by ``CUDA_VISIBLE_DEVICES``.
-    GPUs NVML lists but ``CUDA_VISIBLE_DEVICES`` hides are kept (``hidden`` says why): they
-    are in the machine, and their live readings are real.
+    ``runtime`` is a CUDA view (CUDA ordinals: the driver's, or torch's); ``numba`` fills what
+    it lacks (``combine_cuda_views``); ``nvml`` devices are matched by UUID or PCI bus id.
+    When no CUDA view exists (no driver library, torch without CUDA), the NVML devices stand
+    alone, numbered by ``CUDA_VISIBLE_DEVICES``. GPUs NVML lists but ``CUDA_VISIBLE_DEVICES``
+    hides are kept (``hidden`` says why): they are in the machine, and their live readings are real.
     """
-    numba = numba or []
     merged: list[CudaGpu] = []
-    if not runtime and numba:
-        runtime, numba = numba, []
+    runtime = combine_cuda_views([runtime, numba or []])
     for dev in runtime:
-        partner = next((n for n in numba if n.index == dev.index), None)
-        if partner is not None:
-            if partner.pci_bus_id and dev.pci_bus_id and not _same_gpu(dev, partner):
-                dev.notes.append(
-                    "numba and torch disagree on which GPU has this index; numba's view was not merged."
-                )
-            else:
-                _fill_missing(dev, partner)
-                if dev.limits is not None and partner.limits is not None:
-                    for f in fields(type(dev.limits)):
-                        if getattr(dev.limits, f.name) is None:
-                            setattr(dev.limits, f.name, getattr(partner.limits, f.name))
         match = next((n for n in nvml if _same_gpu(dev, n)), None)
         if match is not None:
             _fill_missing(dev, match)
-            # The card's memory as nvidia-smi shows it: torch's total leaves out what the driver
+            # The card's memory as nvidia-smi shows it: the CUDA total leaves out what the driver
             # keeps for itself (on an H100, 79.2 GiB of NVML's 79.6 GiB).
             if match.memory_total_bytes:
                 dev.memory_total_bytes = match.memory_total_bytes
@@ -155,23 +179,14 @@ def merge_gpu_views(
 
 
 def cuda_driver_loadable() -> bool:
-    """Whether the CUDA driver library (libcuda / nvcuda.dll) can be loaded: a cheap hint that torch may see a GPU."""
-    import ctypes
-    import sys
+    """Whether the CUDA driver library (libcuda / nvcuda.dll) can be loaded: a cheap hint that a GPU may be there."""
+    from explorer.devices.cuda_driver import library_loadable
 
-    names = (
-        ["nvcuda.dll"] if sys.platform.startswith("win") else ["libcuda.so.1", "libcuda.so", "libcuda.dylib"]
-    )
-    for name in names:
-        try:
-            ctypes.CDLL(name)
-            return True
-        except OSError:
-            continue
-    return False
+    return library_loadable()
 
 
-#: Which probe reports each field of a present GPU: "nvml", "runtime" (torch or numba), "either".
+#: Which probe reports each field of a present GPU: "nvml", "runtime" (the CUDA driver, or torch and
+#: numba), "either".
 #: A field left empty after the merge takes the reason of the probe that should have filled it.
 #: (``architecture``, ``cuda_cores_per_sm`` and ``fp32_peak_gflops`` come from the compute-capability
 #: tables, which give their own reasons; ``index``, ``hidden`` and ``processes`` may rightly be empty.)
@@ -206,9 +221,10 @@ def explain_missing(gpu: CudaGpu, nvml_reason: str, runtime_reason: str) -> None
     """Give every field the probes left empty the reason of the probe that should have filled it.
 
     ``nvml_reason`` says why NVML told nothing about this GPU ("" when it did), ``runtime_reason``
-    the same for torch and numba. A field both were asked for and neither reported says so.
+    the same for the CUDA driver (and torch and numba, when asked). A field both were asked for
+    and neither reported says so.
     """
-    neither = "neither NVML nor the CUDA runtime (torch, numba) reported it for this GPU"
+    neither = "neither NVML nor the CUDA driver reported it for this GPU"
     nvml_reason = nvml_reason or gpu.unavailable.get("live", "")
     for name, source in GPU_FIELD_SOURCES.items():
         if gpu.reason(name) is not None or gpu.value(name) not in (None, "", [], {}):
@@ -216,13 +232,13 @@ def explain_missing(gpu: CudaGpu, nvml_reason: str, runtime_reason: str) -> None
         if source == "nvml":
             gpu.mark_unavailable(name, nvml_reason or "NVML did not report it for this GPU")
         elif source == "runtime":
-            gpu.mark_unavailable(name, runtime_reason or "the CUDA runtime (torch, numba) did not report it")
+            gpu.mark_unavailable(name, runtime_reason or "the CUDA driver did not report it")
         else:
             gpu.mark_unavailable(name, " ".join(r for r in (nvml_reason, runtime_reason) if r) or neither)
     if gpu.limits is not None:
         for f in fields(gpu.limits):
             if getattr(gpu.limits, f.name) is None:
-                gpu.mark_unavailable(f"limits.{f.name}", "neither torch nor numba reported this limit")
+                gpu.mark_unavailable(f"limits.{f.name}", "the CUDA driver did not report this limit")
 
 
 @dataclass
@@ -252,6 +268,22 @@ def _ask_nvml(nvml: Any, deadline_s: float) -> tuple[_NvmlView, ProbeReport]:
         return _NvmlView(), _timed_out_or_failed("nvml", exc)
     note = result.mapping.note if result.mapping else None
     return _NvmlView(result.devices, note), result.report
+
+
+def _ask_driver(lib: Any, deadline_s: float) -> tuple[list[CudaGpu], ProbeReport]:
+    """The CUDA driver's GPUs, asked under a deadline: a hung ``cuInit`` costs ``deadline_s``."""
+    from explorer.devices.cuda_driver import DriverUnavailable, load_library, probe_driver
+
+    if lib is None:
+        try:
+            lib = load_library()
+        except DriverUnavailable as exc:
+            text = str(exc)
+            return [], ProbeReport("driver", False, text[0].upper() + text[1:])
+    try:
+        return call_with_deadline("driver", lambda: probe_driver(lib), deadline_s, key=id(lib))
+    except Exception as exc:
+        return [], _timed_out_or_failed("driver", exc)
 
 
 def _ask_runtimes(
@@ -296,41 +328,64 @@ def _ask_runtimes(
 def _assemble_gpus(
     nvml: _NvmlView,
     nvml_report: ProbeReport,
+    driver: tuple[list[CudaGpu], ProbeReport | None],
     runtimes: dict[str, tuple[list[CudaGpu], ProbeReport]] | None,
 ) -> list[CudaGpu]:
     """Merge what the probes said into one record per GPU, every missing field with its reason.
 
-    ``runtimes`` is ``None`` while torch and numba are still being asked: the GPUs are then
-    NVML's alone (copies, so the final merge starts from clean records).
+    ``driver`` is the CUDA driver's view (no report when it was not asked); ``runtimes`` torch's and numba's: ``{}`` when they were
+    not asked (listing devices needs neither), ``None`` while they are still being asked (the
+    records are then copies, so the final merge starts from clean ones).
     """
     pending = runtimes is None
+    driver_devices, driver_report = driver
     torch_devices, torch_report = (runtimes or {}).get("torch", ([], None))
     numba_devices, numba_report = (runtimes or {}).get("numba", ([], None))
     nvml_devices = copy.deepcopy(nvml.devices) if pending else nvml.devices
-    gpus = merge_gpu_views(torch_devices, nvml_devices, numba_devices, nvml_reason=nvml_report.message)
+    if pending:
+        driver_devices = copy.deepcopy(driver_devices)
+    cuda_view = combine_cuda_views([driver_devices, torch_devices, numba_devices])
+    gpus = merge_gpu_views(cuda_view, nvml_devices, nvml_reason=nvml_report.message)
     for gpu in gpus:
         try:
             fill_from_compute_capability(gpu)
         except Exception as exc:
             gpu.notes.append(f"Could not derive facts from the compute capability: {exc}")
-    if gpus and not pending and not (torch_devices or numba_devices):
+    if gpus and not pending and not cuda_view:
         for gpu in gpus:
             if gpu.hidden:
                 continue
+            who = (
+                "Neither the CUDA driver nor a CUDA runtime (torch, numba) sees"
+                if runtimes
+                else ("The CUDA driver does not see")
+            )
             gpu.notes.append(
-                "No CUDA runtime (torch or numba) sees this GPU, so only NVML's view is shown: no CUDA limits, "
-                "and it cannot run the app's GPU benchmarks."
+                f"{who} this GPU, so only NVML's view is shown: no CUDA limits, and it cannot run the "
+                "app's GPU benchmarks."
             )
             if nvml.mapping_note:
                 gpu.notes.append(nvml.mapping_note)
+    elif driver_devices and not pending and runtimes:
+        # The driver sees the GPU; say which runtime the app's GPU work cannot go through, and why.
+        cannot = [
+            r for r, devs in ((torch_report, torch_devices), (numba_report, numba_devices)) if r and not devs
+        ]
+        for gpu in gpus:
+            if gpu.index is None:
+                continue
+            for report in cannot:
+                note = f"{PROBE_NAMES.get(report.probe, report.probe)} cannot use this GPU: {report.message}"
+                if note not in gpu.notes:
+                    gpu.notes.append(note)
     nvml_reason = "" if nvml.devices else f"NVML: {nvml_report.message}"
-    if pending:
-        runtime_reason = "torch and numba are still being asked about this GPU"
-    elif torch_devices or numba_devices:
+    if cuda_view:
         runtime_reason = ""
+    elif pending:
+        runtime_reason = "torch and numba are still being asked about this GPU"
     else:
-        said = [r.message for r in (torch_report, numba_report) if r is not None]
-        runtime_reason = "No CUDA runtime (torch or numba) sees this GPU: " + " ".join(said)
+        said = [r.message for r in (driver_report, torch_report, numba_report) if r is not None]
+        runtime_reason = "The CUDA driver does not see this GPU: " + " ".join(said)
     for gpu in gpus:
         reason = f"CUDA cannot see this GPU here: it is {gpu.hidden}" if gpu.hidden else runtime_reason
         explain_missing(gpu, nvml_reason, reason)
@@ -341,30 +396,40 @@ def discover(
     *,
     include_catalog: bool = True,
     nvml: Any = None,
+    driver: Any = None,
     torch: Any = None,
     numba: Any = None,
     probe_cpu: bool = True,
     probe_gpus: bool = True,
+    runtimes: bool = True,
     quick: bool = False,
     deadlines: dict[str, float] | None = None,
     on_update: Callable[[Discovery], None] | None = None,
 ) -> Discovery:
     """Everything the app can know about this machine's compute devices. Never raises.
 
-    ``nvml``, ``torch`` and ``numba`` are the modules to ask (tests pass stand-ins); ``None``
-    imports the real one lazily. ``probe_gpus=False`` skips them all (fast, CPU + catalog only).
-    ``quick=True`` skips importing torch and numba (seconds) when neither NVML nor the CUDA
-    driver library is there, so they could not find a GPU anyway; the reports then say so.
+    The GPUs come from NVML and the CUDA driver (``cuda_driver``, through ctypes): milliseconds,
+    no torch, no numba. ``runtimes=True`` then also asks torch and numba (seconds to import):
+    their answers fill what the driver left out and say, per GPU, when the app's GPU work cannot
+    go through one of them ("torch was built without CUDA"). ``runtimes=False`` lists devices
+    without importing either (``device-explorer devices``).
 
-    Each driver probe has a deadline (``deadline.DEADLINES_S``: NVML 3 s, torch.cuda and
-    numba.cuda 6 s each once imported; ``deadlines`` overrides them): past it the probe's
-    report says "NVML did not answer within 3 s: the driver or a GPU may be hung" and
+    ``nvml``, ``driver`` (a libcuda), ``torch`` and ``numba`` are what to ask (tests pass
+    stand-ins); ``None`` loads the real one lazily, except that the real driver is not asked
+    when a stand-in NVML, torch or numba is given without a stand-in driver: a test's GPUs are
+    never mixed with this machine's. ``probe_gpus=False`` skips them all (CPU + catalog only).
+    ``quick=True`` skips torch and numba when neither NVML nor the CUDA driver sees a GPU, so
+    they could not find one anyway; NVML's and the driver's reports say why.
+
+    Each driver probe has a deadline (``deadline.DEADLINES_S``: NVML 3 s, the CUDA driver,
+    torch.cuda and numba.cuda 6 s each once imported; ``deadlines`` overrides them): past it the
+    probe's report says "NVML did not answer within 3 s: the driver or a GPU may be hung" and
     discovery carries on without it.
 
     ``on_update`` (the window's progressive list) is called once with what is known when the
-    CPU, the catalog and NVML have answered (milliseconds) while torch and numba, which take
-    seconds to import, are still asked; its ``pending`` names them. The final answer is the
-    return value.
+    CPU, the catalog, NVML and the CUDA driver have answered (milliseconds) while torch and
+    numba, which take seconds to import, are still asked; its ``pending`` names them. The final
+    answer is the return value.
     """
     limits = {**DEADLINES_S, **(deadlines or {})}
     first: list[Device] = []
@@ -400,17 +465,25 @@ def discover(
     except Exception as exc:  # belt and braces: _ask_nvml already reports its failures
         nvml_view, nvml_report = _NvmlView(), _failed("nvml", exc)
     reports.append(nvml_report)
-    runtimes: dict[str, tuple[list[CudaGpu], ProbeReport]]
-    if quick and not nvml_view.devices and torch is None and numba is None and not cuda_driver_loadable():
-        skipped = "Not asked: NVML sees no GPU and the CUDA driver library cannot be loaded."
-        runtimes = {
-            "torch": ([], ProbeReport("torch", False, skipped)),
-            "numba": ([], ProbeReport("numba", False, skipped)),
-        }
+    stand_ins = driver is None and any(m is not None for m in (nvml, torch, numba))
+    if stand_ins:
+        driver_view: tuple[list[CudaGpu], ProbeReport | None] = ([], None)
+    else:
+        try:
+            driver_view = _ask_driver(driver, limits["driver"])
+        except Exception as exc:  # belt and braces: _ask_driver already reports its failures
+            driver_view = ([], _failed("driver", exc))
+        reports.append(driver_view[1])
+    asked: dict[str, tuple[list[CudaGpu], ProbeReport]]
+    no_gpu_seen = not nvml_view.devices and not driver_view[0]
+    if not (runtimes or torch is not None or numba is not None):
+        asked = {}
+    elif quick and no_gpu_seen and torch is None and numba is None:
+        asked = {}  # they could not find a GPU either: NVML's and the driver's reports say why
     else:
         if on_update is not None:
             try:
-                partial_gpus: list[Device] = list(_assemble_gpus(nvml_view, nvml_report, None))
+                partial_gpus: list[Device] = list(_assemble_gpus(nvml_view, nvml_report, driver_view, None))
             except Exception as exc:
                 partial_gpus, reports = [], reports + [_failed("merge", exc)]
             on_update(
@@ -421,12 +494,12 @@ def discover(
                 )
             )
         try:
-            runtimes = _ask_runtimes(torch, numba, limits)
+            asked = _ask_runtimes(torch, numba, limits)
         except Exception as exc:
-            runtimes = {"torch": ([], _failed("torch", exc)), "numba": ([], _failed("numba", exc))}
-    reports += [runtimes[p][1] for p in ("torch", "numba") if p in runtimes]
+            asked = {"torch": ([], _failed("torch", exc)), "numba": ([], _failed("numba", exc))}
+    reports += [asked[p][1] for p in ("torch", "numba") if p in asked]
     try:
-        gpus: list[Device] = list(_assemble_gpus(nvml_view, nvml_report, runtimes))
+        gpus: list[Device] = list(_assemble_gpus(nvml_view, nvml_report, driver_view, asked))
     except Exception as exc:
         reports.append(_failed("merge", exc))
         gpus = []
@@ -445,11 +518,12 @@ def _apply_stored_measurements(cpu: CpuDevice) -> None:
 
 
 def _default_discovery() -> Discovery:
-    """The discovery ``find_device`` uses when given none: computed once per process."""
+    """The discovery ``find_device`` uses when given none: computed once per process, from NVML
+    and the CUDA driver alone (a name resolves in milliseconds; a benchmark imports torch when it runs)."""
     global _cached
     with _cache_lock:
         if _cached is None:
-            _cached = discover(quick=True)
+            _cached = discover(quick=True, runtimes=False)
         return _cached
 
 
@@ -548,7 +622,8 @@ def find_device(query: str, discovery: Discovery | None = None) -> Device:
     candidates, or, when nothing matches, suggests the nearest names. The catalog keeps one
     sheet per common short name (one H100, one A100) so such names stay unambiguous. Without a
     ``discovery``, a query that can only mean a catalog sheet is answered without probing any
-    driver (``catalog_match_without_probing``); anything else runs the probes once per process.
+    driver (``catalog_match_without_probing``); anything else asks NVML and the CUDA driver once
+    per process (never torch or numba).
     """
     if not normalise(query or ""):
         raise UserError("no device named; give a name or part of one, e.g. 'cpu', 'cuda:0', '1650', 'h100'")

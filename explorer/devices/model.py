@@ -441,7 +441,7 @@ NO_GPU_FOUND = "No NVIDIA GPU was found on this machine."
 
 @dataclass(kw_only=True)
 class CudaGpu(_Gpu):
-    """An NVIDIA GPU in this machine, as NVML and the CUDA runtime (torch, numba) see it.
+    """An NVIDIA GPU in this machine, as NVML and the CUDA driver (and torch, numba, when asked) see it.
 
     ``index`` is its CUDA ordinal (as torch and numba number it) and ``None`` when
     ``CUDA_VISIBLE_DEVICES`` hides it; ``hidden`` then says so in words, and the GPU is listed
@@ -575,7 +575,7 @@ def import_failure(module: str, exc: BaseException) -> str:
 class ProbeReport:
     """What one probe found, and in plain words why it found nothing when it did not."""
 
-    probe: str  # "cpu", "nvml", "torch", "numba", "catalog"
+    probe: str  # "cpu", "nvml", "driver" (the CUDA driver API), "torch", "numba", "catalog"
     ok: bool
     message: str
     devices_found: int = 0
@@ -635,7 +635,7 @@ class Discovery:
                 f"({names}), {HIDDEN_BY_CUDA_VISIBLE_DEVICES}. "
                 "Unset CUDA_VISIBLE_DEVICES, or list the GPU in it, to use it."
             )
-        failed = [r for r in self.reports if r.probe in ("nvml", "torch", "numba") and not r.ok]
+        failed = [r for r in self.reports if r.probe in ("nvml", "driver", "torch", "numba") and not r.ok]
         # torch and numba skipped for the same reason (a quick probe) say it once, not twice
         reasons = list(dict.fromkeys(r.message for r in failed))
         if any(r.timed_out for r in failed):
