@@ -42,7 +42,8 @@ from explorer.remote.records import discovery_from_dict, live_from_dict
 from explorer.remote.slurm import JobState
 from explorer.remote.target import Remote
 
-#: Discovering a machine's devices imports torch and numba there: seconds, more on a busy server.
+#: Discovering a machine's devices starts Python there and asks NVML and the CUDA driver (a hung
+#: driver costs its own deadline): seconds on a busy server, and an ssh login before them.
 LIST_TIMEOUT_S = 90.0
 LIVE_TIMEOUT_S = 10.0
 
