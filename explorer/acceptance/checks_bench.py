@@ -214,8 +214,8 @@ def watch_pcie(ctx: CheckContext, nbytes: int, seconds: float) -> tuple[float, l
     why there are none)."""
     import torch
 
-    from explorer.bench.gpushare import gpu_identity
     from explorer.devices.nvml import NvmlSession
+    from explorer.gpuqueue.share import gpu_identity
 
     index = gpu_identity(ctx.device, ctx.nvml)[1]
     if index is None:

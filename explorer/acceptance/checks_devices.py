@@ -80,7 +80,7 @@ def package_versions() -> dict[str, str]:
 
 
 def _nvml_index(ctx: CheckContext) -> int:
-    from explorer.bench.gpushare import gpu_identity
+    from explorer.gpuqueue.share import gpu_identity
 
     index = gpu_identity(ctx.device, ctx.nvml)[1]
     if index is None:
@@ -92,8 +92,8 @@ def _nvml_index(ctx: CheckContext) -> int:
 
 def check_environment(ctx: CheckContext) -> CheckResult:
     """Versions, the GPU's clocks and limits now, and whether other programs use the GPU."""
-    from explorer.bench.gpushare import other_gpu_processes
     from explorer.devices.nvml import NvmlSession
+    from explorer.gpuqueue.share import other_gpu_processes
 
     versions = package_versions()
     try:

@@ -53,7 +53,7 @@ The protocol (version ``protocol.PROTOCOL_VERSION``)
 
   Methods (``explorer.commands.agent.METHODS``): ``ping``; ``bench.prepare`` {preload, low_priority};
   ``bench.point`` {``explorer.bench.spec.PointSpec.to_dict()``} -> {point, fatal};
-  ``gpu.lock`` {device, workload} -> {key, waited_s} (a GPU's turn, ``explorer.bench.gpushare``);
+  ``gpu.lock`` {device, workload} -> {key, waited_s} (a GPU's turn, ``explorer.gpuqueue.share``);
   ``bench.roof`` {device} -> {roof} (the roof that worker placed the device's points under);
   ``roofs.measure`` {device} -> events {progress, message}, then {roof, message};
   ``selftest.simulator`` {} -> the simulator check's result; and ``realrun.run``,

@@ -67,7 +67,7 @@ MAX_NOISE_LINES = 50
 STDERR_KEEP_BYTES = 64 * 1024
 _POLL_S = 0.1
 #: How often a parent that beats says it is still there: a few beats fit in the shortest bound an
-#: admin may set (``explorer.bench.gpuqueue.POLICY_LIMITS["heartbeat_s"]``, 6 s).
+#: admin may set (``explorer.gpuqueue.tickets.POLICY_LIMITS["heartbeat_s"]``, 6 s).
 BEAT_EVERY_S = 2.0
 
 

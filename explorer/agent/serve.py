@@ -67,7 +67,7 @@ Method = Callable[[dict[str, Any], Emit], dict[str, Any]]
 Methods = Mapping[str, Method]
 
 #: run just before the agent ends, whichever way (end of stdin, bye, a closed stdout): a GPU turn
-#: (``explorer.bench.gpushare``) gives its place in the line back here
+#: (``explorer.gpuqueue.share``) gives its place in the line back here
 EXIT_HOOKS: list[Callable[[], None]] = []
 
 

@@ -581,7 +581,7 @@ def _gpu_others(device: str) -> list[str]:
     if not device.startswith("cuda"):
         return []
     try:
-        from explorer.bench.gpushare import gpu_identity, other_gpu_processes
+        from explorer.gpuqueue.share import gpu_identity, other_gpu_processes
 
         return other_gpu_processes(gpu_identity(device)[1])
     except Exception:  # no NVML: nothing can be said, as for the points

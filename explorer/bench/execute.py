@@ -346,7 +346,7 @@ def _gpu_intruders(device: str) -> list[str]:
     """Other processes NVML lists on ``device``'s GPU now ("name (pid N)"); empty on a CPU."""
     if not device.startswith("cuda"):
         return []
-    from explorer.bench.gpushare import gpu_identity, other_gpu_processes
+    from explorer.gpuqueue.share import gpu_identity, other_gpu_processes
 
     if device not in _nvml_index_of:
         _nvml_index_of[device] = gpu_identity(device)[1]

@@ -29,11 +29,11 @@ from explorer.agent.child import (
     local_agent,
 )
 from explorer.agent.protocol import AgentError
-from explorer.bench.gpushare import QueueWait
 from explorer.bench.results import BenchPoint, error_point
 from explorer.bench.spec import PointKey, PointSpec
 from explorer.bench.workloads import get_workload
 from explorer.errors import UserError
+from explorer.gpuqueue.share import QueueWait
 from explorer.inputs import parse_device_key
 from explorer.remote.session import JobEnded, RemoteAgentProcess, RemoteGone
 from explorer.remote.slurm import JobState

@@ -314,8 +314,8 @@ class UtilizationSampler:
 
 def _open_nvml(device: str, nvml: Any = None) -> tuple[Any, int]:
     """NVML initialised and ``device``'s NVML index; PointError, in one line, when it cannot be read."""
-    from explorer.bench.gpushare import gpu_identity
     from explorer.devices.nvml import import_nvml
+    from explorer.gpuqueue.share import gpu_identity
 
     try:
         lib = nvml if nvml is not None else import_nvml()

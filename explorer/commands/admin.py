@@ -5,7 +5,7 @@ Why a command: in the sticky folder the queue lives in, nobody but root (and the
 may remove another user's files, so an ended place (a run killed with SIGKILL, a crashed laptop's
 agent) stays until its owner's next run, and files a student planted there stay for good. Readers
 already ignore both; this removes them, and never a place whose run still holds it. The work is
-``explorer.bench.gpuqueue.clean``; this module only reads the request and words the outcome.
+``explorer.gpuqueue.tickets.clean``; this module only reads the request and words the outcome.
 """
 
 from __future__ import annotations
@@ -18,7 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from explorer.bench.gpuqueue import (
+from explorer.errors import UserError
+from explorer.gpuqueue.tickets import (
     PREFIX,
     TICKET,
     Cleaned,
@@ -31,7 +32,6 @@ from explorer.bench.gpuqueue import (
     survey,
     user_name,
 )
-from explorer.errors import UserError
 from explorer.inputs import shown
 
 

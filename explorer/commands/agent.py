@@ -96,9 +96,9 @@ def bench_point(params: dict[str, Any], emit: Emit) -> dict[str, Any]:
     the parent replaces this agent before the next point).
     """
     from explorer.bench.execute import run_point
-    from explorer.bench.gpushare import gpu_busy, take_lapse
     from explorer.bench.spec import PointSpec
     from explorer.bench.workloads import get_workload
+    from explorer.gpuqueue.share import gpu_busy, take_lapse
 
     try:
         spec = PointSpec.from_dict(params)
@@ -162,13 +162,13 @@ def roofs_measure(params: dict[str, Any], emit: Emit) -> dict[str, Any]:
 
 
 def gpu_lock(params: dict[str, Any], emit: Emit) -> dict[str, Any]:
-    """Take, or keep, this machine's turn on a GPU (``explorer.bench.gpushare``), asked before every
+    """Take, or keep, this machine's turn on a GPU (``explorer.gpuqueue.share``), asked before every
     point: runs of several users on one GPU take turns instead of timing each other. While another
     run holds it, an event (``QueueWait.to_event``: ``message`` such as "waiting for cuda:0: bob has
     held it since 14:02:11 (matmul, 3 min 5 s); you are next (waited 12 s)", ``waiting_s``,
     ``holder``, ``ahead``, ``stalled``) is sent about once a second. params: ``device``
     (``cuda:N``), ``workload`` (its name, shown to those who wait). Answer: ``key``, ``waited_s``."""
-    from explorer.bench.gpushare import gpu_identity, hold_gpu_lock
+    from explorer.gpuqueue.share import gpu_identity, hold_gpu_lock
     from explorer.inputs import parse_device_key
 
     device = params.get("device")
@@ -445,9 +445,9 @@ METHODS: dict[str, Method] = {
 
 def heartbeat_s() -> float:
     """How long an agent whose parent beats goes on without a word from it: the admin's
-    ``heartbeat_s`` in the GPU queue's policy file (``explorer.bench.gpuqueue.read_policy``: only
+    ``heartbeat_s`` in the GPU queue's policy file (``explorer.gpuqueue.tickets.read_policy``: only
     a file root owns and alone may write), 20 s without one."""
-    from explorer.bench.gpuqueue import queue_dir, read_policy
+    from explorer.gpuqueue.tickets import queue_dir, read_policy
 
     return read_policy(queue_dir()).heartbeat_s
 

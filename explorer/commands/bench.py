@@ -12,11 +12,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from explorer import interrupts
-from explorer.bench.gpushare import QueueWait
 from explorer.bench.results import CEILINGS_NOTE, MAX_REPEATS, BenchPoint
 from explorer.bench.runner import BenchPlan, BenchRun, Progress, Waiting
 from explorer.devices.model import NO_GPU_FOUND, CpuDevice, CudaGpu
 from explorer.errors import UserError
+from explorer.gpuqueue.share import QueueWait
 from explorer.inputs import (
     is_device_key,
     parse_device_key,

@@ -39,7 +39,7 @@ def run_launcher_guard(args: Namespace) -> int:
     """The hidden ``launcher-guard`` sub-command (``explorer.remote.jobguard``), with the admin's
     ``heartbeat_s`` from the GPU queue's policy file: how long the guard waits for a word from a
     client that went silent before it cancels the job."""
-    from explorer.bench.gpuqueue import queue_dir, read_policy
+    from explorer.gpuqueue.tickets import queue_dir, read_policy
     from explorer.remote.jobguard import run_launcher_guard as guard
 
     args.heartbeat_s = read_policy(queue_dir()).heartbeat_s

@@ -307,9 +307,9 @@ def check_gpu_workload(notes: list[Check]) -> str | None:
 
 
 def check_gpu_queue() -> str:
-    """A GPU server's line for its GPUs (``explorer.bench.gpuqueue``): a folder no user can break,
+    """A GPU server's line for its GPUs (``explorer.gpuqueue.tickets``): a folder no user can break,
     and the admin's bounds (or the defaults, and why a policy file there was not used)."""
-    from explorer.bench.gpuqueue import folder_problem, queue_dir, read_policy
+    from explorer.gpuqueue.tickets import folder_problem, queue_dir, read_policy
 
     folder = queue_dir()
     problem = folder_problem(folder)

@@ -22,7 +22,7 @@ The API (what the CLI and the Devices panel call):
     Runs a benchmark plan on the remote, one point at a time over the same pipe; a dropped
     connection becomes an error row and the next point reconnects; every point carries the
     remote's ``host``. Each point on ``cuda:N`` first takes (or keeps) that GPU's turn on the
-    machine (``explorer.bench.gpushare``); while another run holds it, ``BenchRun.on_waiting``
+    machine (``explorer.gpuqueue.share``); while another run holds it, ``BenchRun.on_waiting``
     gets a ``QueueWait`` about once a second ("waiting for cuda:0: bob has held it since 14:02:11
     (matmul, 3 min 5 s); you are next (waited 12 s)"), and with a launcher a ``JobState`` each
     time Slurm changes the job's state or reason (from the thread iterating ``events()``). A job

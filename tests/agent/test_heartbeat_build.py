@@ -23,7 +23,7 @@ from explorer.agent import build
 from explorer.agent.child import AgentProcess, AgentSilent, local_agent_argv
 from explorer.agent.protocol import PROTOCOL_VERSION, Beat, Hello, decode, encode
 from explorer.agent.serve import SILENT_WORDS
-from explorer.bench.gpuqueue import POLICY_FILE, read_policy
+from explorer.gpuqueue.tickets import POLICY_FILE, read_policy
 from tests.processes import gone
 
 

@@ -10,7 +10,7 @@ import os
 import pytest
 
 from explorer import cli
-from explorer.bench.gpuqueue import Place, user_name
+from explorer.gpuqueue.tickets import Place, user_name
 
 pytest.importorskip("fcntl")
 

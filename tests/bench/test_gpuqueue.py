@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from explorer.bench.gpuqueue import (
+from explorer.gpuqueue.tickets import (
     MAX_PLACES_PER_USER,
     POLICY_FILE,
     Place,
@@ -367,8 +367,8 @@ def test_a_full_folder_is_one_line_naming_who_fills_it(tmp_path, monkeypatch):
     with the system's reason, the user who owns most of the folder's files, and the admin's fix."""
     import errno
 
-    from explorer.bench import gpushare
     from explorer.errors import UserError
+    from explorer.gpuqueue import share as gpushare
 
     for i in range(7):  # any names: whatever fills the folder is counted by its owner
         (tmp_path / f"filler-{i}").touch()
@@ -389,7 +389,7 @@ def test_a_full_folder_is_one_line_naming_who_fills_it(tmp_path, monkeypatch):
 def test_a_run_whose_place_was_removed_says_so_sleeps_and_takes_a_new_one(tmp_path, monkeypatch):
     """An admin's clean-up (or anything) takes the waiting run's files: it says why, waits a poll,
     and joins again once per loss (never a hot loop of re-joins), then gets the GPU when it is free."""
-    from explorer.bench import gpushare
+    from explorer.gpuqueue import share as gpushare
 
     holder = Place(tmp_path, "gpu-k", "train")
     holder.join()
@@ -427,8 +427,8 @@ def test_a_run_whose_place_was_removed_says_so_sleeps_and_takes_a_new_one(tmp_pa
 def test_the_admins_clean_up_removes_only_what_no_run_holds(tmp_path):
     """Ended places and planted files go, counted per owner; a live place (even one that stopped
     beating), a place being made, another program's file, the policy file and folders stay."""
-    from explorer.bench.gpuqueue import clean
     from explorer.commands.admin import cleaned_words
+    from explorer.gpuqueue.tickets import clean
 
     me = user_name(os.getuid())
     stem = f"device-explorer-gpu.gpu-k.{os.getuid()}.1"

@@ -13,8 +13,8 @@ import threading
 
 import pytest
 
-from explorer.bench import gpushare
-from explorer.bench.gpuqueue import Place, QueuePolicy
+from explorer.gpuqueue import share as gpushare
+from explorer.gpuqueue.tickets import Place, QueuePolicy
 
 pytest.importorskip("fcntl")
 

@@ -17,8 +17,8 @@ import sys
 import threading
 from pathlib import Path
 
-from explorer.bench import gpushare
 from explorer.errors import UserError
+from explorer.gpuqueue import share as gpushare
 
 
 def say(**data: object) -> None:

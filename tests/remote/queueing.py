@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from explorer.bench.gpuqueue import POLICY_FILE
+from explorer.gpuqueue.tickets import POLICY_FILE
 
 SCRIPT = Path(__file__).with_name("queue_run.py")
 ROOT = Path(__file__).resolve().parents[2]

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from explorer.agent.child import AgentFailed
-from explorer.bench.gpuqueue import POLICY_FILE, folder_problem, queue_dir, read_policy
+from explorer.gpuqueue.tickets import POLICY_FILE, folder_problem, queue_dir, read_policy
 from explorer.remote import open_agent, parse_remote
 from tests.remote.servers import ALIAS, LoopbackSshd, agent_python
 

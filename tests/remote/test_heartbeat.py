@@ -22,8 +22,8 @@ import pytest
 from explorer.agent.build import build_id
 from explorer.agent.child import AgentMismatch
 from explorer.agent.protocol import PROTOCOL_VERSION
-from explorer.bench.gpuqueue import POLICY_FILE
 from explorer.bench.runner import BenchPlan, BenchRun
+from explorer.gpuqueue.tickets import POLICY_FILE
 from explorer.remote import RemoteGone, open_agent, parse_remote
 from tests.processes import alive
 from tests.remote.servers import ALIAS, LoopbackSshd, agent_python

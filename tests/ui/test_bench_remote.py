@@ -30,7 +30,7 @@ def test_the_engines_waiting_line_is_shown_while_the_run_queues(panel, qtbot, tm
     and where this run stands; once that run leaves, the points come and replace the line."""
     import dataclasses
 
-    from explorer.bench import gpushare
+    from explorer.gpuqueue import share as gpushare
     from tests.remote.queueing import QueueRun, user_name
 
     monkeypatch.setenv(gpushare.LOCK_DIR_ENV, str(tmp_path))

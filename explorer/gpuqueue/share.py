@@ -2,7 +2,7 @@
 
 Why on the agent's side: the students sharing a lab server each start their own agent there (over
 ssh), so the only place their runs can meet is that machine. An agent about to measure on a GPU
-takes its turn in that GPU's line (``explorer.bench.gpuqueue``: two small files per run in a
+takes its turn in that GPU's line (``explorer.gpuqueue.tickets``: two small files per run in a
 sticky folder, ``/tmp`` or the admin's ``$DEVICE_EXPLORER_LOCK_DIR``) and asks again before every
 point (``hold_gpu_lock``, answered at once while the turn lasts). While it waits, it says who holds
 the GPU, since when, for which workload, and where it is in the line, once a second
@@ -33,7 +33,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from explorer.bench.gpuqueue import (
+from explorer.errors import UserError
+from explorer.gpuqueue.tickets import (
     LOCK_DIR_ENV,
     Line,
     Place,
@@ -50,7 +51,6 @@ from explorer.bench.gpuqueue import (
     waiting_short,
     waiting_words,
 )
-from explorer.errors import UserError
 
 __all__ = ["LOCK_DIR_ENV", "QueueWait", "gpu_busy", "hold_gpu_lock", "release_gpu_locks", "take_lapse"]
 
