@@ -20,8 +20,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from explorer.devices.limits import ArchLimits, limits_for_cc, parse_cc
 from explorer.errors import UserError
 from explorer.events import Event
+from explorer.launch.occupancy import occupancy
 from explorer.quiz.answers import CONFIDENCES, record
 from explorer.quiz.model import Grade, Question, grade
 from explorer.quiz.topics import TOPICS, fixed_question
@@ -162,3 +164,19 @@ def divergence_params(block: int, kind: str, k: int) -> dict[str, Any]:
     if kind == "random":
         raise UserError("a random branch has no exact answer to predict; choose another condition")
     return {"block": block, "kind": kind, "k": k}
+
+
+def occupancy_params(limits: ArchLimits, threads: int, regs: int, smem: int) -> dict[str, Any]:
+    """The visualizer's occupancy: its GPU's limits, which may put a reported value (shared
+    memory per SM, say) before its compute capability's table. A question names only the compute
+    capability, so a GPU whose own limits change this block's occupancy or limiter has none."""
+    cc = limits.cc_string
+    table = limits_for_cc(parse_cc(cc))
+    if table != limits:
+        shown, asked = occupancy(limits, threads, regs, smem), occupancy(table, threads, regs, smem)
+        if (shown.occupancy, shown.limiter) != (asked.occupancy, asked.limiter):
+            raise UserError(
+                f"this GPU reports limits of its own that change the block's occupancy; a question "
+                f"uses compute capability {cc}'s table"
+            )
+    return {"cc": cc, "threads": threads, "regs": regs, "smem": smem}

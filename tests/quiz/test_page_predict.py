@@ -9,12 +9,20 @@ import random
 
 import pytest
 
+from explorer.devices.limits import limits_for_cc, parse_cc
 from explorer.errors import UserError
+from explorer.launch.occupancy import occupancy
 from explorer.memory.banks import SharedAccess, bank_conflicts
 from explorer.memory.coalescing import GlobalAccess, coalesce
 from explorer.memory.divergence import Branch, divergence
 from explorer.quiz.answers import answers_path
-from explorer.quiz.page_predict import PagePredict, banks_params, coalescing_params, divergence_params
+from explorer.quiz.page_predict import (
+    PagePredict,
+    banks_params,
+    coalescing_params,
+    divergence_params,
+    occupancy_params,
+)
 
 
 class Recorder:
@@ -181,3 +189,69 @@ def test_the_question_asked_is_about_exactly_what_each_picture_draws():
         simt.show(divergence_params(block, kind, k))
         assert simt.question is not None
         assert simt.question.answer == divergence(block, Branch(kind, k=k)).simt_efficiency
+
+
+def test_the_occupancy_asked_is_what_the_visualizer_shows_on_each_catalog_gpu():
+    """Each catalog GPU with thousands of blocks (the smallest included): the answer is the
+    occupancy the visualizer computes on that GPU's own limits, or the picture says why not."""
+    from explorer.devices.catalog import load_catalog
+    from explorer.devices.limits import limits_for_device
+    from explorer.launch.config import Dim3, LaunchConfig, LaunchValidationError, check
+
+    rng = random.Random(5)
+    gpus = [d for d in load_catalog() if d.compute_capability is not None]
+    occ = PagePredict("occupancy", "occupancy", "launch page", Recorder())
+    limiter = PagePredict("occupancy", "limiter", "launch page", Recorder())
+    occ.set_on(True)
+    limiter.set_on(True)
+    asked = refused = 0
+    for gpu in gpus:
+        limits = limits_for_device(gpu)
+        blocks = [(1, 1, 0), (1024, 255, 0), (32, 16, 0)] + [
+            (
+                rng.randint(1, 1024),
+                rng.randint(1, 255),
+                rng.choice((0, 1024, 4096, 16384, 49152, rng.randint(0, 99_000))),
+            )
+            for _ in range(300)
+        ]
+        for threads, regs, smem in blocks:
+            try:
+                check(LaunchConfig(Dim3(1), Dim3(threads), smem, regs), limits, limits.label)
+            except (LaunchValidationError, UserError):
+                continue  # the visualizer shows no occupancy for a launch that cannot run
+            shown = occupancy(limits, threads, regs, smem)
+            try:
+                params = occupancy_params(limits, threads, regs, smem)
+            except UserError as exc:
+                assert "\n" not in str(exc) and limits != limits_for_cc(parse_cc(limits.cc_string))
+                refused += 1
+                continue
+            occ.show(params)
+            if occ.question is None:  # its table cannot run it: said in one line
+                assert occ.why_not and "\n" not in occ.why_not
+                continue
+            asked += 1
+            assert occ.question.answer == shown.to_dict()["occupancy_pct"], (gpu.name, threads, regs, smem)
+            limiter.show(params)
+            if "+" in shown.limiter:  # two resources at once: no single right choice to ask for
+                assert limiter.question is None and limiter.why_not
+            else:
+                assert limiter.question is not None and limiter.question.answer == shown.limiter
+    assert asked > 10 * refused  # nearly every GPU's picture can be asked about
+
+
+def test_a_gpu_whose_own_limits_change_the_occupancy_is_not_asked_about():
+    """A present GPU's driver may report a limit the compute capability's table has otherwise (a
+    smaller register file, say): a question names only the compute capability, so it is not
+    asked where that changes the answer, and is where it does not."""
+    from dataclasses import replace
+
+    table = limits_for_cc(parse_cc("8.6"))
+    smaller = replace(table, regs_per_sm=table.regs_per_sm // 2)
+    with pytest.raises(UserError, match="limits of its own") as info:
+        occupancy_params(smaller, 256, 64, 0)  # registers bind: half the file, half the blocks
+    assert "\n" not in str(info.value)
+    assert occupancy(smaller, 256, 64, 0).occupancy != occupancy(table, 256, 64, 0).occupancy
+    # the same GPU with a block the register file does not limit: the table's answer holds
+    assert occupancy_params(smaller, 32, 16, 0) == {"cc": "8.6", "threads": 32, "regs": 16, "smem": 0}
