@@ -25,11 +25,18 @@ class PredictBox(QWidget):
     """The ask box while the answer is hidden; the verdict and the rule once it is revealed."""
 
     def __init__(
-        self, model: PagePredict, cover: Callable[[bool], None], parent: QWidget | None = None
+        self,
+        model: PagePredict,
+        cover: Callable[[bool], None],
+        parent: QWidget | None = None,
+        *,
+        show_rule: bool = True,
     ) -> None:
+        """``show_rule`` false: the page's own words, once revealed, already give the rule."""
         super().__init__(parent)
         self.model = model
         self._cover = cover
+        self._show_rule = show_rule
         self.ask = AskBox(self._commit, two_rows=True)
         self.ask.reveal.setToolTip("Commit your prediction and show the picture (Enter)")
         self.verdict = QLabel()
@@ -65,16 +72,16 @@ class PredictBox(QWidget):
         self.verdict.style().polish(self.verdict)
         self.verdict.setVisible(m.answered)
         self.rule.setText(m.explanation())
-        self.rule.setVisible(m.answered)
+        self.rule.setVisible(m.answered and self._show_rule)
         self.note.setText(m.note())
         self.note.setVisible(bool(m.note()))
         self.setVisible(m.on)
         self._cover(hidden)
 
 
-def cover_label() -> QLabel:
+def cover_label(text: str = COVER_TEXT) -> QLabel:
     """What stands where the picture was while its answer is hidden: as much room, saying why."""
-    label = QLabel(COVER_TEXT)
+    label = QLabel(text)
     label.setWordWrap(True)
     label.setAlignment(Qt.AlignmentFlag.AlignCenter)
     label.setProperty("role", "warning")

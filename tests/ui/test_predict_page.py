@@ -158,8 +158,9 @@ def test_divergence_and_banks_cover_their_answers_and_a_random_branch_says_why(w
 
 @pytest.mark.parametrize("size,scale", [((1024, 768), 100), ((1280, 800), 200)], ids=["1024x768", "200%"])
 def test_predict_mode_fits_before_and_after_the_commit(window, size, scale):
-    """Asked and revealed, each tab at a projector's sizes: nothing of the question, the answer
-    box, the verdict or the rule is cut off, and the column scrolls rather than clips."""
+    """Asked and revealed, each Memory tab and the visualizer's occupancy at a projector's sizes:
+    nothing of the question, the answer box, the verdict or the rule is cut off, and the column
+    scrolls rather than clips."""
     window.apply_text_scale(scale)
     window.resize(*size)
     memory = window.show_panel("memory")
@@ -176,7 +177,53 @@ def test_predict_mode_fits_before_and_after_the_commit(window, size, scale):
             settle()
             assert tab.predict_box.verdict.isVisible() and tab.canvas.isVisible()
             problems += [f"{type(tab).__name__} revealed: {p}" for p in clipped(memory)]
+        vis = window.show_panel("visualizer")
+        vis.open_columns([vis.right_side])
+        vis.occupancy_view.predict_button.click()
+        settle()
+        problems += [f"occupancy asked: {p}" for p in clipped(vis)]
+        vis.occupancy_view.predict_box.ask.answer.setText("3")
+        vis.occupancy_view.predict_box.ask.commit()
+        settle()
+        assert vis.occupancy_view.numbers.isVisible()
+        problems += [f"occupancy revealed: {p}" for p in clipped(vis)]
         assert (window.width(), window.height()) == size
     finally:
         window.apply_text_scale(100)
     assert not problems, "\n".join(problems)
+
+
+def test_the_visualizers_occupancy_waits_for_the_prediction(window):
+    vis = window.show_panel("visualizer")
+    vis.open_columns([vis.right_side])
+    vis.controls.block_spins[0].setValue(256)
+    vis.controls.regs_spin.setValue(128)  # half the register file's worth of blocks: 50%, registers
+    settle()
+    occ = vis.occupancy_view
+    assert "50% theoretical occupancy" in visible_texts(window)
+    assert "Occupancy vs registers" in painted_texts(occ)
+
+    occ.predict_button.click()
+    settle()
+    box = occ.predict_box
+    assert box.ask.isVisible() and "128 registers per thread" in box.ask.prompt.text()
+    shown = visible_texts(window)
+    assert "theoretical occupancy" not in shown.replace(box.ask.prompt.text(), "")
+    assert "50%" not in shown and "limited by" not in shown
+    assert "Occupancy vs" not in painted_texts(occ) and occ.cover.isVisible()
+
+    box.ask.answer.setText("50")
+    box.ask.confidence.setCurrentText("think so")
+    box.ask.commit()
+    settle()
+    shown = visible_texts(window)
+    assert "Right (think so): the answer is 50 %." in shown
+    assert "50% theoretical occupancy" in shown and "Occupancy vs registers" in painted_texts(occ)
+    with open(answers_path(), newline="") as fh:
+        (row,) = list(csv.DictReader(fh))
+    assert (row["lesson"], row["answer"], row["right"]) == ("launch visualizer page", "50", "1")
+
+    vis.controls.regs_spin.setValue(64)  # another block: asked again
+    settle()
+    assert box.ask.isVisible() and "64 registers per thread" in box.ask.prompt.text()
+    assert "theoretical occupancy" not in visible_texts(window).replace(box.ask.prompt.text(), "")
