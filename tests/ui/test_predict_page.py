@@ -7,6 +7,7 @@ from __future__ import annotations
 import csv
 
 import pytest
+from PySide6.QtGui import QAction
 from PySide6.QtWidgets import (
     QAbstractButton,
     QAbstractSpinBox,
@@ -227,3 +228,31 @@ def test_the_visualizers_occupancy_waits_for_the_prediction(window):
     settle()
     assert box.ask.isVisible() and "64 registers per thread" in box.ask.prompt.text()
     assert "theoretical occupancy" not in visible_texts(window).replace(box.ask.prompt.text(), "")
+
+
+def test_view_predict_on_this_page_toggles_the_page_shown(window, qtbot):
+    """View > Predict on this page (Ctrl+Shift+P): the Memory page's and the visualizer's Predict,
+    the visualizer's occupancy column opened to it; a page without one says so in one line."""
+    action = next(a for a in window.findChildren(QAction) if a.text() == "Pred&ict on this page")
+    assert action.shortcut().toString() == "Ctrl+Shift+P"
+    memory = window.show_panel("memory")
+    memory.tabs.setCurrentWidget(memory.tiling)
+    action.trigger()
+    settle()
+    assert memory.predict_button.isChecked() and memory.tabs.currentWidget() is memory.coalescing
+    assert memory.coalescing.predict_box.ask.isVisible()
+    assert window.statusBar().currentMessage().startswith("Predict on")
+    action.trigger()
+    settle()
+    assert not memory.predict_button.isChecked() and memory.coalescing.canvas.isVisible()
+
+    vis = window.show_panel("visualizer")
+    vis.tabs.setCurrentWidget(vis.realrun_view)
+    action.trigger()
+    settle()
+    assert vis.right_side.is_open() and vis.tabs.currentWidget() is vis.occupancy_view
+    assert vis.occupancy_view.predict_box.ask.isVisible()
+
+    window.show_panel("devices")
+    action.trigger()
+    assert "no Predict mode" in window.statusBar().currentMessage()

@@ -588,6 +588,17 @@ class MemoryPanel(Panel):
         for tab in (self.coalescing, self.banks, self.divergence):
             tab.predict.set_on(on)
 
+    def toggle_predict(self) -> str:
+        on = not self.predict_button.isChecked()
+        self.set_predict(on)
+        if on and self.tabs.currentWidget() not in (self.coalescing, self.banks, self.divergence):
+            self.tabs.setCurrentWidget(self.coalescing)  # the tiled matmul and your kernel ask nothing
+        return (
+            "Predict on: Coalescing, Bank conflicts and Divergence ask for your prediction first"
+            if on
+            else "Predict off: every picture shows its numbers at once"
+        )
+
     def _views(self) -> tuple[CoalescingTab, BankTab, DivergenceTab, TilingTab, KernelTab]:
         """The tabs in ``MEMORY_VIEWS`` order."""
         return (self.coalescing, self.banks, self.divergence, self.tiling, self.kernel)
