@@ -33,13 +33,32 @@ Recorder = Callable[..., object]
 
 WARP_SIZE = 32
 
+#: a concept as a page's "Ask about" menu names it
+CONCEPT_WORDS = {
+    "sectors": "sectors fetched",
+    "efficiency": "bytes used",
+    "occupancy": "occupancy",
+    "limiter": "limiting resource",
+    "conflict": "conflict ways",
+    "simt_efficiency": "SIMT efficiency",
+}
+
 
 class PagePredict:
     """The Predict state of one picture: off, or on with its question hidden or answered."""
 
-    def __init__(self, topic: str, concept: str, page: str, recorder: Recorder = record) -> None:
-        if topic not in TOPICS or concept not in TOPICS[topic].concepts:
-            raise ValueError(f"no quiz concept {topic}.{concept}")
+    def __init__(
+        self,
+        topic: str,
+        concept: str,
+        page: str,
+        recorder: Recorder = record,
+        concepts: tuple[str, ...] = (),
+    ) -> None:
+        """``concepts``: the ones the page lets the student choose among (``concept`` first asked)."""
+        self.concepts = concepts or (concept,)
+        if topic not in TOPICS or any(c not in TOPICS[topic].concepts for c in (concept, *self.concepts)):
+            raise ValueError(f"no quiz concept {topic}.{concept} (or {', '.join(self.concepts)})")
         self.topic = topic
         self.concept = concept
         self.page = page  # kept with each answer, where a lesson's answers keep the lesson's name
@@ -96,6 +115,18 @@ class PagePredict:
             self._ask()
         else:
             self.revealed.emit()
+
+    def set_concept(self, concept: str) -> None:
+        """Ask about another of the page's concepts: the picture is asked about afresh."""
+        if concept not in self.concepts:
+            raise ValueError(f"{concept!r} is not one of {', '.join(self.concepts)}")
+        if concept == self.concept:
+            return
+        self.concept = concept
+        if not self.on or self.params is None:
+            return
+        self.question, self.grade, self.not_kept = None, None, ""
+        self._ask()
 
     def show(self, params: dict[str, Any] | None, why_not: str = "") -> None:
         """The picture now shows ``params`` (``None`` with ``why_not``: nothing a question can be

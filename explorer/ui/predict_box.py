@@ -12,9 +12,9 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QLabel, QSizePolicy, QToolButton, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QSizePolicy, QToolButton, QVBoxLayout, QWidget
 
-from explorer.quiz.page_predict import PagePredict
+from explorer.quiz.page_predict import CONCEPT_WORDS, PagePredict
 from explorer.ui.lessons.ask import AskBox
 
 #: what the covered picture says in its place
@@ -37,6 +37,20 @@ class PredictBox(QWidget):
         self.model = model
         self._cover = cover
         self._show_rule = show_rule
+        # which of the page's questions to ask, where it has more than one
+        self.concept = QComboBox()
+        self.concept.addItems([CONCEPT_WORDS.get(c, c.replace("_", " ")) for c in model.concepts])
+        self.concept.setToolTip("Which number of the picture to predict")
+        self.concept.currentIndexChanged.connect(
+            lambda i: model.set_concept(model.concepts[i]) if 0 <= i < len(model.concepts) else None
+        )
+        self.concept_row = QWidget()
+        row = QHBoxLayout(self.concept_row)
+        row.setContentsMargins(0, 0, 0, 0)
+        row.addWidget(QLabel("Predict the"))
+        row.addWidget(self.concept)
+        row.addStretch(1)
+        self.concept_row.setVisible(len(model.concepts) > 1)
         self.ask = AskBox(self._commit, two_rows=True)
         self.ask.reveal.setToolTip("Commit your prediction and show the picture (Enter)")
         self.verdict = QLabel()
@@ -49,7 +63,7 @@ class PredictBox(QWidget):
         self.note.setProperty("role", "muted")
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 4)
-        for w in (self.ask, self.verdict, self.rule, self.note):
+        for w in (self.concept_row, self.ask, self.verdict, self.rule, self.note):
             layout.addWidget(w)
         self._asked_id = ""
         model.asked.connect(self.follow)

@@ -255,3 +255,31 @@ def test_a_gpu_whose_own_limits_change_the_occupancy_is_not_asked_about():
     assert occupancy(smaller, 256, 64, 0).occupancy != occupancy(table, 256, 64, 0).occupancy
     # the same GPU with a block the register file does not limit: the table's answer holds
     assert occupancy_params(smaller, 32, 16, 0) == {"cc": "8.6", "threads": 32, "regs": 16, "smem": 0}
+
+
+def test_the_student_may_ask_the_other_concept_of_the_same_picture():
+    rec = Recorder()
+    model = PagePredict("coalescing", "sectors", "memory", rec, concepts=("sectors", "efficiency"))
+    seen = _watched(model)
+    model.set_concept("efficiency")  # off: nothing asked, nothing covered
+    assert seen == [] and model.question is None
+    model.show(STRIDED)
+    model.set_on(True)
+    assert model.question is not None and model.question.concept == "efficiency"
+    assert model.question.answer == 0.5
+    model.commit("0.5", "sure")
+    model.set_concept("sectors")  # the other question about the same picture: covered again
+    assert seen[-1] == "asked" and model.hidden and model.question.answer == 8
+    with pytest.raises(ValueError, match="not one of"):
+        model.set_concept("conflict")
+
+    limiter = PagePredict("occupancy", "occupancy", "launch", rec, concepts=("occupancy", "limiter"))
+    limiter.set_on(True)
+    limiter.show(occupancy_params(limits_for_cc(parse_cc("8.0")), 1024, 64, 0))
+    assert limiter.hidden
+    limiter.set_concept("limiter")
+    assert limiter.question is not None and limiter.question.answer == "registers"
+    limiter.show(
+        occupancy_params(limits_for_cc(parse_cc("8.0")), 1024, 32, 0)
+    )  # warps and registers bind at once
+    assert not limiter.hidden and limiter.note().startswith("Nothing to predict here: ")

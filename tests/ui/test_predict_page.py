@@ -256,3 +256,40 @@ def test_view_predict_on_this_page_toggles_the_page_shown(window, qtbot):
     window.show_panel("devices")
     action.trigger()
     assert "no Predict mode" in window.statusBar().currentMessage()
+
+
+def test_the_student_picks_which_number_to_predict(window):
+    memory = window.show_panel("memory")
+    memory.set_predict(True)
+    box = memory.coalescing.predict_box
+    memory.coalescing.preset.setCurrentIndex(1)  # stride 2: half the fetched bytes used
+    settle()
+    assert box.concept.isVisible() and box.concept.currentText() == "sectors fetched"
+    assert not memory.banks.predict_box.concept_row.isVisibleTo(memory.banks)  # banks asks one thing
+    box.concept.setCurrentText("bytes used")
+    settle()
+    assert "What fraction of the fetched bytes" in box.ask.prompt.text()
+    assert "50%" not in visible_texts(window)
+    box.ask.answer.setText("0.5")
+    box.ask.commit()
+    settle()
+    assert "Right (sure): the answer is 0.5." in visible_texts(window)
+
+    vis = window.show_panel("visualizer")
+    vis.open_columns([vis.right_side])
+    vis.controls.block_spins[0].setValue(256)
+    vis.controls.regs_spin.setValue(128)
+    occ = vis.occupancy_view
+    occ.predict_button.click()
+    occ.predict_box.concept.setCurrentText("limiting resource")
+    settle()
+    ask = occ.predict_box.ask
+    assert ask.choices.isVisible() and not ask.answer.isVisible()
+    assert "which resource limits" in ask.prompt.text() and "registers" not in visible_texts(occ).replace(
+        ask.prompt.text(), ""
+    ).replace(ask.choices.currentText(), "")
+    ask.choices.setCurrentText("registers")
+    ask.commit()
+    settle()
+    assert "Right (sure): the answer is registers." in visible_texts(window)
+    assert occ.numbers.isVisible() and "theoretical occupancy" in occ.numbers.text()

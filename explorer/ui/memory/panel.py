@@ -87,9 +87,9 @@ class _PatternTab(Columns):
     """A form, the picture, the headline and details; ``refresh`` recomputes and redraws. In
     Predict mode the headline, picture and details wait for the student's answer."""
 
-    #: the question Predict mode asks about the picture (``explorer.quiz.topics``)
+    #: the questions Predict mode asks about the picture (``explorer.quiz.topics``), the first first
     TOPIC = ""
-    CONCEPT = ""
+    CONCEPTS: tuple[str, ...] = ()
 
     def __init__(self, patterns: tuple[Pattern, ...], canvas: _Canvas[Any], allow_stride_zero: bool) -> None:
         super().__init__()
@@ -130,7 +130,7 @@ class _PatternTab(Columns):
         left_layout.addLayout(self.form)
         left_layout.addWidget(self.error)
         self.left_layout = left_layout
-        self.predict = PagePredict(self.TOPIC, self.CONCEPT, PREDICT_PAGE)
+        self.predict = PagePredict(self.TOPIC, self.CONCEPTS[0], PREDICT_PAGE, concepts=self.CONCEPTS)
         self.cover = cover_label()
         right = QVBoxLayout()
         right.addWidget(self.headline)
@@ -248,7 +248,7 @@ class _PatternTab(Columns):
 
 
 class CoalescingTab(_PatternTab):
-    TOPIC, CONCEPT = "coalescing", "sectors"
+    TOPIC, CONCEPTS = "coalescing", ("sectors", "efficiency")
 
     def __init__(self) -> None:
         super().__init__(GLOBAL_PATTERNS, CoalescingCanvas(), allow_stride_zero=True)
@@ -329,7 +329,7 @@ class CoalescingTab(_PatternTab):
 
 
 class BankTab(_PatternTab):
-    TOPIC, CONCEPT = "banks", "conflict"
+    TOPIC, CONCEPTS = "banks", ("conflict",)
 
     def __init__(self) -> None:
         super().__init__(SHARED_PATTERNS, BankCanvas(), allow_stride_zero=True)

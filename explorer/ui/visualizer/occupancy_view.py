@@ -73,7 +73,9 @@ class OccupancyView(QWidget):
         outer.addWidget(self.scroll_area)
         lay = QVBoxLayout(body)
         lay.setContentsMargins(4, 4, 4, 4)
-        self.predict = PagePredict("occupancy", "occupancy", "launch visualizer page")
+        self.predict = PagePredict(
+            "occupancy", "occupancy", "launch visualizer page", concepts=("occupancy", "limiter")
+        )
         self.predict_button = predict_button(
             "Predict, then reveal: the occupancy of the block asks for your prediction first and "
             "shows its numbers, words and graphs once you commit it"
