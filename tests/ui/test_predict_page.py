@@ -26,7 +26,7 @@ from explorer.quiz.answers import answers_path
 from explorer.ui.context import AppContext
 from explorer.ui.main_window import MainWindow
 from explorer.ui.settle import settle
-from tests.ui.figure_text import recording
+from tests.ui.figure_text import figure_problems, recording, room_problems
 from tests.ui.layout_check import clipped
 
 
@@ -178,6 +178,8 @@ def test_predict_mode_fits_before_and_after_the_commit(window, size, scale):
             settle()
             assert tab.predict_box.verdict.isVisible() and tab.canvas.isVisible()
             problems += [f"{type(tab).__name__} revealed: {p}" for p in clipped(memory)]
+            problems += [f"{type(tab).__name__} revealed: {p}" for p in figure_problems(memory)]
+            problems += [f"{type(tab).__name__} revealed: {p}" for p in room_problems(memory)]
         vis = window.show_panel("visualizer")
         vis.open_columns([vis.right_side])
         vis.occupancy_view.predict_button.click()
@@ -188,6 +190,8 @@ def test_predict_mode_fits_before_and_after_the_commit(window, size, scale):
         settle()
         assert vis.occupancy_view.numbers.isVisible()
         problems += [f"occupancy revealed: {p}" for p in clipped(vis)]
+        problems += [f"occupancy revealed: {p}" for p in figure_problems(vis.occupancy_view)]
+        problems += [f"occupancy revealed: {p}" for p in room_problems(vis.occupancy_view)]
         assert (window.width(), window.height()) == size
     finally:
         window.apply_text_scale(100)
