@@ -85,8 +85,8 @@ class PagePredict:
         return self.on and self.grade is not None
 
     def verdict(self) -> str:
-        """After the commit: right or how far off, with how sure the student was, then the rule
-        that gives the answer; "" before it."""
+        """After the commit: right or how far off and the answer, with how sure the student was;
+        "" before it."""
         if self.grade is None or self.question is None:
             return ""
         if self.grade.right:
@@ -94,6 +94,7 @@ class PagePredict:
         return f"Not right ({self.confidence}): {self.grade.said}."
 
     def explanation(self) -> str:
+        """After the commit: the rule, named, that gives the answer; "" before it."""
         return self.question.explanation if self.grade is not None and self.question is not None else ""
 
     def note(self) -> str:
