@@ -30,7 +30,7 @@ class Recorder:
         self.calls: list[tuple] = []
         self.fail = fail
 
-    def __call__(self, question, answer, confidence, right, lesson="", step=""):  # noqa: ANN001, ANN204
+    def __call__(self, question, answer, confidence, right, lesson="", step=""):
         self.calls.append((question.id, answer, confidence, right, lesson))
         if self.fail is not None:
             raise self.fail
