@@ -706,6 +706,10 @@ class MainWindow(QMainWindow):
     def show_shortcuts(self) -> None:
         self.shortcuts_dialog().exec()
 
+    def toggle_predict(self) -> None:
+        """View > Predict on this page (Ctrl+Shift+P)."""
+        self.statusBar().showMessage(self.current_panel().toggle_predict(), 8000)
+
     def about_dialog(self) -> AboutDialog:
         return AboutDialog(self.context.discovery, self)
 

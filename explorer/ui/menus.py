@@ -91,6 +91,12 @@ def build_menus(window: MainWindow) -> WindowActions:
         text_menu.addAction(action)
         window.addAction(action)  # keys work in full screen too, where the menu bar is hidden
     window.addAction(presentation)
+    predict = QAction("Pred&ict on this page", window)
+    predict.setShortcut(QKeySequence("Ctrl+Shift+P"))
+    predict.setToolTip("Predict, then reveal: the page's answer stays hidden until you commit a prediction")
+    predict.triggered.connect(window.toggle_predict)
+    view_menu.addAction(predict)
+    window.addAction(predict)
     lesson_place = view_menu.addSeparator()
     refresh = QAction("&Refresh devices", window)
     refresh.setShortcut(QKeySequence.StandardKey.Refresh)

@@ -104,6 +104,11 @@ class Panel(QWidget):
         """The lesson that set this page's state was closed: take away what only a lesson shows
         (the Benchmarks page's recorded results); the page's own state stays."""
 
+    def toggle_predict(self) -> str:
+        """View > Predict on this page: the page's Predict mode on or off (its answers hidden until
+        the student commits a prediction); returns the line the status bar shows."""
+        return "This page has no Predict mode: the Memory page and the visualizer's occupancy have one"
+
     def prepare_screenshot(self) -> None:
         """Put the page in the state ``device-explorer screenshot`` should show."""
 

@@ -27,7 +27,11 @@ from explorer.quiz.model import Question
 class AskBox(QWidget):
     """One question at a time; ``on_commit(answer, confidence)`` when the student commits."""
 
-    def __init__(self, on_commit: Callable[[str, str], None], parent: QWidget | None = None) -> None:
+    def __init__(
+        self, on_commit: Callable[[str, str], None], parent: QWidget | None = None, *, two_rows: bool = False
+    ) -> None:
+        """``two_rows``: how sure and the Reveal button under the answer, for a page's narrower
+        column (in one row at 200% text the answer field cut its own placeholder)."""
         super().__init__(parent)
         self._on_commit = on_commit
         self.prompt = QLabel()
@@ -49,12 +53,19 @@ class AskBox(QWidget):
         row.addWidget(self.answer, 1)
         row.addWidget(self.choices, 1)
         row.addWidget(self.unit)
-        row.addWidget(self.confidence)
-        row.addWidget(self.reveal)
+        second = QHBoxLayout() if two_rows else row
+        if two_rows:
+            second.addWidget(QLabel("How sure:"))
+        second.addWidget(self.confidence)
+        second.addWidget(self.reveal)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self.prompt)
         layout.addLayout(row)
+        if two_rows:
+            second.setContentsMargins(0, 0, 0, 0)
+            second.addStretch(1)
+            layout.addLayout(second)
 
     def ask(self, question: Question) -> None:
         self.prompt.setText(f"Before the picture: {question.prompt}")

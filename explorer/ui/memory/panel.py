@@ -2,7 +2,8 @@
 
 Each tab is a form (pattern presets and the numbers behind them), a picture and the words from
 ``explorer.memory.texts``; every change recomputes the exact model (microseconds) and redraws.
-The page computes nothing itself.
+The page computes nothing itself. Predict (the button beside the tabs) covers each of the three
+pictures' answers until the student commits a prediction (``explorer.quiz.page_predict``).
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ from explorer.memory.presets import (
     BranchPreset,
     Pattern,
 )
+from explorer.quiz.page_predict import PagePredict, banks_params, coalescing_params, divergence_params
 from explorer.ui.context import AppContext
 from explorer.ui.memory.canvas import (
     BankCanvas,
@@ -52,6 +54,7 @@ from explorer.ui.memory.tiling_tab import TilingTab
 from explorer.ui.panel import Panel
 from explorer.ui.plot_text import axis_title, restyle
 from explorer.ui.plot_widget import plot_widget
+from explorer.ui.predict_box import PredictBox, cover_label, predict_button
 from explorer.ui.theme import Theme, current_theme, line_px, px
 from explorer.ui.widgets import NarrowCombo, number_field
 
@@ -76,8 +79,17 @@ def _narrow(box: QComboBox) -> None:
     box.view().setTextElideMode(Qt.TextElideMode.ElideNone)
 
 
+#: where the Memory page's predictions are kept in the answers file (its "lesson" column)
+PREDICT_PAGE = "memory page"
+
+
 class _PatternTab(Columns):
-    """A form, the picture, the headline and details; ``refresh`` recomputes and redraws."""
+    """A form, the picture, the headline and details; ``refresh`` recomputes and redraws. In
+    Predict mode the headline, picture and details wait for the student's answer."""
+
+    #: the questions Predict mode asks about the picture (``explorer.quiz.topics``), the first first
+    TOPIC = ""
+    CONCEPTS: tuple[str, ...] = ()
 
     def __init__(self, patterns: tuple[Pattern, ...], canvas: _Canvas[Any], allow_stride_zero: bool) -> None:
         super().__init__()
@@ -118,11 +130,16 @@ class _PatternTab(Columns):
         left_layout.addLayout(self.form)
         left_layout.addWidget(self.error)
         self.left_layout = left_layout
+        self.predict = PagePredict(self.TOPIC, self.CONCEPTS[0], PREDICT_PAGE, concepts=self.CONCEPTS)
+        self.cover = cover_label()
         right = QVBoxLayout()
         right.addWidget(self.headline)
         right.addWidget(canvas, 1)
+        right.addWidget(self.cover, 1)
         self.right = right
         right.addWidget(self.details)
+        self.predict_box = PredictBox(self.predict, self._cover)
+        right.insertWidget(0, self.predict_box)
         self._build_columns(left, right)
 
         self.preset.currentIndexChanged.connect(self._apply_preset)
@@ -208,12 +225,31 @@ class _PatternTab(Columns):
             self.error.setText("")
         except UserError as exc:
             self.error.setText(str(exc))
+            self.predict.show(None, str(exc))
+            return
+        if "result" in vars(self):  # (not while the form is still being built)
+            self.predict.show(self.predict_params())
+        self._cover(self.predict.hidden)
 
     def compute(self) -> None:
         raise NotImplementedError
 
+    def predict_params(self) -> dict[str, Any]:
+        """The picture shown, as its Predict question's parameters."""
+        raise NotImplementedError
+
+    def _cover(self, hidden: bool) -> None:
+        """While the answer is hidden: the headline, picture, legend, details and graph give it
+        away, so a box asking for the prediction stands in the picture's place."""
+        for w in (self.headline, self.canvas, self.details, getattr(self, "legend", None), self.graph()):
+            if w is not None:
+                w.setVisible(not hidden)
+        self.cover.setVisible(hidden)
+
 
 class CoalescingTab(_PatternTab):
+    TOPIC, CONCEPTS = "coalescing", ("sectors", "efficiency")
+
     def __init__(self) -> None:
         super().__init__(GLOBAL_PATTERNS, CoalescingCanvas(), allow_stride_zero=True)
         self.warp = spin(0, 31, 0, "which warp of the block: its lanes are threads 32w .. 32w+31")
@@ -226,7 +262,7 @@ class CoalescingTab(_PatternTab):
                 (wasted_colour(theme).name(), "fetched, not used (wasted bandwidth)"),
             )
         )
-        self.right.insertWidget(2, self.legend)
+        self.right.insertWidget(self.right.indexOf(self.details), self.legend)
         self.sweep = plot_widget()
         axis_title(self.sweep, "bottom", "stride (elements)")
         axis_title(self.sweep, "left", "efficiency (%)")
@@ -242,7 +278,10 @@ class CoalescingTab(_PatternTab):
         self.refresh()
 
     def graph(self) -> QWidget | None:
-        return self.sweep
+        return getattr(self, "sweep", None)
+
+    def predict_params(self) -> dict[str, Any]:
+        return coalescing_params(*self.numbers(), warp=self.warp.value())
 
     def apply_text_scale(self) -> None:
         """The efficiency plot's ticks and titles follow the text size; so does its height."""
@@ -290,6 +329,8 @@ class CoalescingTab(_PatternTab):
 
 
 class BankTab(_PatternTab):
+    TOPIC, CONCEPTS = "banks", ("conflict",)
+
     def __init__(self) -> None:
         super().__init__(SHARED_PATTERNS, BankCanvas(), allow_stride_zero=True)
         theme = current_theme()
@@ -299,7 +340,7 @@ class BankTab(_PatternTab):
                 (theme.error, "words stacked in one bank: served one after another"),
             )
         )
-        self.right.insertWidget(2, self.legend)
+        self.right.insertWidget(self.right.indexOf(self.details), self.legend)
         self.pad = QCheckBox("Pad rows by one element")
         self.pad.setToolTip("Adds one element to the stride, as padding tile[32][32] to tile[32][33] does")
         self.pad.toggled.connect(self._edited)
@@ -314,6 +355,9 @@ class BankTab(_PatternTab):
     def modelled_numbers(self) -> tuple[int, int, int, int]:
         elem, stride, offset, active = self.numbers()
         return (elem, stride + (1 if self.pad.isChecked() else 0), offset, active)
+
+    def predict_params(self) -> dict[str, Any]:
+        return banks_params(*self.modelled_numbers())
 
     def _apply_preset(self, index: int) -> None:
         """A preset is the whole access: choosing one takes the padding off."""
@@ -390,9 +434,14 @@ class DivergenceTab(Columns):
                 (idle_colour(theme).name(), "no thread"),
             )
         )
+        self.predict = PagePredict("divergence", "simt_efficiency", PREDICT_PAGE)
+        self.cover = cover_label()
+        self.predict_box = PredictBox(self.predict, self._cover)
         right = QVBoxLayout()
+        right.addWidget(self.predict_box)
         right.addWidget(self.headline)
         right.addWidget(self.canvas, 1)
+        right.addWidget(self.cover, 1)
         right.addWidget(self.legend)
         self._build_columns(left, right)
         self.preset.currentIndexChanged.connect(self._apply_preset)
@@ -468,11 +517,23 @@ class DivergenceTab(Columns):
             d = divergence(self.block.value(), branch)
         except UserError as exc:
             self.error.setText(str(exc))
+            self.predict.show(None, str(exc))
             return
         self.error.setText("")
         self.result = d
         self.canvas.set_result(d)
         self.headline.setText(texts.divergence_headline(d))
+        try:
+            self.predict.show(divergence_params(self.block.value(), kind, self.k.value()))
+        except UserError as exc:  # a random branch: the picture shows, and the strip says why
+            self.predict.show(None, str(exc))
+        self._cover(self.predict.hidden)
+
+    def _cover(self, hidden: bool) -> None:
+        """While the answer is hidden the headline, picture and legend wait for the prediction."""
+        for w in (self.headline, self.canvas, self.legend):
+            w.setVisible(not hidden)
+        self.cover.setVisible(hidden)
 
 
 class MemoryPanel(Panel):
@@ -506,6 +567,12 @@ class MemoryPanel(Panel):
             ),
         ):
             self.tabs.setTabToolTip(self.tabs.addTab(tab, name), tip)
+        self.predict_button = predict_button(
+            "Predict, then reveal: the Coalescing, Bank conflicts and Divergence pictures ask for your "
+            "prediction first and show their numbers once you commit it"
+        )
+        self.predict_button.toggled.connect(self.set_predict)
+        self.tabs.setCornerWidget(self.predict_button, Qt.Corner.TopRightCorner)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(8, 8, 8, 8)
         layout.addWidget(self.tabs)
@@ -516,6 +583,23 @@ class MemoryPanel(Panel):
     def _gpus(self) -> list[Gpu]:
         """What the Tiled matmul tab can read its costs on: this machine's GPUs, then catalog sheets."""
         return self.context.gpus if isinstance(self.context, AppContext) else []
+
+    def set_predict(self, on: bool) -> None:
+        """Predict mode on the pattern and divergence tabs: each asks about its picture first."""
+        self.predict_button.setChecked(on)
+        for tab in (self.coalescing, self.banks, self.divergence):
+            tab.predict.set_on(on)
+
+    def toggle_predict(self) -> str:
+        on = not self.predict_button.isChecked()
+        self.set_predict(on)
+        if on and self.tabs.currentWidget() not in (self.coalescing, self.banks, self.divergence):
+            self.tabs.setCurrentWidget(self.coalescing)  # the tiled matmul and your kernel ask nothing
+        return (
+            "Predict on: Coalescing, Bank conflicts and Divergence ask for your prediction first"
+            if on
+            else "Predict off: every picture shows its numbers at once"
+        )
 
     def _views(self) -> tuple[CoalescingTab, BankTab, DivergenceTab, TilingTab, KernelTab]:
         """The tabs in ``MEMORY_VIEWS`` order."""

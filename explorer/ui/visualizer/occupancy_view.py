@@ -4,7 +4,8 @@ A view of the ``LaunchSession``'s edited side (the launch the form shows). Every
 sentence comes from the core (``explorer.launch.occupancy`` for the values and
 sweeps, ``explorer.launch.texts`` for the words the CLI prints too); this view only shows them and
 marks where the current configuration sits. The graphs are painted by ``sweep_graph.SweepGraph``,
-not pyqtgraph: see that module for why.
+not pyqtgraph: see that module for why. Predict (the button at its top) covers the numbers, words
+and graphs until the student commits a prediction of the occupancy (``explorer.quiz.page_predict``).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QLabel, QScrollArea, QSizePolicy, QVBoxLayout, QWidget
 
 from explorer.devices.limits import ArchLimits
+from explorer.errors import UserError
 from explorer.launch.occupancy import Sweep, sweep_block_size, sweep_registers, sweep_shared_memory
 from explorer.launch.schedule import LaunchPlan
 from explorer.launch.session import LaunchSession
@@ -25,6 +27,8 @@ from explorer.launch.texts import (
     html,
     occupancy_headline,
 )
+from explorer.quiz.page_predict import PagePredict, occupancy_params
+from explorer.ui.predict_box import PredictBox, cover_label, predict_button
 from explorer.ui.theme import current_theme
 from explorer.ui.visualizer.sweep_graph import SweepGraph
 
@@ -69,6 +73,15 @@ class OccupancyView(QWidget):
         outer.addWidget(self.scroll_area)
         lay = QVBoxLayout(body)
         lay.setContentsMargins(4, 4, 4, 4)
+        self.predict = PagePredict(
+            "occupancy", "occupancy", "launch visualizer page", concepts=("occupancy", "limiter")
+        )
+        self.predict_button = predict_button(
+            "Predict, then reveal: the occupancy of the block asks for your prediction first and "
+            "shows its numbers, words and graphs once you commit it"
+        )
+        self.predict_button.toggled.connect(self.predict.set_on)
+        lay.addWidget(self.predict_button, 0, Qt.AlignmentFlag.AlignLeft)
         self.numbers = _label()
         self.numbers.setToolTip(THEORETICAL_NOTE)
         lay.addWidget(self.numbers)
@@ -90,8 +103,14 @@ class OccupancyView(QWidget):
         self.graph_note.setText(CANNOT_LAUNCH_ON_GRAPHS)
         self.graph_note.setProperty("role", "caption")
         lay.addWidget(self.graph_note)
+        self.cover = cover_label(
+            "Predict first: the occupancy's numbers, words and graphs show once you commit your answer."
+        )
+        lay.addWidget(self.cover, 1)
         self.sweeps: dict[str, Sweep] = {}
         self._plan: LaunchPlan | None = None
+        self.predict_box = PredictBox(self.predict, self._cover, show_rule=False)  # explain says it
+        lay.insertWidget(1, self.predict_box)
         self._shown: tuple[LaunchPlan | None, ArchLimits | None, str] | None = None
         session.events.launch.connect(self._show_session)
         self._show_session()
@@ -106,8 +125,28 @@ class OccupancyView(QWidget):
         self._shown = shown
         if side.plan is not None and side.limits is not None:
             self.update_for(side.plan, side.limits, side.notes)
+            c = side.plan.config
+            try:
+                self.predict.show(
+                    occupancy_params(side.limits, c.block.count, c.regs_per_thread, c.shared_mem_bytes)
+                )
+            except UserError as exc:  # a GPU whose own limits the question cannot name: shown, with why
+                self.predict.show(None, str(exc))
         else:
             self.show_invalid(side.problem)
+            self.predict.show(None, "this launch cannot run, so it has no occupancy")
+        self._cover(self.predict.hidden)
+
+    def _cover(self, hidden: bool) -> None:
+        """While the answer is hidden the numbers, words and graphs give it away: a box asking
+        for the prediction stands in their place."""
+        valid = self._plan is not None
+        for label in (self.numbers, self.fill, self.explain):
+            label.setVisible(not hidden)
+        self.notes.setVisible(not hidden and valid and bool(self.notes.text()))
+        for w in (*self.plots.values(), self.graph_note):
+            w.setVisible(not hidden and valid)
+        self.cover.setVisible(hidden)
 
     def apply_text_scale(self) -> None:
         for graph in self.plots.values():

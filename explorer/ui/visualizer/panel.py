@@ -360,6 +360,20 @@ class VisualizerPanel(Panel):
         self.fit_side_panels()
 
     # --- main window hooks ----------------------------------------------------------------------
+    def toggle_predict(self) -> str:
+        """The occupancy column's Predict, brought into view as if its handle had been clicked."""
+        self.right_side.choice = True
+        self._last_opened = self.right_side
+        self.fit_side_panels()
+        self.tabs.setCurrentWidget(self.occupancy_view)
+        button = self.occupancy_view.predict_button
+        button.toggle()
+        return (
+            "Predict on: the occupancy asks for your prediction first"
+            if button.isChecked()
+            else "Predict off: the occupancy shows at once"
+        )
+
     def prepare_screenshot(self) -> None:
         """Mid-animation on the N = 100000 lesson: GTX 1650, 98 blocks, the middle of wave 2."""
         s = self.session
