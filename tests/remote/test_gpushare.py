@@ -10,11 +10,12 @@ import re
 
 import pytest
 
-from explorer.bench import execute, gpushare
+from explorer.bench import execute
 from explorer.bench.execute import PointSpec, run_point
 from explorer.bench.results import BenchPoint
 from explorer.bench.runner import BenchPlan, BenchRun
 from explorer.bench.workloads import get_workload
+from explorer.gpuqueue import share as gpushare
 from tests.devices.fake_nvml import FakeGpu, FakeProcess, make_fake_nvml
 from tests.remote.queueing import QueueRun, shared_folder, user_name
 
