@@ -297,3 +297,39 @@ def test_the_student_picks_which_number_to_predict(window):
     settle()
     assert "Right (sure): the answer is registers." in visible_texts(window)
     assert occ.numbers.isVisible() and "theoretical occupancy" in occ.numbers.text()
+
+
+def test_the_latency_tab_waits_for_the_prediction_and_says_why_lrr_asks_nothing(window):
+    """The Latency tab: the chart and the curve (U, N*) are covered until the student commits; the
+    answer is the closed form for the run shown; lrr's run is shown with why it asks nothing."""
+    from explorer.launch.latency import model_utilization
+
+    vis = window.show_panel("visualizer")
+    page = vis.latency_page
+    vis.centre.setCurrentWidget(page)
+    settle()
+    assert page.view_area.isVisible()
+    window.toggle_predict()  # View > Predict on this page
+    settle()
+    assert "Predict on: the Latency tab" in window.statusBar().currentMessage()
+    box = page.predict_box
+    run = vis.time_views.latency
+    assert run is not None and box.ask.isVisible() and page.cover.isVisible()
+    assert not page.view_area.isVisible()  # the chart and the curve give U away
+    assert f"With {run.config.warps} resident warps" in box.ask.prompt.text()
+
+    u = model_utilization(run.config)
+    box.ask.answer.setText(f"{u:.3f}")
+    box.ask.commit()
+    settle()
+    assert page.view_area.isVisible() and not page.cover.isVisible()
+    assert "Right" in box.verdict.text()
+    with open(answers_path(), newline="") as fh:
+        (row,) = list(csv.DictReader(fh))
+    assert (row["lesson"], row["right"]) == ("latency page", "1")
+
+    page.policy_box.setCurrentIndex(page.policy_box.findText("lrr"))
+    page.policy_box.activated.emit(page.policy_box.currentIndex())
+    settle()
+    assert page.view_area.isVisible() and not box.ask.isVisible()
+    assert "exact for the gto policy" in visible_texts(window)

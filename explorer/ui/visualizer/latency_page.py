@@ -29,11 +29,15 @@ from PySide6.QtWidgets import (
 
 from explorer.launch.latency import MAX_ALU, POLICIES, POLICY_WORDS, PRESETS
 from explorer.launch.time_views import LatencySettings, TimeViews
+from explorer.quiz.page_predict import PagePredict
+from explorer.ui.predict_box import PredictBox, cover_label, predict_button
 from explorer.ui.visualizer.latency_view import LatencyView
 from explorer.ui.visualizer.measure_row import MeasureRow
 from explorer.ui.visualizer.playback import FrameClock
 from explorer.ui.widgets import FoldingCaption, JoiningRows, number_field
 
+#: where the Latency tab's predictions are kept in the answers file (its "lesson" column)
+PREDICT_PAGE = "latency page"
 SWEEP_TIP = (
     "Measure one load's latency on this machine's GPU (a pointer chase), then the bandwidth of a "
     "streaming read with 1, 2, 4 ... warps per SM, and draw it over Little's law"
@@ -96,12 +100,26 @@ class LatencyPage(QWidget):
         self.view_area.setFrameShape(QFrame.Shape.NoFrame)
         self.view_area.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.measure = MeasureRow("Measure bandwidth", SWEEP_TIP)
+        # Predict: the chart and the curve give U and N* away; they wait for the student's answer
+        self.predict = PagePredict(
+            "latency", "utilization", PREDICT_PAGE, concepts=("utilization", "warps_needed")
+        )
+        self.predict_button = predict_button(
+            "Predict, then reveal: the share of issue slots used (or the warps needed) asks for your "
+            "prediction first and shows the chart once you commit it"
+        )
+        self.predict_button.toggled.connect(self.predict.set_on)
+        row2.addWidget(self.predict_button)
+        self.cover = cover_label()
+        self.predict_box = PredictBox(self.predict, self._cover)
         lay = QVBoxLayout(self)
         lay.setContentsMargins(0, 0, 0, 0)
         self.settings_rows = JoiningRows(row1, row2)
         lay.addWidget(self.settings_rows)
         lay.addWidget(self.caption)
+        lay.addWidget(self.predict_box)
         lay.addWidget(self.view_area, 1)
+        lay.addWidget(self.cover, 1)
         lay.addWidget(self.measure)
 
         self.frame_clock = FrameClock(model.cycles, self)
@@ -141,6 +159,30 @@ class LatencyPage(QWidget):
             self.caption.setText(m.latency_problem)
         self._show_sweep()
         self._show_cycle()
+        self._ask()
+
+    def _ask(self) -> None:
+        """The run shown, as its Predict question's parameters: the closed form the question
+        grades by is exact for GTO, so another policy's run is shown, with why it asks nothing."""
+        m = self.model
+        run = m.latency
+        if run is None:
+            self.predict.show(None, m.latency_problem or "no run to predict")
+        elif run.config.policy != "gto":
+            self.predict.show(
+                None, "the question's closed form is exact for the gto policy: choose gto to predict"
+            )
+        else:
+            c = run.config
+            self.predict.show(
+                {"warps": c.warps, "mem_latency": c.mem_latency, "alu": c.alu, "schedulers": c.schedulers}
+            )
+        self._cover(self.predict.hidden)
+
+    def _cover(self, hidden: bool) -> None:
+        """While the answer is hidden the chart and the curve wait; a box asking stands there."""
+        self.view_area.setVisible(not hidden)
+        self.cover.setVisible(hidden)
 
     def _show_cycle(self) -> None:
         cycles = self.model.cycles

@@ -361,7 +361,16 @@ class VisualizerPanel(Panel):
 
     # --- main window hooks ----------------------------------------------------------------------
     def toggle_predict(self) -> str:
-        """The occupancy column's Predict, brought into view as if its handle had been clicked."""
+        """The Latency tab's Predict where that tab is shown; else the occupancy column's, brought
+        into view as if its handle had been clicked."""
+        if self.centre.currentWidget() is self.latency_page:
+            latency = self.latency_page.predict_button
+            latency.toggle()
+            return (
+                "Predict on: the Latency tab asks for your prediction first"
+                if latency.isChecked()
+                else "Predict off: the Latency tab shows its chart at once"
+            )
         self.right_side.choice = True
         self._last_opened = self.right_side
         self.fit_side_panels()
