@@ -41,6 +41,11 @@ CONCEPT_WORDS = {
     "limiter": "limiting resource",
     "conflict": "conflict ways",
     "simt_efficiency": "SIMT efficiency",
+    "utilization": "share of issue slots used",
+    "warps_needed": "warps needed",
+    "global_loads": "global loads",
+    "intensity": "FLOP per byte",
+    "barriers": "barriers passed",
 }
 
 
@@ -196,6 +201,11 @@ def divergence_params(block: int, kind: str, k: int) -> dict[str, Any]:
     if kind == "random":
         raise UserError("a random branch has no exact answer to predict; choose another condition")
     return {"block": block, "kind": kind, "k": k}
+
+
+def tiling_params(m: int, n: int, k: int, tile: int) -> dict[str, Any]:
+    """The Tiled matmul tab's launch: C (m x n) = A (m x k) B (k x n) in T x T tiles."""
+    return {"m": m, "n": n, "k": k, "tile": tile}
 
 
 def occupancy_params(limits: ArchLimits, threads: int, regs: int, smem: int) -> dict[str, Any]:

@@ -240,7 +240,7 @@ def test_view_predict_on_this_page_toggles_the_page_shown(window, qtbot):
     action = next(a for a in window.findChildren(QAction) if a.text() == "Pred&ict on this page")
     assert action.shortcut().toString() == "Ctrl+Shift+P"
     memory = window.show_panel("memory")
-    memory.tabs.setCurrentWidget(memory.tiling)
+    memory.tabs.setCurrentWidget(memory.kernel)  # your kernel asks nothing: Coalescing does
     action.trigger()
     settle()
     assert memory.predict_button.isChecked() and memory.tabs.currentWidget() is memory.coalescing
@@ -333,3 +333,35 @@ def test_the_latency_tab_waits_for_the_prediction_and_says_why_lrr_asks_nothing(
     settle()
     assert page.view_area.isVisible() and not box.ask.isVisible()
     assert "exact for the gto policy" in visible_texts(window)
+
+
+def test_the_tiled_matmul_tab_waits_for_the_launchs_global_loads(window):
+    """Tiled matmul: the headline, the grid's counters and the roofline wait for the prediction of
+    the launch's global loads (or intensity, or barriers); the stepper stays to work it out."""
+    from explorer.memory.tiling import MatmulShape, tiling_model
+
+    memory = window.show_panel("memory")
+    tab = memory.tiling
+    memory.tabs.setCurrentWidget(tab)
+    tab.m.setValue(100)
+    tab.k.setValue(40)
+    settle()
+    s = tab.session.shape
+    loads = tiling_model(MatmulShape(s.m, s.n, s.k, s.tile)).to_dict()["global_loads"]
+    assert f"{loads:,}" in visible_texts(tab) or str(loads) in visible_texts(tab)
+
+    memory.predict_button.click()
+    settle()
+    box = tab.predict_box
+    assert box.ask.isVisible() and tab.cover.isVisible() and not tab.counters_area.isVisible()
+    shown = visible_texts(tab).replace(box.ask.prompt.text(), "")
+    assert f"{loads:,}" not in shown and str(loads) not in shown
+    assert tab.canvas.isVisible()  # the block's steps stay: the way to work it out
+
+    box.ask.answer.setText(str(loads))
+    box.ask.commit()
+    settle()
+    assert "Right" in box.verdict.text() and tab.counters_area.isVisible()
+    tab.tile.setValue(16)  # another launch: asked again
+    settle()
+    assert box.ask.isVisible() and "16 x 16 tiles" in box.ask.prompt.text()

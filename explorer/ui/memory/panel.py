@@ -568,8 +568,8 @@ class MemoryPanel(Panel):
         ):
             self.tabs.setTabToolTip(self.tabs.addTab(tab, name), tip)
         self.predict_button = predict_button(
-            "Predict, then reveal: the Coalescing, Bank conflicts and Divergence pictures ask for your "
-            "prediction first and show their numbers once you commit it"
+            "Predict, then reveal: the Coalescing, Bank conflicts, Divergence and Tiled matmul pictures ask "
+            "for your prediction first and show their numbers once you commit it"
         )
         self.predict_button.toggled.connect(self.set_predict)
         self.tabs.setCornerWidget(self.predict_button, Qt.Corner.TopRightCorner)
@@ -585,18 +585,19 @@ class MemoryPanel(Panel):
         return self.context.gpus if isinstance(self.context, AppContext) else []
 
     def set_predict(self, on: bool) -> None:
-        """Predict mode on the pattern and divergence tabs: each asks about its picture first."""
+        """Predict mode on the pattern, divergence and tiled matmul tabs: each asks about its
+        picture first."""
         self.predict_button.setChecked(on)
-        for tab in (self.coalescing, self.banks, self.divergence):
+        for tab in (self.coalescing, self.banks, self.divergence, self.tiling):
             tab.predict.set_on(on)
 
     def toggle_predict(self) -> str:
         on = not self.predict_button.isChecked()
         self.set_predict(on)
-        if on and self.tabs.currentWidget() not in (self.coalescing, self.banks, self.divergence):
-            self.tabs.setCurrentWidget(self.coalescing)  # the tiled matmul and your kernel ask nothing
+        if on and self.tabs.currentWidget() is self.kernel:
+            self.tabs.setCurrentWidget(self.coalescing)  # your kernel asks nothing
         return (
-            "Predict on: Coalescing, Bank conflicts and Divergence ask for your prediction first"
+            "Predict on: Coalescing, Bank conflicts, Divergence and Tiled matmul ask for your prediction first"
             if on
             else "Predict off: every picture shows its numbers at once"
         )

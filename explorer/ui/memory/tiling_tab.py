@@ -34,12 +34,14 @@ from explorer.memory import tiling_texts as texts
 from explorer.memory.tiling import SOURCE, MatmulShape
 from explorer.memory.tiling_session import TILE_MAX, TILE_MIN, TilingEvent, TilingSession
 from explorer.memory.tiling_steps import MAX_STEPPER_DIM
+from explorer.quiz.page_predict import PagePredict, tiling_params
 from explorer.roofs.model import Roof
 from explorer.ui.guard import qt_guard
 from explorer.ui.memory.layout import Columns, ErrorLine, fit_axis_titles, headline, legend, spin
 from explorer.ui.memory.tiling_canvas import TilingCanvas, cell_colour, waiting_colour
 from explorer.ui.plot_text import LABEL_SHARE, axis_title, plot_title, restyle
 from explorer.ui.plot_widget import plot_widget
+from explorer.ui.predict_box import PredictBox, cover_label
 from explorer.ui.theme import current_theme, figure_font, line_px, px
 
 #: milliseconds between steps while playing
@@ -70,6 +72,10 @@ def _row(*widgets: QWidget, stretches: tuple[int, ...] = (1, 0)) -> QWidget:
     for w, stretch in zip(widgets, stretches, strict=True):
         layout.addWidget(w, stretch)
     return row
+
+
+#: where the Tiled matmul tab's predictions are kept in the answers file (its "lesson" column)
+PREDICT_PAGE = "tiled matmul page"
 
 
 class TilingTab(Columns):
@@ -199,8 +205,19 @@ class TilingTab(Columns):
         self.counters.setAutoFillBackground(False)
         self.counters_note = QLabel()
         self.counters_note.setWordWrap(True)
+        # Predict: the headline, the counters and the roofline give the launch's totals away
+        self.predict = PagePredict(
+            "tiling", "global_loads", PREDICT_PAGE, concepts=("global_loads", "intensity", "barriers")
+        )
+        self.cover = cover_label(
+            "Predict first: the launch's totals, the grid's counters and the roofline show once you "
+            "commit your answer. Step through a block to work it out."
+        )
+        self.predict_box = PredictBox(self.predict, self._cover)
         right = QVBoxLayout()
+        right.addWidget(self.predict_box)
         right.addWidget(self.headline)
+        right.addWidget(self.cover)
         right.addWidget(self.caption)
         right.addLayout(steps)
         right.addWidget(_row(self.barrier, self.position, self.position_label, stretches=(0, 1, 0)))
@@ -333,6 +350,15 @@ class TilingTab(Columns):
         self.headline.setToolTip(texts.summary(model))
         self._show_costs()
         self._show_position()
+        self.predict.show(tiling_params(s.m, s.n, s.k, s.tile))
+        self._cover(self.predict.hidden)
+
+    def _cover(self, hidden: bool) -> None:
+        """While the answer is hidden the headline, the grid's counters and the roofline wait (the
+        stepper and its block's picture stay: one block's steps are the way to work it out)."""
+        for w in (self.headline, self.counters_area, self.counters_note, self.roofline, self.roof_line):
+            w.setVisible(not hidden)
+        self.cover.setVisible(hidden)
 
     def _show_position(self) -> None:
         session = self.session
