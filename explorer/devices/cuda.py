@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from explorer.devices.cuda_driver import set_theoretical_bandwidth
+from explorer.devices.cuda_driver import LIMIT_ATTRIBUTES, set_theoretical_bandwidth
 from explorer.devices.model import CudaGpu, CudaLimits, ProbeReport, import_failure
 from explorer.words import count
 
@@ -147,17 +147,10 @@ def probe_torch(torch: Any = None) -> tuple[list[CudaGpu], ProbeReport]:
 
 # --------------------------------------------------------------------------- numba
 
+#: numba names one attribute its own way; the rest are the driver's (``cuda_driver``)
 _NUMBA_LIMITS = {
-    "max_threads_per_block": "MAX_THREADS_PER_BLOCK",
-    "max_threads_per_sm": "MAX_THREADS_PER_MULTI_PROCESSOR",
-    "max_blocks_per_sm": "MAX_BLOCKS_PER_MULTIPROCESSOR",
-    "warp_size": "WARP_SIZE",
-    "max_smem_per_block_bytes": "MAX_SHARED_MEMORY_PER_BLOCK",
-    "max_smem_per_block_optin_bytes": "MAX_SHARED_MEMORY_PER_BLOCK_OPTIN",
-    "smem_per_sm_bytes": "MAX_SHARED_MEMORY_PER_MULTIPROCESSOR",
-    "max_regs_per_block": "MAX_REGISTERS_PER_BLOCK",
-    "regs_per_sm": "MAX_REGISTERS_PER_MULTIPROCESSOR",
-    "l2_cache_bytes": "L2_CACHE_SIZE",
+    field: name.replace("MAX_THREADS_PER_MULTIPROCESSOR", "MAX_THREADS_PER_MULTI_PROCESSOR")
+    for field, name in LIMIT_ATTRIBUTES.items()
 }
 
 

@@ -234,3 +234,25 @@ def display():
     yield f":{number}"
     server.terminate()
     server.wait(10)
+
+
+@pytest.fixture
+def catalog_window(qtbot, tmp_path, monkeypatch):
+    """The main window at 1280x800 on a machine with no GPU and the catalog, its data folder (the
+    answers file) the test's own."""
+    from explorer.devices.catalog import load_catalog
+    from explorer.ui.context import AppContext
+    from explorer.ui.main_window import MainWindow
+
+    monkeypatch.setenv("DEVICE_EXPLORER_HOME", str(tmp_path / "home"))
+    discovery = Discovery(
+        devices=[CpuDevice(name="Test CPU", key="cpu"), *load_catalog()],
+        reports=[ProbeReport("nvml", False, "NVML library not found: no NVIDIA driver is installed.")],
+    )
+    w = MainWindow(AppContext(discovery), discover_on_show=False)
+    qtbot.addWidget(w)
+    w.resize(1280, 800)
+    w.show()
+    qtbot.waitExposed(w)
+    yield w
+    w.close()

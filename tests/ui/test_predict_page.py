@@ -20,30 +20,15 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from explorer.devices.catalog import load_catalog
-from explorer.devices.model import CpuDevice, Discovery, ProbeReport
 from explorer.quiz.answers import answers_path
-from explorer.ui.context import AppContext
-from explorer.ui.main_window import MainWindow
 from explorer.ui.settle import settle
 from tests.ui.figure_text import figure_problems, recording, room_problems
 from tests.ui.layout_check import clipped
 
 
 @pytest.fixture
-def window(qtbot, tmp_path, monkeypatch):
-    monkeypatch.setenv("DEVICE_EXPLORER_HOME", str(tmp_path / "home"))
-    discovery = Discovery(
-        devices=[CpuDevice(name="Test CPU", key="cpu"), *load_catalog()],
-        reports=[ProbeReport("nvml", False, "NVML library not found: no NVIDIA driver is installed.")],
-    )
-    w = MainWindow(AppContext(discovery), discover_on_show=False)
-    qtbot.addWidget(w)
-    w.resize(1280, 800)
-    w.show()
-    qtbot.waitExposed(w)
-    yield w
-    w.close()
+def window(catalog_window):
+    return catalog_window
 
 
 def visible_texts(root: QWidget) -> str:
