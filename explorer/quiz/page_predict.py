@@ -46,6 +46,7 @@ CONCEPT_WORDS = {
     "global_loads": "global loads",
     "intensity": "FLOP per byte",
     "barriers": "barriers passed",
+    "makespan": "launch time",
 }
 
 
@@ -206,6 +207,30 @@ def divergence_params(block: int, kind: str, k: int) -> dict[str, Any]:
 def tiling_params(m: int, n: int, k: int, tile: int) -> dict[str, Any]:
     """The Tiled matmul tab's launch: C (m x n) = A (m x k) B (k x n) in T x T tiles."""
     return {"m": m, "n": n, "k": k, "tile": tile}
+
+
+def dispatch_params(
+    device_key: str, grid: tuple[int, int, int], threads: int, regs: int, smem: int, durations: str
+) -> dict[str, Any]:
+    """The Timeline's launch: a catalog GPU's, on a 1-D grid (a row pattern of durations reads a
+    2-D grid's rows, which a question's 1-D launch has not), with durations typed, not a file's."""
+    if not device_key.startswith("catalog:"):
+        raise UserError(
+            "the Timeline asks about a catalog GPU's launch (choose one in the launch controls): a GPU "
+            "here has its own reported limits"
+        )
+    if grid[1] != 1 or grid[2] != 1:
+        raise UserError(f"the Timeline asks about a 1-D grid; this one is {grid[0]} x {grid[1]} x {grid[2]}")
+    if durations.strip().lower().startswith("file:"):
+        raise UserError("durations read from a file are not asked about: type them instead")
+    return {
+        "device": device_key.removeprefix("catalog:"),
+        "grid": grid[0],
+        "block": threads,
+        "durations": durations,
+        "regs": regs,
+        "smem": smem,
+    }
 
 
 def occupancy_params(limits: ArchLimits, threads: int, regs: int, smem: int) -> dict[str, Any]:

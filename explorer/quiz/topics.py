@@ -370,19 +370,33 @@ def _divergence(pick: Pick, concept: str) -> Draft:
 
 
 def _dispatch(pick: Pick, concept: str) -> Draft:
+    """Seeded: a catalog GPU, a 1-D launch, uniform or row-pattern durations. Fixed (the Timeline
+    shown): its catalog GPU, blocks, threads per block, registers and shared memory, and durations
+    that are not random (the answer of a random one depends on its seed, which no student sees)."""
     rng = pick.rng
-    if pick.fixed is not None:
-        raise UserError("dispatch questions are drawn from a seed only")
     from explorer.launch.dispatch import check_blocks, simulate_dispatch
     from explorer.launch.durations import parse_durations
 
-    slug = rng.choice(("gtx-1650-laptop", "t4", "l4"))
-    gpu = catalog_device(slug)
-    block = rng.choice((256, 512, 1024))
-    grid = rng.randint(1, 6 * (gpu.sm_count or 1))
-    rows = ",".join(str(rng.choice((1, 1, 2, 4, 8))) for _ in range(rng.randint(1, 4)))
-    durations = f"rows:{rows}" if concept == "makespan" and rng.random() < 0.5 else "uniform"
-    config = LaunchConfig(Dim3(grid), Dim3(block), 0, 32)
+    slug = pick("device", lambda: rng.choice(("gtx-1650-laptop", "t4", "l4")))
+    try:
+        gpu = catalog_device(str(slug))
+    except KeyError:
+        raise UserError(f"the question's device is {str(slug)[:40]!r}, not a catalog GPU") from None
+    slug = gpu.key.removeprefix("catalog:")
+    block = pick.whole("block", lambda: rng.choice((256, 512, 1024)), 1, 1024)
+    grid = pick.whole("grid", lambda: rng.randint(1, 6 * (gpu.sm_count or 1)), 1, 2**31 - 1)
+
+    def draw_durations() -> str:
+        rows = ",".join(str(rng.choice((1, 1, 2, 4, 8))) for _ in range(rng.randint(1, 4)))
+        return f"rows:{rows}" if concept == "makespan" and rng.random() < 0.5 else "uniform"
+
+    durations = pick("durations", draw_durations)
+    if not isinstance(durations, str) or durations.strip().lower().split(":")[0] in ("jitter", "heavy"):
+        raise pick.redraw(f"durations {str(durations)[:40]!r} are random: the answer depends on their seed")
+    extra = pick.fixed or {}
+    regs = pick.whole("regs", lambda: 32, 1, 255) if "regs" in extra else 32
+    smem = pick.whole("smem", lambda: 0, 0, 1 << 20) if "smem" in extra else 0
+    config = LaunchConfig(Dim3(grid), Dim3(block), smem, regs)
     try:
         plan = plan_launch(config, gpu)
         check_blocks(plan)
@@ -390,17 +404,24 @@ def _dispatch(pick: Pick, concept: str) -> Draft:
         raise pick.redraw(str(exc)) from None
     result = simulate_dispatch(plan, parse_durations(durations), "free", 0)
     data = result.to_dict()
+    resources: tuple[str, ...] = ("--regs", str(regs)) if regs != 32 else ()
+    resources += ("--smem", str(smem)) if smem else ()
     command = (
-        CLI, "dispatch", "--device", slug, "--grid", str(grid), "--block", str(block),
+        CLI, "dispatch", "--device", slug, "--grid", str(grid), "--block", str(block), *resources,
         "--durations", durations, "--json",
     )  # fmt: skip
     what = "every block takes the same time" if durations == "uniform" else f"block durations {durations}"
+    uses = f", {regs} registers per thread" if regs != 32 else ""
+    uses += f", {smem:,} B of shared memory per block" if smem else ""
+    params: dict[str, Any] = {"device": slug, "grid": grid, "block": block, "durations": durations}
+    if "regs" in extra or "smem" in extra:
+        params |= {"regs": regs, "smem": smem}
     return Draft(
         prompt=(
-            f"An {gpu.name} ({gpu.sm_count} SMs) runs {grid:,} blocks of {block} threads ({what}); a block starts "
-            "as soon as an SM has room. How long does the launch take, in units of the mean block?"
+            f"An {gpu.name} ({gpu.sm_count} SMs) runs {grid:,} blocks of {block} threads{uses} ({what}); a block "
+            "starts as soon as an SM has room. How long does the launch take, in units of the mean block?"
         ),
-        params={"device": slug, "grid": grid, "block": block, "durations": durations},
+        params=params,
         answer=float(data["makespan"]),
         unit="mean blocks",
         tolerance=0.01,

@@ -120,3 +120,44 @@ def test_the_terminal_quiz_asks_reads_and_reveals(monkeypatch, capsys):
     out = capsys.readouterr().out
     assert "Right (sure): right." in out and "Check it: device-explorer tiling" in out
     assert out.rstrip().endswith("of 2 right.")
+
+
+def test_a_fixed_launch_time_question_is_what_dispatch_prints_for_that_launch():
+    """The Timeline's own launch asked about (its catalog GPU, blocks, threads, registers, shared
+    memory, durations): the answer is the makespan ``dispatch --json`` prints for it, over random
+    launches, the smallest included; random durations are refused in one line."""
+    import random
+
+    from explorer.errors import UserError
+    from explorer.quiz.topics import fixed_question
+
+    rng = random.Random(11)
+    cases = [("t4", 1, 32, 32, 0, "uniform")]
+    for _ in range(40):
+        cases.append(
+            (
+                rng.choice(("gtx-1650-laptop", "t4", "l4", "h100-sxm5", "a100-sxm4-40gb")),
+                rng.randint(1, 400),
+                rng.choice((32, 64, 128, 256, 1024)),
+                rng.choice((16, 32, 64, 128)),
+                rng.choice((0, 0, 1024, 16384, 40000)),
+                rng.choice(("uniform", "rows:1,8", "rows:1,1,2")),
+            )
+        )
+    for slug, grid, block, regs, smem, durations in cases:
+        params = {
+            "device": slug,
+            "grid": grid,
+            "block": block,
+            "durations": durations,
+            "regs": regs,
+            "smem": smem,
+        }
+        try:
+            q = fixed_question("dispatch", "makespan", params)
+        except UserError as exc:  # a block the GPU cannot hold: named, never a traceback
+            assert "\n" not in str(exc)
+            continue
+        assert read_key(run_json(q.command), q.answer_key) == pytest.approx(q.answer), (params, q.command)
+    with pytest.raises(UserError, match="random"):
+        fixed_question("dispatch", "makespan", {**params, "durations": "jitter:0.2"})

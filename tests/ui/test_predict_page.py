@@ -350,3 +350,31 @@ def test_the_tiled_matmul_tab_waits_for_the_launchs_global_loads(window):
     tab.tile.setValue(16)  # another launch: asked again
     settle()
     assert box.ask.isVisible() and "16 x 16 tiles" in box.ask.prompt.text()
+
+
+def test_the_timeline_waits_for_the_launch_time_and_says_why_a_2d_grid_asks_nothing(window):
+    """The Timeline: its simulated timeline waits for the launch's time in mean blocks, which is
+    the makespan the page then draws; a 2-D grid (rows of durations read its rows) says why."""
+    vis = window.show_panel("visualizer")
+    page = vis.timeline_page
+    vis.centre.setCurrentWidget(page)
+    assert vis.controls.select_device("t4")
+    vis.controls.grid_spins[0].setValue(100)
+    vis.controls.block_spins[0].setValue(256)
+    settle()
+    window.toggle_predict()
+    settle()
+    assert "Predict on: the Timeline tab" in window.statusBar().currentMessage()
+    box = page.predict_box
+    assert box.ask.isVisible() and page.cover.isVisible() and not page.view.isVisible()
+    assert "100 blocks of 256 threads" in box.ask.prompt.text()
+    makespan = vis.time_views.dispatch.figures.makespan
+    box.ask.answer.setText(f"{makespan:g}")
+    box.ask.commit()
+    settle()
+    assert "Right" in box.verdict.text() and page.view.isVisible()
+
+    vis.controls.grid_spins[1].setValue(2)  # a 2-D grid: shown, with why it asks nothing
+    settle()
+    assert page.view.isVisible() and not box.ask.isVisible()
+    assert "1-D grid" in visible_texts(window)

@@ -361,16 +361,16 @@ class VisualizerPanel(Panel):
 
     # --- main window hooks ----------------------------------------------------------------------
     def toggle_predict(self) -> str:
-        """The Latency tab's Predict where that tab is shown; else the occupancy column's, brought
-        into view as if its handle had been clicked."""
-        if self.centre.currentWidget() is self.latency_page:
-            latency = self.latency_page.predict_button
-            latency.toggle()
-            return (
-                "Predict on: the Latency tab asks for your prediction first"
-                if latency.isChecked()
-                else "Predict off: the Latency tab shows its chart at once"
-            )
+        """The Latency or Timeline tab's Predict where that tab is shown; else the occupancy
+        column's, brought into view as if its handle had been clicked."""
+        for page, name in ((self.latency_page, "Latency"), (self.timeline_page, "Timeline")):
+            if self.centre.currentWidget() is page:
+                page.predict_button.toggle()
+                return (
+                    f"Predict on: the {name} tab asks for your prediction first"
+                    if page.predict_button.isChecked()
+                    else f"Predict off: the {name} tab shows its picture at once"
+                )
         self.right_side.choice = True
         self._last_opened = self.right_side
         self.fit_side_panels()

@@ -26,11 +26,14 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from explorer.errors import UserError
 from explorer.jitcache import CompileNotice
 from explorer.launch.dispatch import POLICIES, POLICY_WORDS, warm_up
 from explorer.launch.durations import DURATION_FORMS
 from explorer.launch.time_views import MAX_SEED, TimeViews
+from explorer.quiz.page_predict import PagePredict, dispatch_params
 from explorer.ui.guard import qt_guard
+from explorer.ui.predict_box import PredictBox, cover_label, predict_button
 from explorer.ui.visualizer.measure_row import MeasureRow
 from explorer.ui.visualizer.timeline_view import TimelineView
 from explorer.ui.widgets import JoiningRows, number_field
@@ -44,6 +47,8 @@ DURATIONS_TIP = (
     "How long each block runs, in units of the mean block: " + DURATION_FORMS + ". Type one and press "
     "Enter, or choose an example."
 )
+#: where the Timeline's predictions are kept in the answers file (its "lesson" column)
+PREDICT_PAGE = "timeline page"
 MEASURE_TIP = (
     "Run this grid and block on this machine's GPU as blocks that each spin a fixed time, recording "
     "every block's SM and start and end, and draw that timeline under the simulated one"
@@ -112,12 +117,24 @@ class TimelinePage(QWidget):
         self.measured_view = TimelineView()
         self.measured_view.hide()
         self.measure = MeasureRow("Measure on this GPU", MEASURE_TIP)
+        # Predict: the simulated timeline gives the launch's time away; it waits for the answer
+        self.predict = PagePredict("dispatch", "makespan", PREDICT_PAGE)
+        self.predict_button = predict_button(
+            "Predict, then reveal: how long the launch takes (in mean blocks) asks for your prediction "
+            "first and shows the timeline once you commit it"
+        )
+        self.predict_button.toggled.connect(self.predict.set_on)
+        row2.addWidget(self.predict_button)
+        self.cover = cover_label()
+        self.predict_box = PredictBox(self.predict, self._cover)
         lay = QVBoxLayout(self)
         lay.setContentsMargins(0, 0, 0, 0)
         self.settings_rows = JoiningRows(row1, row2)
         lay.addWidget(self.settings_rows)
         lay.addWidget(self.refused)
         lay.addWidget(self.compiling)
+        lay.addWidget(self.predict_box)
+        lay.addWidget(self.cover, 1)
         lay.addWidget(self.view, 1)
         lay.addWidget(self.measured_view, 1)
         lay.addWidget(self.measure)
@@ -172,6 +189,35 @@ class TimelinePage(QWidget):
         elif m.dispatch_problem:
             self.view.set_unavailable(m.dispatch_problem)
         self._show_moment()
+        self._ask()
+
+    def _ask(self) -> None:
+        """The launch shown, as its Predict question's parameters (one line where none fits)."""
+        side = self.session.edited_side
+        plan, choice = side.plan, side.choice
+        if self.model.dispatch is None or plan is None or choice is None:
+            self.predict.show(None, self.model.dispatch_problem or "no timeline to predict")
+        else:
+            c = plan.config
+            try:
+                params = dispatch_params(
+                    choice.key,
+                    (c.grid.x, c.grid.y, c.grid.z),
+                    c.block.x * c.block.y * c.block.z,
+                    c.regs_per_thread,
+                    c.shared_mem_bytes,
+                    self.model.dispatch_settings.durations,
+                )
+            except UserError as exc:
+                self.predict.show(None, str(exc))
+            else:
+                self.predict.show(params)
+        self._cover(self.predict.hidden)
+
+    def _cover(self, hidden: bool) -> None:
+        """While the answer is hidden the simulated timeline waits; a box asking stands there."""
+        self.view.setVisible(not hidden)
+        self.cover.setVisible(hidden)
 
     def _show_moment(self) -> None:
         self.view.set_time(self.model.time)
