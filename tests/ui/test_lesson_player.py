@@ -560,3 +560,18 @@ def test_n_typed_into_a_field_is_a_letter_not_the_narration_key(make_window, qtb
     QApplication.processEvents()
     assert field.text() == "n"
     assert window.lessons.narration_shown()
+
+
+def test_a_steps_note_leaves_the_status_bar_with_the_step(catalog_window):
+    """A step's note (a GPU this machine lacks) is in the status bar while the step shows; the
+    next step without a note takes it away, never leaving the last step's words there."""
+    from explorer.lessons.builtin import builtin_paths
+
+    window = catalog_window
+    player = window.lessons
+    player.open_path(next(p for p in builtin_paths() if p.stem.startswith("05")))
+    player.show_step(0)
+    assert player.note and window.statusBar().currentMessage() == player.note
+    player.open_path(next(p for p in builtin_paths() if p.stem.startswith("09")))
+    player.show_step(0)
+    assert not player.note and window.statusBar().currentMessage() == ""

@@ -365,6 +365,8 @@ class LessonPlayer(QDockWidget):
 
     def close_lesson(self) -> None:
         self.lesson = None
+        if self.note and self.window_.statusBar().currentMessage() == self.note:
+            self.window_.statusBar().clearMessage()  # the closed lesson's words go with it
         self.note = ""
         for panel in self.window_.panels.values():  # a recording belongs to its lesson
             panel.lesson_closed()
@@ -579,11 +581,14 @@ class LessonPlayer(QDockWidget):
         self.narration.setHtml(note + (step_html(step) if step is not None else ""))
 
     def _set_note(self, text: str, error: bool = False) -> None:
-        self.note = text
+        before, self.note = self.note, text
         self._note_error = error
         self._render()
+        bar = self.window_.statusBar()
         if text:  # also where a folded pane cannot hide it
-            self.window_.statusBar().showMessage(text, 20000)
+            bar.showMessage(text, 20000)
+        elif before and bar.currentMessage() == before:  # the last step's note, not this one's
+            bar.clearMessage()
         self._fit_height()
 
     def _say(self, text: str, error: bool = False) -> None:
