@@ -515,6 +515,8 @@ def test_one_key_folds_the_narration_and_the_lesson_remembers_it(make_window, qt
     assert rows["Lesson narration"] == "N"
 
     player.open_path(_builtin("14-latency"), step=1)
+    window.activateWindow()  # a key reaches the window's shortcuts only while it is the active one
+    qtbot.waitUntil(lambda: QApplication.activeWindow() is window, timeout=30_000)
     for _ in range(4):
         QApplication.processEvents()
     area = window.centralWidget()
