@@ -50,7 +50,6 @@ class PredictBox(QWidget):
         row.addWidget(QLabel("Predict the"))
         row.addWidget(self.concept)
         row.addStretch(1)
-        self.concept_row.setVisible(len(model.concepts) > 1)
         self.ask = AskBox(self._commit, two_rows=True)
         self.ask.reveal.setToolTip("Commit your prediction and show the picture (Enter)")
         self.verdict = QLabel()
@@ -65,15 +64,21 @@ class PredictBox(QWidget):
         layout.setContentsMargins(0, 0, 0, 4)
         for w in (self.concept_row, self.ask, self.verdict, self.rule, self.note):
             layout.addWidget(w)
+        # only once it is in this box: shown while it had no parent, it was a window of its own
+        # and took the focus and the keys from the real one
+        self.concept_row.setVisible(len(model.concepts) > 1)
         self._asked_id = ""
         model.asked.connect(self.follow)
         model.revealed.connect(self.follow)
-        self.follow()
+        # the page's widgets may not be in a window yet: covering or uncovering them now would
+        # show each as a window of its own (and take the focus from the real one); the page covers
+        # them itself once it has drawn its picture
+        self.follow(cover=False)
 
     def _commit(self, given: str, confidence: str) -> None:
         self.model.commit(given, confidence)
 
-    def follow(self) -> None:
+    def follow(self, cover: bool = True) -> None:
         """Show what the model says now, and cover or uncover the page's answer."""
         m = self.model
         hidden = m.hidden
@@ -90,7 +95,8 @@ class PredictBox(QWidget):
         self.note.setText(m.note())
         self.note.setVisible(bool(m.note()))
         self.setVisible(m.on)
-        self._cover(hidden)
+        if cover:
+            self._cover(hidden)
 
 
 def cover_label(text: str = COVER_TEXT) -> QLabel:
