@@ -124,7 +124,7 @@ class TimelinePage(QWidget):
             "first and shows the timeline once you commit it"
         )
         self.predict_button.toggled.connect(self.predict.set_on)
-        row2.addWidget(self.predict_button)
+        row1.addWidget(self.predict_button)  # the durations box gives it room: row 2 has none
         self.cover = cover_label()
         self.predict_box = PredictBox(self.predict, self._cover)
         lay = QVBoxLayout(self)
