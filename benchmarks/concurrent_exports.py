@@ -58,7 +58,7 @@ def _pair(folder: Path) -> tuple[int, bool]:
     return wrote, whole
 
 
-def _writer(path: str, rounds: int, tag: int, counts, naive: bool) -> None:  # noqa: ANN001 (a Manager dict)
+def _writer(path: str, rounds: int, tag: int, counts, naive: bool) -> None:  # a Manager dict
     from explorer.bench.export import export_csv
     from explorer.bench.results import BenchPoint, points_to_csv
     from explorer.errors import UserError

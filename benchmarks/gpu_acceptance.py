@@ -82,7 +82,7 @@ def _loopback_remote(stack: ExitStack, wanted: bool) -> tuple[dict[str, str] | N
         return None, f"no loopback sshd here: {missing}"
     try:
         sshd = stack.enter_context(LoopbackSshd(Path(tempfile.mkdtemp(prefix="explorer-acceptance-sshd-"))))
-    except Exception as exc:  # noqa: BLE001 - the remote check says why, the others run
+    except Exception as exc:  # the remote check says why, the others run
         return None, f"the loopback sshd did not start: {exc}"
     home = os.environ["DEVICE_EXPLORER_HOME"]
     return {

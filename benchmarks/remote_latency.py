@@ -29,10 +29,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from explorer.agent.child import local_agent  # noqa: E402
-from explorer.bench.runner import BenchPlan, plan_points  # noqa: E402
-from explorer.remote import list_devices, open_agent, parse_remote  # noqa: E402
-from tests.remote.servers import ALIAS, LoopbackSshd, agent_python  # noqa: E402
+from explorer.agent.child import local_agent
+from explorer.bench.runner import BenchPlan, plan_points
+from explorer.remote import list_devices, open_agent, parse_remote
+from tests.remote.servers import ALIAS, LoopbackSshd, agent_python
 
 SPEC = plan_points(BenchPlan("_crash_test", ["cpu"], sizes=[1], repeats=3))[0].to_dict()
 POINT_TARGET_MS = 50.0

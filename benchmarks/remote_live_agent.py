@@ -31,8 +31,8 @@ import psutil
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from explorer.remote import open_agent, parse_remote, read_live  # noqa: E402
-from tests.remote.servers import ALIAS, LoopbackSshd, fake_gpu_python  # noqa: E402
+from explorer.remote import open_agent, parse_remote, read_live
+from tests.remote.servers import ALIAS, LoopbackSshd, fake_gpu_python
 
 TARGET_MB = 60.0
 

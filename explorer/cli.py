@@ -535,7 +535,7 @@ def _run(args: argparse.Namespace, check_only: bool) -> int:
     except BrokenPipeError:
         # `device-explorer devices | head`: the reader left; say nothing more.
         try:
-            sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - keep interpreter shutdown quiet
+            sys.stdout = open(os.devnull, "w")  # keep interpreter shutdown quiet
         except OSError:
             pass
         return 0

@@ -96,7 +96,7 @@ def is_cached(dispatcher: Any) -> bool | None:
     try:
         cache = dispatcher._cache
         return bool(cache._cache_file._load_index())
-    except Exception:  # noqa: BLE001 - numba's internals: not knowing is an answer, never a failure
+    except Exception:  # numba's internals: not knowing is an answer, never a failure
         return None
 
 

@@ -118,7 +118,7 @@ def icns_bytes(pngs: dict[int, bytes]) -> bytes:
 
 
 def main(out_dir: Path) -> int:
-    _app = QGuiApplication.instance() or QGuiApplication(sys.argv[:1])  # noqa: F841 (fonts/paint need it)
+    _app = QGuiApplication.instance() or QGuiApplication(sys.argv[:1])  # fonts/paint need it
     out_dir.mkdir(parents=True, exist_ok=True)
     pngs = {size: png_bytes(draw_icon(size)) for size in PNG_SIZES}
     for size, blob in pngs.items():

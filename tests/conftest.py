@@ -20,7 +20,7 @@ os.environ.setdefault(
 )
 
 
-import pytest  # noqa: E402
+import pytest
 
 
 @pytest.fixture

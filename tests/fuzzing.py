@@ -611,7 +611,7 @@ def call(argv: list[str], check_only: bool) -> Outcome:
     try:
         with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
             code = cli.main(argv, check_only=check_only)
-    except BaseException:  # noqa: BLE001 - what escaped is the finding
+    except BaseException:  # what escaped is the finding
         return Outcome(None, out.getvalue(), err.getvalue(), traceback.format_exc())
     return Outcome(code, out.getvalue(), err.getvalue())
 
@@ -629,6 +629,6 @@ def never_raises(load: Callable[[], Any]) -> str:
         load()
     except UserError as exc:
         return "" if "\n" not in str(exc) else printable(f"a UserError of more than one line: {exc!r}")
-    except BaseException:  # noqa: BLE001 - what escaped is the finding
+    except BaseException:  # what escaped is the finding
         return printable(traceback.format_exc())
     return ""

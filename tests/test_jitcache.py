@@ -43,8 +43,8 @@ class _Cold:
 
     overloads: dict = {}
 
-    class _cache:  # noqa: N801 - numba's attribute name
-        class _cache_file:  # noqa: N801
+    class _cache:
+        class _cache_file:
             @staticmethod
             def _load_index() -> dict:
                 return {}
@@ -68,8 +68,8 @@ def test_a_cold_compile_is_announced_then_ticks_then_done(capsys):
 
 def test_a_warm_or_unknown_cache_says_nothing(capsys):
     class Warm(_Cold):
-        class _cache:  # noqa: N801
-            class _cache_file:  # noqa: N801
+        class _cache:
+            class _cache_file:
                 @staticmethod
                 def _load_index() -> dict:
                     return {"a signature": "a file"}

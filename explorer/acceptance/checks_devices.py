@@ -74,7 +74,7 @@ def package_versions() -> dict[str, str]:
         import explorer
 
         out["device-explorer"] = explorer.__version__
-    except Exception:  # noqa: BLE001
+    except Exception:
         pass
     return out
 
@@ -100,7 +100,7 @@ def check_environment(ctx: CheckContext) -> CheckResult:
         import torch
 
         versions["torch cuda runtime"] = str(torch.version.cuda)
-    except Exception as exc:  # noqa: BLE001
+    except Exception as exc:
         versions["torch cuda runtime"] = f"torch unusable: {exc}"
     index = _nvml_index(ctx)
     with NvmlSession(ctx.nvml) as session:
@@ -115,7 +115,7 @@ def check_environment(ctx: CheckContext) -> CheckResult:
         ):
             try:
                 extra[name] = int(getattr(session.nvml, call)(session.handle(index)))
-            except Exception as exc:  # noqa: BLE001 - recorded, not required
+            except Exception as exc:  # recorded, not required
                 extra[name] = f"n/a ({type(exc).__name__})"
     others = other_gpu_processes(index, ctx.nvml)
     versions["nvidia driver"] = str(gpu.driver_version)
@@ -435,7 +435,7 @@ def check_devices(ctx: CheckContext) -> CheckResult:
     )
     try:
         table = limits_for_cc(cc).to_dict() if cc else None
-    except Exception:  # noqa: BLE001 - an unknown CC has no table row: the row check fails below
+    except Exception:  # an unknown CC has no table row: the row check fails below
         table = {}
     rows = device_rows(app, nvml, smi, torch_props, driver, table)
     live = live_rows(app, cc)  # type: ignore[arg-type]

@@ -23,13 +23,13 @@ def sm_count(ctx: CheckContext) -> int | None:
 
         if torch.cuda.is_available():
             return int(torch.cuda.get_device_properties(ctx.index).multi_processor_count)
-    except Exception:  # noqa: BLE001 - numba may still know
+    except Exception:  # numba may still know
         pass
     try:
         from explorer.numbacuda import cuda
 
         return int(cuda.get_current_device().MULTIPROCESSOR_COUNT)
-    except Exception:  # noqa: BLE001 - the simulator's device has no attributes
+    except Exception:  # the simulator's device has no attributes
         return None
 
 

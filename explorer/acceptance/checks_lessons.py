@@ -104,7 +104,7 @@ def check_lessons(
         recorded = make_recorded(points, device_words(points), date, note)
         try:
             check_recording(target, recorded)
-        except Exception as exc:  # noqa: BLE001 - said, and the other lessons still recorded
+        except Exception as exc:  # said, and the other lessons still recorded
             problems.append(str(exc))
             continue
         recordings.append((target, recorded))

@@ -46,7 +46,7 @@ def make_kernel(accumulators: int) -> Any:
     from explorer.numbacuda import cuda
 
     namespace: dict[str, Any] = {"cuda": cuda, "float32": float32}
-    exec(compile(kernel_source(accumulators), "<occupancy kernel>", "exec"), namespace)  # noqa: S102 - our own source
+    exec(compile(kernel_source(accumulators), "<occupancy kernel>", "exec"), namespace)  # our own source
     return namespace["pressure"]
 
 
@@ -92,7 +92,7 @@ def check_occupancy(ctx: CheckContext) -> CheckResult:
     try:
         first = next(iter(handles.values()))
         first.allow_dynamic_smem(optin - first.static_smem)
-    except Exception as exc:  # noqa: BLE001 - then only configurations without opting in are drawn
+    except Exception as exc:  # then only configurations without opting in are drawn
         opt_in_works = False
         ctx.log(f"opting in to more than 48 KiB failed: {exc}")
     max_dynamic = optin if opt_in_works else DEFAULT_DYNAMIC_SMEM
@@ -113,7 +113,7 @@ def check_occupancy(ctx: CheckContext) -> CheckResult:
                     smem if smem > DEFAULT_DYNAMIC_SMEM else DEFAULT_DYNAMIC_SMEM - h.static_smem
                 )
             driver = h.active_blocks(threads, smem)
-        except Exception as exc:  # noqa: BLE001 - a refused configuration is a finding, listed
+        except Exception as exc:  # a refused configuration is a finding, listed
             errors.append(f"cap {cap}, {threads} threads, {smem} B: {exc}")
             continue
         model = occupancy(limits, threads, h.regs, h.static_smem + smem).active_blocks_per_sm

@@ -32,7 +32,7 @@ def run_check(name: str, target: str, ctx: CheckContext) -> CheckResult:
             raise TypeError(f"{target} returned {type(result).__name__}, not a CheckResult")
     except CannotRun as exc:
         result = CheckResult(name, "skip", str(exc))
-    except Exception as exc:  # noqa: BLE001 - a check that breaks is that check's result, never a crash
+    except Exception as exc:  # a check that breaks is that check's result, never a crash
         traceback.print_exc()
         first = (str(exc).strip().splitlines() or [""])[0]
         result = CheckResult(name, "error", f"{type(exc).__name__}: {first}"[:400])

@@ -76,7 +76,7 @@ def exit_now(code: int) -> NoReturn:
     for hook in EXIT_HOOKS:
         try:
             hook()
-        except Exception:  # noqa: BLE001, S110 - nothing may stop the agent from ending
+        except Exception:  # nothing may stop the agent from ending
             pass
     os._exit(code)
 
@@ -185,7 +185,7 @@ def _answer(request: Request, channel: _Channel, methods: Methods) -> Message:
         data = method(request.params, emit)
     except UserError as exc:
         return Error(request.id, "failed", str(exc))
-    except Exception as exc:  # noqa: BLE001 - the parent shows one line; no traceback crosses the pipe
+    except Exception as exc:  # the parent shows one line; no traceback crosses the pipe
         first = str(exc).strip().splitlines()
         return Error(request.id, "failed", f"{type(exc).__name__}: {first[0] if first else 'no message'}")
     return Result(request.id, data)
@@ -261,7 +261,7 @@ def run_agent(methods: Methods, heartbeat_s: float = 0.0) -> NoReturn:
     a SIGABRT that Slurm records as a failed job. The agent has nothing to clean up."""
     try:
         code = serve(methods, heartbeat_s)
-    except Exception as exc:  # noqa: BLE001 - one line on stderr for the parent's message
+    except Exception as exc:  # one line on stderr for the parent's message
         print(f"device-explorer agent: {type(exc).__name__}: {exc}", file=sys.stderr, flush=True)
         code = 1
     for stream in (sys.stdout, sys.stderr):

@@ -226,7 +226,7 @@ def measure_fma(
                 t0 = time.perf_counter()
                 results[index] = kernel(n, b, c)
                 times[s][index] = (t0, time.perf_counter())
-        except BaseException as exc:  # noqa: BLE001 - said by the caller, never lost in a thread
+        except BaseException as exc:  # said by the caller, never lost in a thread
             errors.append(exc)
             barrier.abort()
 

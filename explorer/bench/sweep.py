@@ -192,7 +192,7 @@ class _Crew:
     def _serve(self, index: int, elements: int) -> None:
         try:
             self._buffers[index] = self._np.ones(elements)
-        except BaseException as exc:  # noqa: BLE001 - out of memory: said by run(), not lost in a thread
+        except BaseException as exc:  # out of memory: said by run(), not lost in a thread
             self._errors.append(exc)
         self._done.wait()
         while True:
@@ -206,7 +206,7 @@ class _Crew:
                     t0 = time.perf_counter()
                     self._results[index] = kernel(buf, n, reps, 0.0, step)
                     self._times[index] = (t0, time.perf_counter())
-            except BaseException as exc:  # noqa: BLE001
+            except BaseException as exc:
                 self._errors.append(exc)
             self._done.wait()
 

@@ -293,7 +293,7 @@ class UtilizationSampler:
                     self.gpm = first  # GPM is not there: its reason
             try:
                 self.samples.append((now, self.read()))
-            except Exception:  # noqa: BLE001 - one failed reading is a gap, not a failed point
+            except Exception:  # one failed reading is a gap, not a failed point
                 pass
             self._stop.wait(self._every_s)
 
@@ -407,7 +407,7 @@ def _utilization_trap(w: Workload, spec: PointSpec, nvml: Any = None) -> Outcome
     finally:
         try:
             lib.nvmlShutdown()
-        except Exception:  # noqa: BLE001 - the reading is taken; a failed shutdown changes nothing
+        except Exception:  # the reading is taken; a failed shutdown changes nothing
             pass
     got = out.copy_to_host()
     if not np.array_equal(got, reference_busy(blocks * WARP, steps)):

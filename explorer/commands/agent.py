@@ -41,7 +41,7 @@ def _lower_priority() -> None:
             proc.nice(psutil.BELOW_NORMAL_PRIORITY_CLASS)
         else:
             proc.nice(min(19, proc.nice() + 10))
-    except Exception:  # noqa: BLE001 - a priority we cannot change is not worth failing a benchmark for
+    except Exception:  # a priority we cannot change is not worth failing a benchmark for
         pass
 
 
@@ -77,7 +77,7 @@ def bench_prepare(params: dict[str, Any], emit: Emit) -> dict[str, Any]:
         try:
             importlib.import_module(name)
             loaded.append(name)
-        except (Exception, SystemExit):  # noqa: BLE001 - the point itself will say what is missing
+        except (Exception, SystemExit):  # the point itself will say what is missing
             missing.append(name)
     return {"loaded": loaded, "missing": missing}
 
@@ -391,7 +391,7 @@ def devices_live(params: dict[str, Any], emit: Emit) -> dict[str, Any]:
     for index in indices:
         try:
             readings.append(session.read_live(index).to_dict())
-        except Exception as exc:  # noqa: BLE001 - a GPU that stopped answering: say so for that GPU
+        except Exception as exc:  # a GPU that stopped answering: say so for that GPU
             from explorer.devices.model import LiveReading
             from explorer.devices.nvml import explain_field_error
 

@@ -26,7 +26,7 @@ def parse_scale(text: str | int) -> int:
     """'150' or '150%' -> 150, the text size in percent; outside 100..250 is a one-line UserError."""
     from explorer.prefs import TEXT_SCALE_RANGE  # Qt-free: this runs before Qt loads
 
-    TEXT_SCALE_MIN, TEXT_SCALE_MAX = TEXT_SCALE_RANGE  # noqa: N806 (the range's ends)
+    TEXT_SCALE_MIN, TEXT_SCALE_MAX = TEXT_SCALE_RANGE  # the range's ends
 
     raw = str(text).strip().rstrip("%").strip()
     if not raw.isdigit():
@@ -144,7 +144,7 @@ def run_gui(args: Namespace) -> int:
     return run_event_loop(app)
 
 
-def run_event_loop(app) -> int:  # noqa: ANN001 - a QApplication; Qt is imported lazily here
+def run_event_loop(app) -> int:  # a QApplication; Qt is imported lazily here
     """Run the window until it is closed, by the user or by Ctrl-C, SIGTERM or SIGHUP (which close
     it the same way: explorer/ui/signals.py); 128 + the signal's number when a signal closed it.
 

@@ -91,14 +91,14 @@ def _module_version(module: Any, dist: str) -> str:
         from importlib.metadata import version
 
         return version(dist)
-    except Exception:  # noqa: BLE001 - a bundle may carry no metadata; the import itself is what counts
+    except Exception:  # a bundle may carry no metadata; the import itself is what counts
         return "version unknown"
 
 
 def check_import(module_name: str, dist: str) -> str:
     try:
         module = importlib.import_module(module_name)
-    except Exception as exc:  # noqa: BLE001 - any import failure is this check's answer
+    except Exception as exc:  # any import failure is this check's answer
         raise CheckFailed(f"cannot import {module_name}: {type(exc).__name__}: {exc}") from exc
     if module_name.startswith("PySide6"):
         import PySide6
@@ -403,7 +403,7 @@ def _timed(name: str, func: Callable[[list[Check]], str | None], report: list[Ch
     except CheckFailed as exc:
         report.append(Check(name, "fail", str(exc), time.perf_counter() - t0))
         return
-    except Exception as exc:  # noqa: BLE001 - a self-test reports every failure as a line, never a traceback
+    except Exception as exc:  # a self-test reports every failure as a line, never a traceback
         report.append(Check(name, "fail", f"{type(exc).__name__}: {exc}", time.perf_counter() - t0))
         return
     if detail is not None:

@@ -513,7 +513,7 @@ def _apply_stored_measurements(cpu: CpuDevice) -> None:
 
     try:
         apply_measured(cpu, record_roof(cpu))
-    except Exception as exc:  # noqa: BLE001 - the row matters more than the measured figures
+    except Exception as exc:  # the row matters more than the measured figures
         cpu.notes.append(f"The measured figures could not be read: {exc}")
 
 

@@ -139,7 +139,7 @@ def gpu_identity(
     try:
         lib = import_nvml() if nvml is None else nvml
         lib.nvmlInit()
-    except Exception:  # noqa: BLE001 - no driver or no pynvml: the ordinal still orders runs
+    except Exception:  # no driver or no pynvml: the ordinal still orders runs
         return fallback
     try:
         count = int(lib.nvmlDeviceGetCount())
@@ -149,12 +149,12 @@ def gpu_identity(
             return fallback
         index = mapping.nvml_indices[ordinal]
         return "gpu-" + _safe(uuids[index]), index
-    except Exception:  # noqa: BLE001 - an NVML that cannot answer: fall back to the ordinal
+    except Exception:  # an NVML that cannot answer: fall back to the ordinal
         return fallback
     finally:
         try:
             lib.nvmlShutdown()
-        except Exception:  # noqa: BLE001
+        except Exception:
             pass
 
 
@@ -394,5 +394,5 @@ def other_gpu_processes(nvml_index: int | None, nvml: Any = None, own_pid: int |
             raw = session.nvml.nvmlDeviceGetComputeRunningProcesses(session.handle(nvml_index))
             pids = [int(p.pid) for p in raw or [] if int(p.pid) != me]
             return [f"{process_name(session.nvml, pid)} (pid {pid})" for pid in pids]
-    except Exception:  # noqa: BLE001 - NVML that cannot tell: nothing is claimed either way
+    except Exception:  # NVML that cannot tell: nothing is claimed either way
         return []

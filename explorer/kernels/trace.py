@@ -336,7 +336,7 @@ def run_script(path: str, max_threads: int) -> dict[str, Any]:
             error = f"the script exited with status {exit_code}"
     except BudgetExceeded as exc:
         error = str(exc)
-    except BaseException as exc:  # noqa: BLE001 - the student's script: whatever it raised, in one line
+    except BaseException as exc:  # the student's script: whatever it raised, in one line
         error = script_error(exc, script, tracer)
     finally:
         threading.settrace(None)

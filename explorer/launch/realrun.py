@@ -475,7 +475,7 @@ def run_here(
         try:
             kernel_sm = _kernel_with_sm()
             d_sm = cuda.to_device(np.full(blocks, -1, np.int32))
-        except Exception as exc:  # noqa: BLE001 - the run goes on without the SM map, saying why
+        except Exception as exc:  # the run goes on without the SM map, saying why
             sm_note = (
                 f"%smid could not be read: {(str(exc).strip().splitlines() or [type(exc).__name__])[0][:200]}"
             )

@@ -61,7 +61,7 @@ def _t(*parts: str | Phrase) -> Text:
     return tuple(p if isinstance(p, Phrase) else Phrase(p) for p in parts)
 
 
-def shape(d) -> str:  # noqa: ANN001 - a Dim3; kept untyped so this module imports nothing at run time
+def shape(d) -> str:  # a Dim3; kept untyped so this module imports nothing at run time
     """ "1,920 x 1,080", or "100 x 100 x 100" for a volume."""
     return f"{d.x:,} x {d.y:,}" + (f" x {d.z:,}" if d.z != 1 else "")
 

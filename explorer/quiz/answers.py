@@ -70,7 +70,7 @@ def answers_path() -> Path:
 def _student() -> str:
     try:
         return getpass.getuser()
-    except Exception:  # noqa: BLE001 - no user name (a container): the file still says whose by its place
+    except Exception:  # no user name (a container): the file still says whose by its place
         return ""
 
 

@@ -310,7 +310,7 @@ class Guard:
                 # srun leads a session of its own: Slurm records it (AllocSID), which tells this
                 # guard's job from others of a name the launcher gave
                 start_new_session=True,
-                preexec_fn=_die_with_parent,  # noqa: PLW1509 - before any thread of ours starts
+                preexec_fn=_die_with_parent,  # before any thread of ours starts
             )
         except OSError as exc:
             print(

@@ -354,12 +354,12 @@ class BenchPanel(Panel):
         fit_side_panels((side,), room, least, side if side.choice else None)
 
     @qt_guard
-    def resizeEvent(self, event) -> None:  # noqa: N802 - Qt's name
+    def resizeEvent(self, event) -> None:
         super().resizeEvent(event)
         self._fit_settings()
 
     @qt_guard
-    def showEvent(self, event) -> None:  # noqa: N802 - Qt's name
+    def showEvent(self, event) -> None:
         super().showEvent(event)
         self._fit_settings()
 

@@ -379,7 +379,7 @@ class DeviceDetails(QWidget):
         self.fit_width(viewport.width() - max(margins, 0))
 
     @qt_guard
-    def showEvent(self, event: QShowEvent) -> None:  # noqa: N802 (Qt API)
+    def showEvent(self, event: QShowEvent) -> None:
         super().showEvent(event)
         viewport = self._scroll_viewport()
         if viewport is not None and viewport is not self._watched:
@@ -388,13 +388,13 @@ class DeviceDetails(QWidget):
         self._fit_viewport()
 
     @qt_guard
-    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 (Qt API)
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
         if watched is self._watched and event.type() == QEvent.Type.Resize:
             self._fit_viewport()
         return False
 
     @qt_guard
-    def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 (Qt API)
+    def resizeEvent(self, event: QResizeEvent) -> None:
         super().resizeEvent(event)
         if self._scroll_viewport() is None:
             self.fit_width(self.width())

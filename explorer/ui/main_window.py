@@ -116,7 +116,7 @@ class _PaintWatcher(QObject):
         target.installEventFilter(self)
 
     @qt_guard
-    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 (Qt API)
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
         if event.type() == QEvent.Type.Paint and self._callback is not None:
             callback, self._callback = self._callback, None
             QTimer.singleShot(0, callback)
@@ -172,13 +172,13 @@ class PageArea(QScrollArea):
             page.resize(size)
 
     @qt_guard
-    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 (Qt API)
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
         if watched is self.widget() and event.type() == QEvent.Type.LayoutRequest:
             self.fit_page()
         return super().eventFilter(watched, event)
 
     @qt_guard
-    def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 (Qt API)
+    def resizeEvent(self, event: QResizeEvent) -> None:
         super().resizeEvent(event)
         self.fit_page()
 
@@ -191,7 +191,7 @@ class PageArea(QScrollArea):
         return self.verticalScrollBar().maximum() > 0
 
     @qt_guard
-    def minimumSizeHint(self) -> QSize:  # noqa: N802 (Qt API)
+    def minimumSizeHint(self) -> QSize:
         page = self.widget()
         if page is None:
             return QSize(0, 0)
@@ -201,7 +201,7 @@ class PageArea(QScrollArea):
         return QSize(least.width(), min(least.height(), 240))
 
     @qt_guard
-    def sizeHint(self) -> QSize:  # noqa: N802 (Qt API)
+    def sizeHint(self) -> QSize:
         page = self.widget()
         return page.sizeHint() if page is not None else QSize(0, 0)
 
@@ -299,12 +299,12 @@ class StatusBar(QStatusBar):
         self.setToolTip(message if message and self.shown_message() != message else "")
 
     @qt_guard
-    def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 (Qt API)
+    def resizeEvent(self, event: QResizeEvent) -> None:
         super().resizeEvent(event)
         self._hover(self.currentMessage())
 
     @qt_guard
-    def paintEvent(self, event: QPaintEvent) -> None:  # noqa: N802 (Qt API)
+    def paintEvent(self, event: QPaintEvent) -> None:
         if not self.currentMessage():
             super().paintEvent(event)
             return
@@ -453,7 +453,7 @@ class MainWindow(QMainWindow):
 
     # ----- size: the one asked for, not a passing minimum
     @qt_guard
-    def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 (Qt API)
+    def resizeEvent(self, event: QResizeEvent) -> None:
         """Remember the size the window was given. A size larger than that and no larger than the
         minimum was forced: at first show at 200% text the visualizer's side columns are still
         open, its minimum height is 821 px, and the window grew to it on a 1280x800 projector;
@@ -660,7 +660,7 @@ class MainWindow(QMainWindow):
             )
 
     @qt_guard
-    def keyPressEvent(self, event: QKeyEvent) -> None:  # noqa: N802 (Qt API)
+    def keyPressEvent(self, event: QKeyEvent) -> None:
         # Esc reaches the window only when no field used it (a field leaves editing first)
         if event.key() == Qt.Key.Key_Escape and self.presenting:
             self.set_presentation(False)
@@ -801,7 +801,7 @@ class MainWindow(QMainWindow):
         self.current_panel().prepare_screenshot()
 
     @qt_guard
-    def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802 (Qt API)
+    def closeEvent(self, event: QCloseEvent) -> None:
         for panel in self.panels.values():
             try:
                 panel.shutdown()

@@ -18,7 +18,7 @@ def quiet_offscreen_warning() -> None:
 
     previous = None
 
-    def handler(mode, context, message):  # noqa: ANN001 (Qt's signature)
+    def handler(mode, context, message):
         if "propagateSizeHints" in message:
             return
         if previous is not None:

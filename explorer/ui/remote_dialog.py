@@ -116,12 +116,12 @@ class AddRemoteDialog(QDialog):
             self.resize(self.width(), need)
 
     @qt_guard
-    def showEvent(self, event) -> None:  # noqa: N802 - Qt's name
+    def showEvent(self, event) -> None:
         super().showEvent(event)
         self._fit()
 
     @qt_guard
-    def resizeEvent(self, event) -> None:  # noqa: N802 - Qt's name
+    def resizeEvent(self, event) -> None:
         super().resizeEvent(event)
         self._fit()
 

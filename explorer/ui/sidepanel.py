@@ -43,16 +43,16 @@ class SideHandle(QAbstractButton):
         self.update()
 
     @qt_guard
-    def sizeHint(self) -> QSize:  # noqa: N802 (Qt API)
+    def sizeHint(self) -> QSize:
         fm = self.fontMetrics()
         return QSize(fm.height() + 8, fm.horizontalAdvance(self.title) + 3 * fm.height())
 
     @qt_guard
-    def minimumSizeHint(self) -> QSize:  # noqa: N802 (Qt API)
+    def minimumSizeHint(self) -> QSize:
         return QSize(self.sizeHint().width(), self.fontMetrics().height() * 2)
 
     @qt_guard
-    def paintEvent(self, event: QPaintEvent) -> None:  # noqa: N802 (Qt API)
+    def paintEvent(self, event: QPaintEvent) -> None:
         p = QPainter(self)
         pal = self.palette()
         hover = self.underMouse()
@@ -134,11 +134,11 @@ class SidePanel(QWidget):
         return handle + (self.body_width + spacing if open_ else 0)
 
     @qt_guard
-    def sizeHint(self) -> QSize:  # noqa: N802 (Qt API)
+    def sizeHint(self) -> QSize:
         return QSize(self.width_when(self.is_open()), super().sizeHint().height())
 
     @qt_guard
-    def minimumSizeHint(self) -> QSize:  # noqa: N802 (Qt API)
+    def minimumSizeHint(self) -> QSize:
         return QSize(self.handle.sizeHint().width(), self.handle.minimumSizeHint().height())
 
 

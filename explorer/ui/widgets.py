@@ -83,11 +83,11 @@ class ElidedLine(QLabel):
         )
 
     @qt_guard
-    def minimumSizeHint(self) -> QSize:  # noqa: N802 - Qt's name
+    def minimumSizeHint(self) -> QSize:
         return QSize(self.fontMetrics().averageCharWidth() * 4, super().minimumSizeHint().height())
 
     @qt_guard
-    def paintEvent(self, event) -> None:  # noqa: N802 - Qt's name
+    def paintEvent(self, event) -> None:
         painter = QPainter(self)
         painter.setFont(self.font())
         painter.setPen(self.palette().color(self.foregroundRole()))
@@ -123,12 +123,12 @@ class JoiningRows(QWidget):
         return sum(h.sizeHint().width() for h in self._holders) + spacing
 
     @qt_guard
-    def minimumSizeHint(self) -> QSize:  # noqa: N802 - Qt's name
+    def minimumSizeHint(self) -> QSize:
         least = self._box.minimumSize()
         return QSize(max((h.minimumSizeHint().width() for h in self._holders), default=0), least.height())
 
     @qt_guard
-    def resizeEvent(self, event) -> None:  # noqa: N802, ANN001 - Qt's name and type
+    def resizeEvent(self, event) -> None:
         super().resizeEvent(event)
         join = self.width() >= self._joined_width()
         if join != self.joined():
@@ -159,7 +159,7 @@ class FoldingCaption(QLabel):
         self.setText(text)
 
     @qt_guard
-    def setToolTip(self, text: str) -> None:  # noqa: N802 - Qt's name
+    def setToolTip(self, text: str) -> None:
         """The caller's tooltip; while the caption is cut short its whole text comes first."""
         self._note = text
         self._show_hover()
@@ -169,7 +169,7 @@ class FoldingCaption(QLabel):
         super().setToolTip("\n\n".join([*parts, self._note] if self._note else parts))
 
     @qt_guard
-    def setText(self, text: str) -> None:  # noqa: N802 - Qt's name
+    def setText(self, text: str) -> None:
         super().setText(text)
         self._lines_wanted = -1  # the hint changes with the text
         self._follow_width()
@@ -217,12 +217,12 @@ class FoldingCaption(QLabel):
         return QSize(m.left() + m.right(), m.top() + m.bottom())
 
     @qt_guard
-    def minimumSizeHint(self) -> QSize:  # noqa: N802 - Qt's name
+    def minimumSizeHint(self) -> QSize:
         fm = self.fontMetrics()
         return QSize(fm.averageCharWidth() * 12, fm.lineSpacing()) + self._margins()
 
     @qt_guard
-    def sizeHint(self) -> QSize:  # noqa: N802 - Qt's name
+    def sizeHint(self) -> QSize:
         fm = self.fontMetrics()
         width = min(fm.horizontalAdvance(self.text()), fm.averageCharWidth() * 60)
         lines = len(self.wrapped(self.contentsRect().width() if self.width() > 1 else width))
@@ -238,19 +238,19 @@ class FoldingCaption(QLabel):
         self._show_hover()
 
     @qt_guard
-    def resizeEvent(self, event) -> None:  # noqa: N802 - Qt's name
+    def resizeEvent(self, event) -> None:
         super().resizeEvent(event)
         self._follow_width()
 
     @qt_guard
-    def changeEvent(self, event) -> None:  # noqa: N802 - Qt's name
+    def changeEvent(self, event) -> None:
         super().changeEvent(event)
         if event.type() in (event.Type.FontChange, event.Type.StyleChange):
             self._lines_wanted = -1
             self._follow_width()
 
     @qt_guard
-    def paintEvent(self, event) -> None:  # noqa: N802 - Qt's name
+    def paintEvent(self, event) -> None:
         lines = self.shown_lines()
         if not lines:
             return
@@ -367,7 +367,7 @@ class FieldGroup(QGroupBox):
         return m.left() + m.right() + f.left() + f.right()
 
     @qt_guard
-    def minimumSizeHint(self) -> QSize:  # noqa: N802 - Qt's name
+    def minimumSizeHint(self) -> QSize:
         """As narrow as the values under their names: the group chooses the rows' shape itself."""
         hint = super().minimumSizeHint()
         names, values = self._columns()
@@ -387,7 +387,7 @@ class FieldGroup(QGroupBox):
             self.form.setRowWrapPolicy(policy)
 
     @qt_guard
-    def resizeEvent(self, event) -> None:  # noqa: N802 - Qt's name
+    def resizeEvent(self, event) -> None:
         self._fit_rows()
         super().resizeEvent(event)
 
@@ -444,13 +444,13 @@ class ShortScroll(QScrollArea):
         content.installEventFilter(self)
 
     @qt_guard
-    def eventFilter(self, obj: QObject, event: QEvent) -> bool:  # noqa: N802 - Qt's name
+    def eventFilter(self, obj: QObject, event: QEvent) -> bool:
         if obj is self.widget() and event.type() in (QEvent.Type.LayoutRequest, QEvent.Type.Resize):
             self.updateGeometry()
         return super().eventFilter(obj, event)
 
     @qt_guard
-    def showEvent(self, event: QShowEvent) -> None:  # noqa: N802 - Qt's name
+    def showEvent(self, event: QShowEvent) -> None:
         """Text set while the page was hidden (a tab not shown) asked no one for room: a label
         does not post its layout request to a hidden parent, so the area kept the height of
         the old text (one line of lesson 1's summary, its other two cut off). Ask again."""
@@ -468,12 +468,12 @@ class ShortScroll(QScrollArea):
         return max(content.minimumHeight(), content.sizeHint().height())
 
     @qt_guard
-    def sizeHint(self) -> QSize:  # noqa: N802 - Qt's name
+    def sizeHint(self) -> QSize:
         content = self.widget()
         return QSize(content.sizeHint().width() if content is not None else 0, self.content_height())
 
     @qt_guard
-    def minimumSizeHint(self) -> QSize:  # noqa: N802 - Qt's name
+    def minimumSizeHint(self) -> QSize:
         bar = self.verticalScrollBar().sizeHint().width()
         return QSize(bar * 3, min(self.content_height(), self._least()))
 
@@ -506,12 +506,12 @@ class NarrowCombo(QComboBox):
         )
 
     @qt_guard
-    def setToolTip(self, text: str) -> None:  # noqa: N802 - Qt's name
+    def setToolTip(self, text: str) -> None:
         self._note = text
         self._show_hover()
 
     @qt_guard
-    def toolTip(self) -> str:  # noqa: N802 - Qt's name
+    def toolTip(self) -> str:
         """The hover text now: the whole entry while it is cut short, then the caller's tooltip
         (the entry may have been chosen with signals blocked, so it is worked out when asked)."""
         cut = self.shown_text() != self.currentText()
@@ -522,7 +522,7 @@ class NarrowCombo(QComboBox):
         super().setToolTip(self.toolTip())
 
     @qt_guard
-    def resizeEvent(self, event) -> None:  # noqa: N802 - Qt's name
+    def resizeEvent(self, event) -> None:
         super().resizeEvent(event)
         self._show_hover()
 
@@ -533,7 +533,7 @@ class NarrowCombo(QComboBox):
         return super().event(event)
 
     @qt_guard
-    def paintEvent(self, event) -> None:  # noqa: N802 - Qt's name
+    def paintEvent(self, event) -> None:
         painter = QStylePainter(self)
         painter.setPen(self.palette().color(QPalette.ColorRole.Text))
         opt = QStyleOptionComboBox()
@@ -598,12 +598,12 @@ class FittingTabs(QTabWidget):
             QApplication.sendEvent(self, QEvent(QEvent.Type.LayoutRequest))
 
     @qt_guard
-    def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 (Qt API)
+    def resizeEvent(self, event: QResizeEvent) -> None:
         self.fit_titles(lay_out=False)  # before Qt lays the bar out for the new width
         super().resizeEvent(event)
 
     @qt_guard
-    def changeEvent(self, event: QEvent) -> None:  # noqa: N802 (Qt API)
+    def changeEvent(self, event: QEvent) -> None:
         super().changeEvent(event)
         if event.type() in (QEvent.Type.StyleChange, QEvent.Type.FontChange):
             self.fit_titles()
@@ -664,7 +664,7 @@ class _ClickAway(QObject):
             app.removeEventFilter(self)
 
     @qt_guard
-    def eventFilter(self, obj: QObject, event: QEvent) -> bool:  # noqa: N802 - Qt's name
+    def eventFilter(self, obj: QObject, event: QEvent) -> bool:
         if event.type() != QEvent.Type.MouseButtonPress or self.box is None:
             return False
         box = self.box

@@ -92,20 +92,20 @@ class _LinkNvml:
         self.release = threading.Event()
         self.hang = hang
 
-    def nvmlInit(self) -> None:  # noqa: N802 (NVML's names)
+    def nvmlInit(self) -> None:
         if self.hang:
             self.release.wait(30)
 
-    def nvmlShutdown(self) -> None:  # noqa: N802
+    def nvmlShutdown(self) -> None:
         pass
 
-    def nvmlDeviceGetHandleByPciBusId(self, bus_id):  # noqa: N802
+    def nvmlDeviceGetHandleByPciBusId(self, bus_id):
         return bus_id
 
-    def nvmlDeviceGetCurrPcieLinkGeneration(self, handle):  # noqa: N802
+    def nvmlDeviceGetCurrPcieLinkGeneration(self, handle):
         return 4
 
-    def nvmlDeviceGetCurrPcieLinkWidth(self, handle):  # noqa: N802
+    def nvmlDeviceGetCurrPcieLinkWidth(self, handle):
         return 16
 
 

@@ -239,7 +239,7 @@ def make_fake_nvml(
     mod.gpm_samples_held = 0
     mod.gpm_order = 0
 
-    class c_nvmlGpmMetricsGet_t:  # noqa: N801 - pynvml's name
+    class c_nvmlGpmMetricsGet_t:
         def __init__(self) -> None:
             self.version = 0
             self.numMetrics = 0

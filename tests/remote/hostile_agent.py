@@ -19,9 +19,9 @@ from typing import Any
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 
-from explorer import __version__  # noqa: E402
-from explorer.agent.build import build_id  # noqa: E402
-from explorer.agent.protocol import PACKAGE, PROTOCOL_VERSION  # noqa: E402
+from explorer import __version__
+from explorer.agent.build import build_id
+from explorer.agent.protocol import PACKAGE, PROTOCOL_VERSION
 
 #: sets the terminal's title, clears the screen, homes the cursor, then a fake line of our own
 ESCAPES = "\x1b]0;pwned\x07\x1b[2J\x1b[H\x9b31m\u202e"

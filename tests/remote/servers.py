@@ -116,7 +116,7 @@ class LoopbackSshd:
         self.proc = subprocess.Popen(
             [SSHD, "-D", "-e", "-f", str(sshd_config)],
             stdout=subprocess.DEVNULL,
-            stderr=open(self.root / "sshd.log", "wb"),  # noqa: SIM115 - closed with the process
+            stderr=open(self.root / "sshd.log", "wb"),  # closed with the process
         )
         try:
             _wait_port(self.port, self.proc, "sshd")
@@ -188,7 +188,7 @@ class LoopbackSlurm:
         proc = subprocess.Popen(
             argv,
             stdout=subprocess.DEVNULL,
-            stderr=open(self.root / f"{name}.log", "wb"),  # noqa: SIM115 - closed with the process
+            stderr=open(self.root / f"{name}.log", "wb"),  # closed with the process
             env=self.env,
         )
         self.procs.append(proc)

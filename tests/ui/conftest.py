@@ -31,7 +31,7 @@ class NVMLError(Exception):
     pass
 
 
-class NVMLError_NotSupported(NVMLError):  # noqa: N801 (pynvml's name)
+class NVMLError_NotSupported(NVMLError):
     pass
 
 
@@ -47,37 +47,37 @@ class FakeNvml:
         self.initialised = False
         self.shutdowns = 0
 
-    def nvmlInit(self) -> None:  # noqa: N802
+    def nvmlInit(self) -> None:
         self.initialised = True
 
-    def nvmlShutdown(self) -> None:  # noqa: N802
+    def nvmlShutdown(self) -> None:
         self.initialised = False
         self.shutdowns += 1
 
-    def nvmlDeviceGetHandleByIndex(self, index: int) -> int:  # noqa: N802
+    def nvmlDeviceGetHandleByIndex(self, index: int) -> int:
         assert self.initialised, "NVML used before nvmlInit"
         if index not in (0, 1):
             raise NVMLError("invalid index")
         return index
 
-    def nvmlDeviceGetUtilizationRates(self, handle: int) -> SimpleNamespace:  # noqa: N802
+    def nvmlDeviceGetUtilizationRates(self, handle: int) -> SimpleNamespace:
         return SimpleNamespace(gpu=(10 * self.step + 5 * handle) % 101, memory=3)
 
-    def nvmlDeviceGetMemoryInfo(self, handle: int) -> SimpleNamespace:  # noqa: N802
+    def nvmlDeviceGetMemoryInfo(self, handle: int) -> SimpleNamespace:
         return SimpleNamespace(total=4 * GIB, used=(self.step + 1) * 256 * (1 << 20), free=0)
 
-    def nvmlDeviceGetTemperature(self, handle: int, sensor: int) -> int:  # noqa: N802
+    def nvmlDeviceGetTemperature(self, handle: int, sensor: int) -> int:
         if handle == 1:
             raise NVMLError_NotSupported("Not Supported")
         return 40 + self.step
 
-    def nvmlDeviceGetPowerUsage(self, handle: int) -> int:  # noqa: N802
+    def nvmlDeviceGetPowerUsage(self, handle: int) -> int:
         return 20_000 + 1_000 * self.step  # milliwatts
 
-    def nvmlDeviceGetEnforcedPowerLimit(self, handle: int) -> int:  # noqa: N802
+    def nvmlDeviceGetEnforcedPowerLimit(self, handle: int) -> int:
         return 75_000
 
-    def nvmlDeviceGetClockInfo(self, handle: int, which: int) -> int:  # noqa: N802
+    def nvmlDeviceGetClockInfo(self, handle: int, which: int) -> int:
         return 1590 if which == self.NVML_CLOCK_SM else 4001
 
 
@@ -91,7 +91,7 @@ class FakeTimer(QObject):
         self.active = False
         self.interval_ms = 0
 
-    def setInterval(self, ms: int) -> None:  # noqa: N802
+    def setInterval(self, ms: int) -> None:
         self.interval_ms = ms
 
     def start(self) -> None:
@@ -100,7 +100,7 @@ class FakeTimer(QObject):
     def stop(self) -> None:
         self.active = False
 
-    def isActive(self) -> bool:  # noqa: N802
+    def isActive(self) -> bool:
         return self.active
 
 

@@ -102,14 +102,14 @@ _original_draw_static = QPainter.drawStaticText
 _original_draw_picture = pg.AxisItem.drawPicture
 
 
-def _axis_draw_picture(self: pg.AxisItem, p: QPainter, axis_spec, tick_specs, text_specs):  # noqa: ANN001, ANN202
+def _axis_draw_picture(self: pg.AxisItem, p: QPainter, axis_spec, tick_specs, text_specs):
     if _ticks is not None:
         px = float(QFontInfo(p.font()).pixelSize())
         _ticks.extend((self, QRectF(rect), text, px) for rect, _flags, text in text_specs if text.strip())
     return _original_draw_picture(self, p, axis_spec, tick_specs, text_specs)
 
 
-def _draw_text(self: QPainter, *args):  # noqa: ANN202 - QPainter's overloads
+def _draw_text(self: QPainter, *args):
     if _log is not None:
         found = _text_rect(self, args)
         if found is not None:
@@ -117,7 +117,7 @@ def _draw_text(self: QPainter, *args):  # noqa: ANN202 - QPainter's overloads
     return _original_draw_text(self, *args)
 
 
-def _draw_static(self: QPainter, *args):  # noqa: ANN202
+def _draw_static(self: QPainter, *args):
     if _log is not None and len(args) == 2 and isinstance(args[1], QStaticText):
         st: QStaticText = args[1]
         at = QPointF(args[0])

@@ -162,7 +162,7 @@ class Walk:
             if key == "benchmarks":
                 panel.plot_tabs.setCurrentIndex(0)
 
-    def columns(self, name: str, panel) -> None:  # noqa: ANN001 - a page
+    def columns(self, name: str, panel) -> None:  # a page
         """Each side column the page folded, opened by hand, then left to the page again."""
         from explorer.ui.sidepanel import SidePanel
 
@@ -254,7 +254,7 @@ class Walk:
             return [f"the narration shows {shown} px: less than two of its lines"]
         return []
 
-    def visualizer_step_problems(self, state) -> list[str]:  # noqa: ANN001 - a VisualizerState
+    def visualizer_step_problems(self, state) -> list[str]:  # a VisualizerState
         vis = self.window.panels["visualizer"]
         found: list[str] = []
         a = vis.session.animation(0)
@@ -283,7 +283,7 @@ class Walk:
             found += self.selection_in_view(vis)
         return found
 
-    def selection_in_view(self, vis) -> list[str]:  # noqa: ANN001 - the visualizer
+    def selection_in_view(self, vis) -> list[str]:  # the visualizer
         from PySide6.QtCore import QRect
 
         s = vis.session.selection

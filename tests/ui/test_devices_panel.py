@@ -218,7 +218,7 @@ def test_export_writes_the_discovery_json(make_panel, two_gpu_discovery, tmp_pat
 
 
 def test_live_group_says_why_when_nvml_cannot_start(make_panel, two_gpu_discovery, fake_nvml, fake_timer):
-    class NVMLError_DriverNotLoaded(Exception):  # noqa: N801 (pynvml's name)
+    class NVMLError_DriverNotLoaded(Exception):
         pass
 
     def refuse():

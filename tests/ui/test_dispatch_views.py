@@ -59,7 +59,7 @@ def text_scale(qapp):
     apply_theme(qapp, theme, 100)
 
 
-def _readable(painted) -> None:  # noqa: ANN001 - the painted texts
+def _readable(painted) -> None:  # the painted texts
     """Every text the view painted is at least the share of the label text every figure keeps
     to (issue 27: its small text was 11 px at 100%, under it), whatever the text size."""
     assert painted

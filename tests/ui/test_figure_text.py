@@ -107,7 +107,7 @@ def test_the_check_sees_text_drawn_too_small(qtbot):
     """The measurement is of what is painted: a figure drawing 8 px text is caught."""
 
     class Tiny(QWidget):
-        def paintEvent(self, _event) -> None:  # noqa: N802
+        def paintEvent(self, _event) -> None:
             p = QPainter(self)
             font = QFont(self.font())
             font.setPixelSize(8)

@@ -70,15 +70,15 @@ def test_fallbacks_by_kind_of_method(qtbot, caplog):
 
     class Broken(QWidget):
         @qt_guard
-        def sizeHint(self):  # noqa: N802
+        def sizeHint(self):
             raise ZeroDivisionError("no size")
 
         @qt_guard
-        def eventFilter(self, watched, event):  # noqa: N802
+        def eventFilter(self, watched, event):
             raise KeyError("x")
 
         @qt_guard
-        def resizeEvent(self, event):  # noqa: N802
+        def resizeEvent(self, event):
             raise ValueError("bad width")
 
     w = Broken()

@@ -206,7 +206,7 @@ def test_rendered_offscreen_legends_cover_no_label_and_png_holds_the_roofline(
         QApplication.setFont(font)
 
 
-def _check_rendered(panel, qtbot, tmp_path, size, font_pt, export_png, QImage) -> None:  # noqa: N803
+def _check_rendered(panel, qtbot, tmp_path, size, font_pt, export_png, QImage) -> None:
     _show(panel, qtbot, size)
     panel.roofline.choose_catalog("catalog:h100-sxm5")
     view = panel.roofline

@@ -18,8 +18,8 @@ from explorer.ui.context import AppContext
 from explorer.ui.settle import settle
 from explorer.ui.visualizer.panel import VisualizerPanel
 from tests.ui.test_visualizer_keys import _panel, open_catalog_window
-from tests.ui.test_visualizer_keys import window as window  # noqa: F401 - the main-window fixture
-from tests.ui.test_visualizer_panel import panel as panel  # noqa: F401 - the panel fixture
+from tests.ui.test_visualizer_keys import window as window  # the main-window fixture
+from tests.ui.test_visualizer_panel import panel as panel  # the panel fixture
 
 CATALOG = load_catalog()
 H100 = next(d for d in CATALOG if d.key == "catalog:h100-sxm5")

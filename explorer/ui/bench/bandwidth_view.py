@@ -50,14 +50,14 @@ class ByteAxis(TidyAxis):
         self.enableAutoSIPrefix(False)
 
     @qt_guard
-    def tickValues(self, minVal, maxVal, size):  # noqa: N802, N803 (pyqtgraph's names)
+    def tickValues(self, minVal, maxVal, size):
         if not self.logMode or maxVal <= minVal:
             return super().tickValues(minVal, maxVal, size)
         first, last = math.ceil(minVal / math.log10(4)), math.floor(maxVal / math.log10(4))
         return [(math.log10(4), [k * math.log10(4) for k in range(first, last + 1)])]
 
     @qt_guard
-    def logTickStrings(self, values, scale, spacing):  # noqa: N802 (pyqtgraph's name)
+    def logTickStrings(self, values, scale, spacing):
         return [binary_bytes(round(10 ** float(v)), 0) for v in values]
 
 

@@ -61,7 +61,7 @@ class LogAxis(TidyAxis):
         self.enableAutoSIPrefix(False)  # the labels carry their own prefix (ms, µs)
 
     @qt_guard
-    def tickValues(self, minVal, maxVal, size):  # noqa: N802, N803 (pyqtgraph's names)
+    def tickValues(self, minVal, maxVal, size):
         """pyqtgraph's log ticks sit at 1..9 x 10^k and only 1-2-5 are labelled: a view spanning less
         than a decade (65 to 175 GFLOP/s, a CPU reaching its plateau) would have its upper half
         bare, or no label at all. Such a view gets evenly spaced round values instead."""
@@ -80,7 +80,7 @@ class LogAxis(TidyAxis):
         return [(step, [math.log10(k * step) for k in range(first, last + 1) if k > 0])]
 
     @qt_guard
-    def logTickStrings(self, values, scale, spacing):  # noqa: N802 (pyqtgraph's name)
+    def logTickStrings(self, values, scale, spacing):
         numbers = [10 ** float(v) * scale for v in values]
         keep = [_is_125(x) for x in numbers]
         if sum(keep) < 2 or self._round_ticks:

@@ -73,7 +73,7 @@ class _ChoiceBox(QComboBox):
     the list it opens shows every name in full."""
 
     @qt_guard
-    def sizeHint(self) -> QSize:  # noqa: N802 (Qt API)
+    def sizeHint(self) -> QSize:
         hint = super().sizeHint()
         opt = QStyleOptionComboBox()
         self.initStyleOption(opt)

@@ -458,7 +458,7 @@ class LessonPlayer(QDockWidget):
         self._fit_height()
 
     @qt_guard
-    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 (Qt API)
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
         if watched is self.window_ and event.type() == QEvent.Type.Resize and not self.isHidden():
             QTimer.singleShot(0, self._fit_height)  # the room for the pane changed with the window
         return False

@@ -34,11 +34,11 @@ class RecordedModel(QAbstractTableModel):
         self.endResetModel()
 
     @qt_guard
-    def rowCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:  # noqa: B008, N802 (Qt API)
+    def rowCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:  # noqa: B008 (Qt API)
         return 0 if parent.isValid() else len(self._points)
 
     @qt_guard
-    def columnCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:  # noqa: B008, N802 (Qt API)
+    def columnCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:  # noqa: B008 (Qt API)
         return 0 if parent.isValid() else len(RECORDED_COLUMNS)
 
     @qt_guard
@@ -50,7 +50,7 @@ class RecordedModel(QAbstractTableModel):
         return recorded_row(self._points[index.row()])[index.column()]
 
     @qt_guard
-    def headerData(  # noqa: N802 (Qt API)
+    def headerData(
         self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole
     ) -> Any:
         if role == Qt.ItemDataRole.DisplayRole and orientation == Qt.Orientation.Horizontal:
@@ -81,7 +81,7 @@ class RecordedTable(QTableView):
         self.setVisible(recorded is not None)
 
     @qt_guard
-    def sizeHint(self) -> QSize:  # noqa: N802 (Qt API)
+    def sizeHint(self) -> QSize:
         return QSize(super().sizeHint().width(), self.wanted_height())
 
     def least_height(self) -> int:

@@ -72,7 +72,7 @@ class _Canvas(QWidget, Generic[R]):
         self.update()
 
     @qt_guard
-    def sizeHint(self) -> QSize:  # noqa: N802 - Qt's name
+    def sizeHint(self) -> QSize:
         # no taller than the minimum: the page's scrolled column asks its preferred height, and a
         # taller hint would scroll the words below the picture off a projector's screen; the
         # picture still takes every spare pixel (it stretches)
@@ -156,7 +156,7 @@ class CoalescingCanvas(_Canvas[Coalescing]):
         return out
 
     @qt_guard
-    def paintEvent(self, event: QPaintEvent) -> None:  # noqa: N802 - Qt's name
+    def paintEvent(self, event: QPaintEvent) -> None:
         theme = current_theme()
         p = QPainter(self)
         p.fillRect(self.rect(), QColor(theme.panel))
@@ -336,7 +336,7 @@ class BankCanvas(_Canvas[BankConflicts]):
         return out
 
     @qt_guard
-    def paintEvent(self, event: QPaintEvent) -> None:  # noqa: N802 - Qt's name
+    def paintEvent(self, event: QPaintEvent) -> None:
         theme = current_theme()
         p = QPainter(self)
         p.fillRect(self.rect(), QColor(theme.panel))
@@ -408,7 +408,7 @@ class DivergenceCanvas(_Canvas[Divergence]):
     """One row per warp, one cell per lane: taken path, other path, or no thread there."""
 
     @qt_guard
-    def paintEvent(self, event: QPaintEvent) -> None:  # noqa: N802 - Qt's name
+    def paintEvent(self, event: QPaintEvent) -> None:
         theme = current_theme()
         p = QPainter(self)
         p.fillRect(self.rect(), QColor(theme.panel))

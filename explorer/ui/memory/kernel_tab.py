@@ -260,13 +260,13 @@ class KernelTab(QWidget):
 
     # --- drag and drop ---------------------------------------------------------------------------
     @qt_guard
-    def dragEnterEvent(self, event: QDragEnterEvent) -> None:  # noqa: N802 - Qt's name
+    def dragEnterEvent(self, event: QDragEnterEvent) -> None:
         urls = event.mimeData().urls()
         if len(urls) == 1 and urls[0].toLocalFile().endswith(".py"):
             event.acceptProposedAction()
 
     @qt_guard
-    def dropEvent(self, event: QDropEvent) -> None:  # noqa: N802 - Qt's name
+    def dropEvent(self, event: QDropEvent) -> None:
         urls = event.mimeData().urls()
         if urls:
             self.open(urls[0].toLocalFile())

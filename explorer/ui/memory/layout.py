@@ -91,7 +91,7 @@ class ErrorLine(QLabel):
         self.hide()
 
     @qt_guard
-    def setText(self, text: str) -> None:  # noqa: N802 - Qt's name
+    def setText(self, text: str) -> None:
         super().setText(text)
         self.setVisible(bool(text))
 
@@ -171,7 +171,7 @@ class Columns(QWidget):
         self.left_area.setFixedWidth(min(px(LEFT_WIDTH), max(room, px(200))))
 
     @qt_guard
-    def resizeEvent(self, event) -> None:  # noqa: N802 - Qt's name
+    def resizeEvent(self, event) -> None:
         super().resizeEvent(event)
         self._fit_left()
         if self.__dict__.get("_revealing"):

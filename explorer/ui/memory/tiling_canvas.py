@@ -81,7 +81,7 @@ class TilingCanvas(_Canvas[BlockState]):
         return QFontMetricsF(font).boundingRect(QRectF(0, 0, max(1.0, width), 1e6), flags, text).height()
 
     @qt_guard
-    def paintEvent(self, event: QPaintEvent) -> None:  # noqa: N802 - Qt's name
+    def paintEvent(self, event: QPaintEvent) -> None:
         theme = current_theme()
         p = QPainter(self)
         p.fillRect(self.rect(), QColor(theme.panel))

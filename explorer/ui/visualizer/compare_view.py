@@ -105,7 +105,7 @@ class SidePane(QFrame):
         self.grid.setMinimumHeight(need if need > height else self._grid_min_height)
 
     @qt_guard
-    def eventFilter(self, obj: QObject, event: QEvent) -> bool:  # noqa: N802 - Qt's name
+    def eventFilter(self, obj: QObject, event: QEvent) -> bool:
         if obj is self.scroll_area and event.type() == QEvent.Type.Resize:
             self.fit_grid()
         elif obj is self.title and event.type() == QEvent.Type.Resize:
@@ -268,7 +268,7 @@ class _TableScroll(QScrollArea):
         table.installEventFilter(self)
 
     @qt_guard
-    def eventFilter(self, obj: QObject, event: QEvent) -> bool:  # noqa: N802 - Qt's name
+    def eventFilter(self, obj: QObject, event: QEvent) -> bool:
         if event.type() == QEvent.Type.LayoutRequest:
             self.updateGeometry()
         return super().eventFilter(obj, event)
@@ -277,7 +277,7 @@ class _TableScroll(QScrollArea):
         return self.verticalScrollBar().sizeHint().width()
 
     @qt_guard
-    def sizeHint(self) -> QSize:  # noqa: N802 - Qt's name
+    def sizeHint(self) -> QSize:
         table = self.widget()
         if table is None:  # before the table is set: Qt's own hint
             return super().sizeHint()
@@ -285,7 +285,7 @@ class _TableScroll(QScrollArea):
         return QSize(hint.width() + self._bar(), hint.height())
 
     @qt_guard
-    def minimumSizeHint(self) -> QSize:  # noqa: N802 - Qt's name
+    def minimumSizeHint(self) -> QSize:
         table = self.widget()
         if table is None:
             return super().minimumSizeHint()
@@ -341,6 +341,6 @@ class CompareView(QWidget):
             self.table_scroll.ensureWidgetVisible(cell, 0, 0)
 
     @qt_guard
-    def resizeEvent(self, event) -> None:  # noqa: N802 - Qt's name
+    def resizeEvent(self, event) -> None:
         super().resizeEvent(event)
         self.fit_table()

@@ -141,7 +141,7 @@ class LaunchControls(QWidget):
         self._show_setup()
 
     @qt_guard
-    def eventFilter(self, obj: QObject, event: QEvent) -> bool:  # noqa: N802 - Qt's name
+    def eventFilter(self, obj: QObject, event: QEvent) -> bool:
         if (
             event.type() == QEvent.Type.ShortcutOverride
             and event.key() == Qt.Key.Key_Space  # type: ignore[attr-defined]

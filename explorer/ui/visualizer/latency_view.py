@@ -179,7 +179,7 @@ class LatencyView(PlayingView):
         return list(self._areas)
 
     @qt_guard
-    def paintEvent(self, event: QPaintEvent) -> None:  # noqa: N802 - Qt's name
+    def paintEvent(self, event: QPaintEvent) -> None:
         self._areas = []
         p = QPainter(self)
         p.setRenderHint(QPainter.RenderHint.Antialiasing)

@@ -286,12 +286,12 @@ class VisualizerPanel(Panel):
         fit_side_panels((self.right_side, self.left_side), room, centre, self._last_opened)
 
     @qt_guard
-    def resizeEvent(self, event) -> None:  # noqa: N802 - Qt's name
+    def resizeEvent(self, event) -> None:
         super().resizeEvent(event)
         self.fit_side_panels()
 
     @qt_guard
-    def showEvent(self, event) -> None:  # noqa: N802 - Qt's name
+    def showEvent(self, event) -> None:
         super().showEvent(event)
         self.fit_side_panels()
 

@@ -58,11 +58,11 @@ class PlayingView(QWidget):
         return 200
 
     @qt_guard
-    def minimumSizeHint(self) -> QSize:  # noqa: N802 - Qt's name
+    def minimumSizeHint(self) -> QSize:
         return QSize(320, self.least_height(max(self.width(), 320)))
 
     @qt_guard
-    def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 - Qt's name
+    def resizeEvent(self, event: QResizeEvent) -> None:
         """A new width may wrap the figures over another line: the page asks for it again."""
         super().resizeEvent(event)
         least = self.least_height(max(self.width(), 320))

@@ -104,7 +104,7 @@ class ElementStrip(QWidget):
         return QImage(argb.data, cols, rows, cols * 4, QImage.Format.Format_RGB32).copy()
 
     @qt_guard
-    def resizeEvent(self, event) -> None:  # noqa: N802 - Qt's name
+    def resizeEvent(self, event) -> None:
         self._columns = None
         self._image = None
         super().resizeEvent(event)
@@ -130,7 +130,7 @@ class ElementStrip(QWidget):
         return [(b, c * px_per_col) for b, c in runs]
 
     @qt_guard
-    def paintEvent(self, event: QPaintEvent) -> None:  # noqa: N802 - Qt's name
+    def paintEvent(self, event: QPaintEvent) -> None:
         p = QPainter(self)
         c = palette.canvas()
         p.fillRect(self.rect(), c.sm_face)

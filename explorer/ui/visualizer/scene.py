@@ -393,7 +393,7 @@ class SmGrid(QWidget):
         return "short" if fm.horizontalAdvance(str(lay.sm_count - 1)) <= room else ""
 
     @qt_guard
-    def resizeEvent(self, event) -> None:  # noqa: N802 - Qt's name
+    def resizeEvent(self, event) -> None:
         self.invalidate()
         super().resizeEvent(event)
 
@@ -542,7 +542,7 @@ class SmGrid(QWidget):
         return self._wave_pm
 
     @qt_guard
-    def paintEvent(self, event: QPaintEvent) -> None:  # noqa: N802 - Qt's name
+    def paintEvent(self, event: QPaintEvent) -> None:
         p = QPainter(self)
         lay = self.layout_now()
         if lay is None or self._anim is None:
@@ -662,14 +662,14 @@ class SmGrid(QWidget):
         )
 
     @qt_guard
-    def mouseMoveEvent(self, event: QMouseEvent) -> None:  # noqa: N802 - Qt's name
+    def mouseMoveEvent(self, event: QMouseEvent) -> None:
         hit = self.hit_at(event.position().x(), event.position().y())
         if hit != self._last_hover:
             self._last_hover = hit
             self.hovered.emit(hit if hit is not None else NOWHERE)
 
     @qt_guard
-    def leaveEvent(self, event) -> None:  # noqa: N802 - Qt's name
+    def leaveEvent(self, event) -> None:
         """The pointer left the SMs: nothing is under it any more (the inspector falls back)."""
         if self._last_hover is not None:
             self._last_hover = None
@@ -677,7 +677,7 @@ class SmGrid(QWidget):
         super().leaveEvent(event)
 
     @qt_guard
-    def mousePressEvent(self, event: QMouseEvent) -> None:  # noqa: N802 - Qt's name
+    def mousePressEvent(self, event: QMouseEvent) -> None:
         hit = self.hit_at(event.position().x(), event.position().y())
         if hit is not None:
             self.clicked.emit(hit)

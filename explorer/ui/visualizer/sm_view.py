@@ -238,7 +238,7 @@ class SmView(QWidget):
         return QSize(view.width() - (extent if tall else 0), view.height() - (extent if wide else 0))
 
     @qt_guard
-    def eventFilter(self, obj: QObject, event: QEvent) -> bool:  # noqa: N802 - Qt's name
+    def eventFilter(self, obj: QObject, event: QEvent) -> bool:
         if obj is self.grid and event.type() == QEvent.Type.Wheel:
             wheel: QWheelEvent = event  # type: ignore[assignment]
             if wheel.modifiers() & Qt.KeyboardModifier.ControlModifier:
@@ -247,7 +247,7 @@ class SmView(QWidget):
         return super().eventFilter(obj, event)
 
     @qt_guard
-    def showEvent(self, event) -> None:  # noqa: N802 - Qt's name
+    def showEvent(self, event) -> None:
         super().showEvent(event)
         if self._zoom_pending:
             QTimer.singleShot(0, self._apply_pending_zoom)

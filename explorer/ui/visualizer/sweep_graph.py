@@ -60,7 +60,7 @@ class SweepGraph(QWidget):
         return math.ceil(least) + 1
 
     @qt_guard
-    def minimumSizeHint(self) -> QSize:  # noqa: N802 - Qt's name
+    def minimumSizeHint(self) -> QSize:
         return QSize(120, self.least_height())
 
     def apply_text_scale(self) -> None:
@@ -76,7 +76,7 @@ class SweepGraph(QWidget):
         self.update()
 
     @qt_guard
-    def paintEvent(self, event: QPaintEvent) -> None:  # noqa: N802 - Qt's name
+    def paintEvent(self, event: QPaintEvent) -> None:
         p = QPainter(self)
         p.setRenderHint(QPainter.RenderHint.Antialiasing)
         c = palette.canvas()

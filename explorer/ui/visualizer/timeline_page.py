@@ -269,7 +269,7 @@ class TimelinePage(QWidget):
 
     # --- the window -----------------------------------------------------------------------------
     @qt_guard
-    def showEvent(self, event) -> None:  # noqa: N802, ANN001 - Qt's name and type
+    def showEvent(self, event) -> None:
         """Shown the first time: numba gets the event loop ready in the background meanwhile."""
         super().showEvent(event)
         if not self._warmed:

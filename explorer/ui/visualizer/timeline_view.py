@@ -267,7 +267,7 @@ class TimelineView(PlayingView):
         return QSize(900, 520)
 
     @qt_guard
-    def paintEvent(self, event: QPaintEvent) -> None:  # noqa: N802 - Qt's name
+    def paintEvent(self, event: QPaintEvent) -> None:
         p = QPainter(self)
         c = palette.canvas()
         p.fillRect(self.rect(), c.ground)
@@ -369,7 +369,7 @@ class TimelineView(PlayingView):
                 f"SM {sm}",
             )
 
-    def _paint_waves(self, p: QPainter, lay: TimelineLayout, font: QFont, x_of) -> None:  # noqa: ANN001
+    def _paint_waves(self, p: QPainter, lay: TimelineLayout, font: QFont, x_of) -> None:
         """The wave picture's lines: at every whole wave while they are 6 px apart, else at round steps."""
         assert self.shown is not None
         s, plot = self.shown, lay.plot
@@ -409,7 +409,7 @@ class TimelineView(PlayingView):
         )
         return 3 if has_bounds else 2
 
-    def _paint_axis(self, p: QPainter, lay: TimelineLayout, font: QFont, x_of) -> None:  # noqa: ANN001
+    def _paint_axis(self, p: QPainter, lay: TimelineLayout, font: QFont, x_of) -> None:
         assert self.shown is not None
         s, axis = self.shown, lay.axis
         c = palette.canvas()
@@ -463,7 +463,7 @@ def _mark_box(fm: QFontMetrics, x: float, label: str, axis: QRectF, y: float) ->
     return QRectF(left, y, w, fm.height()), label
 
 
-def _apart(boxes: list) -> bool:  # noqa: ANN001 - QRectF or (QRectF, label)
+def _apart(boxes: list) -> bool:  # QRectF or (QRectF, label)
     """Whether labels on one line keep 6 px apart."""
     rects = [b[0] if isinstance(b, tuple) else b for b in boxes]
     return all(

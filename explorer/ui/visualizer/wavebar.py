@@ -69,7 +69,7 @@ class _HeightForWidth(QWidget):
         self.update()
 
     @qt_guard
-    def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 - Qt's name
+    def resizeEvent(self, event: QResizeEvent) -> None:
         super().resizeEvent(event)
         if event.oldSize().width() != event.size().width():
             self._fit_height()
@@ -243,7 +243,7 @@ class WaveBar(_HeightForWidth):
         return out
 
     @qt_guard
-    def paintEvent(self, event: QPaintEvent) -> None:  # noqa: N802 - Qt's name
+    def paintEvent(self, event: QPaintEvent) -> None:
         p = QPainter(self)
         c = palette.canvas()
         p.fillRect(self.rect(), c.sm_face)
@@ -299,7 +299,7 @@ class Legend(_HeightForWidth):
         return (max(r for _x, r, _c, _w in self._items(width)) + 1) * self.row_h()
 
     @qt_guard
-    def paintEvent(self, event: QPaintEvent) -> None:  # noqa: N802 - Qt's name
+    def paintEvent(self, event: QPaintEvent) -> None:
         p = QPainter(self)
         p.setFont(self._font())
         c = palette.canvas()

@@ -23,7 +23,7 @@ class NVMLError(Exception):
     pass
 
 
-def nvmlInit() -> None:  # noqa: N802 (pynvml's name)
+def nvmlInit() -> None:
     entered = os.environ.get("HUNG_NVML_ENTERED")
     if entered:
         with open(entered, "a"):
@@ -31,17 +31,17 @@ def nvmlInit() -> None:  # noqa: N802 (pynvml's name)
     time.sleep(float(os.environ.get("HUNG_NVML_SLEEP_S", "60")))
 
 
-def nvmlShutdown() -> None:  # noqa: N802
+def nvmlShutdown() -> None:
     pass
 
 
-def nvmlDeviceGetCount() -> int:  # noqa: N802
+def nvmlDeviceGetCount() -> int:
     return 0
 
 
-def nvmlSystemGetDriverVersion() -> str:  # noqa: N802
+def nvmlSystemGetDriverVersion() -> str:
     return "0.0"
 
 
-def nvmlSystemGetCudaDriverVersion() -> int:  # noqa: N802
+def nvmlSystemGetCudaDriverVersion() -> int:
     return 0
