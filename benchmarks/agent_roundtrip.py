@@ -1,6 +1,6 @@
 """What the agent costs: starting one, a request's round trip, a benchmark point through it, stopping.
 
-The figures the remote work (issue 17) builds on: a remote point may add under 50 ms over a local
+The figures the remote work builds on: a remote point may add under 50 ms over a local
 one, so the local pipe's own share must be small. Each figure is printed with its minimum and
 median over the runs (on a shared machine the minimum is the least disturbed).
 

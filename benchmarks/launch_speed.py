@@ -1,6 +1,6 @@
 """How fast the launch core answers what the visualizer asks on every slider move.
 
-Targets (issue 3): the three occupancy sweeps together under 50 ms; planning the largest
+Targets: the three occupancy sweeps together under 50 ms; planning the largest
 grid CUDA allows, (2^31-1, 65535, 65535), plus one thread lookup in it under 10 ms.
 Prints the median of several runs (and the spread), measured here, never assumed.
 

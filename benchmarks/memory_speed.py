@@ -1,8 +1,8 @@
 """How fast the memory and divergence models and their pictures are.
 
-Targets (issue 16): any single pattern computes in under 1 ms, a full stride sweep in under
+Targets: any single pattern computes in under 1 ms, a full stride sweep in under
 20 ms, and a frame of the coalescing or bank view paints in under 8 ms at 1280x800. The tiled
-matmul stepper (issue 26): a move of the T slider (the count model, the bank model's reads and the
+matmul stepper: a move of the T slider (the count model, the bank model's reads and the
 block's timeline, all recomputed) in under 100 ms, a frame of its picture in under 16 ms. Prints the
 median and the worst of many runs (wall clock), and the median CPU time of this thread: on a
 machine other programs keep busy the wall clock includes the time this process waited for a

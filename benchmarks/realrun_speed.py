@@ -1,4 +1,4 @@
-"""How long "Run it for real" makes a class wait without a GPU (issue 14, point 8).
+"""How long "Run it for real" makes a class wait without a GPU.
 
 Target: the N = 100,000 lesson (98 blocks of 1,024 threads) in at most 3 s from the click to the
 result, on a 2-core laptop, as the compiled CPU emulation. Measured as the window waits for it:

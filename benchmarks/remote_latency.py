@@ -1,7 +1,7 @@
 """What reaching a GPU over ssh costs, on loopback: a remote point against a local one, and
 listing a remote's devices.
 
-Issue 17's targets: a remote point adds under 50 ms over a local one (loopback), and listing a
+Targets: a remote point adds under 50 ms over a local one (loopback), and listing a
 remote's devices takes under 3 s. The remote is this machine behind a real sshd on 127.0.0.1
 (the tests' fixture, ``tests/remote/servers.py``), running the installed package; so the
 figures are the protocol's and ssh's share, not a network's.

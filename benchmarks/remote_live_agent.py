@@ -1,7 +1,7 @@
 """What an open window keeps on a lab's GPU server for live readings: the agent's memory there and
 how long it takes to start, against the agent that lists the devices (which imports torch and numba).
 
-Issue 28's target: the live-readings agent holds under 60 MB on the server. The server is this
+Target: the live-readings agent holds under 60 MB on the server. The server is this
 machine behind a real sshd on 127.0.0.1 (``tests/remote/servers.py``) with a remote Python whose
 NVML sees two GPUs (``servers.fake_gpu_python``: the stand-in NVML; torch is this venv's build), so
 the listing takes the path a GPU server takes (torch and numba imported to read CUDA's limits).

@@ -1,4 +1,4 @@
-"""Text from a remote or someone else's file is data (issue 23, item 5): escape sequences are
+"""Text from a remote or someone else's file is data: escape sequences are
 removed whole, control characters and bidirectional overrides go, a single-line value cannot add
 a line of its own, and what the CLI prints never drives the terminal."""
 

@@ -1,4 +1,4 @@
-"""Hostile input at the command line: one line, exit status 2, never a traceback (issue 12).
+"""Hostile input at the command line: one line, exit status 2, never a traceback.
 
 The in-process tests pin each rule; the subprocess tests run the causes the fuzzing found, as a
 user would type them, through ``python -m explorer``.
@@ -162,7 +162,7 @@ HOSTILE = [
     (["screenshot", "--out", "~nosuchuser/x.png"], "no user 'nosuchuser'"),
     (["screenshot", "--out", LONG_NAME], "is 300 bytes long; this file system allows at most 255"),
     (["occupancy", "--threads", "256"], "one of the arguments --device --cc is required"),
-    # issue 23, item 12: an empty capability is said as such, not as "no device named"
+    # an empty capability is said as such, not as "no device named"
     (["occupancy", "--cc", "", "--threads", "256"], "compute capability is empty; give it as X.Y"),
 ]
 
@@ -200,7 +200,7 @@ def test_c_locale_is_not_a_traceback(tmp_path):
 
 @pytest.mark.slow
 def test_a_pynvml_that_calls_sys_exit_on_import_is_a_probe_report_not_exit_3(tmp_path):
-    """Issue 23, item 12: ``devices`` exited 3 with no output."""
+    """``devices`` exited 3 with no output."""
     stand_in = tmp_path / "stand-in"
     stand_in.mkdir()
     (stand_in / "pynvml.py").write_text("import sys\nsys.exit(3)\n")

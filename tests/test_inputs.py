@@ -1,6 +1,6 @@
 """The one set of parsers every typed value goes through (CLI options and window fields alike).
 
-Each fuzz cause from issue 12 is pinned here: unicode digits, 5000-digit numbers, 1e400, hex,
+Each cause a fuzzer found is pinned here: unicode digits, 5000-digit numbers, 1e400, hex,
 underscores, float rounding above 2**53, empty device, an unknown ~user, an overlong file name.
 """
 

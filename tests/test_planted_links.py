@@ -1,5 +1,5 @@
-"""Exports never write through another user's link, and never replace another user's file (issue 23,
-item 1), with two real local users made for the test and removed after it.
+"""Exports never write through another user's link, and never replace another user's file,
+with two real local users made for the test and removed after it.
 
 In a shared sticky folder (``/tmp``, a course share) one user (the planter) leaves a symbolic link
 named like an export, pointing at a mode-600 file of another user (the victim); the victim then

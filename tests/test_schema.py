@@ -1,4 +1,4 @@
-"""One schema for every record read from a file or another machine (issue 23, items 2, 3, 6, 10):
+"""One schema for every record read from a file or another machine:
 whole numbers stay within 64 bits, a number too large for a float is refused by name (never an
 OverflowError), NaN and infinities are refused, wrong types are named, ranges are declared once
 per record, and nested records are checked the same way."""
@@ -111,7 +111,7 @@ def test_the_digit_count_of_a_huge_number_is_exact(n):
     assert _digits(n) == len(str(n))
 
 
-# --- the one decoder every JSON the app reads goes through (issue 29) -------------------------
+# --- the one decoder every JSON the app reads goes through ------------------------------------
 
 
 @pytest.mark.parametrize(

@@ -41,7 +41,7 @@ def test_the_cli_the_window_and_a_benchmark_label_say_one_size_one_way():
     assert get_workload("copies").size_label(3 * 2**19) == "1.5 MiB"  # the CSV said "1.50 MiB"
 
 
-# --- percentages: halves round up (issue 27: 6.25% showed "6.2%"), through the one helper ---------
+# --- percentages: halves round up (6.25% once showed "6.2%"), through the one helper --------------
 # explorer.words.percent takes a share (0..1); what it shows is the share *as written* (its
 # shortest repr) times 100, rounded to the decimals asked for with a tie going up, trailing zeros
 # dropped. Its two rules beyond rounding (words.py): a share that is not zero never reads "0%"

@@ -1,4 +1,4 @@
-"""One text helper each for shares, plurals and a device named on another machine (issue 29):
+"""One text helper each for shares, plurals and a device named on another machine:
 every page, the CLI and the lessons write a share from a fraction (0..1) by one rule."""
 
 from __future__ import annotations

@@ -46,7 +46,7 @@ def test_runs_one_line_per_point_and_writes_csv(capsys, tmp_path):
 
 @pytest.mark.slow
 def test_sizes_are_printed_with_thousands_separators(capsys):
-    """Issue 14.11: "N=10000000" is hard to read off a projector; the CLI and the window share the label."""
+    """A size written "N=10000000" is hard to read off a projector; the CLI and the window share the label."""
     assert main(["bench", "vector_add", "--sizes", "12345", "--repeats", "2"]) == 0
     [line] = [ln for ln in capsys.readouterr().out.splitlines() if ln.startswith("vector_add")]
     assert "N=12,345 " in line and "12345" not in line

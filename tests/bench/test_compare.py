@@ -146,7 +146,7 @@ def test_peak_basis_is_the_device_records_own(monkeypatch, tmp_path):
 
 
 def test_a_peak_on_the_measured_clock_is_theoretical_and_said_once_per_device():
-    """Issue 14.11: every row said "of estimated peak 383 GFLOP/s", though the CPU's peak is built
+    """Every row said "of estimated peak 383 GFLOP/s", though the CPU's peak is built
     on its measured clock. The word comes from the peak's record; the peak is said once."""
     basis = "measured clock 2.78 GHz x 2 cores x 64 FLOP/cycle (AVX-512)"
     cpu = [

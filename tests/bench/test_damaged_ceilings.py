@@ -1,5 +1,5 @@
-"""A damaged ``measured-ceilings.json`` costs one line, never the benchmarks (issue 23, item 2), and a
-full disk while measuring them again is said, not swallowed (item 10).
+"""A damaged ``measured-ceilings.json`` costs one line, never the benchmarks, and a
+full disk while measuring them again is said, not swallowed.
 
 Once: deep nesting gave ``devices`` a RecursionError traceback and every bench point an error row,
 NaN or 400-digit values an OverflowError, a named pipe hung ``devices``, and the file was never

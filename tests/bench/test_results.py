@@ -132,7 +132,7 @@ def test_a_negative_noise_figure_in_a_saved_file_is_refused_by_name(tmp_path):
         R.read_json(tmp_path / "bad.json")
 
 
-# --- spreadsheet formulas (issue 23, item 10: OWASP's CSV injection) ---------------------------
+# --- spreadsheet formulas (OWASP's CSV injection) ----------------------------------------------
 
 from hypothesis import given  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402

@@ -138,7 +138,7 @@ def _csv_with(tmp_path, field: str) -> str:
 
 
 def test_bench_resume_with_a_csv_field_over_131072_characters_is_one_line(tmp_path, capsys):
-    """Once a traceback (_csv.Error: field larger than field limit), issue 23 item 8."""
+    """Once a traceback (_csv.Error: field larger than field limit)."""
     from explorer.cli import main
 
     words = "row 1 is not CSV the app writes (field larger than field limit (131072))"
@@ -160,7 +160,7 @@ def test_bench_resume_with_a_nul_in_the_name_is_one_line(capsys):
 
 @pytest.mark.parametrize("text", ["~nosuchuser/x.csv", "~nosuchuser"])
 def test_bench_resume_from_an_unknown_users_home_is_one_line(capsys, text):
-    """Once a traceback (Path.expanduser's RuntimeError), issue 23 item 8."""
+    """Once a traceback (Path.expanduser's RuntimeError)."""
     from explorer.cli import main
 
     assert main(["bench", "matmul", "--resume", text]) == 2

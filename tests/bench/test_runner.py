@@ -79,7 +79,7 @@ def test_a_crashing_point_becomes_an_error_row_and_the_run_continues():
 
 @pytest.mark.slow
 def test_the_last_points_error_row_promises_no_worker_to_come():
-    """Issue 23, item 12: the last point of a run said "a new worker continues the run"."""
+    """The last point of a run said "a new worker continues the run"."""
     points = BenchRun(BenchPlan("_crash_test", ["cpu"], sizes=[1, 2], repeats=2)).run_all()
     assert points[1].error is not None and "crashed" in points[1].error
     assert "continues" not in points[1].error and "connects again" not in points[1].error

@@ -41,7 +41,7 @@ DAMAGED = {
     "versions not text": (_with(versions={"torch": 2}), "versions['torch'] is 2"),
     "no points key": ('{"format_version": 1}', "no list of points"),
     "deep nesting": ("[" * 200_000 + "]" * 200_000, "nested too deeply"),
-    # issue 23: a 400-digit size disabled the Benchmarks panel at every start; huge values are
+    # a 400-digit size disabled the Benchmarks panel at every start; huge values are
     # refused with the limit named, never carried into the table or the plot
     "400-digit size": (_with(size=10**400), "size is a 401-digit number"),
     "size past 64 bits": (_with(size=2**63), "size is 9223372036854775808, beyond"),

@@ -40,7 +40,7 @@ def test_written_sizes_read_back_the_same():
     assert sizes_text(sizes, binary=True) == "4K, 1M, 3G, 1000"
     assert parse_sizes(sizes_text(sizes, binary=True)) == sizes
     assert sizes_range_text((64, 128, 256, 512, 1024)) == "64 … 1,024 (5 sizes)"
-    # issue 14.11: "N=10000000" without separators; a short list of big sizes stays two sizes
+    # "N=10000000" without separators; a short list of big sizes stays two sizes
     assert sizes_range_text((1000, 10**7)) == "1,000; 10,000,000"
     assert sizes_range_text((64, 128)) == "64, 128"
     assert sizes_range_text((4096, 1 << 20), binary=True) == "4K, 1M"

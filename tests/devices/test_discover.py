@@ -137,7 +137,7 @@ def test_without_proc_the_probes_decide(monkeypatch):
 
 
 def test_a_cuda_index_on_a_machine_without_cuda_says_so_in_one_line():
-    """Issue 27: ``launch --device cuda:0`` without CUDA listed 18 catalog names instead of saying
+    """``launch --device cuda:0`` without CUDA listed 18 catalog names instead of saying
     there is no CUDA device (and why), and a missing index names the ones there are."""
     import pytest
 

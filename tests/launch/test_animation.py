@@ -34,7 +34,7 @@ def test_clock_walks_the_98_block_lesson_wave_by_wave():
 
 
 def test_wave_steps_land_on_each_wave_fully_dispatched_and_back():
-    """Issue 14.1: stepping a lesson wave by wave shows every wave full, never an empty start."""
+    """Stepping a lesson wave by wave shows every wave full, never an empty start."""
     plan = _plan("gtx-1650-laptop", "98", "1024", 100000)  # 7 waves of 16 blocks, the last of 2
     anim = Animation(plan)
     seen = []

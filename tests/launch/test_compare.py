@@ -157,7 +157,7 @@ def test_each_side_equals_its_single_launch(gpu_a, config_a, gpu_b, config_b):
 
 
 def test_launch_compare_equals_the_two_single_launches(capsys):
-    """Issue 15's check: GTX 1650 against H100 for N = 100,000, as JSON and as text."""
+    """GTX 1650 against H100 for N = 100,000, as JSON and as text."""
     singles = {}
     for name in ("1650", "h100"):
         code, out, _ = run(capsys, "launch", "--device", name, *N_100K, "--json")

@@ -189,7 +189,7 @@ def test_launch_with_a_bad_2d_problem_size_is_one_line(capsys):
 
 
 def test_launch_thread_describes_one_thread_of_a_2d_launch(capsys):
-    """Issue 14.2: per-axis position, the index over the extent with its formula, warp, lane, SM, wave."""
+    """Per-axis position, the index over the extent with its formula, warp, lane, SM, wave."""
     argv = ["launch", "--device", "1650", "--grid", "120,68", "--block", "16,16", "--n", "1920,1080"]
     code, out, err = run(capsys, *argv, "--thread", "48,2,0:4,5,0")
     assert code == 0 and err == ""

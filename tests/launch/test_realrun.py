@@ -94,7 +94,7 @@ def test_without_a_gpu_small_launches_use_the_simulator_and_large_ones_the_emula
 
 @pytest.mark.slow
 def test_a_2d_problem_is_written_by_the_thread_at_each_pixel():
-    """Issue 14.8: grid 4x4 of 16x16 over a 60 x 60 image writes 3,600 pixels, not 4,096 in a row;
+    """Grid 4x4 of 16x16 over a 60 x 60 image writes 3,600 pixels, not 4,096 in a row;
     the simulator and the emulation agree, and each pixel's writer is the one the visualizer predicts."""
     image = _launch((4, 4, 1), (16, 16, 1), extent=(60, 60, 1))
     sim = realrun.run_real(image, simulator=True, timeout_s=120)

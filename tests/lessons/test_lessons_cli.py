@@ -73,7 +73,7 @@ def test_gui_request_carries_the_lesson_and_step():
 
 
 def test_lessons_check_finds_what_would_not_show_as_written(tmp_path, capsys):
-    """Issue 27: a lesson's narration in a format that eats nothing, and ``lessons --check FILE``
+    """A lesson's narration in a format that eats nothing, and ``lessons --check FILE``
     to name what would not show as its writer meant, with the step and the line."""
     path = tmp_path / "draft.json"
     steps = [
@@ -105,7 +105,7 @@ def test_every_builtin_lesson_passes_its_own_check(capsys):
 
 
 def test_a_lesson_title_with_escape_sequences_is_printed_as_text(tmp_path, monkeypatch, capsys):
-    """Issue 23, item 5: a built-in lesson's title went to the terminal raw (a changed resources
+    """A built-in lesson's title went to the terminal raw (a changed resources
     folder on a shared install could set the title, clear the screen and fake a line)."""
     from explorer.lessons import builtin
 

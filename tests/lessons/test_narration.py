@@ -1,4 +1,4 @@
-"""Lesson narration (issue 27): plain text with **bold**, `code`, ``- `` lists and links, and
+"""Lesson narration: plain text with **bold**, `code`, ``- `` lists and links, and
 nothing else is markup: arithmetic keeps its stars on the projector."""
 
 from __future__ import annotations

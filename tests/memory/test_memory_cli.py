@@ -90,7 +90,7 @@ def test_text_output_reads_like_the_lesson(capsys):
 
 
 def test_a_uniform_load_in_global_memory_is_one_sector(capsys):
-    """Issue 27: ``--stride 0`` (every lane reads one element, as ``x = a[0]`` or a loop bound
+    """``--stride 0`` (every lane reads one element, as ``x = a[0]`` or a loop bound
     does in real code) was refused for global memory while shared memory allowed it."""
     code, out, _ = run(capsys, "memory", "--space", "global", "--stride", "0")
     assert code == 0
@@ -102,7 +102,7 @@ def test_a_uniform_load_in_global_memory_is_one_sector(capsys):
 
 
 def test_counts_agree_with_their_nouns(capsys):
-    """Issue 27: "1 lines of 128 B" and "1 lanes take the branch"."""
+    """Plurals: "1 lines of 128 B" and "1 lanes take the branch"."""
     _, out, _ = run(capsys, "memory", "--space", "global", "--active", "1")
     assert "1 lane reads one 4-byte element: 1 sector of 32 B (1 line of 128 B)" in out
     _, out, _ = run(capsys, "divergence", "--block", "64", "--branch", "lt:1")
@@ -110,7 +110,7 @@ def test_counts_agree_with_their_nouns(capsys):
 
 
 def test_a_partial_warp_and_the_equal_cost_assumption_are_said(capsys):
-    """Issue 27: ``--block 100 --branch warp:2`` said "warp 3: no divergence ... 12.5%" without a
+    """``--block 100 --branch warp:2`` said "warp 3: no divergence ... 12.5%" without a
     word about the partial warp, and nothing said the efficiency assumes an equal-cost if/else."""
     _, out, _ = run(capsys, "divergence", "--block", "100", "--branch", "warp:2")
     line = next(x for x in out.splitlines() if "warp 3" in x)

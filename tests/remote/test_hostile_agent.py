@@ -3,7 +3,7 @@ against the CLI as a student runs it. Whatever the remote sends is data: no trac
 outside 0/1/2, no control character or escape sequence reaches the terminal or the CSV, no line
 the remote made up appears as a line of its own, numbers are range-checked with the limit named,
 spreadsheet formulas are neutralised, and a point measured before the remote misbehaved is kept
-and written (issue 23, items 3, 5 and 10)."""
+and written."""
 
 from __future__ import annotations
 
@@ -191,7 +191,7 @@ def test_a_broken_answer_is_an_error_row_and_the_run_goes_on(sshd, tmp_path, mod
 
 
 def test_the_window_keeps_the_points_of_a_remote_whose_roof_overflows(sshd, tmp_path, qtbot, monkeypatch):
-    """Issue 23, item 3, in the window: the run's thread died on the roof's OverflowError and the
+    """A hostile remote's overflowing roof, in the window: the run's thread died on the roof's OverflowError and the
     Benchmarks page kept 0 points."""
     from explorer.bench.runner import BenchPlan
     from explorer.devices.model import CpuDevice, Discovery

@@ -1,5 +1,5 @@
 """The text the window's figures really paint, measured while they paint: the render test's eyes
-for drawn text (issue 27).
+for drawn text.
 
 A label's text is checked by ``layout_check``; a figure paints its own (the SM numbers, the lane
 and bank numbers, the wave bar, the graphs, pyqtgraph's titles and legends), so this records every

@@ -1,4 +1,4 @@
-"""Every page and every built-in lesson step, rendered on one screen in one process (issue 27).
+"""Every page and every built-in lesson step, rendered on one screen in one process.
 
 ``python -m tests.ui.render_walk --size 1024x768 --scale 150 --presentation [--png DIR]`` opens
 the real main window on an offscreen screen of exactly that size (Qt's offscreen platform with a

@@ -442,7 +442,7 @@ def _measured_clock_points() -> list:
 
 @pytest.mark.parametrize("size", [(1280, 800), (1024, 768)])
 def test_the_share_of_peak_column_says_the_peak_once_and_is_not_cut_off(panel, qapp, size):
-    """Issue 14.11: every row read "81% of estimated peak 383 GFLOP/s" and the column was cut off.
+    """Every row read "81% of estimated peak 383 GFLOP/s" and the column was cut off.
     The cells hold the share; the caption names the peak once, with the word its record gives
     (theoretical: built on the measured clock), and every column shows in full."""
     from PySide6.QtCore import Qt

@@ -178,7 +178,7 @@ def test_the_largest_size_kept_is_shown(home, window):
     ids=["deep nesting", "clock of 1e308 GHz"],
 )
 def test_the_benchmarks_panel_opens_with_a_damaged_ceilings_file(home, window, text):
-    """Issue 23, item 2: the page said "could not be opened" at every start."""
+    """The page said "could not be opened" at every start."""
     from explorer.roofs import store
 
     store.store_path().write_text(text)

@@ -61,7 +61,7 @@ def text_scale(qapp):
 
 def _readable(painted) -> None:  # the painted texts
     """Every text the view painted is at least the share of the label text every figure keeps
-    to (issue 27: its small text was 11 px at 100%, under it), whatever the text size."""
+    to (its small text was once 11 px at 100%, under it), whatever the text size."""
     assert painted
     least = FIGURE_TEXT_MIN_SHARE * label_px()
     small = [(p.text, p.px) for p in painted if p.px + 0.5 < least]

@@ -1,4 +1,4 @@
-"""``DISPLAY`` pointing nowhere: one line and exit 2 before Qt loads, not Qt's abort (issue 12)."""
+"""``DISPLAY`` pointing nowhere: one line and exit 2 before Qt loads, not Qt's abort."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Every painted figure takes its text from the one text scale, up and back down (issue 27),
+"""Every painted figure takes its text from the one text scale, up and back down,
 measured from the painters' own calls (tests/ui/figure_text.py)."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
-"""The first window fits the screen it opens on, its title bar and its status bar included
-(issue 27): on a 1280x800 screen the window was 800 px tall under a 20 px title bar, so the status
+"""The first window fits the screen it opens on, its title bar and its status bar included:
+on a 1280x800 screen the window was 800 px tall under a 20 px title bar, so the status
 bar with the text-size control was off the screen, and on 1024x768 it was partly off.
 
 Only a real screen with a real window manager has a title bar: ``device-explorer gui`` runs as a

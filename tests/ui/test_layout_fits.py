@@ -63,12 +63,12 @@ def test_every_page_fits_with_nothing_clipped(window, qapp, key, size, scale, re
         _settle(qapp, window, size)
         problems += [f"H100: {p}" for p in clipped(window)]
         panel = window.panels[key]
-        for view in ("timeline", "latency"):  # the launch in time, latency hiding (issue 25)
+        for view in ("timeline", "latency"):  # the launch in time, latency hiding
             panel.show_screenshot_view(view)
             _settle(qapp, window, size)
             problems += [f"{view}: {p}" for p in clipped(window)]
         panel.time_views.set_view("sms")
-        # compare mode (issue 15.4): two SM views and the table
+        # compare mode: two SM views and the table
         panel.show_screenshot_view("compare")
         _settle(qapp, window, size)
         assert panel.sm_view.compare_box.isVisible()

@@ -262,7 +262,7 @@ def test_every_builtin_step_applies_without_a_problem(make_window, path):
 
 
 def test_the_narration_never_folds_by_itself_and_scrolls_where_the_page_needs_the_room(make_window):
-    """Issue 27: at 150% on a short projector the narration folded away (or showed two lines and
+    """At 150% on a short projector the narration folded away (or showed two lines and
     hid its "Look for:" line). It now always shows, in full where the page can spare the room,
     else at least three lines that scroll; the page keeps its least height, so nothing of it
     overlaps, and the teacher may still fold it by hand."""
@@ -463,7 +463,7 @@ def _recorded_step(points: int) -> dict:
 
 
 def test_a_lesson_with_20000_recorded_points_shows_them_in_a_table_not_the_narration(make_window, tmp_path):
-    """Issue 23, item 9: as rows of the narration's Markdown, 20,000 points (3.2 MB) took 110 s to
+    """As rows of the narration's Markdown, 20,000 points (3.2 MB) took 110 s to
     show, 107 s in QTextEdit.setMarkdown, and the window stood still. The rows are a table view now,
     which draws only what is on screen (benchmarks/lesson_open.py --recorded 20000 times it)."""
     window = make_window()
@@ -485,7 +485,7 @@ def test_a_lesson_with_20000_recorded_points_shows_them_in_a_table_not_the_narra
 def test_a_lesson_version_of_400_digits_is_refused_in_one_line_without_widening_the_window(
     make_window, tmp_path
 ):
-    """Issue 23, item 10: its note once widened the window to 3,863 px."""
+    """Its note once widened the window to 3,863 px."""
     window = make_window()
     width = window.width()
     path = tmp_path / "v.json"

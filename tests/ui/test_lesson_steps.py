@@ -1,4 +1,4 @@
-"""A lesson step sets the whole state it describes and shows what its narration points at (issue 27):
+"""A lesson step sets the whole state it describes and shows what its narration points at:
 whatever the settings held, however late the devices arrive, with the column its words name
 open and its zoom placed on the thread it selects. (Every built-in step on every screen of the
 issue is walked by tests/ui/test_render_walk.py; these are the cases one by one.)"""
@@ -63,7 +63,7 @@ OLD_SETTINGS = {
 def test_lesson_01_step_1_shows_its_six_blocks_whatever_was_saved_and_however_late_the_devices(
     late_window, saved
 ):
-    """Issue 27: ``gui --lesson 01`` with an H100 and N 8000 saved opened step 1 on 98 blocks and
+    """``gui --lesson 01`` with an H100 and N 8000 saved opened step 1 on 98 blocks and
     N = 100,000; with a fresh home it showed the 6 blocks still queued, so the red idle lanes the
     narration points at were not there until Play."""
     window = late_window
@@ -87,7 +87,7 @@ def test_lesson_01_step_1_shows_its_six_blocks_whatever_was_saved_and_however_la
 
 
 def test_a_step_opens_the_column_its_words_point_at_and_leaves_the_rest_to_the_page(qtbot):
-    """Issue 27: ``"side_tab": "occupancy"`` did not unfold the folded occupancy column the
+    """``"side_tab": "occupancy"`` did not unfold the folded occupancy column the
     narration refers to. A step naming it opens it; a step selecting a thread opens the
     inspector's; a step naming neither leaves the columns as the page would have them."""
     window = MainWindow(AppContext(_discoveries()[1]), discover_on_show=False)
@@ -117,7 +117,7 @@ def test_a_step_opens_the_column_its_words_point_at_and_leaves_the_rest_to_the_p
     ("size", "scale"), [((1024, 768), 100), ((1280, 800), 200), ((1920, 1080), 250)], ids=str
 )
 def test_lesson_01_step_3_zooms_onto_the_partial_warp_the_narration_points_at(qtbot, size, scale):
-    """Issue 27: at 1920x1080 the zoom scrolled the partial warp's idle lanes (block 5, warp 10,
+    """At 1920x1080 the zoom scrolled the partial warp's idle lanes (block 5, warp 10,
     lanes 26 to 31: threads 5,466 to 5,471 are past N) out of view."""
     window = MainWindow(AppContext(_discoveries()[1]), discover_on_show=False)
     qtbot.addWidget(window)

@@ -1,6 +1,6 @@
 """Before the window loads: a Qt platform plugin whose libraries are missing is one line naming them
 and the exact install command, exit 2, instead of Qt's abort (exit 134) with a hint naming the wrong
-package (issue 23, item 11). The libraries are found as ``ldd`` finds them: compared with ``ldd``
+package. The libraries are found as ``ldd`` finds them: compared with ``ldd``
 itself here, and a machine without some of them is made by pointing the check at a folder that
 holds every system library but those."""
 

@@ -119,7 +119,7 @@ def test_presentation_mode_is_full_screen_with_its_own_text_size(window, qtbot):
 
 
 def test_a_projectors_text_size_is_not_carried_to_a_smaller_screen(window):
-    """Issue 27: 250% chosen on the 1920x1080 projector made lesson 02 on a 1024x768 one a 40 px
+    """250% chosen on the 1920x1080 projector made lesson 02 on a 1024x768 one a 40 px
     strip. Each screen size keeps its own; a screen never seen before gets what it holds."""
     key = "x".join(map(str, _screen()))
     holds = fitting_text_scale(*_screen())
@@ -331,7 +331,7 @@ def test_wave_bar_texts_never_overlap_or_run_out(qtbot, width, scale, qapp):
 
 @pytest.mark.parametrize("theme_name", ["light", "dark"])
 def test_sm_view_wave_bar_and_graphs_follow_the_theme(window, qapp, theme_name):
-    """Issue 14.10: in the dark theme the SM view, the wave header and the graphs stayed white."""
+    """In the dark theme the SM view, the wave header and the graphs stayed white."""
     vis = _shown(window, qapp, "visualizer", (1920, 1080))
     vis.prepare_screenshot()
     window.set_theme(theme_name)

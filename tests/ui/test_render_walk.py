@@ -1,8 +1,9 @@
-"""Issue 27's verification: every page and every built-in lesson step, on each screen the issue
-names, rendered by the real window in one process per screen (tests/ui/render_walk.py): nothing
-clipped (the children of scroll areas included), nothing overlapping, the window the screen's
-size, every figure's painted text at least as tall as the text scale asks (measured from the
-painters' own calls), the narration in full or scrolling, and what each step points at in view.
+"""Every page and every built-in lesson step, on each screen and text size of a classroom
+(``render_walk.CONFIGS``: 1024x768 to 1920x1080, 100% to 250%), rendered by the real window in
+one process per screen (tests/ui/render_walk.py): nothing clipped (the children of scroll areas
+included), nothing overlapping, the window the screen's size, every figure's painted text at
+least as tall as the text scale asks (measured from the painters' own calls), the narration in
+full or scrolling, and what each step points at in view.
 The walk's own run time is printed (``-s``) for each screen."""
 
 from __future__ import annotations

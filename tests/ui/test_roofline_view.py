@@ -226,7 +226,7 @@ def _check_rendered(panel, qtbot, tmp_path, size, font_pt, export_png, QImage) -
         for b in texts[i + 1 :]:
             assert not _rect(a).intersects(_rect(b)), (a.text, b.text)
     # the roofline asks no more width than the measurements plot beside it (the panel's own minimum
-    # width at 1024 px is the window's layout work, issue 14)
+    # width at 1024 px is the window's layout work)
     assert view.minimumSizeHint().width() <= panel.plot.minimumSizeHint().width()
 
     # the measurements tab: the peak label and the legend never overlap

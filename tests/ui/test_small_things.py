@@ -1,4 +1,4 @@
-"""Issue 27's smaller items in the window: File > Export keeps the name typed, F1 lists the
+"""Small things in the window: File > Export keeps the name typed, F1 lists the
 text-size keys, the real run's caption reads in the dark theme, the bank preset's name follows the
 padding, empty plots show the sizes a run will measure, the divergence page says what it assumes."""
 

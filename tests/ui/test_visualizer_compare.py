@@ -1,4 +1,4 @@
-"""Compare mode of the visualizer (issue 15.4): A and B side by side on one clock, B a copy of A,
+"""Compare mode of the visualizer: A and B side by side on one clock, B a copy of A,
 the form editing the selected side, the table equal to the core's, and the state a lesson keeps."""
 
 from __future__ import annotations

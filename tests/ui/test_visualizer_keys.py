@@ -1,4 +1,4 @@
-"""The visualizer in the main window, driven from the keyboard and by editing (issue 14.6, 14.7, 14.9).
+"""The visualizer in the main window, driven from the keyboard and by editing.
 
 Space and the arrows must answer whenever the tab is shown, wherever the focus went (the tab bar,
 a button), except inside a text field being edited, which gives them back on Enter or Escape.
@@ -93,7 +93,7 @@ def test_keys_of_a_hidden_tab_do_nothing(window, qtbot):
 
 
 def test_space_straight_after_typing_takes_the_value_and_plays(window, qtbot):
-    """Issue 27: Space did nothing while a just-typed field had the focus. No field of the form
+    """Space did nothing while a just-typed field had the focus. No field of the form
     takes a space (numbers, and N's commas): Space takes what was typed, as Enter does, and plays."""
     panel = _panel(window, qtbot)
     edit = panel.controls.n_edit
@@ -141,7 +141,7 @@ def test_enter_in_a_spin_box_applies_it_and_gives_the_keys_back(window, qtbot):
 
 
 def test_editing_a_preset_by_hand_drops_its_name_and_lesson(window, qtbot):
-    """Issue 14.7."""
+    """A preset edited by hand is no longer that preset: its name and its lesson caption go."""
     panel = _panel(window, qtbot)
     c = panel.controls
     c.apply_preset(PRESETS[1])
@@ -163,7 +163,7 @@ def test_editing_a_preset_by_hand_drops_its_name_and_lesson(window, qtbot):
 
 
 def test_inspector_follows_the_animation_under_a_still_pointer(window, qtbot):
-    """Issue 14.9: "SM 14, block slot 0: empty now (wave 1 of 7)" must not stay up at wave 3."""
+    """The inspector's "SM 14, block slot 0: empty now (wave 1 of 7)" must not stay up at wave 3."""
     panel = _panel(window, qtbot)
     grid = panel.sm_view.grid
     # the inspector's new text can reflow the page and move the SMs under a still pointer: aim
@@ -194,7 +194,7 @@ def test_inspector_follows_the_animation_under_a_still_pointer(window, qtbot):
 def test_launch_settings_come_back_after_a_restart(
     qtbot, monkeypatch, tmp_path, fake_nvml, fake_clock, fake_timer
 ):
-    """Issue 14.12: device, launch, speed and zoom, through the real settings file."""
+    """Device, launch, speed and zoom, through the real settings file."""
     from explorer import prefs
 
     monkeypatch.setenv("DEVICE_EXPLORER_HOME", str(tmp_path))

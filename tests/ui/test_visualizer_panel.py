@@ -53,7 +53,7 @@ def test_typed_configuration_updates_the_numbers(panel):
 
 
 def test_invalid_launch_animates_nothing_and_the_summary_says_why(panel, qtbot):
-    """Issue 14.3: the "Too big" preset must not leave the previous launch described and playable."""
+    """The "Too big" preset must not leave the previous launch described and playable."""
     panel.controls.apply_preset(_preset("2048"))
     err = panel.controls.error_label
     assert err.isVisible()
@@ -80,7 +80,7 @@ def test_invalid_launch_animates_nothing_and_the_summary_says_why(panel, qtbot):
 
 
 def test_right_arrow_lands_on_the_next_wave_full_and_shift_right_on_the_next_block(panel, qtbot):
-    """Issue 14.1, through the keys and the buttons a teacher uses."""
+    """Stepping wave by wave shows every wave full, through the keys and the buttons a teacher uses."""
     panel.sm_view.grid.setFocus()
     qtbot.keyClick(panel.sm_view.grid, Qt.Key.Key_Right)
     f = panel.sm_view.wave_bar.frame
@@ -241,7 +241,7 @@ def _words(rich: str) -> str:
 
 
 def test_2d_inspector_shows_per_axis_position_and_the_row_major_index(panel, qtbot):
-    """Issue 14.2: an image kernel's x, y and y * width + x, and the linear number named as such."""
+    """An image kernel's x, y and y * width + x, and the linear number named as such."""
     panel.controls.apply_preset(_preset("2D image"))
     plan = panel.session.sides[0].plan
     block = plan.block_linear(Dim3(48, 2, 0))
@@ -288,7 +288,7 @@ def test_cli_and_window_show_the_same_words(panel, capsys, monkeypatch):
 
 
 def test_one_small_block_is_100_percent_theoretical_and_a_sliver_of_the_gpu(panel):
-    """Issue 14.5: a single 33-thread block must not read as a full GPU."""
+    """A single 33-thread block must not read as a full GPU."""
     c = panel.controls
     c.grid_spins[0].setValue(1)
     c.block_spins[0].setValue(33)
@@ -303,7 +303,7 @@ def test_one_small_block_is_100_percent_theoretical_and_a_sliver_of_the_gpu(pane
 
 
 def test_shared_memory_opt_in_is_said_where_occupancy_is_shown(panel):
-    """Issue 14.4: the note `occupancy --smem 100000` prints, in the window."""
+    """The note `occupancy --smem 100000` prints, in the window."""
     panel.controls.select_device("h100-sxm5")
     panel.controls.block_spins[0].setValue(128)
     panel.controls.smem_spin.setValue(100_000)
@@ -317,7 +317,7 @@ def test_shared_memory_opt_in_is_said_where_occupancy_is_shown(panel):
 
 @pytest.mark.slow
 def test_the_100000_lesson_runs_for_real_without_a_gpu_as_a_labelled_emulation(panel, qtbot):
-    """Issue 14.8: the no-GPU path is fast enough for class and says what it is."""
+    """The no-GPU path is fast enough for class and says what it is."""
     with qtbot.waitSignal(panel.realrun_view.finished, timeout=120_000) as blocker:
         panel.realrun_view.button.click()
         assert panel.realrun_view.button.text() == "Stop"
@@ -373,7 +373,7 @@ def test_stop_ends_the_run_and_a_refused_run_clears_the_old_strip(panel, qtbot):
 
 @pytest.mark.slow
 def test_a_2d_real_run_is_drawn_as_the_image_it_wrote(panel, qtbot):
-    """Issue 14.8: grid 4x4, block 16x16, size 60,60 is a 60 x 60 image, not a 4,096-element strip."""
+    """Grid 4x4, block 16x16, size 60,60 is a 60 x 60 image, not a 4,096-element strip."""
     c = panel.controls
     c.grid_spins[0].setValue(4)
     c.grid_spins[1].setValue(4)
@@ -401,7 +401,7 @@ def test_a_2d_real_run_is_drawn_as_the_image_it_wrote(panel, qtbot):
     [("1650", 98, "12.5%"), ("h100-sxm", 265, "0.4%")],  # 2 of 16 slots; 1 of 132 x 2 slots
 )
 def test_the_tail_wave_share_reads_as_in_the_cli(panel, capsys, device, grid, share):
-    """Issue 14.11: the tail showed "(0%)" where the CLI said 0.4%, and "12%" for 12.5%: the window
+    """The tail showed "(0%)" where the CLI said 0.4%, and "12%" for 12.5%: the window
     and ``device-explorer launch`` write the share with one rule (explorer/launch/texts.py)."""
     from explorer.cli import main
 
@@ -444,7 +444,7 @@ def _stretches(row: list[bool]) -> int:
 
 @pytest.mark.parametrize("device,lod", [("1650", "warps"), ("h100-sxm", "blocks")])
 def test_3d_idle_lanes_are_drawn_where_they_are_not_as_one_slab(panel, device, lod):
-    """Issue 14.11: at normal zoom a 3D block's idle lanes were one solid block. Block (12, y, z) of
+    """At normal zoom a 3D block's idle lanes were one solid block. Block (12, y, z) of
     the 100^3 volume in 8x8x8 blocks idles lanes 4-7, 12-15, 20-23, 28-31 of every warp (x >= 100):
     stripes across the tile. Block (x, 12, z) idles every other warp: half idle, top to bottom."""
     panel.controls.select_device(device)
@@ -463,7 +463,7 @@ def test_3d_idle_lanes_are_drawn_where_they_are_not_as_one_slab(panel, device, l
 
 
 def test_the_play_button_stays_put_whatever_the_caption(panel, qapp):
-    """Issue 14.11: the Play button moved when the preset's lesson caption wrapped to more lines."""
+    """The Play button moved when the preset's lesson caption wrapped to more lines."""
     where = set()
     for preset in PRESETS:
         panel.controls.apply_preset(preset)

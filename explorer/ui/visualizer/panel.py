@@ -297,7 +297,7 @@ class VisualizerPanel(Panel):
 
     # --- remembered between runs, and lesson steps ----------------------------------------------
     def remembered(self) -> dict[str, str | int]:
-        """Issue 14.12: the device, the launch, the speed and the zoom; issue 15.4: whether A and
+        """The device, the launch, the speed and the zoom; in compare mode, whether A and
         B are compared, B's device and launch (``b_*``) and the side being edited."""
         return {
             **saved_state(self.session),
