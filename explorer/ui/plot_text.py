@@ -46,7 +46,7 @@ class TidyAxis(pg.AxisItem):
     first), each only where it keeps clear of those kept before it."""
 
     @qt_guard
-    def generateDrawSpecs(self, p):  # noqa: ANN001, ANN201, N802 (pyqtgraph's name)
+    def generateDrawSpecs(self, p):
         specs = super().generateDrawSpecs(p)
         if specs is None:
             return None
@@ -54,7 +54,7 @@ class TidyAxis(pg.AxisItem):
         return axis_spec, tick_specs, spaced_texts(text_specs, px(TICK_GAP))
 
     @qt_guard
-    def _updateHeight(self) -> None:  # noqa: N802 (pyqtgraph's name)
+    def _updateHeight(self) -> None:
         """pyqtgraph reserves 80% of the axis title's height under the ticks and sets the title 5
         px lower: at 250% text the title's top ran into the tick numbers. The whole title fits."""
         super()._updateHeight()
