@@ -108,7 +108,7 @@ def check_real_run(ctx: CheckContext) -> CheckResult:
         record_figure(
             "1-D launch", float(one.n), "elements", f"{blocks} blocks of {threads}: {one.summary()}"
         ),
-        record_figure("kernel time", one.kernel_s * 1e3, "ms", "launch + synchronize"),
+        record_figure("kernel time", one.kernel_s * 1e3, "ms", one.kernel_method or "launch + synchronize"),
     ]
     if one.sm_of_block is not None and sms:
         model = [b % sms for b in range(blocks)]  # the visualizer's first wave deals blocks round-robin
