@@ -140,3 +140,34 @@ def test_a_gpu_run_says_its_time_is_cuda_events_and_the_method_survives_the_trip
     path = tmp_path / "run.npz"
     realrun._save(gpu, str(path))
     assert realrun._load(str(path), 1.0).kernel_method == realrun.TIMING_METHODS["gpu"]
+
+
+def test_the_gpu_acceptance_flags_a_real_run_not_timed_with_events(monkeypatch, tmp_path):
+    """The acceptance's real-run check on a GPU (stand-in runs: no GPU here) passes a run timed
+    with CUDA events and names one timed any other way."""
+    from pathlib import Path
+
+    import numpy as np
+
+    from explorer.acceptance import checks_launch
+    from explorer.acceptance.context import CheckContext, Sizes
+    from explorer.launch import config as launch_config
+
+    def fake_run(config: launch_config.LaunchConfig, **_kw: object) -> realrun.RealRunResult:
+        g, b, n, e = realrun._shape(config)
+        r = realrun.run_here(g, b, n, emulate=True, extent=e)
+        r.backend, r.kernel_method = "gpu", method
+        r.sm_of_block = np.arange(realrun._count(g), dtype=np.int32) % 4
+        return r
+
+    monkeypatch.setattr(checks_launch, "sm_count", lambda _ctx: 4)
+    monkeypatch.setattr(realrun, "run_real", fake_run)
+    ctx = CheckContext(device="cuda:0", out_dir=tmp_path, repo=Path("."), sizes=Sizes.tiny())
+    method = realrun.TIMING_METHODS["gpu"]
+    good = checks_launch.check_real_run(ctx)
+    assert good.status == "pass", good.summary
+    assert good.figures[1].name == "kernel time"
+    assert good.figures[1].note == realrun.TIMING_METHODS["gpu"]
+    method = "launch + synchronize"
+    bad = checks_launch.check_real_run(ctx)
+    assert bad.status != "pass" and "not taken with CUDA events" in bad.summary
