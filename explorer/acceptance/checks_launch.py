@@ -75,7 +75,7 @@ def check_real_run(ctx: CheckContext) -> CheckResult:
     """A 1-D launch of a few blocks per SM and a 2-D image launch, through the visualizer's own path
     (an agent child process), each element's writer against the model, and the SM map."""
     from explorer.launch.config import Dim3, LaunchConfig
-    from explorer.launch.realrun import run_real
+    from explorer.launch.realrun import TIMING_METHODS, run_real
 
     sms = sm_count(ctx)
     simulator = sms is None
@@ -104,11 +104,13 @@ def check_real_run(ctx: CheckContext) -> CheckResult:
             )
         if not simulator and result.backend != "gpu":
             problems.append(f"{name} ran {result.backend}, not on the GPU")
+        if not simulator and result.kernel_method != TIMING_METHODS["gpu"]:
+            problems.append(f"{name}'s kernel time was not taken with CUDA events: {result.kernel_method!r}")
     figures: list[Figure] = [
         record_figure(
             "1-D launch", float(one.n), "elements", f"{blocks} blocks of {threads}: {one.summary()}"
         ),
-        record_figure("kernel time", one.kernel_s * 1e3, "ms", "launch + synchronize"),
+        record_figure("kernel time", one.kernel_s * 1e3, "ms", one.kernel_method or "launch + synchronize"),
     ]
     if one.sm_of_block is not None and sms:
         model = [b % sms for b in range(blocks)]  # the visualizer's first wave deals blocks round-robin

@@ -3,39 +3,68 @@
 Imported only where a kernel is about to run (the benchmark worker, the simulator tests), since
 the import pulls in numba.cuda; under ``NUMBA_ENABLE_CUDASIM=1`` the same kernels run on numba's
 simulator, which is how the tests check their results without a GPU. Every thread walks the
-buffer with the grid's stride, so each warp reads 256 contiguous bytes at a time, and goes over it
-``reps`` times in one launch.
+buffer with the grid's stride, so each warp reads 256 contiguous bytes at a time, with ``UNROLL``
+loads in flight per step, and goes over it ``reps`` times in one launch.
 """
 
 from __future__ import annotations
 
 from explorer.numbacuda import cuda
 
+#: independent loads each thread has in flight per step of its walk: one load at a time leaves the
+#: memory system idle between a load's issue and its data (hundreds of cycles), and HBM only
+#: saturates with several per thread. Each of the ``UNROLL`` loads is still one warp-contiguous
+#: run (the grid's stride apart), so coalescing is unchanged.
+UNROLL = 4
+
 
 @cuda.jit
 def read(x, reps, out):
     """``acc += x[i]`` over the whole buffer ``reps`` times; each thread writes its sum (so no load
-    is dropped): 8 bytes read per element and pass."""
+    is dropped): 8 bytes read per element and pass. ``UNROLL`` independent loads per step, into
+    as many accumulators, then the tail one at a time."""
     start = cuda.grid(1)
     stride = cuda.gridsize(1)
-    acc = 0.0
+    n = x.shape[0]
+    acc0 = 0.0
+    acc1 = 0.0
+    acc2 = 0.0
+    acc3 = 0.0
     for _ in range(reps):
         i = start
-        while i < x.shape[0]:
-            acc += x[i]
+        while i + 3 * stride < n:
+            acc0 += x[i]
+            acc1 += x[i + stride]
+            acc2 += x[i + 2 * stride]
+            acc3 += x[i + 3 * stride]
+            i += 4 * stride
+        while i < n:
+            acc0 += x[i]
             i += stride
     if start < out.shape[0]:
-        out[start] = acc
+        out[start] = (acc0 + acc1) + (acc2 + acc3)
 
 
 @cuda.jit
 def copy(x, y, reps):
-    """``y[i] = x[i]`` ``reps`` times: 16 bytes per element and pass (read + write)."""
+    """``y[i] = x[i]`` ``reps`` times: 16 bytes per element and pass (read + write). ``UNROLL``
+    loads are issued before their stores, so they are in flight together."""
     start = cuda.grid(1)
     stride = cuda.gridsize(1)
+    n = x.shape[0]
     for _ in range(reps):
         i = start
-        while i < x.shape[0]:
+        while i + 3 * stride < n:
+            v0 = x[i]
+            v1 = x[i + stride]
+            v2 = x[i + 2 * stride]
+            v3 = x[i + 3 * stride]
+            y[i] = v0
+            y[i + stride] = v1
+            y[i + 2 * stride] = v2
+            y[i + 3 * stride] = v3
+            i += 4 * stride
+        while i < n:
             y[i] = x[i]
             i += stride
 
@@ -71,3 +100,15 @@ def fma(out, n, b, c):
         a7 = cuda.fma(a7, b, c)
     if start < out.shape[0]:
         out[start] = a0 + a1 + a2 + a3 + a4 + a5 + a6 + a7
+
+
+@cuda.jit
+def chase(nxt, steps, out):
+    """One thread follows ``nxt`` for ``steps`` dependent loads from slot 0 and writes where it
+    stopped (so no load is dropped): the latency ladder's kernel (``explorer.bench.chase``).
+    Launched with one block of one thread; any other thread does nothing."""
+    if cuda.grid(1) == 0:
+        j = 0
+        for _ in range(steps):
+            j = nxt[j]
+        out[0] = j

@@ -80,6 +80,47 @@ BACKEND_WORDS = {
 }
 
 
+#: how each backend's ``kernel_s`` is measured. Every one runs the kernel once first (a warm-up
+#: launch of one thread with the same argument types), so numba's compile is never inside the time:
+#: a first call compiles, and on a GPU that costs hundreds of milliseconds a kernel does not.
+TIMING_METHODS = {
+    "gpu": "CUDA events around one launch, after a warm-up launch compiled the kernel",
+    "simulator": "Python wall time of one simulated launch (the simulator's events record no time)",
+    "emulation": "wall time of one call of the compiled loop, after a warm-up call compiled it",
+}
+
+
+def kernel_time_words(seconds: float) -> str:
+    """A kernel's time at its own scale: µs below a millisecond, ms below a second, else s."""
+    if seconds < 1e-3:
+        return f"{seconds * 1e6:.1f} µs"
+    if seconds < 1.0:
+        return f"{seconds * 1e3:.2f} ms"
+    return f"{seconds:.2f} s"
+
+
+def time_launch(
+    cuda_api: Any, warm_up: Callable[[], None], launch: Callable[[], None], *, events: bool
+) -> float:
+    """Seconds one ``launch`` took, after ``warm_up`` (the same kernel with the same argument
+    types, which compiles it) ran and finished outside the timing. With ``events`` the time is
+    the GPU's own, between two CUDA events recorded around the launch; without, wall time to
+    ``synchronize`` (the simulator's events record nothing)."""
+    warm_up()
+    cuda_api.synchronize()
+    if events:
+        start, end = cuda_api.event(), cuda_api.event()
+        start.record()
+        launch()
+        end.record()
+        end.synchronize()
+        return float(cuda_api.event_elapsed_time(start, end)) / 1000.0
+    t0 = time.perf_counter()
+    launch()
+    cuda_api.synchronize()
+    return time.perf_counter() - t0
+
+
 def cpu_backend(threads: int) -> str:
     """Without a GPU: the simulator for small launches, the compiled emulation for the rest."""
     return "simulator" if threads <= SIMULATOR_PREFERRED_MAX_THREADS else "emulation"
@@ -98,7 +139,7 @@ class RealRunResult:
     thread_of_element: np.ndarray  # int64, length n; -1 where no thread wrote
     writes_per_element: np.ndarray  # int32, length n; 1 everywhere for a correct launch
     sum_correct: bool  # c == a + b wherever an element was written
-    kernel_s: float  # launch + synchronize, seconds (the simulator's is Python time)
+    kernel_s: float  # one launch, after a warm-up launch compiled it; how: ``kernel_method``
     total_s: float  # child process wall time, including numba's import and compile
     # a 2D/3D problem: element i is (x, y, z) with i = (z * height + y) * width + x, written by the
     # thread at that position; None for a 1-D n
@@ -109,6 +150,8 @@ class RealRunResult:
     #: register says (int32); None where it could not be read, and ``sm_note`` says why
     sm_of_block: np.ndarray | None = None
     sm_note: str = ""
+    #: how ``kernel_s`` was measured (``TIMING_METHODS``); "" from an agent older than the field
+    kernel_method: str = ""
 
     def sms_used(self) -> int | None:
         """How many different SMs ran the launch's blocks (``None`` without an SM map)."""
@@ -167,7 +210,7 @@ class RealRunResult:
             e = self.extent
             shape = f"{e[0]:,} x {e[1]:,}" + (f" x {e[2]:,}" if e[2] != 1 else "")
             what = f"the {shape} problem ({self.n:,} elements)"
-        parts = [f"Ran {what} {where} in {self.kernel_s * 1000:.1f} ms"]
+        parts = [f"Ran {what} {where} in {kernel_time_words(self.kernel_s)}"]
         if self.untouched:
             parts.append(f"{self.untouched:,} elements untouched: the grid has too few threads")
         if self.written_twice:
@@ -426,6 +469,7 @@ def _run_emulated(g: Dim, b: Dim, n_elements: int, extent: Dim | None) -> RealRu
         kernel_s=kernel_s,
         total_s=time.perf_counter() - t_total,
         extent=extent,
+        kernel_method=TIMING_METHODS["emulation"],
     )
 
 
@@ -479,14 +523,30 @@ def run_here(
             sm_note = (
                 f"%smid could not be read: {(str(exc).strip().splitlines() or [type(exc).__name__])[0][:200]}"
             )
-    cuda.synchronize()
-    t0 = time.perf_counter()
+    # the warm-up: one thread writing one element of scratch arrays of the same types, so the
+    # timed launch finds the kernel compiled and the real arrays untouched
+    s_a, s_b, s_c = (cuda.to_device(np.zeros(1, np.float32)) for _ in range(3))
+    s_block, s_thread = (cuda.to_device(np.full(1, -1, np.int64)) for _ in range(2))
+    s_writes = cuda.to_device(np.zeros(1, np.int32))
+    one = (1, 1, 1)
     if d_sm is not None:
-        kernel_sm[g, b](d_a, d_b, d_c, d_block, d_thread, d_writes, d_sm, n_elements, *_extent_args(e))
+        s_sm = cuda.to_device(np.full(1, -1, np.int32))
+
+        def warm_up() -> None:
+            kernel_sm[one, one](s_a, s_b, s_c, s_block, s_thread, s_writes, s_sm, 1, 0, 0, 0)
+
+        def launch() -> None:
+            kernel_sm[g, b](d_a, d_b, d_c, d_block, d_thread, d_writes, d_sm, n_elements, *_extent_args(e))
+
     else:
-        kernel[g, b](d_a, d_b, d_c, d_block, d_thread, d_writes, n_elements, *_extent_args(e))
-    cuda.synchronize()
-    kernel_s = time.perf_counter() - t0
+
+        def warm_up() -> None:
+            kernel[one, one](s_a, s_b, s_c, s_block, s_thread, s_writes, 1, 0, 0, 0)
+
+        def launch() -> None:
+            kernel[g, b](d_a, d_b, d_c, d_block, d_thread, d_writes, n_elements, *_extent_args(e))
+
+    kernel_s = time_launch(cuda, warm_up, launch, events=not simulator)
     c = d_c.copy_to_host()
     writes = d_writes.copy_to_host()
     written = writes > 0
@@ -511,6 +571,7 @@ def run_here(
         extent=e,
         sm_of_block=d_sm.copy_to_host() if d_sm is not None else None,
         sm_note=sm_note,
+        kernel_method=TIMING_METHODS["simulator" if simulator else "gpu"],
     )
 
 
@@ -528,6 +589,7 @@ def _save(result: RealRunResult, path: str) -> None:
         "kernel_s": result.kernel_s,
         "total_s": result.total_s,
         "sm_note": result.sm_note,
+        "kernel_method": result.kernel_method,
     }
     arrays: dict[str, Any] = {
         "meta": np.frombuffer(json.dumps(meta).encode(), dtype=np.uint8),
@@ -607,6 +669,7 @@ def _load(
             total_s=total_s,
             sm_of_block=data["sm_of_block"] if "sm_of_block" in data.files else None,
             sm_note=str(meta.get("sm_note", "")),
+            kernel_method=str(meta.get("kernel_method", "")),
         )
 
 
@@ -804,6 +867,7 @@ def result_to_inline(result: RealRunResult) -> dict[str, Any]:
         "sum_correct": result.sum_correct,
         "kernel_s": result.kernel_s,
         "sm_note": sm_note,
+        "kernel_method": result.kernel_method,
         **arrays,
     }
 
@@ -856,6 +920,7 @@ def result_from_inline(
             extent=extent,
             sm_of_block=_sm_map_from_inline(data, grid),
             sm_note=str(data.get("sm_note") or "")[:300],
+            kernel_method=str(data.get("kernel_method") or "")[:300],
         )
     except ValueError as exc:
         raise UserError(f"the remote's real run sent a result that is not valid here: {exc}") from None

@@ -83,3 +83,39 @@ def test_on_a_gpu_vector_add_points_are_within_110_percent_of_their_level(gpu_he
         if not p.noisy:
             assert p.roof_share <= 1.10, (p.size, p.roof_level, p.roof_share, p.roof_note)
     assert next(p for p in points if p.size == 100_000_000).roof_level == "DRAM"
+
+
+UNROLLED = textwrap.dedent(
+    """
+    import json
+    import numpy as np
+    from explorer.numbacuda import cuda
+    from explorer.bench import gpu_sweep, roof_kernels
+
+    blocks, reps = 2, 3
+    stride = blocks * gpu_sweep.THREADS
+    out = {}
+    # 1 element, fewer than the grid, odd, one short of / at / one past a whole unrolled step, more
+    for n in (1, 7, stride - 1, stride, 4 * stride - 1, 4 * stride, 4 * stride + 1, 9 * stride + 13):
+        host = np.random.default_rng(n).integers(-1000, 1000, n).astype(np.float64)
+        x = cuda.to_device(host)
+        y = cuda.to_device(np.full(n, np.nan))
+        sums = cuda.to_device(np.full(stride, np.nan))
+        roof_kernels.read[blocks, gpu_sweep.THREADS](x, reps, sums)
+        roof_kernels.copy[blocks, gpu_sweep.THREADS](x, y, reps)
+        # thread t adds x[t], x[t + stride], ...: integers, so every sum is exact
+        want = np.array([reps * host[t::stride].sum() for t in range(stride)])
+        out[str(n)] = [bool(np.array_equal(sums.copy_to_host(), want)),
+                       bool(np.array_equal(y.copy_to_host(), host))]
+    print("RESULT" + json.dumps({"unroll": roof_kernels.UNROLL, "sizes": out}))
+    """
+)
+
+
+@pytest.mark.slow
+def test_the_unrolled_kernels_read_and_copy_every_element_exactly_once_per_pass():
+    """Four loads in flight per step, then the tail one at a time: each thread's sum is exactly its
+    own elements' and the copy arrives whole, for sizes around every edge of the unrolled walk."""
+    out = run_on_simulator(UNROLLED)
+    assert out["unroll"] == 4
+    assert out["sizes"] and all(ok == [True, True] for ok in out["sizes"].values()), out["sizes"]
