@@ -10,8 +10,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction, QActionGroup, QKeySequence
-from PySide6.QtWidgets import QMenu
+from PySide6.QtWidgets import QDialog, QMenu
 
 from explorer.ui.handout import export_handout_dialog
 from explorer.ui.pages import PAGES
@@ -107,3 +108,19 @@ def build_menus(window: MainWindow) -> WindowActions:
     about.triggered.connect(window.show_about)
     help_menu.addAction(about)
     return WindowActions(export, pages, dark, presentation, refresh, help_menu, view_menu, lesson_place)
+
+
+def add_quiz_items(window: MainWindow, lessons_menu: QMenu) -> None:
+    """Lessons > Practice…: questions by topic, answered with a confidence, scored per concept."""
+    from explorer.ui.quiz.practice_dialog import PracticeDialog  # built when asked for, not at start
+
+    lessons_menu.addSeparator()
+    practice = QAction("&Practice…", window)
+    practice.setToolTip("Questions by topic: predict, commit, then see the answer and the rule")
+    practice.triggered.connect(lambda: _open(PracticeDialog(window)))
+    lessons_menu.addAction(practice)
+
+
+def _open(dialog: QDialog) -> None:
+    dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)  # each opening starts afresh
+    dialog.open()

@@ -51,3 +51,21 @@ def test_a_commit_shows_the_reveal_and_the_score(dialog):
     d.next_question()
     follow = d.practice.current
     assert follow is not None and parse_id(follow.id)[:2] == parse_id(missed.id)[:2]
+
+
+def test_the_lessons_menu_opens_practice(qtbot, tmp_path, monkeypatch):
+    from PySide6.QtWidgets import QMenuBar
+
+    from explorer.ui.menus import add_quiz_items
+
+    monkeypatch.setenv("DEVICE_EXPLORER_HOME", str(tmp_path / "home"))
+    bar = QMenuBar()
+    qtbot.addWidget(bar)
+    menu = bar.addMenu("&Lessons")
+    add_quiz_items(bar, menu)  # any widget parents the actions
+    (practice,) = [a for a in menu.actions() if a.text() == "&Practice…"]
+    practice.trigger()
+    qtbot.waitUntil(lambda: bar.findChild(PracticeDialog) is not None, timeout=10_000)
+    dialog = bar.findChild(PracticeDialog)
+    assert dialog.practice.current is not None
+    dialog.close()
