@@ -111,14 +111,21 @@ def build_menus(window: MainWindow) -> WindowActions:
 
 
 def add_quiz_items(window: MainWindow, lessons_menu: QMenu) -> None:
-    """Lessons > Practice…: questions by topic, answered with a confidence, scored per concept."""
-    from explorer.ui.quiz.practice_dialog import PracticeDialog  # built when asked for, not at start
+    """Lessons > Practice… (questions by topic, scored per concept) and Gather class answers…"""
+    from explorer.ui.quiz.gather_dialog import GatherDialog  # built when asked for, not at start
+    from explorer.ui.quiz.practice_dialog import PracticeDialog
 
     lessons_menu.addSeparator()
     practice = QAction("&Practice…", window)
     practice.setToolTip("Questions by topic: predict, commit, then see the answer and the rule")
     practice.triggered.connect(lambda: _open(PracticeDialog(window)))
     lessons_menu.addAction(practice)
+    gather = QAction("&Gather class answers…", window)
+    gather.setToolTip(
+        "A folder of students' answers files: each question's answers, confidence and share right"
+    )
+    gather.triggered.connect(lambda: _open(GatherDialog(window)))
+    lessons_menu.addAction(gather)
 
 
 def _open(dialog: QDialog) -> None:

@@ -64,6 +64,7 @@ def test_the_lessons_menu_opens_practice(qtbot, tmp_path, monkeypatch):
     menu = bar.addMenu("&Lessons")
     add_quiz_items(bar, menu)  # any widget parents the actions
     (practice,) = [a for a in menu.actions() if a.text() == "&Practice…"]
+    assert [a.text() for a in menu.actions() if a.text() == "&Gather class answers…"]
     practice.trigger()
     qtbot.waitUntil(lambda: bar.findChild(PracticeDialog) is not None, timeout=10_000)
     dialog = bar.findChild(PracticeDialog)
