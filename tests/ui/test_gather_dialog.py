@@ -8,6 +8,8 @@ import os
 import random
 from collections import Counter
 
+import pytest
+
 from explorer.quiz import answers
 from explorer.quiz.answers import COLUMNS, CONFIDENCES
 from explorer.quiz.topics import questions
@@ -78,3 +80,36 @@ def test_a_folder_that_is_not_there_is_one_line(qtbot, tmp_path):
     d.load(str(tmp_path / "nope"))
     assert "no folder" in d.status.text() and "\n" not in d.status.text()
     assert d.table.rowCount() == 0
+
+
+@pytest.mark.parametrize(("size", "scale"), [((1024, 768), 100), ((1280, 800), 200)])
+def test_both_dialogs_fit_a_projector_and_large_text(qtbot, tmp_path, monkeypatch, size, scale):
+    from PySide6.QtWidgets import QApplication
+
+    from explorer.ui.quiz.practice_dialog import PracticeDialog
+    from explorer.ui.theme import set_text_scale, text_scale_pct
+    from tests.ui.layout_check import clipped
+
+    monkeypatch.setenv("DEVICE_EXPLORER_HOME", str(tmp_path / "home"))
+    folder = tmp_path / "class"
+    folder.mkdir()
+    rows = [["s", "", "", q.id, str(q.answer), "think so", "1", "t"] for q in QUESTIONS]
+    for s in range(5):
+        (folder / f"s{s}.csv").write_text(_file(rows), encoding="utf-8")
+    (folder / "zz-header.csv").write_text("name,score\nbob,10\n")
+    before = text_scale_pct()
+    try:
+        set_text_scale(QApplication.instance(), scale)
+        practice, gathered = PracticeDialog(seed=4), GatherDialog()
+        for d in (practice, gathered):
+            qtbot.addWidget(d)
+            d.resize(*size)
+            d.show()
+            qtbot.waitExposed(d)
+        practice.ask.answer.setText("3")
+        practice.ask.commit()
+        gathered.load(str(folder))
+        for d in (practice, gathered):
+            qtbot.waitUntil(lambda d=d: not clipped(d), timeout=10_000)
+    finally:  # the text size is the application's: the tests after this one run at their own
+        set_text_scale(QApplication.instance(), before)

@@ -4,10 +4,12 @@ why. A damaged or hostile file is one line in the skipped list, never an error b
 
 from __future__ import annotations
 
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
     QDialog,
     QFileDialog,
     QHBoxLayout,
+    QHeaderView,
     QLabel,
     QLineEdit,
     QListWidget,
@@ -21,7 +23,7 @@ from PySide6.QtWidgets import (
 from explorer.errors import UserError
 from explorer.quiz.answers import CONFIDENCES, Gathered, gather
 
-COLUMNS = ("question", "students", "right", "share right", "answers (count)", "confidence (count)")
+COLUMNS = ("question", "students", "right", "share right", "answers", "confidence")  # each "x (count)"
 
 
 class GatherDialog(QDialog):
@@ -41,7 +43,13 @@ class GatherDialog(QDialog):
         self.table.setHorizontalHeaderLabels(list(COLUMNS))
         self.table.verticalHeader().hide()
         self.table.setWordWrap(True)
+        for col in (4, 5):  # the histograms take what room is left and wrap within it
+            self.table.horizontalHeader().setSectionResizeMode(col, QHeaderView.ResizeMode.Stretch)
+        # the rows' heights follow the wrapped histograms once the columns have their widths
+        self.table.horizontalHeader().sectionResized.connect(lambda *_: self.table.resizeRowsToContents())
         self.skipped = QListWidget()
+        self.skipped.setWordWrap(True)  # a reason is read whole, not scrolled to
+        self.skipped.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.gathered: Gathered | None = None
         top = QHBoxLayout()
         top.addWidget(self.folder, 1)
@@ -89,7 +97,8 @@ class GatherDialog(QDialog):
             ]
             for col, text in enumerate(cells):
                 self.table.setItem(row, col, QTableWidgetItem(text))
-        self.table.resizeColumnsToContents()
+        for col in range(4):
+            self.table.resizeColumnToContents(col)
         self.table.resizeRowsToContents()
         self.skipped.clear()
         self.skipped.addItems(g.skipped if g is not None else [])

@@ -45,9 +45,7 @@ class PracticeDialog(QDialog):
         self.next_button = QPushButton("Next question")
         self.next_button.clicked.connect(self.next_question)
         self.score = QTableWidget(0, 3 + len(SHOWN_CONFIDENCES))
-        self.score.setHorizontalHeaderLabels(
-            ["concept", "asked", "right", *(f"right when {c}" for c in SHOWN_CONFIDENCES)]
-        )
+        self.score.setHorizontalHeaderLabels(["concept", "asked", "right", *SHOWN_CONFIDENCES])
         self.score.verticalHeader().hide()
         top = QHBoxLayout()
         top.addWidget(QLabel("Topic:"))
@@ -57,6 +55,9 @@ class PracticeDialog(QDialog):
         layout.addWidget(self.ask)
         layout.addWidget(self.reveal)
         layout.addWidget(self.next_button)
+        note = QLabel("Score per concept; under each confidence: right/asked when you said so.")
+        note.setWordWrap(True)
+        layout.addWidget(note)
         layout.addWidget(self.score, 1)
         self.practice: Practice
         self._start()
