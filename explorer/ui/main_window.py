@@ -49,7 +49,7 @@ from explorer.ui.context import AppContext
 from explorer.ui.devices_panel import DevicesPanel
 from explorer.ui.guard import qt_guard
 from explorer.ui.lessons.player import LessonPlayer
-from explorer.ui.menus import build_menus
+from explorer.ui.menus import add_quiz_items, build_menus
 from explorer.ui.pages import PAGE_KEYS, PAGES, PageSpec
 from explorer.ui.panel import ExportFormat, Panel, UnavailablePanel, export_format
 from explorer.ui.shortcuts import ShortcutsDialog
@@ -385,7 +385,8 @@ class MainWindow(QMainWindow):
         self._page_actions, self._help_menu = actions.pages, actions.help_menu
         self.lessons = LessonPlayer(self)
         self.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, self.lessons)
-        self.lessons.build_menu(self.menuBar(), self._help_menu.menuAction())
+        lessons_menu = self.lessons.build_menu(self.menuBar(), self._help_menu.menuAction())
+        add_quiz_items(self, lessons_menu)
         # View > Lesson narration (N): fold the lesson's words, so the figure takes the height
         actions.view_menu.insertAction(actions.lesson_place, self.lessons.narration_action)
         actions.view_menu.insertAction(actions.lesson_place, self.lessons.ask_action)

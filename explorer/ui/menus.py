@@ -10,8 +10,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction, QActionGroup, QKeySequence
-from PySide6.QtWidgets import QMenu
+from PySide6.QtWidgets import QDialog, QMenu
 
 from explorer.ui.handout import export_handout_dialog
 from explorer.ui.pages import PAGES
@@ -113,3 +114,26 @@ def build_menus(window: MainWindow) -> WindowActions:
     about.triggered.connect(window.show_about)
     help_menu.addAction(about)
     return WindowActions(export, pages, dark, presentation, refresh, help_menu, view_menu, lesson_place)
+
+
+def add_quiz_items(window: MainWindow, lessons_menu: QMenu) -> None:
+    """Lessons > Practice… (questions by topic, scored per concept) and Gather class answers…"""
+    from explorer.ui.quiz.gather_dialog import GatherDialog  # built when asked for, not at start
+    from explorer.ui.quiz.practice_dialog import PracticeDialog
+
+    lessons_menu.addSeparator()
+    practice = QAction("&Practice…", window)
+    practice.setToolTip("Questions by topic: predict, commit, then see the answer and the rule")
+    practice.triggered.connect(lambda: _open(PracticeDialog(window)))
+    lessons_menu.addAction(practice)
+    gather = QAction("&Gather class answers…", window)
+    gather.setToolTip(
+        "A folder of students' answers files: each question's answers, confidence and share right"
+    )
+    gather.triggered.connect(lambda: _open(GatherDialog(window)))
+    lessons_menu.addAction(gather)
+
+
+def _open(dialog: QDialog) -> None:
+    dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)  # each opening starts afresh
+    dialog.open()

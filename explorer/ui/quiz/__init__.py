@@ -1,0 +1,1 @@
+"""The quiz's windows: practice questions and a class's gathered answers."""
