@@ -72,6 +72,8 @@ def test_eighty_students_are_shown_as_their_files_hold_them(qtbot, tmp_path):
         assert d.table.item(row, 3).text() == f"{100 * r / 80:.0f}%"
         assert _cell_counts(d.table.item(row, 4).text()) == a
         assert _cell_counts(d.table.item(row, 5).text()) == c
+        d.table.selectRow(row)  # the picked question's answers, drawn as bars
+        assert Counter(dict(d.bars())) == a and sum(n for _a, n in d.bars()) == 80
 
 
 def test_a_folder_that_is_not_there_is_one_line(qtbot, tmp_path):

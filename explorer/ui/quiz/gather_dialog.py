@@ -4,6 +4,9 @@ why. A damaged or hostile file is one line in the skipped list, never an error b
 
 from __future__ import annotations
 
+import html
+
+import pyqtgraph as pg
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
     QDialog,
@@ -22,6 +25,9 @@ from PySide6.QtWidgets import (
 
 from explorer.errors import UserError
 from explorer.quiz.answers import CONFIDENCES, Gathered, gather
+from explorer.ui.plot_text import TidyAxis, axis_title, hold_plot_lines, plot_title, restyle
+from explorer.ui.plot_widget import plot_widget
+from explorer.ui.theme import current_theme
 
 COLUMNS = ("question", "students", "right", "share right", "answers", "confidence")  # each "x (count)"
 
@@ -47,10 +53,27 @@ class GatherDialog(QDialog):
             self.table.horizontalHeader().setSectionResizeMode(col, QHeaderView.ResizeMode.Stretch)
         # the rows' heights follow the wrapped histograms once the columns have their widths
         self.table.horizontalHeader().sectionResized.connect(lambda *_: self.table.resizeRowsToContents())
+        # the picked question's answers as bars: what a teacher puts on the projector between the
+        # vote and the discussion
+        self.chart = plot_widget(axisItems={"bottom": TidyAxis("bottom")})
+        self.chart.setMouseEnabled(False, False)
+        self.chart.hideButtons()
+        self.chart.showGrid(y=True, alpha=0.25)
+        theme = current_theme()
+        self.chart.setBackground(theme.plot_background)  # the theme's, as every plot of the window
+        for side in ("left", "bottom"):
+            self.chart.getAxis(side).setTextPen(theme.plot_foreground)
+            self.chart.getAxis(side).setPen(theme.plot_foreground)
+        restyle(self.chart)
+        hold_plot_lines(self.chart)
+        self.table.setSelectionBehavior(QTableWidget.SelectionBehavior.SelectRows)
+        self.table.setSelectionMode(QTableWidget.SelectionMode.SingleSelection)
+        self.table.itemSelectionChanged.connect(self._draw_picked)
         self.skipped = QListWidget()
         self.skipped.setWordWrap(True)  # a reason is read whole, not scrolled to
         self.skipped.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.gathered: Gathered | None = None
+        self._bars: list[tuple[str, int]] = []
         top = QHBoxLayout()
         top.addWidget(self.folder, 1)
         top.addWidget(choose)
@@ -58,6 +81,7 @@ class GatherDialog(QDialog):
         layout.addLayout(top)
         layout.addWidget(self.status)
         layout.addWidget(self.table, 3)
+        layout.addWidget(self.chart, 3)
         layout.addWidget(QLabel("Files left out:"))
         layout.addWidget(self.skipped, 1)
 
@@ -102,3 +126,40 @@ class GatherDialog(QDialog):
         self.table.resizeRowsToContents()
         self.skipped.clear()
         self.skipped.addItems(g.skipped if g is not None else [])
+        if tallies:
+            self.table.selectRow(0)
+        self._draw_picked()
+
+    def bars(self) -> list[tuple[str, int]]:
+        """The answers the chart draws now, most given first, with their counts."""
+        return list(self._bars)
+
+    def _draw_picked(self) -> None:
+        """The picked question's answers as bars (the first question's, before any is picked)."""
+        self.chart.clear()
+        self._bars = []
+        rows = self.table.selectionModel().selectedRows()
+        tallies = list(self.gathered.questions.values()) if self.gathered is not None else []
+        if not rows or not 0 <= rows[0].row() < len(tallies):
+            plot_title(self.chart, "Pick a question to see its answers", current_theme().muted)
+            return
+        t = tallies[rows[0].row()]
+        self._bars = list(t.answers.most_common())
+        theme = current_theme()
+        xs = list(range(len(self._bars)))
+        self.chart.addItem(
+            pg.BarGraphItem(
+                x=xs,
+                height=[n for _a, n in self._bars],
+                width=0.6,
+                brush=theme.accent,
+                pen=theme.plot_foreground,
+            )
+        )
+        self.chart.getAxis("bottom").setTicks([[(x, a) for x, (a, _n) in zip(xs, self._bars, strict=True)]])
+        self.chart.setXRange(-0.6, max(len(xs) - 0.4, 0.6), padding=0)
+        self.chart.setYRange(0, max((n for _a, n in self._bars), default=1) * 1.15, padding=0)
+        title = f"{t.question_id}: {t.total} students, {100 * t.share_right:.0f}% right"
+        plot_title(self.chart, html.escape(title), theme.plot_foreground)
+        axis_title(self.chart, "left", "students", theme.plot_foreground)
+        axis_title(self.chart, "bottom", "answer", theme.plot_foreground)
