@@ -17,6 +17,7 @@ from PySide6.QtWidgets import (
     QLineEdit,
     QListWidget,
     QPushButton,
+    QScrollArea,
     QTableWidget,
     QTableWidgetItem,
     QVBoxLayout,
@@ -28,6 +29,7 @@ from explorer.quiz.answers import CONFIDENCES, Gathered, gather
 from explorer.ui.plot_text import TidyAxis, axis_title, hold_plot_lines, plot_title, restyle
 from explorer.ui.plot_widget import plot_widget
 from explorer.ui.theme import current_theme
+from explorer.ui.widgets import ELIDE_ALLOWED, SCROLL_ALLOWED
 
 COLUMNS = ("question", "students", "right", "share right", "answers", "confidence")  # each "x (count)"
 
@@ -41,6 +43,8 @@ class GatherDialog(QDialog):
         self.folder = QLineEdit()
         self.folder.setPlaceholderText("a folder of students' quiz-answers .csv files")
         self.folder.returnPressed.connect(lambda: self.load(self.folder.text()))
+        # a long folder path scrolls in its field, as any path does; its whole text is on hover
+        self.folder.setProperty(ELIDE_ALLOWED, True)
         choose = QPushButton("Choose folder…")
         choose.clicked.connect(self.choose)
         self.status = QLabel("No folder read yet.")
@@ -77,13 +81,25 @@ class GatherDialog(QDialog):
         top = QHBoxLayout()
         top.addWidget(self.folder, 1)
         top.addWidget(choose)
+        # the table, the chart and the skipped files scroll together where the dialog is short (a
+        # projector at 200%): each keeps its least height, none is squashed
+        body = QWidget()
+        inner = QVBoxLayout(body)
+        inner.setContentsMargins(0, 0, 0, 0)
+        inner.addWidget(self.table, 3)
+        inner.addWidget(self.chart, 3)
+        inner.addWidget(QLabel("Files left out:"))
+        inner.addWidget(self.skipped, 1)
+        self.body_area = QScrollArea()
+        self.body_area.setWidget(body)
+        self.body_area.setWidgetResizable(True)
+        self.body_area.setFrameShape(QScrollArea.Shape.NoFrame)
+        self.body_area.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.body_area.setProperty(SCROLL_ALLOWED, True)
         layout = QVBoxLayout(self)
         layout.addLayout(top)
         layout.addWidget(self.status)
-        layout.addWidget(self.table, 3)
-        layout.addWidget(self.chart, 3)
-        layout.addWidget(QLabel("Files left out:"))
-        layout.addWidget(self.skipped, 1)
+        layout.addWidget(self.body_area, 1)
 
     def choose(self) -> None:
         path = QFileDialog.getExistingDirectory(self, "Folder of students' answers files")
@@ -93,6 +109,7 @@ class GatherDialog(QDialog):
     def load(self, path: str) -> None:
         """Read ``path`` and show it; a folder that cannot be read is one line in the status."""
         self.folder.setText(path)
+        self.folder.setToolTip(path)
         try:
             g = gather(path)
         except UserError as exc:
