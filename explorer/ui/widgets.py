@@ -697,3 +697,17 @@ def number_field(box: Box) -> Box:
         line.textEdited.connect(lambda _text: watcher.watch(box))
     box.editingFinished.connect(lambda: watcher.stop(box))
     return box
+
+
+def scrolling(inner: QWidget) -> QScrollArea:
+    """``inner`` in a frameless area that scrolls up and down (never sideways): at a large text
+    size a column taller than the page scrolls instead of being cut off."""
+    area = QScrollArea()
+    area.setWidget(inner)
+    area.setWidgetResizable(True)
+    area.setFrameShape(QFrame.Shape.NoFrame)
+    area.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+    # the tab's own background shows through, as it did before the column could scroll
+    area.viewport().setAutoFillBackground(False)
+    inner.setAutoFillBackground(False)
+    return area

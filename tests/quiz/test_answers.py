@@ -3,7 +3,6 @@ are right, and a damaged or hostile file is skipped with one line, never half-co
 
 from __future__ import annotations
 
-import csv
 import io
 import json
 import os
@@ -14,8 +13,9 @@ import pytest
 
 from explorer.cli import main
 from explorer.quiz import answers
-from explorer.quiz.answers import COLUMNS, CONFIDENCES, gather
+from explorer.quiz.answers import CONFIDENCES, gather
 from explorer.quiz.topics import make_question
+from tests.answer_files import answers_file
 
 
 @pytest.fixture
@@ -25,14 +25,6 @@ def home(tmp_path, monkeypatch):
 
 
 QUESTIONS = [make_question("occupancy", "limiter", 1), make_question("banks", "conflict", 2)]
-
-
-def _file(rows: list[list[str]]) -> str:
-    buf = io.StringIO()
-    w = csv.writer(buf, lineterminator="\n")
-    w.writerow(COLUMNS)
-    w.writerows(rows)
-    return buf.getvalue()
 
 
 def test_eighty_students_give_the_right_histograms_and_damaged_files_are_named(tmp_path):
@@ -52,12 +44,16 @@ def test_eighty_students_give_the_right_histograms_and_damaged_files_are_named(t
             a[last] += 1
             c[sure] += 1
             expected[q.id] = (a, c, r + (last == str(q.answer)))
-        (folder / f"student{s:02}.csv").write_text(_file(rows), encoding="utf-8")
+        (folder / f"student{s:02}.csv").write_text(answers_file(rows), encoding="utf-8")
     # the damaged and the hostile, each one line and never counted
-    (folder / "zz-truncated.csv").write_text(_file([["x", "", "", QUESTIONS[0].id, "3"]]), encoding="utf-8")
+    (folder / "zz-truncated.csv").write_text(
+        answers_file([["x", "", "", QUESTIONS[0].id, "3"]]), encoding="utf-8"
+    )
     (folder / "zz-binary.csv").write_bytes(b"\xff\xfe" + os.urandom(64))
     (folder / "zz-huge.csv").write_bytes(b"a" * (answers.MAX_FILE_BYTES + 1))
-    (folder / "zz-planted-id.csv").write_text(_file([["x", "", "", "../../etc", "1", "sure", "1", "t"]]))
+    (folder / "zz-planted-id.csv").write_text(
+        answers_file([["x", "", "", "../../etc", "1", "sure", "1", "t"]])
+    )
     (folder / "zz-header.csv").write_text("name,score\nbob,10\n")
     (folder / "zz-link.csv").symlink_to(folder / "student00.csv")
     os.mkfifo(folder / "zz-fifo.csv")

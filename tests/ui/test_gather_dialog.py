@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import csv
-import io
 import os
 import random
 from collections import Counter
@@ -11,19 +9,12 @@ from collections import Counter
 import pytest
 
 from explorer.quiz import answers
-from explorer.quiz.answers import COLUMNS, CONFIDENCES
+from explorer.quiz.answers import CONFIDENCES
 from explorer.quiz.topics import questions
 from explorer.ui.quiz.gather_dialog import GatherDialog
+from tests.answer_files import answers_file
 
 QUESTIONS = questions("all", 8, seed=5)
-
-
-def _file(rows: list[list[str]]) -> str:
-    buf = io.StringIO()
-    w = csv.writer(buf, lineterminator="\n")
-    w.writerow(COLUMNS)
-    w.writerows(rows)
-    return buf.getvalue()
 
 
 def _cell_counts(text: str) -> Counter[str]:
@@ -50,11 +41,13 @@ def test_eighty_students_are_shown_as_their_files_hold_them(qtbot, tmp_path):
             a[answers._number_key(given)] += 1
             c[sure] += 1
             want[q.id] = (a, c, r + ok)
-        (folder / f"student{s:02}.csv").write_text(_file(rows), encoding="utf-8")
+        (folder / f"student{s:02}.csv").write_text(answers_file(rows), encoding="utf-8")
     (folder / "zz-binary.csv").write_bytes(b"\xff\xfe" + os.urandom(64))
     (folder / "zz-huge.csv").write_bytes(b"a" * (answers.MAX_FILE_BYTES + 1))
     (folder / "zz-header.csv").write_text("name,score\nbob,10\n")
-    (folder / "zz-planted-id.csv").write_text(_file([["x", "", "", "../../etc", "1", "sure", "1", "t"]]))
+    (folder / "zz-planted-id.csv").write_text(
+        answers_file([["x", "", "", "../../etc", "1", "sure", "1", "t"]])
+    )
 
     d = GatherDialog()
     qtbot.addWidget(d)
@@ -97,7 +90,7 @@ def test_both_dialogs_fit_a_projector_and_large_text(qtbot, tmp_path, monkeypatc
     folder.mkdir()
     rows = [["s", "", "", q.id, str(q.answer), "think so", "1", "t"] for q in QUESTIONS]
     for s in range(5):
-        (folder / f"s{s}.csv").write_text(_file(rows), encoding="utf-8")
+        (folder / f"s{s}.csv").write_text(answers_file(rows), encoding="utf-8")
     (folder / "zz-header.csv").write_text("name,score\nbob,10\n")
     before = text_scale_pct()
     try:

@@ -15,12 +15,10 @@ from PySide6.QtGui import QColor, QDragEnterEvent, QDropEvent
 from PySide6.QtWidgets import (
     QComboBox,
     QFileDialog,
-    QFrame,
     QHBoxLayout,
     QHeaderView,
     QLabel,
     QPushButton,
-    QScrollArea,
     QSizePolicy,
     QStackedWidget,
     QTableWidget,
@@ -38,7 +36,7 @@ from explorer.memory.banks import BankConflicts
 from explorer.memory.coalescing import Coalescing
 from explorer.ui.guard import qt_guard
 from explorer.ui.memory.canvas import BankCanvas, CoalescingCanvas
-from explorer.ui.widgets import SCROLL_ALLOWED
+from explorer.ui.widgets import SCROLL_ALLOWED, scrolling
 from explorer.ui.workers import run_in_daemon_thread
 
 COLUMNS = (
@@ -136,11 +134,7 @@ class KernelTab(QWidget):
         below_layout.setContentsMargins(0, 0, 0, 0)
         below_layout.addWidget(self.detail)
         below_layout.addWidget(self.pictures, 1)
-        self.below = QScrollArea()
-        self.below.setWidget(below)
-        self.below.setWidgetResizable(True)
-        self.below.setFrameShape(QFrame.Shape.NoFrame)
-        self.below.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.below = scrolling(below)
         self.below.setProperty(SCROLL_ALLOWED, True)
         layout = QVBoxLayout(self)
         layout.addLayout(top)

@@ -9,13 +9,13 @@ from __future__ import annotations
 import math
 
 import pyqtgraph as pg
-from PySide6.QtCore import QPoint, Qt, QTimer
+from PySide6.QtCore import QPoint, QTimer
 from PySide6.QtGui import QFontMetricsF
-from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QScrollArea, QSpinBox, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QScrollArea, QSpinBox, QVBoxLayout, QWidget
 
 from explorer.ui.guard import qt_guard
 from explorer.ui.theme import px
-from explorer.ui.widgets import number_field
+from explorer.ui.widgets import number_field, scrolling
 
 
 def spin(lo: int, hi: int, value: int, tip: str) -> QSpinBox:
@@ -113,20 +113,6 @@ def legend(items: tuple[tuple[str, str], ...]) -> QLabel:
 #: LEFT_SHARE of the tab, so the picture keeps most of a projector's width
 LEFT_WIDTH = 360
 LEFT_SHARE = 0.42
-
-
-def scrolling(inner: QWidget) -> QScrollArea:
-    """``inner`` in a frameless area that scrolls up and down (never sideways): at a large text
-    size a column taller than the page scrolls instead of being cut off."""
-    area = QScrollArea()
-    area.setWidget(inner)
-    area.setWidgetResizable(True)
-    area.setFrameShape(QFrame.Shape.NoFrame)
-    area.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
-    # the tab's own background shows through, as it did before the column could scroll
-    area.viewport().setAutoFillBackground(False)
-    inner.setAutoFillBackground(False)
-    return area
 
 
 class Columns(QWidget):

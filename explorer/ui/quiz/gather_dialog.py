@@ -17,7 +17,6 @@ from PySide6.QtWidgets import (
     QLineEdit,
     QListWidget,
     QPushButton,
-    QScrollArea,
     QTableWidget,
     QTableWidgetItem,
     QVBoxLayout,
@@ -29,7 +28,7 @@ from explorer.quiz.answers import CONFIDENCES, Gathered, gather
 from explorer.ui.plot_text import TidyAxis, axis_title, hold_plot_lines, plot_title, restyle
 from explorer.ui.plot_widget import plot_widget
 from explorer.ui.theme import current_theme
-from explorer.ui.widgets import ELIDE_ALLOWED, SCROLL_ALLOWED
+from explorer.ui.widgets import ELIDE_ALLOWED, SCROLL_ALLOWED, scrolling
 
 COLUMNS = ("question", "students", "right", "share right", "answers", "confidence")  # each "x (count)"
 
@@ -90,11 +89,7 @@ class GatherDialog(QDialog):
         inner.addWidget(self.chart, 3)
         inner.addWidget(QLabel("Files left out:"))
         inner.addWidget(self.skipped, 1)
-        self.body_area = QScrollArea()
-        self.body_area.setWidget(body)
-        self.body_area.setWidgetResizable(True)
-        self.body_area.setFrameShape(QScrollArea.Shape.NoFrame)
-        self.body_area.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.body_area = scrolling(body)
         self.body_area.setProperty(SCROLL_ALLOWED, True)
         layout = QVBoxLayout(self)
         layout.addLayout(top)
