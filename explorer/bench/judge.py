@@ -13,10 +13,20 @@ from dataclasses import replace
 
 from explorer.bench.results import BenchPoint
 from explorer.roofs.model import MEMORY_LEVELS, Ceiling, CeilingKind, Roof
-from explorer.roofs.placement import above_roof_reason, place
+from explorer.roofs.placement import above_hardware, above_roof_reason, place
 
 #: ``BenchPoint.bound`` of a point bound by a bus (PCIe, a peer link), not by a memory level
 BUS = "bus"
+#: the dtypes whose FLOP the FP32 peak at boost bounds (FP64 runs no faster than FP32 on any
+#: device); "" is a workload's default, FP32. Half precision and TF32 have tensor cores' peaks.
+FP32_BOUND_DTYPES = frozenset({"", "float32", "float64"})
+
+
+def fp32_bound(point: BenchPoint) -> bool:
+    """Whether the FP32 peak at boost bounds ``point``'s FLOP: an FP32 or FP64 point whose matmul
+    precision (where it says one) is true FP32, not TF32."""
+    precision = point.extra.get("float32_matmul_precision")
+    return point.dtype in FP32_BOUND_DTYPES and precision in (None, "highest")
 
 
 def judge(
@@ -30,7 +40,8 @@ def judge(
 ) -> BenchPoint:
     """``point`` with its roofline fields filled from its counts under ``roof`` (a copy: a point is
     never patched): intensity, rates, the level its working set lives in, the roof at its
-    intensity, its share and, above 110%, why; whether that roof was measured while busy; and
+    intensity, its share and, above 110%, why; above the hardware's own limit, ``invalid`` with
+    why and no share (``explorer.roofs.placement.above_hardware``); whether that roof was measured while busy; and
     near a cache's edge, its share of the level across it. A GB/s point with no peak of its own takes its
     level's bandwidth as its "% of peak" where its GB/s count the bytes as the roof does (a
     memcpy's count each byte once: its share is the roof's). A bus-bound point gets its rates
@@ -45,6 +56,8 @@ def judge(
         gbps=where.gbps,
         working_set_bytes=working_set,
     )
+    invalid = above_hardware(roof, where.gflops, where.gbps, working_set, fp32_bound=fp32_bound(point))
+    rated = replace(rated, invalid=bool(invalid), invalid_reason=invalid)
     if bus_bound:
         return replace(rated, bound=BUS)
     level = where.memory_ceiling
@@ -54,11 +67,14 @@ def judge(
         ridge_flop_per_byte=where.ridge_flop_per_byte,
         memory_level=where.memory_level,
         roof_level=where.roof_level,
-        roof_share=None if where.roof_share is None else round(where.roof_share, 4),
-        roof_note=above_roof_reason(where, roof, working_set, point.threads),
+        # an invalid point has no share of any roof, and nothing explains it away
+        roof_share=None if where.roof_share is None or invalid else round(where.roof_share, 4),
+        roof_note="" if invalid else above_roof_reason(where, roof, working_set, point.threads),
         roof_busy=where.roof_busy,
         near_level=where.neighbour.level if where.neighbour is not None else "",
-        near_level_share=None if where.neighbour_share is None else round(where.neighbour_share, 4),
+        near_level_share=(
+            None if where.neighbour_share is None or invalid else round(where.neighbour_share, 4)
+        ),
         bandwidth_ceiling_gbps=level.value if level is not None else point.bandwidth_ceiling_gbps,
         bandwidth_ceiling_basis=(
             f"{level.label}: {level.basis}" if level is not None else point.bandwidth_ceiling_basis
@@ -121,6 +137,8 @@ def judged_roofs(points: Sequence[BenchPoint]) -> list[Roof]:
         mine = [p for p in points if p.device == device and p.error is None]
         ceilings: dict[tuple[str, str], Ceiling] = {}
         for p in mine:
+            if p.invalid:  # faster than the hardware can go: no roof is built on it
+                continue
             if p.throughput_unit == "GFLOP/s" and p.peak and p.peak > 0:
                 kind = (
                     p.peak_kind if p.peak_kind in ("measured", "theoretical", "spec sheet") else "theoretical"

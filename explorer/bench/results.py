@@ -124,6 +124,10 @@ class BenchPoint:
     #: edge ("L2") and the point's share of its roof, shown beside its own level's
     near_level: str = ""
     near_level_share: float | None = None
+    #: faster than the hardware can go (``explorer.roofs.placement.above_hardware``): the timing
+    #: missed work. Such a point has no roof share, makes no roof and says why in ``invalid_reason``
+    invalid: bool = False
+    invalid_reason: str = ""
     # What a model of the hardware predicts beside the measurement (explorer.memory: coalescing,
     # bank conflicts, divergence), never a measurement itself: ``model`` a few words for the table
     # and the CLI ("est. 419 GB/s", "32-way bank conflict"), ``model_estimate`` the predicted
@@ -295,7 +299,7 @@ _FLOAT_COLUMNS = {
 }
 _INT_COLUMNS = {"size", "repeats", "threads", "remeasured"}
 _DICT_COLUMNS = {"versions", "extra"}
-_BOOL_COLUMNS = {"peak_is_estimate", "noisy", "roof_busy"}
+_BOOL_COLUMNS = {"peak_is_estimate", "noisy", "roof_busy", "invalid"}
 _TEXT_COLUMNS = {
     "variant",
     "variant_key",
@@ -316,7 +320,7 @@ _FLOAT_COLUMNS |= {
     "near_level_share",
 }
 _TEXT_COLUMNS |= {"bound", "bandwidth_ceiling_basis", "peak_kind", "host", "model", "model_note"}
-_TEXT_COLUMNS |= {"memory_level", "roof_level", "roof_note", "near_level"}
+_TEXT_COLUMNS |= {"memory_level", "roof_level", "roof_note", "near_level", "invalid_reason"}
 
 
 def write_csv(points: Iterable[BenchPoint], path: str | os.PathLike[str]) -> None:

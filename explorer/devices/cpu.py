@@ -39,6 +39,9 @@ SPEED_FLAGS = (
 
 
 PROC_CPUINFO = "/proc/cpuinfo"
+#: how the probe's note begins where the maximum clock is only the advertised one (maybe the base
+#: clock): no peak at boost is built on it
+ADVERTISED_CLOCK_NOTE = "Maximum clock is the advertised clock"
 
 
 def parse_proc_cpuinfo(text: str, machine: str = "") -> dict[str, Any]:
@@ -177,9 +180,7 @@ def probe_cpu(*, psutil_module: Any = None, cpuinfo_info: dict[str, Any] | None 
     clock_advertised = device.frequency_max_mhz is None and bool(advertised)
     if clock_advertised:
         device.frequency_max_mhz = advertised / 1e6
-        device.notes.append(
-            f"Maximum clock is the advertised clock from {told_by}; the OS does not report a boost clock."
-        )
+        device.notes.append(f"{ADVERTISED_CLOCK_NOTE} from {told_by}; the OS does not report a boost clock.")
     if device.frequency_mhz is None:
         device.mark_unavailable("frequency_mhz", "the operating system does not report the CPU clock")
     if device.frequency_max_mhz is None:

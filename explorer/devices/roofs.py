@@ -22,13 +22,15 @@ from __future__ import annotations
 
 import threading
 
-from explorer.devices.cpu import core_flops_per_cycle
+from explorer.devices.cpu import ADVERTISED_CLOCK_NOTE, core_flops_per_cycle
 from explorer.devices.isa import cpu_fp32_peak_basis, cpu_fp32_peak_gflops
 from explorer.devices.model import CatalogGpu, CpuDevice, Device
 from explorer.roofs import store
-from explorer.roofs.model import FMA_NAME, Ceiling, Roof
+from explorer.roofs.model import FMA_NAME, INVALID_WORDS, Ceiling, Roof
+from explorer.roofs.placement import beyond_hardware, boost_peak
 from explorer.roofs.store import MeasuredRoof
 from explorer.roofs.texts import when_text
+from explorer.units import number_text
 
 
 def fingerprint(rec: Device) -> str | None:
@@ -72,8 +74,10 @@ def record_roof(rec: Device) -> Roof:
                     level="DRAM",
                 )
             )
+    _set_hardware_limits(roof, rec)
     if usable is not None:
-        roof.ceilings.extend(usable.usable_ceilings())
+        kept, dropped = within_hardware(roof, usable.usable_ceilings())
+        roof.ceilings.extend(kept)
         roof.clock_ghz, roof.clock_method = usable.clock_ghz, usable.clock_method
         roof.measured_at, roof.quiet, roof.took_s = usable.measured_at, usable.quiet, usable.took_s
         roof.note = measured_note(usable)
@@ -81,7 +85,56 @@ def record_roof(rec: Device) -> Roof:
         roof.note = other_machine_note(measured.fingerprint, fingerprint(rec) or "")
     else:
         roof.note = "not measured yet on this machine"
+    if usable is not None and dropped:
+        roof.note = f"{roof.note}; {dropped}"
     return roof
+
+
+def _set_hardware_limits(roof: Roof, rec: CpuDevice | Device) -> None:
+    """The limits no point may beat (``Roof.boost_peak_gflops``, ``Roof.llc_bytes``): a CPU's FP32
+    peak at its maximum clock (not an advertised one, which may be the base clock) and all of its
+    last-level cache; a GPU's FP32 peak (at its boost clock) and its L2."""
+    if rec.kind == "cpu" and isinstance(rec, CpuDevice):
+        mhz, cores = rec.frequency_max_mhz, rec.physical_cores
+        advertised = any(n.startswith(ADVERTISED_CLOCK_NOTE) for n in rec.notes)
+        if mhz and cores and not advertised:
+            per_cycle = core_flops_per_cycle(rec)
+            roof.boost_peak_gflops = round(cpu_fp32_peak_gflops(mhz / 1000.0, cores, per_cycle), 1)
+            roof.boost_peak_basis = cpu_fp32_peak_basis(f"maximum clock {mhz:.0f} MHz", cores, per_cycle)
+        if rec.caches:
+            roof.llc_bytes = rec.caches[-1].total_bytes
+    elif rec.kind == "cuda":
+        if rec.fp32_peak_gflops:
+            roof.boost_peak_gflops = rec.fp32_peak_gflops
+            roof.boost_peak_basis = rec.fp32_peak_basis or "boost clock x the compute-capability tables"
+        limits = getattr(rec, "limits", None)
+        l2 = getattr(limits, "l2_cache_bytes", None)
+        roof.llc_bytes = l2 if isinstance(l2, int) and l2 > 0 else None
+
+
+def within_hardware(roof: Roof, ceilings: list[Ceiling]) -> tuple[list[Ceiling], str]:
+    """The measured ceilings no faster than the hardware can go, and one line naming any left out:
+    a measured compute ceiling above ``ABOVE_HARDWARE`` of the FP32 peak at boost, or a measured
+    DRAM one above that share of the theoretical DRAM bandwidth, missed work while it was timed and
+    is no roof (every point would look slow under it)."""
+    peak, dram = boost_peak(roof), roof.dram_peak()
+    kept: list[Ceiling] = []
+    left: list[str] = []
+    for c in ceilings:
+        bound = (
+            peak[0]
+            if c.quantity == "compute" and peak is not None
+            else dram.value
+            if c.quantity == "memory" and c.level == "DRAM" and dram is not None
+            else None
+        )
+        if c.kind == "measured" and bound is not None and beyond_hardware(c.value, bound):
+            left.append(f"{c.name} {number_text(c.value, c.unit)} (above {number_text(bound, c.unit)})")
+        else:
+            kept.append(c)
+    if not left:
+        return kept, ""
+    return kept, f"not used, {INVALID_WORDS}: {', '.join(left)}"
 
 
 def other_machine_note(stored: str, current: str) -> str:
@@ -136,6 +189,8 @@ def _reported_peak(value: float, basis: str) -> Ceiling:
 def catalog_roof(rec: CatalogGpu) -> Roof:
     """A catalog GPU's roof from its spec sheet, so a lesson can show an H100's roof on any laptop."""
     roof = Roof(rec.key, f"{rec.name} (catalog)", note=f"spec sheet: {rec.source}")
+    roof.boost_peak_gflops = rec.fp32_peak_gflops or None  # a spec sheet's peak is at boost clock
+    roof.boost_peak_basis = "spec sheet" if rec.fp32_peak_gflops else ""
     if rec.fp32_peak_gflops:
         roof.ceilings.append(
             Ceiling("compute", rec.fp32_peak_gflops, "spec sheet", "FP32 peak", "spec sheet")

@@ -55,6 +55,12 @@ METHOD_VERSION = 2
 STEADY_TOLERANCE = 0.10
 #: a measured compute ceiling this far from the theoretical peak is said, with why it may be
 PEAK_GAP_SAID_ABOVE = 0.25
+#: a figure above this multiple of the hardware's theoretical peak at its boost clock is no
+#: measurement: the hardware cannot go that fast, so the timing missed work (a clock read before
+#: the work was done). The 5% allows a peak's own rounding and a clock a little above its rating.
+ABOVE_HARDWARE = 1.05
+#: what an invalid point says, in the table, the plot, the CLI and the JSON
+INVALID_WORDS = "faster than the hardware can go: the timing missed work"
 
 
 @dataclass(frozen=True)
@@ -244,6 +250,13 @@ class Roof:
     took_s: float | None = None  # how long the measurement took
     #: one sentence for the user, once: the stored ceilings were damaged and moved aside
     notice: str = ""
+    #: the theoretical FP32 peak at the highest clock the device runs at (a GPU's boost clock, a
+    #: CPU's maximum turbo clock), GFLOP/s: no FP32 or FP64 code beats it (``above_hardware``)
+    boost_peak_gflops: float | None = None
+    boost_peak_basis: str = ""
+    #: all of the last-level cache, bytes: a working set well past it streams from DRAM, which
+    #: no point may then beat its theoretical bandwidth
+    llc_bytes: int | None = None
 
     @property
     def key(self) -> RoofKey:
@@ -317,6 +330,17 @@ class Roof:
             return None
         return min(compute.value, memory.value * intensity)
 
+    def dram_peak(self) -> Ceiling | None:
+        """The theoretical (or spec-sheet) DRAM bandwidth: what no DRAM-bound code can beat."""
+        return next(
+            (
+                c
+                for c in self.ceilings
+                if c.quantity == "memory" and c.kind != "measured" and c.level in ("DRAM", "") and c.value > 0
+            ),
+            None,
+        )
+
     def with_host(self, host: str) -> Roof:
         return replace(self, host=host)
 
@@ -335,6 +359,9 @@ class Roof:
             "ceilings": [c.to_dict() for c in self.ceilings],
             "host": self.host,
             "notice": self.notice,
+            "boost_peak_gflops": self.boost_peak_gflops,
+            "boost_peak_basis": self.boost_peak_basis,
+            "llc_bytes": self.llc_bytes,
         }
 
     @classmethod
@@ -368,11 +395,18 @@ class Roof:
             quiet=data.get("quiet") if isinstance(data.get("quiet"), bool) else None,
             took_s=_number(data.get("took_s"), 86_400.0),
             notice=_text(data.get("notice"), 1000),
+            boost_peak_gflops=_number(data.get("boost_peak_gflops"), MAX_RATE),
+            boost_peak_basis=_text(data.get("boost_peak_basis"), MAX_BASIS_CHARS),
+            llc_bytes=_whole(data.get("llc_bytes"), MAX_WORKING_SET_BYTES),
         )
 
 
 def _text(value: Any, limit: int) -> str:
     return value[:limit] if isinstance(value, str) else ""
+
+
+def _whole(value: Any, high: int) -> int | None:
+    return value if type(value) is int and 0 < value <= high else None
 
 
 def _number(value: Any, high: float) -> float | None:

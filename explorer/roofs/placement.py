@@ -22,7 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from explorer.roofs.model import Ceiling, Roof, level_words
+from explorer.roofs.model import ABOVE_HARDWARE, INVALID_WORDS, Ceiling, Roof, level_words
 from explorer.units import binary_bytes, number_text
 from explorer.words import percent
 
@@ -203,10 +203,73 @@ def level_text(memory_level: str, roof_level: str) -> str:
     return fits
 
 
+def beyond_hardware(figure: float, peak: float) -> bool:
+    """Whether ``figure`` is above what the hardware can do: more than ``ABOVE_HARDWARE`` times its
+    theoretical peak at boost clock (the one rule every invalid verdict is made by)."""
+    return peak > 0 and figure > ABOVE_HARDWARE * peak
+
+
+def boost_peak(roof: Roof) -> tuple[float, str] | None:
+    """The FP32 peak at boost clock no FP32 or FP64 point may beat, with its basis: the roof's own
+    (``Roof.boost_peak_gflops``) where it carries one; else, for a GPU (its theoretical and its
+    spec-sheet peaks are at boost already), its theoretical peak; else ``None`` (a CPU whose
+    maximum clock is not known)."""
+    if roof.boost_peak_gflops:
+        return roof.boost_peak_gflops, roof.boost_peak_basis
+    if roof.device.split(":")[-1] != "cpu":
+        peak = roof.theoretical()
+        if peak is not None and peak.value > 0:
+            return peak.value, peak.basis
+    return None
+
+
+def last_cache_bytes(roof: Roof) -> float | None:
+    """All of the last-level cache, bytes: the roof's own figure, else the edge of its last cache
+    level (the bound below DRAM's); ``None`` where neither is known."""
+    edges = [edge for _, edge in level_boundaries(roof)[:-1]]
+    known = [float(x) for x in (roof.llc_bytes, *edges) if x]
+    return max(known) if known else None
+
+
+def above_hardware(
+    roof: Roof | None,
+    gflops: float | None,
+    gbps: float | None,
+    working_set_bytes: float | None,
+    *,
+    fp32_bound: bool = True,
+) -> str:
+    """Why a point is invalid, "" where it is not: its GFLOP/s above ``ABOVE_HARDWARE`` of the FP32
+    peak at boost (``fp32_bound``: an FP32 or FP64 point, whose precision that peak bounds; a
+    half-precision or TF32 one has tensor cores' higher peak), or its GB/s above that share of the
+    theoretical DRAM bandwidth with a working set past twice the last-level cache (``NEAR_EDGE``:
+    no cache serves it). The words name the figure and the bound."""
+    if roof is None:
+        return ""
+    peak = boost_peak(roof) if fp32_bound else None
+    if peak is not None and gflops is not None and beyond_hardware(gflops, peak[0]):
+        return (
+            f"{INVALID_WORDS} ({number_text(gflops, 'GFLOP/s')} is {gflops / peak[0]:.0%} of the FP32 peak "
+            f"at boost clock, {number_text(peak[0], 'GFLOP/s')}: {peak[1] or 'theoretical'})"
+        )
+    dram = roof.dram_peak()
+    llc = last_cache_bytes(roof)
+    past = working_set_bytes is not None and llc is not None and working_set_bytes > NEAR_EDGE * llc
+    if dram is not None and gbps is not None and past and beyond_hardware(gbps, dram.value):
+        return (
+            f"{INVALID_WORDS} ({number_text(gbps, 'GB/s')} over {binary_bytes(working_set_bytes)}, past the "
+            f"last-level cache, is {gbps / dram.value:.0%} of the {dram.kind} DRAM bandwidth, "
+            f"{number_text(dram.value, 'GB/s')})"
+        )
+    return ""
+
+
 def above_roof_reason(p: Placement, roof: Roof, working_set_bytes: float | None, threads: int | None) -> str:
     """Why a point is above ``SHARE_EXPLAINED_ABOVE`` of its roof, in a few words ("" when it is
     not): the roof was measured while other programs were busy; the working set sits just past a
-    faster level's edge; the cores ran faster than the clock the peak is built on."""
+    faster level's edge; the cores ran faster than the clock the peak is built on. Only for a
+    point below the hardware's own limit: one above it (``above_hardware``) is invalid, and no
+    words explain it away (a GPU's peak is at boost already)."""
     if p.roof_share is None or p.roof_share <= SHARE_EXPLAINED_ABOVE:
         return ""
     if p.roof_level == "compute":
