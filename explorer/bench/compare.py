@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 
 from explorer.bench.fmt import number_text
 from explorer.bench.results import BenchPoint
+from explorer.roofs.model import ABOVE_HARDWARE, INVALID_WORDS
 from explorer.words import percent
 
 
@@ -26,6 +27,8 @@ class Series:
     median_s: list[float] = field(default_factory=list)
     throughput: list[float | None] = field(default_factory=list)
     noisy: list[bool] = field(default_factory=list)  # the noise verdict of each point (hollow on the plot)
+    #: each point faster than the hardware can go (``BenchPoint.invalid``: crossed on the plot)
+    invalid: list[bool] = field(default_factory=list)
     peak: float | None = None
     peak_basis: str = ""
     peak_is_estimate: bool = False
@@ -68,6 +71,7 @@ def build_series(points: Sequence[BenchPoint]) -> list[Series]:
             s.median_s.append(p.median_s)
             s.throughput.append(p.throughput)
             s.noisy.append(p.noisy)
+            s.invalid.append(p.invalid)
             if p.peak is not None:
                 s.peak, s.peak_basis, s.peak_is_estimate = p.peak, p.peak_basis, p.peak_is_estimate
                 s.peak_kind = p.peak_kind
@@ -162,15 +166,15 @@ def above_estimate_reason(device: str, peak_basis: str, is_estimate: bool = True
             "was measured with every core busy (fewer busy cores turbo higher, or the clock was measured "
             "while other programs were busy): re-measure the ceilings on a quiet machine."
         )
-    if device == "cpu":
-        clock = "advertised" if "advertised" in peak_basis else "maximum reported"
+    if device == "cpu" and "advertised" in peak_basis:
         return (
-            f"A measured value above this estimated peak means the CPU boosted above its {clock} clock, "
+            "A measured value above this estimated peak means the CPU boosted above its advertised clock, "
             "which the estimate assumes; the estimate is cores x clock x FLOP per cycle, not a measurement."
         )
+    where = "the CPU's maximum clock" if device == "cpu" else "the GPU's boost clock"
     return (
-        "A measured value above this theoretical peak means the GPU ran above the clock the estimate "
-        "assumes (boost); the estimate comes from tables and clocks, not from a measurement."
+        f"This peak is at {where} already: a measured value more than {ABOVE_HARDWARE - 1:.0%} above it "
+        f"is invalid ({INVALID_WORDS})."
     )
 
 
@@ -207,7 +211,10 @@ def peak_share_cell(p: BenchPoint) -> str:
 
 def above_peak_reason(p: BenchPoint) -> str:
     """In a few words, why a point is above the line it is measured against ("" when it is not):
-    a memory level's roof says its own reason (``roof_note``) where the point is above 110% of it."""
+    a memory level's roof says its own reason (``roof_note``) where the point is above 110% of it;
+    a point faster than the hardware can go says that it is invalid, and nothing explains it away."""
+    if p.invalid:
+        return p.invalid_reason
     if p.roof_note:
         return p.roof_note
     share = peak_share(p)
@@ -273,6 +280,8 @@ def peak_note(p: BenchPoint) -> str:
     if p.peak_basis:
         text += f" ({p.peak_basis})"
     text += "."
+    if p.invalid:  # faster than the hardware can go: no clock or boost explains it
+        return text
     if share > 1 and not _level_of_peak(p) and (p.peak_is_estimate or p.peak_kind == "theoretical"):
         text += " " + above_estimate_reason(p.device, p.peak_basis, p.peak_is_estimate)
     return text

@@ -41,6 +41,8 @@ def format_point(p: BenchPoint) -> str:
             text += f"  {key}={value:.3g}"
     if isinstance(p.extra.get(CEILINGS_NOTE), str):
         text += f"  NOTE: {p.extra[CEILINGS_NOTE]}"
+    if p.invalid:
+        text += f"  INVALID: {p.invalid_reason}"
     if p.noisy:
         text += f"  NOISY: {p.noise_reason}" + (
             f" (still so after {count(p.remeasured, 're-measurement')})" if p.remeasured else ""

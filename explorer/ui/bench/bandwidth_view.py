@@ -222,4 +222,6 @@ def _words(p: Any) -> str:
         text += f" · {roof_share_words(p)}"
     if p.roof_note:
         text += f" ({p.roof_note})"
+    if p.invalid:
+        text += f" · INVALID: {p.invalid_reason}"
     return text

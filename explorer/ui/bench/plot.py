@@ -142,6 +142,9 @@ def style_legend(legend: pg.LegendItem, theme: Theme) -> None:
 
 HINT = "log–log axes; error rows are listed in the table, not plotted"
 NOISY_HINT = "hollow markers: points other programs disturbed (reasons in the table)"
+#: an invalid point's marker (faster than the hardware can go), and its legend row, on every plot
+INVALID_SYMBOL = "x"
+INVALID_LEGEND = "crossed: invalid, faster than the hardware can go"
 
 
 class BenchPlot(QWidget):
@@ -174,6 +177,8 @@ class BenchPlot(QWidget):
         self._recorded: list[Series] = []
         self._recorded_mark = ""
         self._mark_item: pg.PlotDataItem | None = None
+        self._invalid_item: pg.PlotDataItem | None = None  # the legend's row for crossed points
+        self._crosses: dict[str, pg.PlotDataItem] = {}  # each variant's invalid points, crossed
 
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
@@ -328,6 +333,12 @@ class BenchPlot(QWidget):
         if self._mark_item is not None:
             self.main.removeItem(self._mark_item)
             self._mark_item = None
+        if self._invalid_item is not None:
+            self.main.removeItem(self._invalid_item)
+            self._invalid_item = None
+        for cross in self._crosses.values():
+            self.main.removeItem(cross)
+        self._crosses.clear()
         for sample in self._peak_rows:
             self.legend.removeItem(sample)
         self._peak_rows.clear()
@@ -386,6 +397,8 @@ class BenchPlot(QWidget):
         variants = {s.variant for s in every}
         for gone in [v for v in self._items if v not in variants]:
             self.main.removeItem(self._items.pop(gone))
+            if gone in self._crosses:
+                self.main.removeItem(self._crosses.pop(gone))
             self._colours.pop(gone, None)
         devices = {(s.device, s.peak) for s in every}
         for gone_peak in [key for key in self._peak_lines if key not in devices]:
@@ -397,24 +410,47 @@ class BenchPlot(QWidget):
                 s, index, recorded=index >= len(self._series)
             )
             values = s.throughput if self.mode == "throughput" else s.median_s
+            invalid = s.invalid or [False] * len(s.sizes)
+            # a disturbed point hollow; an invalid one (faster than the hardware can go) not drawn
+            # as the curve's marker but crossed, by its own item (a legend row draws one symbol)
             rows = [
-                (n, v, noisy)
-                for n, v, noisy in zip(s.sizes, values, s.noisy, strict=True)
+                (n, v, noisy, bad)
+                for n, v, noisy, bad in zip(s.sizes, values, s.noisy, invalid, strict=True)
                 if v is not None and v > 0
             ]
             colour = self._colours[s.variant]
             hollow = pg.mkBrush(current_theme().plot_background)
+            nothing = pg.mkPen(None)
             item.setData(
-                [n for n, _, _ in rows],
-                [v for _, v, _ in rows],
-                symbolBrush=[hollow if noisy else pg.mkBrush(colour) for _, _, noisy in rows],
+                [n for n, *_ in rows],
+                [v for _, v, *_ in rows],
+                symbolBrush=[
+                    pg.mkBrush(None) if bad else hollow if noisy else pg.mkBrush(colour)
+                    for *_, noisy, bad in rows
+                ],
                 symbolPen=[
-                    pg.mkPen(colour, width=line_px(2.5))
+                    nothing
+                    if bad
+                    else pg.mkPen(colour, width=line_px(2.5))
                     if noisy
                     else pg.mkPen(current_theme().plot_background, width=line_px(1))
-                    for _, _, noisy in rows
+                    for *_, noisy, bad in rows
                 ],
             )
+            crosses = [(n, v) for n, v, _, bad in rows if bad]
+            cross = self._crosses.get(s.variant)
+            if crosses and cross is None:
+                cross = self._crosses[s.variant] = pg.PlotDataItem(
+                    [], [], pen=None, symbol=INVALID_SYMBOL, symbolSize=px(12), symbolBrush=hollow
+                )
+                cross.setZValue(item.zValue() + 1)
+                self.main.addItem(cross)
+            if cross is not None:
+                cross.setData(
+                    [n for n, _ in crosses],
+                    [v for _, v in crosses],
+                    symbolPen=pg.mkPen(colour, width=line_px(2.5)),
+                )
             line = self._peak_lines.get((s.device, s.peak))
             if line is None and s.peak is not None and s.peak > 0:
                 line = self._new_peak(s)
@@ -422,6 +458,7 @@ class BenchPlot(QWidget):
                 line.setVisible(self.mode == "throughput")
                 line.setToolTip(peak_tooltip(s))  # counts the points above it, so kept current
         self.hint_label.setText(NOISY_HINT if any(any(s.noisy) for s in every) else HINT)
+        self._name_invalid(any(any(s.invalid) for s in every))
         self._name_peaks()
         self._fit_peak_labels()
         self._update_ticks()
@@ -475,6 +512,24 @@ class BenchPlot(QWidget):
         )
         self.main.addItem(mark)
         return mark
+
+    def _name_invalid(self, shown: bool) -> None:
+        """The legend's row naming the crossed marker, while an invalid point is drawn."""
+        if shown and self._invalid_item is None:
+            theme = current_theme()
+            self._invalid_item = pg.PlotDataItem(
+                [],
+                [],
+                name=INVALID_LEGEND,
+                pen=None,
+                symbol=INVALID_SYMBOL,
+                symbolBrush=pg.mkBrush(theme.plot_background),
+                symbolPen=pg.mkPen(theme.plot_foreground, width=line_px(2)),
+            )
+            self.main.addItem(self._invalid_item)
+        elif not shown and self._invalid_item is not None:
+            self.main.removeItem(self._invalid_item)
+            self._invalid_item = None
 
     def _name_peaks(self) -> None:
         """One peak is named on its line, top left; two or more (a lesson's recorded GPU and CPU

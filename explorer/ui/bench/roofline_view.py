@@ -41,6 +41,8 @@ from explorer.ui.bench.plot import (
     _CPU_COLOURS_DARK,
     _GPU_COLOURS,
     _SYMBOLS,
+    INVALID_LEGEND,
+    INVALID_SYMBOL,
     LogAxis,
     _style_plot,
     style_legend,
@@ -414,18 +416,20 @@ class RooflinePlot(QWidget):
         the legend. The legend names the levels no roof's entry names ("fits in L2"), then the
         variants."""
         variants: dict[tuple[str, str], int] = {}
-        groups: dict[tuple[str, str, str, bool], list[Any]] = {}
+        groups: dict[tuple[str, str, str, bool, bool], list[Any]] = {}
         for p in placed:
             variants.setdefault((p.workload, p.variant), len(variants))
-            groups.setdefault((p.workload, p.variant, p.memory_level, p.noisy), []).append(p)
+            groups.setdefault((p.workload, p.variant, p.memory_level, p.noisy, p.invalid), []).append(p)
         for p in recorded:
             name = f"{p.variant} {RECORDED_MARK}"
             variants.setdefault((p.workload, name), len(variants))
-            groups.setdefault((p.workload, name, p.memory_level, p.noisy), []).append(p)
+            groups.setdefault((p.workload, name, p.memory_level, p.noisy, p.invalid), []).append(p)
         levels_seen: dict[str, str] = {}
-        for (workload, variant, level, noisy), pts in groups.items():
+        for (workload, variant, level, noisy, invalid), pts in groups.items():
             colour = level_colour(level)
             symbol = _SYMBOLS[variants[(workload, variant)] % len(_SYMBOLS)]
+            if invalid:  # faster than the hardware can go: crossed, hollow, named in the legend
+                symbol, noisy = INVALID_SYMBOL, True
             scatter = pg.PlotDataItem(
                 [p.intensity_flop_per_byte for p in pts],
                 [p.gflops for p in pts],
@@ -453,6 +457,10 @@ class RooflinePlot(QWidget):
         for (_, variant), index in variants.items():
             symbol = _SYMBOLS[index % len(_SYMBOLS)]
             self._legend_entry(variant, symbol=symbol, colour=theme.plot_foreground, theme=theme)
+        if any(key[4] for key in groups):
+            self._legend_entry(
+                INVALID_LEGEND, symbol=INVALID_SYMBOL, colour=theme.plot_foreground, theme=theme
+            )
 
     def _legend_entry(
         self,
@@ -539,6 +547,8 @@ def _point_words(p: Any) -> str:
         text += f" · {roof_share_words(p)}"
     if p.roof_note:
         text += f" ({p.roof_note})"
+    if p.invalid:
+        text += f" · INVALID: {p.invalid_reason}"
     if p.noisy:
         text += " · disturbed by other programs"
     return text

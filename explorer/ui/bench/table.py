@@ -130,6 +130,8 @@ class ResultsModel(QAbstractTableModel):
         if role == Qt.ItemDataRole.ToolTipRole:
             if p.error:
                 return p.error
+            if p.invalid:
+                return f"Invalid: {p.invalid_reason}"
             if p.noisy:
                 return f"Disturbed: {p.noise_reason}. Measured {count(p.remeasured + 1, 'time')}; the fastest is shown."
             if column in ("throughput", "% of peak"):
@@ -139,8 +141,10 @@ class ResultsModel(QAbstractTableModel):
             if column == "model":
                 return p.model_note or None
             return None
-        if role in (Qt.ItemDataRole.ForegroundRole, Qt.ItemDataRole.BackgroundRole) and (p.error or p.noisy):
-            colours = _error_colours() if p.error else _warning_colours()
+        if role in (Qt.ItemDataRole.ForegroundRole, Qt.ItemDataRole.BackgroundRole) and (
+            p.error or p.invalid or p.noisy
+        ):
+            colours = _error_colours() if p.error or p.invalid else _warning_colours()
             return QBrush(colours[0] if role == Qt.ItemDataRole.ForegroundRole else colours[1])
         if role == Qt.ItemDataRole.TextAlignmentRole and column in _NUMERIC:
             return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
@@ -171,10 +175,13 @@ class ResultsModel(QAbstractTableModel):
         if column == "threads":
             return "" if p.threads is None else str(p.threads)
         if column == "verdict":
-            return "error" if p.error else ("noisy" if p.noisy else "ok")
+            return "error" if p.error else "invalid" if p.invalid else "noisy" if p.noisy else "ok"
         if column == "note":  # why a row is red or tinted, or above its peak, in one line
-            above = above_peak_reason(p)
-            words = [p.error or p.noise_reason or "", f"above the peak: {above}" if above else ""]
+            above = "" if p.invalid else above_peak_reason(p)
+            words = [
+                p.error or p.invalid_reason or p.noise_reason or "",
+                f"above the peak: {above}" if above else "",
+            ]
             return " ".join("; ".join(w for w in words if w).split())
         return ""
 
