@@ -30,6 +30,7 @@ from explorer.words import count
 
 if TYPE_CHECKING:
     from explorer.bench.results import BenchPoint
+    from explorer.roofs.model import Ceiling, Quantity
 
 #: a point taking longer than this is an error row and its worker is replaced
 POINT_TIMEOUT_S = 120.0
@@ -84,6 +85,26 @@ def _row(p: BenchPoint) -> dict[str, Any]:
         "noise_reason": p.noise_reason,
         "extra": p.extra,
     }
+
+
+def hardware_bounds(device: str) -> tuple[float | None, float | None]:
+    """``device``'s physical roofs, which no figure may beat: its FP32 peak at boost clock and its
+    theoretical DRAM bandwidth (``None`` where not known), from its record's roof."""
+    from explorer.bench import peaks
+    from explorer.devices.roofs import record_roof
+    from explorer.roofs.placement import boost_peak
+
+    rec = peaks.device_record(device)
+    if rec is None:
+        return None, None
+    roof = record_roof(rec)
+    peak, dram = boost_peak(roof), roof.dram_peak()
+    return (peak[0] if peak else None), (dram.value if dram else None)
+
+
+def _impossible(figures: Sequence[Figure]) -> str:
+    """The first figure above the hardware's limit, its one line; "" where none is."""
+    return next((f"; FAILED: {f.note}" for f in figures if f.impossible), "")
 
 
 def _disturbed(points: Sequence[BenchPoint]) -> str:
@@ -148,6 +169,7 @@ def check_sgemm(ctx: CheckContext) -> CheckResult:
         return failed
     p = points[0]
     precision = p.extra.get("float32_matmul_precision")
+    peak, _ = hardware_bounds(ctx.device)
     figure = share_figure(
         f"sgemm n={n} (FP32, TF32 off)",
         p.throughput,
@@ -155,6 +177,8 @@ def check_sgemm(ctx: CheckContext) -> CheckResult:
         p.peak,
         "the FP32 peak",
         note=p.peak_basis,
+        bound=peak,
+        bound_name="the FP32 peak at boost clock",
     )
     correct = precision == "highest"
     summary = (
@@ -162,6 +186,7 @@ def check_sgemm(ctx: CheckContext) -> CheckResult:
         + (f", {figure.ratio:.0%} of the FP32 peak" if figure.ratio is not None else "")
         + ("" if correct else f"; float32_matmul_precision was {precision!r}, so TF32 may have been used")
     )
+    summary += _impossible([figure])
     if p.noisy:
         summary += f"; disturbed: {p.noise_reason}"
     return CheckResult("sgemm", status_of(correct, [figure]), summary, [figure], {"points": [_row(p)]})
@@ -178,6 +203,7 @@ def check_memory_bandwidth(ctx: CheckContext) -> CheckResult:
     kernel = point_of(add, "vector_add", "numba_kernel", ctx.device, n)
     copied = point_of(copy, "strided_copy", "numba_kernel", ctx.device, 1)
     figures = []
+    _, dram = hardware_bounds(ctx.device)
     for p, name in ((kernel, f"vector add N={n:,} (kernel only)"), (copied, "copy kernel (stride 1)")):
         if p is None:
             return CheckResult(
@@ -186,7 +212,18 @@ def check_memory_bandwidth(ctx: CheckContext) -> CheckResult:
                 f"no point for {name}",
                 details={"points": [_row(q) for q in add + copy]},
             )
-        figures.append(share_figure(name, p.throughput, "GB/s", p.peak, "the DRAM roof", note=p.peak_basis))
+        figures.append(
+            share_figure(
+                name,
+                p.throughput,
+                "GB/s",
+                p.peak,
+                "the DRAM roof",
+                note=p.peak_basis,
+                bound=dram,
+                bound_name="the theoretical DRAM bandwidth",
+            )
+        )
     with_copies = point_of(add, "vector_add", "numba_with_copies", ctx.device, n)
     if with_copies is not None:
         figures.append(
@@ -197,6 +234,7 @@ def check_memory_bandwidth(ctx: CheckContext) -> CheckResult:
     summary = ", ".join(
         f"{f.name}: {f.value:,.0f} GB/s" + (f" ({f.ratio:.0%})" if f.ratio else "") for f in figures[:2]
     )
+    summary += _impossible(figures)
     if _disturbed(add + copy):
         summary += f"; {_disturbed(add + copy)}"
     return CheckResult(
@@ -275,7 +313,13 @@ def check_pcie(ctx: CheckContext) -> CheckResult:
     link = str(pinned.extra.get("pcie_link", "the PCIe link"))
     figures = [
         share_figure(
-            f"pinned H2D {size >> 20} MiB", pinned.throughput, "GB/s", pinned.peak, f"the PCIe link ({link})"
+            f"pinned H2D {size >> 20} MiB",
+            pinned.throughput,
+            "GB/s",
+            pinned.peak,
+            f"the PCIe link ({link})",
+            bound=pinned.peak,  # the link's own maximum: no copy beats it
+            bound_name=f"the PCIe link's maximum ({link})",
         ),
         above_figure(
             "pinned H2D against pageable", pinned.throughput, "GB/s", pageable.throughput, "pageable H2D"
@@ -308,6 +352,7 @@ def check_pcie(ctx: CheckContext) -> CheckResult:
             else f"nothing ({why})"
         )
     )
+    summary += _impossible(figures)
     details = {"points": [_row(p) for p in points], "counter_readings_bps": readings, "copy_rate_bps": rate}
     return CheckResult("pcie", status_of(True, figures), summary, figures, details)
 
@@ -497,20 +542,8 @@ def check_roofs(ctx: CheckContext) -> CheckResult:
         raise CannotRun(f"{ctx.device} has no fingerprint here (discovery did not find it)")
     roof = saved.stored
     theoretical = {c.quantity: c for c in record_roof(rec).ceilings if c.kind != "measured"}
-    figures = []
-    for c in roof.ceilings:
-        ref = theoretical.get(c.quantity)
-        figures.append(
-            Figure(
-                f"{c.name} (measured)",
-                c.value,
-                c.unit,
-                reference=ref.value if ref else None,
-                reference_name=ref.name if ref else "",
-                ratio=c.value / ref.value if ref and ref.value else None,
-                note=c.basis,
-            )
-        )
+    peak, dram = hardware_bounds(ctx.device)
+    figures = roof_figures(roof.ceilings, theoretical, peak, dram)
     summary = "; ".join(
         f"{f.name} {f.value:,.0f} {f.unit}" + (f" ({f.ratio:.0%} of {f.reference_name})" if f.ratio else "")
         for f in figures
@@ -519,12 +552,50 @@ def check_roofs(ctx: CheckContext) -> CheckResult:
     ordered = "L2" not in levels or "DRAM" not in levels or levels["L2"] > levels["DRAM"]
     if not ordered:
         summary += f"; L2 ({levels['L2']:,.0f} GB/s) is not above DRAM ({levels['DRAM']:,.0f} GB/s)"
+    summary += _impossible(figures)
     if not roof.quiet:
         summary += f"; measured while busy ({roof.busy_reason})"
     return CheckResult(
         "roofs",
-        "pass" if figures and ordered else "fail",
+        "pass" if figures and ordered and not any(f.impossible for f in figures) else "fail",
         summary or "no ceiling was measured",
         figures,
         {"roof": [c.to_dict() for c in roof.ceilings]},
     )
+
+
+def roof_figures(
+    ceilings: Sequence[Ceiling], theoretical: dict[Quantity, Ceiling], peak: float | None, dram: float | None
+) -> list[Figure]:
+    """Each measured ceiling beside the theoretical one of its quantity; a compute ceiling above
+    the FP32 peak at boost or a DRAM one above the theoretical DRAM bandwidth (``ABOVE_HARDWARE``)
+    is ``impossible``, said in one line naming both."""
+    from explorer.roofs.placement import beyond_hardware
+
+    figures = []
+    for c in ceilings:
+        ref = theoretical.get(c.quantity)
+        bound = peak if c.quantity == "compute" else dram if c.level == "DRAM" else None
+        bound_name = (
+            "the FP32 peak at boost clock" if c.quantity == "compute" else "the theoretical DRAM bandwidth"
+        )
+        over = bound is not None and beyond_hardware(c.value, bound)
+        note = (
+            f"{c.name} (measured): {c.value:,.0f} {c.unit} is above {bound_name} {bound:,.0f} {c.unit}: "
+            "faster than the hardware can go, the timing missed work"
+            if over and bound is not None
+            else c.basis
+        )
+        figures.append(
+            Figure(
+                f"{c.name} (measured)",
+                c.value,
+                c.unit,
+                reference=ref.value if ref else None,
+                reference_name=ref.name if ref else "",
+                ratio=c.value / ref.value if ref and ref.value else None,
+                note=note,
+                impossible=over,
+            )
+        )
+    return figures

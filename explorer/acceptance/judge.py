@@ -15,6 +15,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from explorer.acceptance.records import Figure, Status
+from explorer.roofs.placement import beyond_hardware
 
 SHARE_TARGET = 0.70  # of a peak: sgemm, vector add, pinned H2D
 MODEL_TOLERANCE = 0.30  # the strided copy against the coalescing model
@@ -33,10 +34,27 @@ def share_figure(
     reference_name: str,
     at_least: float = SHARE_TARGET,
     note: str = "",
+    *,
+    bound: float | None = None,
+    bound_name: str = "",
 ) -> Figure:
     """``value`` as a share of ``reference`` (a peak): met when the share is at least ``at_least``.
-    Without a reference the figure is kept and the target said to be unknowable."""
+    Without a reference the figure is kept and the target said to be unknowable. Above its
+    physical roof ``bound`` (more than ``ABOVE_HARDWARE`` times it: the theoretical DRAM
+    bandwidth, the FP32 peak at boost) the figure is ``impossible`` and its check fails, with one
+    line naming the figure and the bound."""
     target = f">= {at_least:.0%} of {reference_name}"
+    if _finite(value) and _finite(bound) and bound and bound > 0:
+        assert value is not None
+        if beyond_hardware(value, bound):
+            ratio = value / reference if _finite(reference) and reference else None
+            why = (
+                f"{name}: {value:,.0f} {unit} is above {bound_name or 'the hardware limit'} "
+                f"{bound:,.0f} {unit} ({value / bound:.0%}): faster than the hardware can go, the timing missed work"
+            )
+            return Figure(
+                name, value, unit, target, reference, reference_name, ratio, False, why, impossible=True
+            )
     if not _finite(value) or not _finite(reference) or not reference:
         why = "no value" if not _finite(value) else f"no {reference_name} known"
         return Figure(name, value, unit, target, reference, reference_name, None, None, note or why)
@@ -102,8 +120,10 @@ def count_figure(
 
 
 def status_of(correct: bool, figures: Iterable[Figure]) -> Status:
-    """``fail`` when something was wrong; else ``miss`` when a target was missed; else ``pass``."""
-    if not correct:
+    """``fail`` when something was wrong or a figure is above the hardware's limit; else ``miss``
+    when a target was missed; else ``pass``."""
+    figures = list(figures)
+    if not correct or any(f.impossible for f in figures):
         return "fail"
     return "miss" if any(f.met is False for f in figures) else "pass"
 

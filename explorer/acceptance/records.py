@@ -33,6 +33,9 @@ class Figure:
     ratio: float | None = None
     met: bool | None = None
     note: str = ""
+    #: above the hardware's own limit (``judge.share_figure``'s bound): the check fails, whatever
+    #: its target (a figure no hardware reaches is a timing that missed work, not a success)
+    impossible: bool = False
 
     def line(self) -> str:
         value = "n/a" if self.value is None else f"{_number(self.value)} {self.unit}".strip()
@@ -43,7 +46,7 @@ class Figure:
                 ratio = f" = {self.ratio:.0%}" if "%" in self.target else f" = {self.ratio:.2f}x"
             parts.append(f"vs {self.reference_name or 'reference'} {_number(self.reference)}{ratio}")
         if self.target:
-            verdict = {True: "met", False: "MISSED", None: ""}[self.met]
+            verdict = "FAILED" if self.impossible else {True: "met", False: "MISSED", None: ""}[self.met]
             parts.append(f"target {self.target}{' ' + verdict if verdict else ''}")
         if self.note:
             parts.append(self.note)
