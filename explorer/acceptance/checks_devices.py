@@ -107,7 +107,7 @@ def check_environment(ctx: CheckContext) -> CheckResult:
         gpu = session.describe(index)
         # describe() reads the device; the driver's versions are the system's (the H100's report
         # said "driver None (CUDA None)" until they were read here too)
-        gpu.driver_version, gpu.cuda_driver_version, _reasons = session.system_versions()
+        gpu.driver_version, gpu.cuda_driver_version, unread = session.system_versions()
         extra: dict[str, int | str] = {}
         for name, call in (
             ("persistence_mode", "nvmlDeviceGetPersistenceMode"),
@@ -156,6 +156,20 @@ def check_environment(ctx: CheckContext) -> CheckResult:
         f"torch {versions['torch']} (CUDA {versions['torch cuda runtime']}), numba {versions['numba']}, "
         f"numba-cuda {versions['numba-cuda']}; {busy}"
     )
+    # a run whose driver cannot be read cannot say what it ran on: no report is to be trusted
+    missing = [
+        f"{what}: {unread.get(key) or 'not reported'}"
+        for what, key, value in (
+            ("the driver version", "driver_version", gpu.driver_version),
+            ("the CUDA driver version", "cuda_driver_version", gpu.cuda_driver_version),
+        )
+        if not value
+    ]
+    if missing:
+        details["unread"] = missing
+        return CheckResult(
+            "environment", "fail", f"NVML could not read {'; '.join(missing)}. {summary}", figures, details
+        )
     return CheckResult("environment", "pass", summary, figures, details)
 
 

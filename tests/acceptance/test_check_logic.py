@@ -185,3 +185,23 @@ def test_the_environment_check_names_the_driver_and_its_cuda_version(tmp_path):
     ctx = CheckContext(device="cuda:0", out_dir=tmp_path, repo=tmp_path, nvml=make_fake_nvml())
     result = check_environment(ctx)
     assert "driver 550.54.14 (CUDA 12.4)" in result.summary, result.summary
+
+
+@pytest.mark.parametrize("unreadable", ["nvmlSystemGetDriverVersion", "nvmlSystemGetCudaDriverVersion"])
+def test_the_environment_check_fails_when_it_cannot_read_the_driver(tmp_path, unreadable):
+    """It passed printing "driver None (CUDA None)": a run that cannot say what it ran on fails."""
+    from explorer.acceptance.checks_devices import check_environment
+    from tests.devices.fake_nvml import make_fake_nvml, nvml_error
+
+    nvml = make_fake_nvml()
+
+    def refuse():
+        raise nvml_error("not_supported")
+
+    setattr(nvml, unreadable, refuse)
+    ctx = CheckContext(device="cuda:0", out_dir=tmp_path, repo=tmp_path, nvml=nvml)
+    result = check_environment(ctx)
+    assert result.status == "fail"
+    what = "the driver version" if unreadable.endswith("GetDriverVersion") else "the CUDA driver version"
+    assert result.summary.startswith(f"NVML could not read {what}: "), result.summary
+    assert "None" not in result.summary.split(". ", 1)[0]
