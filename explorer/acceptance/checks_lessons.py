@@ -31,6 +31,8 @@ RECORDINGS_FILE = "lesson-recordings.json"
 POINT_TIMEOUT_S = 120.0
 
 Measure = Callable[["RecordingTarget", float], "list[BenchPoint]"]
+#: how many points a step's recording must hold: every point its plan has
+Planned = Callable[["RecordingTarget"], int]
 
 
 def measure_target(target: RecordingTarget, budget_s: float) -> list[BenchPoint]:
@@ -46,6 +48,34 @@ def measure_target(target: RecordingTarget, budget_s: float) -> list[BenchPoint]
         point_timeout_s=POINT_TIMEOUT_S,
     )
     return BenchRun(plan).run_all()
+
+
+def planned_points(target: RecordingTarget) -> int:
+    """How many points the step's plan has (each device, size and variant): a recording with fewer
+    measured is partial."""
+    from explorer.bench.runner import BenchPlan, plan_points
+
+    sizes = list(target.sizes) if target.sizes is not None else None
+    return len(plan_points(BenchPlan(target.workload, list(target.devices), sizes=sizes)))
+
+
+def missing_words(points: Sequence[BenchPoint], planned: int) -> str:
+    """What a step's recording lacks, in one line ("5 of 25 points measured; n=4096 on cuda:0: out
+    of time; ..."), "" where every planned point was measured (no error row, a time each)."""
+    measured = [p for p in points if p.error is None and p.median_s is not None]
+    if len(measured) >= planned and len(measured) == len(points):
+        return ""
+    failed = [p for p in points if p not in measured]
+    why = "; ".join(f"{p.size_label} on {p.device}: {p.error or 'not timed'}" for p in failed[:2])
+    more = f" and {len(failed) - 2} more" if len(failed) > 2 else ""
+    unplanned = planned - len(points)
+    lost = f"; {unplanned} planned point(s) never came back" if unplanned > 0 else ""
+    text = (
+        f"{len(measured)} of {max(planned, len(points))} points measured"
+        + (f"; {why}{more}" if why else "")
+        + lost
+    )
+    return " ".join(text.split())[:400]
 
 
 def device_words(points: Sequence[BenchPoint]) -> str:
@@ -71,9 +101,15 @@ def device_words(points: Sequence[BenchPoint]) -> str:
 
 
 def check_lessons(
-    ctx: CheckContext, measure: Measure = measure_target, lessons: Sequence[Path] | None = None
+    ctx: CheckContext,
+    measure: Measure = measure_target,
+    lessons: Sequence[Path] | None = None,
+    planned: Planned = planned_points,
 ) -> CheckResult:
-    """``lessons``: the lesson files to record into (the built-in ones by default; tests pass copies)."""
+    """``lessons``: the lesson files to record into (the built-in ones by default; tests pass copies).
+    A step whose points were not all measured (``planned``: how many its plan has) fails the check
+    and is recorded nowhere, neither in the bundle nor in a lesson file: a lesson shows a whole
+    curve or its old one, never 5 of 25 points."""
     from explorer import __version__
     from explorer.lessons.builtin import builtin_paths
     from explorer.lessons.recording import (
@@ -88,6 +124,7 @@ def check_lessons(
     date = datetime.now(timezone.utc).date().isoformat()
     recordings = []
     problems = []
+    partial: dict[str, str] = {}
     for target in targets:
         points = measure(target, ctx.sizes.lesson_budget_s)
         for p in points:
@@ -101,6 +138,11 @@ def check_lessons(
             f"{versions.get('torch', '?')}, CUDA {versions.get('cuda_runtime', '?')}), {ctx.sizes.lesson_budget_s:g} s per "
             "point; points other programs disturbed are marked."
         )
+        missing = missing_words(points, planned(target))
+        if missing:  # said in one line; the lesson keeps the recording it had
+            partial[target.name] = missing
+            problems.append(f"{target.name} not recorded, partial: {missing}")
+            continue
         recorded = make_recorded(points, device_words(points), date, note)
         try:
             check_recording(target, recorded)
@@ -134,7 +176,8 @@ def check_lessons(
         + (f"; {'; '.join(problems)}" if problems else "")
     )
     status: Status = "fail" if problems or not recordings else "pass"
-    return CheckResult("lessons", status, summary, figures, {"recordings": bundle["recordings"]})
+    details = {"recordings": bundle["recordings"], "partial": partial}
+    return CheckResult("lessons", status, summary, figures, details)
 
 
 _SUMMARY = re.compile(r"(\d+) (passed|failed|skipped|errors?|xfailed|xpassed|deselected)")

@@ -122,7 +122,8 @@ def _read_raw(path: Path) -> dict[str, Any]:
 
 def check_recording(target: RecordingTarget, recorded: dict[str, Any]) -> None:
     """``UserError`` in one line unless ``recorded`` fits ``target``: a valid recording (the lesson
-    parser's own check), made here, of the step's workload on the step's devices, a GPU among them."""
+    parser's own check), made here, of the step's workload on the step's devices, a GPU among them,
+    every point of it measured (no error row: a partial recording is never written)."""
     try:
         parsed = parse_recorded(recorded)
     except (StepError, ValueError) as exc:
@@ -142,6 +143,13 @@ def check_recording(target: RecordingTarget, recorded: dict[str, Any]) -> None:
             )
     if not any(p.device != "cpu" and p.error is None for p in parsed.points):
         raise UserError(f"the recording for {target.name} holds no GPU point that was measured")
+    failed = [p for p in parsed.points if p.error is not None]
+    if failed:  # a lesson shows a whole curve (or the one it had), never a part of one
+        raise UserError(
+            f"the recording for {target.name} is partial ({len(parsed.points) - len(failed)} of "
+            f"{len(parsed.points)} points measured; {failed[0].size_label} on {failed[0].device}: "
+            f"{failed[0].error}); not written"
+        )
 
 
 def write_recording(target: RecordingTarget, recorded: dict[str, Any]) -> Path:

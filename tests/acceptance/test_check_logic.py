@@ -153,7 +153,7 @@ def test_the_lessons_check_records_into_copies_and_writes_the_bundle(tmp_path):
 
     ctx = CheckContext(device="cuda:0", out_dir=tmp_path / "acc", repo=tmp_path, sizes=Sizes.tiny())
     ctx.out_dir.mkdir()
-    result = check_lessons(ctx, stand_in, lessons)
+    result = check_lessons(ctx, stand_in, lessons, planned=lambda target: len(target.devices))
     assert result.status == "pass", result.summary
     assert [a[0] for a in asked] == [
         "04-timing-trap",
@@ -205,3 +205,87 @@ def test_the_environment_check_fails_when_it_cannot_read_the_driver(tmp_path, un
     what = "the driver version" if unreadable.endswith("GetDriverVersion") else "the CUDA driver version"
     assert result.summary.startswith(f"NVML could not read {what}: "), result.summary
     assert "None" not in result.summary.split(". ", 1)[0]
+
+
+def _lesson_copies(tmp_path):
+    folder = tmp_path / "lessons"
+    folder.mkdir()
+    for path in builtin_paths():
+        shutil.copy(path, folder / path.name)
+    return sorted(folder.glob("*.json"))
+
+
+def _measured_then_out_of_time(measured: int):
+    """A stand-in runner: each step's first ``measured`` points measured, the rest error rows."""
+
+    def run(target, _budget_s):
+        out = []
+        for i in range(25):
+            device = target.devices[i % len(target.devices)]
+            common = dict(
+                workload=target.workload, variant=device, device=device, size=64 + i, size_label=f"n={64 + i}"
+            )
+            if i < measured:
+                out.append(
+                    BenchPoint(
+                        **common,
+                        median_s=0.001,
+                        repeats=3,
+                        throughput=1.0,
+                        throughput_unit="GFLOP/s",
+                        extra={"note": STAND_IN},
+                    )
+                )
+            else:
+                out.append(BenchPoint(**common, error="not measured: the run's time was up"))
+        return out
+
+    return run
+
+
+def test_a_partial_recording_fails_the_lessons_check_and_is_written_nowhere(tmp_path):
+    lessons = _lesson_copies(tmp_path)
+    before = {path: path.read_bytes() for path in lessons}
+    ctx = CheckContext(device="cuda:0", out_dir=tmp_path / "acc", repo=tmp_path, sizes=Sizes.tiny())
+    ctx.out_dir.mkdir()
+    result = check_lessons(ctx, _measured_then_out_of_time(5), lessons, planned=lambda target: 25)
+    assert result.status == "fail"
+    assert "5 of 25 points measured" in result.summary
+    assert "not measured: the run's time was up" in result.summary
+    partial = result.details["partial"]
+    assert len(partial) == 5 and all("\n" not in line for line in partial.values())
+    assert not (ctx.out_dir / RECORDINGS_FILE).exists()  # no bundle carries a partial recording
+    for path, was in before.items():
+        assert path.read_bytes() == was, path.name
+
+
+def test_fewer_points_than_planned_is_partial_even_without_error_rows(tmp_path):
+    lessons = _lesson_copies(tmp_path)
+    ctx = CheckContext(device="cuda:0", out_dir=tmp_path / "acc", repo=tmp_path, sizes=Sizes.tiny())
+    ctx.out_dir.mkdir()
+    run = _measured_then_out_of_time(25)
+    result = check_lessons(ctx, lambda t, b: run(t, b)[:5], lessons, planned=lambda target: 25)
+    assert result.status == "fail"
+    assert "5 of 25 points measured; 20 planned point(s) never came back" in result.summary
+
+
+def test_a_partial_recording_is_refused_by_the_lesson_writer(tmp_path):
+    from explorer.errors import UserError
+    from explorer.lessons.recording import make_recorded, recording_targets, write_recording
+
+    lessons = _lesson_copies(tmp_path)
+    target = recording_targets(lessons)[0]
+    before = target.path.read_bytes()
+    points = _measured_then_out_of_time(5)(target, 1.0)
+    recorded = make_recorded(points, "a stand-in GPU", "2026-11-29", "stand-in")
+    with pytest.raises(UserError, match=r"is partial \(5 of 25 points measured; n=69 on"):
+        write_recording(target, recorded)
+    assert target.path.read_bytes() == before
+
+
+def test_a_complete_step_counts_its_plan():
+    from explorer.acceptance.checks_lessons import planned_points
+    from explorer.lessons.recording import recording_targets
+
+    for target in recording_targets():
+        assert planned_points(target) >= len(target.devices)
