@@ -4,10 +4,13 @@
                                          [--device cuda:0] [--no-lesson-write]
     python3 benchmarks/gpu_acceptance.py --list
     python3 benchmarks/gpu_acceptance.py --apply-lessons DIR/lesson-recordings.json
+    python3 benchmarks/gpu_acceptance.py --readme DIR
 
 Writes DIR/gpu-acceptance.json (every check: status, figures against their targets, details),
-DIR/gpu-acceptance.txt (the same, to read; also printed at the end), DIR/acceptance.log (each
-check's own lines) and, once the lessons are recorded, DIR/lesson-recordings.json. Each check
+DIR/gpu-acceptance.txt (the same, to read; also printed at the end), DIR/README.md (every FAIL
+and MISS first, with the failing tests of the gpu_tests step and of any extra pytest log kept in
+DIR as *pytest*.log; --readme writes it again after such a log is added), DIR/acceptance.log
+(each check's own lines) and, once the lessons are recorded, DIR/lesson-recordings.json. Each check
 runs in a process of its own under a deadline, so one failure or hang never stops the others;
 a check that would not fit the time budget is left out and says how to run it. Exit 0 when no
 check failed, 1 when one did, 2 when nothing could be run (no GPU: one line).
@@ -61,6 +64,11 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--list", action="store_true", help="list the checks and their expected times")
     parser.add_argument("--no-lesson-write", action="store_true", help="record the lessons into DIR only")
     parser.add_argument("--apply-lessons", metavar="FILE", help="write a GPU run's lesson recordings here")
+    parser.add_argument(
+        "--readme",
+        metavar="DIR",
+        help="write DIR/README.md again from DIR's report and extra pytest logs (every FAIL and MISS)",
+    )
     return parser.parse_args(argv)
 
 
@@ -93,6 +101,21 @@ def _loopback_remote(stack: ExitStack, wanted: bool) -> tuple[dict[str, str] | N
     }, ""
 
 
+def _write_readme(folder: Path) -> int:
+    """README.md of a report folder written again (after adding an extra pytest log to it)."""
+    import json
+
+    from explorer.acceptance.readme import report_from_dict, write_readme
+    from explorer.acceptance.runner import REPORT_JSON
+
+    try:
+        report = report_from_dict(json.loads((folder / REPORT_JSON).read_text(encoding="utf-8")))
+        print(f"wrote {write_readme(folder, report)}")
+    except (OSError, ValueError) as exc:
+        return _refuse(f"{folder / REPORT_JSON}: {exc}")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     if args.list:
@@ -111,6 +134,8 @@ def main(argv: list[str] | None = None) -> int:
         except UserError as exc:
             return _refuse(str(exc))
         return 0
+    if args.readme:
+        return _write_readme(Path(args.readme))
     if not args.out:
         return _refuse("--out DIR is needed (the folder the report is written to)")
     selection = Selection(_names(args.only), _names(args.skip))

@@ -28,6 +28,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from explorer.acceptance.context import MAX_REPORT_BYTES, CheckContext
+from explorer.acceptance.readme import write_readme
 from explorer.acceptance.records import CheckResult, Report
 from explorer.acceptance.registry import CheckSpec
 from explorer.atomicwrite import write_text_atomic
@@ -175,6 +176,7 @@ def run_acceptance(
         report.total_s = time.monotonic() - t0
         write_text_atomic(out / REPORT_JSON, json.dumps(report.to_dict(), indent=1, default=str) + "\n")
         write_text_atomic(out / REPORT_TEXT, report.summary_text())
+        write_readme(out, report)  # every FAIL and MISS, where a reader looks first
 
     with tempfile.TemporaryDirectory(prefix="explorer-acceptance-home-") as home:
         for spec in specs:

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from explorer.acceptance.context import CheckContext, Sizes
+from explorer.acceptance.readme import README_FILE
 from explorer.acceptance.registry import CHECKS, CheckSpec
 from explorer.acceptance.runner import LOG_FILE, REPORT_JSON, REPORT_TEXT, Selection, run_acceptance
 from explorer.errors import UserError
@@ -95,7 +96,7 @@ def test_the_report_is_written_as_json_text_and_a_log_and_nothing_else(tmp_path)
         specs, ctx, budget_s=600, gpu="Stand-in GPU", command="gpu_acceptance.py", say=lambda _: None
     )
     files = sorted(p.name for p in ctx.out_dir.iterdir())
-    assert files == sorted([REPORT_JSON, REPORT_TEXT, LOG_FILE, "from-the-check.txt"])
+    assert files == sorted([REPORT_JSON, REPORT_TEXT, LOG_FILE, README_FILE, "from-the-check.txt"])
     data = json.loads((ctx.out_dir / REPORT_JSON).read_text())
     assert data["format"] == "device-explorer-gpu-acceptance" and data["ok"] is True
     assert [c["status"] for c in data["checks"]] == ["pass", "pass", "skip"]
@@ -108,6 +109,8 @@ def test_the_report_is_written_as_json_text_and_a_log_and_nothing_else(tmp_path)
         in text
     )
     assert "3 checks: 2 pass, 1 skip; no failures" in text
+    readme = (ctx.out_dir / README_FILE).read_text()
+    assert "None: every check that ran passed" in readme and "| SKIP | `skip` |" in readme
     log = (ctx.out_dir / LOG_FILE).read_text()
     assert "===== good (exit 0" in log and "measuring something that does not need a GPU" in log
 
