@@ -563,11 +563,17 @@ def measure_gpu_roof(
         result = gpu_sweep.sweep(
             gpu_sweep.sizes(caches[0].bytes),
             gpu.sm_count or 1,
-            progress=lambda f, text: progress(0.2 + 0.8 * f, f"L2 and DRAM: {text}"),
+            progress=lambda f, text: progress(0.2 + 0.7 * f, f"L2 and DRAM: {text}"),
         )
         roof.ceilings += level_ceilings(
             result, caches, started, "numba kernels, grid-stride, every SM", gpu_sweep.KERNELS
         )
+        if caches[0].bytes:
+            from explorer.bench.chase import measure_ladder
+
+            roof.latency = measure_ladder(
+                gpu.name, caches[0].bytes, progress=lambda f, text: progress(0.9 + 0.1 * f, text)
+            )
     progress(1.0, "done")
     others += [p for p in _gpu_others(key) if p not in others]
     if others:  # a shared GPU: another program's kernels ran between ours

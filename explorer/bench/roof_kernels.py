@@ -100,15 +100,3 @@ def fma(out, n, b, c):
         a7 = cuda.fma(a7, b, c)
     if start < out.shape[0]:
         out[start] = a0 + a1 + a2 + a3 + a4 + a5 + a6 + a7
-
-
-@cuda.jit
-def chase(nxt, steps, out):
-    """One thread follows ``nxt`` for ``steps`` dependent loads from slot 0 and writes where it
-    stopped (so no load is dropped): the latency ladder's kernel (``explorer.bench.chase``).
-    Launched with one block of one thread; any other thread does nothing."""
-    if cuda.grid(1) == 0:
-        j = 0
-        for _ in range(steps):
-            j = nxt[j]
-        out[0] = j

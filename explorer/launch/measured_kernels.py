@@ -6,13 +6,17 @@
 * ``stream_read``: every thread sums a float32 array with a grid-stride loop, one coalesced
   128-byte load per warp per step and only one in flight (each address waits for the previous
   value), and thread 0 of each block records its SM;
-* ``chase``: one thread follows a random cycle through a buffer, each load's address the previous
-  load's value: the latency of one load, as a pointer chase measures it.
+* ``chase``: one thread follows a chain (``explorer.launch.chase``), each load's address the
+  previous load's value: the latency of one load, as a pointer chase measures it, in SM cycles
+  (``%clock64``, the SM's own counter) and nanoseconds (``%globaltimer``) per step; the app's
+  one pointer-chase kernel, used by the Latency page and by the latency ladder;
+* ``chase_shared``: the same chase through shared memory.
 
-numba has no function for ``%smid`` or ``%globaltimer``; on a GPU they are read with one line of
-inline PTX each (the way numba itself reads ``%lanemask_lt``), so no CUDA C compiler is needed.
-Under numba's CUDA simulator (``NUMBA_ENABLE_CUDASIM=1``, where this module is tested) there is no
-SM and no GPU clock: every block reports SM 0, and the clock is the host's ``perf_counter_ns``.
+numba has no function for ``%smid``, ``%clock64`` or ``%globaltimer``; on a GPU they are read with
+one line of inline PTX each (the way numba itself reads ``%lanemask_lt``), so no CUDA C compiler is
+needed. Under numba's CUDA simulator (``NUMBA_ENABLE_CUDASIM=1``, where this module is tested)
+there is no SM and no GPU clock: every block reports SM 0, and both clocks are the host's
+``perf_counter_ns``.
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ import time
 import numpy as np
 from numba import float32, int32
 
+from explorer.launch.chase import LINE_STRIDE, chain, slots_for, walk
 from explorer.numbacuda import cuda
 
 SIMULATOR = os.environ.get("NUMBA_ENABLE_CUDASIM") == "1"
@@ -37,6 +42,11 @@ if SIMULATOR:
     @cuda.jit(device=True)
     def globaltimer():
         """The host's nanosecond clock (the simulator has no GPU clock)."""
+        return time.perf_counter_ns()
+
+    @cuda.jit(device=True)
+    def clock64():
+        """The host's nanosecond clock standing in for the SM's cycle counter."""
         return time.perf_counter_ns()
 
 else:  # pragma: no cover - needs a GPU
@@ -64,6 +74,10 @@ else:  # pragma: no cover - needs a GPU
 
     smid = _read_register("smid", 32, "=r")
     globaltimer = _read_register("globaltimer", 64, "=l")
+    clock64 = _read_register("clock64", 64, "=l")
+
+#: int32 slots of the shared-memory chase (4 KiB: well inside any SM's shared memory)
+SHARED_SLOTS = 1024
 
 
 @cuda.jit
@@ -102,14 +116,43 @@ def stream_read(a, out, sm_out):  # pragma: no cover - runs on the device
 
 
 @cuda.jit
-def chase(nxt, steps, out):  # pragma: no cover - runs on the device
+def chase(nxt, warm, steps, out):
+    """Follow ``nxt`` from element 0: ``warm`` untimed steps (the chain into the caches and TLB),
+    then ``steps`` timed ones; ``out``: SM cycles, nanoseconds, where it stopped."""
     j = 0
+    for _ in range(warm):
+        j = nxt[j]
     t0 = globaltimer()
+    c0 = clock64()
     for _ in range(steps):
         j = nxt[j]
+    c1 = clock64()
     t1 = globaltimer()
-    out[0] = t1 - t0
-    out[1] = j
+    out[0] = c1 - c0
+    out[1] = t1 - t0
+    out[2] = j
+
+
+@cuda.jit
+def chase_shared(nxt, steps, out):
+    """Copy ``nxt`` (at most ``SHARED_SLOTS`` elements) into shared memory, then ``chase`` it there
+    from element 0: one warm lap untimed, ``steps`` timed; ``out`` as ``chase``'s."""
+    s = cuda.shared.array(SHARED_SLOTS, int32)
+    n = nxt.shape[0]
+    for i in range(n):
+        s[i] = nxt[i]
+    j = 0
+    for _ in range(n):
+        j = s[j]
+    t0 = globaltimer()
+    c0 = clock64()
+    for _ in range(steps):
+        j = s[j]
+    c1 = clock64()
+    t1 = globaltimer()
+    out[0] = c1 - c0
+    out[1] = t1 - t0
+    out[2] = j
 
 
 def record_blocks(grid, block, smem_bytes: int, spin_ns: int):
@@ -162,29 +205,39 @@ def time_stream(elements: int, blocks: int, threads: int, repeats: int):
     return times, sm_d.copy_to_host()
 
 
-def chase_cycle(lines: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
-    """(next-index array, the order of its lines): a random cycle visiting each 128-byte line once."""
-    stride = 32  # int32 elements per 128-byte line
-    order = np.random.default_rng(seed).permutation(lines)
-    nxt = np.zeros(lines * stride, dtype=np.int32)
-    nxt[order * stride] = np.roll(order, -1) * stride
-    return nxt, order
+def run_chase(
+    nxt: np.ndarray, slots: int, steps: int, warm: int, shared: bool = False
+) -> tuple[int, int, int]:
+    """(SM cycles, ns, where it stopped) of ``steps`` timed steps after ``warm`` untimed ones over a
+    chain of ``slots`` slots (a shared chase warms one lap itself), the kernel compiled by a short
+    launch first; RuntimeError when the chase did not end where the
+    host's walk (``explorer.launch.chase.walk``) does."""
+    d_nxt = cuda.to_device(nxt)
+    out = cuda.device_array(3, dtype=np.int64)
+    if shared:
+        if len(nxt) > SHARED_SLOTS:
+            raise ValueError(f"the shared chain has {len(nxt)} elements; shared memory holds {SHARED_SLOTS}")
+        chase_shared[1, 1](d_nxt, 2, out)  # compile
+        cuda.synchronize()
+        chase_shared[1, 1](d_nxt, steps, out)
+        warm = len(nxt)
+    else:
+        chase[1, 1](d_nxt, 0, 2, out)  # compile
+        cuda.synchronize()
+        chase[1, 1](d_nxt, warm, steps, out)
+    cuda.synchronize()
+    cycles, ns, end = (int(x) for x in out.copy_to_host())
+    expected = walk(nxt, (warm + steps) % slots)  # one lap comes back to the start
+    if end != expected:
+        raise RuntimeError(f"the pointer chase ended at {end}, not {expected}: the kernel is wrong")
+    return cycles, ns, end
 
 
 def time_chase(buffer_bytes: int, steps: int):
-    """Nanoseconds per dependent load over a ``buffer_bytes`` random cycle; checks where it ended."""
-    lines = max(2, buffer_bytes // 128)
-    nxt, order = chase_cycle(lines)
+    """Nanoseconds per dependent load over a ``buffer_bytes`` chain of 128-byte lines, one lap
+    at most (and at least 2 lines); checks where it ended."""
+    lines = max(2, slots_for(buffer_bytes))
+    nxt = chain(lines, stride=LINE_STRIDE)
     steps = min(steps, lines)
-    d_nxt = cuda.to_device(nxt)
-    out = cuda.device_array(2, dtype=np.int64)
-    chase[1, 1](d_nxt, 2, out)  # compile
-    cuda.synchronize()
-    chase[1, 1](d_nxt, steps, out)
-    cuda.synchronize()
-    elapsed, end = (int(x) for x in out.copy_to_host())
-    start_pos = int(np.flatnonzero(order == 0)[0])
-    expected = int(order[(start_pos + steps) % lines]) * 32
-    if end != expected:
-        raise RuntimeError(f"the pointer chase ended at {end}, not {expected}: the kernel is wrong")
-    return elapsed / steps, steps
+    _cycles, ns, _end = run_chase(nxt, lines, steps, warm=0)
+    return ns / steps, steps
