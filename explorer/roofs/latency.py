@@ -187,3 +187,29 @@ def comparison_rows(ladder: LatencyLadder) -> list[tuple[str, str, str, str]]:
             )
         )
     return rows
+
+
+#: the columns of ``comparison_rows``
+COMPARISON_HEADERS = ("level", "measured (cycles)", "measured (ns)", "published (cycles)")
+#: what the latency view says where no shown GPU has a ladder
+NO_LADDER = (
+    "No latency ladder is stored for a GPU shown here: it is measured with a GPU's ceilings "
+    "(Measure again on the Roofline tab, on a machine with an NVIDIA GPU and numba)."
+)
+
+
+def ladder_caption(ladder: LatencyLadder) -> str:
+    """Under the table: the SM clock and the method the figures were had by, and the published
+    column's source (or why it is empty)."""
+    lines = [
+        f"{ladder.device_name}: {len(ladder.rungs)} rungs, SM clock {ladder.sm_clock_mhz:.0f} MHz "
+        "during the ladder (cycles / ns of the kernel's own clocks)",
+        f"method: {ladder.method}",
+    ]
+    if ladder.backend == "simulator":
+        lines.append("run under numba's CUDA simulator: the times are the host's and say nothing about a GPU")
+    if published_applies(ladder.device_name):
+        lines.append(f"published: {PUBLISHED_SOURCE}")
+    else:
+        lines.append("published: the table's figures are for H100/H200 only; none is shown for this GPU")
+    return "\n".join(lines)

@@ -25,6 +25,7 @@ import math
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Literal
 
+from explorer.roofs.latency import LatencyLadder
 from explorer.schema import SchemaError, check_fields, check_range, field_label, show
 from explorer.units import binary_bytes, number_text
 from explorer.words import on_host
@@ -244,6 +245,8 @@ class Roof:
     took_s: float | None = None  # how long the measurement took
     #: one sentence for the user, once: the stored ceilings were damaged and moved aside
     notice: str = ""
+    #: a GPU's measured load latencies (pointer-chase ladder), stored with its ceilings
+    latency: LatencyLadder | None = None
 
     @property
     def key(self) -> RoofKey:
@@ -335,6 +338,7 @@ class Roof:
             "ceilings": [c.to_dict() for c in self.ceilings],
             "host": self.host,
             "notice": self.notice,
+            "latency": self.latency.to_dict() if self.latency is not None else None,
         }
 
     @classmethod
@@ -368,7 +372,19 @@ class Roof:
             quiet=data.get("quiet") if isinstance(data.get("quiet"), bool) else None,
             took_s=_number(data.get("took_s"), 86_400.0),
             notice=_text(data.get("notice"), 1000),
+            latency=_ladder(data.get("latency")),
         )
+
+
+def _ladder(data: Any) -> LatencyLadder | None:
+    """A roof's latency ladder from its JSON form, or None where it is absent or does not check out
+    (a roof is drawn from what is valid)."""
+    if data is None:
+        return None
+    try:
+        return LatencyLadder.from_dict(data)
+    except (ValueError, TypeError):
+        return None
 
 
 def _text(value: Any, limit: int) -> str:

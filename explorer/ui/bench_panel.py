@@ -33,6 +33,7 @@ from explorer.lessons.model import BenchState, PanelState
 from explorer.ui.bench.bandwidth_view import BandwidthPlot
 from explorer.ui.bench.controls import BenchControls
 from explorer.ui.bench.export import export_png
+from explorer.ui.bench.latency_view import LatencyView
 from explorer.ui.bench.plot import BenchPlot
 from explorer.ui.bench.results_area import ResultsArea
 from explorer.ui.bench.roof_views import RoofViews
@@ -85,10 +86,14 @@ class BenchPanel(Panel):
         self.plot_tabs.addTab(self.plot, "Measurements")
         self.plot_tabs.addTab(self.roofline, "Roofline")
         self.plot_tabs.addTab(self.bandwidth, "Bandwidth")
+        self.latency = LatencyView()
+        self.plot_tabs.addTab(self.latency, "Latency")
         size_by_shown_tab(self.plot_tabs)  # the roofline's least height counts where it is shown
         #: the points of one run per workload, with their roofs; the table and plots show the chosen one's
         self.results = RunResults()
-        self.roofs = RoofViews(context, self.results, self.roofline, self.bandwidth, self)
+        self.roofs = RoofViews(
+            context, self.results, self.roofline, self.bandwidth, self, latency=self.latency
+        )
         self.roofs.points_changed.connect(lambda: self._workload_shown(force=True))
         self.table = ResultsTable(self.results)
         self.progress_bar = QProgressBar()

@@ -18,6 +18,7 @@ from PySide6.QtCore import QObject, Signal
 from explorer.bench.run_results import RunResults
 from explorer.roofs.model import Roof
 from explorer.ui.bench.bandwidth_view import BandwidthPlot
+from explorer.ui.bench.latency_view import LatencyView
 from explorer.ui.bench.roofline_view import RooflinePlot
 from explorer.ui.context import AppContext
 from explorer.ui.roof_measure import MeasureAgain
@@ -34,10 +35,11 @@ class RoofViews(QObject):
         roofline: RooflinePlot,
         bandwidth: BandwidthPlot,
         parent: QObject | None = None,
+        latency: LatencyView | None = None,
     ) -> None:
         super().__init__(parent)
         self._context, self._results = context, results
-        self.roofline, self.bandwidth = roofline, bandwidth
+        self.roofline, self.bandwidth, self.latency = roofline, bandwidth, latency
         self._catalog_key = ""
         self.measure = MeasureAgain(context, self.devices_to_measure)
         roofline.add_tool(self.measure)
@@ -97,6 +99,14 @@ class RoofViews(QObject):
             catalog = catalog_roof(rec) if rec.kind == "catalog" else None
         self.roofline.set_data(roofs, points, catalog)
         self.bandwidth.set_data(roofs, points)
+        if self.latency is not None:  # the run's GPUs, and this machine's even before a run
+            shown = {r.key for r in roofs}
+            here = [
+                self._context.roof_of(d)
+                for d in records.values()
+                if d.kind == "cuda" and ("", d.key) not in shown
+            ]
+            self.latency.set_roofs([*roofs, *here])
 
     def devices_found(self) -> None:
         devices = self._context.devices

@@ -177,6 +177,8 @@ class VisualizerPanel(Panel):
         self.session.events.launch.connect(self._follow_compare)
         self.controls.field_left.connect(self.sm_view.grid.setFocus)
         context.discovery_changed.connect(lambda _d: self._load_devices())
+        # a GPU's ceilings measured again bring its latency ladder: "L measured on this GPU" reads it
+        context.roofs_measured.connect(lambda _r: self.time_views.reload_measured_latency())
         context.remotes.changed.connect(self._load_devices)
         self._shortcuts = []
         for keys, _words, action in KEYS:
