@@ -15,6 +15,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from explorer.acceptance.records import Figure, Status
+from explorer.roofs.latency import AGREEMENT, PUBLISHED, LatencyLadder, ordered
 
 SHARE_TARGET = 0.70  # of a peak: sgemm, vector add, pinned H2D
 MODEL_TOLERANCE = 0.30  # the strided copy against the coalescing model
@@ -184,3 +185,21 @@ def transpose_figure(naive_s: float | None, padded_s: float | None, model_wavefr
         "1 (padded faster)",
         note=f"bank model: {model_wavefronts} wavefronts per column read against 1; global traffic the same",
     )
+
+
+def ladder_figures(ladder: LatencyLadder) -> tuple[bool, list[Figure]]:
+    """A measured latency ladder against the published Hopper figures: (the levels ordered L1 < L2
+    < DRAM, one figure per level met when within ``AGREEMENT`` of the published range). A level
+    the ladder could not tell is a figure without a value, never a pass."""
+    levels = ladder.levels()
+    figures = []
+    for level in ("shared", "L1", "L2", "DRAM"):
+        published = PUBLISHED[level]
+        value = levels.get(level)
+        target = f"within +-{AGREEMENT:.0%} of the published {published.text} cycles"
+        met = None if value is None else published.agrees(value)
+        ns = ladder.level_ns(level) if value is not None else None
+        note = f"{ns:.0f} ns at {ladder.sm_clock_mhz:.0f} MHz" if ns is not None else "not measured"
+        figures.append(Figure(f"{level} latency", value, "cycles", target, None, "", None, met, note))
+    present = [levels.get(k) for k in ("L1", "L2", "DRAM")]
+    return (all(v is not None for v in present) and ordered(levels)), figures

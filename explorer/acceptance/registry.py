@@ -116,6 +116,13 @@ CHECKS: tuple[CheckSpec, ...] = (
         120,
     ),
     CheckSpec(
+        "latency_ladder",
+        "L1, L2, DRAM and shared-memory latency (pointer chase) against published Hopper figures",
+        checks_bench.check_latency_ladder,
+        20,
+        180,
+    ),
+    CheckSpec(
         "remote",
         "the GPU over ssh: listing, a point, a real run, live readings",
         checks_launch.check_remote,
