@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 from explorer.errors import UserError
 from explorer.launch.config import LaunchConfig
-from explorer.launch.thread_index import thread_numbers
+from explorer.launch_runs.thread_index import thread_numbers
 from explorer.schema import loads
 from explorer.words import count, on_host
 
@@ -433,7 +433,7 @@ def _run_emulated(g: Dim, b: Dim, n_elements: int, extent: Dim | None) -> RealRu
     thread_of = np.full(n_elements, -1, np.int64)
     writes = np.zeros(n_elements, np.int32)
     from explorer.jitcache import first_compile
-    from explorer.launch.realrun_emulation import emulate  # imports numba: only ever in the child
+    from explorer.launch_runs.realrun_emulation import emulate  # imports numba: only ever in the child
 
     one, scratch = np.ones(3, np.int64), np.zeros(1, np.int64)
     # compile, or load from numba's cache, before the clock starts (one thread, one element); a

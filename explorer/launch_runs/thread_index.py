@@ -1,7 +1,7 @@
 """One thread's index arithmetic in the real run: which block and thread it is, and the element
 it writes. Plain Python on purpose: the real run compiles it as a CUDA device function
-(``explorer.launch.realrun``) and the CPU emulation compiles the same function with ``@njit``
-(``explorer.launch.realrun_emulation``), so the emulation checks the very code the GPU runs.
+(``explorer.launch_runs.realrun``) and the CPU emulation compiles the same function with ``@njit``
+(``explorer.launch_runs.realrun_emulation``), so the emulation checks the very code the GPU runs.
 Both import it from here; neither imports the other.
 """
 

@@ -1,4 +1,4 @@
-"""The kernels of ``explorer.launch.measured``: numba CUDA, imported only in the child that runs them.
+"""The kernels of ``explorer.launch_runs.measured``: numba CUDA, imported only in the child that runs them.
 
 * ``spin_blocks``: thread 0 of each block reads the SM it runs on (``%smid``) and the GPU's
   nanosecond clock (``%globaltimer``), spins until ``spin_ns`` have passed, waits for the rest of

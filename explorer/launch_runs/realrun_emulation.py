@@ -19,7 +19,7 @@ configure()  # numba reads its cache folder when it decorates: set it first
 
 from numba import njit  # noqa: E402
 
-from explorer.launch import thread_index  # noqa: E402
+from explorer.launch_runs import thread_index  # noqa: E402
 
 thread_numbers = njit(cache=True)(thread_index.thread_numbers)
 
