@@ -321,7 +321,18 @@ cuda: Any = None
 _DEVICE_NUMBERS: Any = None  # thread_numbers as a CUDA device function, bound by _kernel()
 
 
-def _record_vector_add(a, b, c, block_of, thread_of, writes, n, ex, ey, ez):
+def _record_vector_add(
+    a: np.ndarray,
+    b: np.ndarray,
+    c: np.ndarray,
+    block_of: np.ndarray,
+    thread_of: np.ndarray,
+    writes: np.ndarray,
+    n: int,
+    ex: int,
+    ey: int,
+    ez: int,
+) -> None:
     block_linear, thread_linear, i = _DEVICE_NUMBERS(
         cuda.blockIdx.x,
         cuda.blockIdx.y,
@@ -378,7 +389,19 @@ SMID_PTX = """//
 """
 
 
-def _record_vector_add_sm(a, b, c, block_of, thread_of, writes, sm_of_block, n, ex, ey, ez):
+def _record_vector_add_sm(
+    a: np.ndarray,
+    b: np.ndarray,
+    c: np.ndarray,
+    block_of: np.ndarray,
+    thread_of: np.ndarray,
+    writes: np.ndarray,
+    sm_of_block: np.ndarray,
+    n: int,
+    ex: int,
+    ey: int,
+    ez: int,
+) -> None:
     """The recording kernel, and block by block the SM that ran it (the block's first thread writes it)."""
     _DEVICE_RECORD(a, b, c, block_of, thread_of, writes, n, ex, ey, ez)
     if cuda.threadIdx.x == 0 and cuda.threadIdx.y == 0 and cuda.threadIdx.z == 0:
@@ -386,7 +409,7 @@ def _record_vector_add_sm(a, b, c, block_of, thread_of, writes, sm_of_block, n, 
         sm_of_block[block_linear] = _SMID()
 
 
-def _kernel():
+def _kernel() -> Any:  # a numba CUDA dispatcher (numba has no type hints)
     """Compile (once) the recording kernel; numba is imported here, never at module import."""
     global _KERNEL, _DEVICE_NUMBERS, cuda
     if _KERNEL is None:
@@ -398,7 +421,7 @@ def _kernel():
     return _KERNEL
 
 
-def _kernel_with_sm():
+def _kernel_with_sm() -> Any:  # a numba CUDA dispatcher
     """Compile (once) the recording kernel that also reads ``%smid`` (GPU only: numba's simulator
     links no PTX). Raises whatever numba raises when the PTX cannot be linked."""
     global _KERNEL_SM, _DEVICE_RECORD, _SMID
