@@ -1,5 +1,5 @@
-"""A GPU's latency ladder: the app's one pointer chase (``explorer.launch.measured_kernels.chase``
-over a chain from ``explorer.launch.chase``) timed over footprints from 4 KiB to 4 x the L2, plus
+"""A GPU's latency ladder: the app's one pointer chase (``explorer.launch_runs.measured_kernels.chase``
+over a chain from ``explorer.launch_runs.chase``) timed over footprints from 4 KiB to 4 x the L2, plus
 a chase through shared memory. The time per step is the latency of wherever the chain lives: L1
 for a few KiB, L2 up to its size, DRAM past it; which rung is which level is decided from the
 figures (``explorer.roofs.latency.split_levels``). Stored with the GPU's ceilings.
@@ -59,8 +59,8 @@ def measure_ladder(
 ) -> LatencyLadder:
     """Run the ladder on the current numba device (or numba's simulator): one rung per footprint,
     then the shared-memory chase. Every chase is checked to end where the host's walk does."""
-    from explorer.launch import measured_kernels as mk
-    from explorer.launch.chase import chain, slots_for
+    from explorer.launch_runs import measured_kernels as mk
+    from explorer.launch_runs.chase import chain, slots_for
 
     started = time.time()
     sizes = footprints(l2_bytes)

@@ -27,6 +27,7 @@ import os
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from explorer.words import percent
 
@@ -258,7 +259,7 @@ def observe_end(start: MachineSnapshot) -> Load:
     )
 
 
-def _busy(cpu) -> float:
+def _busy(cpu: Any) -> float:  # psutil's scputimes (no type hints; its fields differ by OS)
     """Busy time of all cores: everything but idle, iowait and steal (guest time is inside user)."""
     total = cpu.user + cpu.system
     for name in ("nice", "irq", "softirq"):

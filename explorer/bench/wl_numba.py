@@ -7,6 +7,7 @@ timing, so a fast wrong kernel is an error row, not a figure.
 from __future__ import annotations
 
 from functools import partial
+from typing import TYPE_CHECKING, Any
 
 from explorer.bench.execute import (
     Outcome,
@@ -22,8 +23,11 @@ from explorer.bench.variants import Variant
 from explorer.bench.workload import MATVEC_COLS, Workload
 from explorer.words import count
 
+if TYPE_CHECKING:  # pragma: no cover
+    import numpy as np
 
-def _numba_device(spec: PointSpec):
+
+def _numba_device(spec: PointSpec) -> Any:  # numba's cuda module (numba has no type hints)
     from explorer.numbacuda import cuda
 
     idx = cuda_index(spec.device)
@@ -36,7 +40,9 @@ def _numba_device(spec: PointSpec):
     return cuda
 
 
-def _check(result, expected, what: str, rtol: float = 1e-4, atol: float = 1e-3) -> float:
+def _check(
+    result: np.ndarray, expected: np.ndarray, what: str, rtol: float = 1e-4, atol: float = 1e-3
+) -> float:
     import numpy as np
 
     err = float(np.max(np.abs(result - expected))) if result.size else 0.0
@@ -45,7 +51,7 @@ def _check(result, expected, what: str, rtol: float = 1e-4, atol: float = 1e-3) 
     return err
 
 
-def _vector_operands(n: int):
+def _vector_operands(n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     import numpy as np
 
     rng = np.random.default_rng(n)
@@ -98,7 +104,7 @@ def _vector_add_numba(w: Workload, spec: PointSpec, *, with_copies: bool) -> Out
     return Outcome(timing, extra=extra, bus_bound=with_copies)
 
 
-def _matvec_operands(n: int):
+def _matvec_operands(n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     import numpy as np
 
     rng = np.random.default_rng(n)

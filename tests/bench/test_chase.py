@@ -10,7 +10,7 @@ import textwrap
 import pytest
 
 from explorer.bench import chase
-from explorer.launch.chase import LINE_STRIDE, chain, slots_for, walk
+from explorer.launch_runs.chase import LINE_STRIDE, chain, slots_for, walk
 from tests.simulator import run_on_simulator
 
 
@@ -69,8 +69,8 @@ SCRIPT = textwrap.dedent(
     import json
     import numpy as np
     from explorer.numbacuda import cuda
-    from explorer.launch import measured_kernels as mk
-    from explorer.launch.chase import chain, walk
+    from explorer.launch_runs import measured_kernels as mk
+    from explorer.launch_runs.chase import chain, walk
     from explorer.bench.chase import measure_ladder
 
     out = []

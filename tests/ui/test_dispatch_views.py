@@ -26,9 +26,9 @@ from explorer.launch.latency import (
     simulate_latency,
     utilization_curve,
 )
-from explorer.launch.measured import BandwidthPoint, BandwidthSweep
 from explorer.launch.schedule import plan_launch
 from explorer.launch.timeline import Timeline
+from explorer.launch_runs.measured import BandwidthPoint, BandwidthSweep
 from explorer.ui.theme import FIGURE_TEXT_MIN_SHARE, apply_theme, current_theme, figure_px, label_px
 from explorer.ui.visualizer import palette
 from explorer.ui.visualizer.latency_view import _ALU, _ELIGIBLE, _IDLE, _LOAD, _STALLED, LatencyView

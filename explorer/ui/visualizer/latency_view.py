@@ -3,7 +3,7 @@
 A standalone view of plain core records (``explorer.launch.latency``): a ``LatencyRun`` (one SM's
 schedulers simulated cycle by cycle), its ``UtilizationCurve`` (utilization against resident
 warps, simulated and in closed form), optionally the ``LatencyPreset`` whose latency it uses (its
-source is shown) and, from a GPU, a ``BandwidthSweep`` (``explorer.launch.measured``) drawn over
+source is shown) and, from a GPU, a ``BandwidthSweep`` (``explorer.launch_runs.measured``) drawn over
 Little's-law prediction. It computes nothing about the model; it draws what the records hold:
 
 * left, a strip chart scrolling through the cycles: per scheduler, a row with the warp it issued
@@ -33,8 +33,8 @@ from explorer.launch.latency import (
     LatencyRun,
     UtilizationCurve,
 )
-from explorer.launch.measured import BandwidthSweep
 from explorer.launch.time_views import chart_window
+from explorer.launch_runs.measured import BandwidthSweep
 from explorer.ui.guard import qt_guard
 
 # the y axis of the sweep; the plots' least height, in lines of their axis text: the schedulers

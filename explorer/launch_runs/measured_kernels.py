@@ -1,4 +1,4 @@
-"""The kernels of ``explorer.launch.measured``: numba CUDA, imported only in the child that runs them.
+"""The kernels of ``explorer.launch_runs.measured``: numba CUDA, imported only in the child that runs them.
 
 * ``spin_blocks``: thread 0 of each block reads the SM it runs on (``%smid``) and the GPU's
   nanosecond clock (``%globaltimer``), spins until ``spin_ns`` have passed, waits for the rest of
@@ -6,7 +6,7 @@
 * ``stream_read``: every thread sums a float32 array with a grid-stride loop, one coalesced
   128-byte load per warp per step and only one in flight (each address waits for the previous
   value), and thread 0 of each block records its SM;
-* ``chase``: one thread follows a chain (``explorer.launch.chase``), each load's address the
+* ``chase``: one thread follows a chain (``explorer.launch_runs.chase``), each load's address the
   previous load's value: the latency of one load, as a pointer chase measures it, in SM cycles
   (``%clock64``, the SM's own counter) and nanoseconds (``%globaltimer``) per step; the app's
   one pointer-chase kernel, used by the Latency page and by the latency ladder;
@@ -23,11 +23,13 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 from numba import float32, int32
 
-from explorer.launch.chase import LINE_STRIDE, chain, slots_for, walk
+from explorer.launch_runs.chase import LINE_STRIDE, chain, slots_for, walk
 from explorer.numbacuda import cuda
 
 SIMULATOR = os.environ.get("NUMBA_ENABLE_CUDASIM") == "1"
@@ -35,17 +37,17 @@ SIMULATOR = os.environ.get("NUMBA_ENABLE_CUDASIM") == "1"
 if SIMULATOR:
 
     @cuda.jit(device=True)
-    def smid():
+    def smid() -> int:
         """The simulator runs one block at a time on no SM: call it SM 0."""
         return 0
 
     @cuda.jit(device=True)
-    def globaltimer():
+    def globaltimer() -> int:
         """The host's nanosecond clock (the simulator has no GPU clock)."""
         return time.perf_counter_ns()
 
     @cuda.jit(device=True)
-    def clock64():
+    def clock64() -> int:
         """The host's nanosecond clock standing in for the SM's cycle counter."""
         return time.perf_counter_ns()
 
@@ -54,12 +56,12 @@ else:  # pragma: no cover - needs a GPU
     from numba import types
     from numba.cuda.extending import intrinsic
 
-    def _read_register(name: str, bits: int, constraint: str):
+    def _read_register(name: str, bits: int, constraint: str) -> Any:  # an intrinsic: smid() in a kernel
         @intrinsic
-        def read(typingctx):
+        def read(typingctx: Any) -> tuple[Any, Callable[..., Any]]:  # numba's typing context, signature
             sig = (types.uint32 if bits == 32 else types.uint64)()
 
-            def codegen(context, builder, signature, args):
+            def codegen(context: Any, builder: ir.IRBuilder, signature: Any, args: Any) -> ir.Instruction:
                 asm = ir.InlineAsm(
                     ir.FunctionType(ir.IntType(bits), []),
                     f"mov.u{bits} $0, %{name};",
@@ -81,7 +83,9 @@ SHARED_SLOTS = 1024
 
 
 @cuda.jit
-def spin_blocks(spin_ns, sm_out, start_out, end_out):  # pragma: no cover - runs on the device
+def spin_blocks(
+    spin_ns: int, sm_out: np.ndarray, start_out: np.ndarray, end_out: np.ndarray
+) -> None:  # pragma: no cover - runs on the device
     b = cuda.blockIdx.x + cuda.gridDim.x * (cuda.blockIdx.y + cuda.gridDim.y * cuda.blockIdx.z)
     leader = cuda.threadIdx.x == 0 and cuda.threadIdx.y == 0 and cuda.threadIdx.z == 0
     if leader:
@@ -97,7 +101,9 @@ def spin_blocks(spin_ns, sm_out, start_out, end_out):  # pragma: no cover - runs
 
 
 @cuda.jit
-def stream_read(a, out, sm_out):  # pragma: no cover - runs on the device
+def stream_read(
+    a: np.ndarray, out: np.ndarray, sm_out: np.ndarray
+) -> None:  # pragma: no cover - runs on the device
     i = cuda.grid(1)
     stride = cuda.gridsize(1)
     acc = float32(0.0)
@@ -116,7 +122,7 @@ def stream_read(a, out, sm_out):  # pragma: no cover - runs on the device
 
 
 @cuda.jit
-def chase(nxt, warm, steps, out):
+def chase(nxt: np.ndarray, warm: int, steps: int, out: np.ndarray) -> None:
     """Follow ``nxt`` from element 0: ``warm`` untimed steps (the chain into the caches and TLB),
     then ``steps`` timed ones; ``out``: SM cycles, nanoseconds, where it stopped."""
     j = 0
@@ -134,7 +140,7 @@ def chase(nxt, warm, steps, out):
 
 
 @cuda.jit
-def chase_shared(nxt, steps, out):
+def chase_shared(nxt: np.ndarray, steps: int, out: np.ndarray) -> None:
     """Copy ``nxt`` (at most ``SHARED_SLOTS`` elements) into shared memory, then ``chase`` it there
     from element 0: one warm lap untimed, ``steps`` timed; ``out`` as ``chase``'s."""
     s = cuda.shared.array(SHARED_SLOTS, int32)
@@ -155,7 +161,9 @@ def chase_shared(nxt, steps, out):
     out[2] = j
 
 
-def record_blocks(grid, block, smem_bytes: int, spin_ns: int):
+def record_blocks(
+    grid: Sequence[int], block: Sequence[int], smem_bytes: int, spin_ns: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
     """Launch ``spin_blocks`` once (after a warm-up launch) and return (sm, start, end, regs)."""
     blocks = grid[0] * grid[1] * grid[2]
     sm_d = cuda.device_array(blocks, dtype=np.int32)
@@ -169,7 +177,7 @@ def record_blocks(grid, block, smem_bytes: int, spin_ns: int):
     return sm_d.copy_to_host(), start_d.copy_to_host(), end_d.copy_to_host(), kernel_registers(spin_blocks)
 
 
-def kernel_registers(kernel) -> int:
+def kernel_registers(kernel: Any) -> int:  # a numba CUDA dispatcher
     """Registers per thread of the kernel's one compiled version (0 under the simulator)."""
     if SIMULATOR:
         return 0
@@ -177,7 +185,7 @@ def kernel_registers(kernel) -> int:
     return int(next(iter(regs.values())) if isinstance(regs, dict) else regs)  # pragma: no cover
 
 
-def time_stream(elements: int, blocks: int, threads: int, repeats: int):
+def time_stream(elements: int, blocks: int, threads: int, repeats: int) -> tuple[list[float], np.ndarray]:
     """Median and spread of ``repeats`` timed ``stream_read`` launches, seconds; and the SM of each block.
 
     The array holds ones, so every thread's sum is exact in float32 and the total is checked."""
@@ -211,7 +219,7 @@ def run_chase(
     """(SM cycles, ns, where it stopped) of ``steps`` timed steps after ``warm`` untimed ones over a
     chain of ``slots`` slots (a shared chase warms one lap itself), the kernel compiled by a short
     launch first; RuntimeError when the chase did not end where the
-    host's walk (``explorer.launch.chase.walk``) does."""
+    host's walk (``explorer.launch_runs.chase.walk``) does."""
     d_nxt = cuda.to_device(nxt)
     out = cuda.device_array(3, dtype=np.int64)
     if shared:
@@ -233,7 +241,7 @@ def run_chase(
     return cycles, ns, end
 
 
-def time_chase(buffer_bytes: int, steps: int):
+def time_chase(buffer_bytes: int, steps: int) -> tuple[float, int]:
     """Nanoseconds per dependent load over a ``buffer_bytes`` chain of 128-byte lines, one lap
     at most (and at least 2 lines); checks where it ended."""
     lines = max(2, slots_for(buffer_bytes))

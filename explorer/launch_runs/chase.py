@@ -8,7 +8,7 @@ the next in it, the last back at the first), so a prefetcher cannot guess the ne
 walk of ``slots`` steps touches every slot once. Slots sit ``stride`` int32 elements apart: 32
 (one 128-byte line each) in global memory, so every load is a new line; 1 in shared memory.
 
-The kernels that walk it are ``explorer.launch.measured_kernels.chase`` (global memory) and
+The kernels that walk it are ``explorer.launch_runs.measured_kernels.chase`` (global memory) and
 ``chase_shared``; ``walk`` is their reference.
 """
 
