@@ -40,6 +40,7 @@ class PredictedOccupancy:
     max_warps_per_sm: int
     limiters: tuple[str, ...]  # what limits it, in words ("registers per thread")
     busy_s: float  # how long the kernel ran (its launches together), seconds
+    launches: int  # how many times it ran in that time (the real run: a warm-up and a timed one)
     #: wall times (``time.time()``) the run (its child process) began and ended: the kernel ran
     #: between them, the readings around them cover it
     started_at: float
@@ -54,6 +55,7 @@ class PredictedOccupancy:
         busy_s: float,
         started_at: float,
         ended_at: float,
+        launches: int = 1,
     ) -> PredictedOccupancy:
         occ = plan.occupancy
         return cls(
@@ -65,6 +67,7 @@ class PredictedOccupancy:
             max_warps_per_sm=occ.max_warps_per_sm,
             limiters=tuple(RESOURCE_NAMES[r] for r in occ.limiters),
             busy_s=busy_s,
+            launches=launches,
             started_at=started_at,
             ended_at=ended_at,
         )
@@ -134,7 +137,8 @@ class OccupancyTruth:
         lines = [
             f"{p.occupancy_pct:.0f} % while the kernel runs ({p.active_warps_per_sm} of "
             f"{p.max_warps_per_sm} warp slots, limited by {' and '.join(p.limiters) or 'nothing'}): "
-            f"the visualizer's {p.launch_text}, run for real, the kernel {p.busy_s * 1e3:.3g} ms"
+            f"the visualizer's {p.launch_text}, run for real: {p.launches} launch"
+            f"{'es' if p.launches != 1 else ''}, {p.busy_s * 1e3:.3g} ms in all (CUDA events)"
         ]
         if self.agreement is not None and self.window_s is not None:
             lines.append(
@@ -158,12 +162,12 @@ def occupancy_truth(
     p = prediction
     first = max((i for i, r in enumerate(history) if r.timestamp_s <= p.started_at), default=None)
     last = next((i for i, r in enumerate(history) if r.timestamp_s >= p.ended_at), None)
+    if last is None:
+        return OccupancyTruth(p, 0, None, None, "waiting for the GPM reading that covers the end of the run")
     if first is None:
         return OccupancyTruth(
             p, 0, None, None, "no reading was taken before the run began: none covers it whole"
         )
-    if last is None:
-        return OccupancyTruth(p, 0, None, None, "waiting for the GPM reading that covers the end of the run")
     total = weighted = 0.0
     for before, after in zip(history[first:last], history[first + 1 : last + 1], strict=True):
         if after.sm_occupancy_pct is None:

@@ -14,6 +14,7 @@ from explorer.devices.model import Device, Discovery, Gpu
 from explorer.devices.roofs import RoofBook
 
 if TYPE_CHECKING:
+    from explorer.launch.occupancy_truth import PredictedOccupancy
     from explorer.roofs.model import Roof
     from explorer.ui.remote_hosts import RemoteHosts
 
@@ -29,6 +30,9 @@ class AppContext(QObject):
     #: this machine's ceilings were measured again (a list of ``explorer.bench.remeasure.Measured``):
     #: the Devices page and the roofline show the stored roofs anew
     roofs_measured = Signal(object)
+    #: a launch was run for real on this machine's GPU: its ``PredictedOccupancy``
+    #: (``explorer.launch.occupancy_truth``), which the Devices page's live view sets beside GPM's
+    occupancy_predicted = Signal(object)
 
     def __init__(self, discovery: Discovery | None = None, parent: QObject | None = None) -> None:
         super().__init__(parent)
@@ -41,6 +45,13 @@ class AppContext(QObject):
         #: none): rebuilt only when the devices are found anew, replaced when measured again
         self.roofs = RoofBook()
         self.roofs_measured.connect(self._measured)
+        #: the latest predicted occupancy run for real, per device key (a live view opened later shows it)
+        self.predictions: dict[str, PredictedOccupancy] = {}
+
+    def predict_occupancy(self, prediction: PredictedOccupancy) -> None:
+        """Keep ``prediction`` for its GPU and tell the live views."""
+        self.predictions[prediction.device_key] = prediction
+        self.occupancy_predicted.emit(prediction)
 
     def add_notice(self, text: str) -> None:
         """Tell the user something they must not miss; empty text is ignored."""

@@ -15,6 +15,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QBoxLayout, QGridLayout, QGroupBox, QLabel, QVBoxLayout, QWidget
 
 from explorer.devices.model import CudaGpu, LiveReading
+from explorer.launch.occupancy_truth import PredictedOccupancy, occupancy_truth
 from explorer.ui import formatting as fmt
 from explorer.ui.live_monitor import HISTORY_SAMPLES, LiveHistory
 from explorer.ui.plot_text import TITLE_SHARE, axis_title, restyle
@@ -120,10 +121,19 @@ def _series(history: list[LiveReading], field: str, scale: float) -> tuple[list[
 
 
 class LiveView(QGroupBox):
-    def __init__(self, monitor: LiveHistory, device: CudaGpu, parent: QWidget | None = None) -> None:
+    def __init__(
+        self,
+        monitor: LiveHistory,
+        device: CudaGpu,
+        parent: QWidget | None = None,
+        prediction: PredictedOccupancy | None = None,
+    ) -> None:
         super().__init__("Live", parent)
         self.monitor = monitor
         self.device = device
+        #: the visualizer's launch last run for real on this GPU: its predicted occupancy is shown
+        #: beside GPM's, where the GPU has GPM
+        self.prediction: PredictedOccupancy | None = None
         layout = QVBoxLayout(self)
         layout.setSpacing(8)
         # the readings beside the plots where both fit, above them in a narrow window
@@ -184,6 +194,13 @@ class LiveView(QGroupBox):
         set_role(caption, "caption")
         layout.addWidget(caption)
         self.caption = caption
+        #: "predicted occupancy" of the launch run for real, against GPM's (hidden until one is run)
+        self.prediction_label = QLabel("")
+        self.prediction_label.setWordWrap(True)
+        self.prediction_label.setObjectName("predictedOccupancy")
+        self.prediction_label.hide()
+        layout.addWidget(self.prediction_label)
+        self.set_prediction(prediction)
 
         self.apply_theme(current_theme())
         self.apply_text_scale()
@@ -274,6 +291,7 @@ class LiveView(QGroupBox):
         history = self.monitor.history(self.device.key)
         if not history:
             return
+        self._show_prediction()
         if not self.monitor.note:
             self.status.hide()
         for spec in PLOTS:
@@ -315,6 +333,23 @@ class LiveView(QGroupBox):
                 "none at discovery" if "processes" not in self.device.unavailable else None,
                 self.device.unavailable.get("processes"),
             )
+
+    def set_prediction(self, prediction: PredictedOccupancy | None) -> None:
+        """Show the predicted occupancy of the visualizer's launch run for real on this GPU (one
+        of another GPU is not this view's)."""
+        if prediction is not None and prediction.device_key != self.device.key:
+            return
+        self.prediction = prediction
+        self._show_prediction()
+
+    def _show_prediction(self) -> None:
+        p = self.prediction
+        if p is None:
+            self.prediction_label.hide()
+            return
+        truth = occupancy_truth(p, self.monitor.history(self.device.key))
+        self.prediction_label.setText("Predicted occupancy: " + "\n".join(truth.lines()))
+        self.prediction_label.show()
 
     def _set(self, key: str, value: str, live: LiveReading) -> None:
         reason = live.unavailable.get(key)

@@ -33,6 +33,7 @@ def _prediction(pct: float, busy_s: float, started: float, ended: float) -> Pred
         64,
         ("registers",),
         busy_s,
+        1,
         started,
         ended,
     )
@@ -108,7 +109,8 @@ def test_no_comparison_before_the_covering_reading_or_without_gpm():
         LiveReading(timestamp_s=10.2, sm_occupancy_pct=1.0),
     ]
     assert "waiting for the GPM reading" in occupancy_truth(p, r).why
-    assert "no reading was taken before the run began" in occupancy_truth(p, r[1:]).why
+    late = [r[1], LiveReading(timestamp_s=11.0, sm_occupancy_pct=1.0)]
+    assert "no reading was taken before the run began" in occupancy_truth(p, late).why
     gone = LiveReading(timestamp_s=11.0)
     gone.unavailable.mark("sm_occupancy_pct", "NVML's GPM metrics are not available for this GPU")
     truth = occupancy_truth(p, [*r, gone])

@@ -11,6 +11,7 @@ grinds.
 from __future__ import annotations
 
 import threading
+import time
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QElapsedTimer, QRectF, QSize, Qt, QTimer, Signal
@@ -18,6 +19,8 @@ from PySide6.QtGui import QFont, QFontMetrics, QImage, QPainter, QPaintEvent
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QSizePolicy, QVBoxLayout, QWidget
 
 from explorer.launch.config import LaunchConfig
+from explorer.launch.occupancy_truth import PredictedOccupancy
+from explorer.launch.schedule import LaunchPlan
 from explorer.launch.session import LaunchSession
 from explorer.launch_runs.realrun import (
     BACKEND_WORDS,
@@ -188,6 +191,8 @@ class RealRunView(QWidget):
     """Button, explanation and strip for the session's edited launch."""
 
     finished = Signal(object)  # RealRunResult or str (the one-line error)
+    #: a launch finished on this machine's GPU: its ``PredictedOccupancy`` for the live view
+    occupancy_run = Signal(object)
 
     def __init__(self, session: LaunchSession, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -221,6 +226,9 @@ class RealRunView(QWidget):
         self._host = ""  # the remote machine of the run under way, "" for this one
         self._local_where = ""  # the "where" line for this machine, shown again after a remote run
         self._cancelled = ""  # why the running child was killed on purpose
+        #: the launch run on this machine's GPU, for its predicted occupancy: (key, name, plan)
+        self._predicting: tuple[str, str, LaunchPlan] | None = None
+        self._started_at = 0.0
         self._clock = QElapsedTimer()
         self._ticker = QTimer(self)
         self._ticker.setInterval(200)
@@ -266,6 +274,8 @@ class RealRunView(QWidget):
         if side.plan is None or side.choice is None:
             return
         choice = side.choice
+        # what the live view compares GPM with: the occupancy the visualizer predicts for this launch
+        self._predicting = (choice.key, choice.device.name, side.plan) if choice.remote is None else None
         self.start(side.plan.config, choice.remote, choice.remote_index)
 
     def set_backend(self, simulator: bool, gpu_name: str | None) -> None:
@@ -319,6 +329,7 @@ class RealRunView(QWidget):
             return
         self._threads_per_block = config.block.count
         self._backend = backend
+        self._started_at = time.time()
         self._cancelled = ""
         self.button.setText("Stop")
         self.button.setToolTip("Stop the run (its child process is ended)")
@@ -379,6 +390,18 @@ class RealRunView(QWidget):
         self.status.setText(f"{result.summary()} {check[0].upper()}{check[1:]}.")
         self.strip.set_result(result)
         self.finished.emit(result)
+        if self._predicting is not None and result.backend == "gpu" and not result.host:
+            key, name, plan = self._predicting
+            self.occupancy_run.emit(
+                PredictedOccupancy.from_plan(
+                    key,
+                    name,
+                    plan,
+                    result.kernel_s,  # the timed launch; the warm-up before it ran one thread
+                    self._started_at,
+                    time.time(),
+                )
+            )
 
     def _errored(self, exc: BaseException) -> None:
         text = str(exc)
