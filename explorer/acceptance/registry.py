@@ -106,6 +106,13 @@ CHECKS: tuple[CheckSpec, ...] = (
         120,
     ),
     CheckSpec(
+        "occupancy_truth",
+        "GPM SM occupancy against the predicted occupancy of three launches",
+        checks_launch.check_occupancy_truth,
+        15,
+        120,
+    ),
+    CheckSpec(
         "real_run", "the real run on the GPU, block to SM from %smid", checks_launch.check_real_run, 20, 180
     ),
     CheckSpec(
