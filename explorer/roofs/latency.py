@@ -121,6 +121,10 @@ class LatencyLadder:
         check_range(kwargs["steps"], field_label(where, "steps"), 1, 1 << 40)
         if len(kwargs["rungs"]) > 64:
             raise SchemaError(f"{field_label(where, 'rungs')} holds more than 64 rungs")
+        # text from a file or another machine is cut before it is shown
+        kwargs["device_name"] = kwargs["device_name"][:200]
+        kwargs["method"] = kwargs["method"][:1000]
+        kwargs["backend"] = "simulator" if kwargs.get("backend") == "simulator" else "gpu"
         for i, r in enumerate(kwargs["rungs"], 1):
             check_range(r.cycles, f"{where}'s rung {i}'s cycles", 0, MAX_CYCLES)
             check_range(r.ns, f"{where}'s rung {i}'s ns", 0, MAX_CYCLES)

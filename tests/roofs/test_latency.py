@@ -167,3 +167,15 @@ def test_a_damaged_ladder_is_named():
         LatencyLadder.from_dict(bad)
     with pytest.raises(SchemaError, match="not an object"):
         LatencyLadder.from_dict([1, 2])
+
+
+def test_text_from_another_machine_is_cut_and_a_bad_ladder_in_a_roof_is_left_out():
+    from explorer.roofs.model import Roof
+
+    data = {**_ladder().to_dict(), "device_name": "x" * 5000, "method": "m" * 5000, "backend": "odd"}
+    back = LatencyLadder.from_dict(data)
+    assert len(back.device_name) == 200 and len(back.method) == 1000 and back.backend == "gpu"
+    roof = Roof("cuda:0", "H200", latency=_ladder())
+    assert Roof.from_dict(roof.to_dict()).latency == _ladder()
+    damaged = {**roof.to_dict(), "latency": {**_ladder().to_dict(), "rungs": "many"}}
+    assert Roof.from_dict(damaged).latency is None  # the roof is drawn from what is valid
