@@ -18,7 +18,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from explorer.bench import peaks
-from explorer.bench.noise import Verdict, judge, others_busy_cores, threads_to_use
+from explorer.bench.noise import Verdict, noise_verdict, others_busy_cores, threads_to_use
 from explorer.bench.results import CEILINGS_NOTE, BenchPoint, error_point
 from explorer.bench.spec import PointSpec
 from explorer.bench.timing import Timing, measure, measure_torch
@@ -296,7 +296,7 @@ def verdict_of(out: Outcome, spec: PointSpec) -> Verdict:
     t = out.timing
     choice = out.thread_choice = replace(last_thread_choice)
     chose = bool(choice.used) and spec.device == "cpu"
-    return judge(
+    return noise_verdict(
         t.load,
         threads=out.threads or 1,
         median_s=t.median_s,

@@ -27,10 +27,6 @@ TILE = 32
 WARP = 32  # the busy kernel's blocks are one warp each
 
 
-def blocks_for(n: int, threads: int = THREADS) -> int:
-    return (n + threads - 1) // threads
-
-
 @cuda.jit
 def strided_read(src: np.ndarray, dst: np.ndarray, stride: int) -> None:
     """dst[i] = src[i * stride]: neighbouring threads read ``stride`` elements apart, so a warp's
