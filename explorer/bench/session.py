@@ -116,13 +116,14 @@ class BenchSession:
     """The Benchmarks page's model: shown workload, run lifecycle, results, bar, error (no Qt).
 
     ``tell`` receives a sentence the user must read once (a damaged results file moved aside,
-    finished points no variant of today matches): the window's notices.
+    finished points no variant of today matches): the window's notices. It is never called with
+    an empty one.
     """
 
     def __init__(self, tell: Callable[[str], object] | None = None) -> None:
         self.events = BenchEvents()
         self.results = RunResults()
-        self._tell = tell or (lambda _text: None)
+        self._teller = tell
         self.phase: Phase = "idle"
         self.outcome: Outcome = ""
         self.last_plan: BenchPlan | None = None
@@ -468,6 +469,10 @@ class BenchSession:
         self.events.progress.emit()
 
     # --- internals ----------------------------------------------------------------------------
+    def _tell(self, text: str) -> None:
+        if text and self._teller is not None:
+            self._teller(text)
+
     def _shown_changed(self) -> None:
         self._update_resume()
         if not self.running:
