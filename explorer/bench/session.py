@@ -262,6 +262,10 @@ class BenchSession:
         if measuring:  # a run beside it would disturb both: one at a time
             self.show_error("the ceilings are being measured: wait for it, or stop it, first")
             return False
+        problem = plan_problem(plan)
+        if problem:
+            self.show_error(problem)
+            return False
         stray = sorted({p.workload for p in kept} - {plan.workload})
         if stray:
             raise UserError(f"a {plan.workload} run cannot keep points of {', '.join(stray)}")
@@ -486,6 +490,22 @@ class BenchSession:
         self.events.roofs.emit()
         self.events.recorded.emit()
         self.events.progress.emit()
+
+
+def plan_problem(plan: BenchPlan) -> str:
+    """Why ``plan`` cannot run, in one line naming the value and the limit ("" when it can): what
+    the page can tell before a worker starts. The engine checks the rest in its own words."""
+    if not plan.devices:
+        return "Choose at least one device."
+    if plan.sizes is not None:
+        if not plan.sizes:
+            return "the sizes are empty: give at least one, or leave the workload's defaults"
+        bad = next((n for n in plan.sizes if n < 1), None)
+        if bad is not None:
+            return f"size {bad} is not a size: each must be at least 1"
+    if not (math.isfinite(plan.time_budget_s) and plan.time_budget_s > 0):
+        return f"time budget {plan.time_budget_s!r} s per point: must be more than 0"
+    return ""
 
 
 def recorded_mark(recording: Recording, points: Sequence[BenchPoint]) -> str:

@@ -29,7 +29,7 @@ from PySide6.QtWidgets import (
 
 from explorer.bench import export
 from explorer.bench.results import BenchPoint
-from explorer.bench.runner import BenchPlan
+from explorer.bench.runner import BenchPlan, Progress, Waiting
 from explorer.bench.session import BenchSession, Recording
 from explorer.errors import UserError
 from explorer.inputs import parse_sizes
@@ -229,12 +229,13 @@ class BenchPanel(Panel):
 
     def _stream_run(self, plan: BenchPlan) -> None:
         """Run the plan the session started: the stream's every word goes back to the session."""
-        session = self.session
+        # each handler a method of this panel: the stream's signals come from its thread, and a
+        # QObject's own method as the receiver is what queues them onto the UI thread
         stream = RunStream(plan, self)
         stream.point.connect(self.add_point)
-        stream.progress.connect(session.progress)
-        stream.failed.connect(session.fail)
-        stream.waiting.connect(session.wait)
+        stream.progress.connect(self._on_progress)
+        stream.failed.connect(self._on_failed)
+        stream.waiting.connect(self.show_waiting)
         stream.roof.connect(lambda roof, workload=plan.workload: self.roofs.add_roof(roof, workload))
         stream.ended.connect(self._on_ended)
         self._stream = stream
@@ -413,6 +414,17 @@ class BenchPanel(Panel):
     def add_point(self, point: BenchPoint) -> None:
         """One point of the run under way (the stream's handler, on the UI thread)."""
         self.session.add_point(point)
+
+    def _on_progress(self, progress: Progress) -> None:
+        self.session.progress(progress)
+
+    def _on_failed(self, text: str) -> None:
+        self.session.fail(text)
+
+    def show_waiting(self, wait: Waiting) -> None:
+        """What the run waits for (another run's turn on the GPU, its Slurm job's state), as the
+        engine said it: the session words the bar and the line under it."""
+        self.session.wait(wait)
 
     def _point_added(self) -> None:
         # The table row now, the plot on the next turn of the event loop: two short steps

@@ -392,3 +392,21 @@ def test_measured_again_rejudges_the_shown_run(session):
     session.measured_again([Roof("cpu", "Test CPU", [])])
     assert heard.take() == {"shown", "roofs"}
     assert [r.device for r in session.roofs()] == ["cpu"]
+
+
+@pytest.mark.parametrize(
+    ("plan", "words"),
+    [
+        (BenchPlan("matmul", []), "Choose at least one device."),
+        (BenchPlan("matmul", ["cpu"], sizes=[]), "the sizes are empty"),
+        (BenchPlan("matmul", ["cpu"], sizes=[64, 0]), "size 0 is not a size: each must be at least 1"),
+        (BenchPlan("matmul", ["cpu"], time_budget_s=float("nan")), "time budget nan s per point"),
+        (BenchPlan("matmul", ["cpu"], time_budget_s=0.0), "time budget 0.0 s per point: must be more than 0"),
+    ],
+)
+def test_a_plan_that_cannot_run_is_refused_in_one_line_and_nothing_starts(session, plan, words):
+    session.show("matmul")
+    heard = Heard(session)
+    assert not session.start(plan)
+    assert heard.take() == {"message"} and session.message.startswith(words) and "\n" not in session.message
+    assert not session.running and session.last_plan is None
