@@ -175,6 +175,26 @@ class BenchSession:
         """The roofs the shown run's points were placed under."""
         return self.results.roofs_of()
 
+    def roofs_shown(self, roof_here: Callable[[str], Roof | None]) -> list[Roof]:
+        """The roofs the roofline and the bandwidth view draw: for each (machine, device) of the
+        shown run, the roof its points were placed under; where the run carries none (a file of an
+        older version, a worker that could not say), this machine's (``roof_here(device)``, None
+        when that device is not here), kept with the run from then on; with no point yet, this
+        machine's CPU roof."""
+        points = self.points
+        carried = {(r.host, r.device): r for r in self.results.roofs_of()}
+        wanted = list(dict.fromkeys((p.host, p.device) for p in points)) or [("", "cpu")]
+        roofs: list[Roof] = []
+        for host, device in wanted:
+            roof = carried.get((host, device))
+            if roof is None and not host:
+                roof = roof_here(device)
+                if roof is not None and points:
+                    self.results.add_roof(roof)
+            if roof is not None:
+                roofs.append(roof)
+        return roofs
+
     def summary(self) -> str:
         """The status bar's sentence about the run that just ended ("" before any ended)."""
         if not self.outcome:

@@ -410,3 +410,25 @@ def test_a_plan_that_cannot_run_is_refused_in_one_line_and_nothing_starts(sessio
     assert not session.start(plan)
     assert heard.take() == {"message"} and session.message.startswith(words) and "\n" not in session.message
     assert not session.running and session.last_plan is None
+
+
+def test_the_roofs_shown_are_the_runs_own_else_this_machines_kept_with_the_run(session):
+    here = {"cpu": Roof("cpu", "Test CPU", [], note="this machine's")}
+    asked: list[str] = []
+
+    def roof_here(device: str) -> Roof | None:
+        asked.append(device)
+        return here.get(device)
+
+    session.show("matmul")
+    assert session.roofs_shown(roof_here) == [here["cpu"]]  # no point yet: the CPU's, not kept
+    assert session.roofs() == []
+    carried = Roof("cpu", "Test CPU", [], note="the run's", host="gpu-lab")
+    session.set_run([_ok(32), _ok(64, host="gpu-lab"), _ok(128)], [carried])
+    asked.clear()
+    assert session.roofs_shown(roof_here) == [here["cpu"], carried]
+    assert asked == ["cpu"]  # the remote's roof came with the run: never this machine's
+    assert here["cpu"] in session.roofs()  # kept with the run: not asked again
+    asked.clear()
+    session.roofs_shown(roof_here)
+    assert asked == []

@@ -72,21 +72,12 @@ class RoofViews(QObject):
         self.measure.button.setEnabled(not running)
 
     def refresh(self) -> None:
+        """Draw the roofs the session says the shown run stands under."""
         points = self._results.points
-        carried = {(r.host, r.device): r for r in self._results.roofs_of()}
         records = {d.key: d for d in self._context.devices}
-        wanted = list(dict.fromkeys((p.host, p.device) for p in points))
-        if not points:
-            wanted = [("", "cpu")]
-        roofs: list[Roof] = []
-        for host, device in wanted:
-            roof = carried.get((host, device))
-            if roof is None and not host and device in records:
-                roof = self._context.roof_of(records[device])  # this machine's, built once
-                if points:  # kept with the run
-                    self._results.add_roof(roof)
-            if roof is not None:
-                roofs.append(roof)
+        roofs = self._session.roofs_shown(
+            lambda key: self._context.roof_of(records[key]) if key in records else None
+        )
         catalog = None
         key = self._session.catalog_key
         if key and key in records:
