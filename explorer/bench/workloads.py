@@ -187,6 +187,7 @@ _register(
         bytes_moved=lambda n: 3.0 * FLOAT32_BYTES * n,
         size_format="N={size:,}",
         code=_vector_add_code,
+        l2_switch=True,
         preload=("numpy", "numba", "torch"),
     )
 )
@@ -369,7 +370,8 @@ _register(
         description=(
             "dst[i] = src[i * stride] for float32 arrays, stride 1 to 32: GB/s of the bytes the copy "
             "asks for, beside the coalescing model's estimate (its sector efficiency x the memory "
-            "bandwidth). GPU: a numba kernel over 16M elements; CPU: a numpy strided copy over 2M."
+            "bandwidth). GPU: a numba kernel over 16M elements (more where 4x the L2 is more); CPU: a numpy "
+            "strided copy over 2M."
         ),
         lesson=(
             "A warp's 32 lanes read together, and memory moves in 32-byte sectors: at stride 1 the 32 "
@@ -392,6 +394,7 @@ _register(
         working_set=lambda stride: FLOAT32_BYTES * STRIDED_COPY_ELEMENTS_GPU * (stride + 1.0),
         size_format="stride={size}",
         code=_strided_copy_code,
+        l2_switch=True,
         preload=("numpy", "numba"),
     )
 )
@@ -422,6 +425,7 @@ _register(
         needs_gpu_why="its kernels use a GPU's shared memory",
         bytes_moved=lambda n: 2.0 * FLOAT32_BYTES * n * n,
         code=_shared_transpose_code,
+        l2_switch=True,
         preload=("numpy", "numba"),
     )
 )
