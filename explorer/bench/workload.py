@@ -139,6 +139,15 @@ class Workload:
         reason = f" ({why})" if why and not present_gpus else ""
         return f"{self.name} needs {self._gpus_needed}{because}; {machine} has {has}{reason}"
 
+    def l2_refusal(self, device: str) -> str | None:
+        """Why the cold/warm L2 choice means nothing for this workload's points on ``device``, in
+        one line, or None where it applies (a GPU, a workload with ``l2_switch``)."""
+        if device == "cpu":
+            return "the L2 choice is for GPUs; CPU points run with the CPU's caches as they find them"
+        if not self.l2_switch:
+            return f"{self.name} does not stream memory, so its points leave the L2 as it is"
+        return None
+
     def size_label(self, size: int) -> str:
         if self.size_format == "bytes":
             return binary_bytes(size, 2)
