@@ -32,7 +32,7 @@ def test_cold_points_say_so_and_how_much_was_written(dram_roof):
     )
     extra: dict[str, float | str] = {}
     timing = _timing(1e-6)  # far above the DRAM roof: cold, there is nothing to explain
-    W.l2_record(extra, timing, flush, "cuda:0", 16e6)  # type: ignore[arg-type]
+    W.l2_record(extra, timing, flush, "cuda:0", 16e6)
     assert extra == {"l2": "cold", "l2_flush_bytes": float(120 * 2**20)}
     assert (
         timing.method == "perf_counter + sync; L2 flushed before each sample (a 120 MiB write, twice the L2)"
