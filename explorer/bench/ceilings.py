@@ -259,19 +259,25 @@ def dram_ceiling(
 
 
 def checked_dram(
-    ceilings: list[Ceiling], streams: dict[str, float], stream_bytes: int, threads: int, measured_at: float
+    ceilings: list[Ceiling],
+    streams: dict[str, float],
+    stream_bytes: int,
+    threads: int,
+    measured_at: float,
+    method: Method | None = None,
 ) -> list[Ceiling]:
     """``ceilings`` with DRAM's checked against the app's own streams over ``stream_bytes``: a
     figure faster than the fastest stream (beyond its noise) is impossible and refused, and the
     fastest stream stands for DRAM instead, saying so; one within it says what it was checked
-    against. Where the sweep found no DRAM figure, the fastest stream is DRAM's."""
+    against. Where the sweep found no DRAM figure, the fastest stream is DRAM's. ``method``: how
+    the streams were timed (the CPU's ``sweep.streams`` where not given)."""
     known = {k: v for k, v in streams.items() if v > 0}
     if not known:
         return ceilings
     fastest = max(known, key=lambda k: known[k])
     said = ", ".join(f"{k} {v:,.1f}" for k, v in known.items())
     streams_text = f"the app's own streams over {binary_bytes(stream_bytes)} (GB/s: {said})"
-    stream_method = Method(
+    stream_method = method or Method(
         kernel=f"{', '.join(known)} streams",
         threads=threads,
         sizes_bytes=(stream_bytes,),
@@ -317,6 +323,33 @@ def checked_dram(
             )
         )
     return out
+
+
+def gpu_streams_checked(
+    ceilings: list[Ceiling],
+    stream_bytes: int,
+    sm_count: int,
+    measured_at: float,
+    run: Callable[[list[int], int], SweepResult] | None = None,
+) -> tuple[list[Ceiling], dict[str, float]]:
+    """A GPU's level ceilings with DRAM checked (``checked_dram``) against its read and copy
+    streams, timed again on their own over ``stream_bytes`` (the sweep's largest working set, 16x
+    the L2 or more), and those streams' GB/s. ``run`` times them (``gpu_sweep.sweep`` over that one
+    size; the tests pass a stand-in)."""
+    from explorer.bench import gpu_sweep
+
+    timed = (run or (lambda sizes, sms: gpu_sweep.sweep(sizes, sms)))([stream_bytes], sm_count)
+    streams = {k: round(v[0], 1) for k, v in timed.gbps.items() if v and v[0] > 0}
+    method = Method(
+        kernel=f"{', '.join(streams)} streams (numba, float64, grid-stride, every SM)",
+        threads=timed.threads,
+        sizes_bytes=(stream_bytes,),
+        repeats=timed.samples,
+        best_of=(
+            f"fastest of {timed.samples} launches, each moving at least {binary_bytes(gpu_sweep.SAMPLE_BYTES)}"
+        ),
+    )
+    return checked_dram(ceilings, streams, stream_bytes, timed.threads, measured_at, method), streams
 
 
 # --- measuring a CPU ------------------------------------------------------------------------------
@@ -560,14 +593,23 @@ def measure_gpu_roof(
         from explorer.bench import gpu_sweep
         from explorer.numbacuda import cuda
 
+        sizes = gpu_sweep.sizes(caches[0].bytes)
         result = gpu_sweep.sweep(
-            gpu_sweep.sizes(caches[0].bytes),
+            sizes,
             gpu.sm_count or 1,
-            progress=lambda f, text: progress(0.2 + 0.8 * f, f"L2 and DRAM: {text}"),
+            progress=lambda f, text: progress(0.2 + 0.7 * f, f"L2 and DRAM: {text}"),
         )
-        roof.ceilings += level_ceilings(
+        found = level_ceilings(
             result, caches, started, "numba kernels, grid-stride, every SM", gpu_sweep.KERNELS
         )
+        # no DRAM roof may pass the read and copy streams over the largest working set, timed on
+        # their own; not yet run on a GPU (checked with a stand-in sweep)
+        progress(0.9, "DRAM: the read and copy streams")
+        roof.streams_bytes = max(sizes)
+        checked, roof.streams_gbps = gpu_streams_checked(
+            found, roof.streams_bytes, gpu.sm_count or 1, started
+        )
+        roof.ceilings += checked
     progress(1.0, "done")
     others += [p for p in _gpu_others(key) if p not in others]
     if others:  # a shared GPU: another program's kernels ran between ours

@@ -193,9 +193,15 @@ def time_torch(spec: PointSpec, step: Callable[[], object], dev: torch.device) -
 
 
 def time_plain(
-    spec: PointSpec, step: Callable[[], object], sync: Callable[[], object] | None = None, naive: bool = False
+    spec: PointSpec,
+    step: Callable[[], object],
+    sync: Callable[[], object] | None = None,
+    naive: bool = False,
+    between: Callable[[], object] | None = None,
 ) -> Timing:
-    return measure(step, sync, repeats=spec.repeats, budget_s=spec.budget_s, naive=naive)
+    """``step`` timed by ``measure`` with the point's repeats and budget; ``between`` runs before
+    each sample, untimed (the L2 flush of a cold memory point)."""
+    return measure(step, sync, repeats=spec.repeats, budget_s=spec.budget_s, naive=naive, between=between)
 
 
 def versions(device: str) -> dict[str, str]:

@@ -101,7 +101,9 @@ def sweep(
     started = time.perf_counter()
     blocks = max(1, sm_count) * BLOCKS_PER_SM
     out = cuda.device_array(blocks * THREADS, dtype=np.float64)
-    result = SweepResult(threads=blocks * THREADS, ws_bytes=list(ws_bytes), gbps={k: [] for k in KERNELS})
+    result = SweepResult(
+        threads=blocks * THREADS, ws_bytes=list(ws_bytes), gbps={k: [] for k in KERNELS}, samples=samples
+    )
     biggest = max(ws_bytes) // 8
     # made once and sliced: the read's one array is the whole working set, the copy's two half
     pool = [cuda.to_device(np.ones(biggest)), cuda.to_device(np.ones(biggest // 2 + 1))]

@@ -99,6 +99,7 @@ def measure(
     clock: Callable[[], float] = time.perf_counter,
     min_samples: int = MIN_SAMPLES,
     max_samples: int = MAX_SAMPLES,
+    between: Callable[[], object] | None = None,
 ) -> Timing:
     """Time ``step`` (one unit of work) honestly.
 
@@ -107,6 +108,11 @@ def measure(
     are taken until the spread settles or ``budget_s`` is spent (at least 3 samples unless one
     alone overruns the budget), and for at least ``MIN_RUN_S`` when the budget allows. Steps shorter than ~1 ms are grouped so the clock's resolution and
     the synchronize itself do not dominate.
+
+    ``between`` runs before every sample, outside its timed region (after the previous sample's
+    synchronize, and synchronized itself before the clock starts): the L2 flush that makes each
+    sample cold. With it every sample is one step, since a flush before a group of steps would
+    leave all but the group's first warm.
     """
     sync = sync or _noop
 
@@ -138,6 +144,10 @@ def measure(
     min_run_end = clock() + min(MIN_RUN_S, budget_s / 4)
     observed = observe_start()
     while True:
+        if between is not None:
+            steps = 1  # one step per sample: a group would run warm after its first step
+            between()
+            sync()  # the hook's own device work ends before the clock starts
         if naive:
             t0 = clock()
             for _ in range(steps):
