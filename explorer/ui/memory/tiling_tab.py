@@ -32,7 +32,7 @@ from explorer.errors import UserError
 from explorer.lessons.model import MemoryState
 from explorer.memory import tiling_texts as texts
 from explorer.memory.tiling import SOURCE, MatmulShape
-from explorer.memory.tiling_session import TILE_MAX, TILE_MIN, TilingEvent, TilingSession
+from explorer.memory.tiling_session import TILE_MAX, TILE_MIN, TilingSession
 from explorer.memory.tiling_steps import MAX_STEPPER_DIM
 from explorer.quiz.page_predict import PagePredict, tiling_params
 from explorer.roofs.model import Roof
@@ -247,7 +247,10 @@ class TilingTab(Columns):
         self.end.clicked.connect(self.session.to_end)
         self.play.clicked.connect(self._toggle_play)
         self.position.valueChanged.connect(self.session.seek)
-        self.session.subscribe(self._changed)
+        events = self.session.events
+        events.shape.connect(lambda: self._changed(self._show_all))
+        events.position.connect(lambda: self._changed(self._show_position))
+        events.device.connect(lambda: self._changed(self._show_costs))
         self.set_gpus(gpus or [])
         self._fit_sizes()
         self._show_all()
@@ -318,14 +321,10 @@ class TilingTab(Columns):
         self.play.setText("Pause" if self.timer.isActive() else "Play")
 
     # --- session -> view ----------------------------------------------------------------------------------
-    def _changed(self, event: TilingEvent) -> None:
+    def _changed(self, show: Callable[[], None]) -> None:
+        """The session announced a change: redraw the part of the tab that shows it."""
         self.stop_revealing()  # a change after the step (the teacher's): the columns stay put
-        if event == "shape":
-            self._show_all()
-        elif event == "position":
-            self._show_position()
-        else:
-            self._show_costs()
+        show()
 
     def _show_all(self) -> None:
         s = self.session.shape
