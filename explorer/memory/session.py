@@ -65,7 +65,10 @@ BRANCH_KINDS = ("mod", "lt", "warp", "random")
 
 
 def _whole(value: object, what: str, lo: int, hi: int, unit: str = "") -> int:
-    """``value`` as a whole number within ``lo``..``hi``, else one line naming it and the limit."""
+    """``value``, a whole number (an ``int``: text is the field's to read) within ``lo``..``hi``,
+    else one line naming it and the limit."""
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise InputError(f"{what} is {value!r}; it must be a whole number")
     return parse_whole(value, what, minimum=lo, maximum=hi, unit=unit)
 
 

@@ -417,14 +417,15 @@ class DivergenceTab(Columns):
             self._edit(lambda: self.model.choose_preset(index))
 
     def _edit(self, change: Callable[[], None]) -> None:
-        """Hand the teacher's change to the model; a value it refuses is one line under the form."""
+        """Hand the teacher's change to the model; a value it refuses is one line under the form,
+        else the line is the model's own (a condition the branch refuses), or none."""
         self.stop_revealing()
         try:
             change()
         except UserError as exc:
             self.error.setText(str(exc))
             return
-        self.error.setText("")
+        self.error.setText(self.model.result.problem)
 
     def refresh(self) -> None:
         """Show the model's result: the fields as it holds them, the picture, or why there is none
