@@ -1,8 +1,9 @@
 """The Memory page: coalescing, shared-memory banks and warp divergence, as three tabs.
 
-Each tab is a form (pattern presets and the numbers behind them), a picture and the words from
-``explorer.memory.texts``; every change recomputes the exact model (microseconds) and redraws.
-The page computes nothing itself. Predict (the button beside the tabs) covers each of the three
+Each tab is a form (pattern presets and the numbers behind them), a picture and its words: a
+view of one part of the page's Qt-free ``MemorySession`` (``explorer.memory.session``). A field's
+edit goes to the model, which recomputes the exact model (microseconds) and announces the new
+result; the tab then shows it, fields included. The page computes nothing itself. Predict (the button beside the tabs) covers each of the three
 pictures' answers until the student commits a prediction (``explorer.quiz.page_predict``).
 """
 
