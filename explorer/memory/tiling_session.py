@@ -9,18 +9,20 @@ the GPU whose limits and roof the costs are read against; it derives the count m
 Events (``session.events``, each an ``explorer.events.Event`` whose callbacks take no argument, as
 ``LaunchSession``'s): ``shape`` (the sizes, T or the block shown changed: everything is derived
 again and the stepper is back at its start), ``position`` (the stepper moved) and ``device`` (the
-GPU, the registers or the GPU's measured roof changed: the costs and the roofline). A view connects
+GPUs offered, the GPU chosen, the registers or the GPU's measured roof changed: the menu, the costs
+and the roofline). A view connects
 to the ones it draws and reads the session there.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
 from explorer.devices.limits import limits_for_device
-from explorer.devices.model import Device
+from explorer.devices.model import Device, Gpu
+from explorer.devices.names import best_match
 from explorer.devices.roofs import record_roof
 from explorer.errors import UserError
 from explorer.events import Event
@@ -39,6 +41,8 @@ from explorer.roofs.model import Ceiling, Roof
 #: the T slider's range: a 1 x 1 tile shares nothing, and 32 x 32 = 1024 threads is every GPU's most
 TILE_MIN, TILE_MAX = 2, 32
 Bound = Literal["memory", "compute", ""]
+#: the GPU chosen first where none is present: the lab laptop the lessons use
+DEFAULT_GPU = "GTX 1650"
 
 
 @dataclass(frozen=True)
@@ -80,6 +84,7 @@ class TilingSession:
         self._block = (0, 0)
         self._position = 0
         self._device: Device | None = None
+        self._gpus: tuple[Gpu, ...] = ()
         self._regs = regs
         self._costs: tuple[TileCost, ...] = ()
         self._roof: Roof | None = None
@@ -103,6 +108,11 @@ class TilingSession:
     @property
     def device(self) -> Device | None:
         return self._device
+
+    @property
+    def gpus(self) -> tuple[Gpu, ...]:
+        """The GPUs the costs may be read on (``offer``), in the menu's order."""
+        return self._gpus
 
     @property
     def regs(self) -> int:
@@ -234,6 +244,38 @@ class TilingSession:
         self._derive_device()
         if announce:
             self.events.device.emit()
+
+    def offer(self, gpus: Sequence[Gpu], choose: str = "") -> None:
+        """The GPUs to offer (present ones first, then catalog sheets). Keeps the one chosen where
+        it is still offered, else takes ``choose`` (a key), else the first present GPU, else the
+        lessons' GTX 1650, else the first one."""
+        offered = tuple(gpus)
+        keys = [g.key for g in offered]
+        want = choose or (self._device.key if self._device is not None else "")
+        if want not in keys:
+            present = [g.key for g in offered if g.present]
+            fallback = best_match(DEFAULT_GPU, list(offered))
+            want = present[0] if present else (fallback[0].key if fallback else (keys[0] if keys else ""))
+        chosen = next((g for g in offered if g.key == want), None)
+        if offered == self._gpus and chosen == self._device:
+            return
+        self._gpus = offered
+        self._device = chosen
+        self._derive_device()
+        self.events.device.emit()
+
+    def choose_gpu(self, query: str) -> None:
+        """Read the costs on the offered GPU ``query`` names (a name or part of one, as
+        ``launch --device`` takes it); one line when it names none or several."""
+        found = best_match(query, list(self._gpus))
+        if len(found) != 1:
+            what = (
+                "not among this machine's GPUs or the catalog"
+                if not found
+                else "more than one GPU; give more of its name"
+            )
+            raise UserError(f"gpu {query!r} is {what}")
+        self.set_device(found[0])
 
     def set_regs(self, regs: int) -> None:
         if not 1 <= regs <= 255:

@@ -144,3 +144,33 @@ def test_the_roof_is_the_one_roof_of_gives():
     assert asked == ["catalog:h100-sxm5"] and session.roof is not None
     session.roofs_changed()
     assert asked == ["catalog:h100-sxm5"] * 2
+
+
+def test_the_gpus_offered_and_the_one_chosen_live_in_the_session():
+    from explorer.devices.catalog import load_catalog
+
+    sheets = load_catalog()
+    session = TilingSession()
+    counts = _counted(session)
+    session.offer(sheets)  # no GPU here: the lessons' laptop GPU
+    assert session.gpus == tuple(sheets) and session.device is not None
+    assert "1650" in session.device.name and counts["device"] == 1
+    assert session.costs and session.costs[0].tile == TILE_MIN
+    session.offer(sheets)  # the same offer again: nothing changed, nothing announced
+    assert counts["device"] == 1
+    session.choose_gpu("h100")
+    assert session.device.key == "catalog:h100-sxm5" and counts["device"] == 2
+    session.offer(list(reversed(sheets)))  # discovery again: the choice stays, the menu changed
+    assert session.device.key == "catalog:h100-sxm5" and counts["device"] == 3
+    session.offer(sheets, choose="catalog:t4")
+    assert session.device.key == "catalog:t4"
+    for query, line in (
+        ("rtx", "gpu 'rtx' is more than one GPU; give more of its name"),
+        ("a gpu nobody sells", "gpu 'a gpu nobody sells' is not among this machine's GPUs or the catalog"),
+    ):
+        seen = dict(counts)
+        with pytest.raises(UserError) as caught:
+            session.choose_gpu(query)
+        assert str(caught.value) == line and counts == seen and session.device.key == "catalog:t4"
+    session.offer([])
+    assert session.device is None and session.costs == () and session.roof_missing == "no GPU chosen"
