@@ -48,7 +48,7 @@ from explorer.ui.memory.canvas import (
     BankCanvas,
     CoalescingCanvas,
     DivergenceCanvas,
-    _Canvas,
+    ResultCanvas,
     idle_colour,
     wasted_colour,
 )
@@ -96,7 +96,7 @@ class _PatternTab(Columns):
     TOPIC = ""
     CONCEPTS: tuple[str, ...] = ()
 
-    def __init__(self, model: CoalescingModel | BankModel, canvas: _Canvas[Any]) -> None:
+    def __init__(self, model: CoalescingModel | BankModel, canvas: ResultCanvas[Any]) -> None:
         super().__init__()
         self.model = model
         self.patterns = model.patterns
