@@ -14,7 +14,7 @@ from explorer.devices.roofs import record_roof
 from explorer.errors import UserError
 from explorer.memory.tiling import MatmulShape, tile_cost, tiling_model
 from explorer.memory.tiling_session import TILE_MAX, TILE_MIN, TilingSession
-from explorer.memory.tiling_steps import Timeline
+from explorer.memory.tiling_steps import BlockTicks
 
 
 def _counted(session: TilingSession) -> dict[str, int]:
@@ -79,7 +79,7 @@ def test_random_changes_fire_each_event_exactly_when_its_state_changed():
         # what the session derived is the core's
         s = session
         assert s.model == tiling_model(s.shape)
-        assert s.timeline.ticks == Timeline(s.shape, *s.block).ticks
+        assert s.timeline.ticks == BlockTicks(s.shape, *s.block).ticks
         if s.device is None:
             assert s.costs == () and s.roof_missing == "no GPU chosen"
         else:
