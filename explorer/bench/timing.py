@@ -255,13 +255,15 @@ def measure_torch(
     repeats: int | None = None,
     budget_s: float = 2.0,
     sync: Callable[[], object] | None = None,
+    sm_clock: Callable[[], float | None] | None = None,
 ) -> Timing:
     """Time a torch step with ``torch.utils.benchmark.Timer`` and every CPU thread torch has.
 
     The Timer synchronizes the current accelerator around each block and picks a block size that
     hides its own overhead; ``adaptive_autorange`` stops once IQR/median is under our threshold
     or the budget is spent. A fixed ``repeats`` goes through :func:`measure` (the Timer has no
-    "exactly N samples" mode), with the same synchronize.
+    "exactly N samples" mode), with the same synchronize. ``sm_clock`` as for :func:`measure`:
+    held steady before the Timer starts, read after each of its runs.
     """
     import torch
     from torch.utils.benchmark import Timer
@@ -269,11 +271,13 @@ def measure_torch(
     threads = num_threads or torch.get_num_threads()
     if repeats is not None:
         with _torch_threads(threads):
-            return measure(step, sync, repeats=repeats, budget_s=budget_s)
+            return measure(step, sync, repeats=repeats, budget_s=budget_s, sm_clock=sm_clock)
     # Warm-up (JIT, cuBLAS handle, allocator) before the Timer estimates its block size.
     step()
     if sync:
         sync()
+    hold = hold_clock(step, sync or _noop, sm_clock) if sm_clock is not None else None
+    clock_mhz: list[float] = []
     timer = Timer(stmt="step()", globals={"step": step}, num_threads=threads)
     times: list[float] = []
     number = 1
@@ -286,6 +290,9 @@ def measure_torch(
             threshold=SETTLED_REL_IQR, min_run_time=min(MIN_RUN_S, budget_s / 4), max_run_time=budget_s
         )
         times.extend(m.times)  # per-step seconds (block time / number_per_run)
+        mhz = read_safely(sm_clock) if sm_clock is not None else None
+        if mhz is not None:
+            clock_mhz.append(mhz)
         number = max(number, int(m.number_per_run))
         if len(times) >= MIN_TIMER_SAMPLES or time.perf_counter() > deadline:
             break
@@ -293,6 +300,8 @@ def measure_torch(
     t = summarize(times, method="torch.utils.benchmark.Timer")
     t.steps_per_sample = number
     t.load = load
+    if hold is not None:
+        _clock_verdict(t, hold, clock_mhz)
     return t
 
 
