@@ -131,6 +131,44 @@ def throttle_note(min_mhz: float | None, steady_mhz: float | None) -> str:
     )
 
 
+class ClockWatch:
+    """One measurement's SM clock over several timed loops (a GPU roof: sgemm, the FMA loop, the
+    bandwidth sweep): ``hold`` before a loop, ``sample`` after each timed launch, ``add`` a
+    ``Timing``'s own figures; ``note`` is the throttle sentence for the whole ("" when none)."""
+
+    def __init__(self, read: ReadMhz | None) -> None:
+        self.read = read
+        self.steady_mhz: float | None = None
+        self.low_mhz: float | None = None
+        self.holds: list[ClockHold] = []
+
+    def hold(
+        self,
+        step: Callable[[], object],
+        sync: Callable[[], object],
+        *,
+        clock: Callable[[], float] = time.perf_counter,
+    ) -> ClockHold:
+        done = hold_clock(step, sync, self.read, clock=clock)
+        self.holds.append(done)
+        self.add(done.steady_mhz, None)
+        return done
+
+    def sample(self) -> None:
+        """Read the clock after a timed launch (outside its timing)."""
+        mhz = read_safely(self.read)
+        self.add(mhz, mhz)
+
+    def add(self, steady_mhz: float | None, low_mhz: float | None) -> None:
+        if steady_mhz is not None:
+            self.steady_mhz = max(self.steady_mhz or 0.0, steady_mhz)
+        if low_mhz is not None:
+            self.low_mhz = low_mhz if self.low_mhz is None else min(self.low_mhz, low_mhz)
+
+    def note(self) -> str:
+        return throttle_note(self.low_mhz, self.steady_mhz)
+
+
 # --- the real reader: NVML's SM clock of one GPU -------------------------------------------------
 
 _sessions: dict[int, Any] = {}

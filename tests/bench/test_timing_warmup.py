@@ -11,6 +11,7 @@ from explorer.devices.gpu_clock import (
     HOLD_S,
     THROTTLE_SHARE,
     ClockHold,
+    ClockWatch,
     SmClock,
     cuda_sm_reader,
     hold_clock,
@@ -317,3 +318,31 @@ def test_no_nvml_gives_no_reader():
     assert nvml_sm_reader(0, FakeNvml(fail_init=True)) is None
     assert nvml_sm_reader(None) is None
     assert cuda_sm_reader("cpu") is None
+
+
+# --- a whole measurement's clock (a GPU roof) --------------------------------------------------
+
+
+def test_a_clock_watch_over_several_loops_says_a_fall_below_75_percent():
+    gpu = FakeGpu(1e-3, sync_s=0.0, compile_s=0.0)
+    after_hold = iter([0.9 * STEADY_MHZ, STEADY_MHZ, 0.7 * STEADY_MHZ])
+    held = {"done": False}
+    watch = ClockWatch(lambda: next(after_hold) if held["done"] else STEADY_MHZ)
+    hold = watch.hold(gpu.step, gpu.sync, clock=gpu.clock)
+    held["done"] = True
+    assert hold.steady_mhz == STEADY_MHZ and not hold.bound_hit
+    watch.sample()
+    assert watch.note() == ""  # 90% of steady: within nvbench's rule
+    watch.add(STEADY_MHZ, STEADY_MHZ)  # a measure() loop's own figures
+    watch.sample()
+    watch.sample()
+    assert watch.low_mhz == pytest.approx(0.7 * STEADY_MHZ)
+    assert watch.note().startswith("throttled: the GPU's SM clock fell to 1386 MHz")
+
+
+def test_a_clock_watch_without_nvml_says_nothing_and_holds_nothing():
+    gpu = FakeGpu(1e-3, sync_s=0.0, compile_s=0.0)
+    watch = ClockWatch(no_reading)
+    assert watch.hold(gpu.step, gpu.sync, clock=gpu.clock).steady_mhz is None
+    watch.sample()
+    assert gpu.calls == 0 and watch.note() == "" and watch.steady_mhz is None
