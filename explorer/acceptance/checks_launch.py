@@ -75,7 +75,7 @@ def check_real_run(ctx: CheckContext) -> CheckResult:
     """A 1-D launch of a few blocks per SM and a 2-D image launch, through the visualizer's own path
     (an agent child process), each element's writer against the model, and the SM map."""
     from explorer.launch.config import Dim3, LaunchConfig
-    from explorer.launch.realrun import TIMING_METHODS, run_real
+    from explorer.launch_runs.realrun import TIMING_METHODS, run_real
 
     sms = sm_count(ctx)
     simulator = sms is None
@@ -139,7 +139,7 @@ def check_remote(ctx: CheckContext) -> CheckResult:
     from explorer.bench.runner import BenchPlan, BenchRun
     from explorer.devices.nvml import probe_nvml
     from explorer.launch.config import Dim3, LaunchConfig
-    from explorer.launch.realrun import run_real
+    from explorer.launch_runs.realrun import run_real
     from explorer.remote import list_devices, open_agent, parse_remote, read_live
 
     if ctx.remote is None:

@@ -73,8 +73,8 @@ def quiet_progress(_fraction: float, _text: str) -> None:
 def busy_reason(measure: Callable[[], Any], threads: int) -> tuple[Any, str, float | None]:
     """Run ``measure`` while watching the machine; (its result, the noise verdict's reason ("" when
     quiet), other programs' share of the CPU meanwhile). The verdict is the points' own
-    (``noise.judge``) for a region that keeps every core busy."""
-    from explorer.bench.noise import judge, observe_end, observe_start
+    (``noise.noise_verdict``) for a region that keeps every core busy."""
+    from explorer.bench.noise import noise_verdict, observe_end, observe_start
 
     try:
         start = observe_start()
@@ -82,7 +82,7 @@ def busy_reason(measure: Callable[[], Any], threads: int) -> tuple[Any, str, flo
         return measure(), "", None
     result = measure()
     load = observe_end(start)
-    verdict = judge(load, threads=threads, median_s=1.0, min_s=1.0, spread_s=0.0, repeats=1)
+    verdict = noise_verdict(load, threads=threads, median_s=1.0, min_s=1.0, spread_s=0.0, repeats=1)
     return result, verdict.reason, round(load.others_share(), 3)
 
 

@@ -15,15 +15,19 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING
 
 from explorer.bench import peaks
-from explorer.bench.noise import Verdict, judge, others_busy_cores, threads_to_use
+from explorer.bench.noise import Verdict, noise_verdict, others_busy_cores, threads_to_use
 from explorer.bench.results import CEILINGS_NOTE, BenchPoint, error_point
 from explorer.bench.spec import PointSpec
 from explorer.bench.timing import Timing, measure, measure_torch
 from explorer.bench.workload import Workload
 from explorer.errors import UserError
 from explorer.words import count
+
+if TYPE_CHECKING:  # pragma: no cover
+    import torch
 
 
 class PointError(Exception):
@@ -97,7 +101,7 @@ def cuda_index(device: str) -> int | None:
     return int(device.split(":", 1)[1])
 
 
-def torch_device(spec: PointSpec):
+def torch_device(spec: PointSpec) -> torch.device:
     """The torch device for ``spec``, made current; PointError when that GPU is not present."""
     import torch
 
@@ -111,7 +115,7 @@ def torch_device(spec: PointSpec):
     return torch.device(spec.device)
 
 
-def torch_sync(dev) -> Callable[[], None] | None:
+def torch_sync(dev: torch.device) -> Callable[[], None] | None:
     if dev.type != "cuda":
         return None
     import torch
@@ -190,7 +194,7 @@ def sm_clock(device: str) -> Callable[[], float | None] | None:
     return _sm_clocks[device]
 
 
-def time_torch(spec: PointSpec, step: Callable[[], object], dev) -> Timing:
+def time_torch(spec: PointSpec, step: Callable[[], object], dev: torch.device) -> Timing:
     """A torch step timed with torch.utils.benchmark.Timer on every CPU thread, synchronized on GPUs
     (after the GPU's SM clock is held steady, and watched during the samples)."""
     sync = torch_sync(dev)
@@ -310,7 +314,7 @@ def verdict_of(out: Outcome, spec: PointSpec) -> Verdict:
     t = out.timing
     choice = out.thread_choice = replace(last_thread_choice)
     chose = bool(choice.used) and spec.device == "cpu"
-    verdict = judge(
+    verdict = noise_verdict(
         t.load,
         threads=out.threads or 1,
         median_s=t.median_s,

@@ -30,7 +30,7 @@ from typing import Any
 from explorer.bench import peaks
 from explorer.bench.execute import Outcome, PointError, PointSpec, time_plain
 from explorer.bench.variants import Variant
-from explorer.bench.wl_numba import _check, _numba_device
+from explorer.bench.wl_numba import check_against_numpy, numba_device
 from explorer.bench.workload import (
     BRANCH_STEPS,
     FLOAT32_BYTES,
@@ -149,16 +149,18 @@ def _strided_numba(w: Workload, spec: PointSpec) -> Outcome:
     import numpy as np
 
     stride, n = spec.size, STRIDED_COPY_ELEMENTS_GPU
-    cuda = _numba_device(spec)
-    from explorer.memory.kernels import THREADS, blocks_for, fill_index, strided_read
+    cuda = numba_device(spec)
+    from explorer.launch.schedule import blocks_for
+    from explorer.memory.kernels import THREADS, fill_index, strided_read
 
     src = cuda.device_array(n * stride, dtype=np.float32)
-    fill_index[blocks_for(n * stride), THREADS](src)  # made on the device: 2 GiB need not cross the bus
+    # made on the device: 2 GiB need not cross the bus
+    fill_index[blocks_for(n * stride, THREADS), THREADS](src)
     dst = cuda.device_array(n, dtype=np.float32)
-    blocks = blocks_for(n)
+    blocks = blocks_for(n, THREADS)
     timing = time_plain(spec, lambda: strided_read[blocks, THREADS](src, dst, stride), cuda.synchronize)
     expected = (np.arange(n, dtype=np.int64) * stride).astype(np.float32)
-    _check(dst.copy_to_host(), expected, "the strided-read kernel", rtol=0.0, atol=0.0)
+    check_against_numpy(dst.copy_to_host(), expected, "the strided-read kernel", rtol=0.0, atol=0.0)
     working_set = float(FLOAT32_BYTES * n * (stride + 1))  # the strided source and the copy
     cell, estimate, note = _copy_model_words(stride, spec.device, on_gpu=True, working_set=working_set)
     return Outcome(
@@ -185,13 +187,13 @@ def _transpose(w: Workload, spec: PointSpec, *, padded: bool) -> Outcome:
     from explorer.memory.banks import bank_conflicts, tile_column
 
     n = spec.size
-    cuda = _numba_device(spec)
+    cuda = numba_device(spec)
     from explorer.memory.kernels import TILE, launch_transpose
 
     m = np.random.default_rng(n).standard_normal((n, n), dtype=np.float32)
     src, dst = cuda.to_device(m), cuda.device_array((n, n), dtype=np.float32)
     timing = time_plain(spec, lambda: launch_transpose(src, dst, padded), cuda.synchronize)
-    _check(dst.copy_to_host(), m.T, "the transpose kernel", rtol=0.0, atol=0.0)
+    check_against_numpy(dst.copy_to_host(), m.T, "the transpose kernel", rtol=0.0, atol=0.0)
     width = TILE + (1 if padded else 0)
     conflicts = bank_conflicts(tile_column(width))
     degree = conflicts.conflict_degree
@@ -219,12 +221,13 @@ def _branch(w: Workload, spec: PointSpec, *, by_warp: bool) -> Outcome:
     from explorer.memory.divergence import Branch, divergence
 
     n = spec.size
-    cuda = _numba_device(spec)
-    from explorer.memory.kernels import THREADS, blocks_for, branch_by_lane, branch_by_warp, reference_branch
+    cuda = numba_device(spec)
+    from explorer.launch.schedule import blocks_for
+    from explorer.memory.kernels import THREADS, branch_by_lane, branch_by_warp, reference_branch
 
     values = np.random.default_rng(n).standard_normal(n, dtype=np.float32)
     data = cuda.to_device(values)
-    kernel, blocks = (branch_by_warp if by_warp else branch_by_lane), blocks_for(n)
+    kernel, blocks = (branch_by_warp if by_warp else branch_by_lane), blocks_for(n, THREADS)
 
     def step() -> None:
         kernel[blocks, THREADS](data, BRANCH_STEPS)
@@ -234,7 +237,7 @@ def _branch(w: Workload, spec: PointSpec, *, by_warp: bool) -> Outcome:
     data.copy_to_device(values)
     step()
     cuda.synchronize()
-    _check(
+    check_against_numpy(
         data.copy_to_host(), reference_branch(values, BRANCH_STEPS, by_warp), "the branch kernel", rtol=1e-4
     )
     model = divergence(THREADS, Branch("warp", k=2) if by_warp else Branch("mod", k=2))
@@ -376,7 +379,7 @@ def _utilization_trap(w: Workload, spec: PointSpec, nvml: Any = None) -> Outcome
     import numpy as np
 
     blocks = spec.size
-    cuda = _numba_device(spec)
+    cuda = numba_device(spec)
     from explorer.memory.kernels import WARP, busy_warps, reference_busy
 
     lib, index = _open_nvml(spec.device, nvml)

@@ -7,6 +7,7 @@ timing, so a fast wrong kernel is an error row, not a figure.
 from __future__ import annotations
 
 from functools import partial
+from typing import TYPE_CHECKING, Any
 
 from explorer.bench.execute import (
     Outcome,
@@ -22,8 +23,13 @@ from explorer.bench.variants import Variant
 from explorer.bench.workload import MATVEC_COLS, Workload
 from explorer.words import count
 
+if TYPE_CHECKING:  # pragma: no cover
+    import numpy as np
 
-def _numba_device(spec: PointSpec):
+
+def numba_device(spec: PointSpec) -> Any:  # explorer.numbacuda.cuda, typed Any there
+    """numba's CUDA target with ``spec``'s GPU selected; PointError when numba cannot use it.
+    Every numba workload (vectors, memory, tiling) starts here."""
     from explorer.numbacuda import cuda
 
     idx = cuda_index(spec.device)
@@ -36,7 +42,11 @@ def _numba_device(spec: PointSpec):
     return cuda
 
 
-def _check(result, expected, what: str, rtol: float = 1e-4, atol: float = 1e-3) -> float:
+def check_against_numpy(
+    result: np.ndarray, expected: np.ndarray, what: str, rtol: float = 1e-4, atol: float = 1e-3
+) -> float:
+    """The largest difference of ``result`` from numpy's ``expected``; PointError naming ``what``
+    when they differ beyond the tolerances, so a fast wrong kernel is an error row, not a figure."""
     import numpy as np
 
     err = float(np.max(np.abs(result - expected))) if result.size else 0.0
@@ -45,7 +55,7 @@ def _check(result, expected, what: str, rtol: float = 1e-4, atol: float = 1e-3) 
     return err
 
 
-def _vector_operands(n: int):
+def _vector_operands(n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     import numpy as np
 
     rng = np.random.default_rng(n)
@@ -59,7 +69,7 @@ def _vector_add_numpy(w: Workload, spec: PointSpec) -> Outcome:
 
     a, b, out = _vector_operands(spec.size)
     timing = time_plain(spec, lambda: np.add(a, b, out=out))
-    _check(out, a + b, "numpy's add")
+    check_against_numpy(out, a + b, "numpy's add")
     return Outcome(
         timing,
         threads=1,
@@ -71,13 +81,14 @@ def _vector_add_numba(w: Workload, spec: PointSpec, *, with_copies: bool) -> Out
     n = spec.size
     a, b, out = _vector_operands(n)
     expected = a + b
-    cuda = _numba_device(spec)
-    from explorer.bench.kernels import THREADS_PER_BLOCK, blocks_for, launch_vector_add
+    cuda = numba_device(spec)
+    from explorer.bench.kernels import THREADS_PER_BLOCK, launch_vector_add
+    from explorer.launch.schedule import blocks_for
 
     a_dev, b_dev = cuda.to_device(a), cuda.to_device(b)
     out_dev = cuda.device_array_like(a)
     extra: dict[str, float | str] = {
-        "blocks": float(blocks_for(n)),
+        "blocks": float(blocks_for(n, THREADS_PER_BLOCK)),
         "threads_per_block": float(THREADS_PER_BLOCK),
     }
     if not with_copies:
@@ -92,13 +103,13 @@ def _vector_add_numba(w: Workload, spec: PointSpec, *, with_copies: bool) -> Out
 
         timing = time_plain(spec, copies_and_kernel, cuda.synchronize)
         extra["note"] = "two copies in, kernel, one copy out"
-    extra["max_abs_error"] = _check(out_dev.copy_to_host(), expected, "the vector-add kernel")
+    extra["max_abs_error"] = check_against_numpy(out_dev.copy_to_host(), expected, "the vector-add kernel")
     # with the copies it is bounded by the bus, not by a memory level (the copies workload has
     # the bus's peak); the kernel alone is judged against the level its vectors live in
     return Outcome(timing, extra=extra, bus_bound=with_copies)
 
 
-def _matvec_operands(n: int):
+def _matvec_operands(n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     import numpy as np
 
     rng = np.random.default_rng(n)
@@ -116,7 +127,7 @@ def _matvec_torch(w: Workload, spec: PointSpec) -> Outcome:
     mt, vt = torch.from_numpy(m).to(dev), torch.from_numpy(v).to(dev)
     ut = torch.empty(n, device=dev)
     timing = time_torch(spec, lambda: torch.mv(mt, vt, out=ut), dev)
-    err = _check(ut.cpu().numpy(), expected, "torch.mv")
+    err = check_against_numpy(ut.cpu().numpy(), expected, "torch.mv")
     threads = torch.get_num_threads() if dev.type == "cpu" else None
     return Outcome(timing, threads=threads, extra={"max_abs_error": err})
 
@@ -136,15 +147,21 @@ def _matvec_numba(w: Workload, spec: PointSpec) -> Outcome:
 
     n = spec.size
     m, v, expected = _matvec_operands(n)
-    cuda = _numba_device(spec)
-    from explorer.bench.kernels import blocks_for, launch_matvec
+    cuda = numba_device(spec)
+    from explorer.bench.kernels import THREADS_PER_BLOCK, launch_matvec
+    from explorer.launch.schedule import blocks_for
 
     m_dev, v_dev = cuda.to_device(m), cuda.to_device(v)
     out_dev = cuda.device_array(n, dtype=np.float32)
     timing = time_plain(spec, lambda: launch_matvec(m_dev, v_dev, out_dev), cuda.synchronize)
-    err = _check(out_dev.copy_to_host(), expected, "the matvec kernel")
+    err = check_against_numpy(out_dev.copy_to_host(), expected, "the matvec kernel")
     return Outcome(
-        timing, extra={"max_abs_error": err, "blocks": float(blocks_for(n)), "threads_per_block": 1024.0}
+        timing,
+        extra={
+            "max_abs_error": err,
+            "blocks": float(blocks_for(n, THREADS_PER_BLOCK)),
+            "threads_per_block": float(THREADS_PER_BLOCK),
+        },
     )
 
 

@@ -46,13 +46,14 @@ from explorer.launch.latency import (
     utilization_curve,
 )
 from explorer.launch.latency import POLICIES as LATENCY_POLICIES
+from explorer.launch.measurable import measurable, not_measurable
 from explorer.launch.occupancy import RESOURCE_NAMES
 from explorer.launch.session import DeviceChoice, LaunchSession
 from explorer.words import count
 
 if TYPE_CHECKING:  # pragma: no cover
     from explorer.launch.config import LaunchConfig
-    from explorer.launch.measured import BandwidthSweep, MeasuredDispatch
+    from explorer.launch_runs.measured import BandwidthSweep, MeasuredDispatch
 
 View = Literal["sms", "timeline", "latency"]
 VIEWS: tuple[View, ...] = ("sms", "timeline", "latency")
@@ -324,8 +325,6 @@ class TimeViews:
         """One line saying why the shown device cannot be measured here ("" when it can); of
         discovery's reason there is no usable GPU (``why_no_gpu``) only its first sentence."""
         why_no_gpu = first_sentence(why_no_gpu)
-        from explorer.launch.measured import measurable, not_measurable
-
         choice: DeviceChoice | None = self.session.edited_side.choice
         if choice is None:
             return f"{MEASURE_WORDS} needs a launch that can run: {self.session.edited_side.problem}"

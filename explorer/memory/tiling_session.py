@@ -2,7 +2,7 @@
 
 A ``TilingSession`` owns the sizes, the tile side T, the block shown, the stepper's position and
 the GPU whose limits and roof the costs are read against; it derives the count model
-(``tiling.tiling_model``), the block's ticks (``tiling_steps.Timeline``), the cost of every T from
+(``tiling.tiling_model``), the block's ticks (``tiling_steps.BlockTicks``), the cost of every T from
 2 to 32 on that GPU (``tiling.tile_cost``: shared memory and occupancy through
 ``explorer.launch.occupancy``) and where each T puts the kernel on that GPU's roofline. Every change
 is announced to the subscribers with what changed (napari's model/view split): the view redraws.
@@ -27,7 +27,7 @@ from explorer.memory.tiling import (
     tiled_counts,
     tiling_model,
 )
-from explorer.memory.tiling_steps import MAX_STEPPER_DIM, BlockState, Timeline
+from explorer.memory.tiling_steps import MAX_STEPPER_DIM, BlockState, BlockTicks
 from explorer.roofs.model import Ceiling, Roof
 
 #: the T slider's range: a 1 x 1 tile shares nothing, and 32 x 32 = 1024 threads is every GPU's most
@@ -107,7 +107,7 @@ class TilingSession:
         return self._model
 
     @property
-    def timeline(self) -> Timeline:
+    def timeline(self) -> BlockTicks:
         return self._timeline
 
     @property
@@ -181,7 +181,7 @@ class TilingSession:
         """Show block (bx, by); the stepper starts again at its first tick."""
         self._shape.block_extent(bx, by)
         self._block = (bx, by)
-        self._timeline = Timeline(self._shape, bx, by)
+        self._timeline = BlockTicks(self._shape, bx, by)
         self._position = 0
         self._emit("shape")
 
@@ -253,7 +253,7 @@ class TilingSession:
         bx, by = self._block
         self._block = (min(bx, gx - 1), min(by, gy - 1))
         self._model = tiling_model(s)
-        self._timeline = Timeline(s, *self._block)
+        self._timeline = BlockTicks(s, *self._block)
         self._position = 0
 
     def _derive_device(self) -> None:

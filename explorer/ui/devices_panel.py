@@ -88,7 +88,7 @@ def _dot(colour: str, hollow: bool, size: int = 18) -> QIcon:
 def list_summary(device: Device) -> str:
     """The second line of a device's list entry."""
     if device.kind == "cpu":
-        cores = f"{fmt.count(device.physical_cores)} cores, {fmt.count(device.logical_cores)} threads"
+        cores = f"{fmt.quantity(device.physical_cores)} cores, {fmt.quantity(device.logical_cores)} threads"
         return f"CPU · {cores}"
     if device.kind == "cuda":
         parts = [f"cuda:{device.index}" if device.usable else "hidden from CUDA"]

@@ -17,6 +17,7 @@ SCRIPT = textwrap.dedent(
     import numpy as np
     from explorer.numbacuda import cuda
     from explorer.bench import kernels as K
+    from explorer.launch.schedule import blocks_for
     from explorer.bench.execute import PointSpec, run_point
     from explorer.bench.workloads import get_workload
 
@@ -28,7 +29,7 @@ SCRIPT = textwrap.dedent(
     res = cuda.to_device(np.full(n, 99.0, dtype=np.float32))  # garbage in the output must be overwritten
     K.launch_vector_add(cuda.to_device(a), cuda.to_device(b), res)
     cuda.synchronize()
-    out["blocks"] = K.blocks_for(n)
+    out["blocks"] = blocks_for(n, K.THREADS_PER_BLOCK)
     out["add_exact"] = bool(np.array_equal(res.copy_to_host(), a + b))
 
     m = rng.standard_normal((1100, 100), dtype=np.float32)

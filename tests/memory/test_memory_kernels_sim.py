@@ -16,13 +16,14 @@ SCRIPT = textwrap.dedent(
     import json
     import numpy as np
     from explorer.numbacuda import cuda
+    from explorer.launch.schedule import blocks_for
     from explorer.memory import kernels as K
 
     out = {}
     rng = np.random.default_rng(3)
     src = rng.standard_normal(70 * 5, dtype=np.float32)
     dst = cuda.device_array(70, dtype=np.float32)
-    K.strided_read[K.blocks_for(70, 32), 32](cuda.to_device(src), dst, 5)
+    K.strided_read[blocks_for(70, 32), 32](cuda.to_device(src), dst, 5)
     out["strided"] = bool(np.array_equal(dst.copy_to_host(), src[::5][:70]))
 
     m = rng.standard_normal((40, 70), dtype=np.float32)  # not a multiple of the tile: edges masked

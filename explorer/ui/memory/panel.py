@@ -44,7 +44,7 @@ from explorer.ui.memory.canvas import (
     BankCanvas,
     CoalescingCanvas,
     DivergenceCanvas,
-    _Canvas,
+    ResultCanvas,
     idle_colour,
     wasted_colour,
 )
@@ -91,7 +91,9 @@ class _PatternTab(Columns):
     TOPIC = ""
     CONCEPTS: tuple[str, ...] = ()
 
-    def __init__(self, patterns: tuple[Pattern, ...], canvas: _Canvas[Any], allow_stride_zero: bool) -> None:
+    def __init__(
+        self, patterns: tuple[Pattern, ...], canvas: ResultCanvas[Any], allow_stride_zero: bool
+    ) -> None:
         super().__init__()
         self.patterns = patterns
         self.canvas = canvas

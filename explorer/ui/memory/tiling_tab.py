@@ -390,10 +390,10 @@ class TilingTab(Columns):
             now = texts.counter_value(state.grid, attr)
             colour = theme.present if finished and now == grid_total else theme.text
             cells = (
-                f"{texts.count(texts.counter_value(state.block, attr))} of "
-                f"{texts.count(texts.counter_value(block_total, attr))}",
-                f"<span style='color:{colour}'>{texts.count(now)}</span>",
-                texts.count(grid_total),
+                f"{texts.grouped(texts.counter_value(state.block, attr))} of "
+                f"{texts.grouped(texts.counter_value(block_total, attr))}",
+                f"<span style='color:{colour}'>{texts.grouped(now)}</span>",
+                texts.grouped(grid_total),
             )
             rows.append(
                 f"<tr><td>{label}</td>"

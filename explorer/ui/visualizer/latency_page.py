@@ -211,7 +211,7 @@ class LatencyPage(QWidget):
         )
 
     def _measure(self) -> None:
-        from explorer.launch.measured import measure_bandwidth_here
+        from explorer.launch_runs.measured import measure_bandwidth_here
 
         side = self.session.edited_side
         device, limits = side.device, side.limits

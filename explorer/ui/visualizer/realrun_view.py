@@ -3,7 +3,7 @@
 A view of the ``LaunchSession``'s edited side: the button runs that side's ``LaunchConfig`` on its
 device (another machine's GPU through its agent), and a run or a strip belongs to the launch it was
 made for, so a changed launch ends the one under way and clears the last one's picture. The run
-happens in a child process (``explorer.launch.realrun``) driven from a worker thread
+happens in a child process (``explorer.launch_runs.realrun``) driven from a worker thread
 (``explorer.ui.workers``), so the window keeps animating while numba compiles and the simulator
 grinds.
 """
@@ -18,14 +18,14 @@ from PySide6.QtGui import QFont, QFontMetrics, QImage, QPainter, QPaintEvent
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QSizePolicy, QVBoxLayout, QWidget
 
 from explorer.launch.config import LaunchConfig
-from explorer.launch.realrun import (
+from explorer.launch.session import LaunchSession
+from explorer.launch_runs.realrun import (
     BACKEND_WORDS,
     SIMULATOR_PREFERRED_MAX_THREADS,
     RealRunResult,
     cpu_backend,
     run_real,
 )
-from explorer.launch.session import LaunchSession
 from explorer.ui.guard import qt_guard
 from explorer.ui.theme import current_theme, figure_font, px
 from explorer.ui.visualizer import palette
@@ -270,7 +270,7 @@ class RealRunView(QWidget):
 
     def set_backend(self, simulator: bool, gpu_name: str | None) -> None:
         """``simulator``: no GPU here, so small launches run under numba's CUDA simulator and larger
-        ones as the compiled CPU emulation of the same kernel (``explorer.launch.realrun``)."""
+        ones as the compiled CPU emulation of the same kernel (``explorer.launch_runs.realrun``)."""
         self.simulator = simulator
         if simulator:
             self.where.setText(
@@ -298,7 +298,7 @@ class RealRunView(QWidget):
         child process. With ``remote`` it runs on that machine's GPU ``device_index`` through its
         agent over ssh."""
         from explorer.errors import UserError
-        from explorer.launch.realrun import check_launch
+        from explorer.launch_runs.realrun import check_launch
 
         if self._worker is not None:
             return

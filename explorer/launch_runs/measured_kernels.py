@@ -1,4 +1,4 @@
-"""The kernels of ``explorer.launch.measured``: numba CUDA, imported only in the child that runs them.
+"""The kernels of ``explorer.launch_runs.measured``: numba CUDA, imported only in the child that runs them.
 
 * ``spin_blocks``: thread 0 of each block reads the SM it runs on (``%smid``) and the GPU's
   nanosecond clock (``%globaltimer``), spins until ``spin_ns`` have passed, waits for the rest of
@@ -19,6 +19,8 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 from numba import float32, int32
@@ -30,12 +32,12 @@ SIMULATOR = os.environ.get("NUMBA_ENABLE_CUDASIM") == "1"
 if SIMULATOR:
 
     @cuda.jit(device=True)
-    def smid():
+    def smid() -> int:
         """The simulator runs one block at a time on no SM: call it SM 0."""
         return 0
 
     @cuda.jit(device=True)
-    def globaltimer():
+    def globaltimer() -> int:
         """The host's nanosecond clock (the simulator has no GPU clock)."""
         return time.perf_counter_ns()
 
@@ -44,12 +46,12 @@ else:  # pragma: no cover - needs a GPU
     from numba import types
     from numba.cuda.extending import intrinsic
 
-    def _read_register(name: str, bits: int, constraint: str):
+    def _read_register(name: str, bits: int, constraint: str) -> Any:  # an intrinsic: smid() in a kernel
         @intrinsic
-        def read(typingctx):
+        def read(typingctx: Any) -> tuple[Any, Callable[..., Any]]:  # numba's typing context, signature
             sig = (types.uint32 if bits == 32 else types.uint64)()
 
-            def codegen(context, builder, signature, args):
+            def codegen(context: Any, builder: ir.IRBuilder, signature: Any, args: Any) -> ir.Instruction:
                 asm = ir.InlineAsm(
                     ir.FunctionType(ir.IntType(bits), []),
                     f"mov.u{bits} $0, %{name};",
@@ -67,7 +69,9 @@ else:  # pragma: no cover - needs a GPU
 
 
 @cuda.jit
-def spin_blocks(spin_ns, sm_out, start_out, end_out):  # pragma: no cover - runs on the device
+def spin_blocks(
+    spin_ns: int, sm_out: np.ndarray, start_out: np.ndarray, end_out: np.ndarray
+) -> None:  # pragma: no cover - runs on the device
     b = cuda.blockIdx.x + cuda.gridDim.x * (cuda.blockIdx.y + cuda.gridDim.y * cuda.blockIdx.z)
     leader = cuda.threadIdx.x == 0 and cuda.threadIdx.y == 0 and cuda.threadIdx.z == 0
     if leader:
@@ -83,7 +87,9 @@ def spin_blocks(spin_ns, sm_out, start_out, end_out):  # pragma: no cover - runs
 
 
 @cuda.jit
-def stream_read(a, out, sm_out):  # pragma: no cover - runs on the device
+def stream_read(
+    a: np.ndarray, out: np.ndarray, sm_out: np.ndarray
+) -> None:  # pragma: no cover - runs on the device
     i = cuda.grid(1)
     stride = cuda.gridsize(1)
     acc = float32(0.0)
@@ -102,7 +108,7 @@ def stream_read(a, out, sm_out):  # pragma: no cover - runs on the device
 
 
 @cuda.jit
-def chase(nxt, steps, out):  # pragma: no cover - runs on the device
+def chase(nxt: np.ndarray, steps: int, out: np.ndarray) -> None:  # pragma: no cover - runs on the device
     j = 0
     t0 = globaltimer()
     for _ in range(steps):
@@ -112,7 +118,9 @@ def chase(nxt, steps, out):  # pragma: no cover - runs on the device
     out[1] = j
 
 
-def record_blocks(grid, block, smem_bytes: int, spin_ns: int):
+def record_blocks(
+    grid: Sequence[int], block: Sequence[int], smem_bytes: int, spin_ns: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
     """Launch ``spin_blocks`` once (after a warm-up launch) and return (sm, start, end, regs)."""
     blocks = grid[0] * grid[1] * grid[2]
     sm_d = cuda.device_array(blocks, dtype=np.int32)
@@ -126,7 +134,7 @@ def record_blocks(grid, block, smem_bytes: int, spin_ns: int):
     return sm_d.copy_to_host(), start_d.copy_to_host(), end_d.copy_to_host(), kernel_registers(spin_blocks)
 
 
-def kernel_registers(kernel) -> int:
+def kernel_registers(kernel: Any) -> int:  # a numba CUDA dispatcher
     """Registers per thread of the kernel's one compiled version (0 under the simulator)."""
     if SIMULATOR:
         return 0
@@ -134,7 +142,7 @@ def kernel_registers(kernel) -> int:
     return int(next(iter(regs.values())) if isinstance(regs, dict) else regs)  # pragma: no cover
 
 
-def time_stream(elements: int, blocks: int, threads: int, repeats: int):
+def time_stream(elements: int, blocks: int, threads: int, repeats: int) -> tuple[list[float], np.ndarray]:
     """Median and spread of ``repeats`` timed ``stream_read`` launches, seconds; and the SM of each block.
 
     The array holds ones, so every thread's sum is exact in float32 and the total is checked."""
@@ -171,7 +179,7 @@ def chase_cycle(lines: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
     return nxt, order
 
 
-def time_chase(buffer_bytes: int, steps: int):
+def time_chase(buffer_bytes: int, steps: int) -> tuple[float, int]:
     """Nanoseconds per dependent load over a ``buffer_bytes`` random cycle; checks where it ended."""
     lines = max(2, buffer_bytes // 128)
     nxt, order = chase_cycle(lines)

@@ -11,7 +11,7 @@ resident warps per SM, beside what the models of ``dispatch`` and ``latency`` sa
   streaming read runs with 1, 2, 4 ... warps per SM. Little's law predicts the bandwidth one load
   in flight per warp can reach: SMs x warps x 128 bytes / latency, up to the memory's bandwidth.
 
-The kernels (``explorer.launch.measured_kernels``) run in a child agent process, as the real run
+The kernels (``explorer.launch_runs.measured_kernels``) run in a child agent process, as the real run
 does, so a driver fault or a hung kernel ends the child, never the caller. Without a usable GPU
 these refuse in one line that says why. Under numba's CUDA simulator (``backend="simulator"``,
 for the tests) the same code runs with the host's clock and one SM, and is labelled so.
@@ -32,6 +32,7 @@ from explorer.devices.model import Device, Gpu
 from explorer.errors import UserError
 from explorer.launch.dispatch import DispatchResult, simulate_dispatch
 from explorer.launch.durations import parse_durations
+from explorer.launch.measurable import measurable, not_measurable
 from explorer.launch.schedule import LaunchPlan, plan_launch
 from explorer.launch.timeline import Timeline
 from explorer.words import percent
@@ -272,7 +273,7 @@ class BandwidthSweep:
 
 def record_here(grid: list[int], block: list[int], smem: int, spin_ns: int) -> dict[str, Any]:
     """Run the spin kernel here (numba's mode as the environment set it); plain lists back."""
-    from explorer.launch import measured_kernels as mk
+    from explorer.launch_runs import measured_kernels as mk
 
     sm, start, end, regs = mk.record_blocks(tuple(grid), tuple(block), smem, spin_ns)
     return {
@@ -291,7 +292,7 @@ def bandwidth_here(
 ) -> dict[str, Any]:
     """The pointer chase, then a streaming read at each warps-per-SM count: one block per SM (two
     past 32 warps), each block's SM recorded to see the blocks really spread."""
-    from explorer.launch import measured_kernels as mk
+    from explorer.launch_runs import measured_kernels as mk
 
     sm_count = _sm_count()
     latency_ns, steps = mk.time_chase(chase_bytes, chase_steps)
@@ -320,7 +321,7 @@ def bandwidth_here(
 
 
 def _device_name() -> str:
-    from explorer.launch.measured_kernels import SIMULATOR
+    from explorer.launch_runs.measured_kernels import SIMULATOR
 
     if SIMULATOR:
         return "numba CUDA simulator"
@@ -331,7 +332,7 @@ def _device_name() -> str:
 
 
 def _sm_count() -> int:
-    from explorer.launch.measured_kernels import SIMULATOR
+    from explorer.launch_runs.measured_kernels import SIMULATOR
 
     if SIMULATOR:
         return 1
@@ -349,24 +350,6 @@ def gpu_index(device: Device) -> int:
     if measurable(device):
         return int(index)  # type: ignore[arg-type]
     raise UserError(not_measurable(device, _why_no_gpu()))
-
-
-def measurable(device: Device) -> bool:
-    """Whether a measured run can go to ``device``: a GPU in this machine that CUDA can use."""
-    return (
-        device.kind == "cuda"
-        and getattr(device, "index", None) is not None
-        and getattr(device, "usable", False)
-    )
-
-
-def not_measurable(device: Device, why_no_gpu: str = "", subject: str = "--measure") -> str:
-    """One line: why ``subject`` (the CLI's option, or the window's words) cannot run on ``device``,
-    with discovery's reason there is no usable GPU here when there is one to give."""
-    what = (
-        "a catalog sheet (not in this machine)" if device.kind == "catalog" else "not usable from CUDA here"
-    )
-    return f"{subject} runs on a GPU in this machine; {device.name} is {what}. {why_no_gpu}".strip()
 
 
 def _run_agent(

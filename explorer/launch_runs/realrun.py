@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 from explorer.errors import UserError
 from explorer.launch.config import LaunchConfig
-from explorer.launch.thread_index import thread_numbers
+from explorer.launch_runs.thread_index import thread_numbers
 from explorer.schema import loads
 from explorer.words import count, on_host
 
@@ -321,7 +321,18 @@ cuda: Any = None
 _DEVICE_NUMBERS: Any = None  # thread_numbers as a CUDA device function, bound by _kernel()
 
 
-def _record_vector_add(a, b, c, block_of, thread_of, writes, n, ex, ey, ez):
+def _record_vector_add(
+    a: np.ndarray,
+    b: np.ndarray,
+    c: np.ndarray,
+    block_of: np.ndarray,
+    thread_of: np.ndarray,
+    writes: np.ndarray,
+    n: int,
+    ex: int,
+    ey: int,
+    ez: int,
+) -> None:
     block_linear, thread_linear, i = _DEVICE_NUMBERS(
         cuda.blockIdx.x,
         cuda.blockIdx.y,
@@ -378,7 +389,19 @@ SMID_PTX = """//
 """
 
 
-def _record_vector_add_sm(a, b, c, block_of, thread_of, writes, sm_of_block, n, ex, ey, ez):
+def _record_vector_add_sm(
+    a: np.ndarray,
+    b: np.ndarray,
+    c: np.ndarray,
+    block_of: np.ndarray,
+    thread_of: np.ndarray,
+    writes: np.ndarray,
+    sm_of_block: np.ndarray,
+    n: int,
+    ex: int,
+    ey: int,
+    ez: int,
+) -> None:
     """The recording kernel, and block by block the SM that ran it (the block's first thread writes it)."""
     _DEVICE_RECORD(a, b, c, block_of, thread_of, writes, n, ex, ey, ez)
     if cuda.threadIdx.x == 0 and cuda.threadIdx.y == 0 and cuda.threadIdx.z == 0:
@@ -386,7 +409,7 @@ def _record_vector_add_sm(a, b, c, block_of, thread_of, writes, sm_of_block, n, 
         sm_of_block[block_linear] = _SMID()
 
 
-def _kernel():
+def _kernel() -> Any:  # a numba CUDA dispatcher (numba has no type hints)
     """Compile (once) the recording kernel; numba is imported here, never at module import."""
     global _KERNEL, _DEVICE_NUMBERS, cuda
     if _KERNEL is None:
@@ -398,7 +421,7 @@ def _kernel():
     return _KERNEL
 
 
-def _kernel_with_sm():
+def _kernel_with_sm() -> Any:  # a numba CUDA dispatcher
     """Compile (once) the recording kernel that also reads ``%smid`` (GPU only: numba's simulator
     links no PTX). Raises whatever numba raises when the PTX cannot be linked."""
     global _KERNEL_SM, _DEVICE_RECORD, _SMID
@@ -433,7 +456,7 @@ def _run_emulated(g: Dim, b: Dim, n_elements: int, extent: Dim | None) -> RealRu
     thread_of = np.full(n_elements, -1, np.int64)
     writes = np.zeros(n_elements, np.int32)
     from explorer.jitcache import first_compile
-    from explorer.launch.realrun_emulation import emulate  # imports numba: only ever in the child
+    from explorer.launch_runs.realrun_emulation import emulate  # imports numba: only ever in the child
 
     one, scratch = np.ones(3, np.int64), np.zeros(1, np.int64)
     # compile, or load from numba's cache, before the clock starts (one thread, one element); a

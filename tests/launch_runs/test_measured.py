@@ -10,7 +10,8 @@ import pytest
 
 from explorer.errors import UserError
 from explorer.launch.config import Dim3, LaunchConfig
-from explorer.launch.measured import (
+from explorer.launch.schedule import plan_launch
+from explorer.launch_runs.measured import (
     MAX_MEASURED_BLOCKS,
     MIN_SPIN_NS,
     SPIN_NS,
@@ -21,7 +22,6 @@ from explorer.launch.measured import (
     spin_for,
     timeline_from_records,
 )
-from explorer.launch.schedule import plan_launch
 from tests.launch.conftest import GTX
 from tests.simulator import run_on_simulator
 
@@ -31,7 +31,7 @@ def test_kernels_on_the_simulator():
     result = run_on_simulator(
         """
 import json, numpy as np
-from explorer.launch import measured_kernels as mk
+from explorer.launch_runs import measured_kernels as mk
 sm, start, end, regs = mk.record_blocks((3, 2, 1), (32, 1, 1), 0, 300_000)
 nxt, order = mk.chase_cycle(64, seed=5)
 ns, steps = mk.time_chase(64 * 128, 40)
@@ -142,7 +142,7 @@ import json, os
 os.environ.pop("NUMBA_ENABLE_CUDASIM")
 from explorer.numbacuda import cuda
 try:
-    from explorer.launch import measured_kernels as mk
+    from explorer.launch_runs import measured_kernels as mk
     out = {}
     for name, sig in (("spin_blocks", "void(uint64, int32[:], uint64[:], uint64[:])"),
                       ("stream_read", "void(float32[:], float32[:], int32[:])"),
