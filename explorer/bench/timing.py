@@ -11,7 +11,10 @@ Two traps this module exists to avoid:
   that way is slower than what the user's machine does. We always pass ``torch.get_num_threads()``.
 
 The first calls pay for JIT compilation, cuBLAS handles and the caching allocator, so they are
-run and thrown away before any sample is kept.
+run and thrown away before any sample is kept: warm calls go on until two agree, and the grouping
+of short steps is decided on them, never on the compile. On a GPU the SM clock is held steady
+first and watched during the samples (``explorer.devices.gpu_clock``): an idle GPU's clock is low,
+and a point whose clock fell below 75% of steady is marked throttled.
 """
 
 from __future__ import annotations
