@@ -375,7 +375,7 @@ class DevicesPanel(Panel):
                 f"{exc.strerror or exc}"
             )
             return
-        self.context.status_message.emit(f"{host.remote.label} removed from the remote machines")
+        self.context.say(f"{host.remote.label} removed from the remote machines")
 
     def device_keys(self) -> list[str]:
         """Keys of the devices listed, in list order (headers skipped)."""

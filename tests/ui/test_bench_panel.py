@@ -526,3 +526,48 @@ def test_resume_keeps_every_finished_point_after_a_variant_is_relabelled(panel, 
         assert [(p.key, p.variant) for p in restored] == [(p.key, p.variant) for p in after]
     finally:
         again.shutdown()
+
+
+def test_the_page_shows_what_its_session_holds_through_a_run_it_did_not_stream(panel, qtbot):
+    """The views follow the session alone: a run driven on the model (no worker) locks the form,
+    fills the bar, the wait and the error line, and its end unlocks the form and is said once."""
+    from explorer.bench.results import BenchPoint
+    from explorer.bench.runner import BenchPlan, Progress
+    from explorer.gpuqueue.share import QueueWait
+
+    session = panel.session
+    said: list[str] = []
+    panel.context.status_message.connect(said.append)
+    panel.controls.set_workload("matmul")
+    assert session.start(BenchPlan("matmul", ["cpu"], sizes=[32, 64], repeats=3))
+    assert (
+        panel.running
+        and not panel.controls.start_button.isEnabled()
+        and panel.controls.stop_button.isEnabled()
+    )
+    assert panel.progress_bar.maximum() == 0 and panel.progress_bar.format() == "starting the worker process…"
+
+    wait = QueueWait(
+        "waiting for the GPU: ana has it, you are 2nd in line", 3.0, "ana", 2, short="2nd in line"
+    )
+    session.wait(wait)
+    assert panel.progress_bar.format() == "2nd in line" and panel.wait_label.text() == wait.message
+    assert not panel.wait_label.isHidden()
+
+    session.progress(Progress(1, 2, 4.0))
+    session.add_point(
+        BenchPoint("matmul", "cpu", "cpu", 32, "n=32", variant_key="plain", median_s=1e-3, repeats=3)
+    )
+    assert panel.progress_bar.value() == 1 and panel.progress_bar.format() == "1 / 2 points"
+    assert panel.status_label.text() == "time left: about 4 s" and panel.wait_label.isHidden()
+    assert panel.table.model().rowCount() == 1
+
+    session.fail("the benchmark stopped: OSError: disk full\nTraceback ...")
+    assert panel.message_label.text() == "the benchmark stopped: OSError: disk full"
+    assert not panel.message_label.isHidden()
+    with qtbot.waitSignal(panel.run_finished, timeout=5_000):
+        session.end()
+    assert not panel.running and panel.controls.start_button.isEnabled()
+    assert panel.progress_bar.format() == "done: 1 / 2 points"
+    assert said == ["Benchmark finished: 1 points"]
+    assert panel.resume_button.isVisibleTo(panel) and panel.resume_button.text() == "Resume (1 left)"
