@@ -30,6 +30,7 @@ most 15 on a quiet 2-core laptop).
 
 from __future__ import annotations
 
+import math
 import os
 import statistics
 import time
@@ -38,6 +39,7 @@ from dataclasses import replace
 from typing import Any
 
 from explorer.bench.sweep import KERNELS, STREAM_BYTES, STREAM_SAMPLES, SweepResult
+from explorer.devices.gpu_clock import ClockWatch, cuda_sm_reader
 from explorer.devices.model import CpuDevice, CudaGpu
 from explorer.roofs.model import FMA_NAME, Ceiling, Method
 from explorer.roofs.plateaus import (
@@ -88,7 +90,12 @@ def busy_reason(measure: Callable[[], Any], threads: int) -> tuple[Any, str, flo
 
 
 def best_sgemm(
-    torch: Any, device: Any, sizes: tuple[int, ...], budget_s: float, sync: Callable[[], None] | None
+    torch: Any,
+    device: Any,
+    sizes: tuple[int, ...],
+    budget_s: float,
+    sync: Callable[[], None] | None,
+    watch: ClockWatch | None = None,
 ) -> tuple[float, int, int]:
     """(best GFLOP/s, its n, the timed samples of that size): each size's fastest sample of repeated FP32 matmuls, the best over sizes.
     The fastest, as STREAM reports its best pass: other programs can only slow a sample down, and a
@@ -107,8 +114,10 @@ def best_sgemm(
 
         if sync is None:
             timing = measure_torch(step, budget_s=budget_s)
-        else:
-            timing = measure(step, sync, budget_s=budget_s)
+        else:  # a GPU: its SM clock held steady before the samples and watched during them
+            timing = measure(step, sync, budget_s=budget_s, sm_clock=watch.read if watch else None)
+            if watch is not None:
+                watch.add(timing.sm_mhz_steady, timing.sm_mhz_min)
         rate = 2.0 * n**3 / timing.min_s / 1e9
         if rate > best:
             best, best_n, repeats = rate, n, timing.repeats
@@ -478,10 +487,16 @@ def check_gpu_fma(n: int = 5, blocks: int = 1, threads: int = 4) -> list[tuple[f
     return [(float(got[i]), gpu_fma_expected(n, i)) for i in range(blocks * threads)]
 
 
-def gpu_fma_ceiling(sm_count: int, measured_at: float) -> Ceiling:
+def _no_sync() -> None:
+    """The FMA launch waits for its own end event."""
+
+
+def gpu_fma_ceiling(sm_count: int, measured_at: float, watch: ClockWatch | None = None) -> Ceiling:
     """The GPU's measured FP32 ceiling: the FMA loop (``roof_kernels.fma``) on every SM, compiled
     and run once before any clock, then timed with CUDA events; the fastest of
-    ``GPU_FMA_SAMPLES`` launches of about ``GPU_FMA_LAUNCH_MS`` each. Not yet run on a GPU."""
+    ``GPU_FMA_SAMPLES`` launches of about ``GPU_FMA_LAUNCH_MS`` each. With a ``watch`` the SM
+    clock is held steady before the launches are sized and read after each timed one. Not yet
+    run on a GPU."""
     import numpy as np
 
     from explorer.bench import roof_kernels
@@ -501,6 +516,8 @@ def gpu_fma_ceiling(sm_count: int, measured_at: float) -> Ceiling:
         return float(cuda.event_elapsed_time(start, end))
 
     launch_ms(16)  # compiles: never inside a timing
+    if watch is not None:  # an idle GPU's clock is low: sized and timed at its steady clock
+        watch.hold(lambda: launch_ms(1 << 12), _no_sync)
     n = 1 << 12
     while True:  # long enough that the clock has left idle and a launch's own cost is noise
         took = launch_ms(n)
@@ -508,7 +525,11 @@ def gpu_fma_ceiling(sm_count: int, measured_at: float) -> Ceiling:
             break
         n *= 2
     n = max(1, int(n * GPU_FMA_LAUNCH_MS / max(took, 1e-3)))
-    best = min(launch_ms(n) for _ in range(GPU_FMA_SAMPLES))
+    best = math.inf
+    for _ in range(GPU_FMA_SAMPLES):
+        best = min(best, launch_ms(n))
+        if watch is not None:
+            watch.sample()
     flop = 2.0 * roof_kernels.FMA_ACCUMULATORS * n * blocks * GPU_FMA_THREADS
     return Ceiling(
         "compute",
@@ -547,17 +568,16 @@ def measure_gpu_roof(
     """Measure a GPU: its best sgemm (TF32 off) and, where numba can reach it, its L2 and DRAM
     bandwidth (``levels``). ``torch`` and ``device`` are passed in so the sgemm's code can be run
     against the CPU in tests."""
-    sync = (
-        (lambda: torch.cuda.synchronize(device))
-        if getattr(device, "type", "cpu") == "cuda"
-        else (lambda: None)
-    )
+    on_gpu = getattr(device, "type", "cpu") == "cuda"
+    sync = (lambda: torch.cuda.synchronize(device)) if on_gpu else (lambda: None)
+    # the SM clock over the whole roof: held before each timed loop, a fall below 75% said
+    watch = ClockWatch(cuda_sm_reader(key)) if on_gpu else None
     started = time.time()
     progress(0.0, "sgemm: the best FP32 matmul")
     previous = torch.get_float32_matmul_precision()
     torch.set_float32_matmul_precision("highest")  # true FP32: TF32 would beat the FP32 peak
     try:
-        rate, n, repeats = best_sgemm(torch, device, MATMUL_SIZES_GPU, budget_s, sync)
+        rate, n, repeats = best_sgemm(torch, device, MATMUL_SIZES_GPU, budget_s, sync, watch)
     finally:
         torch.set_float32_matmul_precision(previous)
     roof = MeasuredRoof(
@@ -588,7 +608,7 @@ def measure_gpu_roof(
 
         cuda.select_device(gpu.index)
         progress(0.15, "the FP32 ceiling: an FMA loop on every SM")
-        roof.ceilings.insert(0, gpu_fma_ceiling(gpu.sm_count or 1, started))
+        roof.ceilings.insert(0, gpu_fma_ceiling(gpu.sm_count or 1, started, watch))
     if levels and caches and gpu is not None and gpu.index is not None:
         from explorer.bench import gpu_sweep
         from explorer.numbacuda import cuda
@@ -598,6 +618,7 @@ def measure_gpu_roof(
             sizes,
             gpu.sm_count or 1,
             progress=lambda f, text: progress(0.2 + 0.7 * f, f"L2 and DRAM: {text}"),
+            watch=watch,
         )
         found = level_ceilings(
             result, caches, started, "numba kernels, grid-stride, every SM", gpu_sweep.KERNELS
@@ -614,6 +635,10 @@ def measure_gpu_roof(
     others += [p for p in _gpu_others(key) if p not in others]
     if others:  # a shared GPU: another program's kernels ran between ours
         roof.busy_reason = f"other processes used this GPU while it was measured: {', '.join(others[:3])}"
+    # the SM clock fell below 75% of steady: lower than the GPU does, never kept over a quiet roof
+    throttled = watch.note() if watch is not None else ""
+    if throttled:
+        roof.busy_reason = f"{roof.busy_reason}; {throttled}" if roof.busy_reason else throttled
     roof.took_s = round(time.time() - started, 1)
     return roof
 
