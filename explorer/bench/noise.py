@@ -16,7 +16,7 @@ region (never the set-up or warm-up) and judged together:
 * **spread**: the samples themselves; a middle half spread wider than a quarter of the median, or
   a median far above the fastest sample, means the conditions changed while timing.
 
-:func:`judge` is a pure function of those figures, so the thresholds below are tested with
+:func:`noise_verdict` is a pure function of those figures, so the thresholds below are tested with
 synthetic samples; :func:`observe_start` / :func:`observe_end` read the machine.
 """
 
@@ -95,7 +95,7 @@ class Verdict:
     reason: str  # "" when not noisy; otherwise every cause found, in words, most telling first
 
 
-def judge(
+def noise_verdict(
     load: Load | None,
     *,
     threads: int,

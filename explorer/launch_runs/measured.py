@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from explorer.devices.gpu_clock import ClockWatch, ReadMhz
 from explorer.devices.model import Device, Gpu
 from explorer.errors import UserError
 from explorer.launch.dispatch import DispatchResult, simulate_dispatch
@@ -210,6 +211,8 @@ class BandwidthSweep:
     peak_gbps: float | None  # the memory's bandwidth from the device record, if known
     peak_basis: str
     points: tuple[BandwidthPoint, ...]
+    #: the GPU's SM clock over the sweep (held first, throttled or not), in words; "" on the simulator
+    clock_note: str = ""
 
     def predicted_gbps(self, warps_per_sm: float) -> float:
         """Little's law with one 128-byte load in flight per warp: SMs x warps x 128 B / latency
@@ -242,6 +245,8 @@ class BandwidthSweep:
             )
         if self.backend == "simulator":
             lines.append("the simulator's times are the host's: these figures say nothing about a GPU")
+        if self.clock_note:
+            lines.append(self.clock_note)
         return lines
 
     def to_dict(self) -> dict[str, Any]:
@@ -255,6 +260,7 @@ class BandwidthSweep:
             "peak_gbps": self.peak_gbps,
             "peak_basis": self.peak_basis,
             "warps_to_saturate": self.warps_to_saturate,
+            "clock_note": self.clock_note,
             "points": [
                 {
                     "warps_per_sm": p.warps_per_sm,
@@ -298,9 +304,10 @@ def bandwidth_here(
     latency_ns, steps = mk.time_chase(chase_bytes, chase_steps)
     elements = stream_bytes // 4
     points = []
+    watch = None if mk.SIMULATOR else ClockWatch(_sm_reader())  # the GPU's SM clock: held, then watched
     for w in warps:
         per_sm = 1 if w <= 32 else 2
-        times, sms = mk.time_stream(elements, sm_count * per_sm, w * 32 // per_sm, repeats)
+        times, sms = mk.time_stream(elements, sm_count * per_sm, w * 32 // per_sm, repeats, watch)
         median = statistics.median(times)
         points.append(
             {
@@ -317,7 +324,23 @@ def bandwidth_here(
         "device_name": _device_name(),
         "backend": "simulator" if mk.SIMULATOR else "gpu",
         "sm_count": sm_count,
+        "clock_note": clock_words(watch),
     }
+
+
+def clock_words(watch: ClockWatch | None) -> str:
+    """The sweep's SM clock in a sentence: the hold, and "throttled: ..." when it fell below 75%
+    of steady; "" on the simulator (no watch)."""
+    if watch is None or not watch.holds:
+        return ""
+    return "; ".join(w for w in (watch.holds[0].words(), watch.note()) if w)
+
+
+def _sm_reader() -> ReadMhz | None:  # pragma: no cover - needs a GPU
+    from explorer.devices.gpu_clock import cuda_sm_reader
+    from explorer.numbacuda import cuda
+
+    return cuda_sm_reader(f"cuda:{cuda.get_current_device().id}")
 
 
 def _device_name() -> str:
@@ -477,6 +500,7 @@ def measure_bandwidth_here(
         peak_gbps=float(peak) if peak and backend == "gpu" else None,
         peak_basis=str(getattr(device, "memory_bandwidth_basis", "") or "") if device is not None else "",
         points=tuple(BandwidthPoint(**p) for p in answer["points"]),
+        clock_note=str(answer.get("clock_note") or "")[:300],
     )
 
 

@@ -29,6 +29,7 @@ from typing import Any
 import numpy as np
 from numba import float32, int32
 
+from explorer.devices.gpu_clock import ClockWatch
 from explorer.launch_runs.chase import LINE_STRIDE, chain, slots_for, walk
 from explorer.numbacuda import cuda
 
@@ -185,17 +186,25 @@ def kernel_registers(kernel: Any) -> int:  # a numba CUDA dispatcher
     return int(next(iter(regs.values())) if isinstance(regs, dict) else regs)  # pragma: no cover
 
 
-def time_stream(elements: int, blocks: int, threads: int, repeats: int) -> tuple[list[float], np.ndarray]:
+def time_stream(
+    elements: int, blocks: int, threads: int, repeats: int, watch: ClockWatch | None = None
+) -> tuple[list[float], np.ndarray]:
     """Median and spread of ``repeats`` timed ``stream_read`` launches, seconds; and the SM of each block.
 
-    The array holds ones, so every thread's sum is exact in float32 and the total is checked."""
+    The array holds ones, so every thread's sum is exact in float32 and the total is checked. With
+    a ``watch`` (a GPU's SM clock) the clock is held steady before its first timed launch and read
+    after each (``explorer.devices.gpu_clock``)."""
     a = cuda.to_device(np.ones(elements, dtype=np.float32))
     out = cuda.device_array(blocks * threads, dtype=np.float32)
     sm_d = cuda.device_array(blocks, dtype=np.int32)
     stream_read[blocks, threads](a, out, sm_d)  # compile and warm up
     cuda.synchronize()
-    times = []
+    if watch is not None and not watch.holds:  # an idle GPU's clock is low: hold it once, first
+        watch.hold(lambda: stream_read[blocks, threads](a, out, sm_d), cuda.synchronize)
+    times: list[float] = []
     for _ in range(repeats):
+        if watch is not None and times:
+            watch.sample()  # the previous launch's clock, read outside its events
         if SIMULATOR:  # its events record no time: the host's clock, labelled as the simulator's
             w0 = time.perf_counter()
             stream_read[blocks, threads](a, out, sm_d)
@@ -207,6 +216,8 @@ def time_stream(elements: int, blocks: int, threads: int, repeats: int) -> tuple
         t1.record()
         t1.synchronize()
         times.append(t0.elapsed_time(t1) / 1e3)
+    if watch is not None:
+        watch.sample()
     total = float(out.copy_to_host().astype(np.float64).sum())
     if total != float(elements):
         raise RuntimeError(f"stream_read summed {total} instead of {elements}: the kernel is wrong")

@@ -27,17 +27,33 @@ TILE = 32
 WARP = 32  # the busy kernel's blocks are one warp each
 
 
-def blocks_for(n: int, threads: int = THREADS) -> int:
-    return (n + threads - 1) // threads
-
-
 @cuda.jit
 def strided_read(src: np.ndarray, dst: np.ndarray, stride: int) -> None:
     """dst[i] = src[i * stride]: neighbouring threads read ``stride`` elements apart, so a warp's
-    load touches up to 32 sectors where a unit stride touches 4; the writes stay coalesced."""
-    i = cuda.grid(1)
-    if i < dst.shape[0]:
+    load touches up to 32 sectors where a unit stride touches 4; the writes stay coalesced.
+
+    A grid-stride loop, four loads issued before their four stores so they are in flight together
+    (one load at a time left an H100 at 59% of its DRAM bandwidth at stride 1). Each of the four
+    is a warp's 32 consecutive ``i``, the grid's width apart, so every warp access has exactly
+    the stride's sector pattern the coalescing model counts, and every ``i`` below
+    ``dst.shape[0]`` is copied once: the same elements as one thread per element."""
+    start = cuda.grid(1)
+    step = cuda.gridsize(1)
+    n = dst.shape[0]
+    i = start
+    while i + 3 * step < n:
+        v0 = src[i * stride]
+        v1 = src[(i + step) * stride]
+        v2 = src[(i + 2 * step) * stride]
+        v3 = src[(i + 3 * step) * stride]
+        dst[i] = v0
+        dst[i + step] = v1
+        dst[i + 2 * step] = v2
+        dst[i + 3 * step] = v3
+        i += 4 * step
+    while i < n:
         dst[i] = src[i * stride]
+        i += step
 
 
 def _make_transpose(padding: int) -> Any:  # a numba CUDA dispatcher
@@ -162,7 +178,9 @@ def reference_busy(threads: int, steps: int) -> np.ndarray:
 @cuda.jit
 def fill_index(a: np.ndarray) -> None:
     """a[j] = j (as a's type): a large input made on the device, checkable on the host without a
-    copy of it there."""
+    copy of it there. A grid-stride loop, so any grid covers the whole array."""
     j = cuda.grid(1)
-    if j < a.shape[0]:
+    step = cuda.gridsize(1)
+    while j < a.shape[0]:
         a[j] = j
+        j += step

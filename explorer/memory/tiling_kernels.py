@@ -13,16 +13,13 @@ from typing import TYPE_CHECKING, Any
 
 from numba import float32
 
+from explorer.launch.schedule import blocks_for
 from explorer.memory.tiling import BENCH_TILES, NAIVE_BLOCK
 from explorer.numbacuda import cuda
 
 if TYPE_CHECKING:  # pragma: no cover
     import numpy as np
     from numba.cuda.cudadrv.devicearray import DeviceNDArray
-
-
-def _blocks(extent: int, side: int) -> int:
-    return (extent + side - 1) // side
 
 
 @cuda.jit
@@ -76,13 +73,13 @@ TILED = {t: _make_tiled(t) for t in BENCH_TILES}
 
 def launch_naive(a: DeviceNDArray, b: DeviceNDArray, c: DeviceNDArray) -> tuple[int, int]:
     """Launch in NAIVE_BLOCK x NAIVE_BLOCK blocks; returns the grid (x, y)."""
-    grid = (_blocks(c.shape[1], NAIVE_BLOCK), _blocks(c.shape[0], NAIVE_BLOCK))
+    grid = (blocks_for(c.shape[1], NAIVE_BLOCK), blocks_for(c.shape[0], NAIVE_BLOCK))
     matmul_naive[grid, (NAIVE_BLOCK, NAIVE_BLOCK)](a, b, c)
     return grid
 
 
 def launch_tiled(a: DeviceNDArray, b: DeviceNDArray, c: DeviceNDArray, tile: int) -> tuple[int, int]:
     """Launch the T x T tiled kernel (T one of BENCH_TILES); returns the grid (x, y)."""
-    grid = (_blocks(c.shape[1], tile), _blocks(c.shape[0], tile))
+    grid = (blocks_for(c.shape[1], tile), blocks_for(c.shape[0], tile))
     TILED[tile][grid, (tile, tile)](a, b, c)
     return grid

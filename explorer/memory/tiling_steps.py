@@ -77,7 +77,7 @@ class BlockState:
     grid: Counters
 
 
-class Timeline:
+class BlockTicks:
     """The ticks of block (bx, by) of ``shape`` and the counters after each."""
 
     def __init__(self, shape: MatmulShape, bx: int = 0, by: int = 0) -> None:

@@ -89,7 +89,7 @@ def _dot(colour: str, hollow: bool, size: int = 18) -> QIcon:
 def list_summary(device: Device) -> str:
     """The second line of a device's list entry."""
     if device.kind == "cpu":
-        cores = f"{fmt.count(device.physical_cores)} cores, {fmt.count(device.logical_cores)} threads"
+        cores = f"{fmt.quantity(device.physical_cores)} cores, {fmt.quantity(device.logical_cores)} threads"
         return f"CPU · {cores}"
     if device.kind == "cuda":
         parts = [f"cuda:{device.index}" if device.usable else "hidden from CUDA"]
@@ -377,7 +377,7 @@ class DevicesPanel(Panel):
                 f"{exc.strerror or exc}"
             )
             return
-        self.context.status_message.emit(f"{host.remote.label} removed from the remote machines")
+        self.context.say(f"{host.remote.label} removed from the remote machines")
 
     def device_keys(self) -> list[str]:
         """Keys of the devices listed, in list order (headers skipped)."""

@@ -41,7 +41,7 @@ KEY_LINE_HEIGHT = 18
 
 
 @dataclass(frozen=True)
-class Series:
+class LiveCurve:
     """One curve: a LiveReading field and its name in the plot's legend."""
 
     field: str
@@ -58,7 +58,7 @@ class PlotSpec:
     title: str
     unit: str
     scale: float
-    series: tuple[Series, ...]
+    series: tuple[LiveCurve, ...]
     pens: tuple[int, ...]  # each curve's colour: an index into the theme's plot pens
     percent: bool = False
 
@@ -70,9 +70,9 @@ PLOTS = (
         "%",
         1.0,
         (
-            Series("utilization_gpu_pct", "utilization"),
-            Series("sm_activity_pct", "SM activity"),
-            Series("sm_occupancy_pct", "SM occupancy"),
+            LiveCurve("utilization_gpu_pct", "utilization"),
+            LiveCurve("sm_activity_pct", "SM activity"),
+            LiveCurve("sm_occupancy_pct", "SM occupancy"),
         ),
         (0, 2, 3),
         percent=True,
@@ -82,12 +82,12 @@ PLOTS = (
         "PCIe traffic",
         "GB/s",
         1e-9,
-        (Series("pcie_rx_bytes_per_s", "in (to GPU)"), Series("pcie_tx_bytes_per_s", "out")),
+        (LiveCurve("pcie_rx_bytes_per_s", "in (to GPU)"), LiveCurve("pcie_tx_bytes_per_s", "out")),
         (0, 1),
     ),
-    PlotSpec("memory", "Memory used", "GiB", 1 / _GIB, (Series("memory_used_bytes", "used"),), (1,)),
-    PlotSpec("temperature", "Temperature", "°C", 1.0, (Series("temperature_c", "temperature"),), (2,)),
-    PlotSpec("power", "Power draw", "W", 1.0, (Series("power_draw_w", "power"),), (3,)),
+    PlotSpec("memory", "Memory used", "GiB", 1 / _GIB, (LiveCurve("memory_used_bytes", "used"),), (1,)),
+    PlotSpec("temperature", "Temperature", "°C", 1.0, (LiveCurve("temperature_c", "temperature"),), (2,)),
+    PlotSpec("power", "Power draw", "W", 1.0, (LiveCurve("power_draw_w", "power"),), (3,)),
 )
 #: pen styles of a plot's first, second and third curve
 _STYLES = (Qt.PenStyle.SolidLine, Qt.PenStyle.DashLine, Qt.PenStyle.DotLine)

@@ -34,8 +34,11 @@ import json, numpy as np
 from explorer.launch_runs import measured_kernels as mk
 sm, start, end, regs = mk.record_blocks((3, 2, 1), (32, 1, 1), 0, 300_000)
 ns, steps = mk.time_chase(64 * 128, 40)
-times, sms = mk.time_stream(4096, 2, 64, 2)
+from explorer.devices.gpu_clock import ClockWatch
+watch = ClockWatch(lambda: 1500.0)  # a steady fake SM clock: held once, read after each launch
+times, sms = mk.time_stream(4096, 2, 64, 2, watch)
 print("RESULT" + json.dumps({
+    "clock": [len(watch.holds), watch.steady_mhz, watch.low_mhz, watch.note()],
     "sm": sm.tolist(), "start": [int(x) for x in start], "end": [int(x) for x in end], "regs": regs,
     "steps": steps, "ns": ns,
     "times": times, "sms": sms.tolist(),
@@ -50,6 +53,7 @@ print("RESULT" + json.dumps({
     assert (start[order][1:] >= end[order][:-1]).all()
     assert result["steps"] == 40 and result["ns"] > 0  # (and the chase ended right)
     assert len(result["times"]) == 2 and result["sms"] == [0, 0]  # (and the sum was exact)
+    assert result["clock"] == [1, 1500.0, 1500.0, ""]
 
 
 @pytest.mark.slow

@@ -44,7 +44,7 @@ from explorer.ui.guard import qt_guard
 from explorer.ui.plot_text import MIN_PLOT_LINES
 from explorer.ui.visualizer import palette
 from explorer.ui.visualizer.playing_view import PlayingView, clauses_that_fit, paint_axis
-from explorer.ui.visualizer.sweep_graph import _nice_ticks
+from explorer.ui.visualizer.sweep_graph import nice_ticks
 from explorer.words import percent
 
 ISSUE_ALU = palette.RUNNING
@@ -460,7 +460,7 @@ class LatencyView(PlayingView):
             return
         x_max = max(pt.warps_per_sm for pt in s.points)
         top_gbps = max([pt.gbps for pt in s.points] + [s.predicted_gbps(x_max)]) * 1.1
-        ticks = _nice_ticks(0, top_gbps, 4)
+        ticks = nice_ticks(0, top_gbps, 4)
         plot, labelled = self._graph_frame(p, rect, font, [(t / top_gbps, f"{t:g}") for t in ticks], "00000")
 
         def at(warps: float, gbps: float) -> QPointF:
