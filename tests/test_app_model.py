@@ -124,3 +124,21 @@ def test_a_failed_measurement_is_heard_but_keeps_the_roofs():
     assert m.measured[0].message.startswith("the ceilings could not be measured")
     m.measured_again([])  # nothing measured: nothing changed, nothing said
     assert heard.take() == {}
+
+
+def test_a_predicted_occupancy_is_kept_per_gpu_and_heard_once():
+    from explorer.launch.config import Dim3, LaunchConfig
+    from explorer.launch.occupancy_truth import PredictedOccupancy
+    from explorer.launch.schedule import plan_launch
+
+    model = AppModel(Discovery(devices=load_catalog(), reports=[]))
+    heard: list[PredictedOccupancy | None] = []
+    model.events.occupancy.connect(lambda: heard.append(model.last_prediction))
+    gpu = model.devices[0]
+    plan = plan_launch(LaunchConfig(Dim3(64), Dim3(128)), gpu)
+    first = PredictedOccupancy.from_plan("cuda:0", "A", plan, 0.1, 1.0, 2.0)
+    second = PredictedOccupancy.from_plan("cuda:1", "B", plan, 0.2, 3.0, 4.0)
+    model.predict_occupancy(first)
+    model.predict_occupancy(second)
+    assert heard == [first, second]
+    assert model.predictions == {"cuda:0": first, "cuda:1": second}
