@@ -44,7 +44,7 @@ if not os.environ.get("DEVICE_EXPLORER_HOME"):
 
 from explorer.acceptance.context import CheckContext  # noqa: E402
 from explorer.acceptance.registry import CHECKS, names  # noqa: E402
-from explorer.acceptance.runner import Selection, run_acceptance  # noqa: E402
+from explorer.acceptance.runner import CheckSelection, run_acceptance  # noqa: E402
 from explorer.errors import UserError  # noqa: E402
 
 DEFAULT_BUDGET_S = 480.0
@@ -138,7 +138,7 @@ def main(argv: list[str] | None = None) -> int:
         return _write_readme(Path(args.readme))
     if not args.out:
         return _refuse("--out DIR is needed (the folder the report is written to)")
-    selection = Selection(_names(args.only), _names(args.skip))
+    selection = CheckSelection(_names(args.only), _names(args.skip))
     try:
         selection.check(names())
         from explorer.inputs import parse_device_key

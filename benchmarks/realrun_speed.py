@@ -19,8 +19,8 @@ import statistics
 import time
 from pathlib import Path
 
-from explorer.launch import realrun
 from explorer.launch.config import Dim3, LaunchConfig
+from explorer.launch_runs import realrun
 
 LESSON = LaunchConfig(Dim3(98), Dim3(1024), n=100_000)
 TARGET_S = 3.0

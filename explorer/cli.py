@@ -325,6 +325,13 @@ def build_parser() -> argparse.ArgumentParser:
         help="measure the device's roofline ceilings again before the run (else cached per machine)",
     )
     p.add_argument(
+        "--l2",
+        default=None,
+        metavar="cold|warm",
+        help="GPU memory workloads: flush the L2 before each sample (cold, the default: the data comes "
+        "from DRAM) or leave it as the last sample left it (warm)",
+    )
+    p.add_argument(
         "--resume",
         default=None,
         metavar="FILE",

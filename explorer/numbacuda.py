@@ -32,6 +32,11 @@ def restore_numpy_aliases(module: Any = np) -> list[str]:
 
 restore_numpy_aliases()
 
-from numba import cuda  # noqa: E402  (after the aliases it needs)
+from numba import cuda as _numba_cuda  # noqa: E402  (after the aliases it needs)
+
+#: typed as Any on purpose: numba's hints describe its Python internals (``cuda.grid`` is an
+#: intrinsic taking a typing context, ``threadIdx.x`` a property of its typing class), not what a
+#: kernel's body sees, so with them mypy would reject every typed kernel
+cuda: Any = _numba_cuda
 
 __all__ = ["cuda", "restore_numpy_aliases"]

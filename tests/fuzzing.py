@@ -166,6 +166,7 @@ COMMANDS: dict[str, tuple[list[str], dict[str, str], list[str]]] = {
             "--host": "gpu-lab",
             "--via": "srun -N1",
             "--resume": "resume.csv",
+            "--l2": "warm",
         },
         ["--json", "--remeasure-ceilings"],
     ),

@@ -124,6 +124,51 @@ def test_bench_checks_the_csv_path_before_any_work(tmp_path, monkeypatch, capsys
     assert not (tmp_path / "missing").exists()
 
 
+def test_bench_l2_is_cold_unless_warm_is_asked_for_on_a_gpu(monkeypatch):
+    from explorer.bench.runner import plan_points
+
+    monkeypatch.setattr(bench_command, "check_device_present", lambda device: None)
+    cold = bench_command.parse_bench(_bench_args(workload="vector_add", device="cuda:0"))
+    assert cold.run is not None and cold.run.plan.warm_l2 is False
+    for text, warm in (("warm", True), (" Cold ", False)):
+        req = bench_command.parse_bench(_bench_args(workload="strided_copy", device="cuda:0", l2=text))
+        assert req.run is not None and req.run.plan.warm_l2 is warm
+        assert {s.warm_l2 for s in plan_points(req.run.plan)} == {warm}
+
+
+@pytest.mark.parametrize(
+    "workload,device,text,message",
+    [
+        (
+            "vector_add",
+            "cpu",
+            "warm",
+            "--l2 warm: the L2 choice is for GPUs; CPU points run with the CPU's caches as they find them; "
+            "leave --l2 out",
+        ),
+        ("vector_add", "cpu", "cold", "--l2 cold: the L2 choice is for GPUs;"),
+        (
+            "matmul",
+            "cuda:0",
+            "warm",
+            "--l2 warm: matmul does not stream memory, so its points leave the L2 as it is; leave --l2 out",
+        ),
+        ("vector_add", "cuda:0", "tepid", "--l2 must be cold or warm; got 'tepid'"),
+    ],
+)
+def test_bench_l2_is_refused_in_one_line_where_it_means_nothing(monkeypatch, workload, device, text, message):
+    monkeypatch.setattr(bench_command, "check_device_present", lambda device: None)
+    with pytest.raises(UserError) as info:
+        bench_command.parse_bench(_bench_args(workload=workload, device=device, l2=text))
+    assert str(info.value).startswith(message) and "\n" not in str(info.value)
+
+
+def test_bench_l2_flag_reaches_the_parser(capsys):
+    code, out, err = run(capsys, "bench", "vector_add", "--l2", "warm")  # the CPU by default
+    assert code == 2 and out == ""
+    assert "--l2 warm: the L2 choice is for GPUs" in err and "Traceback" not in err
+
+
 def test_smem_takes_the_same_forms_as_sizes(capsys):
     code, out, _ = run(capsys, "occupancy", "--cc", "7.5", "--threads", "256", "--smem", "48K", "--json")
     assert code == 0 and '"smem_per_block_bytes": 49152' in out

@@ -69,10 +69,16 @@ PLANTED = [
         id="agent-to-commands",
     ),
     pytest.param(  # the real run and its emulation once imported each other; thread_index is below both
-        "launch/thread_index.py",
-        "from explorer.launch import realrun",
-        ["No cycles are allowed in explorer.launch."],
-        id="cycle-in-launch",
+        "launch_runs/thread_index.py",
+        "from explorer.launch_runs import realrun",
+        ["No cycles are allowed in explorer.launch_runs."],
+        id="cycle-in-launch-runs",
+    ),
+    pytest.param(  # the model once reached for the runner to ask whether a device can be measured
+        "launch/time_views.py",
+        "from explorer.launch_runs import measured",
+        ["explorer.launch is not allowed to import explorer.launch_runs"],
+        id="model-to-runner",
     ),
     pytest.param(  # the core runs on headless servers and in the agent, where no Qt is installed
         "memory/banks.py",

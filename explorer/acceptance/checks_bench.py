@@ -19,6 +19,7 @@ from explorer.acceptance.judge import (
     above_figure,
     count_figure,
     divergence_figure,
+    ladder_figures,
     record_figure,
     share_figure,
     status_of,
@@ -599,3 +600,33 @@ def roof_figures(
             )
         )
     return figures
+
+
+def check_latency_ladder(ctx: CheckContext) -> CheckResult:
+    """The pointer-chase latency ladder on this GPU (the one the Benchmarks page shows): L1 < L2 <
+    DRAM, and each level, and shared memory, within +-30% of the published Hopper figures."""
+    from explorer.bench import peaks
+    from explorer.bench.chase import measure_ladder
+    from explorer.numbacuda import cuda
+
+    rec = peaks.device_record(ctx.device)
+    from explorer.devices.model import CudaGpu
+
+    l2 = rec.limits.l2_cache_bytes if isinstance(rec, CudaGpu) and rec.limits is not None else None
+    if rec is None or not l2:
+        raise CannotRun(f"{ctx.device} has no L2 size here (discovery did not report it)")
+    cuda.select_device(ctx.index)
+    ladder = measure_ladder(rec.name, l2, progress=lambda _f, text: ctx.log(text))
+    for rung in ladder.rungs:
+        ctx.log(f"{rung.footprint_bytes // 1024:>9,} KiB: {rung.cycles:8.1f} cycles, {rung.ns:7.1f} ns")
+    ordered_ok, figures = ladder_figures(ladder)
+    summary = "; ".join(
+        f"{f.name} {f.value:,.0f} cycles" if f.value is not None else f"{f.name} not measured"
+        for f in figures
+    )
+    summary += f"; SM clock {ladder.sm_clock_mhz:.0f} MHz"
+    if not ordered_ok:
+        summary += "; the levels are not ordered L1 < L2 < DRAM"
+    return CheckResult(
+        "latency_ladder", status_of(ordered_ok, figures), summary, figures, {"ladder": ladder.to_dict()}
+    )

@@ -15,6 +15,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from explorer.acceptance.records import Figure, Status
+from explorer.launch.occupancy_truth import compare
+from explorer.roofs.latency import AGREEMENT, PUBLISHED, LatencyLadder, ordered
 from explorer.roofs.placement import beyond_hardware
 
 SHARE_TARGET = 0.70  # of a peak: sgemm, vector add, pinned H2D
@@ -204,3 +206,59 @@ def transpose_figure(naive_s: float | None, padded_s: float | None, model_wavefr
         "1 (padded faster)",
         note=f"bank model: {model_wavefronts} wavefronts per column read against 1; global traffic the same",
     )
+
+
+def ladder_figures(ladder: LatencyLadder) -> tuple[bool, list[Figure]]:
+    """A measured latency ladder against the published Hopper figures: (the levels ordered L1 < L2
+    < DRAM, one figure per level met when within ``AGREEMENT`` of the published range). A level
+    the ladder could not tell is a figure without a value, never a pass."""
+    levels = ladder.levels()
+    figures = []
+    for level in ("shared", "L1", "L2", "DRAM"):
+        published = PUBLISHED[level]
+        value = levels.get(level)
+        target = f"within +-{AGREEMENT:.0%} of the published {published.text} cycles"
+        met = None if value is None else published.agrees(value)
+        ns = ladder.level_ns(level) if value is not None else None
+        note = f"{ns:.0f} ns at {ladder.sm_clock_mhz:.0f} MHz" if ns is not None else "not measured"
+        figures.append(Figure(f"{level} latency", value, "cycles", target, None, "", None, met, note))
+    present = [levels.get(k) for k in ("L1", "L2", "DRAM")]
+    return (all(v is not None for v in present) and ordered(levels)), figures
+
+
+@dataclass(frozen=True)
+class GpmOccupancyCase:
+    """One launch of known occupancy: the app's prediction and what GPM measured over a window the
+    kernel filled (None, and why, where GPM gave nothing)."""
+
+    name: str
+    predicted_pct: float
+    measured_pct: float | None
+    why: str = ""
+
+
+def occupancy_truth_figures(cases: Sequence[GpmOccupancyCase], tolerance_points: float) -> list[Figure]:
+    """Each launch's GPM SM occupancy against the predicted one: met within ``tolerance_points``
+    percentage points (the kernel filled GPM's whole window, so the expected reading is the
+    prediction). A case without a reading keeps its reason and no verdict."""
+    figures = []
+    for c in cases:
+        target = f"within +-{tolerance_points:g} points of the predicted {c.predicted_pct:.1f} %"
+        if c.measured_pct is None:
+            figures.append(Figure(c.name, None, "%", target, c.predicted_pct, "predicted", None, None, c.why))
+            continue
+        agreement = compare(c.predicted_pct, c.measured_pct, tolerance_points)
+        figures.append(
+            Figure(
+                c.name,
+                c.measured_pct,
+                "%",
+                target,
+                c.predicted_pct,
+                "predicted",
+                None,
+                agreement.within,
+                f"{agreement.difference_points:+.1f} points",
+            )
+        )
+    return figures

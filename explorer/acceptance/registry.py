@@ -106,6 +106,13 @@ CHECKS: tuple[CheckSpec, ...] = (
         120,
     ),
     CheckSpec(
+        "occupancy_truth",
+        "GPM SM occupancy against the predicted occupancy of three launches",
+        checks_launch.check_occupancy_truth,
+        15,
+        120,
+    ),
+    CheckSpec(
         "real_run", "the real run on the GPU, block to SM from %smid", checks_launch.check_real_run, 20, 180
     ),
     CheckSpec(
@@ -114,6 +121,13 @@ CHECKS: tuple[CheckSpec, ...] = (
         checks_bench.check_roofs,
         15,
         120,
+    ),
+    CheckSpec(
+        "latency_ladder",
+        "L1, L2, DRAM and shared-memory latency (pointer chase) against published Hopper figures",
+        checks_bench.check_latency_ladder,
+        20,
+        180,
     ),
     CheckSpec(
         "remote",

@@ -44,7 +44,7 @@ BUDGET_GRACE_S = 30.0
 
 
 @dataclass
-class Selection:
+class CheckSelection:
     """Which checks to run: ``only`` (empty: all) less ``skip``; unknown names are refused."""
 
     only: tuple[str, ...] = ()
@@ -144,7 +144,7 @@ def run_acceptance(
     specs: Sequence[CheckSpec],
     ctx: CheckContext,
     *,
-    selection: Selection | None = None,
+    selection: CheckSelection | None = None,
     budget_s: float = 480.0,
     gpu: str = "",
     command: str = "",
@@ -152,7 +152,7 @@ def run_acceptance(
 ) -> Report:
     """Run the selected checks in order within ``budget_s``, write the report into ``ctx.out_dir``
     and return it. A check that would not fit the budget left is not run, and says how to run it."""
-    selection = selection or Selection()
+    selection = selection or CheckSelection()
     selection.check([s.name for s in specs])
     out = ctx.out_dir
     out.mkdir(parents=True, exist_ok=True)

@@ -45,10 +45,10 @@ from explorer.agent.protocol import (
     PACKAGE,
     PROTOCOL_VERSION,
     AgentError,
+    AgentEvent,
     Beat,
     Bye,
     Error,
-    Event,
     Hello,
     Message,
     ProtocolError,
@@ -295,8 +295,8 @@ class AgentProcess:
                 self._fail(item)
             if self._unsolicited(item):
                 continue
-            if isinstance(item, (Event, Result, Error)) and item.id == request_id:
-                if isinstance(item, Event):
+            if isinstance(item, (AgentEvent, Result, Error)) and item.id == request_id:
+                if isinstance(item, AgentEvent):
                     if on_event is not None:
                         on_event(item.data)
                     continue
@@ -399,7 +399,7 @@ class AgentProcess:
 
     def _unsolicited(self, item: Any) -> bool:
         """Hand an event with id 0 to ``on_unsolicited``; True when ``item`` was one."""
-        if not (isinstance(item, Event) and item.id == 0 and self.on_unsolicited is not None):
+        if not (isinstance(item, AgentEvent) and item.id == 0 and self.on_unsolicited is not None):
             return False
         try:
             self.on_unsolicited(item.data)
@@ -503,7 +503,7 @@ class AgentProcess:
 
 
 def _describe(message: Message) -> str:
-    if isinstance(message, (Event, Result, Error)):
+    if isinstance(message, (AgentEvent, Result, Error)):
         return f"{type(message).__name__.lower()} for request {message.id}"
     return f"{type(message).__name__.lower()} message"
 

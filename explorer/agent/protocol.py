@@ -84,7 +84,10 @@ class Request:
 
 
 @dataclass(frozen=True)
-class Event:
+class AgentEvent:
+    """An ``event`` line: what a running request (``id``) reports before its result, or, with id 0,
+    what the agent or its guard says unasked. A line on the wire, not a model's ``explorer.events.Event``."""
+
     id: int
     data: dict[str, Any]
 
@@ -112,7 +115,7 @@ class Beat:
     pass
 
 
-Message = Hello | Request | Event | Result | Error | Bye | Beat
+Message = Hello | Request | AgentEvent | Result | Error | Bye | Beat
 
 
 def encode(message: Message) -> bytes:
@@ -121,7 +124,7 @@ def encode(message: Message) -> bytes:
         obj: dict[str, Any] = {"type": "hello", **message.__dict__}
     elif isinstance(message, Request):
         obj = {"type": "request", "id": message.id, "method": message.method, "params": message.params}
-    elif isinstance(message, Event):
+    elif isinstance(message, AgentEvent):
         obj = {"type": "event", "id": message.id, "data": message.data}
     elif isinstance(message, Result):
         obj = {"type": "result", "id": message.id, "data": message.data}
@@ -201,7 +204,7 @@ def decode(line: bytes) -> Message:
     if kind == "request":
         return Request(_id(obj, line), _field(obj, "method", str, line), _field(obj, "params", dict, line))
     if kind == "event":
-        return Event(_id(obj, line), _field(obj, "data", dict, line))
+        return AgentEvent(_id(obj, line), _field(obj, "data", dict, line))
     if kind == "result":
         return Result(_id(obj, line), _field(obj, "data", dict, line))
     if kind == "error":

@@ -41,10 +41,10 @@ from explorer.agent.protocol import (
     MAX_LINE_BYTES,
     PACKAGE,
     PROTOCOL_VERSION,
+    AgentEvent,
     Beat,
     Bye,
     Error,
-    Event,
     Hello,
     Message,
     ProtocolError,
@@ -179,7 +179,7 @@ def _answer(request: Request, channel: _Channel, methods: Methods) -> Message:
         return Error(request.id, "unknown-method", f"no method {request.method!r}; this agent has {known}")
 
     def emit(data: dict[str, Any]) -> None:
-        channel.send(Event(request.id, data))
+        channel.send(AgentEvent(request.id, data))
 
     try:
         data = method(request.params, emit)

@@ -38,8 +38,9 @@ Public API (the names and signatures the rest of the app relies on; change them 
   workload) that its table and plots read, with the roofs each run's points were placed under.
 * Roofs (the records and the store live below, in ``explorer.roofs``): ``sweep`` (the CPU's
   working-set sweep: read, copy and triad kernels on every core), ``gpu_sweep`` and
-  ``roof_kernels`` (a GPU's L2 and DRAM), ``ceilings`` (measuring a device's ceilings, judged by
-  the noise verdict), ``peaks`` (the one roof per device a worker places its points under, and the
-  PCIe peak), ``judge`` (a point's level and share of its roof), ``remeasure`` ("Measure again" in
-  a worker process), ``roofline`` (the lines and steps the views draw).
+  ``roof_kernels`` (a GPU's L2 and DRAM), ``chase`` (a GPU's latency ladder, stored with its
+  ceilings), ``ceilings`` (measuring a device's ceilings, judged by the noise verdict), ``peaks``
+  (the one roof per device a worker places its points under, and the PCIe peak), ``judge`` (a
+  point's level and share of its roof), ``remeasure`` ("Measure again" in a worker process),
+  ``roofline`` (the lines and steps the views draw).
 """

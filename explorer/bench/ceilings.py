@@ -30,6 +30,7 @@ most 15 on a quiet 2-core laptop).
 
 from __future__ import annotations
 
+import math
 import os
 import statistics
 import time
@@ -38,6 +39,7 @@ from dataclasses import replace
 from typing import Any
 
 from explorer.bench.sweep import KERNELS, STREAM_BYTES, STREAM_SAMPLES, SweepResult
+from explorer.devices.gpu_clock import ClockWatch, cuda_sm_reader
 from explorer.devices.model import CpuDevice, CudaGpu
 from explorer.roofs.model import FMA_NAME, Ceiling, Method
 from explorer.roofs.plateaus import (
@@ -71,8 +73,8 @@ def quiet_progress(_fraction: float, _text: str) -> None:
 def busy_reason(measure: Callable[[], Any], threads: int) -> tuple[Any, str, float | None]:
     """Run ``measure`` while watching the machine; (its result, the noise verdict's reason ("" when
     quiet), other programs' share of the CPU meanwhile). The verdict is the points' own
-    (``noise.judge``) for a region that keeps every core busy."""
-    from explorer.bench.noise import judge, observe_end, observe_start
+    (``noise.noise_verdict``) for a region that keeps every core busy."""
+    from explorer.bench.noise import noise_verdict, observe_end, observe_start
 
     try:
         start = observe_start()
@@ -80,7 +82,7 @@ def busy_reason(measure: Callable[[], Any], threads: int) -> tuple[Any, str, flo
         return measure(), "", None
     result = measure()
     load = observe_end(start)
-    verdict = judge(load, threads=threads, median_s=1.0, min_s=1.0, spread_s=0.0, repeats=1)
+    verdict = noise_verdict(load, threads=threads, median_s=1.0, min_s=1.0, spread_s=0.0, repeats=1)
     return result, verdict.reason, round(load.others_share(), 3)
 
 
@@ -88,7 +90,12 @@ def busy_reason(measure: Callable[[], Any], threads: int) -> tuple[Any, str, flo
 
 
 def best_sgemm(
-    torch: Any, device: Any, sizes: tuple[int, ...], budget_s: float, sync: Callable[[], None] | None
+    torch: Any,
+    device: Any,
+    sizes: tuple[int, ...],
+    budget_s: float,
+    sync: Callable[[], None] | None,
+    watch: ClockWatch | None = None,
 ) -> tuple[float, int, int]:
     """(best GFLOP/s, its n, the timed samples of that size): each size's fastest sample of repeated FP32 matmuls, the best over sizes.
     The fastest, as STREAM reports its best pass: other programs can only slow a sample down, and a
@@ -107,8 +114,10 @@ def best_sgemm(
 
         if sync is None:
             timing = measure_torch(step, budget_s=budget_s)
-        else:
-            timing = measure(step, sync, budget_s=budget_s)
+        else:  # a GPU: its SM clock held steady before the samples and watched during them
+            timing = measure(step, sync, budget_s=budget_s, sm_clock=watch.read if watch else None)
+            if watch is not None:
+                watch.add(timing.sm_mhz_steady, timing.sm_mhz_min)
         rate = 2.0 * n**3 / timing.min_s / 1e9
         if rate > best:
             best, best_n, repeats = rate, n, timing.repeats
@@ -259,19 +268,25 @@ def dram_ceiling(
 
 
 def checked_dram(
-    ceilings: list[Ceiling], streams: dict[str, float], stream_bytes: int, threads: int, measured_at: float
+    ceilings: list[Ceiling],
+    streams: dict[str, float],
+    stream_bytes: int,
+    threads: int,
+    measured_at: float,
+    method: Method | None = None,
 ) -> list[Ceiling]:
     """``ceilings`` with DRAM's checked against the app's own streams over ``stream_bytes``: a
     figure faster than the fastest stream (beyond its noise) is impossible and refused, and the
     fastest stream stands for DRAM instead, saying so; one within it says what it was checked
-    against. Where the sweep found no DRAM figure, the fastest stream is DRAM's."""
+    against. Where the sweep found no DRAM figure, the fastest stream is DRAM's. ``method``: how
+    the streams were timed (the CPU's ``sweep.streams`` where not given)."""
     known = {k: v for k, v in streams.items() if v > 0}
     if not known:
         return ceilings
     fastest = max(known, key=lambda k: known[k])
     said = ", ".join(f"{k} {v:,.1f}" for k, v in known.items())
     streams_text = f"the app's own streams over {binary_bytes(stream_bytes)} (GB/s: {said})"
-    stream_method = Method(
+    stream_method = method or Method(
         kernel=f"{', '.join(known)} streams",
         threads=threads,
         sizes_bytes=(stream_bytes,),
@@ -317,6 +332,33 @@ def checked_dram(
             )
         )
     return out
+
+
+def gpu_streams_checked(
+    ceilings: list[Ceiling],
+    stream_bytes: int,
+    sm_count: int,
+    measured_at: float,
+    run: Callable[[list[int], int], SweepResult] | None = None,
+) -> tuple[list[Ceiling], dict[str, float]]:
+    """A GPU's level ceilings with DRAM checked (``checked_dram``) against its read and copy
+    streams, timed again on their own over ``stream_bytes`` (the sweep's largest working set, 16x
+    the L2 or more), and those streams' GB/s. ``run`` times them (``gpu_sweep.sweep`` over that one
+    size; the tests pass a stand-in)."""
+    from explorer.bench import gpu_sweep
+
+    timed = (run or (lambda sizes, sms: gpu_sweep.sweep(sizes, sms)))([stream_bytes], sm_count)
+    streams = {k: round(v[0], 1) for k, v in timed.gbps.items() if v and v[0] > 0}
+    method = Method(
+        kernel=f"{', '.join(streams)} streams (numba, float64, grid-stride, every SM)",
+        threads=timed.threads,
+        sizes_bytes=(stream_bytes,),
+        repeats=timed.samples,
+        best_of=(
+            f"fastest of {timed.samples} launches, each moving at least {binary_bytes(gpu_sweep.SAMPLE_BYTES)}"
+        ),
+    )
+    return checked_dram(ceilings, streams, stream_bytes, timed.threads, measured_at, method), streams
 
 
 # --- measuring a CPU ------------------------------------------------------------------------------
@@ -445,10 +487,16 @@ def check_gpu_fma(n: int = 5, blocks: int = 1, threads: int = 4) -> list[tuple[f
     return [(float(got[i]), gpu_fma_expected(n, i)) for i in range(blocks * threads)]
 
 
-def gpu_fma_ceiling(sm_count: int, measured_at: float) -> Ceiling:
+def _no_sync() -> None:
+    """The FMA launch waits for its own end event."""
+
+
+def gpu_fma_ceiling(sm_count: int, measured_at: float, watch: ClockWatch | None = None) -> Ceiling:
     """The GPU's measured FP32 ceiling: the FMA loop (``roof_kernels.fma``) on every SM, compiled
     and run once before any clock, then timed with CUDA events; the fastest of
-    ``GPU_FMA_SAMPLES`` launches of about ``GPU_FMA_LAUNCH_MS`` each. Not yet run on a GPU."""
+    ``GPU_FMA_SAMPLES`` launches of about ``GPU_FMA_LAUNCH_MS`` each. With a ``watch`` the SM
+    clock is held steady before the launches are sized and read after each timed one. Not yet
+    run on a GPU."""
     import numpy as np
 
     from explorer.bench import roof_kernels
@@ -468,6 +516,8 @@ def gpu_fma_ceiling(sm_count: int, measured_at: float) -> Ceiling:
         return float(cuda.event_elapsed_time(start, end))
 
     launch_ms(16)  # compiles: never inside a timing
+    if watch is not None:  # an idle GPU's clock is low: sized and timed at its steady clock
+        watch.hold(lambda: launch_ms(1 << 12), _no_sync)
     n = 1 << 12
     while True:  # long enough that the clock has left idle and a launch's own cost is noise
         took = launch_ms(n)
@@ -475,7 +525,11 @@ def gpu_fma_ceiling(sm_count: int, measured_at: float) -> Ceiling:
             break
         n *= 2
     n = max(1, int(n * GPU_FMA_LAUNCH_MS / max(took, 1e-3)))
-    best = min(launch_ms(n) for _ in range(GPU_FMA_SAMPLES))
+    best = math.inf
+    for _ in range(GPU_FMA_SAMPLES):
+        best = min(best, launch_ms(n))
+        if watch is not None:
+            watch.sample()
     flop = 2.0 * roof_kernels.FMA_ACCUMULATORS * n * blocks * GPU_FMA_THREADS
     return Ceiling(
         "compute",
@@ -514,17 +568,16 @@ def measure_gpu_roof(
     """Measure a GPU: its best sgemm (TF32 off) and, where numba can reach it, its L2 and DRAM
     bandwidth (``levels``). ``torch`` and ``device`` are passed in so the sgemm's code can be run
     against the CPU in tests."""
-    sync = (
-        (lambda: torch.cuda.synchronize(device))
-        if getattr(device, "type", "cpu") == "cuda"
-        else (lambda: None)
-    )
+    on_gpu = getattr(device, "type", "cpu") == "cuda"
+    sync = (lambda: torch.cuda.synchronize(device)) if on_gpu else (lambda: None)
+    # the SM clock over the whole roof: held before each timed loop, a fall below 75% said
+    watch = ClockWatch(cuda_sm_reader(key)) if on_gpu else None
     started = time.time()
     progress(0.0, "sgemm: the best FP32 matmul")
     previous = torch.get_float32_matmul_precision()
     torch.set_float32_matmul_precision("highest")  # true FP32: TF32 would beat the FP32 peak
     try:
-        rate, n, repeats = best_sgemm(torch, device, MATMUL_SIZES_GPU, budget_s, sync)
+        rate, n, repeats = best_sgemm(torch, device, MATMUL_SIZES_GPU, budget_s, sync, watch)
     finally:
         torch.set_float32_matmul_precision(previous)
     roof = MeasuredRoof(
@@ -555,23 +608,42 @@ def measure_gpu_roof(
 
         cuda.select_device(gpu.index)
         progress(0.15, "the FP32 ceiling: an FMA loop on every SM")
-        roof.ceilings.insert(0, gpu_fma_ceiling(gpu.sm_count or 1, started))
+        roof.ceilings.insert(0, gpu_fma_ceiling(gpu.sm_count or 1, started, watch))
     if levels and caches and gpu is not None and gpu.index is not None:
         from explorer.bench import gpu_sweep
         from explorer.numbacuda import cuda
 
+        sizes = gpu_sweep.sizes(caches[0].bytes)
         result = gpu_sweep.sweep(
-            gpu_sweep.sizes(caches[0].bytes),
+            sizes,
             gpu.sm_count or 1,
-            progress=lambda f, text: progress(0.2 + 0.8 * f, f"L2 and DRAM: {text}"),
+            progress=lambda f, text: progress(0.2 + 0.7 * f, f"L2 and DRAM: {text}"),
+            watch=watch,
         )
-        roof.ceilings += level_ceilings(
+        found = level_ceilings(
             result, caches, started, "numba kernels, grid-stride, every SM", gpu_sweep.KERNELS
+        )
+        # no DRAM roof may pass the read and copy streams over the largest working set, timed on
+        # their own; not yet run on a GPU (checked with a stand-in sweep)
+        progress(0.9, "DRAM: the read and copy streams")
+        roof.streams_bytes = max(sizes)
+        checked, roof.streams_gbps = gpu_streams_checked(
+            found, roof.streams_bytes, gpu.sm_count or 1, started
+        )
+        roof.ceilings += checked
+        from explorer.bench.chase import measure_ladder
+
+        roof.latency = measure_ladder(
+            gpu.name, caches[0].bytes, progress=lambda f, text: progress(0.95 + 0.05 * f, text)
         )
     progress(1.0, "done")
     others += [p for p in _gpu_others(key) if p not in others]
     if others:  # a shared GPU: another program's kernels ran between ours
         roof.busy_reason = f"other processes used this GPU while it was measured: {', '.join(others[:3])}"
+    # the SM clock fell below 75% of steady: lower than the GPU does, never kept over a quiet roof
+    throttled = watch.note() if watch is not None else ""
+    if throttled:
+        roof.busy_reason = f"{roof.busy_reason}; {throttled}" if roof.busy_reason else throttled
     roof.took_s = round(time.time() - started, 1)
     return roof
 

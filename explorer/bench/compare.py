@@ -230,6 +230,18 @@ def above_peak_reason(p: BenchPoint) -> str:
     return ""
 
 
+def l2_state(p: BenchPoint) -> str:
+    """ "L2 cold" or "L2 warm" for a GPU memory point that says which it ran with ("" otherwise)."""
+    state = p.extra.get("l2")
+    return f"L2 {state}" if state in ("cold", "warm") else ""
+
+
+def warm_above_dram_note(p: BenchPoint) -> str:
+    """Beside a warm point above the DRAM roof only: why it can be (its L2 kept the data)."""
+    note = p.extra.get("l2_note")
+    return note if isinstance(note, str) and p.extra.get("l2") == "warm" else ""
+
+
 def _level_of_peak(p: BenchPoint) -> str:
     """The memory level whose roof is the point's peak ("" where its peak is not a level's)."""
     if p.throughput_unit == "GB/s" and p.memory_level and p.peak == p.bandwidth_ceiling_gbps:

@@ -15,15 +15,19 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING
 
 from explorer.bench import peaks
-from explorer.bench.noise import Verdict, judge, others_busy_cores, threads_to_use
+from explorer.bench.noise import Verdict, noise_verdict, others_busy_cores, threads_to_use
 from explorer.bench.results import CEILINGS_NOTE, BenchPoint, error_point
 from explorer.bench.spec import PointSpec
 from explorer.bench.timing import Timing, measure, measure_torch
 from explorer.bench.workload import Workload
 from explorer.errors import UserError
 from explorer.words import count
+
+if TYPE_CHECKING:  # pragma: no cover
+    import torch
 
 
 class PointError(Exception):
@@ -97,7 +101,7 @@ def cuda_index(device: str) -> int | None:
     return int(device.split(":", 1)[1])
 
 
-def torch_device(spec: PointSpec):
+def torch_device(spec: PointSpec) -> torch.device:
     """The torch device for ``spec``, made current; PointError when that GPU is not present."""
     import torch
 
@@ -111,7 +115,7 @@ def torch_device(spec: PointSpec):
     return torch.device(spec.device)
 
 
-def torch_sync(dev) -> Callable[[], None] | None:
+def torch_sync(dev: torch.device) -> Callable[[], None] | None:
     if dev.type != "cuda":
         return None
     import torch
@@ -177,21 +181,47 @@ def blas_threads(spec: PointSpec) -> Iterator[int | None]:
         yield n
 
 
-def time_torch(spec: PointSpec, step: Callable[[], object], dev) -> Timing:
-    """A torch step timed with torch.utils.benchmark.Timer on every CPU thread, synchronized on GPUs."""
+#: cuda:N -> its SM clock reader (``gpu_clock.no_reading`` without NVML), looked up once per worker
+_sm_clocks: dict[str, Callable[[], float | None] | None] = {}
+
+
+def sm_clock(device: str) -> Callable[[], float | None] | None:
+    """The SM clock reader a GPU point holds and watches (``explorer.devices.gpu_clock``); None on a CPU."""
+    if device not in _sm_clocks:
+        from explorer.devices.gpu_clock import cuda_sm_reader
+
+        _sm_clocks[device] = cuda_sm_reader(device)
+    return _sm_clocks[device]
+
+
+def time_torch(spec: PointSpec, step: Callable[[], object], dev: torch.device) -> Timing:
+    """A torch step timed with torch.utils.benchmark.Timer on every CPU thread, synchronized on GPUs
+    (after the GPU's SM clock is held steady, and watched during the samples)."""
+    sync = torch_sync(dev)
     return measure_torch(
         step,
         num_threads=torch_threads(spec),
         repeats=spec.repeats,
         budget_s=spec.budget_s,
-        sync=torch_sync(dev),
+        sync=sync,
+        sm_clock=sm_clock(spec.device) if sync is not None else None,
     )
 
 
 def time_plain(
-    spec: PointSpec, step: Callable[[], object], sync: Callable[[], object] | None = None, naive: bool = False
+    spec: PointSpec,
+    step: Callable[[], object],
+    sync: Callable[[], object] | None = None,
+    naive: bool = False,
+    between: Callable[[], object] | None = None,
 ) -> Timing:
-    return measure(step, sync, repeats=spec.repeats, budget_s=spec.budget_s, naive=naive)
+    """``step`` timed by ``measure`` with the point's repeats and budget; ``between`` runs before
+    each sample, untimed (the L2 flush of a cold memory point); with a ``sync`` on a GPU, its SM
+    clock is held and watched."""
+    clock = sm_clock(spec.device) if sync is not None else None
+    return measure(
+        step, sync, repeats=spec.repeats, budget_s=spec.budget_s, naive=naive, between=between, sm_clock=clock
+    )
 
 
 def versions(device: str) -> dict[str, str]:
@@ -292,7 +322,7 @@ def verdict_of(out: Outcome, spec: PointSpec) -> Verdict:
     t = out.timing
     choice = out.thread_choice = replace(last_thread_choice)
     chose = bool(choice.used) and spec.device == "cpu"
-    return judge(
+    verdict = noise_verdict(
         t.load,
         threads=out.threads or 1,
         median_s=t.median_s,
@@ -303,6 +333,10 @@ def verdict_of(out: Outcome, spec: PointSpec) -> Verdict:
         threads_quiet=min(choice.available, os.cpu_count() or choice.available) if chose else None,
         others_busy_at_start=choice.others_busy_cores,
     )
+    if t.throttled:  # the GPU's clock fell below 75% of steady: not the device's steady figure
+        reason = f"{verdict.reason}; {t.throttle_note}" if verdict.reason else t.throttle_note
+        verdict = Verdict(True, reason)
+    return verdict
 
 
 def measure_until_quiet(
@@ -447,6 +481,9 @@ def run_point(spec: PointSpec, w: Workload) -> tuple[BenchPoint, bool]:
         others_cpu_share=round(load.others_share(), 4) if load is not None else None,
         waiting_share=None if waiting is None else round(waiting, 4),
         steal_share=None if steal is None else round(steal, 4),
+        sm_mhz_steady=t.sm_mhz_steady,
+        sm_mhz_min=t.sm_mhz_min,
+        throttled=t.throttled,
     )
     if w.hidden:  # the hidden test workloads (crash, hang) have no place on a roofline
         return point, False

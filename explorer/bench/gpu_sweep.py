@@ -20,9 +20,11 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 from explorer.bench.sweep import SweepResult
+from explorer.devices.gpu_clock import ClockWatch
 
 KERNELS: tuple[str, ...] = ("read", "copy")
 BYTES_PER_ELEMENT = {"read": 8, "copy": 16}
@@ -35,6 +37,10 @@ BLOCKS_PER_SM = 8
 #: one launch moves at least this much, so the launch's own cost (microseconds) is noise
 SAMPLE_BYTES = 4 << 30
 MIN_DRAM_BYTES = 512 * 2**20
+
+
+def _no_sync() -> None:
+    """``run_kernel`` synchronizes itself."""
 
 
 def kernels() -> dict[str, Any]:
@@ -92,8 +98,11 @@ def sweep(
     samples: int = SAMPLES,
     sample_bytes: int = SAMPLE_BYTES,
     progress: Callable[[float, str], None] | None = None,
+    watch: ClockWatch | None = None,
 ) -> SweepResult:
-    """Each kernel's best GB/s at each working set on the current GPU (``cuda.select_device`` first)."""
+    """Each kernel's best GB/s at each working set on the current GPU (``cuda.select_device`` first).
+    With a ``watch`` the SM clock is held steady before the first launch and read after each
+    timed one (``explorer.devices.gpu_clock``)."""
     import numpy as np
 
     from explorer.numbacuda import cuda
@@ -101,7 +110,9 @@ def sweep(
     started = time.perf_counter()
     blocks = max(1, sm_count) * BLOCKS_PER_SM
     out = cuda.device_array(blocks * THREADS, dtype=np.float64)
-    result = SweepResult(threads=blocks * THREADS, ws_bytes=list(ws_bytes), gbps={k: [] for k in KERNELS})
+    result = SweepResult(
+        threads=blocks * THREADS, ws_bytes=list(ws_bytes), gbps={k: [] for k in KERNELS}, samples=samples
+    )
     biggest = max(ws_bytes) // 8
     # made once and sliced: the read's one array is the whole working set, the copy's two half
     pool = [cuda.to_device(np.ones(biggest)), cuda.to_device(np.ones(biggest // 2 + 1))]
@@ -112,11 +123,15 @@ def sweep(
             arrays = [p[:n] for p in pool[: ARRAYS[name]]]
             reps = max(1, math.ceil(sample_bytes / size))
             run_kernel(cuda, name, arrays, out, 1, blocks)  # warm: caches, clocks
+            if watch is not None and not watch.holds:  # an idle GPU's clock is low: hold it first
+                watch.hold(partial(run_kernel, cuda, name, arrays, out, 1, blocks), _no_sync)
             best = math.inf
             for _ in range(samples):
                 t0 = time.perf_counter()
                 run_kernel(cuda, name, arrays, out, reps, blocks)
                 best = min(best, time.perf_counter() - t0)
+                if watch is not None:
+                    watch.sample()
             result.gbps[name].append(BYTES_PER_ELEMENT[name] * n * reps / best / 1e9)
             if progress is not None:
                 progress(

@@ -7,7 +7,7 @@ table shows the same fields from the same helpers (``results.roof_words``, ``res
 
 from __future__ import annotations
 
-from explorer.bench.compare import peak_share_text
+from explorer.bench.compare import l2_state, peak_share_text, warm_above_dram_note
 from explorer.bench.fmt import number_text, seconds_text
 from explorer.bench.results import CEILINGS_NOTE, BenchPoint, model_cell, roof_words
 from explorer.words import count
@@ -36,9 +36,13 @@ def format_point(p: BenchPoint) -> str:
         text += f"  [model: {model_cell(p)}]"
     if p.threads is not None and p.device == "cpu":
         text += f"  threads={p.threads}"
+    if l2_state(p):
+        text += f"  {l2_state(p)}"
     for key, value in p.extra.items():
         if isinstance(value, float):
             text += f"  {key}={value:.3g}"
+    if warm_above_dram_note(p):
+        text += f"  WHY ABOVE DRAM: {warm_above_dram_note(p)}"
     if isinstance(p.extra.get(CEILINGS_NOTE), str):
         text += f"  NOTE: {p.extra[CEILINGS_NOTE]}"
     if p.invalid:

@@ -16,7 +16,7 @@ region (never the set-up or warm-up) and judged together:
 * **spread**: the samples themselves; a middle half spread wider than a quarter of the median, or
   a median far above the fastest sample, means the conditions changed while timing.
 
-:func:`judge` is a pure function of those figures, so the thresholds below are tested with
+:func:`noise_verdict` is a pure function of those figures, so the thresholds below are tested with
 synthetic samples; :func:`observe_start` / :func:`observe_end` read the machine.
 """
 
@@ -27,6 +27,7 @@ import os
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from explorer.words import percent
 
@@ -94,7 +95,7 @@ class Verdict:
     reason: str  # "" when not noisy; otherwise every cause found, in words, most telling first
 
 
-def judge(
+def noise_verdict(
     load: Load | None,
     *,
     threads: int,
@@ -258,7 +259,7 @@ def observe_end(start: MachineSnapshot) -> Load:
     )
 
 
-def _busy(cpu) -> float:
+def _busy(cpu: Any) -> float:  # psutil's scputimes (no type hints; its fields differ by OS)
     """Busy time of all cores: everything but idle, iowait and steal (guest time is inside user)."""
     total = cpu.user + cpu.system
     for name in ("nice", "irq", "softirq"):

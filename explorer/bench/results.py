@@ -61,6 +61,8 @@ FIELD_RANGES: dict[str, tuple[float | None, float | None]] = {
     "others_cpu_share": (0, 100),
     "waiting_share": (0, 100),
     "steal_share": (0, 100),
+    "sm_mhz_steady": (0, 100_000),  # MHz: no clock is 100 GHz
+    "sm_mhz_min": (0, 100_000),
     "intensity_flop_per_byte": (0, MAX_RATE),
     "gflops": (0, MAX_RATE),
     "gbps": (0, MAX_RATE),
@@ -149,6 +151,12 @@ class BenchPoint:
     others_cpu_share: float | None = None  # other programs' CPU use, share of all cores
     waiting_share: float | None = None  # share of the time the point's threads waited for a CPU
     steal_share: float | None = None  # share of all cores the hypervisor gave to other VMs
+    # A GPU point's SM clock (``explorer.devices.gpu_clock``): the steady value held before the
+    # samples, the lowest read during them, and whether that fell below 75% of steady (nvbench's
+    # rule; its sentence is in ``noise_reason`` and the point is marked noisy).
+    sm_mhz_steady: float | None = None
+    sm_mhz_min: float | None = None
+    throttled: bool = False
     # The remote machine the point was measured on (``explorer.remote``: the ssh destination's
     # host, "gpu-lab"); "" for this machine. A remote "cuda:0" is not this laptop's cuda:0.
     host: str = ""
@@ -299,7 +307,7 @@ _FLOAT_COLUMNS = {
 }
 _INT_COLUMNS = {"size", "repeats", "threads", "remeasured"}
 _DICT_COLUMNS = {"versions", "extra"}
-_BOOL_COLUMNS = {"peak_is_estimate", "noisy", "roof_busy", "invalid"}
+_BOOL_COLUMNS = {"peak_is_estimate", "noisy", "roof_busy", "throttled", "invalid"}
 _TEXT_COLUMNS = {
     "variant",
     "variant_key",
@@ -318,6 +326,8 @@ _FLOAT_COLUMNS |= {
     "working_set_bytes",
     "roof_share",
     "near_level_share",
+    "sm_mhz_steady",
+    "sm_mhz_min",
 }
 _TEXT_COLUMNS |= {"bound", "bandwidth_ceiling_basis", "peak_kind", "host", "model", "model_note"}
 _TEXT_COLUMNS |= {"memory_level", "roof_level", "roof_note", "near_level", "invalid_reason"}

@@ -9,7 +9,12 @@ loads in flight per step, and goes over it ``reps`` times in one launch.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from explorer.numbacuda import cuda
+
+if TYPE_CHECKING:  # pragma: no cover
+    import numpy as np
 
 #: independent loads each thread has in flight per step of its walk: one load at a time leaves the
 #: memory system idle between a load's issue and its data (hundreds of cycles), and HBM only
@@ -19,7 +24,7 @@ UNROLL = 4
 
 
 @cuda.jit
-def read(x, reps, out):
+def read(x: np.ndarray, reps: int, out: np.ndarray) -> None:
     """``acc += x[i]`` over the whole buffer ``reps`` times; each thread writes its sum (so no load
     is dropped): 8 bytes read per element and pass. ``UNROLL`` independent loads per step, into
     as many accumulators, then the tail one at a time."""
@@ -46,7 +51,7 @@ def read(x, reps, out):
 
 
 @cuda.jit
-def copy(x, y, reps):
+def copy(x: np.ndarray, y: np.ndarray, reps: int) -> None:
     """``y[i] = x[i]`` ``reps`` times: 16 bytes per element and pass (read + write). ``UNROLL``
     loads are issued before their stores, so they are in flight together."""
     start = cuda.grid(1)
@@ -75,7 +80,7 @@ FMA_ACCUMULATORS = 8
 
 
 @cuda.jit
-def fma(out, n, b, c):
+def fma(out: np.ndarray, n: int, b: float, c: float) -> None:
     """The GPU's FP32 FMA ceiling: each thread runs ``n`` iterations of ``FMA_ACCUMULATORS``
     independent ``a = fma(a, b, c)`` (2 FLOP each) and writes their sum (so nothing is dropped).
     ``b`` and ``c`` are run-time values; launched with several blocks per SM, every SM's FP32
@@ -100,15 +105,3 @@ def fma(out, n, b, c):
         a7 = cuda.fma(a7, b, c)
     if start < out.shape[0]:
         out[start] = a0 + a1 + a2 + a3 + a4 + a5 + a6 + a7
-
-
-@cuda.jit
-def chase(nxt, steps, out):
-    """One thread follows ``nxt`` for ``steps`` dependent loads from slot 0 and writes where it
-    stopped (so no load is dropped): the latency ladder's kernel (``explorer.bench.chase``).
-    Launched with one block of one thread; any other thread does nothing."""
-    if cuda.grid(1) == 0:
-        j = 0
-        for _ in range(steps):
-            j = nxt[j]
-        out[0] = j

@@ -67,7 +67,7 @@ def segments(roof: Roof, x_lo: float, x_hi: float) -> list[Segment]:
 
 
 @dataclass(frozen=True)
-class Step:
+class LevelStep:
     """One level's roof in the bandwidth view: ``gbps`` over working sets ``x0`` to ``x1`` bytes."""
 
     ceiling: Ceiling
@@ -79,20 +79,20 @@ class Step:
         return self.ceiling.value
 
 
-def bandwidth_steps(roof: Roof, x_lo: float, x_hi: float, threads: int | None = None) -> list[Step]:
+def bandwidth_steps(roof: Roof, x_lo: float, x_hi: float, threads: int | None = None) -> list[LevelStep]:
     """Each memory level's roof as a flat step over the working sets judged against it (for a
     point on ``threads`` threads), between ``x_lo`` and ``x_hi`` bytes; the next level's step
     starts where one ends. A roof with no levels gives its one memory figure across the view."""
     bounds = level_boundaries(roof, threads)
     if not bounds:
         main = roof.main_memory()
-        return [Step(main, x_lo, x_hi)] if main is not None else []
-    out: list[Step] = []
+        return [LevelStep(main, x_lo, x_hi)] if main is not None else []
+    out: list[LevelStep] = []
     start = x_lo
     for ceiling, edge in bounds:
         end = min(edge, x_hi)
         if end > start:
-            out.append(Step(ceiling, start, end))
+            out.append(LevelStep(ceiling, start, end))
         start = max(start, edge)
         if start >= x_hi:
             break

@@ -77,6 +77,9 @@ class BenchPlan:
     # fresh are cached, so every point can be placed on the roofline; seconds, once per machine.
     measure_roof: bool = False
     remeasure_roof: bool = False  # measure them again even where fresh ones are cached
+    # A GPU memory workload (``Workload.l2_switch``) flushes the L2 before each sample unless
+    # this asks for it warm; CPU points and other workloads run as they always do.
+    warm_l2: bool = False
     # Run on another machine (``explorer.remote``): the same agent over ssh, one point at a time.
     # A dropped connection becomes that point's error row; the next point connects again. Each
     # point there has ``point_deadline_s``: its budget plus a margin, at most ``point_timeout_s``.
@@ -160,6 +163,7 @@ def plan_points(plan: BenchPlan) -> list[PointSpec]:
             measure_roof=plan.measure_roof or plan.remeasure_roof,
             # only a device's first point measures again; the later ones find it fresh
             remeasure_roof=plan.remeasure_roof and first_of_device.get(dev) == i,
+            warm_l2=plan.warm_l2 and dev != "cpu" and w.l2_switch,
         )
         for i, (size, _, _, dev, v) in enumerate(rows)
     ]

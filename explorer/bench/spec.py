@@ -49,6 +49,9 @@ class PointSpec:
     partner: str | None = None  # the second GPU of a two-GPU workload; None -> the next one
     measure_roof: bool = False  # measure the device's ceilings first where none fresh are cached
     remeasure_roof: bool = False  # ... and even where fresh ones are
+    #: a GPU memory workload's samples start with the L2 as the previous sample left it (warm)
+    #: instead of flushed (cold, the default: its data comes from DRAM); ``Workload.l2_switch``
+    warm_l2: bool = False
 
     #: the allowed range of each number, beyond its type (``schema.check_fields``)
     RANGES: ClassVar[Ranges] = {

@@ -11,7 +11,10 @@ Two traps this module exists to avoid:
   that way is slower than what the user's machine does. We always pass ``torch.get_num_threads()``.
 
 The first calls pay for JIT compilation, cuBLAS handles and the caching allocator, so they are
-run and thrown away before any sample is kept.
+run and thrown away before any sample is kept: warm calls go on until two agree, and the grouping
+of short steps is decided on them, never on the compile. On a GPU the SM clock is held steady
+first and watched during the samples (``explorer.devices.gpu_clock``): an idle GPU's clock is low,
+and a point whose clock fell below 75% of steady is marked throttled.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from explorer.bench.noise import Load, observe_end, observe_start
+from explorer.devices.gpu_clock import ClockHold, hold_clock, read_safely, throttle_note
 
 SETTLED_REL_IQR = 0.05  # stop early once IQR / median is under this, with enough samples
 MIN_SAMPLES = 5
@@ -32,6 +36,11 @@ MIN_TIMER_SAMPLES = 3  # group short steps so one sample lasts at least this lon
 # does: a median of many samples, and a region long enough for the noise verdict's CPU-time
 # figures (clock ticks of 10 ms) to mean something.
 MIN_RUN_S = 0.2
+# Warm-up until two successive calls agree within this share, at most this many calls or this
+# share of the budget (at least one warm call after the first, whatever the bounds).
+WARMUP_STABLE_REL = 0.10
+WARMUP_MAX_CALLS = 50
+WARMUP_MAX_SHARE = 0.5
 
 
 @dataclass
@@ -46,6 +55,12 @@ class Timing:
     method: str  # "perf_counter + sync", "torch.utils.benchmark.Timer", "naive (no sync)"
     samples_s: list[float]
     load: Load | None = None  # what the machine did during the timed samples (the noise verdict's input)
+    # The GPU's SM clock (``measure(sm_clock=...)``): the steady value the hold found, the lowest
+    # read during the samples, and whether that fell below 75% of steady (with its sentence).
+    sm_mhz_steady: float | None = None
+    sm_mhz_min: float | None = None
+    throttled: bool = False
+    throttle_note: str = ""
 
 
 def quartiles(values: Sequence[float]) -> tuple[float, float, float]:
@@ -99,14 +114,26 @@ def measure(
     clock: Callable[[], float] = time.perf_counter,
     min_samples: int = MIN_SAMPLES,
     max_samples: int = MAX_SAMPLES,
+    between: Callable[[], object] | None = None,
+    sm_clock: Callable[[], float | None] | None = None,
 ) -> Timing:
     """Time ``step`` (one unit of work) honestly.
 
     ``sync`` waits for the device (``torch.cuda.synchronize``, numba ``cuda.synchronize``); for
     the CPU it is ``None``. With ``repeats`` exactly that many samples are kept; otherwise samples
     are taken until the spread settles or ``budget_s`` is spent (at least 3 samples unless one
-    alone overruns the budget), and for at least ``MIN_RUN_S`` when the budget allows. Steps shorter than ~1 ms are grouped so the clock's resolution and
-    the synchronize itself do not dominate.
+    alone overruns the budget), and for at least ``MIN_RUN_S`` when the budget allows. Steps
+    shorter than ~1 ms are grouped so the clock's resolution and the synchronize itself do not
+    dominate; the grouping is decided once warm calls agree (``_warm_up``).
+
+    ``between`` runs before every sample, outside its timed region (after the previous sample's
+    synchronize, and synchronized itself before the clock starts): the L2 flush that makes each
+    sample cold. With it every sample is one step, since a flush before a group of steps would
+    leave all but the group's first warm.
+
+    ``sm_clock`` (a GPU's SM clock reader, ``explorer.devices.gpu_clock.cuda_sm_reader``): the step
+    runs until that clock is steady before the first sample (``hold_clock``), the clock is read
+    after each sample, and a point whose clock fell below 75% of steady is marked ``throttled``.
     """
     sync = sync or _noop
 
@@ -116,28 +143,32 @@ def measure(
     step()
     sync()
     first = clock() - t0
-    # The budget is for measuring, so it starts after that first call: on the first GPU this ran
+    # An idle GPU's clock is low: run the step until NVML's SM clock stays at one value (a kernel
+    # 1.7x slow for its first 100 ms is steady, so its samples would pass as settled). Bounded by
+    # the hold itself, outside the budget.
+    hold = hold_clock(step, sync, sm_clock, clock=clock) if sm_clock is not None else None
+    # The budget is for measuring, so it starts after the first call: on the first GPU this ran
     # on, a numba kernel's compile ate a 1 s budget and left 3 samples at cold clocks (IQR larger
-    # than the median). A second warm-up unless one step alone overran the budget: the grouping
-    # below must be decided on a warm call, not on one that compiled.
+    # than the median).
     start_all = clock()
-    extra_warmups = warmup if warmup is not None else (1 if first < budget_s else 0)
-    for _ in range(extra_warmups):
-        t0 = clock()
-        step()
-        sync()
-        first = clock() - t0
-
-    # Group short steps into samples of at least TARGET_SAMPLE_S.
+    warm = _warm_up(step, sync, clock, warmup, budget_s, start_all)
+    # Group short steps into samples of at least TARGET_SAMPLE_S, decided on warm calls (never on
+    # the compile: a 20 us kernel with a 10 us synchronize grouped on a 1 s compile read 30 us).
+    per_call = min(warm[-3:]) if warm else first
     steps = 1
-    if first > 0 and first < TARGET_SAMPLE_S:
-        steps = min(10_000, max(1, int(TARGET_SAMPLE_S / first) + 1))
+    if per_call > 0 and per_call < TARGET_SAMPLE_S:
+        steps = min(10_000, max(1, int(TARGET_SAMPLE_S / per_call) + 1))
 
     samples: list[float] = []
+    clock_mhz: list[float] = []
     budget_end = start_all + budget_s
     min_run_end = clock() + min(MIN_RUN_S, budget_s / 4)
     observed = observe_start()
     while True:
+        if between is not None:
+            steps = 1  # one step per sample: a group would run warm after its first step
+            between()
+            sync()  # the hook's own device work ends before the clock starts
         if naive:
             t0 = clock()
             for _ in range(steps):
@@ -152,6 +183,10 @@ def measure(
             sync()
             elapsed = clock() - t0
         samples.append(elapsed)
+        if sm_clock is not None:  # outside the timed region: the clock these samples ran at
+            mhz = read_safely(sm_clock)
+            if mhz is not None:
+                clock_mhz.append(mhz)
         n = len(samples)
         if repeats is not None:
             if n >= repeats:
@@ -169,7 +204,61 @@ def measure(
     method = "naive (no sync)" if naive else ("perf_counter + sync" if sync is not _noop else "perf_counter")
     timing = summarize(samples, steps_per_sample=steps, method=method)
     timing.load = load
+    if hold is not None:
+        _clock_verdict(timing, hold, clock_mhz)
     return timing
+
+
+def _stable(warm: Sequence[float]) -> bool:
+    """The last two warm calls agree within ``WARMUP_STABLE_REL`` of the slower."""
+    if len(warm) < 2:
+        return False
+    a, b = warm[-2], warm[-1]
+    return abs(a - b) <= WARMUP_STABLE_REL * max(a, b)
+
+
+def _warm_up(
+    step: Callable[[], object],
+    sync: Callable[[], object],
+    clock: Callable[[], float],
+    warmup: int | None,
+    budget_s: float,
+    start: float,
+) -> list[float]:
+    """The warm calls after the first, each timed with its sync. ``warmup`` given: exactly that
+    many. Otherwise at least one, then on until two successive calls agree (``_stable``), at most
+    ``WARMUP_MAX_CALLS`` calls or ``WARMUP_MAX_SHARE`` of the budget, so a noisy machine cannot
+    keep it warming for ever."""
+    warm: list[float] = []
+
+    def call() -> None:
+        t0 = clock()
+        step()
+        sync()
+        warm.append(clock() - t0)
+
+    if warmup is not None:
+        for _ in range(warmup):
+            call()
+        return warm
+    call()
+    while (
+        not _stable(warm) and len(warm) < WARMUP_MAX_CALLS and clock() - start < WARMUP_MAX_SHARE * budget_s
+    ):
+        call()
+    return warm
+
+
+def _clock_verdict(timing: Timing, hold: ClockHold, clock_mhz: Sequence[float]) -> None:
+    """Record the SM clock the samples ran at, and mark the point throttled by nvbench's rule."""
+    timing.method += f"; {hold.words()}"
+    # A clock that rose above the hold's value during the samples was not steady at the hold
+    # (parked low, then raised): the highest reading is the steady one, and the low samples show.
+    steady = max([m for m in (hold.steady_mhz, *clock_mhz) if m is not None], default=None)
+    timing.sm_mhz_steady = steady
+    timing.sm_mhz_min = min(clock_mhz) if clock_mhz else None
+    timing.throttle_note = throttle_note(timing.sm_mhz_min, steady)
+    timing.throttled = bool(timing.throttle_note)
 
 
 def measure_torch(
@@ -179,13 +268,15 @@ def measure_torch(
     repeats: int | None = None,
     budget_s: float = 2.0,
     sync: Callable[[], object] | None = None,
+    sm_clock: Callable[[], float | None] | None = None,
 ) -> Timing:
     """Time a torch step with ``torch.utils.benchmark.Timer`` and every CPU thread torch has.
 
     The Timer synchronizes the current accelerator around each block and picks a block size that
     hides its own overhead; ``adaptive_autorange`` stops once IQR/median is under our threshold
     or the budget is spent. A fixed ``repeats`` goes through :func:`measure` (the Timer has no
-    "exactly N samples" mode), with the same synchronize.
+    "exactly N samples" mode), with the same synchronize. ``sm_clock`` as for :func:`measure`:
+    held steady before the Timer starts, read after each of its runs.
     """
     import torch
     from torch.utils.benchmark import Timer
@@ -193,11 +284,13 @@ def measure_torch(
     threads = num_threads or torch.get_num_threads()
     if repeats is not None:
         with _torch_threads(threads):
-            return measure(step, sync, repeats=repeats, budget_s=budget_s)
+            return measure(step, sync, repeats=repeats, budget_s=budget_s, sm_clock=sm_clock)
     # Warm-up (JIT, cuBLAS handle, allocator) before the Timer estimates its block size.
     step()
     if sync:
         sync()
+    hold = hold_clock(step, sync or _noop, sm_clock) if sm_clock is not None else None
+    clock_mhz: list[float] = []
     timer = Timer(stmt="step()", globals={"step": step}, num_threads=threads)
     times: list[float] = []
     number = 1
@@ -210,6 +303,9 @@ def measure_torch(
             threshold=SETTLED_REL_IQR, min_run_time=min(MIN_RUN_S, budget_s / 4), max_run_time=budget_s
         )
         times.extend(m.times)  # per-step seconds (block time / number_per_run)
+        mhz = read_safely(sm_clock) if sm_clock is not None else None
+        if mhz is not None:
+            clock_mhz.append(mhz)
         number = max(number, int(m.number_per_run))
         if len(times) >= MIN_TIMER_SAMPLES or time.perf_counter() > deadline:
             break
@@ -217,6 +313,8 @@ def measure_torch(
     t = summarize(times, method="torch.utils.benchmark.Timer")
     t.steps_per_sample = number
     t.load = load
+    if hold is not None:
+        _clock_verdict(t, hold, clock_mhz)
     return t
 
 

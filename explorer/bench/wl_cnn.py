@@ -7,12 +7,18 @@ also timed alone to give ``copy_share``.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from explorer.bench.execute import Outcome, PointError, PointSpec, time_torch, torch_device
 from explorer.bench.variants import Variant
 from explorer.bench.workload import CNN_CONVS, CNN_DENSE, Workload, cnn_forward_flops_per_image
 
+if TYPE_CHECKING:  # pragma: no cover
+    import torch
+    from torch import nn
 
-def build_cnn():
+
+def build_cnn() -> nn.Sequential:
     """The network whose FLOPs ``workload.cnn_forward_flops_per_image`` counts: conv-ReLU-pool x3, 2 dense."""
     from torch import nn
 
@@ -41,7 +47,7 @@ def train_step_point(w: Workload, spec: PointSpec) -> Outcome:
     images = torch.randn(batch, 3, 32, 32)  # pageable host memory, like a default DataLoader batch
     labels = torch.randint(0, 10, (batch,))
 
-    def copy_batch():
+    def copy_batch() -> tuple[torch.Tensor, torch.Tensor]:
         return images.to(dev), labels.to(dev)  # on the CPU .to() returns the same tensors: no copy
 
     def train_step() -> None:
@@ -71,7 +77,7 @@ def train_step_point(w: Workload, spec: PointSpec) -> Outcome:
 FORWARD_TOLERANCE = 2e-2
 
 
-def _check_forward(model, images, dev) -> float:
+def _check_forward(model: nn.Module, images: torch.Tensor, dev: torch.device) -> float:
     """The trained model's forward pass on the GPU against the same weights on the CPU; PointError
     when they disagree (a wrong kernel, a corrupt copy). Returns the difference relative to the
     largest output."""

@@ -30,13 +30,14 @@ from typing import Any
 from explorer.bench import peaks
 from explorer.bench.execute import Outcome, PointError, PointSpec, time_plain
 from explorer.bench.variants import Variant
-from explorer.bench.wl_numba import _check, _numba_device
+from explorer.bench.wl_numba import check_against_numpy, cold_l2, gpu_shape, l2_record, numba_device
 from explorer.bench.workload import (
     BRANCH_STEPS,
     FLOAT32_BYTES,
     STRIDED_COPY_ELEMENTS_CPU,
     STRIDED_COPY_ELEMENTS_GPU,
     Workload,
+    strided_copy_elements,
 )
 from explorer.devices.gpm import GpmReader, GpmResult
 from explorer.devices.model import CudaGpu
@@ -148,31 +149,44 @@ def _strided_numpy(w: Workload, spec: PointSpec) -> Outcome:
 def _strided_numba(w: Workload, spec: PointSpec) -> Outcome:
     import numpy as np
 
-    stride, n = spec.size, STRIDED_COPY_ELEMENTS_GPU
-    cuda = _numba_device(spec)
-    from explorer.memory.kernels import THREADS, blocks_for, fill_index, strided_read
+    from explorer.bench.grid import resident_blocks
 
+    stride = spec.size
+    cuda = numba_device(spec)
+    from explorer.memory.kernels import THREADS, fill_index, strided_read
+
+    shape = gpu_shape(cuda, spec.device)
+    # at least 4x the L2 at stride 1, so the stride-1 point is a DRAM figure on a 60 MB L2 too
+    n = strided_copy_elements(shape.l2_bytes, STRIDED_COPY_ELEMENTS_GPU)
     src = cuda.device_array(n * stride, dtype=np.float32)
-    fill_index[blocks_for(n * stride), THREADS](src)  # made on the device: 2 GiB need not cross the bus
+    # made on the device: gigabytes need not cross the bus
+    fill_index[resident_blocks(n * stride, THREADS, shape.sms, shape.threads_per_sm), THREADS](src)
     dst = cuda.device_array(n, dtype=np.float32)
-    blocks = blocks_for(n)
-    timing = time_plain(spec, lambda: strided_read[blocks, THREADS](src, dst, stride), cuda.synchronize)
+    blocks = resident_blocks(n, THREADS, shape.sms, shape.threads_per_sm)
+    moved = 2.0 * FLOAT32_BYTES * n
+    extra: dict[str, float | str] = {
+        "elements": float(n),
+        "input_bytes": float(n * stride * FLOAT32_BYTES),
+        "blocks": float(blocks),
+        "threads_per_block": float(THREADS),
+    }
+    with cold_l2(cuda, spec, shape) as flush:
+        timing = time_plain(
+            spec, lambda: strided_read[blocks, THREADS](src, dst, stride), cuda.synchronize, between=flush
+        )
+    l2_record(extra, timing, flush, spec.device, moved)
     expected = (np.arange(n, dtype=np.int64) * stride).astype(np.float32)
-    _check(dst.copy_to_host(), expected, "the strided-read kernel", rtol=0.0, atol=0.0)
+    check_against_numpy(dst.copy_to_host(), expected, "the strided-read kernel", rtol=0.0, atol=0.0)
     working_set = float(FLOAT32_BYTES * n * (stride + 1))  # the strided source and the copy
     cell, estimate, note = _copy_model_words(stride, spec.device, on_gpu=True, working_set=working_set)
     return Outcome(
         timing,
-        bytes=2.0 * FLOAT32_BYTES * n,
-        extra={
-            "elements": float(n),
-            "input_bytes": float(n * stride * FLOAT32_BYTES),
-            "blocks": float(blocks),
-            "threads_per_block": float(THREADS),
-        },
+        bytes=moved,
+        extra=extra,
         model=cell,
         model_estimate=estimate,
         model_note=note,
+        working_set=working_set,
     )
 
 
@@ -185,13 +199,16 @@ def _transpose(w: Workload, spec: PointSpec, *, padded: bool) -> Outcome:
     from explorer.memory.banks import bank_conflicts, tile_column
 
     n = spec.size
-    cuda = _numba_device(spec)
+    cuda = numba_device(spec)
     from explorer.memory.kernels import TILE, launch_transpose
 
     m = np.random.default_rng(n).standard_normal((n, n), dtype=np.float32)
     src, dst = cuda.to_device(m), cuda.device_array((n, n), dtype=np.float32)
-    timing = time_plain(spec, lambda: launch_transpose(src, dst, padded), cuda.synchronize)
-    _check(dst.copy_to_host(), m.T, "the transpose kernel", rtol=0.0, atol=0.0)
+    extra: dict[str, float | str] = {}
+    with cold_l2(cuda, spec, gpu_shape(cuda, spec.device)) as flush:
+        timing = time_plain(spec, lambda: launch_transpose(src, dst, padded), cuda.synchronize, between=flush)
+    l2_record(extra, timing, flush, spec.device, w.bytes_moved(n))
+    check_against_numpy(dst.copy_to_host(), m.T, "the transpose kernel", rtol=0.0, atol=0.0)
     width = TILE + (1 if padded else 0)
     conflicts = bank_conflicts(tile_column(width))
     degree = conflicts.conflict_degree
@@ -202,9 +219,10 @@ def _transpose(w: Workload, spec: PointSpec, *, padded: bool) -> Outcome:
         f"{count(conflicts.wavefronts, 'wavefront')} per warp where 1 is the fewest. Global memory traffic is "
         "the same with and without padding; only the shared-memory reads differ"
     )
+    extra.update(conflict_degree_model=float(degree), wavefronts_model=float(conflicts.wavefronts))
     return Outcome(
         timing,
-        extra={"conflict_degree_model": float(degree), "wavefronts_model": float(conflicts.wavefronts)},
+        extra=extra,
         model=cell,
         model_note=note,
     )
@@ -219,12 +237,13 @@ def _branch(w: Workload, spec: PointSpec, *, by_warp: bool) -> Outcome:
     from explorer.memory.divergence import Branch, divergence
 
     n = spec.size
-    cuda = _numba_device(spec)
-    from explorer.memory.kernels import THREADS, blocks_for, branch_by_lane, branch_by_warp, reference_branch
+    cuda = numba_device(spec)
+    from explorer.launch.schedule import blocks_for
+    from explorer.memory.kernels import THREADS, branch_by_lane, branch_by_warp, reference_branch
 
     values = np.random.default_rng(n).standard_normal(n, dtype=np.float32)
     data = cuda.to_device(values)
-    kernel, blocks = (branch_by_warp if by_warp else branch_by_lane), blocks_for(n)
+    kernel, blocks = (branch_by_warp if by_warp else branch_by_lane), blocks_for(n, THREADS)
 
     def step() -> None:
         kernel[blocks, THREADS](data, BRANCH_STEPS)
@@ -234,7 +253,7 @@ def _branch(w: Workload, spec: PointSpec, *, by_warp: bool) -> Outcome:
     data.copy_to_device(values)
     step()
     cuda.synchronize()
-    _check(
+    check_against_numpy(
         data.copy_to_host(), reference_branch(values, BRANCH_STEPS, by_warp), "the branch kernel", rtol=1e-4
     )
     model = divergence(THREADS, Branch("warp", k=2) if by_warp else Branch("mod", k=2))
@@ -376,7 +395,7 @@ def _utilization_trap(w: Workload, spec: PointSpec, nvml: Any = None) -> Outcome
     import numpy as np
 
     blocks = spec.size
-    cuda = _numba_device(spec)
+    cuda = numba_device(spec)
     from explorer.memory.kernels import WARP, busy_warps, reference_busy
 
     lib, index = _open_nvml(spec.device, nvml)

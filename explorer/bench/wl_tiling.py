@@ -30,7 +30,7 @@ from explorer.bench.execute import (
     torch_device,
 )
 from explorer.bench.variants import Variant
-from explorer.bench.wl_numba import _check, _numba_device
+from explorer.bench.wl_numba import check_against_numpy, numba_device
 from explorer.bench.workload import TILED_MATMUL_SIM_MAX, Workload
 from explorer.memory.tiling import (
     BENCH_TILES,
@@ -107,7 +107,7 @@ def _numba_kernel(w: Workload, spec: PointSpec, *, tile: int | None) -> Outcome:
 
     n = spec.size
     a, b, expected = operands(n)
-    cuda = _numba_device(spec)
+    cuda = numba_device(spec)
     from explorer.memory.tiling_kernels import launch_naive, launch_tiled
 
     a_dev, b_dev = cuda.to_device(a), cuda.to_device(b)
@@ -121,7 +121,7 @@ def _numba_kernel(w: Workload, spec: PointSpec, *, tile: int | None) -> Outcome:
 
     timing = time_plain(spec, step, cuda.synchronize)
     what = "the naive kernel" if tile is None else f"the T = {tile} tiled kernel"
-    err = _check(c_dev.copy_to_host(), expected, what, **_tolerance(n))
+    err = check_against_numpy(c_dev.copy_to_host(), expected, what, **_tolerance(n))
     counts, cell, sentence, extra = _model_words(n, tile)
     extra["max_abs_error"] = err
     return Outcome(
@@ -143,7 +143,7 @@ def _torch_matmul(w: Workload, spec: PointSpec) -> Outcome:
     at, bt = torch.from_numpy(a).to(dev), torch.from_numpy(b).to(dev)
     ct = torch.empty(n, n, device=dev)
     timing = time_torch(spec, lambda: torch.mm(at, bt, out=ct), dev)
-    err = _check(ct.cpu().numpy(), expected, "torch.mm", **_tolerance(n))
+    err = check_against_numpy(ct.cpu().numpy(), expected, "torch.mm", **_tolerance(n))
     threads = torch.get_num_threads() if dev.type == "cpu" else None
     return Outcome(
         timing,
@@ -192,7 +192,7 @@ def _check_here(n: int, tile: int | None) -> Checked:
     else:
         grid = launch_tiled(cuda.to_device(a), cuda.to_device(b), c, tile)
     what = "the naive kernel" if tile is None else f"the T = {tile} tiled kernel"
-    err = _check(c.copy_to_host(), expected, f"{what} under the CUDA simulator", **_tolerance(n))
+    err = check_against_numpy(c.copy_to_host(), expected, f"{what} under the CUDA simulator", **_tolerance(n))
     *_, extra = _model_words(n, tile)
     extra.update({"max_abs_error": err, "grid_x": float(grid[0]), "grid_y": float(grid[1])})
     ragged = (

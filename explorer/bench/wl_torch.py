@@ -6,7 +6,7 @@ Imported only inside the benchmark worker process.
 from __future__ import annotations
 
 from functools import partial
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from explorer.bench import peaks
 from explorer.bench.execute import (
@@ -22,12 +22,15 @@ from explorer.bench.execute import (
 from explorer.bench.variants import Variant
 from explorer.bench.workload import LESSON_MATMULS, SMALL_MATRIX, Workload
 
+if TYPE_CHECKING:  # pragma: no cover
+    import torch
+
 
 def _peak(spec: PointSpec) -> float | None:
     return peaks.fp32_peak_gflops(spec.device)
 
 
-def _square_operands(n: int, dev):
+def _square_operands(n: int, dev: torch.device) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     import torch
 
     gen = torch.Generator(device="cpu").manual_seed(n)
@@ -44,7 +47,7 @@ CHECKED_ENTRIES = 64
 PRODUCT_TOLERANCE = 1e-3
 
 
-def check_product(a, b, c, what: str) -> float:
+def check_product(a: torch.Tensor, b: torch.Tensor, c: torch.Tensor, what: str) -> float:
     """Sampled entries of ``c = a @ b`` against float64 on the host; PointError when one is wrong.
     Returns the largest error relative to its bound, so a point can say how close it was."""
     import torch

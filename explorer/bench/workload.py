@@ -29,6 +29,9 @@ LESSON_MATMULS = 10  # the timing lesson times ten matmuls, as the d2l notebook 
 # stride 1 measures DRAM; on a CPU 8 MiB out (8 to 256 MiB in), kind to a laptop's memory.
 STRIDED_COPY_ELEMENTS_GPU = 1 << 24
 STRIDED_COPY_ELEMENTS_CPU = 1 << 21
+#: a DRAM figure's working set is at least this many times the L2: a smaller one is partly
+#: served from the L2 and reads above the DRAM roof
+DRAM_FOOTPRINT_X_L2 = 4
 BRANCH_STEPS = 256  # multiply-adds per element on each path of the branch workload
 #: the largest n the tiled matmul's kernels are checked at under numba's CUDA simulator (no GPU):
 #: one Python thread per CUDA thread, about 5 s per kernel at n = 48 on a busy 2-core machine
@@ -71,6 +74,9 @@ class Workload:
     # the bytes one step's data occupies, all arrays together, where that is not ``bytes_moved``
     # (a step that goes over the same data twice): the memory level a point lives in comes from it
     working_set: Callable[[int], float] | None = field(default=None, compare=False, repr=False)
+    #: its GPU kernels stream memory: they flush the L2 before each sample (cold, the default) or
+    #: leave it as the previous sample left it (warm, ``PointSpec.warm_l2``)
+    l2_switch: bool = False
 
     def working_set_bytes(self, size: int) -> float:
         """The bytes a point of ``size`` keeps in play (its working set)."""
@@ -133,10 +139,30 @@ class Workload:
         reason = f" ({why})" if why and not present_gpus else ""
         return f"{self.name} needs {self._gpus_needed}{because}; {machine} has {has}{reason}"
 
+    def l2_refusal(self, device: str) -> str | None:
+        """Why the cold/warm L2 choice means nothing for this workload's points on ``device``, in
+        one line, or None where it applies (a GPU, a workload with ``l2_switch``)."""
+        if device == "cpu":
+            return "the L2 choice is for GPUs; CPU points run with the CPU's caches as they find them"
+        if not self.l2_switch:
+            return f"{self.name} does not stream memory, so its points leave the L2 as it is"
+        return None
+
     def size_label(self, size: int) -> str:
         if self.size_format == "bytes":
             return binary_bytes(size, 2)
         return self.size_format.format(size=size)
+
+
+def strided_copy_elements(l2_bytes: int | None, base: int = STRIDED_COPY_ELEMENTS_GPU) -> int:
+    """The strided copy's output elements on a GPU with an L2 of ``l2_bytes``: ``base``, or more
+    where that leaves the stride-1 working set (source and copy, 8 bytes an element) under
+    ``DRAM_FOOTPRINT_X_L2`` times the L2 (60 MB on an H200: 30 Mi elements, 240 MiB), in whole
+    Mi elements. The L2's size unknown: ``base``."""
+    if not l2_bytes or l2_bytes <= 0:
+        return base
+    need = -(-DRAM_FOOTPRINT_X_L2 * l2_bytes // (2 * FLOAT32_BYTES))
+    return base if need <= base else -(-need // MIB) * MIB
 
 
 def powers_of_two(lo: int, hi: int) -> tuple[int, ...]:

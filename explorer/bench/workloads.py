@@ -170,14 +170,21 @@ _register(
     Workload(
         name="vector_add",
         title="Vector add (numba kernel vs numpy)",
-        description="u = a + b on float32 vectors: a numba @cuda.jit kernel in 1024-thread blocks vs numpy.",
+        description=(
+            "u = a + b on float32 vectors: a numba @cuda.jit kernel (1024-thread blocks filling every SM, "
+            "four elements in flight per thread) vs numpy. On a GPU the L2 is flushed before each sample "
+            "unless a warm L2 is chosen."
+        ),
         lesson=(
             "Adding two vectors does one addition per 12 bytes moved: nothing to compute, everything to "
             "move. The kernel alone is limited by the GPU's memory bandwidth (the peak line) and, for "
             "small vectors, by the launch and the synchronize, so numpy on one core can win until the "
             "vectors are large. With the copies to and from the GPU included, every element crosses "
             "the PCIe bus three times, and the bus is slower than either memory: data that crosses the "
-            "bus for one cheap operation rarely pays. Keep data on the device and do more work per byte."
+            "bus for one cheap operation rarely pays. Keep data on the device and do more work per byte. "
+            "Each sample starts with a cold L2 (flushed), as data a program touches for the first time "
+            "does: with a warm L2 a vector that fits in it is read from the L2, so a 16 MB vector add warm "
+            "can exceed the DRAM roof; cold it cannot."
         ),
         size_name="elements N",
         default_sizes_cpu=(1_000, 10_000, 100_000, 1_000_000, 10_000_000, 30_000_000),
@@ -187,6 +194,7 @@ _register(
         bytes_moved=lambda n: 3.0 * FLOAT32_BYTES * n,
         size_format="N={size:,}",
         code=_vector_add_code,
+        l2_switch=True,
         preload=("numpy", "numba", "torch"),
     )
 )
@@ -369,7 +377,8 @@ _register(
         description=(
             "dst[i] = src[i * stride] for float32 arrays, stride 1 to 32: GB/s of the bytes the copy "
             "asks for, beside the coalescing model's estimate (its sector efficiency x the memory "
-            "bandwidth). GPU: a numba kernel over 16M elements; CPU: a numpy strided copy over 2M."
+            "bandwidth). GPU: a numba kernel over 16M elements (more where 4x the L2 is more); CPU: a numpy "
+            "strided copy over 2M."
         ),
         lesson=(
             "A warp's 32 lanes read together, and memory moves in 32-byte sectors: at stride 1 the 32 "
@@ -392,6 +401,7 @@ _register(
         working_set=lambda stride: FLOAT32_BYTES * STRIDED_COPY_ELEMENTS_GPU * (stride + 1.0),
         size_format="stride={size}",
         code=_strided_copy_code,
+        l2_switch=True,
         preload=("numpy", "numba"),
     )
 )
@@ -422,6 +432,7 @@ _register(
         needs_gpu_why="its kernels use a GPU's shared memory",
         bytes_moved=lambda n: 2.0 * FLOAT32_BYTES * n * n,
         code=_shared_transpose_code,
+        l2_switch=True,
         preload=("numpy", "numba"),
     )
 )

@@ -213,14 +213,14 @@ def _whole_numbers(value: Any, name: str, count: int | None = None) -> list[int]
 
 
 def realrun_run(params: dict[str, Any], emit: Emit) -> dict[str, Any]:
-    """The launch visualizer's real run (``explorer.launch.realrun``) with the simulator on or off as
+    """The launch visualizer's real run (``explorer.launch_runs.realrun``) with the simulator on or off as
     the agent was started. params: ``grid``, ``block`` (3 whole numbers each), ``n`` (whole number
     or null), ``extent`` (3 whole numbers, a 2D/3D problem's size, or null), ``emulate`` (bool:
     the compiled CPU emulation instead of CUDA), ``device_index`` (the CUDA GPU to run on, or null
     for the first), and either ``out`` (the .npz file a parent on this machine reads; the answer is
     ``backend``) or ``inline: true`` (a parent on another machine: the answer is ``result``, the
-    arrays compressed into the line, ``explorer.launch.realrun.result_to_inline``)."""
-    from explorer.launch.realrun import (
+    arrays compressed into the line, ``explorer.launch_runs.realrun.result_to_inline``)."""
+    from explorer.launch_runs.realrun import (
         REMOTE_MAX_ELEMENTS,
         check_size,
         result_to_inline,
@@ -265,7 +265,7 @@ def realrun_run(params: dict[str, Any], emit: Emit) -> dict[str, Any]:
     return {"backend": run_to_file(grid, block, n, _own_temp_file(out), emulate=emulate, extent=extent)}
 
 
-#: the name ``explorer.launch.realrun`` gives the file a local run's result comes back in
+#: the name ``explorer.launch_runs.realrun`` gives the file a local run's result comes back in
 _REALRUN_OUT = re.compile(r"explorer-realrun-[A-Za-z0-9_]+\.npz")
 
 
@@ -314,10 +314,10 @@ def _bounded(params: dict[str, Any], name: str, low: int, high: int) -> int:
 
 def measured_blocks(params: dict[str, Any], emit: Emit) -> dict[str, Any]:
     """Blocks that spin ``spin_ns`` each, every block's SM and start and end recorded
-    (``explorer.launch.measured``). params: ``grid``, ``block`` (3 whole numbers each), ``smem``
+    (``explorer.launch_runs.measured``). params: ``grid``, ``block`` (3 whole numbers each), ``smem``
     (bytes), ``spin_ns``, ``device_index`` (or null). Answer: ``sm``, ``start``, ``end`` (lists),
     ``regs``, ``device_name``, ``backend``, ``sm_count``."""
-    from explorer.launch.measured import MAX_MEASURED_BLOCKS, MAX_MEASURED_SMEM, SPIN_NS, record_here
+    from explorer.launch_runs.measured import MAX_MEASURED_BLOCKS, MAX_MEASURED_SMEM, SPIN_NS, record_here
 
     grid = _whole_numbers(params.get("grid"), "grid", 3)
     block = _whole_numbers(params.get("block"), "block", 3)
@@ -333,11 +333,11 @@ def measured_blocks(params: dict[str, Any], emit: Emit) -> dict[str, Any]:
 
 
 def measured_bandwidth(params: dict[str, Any], emit: Emit) -> dict[str, Any]:
-    """A pointer chase, then a streaming read at each warps-per-SM count (``explorer.launch.measured``).
+    """A pointer chase, then a streaming read at each warps-per-SM count (``explorer.launch_runs.measured``).
     params: ``warps`` (list), ``stream_bytes``, ``chase_bytes``, ``chase_steps``, ``repeats``,
     ``device_index`` (or null). Answer: ``latency_ns``, ``points``, ``device_name``, ``backend``,
     ``sm_count``."""
-    from explorer.launch.measured import CHASE_BYTES, CHASE_STEPS, STREAM_BYTES, bandwidth_here
+    from explorer.launch_runs.measured import CHASE_BYTES, CHASE_STEPS, STREAM_BYTES, bandwidth_here
 
     warps = _whole_numbers(params.get("warps"), "warps")
     if not warps or not all(1 <= w <= 64 for w in warps):

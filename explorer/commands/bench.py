@@ -14,6 +14,7 @@ from pathlib import Path
 from explorer import interrupts
 from explorer.bench.results import CEILINGS_NOTE, MAX_REPEATS, BenchPoint
 from explorer.bench.runner import BenchPlan, BenchRun, Progress, Waiting
+from explorer.bench.workload import Workload
 from explorer.devices.model import NO_GPU_FOUND, CpuDevice, CudaGpu
 from explorer.errors import UserError
 from explorer.gpuqueue.share import QueueWait
@@ -23,6 +24,7 @@ from explorer.inputs import (
     parse_output_path,
     parse_sizes,
     parse_whole,
+    shown,
 )
 from explorer.outputs import output_lock
 from explorer.remote.target import Remote
@@ -199,6 +201,7 @@ def parse_bench(args) -> BenchRequest:
         raise UserError(f"{w.name} has no CPU variant ({w.needs_gpu_why}); run it on a GPU: --device cuda:N")
     sizes = parse_sizes(" ".join(args.sizes), w.size_name) if args.sizes else None
     repeats = _parse_repeats(args.repeats)
+    warm_l2 = parse_l2(getattr(args, "l2", None), w, device)
     # checked before the run, so a typo in the path does not throw away a finished run
     csv = parse_output_path(args.csv, "--csv") if args.csv is not None else None
     if remote is None:
@@ -212,6 +215,7 @@ def parse_bench(args) -> BenchRequest:
         repeats=repeats,
         measure_roof=True,
         remeasure_roof=bool(args.remeasure_ceilings),
+        warm_l2=warm_l2,
         remote=remote,
     )
     kept: tuple[BenchPoint, ...] = ()
@@ -355,6 +359,21 @@ def _how_to_resume(left: int, csv_path: Path | None, as_json: bool, *, stopped: 
     if stopped:
         return f"the same command with {how} measures the {left} left"
     return f"{count(left, 'point')} without a result; the same command with {how} measures only those"
+
+
+def parse_l2(text: str | None, w: Workload, device: str) -> bool:
+    """``--l2 cold|warm`` as ``BenchPlan.warm_l2`` (cold, flushed before each sample, when left
+    out); named where it means nothing (a CPU, a workload that does not stream memory), refused in
+    one line rather than silently ignored."""
+    if text is None:
+        return False
+    choice = " ".join(str(text).split()).lower()
+    if choice not in ("cold", "warm"):
+        raise UserError(f"--l2 must be cold or warm; got {shown(text)}")
+    refusal = w.l2_refusal(device)
+    if refusal:
+        raise UserError(f"--l2 {choice}: {refusal}; leave --l2 out")
+    return choice == "warm"
 
 
 def _parse_repeats(text: str | None) -> int | None:

@@ -1,6 +1,6 @@
 """``device-explorer dispatch``: a launch in time, its blocks starting as slots free
 (``explorer.launch.dispatch``); with ``--measure`` this machine's GPU records each block's SM and
-times instead (``explorer.launch.measured``), or says in one line why it cannot. Bad input is one
+times instead (``explorer.launch_runs.measured``), or says in one line why it cannot. Bad input is one
 UserError line (exit status 2), as for ``launch``; ``latency`` has its own module.
 """
 
@@ -53,7 +53,7 @@ def parse_dispatch(args: Any) -> DispatchRequest:
 def run_dispatch(args: Any) -> int:
     req = parse_dispatch(args)
     if req.measure:
-        from explorer.launch.measured import measure_dispatch_here
+        from explorer.launch_runs.measured import measure_dispatch_here
 
         return print_measured(measure_dispatch_here(req.plan, req.device), req.as_json)
     result = simulate_dispatch(req.plan, req.durations, req.policy, req.seed)

@@ -48,7 +48,7 @@ def parse_latency(args: Any) -> LatencyRequest:
 def run_latency(args: Any) -> int:
     req = parse_latency(args)
     if req.measure:
-        from explorer.launch.measured import measure_bandwidth_here
+        from explorer.launch_runs.measured import measure_bandwidth_here
 
         return print_measured(measure_bandwidth_here(req.config.warps), req.as_json)
     run = simulate_latency(req.config)

@@ -175,7 +175,7 @@ def check_compiled_code() -> str:
     from explorer.bench.clock import chain_kernel
     from explorer.launch.dispatch import warm_up
     from explorer.launch.dispatch_loop import run_dispatch
-    from explorer.launch.realrun_emulation import emulate
+    from explorer.launch_runs.realrun_emulation import emulate
 
     functions = {"the dispatch loop": run_dispatch, "the real run's emulation": emulate}
     cold = [what for what, f in functions.items() if is_cached(f) is False]
@@ -353,9 +353,9 @@ def check_real_run() -> str:
     """The launch visualizer's real run, through its own child-process path, under the simulator."""
     try:
         from explorer.launch.config import Dim3, LaunchConfig
-        from explorer.launch.realrun import run_real
+        from explorer.launch_runs.realrun import run_real
     except ImportError as exc:
-        raise CheckFailed(f"explorer.launch.realrun is missing: {exc}") from exc
+        raise CheckFailed(f"explorer.launch_runs.realrun is missing: {exc}") from exc
     launch = LaunchConfig(Dim3(2), Dim3(64), n=100)
     result = run_real(launch, simulator=True, timeout_s=CHILD_TIMEOUT_S)
     if result.untouched or result.written_twice or not result.sum_correct:

@@ -34,7 +34,7 @@ def launch_target(args: Any) -> tuple[ArchLimits, str, Device | None]:
 
 
 def print_measured(measured: Any, as_json: bool) -> int:
-    """A measurement on this machine's GPU (``explorer.launch.measured``), as JSON or its lines."""
+    """A measurement on this machine's GPU (``explorer.launch_runs.measured``), as JSON or its lines."""
     if as_json:
         print(json.dumps(measured.to_dict(), indent=2))
     else:

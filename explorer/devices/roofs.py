@@ -80,6 +80,7 @@ def record_roof(rec: Device) -> Roof:
         roof.ceilings.extend(kept)
         roof.clock_ghz, roof.clock_method = usable.clock_ghz, usable.clock_method
         roof.measured_at, roof.quiet, roof.took_s = usable.measured_at, usable.quiet, usable.took_s
+        roof.latency = usable.latency
         roof.note = measured_note(usable)
     elif status == "other machine" and measured is not None:
         roof.note = other_machine_note(measured.fingerprint, fingerprint(rec) or "")

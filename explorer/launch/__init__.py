@@ -27,8 +27,9 @@ API notes for callers:
   ``LaunchSetup``/``LaunchSide``, compare mode, one clock, the selection, and ``events``), with
   ``animation.Animation`` (one launch's clock in waves), ``lockstep.LockStep`` (two on one clock)
   and ``presets``; not imported here, so ``import explorer.launch`` stays light.
-- ``realrun.run_real(config, ...)`` takes the ``LaunchConfig``; ``check_launch(config, backend)``
-  refuses a run too big for the backend. ``check_size``/``run_here`` keep the agent's list form.
+- The runs that check this model with real kernels (the real run, measured timelines and
+  bandwidth) live one layer up, in ``explorer.launch_runs``: nothing here runs a kernel.
+  ``measurable.measurable(device)`` is the pure check both the model and the runner ask.
 - Occupancy assumes what the CUDA runtime assumes for an ordinary kernel: partitioned global
   caching off, the kernel opted in to the shared memory it asks for, barriers never the limit.
   ``tests/launch/test_occupancy_vs_nvidia.py`` checks the port against cuda_occupancy.h itself.

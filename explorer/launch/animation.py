@@ -28,7 +28,7 @@ RUN = 0.55  # share spent running them; the rest is retiring
 
 SPEEDS_WAVES_PER_S = (0.125, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0)
 DEFAULT_SPEED_INDEX = 2
-_EPS = 1e-9  # clock positions closer than this are the same moment
+CLOCK_EPS = 1e-9  # clock positions closer than this are the same moment
 
 
 @dataclass(frozen=True)
@@ -166,15 +166,15 @@ class Animation:
         Stepping a lesson wave by wave must show each wave full: from the start, the first step
         lands on wave 1 with all its blocks placed; from the last full wave, on "finished".
         """
-        k = math.floor(self.t + _EPS)
+        k = math.floor(self.t + CLOCK_EPS)
         if direction > 0:
-            target = self._full(k) if self.t < self._full(k) - _EPS else self._full(k + 1)
+            target = self._full(k) if self.t < self._full(k) - CLOCK_EPS else self._full(k + 1)
             self.seek(target if target < self.waves else float(self.waves))
         else:
             if self.finished:
                 self.seek(self._full(self.waves - 1))
                 return
-            target = self._full(k) if self.t > self._full(k) + _EPS else self._full(k - 1)
+            target = self._full(k) if self.t > self._full(k) + CLOCK_EPS else self._full(k - 1)
             self.seek(target if target >= DISPATCH else 0.0)
 
     def step_block(self, direction: int = 1) -> None:
@@ -207,11 +207,11 @@ class Animation:
             return Frame(self.t, self.waves, self.waves, "finished", total, 0, 0, 1.0, 0, 0, total, total)
         # a step lands on k + DISPATCH * i / n, which floating point may put a hair below: the
         # tolerance keeps "block i landed" from reading as i - 1
-        k = min(math.floor(self.t + _EPS), self.waves - 1)
+        k = min(math.floor(self.t + CLOCK_EPS), self.waves - 1)
         frac = self.t - k
         wave_blocks = plan.blocks_in_wave(k)
         first, count = wave_blocks.start, len(wave_blocks)
-        if frac < DISPATCH - _EPS:
+        if frac < DISPATCH - CLOCK_EPS:
             phase = "dispatch"
             dispatched = min(count, math.floor(frac / DISPATCH * count + 1e-6))
             progress = 0.0
@@ -226,7 +226,7 @@ class Animation:
         )
 
     def _current_wave(self) -> int:
-        return min(math.floor(self.t + _EPS), self.waves - 1)
+        return min(math.floor(self.t + CLOCK_EPS), self.waves - 1)
 
     def fill(self) -> WaveFill | None:
         """The core's account of which slots hold a block now; None once the launch has finished."""

@@ -18,7 +18,9 @@ from numba import njit  # noqa: E402
 
 
 @njit(cache=True)
-def _push(heap_t, heap_g, n, t, g):  # pragma: no cover - compiled
+def _push(
+    heap_t: np.ndarray, heap_g: np.ndarray, n: int, t: float, g: int
+) -> int:  # pragma: no cover - compiled
     """Add (t, g) to the heap of n entries; ties on t are ordered by slot number g."""
     i = n
     heap_t[i] = t
@@ -34,7 +36,7 @@ def _push(heap_t, heap_g, n, t, g):  # pragma: no cover - compiled
 
 
 @njit(cache=True)
-def _pop(heap_t, heap_g, n):  # pragma: no cover - compiled
+def _pop(heap_t: np.ndarray, heap_g: np.ndarray, n: int) -> tuple[int, int]:  # pragma: no cover - compiled
     """Remove the smallest entry of the heap of n entries; returns (its slot, n - 1)."""
     g = heap_g[0]
     n -= 1
@@ -45,7 +47,7 @@ def _pop(heap_t, heap_g, n):  # pragma: no cover - compiled
 
 
 @njit(cache=True)
-def _sift_down(heap_t, heap_g, n):  # pragma: no cover - compiled
+def _sift_down(heap_t: np.ndarray, heap_g: np.ndarray, n: int) -> None:  # pragma: no cover - compiled
     """Restore the heap after its first entry grew."""
     i = 0
     while True:
@@ -66,7 +68,9 @@ def _sift_down(heap_t, heap_g, n):  # pragma: no cover - compiled
 
 
 @njit(cache=True)
-def _place(i, s, t, duration, slots_per_sm, state, n_heap):  # pragma: no cover - compiled
+def _place(
+    i: int, s: int, t: float, duration: float, slots_per_sm: int, state: tuple[np.ndarray, ...], n_heap: int
+) -> int:  # pragma: no cover - compiled
     """Start block i at time t on SM s, in its lowest-numbered free slot; returns the heap's new size.
     ``state``: (slot_free, free, start, sm_of, slot_of, heap_t, heap_g), the loop's arrays."""
     slot_free, free, start, sm_of, slot_of, heap_t, heap_g = state
@@ -83,7 +87,9 @@ def _place(i, s, t, duration, slots_per_sm, state, n_heap):  # pragma: no cover 
 
 
 @njit(cache=True)
-def run_dispatch(durations, sm_count, slots_per_sm, round_robin):  # pragma: no cover - compiled
+def run_dispatch(
+    durations: np.ndarray, sm_count: int, slots_per_sm: int, round_robin: bool
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:  # pragma: no cover - compiled
     """Start each block, in launch order, the moment a slot is free; returns (start, sm, slot).
 
     At each moment slots free up, the waiting blocks go one at a time to: ``round_robin`` False,

@@ -45,6 +45,7 @@ import numpy as np
 from explorer.devices.limits import ArchLimits
 from explorer.inputs import InputError, shown
 from explorer.launch.occupancy import Occupancy
+from explorer.roofs.latency import LatencyLadder
 from explorer.words import count, percent
 
 POLICIES = ("gto", "lrr")
@@ -624,3 +625,26 @@ def find_preset(key: str) -> LatencyPreset:
 def occupancy_for_hiding(mem_latency: int, alu: int, schedulers: int, warp_slots: int) -> float:
     """The occupancy (resident warps / warp slots) at which the model hides the latency fully."""
     return min(1.0, schedulers * warps_needed_per_scheduler(mem_latency, alu) / warp_slots)
+
+
+#: the key of the preset made from this GPU's own stored latency ladder (``preset_from_ladder``)
+MEASURED_PRESET_KEY = "measured-dram"
+
+
+def preset_from_ladder(ladder: LatencyLadder) -> LatencyPreset | None:
+    """The preset "L measured on this GPU": the DRAM level of the GPU's stored pointer-chase ladder,
+    with its clock and method as the source; None when the ladder has no DRAM level."""
+    cycles = ladder.levels().get("DRAM")
+    if cycles is None:
+        return None
+    whole = max(1, round(cycles))
+    return LatencyPreset(
+        key=MEASURED_PRESET_KEY,
+        label=f"measured on this GPU, DRAM: {whole} cycles",
+        latency_cycles=whole,
+        source=(
+            f"the pointer-chase ladder measured on {ladder.device_name} and stored with its ceilings "
+            f"(DRAM level, SM clock {ladder.sm_clock_mhz:.0f} MHz during the ladder)"
+        ),
+        method=ladder.method,
+    )

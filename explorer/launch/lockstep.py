@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import math
 
-from explorer.launch.animation import _EPS, Animation
+from explorer.launch.animation import CLOCK_EPS, Animation
 
 
 class LockStep:
@@ -123,10 +123,10 @@ class LockStep:
         """The lead's next (or previous) full wave; past its last wave, the next whole unit."""
         waves = self.lead.waves
         if direction > 0 and self.t >= waves and self.end > waves:
-            self.seek(min(math.floor(self.t + _EPS) + 1.0, self.end))
+            self.seek(min(math.floor(self.t + CLOCK_EPS) + 1.0, self.end))
             return
         if direction <= 0 and self._past is not None:
-            self.seek(max(math.ceil(self.t - _EPS) - 1.0, float(waves)))
+            self.seek(max(math.ceil(self.t - CLOCK_EPS) - 1.0, float(waves)))
             return
         self.lead.step_wave(direction)
         self._sync()

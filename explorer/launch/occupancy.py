@@ -14,6 +14,7 @@ barriers or "virtual resources" never limit before the per-SM block limit does.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -351,7 +352,7 @@ class Sweep:
         return asdict(self)
 
 
-def _sweep(parameter: str, xs: list[int], fn, current_x: int) -> Sweep:
+def _sweep(parameter: str, xs: list[int], fn: Callable[[int], float], current_x: int) -> Sweep:
     values = [fn(x) for x in xs]
     try:
         current = fn(current_x)

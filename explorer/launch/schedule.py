@@ -673,5 +673,6 @@ def plan_launch(config: LaunchConfig, device: Gpu, limits: ArchLimits | None = N
 
 
 def blocks_for(n: int, threads_per_block: int) -> int:
-    """ceil(n / threads_per_block): the grid size that covers n elements."""
+    """ceil(n / threads_per_block): the grid size that covers n elements. The one copy: every kernel
+    launcher (the benchmarks', the memory kernels') sizes its grid with it, passing its own block size."""
     return -(-n // threads_per_block)

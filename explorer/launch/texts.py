@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 from explorer.words import count, percent
 
 if TYPE_CHECKING:  # pragma: no cover
+    from explorer.launch.config import Dim3
     from explorer.launch.occupancy import Occupancy
     from explorer.launch.schedule import LaunchPlan, ThreadInfo
 
@@ -61,7 +62,7 @@ def _t(*parts: str | Phrase) -> Text:
     return tuple(p if isinstance(p, Phrase) else Phrase(p) for p in parts)
 
 
-def shape(d) -> str:  # a Dim3; kept untyped so this module imports nothing at run time
+def shape(d: Dim3) -> str:
     """ "1,920 x 1,080", or "100 x 100 x 100" for a volume."""
     return f"{d.x:,} x {d.y:,}" + (f" x {d.z:,}" if d.z != 1 else "")
 

@@ -37,22 +37,25 @@ from explorer.launch.dispatch import DispatchResult, parse_policy, simulate_disp
 from explorer.launch.durations import DurationSpec, parse_durations
 from explorer.launch.latency import (
     MAX_ALU,
+    MEASURED_PRESET_KEY,
     LatencyPreset,
     LatencyRun,
     UtilizationCurve,
     config_for_launch,
     find_preset,
+    preset_from_ladder,
     simulate_latency,
     utilization_curve,
 )
 from explorer.launch.latency import POLICIES as LATENCY_POLICIES
+from explorer.launch.measurable import measurable, not_measurable
 from explorer.launch.occupancy import RESOURCE_NAMES
 from explorer.launch.session import DeviceChoice, LaunchSession
 from explorer.words import count
 
 if TYPE_CHECKING:  # pragma: no cover
     from explorer.launch.config import LaunchConfig
-    from explorer.launch.measured import BandwidthSweep, MeasuredDispatch
+    from explorer.launch_runs.measured import BandwidthSweep, MeasuredDispatch
 
 View = Literal["sms", "timeline", "latency"]
 VIEWS: tuple[View, ...] = ("sms", "timeline", "latency")
@@ -101,9 +104,17 @@ def check_dispatch(policy: object, seed: object) -> tuple[str, int]:
     return parse_policy(policy), parse_whole(seed, "seed", minimum=0, maximum=MAX_SEED)
 
 
-def check_latency(preset: object, alu: object, policy: object) -> LatencySettings:
-    """A latency view's settings checked (one InputError line naming the field and its limits)."""
-    key = find_preset(str(preset) if preset is not None else "").key
+def check_latency(
+    preset: object, alu: object, policy: object, measured: LatencyPreset | None = None
+) -> LatencySettings:
+    """A latency view's settings checked (one InputError line naming the field and its limits).
+    ``measured``: the preset of the shown GPU's own stored latency, where there is one (its key is
+    taken only then)."""
+    text = str(preset) if preset is not None else ""
+    if text.strip().lower() == MEASURED_PRESET_KEY and measured is not None:
+        key = MEASURED_PRESET_KEY
+    else:
+        key = find_preset(text).key
     k = parse_whole(alu, "alu (K, arithmetic instructions per load)", minimum=0, maximum=MAX_ALU)
     chosen = str(policy if policy is not None else "").strip().lower()
     if chosen not in LATENCY_POLICIES:
@@ -210,12 +221,18 @@ class TimeViews:
         self.curve: UtilizationCurve | None = None
         self.latency_problem = ""
         self._latency_key: tuple[object, ...] | None = None
+        #: "L measured on this GPU": the preset made from the edited device's stored latency
+        #: ladder, or None and why not (for the view to say)
+        self.measured_preset: LatencyPreset | None = None
+        self.measured_preset_why = "no GPU is chosen"
+        self._measured_preset_for: str | None = None
         self.cycles = CycleClock()
         self.measured: MeasuredDispatch | None = None
         self._measured_for: LaunchKey | None = None
         self.sweep: BandwidthSweep | None = None
         self._sweep_for = ""
         session.events.launch.connect(self._launch_changed)
+        self._follow_measured_latency()
 
     # --- which view ------------------------------------------------------------------------
     def set_view(self, view: str) -> None:
@@ -238,7 +255,7 @@ class TimeViews:
             raise ValueError(f"view {view!r} is not one of {', '.join(VIEWS)}")
         spec = parse_durations(dispatch.durations)
         policy, seed = check_dispatch(dispatch.policy, dispatch.seed)
-        checked = check_latency(latency.preset, latency.alu, latency.policy)
+        checked = check_latency(latency.preset, latency.alu, latency.policy, self.measured_preset)
         self._spec, self.durations_refused = spec, None
         self.dispatch_settings = DispatchSettings(dispatch.durations.strip(), policy, seed)
         self.latency_settings = checked
@@ -303,14 +320,44 @@ class TimeViews:
     # --- the latency view ---------------------------------------------------------------------
     def set_latency(self, settings: LatencySettings) -> None:
         """Take a preset, K and a policy (checked: InputError, and nothing changes, when one is bad)."""
-        checked = check_latency(settings.preset, settings.alu, settings.policy)
+        checked = check_latency(settings.preset, settings.alu, settings.policy, self.measured_preset)
         if checked != self.latency_settings:
             self.latency_settings = checked
             self._refresh_latency(force=True)
 
     @property
     def preset(self) -> LatencyPreset:
+        if self.latency_settings.preset == MEASURED_PRESET_KEY and self.measured_preset is not None:
+            return self.measured_preset
         return self.latency_settings.latency_preset
+
+    def use_measured_latency(self) -> None:
+        """Set L to the edited GPU's stored DRAM latency ("L measured on this GPU"); InputError
+        saying why when there is none (``measured_preset_why``)."""
+        if self.measured_preset is None:
+            raise InputError(f"no latency measured on this GPU: {self.measured_preset_why}")
+        self.set_latency(
+            LatencySettings(MEASURED_PRESET_KEY, self.latency_settings.alu, self.latency_settings.policy)
+        )
+
+    def reload_measured_latency(self) -> None:
+        """Read the edited GPU's stored ladder again (its ceilings were just measured)."""
+        self._measured_preset_for, self._latency_key = None, None
+        self._follow_measured_latency()
+        self._refresh_latency(force=True)
+
+    def _follow_measured_latency(self) -> None:
+        """The edited device's stored latency ladder, read when the device changes; a chosen
+        measured preset that no longer exists falls back to the default preset."""
+        choice = self.session.edited_side.choice
+        key = choice.key if choice is not None else ""
+        if key == self._measured_preset_for:
+            return
+        self._measured_preset_for = key
+        self.measured_preset, self.measured_preset_why = measured_latency(choice)
+        if self.latency_settings.preset == MEASURED_PRESET_KEY and self.measured_preset is None:
+            s = self.latency_settings
+            self.latency_settings = LatencySettings(LatencySettings().preset, s.alu, s.policy)
 
     # --- measured on a GPU --------------------------------------------------------------------
     def launch_key(self) -> LaunchKey | None:
@@ -324,8 +371,6 @@ class TimeViews:
         """One line saying why the shown device cannot be measured here ("" when it can); of
         discovery's reason there is no usable GPU (``why_no_gpu``) only its first sentence."""
         why_no_gpu = first_sentence(why_no_gpu)
-        from explorer.launch.measured import measurable, not_measurable
-
         choice: DeviceChoice | None = self.session.edited_side.choice
         if choice is None:
             return f"{MEASURE_WORDS} needs a launch that can run: {self.session.edited_side.problem}"
@@ -358,6 +403,7 @@ class TimeViews:
 
     # --- following the session ----------------------------------------------------------------
     def _launch_changed(self) -> None:
+        self._follow_measured_latency()
         dropped = False
         if self.measured is not None and self._measured_for != self.launch_key():
             self.measured, self._measured_for, dropped = None, None, True
@@ -420,7 +466,7 @@ class TimeViews:
         side = self.session.edited_side
         s = self.latency_settings
         occupancy = side.plan.occupancy if side.plan is not None else None
-        key = (occupancy, side.limits, s)
+        key = (occupancy, side.limits, s, self.preset)
         if key == self._latency_key:
             return
         self._latency_key = key
@@ -459,3 +505,32 @@ class TimeViews:
             f"(limited by {' and '.join(RESOURCE_NAMES[r] for r in occ.limiters)}) = {run.config.warps} of {run.config.slots} warp slots, "
             f"{per_text} per scheduler"
         )
+
+
+def measured_latency(choice: DeviceChoice | None) -> tuple[LatencyPreset | None, str]:
+    """The preset "L measured on this GPU" for ``choice`` (its stored ladder's DRAM level), or None
+    and one line saying why there is none."""
+    if choice is None:
+        return None, "no GPU is chosen"
+    device = choice.device
+    if choice.remote is not None:
+        return None, f"{device.name} is another machine's GPU; its ladder is stored there"
+    if device.kind != "cuda":
+        return (
+            None,
+            f"{device.name} is a {device.kind} device, not a GPU of this machine: nothing is measured",
+        )
+    from explorer.devices.roofs import stored
+
+    status, measured = stored(device)
+    if status == "other machine":
+        return None, f"the ladder stored for {device.key} is from another machine or driver; measure again"
+    if measured is None or measured.latency is None:
+        return None, (
+            f"no latency ladder is stored for {device.name}: it is measured with the GPU's ceilings "
+            "(Benchmarks page, Roofline tab, Measure again)"
+        )
+    preset = preset_from_ladder(measured.latency)
+    if preset is None:
+        return None, f"the ladder stored for {device.name} has too few rungs to tell its DRAM level"
+    return preset, ""

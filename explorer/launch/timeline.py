@@ -1,7 +1,7 @@
 """Which SM ran each block of a launch, and when: one record for a simulation and a measurement.
 
 The dispatch model (``explorer.launch.dispatch``) and the measured run on a GPU
-(``explorer.launch.measured``, which reads each block's ``%smid`` and ``%globaltimer``) both end in
+(``explorer.launch_runs.measured``, which reads each block's ``%smid`` and ``%globaltimer``) both end in
 a ``Timeline``, so the figures a student compares (makespan, the tail, SMs idle while blocks were
 still waiting) are computed by the same code for both, and the view draws either.
 

@@ -444,7 +444,7 @@ def _parse_tiling(known: dict[str, Any], m: MemoryState) -> None:
     grid, the tick inside the block's steps)."""
     from explorer.memory.tiling import MatmulShape
     from explorer.memory.tiling_session import TILE_MAX, TILE_MIN
-    from explorer.memory.tiling_steps import MAX_STEPPER_DIM, Timeline
+    from explorer.memory.tiling_steps import MAX_STEPPER_DIM, BlockTicks
 
     m.rows = _memory_whole(known, "rows", m.rows, 1, MAX_STEPPER_DIM, "M, rows of A and C")
     m.cols = _memory_whole(known, "cols", m.cols, 1, MAX_STEPPER_DIM, "N, columns of B and C")
@@ -454,7 +454,7 @@ def _parse_tiling(known: dict[str, Any], m: MemoryState) -> None:
     gx, gy = shape.grid
     m.block_x = _memory_whole(known, "block_x", m.block_x, 0, gx - 1, "the block's column in the grid")
     m.block_y = _memory_whole(known, "block_y", m.block_y, 0, gy - 1, "the block's row in the grid")
-    steps = len(Timeline(shape, m.block_x, m.block_y))
+    steps = len(BlockTicks(shape, m.block_x, m.block_y))
     m.tick = _memory_whole(known, "tick", m.tick, 0, steps, "the stepper's position")
     m.gpu = _text(known.get("gpu", m.gpu), "gpu").strip() or m.gpu
     m.regs = _memory_whole(known, "regs", m.regs, 1, 255, "registers per thread")

@@ -84,6 +84,8 @@ from pathlib import Path
 from typing import Any, ClassVar, Literal
 
 from explorer.bench.results import BenchPoint
+from explorer.memory.session import BRANCH_KINDS as SESSION_BRANCH_KINDS
+from explorer.memory.session import MAX_ELEMENTS
 from explorer.panels import PANELS
 
 FORMAT_NAME = "device-explorer-lesson"
@@ -191,10 +193,10 @@ class DevicesState:
 
 MemoryView = Literal["coalescing", "banks", "divergence", "tiling", "kernel"]
 MEMORY_VIEWS: tuple[MemoryView, ...] = ("coalescing", "banks", "divergence", "tiling", "kernel")
-BRANCH_KINDS = ("mod", "lt", "warp", "random")
-#: the largest stride and offset (elements) the Memory page's fields take: past this a pattern
-#: only moves further apart, and a lesson step must be one the page can show
-MEMORY_MAX_ELEMENTS = 4096
+#: the conditions and the largest stride and offset (elements) the Memory page's fields take: a
+#: lesson step must be one the page's model (``explorer.memory.session``) accepts
+BRANCH_KINDS = SESSION_BRANCH_KINDS
+MEMORY_MAX_ELEMENTS = MAX_ELEMENTS
 
 
 @dataclass

@@ -9,18 +9,21 @@ one Python thread per CUDA thread, which is how they are checked on a machine wi
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from numba import float32
 
+from explorer.launch.schedule import blocks_for
 from explorer.memory.tiling import BENCH_TILES, NAIVE_BLOCK
 from explorer.numbacuda import cuda
 
-
-def _blocks(extent: int, side: int) -> int:
-    return (extent + side - 1) // side
+if TYPE_CHECKING:  # pragma: no cover
+    import numpy as np
+    from numba.cuda.cudadrv.devicearray import DeviceNDArray
 
 
 @cuda.jit
-def matmul_naive(a, b, c):
+def matmul_naive(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> None:
     """c = a @ b, one thread per element of c, every operand read from global memory."""
     col, row = cuda.grid(2)
     if row < c.shape[0] and col < c.shape[1]:
@@ -30,9 +33,9 @@ def matmul_naive(a, b, c):
         c[row, col] = acc
 
 
-def _make_tiled(tile: int):
+def _make_tiled(tile: int) -> Any:  # a numba CUDA dispatcher
     @cuda.jit
-    def matmul_tiled(a, b, c):
+    def matmul_tiled(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> None:
         """c = a @ b through T x T tiles of a and b in shared memory: each element of a tile is
         loaded from global memory once and read T times from shared memory. Elements outside a
         or b are stored as zeros, so ragged edges need no other care; every thread reaches both
@@ -68,15 +71,15 @@ def _make_tiled(tile: int):
 TILED = {t: _make_tiled(t) for t in BENCH_TILES}
 
 
-def launch_naive(a, b, c) -> tuple[int, int]:
+def launch_naive(a: DeviceNDArray, b: DeviceNDArray, c: DeviceNDArray) -> tuple[int, int]:
     """Launch in NAIVE_BLOCK x NAIVE_BLOCK blocks; returns the grid (x, y)."""
-    grid = (_blocks(c.shape[1], NAIVE_BLOCK), _blocks(c.shape[0], NAIVE_BLOCK))
+    grid = (blocks_for(c.shape[1], NAIVE_BLOCK), blocks_for(c.shape[0], NAIVE_BLOCK))
     matmul_naive[grid, (NAIVE_BLOCK, NAIVE_BLOCK)](a, b, c)
     return grid
 
 
-def launch_tiled(a, b, c, tile: int) -> tuple[int, int]:
+def launch_tiled(a: DeviceNDArray, b: DeviceNDArray, c: DeviceNDArray, tile: int) -> tuple[int, int]:
     """Launch the T x T tiled kernel (T one of BENCH_TILES); returns the grid (x, y)."""
-    grid = (_blocks(c.shape[1], tile), _blocks(c.shape[0], tile))
+    grid = (blocks_for(c.shape[1], tile), blocks_for(c.shape[0], tile))
     TILED[tile][grid, (tile, tile)](a, b, c)
     return grid

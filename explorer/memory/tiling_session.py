@@ -2,22 +2,30 @@
 
 A ``TilingSession`` owns the sizes, the tile side T, the block shown, the stepper's position and
 the GPU whose limits and roof the costs are read against; it derives the count model
-(``tiling.tiling_model``), the block's ticks (``tiling_steps.Timeline``), the cost of every T from
+(``tiling.tiling_model``), the block's ticks (``tiling_steps.BlockTicks``), the cost of every T from
 2 to 32 on that GPU (``tiling.tile_cost``: shared memory and occupancy through
-``explorer.launch.occupancy``) and where each T puts the kernel on that GPU's roofline. Every change
-is announced to the subscribers with what changed (napari's model/view split): the view redraws.
+``explorer.launch.occupancy``) and where each T puts the kernel on that GPU's roofline.
+
+Events (``session.events``, each an ``explorer.events.Event`` whose callbacks take no argument, as
+``LaunchSession``'s): ``shape`` (the sizes, T or the block shown changed: everything is derived
+again and the stepper is back at its start), ``position`` (the stepper moved) and ``device`` (the
+GPUs offered, the GPU chosen, the registers or the GPU's measured roof changed: the menu, the costs
+and the roofline). A view connects
+to the ones it draws and reads the session there.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
 from explorer.devices.limits import limits_for_device
-from explorer.devices.model import Device
+from explorer.devices.model import Device, Gpu
+from explorer.devices.names import best_match
 from explorer.devices.roofs import record_roof
 from explorer.errors import UserError
+from explorer.events import Event
 from explorer.memory.tiling import (
     MatmulShape,
     TileCost,
@@ -27,13 +35,14 @@ from explorer.memory.tiling import (
     tiled_counts,
     tiling_model,
 )
-from explorer.memory.tiling_steps import MAX_STEPPER_DIM, BlockState, Timeline
+from explorer.memory.tiling_steps import MAX_STEPPER_DIM, BlockState, BlockTicks
 from explorer.roofs.model import Ceiling, Roof
 
 #: the T slider's range: a 1 x 1 tile shares nothing, and 32 x 32 = 1024 threads is every GPU's most
 TILE_MIN, TILE_MAX = 2, 32
-TilingEvent = Literal["shape", "position", "device"]
 Bound = Literal["memory", "compute", ""]
+#: the GPU chosen first where none is present: the lab laptop the lessons use
+DEFAULT_GPU = "GTX 1650"
 
 
 @dataclass(frozen=True)
@@ -47,7 +56,18 @@ class RoofPoint:
     bound: Bound
 
 
+class TilingEvents:
+    """The session's events; see the module's docstring for when each is emitted."""
+
+    def __init__(self) -> None:
+        self.shape = Event("shape")
+        self.position = Event("position")
+        self.device = Event("device")
+
+
 class TilingSession:
+    """The Tiled matmul tab's model: sizes, T, the block, the stepper and the GPU (no Qt)."""
+
     def __init__(
         self,
         shape: MatmulShape | None = None,
@@ -58,28 +78,19 @@ class TilingSession:
         #: a device's roof: the window's roof book (so this roofline and the Benchmarks one are the
         #: same roof, measured ceilings included), else built from the record and the store
         self._roof_of = roof_of
-        self._subscribers: list[Callable[[TilingEvent], None]] = []
+        self.events = TilingEvents()
         self._shape = shape or MatmulShape(64, 64, 64, 8)
         self._check_shape(self._shape)
         self._block = (0, 0)
         self._position = 0
         self._device: Device | None = None
+        self._gpus: tuple[Gpu, ...] = ()
         self._regs = regs
         self._costs: tuple[TileCost, ...] = ()
         self._roof: Roof | None = None
         self._roof_missing = "no GPU chosen"
         self._derive_shape()
         self.set_device(device, announce=False)
-
-    # --- events ----------------------------------------------------------------------------------
-    def subscribe(self, callback: Callable[[TilingEvent], None]) -> Callable[[], None]:
-        """Call ``callback(event)`` after every change; returns the function that unsubscribes."""
-        self._subscribers.append(callback)
-        return lambda: self._subscribers.remove(callback) if callback in self._subscribers else None
-
-    def _emit(self, event: TilingEvent) -> None:
-        for callback in list(self._subscribers):
-            callback(event)
 
     # --- what the page shows ---------------------------------------------------------------------
     @property
@@ -99,6 +110,11 @@ class TilingSession:
         return self._device
 
     @property
+    def gpus(self) -> tuple[Gpu, ...]:
+        """The GPUs the costs may be read on (``offer``), in the menu's order."""
+        return self._gpus
+
+    @property
     def regs(self) -> int:
         return self._regs
 
@@ -107,7 +123,7 @@ class TilingSession:
         return self._model
 
     @property
-    def timeline(self) -> Timeline:
+    def timeline(self) -> BlockTicks:
         return self._timeline
 
     @property
@@ -180,10 +196,12 @@ class TilingSession:
     def set_block(self, bx: int, by: int) -> None:
         """Show block (bx, by); the stepper starts again at its first tick."""
         self._shape.block_extent(bx, by)
+        if (bx, by) == self._block and self._position == 0:
+            return
         self._block = (bx, by)
-        self._timeline = Timeline(self._shape, bx, by)
+        self._timeline = BlockTicks(self._shape, bx, by)
         self._position = 0
-        self._emit("shape")
+        self.events.shape.emit()
 
     def last_block(self) -> tuple[int, int]:
         """The bottom-right block: the raggedest one when T does not divide M or N."""
@@ -194,7 +212,7 @@ class TilingSession:
         position = max(0, min(len(self._timeline), position))
         if position != self._position:
             self._position = position
-            self._emit("position")
+            self.events.position.emit()
 
     def step(self, ticks: int = 1) -> None:
         self.seek(self._position + ticks)
@@ -216,21 +234,57 @@ class TilingSession:
     def roofs_changed(self) -> None:
         """The device's ceilings were measured again: its roof is read anew."""
         self._derive_device()
-        self._emit("device")
+        self.events.device.emit()
 
     def set_device(self, device: Device | None, *, announce: bool = True) -> None:
         """Read the costs and the roof against ``device`` (a GPU or a catalog GPU; None: none)."""
+        if device == self._device and announce:
+            return
         self._device = device
         self._derive_device()
         if announce:
-            self._emit("device")
+            self.events.device.emit()
+
+    def offer(self, gpus: Sequence[Gpu], choose: str = "") -> None:
+        """The GPUs to offer (present ones first, then catalog sheets). Keeps the one chosen where
+        it is still offered, else takes ``choose`` (a key), else the first present GPU, else the
+        lessons' GTX 1650, else the first one."""
+        offered = tuple(gpus)
+        keys = [g.key for g in offered]
+        want = choose or (self._device.key if self._device is not None else "")
+        if want not in keys:
+            present = [g.key for g in offered if g.present]
+            fallback = best_match(DEFAULT_GPU, list(offered))
+            want = present[0] if present else (fallback[0].key if fallback else (keys[0] if keys else ""))
+        chosen = next((g for g in offered if g.key == want), None)
+        if offered == self._gpus and chosen == self._device:
+            return
+        self._gpus = offered
+        self._device = chosen
+        self._derive_device()
+        self.events.device.emit()
+
+    def choose_gpu(self, query: str) -> None:
+        """Read the costs on the offered GPU ``query`` names (a name or part of one, as
+        ``launch --device`` takes it); one line when it names none or several."""
+        found = best_match(query, list(self._gpus))
+        if len(found) != 1:
+            what = (
+                "not among this machine's GPUs or the catalog"
+                if not found
+                else "more than one GPU; give more of its name"
+            )
+            raise UserError(f"gpu {query!r} is {what}")
+        self.set_device(found[0])
 
     def set_regs(self, regs: int) -> None:
         if not 1 <= regs <= 255:
             raise UserError(f"registers per thread is {regs}; it must be 1 to 255")
+        if regs == self._regs:
+            return
         self._regs = regs
         self._derive_device()
-        self._emit("device")
+        self.events.device.emit()
 
     # --- derived ---------------------------------------------------------------------------------
     @staticmethod
@@ -243,9 +297,11 @@ class TilingSession:
 
     def _set_shape(self, shape: MatmulShape) -> None:
         self._check_shape(shape)
+        if shape == self._shape:
+            return
         self._shape = shape
         self._derive_shape()
-        self._emit("shape")
+        self.events.shape.emit()
 
     def _derive_shape(self) -> None:
         s = self._shape
@@ -253,7 +309,7 @@ class TilingSession:
         bx, by = self._block
         self._block = (min(bx, gx - 1), min(by, gy - 1))
         self._model = tiling_model(s)
-        self._timeline = Timeline(s, *self._block)
+        self._timeline = BlockTicks(s, *self._block)
         self._position = 0
 
     def _derive_device(self) -> None:

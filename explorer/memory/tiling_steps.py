@@ -16,6 +16,7 @@ Everything here is exact integer arithmetic over at most 32 threads per tick.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, fields
 from typing import Literal
 
@@ -76,7 +77,7 @@ class BlockState:
     grid: Counters
 
 
-class Timeline:
+class BlockTicks:
     """The ticks of block (bx, by) of ``shape`` and the counters after each."""
 
     def __init__(self, shape: MatmulShape, bx: int = 0, by: int = 0) -> None:
@@ -215,7 +216,7 @@ class Timeline:
             self.grid_counters(position),
         )
 
-    def _compute_done(self, position: int):
+    def _compute_done(self, position: int) -> Callable[[int], int]:
         """thread -> phases whose multiply-adds it has done after ``position`` ticks."""
         per_warp = [0] * self.warps
         for tick in self.ticks[:position]:

@@ -6,12 +6,13 @@ from explorer import words
 from explorer.launch.occupancy import RESOURCE_NAMES
 from explorer.memory.tiling import FLOAT32_BYTES, KernelCounts, TileCost, TileRead, TilingModel
 from explorer.memory.tiling_session import RoofPoint
-from explorer.memory.tiling_steps import BlockState, Counters, Timeline
+from explorer.memory.tiling_steps import BlockState, BlockTicks, Counters
 from explorer.roofs.model import Ceiling, Roof
 from explorer.words import percent
 
 
-def count(n: int) -> str:
+def grouped(n: int) -> str:
+    """ "1,048,576": a whole number with its thousands grouped, as every count on the stepper reads."""
     return f"{n:,}"
 
 
@@ -41,9 +42,9 @@ def summary(model: TilingModel) -> str:
     """The counts behind the headline, in one sentence."""
     t, n = model.tiled, model.naive
     return (
-        f"{count(t.global_loads)} global loads instead of {count(n.global_loads)}; "
+        f"{grouped(t.global_loads)} global loads instead of {grouped(n.global_loads)}; "
         f"{intensity_text(t.intensity_flop_per_byte)} FLOP per byte of global traffic instead of "
-        f"{intensity_text(n.intensity_flop_per_byte)}; {count(t.shared_bytes_per_block)} bytes of shared memory "
+        f"{intensity_text(n.intensity_flop_per_byte)}; {grouped(t.shared_bytes_per_block)} bytes of shared memory "
         "per block"
     )
 
@@ -66,7 +67,7 @@ def count_table(model: TilingModel) -> list[str]:
     head = f"tiled (T = {model.shape.tile})"
     lines = [f"{'':<30}{head:>18}{'naive':>18}"]
     for label, attr in ROWS:
-        lines.append(f"{label:<30}{count(getattr(t, attr)):>18}{count(getattr(n, attr)):>18}")
+        lines.append(f"{label:<30}{grouped(getattr(t, attr)):>18}{grouped(getattr(n, attr)):>18}")
     lines.append(
         f"{'FLOP per byte of global traffic':<30}{intensity_text(t.intensity_flop_per_byte):>18}"
         f"{intensity_text(n.intensity_flop_per_byte):>18}"
@@ -82,7 +83,7 @@ def read_line(r: TileRead) -> str:
         else "each lane reads its own word"
     )
     return (
-        f"{r.expression}: {kind}; {share}; {count(r.requests)} warp requests per phase take "
+        f"{r.expression}: {kind}; {share}; {grouped(r.requests)} warp requests per phase take "
         f"{words.count(r.wavefronts, 'wavefront')}"
     )
 
@@ -96,14 +97,14 @@ def notes(model: TilingModel) -> list[str]:
     if not s.divisible:
         out.append(
             f"T = {s.tile} does not divide every size: edge blocks load zeros for elements outside A and B "
-            f"(no global load) and {count(model.tiled.executed_flops - model.tiled.flops)} of the "
-            f"{count(model.tiled.executed_flops)} FLOPs issued multiply those zeros"
+            f"(no global load) and {grouped(model.tiled.executed_flops - model.tiled.flops)} of the "
+            f"{grouped(model.tiled.executed_flops)} FLOPs issued multiply those zeros"
         )
     return out
 
 
 def cost_line(c: TileCost) -> str:
-    head = f"T = {c.tile}: {c.threads_per_block} threads, {count(c.shared_bytes_per_block)} B of shared memory per block"
+    head = f"T = {c.tile}: {c.threads_per_block} threads, {grouped(c.shared_bytes_per_block)} B of shared memory per block"
     if c.occupancy is None:
         return f"{head}; cannot launch: {c.refused}"
     o = c.occupancy
@@ -147,7 +148,7 @@ def naive_counter(k: KernelCounts, attr: str) -> int:
     return k.barriers if attr == "barriers" else int(getattr(k, attr))
 
 
-def step_caption(timeline: Timeline, state: BlockState) -> str:
+def step_caption(timeline: BlockTicks, state: BlockState) -> str:
     """What the tick just taken did, in words."""
     s = timeline.shape
     t = s.tile

@@ -24,6 +24,7 @@ from explorer.devices.limits import ArchLimits, limits_for_cc, parse_cc
 from explorer.errors import UserError
 from explorer.events import Event
 from explorer.launch.occupancy import occupancy
+from explorer.memory.session import BankModel, CoalescingModel, DivergenceModel
 from explorer.quiz.answers import CONFIDENCES, record
 from explorer.quiz.model import Grade, Question, grade
 from explorer.quiz.topics import TOPICS, fixed_question
@@ -202,6 +203,35 @@ def divergence_params(block: int, kind: str, k: int) -> dict[str, Any]:
     if kind == "random":
         raise UserError("a random branch has no exact answer to predict; choose another condition")
     return {"block": block, "kind": kind, "k": k}
+
+
+def memory_params(model: CoalescingModel | BankModel | DivergenceModel) -> tuple[dict[str, Any] | None, str]:
+    """A Memory tab's picture, as its model holds it, as a question's parameters; or None and the
+    one line why no question can be asked about it (a branch the model refused, a random one)."""
+    if isinstance(model, CoalescingModel):
+        c = model.result
+        return coalescing_params(*c.inputs.numbers, warp=c.warp), ""
+    if isinstance(model, BankModel):
+        return banks_params(*model.result.modelled.numbers), ""
+    d = model.result
+    if d.problem:
+        return None, d.problem
+    try:
+        return divergence_params(d.inputs.block, d.inputs.kind, d.inputs.k), ""
+    except UserError as exc:  # a random branch: the picture shows, and the strip says why
+        return None, str(exc)
+
+
+def follow_memory(predict: PagePredict, model: CoalescingModel | BankModel | DivergenceModel) -> None:
+    """Keep ``predict`` asking about what ``model`` (a tab of ``explorer.memory.session``) shows:
+    now, and every time its result changes."""
+
+    def show() -> None:
+        params, why_not = memory_params(model)
+        predict.show(params, why_not)
+
+    model.changed.connect(show)
+    show()
 
 
 def tiling_params(m: int, n: int, k: int, tile: int) -> dict[str, Any]:

@@ -49,7 +49,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import IO
 
-from explorer.agent.protocol import MAX_LINE_BYTES, Event, encode
+from explorer.agent.protocol import MAX_LINE_BYTES, AgentEvent, encode
 from explorer.agent.serve import GUARD_ENV
 from explorer.remote.slurm import ACTIVE, JobState, parse_scontrol, parse_squeue
 from explorer.schema import SchemaError, loads
@@ -149,7 +149,7 @@ class Guard:
 
     # --- talking to the client --------------------------------------------------------------
     def send(self, state: JobState) -> None:
-        self._write(encode(Event(0, state.to_event())))
+        self._write(encode(AgentEvent(0, state.to_event())))
 
     def _write(self, data: bytes) -> None:
         with self._out_lock:
@@ -296,7 +296,9 @@ class Guard:
 
         for name in ("SIGTERM", "SIGHUP", "SIGINT"):
             signal.signal(getattr(signal, name), stop)
-        self._write(encode(Event(0, {"guard": {"job_name": self.own_name, "heartbeat_s": self.heartbeat_s}})))
+        self._write(
+            encode(AgentEvent(0, {"guard": {"job_name": self.own_name, "heartbeat_s": self.heartbeat_s}}))
+        )
         child_env = dict(os.environ)
         child_env["SLURM_JOB_NAME"] = self.job_name  # srun's -J, unless the launcher names one
         child_env[GUARD_ENV] = self.own_name  # the agent's hello says a guard started it

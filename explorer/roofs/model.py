@@ -25,6 +25,7 @@ import math
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Literal
 
+from explorer.roofs.latency import LatencyLadder
 from explorer.schema import SchemaError, check_fields, check_range, field_label, show
 from explorer.units import binary_bytes, number_text
 from explorer.words import on_host
@@ -257,6 +258,8 @@ class Roof:
     #: all of the last-level cache, bytes: a working set well past it streams from DRAM, which
     #: no point may then beat its theoretical bandwidth
     llc_bytes: int | None = None
+    #: a GPU's measured load latencies (pointer-chase ladder), stored with its ceilings
+    latency: LatencyLadder | None = None
 
     @property
     def key(self) -> RoofKey:
@@ -362,6 +365,7 @@ class Roof:
             "boost_peak_gflops": self.boost_peak_gflops,
             "boost_peak_basis": self.boost_peak_basis,
             "llc_bytes": self.llc_bytes,
+            "latency": self.latency.to_dict() if self.latency is not None else None,
         }
 
     @classmethod
@@ -398,7 +402,19 @@ class Roof:
             boost_peak_gflops=_number(data.get("boost_peak_gflops"), MAX_RATE),
             boost_peak_basis=_text(data.get("boost_peak_basis"), MAX_BASIS_CHARS),
             llc_bytes=_whole(data.get("llc_bytes"), MAX_WORKING_SET_BYTES),
+            latency=_ladder(data.get("latency")),
         )
+
+
+def _ladder(data: Any) -> LatencyLadder | None:
+    """A roof's latency ladder from its JSON form, or None where it is absent or does not check out
+    (a roof is drawn from what is valid)."""
+    if data is None:
+        return None
+    try:
+        return LatencyLadder.from_dict(data)
+    except (ValueError, TypeError):
+        return None
 
 
 def _text(value: Any, limit: int) -> str:

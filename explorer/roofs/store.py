@@ -31,6 +31,7 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
+from explorer.roofs.latency import LatencyLadder
 from explorer.roofs.model import MAX_TIMESTAMP, Ceiling
 from explorer.schema import SchemaError, check_fields, check_range, field_label, show
 from explorer.statefile import load_json, save_json
@@ -70,6 +71,9 @@ class MeasuredRoof:
     #: exceed, and the working set they ran over (bytes); empty in files stored before them
     streams_gbps: dict[str, float] = field(default_factory=dict)
     streams_bytes: int | None = None
+    #: a GPU's pointer-chase latency ladder (``explorer.roofs.latency``); None where none was
+    #: measured, and in files stored before it
+    latency: LatencyLadder | None = None
 
     @property
     def quiet(self) -> bool:
@@ -85,6 +89,7 @@ class MeasuredRoof:
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
         data["ceilings"] = [c.to_dict() for c in self.ceilings]
+        data["latency"] = self.latency.to_dict() if self.latency is not None else None
         data["quiet"] = self.quiet
         return data
 
@@ -94,7 +99,7 @@ class MeasuredRoof:
         if not isinstance(data, dict):
             raise SchemaError(f"{where or 'an entry'} is {show(data)}, not an object of named values")
         rows = data.get("ceilings", [])
-        kwargs = check_fields(cls, {k: v for k, v in data.items() if k != "ceilings"}, where)
+        kwargs = check_fields(cls, {k: v for k, v in data.items() if k not in ("ceilings", "latency")}, where)
         check_range(kwargs["measured_at"], field_label(where, "measured_at"), 0, MAX_TIMESTAMP)
         check_range(kwargs.get("clock_ghz"), field_label(where, "clock_ghz"), 0.01, MAX_CLOCK_GHZ)
         check_range(kwargs.get("clock_threads"), field_label(where, "clock_threads"), 1, 1 << 20)
@@ -110,6 +115,10 @@ class MeasuredRoof:
         kwargs["ceilings"] = [
             Ceiling.from_dict(row, where=f"{where or 'entry'}'s ceiling {i}") for i, row in enumerate(rows, 1)
         ]
+        if data.get("latency") is not None:
+            kwargs["latency"] = LatencyLadder.from_dict(
+                data["latency"], f"{where or 'entry'}'s latency ladder"
+            )
         return cls(**kwargs)
 
 

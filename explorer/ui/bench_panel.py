@@ -1,15 +1,18 @@
 """The Benchmarks panel: choose a workload, run it on the CPU and present GPUs, watch points arrive.
 
-The engine (``explorer.bench``) measures; this panel only shows. A run streams from a worker
-process through a background thread (``explorer.ui.bench.stream``), so the window stays
-responsive, Stop takes effect at once, and a crashed worker becomes a red row, not a dialog.
+The engine (``explorer.bench``) measures; the page's state (the shown workload, the run under way,
+its results, the bar, the error line, the lesson's recording) is a Qt-free ``BenchSession``
+(``explorer.bench.session``), and this panel only shows it. The session decides whether a run may
+start; the panel then streams it from a worker process through a background thread
+(``explorer.ui.bench.stream``) and hands every point, count and wait back to the session, so the
+window stays responsive, Stop takes effect at once, and a crashed worker becomes a red row.
 """
 
 from __future__ import annotations
 
 import logging
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QCoreApplication, QEvent, QTimer, Signal
 from PySide6.QtWidgets import (
@@ -25,26 +28,32 @@ from PySide6.QtWidgets import (
 )
 
 from explorer.bench import export
-from explorer.bench.fmt import eta_text
-from explorer.bench.run_results import RunResults
+from explorer.bench.results import BenchPoint
+from explorer.bench.runner import BenchPlan, Progress, Waiting
+from explorer.bench.session import BenchSession, Recording
 from explorer.errors import UserError
 from explorer.inputs import parse_sizes
-from explorer.lessons.model import BenchState, PanelState
+from explorer.lessons.model import BenchState, PanelState, Recorded
 from explorer.ui.bench.bandwidth_view import BandwidthPlot
 from explorer.ui.bench.controls import BenchControls
 from explorer.ui.bench.export import export_png
+from explorer.ui.bench.latency_view import LatencyView
 from explorer.ui.bench.plot import BenchPlot
 from explorer.ui.bench.results_area import ResultsArea
 from explorer.ui.bench.roof_views import RoofViews
 from explorer.ui.bench.roofline_view import RooflinePlot
 from explorer.ui.bench.stream import RunStream
 from explorer.ui.bench.table import ResultsTable
+from explorer.ui.context import AppContext
 from explorer.ui.guard import qt_guard
 from explorer.ui.panel import ExportFormat, Panel
 from explorer.ui.sidepanel import SidePanel, fit_side_panels
 from explorer.ui.theme import Theme, px, text_scale_pct
 from explorer.ui.widgets import SCROLL_ALLOWED, size_by_shown_tab
-from explorer.words import count, on_host
+from explorer.words import on_host
+
+if TYPE_CHECKING:
+    from explorer.bench.run_results import RunResults
 
 log = logging.getLogger(__name__)
 
@@ -65,17 +74,13 @@ class BenchPanel(Panel):
     #: emitted when a run ends (finished, stopped or failed), after the last point is shown
     run_finished = Signal()
 
-    def __init__(self, context: Any, parent: QWidget | None = None) -> None:
+    def __init__(self, context: AppContext, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self._context = context
         self._stream: RunStream | None = None
-        self._total = 0
-        #: the plan of the last run started here: what Resume measures the rest of
-        self._last_plan: Any = None
         self._plot_pending = False
-        #: the lesson step's recorded results (``explorer.lessons.model.Recorded``), drawn beside
-        #: the run's while their workload is the one shown
-        self._recorded: Any = None
+        #: the page's state: what is shown, the run under way, its results, bar and error line
+        self.session = BenchSession(tell=context.add_notice)
 
         self.controls = BenchControls(context)
         self.plot = BenchPlot()
@@ -85,11 +90,12 @@ class BenchPanel(Panel):
         self.plot_tabs.addTab(self.plot, "Measurements")
         self.plot_tabs.addTab(self.roofline, "Roofline")
         self.plot_tabs.addTab(self.bandwidth, "Bandwidth")
+        self.latency = LatencyView()
+        self.plot_tabs.addTab(self.latency, "Latency")
         size_by_shown_tab(self.plot_tabs)  # the roofline's least height counts where it is shown
-        #: the points of one run per workload, with their roofs; the table and plots show the chosen one's
-        self.results = RunResults()
-        self.roofs = RoofViews(context, self.results, self.roofline, self.bandwidth, self)
-        self.roofs.points_changed.connect(lambda: self._workload_shown(force=True))
+        self.roofs = RoofViews(
+            context, self.session, self.roofline, self.bandwidth, self, latency=self.latency
+        )
         self.table = ResultsTable(self.results)
         self.progress_bar = QProgressBar()
         self.progress_bar.setTextVisible(True)
@@ -155,107 +161,93 @@ class BenchPanel(Panel):
         self.controls.start_requested.connect(self.start)
         self.controls.stop_requested.connect(self.stop)
         self.resume_button.clicked.connect(self.resume)
-        self.controls.workload_combo.currentIndexChanged.connect(lambda _i: self._workload_shown())
+        self.controls.workload_combo.currentIndexChanged.connect(lambda _i: self._workload_chosen())
         self.controls.sizes_edit.textChanged.connect(lambda _t: self._show_planned_sizes())
         context.discovery_changed.connect(lambda _d: self.roofs.devices_found())
         self.roofs.devices_found()
         writers = {"CSV": self.export_csv, "JSON": self.export_json, "PNG": self.export_png}
         self.splitter.export_clicked.connect(lambda name, f: self._export_via_dialog(name, f, writers[name]))
-        self._workload_shown()
+        events = self.session.events
+        events.shown.connect(self._show_run)
+        events.point.connect(self._point_added)
+        events.run.connect(self._run_changed)
+        events.progress.connect(self._show_progress)
+        events.message.connect(self._show_error)
+        events.recorded.connect(self._draw_recorded)
+        events.resume.connect(self._show_resume)
+        self._workload_chosen()
         self._restore_last()
         self.apply_text_scale(text_scale_pct())  # the window calls it again on every change
 
     # --- public API -------------------------------------------------------------------
     @property
-    def points(self) -> list[Any]:
+    def results(self) -> RunResults:
+        """The points of one run per workload, with their roofs (the session's)."""
+        return self.session.results
+
+    @property
+    def points(self) -> list[BenchPoint]:
         """The shown workload's run."""
-        return self.results.points
+        return self.session.points
 
     @property
     def running(self) -> bool:
-        return self._stream is not None
+        return self.session.running
 
     @property
-    def context(self) -> Any:
+    def context(self) -> AppContext:
         return self._context
 
     @property
     def total_points(self) -> int:
         """The points of the run under way, as the engine counted them (0 before it says)."""
-        return self._total
+        return self.session.total_points
 
     def start(self) -> bool:
         """Start the run the controls describe; ``False`` (reason shown inline) when it cannot."""
-        if self._stream is not None:
-            return False
-        if self.roofs.measure.running:  # a run beside it would disturb both: one at a time
-            self._show_message("the ceilings are being measured: wait for it, or stop it, first")
+        if self.running:
             return False
         plan = self.controls.build_plan()
         if plan is None:
             return False
-        return self._start_plan(plan, [])
+        if not self.session.start(plan, measuring=self.roofs.measure.running):
+            return False
+        self._stream_run(plan)
+        return True
 
     def resume(self) -> bool:
         """Measure the points the last run has no result for, keeping its finished ones; ``False``
         (reason shown inline) when there is no such run or nothing is left."""
-        if self._stream is not None or self._last_plan is None:
+        last = self.session.last_plan
+        if self.running or last is None:
             return False
-        from explorer.bench.resume import resume
-
-        try:
-            resumed = resume(self._last_plan, self.results.points_of(self._last_plan.workload))
-        except UserError as exc:
-            self._show_message(str(exc))
-            self._update_resume()
-            return False
-        if self.controls.workload.name != self._last_plan.workload:
+        if self.controls.workload.name != last.workload:
             try:  # the form shows the resumed run's workload again
-                self.controls.set_workload(self._last_plan.workload)
+                self.controls.set_workload(last.workload)
             except UserError:
                 pass  # a workload the form does not offer (the hidden test ones): the run still is
-        self._context.add_notice(resumed.unmatched)  # finished points no variant of today matches
-        return self._start_plan(resumed.plan, resumed.kept)
+        plan = self.session.resume(measuring=self.roofs.measure.running)
+        if plan is None:
+            return False
+        self._stream_run(plan)
+        return True
 
-    def _start_plan(self, plan: Any, kept: list[Any]) -> bool:
-        """Run ``plan``; ``kept`` are the points of the run it resumes (shown first, kept)."""
-        self._show_message(None)
-        self.results.start_run(plan.workload)
-        if kept:
-            self.results.set_run(plan.workload, kept)
-        if not plan.skip:
-            self._last_plan = plan
-        self.resume_button.hide()
-        self.table.results.reload()
-        self.exports_changed.emit()
-        self.plot.set_running(True)
-        self.plot.set_points([])
-        self.roofs.set_running(True)
-        self.roofs.refresh()
-        self._total = 0
-        self.progress_bar.setRange(0, 0)  # busy until the first progress record gives the total
-        self.progress_bar.setFormat(
-            f"connecting to {plan.remote.host} and starting the worker there…"
-            if plan.remote is not None
-            else "starting the worker process…"
-        )
-        self._show_titles(plan.remote.host if plan.remote is not None else "")
-        self.status_label.setText("")
+    def _stream_run(self, plan: BenchPlan) -> None:
+        """Run the plan the session started: the stream's every word goes back to the session."""
+        # each handler a method of this panel: the stream's signals come from its thread, and a
+        # QObject's own method as the receiver is what queues them onto the UI thread
         stream = RunStream(plan, self)
         stream.point.connect(self.add_point)
         stream.progress.connect(self._on_progress)
-        stream.failed.connect(self._show_message)
+        stream.failed.connect(self._on_failed)
         stream.waiting.connect(self.show_waiting)
         stream.roof.connect(lambda roof, workload=plan.workload: self.roofs.add_roof(roof, workload))
         stream.ended.connect(self._on_ended)
         self._stream = stream
-        self.controls.set_running(True)
         stream.start()
-        return True
 
     def stop(self) -> None:
-        if self._stream is not None:
-            self.progress_bar.setFormat("stopping…")
+        if self.session.stop() and self._stream is not None:
             self._stream.cancel()
 
     def lesson_state(self) -> BenchState:
@@ -279,21 +271,22 @@ class BenchPanel(Panel):
     def lesson_closed(self) -> None:
         self.show_recorded(None)
 
-    def show_recorded(self, recorded: Any) -> None:
-        """A lesson's recorded results (``Recorded``, or ``None`` to take them away): their own
-        dashed curves on the Measurements plot and their points under their own device's roofs on
-        the roofline, beside any run made here, while their workload is shown."""
-        self._recorded = recorded
-        self._draw_recorded()
+    def show_recorded(self, recorded: Recorded | None) -> None:
+        """A lesson's recorded results (or ``None`` to take them away): their own dashed curves on
+        the Measurements plot and their points under their own device's roofs on the roofline,
+        beside any run made here, while their workload is shown."""
+        self.session.set_recording(
+            Recording(recorded.device, recorded.date, tuple(recorded.points))
+            if recorded is not None
+            else None
+        )
 
     def _draw_recorded(self) -> None:
         from explorer.bench.compare import build_series
         from explorer.bench.judge import judged_roofs, recorded_device_name
 
-        rec = self._recorded
-        shown = self.results.shown
-        points = [p for p in rec.points if p.workload == shown and p.error is None] if rec is not None else []
-        mark = recorded_mark(rec, points) if points else ""
+        points = self.session.recorded_points()
+        mark = self.session.recorded_mark()
         series = build_series(points)
         for s in series:  # named apart from any run here, its peak under the recorded device's name
             s.variant = f"{s.variant} (recorded)"
@@ -315,7 +308,7 @@ class BenchPanel(Panel):
             stream.wait(timeout_s)
             QCoreApplication.sendPostedEvents(self, QEvent.Type.MetaCall)
             if self._stream is stream:  # the end is not in yet (the thread outlived the wait)
-                self._save_last()
+                self.session.save_last()
         self.roofs.shutdown()
 
     def apply_text_scale(self, percent: int) -> None:
@@ -419,17 +412,28 @@ class BenchPanel(Panel):
         self._refresh_plot()  # the last point drawn before the picture is taken
 
     # --- stream handlers (UI thread) ----------------------------------------------------
-    def set_run(self, points: list[Any]) -> None:
+    def set_run(self, points: list[BenchPoint]) -> None:
         """Replace the shown workload's run with ``points`` (all of that workload) and show it."""
-        self.results.set_run(self.results.shown, points)
-        self._workload_shown(force=True)
+        self.session.set_run(points)
 
-    def add_point(self, point: Any) -> None:
+    def add_point(self, point: BenchPoint) -> None:
         """One point of the run under way (the stream's handler, on the UI thread)."""
+        self.session.add_point(point)
+
+    def _on_progress(self, progress: Progress) -> None:
+        self.session.progress(progress)
+
+    def _on_failed(self, text: str) -> None:
+        self.session.fail(text)
+
+    def show_waiting(self, wait: Waiting) -> None:
+        """What the run waits for (another run's turn on the GPU, its Slurm job's state), as the
+        engine said it: the session words the bar and the line under it."""
+        self.session.wait(wait)
+
+    def _point_added(self) -> None:
         # The table row now, the plot on the next turn of the event loop: two short steps
         # instead of one long one, and points arriving together are drawn once.
-        if not self.results.add(point):
-            return  # a late point of a run whose workload is no longer shown: kept, not drawn
         self.table.results.point_added()
         if len(self.points) == 1:
             self.exports_changed.emit()
@@ -442,101 +446,65 @@ class BenchPanel(Panel):
         self.plot.set_points(self.points)
         self.roofs.refresh()
 
-    def show_waiting(self, wait: Any) -> None:
-        """What the run waits for (another run's turn on the GPU: who, since when, the place in
-        line; or its Slurm job's state and reason), as the engine said it, on the progress bar
-        until the next point or progress record replaces it: the few words on the bar, the whole
-        sentence beside it and on hover."""
-        self.progress_bar.setFormat(wait.short)
-        self.progress_bar.setToolTip(wait.message)
-        self.status_label.setText("")
-        self.wait_label.setText(wait.message)
-        self.wait_label.show()
-
-    def _on_progress(self, progress: Any) -> None:
-        self._total = progress.total
-        self.progress_bar.setRange(0, max(progress.total, 1))
-        self.progress_bar.setValue(progress.done)
-        self.progress_bar.setFormat(f"{progress.done} / {progress.total} points")
-        self.progress_bar.setToolTip("")
-        if progress.done:  # a point came: whatever the run waited for is over
-            self.wait_label.hide()
-        self.status_label.setText(eta_text(progress.eta_s))
+    def _show_progress(self) -> None:
+        """The bar, the time left beside it and the wait under it, as the session words them."""
+        bar = self.session.bar
+        self.progress_bar.setRange(0, bar.maximum)
+        self.progress_bar.setValue(bar.value)
+        self.progress_bar.setFormat(bar.text)
+        self.progress_bar.setToolTip(bar.tooltip)
+        self.status_label.setText(self.session.eta)
+        wait = self.session.wait_text
+        self.wait_label.setText(wait)
+        self.wait_label.setVisible(bool(wait))
 
     def _on_ended(self) -> None:
         stream, self._stream = self._stream, None
-        self.wait_label.hide()
-        self.progress_bar.setToolTip("")
-        self.controls.set_running(False)
-        self.plot.set_running(False)
-        self.roofs.set_running(False)
-        done = len(self.points)
-        if self.progress_bar.maximum() == 0:
-            self.progress_bar.setRange(0, max(self._total, 1))
-            self.progress_bar.setValue(min(done, max(self._total, 1)))
-        if stream is not None and stream.cancelled:
-            self.progress_bar.setFormat(f"stopped: {done} / {self._total or done} points")
-        else:
-            self.progress_bar.setFormat(f"done: {done} / {self._total or done} points")
-        self.status_label.setText("")
-        self._save_last()
-        self._update_resume()
-        errors = sum(1 for p in self.points if p.error)
-        noisy = self.results.noisy_count()
-        self._context.status_message.emit(
-            f"Benchmark {'stopped' if stream is not None and stream.cancelled else 'finished'}: "
-            f"{done} points"
-            + (f", {errors} with errors (see the red rows)" if errors else "")
-            + (f", {noisy} disturbed by other programs (tinted rows, hollow markers)" if noisy else "")
-        )
+        self.session.end()
         if stream is not None:
             stream.deleteLater()
+
+    def _run_changed(self) -> None:
+        """A run started, was asked to stop, or ended: the form locks or unlocks; an ended run is
+        said in the status bar."""
+        running = self.session.running
+        self.controls.set_running(running)
+        self.plot.set_running(running)
+        self.roofs.set_running(running)
+        if running:
+            return
+        self._context.say(self.session.summary())
         self.run_finished.emit()
+
+    def _show_resume(self) -> None:
+        """Resume is offered while the shown run is the last one started here and it left points."""
+        offer = self.session.resume_offer
+        self.resume_button.setVisible(offer.left > 0)
+        self.resume_button.setText(offer.text or "Resume")
+        self.resume_button.setToolTip(offer.tooltip)
 
     def resume_left(self) -> int:
         """How many points of the last run started here have no result (0: none, or no such run)."""
-        plan = self._last_plan
-        if plan is None or self.running:
-            return 0
-        from explorer.bench.resume import resume
+        return self.session.resume_left()
 
-        try:
-            return resume(plan, self.results.points_of(plan.workload)).left
-        except UserError:
-            return 0
+    def _workload_chosen(self) -> None:
+        """The form chose a workload: its own run is shown (or nothing yet), never another's."""
+        if not self.session.show(self.controls.workload.name):
+            self._show_titles(self._host_shown())
 
-    def _update_resume(self) -> None:
-        """Offer Resume while the shown run is the last one started here and it left points unmeasured."""
-        plan = self._last_plan
-        left = self.resume_left() if plan is not None and plan.workload == self.results.shown else 0
-        self.resume_button.setVisible(left > 0)
-        if left:
-            where = f" on {plan.remote.host}" if plan.remote is not None else ""
-            self.resume_button.setText(f"Resume ({left} left)")
-            self.resume_button.setToolTip(
-                f"Measure only what this run has left{where}: {count(left, 'point')} without a result "
-                "(error rows, points not reached); the finished points are kept"
-            )
-
-    def _workload_shown(self, force: bool = False) -> None:
-        """Show the chosen workload's own run (or nothing yet): never another workload's points."""
-        shown = self.results.show(self.controls.workload.name)
-        self._update_resume()
-        self._show_titles(next((p.host for p in self.points if p.host), ""))
-        if not shown and not force:
-            return
+    def _show_run(self) -> None:
+        """The shown run changed as a whole (another workload, a new or restored run)."""
+        self._show_titles(self._host_shown())
         self.table.results.reload()
         self.plot.set_points(self.points)
-        self.roofs.refresh()
-        self._draw_recorded()
         self.exports_changed.emit()
-        if not self.running:
-            done = len(self.points)
-            self.progress_bar.setRange(0, max(done, 1))
-            self.progress_bar.setValue(done)
-            self.progress_bar.setFormat(
-                f"{done} points from this workload's last run" if done else "no run of this workload yet"
-            )
+
+    def _host_shown(self) -> str:
+        """The machine the shown run measured on ("" for this one)."""
+        plan = self.session.plan
+        if plan is not None and plan.remote is not None and plan.workload == self.session.shown:
+            return plan.remote.host
+        return next((p.host for p in self.points if p.host), "")
 
     def _show_titles(self, host: str) -> None:
         """The plot's title names the workload and, for a run on a remote machine, the machine."""
@@ -555,38 +523,22 @@ class BenchPanel(Panel):
         self.plot.set_planned_sizes(list(sizes))
 
     # --- persistence and messages -----------------------------------------------------
-    def _save_last(self) -> None:
-        if not self.points:
-            return
-        try:
-            from explorer.bench.results import save_last
-
-            save_last(self.points, self.results.roofs_of())
-        except OSError as exc:
-            self._show_message(
-                f"could not keep these results for next time in {exc.filename or 'the data folder'}: "
-                f"{exc.strerror or exc}"
-            )
-        except ValueError as exc:  # a value JSON cannot hold (NaN): the old file stays
-            self._show_message(f"could not keep these results for next time: {exc}")
-
     def _restore_last(self) -> None:
-        workload, notice = self.results.restore_last()
-        self._context.add_notice(notice)
+        workload = self.session.restore_last()
         if workload is None:
             return
         try:
             self.controls.set_workload(workload)
         except UserError:
             return  # a workload this version no longer has: its run is kept, not shown
-        self._workload_shown(force=True)
-        done = len(self.points)
-        self.progress_bar.setRange(0, done)
-        self.progress_bar.setValue(done)
-        self.progress_bar.setFormat(f"last results: {done} points, measured {self.results.measured_words()}")
+        self.session.show_restored()
 
     def _show_message(self, text: str | None) -> None:
-        self.message_label.setText(text or "")
+        self.session.show_error(text or "")
+
+    def _show_error(self) -> None:
+        text = self.session.message
+        self.message_label.setText(text)
         self.message_label.setVisible(bool(text))
 
     def _export_via_dialog(self, what: str, filter_: str, write) -> None:
@@ -600,17 +552,4 @@ class BenchPanel(Panel):
             self._show_message(f"export failed: {exc}")
             return
         self._show_message(None)
-        self._context.status_message.emit(f"wrote {written}")
-
-
-def recorded_mark(recorded: Any, points: list[Any]) -> str:
-    """ "recorded on NVIDIA H100 80GB HBM3, 2026-11-26": the recording's device, short (the name
-    its GPU points carry, else its words up to the first bracket or comma), and its date."""
-    from explorer.bench.judge import recorded_device_name
-
-    gpus = list(dict.fromkeys(p.device for p in points if p.device != "cpu"))
-    if gpus:
-        device = recorded_device_name(points, gpus[0])
-    else:
-        device = recorded.device.split(" (", 1)[0].split(",", 1)[0].strip() or recorded.device
-    return f"recorded on {device}, {recorded.date}"
+        self._context.say(f"wrote {written}")

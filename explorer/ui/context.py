@@ -1,19 +1,27 @@
-"""State every panel shares: the devices found, and places to say things (status bar, notices).
+"""The window's Qt adapter of the app-wide model: the devices found, their roofs, notices, status.
 
-Panels subscribe to its signals (napari's model/view split): the main window owns one
-``AppContext`` and hands it to each panel's constructor as ``Panel(context, parent)``.
+The state lives in ``explorer.app_model.AppModel`` (Qt-free, tested without Qt); this adapter
+turns each of its events into a Qt signal carrying the new value, for the pages that connect to
+signals, and holds the one thing the model cannot: the remembered remote machines, whose
+connections are Qt objects. The main window owns one ``AppContext`` and hands it to each panel's
+constructor as ``Panel(context, parent)``; a panel changes app-wide state through its methods
+(``set_discovery``, ``add_notice``, ``say``, ``measured_again``), never by emitting a signal.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject, Signal
 
+from explorer.app_model import AppModel
 from explorer.devices.model import Device, Discovery, Gpu
 from explorer.devices.roofs import RoofBook
 
 if TYPE_CHECKING:
+    from explorer.bench.remeasure import Measured
+    from explorer.launch.occupancy_truth import PredictedOccupancy
     from explorer.roofs.model import Roof
     from explorer.ui.remote_hosts import RemoteHosts
 
@@ -29,24 +37,74 @@ class AppContext(QObject):
     #: this machine's ceilings were measured again (a list of ``explorer.bench.remeasure.Measured``):
     #: the Devices page and the roofline show the stored roofs anew
     roofs_measured = Signal(object)
+    #: a launch was run for real on this machine's GPU: its ``PredictedOccupancy``
+    #: (``explorer.launch.occupancy_truth``), which the Devices page's live view sets beside GPM's
+    occupancy_predicted = Signal(object)
 
-    def __init__(self, discovery: Discovery | None = None, parent: QObject | None = None) -> None:
+    def __init__(
+        self, discovery: Discovery | None = None, parent: QObject | None = None, model: AppModel | None = None
+    ) -> None:
         super().__init__(parent)
-        self.discovery: Discovery | None = discovery
-        #: every notice so far, so a window that connects later still shows them
-        self.notices: list[str] = []
+        self.model = model if model is not None else AppModel(discovery)
         self._remotes: RemoteHosts | None = None
-        #: this machine's roof per device, built once from its record and the stored ceilings and
-        #: shown by every page (the Devices page's ceilings, the roofline of a run that carries
-        #: none): rebuilt only when the devices are found anew, replaced when measured again
-        self.roofs = RoofBook()
-        self.roofs_measured.connect(self._measured)
+        events = self.model.events
+        events.discovery.connect(self._discovery_changed)
+        events.status.connect(self._status_said)
+        events.notice.connect(self._notice_added)
+        events.roofs.connect(self._roofs_measured)
+        events.occupancy.connect(self._occupancy_predicted)
+
+    # --- the model's state, read through ----------------------------------------------------
+    @property
+    def discovery(self) -> Discovery | None:
+        return self.model.discovery
+
+    @property
+    def notices(self) -> list[str]:
+        """Every notice so far, so a window that connects later still shows them."""
+        return self.model.notices
+
+    @property
+    def roofs(self) -> RoofBook:
+        """This machine's roof per device (``AppModel.roofs``)."""
+        return self.model.roofs
+
+    @property
+    def devices(self) -> list[Device]:
+        return self.model.devices
+
+    @property
+    def gpus(self) -> list[Gpu]:
+        """GPUs CUDA can use here first, then catalog GPUs (``AppModel.gpus``)."""
+        return self.model.gpus
+
+    def roof_of(self, device: Device) -> Roof:
+        return self.model.roof_of(device)
+
+    @property
+    def predictions(self) -> dict[str, PredictedOccupancy]:
+        """The predicted occupancy last run for real, per GPU key (``AppModel.predictions``)."""
+        return self.model.predictions
+
+    # --- changes, made in the model -----------------------------------------------------------
+    def set_discovery(self, discovery: Discovery) -> None:
+        self.model.set_discovery(discovery)
 
     def add_notice(self, text: str) -> None:
         """Tell the user something they must not miss; empty text is ignored."""
-        if text:
-            self.notices.append(text)
-            self.notice_added.emit(text)
+        self.model.add_notice(text)
+
+    def say(self, text: str) -> None:
+        """A short message for the status bar; empty text is ignored."""
+        self.model.say(text)
+
+    def measured_again(self, result: Sequence[Measured]) -> None:
+        """The ceilings were measured again: the book first, then every page hears it."""
+        self.model.measured_again(result)
+
+    def predict_occupancy(self, prediction: PredictedOccupancy) -> None:
+        """A launch ran for real on a GPU here: the model keeps it, the live views hear it."""
+        self.model.predict_occupancy(prediction)
 
     @property
     def remotes(self) -> RemoteHosts:
@@ -58,34 +116,18 @@ class AppContext(QObject):
             self.add_notice(self._remotes.notice)
         return self._remotes
 
-    def set_discovery(self, discovery: Discovery) -> None:
-        self.discovery = discovery
-        self.roofs.clear()  # new records: each roof is built again from them when next shown
-        self.discovery_changed.emit(discovery)
+    # --- the model's events as signals ----------------------------------------------------------
+    def _discovery_changed(self) -> None:
+        self.discovery_changed.emit(self.model.discovery)
 
-    def roof_of(self, device: Device) -> Roof:
-        """``device``'s roof from the book (built on first ask); what building it must tell the
-        user (a damaged store moved aside) is said once, as a notice."""
-        roof = self.roofs.roof(device)
-        self.add_notice(self.roofs.take_notice())
-        return roof
+    def _status_said(self) -> None:
+        self.status_message.emit(self.model.status)
 
-    def _measured(self, result: list[Any]) -> None:
-        """Ceilings measured again: each device's new roof stands from now on (connected first,
-        so every page that hears ``roofs_measured`` after this finds it in the book)."""
-        for measured in result:
-            if measured.roof is not None:
-                self.roofs.replace(measured.roof)
+    def _notice_added(self) -> None:
+        self.notice_added.emit(self.model.notices[-1])
 
-    @property
-    def devices(self) -> list[Device]:
-        return list(self.discovery.devices) if self.discovery else []
+    def _roofs_measured(self) -> None:
+        self.roofs_measured.emit(list(self.model.measured))
 
-    @property
-    def gpus(self) -> list[Gpu]:
-        """GPUs CUDA can use here first, then catalog GPUs: what the launch visualizer can choose from.
-
-        GPUs hidden by ``CUDA_VISIBLE_DEVICES`` are left out: no CUDA program here can launch on them.
-        """
-        usable: list[Gpu] = [d for d in self.devices if d.kind == "cuda" and d.usable]
-        return usable + [d for d in self.devices if d.kind == "catalog"]
+    def _occupancy_predicted(self) -> None:
+        self.occupancy_predicted.emit(self.model.last_prediction)

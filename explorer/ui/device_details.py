@@ -48,8 +48,12 @@ def compute_rows(d: Device) -> list[Row]:
         return [
             ("Model", fmt.text(d.name), "name"),
             ("Architecture", fmt.text(d.architecture) if d.architecture else None, "architecture"),
-            ("Physical cores", fmt.count(d.physical_cores) if d.physical_cores else None, "physical_cores"),
-            ("Logical threads", fmt.count(d.logical_cores) if d.logical_cores else None, "logical_cores"),
+            (
+                "Physical cores",
+                fmt.quantity(d.physical_cores) if d.physical_cores else None,
+                "physical_cores",
+            ),
+            ("Logical threads", fmt.quantity(d.logical_cores) if d.logical_cores else None, "logical_cores"),
             (
                 "Clock",
                 fmt.clocks(d.frequency_mhz, d.frequency_max_mhz),
@@ -86,10 +90,10 @@ def compute_rows(d: Device) -> list[Row]:
     current = d.clock_sm_mhz if d.kind == "cuda" else None
     base = d.clock_sm_base_mhz if d.kind == "catalog" else None
     rows += [
-        ("SMs (multiprocessors)", fmt.count(d.sm_count) if d.sm_count else None, "sm_count"),
+        ("SMs (multiprocessors)", fmt.quantity(d.sm_count) if d.sm_count else None, "sm_count"),
         (
             "CUDA cores per SM",
-            fmt.count(d.cuda_cores_per_sm) if d.cuda_cores_per_sm else None,
+            fmt.quantity(d.cuda_cores_per_sm) if d.cuda_cores_per_sm else None,
             "cuda_cores_per_sm",
         ),
         (
@@ -136,7 +140,7 @@ def memory_rows(d: Device) -> list[Row]:
     rows += [
         (
             "Bus width",
-            fmt.count(d.memory_bus_width_bits, "bit") if d.memory_bus_width_bits else None,
+            fmt.quantity(d.memory_bus_width_bits, "bit") if d.memory_bus_width_bits else None,
             "memory_bus_width_bits",
         ),
         (
@@ -159,19 +163,19 @@ def memory_rows(d: Device) -> list[Row]:
 
 # (label, ArchLimits field, formatter): the limits the launch visualizer and occupancy use
 _LIMIT_FIELDS: tuple[tuple[str, str, Callable[[Any], str]], ...] = (
-    ("Warp size", "warp_size", fmt.count),
-    ("Max threads per block", "max_threads_per_block", fmt.count),
-    ("Max threads per SM", "max_threads_per_sm", fmt.count),
-    ("Max warps per SM", "max_warps_per_sm", fmt.count),
-    ("Max blocks per SM", "max_blocks_per_sm", fmt.count),
+    ("Warp size", "warp_size", fmt.quantity),
+    ("Max threads per block", "max_threads_per_block", fmt.quantity),
+    ("Max threads per SM", "max_threads_per_sm", fmt.quantity),
+    ("Max warps per SM", "max_warps_per_sm", fmt.quantity),
+    ("Max blocks per SM", "max_blocks_per_sm", fmt.quantity),
     ("Max block size", "max_block_dim", fmt.dims),
     ("Max grid size", "max_grid_dim", fmt.dims),
     ("Shared memory per block", "max_smem_per_block_bytes", fmt.binary_bytes),
     ("… with opt-in", "max_smem_per_block_optin_bytes", fmt.binary_bytes),
     ("Shared memory per SM", "smem_per_sm_bytes", fmt.binary_bytes),
-    ("Registers per SM", "regs_per_sm", fmt.count),
-    ("Registers per block", "max_regs_per_block", fmt.count),
-    ("Registers per thread", "max_regs_per_thread", fmt.count),
+    ("Registers per SM", "regs_per_sm", fmt.quantity),
+    ("Registers per block", "max_regs_per_block", fmt.quantity),
+    ("Registers per thread", "max_regs_per_thread", fmt.quantity),
 )
 
 
@@ -207,7 +211,7 @@ def identity_rows(d: CudaGpu) -> list[tuple[str, str | None, str | None]]:
         pcie = now + top
     rows: list[tuple[str, str | None, str]] = [
         ("CUDA index", f"cuda:{d.index}" if d.index is not None else None, "index"),
-        ("NVML index", fmt.count(d.nvml_index) if d.nvml_index is not None else None, "nvml_index"),
+        ("NVML index", fmt.quantity(d.nvml_index) if d.nvml_index is not None else None, "nvml_index"),
         ("UUID", fmt.shorten_middle(d.uuid), "uuid"),
         ("PCI bus", d.pci_bus_id, "pci_bus_id"),
         ("Driver", d.driver_version, "driver_version"),

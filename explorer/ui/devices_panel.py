@@ -51,6 +51,7 @@ from explorer.ui.theme import Theme, current_theme
 from explorer.ui.widgets import Banner, set_role
 
 if TYPE_CHECKING:  # pragma: no cover
+    from explorer.launch.occupancy_truth import PredictedOccupancy
     from explorer.ui.live_plot import LiveView  # (imported when a GPU is shown)
 
 LOOKING = "Looking for devices…"
@@ -88,7 +89,7 @@ def _dot(colour: str, hollow: bool, size: int = 18) -> QIcon:
 def list_summary(device: Device) -> str:
     """The second line of a device's list entry."""
     if device.kind == "cpu":
-        cores = f"{fmt.count(device.physical_cores)} cores, {fmt.count(device.logical_cores)} threads"
+        cores = f"{fmt.quantity(device.physical_cores)} cores, {fmt.quantity(device.logical_cores)} threads"
         return f"CPU · {cores}"
     if device.kind == "cuda":
         parts = [f"cuda:{device.index}" if device.usable else "hidden from CUDA"]
@@ -133,6 +134,7 @@ class DevicesPanel(Panel):
         self.remote_page: QWidget | None = None
         self.roof_section: RoofSection | None = None
         context.roofs_measured.connect(self._roofs_measured)
+        context.occupancy_predicted.connect(self._occupancy_predicted)
 
         outer = QVBoxLayout(self)
         outer.setContentsMargins(16, 12, 16, 8)
@@ -375,7 +377,7 @@ class DevicesPanel(Panel):
                 f"{exc.strerror or exc}"
             )
             return
-        self.context.status_message.emit(f"{host.remote.label} removed from the remote machines")
+        self.context.say(f"{host.remote.label} removed from the remote machines")
 
     def device_keys(self) -> list[str]:
         """Keys of the devices listed, in list order (headers skipped)."""
@@ -437,7 +439,7 @@ class DevicesPanel(Panel):
         if device.kind == "cuda":
             from explorer.ui.live_plot import LiveView  # pyqtgraph loads only when a GPU is shown
 
-            live = LiveView(self.monitor, device)
+            live = LiveView(self.monitor, device, prediction=self.context.predictions.get(device.key))
         body = QWidget()
         body.setObjectName("detailsBody")
         layout = QVBoxLayout(body)
@@ -447,6 +449,11 @@ class DevicesPanel(Panel):
         self.live_view = live
         layout.addWidget(self.details)
         self.details_scroll.setWidget(body)  # deletes the previous details
+
+    def _occupancy_predicted(self, prediction: PredictedOccupancy) -> None:
+        """A launch ran for real on a GPU: its live view (when shown) sets its prediction beside GPM's."""
+        if self.live_view is not None and self._selected_remote is None:
+            self.live_view.set_prediction(prediction)
 
     def _roofs_measured(self, result: list[Any]) -> None:
         """This machine's ceilings were measured again: the CPU's record carries the new measured

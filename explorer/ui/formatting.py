@@ -14,7 +14,8 @@ from explorer.units import binary_bytes, trimmed
 NA = "n/a"
 
 
-def count(n: int | float | None, unit: str = "") -> str:
+def quantity(n: int | float | None, unit: str = "") -> str:
+    """ "1,024" or "384 bit" (a whole number grouped, else one decimal); "n/a" for an unknown one."""
     if n is None:
         return NA
     text = f"{int(n):,}" if float(n).is_integer() else f"{n:,.1f}"

@@ -15,6 +15,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QBoxLayout, QGridLayout, QGroupBox, QLabel, QVBoxLayout, QWidget
 
 from explorer.devices.model import CudaGpu, LiveReading
+from explorer.launch.occupancy_truth import PredictedOccupancy, occupancy_truth
 from explorer.ui import formatting as fmt
 from explorer.ui.live_monitor import HISTORY_SAMPLES, LiveHistory
 from explorer.ui.plot_text import TITLE_SHARE, axis_title, restyle
@@ -40,7 +41,7 @@ KEY_LINE_HEIGHT = 18
 
 
 @dataclass(frozen=True)
-class Series:
+class LiveCurve:
     """One curve: a LiveReading field and its name in the plot's legend."""
 
     field: str
@@ -57,7 +58,7 @@ class PlotSpec:
     title: str
     unit: str
     scale: float
-    series: tuple[Series, ...]
+    series: tuple[LiveCurve, ...]
     pens: tuple[int, ...]  # each curve's colour: an index into the theme's plot pens
     percent: bool = False
 
@@ -69,9 +70,9 @@ PLOTS = (
         "%",
         1.0,
         (
-            Series("utilization_gpu_pct", "utilization"),
-            Series("sm_activity_pct", "SM activity"),
-            Series("sm_occupancy_pct", "SM occupancy"),
+            LiveCurve("utilization_gpu_pct", "utilization"),
+            LiveCurve("sm_activity_pct", "SM activity"),
+            LiveCurve("sm_occupancy_pct", "SM occupancy"),
         ),
         (0, 2, 3),
         percent=True,
@@ -81,12 +82,12 @@ PLOTS = (
         "PCIe traffic",
         "GB/s",
         1e-9,
-        (Series("pcie_rx_bytes_per_s", "in (to GPU)"), Series("pcie_tx_bytes_per_s", "out")),
+        (LiveCurve("pcie_rx_bytes_per_s", "in (to GPU)"), LiveCurve("pcie_tx_bytes_per_s", "out")),
         (0, 1),
     ),
-    PlotSpec("memory", "Memory used", "GiB", 1 / _GIB, (Series("memory_used_bytes", "used"),), (1,)),
-    PlotSpec("temperature", "Temperature", "°C", 1.0, (Series("temperature_c", "temperature"),), (2,)),
-    PlotSpec("power", "Power draw", "W", 1.0, (Series("power_draw_w", "power"),), (3,)),
+    PlotSpec("memory", "Memory used", "GiB", 1 / _GIB, (LiveCurve("memory_used_bytes", "used"),), (1,)),
+    PlotSpec("temperature", "Temperature", "°C", 1.0, (LiveCurve("temperature_c", "temperature"),), (2,)),
+    PlotSpec("power", "Power draw", "W", 1.0, (LiveCurve("power_draw_w", "power"),), (3,)),
 )
 #: pen styles of a plot's first, second and third curve
 _STYLES = (Qt.PenStyle.SolidLine, Qt.PenStyle.DashLine, Qt.PenStyle.DotLine)
@@ -120,10 +121,19 @@ def _series(history: list[LiveReading], field: str, scale: float) -> tuple[list[
 
 
 class LiveView(QGroupBox):
-    def __init__(self, monitor: LiveHistory, device: CudaGpu, parent: QWidget | None = None) -> None:
+    def __init__(
+        self,
+        monitor: LiveHistory,
+        device: CudaGpu,
+        parent: QWidget | None = None,
+        prediction: PredictedOccupancy | None = None,
+    ) -> None:
         super().__init__("Live", parent)
         self.monitor = monitor
         self.device = device
+        #: the visualizer's launch last run for real on this GPU: its predicted occupancy is shown
+        #: beside GPM's, where the GPU has GPM
+        self.prediction: PredictedOccupancy | None = None
         layout = QVBoxLayout(self)
         layout.setSpacing(8)
         # the readings beside the plots where both fit, above them in a narrow window
@@ -184,6 +194,13 @@ class LiveView(QGroupBox):
         set_role(caption, "caption")
         layout.addWidget(caption)
         self.caption = caption
+        #: "predicted occupancy" of the launch run for real, against GPM's (hidden until one is run)
+        self.prediction_label = QLabel("")
+        self.prediction_label.setWordWrap(True)
+        self.prediction_label.setObjectName("predictedOccupancy")
+        self.prediction_label.hide()
+        layout.addWidget(self.prediction_label)
+        self.set_prediction(prediction)
 
         self.apply_theme(current_theme())
         self.apply_text_scale()
@@ -274,6 +291,7 @@ class LiveView(QGroupBox):
         history = self.monitor.history(self.device.key)
         if not history:
             return
+        self._show_prediction()
         if not self.monitor.note:
             self.status.hide()
         for spec in PLOTS:
@@ -315,6 +333,23 @@ class LiveView(QGroupBox):
                 "none at discovery" if "processes" not in self.device.unavailable else None,
                 self.device.unavailable.get("processes"),
             )
+
+    def set_prediction(self, prediction: PredictedOccupancy | None) -> None:
+        """Show the predicted occupancy of the visualizer's launch run for real on this GPU (one
+        of another GPU is not this view's)."""
+        if prediction is not None and prediction.device_key != self.device.key:
+            return
+        self.prediction = prediction
+        self._show_prediction()
+
+    def _show_prediction(self) -> None:
+        p = self.prediction
+        if p is None:
+            self.prediction_label.hide()
+            return
+        truth = occupancy_truth(p, self.monitor.history(self.device.key))
+        self.prediction_label.setText("Predicted occupancy: " + "\n".join(truth.lines()))
+        self.prediction_label.show()
 
     def _set(self, key: str, value: str, live: LiveReading) -> None:
         reason = live.unavailable.get(key)

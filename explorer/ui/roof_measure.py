@@ -89,7 +89,7 @@ class RoofMeasurer(QObject):
     def _ended(self, result: list[Any], _stopped: bool) -> None:
         self._job, self._thread = None, None
         if result:
-            self._context.roofs_measured.emit(result)
+            self._context.measured_again(result)
 
 
 def measurer(context: AppContext) -> RoofMeasurer:

@@ -47,7 +47,7 @@ PATH_MODULES = (
     "explorer.bench.wl_copies",
     "explorer.bench.wl_cnn",
     "explorer.bench.peaks",
-    "explorer.launch.realrun",
+    "explorer.launch_runs.realrun",
     "explorer.launch.schedule",
     "explorer.lessons.recording",
     "explorer.remote",

@@ -12,7 +12,7 @@ import pytest
 from explorer.acceptance.context import CheckContext, Sizes
 from explorer.acceptance.readme import README_FILE
 from explorer.acceptance.registry import CHECKS, CheckSpec
-from explorer.acceptance.runner import LOG_FILE, REPORT_JSON, REPORT_TEXT, Selection, run_acceptance
+from explorer.acceptance.runner import LOG_FILE, REPORT_JSON, REPORT_TEXT, CheckSelection, run_acceptance
 from explorer.errors import UserError
 from tests.acceptance import stubs
 
@@ -74,18 +74,18 @@ def test_only_skip_and_the_budget_leave_checks_out_with_the_reason(tmp_path):
         _spec("heavy", stubs.passes, expected_s=10_000),
     ]
     report = run_acceptance(
-        specs, _ctx(tmp_path), selection=Selection(skip=("second",)), budget_s=600, say=lambda _: None
+        specs, _ctx(tmp_path), selection=CheckSelection(skip=("second",)), budget_s=600, say=lambda _: None
     )
     statuses = {c.name: (c.status, c.summary) for c in report.checks}
     assert statuses["first"][0] == "pass"
     assert statuses["second"] == ("not run", "left out by --skip")
     assert statuses["heavy"][0] == "not run" and "run it alone with --only heavy" in statuses["heavy"][1]
     report = run_acceptance(
-        specs, _ctx(tmp_path), selection=Selection(only=("second",)), budget_s=600, say=lambda _: None
+        specs, _ctx(tmp_path), selection=CheckSelection(only=("second",)), budget_s=600, say=lambda _: None
     )
     assert [c.status for c in report.checks] == ["not run", "pass", "not run"]
     with pytest.raises(UserError, match="no check named nope"):
-        run_acceptance(specs, _ctx(tmp_path), selection=Selection(only=("nope",)), say=lambda _: None)
+        run_acceptance(specs, _ctx(tmp_path), selection=CheckSelection(only=("nope",)), say=lambda _: None)
 
 
 @pytest.mark.slow

@@ -14,11 +14,14 @@ SCRIPT = textwrap.dedent(
     """
     import json
     from explorer.bench import gpu_sweep
+    from explorer.devices.gpu_clock import ClockWatch
 
     out = {"checks": gpu_sweep.check_kernels(elements=1000, reps=2, blocks=2)}
-    result = gpu_sweep.sweep([32 * 1024, 64 * 1024], sm_count=1, samples=1, sample_bytes=64 * 1024)
+    watch = ClockWatch(lambda: 1500.0)  # a steady fake SM clock: held first, read after each launch
+    result = gpu_sweep.sweep([32 * 1024, 64 * 1024], sm_count=1, samples=1, sample_bytes=64 * 1024, watch=watch)
     out["sizes"] = result.ws_bytes
     out["gbps"] = result.gbps
+    out["clock"] = [len(watch.holds), watch.steady_mhz, watch.low_mhz, watch.note()]
     print("RESULT" + json.dumps(out))
     """
 )
@@ -31,6 +34,7 @@ def test_the_l2_and_dram_kernels_compute_what_they_should_on_the_simulator():
     assert out["sizes"] == [32 * 1024, 64 * 1024]
     for name in gpu_sweep.KERNELS:  # timed (meaningless on the simulator) and counted
         assert len(out["gbps"][name]) == 2 and all(g > 0 for g in out["gbps"][name])
+    assert out["clock"] == [1, 1500.0, 1500.0, ""]  # held once, before the first timed launch
 
 
 def test_the_gpu_sweep_spans_well_under_to_well_over_the_l2():

@@ -39,15 +39,16 @@ SCRIPT = textwrap.dedent(
     from explorer.bench.execute import PointSpec, run_point
     from explorer.bench.workloads import get_workload
 
-    def run(workload, key, size):
-        p, fatal = run_point(PointSpec(0, workload, "cuda:0", "cuda:0 " + key, key, size, repeats=2, budget_s=0.1), get_workload(workload))
+    def run(workload, key, size, warm=False):
+        p, fatal = run_point(PointSpec(0, workload, "cuda:0", "cuda:0 " + key, key, size, repeats=2, budget_s=0.1, warm_l2=warm), get_workload(workload))
         return {"error": p.error, "fatal": fatal, "median_s": p.median_s, "throughput": p.throughput,
                 "model": p.model, "model_estimate": p.model_estimate, "model_note": p.model_note,
-                "extra": dict(p.extra)}
+                "extra": dict(p.extra), "working_set": p.working_set_bytes, "gbps": p.gbps}
 
     out = {}
     for stride in (1, 3, 32):
         out[f"strided_{stride}"] = run("strided_copy", "numba_kernel", stride)
+    out["strided_3_warm"] = run("strided_copy", "numba_kernel", 3, warm=True)
     for key in ("naive", "padded"):
         out[key] = run("shared_transpose", key, 40)  # not a multiple of the tile: edges masked
     for key in ("divergent", "warp_aligned"):
@@ -78,10 +79,18 @@ def test_memory_workloads_on_the_simulator():
     for stride in (1, 3, 32):
         p = out[f"strided_{stride}"]
         assert p["extra"]["input_bytes"] == 400.0 * stride
+        assert p["extra"]["elements"] == 100.0 and p["working_set"] == 400.0 * (stride + 1)
+        assert p["gbps"] * p["median_s"] == pytest.approx(800e-9)  # 8 bytes an element, at every stride
+        assert p["extra"]["l2"] == "cold" and "before each sample" in p["extra"]["timing_method"]
         efficiency = strided_copy_model(stride).efficiency
         assert f"uses {round(efficiency * 100, 1):g}%" in p["model_note"]
         if p["model_estimate"] is not None:  # the simulator's GPU may have no known bandwidth
             assert p["model"].startswith("est. ")
+    warm = out["strided_3_warm"]
+    assert warm["error"] is None and warm["extra"]["l2"] == "warm" and "l2_flush_bytes" not in warm["extra"]
+    assert "L2 warm" in warm["extra"]["timing_method"]
+    assert out["naive"]["extra"]["l2"] == "cold" and out["padded"]["extra"]["l2"] == "cold"
+    assert "l2" not in out["divergent"]["extra"]  # compute-bound: no L2 switch
     assert (
         out["naive"]["model"] == "32-way bank conflict"
         and out["naive"]["extra"]["conflict_degree_model"] == 32

@@ -12,7 +12,7 @@ import pytest
 
 from explorer.bench import noise
 from explorer.bench.execute import MAX_ATTEMPTS, Outcome, PointSpec, measure_until_quiet
-from explorer.bench.noise import Load, Verdict, judge
+from explorer.bench.noise import Load, Verdict, noise_verdict
 from explorer.bench.timing import summarize
 
 # A settled point: 100 samples around 1 ms
@@ -24,13 +24,13 @@ def load(*, wall=1.0, own=2.0, others=0.02, cpus=2, steal=0.0, waiting=0.0):
 
 
 def test_a_quiet_point_is_not_marked():
-    v = judge(load(), threads=2, **STEADY)
+    v = noise_verdict(load(), threads=2, **STEADY)
     assert v == Verdict(False, "")
 
 
 def test_other_programs_on_all_cores_mark_a_two_thread_point_and_say_how_much():
     # two busy programs on a 2-core machine: they got 0.96 of the 2 core-seconds
-    v = judge(load(others=0.96, waiting=0.9), threads=2, **STEADY)
+    v = noise_verdict(load(others=0.96, waiting=0.9), threads=2, **STEADY)
     assert v.noisy
     assert v.reason.startswith("other programs used 48% of the CPU during this point")
     assert "waited for a CPU 45% of the time" in v.reason
@@ -38,68 +38,70 @@ def test_other_programs_on_all_cores_mark_a_two_thread_point_and_say_how_much():
 
 def test_a_program_on_the_free_core_does_not_mark_a_one_thread_point():
     # numpy's one thread on core 0, another program busy on core 1: nothing competed
-    assert not judge(load(own=1.0, others=1.0), threads=1, **STEADY).noisy
+    assert not noise_verdict(load(own=1.0, others=1.0), threads=1, **STEADY).noisy
     # but the same program against two threads takes cores they needed
-    assert judge(load(own=1.0, others=1.0), threads=2, **STEADY).noisy
+    assert noise_verdict(load(own=1.0, others=1.0), threads=2, **STEADY).noisy
 
 
 def test_others_share_is_judged_beyond_the_clock_tick_resolution():
     # 0.15 of a 0.1 s region is a few clock ticks: too coarse to call noisy on its own
     short = load(wall=0.1, own=0.2, others=0.03)
     assert short.others_share() == pytest.approx(0.15)
-    assert not judge(short, threads=2, **STEADY).noisy
+    assert not noise_verdict(short, threads=2, **STEADY).noisy
     # the same share over 2 s is measured well enough
-    assert judge(load(wall=2.0, own=4.0, others=0.6), threads=2, **STEADY).noisy
+    assert noise_verdict(load(wall=2.0, own=4.0, others=0.6), threads=2, **STEADY).noisy
 
 
 def test_waiting_for_a_cpu_marks_the_point_even_when_the_machine_looks_idle_to_psutil():
-    v = judge(load(waiting=0.5), threads=2, **STEADY)
+    v = noise_verdict(load(waiting=0.5), threads=2, **STEADY)
     assert v.noisy and v.reason.startswith("its threads waited for a CPU 25% of the time")
-    assert not judge(load(waiting=0.1), threads=2, **STEADY).noisy  # 5%: scheduler jitter
+    assert not noise_verdict(load(waiting=0.1), threads=2, **STEADY).noisy  # 5%: scheduler jitter
 
 
 def test_without_run_queue_figures_own_cpu_time_stands_in_for_preemption():
     ran_half = Load(wall_s=1.0, own_cpu_s=0.5, others_cpu_s=0.0, cpus=2, waiting_s=None)
-    v = judge(ran_half, threads=1, **STEADY)
+    v = noise_verdict(ran_half, threads=1, **STEADY)
     assert v.noisy and "ran only 50% of the time" in v.reason
     # a GPU point's thread sleeps while the GPU works: its low CPU time is no sign of anything
-    assert not judge(ran_half, threads=1, on_cpu=False, **STEADY).noisy
+    assert not noise_verdict(ran_half, threads=1, on_cpu=False, **STEADY).noisy
 
 
 def test_steal_time_is_reported_where_the_os_gives_it():
-    v = judge(load(steal=0.3), threads=2, **STEADY)
+    v = noise_verdict(load(steal=0.3), threads=2, **STEADY)
     assert v.noisy and "hypervisor gave 15% of the CPU to other virtual machines" in v.reason
-    assert not judge(load(steal=None), threads=2, **STEADY).noisy
+    assert not noise_verdict(load(steal=None), threads=2, **STEADY).noisy
 
 
 def test_steal_within_tick_resolution_or_a_few_percent_is_not_a_disturbance():
     # 7% stolen over a short region is a handful of 10 ms ticks: the quiet cloud VM's normal state
-    assert not judge(load(wall=0.3, steal=0.042), threads=2, **STEADY).noisy
+    assert not noise_verdict(load(wall=0.3, steal=0.042), threads=2, **STEADY).noisy
     # the same share over a long region is still under the bar (10%, as for other programs)
-    assert not judge(load(wall=5.0, steal=0.7), threads=2, **STEADY).noisy
-    v = judge(load(wall=5.0, steal=1.5), threads=2, **STEADY)
+    assert not noise_verdict(load(wall=5.0, steal=0.7), threads=2, **STEADY).noisy
+    v = noise_verdict(load(wall=5.0, steal=1.5), threads=2, **STEADY)
     assert v.noisy and "hypervisor gave 15%" in v.reason
 
 
 def test_wide_spread_and_median_far_above_min_mark_a_point():
-    v = judge(load(), threads=2, median_s=1e-3, min_s=0.9e-3, spread_s=0.4e-3, repeats=50)
+    v = noise_verdict(load(), threads=2, median_s=1e-3, min_s=0.9e-3, spread_s=0.4e-3, repeats=50)
     assert v.noisy and v.reason == "its samples spread widely (IQR 40% of the median)"
-    v = judge(load(), threads=2, median_s=8e-3, min_s=1e-3, spread_s=0.1e-3, repeats=50)
+    v = noise_verdict(load(), threads=2, median_s=8e-3, min_s=1e-3, spread_s=0.1e-3, repeats=50)
     assert v.noisy and v.reason == "the median is 8.0x the fastest sample"
     # three samples have no quartiles to speak of: their max - min is not judged as an IQR
-    assert not judge(load(), threads=2, median_s=1e-3, min_s=0.9e-3, spread_s=0.4e-3, repeats=3).noisy
+    assert not noise_verdict(load(), threads=2, median_s=1e-3, min_s=0.9e-3, spread_s=0.4e-3, repeats=3).noisy
 
 
 def test_every_cause_found_is_named_with_the_machine_first():
-    v = judge(load(others=1.0, waiting=1.0), threads=2, median_s=8e-3, min_s=1e-3, spread_s=4e-3, repeats=20)
+    v = noise_verdict(
+        load(others=1.0, waiting=1.0), threads=2, median_s=8e-3, min_s=1e-3, spread_s=4e-3, repeats=20
+    )
     parts = v.reason.split("; ")
     assert parts[0].startswith("other programs used 50%")
     assert len(parts) == 4
 
 
 def test_no_load_figures_still_judges_the_samples():
-    assert not judge(None, threads=1, **STEADY).noisy
-    assert judge(None, threads=1, median_s=3e-3, min_s=1e-3, spread_s=0, repeats=9).noisy
+    assert not noise_verdict(None, threads=1, **STEADY).noisy
+    assert noise_verdict(None, threads=1, median_s=3e-3, min_s=1e-3, spread_s=0, repeats=9).noisy
 
 
 def test_observing_the_machine_around_busy_work_reads_sane_figures():
@@ -198,12 +200,12 @@ def test_a_cpu_point_uses_one_thread_per_free_core(max_threads, cpus, busy, expe
 
 def test_a_point_that_gave_threads_up_to_other_programs_is_marked_with_why():
     # two busy programs: the point ran steadily on 1 thread, but 1.5-2.2x the quiet 2-thread figure
-    v = judge(load(), threads=1, threads_quiet=2, others_busy_at_start=1.9, **STEADY)
+    v = noise_verdict(load(), threads=1, threads_quiet=2, others_busy_at_start=1.9, **STEADY)
     assert v.noisy and v.reason == "other programs kept 1.9 cores busy, so it ran on 1 of 2 threads"
     # every thread it would have used on a quiet machine: nothing to say
-    assert not judge(load(), threads=2, threads_quiet=2, **STEADY).noisy
+    assert not noise_verdict(load(), threads=2, threads_quiet=2, **STEADY).noisy
     # a GPU point (no CPU thread choice) is not judged on threads
-    assert not judge(load(), threads=1, threads_quiet=None, **STEADY).noisy
+    assert not noise_verdict(load(), threads=1, threads_quiet=None, **STEADY).noisy
 
 
 def test_numpy_blas_gets_the_threads_other_programs_leave_free_and_the_point_says_so(monkeypatch):

@@ -57,8 +57,9 @@ def test_summarize_rejects_no_samples():
 
 def test_warmup_is_excluded_and_repeats_are_exact():
     clock = FakeClock()
-    # first call (JIT, allocator) takes 100 s; the next (second warm-up) 0.5; then the measured ones.
-    step = scripted_step(clock, [100.0, 0.5, 0.2, 0.4, 0.3, 0.3, 0.3])
+    # first call (JIT, allocator) takes 100 s; warm-up goes on until two calls agree within 10%
+    # (0.5, 0.3, 0.31); then the measured ones.
+    step = scripted_step(clock, [100.0, 0.5, 0.3, 0.31, 0.2, 0.4, 0.3, 0.3, 0.3])
     t = measure(step, repeats=5, budget_s=10_000.0, clock=clock)
     assert t.repeats == 5
     assert t.samples_s == pytest.approx([0.2, 0.4, 0.3, 0.3, 0.3])
@@ -137,3 +138,52 @@ def test_a_compile_in_the_first_call_does_not_eat_the_budget():
     assert t.repeats >= 5
     assert t.median_s == pytest.approx(0.0011, rel=0.1)
     assert t.spread_s < t.median_s / 10
+
+
+@pytest.mark.parametrize("naive", [False, True])
+def test_between_runs_before_every_sample_and_its_time_is_never_in_one(naive):
+    """The cold-L2 hook: before each sample, untimed, its own device work drained before the clock
+    starts; and each sample is one step even where the step is short enough to be grouped."""
+    clock = FakeClock()
+    events: list[str] = []
+    device = {"pending": 0.0}  # device work queued and not yet waited for
+
+    def step() -> None:
+        clock.advance(1e-5 + device["pending"])  # a step queued behind unfinished work waits for it
+        device["pending"] = 0.0
+        events.append("step")
+
+    def sync() -> None:
+        clock.advance(device["pending"])
+        device["pending"] = 0.0
+
+    def flush() -> None:
+        clock.advance(0.25)  # the hook's host side
+        device["pending"] = 0.5  # and its device side, finished only at a synchronize
+        events.append("between")
+
+    t = measure(step, sync, repeats=6, budget_s=100.0, clock=clock, warmup=1, naive=naive, between=flush)
+    assert t.steps_per_sample == 1
+    assert t.repeats == 6
+    assert t.samples_s == pytest.approx([1e-5] * 6, abs=1e-12)
+    timed = events[2:]  # after the two warm-up steps, which the hook does not precede
+    assert events[:2] == ["step", "step"]
+    assert timed == ["between", "step"] * 6
+
+
+def test_between_leaves_budgeted_sampling_one_step_per_sample():
+    clock = FakeClock()
+    step = scripted_step(clock, [1e-5])
+    calls = {"n": 0}
+
+    def flush() -> None:
+        calls["n"] += 1
+        clock.advance(0.01)
+
+    t = measure(step, budget_s=1.0, clock=clock, warmup=0, between=flush)
+    assert t.steps_per_sample == 1
+    assert calls["n"] == t.repeats
+    assert t.median_s == pytest.approx(1e-5)
+    other = FakeClock()
+    grouped = measure(scripted_step(other, [1e-5]), repeats=4, budget_s=10.0, clock=other, warmup=0)
+    assert grouped.steps_per_sample > 1  # the same step without the hook is grouped

@@ -18,7 +18,7 @@ REPO = Path(__file__).resolve().parents[2]
 
 
 def test_the_real_run_writes_every_element_once_and_records_the_sm_of_each_block(gpu):
-    from explorer.launch.realrun import run_here
+    from explorer.launch_runs.realrun import run_here
 
     blocks = 4 * gpu.sm_count
     result = run_here((blocks, 1, 1), (256, 1, 1), blocks * 256 - 3)
@@ -33,7 +33,7 @@ def test_the_real_run_writes_every_element_once_and_records_the_sm_of_each_block
 
 def test_a_2d_image_launch_in_the_agent_child_matches_the_visualizer(gpu):
     from explorer.launch.config import Dim3, LaunchConfig
-    from explorer.launch.realrun import run_real
+    from explorer.launch_runs.realrun import run_real
 
     config = LaunchConfig(Dim3(8, 4), Dim3(16, 16), extent=Dim3(120, 60))
     result = run_real(config, device_index=gpu.index, timeout_s=180)
@@ -64,7 +64,7 @@ def loopback(tmp_path_factory):
 def test_the_gpu_over_ssh_lists_measures_and_runs_as_here(gpu, loopback):
     from explorer.bench.runner import BenchPlan, BenchRun
     from explorer.launch.config import Dim3, LaunchConfig
-    from explorer.launch.realrun import run_real
+    from explorer.launch_runs.realrun import run_real
     from explorer.remote import list_devices
 
     there = next(d for d in list_devices(loopback).discovery.devices if d.key == gpu.key)

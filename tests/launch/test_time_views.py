@@ -17,7 +17,6 @@ from explorer.launch.config import Dim3, LaunchConfig
 from explorer.launch.dispatch import simulate_dispatch
 from explorer.launch.durations import parse_durations
 from explorer.launch.lockstep import LockStep
-from explorer.launch.measured import MeasuredDispatch, timeline_from_records
 from explorer.launch.presets import PRESETS
 from explorer.launch.session import DeviceChoice, LaunchSession, LaunchSetup
 from explorer.launch.time_views import (
@@ -27,6 +26,7 @@ from explorer.launch.time_views import (
     chart_window,
     first_sentence,
 )
+from explorer.launch_runs.measured import MeasuredDispatch, timeline_from_records
 
 CATALOG = load_catalog()
 BY_KEY = {d.key: d for d in CATALOG}

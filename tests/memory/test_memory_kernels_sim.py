@@ -16,14 +16,27 @@ SCRIPT = textwrap.dedent(
     import json
     import numpy as np
     from explorer.numbacuda import cuda
+    from explorer.launch.schedule import blocks_for
     from explorer.memory import kernels as K
 
     out = {}
     rng = np.random.default_rng(3)
     src = rng.standard_normal(70 * 5, dtype=np.float32)
     dst = cuda.device_array(70, dtype=np.float32)
-    K.strided_read[K.blocks_for(70, 32), 32](cuda.to_device(src), dst, 5)
+    K.strided_read[blocks_for(70, 32), 32](cuda.to_device(src), dst, 5)
     out["strided"] = bool(np.array_equal(dst.copy_to_host(), src[::5][:70]))
+    # the grid-stride loop with four loads in flight: sizes that are no multiple of the unroll, the
+    # block or the grid, each over one block, an odd grid and the grid the workload would pick
+    from explorer.bench.grid import resident_blocks
+    cases = []
+    for n in (1, 31, 33, 130, 4097):
+        for stride in (1, 3, 32):
+            data = rng.standard_normal(n * stride, dtype=np.float32)
+            for blocks, threads in ((1, 32), (3, 32), (resident_blocks(n, 32, None), 32), (resident_blocks(n, 64, 2, 128), 64)):
+                d = cuda.to_device(np.full(n, np.nan, dtype=np.float32))  # every element must be written
+                K.strided_read[blocks, threads](cuda.to_device(data), d, stride)
+                cases.append([n, stride, blocks, threads, bool(np.array_equal(d.copy_to_host(), data[::stride][:n]))])
+    out["strided_cases"] = cases
 
     m = rng.standard_normal((40, 70), dtype=np.float32)  # not a multiple of the tile: edges masked
     for padded in (False, True):
@@ -48,6 +61,9 @@ SCRIPT = textwrap.dedent(
     filled = cuda.device_array(100, dtype=np.float32)
     K.fill_index[4, 32](filled)
     out["fill"] = bool(np.array_equal(filled.copy_to_host(), np.arange(100, dtype=np.float32)))
+    filled = cuda.device_array(1000, dtype=np.float32)
+    K.fill_index[3, 32](filled)  # fewer threads than elements: the grid-stride loop covers the rest
+    out["fill_strided"] = bool(np.array_equal(filled.copy_to_host(), np.arange(1000, dtype=np.float32)))
     print("RESULT" + json.dumps(out))
     """
 )
@@ -56,7 +72,10 @@ SCRIPT = textwrap.dedent(
 def test_memory_kernels_on_the_simulator():
     out = run_on_simulator(SCRIPT)
     assert out["strided"]
+    assert len(out["strided_cases"]) == 5 * 3 * 4
+    assert [c for c in out["strided_cases"] if not c[4]] == []
+    assert {c[2] for c in out["strided_cases"] if c[0] == 4097} >= {1, 3, 4}  # several grids really ran
     assert out["transpose_naive"] and out["transpose_padded"]
     assert out["branch_lane"] and out["branch_warp"]
     assert out["busy"] and out["busy_reference"]
-    assert out["fill"]
+    assert out["fill"] and out["fill_strided"]

@@ -25,7 +25,7 @@ from explorer.memory.tiling import (
     tiled_counts,
     tiling_model,
 )
-from explorer.memory.tiling_steps import Timeline
+from explorer.memory.tiling_steps import BlockTicks
 
 # --- the reference: the book's kernel executed one thread at a time, sharing no code with the model --
 
@@ -280,7 +280,7 @@ def test_the_stepper_ends_at_the_model_s_totals(m, n, k, t, data):
     s = MatmulShape(m, n, k, t)
     gx, gy = s.grid
     bx, by = data.draw(st.integers(0, gx - 1)), data.draw(st.integers(0, gy - 1))
-    timeline = Timeline(s, bx, by)
+    timeline = BlockTicks(s, bx, by)
     end = len(timeline)
     grid, block = timeline.grid_counters(end), timeline.block_counters(end)
     totals, mine = tiled_counts(s), block_counts(s, bx, by)

@@ -230,7 +230,7 @@ def test_run_it_for_real_runs_on_the_remote_and_its_arrays_come_back_in_the_answ
     import tempfile
 
     from explorer.launch.config import Dim3, LaunchConfig
-    from explorer.launch.realrun import run_real
+    from explorer.launch_runs.realrun import run_real
 
     def no_files(*a, **k):
         raise AssertionError("a remote real run must not pass its result through a local file")
@@ -248,7 +248,7 @@ def test_run_it_for_real_runs_on_the_remote_and_its_arrays_come_back_in_the_answ
 def test_a_remote_real_run_too_big_to_bring_back_is_refused_before_ssh_runs():
     from explorer.errors import UserError
     from explorer.launch.config import Dim3, LaunchConfig
-    from explorer.launch.realrun import REMOTE_MAX_ELEMENTS, run_real
+    from explorer.launch_runs.realrun import REMOTE_MAX_ELEMENTS, run_real
 
     remote = parse_remote(f"127.0.0.1:{_closed_port()}", None, agent_python(), ssh_config=os.devnull)
     with pytest.raises(UserError, match=f"brings back at most {REMOTE_MAX_ELEMENTS:,} elements"):

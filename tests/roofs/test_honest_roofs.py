@@ -345,3 +345,47 @@ def test_the_records_sgemm_stays_the_matmuls_beside_the_fma_ceiling(home):
     apply_measured(rec, roof)
     assert rec.fp32_measured_gflops == 38.1 and rec.fp32_measured_basis.startswith("sgemm: ")
     assert roof.compute_roof().value == 132.0
+
+
+# --- a GPU's DRAM roof, checked against its own read and copy streams -------------------------------
+
+
+def _gpu_streams(read: float, copy: float):
+    """A stand-in for ``gpu_sweep.sweep`` over one size: the streams' GB/s, and what it was asked."""
+    asked: list[tuple[list[int], int]] = []
+
+    def run(sizes: list[int], sms: int) -> sweep.SweepResult:
+        asked.append((list(sizes), sms))
+        return sweep.SweepResult(
+            threads=132 * 8 * 256, ws_bytes=list(sizes), gbps={"read": [read], "copy": [copy]}
+        )
+
+    return run, asked
+
+
+def test_a_gpu_dram_figure_above_its_streams_is_refused_and_the_fastest_stream_stands():
+    run, asked = _gpu_streams(read=4310.04, copy=4402.96)
+    found = levels(1000.0, DRAM=6120.0)
+    checked, streams = ceilings.gpu_streams_checked(found, 960 * MIB, 132, 1000.0, run=run)
+    assert asked == [([960 * MIB], 132)]  # the largest working set alone, on every SM
+    assert streams == {"read": 4310.0, "copy": 4403.0}
+    dram = next(c for c in checked if c.level == "DRAM")
+    assert dram.value == 4403.0 and "refused" in dram.basis and "copy stream" in dram.basis
+    assert dram.method is not None and dram.method.sizes_bytes == (960 * MIB,)
+    assert dram.method.best_of == "fastest of 5 launches, each moving at least 4 GiB"
+    assert "read, copy streams (numba, float64, grid-stride, every SM)" == dram.method.kernel
+    assert [c for c in checked if c.level != "DRAM"] == [c for c in found if c.level != "DRAM"]
+
+
+def test_a_gpu_dram_figure_within_its_streams_stands():
+    run, _ = _gpu_streams(read=4310.0, copy=4403.0)
+    checked, _ = ceilings.gpu_streams_checked(levels(1000.0, DRAM=4390.0), 960 * MIB, 132, 1000.0, run=run)
+    dram = next(c for c in checked if c.level == "DRAM")
+    assert dram.value == 4390.0 and "within the app's own streams over 960 MiB" in dram.basis
+
+
+def test_streams_that_measured_nothing_leave_the_gpu_ceilings_as_they_were():
+    run, _ = _gpu_streams(read=0.0, copy=0.0)
+    found = levels(1000.0)
+    checked, streams = ceilings.gpu_streams_checked(found, 960 * MIB, 132, 1000.0, run=run)
+    assert checked == found and streams == {}

@@ -526,3 +526,126 @@ def test_resume_keeps_every_finished_point_after_a_variant_is_relabelled(panel, 
         assert [(p.key, p.variant) for p in restored] == [(p.key, p.variant) for p in after]
     finally:
         again.shutdown()
+
+
+def test_the_page_shows_what_its_session_holds_through_a_run_it_did_not_stream(panel, qtbot):
+    """The views follow the session alone: a run driven on the model (no worker) locks the form,
+    fills the bar, the wait and the error line, and its end unlocks the form and is said once."""
+    from explorer.bench.results import BenchPoint
+    from explorer.bench.runner import BenchPlan, Progress
+    from explorer.gpuqueue.share import QueueWait
+
+    session = panel.session
+    said: list[str] = []
+    panel.context.status_message.connect(said.append)
+    panel.controls.set_workload("matmul")
+    assert session.start(BenchPlan("matmul", ["cpu"], sizes=[32, 64], repeats=3))
+    assert (
+        panel.running
+        and not panel.controls.start_button.isEnabled()
+        and panel.controls.stop_button.isEnabled()
+    )
+    assert panel.progress_bar.maximum() == 0 and panel.progress_bar.format() == "starting the worker process…"
+
+    wait = QueueWait(
+        "waiting for the GPU: ana has it, you are 2nd in line", 3.0, "ana", 2, short="2nd in line"
+    )
+    session.wait(wait)
+    assert panel.progress_bar.format() == "2nd in line" and panel.wait_label.text() == wait.message
+    assert not panel.wait_label.isHidden()
+
+    session.progress(Progress(1, 2, 4.0))
+    session.add_point(
+        BenchPoint("matmul", "cpu", "cpu", 32, "n=32", variant_key="plain", median_s=1e-3, repeats=3)
+    )
+    assert panel.progress_bar.value() == 1 and panel.progress_bar.format() == "1 / 2 points"
+    assert panel.status_label.text() == "time left: about 4 s" and panel.wait_label.isHidden()
+    assert panel.table.model().rowCount() == 1
+
+    session.fail("the benchmark stopped: OSError: disk full\nTraceback ...")
+    assert panel.message_label.text() == "the benchmark stopped: OSError: disk full"
+    assert not panel.message_label.isHidden()
+    with qtbot.waitSignal(panel.run_finished, timeout=5_000):
+        session.end()
+    assert not panel.running and panel.controls.start_button.isEnabled()
+    assert panel.progress_bar.format() == "done: 1 / 2 points"
+    assert said == ["Benchmark finished: 1 points"]
+    assert panel.resume_button.isVisibleTo(panel) and panel.resume_button.text() == "Resume (1 left)"
+
+
+def test_the_l2_choice_is_offered_for_gpu_memory_workloads_only(qtbot):
+    """Cold by default; warm reaches the GPU's points of a memory workload only; greyed, with the
+    reason on hover, where it means nothing (CPU only, a workload that does not stream memory)."""
+    from explorer.bench.runner import plan_points
+    from explorer.ui.bench_panel import BenchPanel
+
+    p = BenchPanel(_context(CudaGpu(name="NVIDIA H200", index=0, key="cuda:0")))
+    qtbot.addWidget(p)
+    c = p.controls
+    c.set_workload("vector_add")
+    assert c.selected_devices() == ["cpu", "cuda:0"]
+    assert c.l2_combo.isEnabled() and c.l2_combo.currentData() == "cold"
+    assert c.build_plan().warm_l2 is False
+    assert "CPU's points run with its caches" in c.l2_combo.toolTip()
+    c.l2_combo.setCurrentIndex(c.l2_combo.findData("warm"))
+    plan = c.build_plan()
+    assert plan.warm_l2 is True
+    assert {(s.device, s.warm_l2) for s in plan_points(plan)} == {("cpu", False), ("cuda:0", True)}
+
+    c.device_box("cuda:0").setChecked(False)  # the CPU alone: nothing to flush
+    assert not c.l2_combo.isEnabled() and c.build_plan().warm_l2 is False
+    assert c.l2_combo.toolTip() == (
+        "Not used here: the L2 choice is for GPUs; CPU points run with the CPU's caches as they find them."
+    )
+    c.device_box("cuda:0").setChecked(True)
+    assert c.l2_combo.isEnabled()
+    c.set_running(True)
+    assert not c.l2_combo.isEnabled()
+    c.set_running(False)
+    assert c.l2_combo.isEnabled()
+    c.set_workload("matmul")
+    assert not c.l2_combo.isEnabled() and "matmul does not stream memory" in c.l2_combo.toolTip()
+    assert c.build_plan().warm_l2 is False
+    c.set_running(False)
+    assert not c.l2_combo.isEnabled()  # the end of a run does not offer it where it means nothing
+    p.shutdown()
+
+
+def test_the_table_says_why_a_warm_point_is_above_dram_and_how_each_was_timed(qtbot):
+    from PySide6.QtCore import Qt
+
+    from explorer.bench.results import BenchPoint
+    from explorer.bench.run_results import RunResults
+    from explorer.bench.wl_numba import WARM_ABOVE_DRAM
+    from explorer.ui.bench.table import COLUMNS, ResultsModel
+
+    def point(size: int, **extra: str) -> BenchPoint:
+        return BenchPoint(
+            workload="vector_add",
+            variant="cuda:0 numba kernel",
+            device="cuda:0",
+            size=size,
+            size_label=f"N={size:,}",
+            variant_key="numba_kernel",
+            median_s=2e-6,
+            min_s=2e-6,
+            spread_s=0.0,
+            repeats=5,
+            throughput=8000.0,
+            throughput_unit="GB/s",
+            extra=dict(extra),
+        )
+
+    method = "perf_counter + sync; L2 warm (not flushed between samples)"
+    warm = point(1_333_333, l2="warm", l2_note=WARM_ABOVE_DRAM, timing_method=method)
+    cold = point(100_000_000, l2="cold", timing_method="perf_counter + sync; L2 flushed before each sample")
+    results = RunResults()
+    results.set_run("vector_add", [warm, cold])
+    results.show("vector_add")
+    model = ResultsModel(results)
+    notes = [model.data(model.index(row, COLUMNS.index("note"))) for row in range(2)]
+    assert notes == [WARM_ABOVE_DRAM, ""]
+    tips = [
+        model.data(model.index(row, COLUMNS.index("median")), Qt.ItemDataRole.ToolTipRole) for row in range(2)
+    ]
+    assert tips == [method, "perf_counter + sync; L2 flushed before each sample"]

@@ -68,7 +68,7 @@ def test_the_benchmarks_panel_opens_and_the_window_names_the_moved_file(home, wi
 
     # the panel keeps results again, and the next window reads them without a word
     panel.set_run([BenchPoint(**GOOD, median_s=0.001)])
-    panel._save_last()
+    panel.session.save_last()
     assert not panel.message_label.isVisible()
     w2 = window(panel="benchmarks")
     assert [p.median_s for p in w2.panels["benchmarks"].points] == [0.001]

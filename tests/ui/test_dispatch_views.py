@@ -26,13 +26,13 @@ from explorer.launch.latency import (
     simulate_latency,
     utilization_curve,
 )
-from explorer.launch.measured import BandwidthPoint, BandwidthSweep
 from explorer.launch.schedule import plan_launch
 from explorer.launch.timeline import Timeline
+from explorer.launch_runs.measured import BandwidthPoint, BandwidthSweep
 from explorer.ui.theme import FIGURE_TEXT_MIN_SHARE, apply_theme, current_theme, figure_px, label_px
 from explorer.ui.visualizer import palette
 from explorer.ui.visualizer.latency_view import _ALU, _ELIGIBLE, _IDLE, _LOAD, _STALLED, LatencyView
-from explorer.ui.visualizer.sweep_graph import _nice_ticks
+from explorer.ui.visualizer.sweep_graph import nice_ticks
 from explorer.ui.visualizer.timeline_view import (
     MIN_PLOT_LINES,
     SHADE_A,
@@ -200,7 +200,7 @@ def test_axis_ticks_are_the_smallest_round_step_over_the_span(lo, span, count):
     either are a round step (1, 2, 2.5 or 5 times a power of ten), the smallest not under
     span/count (found here by trying every power), every multiple of it in the span and no other."""
     hi = lo + span
-    ticks = _nice_ticks(lo, hi, count)
+    ticks = nice_ticks(lo, hi, count)
     nice = sorted(m * 10.0**e for e in range(-12, 13) for m in (1, 2, 2.5, 5))
     step = next(n for n in nice if n >= (hi - lo) / count * (1 - 1e-9))
     want = [k * step for k in range(math.ceil(lo / step - 1e-9), math.floor(hi / step + 1e-9) + 1)]

@@ -107,3 +107,32 @@ def test_screenshot_views_are_the_three_tabs(panel):
         assert panel.lesson_state().view == view
     with pytest.raises(UserError, match="coalescing, banks, divergence"):
         panel.show_screenshot_view("caches")
+
+
+def test_the_tabs_show_what_the_session_holds_and_hand_it_every_edit(panel):
+    """The fields are views of ``panel.session``: a change made on the model (a lesson step, a
+    preset) shows in the fields, and an edit in a field reaches the model."""
+    session = panel.session
+    session.coalescing.load("", (8, 3, 5, 20), warp=2)
+    tab = panel.coalescing
+    assert (tab.elem.currentText(), tab.stride.value(), tab.offset.value(), tab.active.value()) == (
+        "8 bytes",
+        3,
+        5,
+        20,
+    )
+    assert tab.warp.value() == 2 and tab.preset.currentText() == "Custom"
+    assert tab.headline.text() == session.coalescing.result.headline
+    assert tab.canvas.result == session.coalescing.result.coalescing
+    tab.offset.setValue(9)
+    assert session.coalescing.inputs.offset == 9
+    panel.banks.pad.setChecked(True)
+    assert session.banks.pad and panel.banks.result == session.banks.result.conflicts
+    session.divergence.set_kind("random")
+    div = panel.divergence
+    assert div.kind.currentText() == "random" and div.p.isEnabled() and not div.k.isEnabled()
+    div.k.setEnabled(True)
+    session.divergence.set_kind("mod")
+    div.k.setValue(0)  # t % 0: the model keeps it and says why; the field's line shows it
+    assert session.divergence.inputs.k == 0
+    assert div.error.text() == session.divergence.result.problem != ""

@@ -110,9 +110,10 @@ def _run_points() -> list[BenchPoint]:
 def _show(panel, qtbot, size: tuple[int, int]) -> None:
     points = _run_points()
     for name in dict.fromkeys(p.workload for p in points):  # one run per workload, as the panel keeps them
-        panel.results.set_run(name, [p for p in points if p.workload == name])
+        panel.session.show(name)
+        panel.session.set_run([p for p in points if p.workload == name])
     panel.controls.set_workload("matmul")
-    panel._workload_shown(force=True)
+    panel.session.show("matmul")
     # the view itself places any points: every workload's at once, to see them side by side
     panel.roofline.set_data(panel.roofline.roofs, points)
     panel.resize(*size)

@@ -140,9 +140,8 @@ def test_measure_again_shows_progress_on_both_pages_and_every_page_shows_the_new
     try:
         w = get_vector_add()
         shown = [_point(w, 10_000, 1.5e-6)]
-        bench.results.set_run("vector_add", shown)
         bench.controls.set_workload("vector_add")
-        bench._workload_shown(force=True)
+        bench.session.set_run(shown)
         assert bench.points[0].roof_share == pytest.approx(80 / 225, rel=1e-3)
         devices.select_device("cpu")
         button = devices.roof_section.measure
@@ -283,7 +282,7 @@ def test_the_window_builds_each_roof_once_for_every_page_until_it_is_measured_ag
         assert devices.roof_section.roof is shown and bench.roofline.roofs == [shown]
 
         again = Roof("cpu", "Test CPU", _levels(l2=160.0, at=time.time()))
-        context.roofs_measured.emit([Measured("cpu", again, "cpu: measured on a quiet machine and stored")])
+        context.measured_again([Measured("cpu", again, "cpu: measured on a quiet machine and stored")])
         qtbot.waitUntil(lambda: devices.roof_section.roof is again)
         assert bench.roofline.roofs == [again] and reads.count("cpu") == 1
 

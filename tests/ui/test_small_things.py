@@ -58,7 +58,7 @@ def test_f1_lists_the_text_size_keys(window):
 
 def test_the_real_runs_caption_reads_in_the_dark_theme(window):
     """The 2D real run's caption was drawn in near-black on the dark theme's dark ground."""
-    from explorer.launch.realrun import RealRunResult
+    from explorer.launch_runs.realrun import RealRunResult
 
     window.set_theme("dark")
     vis = window.show_panel("visualizer")

@@ -25,7 +25,7 @@ from explorer.roofs.model import Roof
 from explorer.roofs.placement import level_text
 from explorer.roofs.texts import ceiling_line
 from explorer.ui.bench.levels import level_colour
-from explorer.ui.bench.plot import _SYMBOLS, LogAxis, _style_plot, style_legend, style_titles
+from explorer.ui.bench.plot import SYMBOLS, LogAxis, style_legend, style_plot, style_titles
 from explorer.ui.guard import qt_guard
 from explorer.ui.plot_text import (
     LABEL_SHARE,
@@ -115,7 +115,7 @@ class BandwidthPlot(QWidget):
         return [i for i in self._drawn if isinstance(i, pg.TextItem)]
 
     def apply_theme(self, theme: Theme) -> None:
-        _style_plot(self.plot, theme)
+        style_plot(self.plot, theme)
         style_legend(self.legend, theme)
         style_titles(
             self.plot,
@@ -171,7 +171,7 @@ class BandwidthPlot(QWidget):
                 [p.working_set_bytes for p in pts],
                 [p.gbps for p in pts],
                 pen=None,
-                symbol=_SYMBOLS[variants[variant] % len(_SYMBOLS)],
+                symbol=SYMBOLS[variants[variant] % len(SYMBOLS)],
                 symbolSize=px(11),
                 symbolBrush=None if noisy else colour,
                 symbolPen=pg.mkPen(
@@ -186,7 +186,7 @@ class BandwidthPlot(QWidget):
         for words, colour in seen.items():
             self.legend.addItem(_marker("o", colour), words)
         for variant, index in variants.items():
-            self.legend.addItem(_marker(_SYMBOLS[index % len(_SYMBOLS)], theme.plot_foreground), variant)
+            self.legend.addItem(_marker(SYMBOLS[index % len(SYMBOLS)], theme.plot_foreground), variant)
         self._fit_legend()
         self.plot.setXRange(math.log10(x_lo), math.log10(x_hi), padding=0)
         if ys:

@@ -42,6 +42,17 @@ ROOF_CHOICES = (
     ("do not measure", "skip"),
 )
 
+#: the L2 before each sample of a GPU memory workload: (label, key)
+L2_CHOICES = (
+    ("cold (flushed)", "cold"),
+    ("warm", "warm"),
+)
+L2_TIP = (
+    "Cold: before each sample the GPU writes a buffer twice its L2, so the data comes from DRAM, "
+    "as it does the first time a program touches it. Warm: the L2 keeps what the last sample "
+    "left, so a working set that fits in it is read from the L2 and can exceed the DRAM roof."
+)
+
 
 #: seconds per point the form offers first (the README's screenshot shows the same)
 DEFAULT_BUDGET_S = 2.0
@@ -62,6 +73,7 @@ class BenchControls(QWidget):
         self._remote_boxes: dict[tuple[str, str], QCheckBox] = {}
         self._had_gpus = False  # a GPU that appears later (re-probe) starts checked
         self._defaults_text = ""
+        self._running = False
 
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
@@ -135,6 +147,10 @@ class BenchControls(QWidget):
             "a measurement other programs disturbed is kept only until a quiet one replaces it"
         )
         form.addRow("Ceilings", self.ceilings_combo)
+        self.l2_combo = QComboBox()
+        for label, key in L2_CHOICES:
+            self.l2_combo.addItem(label, key)
+        form.addRow("L2", self.l2_combo)
         layout.addWidget(how)
 
         self.message_label = QLabel(wordWrap=True)
@@ -209,6 +225,7 @@ class BenchControls(QWidget):
         self.workload_combo.setCurrentIndex(index)
 
     def set_running(self, running: bool) -> None:
+        self._running = running
         for w in (
             self.workload_combo,
             self.devices_box,
@@ -217,10 +234,36 @@ class BenchControls(QWidget):
             self.repeats_spin,
             self.budget_spin,
             self.ceilings_combo,
+            self.l2_combo,
         ):
             w.setEnabled(not running)
+        if not running:
+            self._update_l2()
         self.start_button.setEnabled(not running)
         self.stop_button.setEnabled(running)
+
+    def warm_l2(self) -> bool:
+        """Whether the run leaves the L2 warm between samples (the choice applies, and says warm)."""
+        return self.l2_reason() is None and self.l2_combo.currentData() == "warm"
+
+    def l2_reason(self) -> str | None:
+        """Why the L2 choice means nothing for the chosen workload and devices, in one line, or None."""
+        chosen = self._chosen_keys()
+        gpu = next((d for d in chosen if d != "cpu"), None)
+        return self.workload.l2_refusal(gpu or "cpu")
+
+    def _update_l2(self) -> None:
+        """The L2 choice is offered where it applies (a GPU chosen, a workload that streams memory);
+        elsewhere it stays, greyed, with the reason on hover."""
+        refusal = self.l2_reason()
+        self.l2_combo.setEnabled(refusal is None and not self._running)
+        if refusal is not None:
+            tip = f"Not used here: {refusal}."
+        elif "cpu" in self._chosen_keys():
+            tip = f"{L2_TIP} The CPU's points run with its caches as they find them."
+        else:
+            tip = L2_TIP
+        self.l2_combo.setToolTip(tip)
 
     def show_message(self, text: str | None) -> None:
         self.message_label.setText(text or "")
@@ -256,6 +299,7 @@ class BenchControls(QWidget):
             low_priority=True,  # the worker yields the cores to the window whenever it needs them
             measure_roof=self.ceilings_combo.currentData() != "skip",
             remeasure_roof=self.ceilings_combo.currentData() == "again",
+            warm_l2=self.warm_l2(),
             remote=remote[0].remote if remote is not None else None,
         )
 
@@ -418,6 +462,7 @@ class BenchControls(QWidget):
             if sizes
         ]
         self.sizes_hint.setText(f"{w.size_name}; defaults: {'; '.join(defaults)}")
+        self._update_l2()
         if force or untouched:
             self.sizes_edit.setText(self._defaults_text)
             self.sizes_edit.setCursorPosition(0)

@@ -39,14 +39,14 @@ from explorer.ui.theme import Theme, current_theme, figure_font, line_px, px
 from explorer.ui.widgets import FoldingCaption
 
 # Colour-blind-safe (Okabe-Ito), readable on a projector: CPU blue, GPUs orange/green/purple...
-_CPU_COLOURS = ("#0072B2", "#56B4E9", "#009E73")
-_CPU_COLOURS_DARK = (
+CPU_COLOURS = ("#0072B2", "#56B4E9", "#009E73")
+CPU_COLOURS_DARK = (
     "#56B4E9",
     "#0072B2",
     "#009E73",
 )  # the light blue first: the dark one sinks into a dark plot
-_GPU_COLOURS = ("#D55E00", "#E69F00", "#CC79A7", "#009E73", "#F0E442")
-_SYMBOLS = ("o", "s", "t", "d", "+")
+GPU_COLOURS = ("#D55E00", "#E69F00", "#CC79A7", "#009E73", "#F0E442")
+SYMBOLS = ("o", "s", "t", "d", "+")
 #: a lesson's recorded curves: purple, then the greens and yellow no run here starts with
 _RECORDED_COLOURS = ("#CC79A7", "#009E73", "#F0E442", "#E69F00", "#56B4E9")
 
@@ -112,11 +112,11 @@ def _plot_widget() -> pg.PlotWidget:
     widget.setLogMode(x=True, y=True)
     widget.showGrid(x=True, y=True, alpha=0.25)
     restyle(widget)
-    _style_plot(widget, current_theme())
+    style_plot(widget, current_theme())
     return widget
 
 
-def _style_plot(widget: pg.PlotWidget, theme: Theme) -> None:
+def style_plot(widget: pg.PlotWidget, theme: Theme) -> None:
     """Background and axis colours; called again when the theme changes."""
     widget.setBackground(theme.plot_background)
     for name in ("left", "bottom"):
@@ -308,7 +308,7 @@ class BenchPlot(QWidget):
         """Restyle for a new theme: backgrounds, axes, legends, and every line drawn anew (their
         labels and symbol outlines carry the background colour)."""
         for widget in (self.main, self.speedup):
-            _style_plot(widget, theme)
+            style_plot(widget, theme)
         for legend in (self.legend, self.speedup_legend):
             legend.setBrush(pg.mkBrush(theme.plot_background))
             legend.setPen(pg.mkPen(theme.border))
@@ -474,7 +474,7 @@ class BenchPlot(QWidget):
         keep_plot_lines(self.main)
 
     def _new_curve(self, s: Series, index: int, recorded: bool = False) -> pg.PlotDataItem:
-        cpu_colours = _CPU_COLOURS_DARK if current_theme().name == "dark" else _CPU_COLOURS
+        cpu_colours = CPU_COLOURS_DARK if current_theme().name == "dark" else CPU_COLOURS
         if recorded:  # the recorded curves in colours of their own, after the run's
             used = [v for v in self._colours if v in {r.variant for r in self._recorded}]
             colour = _RECORDED_COLOURS[len(used) % len(_RECORDED_COLOURS)]
@@ -484,7 +484,7 @@ class BenchPlot(QWidget):
             if s.device == "cpu":
                 colour = cpu_colours[cpu_count % len(cpu_colours)]
             else:
-                colour = _GPU_COLOURS[gpu_count % len(_GPU_COLOURS)]
+                colour = GPU_COLOURS[gpu_count % len(GPU_COLOURS)]
         self._colours[s.variant] = colour
         style = Qt.PenStyle.DashLine if recorded else Qt.PenStyle.SolidLine
         item = self.main.plot(
@@ -492,7 +492,7 @@ class BenchPlot(QWidget):
             [],
             name=s.variant,
             pen=pg.mkPen(colour, width=line_px(3), style=style),
-            symbol=_SYMBOLS[index % len(_SYMBOLS)],
+            symbol=SYMBOLS[index % len(SYMBOLS)],
             symbolSize=px(10),
             symbolBrush=colour,
             symbolPen=pg.mkPen(current_theme().plot_background, width=line_px(1)),
@@ -564,7 +564,7 @@ class BenchPlot(QWidget):
 
     def _new_peak(self, s: Series) -> pg.InfiniteLine:
         """The device's peak, dashed in the series' colour. Log-mode view coordinates are log10."""
-        colour = self._colours.get(s.variant, _GPU_COLOURS[0])
+        colour = self._colours.get(s.variant, GPU_COLOURS[0])
         assert s.peak is not None and s.peak > 0  # the caller draws a peak only where one is known
         line = pg.InfiniteLine(
             pos=math.log10(s.peak),
@@ -596,7 +596,7 @@ class BenchPlot(QWidget):
         for name, curve in curves.items():
             item = self._speedup_items.get(name)
             if item is None:
-                colour = self._colours.get(curve.variant, _GPU_COLOURS[0])
+                colour = self._colours.get(curve.variant, GPU_COLOURS[0])
                 item = self.speedup.plot(
                     [],
                     [],

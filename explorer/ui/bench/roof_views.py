@@ -7,47 +7,49 @@ file saved by an older version, a worker that could not say, a page with no run 
 machine's roof taken from the window's one book of them (``AppContext.roofs``, built once per
 device) and kept with the run. When the ceilings are measured again (here or on the Devices page),
 every run's points of that device are judged against the new roof and the views redrawn.
+
+What is shown lives in the page's ``BenchSession`` (the run's roofs, the catalog roof chosen);
+this view draws it whenever the session's ``roofs`` event says so.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtCore import QObject, Signal
+from PySide6.QtCore import QObject
 
-from explorer.bench.run_results import RunResults
+from explorer.bench.session import BenchSession
 from explorer.roofs.model import Roof
 from explorer.ui.bench.bandwidth_view import BandwidthPlot
+from explorer.ui.bench.latency_view import LatencyView
 from explorer.ui.bench.roofline_view import RooflinePlot
 from explorer.ui.context import AppContext
 from explorer.ui.roof_measure import MeasureAgain
 
 
 class RoofViews(QObject):
-    #: the shown run's points were judged against a roof measured anew: its table and plots reload
-    points_changed = Signal()
-
     def __init__(
         self,
         context: AppContext,
-        results: RunResults,
+        session: BenchSession,
         roofline: RooflinePlot,
         bandwidth: BandwidthPlot,
         parent: QObject | None = None,
+        latency: LatencyView | None = None,
     ) -> None:
         super().__init__(parent)
-        self._context, self._results = context, results
-        self.roofline, self.bandwidth = roofline, bandwidth
-        self._catalog_key = ""
+        self._context, self._session = context, session
+        self._results = session.results
+        self.roofline, self.bandwidth, self.latency = roofline, bandwidth, latency
         self.measure = MeasureAgain(context, self.devices_to_measure)
         roofline.add_tool(self.measure)
-        roofline.catalog_chosen.connect(self._choose_catalog)
+        roofline.catalog_chosen.connect(session.set_catalog)
         context.roofs_measured.connect(self._measured)
+        session.events.roofs.connect(self.refresh)
 
     def add_roof(self, roof: Roof, workload: str) -> None:
-        """A device's roof from the run under way; what it must tell the user, said once."""
-        self._results.add_roof(roof, workload)
-        self._context.add_notice(roof.notice)
+        """A device's roof from the run under way (the session keeps it and says its notice)."""
+        self._session.add_roof(roof, workload)
         shown = self._context.roofs.get(roof.device)
         if (
             not roof.host
@@ -59,9 +61,7 @@ class RoofViews(QObject):
             # Devices page's "from another machine" note) shows them now, without a Refresh
             from explorer.bench.remeasure import Measured
 
-            self._context.roofs_measured.emit([Measured(roof.device, roof, "")])
-        if workload == self._results.shown:
-            self.refresh()
+            self._context.measured_again([Measured(roof.device, roof, "")])
 
     def devices_to_measure(self) -> list[str]:
         """This machine's devices the shown run measured on (the CPU when it has none)."""
@@ -74,29 +74,29 @@ class RoofViews(QObject):
         self.measure.button.setEnabled(not running)
 
     def refresh(self) -> None:
+        """Draw the roofs the session says the shown run stands under."""
         points = self._results.points
-        carried = {(r.host, r.device): r for r in self._results.roofs_of()}
         records = {d.key: d for d in self._context.devices}
-        wanted = list(dict.fromkeys((p.host, p.device) for p in points))
-        if not points:
-            wanted = [("", "cpu")]
-        roofs: list[Roof] = []
-        for host, device in wanted:
-            roof = carried.get((host, device))
-            if roof is None and not host and device in records:
-                roof = self._context.roof_of(records[device])  # this machine's, built once
-                if points:  # kept with the run
-                    self._results.add_roof(roof)
-            if roof is not None:
-                roofs.append(roof)
+        roofs = self._session.roofs_shown(
+            lambda key: self._context.roof_of(records[key]) if key in records else None
+        )
         catalog = None
-        if self._catalog_key and self._catalog_key in records:
+        key = self._session.catalog_key
+        if key and key in records:
             from explorer.devices.roofs import catalog_roof
 
-            rec = records[self._catalog_key]
+            rec = records[key]
             catalog = catalog_roof(rec) if rec.kind == "catalog" else None
         self.roofline.set_data(roofs, points, catalog)
         self.bandwidth.set_data(roofs, points)
+        if self.latency is not None:  # the run's GPUs, and this machine's even before a run
+            shown = {r.key for r in roofs}
+            here = [
+                self._context.roof_of(d)
+                for d in records.values()
+                if d.kind == "cuda" and ("", d.key) not in shown
+            ]
+            self.latency.set_roofs([*roofs, *here])
 
     def devices_found(self) -> None:
         devices = self._context.devices
@@ -107,15 +107,5 @@ class RoofViews(QObject):
     def shutdown(self) -> None:
         self.measure.shutdown()
 
-    def _choose_catalog(self, key: str) -> None:
-        self._catalog_key = key
-        self.refresh()
-
     def _measured(self, result: list[Any]) -> None:
-        changed = False
-        for measured in result:
-            if measured.roof is not None:
-                changed |= self._results.measured_again(measured.roof)
-        if changed:
-            self.points_changed.emit()
-        self.refresh()
+        self._session.measured_again([m.roof for m in result if m.roof is not None])

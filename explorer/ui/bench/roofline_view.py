@@ -37,15 +37,15 @@ from explorer.roofs.placement import level_text
 from explorer.roofs.texts import ceiling_line
 from explorer.ui.bench.levels import level_colour
 from explorer.ui.bench.plot import (
-    _CPU_COLOURS,
-    _CPU_COLOURS_DARK,
-    _GPU_COLOURS,
-    _SYMBOLS,
+    CPU_COLOURS,
+    CPU_COLOURS_DARK,
+    GPU_COLOURS,
     INVALID_LEGEND,
     INVALID_SYMBOL,
+    SYMBOLS,
     LogAxis,
-    _style_plot,
     style_legend,
+    style_plot,
     style_titles,
 )
 from explorer.ui.guard import qt_guard
@@ -86,10 +86,10 @@ class _ChoiceBox(QComboBox):
 
 def _roof_colour(roof: Roof, index: int) -> str:
     if roof.device == "cpu":
-        return (_CPU_COLOURS_DARK if current_theme().name == "dark" else _CPU_COLOURS)[0]
+        return (CPU_COLOURS_DARK if current_theme().name == "dark" else CPU_COLOURS)[0]
     if roof.device.startswith(("catalog:", "recorded:")):  # a spec sheet's, a lesson recording's
         return _CATALOG_COLOURS[index % len(_CATALOG_COLOURS)]
-    return _GPU_COLOURS[index % len(_GPU_COLOURS)]
+    return GPU_COLOURS[index % len(GPU_COLOURS)]
 
 
 #: the least height, at 100% text, of the whole plot before it is laid out (its view keeps
@@ -149,7 +149,7 @@ class RooflinePlot(QWidget):
         self.plot.setLogMode(x=True, y=True)
         self.plot.showGrid(x=True, y=True, alpha=0.25)
         theme = current_theme()
-        _style_plot(self.plot, theme)
+        style_plot(self.plot, theme)
         # the legend sits under the plot, in the plot's own layout (so the PNG export has it): inside
         # it would cover a roof's label or a point whatever corner it took
         self.legend = pg.LegendItem(
@@ -226,7 +226,7 @@ class RooflinePlot(QWidget):
         keep_plot_lines(self.plot, px(PLOT_MIN_HEIGHT))
 
     def apply_theme(self, theme: Theme) -> None:
-        _style_plot(self.plot, theme)
+        style_plot(self.plot, theme)
         self._style_legend(theme)
         self._labels(theme)
         self._redraw()
@@ -427,7 +427,7 @@ class RooflinePlot(QWidget):
         levels_seen: dict[str, str] = {}
         for (workload, variant, level, noisy, invalid), pts in groups.items():
             colour = level_colour(level)
-            symbol = _SYMBOLS[variants[(workload, variant)] % len(_SYMBOLS)]
+            symbol = SYMBOLS[variants[(workload, variant)] % len(SYMBOLS)]
             if invalid:  # faster than the hardware can go: crossed, hollow, named in the legend
                 symbol, noisy = INVALID_SYMBOL, True
             scatter = pg.PlotDataItem(
@@ -455,7 +455,7 @@ class RooflinePlot(QWidget):
         for words, colour in levels_seen.items():
             self._legend_entry(words, symbol="o", colour=colour, theme=theme)
         for (_, variant), index in variants.items():
-            symbol = _SYMBOLS[index % len(_SYMBOLS)]
+            symbol = SYMBOLS[index % len(SYMBOLS)]
             self._legend_entry(variant, symbol=symbol, colour=theme.plot_foreground, theme=theme)
         if any(key[4] for key in groups):
             self._legend_entry(

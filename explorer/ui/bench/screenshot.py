@@ -10,14 +10,17 @@ end first (an error), the panel shows it ended, as it would for a user.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QEventLoop, QTimer
 
 from explorer.ui.bench.controls import DEFAULT_BUDGET_S
 
+if TYPE_CHECKING:
+    from explorer.ui.bench_panel import BenchPanel
 
-def leave_mid_run(panel: Any, sizes: tuple[int, ...], share: float, wait_s: float) -> None:
+
+def leave_mid_run(panel: BenchPanel, sizes: tuple[int, ...], share: float, wait_s: float) -> None:
     """Start the screenshot's run on ``panel`` (a ``BenchPanel``) and wait for ``share`` of it."""
     controls = panel.controls
     controls.set_workload("matmul")

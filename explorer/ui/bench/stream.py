@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject, Signal
 
@@ -24,7 +24,7 @@ from explorer.errors import UserError
 from explorer.ui.workers import run_in_daemon_thread
 
 if TYPE_CHECKING:
-    from explorer.bench.runner import BenchPlan
+    from explorer.bench.runner import BenchPlan, BenchRun
     from explorer.roofs.model import RoofKey
 
 log = logging.getLogger(__name__)
@@ -49,7 +49,7 @@ class RunStream(QObject):
     def __init__(self, plan: BenchPlan, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self._plan = plan
-        self._run: Any = None
+        self._run: BenchRun | None = None
         self._lock = threading.Lock()
         self._cancelled = False
         self._thread: threading.Thread | None = None

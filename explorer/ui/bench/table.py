@@ -11,7 +11,14 @@ from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelInd
 from PySide6.QtGui import QBrush, QColor
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableView, QWidget
 
-from explorer.bench.compare import above_peak_reason, peak_captions, peak_note, peak_share, peak_share_cell
+from explorer.bench.compare import (
+    above_peak_reason,
+    peak_captions,
+    peak_note,
+    peak_share,
+    peak_share_cell,
+    warm_above_dram_note,
+)
 from explorer.bench.fmt import number_text, seconds_text
 from explorer.bench.results import model_cell, roof_words
 from explorer.bench.run_results import RunResults
@@ -140,6 +147,9 @@ class ResultsModel(QAbstractTableModel):
                 return roof_tip(p) or None
             if column == "model":
                 return p.model_note or None
+            if column == "median":  # how it was timed: the clock, the sync, a cold or warm L2
+                method = p.extra.get("timing_method")
+                return method if isinstance(method, str) and method else None
             return None
         if role in (Qt.ItemDataRole.ForegroundRole, Qt.ItemDataRole.BackgroundRole) and (
             p.error or p.invalid or p.noisy
@@ -181,6 +191,7 @@ class ResultsModel(QAbstractTableModel):
             words = [
                 p.error or p.invalid_reason or p.noise_reason or "",
                 f"above the peak: {above}" if above else "",
+                "" if p.error else warm_above_dram_note(p),
             ]
             return " ".join("; ".join(w for w in words if w).split())
         return ""

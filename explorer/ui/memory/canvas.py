@@ -34,15 +34,15 @@ MAX_DRAWN_SECTORS = 48
 
 def idle_colour(theme: Theme) -> QColor:
     """Lanes with no thread, or masked off: a pale step from the background in either theme."""
-    return _mix(theme.panel, theme.muted, 0.15)
+    return mix_colours(theme.panel, theme.muted, 0.15)
 
 
 def wasted_colour(theme: Theme) -> QColor:
     """Bytes fetched that no lane asked for."""
-    return _mix(theme.panel, theme.error, 0.35)
+    return mix_colours(theme.panel, theme.error, 0.35)
 
 
-def _mix(a: str, b: str, t: float) -> QColor:
+def mix_colours(a: str, b: str, t: float) -> QColor:
     ca, cb = QColor(a), QColor(b)
     return QColor(
         round(ca.red() * (1 - t) + cb.red() * t),
@@ -51,7 +51,7 @@ def _mix(a: str, b: str, t: float) -> QColor:
     )
 
 
-class _Canvas(QWidget, Generic[R]):
+class ResultCanvas(QWidget, Generic[R]):
     """A picture of one finished result; ``set_result`` replaces it and repaints. Each paint
     records what lies where (``hits``) for the hover text."""
 
@@ -130,7 +130,7 @@ class _Canvas(QWidget, Generic[R]):
         return super().event(event)
 
 
-class CoalescingCanvas(_Canvas[Coalescing]):
+class CoalescingCanvas(ResultCanvas[Coalescing]):
     """32 lanes on top, the sectors the request touches below, a line from each lane to its bytes."""
 
     def least_height(self) -> int:
@@ -265,7 +265,7 @@ class CoalescingCanvas(_Canvas[Coalescing]):
             links.append(QLineF(int(x0), int(y0), int(bytes_r.center().x()), int(sector_r.top())))
         p.setBrush(used_fill)
         p.drawRects(used)
-        p.setPen(QPen(_mix(theme.accent, theme.text, 0.3), line_px(1)))
+        p.setPen(QPen(mix_colours(theme.accent, theme.text, 0.3), line_px(1)))
         p.drawLines(links)
         for s, r in x_of_sector.items():
             lanes = used_by.get(s, [])
@@ -312,7 +312,7 @@ def _lanes_text(lanes: list[int]) -> str:
     return ", ".join(map(str, lanes))
 
 
-class BankCanvas(_Canvas[BankConflicts]):
+class BankCanvas(ResultCanvas[BankConflicts]):
     """32 bank columns; each distinct word a lane asks for is a box in its bank, stacked when
     several words share a bank (a conflict); lanes sharing one word share its box (a broadcast)."""
 
@@ -404,7 +404,7 @@ def _words_of(b: BankConflicts, lane: int) -> range:
     return b.access.lane_words(lane)
 
 
-class DivergenceCanvas(_Canvas[Divergence]):
+class DivergenceCanvas(ResultCanvas[Divergence]):
     """One row per warp, one cell per lane: taken path, other path, or no thread there."""
 
     @qt_guard

@@ -1,13 +1,15 @@
 """The Memory page: coalescing, shared-memory banks and warp divergence, as three tabs.
 
-Each tab is a form (pattern presets and the numbers behind them), a picture and the words from
-``explorer.memory.texts``; every change recomputes the exact model (microseconds) and redraws.
-The page computes nothing itself. Predict (the button beside the tabs) covers each of the three
+Each tab is a form (pattern presets and the numbers behind them), a picture and its words: a
+view of one part of the page's Qt-free ``MemorySession`` (``explorer.memory.session``). A field's
+edit goes to the model, which recomputes the exact model (microseconds) and announces the new
+result; the tab then shows it, fields included. The page computes nothing itself. Predict (the button beside the tabs) covers each of the three
 pictures' answers until the student commits a prediction (``explorer.quiz.page_predict``).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import pyqtgraph as pg
@@ -25,26 +27,28 @@ from PySide6.QtWidgets import (
 
 from explorer.devices.model import Gpu
 from explorer.errors import UserError
-from explorer.lessons.model import BRANCH_KINDS, MEMORY_MAX_ELEMENTS, MEMORY_VIEWS, MemoryState, PanelState
-from explorer.memory import texts
-from explorer.memory.banks import SOURCE, SharedAccess, bank_conflicts
-from explorer.memory.coalescing import ELEMENT_SIZES, GlobalAccess, coalesce, stride_sweep
-from explorer.memory.divergence import EQUAL_COST_NOTE, ITS_NOTE, Branch, divergence
-from explorer.memory.presets import (
-    BRANCH_PRESETS,
-    GLOBAL_PATTERNS,
-    P_DECIMALS,
-    SHARED_PATTERNS,
-    BranchPreset,
-    Pattern,
+from explorer.lessons.model import MEMORY_VIEWS, MemoryState, PanelState
+from explorer.memory.banks import SOURCE
+from explorer.memory.coalescing import ELEMENT_SIZES
+from explorer.memory.divergence import EQUAL_COST_NOTE, ITS_NOTE, MAX_BLOCK_THREADS, MAX_K, Divergence
+from explorer.memory.presets import P_DECIMALS
+from explorer.memory.session import (
+    BRANCH_KINDS,
+    MAX_ELEMENTS,
+    MAX_SEED,
+    BankModel,
+    BranchInputs,
+    CoalescingModel,
+    DivergenceModel,
+    MemorySession,
 )
-from explorer.quiz.page_predict import PagePredict, banks_params, coalescing_params, divergence_params
+from explorer.quiz.page_predict import PagePredict, follow_memory
 from explorer.ui.context import AppContext
 from explorer.ui.memory.canvas import (
     BankCanvas,
     CoalescingCanvas,
     DivergenceCanvas,
-    _Canvas,
+    ResultCanvas,
     idle_colour,
     wasted_colour,
 )
@@ -84,26 +88,26 @@ PREDICT_PAGE = "memory page"
 
 
 class _PatternTab(Columns):
-    """A form, the picture, the headline and details; ``refresh`` recomputes and redraws. In
+    """A form, the picture, the headline and details: a view of one pattern model of the
+    ``MemorySession``. The fields write each edit to the model; the model's event redraws. In
     Predict mode the headline, picture and details wait for the student's answer."""
 
     #: the questions Predict mode asks about the picture (``explorer.quiz.topics``), the first first
     TOPIC = ""
     CONCEPTS: tuple[str, ...] = ()
 
-    def __init__(self, patterns: tuple[Pattern, ...], canvas: _Canvas[Any], allow_stride_zero: bool) -> None:
+    def __init__(self, model: CoalescingModel | BankModel, canvas: ResultCanvas[Any]) -> None:
         super().__init__()
-        self.patterns = patterns
+        self.model = model
+        self.patterns = model.patterns
         self.canvas = canvas
         self.preset = NarrowCombo()
-        self.preset.addItems([p.name for p in patterns])
+        self.preset.addItems([p.name for p in self.patterns])
         _narrow(self.preset)
         self.elem = QComboBox()
         self.elem.addItems([f"{n} bytes" for n in ELEMENT_SIZES])
-        self.stride = spin(
-            0 if allow_stride_zero else 1, MEMORY_MAX_ELEMENTS, 1, "elements between neighbouring lanes"
-        )
-        self.offset = spin(0, MEMORY_MAX_ELEMENTS, 0, "elements before lane 0's")
+        self.stride = spin(0, MAX_ELEMENTS, 1, "elements between neighbouring lanes")
+        self.offset = spin(0, MAX_ELEMENTS, 0, "elements before lane 0's")
         self.active = spin(1, 32, 32, "lanes taking part (from lane 0)")
         self.form = QFormLayout()
         self.form.setRowWrapPolicy(QFormLayout.RowWrapPolicy.WrapLongRows)
@@ -142,100 +146,67 @@ class _PatternTab(Columns):
         right.insertWidget(0, self.predict_box)
         self._build_columns(left, right)
 
-        self.preset.currentIndexChanged.connect(self._apply_preset)
-        for box in (self.stride, self.offset, self.active):
-            box.valueChanged.connect(self._edited)
-        self.elem.currentIndexChanged.connect(self._edited)
-        self._applying = False
-        self._apply_preset(0)
-
-    def elem_bytes(self) -> int:
-        return ELEMENT_SIZES[self.elem.currentIndex()]
-
-    def _apply_preset(self, index: int) -> None:
-        if not 0 <= index < len(self.patterns):  # "Custom": the numbers stay as they are
-            self.refresh()
-            return
-        p = self.patterns[index]
-        self._applying = True
-        self.elem.setCurrentIndex(ELEMENT_SIZES.index(p.elem_bytes))
-        self.stride.setValue(p.stride)
-        self.offset.setValue(p.offset)
-        self.active.setValue(p.active)
-        self._applying = False
-        self.refresh()
-
-    def _edited(self) -> None:
-        self.stop_revealing()  # the teacher's own change: the columns stay where they are
-        if self._applying:
-            return
-        self._name_preset()
-        self.refresh()
-
-    def numbers(self) -> tuple[int, int, int, int]:
-        """The fields as typed (a lesson step's ``elem``, ``stride``, ``offset``, ``active``)."""
-        return (self.elem_bytes(), self.stride.value(), self.offset.value(), self.active.value())
-
-    def modelled_numbers(self) -> tuple[int, int, int, int]:
-        """The access the picture shows: the fields, and on the banks tab the padding."""
-        return self.numbers()
-
-    def _name_preset(self) -> None:
-        """The preset's name must not describe numbers the user changed: the menu shows the
-        preset the access shown is (the one shown if it still fits), or "Custom"; with padding
-        on, "Column of tile[32][32]" gives way to the padded tile's own preset."""
-        index = self.preset.currentIndex()
-        now = self.modelled_numbers()
-        if 0 <= index < len(self.patterns) and self.patterns[index].numbers == now:
-            return
-        _show_preset(self.preset, next((i for i, q in enumerate(self.patterns) if q.numbers == now), None))
-
-    def pattern_name(self) -> str:
-        """The preset whose numbers the fields hold ("" for none): the one shown, or with the
-        banks' padding on, the unpadded preset a lesson step names beside ``pad``."""
-        index = self.preset.currentIndex()
-        raw = self.numbers()
-        if 0 <= index < len(self.patterns) and self.patterns[index].numbers == raw:
-            return self.patterns[index].name
-        return next((q.name for q in self.patterns if q.numbers == raw), "")
-
-    def show_numbers(self, pattern: str, numbers: tuple[int, int, int, int]) -> None:
-        """Set every field at once (a lesson step) and redraw once; ``pattern`` names the preset
-        when it is one with these numbers (two presets can share numbers: the named one shows)."""
-        elem, stride, offset, active = numbers
-        widgets = (self.preset, self.elem, self.stride, self.offset, self.active)
-        for w in widgets:
-            w.blockSignals(True)
-        self.elem.setCurrentIndex(ELEMENT_SIZES.index(elem))
-        self.stride.setValue(stride)
-        self.offset.setValue(offset)
-        self.active.setValue(active)
-        named = next(
-            (i for i, q in enumerate(self.patterns) if q.name == pattern and q.numbers == numbers), -1
+        self.preset.currentIndexChanged.connect(self._preset_chosen)
+        self.elem.currentIndexChanged.connect(
+            lambda i: self._edit(lambda: model.set_elem_bytes(ELEMENT_SIZES[i]))
         )
-        if named >= 0:
-            self.preset.setCurrentIndex(named)
-        for w in widgets:
-            w.blockSignals(False)
-        self._name_preset()  # the padded tile's own name where the banks' padding is on
+        self.stride.valueChanged.connect(lambda v: self._edit(lambda: model.set_stride(v)))
+        self.offset.valueChanged.connect(lambda v: self._edit(lambda: model.set_offset(v)))
+        self.active.valueChanged.connect(lambda v: self._edit(lambda: model.set_active_lanes(v)))
 
-    def refresh(self) -> None:
+    def _built(self) -> None:
+        """The subclass's widgets are in place: follow the model from now on, and show it."""
+        self.model.changed.connect(self.refresh)
+        follow_memory(self.predict, self.model)
+        self.refresh()
+
+    # --- fields -> model ---------------------------------------------------------------------------
+    def _edit(self, change: Callable[[], None]) -> None:
+        """The teacher's own change: hand it to the model (the columns stay where they are); a
+        value the model refuses is its one line under the form."""
+        self.stop_revealing()
         try:
-            self.compute()
-            self.error.setText("")
+            change()
         except UserError as exc:
             self.error.setText(str(exc))
-            self.predict.show(None, str(exc))
             return
-        if "result" in vars(self):  # (not while the form is still being built)
-            self.predict.show(self.predict_params())
+        self.error.setText("")
+
+    def _preset_chosen(self, index: int) -> None:
+        if 0 <= index < len(self.patterns):  # (not "Custom": the numbers stay as they are)
+            self._edit(lambda: self.model.choose_preset(index))
+
+    # --- model -> view -------------------------------------------------------------------------------
+    def refresh(self) -> None:
+        """Show the model's result: the fields (as the model holds them), picture and words."""
+        r = self.model.result
+        i = r.inputs
+        widgets = (self.preset, self.elem, self.stride, self.offset, self.active, *self._extra_fields())
+        for w in widgets:
+            w.blockSignals(True)
+        self.elem.setCurrentIndex(ELEMENT_SIZES.index(i.elem_bytes))
+        self.stride.setValue(i.stride)
+        self.offset.setValue(i.offset)
+        self.active.setValue(i.active_lanes)
+        self._show_extra_fields()
+        _show_preset(self.preset, r.preset)
+        for w in widgets:
+            w.blockSignals(False)
+        self._draw()
         self._cover(self.predict.hidden)
 
-    def compute(self) -> None:
-        raise NotImplementedError
+    @property
+    def result(self) -> Any:
+        """The core's record the picture shows."""
+        return self.canvas.result
 
-    def predict_params(self) -> dict[str, Any]:
-        """The picture shown, as its Predict question's parameters."""
+    def _extra_fields(self) -> tuple[QWidget, ...]:
+        return ()
+
+    def _show_extra_fields(self) -> None:
+        """A subclass puts its own fields' values (the warp, the padding) in place."""
+
+    def _draw(self) -> None:
         raise NotImplementedError
 
     def _cover(self, hidden: bool) -> None:
@@ -250,11 +221,12 @@ class _PatternTab(Columns):
 class CoalescingTab(_PatternTab):
     TOPIC, CONCEPTS = "coalescing", ("sectors", "efficiency")
 
-    def __init__(self) -> None:
-        super().__init__(GLOBAL_PATTERNS, CoalescingCanvas(), allow_stride_zero=True)
+    def __init__(self, model: CoalescingModel) -> None:
+        super().__init__(model, CoalescingCanvas())
+        self.coalescing = model
         self.warp = spin(0, 31, 0, "which warp of the block: its lanes are threads 32w .. 32w+31")
         self.form.addRow("Warp of the block", self.warp)
-        self.warp.valueChanged.connect(self.refresh)
+        self.warp.valueChanged.connect(lambda v: self._edit(lambda: model.set_warp(v)))
         theme = current_theme()
         self.legend = legend(
             (
@@ -266,7 +238,6 @@ class CoalescingTab(_PatternTab):
         self.sweep = plot_widget()
         axis_title(self.sweep, "bottom", "stride (elements)")
         axis_title(self.sweep, "left", "efficiency (%)")
-        self.apply_text_scale()
         self.sweep.setYRange(0, 105)
         self.sweep.setMouseEnabled(False, False)
         self.sweep.hideButtons()
@@ -275,64 +246,67 @@ class CoalescingTab(_PatternTab):
         self.sweep.setToolTip("Efficiency vs stride, for the element size chosen above")
         self.left_layout.addWidget(self.sweep)
         self.left_layout.addStretch(1)
-        self.refresh()
+        self._fit_sweep()
+        self._built()
 
     def graph(self) -> QWidget | None:
         return getattr(self, "sweep", None)
 
-    def predict_params(self) -> dict[str, Any]:
-        return coalescing_params(*self.numbers(), warp=self.warp.value())
+    def _extra_fields(self) -> tuple[QWidget, ...]:
+        return (self.warp,)
+
+    def _show_extra_fields(self) -> None:
+        self.warp.setValue(self.coalescing.result.warp)
 
     def apply_text_scale(self) -> None:
         """The efficiency plot's ticks and titles follow the text size; so does its height."""
+        self._fit_sweep()
+        self._draw_sweep()
+
+    def _fit_sweep(self) -> None:
         restyle(self.sweep)
         # as tall as its data area's least lines need, no taller: the form above it and the plot
         # fit the column together on a short screen
         self.sweep.setFixedHeight(fit_axis_titles(self.sweep, "100"))
-        if hasattr(self, "result"):
-            self._draw_sweep()
 
-    def compute(self) -> None:
-        if not hasattr(self, "sweep"):
-            return
-        c = coalesce(
-            GlobalAccess(
-                elem_bytes=self.elem_bytes(),
-                stride=self.stride.value(),
-                offset=self.offset.value(),
-                active_lanes=self.active.value(),
-                warp=self.warp.value(),
-            )
-        )
-        self.result = c
-        self.canvas.set_result(c)
-        self.headline.setText(texts.coalescing_headline(c))
-        self.details.setText("\n".join(texts.coalescing_lines(c)))
+    def _draw(self) -> None:
+        r = self.coalescing.result
+        self.canvas.set_result(r.coalescing)
+        self.headline.setText(r.headline)
+        self.details.setText("\n".join(r.lines))
         self._draw_sweep()
 
     def _draw_sweep(self) -> None:
         theme = current_theme()
-        sweep = stride_sweep(self.elem_bytes())
+        r = self.coalescing.result
         self.sweep.clear()
         self.sweep.setBackground(theme.plot_background)
-        xs = [p.stride for p in sweep]
         for axis in ("left", "bottom"):
             self.sweep.getAxis(axis).setTextPen(theme.plot_foreground)
             self.sweep.getAxis(axis).setPen(theme.plot_foreground)
-        self.sweep.plot(xs, [p.efficiency * 100 for p in sweep], pen=pg.mkPen(theme.accent, width=line_px(2)))
-        s = self.stride.value()
-        if 1 <= s <= xs[-1]:  # (a stride of 0, every lane on one element, is off the curve)
-            here = sweep[s - 1]
+        self.sweep.plot(
+            [p.stride for p in r.sweep],
+            [p.efficiency * 100 for p in r.sweep],
+            pen=pg.mkPen(theme.accent, width=line_px(2)),
+        )
+        here = r.sweep_point
+        if here is not None:  # (a stride of 0, every lane on one element, is off the curve)
             self.sweep.plot(
-                [s], [here.efficiency * 100], pen=None, symbol="o", symbolBrush=theme.error, symbolSize=px(10)
+                [here.stride],
+                [here.efficiency * 100],
+                pen=None,
+                symbol="o",
+                symbolBrush=theme.error,
+                symbolSize=px(10),
             )
 
 
 class BankTab(_PatternTab):
     TOPIC, CONCEPTS = "banks", ("conflict",)
 
-    def __init__(self) -> None:
-        super().__init__(SHARED_PATTERNS, BankCanvas(), allow_stride_zero=True)
+    def __init__(self, model: BankModel) -> None:
+        super().__init__(model, BankCanvas())
+        self.banks = model
         theme = current_theme()
         self.legend = legend(
             (
@@ -343,65 +317,49 @@ class BankTab(_PatternTab):
         self.right.insertWidget(self.right.indexOf(self.details), self.legend)
         self.pad = QCheckBox("Pad rows by one element")
         self.pad.setToolTip("Adds one element to the stride, as padding tile[32][32] to tile[32][33] does")
-        self.pad.toggled.connect(self._edited)
+        self.pad.toggled.connect(lambda on: self._edit(lambda: model.set_pad(on)))
         self.form.addRow(self.pad)
         source = QLabel(f"Rule: {SOURCE}. Banks are numbered across the top.")
         source.setWordWrap(True)
         source.setProperty("role", "muted")
         self.left_layout.addWidget(source)
         self.left_layout.addStretch(1)
-        self.refresh()
+        self._built()
 
-    def modelled_numbers(self) -> tuple[int, int, int, int]:
-        elem, stride, offset, active = self.numbers()
-        return (elem, stride + (1 if self.pad.isChecked() else 0), offset, active)
+    def _extra_fields(self) -> tuple[QWidget, ...]:
+        return (self.pad,)
 
-    def predict_params(self) -> dict[str, Any]:
-        return banks_params(*self.modelled_numbers())
+    def _show_extra_fields(self) -> None:
+        self.pad.setChecked(self.banks.result.pad)
 
-    def _apply_preset(self, index: int) -> None:
-        """A preset is the whole access: choosing one takes the padding off."""
-        if hasattr(self, "pad") and 0 <= index < len(self.patterns):
-            self.pad.blockSignals(True)
-            self.pad.setChecked(False)
-            self.pad.blockSignals(False)
-        super()._apply_preset(index)
-
-    def compute(self) -> None:
-        if not hasattr(self, "pad"):
-            return
-        b = bank_conflicts(
-            SharedAccess(
-                elem_bytes=self.elem_bytes(),
-                stride=self.stride.value() + (1 if self.pad.isChecked() else 0),
-                offset=self.offset.value(),
-                active_lanes=self.active.value(),
-            )
-        )
-        self.result = b
-        self.canvas.set_result(b)
-        self.headline.setText(texts.bank_headline(b))
-        self.details.setText("\n".join(texts.bank_lines(b)))
+    def _draw(self) -> None:
+        r = self.banks.result
+        self.canvas.set_result(r.conflicts)
+        self.headline.setText(r.headline)
+        self.details.setText("\n".join(r.lines))
 
 
 class DivergenceTab(Columns):
-    def __init__(self) -> None:
+    """A view of the ``MemorySession``'s divergence model: the fields write to it, its event redraws."""
+
+    def __init__(self, model: DivergenceModel) -> None:
         super().__init__()
+        self.model = model
         self.preset = NarrowCombo()
-        self.preset.addItems([b.name for b in BRANCH_PRESETS])
+        self.preset.addItems([b.name for b in model.presets])
         _narrow(self.preset)
-        self.block = spin(1, 1024, 256, "threads per block (1D)")
+        self.block = spin(1, MAX_BLOCK_THREADS, 256, "threads per block (1D)")
         self.kind = QComboBox()
         self.kind.addItems(
             ["threadIdx.x % K == 0", "threadIdx.x < K", "(threadIdx.x / 32) % K == 0", "random"]
         )
-        self.k = spin(0, 1 << 20, 2, "K in the condition")
+        self.k = spin(0, MAX_K, 2, "K in the condition")
         self.p = number_field(QDoubleSpinBox())
         self.p.setRange(0.0, 1.0)
         self.p.setDecimals(P_DECIMALS)
         self.p.setSingleStep(0.05)
         self.p.setValue(0.5)
-        self.seed = spin(0, 1 << 30, 0, "seed of the random data")
+        self.seed = spin(0, MAX_SEED, 0, "seed of the random data")
         form = QFormLayout()
         form.setRowWrapPolicy(QFormLayout.RowWrapPolicy.WrapLongRows)
         form.addRow(QLabel("Branch"))
@@ -444,90 +402,61 @@ class DivergenceTab(Columns):
         right.addWidget(self.cover, 1)
         right.addWidget(self.legend)
         self._build_columns(left, right)
-        self.preset.currentIndexChanged.connect(self._apply_preset)
-        for w in (self.block, self.seed):
-            w.valueChanged.connect(self.refresh)
-        self.k.valueChanged.connect(self._edited)
-        self.p.valueChanged.connect(self._edited)
-        self.kind.currentIndexChanged.connect(self._edited)
-        self._apply_preset(0)
+        self.preset.currentIndexChanged.connect(self._preset_chosen)
+        self.block.valueChanged.connect(lambda v: self._edit(lambda: model.set_block(v)))
+        self.seed.valueChanged.connect(lambda v: self._edit(lambda: model.set_seed(v)))
+        self.k.valueChanged.connect(lambda v: self._edit(lambda: model.set_k(v)))
+        # the field holds P_DECIMALS decimals; its float is rounded to them before the model sees it
+        self.p.valueChanged.connect(lambda v: self._edit(lambda: model.set_p(round(v, P_DECIMALS))))
+        self.kind.currentIndexChanged.connect(lambda i: self._edit(lambda: model.set_kind(BRANCH_KINDS[i])))
+        model.changed.connect(self.refresh)
+        follow_memory(self.predict, model)
+        self.refresh()
 
-    def branch_kind(self) -> str:
-        return BRANCH_KINDS[self.kind.currentIndex()]
+    def _preset_chosen(self, index: int) -> None:
+        if 0 <= index < len(self.model.presets):  # (not "Custom": the condition stays as it is)
+            self._edit(lambda: self.model.choose_preset(index))
 
-    def _apply_preset(self, index: int) -> None:
-        if not 0 <= index < len(BRANCH_PRESETS):  # "Custom": the condition stays as it is
-            self.refresh()
+    def _edit(self, change: Callable[[], None]) -> None:
+        """Hand the teacher's change to the model; a value it refuses is one line under the form,
+        else the line is the model's own (a condition the branch refuses), or none."""
+        self.stop_revealing()
+        try:
+            change()
+        except UserError as exc:
+            self.error.setText(str(exc))
             return
-        b = BRANCH_PRESETS[index]
-        for w in (self.kind, self.k, self.p):
-            w.blockSignals(True)
-        self.kind.setCurrentIndex(BRANCH_KINDS.index(b.kind))
-        if b.kind == "random":
-            self.p.setValue(b.p)
-        else:
-            self.k.setValue(b.k)
-        for w in (self.kind, self.k, self.p):
-            w.blockSignals(False)
-        self.refresh()
+        self.error.setText(self.model.result.problem)
 
-    def _fits(self, b: BranchPreset) -> bool:
-        kind = self.branch_kind()
-        return b.kind == kind and (b.p == self.p.value() if kind == "random" else b.k == self.k.value())
-
-    def _edited(self) -> None:
-        """As the pattern tabs do: the menu names the preset the condition is, or "Custom"."""
-        index = self.preset.currentIndex()
-        if not (0 <= index < len(BRANCH_PRESETS) and self._fits(BRANCH_PRESETS[index])):
-            _show_preset(self.preset, next((i for i, b in enumerate(BRANCH_PRESETS) if self._fits(b)), None))
-        self.refresh()
-
-    def preset_name(self) -> str:
-        index = self.preset.currentIndex()
-        return BRANCH_PRESETS[index].name if 0 <= index < len(BRANCH_PRESETS) else ""
-
-    def show_branch(self, state: MemoryState) -> None:
-        """Set every field from a lesson step and redraw once."""
+    def refresh(self) -> None:
+        """Show the model's result: the fields as it holds them, the picture, or why there is none
+        (the last picture stays beside that line)."""
+        r = self.model.result
+        i = r.inputs
         widgets = (self.preset, self.block, self.kind, self.k, self.p, self.seed)
         for w in widgets:
             w.blockSignals(True)
-        self.block.setValue(state.block)
-        self.kind.setCurrentIndex(BRANCH_KINDS.index(state.branch))
-        self.k.setValue(state.k)
-        self.p.setValue(state.p)
-        self.seed.setValue(state.seed)
-        names = [b.name for b in BRANCH_PRESETS]
-        if state.pattern in names and self._fits(BRANCH_PRESETS[names.index(state.pattern)]):
-            self.preset.setCurrentIndex(names.index(state.pattern))
-            for w in widgets:
-                w.blockSignals(False)
-            self.refresh()
-            return
+        self.block.setValue(i.block)
+        self.kind.setCurrentIndex(BRANCH_KINDS.index(i.kind))
+        self.k.setValue(i.k)
+        self.p.setValue(i.p)
+        self.seed.setValue(i.seed)
+        _show_preset(self.preset, r.preset)
         for w in widgets:
             w.blockSignals(False)
-        self._edited()
-
-    def refresh(self) -> None:
-        kind = self.branch_kind()
-        self.k.setEnabled(kind != "random")
-        self.p.setEnabled(kind == "random")
-        self.seed.setEnabled(kind == "random")
-        try:
-            branch = Branch(kind, k=self.k.value(), p=self.p.value(), seed=self.seed.value())
-            d = divergence(self.block.value(), branch)
-        except UserError as exc:
-            self.error.setText(str(exc))
-            self.predict.show(None, str(exc))
-            return
-        self.error.setText("")
-        self.result = d
-        self.canvas.set_result(d)
-        self.headline.setText(texts.divergence_headline(d))
-        try:
-            self.predict.show(divergence_params(self.block.value(), kind, self.k.value()))
-        except UserError as exc:  # a random branch: the picture shows, and the strip says why
-            self.predict.show(None, str(exc))
+        self.k.setEnabled(i.kind != "random")
+        self.p.setEnabled(i.kind == "random")
+        self.seed.setEnabled(i.kind == "random")
+        self.error.setText(r.problem)
+        if r.divergence is not None:
+            self.canvas.set_result(r.divergence)
+            self.headline.setText(r.headline)
         self._cover(self.predict.hidden)
+
+    @property
+    def result(self) -> Divergence | None:
+        """The picture shown (the model's last good answer)."""
+        return self.canvas.result
 
     def _cover(self, hidden: bool) -> None:
         """While the answer is hidden the headline, picture and legend wait for the prediction."""
@@ -543,9 +472,11 @@ class MemoryPanel(Panel):
         super().__init__(parent)
         self.context = context
         self.tabs = QTabWidget()
-        self.coalescing = CoalescingTab()
-        self.banks = BankTab()
-        self.divergence = DivergenceTab()
+        #: the Coalescing, Bank conflicts and Divergence tabs' state; the tabs are its views
+        self.session = MemorySession()
+        self.coalescing = CoalescingTab(self.session.coalescing)
+        self.banks = BankTab(self.session.banks)
+        self.divergence = DivergenceTab(self.session.divergence)
         roof_of = context.roof_of if isinstance(context, AppContext) else None
         self.tiling = TilingTab(self._gpus(), roof_of)
         self.kernel = KernelTab()
@@ -624,22 +555,21 @@ class MemoryPanel(Panel):
         if view == "tiling":
             self.tiling.lesson_fields(state)
             return state
+        session = self.session
         if view == "divergence":
-            d = self.divergence
-            state.pattern = d.preset_name()
-            state.block = d.block.value()
-            state.branch = d.branch_kind()  # type: ignore[assignment]  # one of BRANCH_KINDS
-            state.k = d.k.value()
-            state.p = round(d.p.value(), P_DECIMALS)
-            state.seed = d.seed.value()
+            d = session.divergence
+            i = d.inputs
+            state.pattern = d.preset_name
+            state.block, state.k, state.p, state.seed = i.block, i.k, round(i.p, P_DECIMALS), i.seed
+            state.branch = i.kind  # type: ignore[assignment]  # one of BRANCH_KINDS
             return state
-        tab = self.coalescing if view == "coalescing" else self.banks
-        state.pattern = tab.pattern_name()
-        state.elem, state.stride, state.offset, state.active = tab.numbers()
+        model: CoalescingModel | BankModel = session.coalescing if view == "coalescing" else session.banks
+        state.pattern = model.pattern_name
+        state.elem, state.stride, state.offset, state.active = model.inputs.numbers
         if view == "coalescing":
-            state.warp = self.coalescing.warp.value()
+            state.warp = session.coalescing.warp
         else:
-            state.pad = self.banks.pad.isChecked()
+            state.pad = session.banks.pad
         return state
 
     def show_lesson_state(self, state: PanelState) -> str:
@@ -653,21 +583,15 @@ class MemoryPanel(Panel):
         if state.view == "tiling":
             note = self.tiling.show_fields(state)
         elif state.view == "divergence":
-            self.divergence.show_branch(state)
+            self.session.divergence.load(
+                state.pattern, BranchInputs(state.block, state.branch, state.k, state.p, state.seed)
+            )
         else:
             numbers = (state.elem, state.stride, state.offset, state.active)
             if state.view == "coalescing":
-                tab: _PatternTab = self.coalescing
-                self.coalescing.warp.blockSignals(True)
-                self.coalescing.warp.setValue(state.warp)
-                self.coalescing.warp.blockSignals(False)
+                self.session.coalescing.load(state.pattern, numbers, state.warp)
             else:
-                tab = self.banks
-                self.banks.pad.blockSignals(True)
-                self.banks.pad.setChecked(state.pad)
-                self.banks.pad.blockSignals(False)
-            tab.show_numbers(state.pattern, numbers)
-            tab.refresh()
+                self.session.banks.load(state.pattern, numbers, state.pad)
         shown = (self.coalescing, self.banks, self.divergence, self.tiling)[MEMORY_VIEWS.index(state.view)]
         self.tabs.setCurrentWidget(shown)
         QTimer.singleShot(0, shown.reveal)  # once laid out
@@ -708,4 +632,4 @@ class MemoryPanel(Panel):
     def prepare_screenshot(self) -> None:
         """The course's first picture: a strided load wasting most of what it fetches."""
         self.tabs.setCurrentWidget(self.coalescing)
-        self.coalescing.preset.setCurrentIndex(2)
+        self.session.coalescing.choose_preset(2)

@@ -16,7 +16,7 @@ from PySide6.QtWidgets import QWidget
 from explorer.memory.tiling import MatmulShape
 from explorer.memory.tiling_steps import BlockState, CellState, WarpState
 from explorer.ui.guard import qt_guard
-from explorer.ui.memory.canvas import _Canvas, _mix, idle_colour
+from explorer.ui.memory.canvas import ResultCanvas, idle_colour, mix_colours
 from explorer.ui.theme import Theme, current_theme, line_px, px
 from explorer.words import count
 
@@ -36,8 +36,8 @@ WARP_WORDS: dict[WarpState, str] = {
 def cell_colour(theme: Theme, state: CellState) -> QColor:
     return {
         "loaded": QColor(theme.accent),
-        "zero": _mix(theme.panel, theme.catalog, 0.45),
-        "stale": _mix(theme.panel, theme.muted, 0.35),
+        "zero": mix_colours(theme.panel, theme.catalog, 0.45),
+        "stale": mix_colours(theme.panel, theme.muted, 0.35),
         "empty": idle_colour(theme),
     }[state]
 
@@ -46,7 +46,7 @@ def waiting_colour(theme: Theme) -> QColor:
     return QColor(theme.catalog)
 
 
-class TilingCanvas(_Canvas[BlockState]):
+class TilingCanvas(ResultCanvas[BlockState]):
     """Draws a block's state handed to it; computes nothing. Its words take the theme's figure
     rule (``figure_font``): a title wraps rather than shrinks, and a number or a label with no
     room at a readable size is left out and said on hover (the pointer over a cell, a matrix or
@@ -127,8 +127,8 @@ class TilingCanvas(_Canvas[BlockState]):
         c = QRectF(b.left(), a.top(), s.n * scale, s.m * scale)
         t, (bx, by) = s.tile, self.block
         phase = state.phase
-        light = _mix(theme.panel, theme.accent, 0.18)
-        middle = _mix(theme.panel, theme.accent, 0.45)
+        light = mix_colours(theme.panel, theme.accent, 0.18)
+        middle = mix_colours(theme.panel, theme.accent, 0.45)
         strong = QColor(theme.accent)
         p.setPen(QPen(QColor(theme.border), line_px(1)))
         for rect in (a, b, c):
@@ -170,7 +170,7 @@ class TilingCanvas(_Canvas[BlockState]):
             )
         # tile boundaries where they are far enough apart to see
         if t * scale >= 5:
-            p.setPen(QPen(_mix(theme.panel, theme.border, 0.9), 1))
+            p.setPen(QPen(mix_colours(theme.panel, theme.border, 0.9), 1))
             for rect, across, down in ((a, s.k, s.m), (b, s.n, s.k), (c, s.n, s.m)):
                 for i in range(t, across, t):
                     p.drawLine(
@@ -292,7 +292,7 @@ class TilingCanvas(_Canvas[BlockState]):
                 terms = state.terms[ty][tx]
                 inside = self.shape is not None and self._inside(tx, ty)
                 fill = (
-                    _mix(empty.name(), accent.name(), 0.15 + 0.85 * terms / s.k)
+                    mix_colours(empty.name(), accent.name(), 0.15 + 0.85 * terms / s.k)
                     if inside and terms
                     else (empty if inside else idle)
                 )
@@ -368,7 +368,7 @@ class TilingCanvas(_Canvas[BlockState]):
             elif ws in ("loading", "computing", "storing"):
                 fill, ink = active, QColor(theme.accent_text)
             elif ws == "done":
-                fill, ink = _mix(theme.panel, theme.present, 0.35), QColor(theme.text)
+                fill, ink = mix_colours(theme.panel, theme.present, 0.35), QColor(theme.text)
             else:
                 fill, ink = idle_colour(theme), QColor(theme.muted)
             p.fillRect(box, fill)

@@ -32,7 +32,7 @@ from explorer.errors import UserError
 from explorer.lessons.model import MemoryState
 from explorer.memory import tiling_texts as texts
 from explorer.memory.tiling import SOURCE, MatmulShape
-from explorer.memory.tiling_session import TILE_MAX, TILE_MIN, TilingEvent, TilingSession
+from explorer.memory.tiling_session import TILE_MAX, TILE_MIN, TilingSession
 from explorer.memory.tiling_steps import MAX_STEPPER_DIM
 from explorer.quiz.page_predict import PagePredict, tiling_params
 from explorer.roofs.model import Roof
@@ -46,8 +46,6 @@ from explorer.ui.theme import current_theme, figure_font, line_px, px
 
 #: milliseconds between steps while playing
 PLAY_EVERY_MS = 350
-#: the GPU shown first where none is present: the lab laptop the lessons use
-DEFAULT_GPU = "GTX 1650"
 
 
 def _decades(lo: float, hi: float) -> list[tuple[float, str]]:
@@ -85,7 +83,6 @@ class TilingTab(Columns):
         super().__init__()
         # the window's roof book where there is one: this roofline is the Benchmarks page's roof
         self.session = TilingSession(roof_of=roof_of) if roof_of is not None else TilingSession()
-        self._gpus: list[Gpu] = []
         # --- the form -------------------------------------------------------------------------
         self.m = spin(1, MAX_STEPPER_DIM, 64, "M: rows of A and of C")
         self.n = spin(1, MAX_STEPPER_DIM, 64, "N: columns of B and of C")
@@ -247,39 +244,37 @@ class TilingTab(Columns):
         self.end.clicked.connect(self.session.to_end)
         self.play.clicked.connect(self._toggle_play)
         self.position.valueChanged.connect(self.session.seek)
-        self.session.subscribe(self._changed)
+        events = self.session.events
+        events.shape.connect(lambda: self._changed(self._show_all))
+        events.position.connect(lambda: self._changed(self._show_position))
+        events.device.connect(lambda: self._changed(self._show_device))
         self.set_gpus(gpus or [])
         self._fit_sizes()
         self._show_all()
 
     # --- the GPUs the costs can be read on ------------------------------------------------------------
     def set_gpus(self, gpus: list[Gpu], choose: str = "") -> None:
-        """The GPUs to offer (present ones first, then catalog sheets); keeps the one chosen where
-        it is still offered, else ``choose`` (a key), else the first present GPU or the GTX 1650."""
-        from explorer.devices.names import best_match
+        """Offer these GPUs (the session keeps the one chosen where it can, see ``offer``)."""
+        self.session.offer(gpus, choose)
 
-        current = self.session.device.key if self.session.device is not None else ""
-        self._gpus = list(gpus)
+    def _show_gpus(self) -> None:
+        """The menu: the session's GPUs, the chosen one current."""
+        gpus = self.session.gpus
         self.gpu.blockSignals(True)
         self.gpu.clear()
-        for i, g in enumerate(self._gpus):
+        for i, g in enumerate(gpus):
             self.gpu.addItem(_short_name(g), g.key)
             self.gpu.setItemData(i, g.display_name, Qt.ItemDataRole.ToolTipRole)
-        keys = [g.key for g in self._gpus]
-        want = choose or current
-        if want not in keys:
-            present = [g.key for g in self._gpus if g.present]
-            fallback = best_match(DEFAULT_GPU, list(self._gpus))
-            want = present[0] if present else (fallback[0].key if fallback else (keys[0] if keys else ""))
-        if want:
-            self.gpu.setCurrentIndex(keys.index(want))
+        device = self.session.device
+        keys = [g.key for g in gpus]
+        if device is not None and device.key in keys:
+            self.gpu.setCurrentIndex(keys.index(device.key))
         self.gpu.blockSignals(False)
-        chosen = next((g for g in self._gpus if g.key == want), None)
-        self.session.set_device(chosen)
 
     def _gpu_chosen(self, index: int) -> None:
-        if 0 <= index < len(self._gpus):
-            self._guarded(lambda: self.session.set_device(self._gpus[index]))
+        gpus = self.session.gpus
+        if 0 <= index < len(gpus):
+            self._guarded(lambda: self.session.set_device(gpus[index]))
 
     # --- controls -> session ----------------------------------------------------------------------------
     def _guarded(self, change) -> None:
@@ -318,14 +313,18 @@ class TilingTab(Columns):
         self.play.setText("Pause" if self.timer.isActive() else "Play")
 
     # --- session -> view ----------------------------------------------------------------------------------
-    def _changed(self, event: TilingEvent) -> None:
+    def _changed(self, show: Callable[[], None]) -> None:
+        """The session announced a change: redraw the part of the tab that shows it."""
         self.stop_revealing()  # a change after the step (the teacher's): the columns stay put
-        if event == "shape":
-            self._show_all()
-        elif event == "position":
-            self._show_position()
-        else:
-            self._show_costs()
+        show()
+
+    def _show_device(self) -> None:
+        """The GPU menu, the registers and what each T costs on the GPU chosen."""
+        self._show_gpus()
+        self.regs.blockSignals(True)
+        self.regs.setValue(self.session.regs)
+        self.regs.blockSignals(False)
+        self._show_costs()
 
     def _show_all(self) -> None:
         s = self.session.shape
@@ -348,7 +347,7 @@ class TilingTab(Columns):
         model = self.session.model
         self.headline.setText(texts.headline(model))
         self.headline.setToolTip(texts.summary(model))
-        self._show_costs()
+        self._show_device()
         self._show_position()
         self.predict.show(tiling_params(s.m, s.n, s.k, s.tile))
         self._cover(self.predict.hidden)
@@ -390,10 +389,10 @@ class TilingTab(Columns):
             now = texts.counter_value(state.grid, attr)
             colour = theme.present if finished and now == grid_total else theme.text
             cells = (
-                f"{texts.count(texts.counter_value(state.block, attr))} of "
-                f"{texts.count(texts.counter_value(block_total, attr))}",
-                f"<span style='color:{colour}'>{texts.count(now)}</span>",
-                texts.count(grid_total),
+                f"{texts.grouped(texts.counter_value(state.block, attr))} of "
+                f"{texts.grouped(texts.counter_value(block_total, attr))}",
+                f"<span style='color:{colour}'>{texts.grouped(now)}</span>",
+                texts.grouped(grid_total),
             )
             rows.append(
                 f"<tr><td>{label}</td>"
@@ -520,25 +519,10 @@ class TilingTab(Columns):
 
     def show_fields(self, state: MemoryState) -> str:
         """Put a lesson step's fields in place; returns a note ("" or why another GPU is shown)."""
-        from explorer.devices.names import best_match
-
         self.timer.stop()
         self._show_play()
-        found = best_match(state.gpu, list(self._gpus))
-        if len(found) != 1:
-            raise UserError(
-                f"gpu {state.gpu!r} is "
-                + (
-                    "not among this machine's GPUs or the catalog"
-                    if not found
-                    else "more than one GPU; give more of its name"
-                )
-            )
-        self.regs.blockSignals(True)
-        self.regs.setValue(state.regs)
-        self.regs.blockSignals(False)
+        self.session.choose_gpu(state.gpu)
         self.session.set_regs(state.regs)
-        self.set_gpus(self._gpus, found[0].key)
         self.session.set_shape(MatmulShape(state.rows, state.cols, state.inner, state.tile))
         self.session.set_block(state.block_x, state.block_y)
         self.session.seek(state.tick)

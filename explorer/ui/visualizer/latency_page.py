@@ -27,7 +27,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from explorer.launch.latency import MAX_ALU, POLICIES, POLICY_WORDS, PRESETS
+from explorer.launch.latency import MAX_ALU, MEASURED_PRESET_KEY, POLICIES, POLICY_WORDS, PRESETS
 from explorer.launch.time_views import LatencySettings, TimeViews
 from explorer.quiz.page_predict import PagePredict
 from explorer.ui.predict_box import PredictBox, cover_label, predict_button
@@ -77,6 +77,8 @@ class LatencyPage(QWidget):
         # the whole on hover (wrapped in full, at 200% it pushed the chart into the row below)
         self.caption = FoldingCaption("")
         self.caption.setProperty("role", "caption")
+        #: "L measured on this GPU": L from the edited GPU's stored latency ladder (its DRAM level)
+        self.measured_button = QPushButton("L measured on this GPU")
         row1 = QHBoxLayout()
         row1.addWidget(QLabel("Latency"))
         row1.addWidget(self.preset_box, 1)
@@ -120,10 +122,16 @@ class LatencyPage(QWidget):
         lay.addWidget(self.predict_box)
         lay.addWidget(self.view_area, 1)
         lay.addWidget(self.cover, 1)
-        lay.addWidget(self.measure)
+        # beside the measured row: both are this GPU's own figures, not published ones
+        measured_row = QHBoxLayout()
+        measured_row.setContentsMargins(0, 0, 0, 0)
+        measured_row.addWidget(self.measured_button)
+        measured_row.addWidget(self.measure, 1)
+        lay.addLayout(measured_row)
 
         self.frame_clock = FrameClock(model.cycles, self)
-        self.preset_box.activated.connect(lambda i: self._choose(preset=PRESETS[i].key))
+        self.preset_box.activated.connect(self._choose_index)
+        self.measured_button.clicked.connect(self._use_measured)
         self.alu_spin.valueChanged.connect(lambda k: self._choose(alu=k))
         self.policy_box.activated.connect(lambda i: self._choose(policy=POLICIES[i]))
         self.play_button.clicked.connect(model.cycles.toggle_play)
@@ -132,9 +140,17 @@ class LatencyPage(QWidget):
         model.events.measured.connect(self._show_sweep)
         model.cycles.events.moment.connect(self._show_cycle)
         self.session.events.launch.connect(self._follow_launch)
+        self.session.events.launch.connect(self._show_measured_choice)
         self.session.events.devices.connect(self._follow_launch)
         self._show_latency()
         self._follow_launch()
+
+    def _choose_index(self, i: int) -> None:
+        self._choose(preset=PRESETS[i].key if i < len(PRESETS) else MEASURED_PRESET_KEY)
+
+    def _use_measured(self) -> None:
+        if self.model.measured_preset is not None:
+            self.model.use_measured_latency()
 
     def _choose(self, **change: object) -> None:
         s = self.model.latency_settings
@@ -145,7 +161,9 @@ class LatencyPage(QWidget):
     def _show_latency(self) -> None:
         m = self.model
         s = m.latency_settings
-        self.preset_box.setCurrentIndex(next(i for i, p in enumerate(PRESETS) if p.key == s.preset))
+        self._show_measured_choice()
+        keys = [p.key for p in PRESETS] + ([MEASURED_PRESET_KEY] if m.measured_preset is not None else [])
+        self.preset_box.setCurrentIndex(keys.index(s.preset) if s.preset in keys else 0)
         self.preset_box.setToolTip("source: " + m.preset.source)
         self.alu_spin.blockSignals(True)
         self.alu_spin.setValue(s.alu)
@@ -160,6 +178,24 @@ class LatencyPage(QWidget):
         self._show_sweep()
         self._show_cycle()
         self._ask()
+
+    def _show_measured_choice(self) -> None:
+        """The measured preset as the list's last item while the edited GPU has one; the button
+        enabled then, else disabled with why on hover."""
+        measured = self.model.measured_preset
+        if self.preset_box.count() > len(PRESETS):
+            self.preset_box.removeItem(len(PRESETS))
+        if measured is not None:
+            self.preset_box.addItem(measured.label)
+            self.preset_box.setItemData(
+                len(PRESETS), "source: " + measured.source, Qt.ItemDataRole.ToolTipRole
+            )
+        self.measured_button.setEnabled(measured is not None)
+        self.measured_button.setToolTip(
+            f"Set L to this GPU's own DRAM latency: {measured.source}"
+            if measured is not None
+            else f"Not available: {self.model.measured_preset_why}"
+        )
 
     def _ask(self) -> None:
         """The run shown, as its Predict question's parameters: the closed form the question
@@ -211,7 +247,7 @@ class LatencyPage(QWidget):
         )
 
     def _measure(self) -> None:
-        from explorer.launch.measured import measure_bandwidth_here
+        from explorer.launch_runs.measured import measure_bandwidth_here
 
         side = self.session.edited_side
         device, limits = side.device, side.limits

@@ -3,7 +3,7 @@
 A standalone view of plain core records (``explorer.launch.latency``): a ``LatencyRun`` (one SM's
 schedulers simulated cycle by cycle), its ``UtilizationCurve`` (utilization against resident
 warps, simulated and in closed form), optionally the ``LatencyPreset`` whose latency it uses (its
-source is shown) and, from a GPU, a ``BandwidthSweep`` (``explorer.launch.measured``) drawn over
+source is shown) and, from a GPU, a ``BandwidthSweep`` (``explorer.launch_runs.measured``) drawn over
 Little's-law prediction. It computes nothing about the model; it draws what the records hold:
 
 * left, a strip chart scrolling through the cycles: per scheduler, a row with the warp it issued
@@ -33,8 +33,8 @@ from explorer.launch.latency import (
     LatencyRun,
     UtilizationCurve,
 )
-from explorer.launch.measured import BandwidthSweep
 from explorer.launch.time_views import chart_window
+from explorer.launch_runs.measured import BandwidthSweep
 from explorer.ui.guard import qt_guard
 
 # the y axis of the sweep; the plots' least height, in lines of their axis text: the schedulers
@@ -44,7 +44,7 @@ from explorer.ui.guard import qt_guard
 from explorer.ui.plot_text import MIN_PLOT_LINES
 from explorer.ui.visualizer import palette
 from explorer.ui.visualizer.playing_view import PlayingView, clauses_that_fit, paint_axis
-from explorer.ui.visualizer.sweep_graph import _nice_ticks
+from explorer.ui.visualizer.sweep_graph import nice_ticks
 from explorer.words import percent
 
 ISSUE_ALU = palette.RUNNING
@@ -460,7 +460,7 @@ class LatencyView(PlayingView):
             return
         x_max = max(pt.warps_per_sm for pt in s.points)
         top_gbps = max([pt.gbps for pt in s.points] + [s.predicted_gbps(x_max)]) * 1.1
-        ticks = _nice_ticks(0, top_gbps, 4)
+        ticks = nice_ticks(0, top_gbps, 4)
         plot, labelled = self._graph_frame(p, rect, font, [(t / top_gbps, f"{t:g}") for t in ticks], "00000")
 
         def at(warps: float, gbps: float) -> QPointF:

@@ -1,6 +1,6 @@
 """The measured part of the timeline and latency views: a button, and one line of what happens.
 
-A measured run (``explorer.launch.measured``) runs kernels in a child agent process and blocks
+A measured run (``explorer.launch_runs.measured``) runs kernels in a child agent process and blocks
 until it answers, so it runs off the GUI thread (``explorer.ui.workers``), as "Run it for real"
 does; the window keeps drawing meanwhile. Stop, a changed launch or a closing window ``cancel``
 it: the child's process group is killed and the line says why. Where nothing can be measured (no GPU in this

@@ -177,6 +177,10 @@ class VisualizerPanel(Panel):
         self.session.events.launch.connect(self._follow_compare)
         self.controls.field_left.connect(self.sm_view.grid.setFocus)
         context.discovery_changed.connect(lambda _d: self._load_devices())
+        # a GPU's ceilings measured again bring its latency ladder: "L measured on this GPU" reads it
+        context.roofs_measured.connect(lambda _r: self.time_views.reload_measured_latency())
+        # a launch run for real on this machine's GPU: the Devices page shows GPM beside its prediction
+        self.realrun_view.occupancy_run.connect(context.predict_occupancy)
         context.remotes.changed.connect(self._load_devices)
         self._shortcuts = []
         for keys, _words, action in KEYS:

@@ -16,7 +16,7 @@ from PySide6.QtWidgets import QSizePolicy, QWidget
 from explorer.ui.guard import qt_guard
 from explorer.ui.theme import figure_font
 from explorer.ui.visualizer import palette
-from explorer.ui.visualizer.sweep_graph import _nice_ticks
+from explorer.ui.visualizer.sweep_graph import nice_ticks
 
 
 @dataclass(frozen=True)
@@ -116,7 +116,7 @@ def paint_axis(
     (left, right), (lo, hi) = span, values
     width = right - left
     tick_w = fm.horizontalAdvance(widest) + 6
-    for v in _nice_ticks(lo, hi, max(2, min(max_ticks, int(width // tick_w)))):
+    for v in nice_ticks(lo, hi, max(2, min(max_ticks, int(width // tick_w)))):
         x = left + (v - lo) / max(hi - lo, 1e-12) * width
         p.drawLine(QPointF(x, top), QPointF(x, top + 3))
         text = f"{v:g}"

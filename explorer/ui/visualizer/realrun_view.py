@@ -3,7 +3,7 @@
 A view of the ``LaunchSession``'s edited side: the button runs that side's ``LaunchConfig`` on its
 device (another machine's GPU through its agent), and a run or a strip belongs to the launch it was
 made for, so a changed launch ends the one under way and clears the last one's picture. The run
-happens in a child process (``explorer.launch.realrun``) driven from a worker thread
+happens in a child process (``explorer.launch_runs.realrun``) driven from a worker thread
 (``explorer.ui.workers``), so the window keeps animating while numba compiles and the simulator
 grinds.
 """
@@ -11,6 +11,7 @@ grinds.
 from __future__ import annotations
 
 import threading
+import time
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QElapsedTimer, QRectF, QSize, Qt, QTimer, Signal
@@ -18,14 +19,16 @@ from PySide6.QtGui import QFont, QFontMetrics, QImage, QPainter, QPaintEvent
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QSizePolicy, QVBoxLayout, QWidget
 
 from explorer.launch.config import LaunchConfig
-from explorer.launch.realrun import (
+from explorer.launch.occupancy_truth import PredictedOccupancy
+from explorer.launch.schedule import LaunchPlan
+from explorer.launch.session import LaunchSession
+from explorer.launch_runs.realrun import (
     BACKEND_WORDS,
     SIMULATOR_PREFERRED_MAX_THREADS,
     RealRunResult,
     cpu_backend,
     run_real,
 )
-from explorer.launch.session import LaunchSession
 from explorer.ui.guard import qt_guard
 from explorer.ui.theme import current_theme, figure_font, px
 from explorer.ui.visualizer import palette
@@ -188,6 +191,8 @@ class RealRunView(QWidget):
     """Button, explanation and strip for the session's edited launch."""
 
     finished = Signal(object)  # RealRunResult or str (the one-line error)
+    #: a launch finished on this machine's GPU: its ``PredictedOccupancy`` for the live view
+    occupancy_run = Signal(object)
 
     def __init__(self, session: LaunchSession, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -221,6 +226,9 @@ class RealRunView(QWidget):
         self._host = ""  # the remote machine of the run under way, "" for this one
         self._local_where = ""  # the "where" line for this machine, shown again after a remote run
         self._cancelled = ""  # why the running child was killed on purpose
+        #: the launch run on this machine's GPU, for its predicted occupancy: (key, name, plan)
+        self._predicting: tuple[str, str, LaunchPlan] | None = None
+        self._started_at = 0.0
         self._clock = QElapsedTimer()
         self._ticker = QTimer(self)
         self._ticker.setInterval(200)
@@ -266,11 +274,13 @@ class RealRunView(QWidget):
         if side.plan is None or side.choice is None:
             return
         choice = side.choice
+        # what the live view compares GPM with: the occupancy the visualizer predicts for this launch
+        self._predicting = (choice.key, choice.device.name, side.plan) if choice.remote is None else None
         self.start(side.plan.config, choice.remote, choice.remote_index)
 
     def set_backend(self, simulator: bool, gpu_name: str | None) -> None:
         """``simulator``: no GPU here, so small launches run under numba's CUDA simulator and larger
-        ones as the compiled CPU emulation of the same kernel (``explorer.launch.realrun``)."""
+        ones as the compiled CPU emulation of the same kernel (``explorer.launch_runs.realrun``)."""
         self.simulator = simulator
         if simulator:
             self.where.setText(
@@ -298,7 +308,7 @@ class RealRunView(QWidget):
         child process. With ``remote`` it runs on that machine's GPU ``device_index`` through its
         agent over ssh."""
         from explorer.errors import UserError
-        from explorer.launch.realrun import check_launch
+        from explorer.launch_runs.realrun import check_launch
 
         if self._worker is not None:
             return
@@ -319,6 +329,7 @@ class RealRunView(QWidget):
             return
         self._threads_per_block = config.block.count
         self._backend = backend
+        self._started_at = time.time()
         self._cancelled = ""
         self.button.setText("Stop")
         self.button.setToolTip("Stop the run (its child process is ended)")
@@ -379,6 +390,18 @@ class RealRunView(QWidget):
         self.status.setText(f"{result.summary()} {check[0].upper()}{check[1:]}.")
         self.strip.set_result(result)
         self.finished.emit(result)
+        if self._predicting is not None and result.backend == "gpu" and not result.host:
+            key, name, plan = self._predicting
+            self.occupancy_run.emit(
+                PredictedOccupancy.from_plan(
+                    key,
+                    name,
+                    plan,
+                    result.kernel_s,  # the timed launch; the warm-up before it ran one thread
+                    self._started_at,
+                    time.time(),
+                )
+            )
 
     def _errored(self, exc: BaseException) -> None:
         text = str(exc)

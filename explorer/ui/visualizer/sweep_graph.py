@@ -19,7 +19,7 @@ from explorer.ui.theme import figure_font, line_px, px
 from explorer.ui.visualizer import palette
 
 
-def _nice_ticks(lo: float, hi: float, count: int = 4) -> list[float]:
+def nice_ticks(lo: float, hi: float, count: int = 4) -> list[float]:
     """Round tick positions for an axis (presentation only): a step of 1, 2, 2.5 or 5 times a
     power of ten, small spans included (a measured timeline of 0.014 ms had only its 0)."""
     span = max(hi - lo, 1e-9)
@@ -116,7 +116,7 @@ class SweepGraph(QWidget):
             p.setPen(c.muted)
             p.drawText(QRectF(0, py(pct) - th / 2, left - 4, th), vcentre, f"{pct}%")
         tick_w = fm.horizontalAdvance("000000") + 4
-        for t in _nice_ticks(x_lo, x_hi, max(2, min(4, int(plot.width() // tick_w)))):
+        for t in nice_ticks(x_lo, x_hi, max(2, min(4, int(plot.width() // tick_w)))):
             p.setPen(c.muted)
             words = f"{t:g}"
             w = fm.horizontalAdvance(words) + 2

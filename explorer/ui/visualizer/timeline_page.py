@@ -248,7 +248,7 @@ class TimelinePage(QWidget):
 
     def _measure(self) -> None:
         from explorer.errors import UserError
-        from explorer.launch.measured import check_measurable, measure_dispatch_here
+        from explorer.launch_runs.measured import check_measurable, measure_dispatch_here
 
         side = self.session.edited_side
         device, plan = side.device, side.plan

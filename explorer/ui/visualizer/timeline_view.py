@@ -1,7 +1,7 @@
 """The launch in time: a per-SM Gantt chart of a dispatch, with the old wave lines drawn over it.
 
 A standalone view of a plain core record: ``DispatchResult`` (``explorer.launch.dispatch``, a
-simulation) or ``MeasuredDispatch`` (``explorer.launch.measured``, blocks timed on a GPU). It
+simulation) or ``MeasuredDispatch`` (``explorer.launch_runs.measured``, blocks timed on a GPU). It
 computes nothing about the launch; it draws what the record holds:
 
 * one row per block slot of each SM (or one per SM, or a few SMs per row, when the slots would be
@@ -29,8 +29,8 @@ from PySide6.QtGui import QColor, QFont, QFontMetrics, QImage, QPainter, QPaintE
 from PySide6.QtWidgets import QWidget
 
 from explorer.launch.dispatch import DispatchResult
-from explorer.launch.measured import MeasuredDispatch
 from explorer.launch.timeline import Timeline
+from explorer.launch_runs.measured import MeasuredDispatch
 from explorer.ui.guard import qt_guard
 from explorer.ui.visualizer import palette
 from explorer.ui.visualizer.playing_view import PlayingView, clauses_that_fit, paint_axis

@@ -25,7 +25,7 @@ def gpu():
 def test_spin_blocks_makespan_is_within_10_percent_of_the_simulation(gpu, waves):
     """Blocks of one fixed length: the measured makespan, in mean blocks, is within 10% of the
     simulated one (the wave count), and no slot stays empty while blocks wait beyond launch jitter."""
-    from explorer.launch.measured import measure_dispatch_here
+    from explorer.launch_runs.measured import measure_dispatch_here
 
     probe = plan_launch(LaunchConfig(Dim3(1), Dim3(256)), gpu)
     # a partial last wave too: the tail
@@ -41,7 +41,7 @@ def test_spin_blocks_makespan_is_within_10_percent_of_the_simulation(gpu, waves)
 
 @pytest.mark.gpu
 def test_bandwidth_rises_with_warps_and_the_latency_is_a_dram_latency(gpu):
-    from explorer.launch.measured import measure_bandwidth_here
+    from explorer.launch_runs.measured import measure_bandwidth_here
 
     sweep = measure_bandwidth_here(16, gpu)
     assert 100 <= sweep.latency_ns <= 3000, sweep.summary_lines()

@@ -7,7 +7,7 @@ import textwrap
 
 import pytest
 
-from explorer.launch import realrun
+from explorer.launch_runs import realrun
 from tests.simulator import run_on_simulator
 
 
@@ -83,7 +83,7 @@ SPY = textwrap.dedent(
     """
     import json
     import numpy as np
-    from explorer.launch import realrun
+    from explorer.launch_runs import realrun
 
     log = []
     real_kernel = realrun._kernel()

@@ -13,19 +13,35 @@ real run's child process imports it.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from explorer.jitcache import configure
 
 configure()  # numba reads its cache folder when it decorates: set it first
 
 from numba import njit  # noqa: E402
 
-from explorer.launch import thread_index  # noqa: E402
+from explorer.launch_runs import thread_index  # noqa: E402
+
+if TYPE_CHECKING:  # pragma: no cover
+    import numpy as np
 
 thread_numbers = njit(cache=True)(thread_index.thread_numbers)
 
 
 @njit(cache=True)
-def emulate(grid, block, extent, a, b, c, block_of, thread_of, writes, n):  # pragma: no cover - compiled
+def emulate(
+    grid: np.ndarray,
+    block: np.ndarray,
+    extent: np.ndarray,
+    a: np.ndarray,
+    b: np.ndarray,
+    c: np.ndarray,
+    block_of: np.ndarray,
+    thread_of: np.ndarray,
+    writes: np.ndarray,
+    n: int,
+) -> None:  # pragma: no cover - compiled
     """Every thread of ``grid`` x ``block`` (int64 arrays of 3) does the kernel's guarded writes;
     ``extent`` is the 2D/3D problem's size, or zeros for a 1-D ``n``."""
     for biz in range(grid[2]):

@@ -11,7 +11,7 @@ resident warps per SM, beside what the models of ``dispatch`` and ``latency`` sa
   streaming read runs with 1, 2, 4 ... warps per SM. Little's law predicts the bandwidth one load
   in flight per warp can reach: SMs x warps x 128 bytes / latency, up to the memory's bandwidth.
 
-The kernels (``explorer.launch.measured_kernels``) run in a child agent process, as the real run
+The kernels (``explorer.launch_runs.measured_kernels``) run in a child agent process, as the real run
 does, so a driver fault or a hung kernel ends the child, never the caller. Without a usable GPU
 these refuse in one line that says why. Under numba's CUDA simulator (``backend="simulator"``,
 for the tests) the same code runs with the host's clock and one SM, and is labelled so.
@@ -28,10 +28,12 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from explorer.devices.gpu_clock import ClockWatch, ReadMhz
 from explorer.devices.model import Device, Gpu
 from explorer.errors import UserError
 from explorer.launch.dispatch import DispatchResult, simulate_dispatch
 from explorer.launch.durations import parse_durations
+from explorer.launch.measurable import measurable, not_measurable
 from explorer.launch.schedule import LaunchPlan, plan_launch
 from explorer.launch.timeline import Timeline
 from explorer.words import percent
@@ -209,6 +211,8 @@ class BandwidthSweep:
     peak_gbps: float | None  # the memory's bandwidth from the device record, if known
     peak_basis: str
     points: tuple[BandwidthPoint, ...]
+    #: the GPU's SM clock over the sweep (held first, throttled or not), in words; "" on the simulator
+    clock_note: str = ""
 
     def predicted_gbps(self, warps_per_sm: float) -> float:
         """Little's law with one 128-byte load in flight per warp: SMs x warps x 128 B / latency
@@ -241,6 +245,8 @@ class BandwidthSweep:
             )
         if self.backend == "simulator":
             lines.append("the simulator's times are the host's: these figures say nothing about a GPU")
+        if self.clock_note:
+            lines.append(self.clock_note)
         return lines
 
     def to_dict(self) -> dict[str, Any]:
@@ -254,6 +260,7 @@ class BandwidthSweep:
             "peak_gbps": self.peak_gbps,
             "peak_basis": self.peak_basis,
             "warps_to_saturate": self.warps_to_saturate,
+            "clock_note": self.clock_note,
             "points": [
                 {
                     "warps_per_sm": p.warps_per_sm,
@@ -272,7 +279,7 @@ class BandwidthSweep:
 
 def record_here(grid: list[int], block: list[int], smem: int, spin_ns: int) -> dict[str, Any]:
     """Run the spin kernel here (numba's mode as the environment set it); plain lists back."""
-    from explorer.launch import measured_kernels as mk
+    from explorer.launch_runs import measured_kernels as mk
 
     sm, start, end, regs = mk.record_blocks(tuple(grid), tuple(block), smem, spin_ns)
     return {
@@ -291,15 +298,16 @@ def bandwidth_here(
 ) -> dict[str, Any]:
     """The pointer chase, then a streaming read at each warps-per-SM count: one block per SM (two
     past 32 warps), each block's SM recorded to see the blocks really spread."""
-    from explorer.launch import measured_kernels as mk
+    from explorer.launch_runs import measured_kernels as mk
 
     sm_count = _sm_count()
     latency_ns, steps = mk.time_chase(chase_bytes, chase_steps)
     elements = stream_bytes // 4
     points = []
+    watch = None if mk.SIMULATOR else ClockWatch(_sm_reader())  # the GPU's SM clock: held, then watched
     for w in warps:
         per_sm = 1 if w <= 32 else 2
-        times, sms = mk.time_stream(elements, sm_count * per_sm, w * 32 // per_sm, repeats)
+        times, sms = mk.time_stream(elements, sm_count * per_sm, w * 32 // per_sm, repeats, watch)
         median = statistics.median(times)
         points.append(
             {
@@ -316,11 +324,27 @@ def bandwidth_here(
         "device_name": _device_name(),
         "backend": "simulator" if mk.SIMULATOR else "gpu",
         "sm_count": sm_count,
+        "clock_note": clock_words(watch),
     }
 
 
+def clock_words(watch: ClockWatch | None) -> str:
+    """The sweep's SM clock in a sentence: the hold, and "throttled: ..." when it fell below 75%
+    of steady; "" on the simulator (no watch)."""
+    if watch is None or not watch.holds:
+        return ""
+    return "; ".join(w for w in (watch.holds[0].words(), watch.note()) if w)
+
+
+def _sm_reader() -> ReadMhz | None:  # pragma: no cover - needs a GPU
+    from explorer.devices.gpu_clock import cuda_sm_reader
+    from explorer.numbacuda import cuda
+
+    return cuda_sm_reader(f"cuda:{cuda.get_current_device().id}")
+
+
 def _device_name() -> str:
-    from explorer.launch.measured_kernels import SIMULATOR
+    from explorer.launch_runs.measured_kernels import SIMULATOR
 
     if SIMULATOR:
         return "numba CUDA simulator"
@@ -331,7 +355,7 @@ def _device_name() -> str:
 
 
 def _sm_count() -> int:
-    from explorer.launch.measured_kernels import SIMULATOR
+    from explorer.launch_runs.measured_kernels import SIMULATOR
 
     if SIMULATOR:
         return 1
@@ -349,24 +373,6 @@ def gpu_index(device: Device) -> int:
     if measurable(device):
         return int(index)  # type: ignore[arg-type]
     raise UserError(not_measurable(device, _why_no_gpu()))
-
-
-def measurable(device: Device) -> bool:
-    """Whether a measured run can go to ``device``: a GPU in this machine that CUDA can use."""
-    return (
-        device.kind == "cuda"
-        and getattr(device, "index", None) is not None
-        and getattr(device, "usable", False)
-    )
-
-
-def not_measurable(device: Device, why_no_gpu: str = "", subject: str = "--measure") -> str:
-    """One line: why ``subject`` (the CLI's option, or the window's words) cannot run on ``device``,
-    with discovery's reason there is no usable GPU here when there is one to give."""
-    what = (
-        "a catalog sheet (not in this machine)" if device.kind == "catalog" else "not usable from CUDA here"
-    )
-    return f"{subject} runs on a GPU in this machine; {device.name} is {what}. {why_no_gpu}".strip()
 
 
 def _run_agent(
@@ -494,6 +500,7 @@ def measure_bandwidth_here(
         peak_gbps=float(peak) if peak and backend == "gpu" else None,
         peak_basis=str(getattr(device, "memory_bandwidth_basis", "") or "") if device is not None else "",
         points=tuple(BandwidthPoint(**p) for p in answer["points"]),
+        clock_note=str(answer.get("clock_note") or "")[:300],
     )
 
 

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 from explorer.errors import UserError
-from explorer.launch import realrun
 from explorer.launch.config import Dim3, LaunchConfig
+from explorer.launch_runs import realrun
 
 
 def _launch(grid, block, n=None, extent=None) -> LaunchConfig:
@@ -121,7 +121,7 @@ def test_a_result_sent_inline_comes_back_whole_and_is_checked():
     import numpy as np
 
     from explorer.errors import UserError
-    from explorer.launch.realrun import result_from_inline, result_to_inline, run_here
+    from explorer.launch_runs.realrun import result_from_inline, result_to_inline, run_here
 
     g, b = (4, 1, 1), (64, 1, 1)
     here = run_here(g, b, 200, emulate=True)  # 256 threads for 200 elements

@@ -24,9 +24,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from explorer.devices.gpu_clock import ReadMhz, hold_clock, read_safely, throttle_note
 from explorer.errors import UserError
 from explorer.launch.config import LaunchConfig
-from explorer.launch.thread_index import thread_numbers
+from explorer.launch_runs.thread_index import thread_numbers
 from explorer.schema import loads
 from explorer.words import count, on_host
 
@@ -119,6 +120,31 @@ def time_launch(
     launch()
     cuda_api.synchronize()
     return time.perf_counter() - t0
+
+
+def time_launch_held(
+    cuda_api: Any,
+    warm_up: Callable[[], None],
+    launch: Callable[[], None],
+    *,
+    events: bool,
+    sm_clock: ReadMhz | None,
+    clock: Callable[[], float] = time.perf_counter,
+) -> tuple[float, str]:
+    """``time_launch`` on a GPU whose SM clock was held steady first: an idle GPU's clock is low
+    and one launch straight after the compile ran at it. The hold runs the warm-up kernel (it
+    touches only scratch arrays, so the real ones stay untouched) until NVML's SM clock stays at
+    one value (``explorer.devices.gpu_clock``); the clock is read again after the launch. Returns
+    the seconds and the words for the method: the hold, and "throttled: ..." when the clock fell
+    below 75% of steady."""
+    warm_up()  # compiles before the hold times anything
+    cuda_api.synchronize()
+    hold = hold_clock(warm_up, cuda_api.synchronize, sm_clock, clock=clock)
+    seconds = time_launch(cuda_api, warm_up, launch, events=events)
+    after = read_safely(sm_clock)
+    steady = max((m for m in (hold.steady_mhz, after) if m is not None), default=None)
+    words = [hold.words()] + [w for w in (throttle_note(after, steady),) if w]
+    return seconds, "; ".join(words)
 
 
 def cpu_backend(threads: int) -> str:
@@ -321,7 +347,18 @@ cuda: Any = None
 _DEVICE_NUMBERS: Any = None  # thread_numbers as a CUDA device function, bound by _kernel()
 
 
-def _record_vector_add(a, b, c, block_of, thread_of, writes, n, ex, ey, ez):
+def _record_vector_add(
+    a: np.ndarray,
+    b: np.ndarray,
+    c: np.ndarray,
+    block_of: np.ndarray,
+    thread_of: np.ndarray,
+    writes: np.ndarray,
+    n: int,
+    ex: int,
+    ey: int,
+    ez: int,
+) -> None:
     block_linear, thread_linear, i = _DEVICE_NUMBERS(
         cuda.blockIdx.x,
         cuda.blockIdx.y,
@@ -378,7 +415,19 @@ SMID_PTX = """//
 """
 
 
-def _record_vector_add_sm(a, b, c, block_of, thread_of, writes, sm_of_block, n, ex, ey, ez):
+def _record_vector_add_sm(
+    a: np.ndarray,
+    b: np.ndarray,
+    c: np.ndarray,
+    block_of: np.ndarray,
+    thread_of: np.ndarray,
+    writes: np.ndarray,
+    sm_of_block: np.ndarray,
+    n: int,
+    ex: int,
+    ey: int,
+    ez: int,
+) -> None:
     """The recording kernel, and block by block the SM that ran it (the block's first thread writes it)."""
     _DEVICE_RECORD(a, b, c, block_of, thread_of, writes, n, ex, ey, ez)
     if cuda.threadIdx.x == 0 and cuda.threadIdx.y == 0 and cuda.threadIdx.z == 0:
@@ -386,7 +435,7 @@ def _record_vector_add_sm(a, b, c, block_of, thread_of, writes, sm_of_block, n, 
         sm_of_block[block_linear] = _SMID()
 
 
-def _kernel():
+def _kernel() -> Any:  # a numba CUDA dispatcher (numba has no type hints)
     """Compile (once) the recording kernel; numba is imported here, never at module import."""
     global _KERNEL, _DEVICE_NUMBERS, cuda
     if _KERNEL is None:
@@ -398,7 +447,7 @@ def _kernel():
     return _KERNEL
 
 
-def _kernel_with_sm():
+def _kernel_with_sm() -> Any:  # a numba CUDA dispatcher
     """Compile (once) the recording kernel that also reads ``%smid`` (GPU only: numba's simulator
     links no PTX). Raises whatever numba raises when the PTX cannot be linked."""
     global _KERNEL_SM, _DEVICE_RECORD, _SMID
@@ -433,7 +482,7 @@ def _run_emulated(g: Dim, b: Dim, n_elements: int, extent: Dim | None) -> RealRu
     thread_of = np.full(n_elements, -1, np.int64)
     writes = np.zeros(n_elements, np.int32)
     from explorer.jitcache import first_compile
-    from explorer.launch.realrun_emulation import emulate  # imports numba: only ever in the child
+    from explorer.launch_runs.realrun_emulation import emulate  # imports numba: only ever in the child
 
     one, scratch = np.ones(3, np.int64), np.zeros(1, np.int64)
     # compile, or load from numba's cache, before the clock starts (one thread, one element); a
@@ -546,7 +595,15 @@ def run_here(
         def launch() -> None:
             kernel[g, b](d_a, d_b, d_c, d_block, d_thread, d_writes, n_elements, *_extent_args(e))
 
-    kernel_s = time_launch(cuda, warm_up, launch, events=not simulator)
+    method = TIMING_METHODS["simulator" if simulator else "gpu"]
+    if simulator:
+        kernel_s = time_launch(cuda, warm_up, launch, events=False)
+    else:
+        from explorer.devices.gpu_clock import cuda_sm_reader
+
+        reader = cuda_sm_reader(f"cuda:{cuda.get_current_device().id}")
+        kernel_s, clock_words = time_launch_held(cuda, warm_up, launch, events=True, sm_clock=reader)
+        method = f"{method}; {clock_words}"
     c = d_c.copy_to_host()
     writes = d_writes.copy_to_host()
     written = writes > 0
@@ -571,7 +628,7 @@ def run_here(
         extent=e,
         sm_of_block=d_sm.copy_to_host() if d_sm is not None else None,
         sm_note=sm_note,
-        kernel_method=TIMING_METHODS["simulator" if simulator else "gpu"],
+        kernel_method=method,
     )
 
 

@@ -15,8 +15,8 @@ import numpy as np
 import pytest
 
 from explorer.errors import UserError
-from explorer.launch import realrun
 from explorer.launch.config import Dim3, LaunchConfig
+from explorer.launch_runs import realrun
 from tests.simulator import run_on_simulator
 
 
@@ -62,7 +62,7 @@ SIM_SCRIPT = textwrap.dedent(
     import json
     import numpy as np
     from explorer.numbacuda import cuda
-    from explorer.launch import realrun as rr
+    from explorer.launch_runs import realrun as rr
 
     rr._kernel()
     rr._DEVICE_RECORD = cuda.jit(device=True)(rr._record_vector_add)

@@ -1,14 +1,30 @@
 """One thread's index arithmetic in the real run: which block and thread it is, and the element
 it writes. Plain Python on purpose: the real run compiles it as a CUDA device function
-(``explorer.launch.realrun``) and the CPU emulation compiles the same function with ``@njit``
-(``explorer.launch.realrun_emulation``), so the emulation checks the very code the GPU runs.
+(``explorer.launch_runs.realrun``) and the CPU emulation compiles the same function with ``@njit``
+(``explorer.launch_runs.realrun_emulation``), so the emulation checks the very code the GPU runs.
 Both import it from here; neither imports the other.
 """
 
 from __future__ import annotations
 
 
-def thread_numbers(bix, biy, biz, gdx, gdy, tix, tiy, tiz, bdx, bdy, bdz, ex, ey, ez, n):
+def thread_numbers(
+    bix: int,
+    biy: int,
+    biz: int,
+    gdx: int,
+    gdy: int,
+    tix: int,
+    tiy: int,
+    tiz: int,
+    bdx: int,
+    bdy: int,
+    bdz: int,
+    ex: int,
+    ey: int,
+    ez: int,
+    n: int,
+) -> tuple[int, int, int]:
     """(block_linear, thread_linear, i): the index arithmetic of one thread, x fastest as the
     visualizer draws it, and the element it writes (-1: idle, its bounds check skips it). The one
     copy both the CUDA kernel (as a device function) and the CPU emulation (compiled by @njit)
