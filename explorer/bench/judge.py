@@ -174,3 +174,21 @@ def _kind_of(basis: str) -> CeilingKind:
     if "(spec sheet" in head:
         return "spec sheet"
     return "theoretical"
+
+
+def flag_recorded(points: Sequence[BenchPoint]) -> tuple[BenchPoint, ...]:
+    """Recorded points judged again against the hardware's own limit, under the roofs they carry
+    (``judged_roofs``): a lesson recorded before the invalid rule existed still shows a naive
+    timing at 260% of its GPU's FP32 peak as invalid, with no share and nothing explaining it."""
+    roofs = {r.device: r for r in judged_roofs(points)}
+    flagged: list[BenchPoint] = []
+    for p in points:
+        roof = roofs.get(RECORDED_PREFIX + p.device)
+        if p.error is None and not p.invalid and roof is not None:
+            why = above_hardware(roof, p.gflops, p.gbps, p.working_set_bytes, fp32_bound=fp32_bound(p))
+            if why:
+                p = replace(
+                    p, invalid=True, invalid_reason=why, roof_share=None, roof_note="", near_level_share=None
+                )
+        flagged.append(p)
+    return tuple(flagged)

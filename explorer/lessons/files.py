@@ -303,7 +303,11 @@ def parse_recorded(value: Any) -> Recorded:
     rows = value.get("points")
     if not isinstance(rows, list) or not rows:
         raise StepError(f"recorded's points is {show(rows)}, not a list of points")
-    points = tuple(BenchPoint.from_dict(r, where=f"recorded point {i}") for i, r in enumerate(rows, start=1))
+    from explorer.bench.judge import flag_recorded
+
+    points = flag_recorded(
+        [BenchPoint.from_dict(r, where=f"recorded point {i}") for i, r in enumerate(rows, start=1)]
+    )
     known = {"device", "date", "note", "points"}
     return Recorded(
         device=device,

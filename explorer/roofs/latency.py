@@ -213,7 +213,7 @@ def ladder_caption(ladder: LatencyLadder) -> str:
     if ladder.backend == "simulator":
         lines.append("run under numba's CUDA simulator: the times are the host's and say nothing about a GPU")
     if published_applies(ladder.device_name):
-        lines.append(f"published: {PUBLISHED_SOURCE}")
+        lines.append(f"published column: {PUBLISHED_SOURCE}")
     else:
-        lines.append("published: the table's figures are for H100/H200 only; none is shown for this GPU")
+        lines.append("published column: its figures are for H100/H200 only; none is shown for this GPU")
     return "\n".join(lines)
