@@ -303,7 +303,8 @@ class CoalescingModel(_PatternModel[CoalescingResult]):
     def _compute(self) -> CoalescingResult:
         i = self._inputs
         c = coalesce(GlobalAccess(i.elem_bytes, i.stride, i.offset, i.active_lanes, self._warp))
-        lines = tuple(texts.coalescing_lines(c))
+        # both levels, as the CLI says them: what L1/L2 fetch, and what DRAM moves for it
+        lines = (*texts.coalescing_lines(c), *texts.dram_lines(c))
         return CoalescingResult(
             i, self._warp, self._preset, c, texts.coalescing_headline(c), lines, _sweep(i.elem_bytes)
         )

@@ -67,7 +67,8 @@ def _check_coalescing(session: MemorySession, expected: PatternInputs, warp: int
     )
     assert r.coalescing == c
     assert r.headline == texts.coalescing_headline(c)
-    assert list(r.lines) == texts.coalescing_lines(c)
+    assert list(r.lines) == texts.coalescing_lines(c) + texts.dram_lines(c)
+    assert any(f"DRAM moves {c.dram_bytes_fetched} bytes" in line for line in r.lines)
     if expected.elem_bytes not in _SWEEPS:
         _SWEEPS[expected.elem_bytes] = stride_sweep(expected.elem_bytes)
     assert list(r.sweep) == _SWEEPS[expected.elem_bytes]
