@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from explorer.acceptance.context import CannotRun, CheckContext
 from explorer.acceptance.judge import (
+    MEMORY_SHARE_TARGET,
     MODEL_TOLERANCE,
     above_figure,
     count_figure,
@@ -220,6 +221,7 @@ def check_memory_bandwidth(ctx: CheckContext) -> CheckResult:
                 "GB/s",
                 p.peak,
                 "the DRAM roof",
+                MEMORY_SHARE_TARGET,
                 note=p.peak_basis,
                 bound=dram,
                 bound_name="the theoretical DRAM bandwidth",
@@ -360,7 +362,7 @@ def check_pcie(ctx: CheckContext) -> CheckResult:
 
 def strided_figures(points: Sequence[BenchPoint]) -> tuple[list[Figure], list[Figure]]:
     """(the summary figures, one figure per stride): each stride's GB/s against the coalescing
-    model's estimate, +-30%; how many are inside, and the one furthest out."""
+    model's estimate, within ``MODEL_TOLERANCE``; how many are inside, and the one furthest out."""
     per_stride = [
         within_figure(
             f"stride {p.size}", p.throughput, "GB/s", p.model_estimate, "the model", MODEL_TOLERANCE
@@ -372,7 +374,7 @@ def strided_figures(points: Sequence[BenchPoint]) -> tuple[list[Figure], list[Fi
     worst = max(judged, key=lambda f: abs((f.ratio or 1) - 1), default=None)
     figures = [
         count_figure(
-            "strides within +-30% of the coalescing model",
+            f"strides within +-{MODEL_TOLERANCE:.0%} of the coalescing model",
             inside,
             len(per_stride),
             "every stride",
@@ -398,14 +400,14 @@ def strided_figures(points: Sequence[BenchPoint]) -> tuple[list[Figure], list[Fi
 
 
 def check_strided_copy(ctx: CheckContext) -> CheckResult:
-    """The strided copy, stride by stride, against the coalescing model (+-30%)."""
+    """The strided copy, stride by stride, against the coalescing model (``MODEL_TOLERANCE``)."""
     points = run_points(ctx, "strided_copy", ctx.sizes.strides, ctx.sizes.stride_budget_s)
     failed = _failed("strided_copy", points, "the strided copy")
     if failed:
         return failed
     figures, per_stride = strided_figures(points)
     inside, worst = int(figures[0].value or 0), figures[1] if len(figures) > 1 else None
-    summary = f"{inside} of {len(per_stride)} strides within +-30% of the model" + (
+    summary = f"{inside} of {len(per_stride)} strides within +-{MODEL_TOLERANCE:.0%} of the model" + (
         f"; {worst.name} at {worst.ratio:.2f}x the model" if worst is not None and worst.ratio else ""
     )
     details = {"points": [_row(p) for p in points], "per_stride": [f.__dict__ for f in per_stride]}

@@ -117,3 +117,23 @@ def test_a_measured_ceiling_above_its_physical_roof_fails_the_roofs_check():
     figures = checks_bench.roof_figures(ceilings, {}, H100_FP32, H100_DRAM)
     assert [f.impossible for f in figures] == [False, False, True]
     assert "3,900 GB/s is above the theoretical DRAM bandwidth 3,352 GB/s" in figures[2].note
+
+
+@pytest.mark.parametrize(("share", "status"), [(0.84, "miss"), (0.86, "pass")])
+def test_vector_add_and_copy_must_reach_85_percent_of_the_measured_dram_roof(
+    tmp_path, monkeypatch, share, status
+):
+    ctx = _ctx(tmp_path)
+    n = ctx.sizes.vector_n
+    roof = 3000.0
+
+    def run_points(_ctx, workload, sizes, _budget):
+        if workload == "vector_add":
+            return [_point("vector_add", "numba_kernel", n, share * roof, "GB/s", roof)]
+        return [_point("strided_copy", "numba_kernel", 1, 0.9 * roof, "GB/s", roof)]
+
+    monkeypatch.setattr(checks_bench, "run_points", run_points)
+    monkeypatch.setattr(checks_bench, "hardware_bounds", lambda device: (H100_FP32, H100_DRAM))
+    result = checks_bench.check_memory_bandwidth(ctx)
+    assert result.status == status
+    assert result.figures[0].target == ">= 85% of the DRAM roof" and result.figures[0].met == (share >= 0.85)

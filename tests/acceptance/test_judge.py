@@ -26,10 +26,18 @@ from explorer.acceptance.judge import (
     share_figure,
     status_of,
     transpose_figure,
+    under_figure,
     within_figure,
 )
 
 positive = st.floats(min_value=1e-6, max_value=1e12, allow_nan=False, allow_infinity=False)
+
+
+@given(value=positive, limit=positive)
+def test_under_is_met_exactly_below_the_limit(value, limit):
+    f = under_figure("kernel time", value, "ms", limit, "the limit")
+    assert f.met == (value < limit) and f.ratio == value / limit and f.target == "< the limit"
+    assert under_figure("kernel time", None, "ms", limit, "the limit").met is None
 
 
 @given(value=positive, reference=positive, at_least=st.floats(0.01, 1.0))
