@@ -12,6 +12,11 @@ from collections.abc import Callable
 import psutil
 import pytest
 
+#: the outer deadline for a child process to end once it has been told to (a signal, the end of
+#: its input): generous, since a shared machine under load, or a fresh venv compiling its first
+#: imports, can take minutes; a child that ends sooner is seen at once
+CHILD_EXIT_S = 600.0
+
 
 def alive(pid: int) -> bool:
     """``pid`` exists and has not exited: a zombie (exited, waiting for its parent to read its
@@ -22,7 +27,7 @@ def alive(pid: int) -> bool:
         return False
 
 
-def gone(pid: int, within_s: float = 2.0) -> bool:
+def gone(pid: int, within_s: float = CHILD_EXIT_S) -> bool:
     """True once ``pid`` has exited (``alive`` is false) within ``within_s`` seconds."""
     deadline = time.monotonic() + within_s
     while time.monotonic() < deadline:

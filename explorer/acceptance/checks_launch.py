@@ -121,7 +121,7 @@ def check_real_run(ctx: CheckContext) -> CheckResult:
             "ms",
             REALRUN_KERNEL_LIMIT_MS,
             f"{REALRUN_KERNEL_LIMIT_MS:g} ms",
-            f"{one.n:,} elements; {one.kernel_method}",
+            one.kernel_method or "launch + synchronize",
         ),
     ]
     if one.sm_of_block is not None and sms:

@@ -41,7 +41,7 @@ from explorer.agent.protocol import (
     encode,
 )
 from explorer.bench.wl_selftest import HANG_MARK_ENV
-from tests.processes import gone, wait_until
+from tests.processes import CHILD_EXIT_S, gone, wait_until
 
 HELLO = {
     "type": "hello",
@@ -202,7 +202,7 @@ def test_the_agent_exits_at_end_of_stdin_even_mid_request(tmp_path):
         proc.stdin.flush()
         wait_until(hanging.exists, proc, 60, "the agent hung in the point")
         proc.stdin.close()
-        assert proc.wait(5) == 0
+        assert proc.wait(CHILD_EXIT_S) == 0
     finally:
         proc.kill()
         proc.wait()
@@ -221,7 +221,7 @@ def test_the_agent_exits_cleanly_on_bye_while_its_stdin_is_still_open():
         assert json.loads(proc.stdout.readline())["type"] == "hello"
         proc.stdin.write(encode(Bye()))
         proc.stdin.flush()  # and not closed
-        assert proc.wait(10) == 0, proc.stderr.read().decode(errors="replace")[-300:]
+        assert proc.wait(CHILD_EXIT_S) == 0, proc.stderr.read().decode(errors="replace")[-300:]
     finally:
         proc.kill()
         proc.wait()
@@ -254,7 +254,7 @@ def test_the_agent_dies_with_its_parent_even_when_its_stdin_stays_open():
         agent_pid = int(pid)
         assert json.loads(hello)["type"] == "hello"
         middle.send_signal(signal.SIGKILL)
-        middle.wait(5)
+        middle.wait(CHILD_EXIT_S)
         assert gone(agent_pid)
     finally:
         os.close(write_fd)

@@ -20,7 +20,7 @@ import psutil
 import pytest
 
 from explorer.bench.wl_selftest import HANG_MARK_ENV
-from tests.processes import gone, kill_group, wait_until
+from tests.processes import CHILD_EXIT_S, gone, kill_group, wait_until
 
 pytestmark = [
     pytest.mark.skipif(os.name != "posix", reason="POSIX signals and process groups"),
@@ -64,7 +64,7 @@ class BenchCommand:
         assert len(children) == 1, children
         return children[0].pid
 
-    def finish(self, timeout_s: float = 120.0) -> tuple[int, str]:
+    def finish(self, timeout_s: float = CHILD_EXIT_S) -> tuple[int, str]:
         code = self.proc.wait(timeout_s)
         self._reader.join(5)
         assert self.proc.stderr is not None
@@ -141,5 +141,5 @@ def test_sigkill_of_the_command_takes_the_worker_with_it(bench):
     command = bench()
     worker = command.wait_for_hang()
     command.proc.send_signal(signal.SIGKILL)
-    assert command.proc.wait(60) == -signal.SIGKILL
+    assert command.proc.wait(CHILD_EXIT_S) == -signal.SIGKILL
     assert gone(worker), "the benchmark worker outlived a killed command"

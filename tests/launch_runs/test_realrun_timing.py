@@ -168,6 +168,7 @@ def test_the_gpu_acceptance_flags_a_real_run_not_timed_with_events(monkeypatch, 
     assert good.status == "pass", good.summary
     assert good.figures[1].name == "kernel time"
     assert good.figures[1].note == realrun.TIMING_METHODS["gpu"]
+    assert good.figures[1].target == "< 1 ms" and good.figures[1].met is (good.figures[1].value < 1.0)
     method = "launch + synchronize"
     bad = checks_launch.check_real_run(ctx)
     assert bad.status != "pass" and "not taken with CUDA events" in bad.summary

@@ -24,6 +24,7 @@ from explorer.bench.results import BenchPoint
 from explorer.bench.runner import BenchPlan, BenchRun
 from explorer.remote import parse_remote
 from explorer.remote.slurm import JobState
+from tests.processes import CHILD_EXIT_S
 from tests.remote.servers import ALIAS, agent_python, fake_gpu_python
 
 #: how long a test waits for Slurm to reach a state; the wait ends on the state, so this bound only
@@ -237,7 +238,7 @@ def test_while_queued_the_cli_shows_slurms_reason_as_it_changes_and_ctrl_c_cance
             subprocess.run(["scontrol", "release", job.job], env=slurm.env, check=True, timeout=30)
             lines.wait(r"PENDING \((None|Resources|Priority)")
             cli.send_signal(signal.SIGINT)  # Ctrl-C while the job still waits
-            cli.wait(60)
+            cli.wait(CHILD_EXIT_S)
         finally:
             cli.kill()
             cli.wait()
@@ -284,7 +285,7 @@ def test_giving_up_stopping_and_a_crash_while_queued_leave_no_job(sshd, slurm):
         try:
             Lines(cli.stderr).wait(r"^Slurm job \d+ in partition teach is PENDING")
             cli.send_signal(signal.SIGKILL)
-            cli.wait(30)
+            cli.wait(CHILD_EXIT_S)
         finally:
             cli.kill()
             cli.wait()

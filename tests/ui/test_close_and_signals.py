@@ -18,7 +18,7 @@ import psutil
 import pytest
 
 from explorer.bench.wl_selftest import HANG_MARK_ENV
-from tests.processes import gone, group_members, kill_group, wait_until
+from tests.processes import CHILD_EXIT_S, gone, group_members, kill_group, wait_until
 
 DRIVER = Path(__file__).with_name("close_driver.py")
 ROOT = DRIVER.parents[2]
@@ -61,7 +61,7 @@ class Window:
     def _kids(self) -> list[int]:
         return [k.pid for k in psutil.Process(self.proc.pid).children(recursive=True)]
 
-    def finish(self, timeout_s: float = 30.0) -> tuple[int, str]:
+    def finish(self, timeout_s: float = CHILD_EXIT_S) -> tuple[int, str]:
         out, _ = self.proc.communicate(timeout=timeout_s)
         return self.proc.returncode, out
 
@@ -145,5 +145,5 @@ def test_sigkill_of_the_window_takes_the_worker_with_it(window):
     w = window("bench")
     (worker,) = w.wait_ready(1)
     w.proc.send_signal(signal.SIGKILL)
-    w.proc.wait(60)
+    w.proc.wait(CHILD_EXIT_S)
     assert gone(worker)
