@@ -32,15 +32,24 @@ def _int_or_none(value: Any) -> int | None:
         return None
 
 
+TORCH_MISSING = "torch is not installed, so the app cannot run GPU work through it."
+NUMBA_MISSING = "numba is not installed, so CUDA kernels cannot be written in Python."
+NUMBA_DRIVER_NO_GPU = "The CUDA driver is installed but reports no NVIDIA GPU."
+
 # --------------------------------------------------------------------------- torch
 
 
 def torch_no_gpu_reason(torch: Any) -> str:
     """Why ``torch.cuda.is_available()`` is False, in a student's words."""
-    version = getattr(torch, "__version__", "unknown")
-    built_for = getattr(getattr(torch, "version", None), "cuda", None)
+    build = getattr(torch, "version", None)
+    return _torch_reason(
+        getattr(torch, "__version__", "unknown"), getattr(build, "cuda", None), getattr(build, "hip", None)
+    )
+
+
+def _torch_reason(version: str, built_for: str | None, hip: str | None) -> str:
+    """The words of ``torch_no_gpu_reason`` from torch's version, CUDA build and HIP build."""
     if not built_for:
-        hip = getattr(getattr(torch, "version", None), "hip", None)
         if hip:
             return f"torch {version} was built for AMD ROCm (HIP {hip}), not for NVIDIA CUDA."
         return (
@@ -54,6 +63,77 @@ def torch_no_gpu_reason(torch: Any) -> str:
         f"torch {version} was built for CUDA {built_for} but finds no usable GPU: no NVIDIA GPU, no driver, "
         f"or a driver too old for CUDA {built_for}."
     )
+
+
+def installed_facts(*, driver_found: bool) -> dict[str, ProbeReport] | None:
+    """What torch and numba would report on a machine where NVML and the CUDA driver see no GPU,
+    read from their installed files instead of importing them (seconds, on a laptop).
+
+    Neither can find a GPU the driver does not see, so all that is left to say is how each is
+    installed: torch's version and the CUDA (or HIP) it was built for, from ``torch/version.py``
+    (parsed, never run), and whether numba is there; ``driver_found`` is whether the CUDA driver
+    library loaded (then it reports no GPU). ``None`` when torch's version file cannot be read,
+    so the caller imports them after all.
+    """
+    import importlib.util
+
+    reports: dict[str, ProbeReport] = {}
+    torch_spec = importlib.util.find_spec("torch")
+    if torch_spec is None:
+        reports["torch"] = ProbeReport("torch", False, TORCH_MISSING)
+    else:
+        facts = _version_file_constants(torch_spec.submodule_search_locations)
+        version = facts.get("__version__")
+        if not isinstance(version, str):
+            return None
+        cuda, hip = facts.get("cuda"), facts.get("hip")
+        reports["torch"] = ProbeReport(
+            "torch",
+            False,
+            _torch_reason(
+                version, cuda if isinstance(cuda, str) else None, hip if isinstance(hip, str) else None
+            ),
+        )
+    simulator = numba_simulator_report()
+    if simulator is not None:
+        reports["numba"] = simulator
+    elif importlib.util.find_spec("numba") is None:
+        reports["numba"] = ProbeReport("numba", False, NUMBA_MISSING)
+    elif driver_found:
+        reports["numba"] = ProbeReport("numba", False, NUMBA_DRIVER_NO_GPU)
+    else:
+        reports["numba"] = ProbeReport(
+            "numba",
+            False,
+            "numba cannot reach a GPU without the CUDA driver (libcuda): no NVIDIA driver is installed.",
+        )
+    return reports
+
+
+def _version_file_constants(locations: Any) -> dict[str, object]:
+    """The constants ``torch/version.py`` assigns (``__version__ = '2.13.0+cpu'``, ``cuda = None``),
+    read with ``ast``: the file is parsed, not executed. Empty when it cannot be read."""
+    import ast
+
+    for folder in list(locations or []):
+        try:
+            with open(os.path.join(folder, "version.py"), encoding="utf-8") as fh:
+                tree = ast.parse(fh.read(65536))
+        except (OSError, SyntaxError, ValueError, UnicodeDecodeError):
+            continue
+        found: dict[str, object] = {}
+        for node in tree.body:
+            target: ast.expr | None = node.target if isinstance(node, ast.AnnAssign) else None
+            if isinstance(node, ast.Assign) and len(node.targets) == 1:
+                target = node.targets[0]
+            value = node.value if isinstance(node, (ast.Assign, ast.AnnAssign)) else None
+            if isinstance(target, ast.Name) and value is not None:
+                try:
+                    found[target.id] = ast.literal_eval(value)
+                except ValueError:
+                    continue
+        return found
+    return {}
 
 
 def _device_from_torch_props(torch: Any, index: int) -> CudaGpu:
@@ -105,9 +185,7 @@ def import_torch() -> tuple[Any, ProbeReport | None]:
     try:
         import torch
     except ImportError:
-        return None, ProbeReport(
-            "torch", False, "torch is not installed, so the app cannot run GPU work through it."
-        )
+        return None, ProbeReport("torch", False, TORCH_MISSING)
     except (Exception, SystemExit) as exc:  # a broken install (missing shared library, sys.exit ...)
         return None, ProbeReport("torch", False, import_failure("torch", exc) + ".")
     return torch, None
@@ -160,7 +238,7 @@ def numba_no_gpu_reason(exc: BaseException | None) -> str:
     if "cannot be found" in low or "libcuda" in low or "driver library" in low:
         return "CUDA driver not found (numba could not load libcuda): no NVIDIA driver is installed."
     if "no cuda gpus" in low or "no device" in low or "cuda_error_no_device" in low:
-        return "The CUDA driver is installed but reports no NVIDIA GPU."
+        return NUMBA_DRIVER_NO_GPU
     if "insufficient" in low and "driver" in low:
         return "The NVIDIA driver is too old for this numba/CUDA version: update the driver."
     if text:
@@ -202,20 +280,26 @@ def _device_from_numba(gpu: Any, index: int) -> CudaGpu:
     return dev
 
 
+def numba_simulator_report() -> ProbeReport | None:
+    """With numba's CUDA simulator on, no GPU is probed through numba: this says so."""
+    if os.environ.get("NUMBA_ENABLE_CUDASIM") != "1":
+        return None
+    return ProbeReport(
+        "numba",
+        False,
+        "numba's CUDA simulator is on (NUMBA_ENABLE_CUDASIM=1): kernels run on the CPU, no GPU is probed.",
+    )
+
+
 def import_numba() -> tuple[Any, ProbeReport | None]:
     """The numba module with ``numba.cuda`` loaded, or ``None`` and a report saying why not."""
-    if os.environ.get("NUMBA_ENABLE_CUDASIM") == "1":
-        return None, ProbeReport(
-            "numba",
-            False,
-            "numba's CUDA simulator is on (NUMBA_ENABLE_CUDASIM=1): kernels run on the CPU, no GPU is probed.",
-        )
+    simulator = numba_simulator_report()
+    if simulator is not None:
+        return None, simulator
     try:
         import explorer.numbacuda  # noqa: F401  (numba.cuda, with the numpy names it expects)
     except ImportError:
-        return None, ProbeReport(
-            "numba", False, "numba is not installed, so CUDA kernels cannot be written in Python."
-        )
+        return None, ProbeReport("numba", False, NUMBA_MISSING)
     except (Exception, SystemExit) as exc:
         return None, ProbeReport("numba", False, import_failure("numba", exc) + ".")
     import numba as numba_module

@@ -325,6 +325,30 @@ def _ask_runtimes(
     return found
 
 
+def _runtimes_without_import(
+    nvml_report: ProbeReport,
+    driver_report: ProbeReport | None,
+    no_gpu_seen: bool,
+    torch: Any,
+    numba: Any,
+    driver: Any,
+) -> dict[str, tuple[list[CudaGpu], ProbeReport]] | None:
+    """torch's and numba's reports read from their installed files, when importing them (seconds)
+    could tell nothing more: NVML and the CUDA driver answered, neither sees a GPU, and the real
+    modules would be asked (no stand-ins). ``None`` otherwise: then they are imported and asked."""
+    if not no_gpu_seen or torch is not None or numba is not None or driver is not None:
+        return None
+    if nvml_report.timed_out or (driver_report is not None and driver_report.timed_out):
+        return None  # a hung driver may hide a GPU: let the runtimes try under their deadlines
+    from explorer.devices.cuda import installed_facts
+
+    stand_in_nvml = driver_report is None  # the real driver was not asked (a test's NVML)
+    facts = installed_facts(driver_found=not stand_in_nvml and cuda_driver_loadable())
+    if facts is None:
+        return None
+    return {probe: ([], report) for probe, report in facts.items()}
+
+
 def _assemble_gpus(
     nvml: _NvmlView,
     nvml_report: ProbeReport,
@@ -480,6 +504,10 @@ def discover(
         asked = {}
     elif quick and no_gpu_seen and torch is None and numba is None:
         asked = {}  # they could not find a GPU either: NVML's and the driver's reports say why
+    elif (
+        read := _runtimes_without_import(nvml_report, driver_view[1], no_gpu_seen, torch, numba, driver)
+    ) is not None:
+        asked = read
     else:
         if on_update is not None:
             try:
@@ -584,9 +612,9 @@ def catalog_match_without_probing(query: str, *, proc_dir: str = PROC_NVIDIA_GPU
     if names is None:
         return None
     try:
-        from explorer.devices.catalog import load_catalog
+        from explorer.devices.catalog import catalog_device, shared_sheets
 
-        sheets: list[Device] = list(load_catalog())
+        sheets: list[Device] = list(shared_sheets())
     except Exception:
         return None
     here: list[Device] = [CudaGpu(name=name, key=f"installed:{i}") for i, name in enumerate(names)]
@@ -594,7 +622,8 @@ def catalog_match_without_probing(query: str, *, proc_dir: str = PROC_NVIDIA_GPU
         found = find_device(query, Discovery(devices=here + sheets, reports=[]))
     except UserError:
         return None
-    return found if found.kind == "catalog" else None
+    # Matched on the shared records; the caller gets a copy of its own (a few ms for all 17).
+    return catalog_device(found.key) if found.kind == "catalog" else None
 
 
 def _no_such_cuda_device(index: int, disc: Discovery) -> str:
