@@ -1,10 +1,8 @@
-"""``python -m explorer`` runs the same entry point as the console script."""
+"""``python -m explorer`` runs the same entry point as the console script (never frozen: the
+bundle starts at ``packaging/entry.py``, and ``cli.main`` calls ``freeze_support`` when frozen)."""
 
-import multiprocessing
 import sys
 
-multiprocessing.freeze_support()
-
-from explorer.cli import main  # noqa: E402 (freeze_support must run first)
+from explorer.cli import main
 
 sys.exit(main())

@@ -27,7 +27,6 @@ import contextlib
 import errno
 import os
 import stat
-import tempfile
 import threading
 from pathlib import Path
 
@@ -191,6 +190,8 @@ def write_atomic(path: str | os.PathLike[str], data: bytes, *, create_folder: bo
     target = writable_target(path)
     folder = target.parent if str(target.parent) else Path(".")
     mode = _new_file_mode(target)
+    import tempfile  # only when writing: reading commands do not pay its imports
+
     fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name[:TMP_NAME_KEEP]}.", suffix=".tmp", dir=folder)
     try:
         try:

@@ -19,12 +19,37 @@ of obeying it. Import-light and Qt-free: the CLI and the agent protocol use it.
 from __future__ import annotations
 
 import re
+from functools import cache
 from typing import Any
+
+
+class _LazyPattern:
+    """A regular expression compiled when first used: these character classes take milliseconds
+    to compile, and most text (plain ASCII) never needs them."""
+
+    def __init__(self, pattern: str, flags: int = 0) -> None:
+        self.pattern, self.flags = pattern, flags
+
+    @property
+    def compiled(self) -> re.Pattern[str]:
+        return _compile(self.pattern, self.flags)
+
+    def search(self, text: str) -> re.Match[str] | None:
+        return self.compiled.search(text)
+
+    def sub(self, repl: Any, text: str) -> str:
+        return self.compiled.sub(repl, text)
+
+
+@cache
+def _compile(pattern: str, flags: int) -> re.Pattern[str]:
+    return re.compile(pattern, flags)
+
 
 #: ESC sequences whole: CSI (ESC [ ... final), the string ones (OSC ESC ], DCS ESC P, SOS ESC X,
 #: PM ESC ^, APC ESC _) up to their terminator (BEL, ESC \\ or ST) or the end of the text, and the
 #: short ESC forms; then the same in their 8-bit C1 spellings
-_SEQUENCES = re.compile(
+_SEQUENCES = _LazyPattern(
     r"\x1b\[[0-?]*[ -/]*[@-~]?"
     r"|\x9b[0-?]*[ -/]*[@-~]?"
     r"|(?:\x1b[\]PX^_]|[\x90\x98\x9d\x9e\x9f]).*?(?:\x07|\x1b\\|\x9c|\Z)"
@@ -32,18 +57,30 @@ _SEQUENCES = re.compile(
     re.DOTALL,
 )
 #: control characters other than tab and newline, and the bidirectional controls (Trojan Source)
-_CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
-_LINE_BREAKS = re.compile("[\t\n\u2028\u2029]")
+_CONTROLS = _LazyPattern("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+_LINE_BREAKS = _LazyPattern("[\t\n\u2028\u2029]")
 #: a lone surrogate (JSON can spell one, "\ud800"; no UTF-8 text, terminal or Qt string can hold it)
-_SURROGATES = re.compile("[\ud800-\udfff]")
+_SURROGATES = _LazyPattern("[\ud800-\udfff]")
 #: a quick test: text without any of these needs no cleaning
-_SUSPECT = re.compile(
+_SUSPECT = _LazyPattern(
     "[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069\ud800-\udfff]"
 )
 
 
+#: tab and newline deleted, so that plain ASCII text left over is printable exactly when it holds
+#: no control character (``str.isprintable``: no regular expression needed for most text)
+_TAB_NEWLINE = str.maketrans("", "", "\t\n")
+
+
+def _plain_ascii(text: str) -> bool:
+    """ASCII text whose only control characters are tabs and newlines (most of what is printed)."""
+    return text.isascii() and text.translate(_TAB_NEWLINE).isprintable()
+
+
 def is_clean(text: str) -> bool:
     """Whether ``text`` holds nothing ``clean_text`` would take out (one quick search)."""
+    if text.isascii() and text.isprintable():
+        return True
     return _SUSPECT.search(text) is None
 
 
@@ -94,13 +131,15 @@ def clean_json(value: Any) -> Any:
     return root[0]
 
 
-_VISIBLE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+_VISIBLE = _LazyPattern(
+    "[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]"
+)
 
 
 def visible_controls(text: str) -> str:
     """``text`` with each control character (other than tab and newline) written as its escape
     (``\\x1b``, ``\\r``, ``\\u202e``), so a terminal shows it instead of obeying it."""
-    if not _VISIBLE.search(text):
+    if _plain_ascii(text) or not _VISIBLE.search(text):
         return text
     return _VISIBLE.sub(lambda m: repr(m.group())[1:-1], text)
 

@@ -8,12 +8,11 @@ the sub-command asked for, so ``devices --json`` never loads Qt and ``--help`` l
 from __future__ import annotations
 
 import argparse
-import multiprocessing
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from types import ModuleType
-from typing import NoReturn
+from typing import NoReturn, TypeAlias
 
 from explorer import __version__
 from explorer.errors import UserError
@@ -169,22 +168,17 @@ def _admin() -> ModuleType:
     return admin
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = OneLineParser(
-        prog="device-explorer",
-        description="See and measure how compute devices work. With no sub-command, opens the window.",
-    )
-    parser.add_argument("--version", action="version", version=f"device-explorer {__version__}")
-    # ``check`` parses and validates a request without doing the work (``main(check_only=True)``,
-    # which the fuzz test drives); ``handler`` does the work (and parses first).
-    parser.set_defaults(handler=lambda a: _gui().run_gui(a), check=lambda a: _gui().parse_gui(a))
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+Subcommands: TypeAlias = "argparse._SubParsersAction[OneLineParser]"
 
+
+def _add_gui_command(sub: Subcommands) -> None:
     p = sub.add_parser("gui", help="open the main window (the default)")
     p.add_argument("--panel", choices=PANELS, default=None, help="panel to show first")
     _add_lesson(p)
     p.set_defaults(handler=lambda a: _gui().run_gui(a), check=lambda a: _gui().parse_gui(a))
 
+
+def _add_devices_command(sub: Subcommands) -> None:
     p = sub.add_parser("devices", help="list the devices found (CPU, NVIDIA GPUs)")
     _add_json(p)
     p.add_argument("--catalog", action="store_true", help="also list catalog GPUs (spec sheets, not present)")
@@ -194,6 +188,8 @@ def build_parser() -> argparse.ArgumentParser:
     _add_remote(p)
     p.set_defaults(handler=lambda a: _devices().run_devices(a), check=lambda a: _remote().parse_host(a))
 
+
+def _add_occupancy_command(sub: Subcommands) -> None:
     p = sub.add_parser(
         "occupancy", help="occupancy of one block configuration on a device or compute capability"
     )
@@ -206,6 +202,8 @@ def build_parser() -> argparse.ArgumentParser:
     _add_json(p)
     p.set_defaults(handler=lambda a: _launch().run_occupancy(a), check=lambda a: _launch().parse_occupancy(a))
 
+
+def _add_launch_command(sub: Subcommands) -> None:
     p = sub.add_parser("launch", help="how a whole launch is dispatched: warps, idle lanes, waves")
     _add_launch_shape(p)
     p.add_argument(
@@ -244,6 +242,8 @@ def build_parser() -> argparse.ArgumentParser:
         handler=lambda a: _launch().run_launch(a), check=lambda a: _launch().parse_launch_request(a)
     )
 
+
+def _add_dispatch_command(sub: Subcommands) -> None:
     p = sub.add_parser(
         "dispatch", help="blocks dispatched in time as slots free: the makespan, its bounds and the tail"
     )
@@ -273,6 +273,8 @@ def build_parser() -> argparse.ArgumentParser:
         handler=lambda a: _dispatch().run_dispatch(a), check=lambda a: _dispatch().parse_dispatch(a)
     )
 
+
+def _add_latency_command(sub: Subcommands) -> None:
     p = sub.add_parser(
         "latency", help="warp schedulers hiding memory latency: utilization against warps, and N*"
     )
@@ -304,6 +306,8 @@ def build_parser() -> argparse.ArgumentParser:
     _add_json(p)
     p.set_defaults(handler=lambda a: _latency().run_latency(a), check=lambda a: _latency().parse_latency(a))
 
+
+def _add_bench_command(sub: Subcommands) -> None:
     p = sub.add_parser("bench", help="run a benchmark workload headless, one line per point")
     p.add_argument(
         "workload", nargs="?", help="workload name (omit to list them, and which cannot run here and why)"
@@ -342,6 +346,8 @@ def build_parser() -> argparse.ArgumentParser:
     _add_json(p)
     p.set_defaults(handler=lambda a: _bench().run_bench(a), check=lambda a: _bench().parse_bench(a))
 
+
+def _add_screenshot_command(sub: Subcommands) -> None:
     p = sub.add_parser("screenshot", help="render the window offscreen to a PNG")
     p.add_argument("--panel", choices=PANELS, default="devices")
     p.add_argument("--out", required=True, metavar="FILE.png")
@@ -360,6 +366,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.set_defaults(handler=lambda a: _gui().run_screenshot(a), check=lambda a: _gui().parse_screenshot(a))
 
+
+def _add_memory_command(sub: Subcommands) -> None:
     p = sub.add_parser("memory", help="one warp's global (coalescing) or shared (banks) memory access")
     p.add_argument(
         "--space", required=True, choices=("global", "shared"), help="global memory or shared memory"
@@ -387,6 +395,8 @@ def build_parser() -> argparse.ArgumentParser:
     _add_json(p)
     p.set_defaults(handler=lambda a: _memory().run_memory(a), check=lambda a: _memory().parse_memory(a))
 
+
+def _add_divergence_command(sub: Subcommands) -> None:
     p = sub.add_parser("divergence", help="which lanes of each warp take a branch, and the SIMT efficiency")
     p.add_argument("--block", required=True, metavar="X", help="threads per block (1D)")
     p.add_argument(
@@ -398,6 +408,8 @@ def build_parser() -> argparse.ArgumentParser:
         handler=lambda a: _memory().run_divergence(a), check=lambda a: _memory().parse_divergence(a)
     )
 
+
+def _add_tiling_command(sub: Subcommands) -> None:
     p = sub.add_parser(
         "tiling", help="what the tiled matmul (PMPP chapter 5) loads, stores and syncs, beside the naive one"
     )
@@ -421,6 +433,8 @@ def build_parser() -> argparse.ArgumentParser:
     _add_json(p)
     p.set_defaults(handler=lambda a: _tiling().run_tiling(a), check=lambda a: _tiling().parse_tiling(a))
 
+
+def _add_kernel_command(sub: Subcommands) -> None:
     p = sub.add_parser("kernel", help="your own numba kernel, line by line, on the CUDA simulator")
     p.add_argument("file", metavar="FILE.py", help="the script that launches it (run as python FILE.py)")
     p.add_argument(
@@ -430,6 +444,8 @@ def build_parser() -> argparse.ArgumentParser:
     _add_json(p)
     p.set_defaults(handler=lambda a: _kernel().run_kernel(a), check=lambda a: _kernel().parse_kernel(a))
 
+
+def _add_quiz_command(sub: Subcommands) -> None:
     p = sub.add_parser("quiz", help="predict, then reveal: questions with exact answers on every model")
     p.add_argument(
         "--topic",
@@ -449,6 +465,8 @@ def build_parser() -> argparse.ArgumentParser:
     _add_json(p)
     p.set_defaults(handler=lambda a: _quiz().run_quiz(a), check=lambda a: _quiz().parse_quiz(a))
 
+
+def _add_lessons_command(sub: Subcommands) -> None:
     p = sub.add_parser("lessons", help="list the built-in lessons: title, file, number of steps")
     p.add_argument(
         "--check",
@@ -472,11 +490,15 @@ def build_parser() -> argparse.ArgumentParser:
     _add_json(p)
     p.set_defaults(handler=lambda a: _lessons().run_lessons(a), check=lambda a: _lessons().parse_lessons(a))
 
+
+def _add_self_test_command(sub: Subcommands) -> None:
     p = sub.add_parser("self-test", help="import every dependency, probe devices, run a tiny workload")
     _add_remote(p)
     _add_json(p)
     p.set_defaults(handler=lambda a: _selftest().run_self_test(a), check=lambda a: _remote().parse_host(a))
 
+
+def _add_admin_command(sub: Subcommands) -> None:
     p = sub.add_parser("admin", help="for the lab's admin: the GPU queue folder of a shared server")
     admin = p.add_subparsers(dest="admin_command", metavar="WHAT", required=True)
     q = admin.add_parser("queue", help="show each GPU's line; --clean removes ended and planted places")
@@ -488,16 +510,64 @@ def build_parser() -> argparse.ArgumentParser:
     q.set_defaults(handler=lambda a: _admin().run_admin(a), check=lambda a: _admin().parse_admin(a))
     p.set_defaults(handler=lambda a: _admin().run_admin(a), check=lambda a: _admin().parse_admin(a))
 
+
+def _add_agent_command(sub: Subcommands) -> None:
     # Hidden (no help): the worker the app starts as a child process, locally or over ssh; it
     # speaks JSON lines on stdin/stdout (explorer/agent/__init__.py describes the protocol).
     p = sub.add_parser("agent")
     p.set_defaults(handler=lambda a: _agent().run_agent(a), check=None)
+
+
+def _add_launcher_guard_command(sub: Subcommands) -> None:
     # Hidden: on a cluster's login node, between ssh and the launcher (srun): reports the job's
     # state while it waits and cancels it when the client goes (explorer/remote/jobguard.py).
     p = sub.add_parser("launcher-guard")
     p.add_argument("--job-name")
     p.add_argument("launcher", nargs=argparse.REMAINDER)
     p.set_defaults(handler=lambda a: _remote().run_launcher_guard(a), check=None)
+
+
+#: every sub-command in the order ``--help`` lists them, and the function that adds its parser
+COMMANDS: dict[str, Callable[[Subcommands], None]] = {
+    "gui": _add_gui_command,
+    "devices": _add_devices_command,
+    "occupancy": _add_occupancy_command,
+    "launch": _add_launch_command,
+    "dispatch": _add_dispatch_command,
+    "latency": _add_latency_command,
+    "bench": _add_bench_command,
+    "screenshot": _add_screenshot_command,
+    "memory": _add_memory_command,
+    "divergence": _add_divergence_command,
+    "tiling": _add_tiling_command,
+    "kernel": _add_kernel_command,
+    "quiz": _add_quiz_command,
+    "lessons": _add_lessons_command,
+    "self-test": _add_self_test_command,
+    "admin": _add_admin_command,
+    "agent": _add_agent_command,
+    "launcher-guard": _add_launcher_guard_command,
+}
+
+
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The command line's parser: every sub-command, or with ``command`` only that one.
+
+    ``main`` builds only the sub-command asked for: each sub-parser costs a few milliseconds
+    (argparse looks for translation files as it makes one), and ``launch`` should not pay for
+    the others. The top-level help, a first word that is no sub-command, or none builds all."""
+    parser = OneLineParser(
+        prog="device-explorer",
+        description="See and measure how compute devices work. With no sub-command, opens the window.",
+    )
+    parser.add_argument("--version", action="version", version=f"device-explorer {__version__}")
+    # ``check`` parses and validates a request without doing the work (``main(check_only=True)``,
+    # which the fuzz test drives); ``handler`` does the work (and parses first).
+    parser.set_defaults(handler=lambda a: _gui().run_gui(a), check=lambda a: _gui().parse_gui(a))
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name, add in COMMANDS.items():
+        if command is None or name == command:
+            add(sub)
     return parser
 
 
@@ -508,12 +578,17 @@ def main(argv: Sequence[str] | None = None, *, check_only: bool = False) -> int:
     benchmark, no window): what the fuzz test drives over arbitrary argument lists.
     """
     # First: in a frozen bundle a multiprocessing worker re-runs this executable, and
-    # freeze_support() turns it into the worker before any argument is parsed.
-    multiprocessing.freeze_support()
+    # freeze_support() turns it into the worker before any argument is parsed. Outside a bundle
+    # it does nothing, so multiprocessing (tens of ms) is not imported for it.
+    if getattr(sys, "frozen", False):
+        import multiprocessing
+
+        multiprocessing.freeze_support()
     tolerant_streams()
-    parser = build_parser()
+    words = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser(words[0] if words and words[0] in COMMANDS else None)
     try:
-        args = parser.parse_args(argv)
+        args = parser.parse_args(words)
     except SystemExit as exc:  # --help, --version, or a one-line argparse error already printed
         return exc.code if isinstance(exc.code, int) else 2
     if args.command is None:

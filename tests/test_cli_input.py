@@ -257,3 +257,18 @@ def test_a_pynvml_that_calls_sys_exit_on_import_is_a_probe_report_not_exit_3(tmp
     assert proc.returncode == 0, proc.stderr
     assert "pynvml is installed but ended the program while being imported (sys.exit(3))" in proc.stdout
     assert "Traceback" not in proc.stderr
+
+
+@pytest.mark.parametrize("name", list(cli.COMMANDS))
+def test_a_sub_command_built_alone_is_the_one_the_full_parser_has(name, capsys):
+    """``main`` builds only the sub-command named first (so ``launch`` is not slowed by the
+    others): its help, and so its options and defaults, must be the full parser's."""
+
+    def help_of(parser) -> str:
+        with pytest.raises(SystemExit):
+            parser.parse_args([name, "--help"])
+        return capsys.readouterr().out
+
+    alone = help_of(cli.build_parser(name))
+    assert alone == help_of(cli.build_parser())
+    assert "usage: device-explorer " + name in alone

@@ -8,13 +8,12 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from explorer.commands.shared import find_gpu, launch_target
 from explorer.devices.limits import ArchLimits
 from explorer.devices.model import Device
 from explorer.errors import UserError
-from explorer.launch.compare import Comparison, compare
 from explorer.launch.config import (
     Dim3,
     LaunchConfig,
@@ -28,6 +27,9 @@ from explorer.launch.config import (
 from explorer.launch.occupancy import UNLIMITED, Occupancy, occupancy
 from explorer.launch.schedule import SCHEDULER_NOTE, LaunchPlan, ThreadInfo, plan_launch
 from explorer.launch.texts import launch_summary, occupancy_headline, plain, readings, shape, thread_lines
+
+if TYPE_CHECKING:  # A/B compare is imported only when asked for (--compare): launch stays instant
+    from explorer.launch.compare import Comparison
 
 
 @dataclass(frozen=True)
@@ -174,6 +176,8 @@ def _parse_compare(args: Any) -> CompareRequest:
     a device refuses is an answer (that side's column says why), as in the window."""
     if args.thread is not None:
         raise UserError("--thread describes one thread of one launch; leave out --compare to use it")
+    from explorer.launch.compare import compare
+
     b_args = {k: getattr(args, f"b_{k}") for k in B_OPTIONS}
     b = {k: (v if v is not None else getattr(args, k)) for k, v in b_args.items()}
     device_a = find_gpu(args.device)

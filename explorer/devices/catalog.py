@@ -138,6 +138,12 @@ def _sheets() -> tuple[CatalogGpu, ...]:
     return sheets
 
 
+def shared_sheets() -> tuple[CatalogGpu, ...]:
+    """The catalog's records as loaded once, shared: for finding one (never change them);
+    ``catalog_device`` then gives a copy to keep, and ``load_catalog`` copies every one."""
+    return _sheets()
+
+
 def load_catalog() -> list[CatalogGpu]:
     """Fresh ``CatalogGpu`` records for every catalog GPU, in file order (oldest architecture first)."""
     return [copy.deepcopy(s) for s in _sheets()]

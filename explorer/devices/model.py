@@ -234,7 +234,7 @@ class LiveReading:
         return data
 
 
-@dataclass(kw_only=True)
+@dataclass(kw_only=True, init=False, repr=False, eq=False)  # a base: the kinds make their own
 class _Record:
     """What every kind of device has: a name, a key, where its numbers came from, and why some are missing."""
 
@@ -402,7 +402,7 @@ _CPU_NESTED = (
 )
 
 
-@dataclass(kw_only=True)
+@dataclass(kw_only=True, init=False, repr=False, eq=False)  # a base: the kinds make their own
 class _Gpu(_Record):
     """What every NVIDIA GPU has, in this machine or on a spec sheet: the launch maths read these."""
 

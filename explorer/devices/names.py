@@ -9,7 +9,6 @@ the rules live in one place and do not depend on how devices were found.
 
 from __future__ import annotations
 
-import difflib
 import re
 from collections.abc import Sequence
 from typing import Protocol, TypeVar
@@ -89,6 +88,8 @@ def suggestions(query: str, devices: Sequence[D], n: int = 3) -> list[D]:
             owners.setdefault(spelling, []).append(d)
     # a spelling many devices share ("nvidia", "geforce") points at none of them in particular
     own = {spelling: ds[0] for spelling, ds in owners.items() if len(ds) == 1}
+    import difflib  # only when nothing matched
+
     close = difflib.get_close_matches(q, list(own), n=4 * n, cutoff=0.75)
     picked: list[D] = []
     for spelling in close:

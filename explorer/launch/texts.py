@@ -14,7 +14,6 @@ it without an import cycle. Shares and counts are written by ``explorer.words`` 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from html import escape
 from typing import TYPE_CHECKING
 
 from explorer.words import count, percent
@@ -46,6 +45,8 @@ def plain(text: Text) -> str:
 
 def html(text: Text, warning_colour: str) -> str:
     """Rich text for a Qt label: strong phrases bold, warnings bold in ``warning_colour``."""
+    from html import escape  # the window's alone: the CLI's plain text does not import html
+
     out = []
     for p in text:
         words = escape(p.text)
