@@ -14,7 +14,6 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction, QActionGroup, QKeySequence
 from PySide6.QtWidgets import QDialog, QMenu
 
-from explorer.ui.handout import export_handout_dialog
 from explorer.ui.pages import PAGES
 from explorer.ui.theme import TEXT_SCALE_MIN
 
@@ -37,6 +36,14 @@ class WindowActions:
     lesson_place: QAction
 
 
+def _export_handout(window: MainWindow) -> None:
+    """The handout dialog, imported when asked for: its PDF pages import every page's model,
+    which the window's first paint should not wait for."""
+    from explorer.ui.handout import export_handout_dialog
+
+    export_handout_dialog(window)
+
+
 def build_menus(window: MainWindow) -> WindowActions:
     """File, View and Help, with their keys (the text-size and presentation keys also on the
     window itself, so they work in full screen, where the menu bar is hidden)."""
@@ -48,7 +55,7 @@ def build_menus(window: MainWindow) -> WindowActions:
     file_menu.addAction(export)
     handout = QAction("Export &handout…", window)
     handout.setToolTip("Print a lesson to a PDF: each step's figure, title, narration and numbers")
-    handout.triggered.connect(lambda: export_handout_dialog(window))
+    handout.triggered.connect(lambda: _export_handout(window))
     file_menu.addAction(handout)
     file_menu.addSeparator()
     quit_action = QAction("&Quit", window)
