@@ -5,9 +5,10 @@ minimum and the median are printed (on a shared machine the minimum is the least
 
 1. The window (offscreen): from the first painted frame to the first rows of the device list
    (the CPU, the GPUs of NVML and the CUDA driver, the catalog) and to the full merge (torch and
-   numba answered). Target: the first rows within 1 s of the window.
+   numba answered: on a machine where NVML and the CUDA driver see no GPU, read from their
+   installed files, not imported). Target: the full list within 1 s of the first paint.
 2. ``device-explorer launch --device 1650 --grid 98 --block 1024`` (a catalog GPU), wall time
-   of the whole command. Target: under 0.3 s.
+   of the whole command. Target: under 0.1 s.
 3. ``device-explorer devices``: NVML and the CUDA driver (ctypes), never torch or numba.
    Target: under 0.6 s on a quiet 2-core machine.
 4. ``device-explorer devices`` with a stand-in ``pynvml`` whose ``nvmlInit`` sleeps 60 s
@@ -112,6 +113,8 @@ def main() -> int:
     args = parser.parse_args()
     env = dict(os.environ, QT_QPA_PLATFORM=os.environ.get("QT_QPA_PLATFORM", "offscreen"))
     env.pop("CUDA_VISIBLE_DEVICES", None)
+    # what users have: compiled bytecode kept (with this set, every run would compile every module)
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
     hung_env = dict(env, PYTHONPATH=os.pathsep.join([str(HUNG), env.get("PYTHONPATH", "")]))
     hung_env["HUNG_NVML_SLEEP_S"] = "60"
     cli = _console_script()
@@ -141,11 +144,11 @@ def main() -> int:
         _summary("device list: CPU + NVML + CUDA driver rows after first paint", first_rows)
         + "   target < 1000 ms"
     )
-    print(_summary("device list: torch/numba merged after first paint", full_merge))
-    print(_summary("launch --device 1650 --grid 98 --block 1024", launches) + "   target < 300 ms")
+    print(_summary("device list: torch/numba merged after first paint", full_merge) + "   target < 1000 ms")
+    print(_summary("launch --device 1650 --grid 98 --block 1024", launches) + "   target < 100 ms")
     print(_summary("devices (healthy or absent driver)", devices_ok) + "   target < 600 ms")
     print(_summary("devices with nvmlInit asleep for 60 s", devices_hung, "s"))
-    ok = max(first_rows) < 1.0 and min(launches) < 0.3 and min(devices_ok) < 0.6
+    ok = max(full_merge) < 1.0 and min(launches) < 0.1 and min(devices_ok) < 0.6
     print("targets:", "met" if ok else "NOT met")
     return 0 if ok else 1
 
