@@ -19,7 +19,7 @@ of obeying it. Import-light and Qt-free: the CLI and the agent protocol use it.
 from __future__ import annotations
 
 import re
-from functools import cache
+from functools import cached_property
 from typing import Any
 
 
@@ -30,20 +30,15 @@ class _LazyPattern:
     def __init__(self, pattern: str, flags: int = 0) -> None:
         self.pattern, self.flags = pattern, flags
 
-    @property
+    @cached_property
     def compiled(self) -> re.Pattern[str]:
-        return _compile(self.pattern, self.flags)
+        return re.compile(self.pattern, self.flags)
 
     def search(self, text: str) -> re.Match[str] | None:
         return self.compiled.search(text)
 
     def sub(self, repl: Any, text: str) -> str:
         return self.compiled.sub(repl, text)
-
-
-@cache
-def _compile(pattern: str, flags: int) -> re.Pattern[str]:
-    return re.compile(pattern, flags)
 
 
 #: ESC sequences whole: CSI (ESC [ ... final), the string ones (OSC ESC ], DCS ESC P, SOS ESC X,
