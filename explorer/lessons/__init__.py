@@ -11,24 +11,49 @@ README's "Lessons" section.
 
 from __future__ import annotations
 
-from explorer.lessons.files import LessonError, dump_lesson, load_lesson, parse_lesson, save_lesson
-from explorer.lessons.model import (
-    FORMAT_NAME,
-    FORMAT_VERSION,
-    BenchState,
-    DevicesState,
-    Lesson,
-    MemoryState,
-    Recorded,
-    Step,
-    VisualizerState,
-)
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from explorer.lessons.files import dump_lesson, load_lesson, parse_lesson, save_lesson
+    from explorer.lessons.model import (
+        FORMAT_NAME,
+        FORMAT_VERSION,
+        BenchState,
+        DevicesState,
+        Lesson,
+        LessonError,
+        MemoryState,
+        Recorded,
+        Step,
+        VisualizerState,
+    )
+
+#: where each name lives: the records in ``model`` (light: every page's lesson hooks import it
+#: before the first paint), the file reader in ``files`` (it checks steps against the page models,
+#: so it imports them, which a window should not wait for until a lesson is opened)
+_HOMES = {
+    "dump_lesson": "files",
+    "load_lesson": "files",
+    "parse_lesson": "files",
+    "save_lesson": "files",
+    "FORMAT_NAME": "model",
+    "FORMAT_VERSION": "model",
+    "BenchState": "model",
+    "DevicesState": "model",
+    "Lesson": "model",
+    "LessonError": "model",
+    "MemoryState": "model",
+    "Recorded": "model",
+    "Step": "model",
+    "VisualizerState": "model",
+}
 
 __all__ = [
-    "FORMAT_NAME",
-    "FORMAT_VERSION",
     "BenchState",
     "DevicesState",
+    "FORMAT_NAME",
+    "FORMAT_VERSION",
     "Lesson",
     "LessonError",
     "MemoryState",
@@ -40,3 +65,13 @@ __all__ = [
     "parse_lesson",
     "save_lesson",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """The package's names, each imported from its home on first use (PEP 562)."""
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{home}"), name)
+    globals()[name] = value
+    return value

@@ -8,8 +8,7 @@ from pathlib import Path
 from explorer.inputs import shown
 from explorer.resources import resource_path
 
-from .files import LessonError, load_lesson
-from .model import Lesson
+from .model import Lesson, LessonError
 
 #: a longer file name is not one
 MAX_PATH_CHARS = 4096
@@ -48,6 +47,8 @@ def builtin_paths() -> list[Path]:
 
 def builtin_lessons() -> list[LessonInfo]:
     """Every built-in lesson, read and checked (a damaged one is listed with its problem)."""
+    from .files import load_lesson  # it imports every page's model: not for the window's menu
+
     out = []
     for path in builtin_paths():
         try:
@@ -110,4 +111,6 @@ def find_lesson(text: str) -> Path:
 
 
 def open_lesson(text: str) -> Lesson:
+    from .files import load_lesson
+
     return load_lesson(find_lesson(text))

@@ -21,15 +21,15 @@ from explorer.errors import UserError
 from explorer.inputs import InputError, one_line, parse_device_key, parse_sizes, parse_whole, shown
 from explorer.launch.animation import SPEEDS_WAVES_PER_S
 from explorer.launch.config import Dim3, field_problems, parse_launch, parse_thread_ref
+from explorer.memory.session import BRANCH_KINDS
+from explorer.memory.session import MAX_ELEMENTS as MEMORY_MAX_ELEMENTS
 from explorer.schema import SchemaError, check_range, check_value, show
 from explorer.statefile import Damaged, parse_json_bytes, read_bounded, save_json
 
 from .model import (
-    BRANCH_KINDS,
     DEVICE_KINDS,
     FORMAT_NAME,
     FORMAT_VERSION,
-    MEMORY_MAX_ELEMENTS,
     MEMORY_VIEWS,
     SIDE_TABS,
     STEP_PANELS,
@@ -38,6 +38,7 @@ from .model import (
     DispatchStep,
     LatencyStep,
     Lesson,
+    LessonError,
     MemoryState,
     PanelState,
     Recorded,
@@ -55,10 +56,6 @@ MAX_FORMAT_VERSION = 1000
 #: the SM picture's zoom levels (the visualizer's Ctrl+Up / Ctrl+Down)
 ZOOMS = (1.0, 1.5, 2.0, 3.0)
 MIN_SPEED, MAX_SPEED = SPEEDS_WAVES_PER_S[0], SPEEDS_WAVES_PER_S[-1]
-
-
-class LessonError(UserError):
-    """The file cannot be used as a lesson at all; the message is one line naming the file."""
 
 
 class StepError(ValueError):

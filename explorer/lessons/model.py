@@ -84,8 +84,7 @@ from pathlib import Path
 from typing import Any, ClassVar, Literal
 
 from explorer.bench.results import BenchPoint
-from explorer.memory.session import BRANCH_KINDS as SESSION_BRANCH_KINDS
-from explorer.memory.session import MAX_ELEMENTS
+from explorer.errors import UserError
 from explorer.panels import PANELS
 
 FORMAT_NAME = "device-explorer-lesson"
@@ -96,6 +95,10 @@ STEP_PANELS = PANELS
 SideTab = Literal["occupancy", "real run"]
 SIDE_TABS: tuple[SideTab, ...] = ("occupancy", "real run")
 DEVICE_KINDS = ("catalog", "present")
+
+
+class LessonError(UserError):
+    """The file cannot be used as a lesson at all; the message is one line naming the file."""
 
 
 @dataclass
@@ -193,10 +196,6 @@ class DevicesState:
 
 MemoryView = Literal["coalescing", "banks", "divergence", "tiling", "kernel"]
 MEMORY_VIEWS: tuple[MemoryView, ...] = ("coalescing", "banks", "divergence", "tiling", "kernel")
-#: the conditions and the largest stride and offset (elements) the Memory page's fields take: a
-#: lesson step must be one the page's model (``explorer.memory.session``) accepts
-BRANCH_KINDS = SESSION_BRANCH_KINDS
-MEMORY_MAX_ELEMENTS = MAX_ELEMENTS
 
 
 @dataclass

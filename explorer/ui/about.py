@@ -8,7 +8,6 @@ comes from the devices already discovered.
 from __future__ import annotations
 
 import platform
-from importlib import metadata
 
 from PySide6 import __version__ as pyside_version
 from PySide6.QtCore import Qt, qVersion
@@ -21,6 +20,9 @@ NOT_INSTALLED = "not installed"
 
 
 def package_version(distribution: str, *alternatives: str) -> str:
+    # importlib.metadata imports the email package: only when the dialog opens, not for the window
+    from importlib import metadata
+
     for name in (distribution, *alternatives):
         try:
             return metadata.version(name)

@@ -37,9 +37,7 @@ from explorer.devices.catalog import load_catalog
 from explorer.errors import UserError
 from explorer.inputs import one_line
 from explorer.lessons.builtin import builtin_menu
-from explorer.lessons.files import LessonError, load_lesson, save_lesson
-from explorer.lessons.model import Lesson, Step
-from explorer.lessons.predict import step_question
+from explorer.lessons.model import Lesson, LessonError, Step
 from explorer.lessons.texts import step_counter, step_heading, step_html, step_recorded
 from explorer.quiz.answers import record
 from explorer.quiz.model import Question, grade
@@ -238,6 +236,10 @@ class LessonPlayer(QDockWidget):
     # --- opening, stepping --------------------------------------------------------------------
     def open_path(self, path: str | Path, step: int = 0) -> bool:
         """Open a lesson file; a file that is no lesson is a message, and the window carries on."""
+        # the reader checks steps against every page's model: imported when a lesson is opened,
+        # not before the window's first paint
+        from explorer.lessons.files import load_lesson
+
         try:
             lesson = load_lesson(path)
         except LessonError as exc:
@@ -308,6 +310,8 @@ class LessonPlayer(QDockWidget):
         be built is a note, and the step shows as it is)."""
         if not self.ask_first or self.lesson is None or (self._lesson_key(), self.index) in self._answered:
             return None
+        from explorer.lessons.predict import step_question  # the quiz's topics: only for a step shown
+
         gpus = self.window_.context.gpus
         try:
             return step_question(step, list(gpus) or load_catalog())
@@ -415,6 +419,8 @@ class LessonPlayer(QDockWidget):
     def save_to(self, path: Path) -> Path | None:
         if self.lesson is None:
             return None
+        from explorer.lessons.files import save_lesson
+
         try:
             written = save_lesson(self.lesson, path)
         except LessonError as exc:
