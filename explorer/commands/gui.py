@@ -12,7 +12,7 @@ from argparse import Namespace
 from dataclasses import dataclass
 from pathlib import Path
 
-from explorer.commands.lessons import LessonChoice, parse_lesson_choice
+from explorer.commands.lesson_choice import LessonChoice, parse_lesson_choice
 from explorer.errors import UserError
 from explorer.inputs import parse_output_path, parse_window_size, shown
 

@@ -1,6 +1,6 @@
-"""``device-explorer lessons [--json]``, and the ``--lesson FILE [--step K]`` the window and
-``screenshot`` take: which lesson, which step, checked before Qt loads. ``--handout`` prints a
-lesson to a PDF (``explorer.ui.handout``), Qt loaded only then."""
+"""``device-explorer lessons [--json]``: the built-in lessons listed or checked; ``--handout``
+prints a lesson to a PDF (``explorer.ui.handout``), Qt loaded only then. The window's own
+``--lesson FILE [--step K]`` is ``explorer.commands.lesson_choice``."""
 
 from __future__ import annotations
 
@@ -13,33 +13,11 @@ from pathlib import Path
 
 from explorer.errors import UserError
 from explorer.inputs import one_line as shown_line
-from explorer.inputs import parse_output_path, parse_whole
+from explorer.inputs import parse_output_path
 from explorer.lessons import narration
 from explorer.lessons.builtin import builtin_lessons, open_lesson
 from explorer.lessons.handout import parse_page_size
 from explorer.lessons.model import Lesson
-
-
-@dataclass(frozen=True)
-class LessonChoice:
-    """A lesson that loaded (its damaged steps still inside, each with its problem) and the
-    0-based step to show first."""
-
-    lesson: Lesson
-    step: int
-
-
-def parse_lesson_choice(lesson_text: str | None, step_text: str | None) -> LessonChoice | None:
-    """``--lesson`` and ``--step`` checked: the file loads as a lesson and the step exists.
-    ``None`` without ``--lesson``; ``--step`` alone is an error, not ignored."""
-    if lesson_text is None:
-        if step_text is not None:
-            raise UserError("--step needs --lesson FILE: it numbers a lesson's steps")
-        return None
-    lesson = open_lesson(lesson_text)
-    count = len(lesson.steps)
-    step = 1 if step_text is None else parse_whole(step_text, "--step", minimum=1, maximum=count)
-    return LessonChoice(lesson, step - 1)
 
 
 @dataclass(frozen=True)

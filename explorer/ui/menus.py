@@ -125,22 +125,32 @@ def build_menus(window: MainWindow) -> WindowActions:
 
 def add_quiz_items(window: MainWindow, lessons_menu: QMenu) -> None:
     """Lessons > Practice… (questions by topic, scored per concept) and Gather class answers…"""
-    from explorer.ui.quiz.gather_dialog import GatherDialog  # built when asked for, not at start
-    from explorer.ui.quiz.practice_dialog import PracticeDialog
-
     lessons_menu.addSeparator()
     practice = QAction("&Practice…", window)
     practice.setToolTip("Questions by topic: predict, commit, then see the answer and the rule")
-    practice.triggered.connect(lambda: _open(PracticeDialog(window)))
+    practice.triggered.connect(lambda: _open(_practice_dialog(window)))
     lessons_menu.addAction(practice)
     gather = QAction("&Gather class answers…", window)
     gather.setToolTip(
         "A folder of students' answers files: each question's answers, confidence and share right"
     )
-    gather.triggered.connect(lambda: _open(GatherDialog(window)))
+    gather.triggered.connect(lambda: _open(_gather_dialog(window)))
     lessons_menu.addAction(gather)
 
 
 def _open(dialog: QDialog) -> None:
     dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)  # each opening starts afresh
     dialog.open()
+
+
+def _practice_dialog(window: MainWindow) -> QDialog:
+    # imported when asked for: the quiz's topics import the memory and tiling models
+    from explorer.ui.quiz.practice_dialog import PracticeDialog
+
+    return PracticeDialog(window)
+
+
+def _gather_dialog(window: MainWindow) -> QDialog:
+    from explorer.ui.quiz.gather_dialog import GatherDialog
+
+    return GatherDialog(window)
