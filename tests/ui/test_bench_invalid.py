@@ -1,5 +1,6 @@
 """A point faster than the hardware can go is shown as invalid everywhere: the table's verdict
-and note, a crossed marker on the plot and the roofline, each named in its legend, the CLI line."""
+and note, a crossed marker on the plot, the roofline and the bandwidth view, each named in its
+legend, the CLI line."""
 
 from __future__ import annotations
 
@@ -109,3 +110,46 @@ def test_the_roofline_crosses_the_invalid_point_and_names_it(qtbot):
     assert symbols[INVALID_SYMBOL] == 1
     tips = [item.toolTip() for item in view._scatters() if item.opts["symbol"] == INVALID_SYMBOL]
     assert INVALID_WORDS in tips[0]
+
+
+def _copies() -> list[BenchPoint]:
+    """Device copies of 1 GiB on the H100: one at 90% of its DRAM bandwidth, one at 300% (a copy
+    timed without waiting for it)."""
+    out = []
+    for share in (0.9, 3.0):
+        moved = 2.0 * (1 << 30)
+        seconds = moved / (share * 3352.0 * 1e9)
+        p = BenchPoint(
+            "copies",
+            f"cuda:0 device copy {share}",
+            "cuda:0",
+            1 << 30,
+            "1 GiB",
+            median_s=seconds,
+            min_s=seconds,
+            repeats=3,
+            throughput=moved / seconds / 1e9,
+            throughput_unit="GB/s",
+        )
+        out.append(judge(p, 0.0, moved, moved, _roof()))
+    return out
+
+
+def test_the_bandwidth_view_crosses_the_invalid_copy_and_names_the_cross_in_its_legend(qtbot):
+    from explorer.ui.bench.bandwidth_view import BandwidthPlot
+    from explorer.ui.bench.plot import INVALID_LEGEND, INVALID_SYMBOL
+
+    points = _copies()
+    assert [p.invalid for p in points] == [False, True]
+    view = BandwidthPlot()
+    qtbot.addWidget(view)
+    view.set_data([_roof()], points)
+    drawn = [i for i in view.plot.listDataItems() if "level" in i.opts]
+    crossed = [i for i in drawn if i.opts["symbol"] == INVALID_SYMBOL]
+    assert [len(i.getData()[0]) for i in crossed] == [1]  # the 300% copy, and only it
+    assert INVALID_WORDS in crossed[0].toolTip()
+    assert all(INVALID_WORDS not in i.toolTip() for i in drawn if i not in crossed)
+    legend = [label.text for _, label in view.legend.items]
+    assert INVALID_LEGEND in legend
+    view.set_data([_roof()], points[:1])  # the invalid copy gone: its legend row too
+    assert INVALID_LEGEND not in [label.text for _, label in view.legend.items]

@@ -25,7 +25,15 @@ from explorer.roofs.model import Roof
 from explorer.roofs.placement import level_text
 from explorer.roofs.texts import ceiling_line
 from explorer.ui.bench.levels import level_colour
-from explorer.ui.bench.plot import SYMBOLS, LogAxis, style_legend, style_plot, style_titles
+from explorer.ui.bench.plot import (
+    INVALID_LEGEND,
+    INVALID_SYMBOL,
+    SYMBOLS,
+    LogAxis,
+    style_legend,
+    style_plot,
+    style_titles,
+)
 from explorer.ui.guard import qt_guard
 from explorer.ui.plot_text import (
     LABEL_SHARE,
@@ -160,18 +168,21 @@ class BandwidthPlot(QWidget):
                 self._add(label)
                 ys.append(step.gbps)
         variants: dict[str, int] = {}
-        groups: dict[tuple[str, str, bool], list[Any]] = {}
+        groups: dict[tuple[str, str, bool, bool], list[Any]] = {}
         for p in self._points:
             variants.setdefault(p.variant, len(variants))
-            groups.setdefault((p.variant, p.memory_level, p.noisy), []).append(p)
+            groups.setdefault((p.variant, p.memory_level, p.noisy, p.invalid), []).append(p)
         seen: dict[str, str] = {}
-        for (variant, level, noisy), pts in groups.items():
+        for (variant, level, noisy, invalid), pts in groups.items():
             colour = level_colour(level)
+            symbol = SYMBOLS[variants[variant] % len(SYMBOLS)]
+            if invalid:  # faster than the hardware can go: crossed and hollow, as on the roofline
+                symbol, noisy = INVALID_SYMBOL, True
             item = pg.PlotDataItem(
                 [p.working_set_bytes for p in pts],
                 [p.gbps for p in pts],
                 pen=None,
-                symbol=SYMBOLS[variants[variant] % len(SYMBOLS)],
+                symbol=symbol,
                 symbolSize=px(11),
                 symbolBrush=None if noisy else colour,
                 symbolPen=pg.mkPen(
@@ -187,6 +198,8 @@ class BandwidthPlot(QWidget):
             self.legend.addItem(_marker("o", colour), words)
         for variant, index in variants.items():
             self.legend.addItem(_marker(SYMBOLS[index % len(SYMBOLS)], theme.plot_foreground), variant)
+        if any(key[3] for key in groups):
+            self.legend.addItem(_marker(INVALID_SYMBOL, theme.plot_foreground), INVALID_LEGEND)
         self._fit_legend()
         self.plot.setXRange(math.log10(x_lo), math.log10(x_hi), padding=0)
         if ys:
