@@ -166,6 +166,17 @@ class BenchPoint:
         return self.error is None
 
     @property
+    def verdict(self) -> str:
+        """The worst thing known about the point, in the word every table shows: "error",
+        "invalid" (faster than the hardware can go), "noisy" (others disturbed it) or "ok"."""
+        return "error" if self.error else "invalid" if self.invalid else "noisy" if self.noisy else "ok"
+
+    @property
+    def verdict_reason(self) -> str:
+        """Why the verdict is not "ok", in words; "" when it is."""
+        return self.error or self.invalid_reason or self.noise_reason or ""
+
+    @property
     def key(self) -> PointKey:
         """What the point measured: (host, device, variant key, size)."""
         return PointKey(self.host, self.device, self.variant_key, self.size)

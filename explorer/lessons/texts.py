@@ -23,7 +23,7 @@ def step_heading(lesson: Lesson, index: int) -> str:
 
 
 #: the columns of a lesson's recorded results, as the player's table heads them
-RECORDED_COLUMNS = ("series", "size", "median", "throughput")
+RECORDED_COLUMNS = ("series", "size", "median", "throughput", "verdict")
 
 
 def recorded_html(recorded: Recorded) -> str:
@@ -43,13 +43,14 @@ def recorded_html(recorded: Recorded) -> str:
     return "".join(parts)
 
 
-def recorded_row(p: BenchPoint) -> tuple[str, str, str, str]:
-    """One recorded point as the table shows it, in ``RECORDED_COLUMNS``' order."""
+def recorded_row(p: BenchPoint) -> tuple[str, str, str, str, str]:
+    """One recorded point as the table shows it, in ``RECORDED_COLUMNS``' order: its verdict as
+    the Benchmarks table gives it, so a recorded timing faster than the hardware can go reads
+    "invalid" beside its figure, not only on hover."""
     if p.error:
-        return (p.variant, p.size_label, f"error: {p.error}", "")
-    noisy = " (disturbed)" if p.noisy else ""
+        return (p.variant, p.size_label, f"error: {p.error}", "", p.verdict)
     throughput = number_text(p.throughput, p.throughput_unit) if p.throughput is not None else "-"
-    return (p.variant, p.size_label, f"{seconds_text(p.median_s, '-')}{noisy}", throughput)
+    return (p.variant, p.size_label, seconds_text(p.median_s, "-"), throughput, p.verdict)
 
 
 def step_recorded(step: Step) -> Recorded | None:

@@ -105,12 +105,12 @@ def test_a_recording_goes_into_its_step_only_and_the_player_labels_it(lessons):
     assert "4 points, in the table below" in shown
     recorded_step = step_recorded(lesson.steps[0])
     assert recorded_step is not None
-    assert RECORDED_COLUMNS == ("series", "size", "median", "throughput")
+    assert RECORDED_COLUMNS == ("series", "size", "median", "throughput", "verdict")
     assert [recorded_row(p) for p in recorded_step.points] == [
-        ("cpu", "n=1024", "1 ms", "100 GFLOP/s"),
-        ("cuda:0", "n=1024", "1 ms", "100 GFLOP/s"),
-        ("cpu", "n=2048", "2 ms", "200 GFLOP/s"),
-        ("cuda:0", "n=2048", "2 ms", "200 GFLOP/s"),
+        ("cpu", "n=1024", "1 ms", "100 GFLOP/s", "ok"),
+        ("cuda:0", "n=1024", "1 ms", "100 GFLOP/s", "ok"),
+        ("cpu", "n=2048", "2 ms", "200 GFLOP/s", "ok"),
+        ("cuda:0", "n=2048", "2 ms", "200 GFLOP/s", "ok"),
     ]
     # recording again replaces the earlier recording; the step stays a target
     again = make_recorded(_points("matmul", ("cuda:0",), (4096,)), STAND_IN, "2026-12-02", "")

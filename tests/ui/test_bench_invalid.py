@@ -153,3 +153,20 @@ def test_the_bandwidth_view_crosses_the_invalid_copy_and_names_the_cross_in_its_
     assert INVALID_LEGEND in legend
     view.set_data([_roof()], points[:1])  # the invalid copy gone: its legend row too
     assert INVALID_LEGEND not in [label.text for _, label in view.legend.items]
+
+
+def test_a_lessons_recorded_table_says_invalid_beside_the_figure_and_why_on_hover(qtbot):
+    from PySide6.QtCore import Qt
+
+    from explorer.lessons.model import Recorded
+    from explorer.lessons.texts import RECORDED_COLUMNS
+    from explorer.ui.lessons.recorded import RecordedTable
+
+    table = RecordedTable()
+    qtbot.addWidget(table)
+    table.set_recorded(Recorded("NVIDIA H100 80GB HBM3", "2026-11-20", tuple(_points())))
+    model, column = table.recorded, RECORDED_COLUMNS.index("verdict")
+    assert [model.data(model.index(r, column)) for r in range(3)] == ["ok", "invalid", "ok"]
+    tip = model.data(model.index(1, column), Qt.ItemDataRole.ToolTipRole)
+    assert tip.startswith("invalid: ") and INVALID_WORDS in tip
+    assert model.headerData(column, Qt.Orientation.Horizontal) == "verdict"

@@ -476,7 +476,7 @@ def test_a_lesson_with_20000_recorded_points_shows_them_in_a_table_not_the_narra
     model = player.recorded_table.model()
     assert player.recorded_table.isVisible() and model.rowCount() == 20_000
     cells = [model.data(model.index(19_999, c)) for c in range(model.columnCount())]
-    assert cells == ["cpu", "n=20015", "100 µs", "109 GFLOP/s"]
+    assert cells == ["cpu", "n=20015", "100 µs", "109 GFLOP/s", "ok"]
     player.close_lesson()
     assert window.lessons.open_path(_write(tmp_path, [_vis()], "plain.json"))
     assert not player.recorded_table.isVisible()  # a step without recorded results has no table

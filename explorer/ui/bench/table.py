@@ -185,11 +185,11 @@ class ResultsModel(QAbstractTableModel):
         if column == "threads":
             return "" if p.threads is None else str(p.threads)
         if column == "verdict":
-            return "error" if p.error else "invalid" if p.invalid else "noisy" if p.noisy else "ok"
+            return p.verdict
         if column == "note":  # why a row is red or tinted, or above its peak, in one line
             above = "" if p.invalid else above_peak_reason(p)
             words = [
-                p.error or p.invalid_reason or p.noise_reason or "",
+                p.verdict_reason,
                 f"above the peak: {above}" if above else "",
                 "" if p.error else warm_above_dram_note(p),
             ]

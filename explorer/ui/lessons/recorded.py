@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, QSize, Qt
+from PySide6.QtCore import QAbstractTableModel, QEvent, QModelIndex, QPersistentModelIndex, QSize, Qt
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableView, QWidget
 
 from explorer.lessons.model import Recorded
@@ -19,6 +19,8 @@ from explorer.ui.guard import qt_guard
 
 #: the most rows the pane sizes itself for; more scroll
 VISIBLE_ROWS = 4
+#: the rows a column's width is measured over
+MEASURED_ROWS = 200
 
 
 class RecordedModel(QAbstractTableModel):
@@ -47,7 +49,11 @@ class RecordedModel(QAbstractTableModel):
     ) -> Any:
         if not index.isValid() or role not in (Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.ToolTipRole):
             return None
-        return recorded_row(self._points[index.row()])[index.column()]
+        point = self._points[index.row()]
+        text = recorded_row(point)[index.column()]
+        if role == Qt.ItemDataRole.ToolTipRole and point.verdict_reason:
+            return f"{text}: {point.verdict_reason}"  # why it is invalid, disturbed or failed
+        return text
 
     @qt_guard
     def headerData(
@@ -73,12 +79,32 @@ class RecordedTable(QTableView):
         self.verticalHeader().hide()
         self.verticalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Fixed)
         header = self.horizontalHeader()
-        header.setSectionResizeMode(QHeaderView.ResizeMode.Stretch)
+        # the series (what tells the rows apart: "naive (no sync)" against "synchronized") takes
+        # what the figures and the verdict leave; those are measured once per lesson step, over
+        # the first rows only, so a lesson of 20,000 points costs no more than one of 20
+        header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
+        header.setSectionResizeMode(RECORDED_COLUMNS.index("series"), QHeaderView.ResizeMode.Stretch)
+        header.setResizeContentsPrecision(MEASURED_ROWS)
         header.setHighlightSections(False)
 
     def set_recorded(self, recorded: Recorded | None) -> None:
         self.recorded.set_recorded(recorded)
         self.setVisible(recorded is not None)
+        self.fit_figures()
+
+    def fit_figures(self) -> None:
+        """The figure and verdict columns as wide as their text at the font now (the series
+        stretches over the rest); again whenever the font changes (the text size)."""
+        series = RECORDED_COLUMNS.index("series")
+        for column in range(len(RECORDED_COLUMNS)):
+            if column != series:
+                self.resizeColumnToContents(column)
+
+    @qt_guard
+    def changeEvent(self, event: QEvent) -> None:
+        super().changeEvent(event)
+        if event.type() == QEvent.Type.FontChange:
+            self.fit_figures()
 
     @qt_guard
     def sizeHint(self) -> QSize:
