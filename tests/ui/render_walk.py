@@ -144,11 +144,13 @@ class Walk:
                 panel.set_run(measured_matmul_points())  # measured rows, without measuring here
             else:
                 panel.prepare_screenshot()
-            self.check(f"page-{key}")
+            self.check(f"page-{key}", self.preset_problems(panel))
             self.columns(key, panel)
             for view in panel.SCREENSHOT_VIEWS:
                 panel.show_screenshot_view(view)
                 tab = panel.tabs.currentWidget() if key == "memory" else None
+                if hasattr(tab, "preset"):  # the view's own preset, as its screenshot shows it
+                    self.check(f"page-{key}-{view}-preset", self.preset_problems(panel))
                 if hasattr(tab, "preset"):  # a memory tab's longest preset, the words at their longest
                     tab.preset.setCurrentIndex(
                         max(range(tab.preset.count()), key=lambda i: len(tab.preset.itemText(i)))
@@ -161,6 +163,16 @@ class Walk:
                 self.check("page-visualizer-h100")
             if key == "benchmarks":
                 panel.plot_tabs.setCurrentIndex(0)
+
+    def preset_problems(self, panel) -> list[str]:
+        """A memory tab's chosen preset named in full: the picture is about it. (Its longest
+        names may end in "..." with the whole on hover; at 200% on 1280x800 the form's field
+        column cut the screenshot's own "Stride 32: a[32*i]" short.)"""
+        tab = panel.tabs.currentWidget() if hasattr(panel, "tabs") else None
+        box = getattr(tab, "preset", None)
+        if box is None or not hasattr(box, "shown_text") or box.shown_text() == box.currentText():
+            return []
+        return [f"the tab's preset {box.currentText()!r} shows as {box.shown_text()!r}"]
 
     def columns(self, name: str, panel) -> None:  # a page
         """Each side column the page folded, opened by hand, then left to the page again."""
