@@ -10,6 +10,9 @@ longest presets), then every step of every built-in lesson. At each state it che
 * nothing clipped and nothing overlapping (``layout_check.clipped``: labels, buttons, fields,
   tabs, the children of scroll areas and what a scroll area's viewport hides);
 * the window is the screen's size (no page asked for more);
+* a memory tab's own preset named in full; the Benchmarks table's key columns (up to "% of
+  peak") in view without scrolling sideways, for a CPU's run and a GPU's (wider names), and the
+  note on reading its plot in full;
 * every text a figure paints is at least ``FIGURE_TEXT_MIN_SHARE`` of the label text, inside its
   figure and off the other texts (``figure_text``, measured from the painters' own calls);
 * in a lesson: the narration shows (never folded away for room) in full or with a scroll bar, and
@@ -135,7 +138,7 @@ class Walk:
     # --- pages ----------------------------------------------------------------------------------
     def pages(self) -> None:
         from explorer.ui.main_window import PAGE_KEYS
-        from tests.ui.machines import measured_matmul_points
+        from tests.ui.machines import measured_gpu_matmul_points, measured_matmul_points
 
         w = self.window
         for key in PAGE_KEYS:
@@ -144,7 +147,11 @@ class Walk:
                 panel.set_run(measured_matmul_points())  # measured rows, without measuring here
             else:
                 panel.prepare_screenshot()
-            self.check(f"page-{key}", self.preset_problems(panel))
+            self.check(f"page-{key}", self.preset_problems(panel) + self.bench_problems(panel))
+            if key == "benchmarks":  # a GPU's run: wider names in the table than the CPU's
+                panel.set_run(measured_gpu_matmul_points())
+                self.check("page-benchmarks-gpu-rows", self.bench_problems(panel))
+                panel.set_run(measured_matmul_points())
             self.columns(key, panel)
             for view in panel.SCREENSHOT_VIEWS:
                 panel.show_screenshot_view(view)
@@ -173,6 +180,29 @@ class Walk:
         if box is None or not hasattr(box, "shown_text") or box.shown_text() == box.currentText():
             return []
         return [f"the tab's preset {box.currentText()!r} shows as {box.shown_text()!r}"]
+
+    def bench_problems(self, panel) -> list[str]:
+        """The Benchmarks table's key columns, up to "% of peak", in view without scrolling
+        sideways (the rest may scroll: at 200% on 1280x800 not every column fits), and the
+        note on how to read the plot in full."""
+        from explorer.ui.bench.table import COLUMNS
+
+        table = getattr(panel, "table", None)
+        if table is None or not hasattr(panel, "plot"):
+            return []
+        found = []
+        header = table.horizontalHeader()
+        key = COLUMNS.index("% of peak")
+        for column in range(key + 1):
+            if header.isSectionHidden(column):
+                continue
+            left = header.sectionViewportPosition(column)
+            if left < 0 or left + header.sectionSize(column) > table.viewport().width() + 1:
+                found.append(f"the table's {COLUMNS[column]!r} column is not wholly in view")
+        hint = panel.plot.hint_label
+        if hint.isVisibleTo(self.window) and hint.is_cut():
+            found.append(f"the plot's note {hint.text()!r} is cut short")
+        return found
 
     def columns(self, name: str, panel) -> None:  # a page
         """Each side column the page folded, opened by hand, then left to the page again."""
