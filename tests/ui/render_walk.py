@@ -15,6 +15,8 @@ longest presets), then every step of every built-in lesson. At each state it che
   note on reading its plot in full;
 * every text a figure paints is at least ``FIGURE_TEXT_MIN_SHARE`` of the label text, inside its
   figure and off the other texts (``figure_text``, measured from the painters' own calls);
+* in a lesson: the bar's title says the step in full (the whole title or the step's own); the
+  latency view's plots with their axes in view where it scrolls;
 * in a lesson: the narration shows (never folded away for room) in full or with a scroll bar, and
   what the step's narration points at is in view: its wave with every block placed, the selected
   thread's lane on screen (with its block whole where the zoom allows), the inspector's column
@@ -236,7 +238,7 @@ class Walk:
         from explorer.lessons.model import MemoryState, VisualizerState
 
         player = self.window.lessons
-        found = self.narration_problems()
+        found = self.narration_problems() + self.title_problems() + self.latency_problems()
         step = player.lesson.steps[index]
         if isinstance(step.state, VisualizerState):
             found += self.visualizer_step_problems(step.state)
@@ -281,6 +283,34 @@ class Walk:
                     f"the tab's {what} is mostly scrolled out of view ({shown.height()} of {widget.height()} px shown)"
                 )
         return found
+
+    def title_problems(self) -> list[str]:
+        """The lesson bar's title says the step: whole, or the step's own title whole where it
+        fits the bar (at 150% on 1024x768 it read "Why 25% occupancy can still be enough: 16...",
+        with room for the step's "16 warps: 25% occupancy")."""
+        player = self.window.lessons
+        title = player.title_label
+        shown = title.shown_text()
+        step = player.lesson.steps[player.index].title
+        room = title.contentsRect().width()
+        if shown.endswith("…") and title.fontMetrics().horizontalAdvance(step) <= room:
+            return [f"the lesson bar's title {title.text()!r} shows as {shown!r}"]
+        return []
+
+    def latency_problems(self) -> list[str]:
+        """The latency view's chart and graph, with their axes, in view where its area scrolls
+        (its x axis was below the fold at 150% on 1024x768 with lesson 14 open)."""
+        page = self.window.panels["visualizer"].latency_page
+        if not page.view.isVisibleTo(self.window) or page.view.run is None:
+            return []
+        top, bottom = page.view.plots_span()
+        start = page.view_area.verticalScrollBar().value()
+        end = start + page.view_area.viewport().height()
+        if bottom > end + 1 or (bottom - top <= end - start and top < start - 1):
+            return [
+                f"the latency plots (rows {top}-{bottom} px) are partly scrolled out of view ({start}-{end} px shown)"
+            ]
+        return []
 
     def narration_problems(self) -> list[str]:
         player = self.window.lessons
