@@ -75,12 +75,27 @@ class ElidedLine(QLabel):
         self.setTextFormat(Qt.TextFormat.PlainText)
         self.setProperty(ELIDE_ALLOWED, True)
         self.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        self._shorter: tuple[str, ...] = ()
+
+    def set_shorter(self, *texts: str) -> None:
+        """Shorter ways to say the text, longest first: where the whole does not fit, the first
+        of them that does is drawn whole rather than the whole cut short (a lesson's title
+        gives way to its step's)."""
+        self._shorter = tuple(t for t in texts if t)
+        self.update()
+
+    @qt_guard
+    def setText(self, text: str) -> None:
+        self._shorter = ()  # they were shorter ways to say the text before
+        super().setText(text)
 
     def shown_text(self) -> str:
-        """The text as drawn at the current width: whole, or cut with "…"."""
-        return self.fontMetrics().elidedText(
-            self.text(), Qt.TextElideMode.ElideRight, self.contentsRect().width()
-        )
+        """The text as drawn at the current width: whole, the first shorter way that fits, or
+        the shortest cut with "…"."""
+        fm, room = self.fontMetrics(), self.contentsRect().width()
+        choices = (self.text(), *self._shorter)
+        fitting = next((t for t in choices if fm.horizontalAdvance(t) <= room), None)
+        return fitting or fm.elidedText(choices[-1], Qt.TextElideMode.ElideRight, room)
 
     @qt_guard
     def minimumSizeHint(self) -> QSize:

@@ -70,3 +70,25 @@ def measured_matmul_points():
         )
         for n, gflops in ((64, 27.4), (128, 48.5), (256, 45.4), (512, 38.7))
     ]
+
+
+def measured_gpu_matmul_points():
+    """A GPU's matmul run, as ``measured_matmul_points`` is a CPU's: the names a GPU's rows
+    put in the table (its device, a variant named after it) are wider than the CPU's."""
+    from tests.points import cpu_matmul_point
+
+    basis = "NVIDIA H200 spec sheet: 67 TFLOP/s FP32 (132 SMs at 1.98 GHz)"
+    return [
+        cpu_matmul_point(
+            n,
+            gflops,
+            variant="cuda:0 tf32",
+            device="cuda:0",
+            spread_s=1e-6,
+            repeats=5,
+            peak=66900.0,
+            peak_basis=basis,
+            peak_kind="theoretical",
+        )
+        for n, gflops in ((64, 41.0), (128, 322.0), (256, 2580.0), (512, 17800.0))
+    ]

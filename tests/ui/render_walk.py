@@ -10,8 +10,13 @@ longest presets), then every step of every built-in lesson. At each state it che
 * nothing clipped and nothing overlapping (``layout_check.clipped``: labels, buttons, fields,
   tabs, the children of scroll areas and what a scroll area's viewport hides);
 * the window is the screen's size (no page asked for more);
+* a memory tab's own preset named in full; the Benchmarks table's key columns (up to "% of
+  peak") in view without scrolling sideways, for a CPU's run and a GPU's (wider names), and the
+  note on reading its plot in full;
 * every text a figure paints is at least ``FIGURE_TEXT_MIN_SHARE`` of the label text, inside its
   figure and off the other texts (``figure_text``, measured from the painters' own calls);
+* in a lesson: the bar's title says the step in full (the whole title or the step's own); the
+  latency view's plots with their axes in view where it scrolls;
 * in a lesson: the narration shows (never folded away for room) in full or with a scroll bar, and
   what the step's narration points at is in view: its wave with every block placed, the selected
   thread's lane on screen (with its block whole where the zoom allows), the inspector's column
@@ -135,7 +140,7 @@ class Walk:
     # --- pages ----------------------------------------------------------------------------------
     def pages(self) -> None:
         from explorer.ui.main_window import PAGE_KEYS
-        from tests.ui.machines import measured_matmul_points
+        from tests.ui.machines import measured_gpu_matmul_points, measured_matmul_points
 
         w = self.window
         for key in PAGE_KEYS:
@@ -144,11 +149,17 @@ class Walk:
                 panel.set_run(measured_matmul_points())  # measured rows, without measuring here
             else:
                 panel.prepare_screenshot()
-            self.check(f"page-{key}")
+            self.check(f"page-{key}", self.preset_problems(panel) + self.bench_problems(panel))
+            if key == "benchmarks":  # a GPU's run: wider names in the table than the CPU's
+                panel.set_run(measured_gpu_matmul_points())
+                self.check("page-benchmarks-gpu-rows", self.bench_problems(panel))
+                panel.set_run(measured_matmul_points())
             self.columns(key, panel)
             for view in panel.SCREENSHOT_VIEWS:
                 panel.show_screenshot_view(view)
                 tab = panel.tabs.currentWidget() if key == "memory" else None
+                if hasattr(tab, "preset"):  # the view's own preset, as its screenshot shows it
+                    self.check(f"page-{key}-{view}-preset", self.preset_problems(panel))
                 if hasattr(tab, "preset"):  # a memory tab's longest preset, the words at their longest
                     tab.preset.setCurrentIndex(
                         max(range(tab.preset.count()), key=lambda i: len(tab.preset.itemText(i)))
@@ -161,6 +172,39 @@ class Walk:
                 self.check("page-visualizer-h100")
             if key == "benchmarks":
                 panel.plot_tabs.setCurrentIndex(0)
+
+    def preset_problems(self, panel) -> list[str]:
+        """A memory tab's chosen preset named in full: the picture is about it. (Its longest
+        names may end in "..." with the whole on hover; at 200% on 1280x800 the form's field
+        column cut the screenshot's own "Stride 32: a[32*i]" short.)"""
+        tab = panel.tabs.currentWidget() if hasattr(panel, "tabs") else None
+        box = getattr(tab, "preset", None)
+        if box is None or not hasattr(box, "shown_text") or box.shown_text() == box.currentText():
+            return []
+        return [f"the tab's preset {box.currentText()!r} shows as {box.shown_text()!r}"]
+
+    def bench_problems(self, panel) -> list[str]:
+        """The Benchmarks table's key columns, up to "% of peak", in view without scrolling
+        sideways (the rest may scroll: at 200% on 1280x800 not every column fits), and the
+        note on how to read the plot in full."""
+        from explorer.ui.bench.table import COLUMNS
+
+        table = getattr(panel, "table", None)
+        if table is None or not hasattr(panel, "plot"):
+            return []
+        found = []
+        header = table.horizontalHeader()
+        key = COLUMNS.index("% of peak")
+        for column in range(key + 1):
+            if header.isSectionHidden(column):
+                continue
+            left = header.sectionViewportPosition(column)
+            if left < 0 or left + header.sectionSize(column) > table.viewport().width() + 1:
+                found.append(f"the table's {COLUMNS[column]!r} column is not wholly in view")
+        hint = panel.plot.hint_label
+        if hint.isVisibleTo(self.window) and hint.is_cut():
+            found.append(f"the plot's note {hint.text()!r} is cut short")
+        return found
 
     def columns(self, name: str, panel) -> None:  # a page
         """Each side column the page folded, opened by hand, then left to the page again."""
@@ -194,7 +238,7 @@ class Walk:
         from explorer.lessons.model import MemoryState, VisualizerState
 
         player = self.window.lessons
-        found = self.narration_problems()
+        found = self.narration_problems() + self.title_problems() + self.latency_problems()
         step = player.lesson.steps[index]
         if isinstance(step.state, VisualizerState):
             found += self.visualizer_step_problems(step.state)
@@ -239,6 +283,34 @@ class Walk:
                     f"the tab's {what} is mostly scrolled out of view ({shown.height()} of {widget.height()} px shown)"
                 )
         return found
+
+    def title_problems(self) -> list[str]:
+        """The lesson bar's title says the step: whole, or the step's own title whole where it
+        fits the bar (at 150% on 1024x768 it read "Why 25% occupancy can still be enough: 16...",
+        with room for the step's "16 warps: 25% occupancy")."""
+        player = self.window.lessons
+        title = player.title_label
+        shown = title.shown_text()
+        step = player.lesson.steps[player.index].title
+        room = title.contentsRect().width()
+        if shown.endswith("…") and title.fontMetrics().horizontalAdvance(step) <= room:
+            return [f"the lesson bar's title {title.text()!r} shows as {shown!r}"]
+        return []
+
+    def latency_problems(self) -> list[str]:
+        """The latency view's chart and graph, with their axes, in view where its area scrolls
+        (its x axis was below the fold at 150% on 1024x768 with lesson 14 open)."""
+        page = self.window.panels["visualizer"].latency_page
+        if not page.view.isVisibleTo(self.window) or page.view.run is None:
+            return []
+        top, bottom = page.view.plots_span()
+        start = page.view_area.verticalScrollBar().value()
+        end = start + page.view_area.viewport().height()
+        if bottom > end + 1 or (bottom - top <= end - start and top < start - 1):
+            return [
+                f"the latency plots (rows {top}-{bottom} px) are partly scrolled out of view ({start}-{end} px shown)"
+            ]
+        return []
 
     def narration_problems(self) -> list[str]:
         player = self.window.lessons

@@ -417,23 +417,40 @@ def test_a_bad_memory_step_is_one_line_and_the_page_keeps_what_it_showed(make_wi
     assert mem.divergence.result.diverged_warps == 0
 
 
-def test_a_title_too_long_for_the_bar_ends_in_an_ellipsis_and_is_whole_on_hover(make_window):
-    """At 200% text on a 1280x800 projector the title was cut mid-word ("Six blocks fo")."""
+def test_a_title_too_long_for_the_bar_gives_way_to_the_steps_own_and_is_whole_on_hover(make_window):
+    """At 200% text on a 1280x800 projector the title was cut mid-word ("Six blocks fo"), then
+    to "Why 25% occupancy can still be enough: 16..." at 150% on 1024x768, which said nothing
+    of the step. Where the whole title is too long the step's own title is shown whole; where
+    that is too long as well it ends in an ellipsis; the whole is on hover."""
     window = make_window()
-    window.lessons.open_path(_builtin("01-blocks"))
+    window.lessons.open_path(_builtin("14-latency"))
     title = window.lessons.title_label
     heading = title.text()
-    window.apply_text_scale(200)
+    step = window.lessons.lesson.steps[0].title
+    assert heading.endswith(step) and heading != step
+    fm = title.fontMetrics()
+    title.setFixedWidth(fm.horizontalAdvance(step) + fm.averageCharWidth())  # the step's fits, not all
+    QApplication.processEvents()
+    assert fm.horizontalAdvance(heading) > title.contentsRect().width()
+    assert title.shown_text() == step  # the step's own title, whole
+    assert heading in title.toolTip()
+    title.setFixedWidth(fm.horizontalAdvance(step) // 2)  # too narrow even for the step's title
     QApplication.processEvents()
     shown = title.shown_text()
-    assert shown != heading and shown.endswith("…") and heading.startswith(shown[:-1].rstrip())
-    assert title.fontMetrics().horizontalAdvance(shown) <= title.contentsRect().width()
-    assert heading in title.toolTip()
+    assert shown.endswith("…") and step.startswith(shown[:-1].rstrip())
+    assert fm.horizontalAdvance(shown) <= title.contentsRect().width()
+    title.setMinimumWidth(0)
+    title.setMaximumWidth(16777215)
     window.apply_text_scale(100)
     QApplication.processEvents()
     window.resize(1920, 800)
     QApplication.processEvents()
     assert title.shown_text() == heading  # room enough: whole
+    window.lessons.show_step(1)  # another step: its own shorter title, not the first's
+    QApplication.processEvents()
+    assert (
+        title.shown_text() == title.text() == f"{heading[: -len(step)]}{window.lessons.lesson.steps[1].title}"
+    )
 
 
 def _recorded_step(points: int) -> dict:

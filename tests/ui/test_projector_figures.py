@@ -114,6 +114,49 @@ def test_the_latency_graphs_point_label_stays_off_its_curve(window):
             assert not note.rect.contains(x, y), (note.text, note.rect, x, y)
 
 
+def _curve_samples(view) -> list[tuple[float, float]]:
+    """Points along the utilization curve as ``view`` last drew it, every twentieth of a segment."""
+    run, curve = view.run, view.curve
+    (_what, plot, _line) = next(a for a in view.figure_areas() if a[0] == "graph")
+    x_max = max([run.config.slots, run.config.warps] + [pt.warps for pt in curve.points])
+    points = [(0.0, 0.0)] + [(pt.warps, pt.model) for pt in curve.points]
+    out = []
+    for (w0, u0), (w1, u1) in zip(points, points[1:], strict=False):
+        for i in range(21):
+            w, u = w0 + (w1 - w0) * i / 20, u0 + (u1 - u0) * i / 20
+            out.append((plot.left() + w / x_max * plot.width(), plot.bottom() - u * plot.height()))
+    return out
+
+
+def test_the_n_star_label_stays_off_the_curve_at_every_width(window, qtbot):
+    """Lesson 14 step 2 (N* = 120, past the SM's 64 warps): "N* = 120 > 64" sat low at the
+    graph's right, where a narrow graph's rising curve ends; it was written over the line. At
+    every width and height the view takes, the label is inside the graph and off the curve."""
+    from explorer.ui.visualizer.latency_view import LatencyView
+
+    _show(window, (1024, 768), 150)
+    window.lessons.open_path(_lesson("14"), step=1)
+    _settle()
+    shown = window.panels["visualizer"].latency_page.view
+    view = LatencyView()
+    qtbot.addWidget(view)
+    view.set_model(shown.run, shown.curve, shown.preset)
+    checked = 0
+    for width in range(520, 1400, 40):
+        for extra in (0, 60, 200):
+            view.resize(width, view.least_height(width) + extra)
+            with recording("latency") as log:
+                view.grab()
+            need = [p for p in log if p.text.startswith("N* = ")]
+            assert len(need) == 1, [p.text for p in log]
+            (_what, plot, _line) = next(a for a in view.figure_areas() if a[0] == "graph")
+            assert plot.contains(need[0].rect), (width, need[0].rect, plot)
+            for x, y in _curve_samples(view):
+                assert not need[0].rect.contains(x, y), (width, extra, need[0].text, need[0].rect, x, y)
+            checked += 1
+    assert checked == 66
+
+
 def test_the_h100s_blocks_show_under_compare_with_the_waves_row_in_view(window):
     """Lesson 2 step 3 at 150% on 1024x768: the H100's running SMs looked empty (each block a
     1 px line) and the table's waves row was below the fold. Each block is at least MIN_TILE_PX

@@ -140,8 +140,11 @@ def style_legend(legend: pg.LegendItem, theme: Theme) -> None:
     legend.setLabelTextColor(theme.plot_foreground)
 
 
-HINT = "log–log axes; error rows are listed in the table, not plotted"
-NOISY_HINT = "hollow markers: points other programs disturbed (reasons in the table)"
+#: how to read the plot, beside its toggles; short enough for one line there at 200% on a
+#: 1280x800 projector (the plot under it has no line to spare for a second): the longer
+#: "hollow markers: points other programs disturbed (reasons in the table)" was cut short
+HINT = "log–log axes; error rows: in the table only"
+NOISY_HINT = "hollow: disturbed by other programs (see table)"
 #: an invalid point's marker (faster than the hardware can go), and its legend row, on every plot
 INVALID_SYMBOL = "x"
 INVALID_LEGEND = "crossed: invalid, faster than the hardware can go"

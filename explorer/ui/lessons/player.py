@@ -93,8 +93,10 @@ class LessonPlayer(QDockWidget):
         self._question: Question | None = None  # the predict step's question now asked
         self.ask_first = False  # Predict mode (Lessons > Ask before predict steps, P)
 
-        # one line whatever its length (a wrapped title would grow the row the pane is sized by),
-        # ending in "…" where the row is short; the whole title is on hover
+        # one line whatever its length (a wrapped title would grow the row the pane is sized by):
+        # where the row is short the step's own title, whole (at 150% on 1024x768 "Why 25%
+        # occupancy can still be enough: 16…" said nothing of the step), ending in "…" only where
+        # that is too long as well; the whole title is on hover
         self.title_label = ElidedLine("")
         self.title_label.setObjectName("lessonTitle")
         font = self.title_label.font()
@@ -275,6 +277,7 @@ class LessonPlayer(QDockWidget):
         step = self.lesson.steps[index]
         heading = step_heading(self.lesson, index)
         self.title_label.setText(heading)
+        self.title_label.set_shorter(step.title)  # the lesson's title is on hover
         self.title_label.setToolTip("\n".join(t for t in (heading, self.lesson.summary) if t))
         self.counter_label.setText(step_counter(index, len(self.lesson.steps)))
         self._question = self._unanswered_question(step)

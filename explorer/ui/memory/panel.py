@@ -9,7 +9,8 @@ pictures' answers until the student commits a prediction (``explorer.quiz.page_p
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import re
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import pyqtgraph as pg
@@ -19,6 +20,7 @@ from PySide6.QtWidgets import (
     QComboBox,
     QDoubleSpinBox,
     QFormLayout,
+    QHBoxLayout,
     QLabel,
     QTabWidget,
     QVBoxLayout,
@@ -75,6 +77,24 @@ def _show_preset(menu: QComboBox, index: int | None) -> None:
     menu.blockSignals(False)
 
 
+#: a parenthesis at most this long is kept on one line when the details wrap
+_BOUND_ASIDE = 32
+
+
+def wrapping_lines(lines: Sequence[str]) -> str:
+    """A tab's detail lines as a word-wrapped label shows them well. The core pads its
+    "name: value" lines for a terminal's fixed-width columns; in the page's proportional font
+    the padding aligns nothing, so it is one space here. A short parenthesis is bound into one
+    word: at 200% on 1280x800 "sectors per request (32 B): 32 (fewest possible: 4)" broke after
+    "possible:", and at the column's fold it read as a line cut at the right edge."""
+
+    def bind(match: re.Match[str]) -> str:
+        aside = match.group(0)
+        return aside.replace(" ", "\u00a0") if len(aside) <= _BOUND_ASIDE else aside
+
+    return "\n".join(re.sub(r"\([^()]*\)", bind, re.sub(r"(?<=\S)  +", " ", line)) for line in lines)
+
+
 def _narrow(box: QComboBox) -> None:
     """A menu that takes the column's width rather than its longest entry's: the column is sized
     to the page, and the popup still shows the entries in full."""
@@ -114,9 +134,18 @@ class _PatternTab(Columns):
         self.form.setVerticalSpacing(
             3
         )  # the fields' own frames part them: the plot under them needs the room
-        # the preset beside its label (it narrows, its whole name on hover): a row of its own for
-        # the label cost the efficiency plot under the form its room at 200% on 1280x800
-        self.form.addRow("Pattern", self.preset)
+        # the preset beside its own short label, across the whole column rather than in the
+        # field column the long labels under it leave (at 200% on 1280x800 that column cut
+        # "Stride 32: a[32*i]" to "Stride 32: a[3..."); a row of its own for the label cost the
+        # efficiency plot under the form its room. It still narrows, its whole name on hover.
+        pattern_label = QLabel("&Pattern")
+        pattern_label.setBuddy(self.preset)
+        pattern_row = QHBoxLayout()
+        pattern_row.setContentsMargins(0, 0, 0, 0)
+        pattern_row.setSpacing(max(self.form.horizontalSpacing(), px(8)))
+        pattern_row.addWidget(pattern_label)
+        pattern_row.addWidget(self.preset, 1)
+        self.form.addRow(pattern_row)
         self.form.addRow("Element size", self.elem)
         self.form.addRow("Stride (elements)", self.stride)
         self.form.addRow("Offset (elements)", self.offset)
@@ -273,7 +302,7 @@ class CoalescingTab(_PatternTab):
         r = self.coalescing.result
         self.canvas.set_result(r.coalescing)
         self.headline.setText(r.headline)
-        self.details.setText("\n".join(r.lines))
+        self.details.setText(wrapping_lines(r.lines))
         self._draw_sweep()
 
     def _draw_sweep(self) -> None:
@@ -336,7 +365,7 @@ class BankTab(_PatternTab):
         r = self.banks.result
         self.canvas.set_result(r.conflicts)
         self.headline.setText(r.headline)
-        self.details.setText("\n".join(r.lines))
+        self.details.setText(wrapping_lines(r.lines))
 
 
 class DivergenceTab(Columns):

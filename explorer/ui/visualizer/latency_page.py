@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QEvent, QObject, Qt, QTimer
 from PySide6.QtGui import QFontMetrics
 from PySide6.QtWidgets import (
     QComboBox,
@@ -30,6 +30,7 @@ from PySide6.QtWidgets import (
 from explorer.launch.latency import MAX_ALU, MEASURED_PRESET_KEY, POLICIES, POLICY_WORDS, PRESETS
 from explorer.launch.time_views import LatencySettings, TimeViews
 from explorer.quiz.page_predict import PagePredict
+from explorer.ui.guard import qt_guard
 from explorer.ui.predict_box import PredictBox, cover_label, predict_button
 from explorer.ui.visualizer.latency_view import LatencyView
 from explorer.ui.visualizer.measure_row import MeasureRow
@@ -101,6 +102,10 @@ class LatencyPage(QWidget):
         self.view_area.setWidgetResizable(True)
         self.view_area.setFrameShape(QFrame.Shape.NoFrame)
         self.view_area.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        # scrolled, it keeps the plots and their axes in view (at its top, the figures over them
+        # were shown and the graph's x axis was below the fold)
+        self.view_area.viewport().installEventFilter(self)
+        self.view.installEventFilter(self)
         self.measure = MeasureRow("Measure bandwidth", SWEEP_TIP)
         # Predict: the chart and the curve give U and N* away; they wait for the student's answer
         self.predict = PagePredict(
@@ -214,6 +219,25 @@ class LatencyPage(QWidget):
                 {"warps": c.warps, "mem_latency": c.mem_latency, "alu": c.alu, "schedulers": c.schedulers}
             )
         self._cover(self.predict.hidden)
+
+    @qt_guard
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if event.type() == QEvent.Type.Resize and watched in (self.view, self.view_area.viewport()):
+            QTimer.singleShot(0, self, self.keep_plots_in_view)  # once the area has its new range
+        return False
+
+    def keep_plots_in_view(self) -> None:
+        """Where the page is shorter than the view (a lesson open at 150% on 1024x768), scroll it
+        to the chart and the graph with their axes, the figures over them above the fold (the
+        title and the numbers say them again); a row taller than the view shows its axes."""
+        bar = self.view_area.verticalScrollBar()
+        if bar.maximum() <= 0:
+            return
+        top, bottom = self.view.plots_span()
+        room = self.view_area.viewport().height()
+        if bar.value() <= top and bar.value() + room >= bottom:
+            return  # in view already: the teacher's own scrolling stays
+        bar.setValue(top if bottom - top <= room else bottom - room)
 
     def _cover(self, hidden: bool) -> None:
         """While the answer is hidden the chart and the curve wait; a box asking stands there."""

@@ -19,6 +19,7 @@ Text is sized with ``theme.px``; ``render_image`` draws it offscreen for screens
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import numpy as np
 from PySide6.QtCore import QPointF, QRectF, QSize, QSizeF, Qt
@@ -57,6 +58,19 @@ MIN_ROW_PX = 3.0
 WIDEST_SHARES = (0.9999, 0.888)
 #: colour codes of the chart's raster (index into the view's table)
 _NONE, _IDLE, _STALLED, _ELIGIBLE, _ALU, _LOAD = range(6)
+
+
+@dataclass(frozen=True)
+class _Frame:
+    """The view's rows at one size (``LatencyView._frame``)."""
+
+    facts: str
+    facts_h: float
+    top: float  # the chart and graph's row
+    bottom: float
+    legend_h: float
+    source_h: float
+    elided: bool  # the source on one line, cut with "…"
 
 
 class LatencyView(PlayingView):
@@ -205,33 +219,13 @@ class LatencyView(PlayingView):
         _elided(p, QRectF(pad, pad, w - 2 * pad, th), title)
         p.setFont(body_f)
         wrap = int(Qt.TextFlag.TextWordWrap)
-        legend_h = self._legend_rows(w - 2 * pad, small_f) * (sh + 6)
-        # three lines of figures, or fewer where more would leave the plots under MIN_PLOT_LINES
-        chart_least = _chart_least(QFontMetrics(small_f))
-        lines = 3
-        while lines > 1 and h - (pad + th + 2 + lines * bh + pad) - legend_h - pad < chart_least + sh:
-            lines -= 1
-        facts, facts_h = self.facts_that_fit(w - 2 * pad, lines, body_f)
+        frame = self._frame(w, h)
+        facts, facts_h, top, bottom = frame.facts, frame.facts_h, frame.top, frame.bottom
+        legend_h, source_h, elided = frame.legend_h, frame.source_h, frame.elided
         facts_box = QRectF(pad, pad + th + 2, w - 2 * pad, facts_h)
         p.setPen(c.muted)
         p.drawText(facts_box, wrap, facts)
-        # the legend and the source at the bottom; where they would leave the chart fewer than
-        # their least height, the source shrinks to one elided line (whole on the
-        # preset box's tooltip): a published figure is never shown without where it comes from
         source = self.preset.source if self.preset is not None else ""
-        top = facts_box.bottom() + pad
-        source_h, elided = 0.0, False
-        if source:
-            fm = QFontMetrics(small_f)
-            box = fm.boundingRect(
-                QRectF(0, 0, w - 2 * pad, 4 * sh).toRect(), int(Qt.TextFlag.TextWordWrap), "source: " + source
-            )
-            for lines in (2, 1):
-                source_h = min(lines * sh, float(box.height()))
-                if h - pad - source_h - legend_h - top >= chart_least:
-                    break
-            elided = source_h < box.height()
-        bottom = h - pad - source_h - legend_h
         chart = QRectF(pad, top, (w - 3 * pad) * 0.6, bottom - top)
         graph = QRectF(chart.right() + pad, top, w - chart.right() - 2 * pad, bottom - top)
         self._paint_chart(p, chart, small_f)
@@ -252,6 +246,46 @@ class LatencyView(PlayingView):
             else:
                 p.drawText(where, int(Qt.TextFlag.TextWordWrap), "source: " + source)
         p.end()
+
+    def _frame(self, w: float, h: float) -> _Frame:
+        """Where the view's parts go at ``w`` x ``h``: the figures over the chart, then the chart
+        and graph's row, then the legend and the source at the bottom."""
+        f_ = self.fonts()
+        th, bh, sh = (QFontMetrics(f).height() for f in (f_.title, f_.body, f_.small))
+        pad = 6.0
+        legend_h = self._legend_rows(w - 2 * pad, f_.small) * (sh + 6)
+        # three lines of figures, or fewer where more would leave the plots under MIN_PLOT_LINES
+        chart_least = _chart_least(QFontMetrics(f_.small))
+        lines = 3
+        while lines > 1 and h - (pad + th + 2 + lines * bh + pad) - legend_h - pad < chart_least + sh:
+            lines -= 1
+        facts, facts_h = self.facts_that_fit(w - 2 * pad, lines, f_.body)
+        top = pad + th + 2 + facts_h + pad
+        # the legend and the source at the bottom; where they would leave the chart fewer than
+        # their least height, the source shrinks to one elided line (whole on the
+        # preset box's tooltip): a published figure is never shown without where it comes from
+        source = self.preset.source if self.preset is not None else ""
+        source_h, elided = 0.0, False
+        if source:
+            fm = QFontMetrics(f_.small)
+            box = fm.boundingRect(
+                QRectF(0, 0, w - 2 * pad, 4 * sh).toRect(), int(Qt.TextFlag.TextWordWrap), "source: " + source
+            )
+            for lines in (2, 1):
+                source_h = min(lines * sh, float(box.height()))
+                if h - pad - source_h - legend_h - top >= chart_least:
+                    break
+            elided = source_h < box.height()
+        bottom = h - pad - source_h - legend_h
+        return _Frame(facts, facts_h, top, bottom, legend_h, source_h, elided)
+
+    def plots_span(self) -> tuple[int, int]:
+        """The top and bottom, in the view's pixels, of the row of the chart and the graph with
+        their axes: what a scrolling page keeps in view (before a run, the whole view)."""
+        if self.run is None:
+            return 0, self.height()
+        frame = self._frame(float(self.width()), float(self.height()))
+        return math.floor(frame.top), math.ceil(frame.bottom)
 
     def facts(self, so_far: float | None = None) -> list[str]:
         """The figures over the chart, most wanted first, each a clause that reads whole on its
@@ -404,29 +438,30 @@ class LatencyView(PlayingView):
                 p.setBrush(colour)
                 p.drawEllipse(at(pt.warps, pt.simulated), r, r)
             p.setBrush(Qt.BrushStyle.NoBrush)
-        # N*, where the model reaches 100%
+        # N*, where the model reaches 100%: its label low in the plot (the rising line and the
+        # note are not there), off the curve, the dashed line and this run's point ("N* = 120 >
+        # 64" was written over the curve's end where the graph was narrow)
         need = run.warps_needed
         p.setPen(QPen(palette.IDLE_LANE.darker(120), 1.5, Qt.PenStyle.DashLine))
         label = f"N* = {need}"
-        label_y = (
-            plot.bottom() - fm.height() - 4
-        )  # low in the plot: the rising line and the note are not there
+        line = [at(0, 0)] + [at(pt.warps, pt.model) for pt in points]
+        cur = at(cfg.warps, run.utilization)
+        dot = QRectF(cur.x() - 8, cur.y() - 8, 16, 16)
+        dashed: list[QPointF] = []
         if need <= x_max:
             x = at(need, 0).x()
             p.drawLine(QPointF(x, plot.top()), QPointF(x, plot.bottom()))
-            lw = fm.horizontalAdvance(label) + 4
-            need_box = QRectF(min(x + 3, plot.right() - lw), label_y, lw, fm.height())
-            p.drawText(need_box, Qt.AlignmentFlag.AlignLeft, label)
+            dashed = [QPointF(x, plot.top()), QPointF(x, plot.bottom())]
         else:
             for longer in (f", past the SM's {x_max} warps", f" > {x_max}", ""):
                 if fm.horizontalAdvance(label + longer) <= plot.width() - 4:
                     break
             label += longer
-            lw = fm.horizontalAdvance(label) + 4
-            need_box = QRectF(plot.right() - 4 - lw, label_y, lw, fm.height())
-            p.drawText(need_box, Qt.AlignmentFlag.AlignRight, label)
+            x = None
+        lw = fm.horizontalAdvance(label) + 4
+        need_box = _need_place(x, QSizeF(lw, fm.height()), plot, [*_samples(line), *_samples(dashed)], dot)
+        p.drawText(need_box, Qt.AlignmentFlag.AlignLeft, label)
         # this run
-        cur = at(cfg.warps, run.utilization)
         p.setPen(QPen(palette.SELECTION.darker(150), 1.5))
         p.setBrush(palette.SELECTION)
         p.drawEllipse(cur, 6, 6)
@@ -437,8 +472,7 @@ class LatencyView(PlayingView):
         if fm.horizontalAdvance(note) + 6 > plot.width():
             note = f"{cfg.warps} warps"  # a narrow graph: the occupancy is in the caption
         nw = fm.horizontalAdvance(note) + 6
-        line = [at(0, 0)] + [at(pt.warps, pt.model) for pt in points]
-        note_box = _label_place(cur, QSizeF(nw, fm.height()), plot, line, need_box)
+        note_box = _label_place(cur, QSizeF(nw, fm.height()), plot, line, need_box, dashed)
         if note_box is not None:  # no free place: N* is the label that matters
             p.setPen(palette.SELECTION.darker(170))
             p.drawText(note_box, Qt.AlignmentFlag.AlignHCenter, note)
@@ -588,13 +622,61 @@ def _row_label_boxes(
     return placed
 
 
-def _label_place(
-    point: QPointF, size: QSizeF, plot: QRectF, line: list[QPointF], taken: QRectF
+def _samples(line: list[QPointF]) -> list[QPointF]:
+    """Points every 2 px along a polyline: what a label placed on the plot must not cover."""
+    out = []
+    for a, b in zip(line, line[1:], strict=False):
+        steps = max(1, int(max(abs(b.x() - a.x()), abs(b.y() - a.y())) / 2))
+        out += [a + (b - a) * (i / steps) for i in range(steps + 1)]
+    return out
+
+
+def _free_box(
+    candidates: list[QRectF], plot: QRectF, samples: list[QPointF], avoid: list[QRectF]
 ) -> QRectF | None:
-    """Where a point's label goes: beside the point, inside the plot, off the curve ``line`` and
-    off the ``taken`` box (the N* label), trying above-left and above (a little higher each
-    time), below-right, below and the plot's top-left corner in turn; ``None`` where none is free (written over the curve, "16
-    warps" could not be read at 150%)."""
+    """The first candidate inside the plot, off every ``avoid`` box and off every sample of the
+    lines drawn; ``None`` where none is."""
+    for box in candidates:
+        if not plot.contains(box) or any(box.intersects(a) for a in avoid):
+            continue
+        grown = box.adjusted(-1, -1, 1, 1)
+        if not any(grown.contains(s) for s in samples):
+            return box
+    return None
+
+
+def _need_place(x: float | None, size: QSizeF, plot: QRectF, samples: list[QPointF], dot: QRectF) -> QRectF:
+    """Where the N* label goes: low in the plot, just right of N*'s dashed line at ``x`` (or, N*
+    past the axis's end, ``None``, at the plot's right), else left of it, else in the plot's
+    upper corners (over a rising curve), each tried off the lines drawn (``samples``) and the
+    run's point (``dot``). Where no place is free, the first (a label is never left out)."""
+    w, h, gap = size.width(), size.height(), 4.0
+    low = plot.bottom() - h - gap
+    top = plot.top() + gap
+    if x is not None:
+        candidates = [QRectF(min(x + 3, plot.right() - w), low, w, h), QRectF(x - 3 - w, low, w, h)]
+    else:
+        candidates = [QRectF(plot.right() - gap - w, low, w, h)]
+    candidates += [
+        QRectF(plot.left() + gap, top, w, h),
+        QRectF(plot.right() - gap - w, top, w, h),
+        QRectF(plot.left() + gap, top + h, w, h),
+    ]
+    return _free_box(candidates, plot, samples, [dot]) or candidates[0]
+
+
+def _label_place(
+    point: QPointF,
+    size: QSizeF,
+    plot: QRectF,
+    line: list[QPointF],
+    taken: QRectF,
+    dashed: list[QPointF] | None = None,
+) -> QRectF | None:
+    """Where a point's label goes: beside the point, inside the plot, off the curve ``line``,
+    the ``dashed`` N* line and the ``taken`` box (the N* label), trying above-left and above (a
+    little higher each time), below-right, below and the plot's top-left corner in turn; ``None``
+    where none is free (written over the curve, "16 warps" could not be read at 150%)."""
     w, h, gap = size.width(), size.height(), 6.0
     x, y = point.x(), point.y()
     left = max(plot.left() + 2, x - w - gap)  # above and to the left, as far as the plot lets it
@@ -605,17 +687,8 @@ def _label_place(
         QRectF(x - w / 2, y + gap, w, h),
         QRectF(plot.left() + gap, plot.top() + gap, w, h),
     ]
-    samples = []
-    for a, b in zip(line, line[1:], strict=False):
-        steps = max(1, int(max(abs(b.x() - a.x()), abs(b.y() - a.y())) / 2))
-        samples += [a + (b - a) * (i / steps) for i in range(steps + 1)]
     dot = QRectF(x - gap, y - gap, 2 * gap, 2 * gap)  # the point's own marker
-    for box in candidates:
-        if not plot.contains(box) or box.intersects(taken) or box.intersects(dot):
-            continue
-        if not any(box.adjusted(-1, -1, 1, 1).contains(s) for s in samples):
-            return box
-    return None
+    return _free_box(candidates, plot, _samples(line) + _samples(dashed or []), [taken, dot])
 
 
 def _graph_title(p: QPainter, rect: QRectF, text: str) -> None:
