@@ -290,11 +290,11 @@ def test_the_lessons_menu_lists_every_built_in_lesson_as_checking_it_would():
 def test_the_window_checks_no_lesson_before_its_first_paint(qtbot, monkeypatch):
     """Checking the 14 built-in lessons (every step's pictures) took most of the time to the first
     window; the menu needs only their titles, and a lesson is checked when opened."""
-    from explorer.lessons import builtin, files
+    from explorer.lessons import files
 
     checked: list[str] = []
     real = files.load_lesson
-    monkeypatch.setattr(builtin, "load_lesson", lambda path: checked.append(str(path)) or real(path))
+    monkeypatch.setattr(files, "load_lesson", lambda path: checked.append(str(path)) or real(path))
     window = MainWindow(AppContext(lab_discovery()), discover_on_show=False)
     qtbot.addWidget(window)
     window.show()

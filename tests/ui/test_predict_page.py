@@ -51,7 +51,8 @@ def visible_texts(root: QWidget) -> str:
         elif isinstance(w, QTableWidget):
             cells = (w.item(r, c) for r in range(w.rowCount()) for c in range(w.columnCount()))
             out += [cell.text() for cell in cells if cell is not None]
-    return "\n".join(out)
+    # as a reader sees it: a space a label keeps unbroken ("(32 B)" on one line) is a space
+    return "\n".join(out).replace("\u00a0", " ")
 
 
 def painted_texts(widget: QWidget) -> str:
