@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from PySide6.QtCore import QEvent, QObject, Qt, QTimer
+from PySide6.QtCore import Qt, QTimer
 from PySide6.QtGui import QFontMetrics
 from PySide6.QtWidgets import (
     QComboBox,
@@ -103,9 +103,10 @@ class LatencyPage(QWidget):
         self.view_area.setFrameShape(QFrame.Shape.NoFrame)
         self.view_area.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         # scrolled, it keeps the plots and their axes in view (at its top, the figures over them
-        # were shown and the graph's x axis was below the fold)
-        self.view_area.viewport().installEventFilter(self)
-        self.view.installEventFilter(self)
+        # were shown and the graph's x axis was below the fold): looked at whenever the scroll
+        # range changes, which a resize of the area or of the view does (a signal, not an event
+        # filter on the children, which Qt may call while this page is being destroyed)
+        self.view_area.verticalScrollBar().rangeChanged.connect(self._scroll_range_changed)
         self.measure = MeasureRow("Measure bandwidth", SWEEP_TIP)
         # Predict: the chart and the curve give U and N* away; they wait for the student's answer
         self.predict = PagePredict(
@@ -221,10 +222,8 @@ class LatencyPage(QWidget):
         self._cover(self.predict.hidden)
 
     @qt_guard
-    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
-        if event.type() == QEvent.Type.Resize and watched in (self.view, self.view_area.viewport()):
-            QTimer.singleShot(0, self, self.keep_plots_in_view)  # once the area has its new range
-        return False
+    def _scroll_range_changed(self, _lowest: int, _highest: int) -> None:
+        QTimer.singleShot(0, self, self.keep_plots_in_view)  # once the area is laid out again
 
     def keep_plots_in_view(self) -> None:
         """Where the page is shorter than the view (a lesson open at 150% on 1024x768), scroll it

@@ -24,8 +24,11 @@ def nice_ticks(lo: float, hi: float, count: int = 4) -> list[float]:
     power of ten, small spans included (a measured timeline of 0.014 ms had only its 0)."""
     span = max(hi - lo, 1e-9)
     raw = span / count
-    mag = 10.0 ** math.floor(math.log10(raw))
-    step = min((m * mag for m in (1, 2, 2.5, 5, 10) if m * mag >= raw * (1 - 1e-9)), default=raw)
+    power = math.floor(math.log10(raw))
+    # each step m x 10**p with the power exact: 10 x 1e-06 is 9.999999999999999e-06, and a span
+    # starting at 213.0 then lost its first tick (213 / that step is a hair over 21,300,000)
+    steps = (m * 10.0**p for p in (power, power + 1) for m in (1, 2, 2.5, 5))
+    step = min((s for s in steps if s >= raw * (1 - 1e-9)), default=raw)
     first = math.ceil(lo / step - 1e-9)
     last = math.floor(hi / step + 1e-9)
     # each tick a multiple of the step, rounded as the step is, so no 0.30000000000000004
