@@ -62,23 +62,34 @@ def screen(request):
         server.kill()
         pytest.skip("Xvfb did not start")
     display = f":{number}"
-    wm = subprocess.Popen(
-        ["openbox", "--sm-disable"],
-        env={**os.environ, "DISPLAY": display},
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,
-    )
+    wm = None
     try:
-        wait_until(
-            lambda: "window id" in _x(display, "xprop", "-root", "_NET_SUPPORTING_WM_CHECK"),
-            wm,
-            30,
-            "openbox",
-        )
+        # openbox once exited (1) at its start on a fresh server: it is started again, three
+        # tries in all (its output is not kept: a pipe nobody reads could stall it)
+        for attempt in range(3):
+            wm = subprocess.Popen(
+                ["openbox", "--sm-disable"],
+                env={**os.environ, "DISPLAY": display},
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                start_new_session=True,
+            )
+            try:
+                wait_until(
+                    lambda: "window id" in _x(display, "xprop", "-root", "_NET_SUPPORTING_WM_CHECK"),
+                    wm,
+                    30,
+                    "openbox",
+                )
+                break
+            except pytest.fail.Exception:
+                kill_group(wm)
+                if attempt == 2:
+                    raise
         yield display, (width, height)
     finally:
-        kill_group(wm)
+        if wm is not None:
+            kill_group(wm)
         server.terminate()
         server.wait(10)
 
