@@ -17,6 +17,7 @@ import pytest
 from explorer import cli
 from explorer.commands import bench as bench_command
 from explorer.devices import discover as discover_module
+from explorer.devices import find as find_module
 from explorer.devices.model import CatalogGpu, CpuDevice, CudaGpu, Discovery
 from explorer.errors import UserError
 
@@ -71,9 +72,9 @@ CPU = CpuDevice(name="AMD Ryzen 7 5800X 8-Core Processor", key="cpu")
 @pytest.fixture
 def fake_discovery(monkeypatch):
     disc = Discovery(devices=[CPU, HERE, SHEET], reports=[])
-    monkeypatch.setattr(discover_module, "_default_discovery", lambda: disc)
+    monkeypatch.setattr(discover_module, "default_discovery", lambda: disc)
     # what the NVIDIA driver lists under /proc on such a machine (the no-probe catalog path reads it)
-    monkeypatch.setattr(discover_module, "installed_gpu_names", lambda proc_dir=None: [HERE.name])
+    monkeypatch.setattr(find_module, "installed_gpu_names", lambda proc_dir=None: [HERE.name])
     return disc
 
 

@@ -154,7 +154,7 @@ def resolve_bench_device(text: str) -> str:
     """
     if not str(text).strip() or is_device_key(text):
         return parse_device_key(text)
-    from explorer.devices.discover import find_device
+    from explorer.devices.find import find_device
 
     device = find_device(text)
     if isinstance(device, CpuDevice):

@@ -14,7 +14,7 @@ from explorer.errors import UserError
 
 def find_gpu(query: str) -> Gpu:
     """The GPU (present or on a spec sheet) ``query`` names; a CPU is bad input, not a launch target."""
-    from explorer.devices.discover import find_device
+    from explorer.devices.find import find_device
 
     device = find_device(query)
     if isinstance(device, CpuDevice):

@@ -3,7 +3,7 @@ has exactly those: the CLI tests name GPUs without probing this one."""
 
 from __future__ import annotations
 
-from explorer.devices import discover as discover_module
+from explorer.devices import find as find_module
 from explorer.devices.model import Device, Discovery
 from explorer.errors import UserError
 
@@ -18,4 +18,4 @@ def find_only(monkeypatch, devices: list[Device]) -> None:
             raise UserError(f"no single device matches {query!r}")
         return found[0]
 
-    monkeypatch.setattr(discover_module, "find_device", fake_find)
+    monkeypatch.setattr(find_module, "find_device", fake_find)

@@ -6,7 +6,8 @@ import types
 
 import pytest
 
-from explorer.devices.discover import discover, find_device
+from explorer.devices.discover import discover
+from explorer.devices.find import find_device
 from explorer.devices.model import CatalogGpu, CudaGpu, Device, Discovery
 from explorer.errors import UserError
 from tests.devices.fake_cuda import A100, make_fake_numba, make_fake_torch
@@ -103,37 +104,36 @@ def _proc(tmp_path, *models):
 
 
 def test_a_catalog_name_is_answered_without_probing_when_no_installed_gpu_fits(tmp_path, monkeypatch):
-    from explorer.devices import discover as discover_module
+    from explorer.devices import find as find_module
 
     monkeypatch.setattr("sys.platform", "linux")
     proc = _proc(tmp_path, "NVIDIA GeForce RTX 3090")
-    sheet = discover_module.catalog_match_without_probing("1650", proc_dir=proc)
+    sheet = find_module.catalog_match_without_probing("1650", proc_dir=proc)
     assert sheet is not None and sheet.kind == "catalog" and "1650" in sheet.name
     # no driver installed at all (no /proc folder): the catalog answers too
     assert (
-        discover_module.catalog_match_without_probing("h100", proc_dir=str(tmp_path / "none")).kind
-        == "catalog"
+        find_module.catalog_match_without_probing("h100", proc_dir=str(tmp_path / "none")).kind == "catalog"
     )
 
 
 def test_a_name_that_fits_an_installed_gpu_goes_to_the_probes(tmp_path, monkeypatch):
     """ "1650" on a machine with a GTX 1650 means that GPU (its real SM count and limits), not the sheet."""
-    from explorer.devices import discover as discover_module
+    from explorer.devices import find as find_module
 
     monkeypatch.setattr("sys.platform", "linux")
     proc = _proc(tmp_path, "NVIDIA GeForce GTX 1650")
-    assert discover_module.installed_gpu_names(proc) == ["NVIDIA GeForce GTX 1650"]
-    assert discover_module.catalog_match_without_probing("1650", proc_dir=proc) is None
+    assert find_module.installed_gpu_names(proc) == ["NVIDIA GeForce GTX 1650"]
+    assert find_module.catalog_match_without_probing("1650", proc_dir=proc) is None
     for query in ("cpu", "cuda:0", "nvml:1", "no such gpu"):
-        assert discover_module.catalog_match_without_probing(query, proc_dir=proc) is None
+        assert find_module.catalog_match_without_probing(query, proc_dir=proc) is None
 
 
 def test_without_proc_the_probes_decide(monkeypatch):
-    from explorer.devices import discover as discover_module
+    from explorer.devices import find as find_module
 
     monkeypatch.setattr("sys.platform", "win32")
-    assert discover_module.installed_gpu_names() is None
-    assert discover_module.catalog_match_without_probing("1650") is None
+    assert find_module.installed_gpu_names() is None
+    assert find_module.catalog_match_without_probing("1650") is None
 
 
 def test_a_cuda_index_on_a_machine_without_cuda_says_so_in_one_line():
@@ -142,7 +142,7 @@ def test_a_cuda_index_on_a_machine_without_cuda_says_so_in_one_line():
     import pytest
 
     from explorer.devices.catalog import load_catalog
-    from explorer.devices.discover import find_device
+    from explorer.devices.find import find_device
     from explorer.devices.model import CpuDevice, CudaGpu, Discovery, ProbeReport
     from explorer.errors import UserError
 

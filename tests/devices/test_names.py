@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from explorer.devices.discover import find_device
+from explorer.devices.find import find_device
 from explorer.devices.model import CatalogGpu, CpuDevice, CudaGpu, Discovery
 from explorer.devices.names import best_match, candidates, normalise, suggestions
 from explorer.errors import UserError

@@ -106,9 +106,10 @@ def test_refusals_are_one_line():
 def test_cli_measure_without_a_gpu_says_why_in_one_line(monkeypatch, capsys):
     from explorer import cli
     from explorer.devices import discover as discover_module
+    from explorer.devices import find as find_module
     from explorer.devices.model import Discovery
 
-    monkeypatch.setattr(discover_module, "find_device", lambda query, discovery=None: GTX)
+    monkeypatch.setattr(find_module, "find_device", lambda query, discovery=None: GTX)
     monkeypatch.setattr(
         discover_module,
         "discover",

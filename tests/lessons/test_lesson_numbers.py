@@ -16,7 +16,7 @@ import re
 import pytest
 
 from explorer.devices.catalog import load_catalog
-from explorer.devices.discover import find_device
+from explorer.devices.find import find_device
 from explorer.devices.limits import limits_for_device
 from explorer.devices.model import CpuDevice
 from explorer.launch.config import parse_launch, parse_thread_ref

@@ -263,11 +263,11 @@ def test_2d_inspector_shows_per_axis_position_and_the_row_major_index(panel, qtb
 def test_cli_and_window_show_the_same_words(panel, capsys, monkeypatch):
     """The summary, the occupancy headline, the GPU fill and a thread's description are made once."""
     from explorer import cli
-    from explorer.devices import discover
+    from explorer.devices import find
 
     panel.controls.apply_preset(_preset("2D image"))
     device = panel.controls.device()
-    monkeypatch.setattr(discover, "find_device", lambda query, discovery=None: device)
+    monkeypatch.setattr(find, "find_device", lambda query, discovery=None: device)
     argv = ["launch", "--device", "x", "--grid", "120,68", "--block", "16,16", "--n", "1920,1080"]
     assert cli.main(argv) == 0
     out = capsys.readouterr().out.splitlines()
