@@ -12,7 +12,7 @@ import os
 import sys
 from collections.abc import Callable, Sequence
 from types import ModuleType
-from typing import NoReturn, TypeAlias
+from typing import Any, NoReturn, TypeAlias
 
 from explorer import __version__
 from explorer.errors import UserError
@@ -22,11 +22,42 @@ from explorer.panels import PANELS
 from explorer.terminal import guarded_streams, tolerant_streams
 
 
+def _terminal_columns() -> int:
+    """The terminal's width as ``shutil.get_terminal_size`` finds it ($COLUMNS, else standard
+    output's terminal, else 80), without importing ``shutil``: argparse imports it for every
+    argument it adds, and with it bz2, lzma and zlib, about 5 ms of every command."""
+    try:
+        columns = int(os.environ.get("COLUMNS", "0"))
+    except ValueError:
+        columns = 0
+    if columns <= 0:
+        try:
+            columns = os.get_terminal_size(sys.__stdout__.fileno()).columns  # type: ignore[union-attr]
+        except (AttributeError, ValueError, OSError):
+            columns = 0
+    return columns if columns > 0 else 80
+
+
+class _HelpFormatter(argparse.HelpFormatter):
+    """argparse's own formatter, given the width ``_terminal_columns`` finds."""
+
+    def __init__(
+        self, prog: str, indent_increment: int = 2, max_help_position: int = 24, width: int | None = None
+    ) -> None:
+        super().__init__(
+            prog, indent_increment, max_help_position, _terminal_columns() - 2 if width is None else width
+        )
+
+
 class OneLineParser(argparse.ArgumentParser):
     """argparse that answers a mistake (a missing or unknown argument) in the one line the rest
     of the CLI uses, pointing to ``--help``, instead of its multi-line usage block. ``--help``
     still prints the full help. Sub-parsers are made from this class too (``add_subparsers``
     uses the parent's class), so every sub-command behaves the same."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("formatter_class", _HelpFormatter)
+        super().__init__(*args, **kwargs)
 
     def error(self, message: str) -> NoReturn:
         self.exit(2, f"device-explorer: error: {one_line(message)} (see '{self.prog} --help')\n")

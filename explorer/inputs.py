@@ -26,10 +26,12 @@ from __future__ import annotations
 
 import os
 import re
-from pathlib import Path
+from typing import TYPE_CHECKING
 
-from explorer.atomicwrite import UnsafeTarget, writable_target
 from explorer.errors import UserError
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 #: the longest text read as one number; a longer one is refused before any arithmetic
 MAX_NUMBER_CHARS = 30
@@ -310,6 +312,10 @@ def parse_output_path(text: str, what: str = "--out", suffixes: tuple[str, ...] 
     """The file to write, checked before any work starts: ``~`` expanded, the folder present
     and writable (never created: a typo must not make folders), the name within the file
     system's limit, the suffix one of ``suffixes`` when given. One line for each failure."""
+    from pathlib import Path  # here, not above: the CLI imports this module for every command
+
+    from explorer.atomicwrite import UnsafeTarget, writable_target
+
     raw = str(text)
     if not raw.strip():
         raise InputError(f"{what} is empty; name the file to write")

@@ -272,6 +272,32 @@ def test_the_devices_command_never_imports_torch_or_numba(args):
             assert "cannot be loaded: no NVIDIA driver is installed." in proc.stdout
 
 
+@pytest.mark.slow
+def test_a_launch_on_a_catalog_gpu_imports_no_probe():
+    """``launch --device 1650`` on a machine without that GPU is answered from the spec sheet:
+    the child imports no probe (discovery, NVML, the CUDA driver), no torch or numba, and not
+    ``shutil`` (argparse's, for the terminal's width, with bz2 and lzma), so it starts at once."""
+    from explorer.devices.find import installed_gpu_names
+
+    if any("1650" in name for name in installed_gpu_names() or []):
+        pytest.skip("this machine has a GTX 1650: the name means it, and the probes must run")
+    proc = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "explorer", "launch", "--device", "1650"]
+        + ["--grid", "98", "--block", "1024"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout.startswith("NVIDIA GeForce GTX 1650 Laptop GPU (catalog, not present): 16 SMs")
+    modules = _imported_modules(proc.stderr)
+    assert "explorer.devices.find" in modules and "explorer.launch.occupancy" in modules
+    probes = {"explorer.devices.discover", "explorer.devices.nvml", "explorer.devices.cuda_driver"}
+    unwanted = sorted(m for m in modules if m in probes or m == "shutil" or m.split(".")[0] in HEAVY)
+    assert unwanted == [], f"a catalog launch imported {unwanted}"
+
+
 def test_the_attribute_numbers_are_cuda_hs():
     """numba's ctypes binding writes cuda.h's numbers out too (two names differ, two are newer than
     its table): a wrong number here would read another attribute on every real GPU."""
@@ -331,14 +357,15 @@ def test_a_present_gpu_named_on_the_command_line_resolves_without_torch_or_numba
     monkeypatch, no_heavy_imports
 ):
     import explorer.devices.discover as discover_module
+    from explorer.devices.find import find_device
 
     monkeypatch.setattr(nvml_probe, "import_nvml", make_fake_nvml)
     monkeypatch.setattr(cuda_driver, "load_library", lambda: make_fake_libcuda([A100, GTX1650]))
     monkeypatch.setattr(discover_module, "_cached", None)
-    found = discover_module.find_device("cuda:0")
+    found = find_device("cuda:0")
     assert (found.key, found.name) == ("cuda:0", "NVIDIA A100-SXM4-40GB")
     assert found.limits.smem_per_sm_bytes == A100.smem_per_sm
-    assert discover_module.find_device("cuda:1").name == "NVIDIA GeForce GTX 1650"
+    assert find_device("cuda:1").name == "NVIDIA GeForce GTX 1650"
 
 
 def test_a_runtime_that_numbers_the_gpus_otherwise_is_not_merged_into_the_drivers_record():
