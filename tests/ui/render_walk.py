@@ -299,7 +299,8 @@ class Walk:
 
     def latency_problems(self) -> list[str]:
         """The latency view's chart and graph, with their axes, in view where its area scrolls
-        (its x axis was below the fold at 150% on 1024x768 with lesson 14 open)."""
+        (its x axis was below the fold at 150% on 1024x768 with lesson 14 open), and the legend
+        under them whole or wholly below the fold (it was cut through its words there)."""
         page = self.window.panels["visualizer"].latency_page
         if not page.view.isVisibleTo(self.window) or page.view.run is None:
             return []
@@ -310,6 +311,9 @@ class Walk:
             return [
                 f"the latency plots (rows {top}-{bottom} px) are partly scrolled out of view ({start}-{end} px shown)"
             ]
+        legend_end = page.view.legend_bottom()  # whole, or whole below the fold: never cut through
+        if bottom + 3 < end - 1 and legend_end > end + 1:
+            return [f"the latency legend (rows {bottom + 3}-{legend_end} px) is cut by the fold at {end} px"]
         return []
 
     def narration_problems(self) -> list[str]:

@@ -178,6 +178,7 @@ class LatencyPage(QWidget):
         self.play_button.setEnabled(m.latency is not None)
         if m.latency is not None:
             self.view.set_model(m.latency, m.curve, m.preset)
+            QTimer.singleShot(0, self, self.keep_plots_in_view)  # its figures may take other lines
             self.caption.setText(m.latency_caption())
         else:
             self.caption.setText(m.latency_problem)
@@ -227,13 +228,23 @@ class LatencyPage(QWidget):
 
     def keep_plots_in_view(self) -> None:
         """Where the page is shorter than the view (a lesson open at 150% on 1024x768), scroll it
-        to the chart and the graph with their axes, the figures over them above the fold (the
-        title and the numbers say them again); a row taller than the view shows its axes."""
+        to the chart and the graph with their axes and the legend, the figures over them above
+        the fold (the title and the numbers say them again); the view is made as tall as puts the
+        legend's end at the fold. A row taller than the view shows its axes."""
         bar = self.view_area.verticalScrollBar()
+        room = self.view_area.viewport().height()
+        fit = self.view.height_to_fit(room)
+        if fit != self.view.minimumHeight():  # the row (and its legend) fill the area exactly
+            self.view.setMinimumHeight(fit)
+            # at once, not at the next layout pass: the scroll range follows now, so a picture
+            # taken once the layouts stop moving never sees the view between the two heights
+            least = self.view.minimumSizeHint().height()
+            self.view.resize(self.view.width(), max(fit, least, room))
         if bar.maximum() <= 0:
             return
         top, bottom = self.view.plots_span()
-        room = self.view_area.viewport().height()
+        if self.view.legend_bottom() - top <= room:
+            bottom = self.view.legend_bottom()  # the legend too, ending at the fold
         if bar.value() <= top and bar.value() + room >= bottom:
             return  # in view already: the teacher's own scrolling stays
         bar.setValue(top if bottom - top <= room else bottom - room)

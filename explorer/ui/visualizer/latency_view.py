@@ -279,6 +279,37 @@ class LatencyView(PlayingView):
         bottom = h - pad - source_h - legend_h
         return _Frame(facts, facts_h, top, bottom, legend_h, source_h, elided)
 
+    def legend_bottom(self) -> int:
+        """The bottom, in the view's pixels, of the legend under the chart and the graph."""
+        if self.run is None:
+            return self.height()
+        frame = self._frame(float(self.width()), float(self.height()))
+        return math.ceil(frame.bottom + 3 + frame.legend_h)
+
+    def height_to_fit(self, room: int) -> int:
+        """The height at which the chart and the graph's row with the legend under it fill
+        ``room`` exactly, for an area ``room`` tall that cannot show the whole view: scrolled to
+        the row's top, the legend ends at the fold, whole (it was sliced through its words at
+        150% on 1024x768). Where the row and the legend cannot both fit, the row alone fills the
+        room and the legend waits whole below the fold. 0 where the view fits the room, or the
+        row cannot either (its plots would be under their least height): the least height rules."""
+        width = max(self.width(), 320)
+        least = self.least_height(width)
+        if self.run is None or least <= room:
+            return 0
+        for with_legend in (True, False):
+            height = least
+            for _ in range(4):  # more height, more lines of figures over the row: rounds settle it
+                frame = self._frame(float(width), float(height))
+                end = frame.bottom + (3 + frame.legend_h if with_legend else 0)
+                want = math.ceil(frame.top + room + height - end)
+                if want <= height:
+                    break
+                height = want
+            if height > least:
+                return height
+        return 0
+
     def plots_span(self) -> tuple[int, int]:
         """The top and bottom, in the view's pixels, of the row of the chart and the graph with
         their axes: what a scrolling page keeps in view (before a run, the whole view)."""
