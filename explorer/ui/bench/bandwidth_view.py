@@ -30,6 +30,7 @@ from explorer.ui.bench.plot import (
     INVALID_SYMBOL,
     SYMBOLS,
     LogAxis,
+    point_marker,
     style_legend,
     style_plot,
     style_titles,
@@ -45,7 +46,7 @@ from explorer.ui.plot_text import (
     restyle,
 )
 from explorer.ui.plot_widget import plot_widget
-from explorer.ui.theme import Theme, current_theme, figure_font, line_px, px
+from explorer.ui.theme import Theme, current_theme, figure_font, line_px
 from explorer.ui.widgets import FoldingCaption
 from explorer.units import binary_bytes
 
@@ -176,18 +177,11 @@ class BandwidthPlot(QWidget):
         for (variant, level, noisy, invalid), pts in groups.items():
             colour = level_colour(level)
             symbol = SYMBOLS[variants[variant] % len(SYMBOLS)]
-            if invalid:  # faster than the hardware can go: crossed and hollow, as on the roofline
-                symbol, noisy = INVALID_SYMBOL, True
             item = pg.PlotDataItem(
                 [p.working_set_bytes for p in pts],
                 [p.gbps for p in pts],
                 pen=None,
-                symbol=symbol,
-                symbolSize=px(11),
-                symbolBrush=None if noisy else colour,
-                symbolPen=pg.mkPen(
-                    colour if noisy else theme.plot_background, width=line_px(2 if noisy else 1)
-                ),
+                **point_marker(symbol, colour, noisy=noisy, invalid=invalid, theme=theme),
             )
             item.opts["level"] = level
             item.setToolTip("\n".join(_words(p) for p in pts))

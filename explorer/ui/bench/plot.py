@@ -150,6 +150,21 @@ INVALID_SYMBOL = "x"
 INVALID_LEGEND = "crossed: invalid, faster than the hardware can go"
 
 
+def point_marker(symbol: str, colour: str, *, noisy: bool, invalid: bool, theme: Theme) -> dict[str, Any]:
+    """A ``PlotDataItem``'s marker options for a group of measured points, one look on the
+    roofline and the bandwidth view: the variant's ``symbol`` filled in its level's ``colour``;
+    hollow where other programs disturbed them; crossed and hollow where they are faster than
+    the hardware can go."""
+    if invalid:
+        symbol, noisy = INVALID_SYMBOL, True
+    return {
+        "symbol": symbol,
+        "symbolSize": px(11),
+        "symbolBrush": None if noisy else colour,
+        "symbolPen": pg.mkPen(colour if noisy else theme.plot_background, width=line_px(2 if noisy else 1)),
+    }
+
+
 class BenchPlot(QWidget):
     """Updated in place as points arrive: each new point costs a ``setData``, not a rebuild,
     so the UI thread stays free while a benchmark loads every core."""

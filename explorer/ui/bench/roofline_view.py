@@ -44,6 +44,7 @@ from explorer.ui.bench.plot import (
     INVALID_SYMBOL,
     SYMBOLS,
     LogAxis,
+    point_marker,
     style_legend,
     style_plot,
     style_titles,
@@ -428,18 +429,11 @@ class RooflinePlot(QWidget):
         for (workload, variant, level, noisy, invalid), pts in groups.items():
             colour = level_colour(level)
             symbol = SYMBOLS[variants[(workload, variant)] % len(SYMBOLS)]
-            if invalid:  # faster than the hardware can go: crossed, hollow, named in the legend
-                symbol, noisy = INVALID_SYMBOL, True
-            scatter = pg.PlotDataItem(
+            scatter = pg.PlotDataItem(  # an invalid group crossed, hollow, named in the legend
                 [p.intensity_flop_per_byte for p in pts],
                 [p.gflops for p in pts],
                 pen=None,
-                symbol=symbol,
-                symbolSize=px(11),
-                symbolBrush=None if noisy else colour,
-                symbolPen=pg.mkPen(
-                    colour if noisy else theme.plot_background, width=line_px(2 if noisy else 1)
-                ),
+                **point_marker(symbol, colour, noisy=noisy, invalid=invalid, theme=theme),
             )
             scatter.opts["variant"] = f"{workload}: {variant}"
             scatter.opts["level"] = level
