@@ -437,23 +437,21 @@ class BenchPlot(QWidget):
                 if v is not None and v > 0
             ]
             colour = self._colours[s.variant]
+            # one pen and one brush object per look: pyqtgraph draws a marker image per distinct
+            # object, so a pen made per point drew 20,000 images for a lesson's 20,000 points (5 s)
             hollow = pg.mkBrush(current_theme().plot_background)
-            nothing = pg.mkPen(None)
+            brushes = {"bad": pg.mkBrush(None), "noisy": hollow, "ok": pg.mkBrush(colour)}
+            pens = {
+                "bad": pg.mkPen(None),
+                "noisy": pg.mkPen(colour, width=line_px(2.5)),
+                "ok": pg.mkPen(current_theme().plot_background, width=line_px(1)),
+            }
+            looks = ["bad" if bad else "noisy" if noisy else "ok" for *_, noisy, bad in rows]
             item.setData(
                 [n for n, *_ in rows],
                 [v for _, v, *_ in rows],
-                symbolBrush=[
-                    pg.mkBrush(None) if bad else hollow if noisy else pg.mkBrush(colour)
-                    for *_, noisy, bad in rows
-                ],
-                symbolPen=[
-                    nothing
-                    if bad
-                    else pg.mkPen(colour, width=line_px(2.5))
-                    if noisy
-                    else pg.mkPen(current_theme().plot_background, width=line_px(1))
-                    for *_, noisy, bad in rows
-                ],
+                symbolBrush=[brushes[look] for look in looks],
+                symbolPen=[pens[look] for look in looks],
             )
             crosses = [(n, v) for n, v, _, bad in rows if bad]
             cross = self._crosses.get(s.variant)
