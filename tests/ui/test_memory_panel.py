@@ -37,8 +37,50 @@ def test_every_coalescing_preset_draws_the_models_answer(panel):
         tab.canvas.grab()  # paints without raising
     tab.preset.setCurrentIndex(2)  # stride 32: 32 sectors 128 bytes apart, the gaps between left out
     drawn = tab.canvas.drawn_sectors()
-    assert [s for s in drawn if s is not None] == list(tab.canvas.result.sectors) == list(range(0, 128, 4))
+    c = tab.canvas.result
+    assert list(c.sectors) == list(range(0, 128, 4)) and c.dram.bytes == 64
+    # each lone sector with the other half of its 64-byte DRAM granule, drawn paler
+    assert tab.canvas.dram_only_sectors() == set(range(1, 128, 4))
+    assert [s for s in drawn if s is not None] == sorted([*range(0, 128, 4), *range(1, 128, 4)])
     assert drawn.count(None) == 31
+    tab.canvas.grab()
+    said = [words for _rect, words in tab.canvas.hits]
+    assert "sector 5: bytes 160 to 191, not fetched, but DRAM moves it with its 64-byte granule" in said
+    assert sum(words.startswith("DRAM granule ") for words in said) == 32
+    assert "64\u2011byte granules" in tab.legend.text()
+    tab.preset.setCurrentIndex(0)  # unit stride: four sectors, two whole granules, nothing paler
+    assert tab.canvas.dram_only_sectors() == set()
+    assert [s for s in tab.canvas.drawn_sectors() if s is not None] == [0, 1, 2, 3]
+    assert "granules" not in tab.legend.text()  # no paler sector: no row for them in the key
+
+
+def test_the_paler_sectors_are_exactly_what_dram_moves_beyond_the_fetched_ones(panel):
+    """Over random patterns and granule sizes, the smallest (one lane) included: the paler sectors
+    and the fetched ones are disjoint and together fill the DRAM granules, counted byte by byte."""
+    import random
+
+    from explorer.memory.coalescing import SECTOR_BYTES, coalesce, dram_granularity
+
+    canvas = panel.coalescing.canvas
+    rng = random.Random(7)
+    for case in range(2000):
+        granule = rng.choice((32, 64, 128))
+        access = GlobalAccess(
+            elem_bytes=rng.choice((1, 2, 4, 8, 16)),
+            stride=rng.randrange(0, 70),
+            offset=rng.randrange(0, 40),
+            active_lanes=1 if case < 50 else rng.randrange(1, 33),
+        )
+        c = coalesce(access, dram=dram_granularity(granule))
+        canvas.result = c
+        moved = set()
+        for lane in c.lanes:
+            for byte in range(lane.address, lane.address + access.elem_bytes):
+                first = byte // granule * granule
+                moved |= {b // SECTOR_BYTES for b in range(first, first + granule)}
+        paler = canvas.dram_only_sectors()
+        assert not paler & set(c.sectors)
+        assert paler | set(c.sectors) == moved
 
 
 def test_editing_a_preset_never_leaves_its_name_on_other_numbers(panel):

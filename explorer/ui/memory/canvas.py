@@ -1,7 +1,8 @@
 """The three pictures of the Memory page, painted from what explorer.memory computed.
 
 Each canvas takes a finished result (Coalescing, BankConflicts, Divergence) and only draws it:
-lanes on top and 32-byte sectors below with a line from each lane to its bytes; 32 bank columns
+lanes on top and 32-byte sectors below with a line from each lane to its bytes (those DRAM moves
+with them paler, each DRAM granule bracketed under its sectors); 32 bank columns
 with each lane's word stacked in its bank; one row of 32 lane cells per warp coloured by path.
 Colours come from the theme, so both themes and the projector read the same meanings, and
 fonts and lines from the theme's figure rule (``figure_font``, ``line_px``), so the pictures grow
@@ -29,7 +30,8 @@ from explorer.words import count, percent
 R = TypeVar("R")
 
 #: drawn sectors beyond this are summarised: a stride of 1000 would otherwise need thousands
-MAX_DRAWN_SECTORS = 48
+#: (64: 32 lanes' lone sectors with the other halves of their 64-byte DRAM granules)
+MAX_DRAWN_SECTORS = 64
 
 
 def idle_colour(theme: Theme) -> QColor:
@@ -40,6 +42,11 @@ def idle_colour(theme: Theme) -> QColor:
 def wasted_colour(theme: Theme) -> QColor:
     """Bytes fetched that no lane asked for."""
     return mix_colours(theme.panel, theme.error, 0.35)
+
+
+def dram_only_colour(theme: Theme) -> QColor:
+    """Bytes DRAM moves with a fetched sector's granule that no cache level asked for."""
+    return mix_colours(wasted_colour(theme).name(), theme.panel, 0.5)
 
 
 def mix_colours(a: str, b: str, t: float) -> QColor:
@@ -137,14 +144,26 @@ class CoalescingCanvas(ResultCanvas[Coalescing]):
         fm = QFontMetrics(self._font())
         # lane numbers (above the lanes where they do not fit inside), the lanes, the links, the
         # sectors and their addresses
-        return 2 * (fm.height() + px(8)) + px(48) + px(24) + fm.height() + px(16)
+        return 2 * (fm.height() + px(8)) + px(48) + px(24) + fm.height() + px(16) + BRACKET_PX
+
+    def dram_only_sectors(self) -> set[int]:
+        """The sectors no lane touches that DRAM moves anyway, in the granules of those it does
+        (a lone 32-byte sector costs DRAM its whole 64-byte granule)."""
+        c = self.result
+        if c is None:
+            return set()
+        per = max(1, c.dram.bytes // SECTOR_BYTES)
+        return {s for g in c.dram_granules for s in range(g * per, (g + 1) * per)} - set(c.sectors)
 
     def drawn_sectors(self) -> list[int | None]:
-        """Sectors in address order; ``None`` marks a gap of untouched sectors left out."""
+        """Sectors in address order, those DRAM moves with them included where they all fit;
+        ``None`` marks a gap of sectors neither fetches, left out."""
         c = self.result
         if c is None:
             return []
-        touched = list(c.sectors)
+        touched = sorted(set(c.sectors) | self.dram_only_sectors())
+        if len(touched) > MAX_DRAWN_SECTORS:  # the lanes' own sectors first
+            touched = list(c.sectors)
         first, last = touched[0], touched[-1]
         if last - first + 1 <= MAX_DRAWN_SECTORS:
             return list(range(first, last + 1))
@@ -214,9 +233,10 @@ class CoalescingCanvas(ResultCanvas[Coalescing]):
 
         sectors = self.drawn_sectors()
         label_h = fm.height() + 4.0
+        below = label_h + BRACKET_PX  # the granules' brackets, then the addresses
         sec_h = max(float(px(24)), min(float(px(72)), h * 0.25))
-        sec_h = min(sec_h, max(8.0, h - margin - label_h - (lane_top + lane_h + px(24))))
-        top = max(lane_top + lane_h + px(24), h - margin - label_h - sec_h - (h * 0.08))
+        sec_h = min(sec_h, max(8.0, h - margin - below - (lane_top + lane_h + px(24))))
+        top = max(lane_top + lane_h + px(24), h - margin - below - sec_h - (h * 0.08))
         gap_share = 0.35  # a left-out run of sectors takes a third of a sector's width
         units = sum(gap_share if s is None else 1.0 for s in sectors)
         slot_w = (w - 2 * margin) / max(1.0, units)
@@ -239,11 +259,16 @@ class CoalescingCanvas(ResultCanvas[Coalescing]):
             if fm.horizontalAdvance("…") <= r.width():
                 self._centred(p, r, "…", texts)
             self.hits.append((r, "sectors no lane touches, left out of the picture"))
-        # fetched sectors shaded (the used bytes go on top); sectors between them left plain
+        # fetched sectors shaded (the used bytes go on top), those only DRAM moves paler;
+        # sectors between them left plain
+        dram_only = self.dram_only_sectors()
         p.setPen(Qt.PenStyle.NoPen)
-        for fetched, fill in ((True, unused_fill), (False, QColor(theme.panel))):
-            p.setBrush(fill)
-            p.drawRects([r for s, r in x_of_sector.items() if (s in touched) == fetched])
+        p.setBrush(unused_fill)
+        p.drawRects([r for s, r in x_of_sector.items() if s in touched])
+        p.setBrush(dram_only_colour(theme))
+        p.drawRects([r for s, r in x_of_sector.items() if s in dram_only])
+        p.setBrush(QColor(theme.panel))
+        p.drawRects([r for s, r in x_of_sector.items() if s not in touched and s not in dram_only])
         byte_w = {s: r.width() / SECTOR_BYTES for s, r in x_of_sector.items()}
         used_by: dict[int, list[int]] = {}
         # each lane's bytes, and its line
@@ -274,6 +299,8 @@ class CoalescingCanvas(ResultCanvas[Coalescing]):
                 + (
                     f"read by lane{'s' if len(lanes) > 1 else ''} {_lanes_text(lanes)}"
                     if lanes
+                    else f"not fetched, but DRAM moves it with its {c.dram.bytes}-byte granule"
+                    if s in dram_only
                     else "not fetched"
                 )
             )
@@ -282,6 +309,7 @@ class CoalescingCanvas(ResultCanvas[Coalescing]):
         p.setBrush(Qt.BrushStyle.NoBrush)
         p.setPen(QPen(QColor(theme.border), line_px(1)))
         p.drawRects(list(x_of_sector.values()))
+        band_bottom = self._paint_granules(p, x_of_sector, top + sec_h)
         line_starts = [(s, r) for s, r in x_of_sector.items() if s % 4 == 0]
         p.setPen(QPen(QColor(theme.text), line_px(3)))
         tick = px(8)
@@ -299,10 +327,45 @@ class CoalescingCanvas(ResultCanvas[Coalescing]):
             # an address that would run into the one before, or out of the picture, is left out
             if r.left() > label_end and r.left() + text_w <= w - 2:
                 p.drawText(
-                    QRectF(r.left(), r.bottom() + 2, text_w + 2, label_h), Qt.AlignmentFlag.AlignLeft, text
+                    QRectF(r.left(), band_bottom + 2, text_w + 2, label_h), Qt.AlignmentFlag.AlignLeft, text
                 )
                 label_end = r.left() + text_w + fm.horizontalAdvance("  ")
         p.end()
+
+    def _paint_granules(self, p: QPainter, x_of_sector: dict[int, QRectF], y: float) -> float:
+        """Under the sectors, a bracket for each granule DRAM moves whole when they miss the L2
+        (64 bytes on compute capability 8.0 and newer), under its drawn sectors; none where a
+        granule is a sector. Returns the brackets' bottom."""
+        c = self.result
+        assert c is not None
+        per = c.dram.bytes // SECTOR_BYTES
+        if per <= 1:
+            return y
+        drop = float(px(6))
+        lines = []
+        for g in c.dram_granules:
+            drawn = [x_of_sector[s] for s in range(g * per, (g + 1) * per) if s in x_of_sector]
+            if not drawn:  # beyond the sectors drawn
+                continue
+            left, right = min(r.left() for r in drawn) + 1, max(r.right() for r in drawn) - 1
+            bottom = y + drop
+            lines += [QLineF(left, y + 2, left, bottom), QLineF(left, bottom, right, bottom)]
+            lines.append(QLineF(right, bottom, right, y + 2))
+            first = g * c.dram.bytes
+            self.hits.append(
+                (
+                    QRectF(left, y, right - left, drop + 2),
+                    f"DRAM granule {g:,}: bytes {first:,} to {first + c.dram.bytes - 1:,}, moved "
+                    f"whole when its sectors miss the L2 ({c.dram.basis})",
+                )
+            )
+        p.setPen(QPen(QColor(current_theme().text), line_px(1.5)))
+        p.drawLines(lines)
+        return y + drop + 2
+
+
+#: the room under the sectors for the DRAM granules' brackets
+BRACKET_PX = 10
 
 
 def _lanes_text(lanes: list[int]) -> str:

@@ -103,8 +103,13 @@ def headline(label: QLabel) -> None:
     label.setStyleSheet("font-weight: 600;")
 
 
+def legend_text(items: tuple[tuple[str, str], ...]) -> str:
+    """A picture's key: a square in each colour, then what it means."""
+    return "   ".join(f"<span style='color:{c}'>&#9632;</span> {t}" for c, t in items)
+
+
 def legend(items: tuple[tuple[str, str], ...]) -> QLabel:
-    label = QLabel("   ".join(f"<span style='color:{c}'>&#9632;</span> {t}" for c, t in items))
+    label = QLabel(legend_text(items))
     label.setWordWrap(True)
     return label
 

@@ -31,7 +31,7 @@ from explorer.devices.model import Gpu
 from explorer.errors import UserError
 from explorer.lessons.model import MEMORY_VIEWS, MemoryState, PanelState
 from explorer.memory.banks import SOURCE
-from explorer.memory.coalescing import ELEMENT_SIZES
+from explorer.memory.coalescing import ELEMENT_SIZES, SECTOR_BYTES
 from explorer.memory.divergence import EQUAL_COST_NOTE, ITS_NOTE, MAX_BLOCK_THREADS, MAX_K, Divergence
 from explorer.memory.presets import P_DECIMALS
 from explorer.memory.session import (
@@ -51,11 +51,12 @@ from explorer.ui.memory.canvas import (
     CoalescingCanvas,
     DivergenceCanvas,
     ResultCanvas,
+    dram_only_colour,
     idle_colour,
     wasted_colour,
 )
 from explorer.ui.memory.kernel_tab import TRACE_WAIT_S, KernelTab
-from explorer.ui.memory.layout import Columns, ErrorLine, fit_axis_titles, headline, legend, spin
+from explorer.ui.memory.layout import Columns, ErrorLine, fit_axis_titles, headline, legend, legend_text, spin
 from explorer.ui.memory.tiling_tab import TilingTab
 from explorer.ui.panel import Panel
 from explorer.ui.plot_text import axis_title, restyle
@@ -256,13 +257,7 @@ class CoalescingTab(_PatternTab):
         self.warp = spin(0, 31, 0, "which warp of the block: its lanes are threads 32w .. 32w+31")
         self.form.addRow("Warp of the block", self.warp)
         self.warp.valueChanged.connect(lambda v: self._edit(lambda: model.set_warp(v)))
-        theme = current_theme()
-        self.legend = legend(
-            (
-                (theme.accent, "bytes a lane asked for"),
-                (wasted_colour(theme).name(), "fetched, not used (wasted bandwidth)"),
-            )
-        )
+        self.legend = legend(self._key(0))  # the paler sectors' row once a picture has them
         self.right.insertWidget(self.right.indexOf(self.details), self.legend)
         self.sweep = plot_widget()
         axis_title(self.sweep, "bottom", "stride (elements)")
@@ -284,6 +279,22 @@ class CoalescingTab(_PatternTab):
     def _extra_fields(self) -> tuple[QWidget, ...]:
         return (self.warp,)
 
+    @staticmethod
+    def _key(dram_bytes: int) -> tuple[tuple[str, str], ...]:
+        """The picture's key; the paler sectors' row only where the picture has some, a DRAM
+        granule of ``dram_bytes`` being more than a sector (0: none)."""
+        theme = current_theme()
+        items = (
+            (theme.accent, "bytes a lane asked for"),
+            (wasted_colour(theme).name(), "fetched, not used (wasted bandwidth)"),
+        )
+        if dram_bytes <= SECTOR_BYTES:
+            return items
+        return (
+            *items,
+            (dram_only_colour(theme).name(), f"moved by DRAM only ({dram_bytes}\u2011byte granules)"),
+        )
+
     def _show_extra_fields(self) -> None:
         self.warp.setValue(self.coalescing.result.warp)
 
@@ -302,6 +313,8 @@ class CoalescingTab(_PatternTab):
         r = self.coalescing.result
         self.canvas.set_result(r.coalescing)
         self.headline.setText(r.headline)
+        paler = bool(self.canvas.dram_only_sectors())
+        self.legend.setText(legend_text(self._key(r.coalescing.dram.bytes if paler else 0)))
         self.details.setText(wrapping_lines(r.lines))
         self._draw_sweep()
 
