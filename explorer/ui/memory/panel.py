@@ -250,6 +250,7 @@ class _PatternTab(Columns):
 
 class CoalescingTab(_PatternTab):
     TOPIC, CONCEPTS = "coalescing", ("sectors", "efficiency")
+    canvas: CoalescingCanvas
 
     def __init__(self, model: CoalescingModel) -> None:
         super().__init__(model, CoalescingCanvas())
