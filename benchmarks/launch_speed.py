@@ -16,8 +16,8 @@ import time
 from explorer.devices.limits import limits_for_cc, parse_cc
 from explorer.devices.model import CatalogGpu
 from explorer.launch.config import parse_launch
-from explorer.launch.occupancy import sweep_block_size, sweep_registers, sweep_shared_memory
 from explorer.launch.schedule import plan_launch
+from explorer.launch.sweep import sweep_block_size, sweep_registers, sweep_shared_memory
 
 
 def _time(fn, repeats: int) -> list[float]:

@@ -127,10 +127,22 @@ def _remote() -> ModuleType:
     return remote
 
 
+def _occupancy() -> ModuleType:
+    from explorer.commands import occupancy
+
+    return occupancy
+
+
 def _launch() -> ModuleType:
     from explorer.commands import launch
 
     return launch
+
+
+def _launch_compare() -> ModuleType:
+    from explorer.commands import launch_compare
+
+    return launch_compare
 
 
 def _latency() -> ModuleType:
@@ -231,7 +243,9 @@ def _add_occupancy_command(sub: Subcommands) -> None:
     p.add_argument("--regs", type=str, default="32", metavar="R", help="registers per thread (default 32)")
     p.add_argument("--smem", type=str, default="0", metavar="BYTES", help="shared memory per block in bytes")
     _add_json(p)
-    p.set_defaults(handler=lambda a: _launch().run_occupancy(a), check=lambda a: _launch().parse_occupancy(a))
+    p.set_defaults(
+        handler=lambda a: _occupancy().run_occupancy(a), check=lambda a: _occupancy().parse_occupancy(a)
+    )
 
 
 def _add_launch_command(sub: Subcommands) -> None:
@@ -269,8 +283,12 @@ def _add_launch_command(sub: Subcommands) -> None:
     ):
         b.add_argument(f"--b-{option}", default=None, metavar=metavar, help=f"{what} (default: A's)")
     _add_json(p)
+    # --compare is a module of its own, so a single launch never loads the comparison
     p.set_defaults(
-        handler=lambda a: _launch().run_launch(a), check=lambda a: _launch().parse_launch_request(a)
+        handler=lambda a: _launch_compare().run_compare(a) if a.compare else _launch().run_launch(a),
+        check=lambda a: (
+            _launch_compare().parse_compare_request(a) if a.compare else _launch().parse_launch_request(a)
+        ),
     )
 
 

@@ -19,6 +19,8 @@ API notes for callers:
   CLI ``--n 1920,1080``); a thread is idle when blockIdx*blockDim+threadIdx is outside it on any axis.
   ``config.problem_elements``; ``to_dict()`` keeps ``n`` (the element count) and adds ``extent``.
   ``ThreadInfo.global_position`` (per axis) and ``ThreadInfo.extent``.
+- The records a plan answers with (``ThreadInfo``, ``BlockPlacement``, ``WaveFill``, ``IdleRun``,
+  ``WaveIdle``) live in ``plan_records``, built only when asked for: ``device-explorer launch`` needs none.
 - For drawing a wave without one object per block: ``plan.wave_fill(wave, dispatched) -> WaveFill``
   (``slots_taken(sm)``, ``busy_sms``, ``block_at(sm, slot)``, ``position(block)``, ``spans(start, stop)``),
   ``plan.idle_blocks_in_wave(wave) -> WaveIdle`` (runs of blocks with the same idle lanes) and
@@ -26,7 +28,8 @@ API notes for callers:
 - The launch visualizer's model is ``session.LaunchSession`` (devices, sides A and B as
   ``LaunchSetup``/``LaunchSide``, compare mode, one clock, the selection, and ``events``), with
   ``animation.Animation`` (one launch's clock in waves), ``lockstep.LockStep`` (two on one clock)
-  and ``presets``; not imported here, so ``import explorer.launch`` stays light.
+  and ``presets``. Nothing is imported here: each caller imports the module it needs, so a
+  terminal's launch loads the model and not the visualizer's records.
 - The runs that check this model with real kernels (the real run, measured timelines and
   bandwidth) live one layer up, in ``explorer.launch_runs``: nothing here runs a kernel.
   ``measurable.measurable(device)`` is the pure check both the model and the runner ask.
@@ -34,63 +37,3 @@ API notes for callers:
   caching off, the kernel opted in to the shared memory it asks for, barriers never the limit.
   ``tests/launch/test_occupancy_vs_nvidia.py`` checks the port against cuda_occupancy.h itself.
 """
-
-from explorer.devices.limits import ArchLimits, known_ccs, limits_for_cc, limits_for_device, parse_cc
-from explorer.launch.config import (
-    Dim3,
-    LaunchConfig,
-    LaunchValidationError,
-    check,
-    notes,
-    parse_launch,
-    validate,
-)
-from explorer.launch.occupancy import (
-    UNLIMITED,
-    Occupancy,
-    Sweep,
-    occupancy,
-    sweep_block_size,
-    sweep_registers,
-    sweep_shared_memory,
-)
-from explorer.launch.schedule import (
-    SCHEDULER_NOTE,
-    BlockPlacement,
-    IdleRun,
-    LaunchPlan,
-    ThreadInfo,
-    WaveFill,
-    WaveIdle,
-    plan_launch,
-)
-
-__all__ = [
-    "SCHEDULER_NOTE",
-    "BlockPlacement",
-    "LaunchPlan",
-    "ThreadInfo",
-    "WaveFill",
-    "WaveIdle",
-    "IdleRun",
-    "plan_launch",
-    "ArchLimits",
-    "Dim3",
-    "LaunchConfig",
-    "LaunchValidationError",
-    "Occupancy",
-    "Sweep",
-    "UNLIMITED",
-    "check",
-    "known_ccs",
-    "limits_for_cc",
-    "limits_for_device",
-    "notes",
-    "occupancy",
-    "parse_cc",
-    "parse_launch",
-    "sweep_block_size",
-    "sweep_registers",
-    "sweep_shared_memory",
-    "validate",
-]

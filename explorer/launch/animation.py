@@ -21,7 +21,8 @@ from typing import TYPE_CHECKING
 from explorer.words import count
 
 if TYPE_CHECKING:  # pragma: no cover
-    from explorer.launch.schedule import LaunchPlan, ThreadInfo, WaveFill, WaveIdle
+    from explorer.launch.plan_records import ThreadInfo, WaveFill, WaveIdle
+    from explorer.launch.schedule import LaunchPlan
 
 DISPATCH = 0.3  # share of a wave spent placing blocks on SMs
 RUN = 0.55  # share spent running them; the rest is retiring

@@ -14,7 +14,6 @@ barriers or "virtual resources" never limit before the per-SM block limit does.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -173,7 +172,7 @@ def align_carveout(limits: ArchLimits, size_bytes: int) -> int | None:
     return None
 
 
-def _preferred_carveout(limits: ArchLimits, carveout_bytes: int | None, carveout_percent: int | None) -> int:
+def preferred_carveout(limits: ArchLimits, carveout_bytes: int | None, carveout_percent: int | None) -> int:
     """The shared-memory size the launch prefers (cudaOccSMemPerMultiprocessor)."""
     if limits.cc[0] < 7:
         return limits.smem_per_sm_bytes  # Maxwell and Pascal: dedicated shared memory, no choice
@@ -228,11 +227,11 @@ def occupancy(
     warps_per_block = -(-threads_per_block // warp)
     max_warps = limits.max_threads_per_sm // warp
 
-    regs_limit, regs_alloc = _blocks_by_registers(limits, warps_per_block, regs_per_thread)
-    warps_limit = _blocks_by_warps(limits, threads_per_block, warps_per_block)
+    regs_limit, regs_alloc = blocks_by_registers(limits, warps_per_block, regs_per_thread)
+    warps_limit = blocks_by_warps(limits, threads_per_block, warps_per_block)
     blocks_limit = limits.max_blocks_per_sm
-    preference = _preferred_carveout(limits, carveout_bytes, carveout_percent)
-    smem_limit, allocated, carveout = _blocks_by_shared_memory(limits, smem_per_block_bytes, preference)
+    preference = preferred_carveout(limits, carveout_bytes, carveout_percent)
+    smem_limit, allocated, carveout = blocks_by_shared_memory(limits, smem_per_block_bytes, preference)
     reserved = limits.reserved_smem_per_block_bytes
 
     active = min(regs_limit, smem_limit, warps_limit, blocks_limit)
@@ -269,14 +268,14 @@ def occupancy(
     )
 
 
-def _blocks_by_warps(limits: ArchLimits, threads_per_block: int, warps_per_block: int) -> int:
+def blocks_by_warps(limits: ArchLimits, threads_per_block: int, warps_per_block: int) -> int:
     """cudaOccMaxBlocksPerSMWarpsLimit (partitioned global caching off)."""
     if threads_per_block > limits.max_threads_per_block:
         return 0
     return (limits.max_threads_per_sm // limits.warp_size) // warps_per_block
 
 
-def _blocks_by_registers(limits: ArchLimits, warps_per_block: int, regs: int) -> tuple[int, int]:
+def blocks_by_registers(limits: ArchLimits, warps_per_block: int, regs: int) -> tuple[int, int]:
     """cudaOccMaxBlocksPerSMRegsLimit, with GP100's check against the 4-partition Pascal chips."""
     limit, allocated = _regs_limit(limits, limits.reg_sub_partitions, warps_per_block, regs)
     if limits.cc == (6, 0) and limit and _regs_limit(limits, 4, warps_per_block, regs)[0] == 0:
@@ -284,7 +283,7 @@ def _blocks_by_registers(limits: ArchLimits, warps_per_block: int, regs: int) ->
     return limit, allocated
 
 
-def _blocks_by_shared_memory(limits: ArchLimits, smem_bytes: int, preference: int) -> tuple[int, int, int]:
+def blocks_by_shared_memory(limits: ArchLimits, smem_bytes: int, preference: int) -> tuple[int, int, int]:
     """cudaOccMaxBlocksPerSMSmemLimit -> (blocks, bytes allocated per block, SM carveout used).
 
     The kernel is taken to have opted in to exactly ``smem_bytes`` of dynamic shared memory,
@@ -333,80 +332,3 @@ def _regs_limit(limits: ArchLimits, sub_partitions: int, warps: int, regs: int) 
         return UNLIMITED, allocated
     warps_per_sub_partition = (limits.regs_per_sm // sub_partitions) // per_warp
     return (warps_per_sub_partition * sub_partitions) // warps, allocated
-
-
-# --------------------------------------------------------------------------- sweeps
-
-
-@dataclass(frozen=True)
-class Sweep:
-    """One of the occupancy calculator's three graphs: occupancy as one parameter varies."""
-
-    parameter: str  # "threads_per_block", "regs_per_thread", "smem_per_block_bytes"
-    xs: list[int]
-    occupancy: list[float]
-    current_x: int
-    current_occupancy: float
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
-
-def _sweep(parameter: str, xs: list[int], fn: Callable[[int], float], current_x: int) -> Sweep:
-    values = [fn(x) for x in xs]
-    try:
-        current = fn(current_x)
-    except LaunchValidationError:
-        current = 0.0
-    return Sweep(parameter, xs, values, current_x, current)
-
-
-def sweep_block_size(
-    limits: ArchLimits, regs_per_thread: int, smem_per_block_bytes: int, current_threads: int
-) -> Sweep:
-    """Occupancy for every whole-warp block size up to the per-block maximum."""
-    xs = list(range(limits.warp_size, limits.max_threads_per_block + 1, limits.warp_size))
-    return _sweep(
-        "threads_per_block",
-        xs,
-        lambda t: occupancy(limits, t, regs_per_thread, smem_per_block_bytes).occupancy,
-        current_threads,
-    )
-
-
-def sweep_registers(
-    limits: ArchLimits, threads_per_block: int, smem_per_block_bytes: int, current_regs: int
-) -> Sweep:
-    """Occupancy for 1 .. max registers per thread (only the register limit varies along it)."""
-    warps = -(-threads_per_block // limits.warp_size)
-    fixed = min(
-        _blocks_by_warps(limits, threads_per_block, warps),
-        limits.max_blocks_per_sm,
-        _blocks_by_shared_memory(limits, smem_per_block_bytes, _preferred_carveout(limits, None, None))[0],
-    )
-    max_warps = limits.max_threads_per_sm // limits.warp_size
-
-    def occ(regs: int) -> float:
-        return min(fixed, _blocks_by_registers(limits, warps, regs)[0]) * warps / max_warps
-
-    return _sweep("regs_per_thread", list(range(1, limits.max_regs_per_thread + 1)), occ, current_regs)
-
-
-def sweep_shared_memory(
-    limits: ArchLimits, threads_per_block: int, regs_per_thread: int, current_smem: int
-) -> Sweep:
-    """Occupancy from 0 to the opt-in maximum, one point per allocation unit (every step is exact)."""
-    warps = -(-threads_per_block // limits.warp_size)
-    fixed = min(
-        _blocks_by_warps(limits, threads_per_block, warps),
-        limits.max_blocks_per_sm,
-        _blocks_by_registers(limits, warps, regs_per_thread)[0],
-    )
-    max_warps = limits.max_threads_per_sm // limits.warp_size
-    preference = _preferred_carveout(limits, None, None)
-
-    def occ(smem: int) -> float:
-        return min(fixed, _blocks_by_shared_memory(limits, smem, preference)[0]) * warps / max_warps
-
-    xs = list(range(0, limits.max_smem_per_block_optin_bytes + 1, limits.smem_alloc_unit_bytes))
-    return _sweep("smem_per_block_bytes", xs, occ, current_smem)

@@ -47,8 +47,9 @@ from explorer.launch.animation import (
 from explorer.launch.compare import SIDES, Comparison, Side, compare_sides, side
 from explorer.launch.config import LaunchConfig, notes
 from explorer.launch.lockstep import LockStep
+from explorer.launch.plan_records import ThreadInfo
 from explorer.launch.presets import PRESETS, Preset
-from explorer.launch.schedule import LaunchPlan, ThreadInfo
+from explorer.launch.schedule import LaunchPlan
 from explorer.launch.texts import (
     WARNING,
     Phrase,

@@ -19,9 +19,10 @@ from typing import TYPE_CHECKING
 from explorer.words import count, percent
 
 if TYPE_CHECKING:  # pragma: no cover
-    from explorer.launch.config import Dim3
+    from explorer.launch.config import Dim3, LaunchConfig
     from explorer.launch.occupancy import Occupancy
-    from explorer.launch.schedule import LaunchPlan, ThreadInfo
+    from explorer.launch.plan_records import ThreadInfo
+    from explorer.launch.schedule import LaunchPlan
 
 STRONG = "strong"
 WARNING = "warning"
@@ -66,6 +67,14 @@ def _t(*parts: str | Phrase) -> Text:
 def shape(d: Dim3) -> str:
     """ "1,920 x 1,080", or "100 x 100 x 100" for a volume."""
     return f"{d.x:,} x {d.y:,}" + (f" x {d.z:,}" if d.z != 1 else "")
+
+
+def problem_text(c: LaunchConfig) -> str:
+    """``, n = 1,000,000`` or ``, problem 1,920 x 1,080 = 2,073,600 elements``: the size a launch covers
+    (empty without one), as a terminal's launch line ends."""
+    if c.extent is not None:
+        return f", problem {shape(c.extent)} = {c.extent.count:,} elements"
+    return f", n = {c.n:,}" if c.n is not None else ""
 
 
 # ---------------------------------------------------------------- a whole launch

@@ -98,8 +98,8 @@ def _build_visualizer(
         """The words and graphs beside the SMs: summary, readings, occupancy and its three sweeps,
         the pinned thread in the inspector (each side of a comparison)."""
         from explorer.launch import texts
-        from explorer.launch.occupancy import sweep_block_size, sweep_registers, sweep_shared_memory
         from explorer.launch.session import ThreadShown
+        from explorer.launch.sweep import sweep_block_size, sweep_registers, sweep_shared_memory
 
         for side in model.session.sides:
             plan, limits = side.plan, side.limits

@@ -5,13 +5,8 @@ from __future__ import annotations
 import pytest
 
 from explorer.devices.limits import limits_for_cc
-from explorer.launch.occupancy import (
-    UNLIMITED,
-    occupancy,
-    sweep_block_size,
-    sweep_registers,
-    sweep_shared_memory,
-)
+from explorer.launch.occupancy import UNLIMITED, occupancy
+from explorer.launch.sweep import sweep_block_size, sweep_registers, sweep_shared_memory
 from tests.launch.examples import EXAMPLES
 
 

@@ -120,16 +120,12 @@ def test_a_launch_refused_by_design_is_no_problem(view):
 
 
 def test_the_occupancy_column_is_built_for_each_side(tmp_path, capsys, monkeypatch):
-    import importlib
-
-    occupancy = importlib.import_module(
-        "explorer.launch.occupancy"
-    )  # the package exports a function of that name
+    import explorer.launch.sweep as sweep
 
     def broken(limits, threads, smem, regs):
         raise OverflowError("int too large")
 
-    monkeypatch.setattr(occupancy, "sweep_registers", broken)
+    monkeypatch.setattr(sweep, "sweep_registers", broken)
     code, lines = _check(capsys, _lesson_file(tmp_path, _vis(block="256", thread="3,0,0:17")))
     assert code == 1
     assert lines[1:] == [

@@ -11,7 +11,7 @@ from html import escape
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QGroupBox, QLabel, QVBoxLayout, QWidget
 
-from explorer.launch.schedule import ThreadInfo
+from explorer.launch.plan_records import ThreadInfo
 from explorer.launch.session import EmptySlot, LaunchSession, NoThread, ThreadShown
 from explorer.launch.texts import html, thread_rows, thread_state
 from explorer.ui.theme import current_theme

@@ -17,9 +17,9 @@ from PySide6.QtWidgets import QLabel, QScrollArea, QSizePolicy, QVBoxLayout, QWi
 
 from explorer.devices.limits import ArchLimits
 from explorer.errors import UserError
-from explorer.launch.occupancy import Sweep, sweep_block_size, sweep_registers, sweep_shared_memory
 from explorer.launch.schedule import LaunchPlan
 from explorer.launch.session import LaunchSession
+from explorer.launch.sweep import Sweep, sweep_block_size, sweep_registers, sweep_shared_memory
 from explorer.launch.texts import (
     CANNOT_LAUNCH_ON_GRAPHS,
     THEORETICAL_NOTE,

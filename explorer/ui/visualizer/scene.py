@@ -30,7 +30,7 @@ from PySide6.QtGui import (
 from PySide6.QtWidgets import QSizePolicy, QWidget
 
 from explorer.launch.animation import Animation
-from explorer.launch.schedule import WaveFill
+from explorer.launch.plan_records import WaveFill
 from explorer.launch.session import Hit
 from explorer.ui.guard import qt_guard
 from explorer.ui.theme import figure_font, figure_px, line_px, px, readable_px

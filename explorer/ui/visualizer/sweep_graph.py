@@ -12,7 +12,7 @@ from PySide6.QtCore import QPointF, QRectF, QSize, Qt
 from PySide6.QtGui import QFontMetrics, QPainter, QPaintEvent, QPen, QPolygonF
 from PySide6.QtWidgets import QSizePolicy, QWidget
 
-from explorer.launch.occupancy import Sweep
+from explorer.launch.sweep import Sweep
 from explorer.ui.guard import qt_guard
 from explorer.ui.plot_text import MIN_PLOT_LINES
 from explorer.ui.theme import figure_font, line_px, px
