@@ -28,7 +28,7 @@ def main() -> int:
     from PySide6.QtWidgets import QApplication
 
     from explorer.devices.catalog import load_catalog
-    from explorer.devices.model import Discovery
+    from explorer.devices.discovery import Discovery
     from explorer.launch.animation import DISPATCH, RUN
     from explorer.launch.config import Dim3, LaunchConfig
     from explorer.launch.session import LaunchSetup

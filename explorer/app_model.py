@@ -27,7 +27,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from explorer.devices.model import Device, Discovery, Gpu
+from explorer.devices.discovery import Discovery
+from explorer.devices.model import Device, Gpu
 from explorer.devices.roofs import RoofBook
 from explorer.errors import UserError
 from explorer.events import Event

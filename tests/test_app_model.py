@@ -7,7 +7,8 @@ import pytest
 from explorer.app_model import AppModel
 from explorer.bench.remeasure import Measured
 from explorer.devices.catalog import load_catalog
-from explorer.devices.model import CpuDevice, Discovery
+from explorer.devices.discovery import Discovery
+from explorer.devices.model import CpuDevice
 from explorer.errors import UserError
 from explorer.roofs.model import Roof
 

@@ -18,7 +18,8 @@ from explorer import cli
 from explorer.commands import bench as bench_command
 from explorer.devices import discover as discover_module
 from explorer.devices import find as find_module
-from explorer.devices.model import CatalogGpu, CpuDevice, CudaGpu, Discovery
+from explorer.devices.discovery import Discovery
+from explorer.devices.model import CatalogGpu, CpuDevice, CudaGpu
 from explorer.errors import UserError
 
 ROOT = Path(__file__).resolve().parents[1]

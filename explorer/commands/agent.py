@@ -392,7 +392,7 @@ def devices_live(params: dict[str, Any], emit: Emit) -> dict[str, Any]:
         try:
             readings.append(session.read_live(index).to_dict())
         except Exception as exc:  # a GPU that stopped answering: say so for that GPU
-            from explorer.devices.model import LiveReading
+            from explorer.devices.live import LiveReading
             from explorer.devices.nvml import explain_field_error
 
             readings.append(LiveReading.failed(time.time(), explain_field_error(exc)).to_dict())

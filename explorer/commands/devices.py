@@ -16,7 +16,8 @@ from typing import Any
 
 from explorer.commands.remote import RemoteUnreachable
 from explorer.devices.discover import discover
-from explorer.devices.model import CudaGpu, Device, Discovery
+from explorer.devices.discovery import Discovery
+from explorer.devices.model import CudaGpu, Device
 from explorer.devices.roofs import apply_measured, record_roof
 from explorer.errors import UserError
 from explorer.remote.target import Remote

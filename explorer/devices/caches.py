@@ -11,10 +11,24 @@ shared L3, as on every current desktop and server CPU.
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from explorer.devices.model import CpuCache
+
+@dataclass
+class CpuCache:
+    """One level of the CPU's data caches as the OS reports it: one cache's size, and how many
+    separate caches of that level the machine has (a per-core L2 on 8 cores: 8; a shared L3: 1)."""
+
+    level: str  # "L1", "L2", "L3"
+    size_bytes: int
+    instances: int = 1
+
+    @property
+    def total_bytes(self) -> int:
+        return self.size_bytes * self.instances
+
 
 SYSFS_CPUS = Path("/sys/devices/system/cpu")
 _SIZE = re.compile(r"^\s*(\d{1,12})\s*([KMG]?)i?B?\s*$", re.IGNORECASE)

@@ -14,7 +14,8 @@ import os
 from typing import Any
 
 from explorer.devices.cuda_driver import LIMIT_ATTRIBUTES, set_theoretical_bandwidth
-from explorer.devices.model import CudaGpu, CudaLimits, ProbeReport, import_failure
+from explorer.devices.discovery import ProbeReport
+from explorer.devices.model import CudaGpu, CudaLimits, import_failure
 from explorer.words import count
 
 

@@ -17,7 +17,8 @@ import os
 import sys
 from typing import Any
 
-from explorer.devices.model import CudaGpu, CudaLimits, ProbeReport
+from explorer.devices.discovery import ProbeReport
+from explorer.devices.model import CudaGpu, CudaLimits
 from explorer.devices.nvml import format_cuda_driver_version
 from explorer.words import count
 

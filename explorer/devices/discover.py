@@ -22,7 +22,8 @@ from typing import Any
 
 from explorer.devices.arch import fill_from_compute_capability
 from explorer.devices.deadline import DEADLINES_S, PROBE_NAMES, ProbeTimedOut, call_with_deadline
-from explorer.devices.model import CpuDevice, CudaGpu, Device, Discovery, ProbeReport
+from explorer.devices.discovery import Discovery, ProbeReport
+from explorer.devices.model import CpuDevice, CudaGpu, Device
 
 _cache_lock = threading.Lock()
 _cached: Discovery | None = None

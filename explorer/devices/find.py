@@ -6,11 +6,15 @@ kernel module's list of installed GPUs, so ``launch --device 1650`` imports no p
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
-from explorer.devices.model import CudaGpu, Device, Discovery
+from explorer.devices.model import CudaGpu, Device
 from explorer.devices.names import best_match, normalise, suggestions
 from explorer.errors import UserError
 from explorer.inputs import shown
+
+if TYPE_CHECKING:  # the probes' answer: a name found on the spec sheets alone never builds one
+    from explorer.devices.discovery import Discovery
 
 #: Where the NVIDIA kernel module lists the GPUs it drives, one folder per GPU (Linux).
 PROC_NVIDIA_GPUS = "/proc/driver/nvidia/gpus"
@@ -76,7 +80,7 @@ def catalog_match_without_probing(query: str, *, proc_dir: str = PROC_NVIDIA_GPU
         return None
     here: list[Device] = [CudaGpu(name=name, key=f"installed:{i}") for i, name in enumerate(names)]
     try:
-        found = find_device(query, Discovery(devices=here + sheets, reports=[]))
+        found = _one_of(query, here + sheets, None)
     except UserError:
         return None
     # Matched on the shared records; the caller gets a copy of its own (a few ms for all 17).
@@ -122,19 +126,24 @@ def find_device(query: str, discovery: Discovery | None = None) -> Device:
         from explorer.devices.discover import default_discovery
 
         discovery = default_discovery()
-    disc = discovery
-    found = best_match(query, disc.devices)
+    return _one_of(query, discovery.devices, discovery)
+
+
+def _one_of(query: str, devices: list[Device], disc: Discovery | None) -> Device:
+    """The one device of ``devices`` that ``query`` means, else a ``UserError`` saying why; ``disc``
+    (the probes' answer the devices came from, if they did) explains a ``cuda:N`` that names none."""
+    found = best_match(query, devices)
     if len(found) == 1:
         return found[0]
     if not found:
         cuda_index = re.fullmatch(r"\s*cuda\s*:\s*(\d+)\s*", query, flags=re.IGNORECASE)
-        if cuda_index is not None:  # a CUDA device by number: say what there is, not every sheet's name
+        if cuda_index is not None and disc is not None:  # by number: say what there is, not every sheet
             raise UserError(_no_such_cuda_device(int(cuda_index.group(1)), disc))
-        near = suggestions(query, disc.devices)
+        near = suggestions(query, devices)
         if near:
             names = " or ".join(f"{d.name!r} ({d.key})" for d in near)
             raise UserError(f"no device matches {shown(query)}; did you mean {names}?")
-        known = ", ".join(d.key for d in disc.devices)
+        known = ", ".join(d.key for d in devices)
         raise UserError(f"no device matches {shown(query)}; known devices: {known}")
     listed = ", ".join(f"{d.key} ({d.name})" for d in found)
     raise UserError(f"{shown(query)} matches {len(found)} devices: {listed}; give more of the name or a key")

@@ -26,10 +26,11 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
-from explorer.devices.names import candidates
-from explorer.words import count
+if TYPE_CHECKING:  # records of their own modules, which a launch on a spec sheet never loads
+    from explorer.devices.caches import CpuCache
+    from explorer.devices.live import GpuProcess, LiveReading
 
 DeviceKind = Literal["cpu", "cuda", "catalog"]
 
@@ -148,90 +149,6 @@ class CudaLimits:
     max_regs_per_block: int | None = None
     regs_per_sm: int | None = None
     l2_cache_bytes: int | None = None
-
-
-@dataclass
-class CpuCache:
-    """One level of the CPU's data caches as the OS reports it: one cache's size, and how many
-    separate caches of that level the machine has (a per-core L2 on 8 cores: 8; a shared L3: 1)."""
-
-    level: str  # "L1", "L2", "L3"
-    size_bytes: int
-    instances: int = 1
-
-    @property
-    def total_bytes(self) -> int:
-        return self.size_bytes * self.instances
-
-
-@dataclass
-class GpuProcess:
-    pid: int
-    name: str
-    used_memory_bytes: int | None = None
-
-
-@dataclass(kw_only=True)
-class LiveReading:
-    """One sample of a present GPU's sensors, taken through NVML.
-
-    ``utilization_gpu_pct`` is NVML's "GPU utilization": the share of the last sample period
-    in which at least one kernel was running. It is *not* how busy the SMs were: that is
-    ``sm_activity_pct`` (the share of SMs that had work, averaged over the time since the
-    previous reading) and ``sm_occupancy_pct`` (the share of the SMs' warp slots in use), which
-    NVML's GPM metrics give on Hopper and newer GPUs only; elsewhere they are missing with the
-    reason. ``pcie_rx_bytes_per_s`` / ``pcie_tx_bytes_per_s`` are the PCIe traffic into and out
-    of the GPU, as NVML counts it over a 20 ms window (``nvmlDeviceGetPcieThroughput``).
-    """
-
-    SENSORS: ClassVar[tuple[str, ...]] = (
-        "utilization_gpu_pct",
-        "utilization_memory_pct",
-        "memory_used_bytes",
-        "memory_total_bytes",
-        "temperature_c",
-        "power_draw_w",
-        "power_limit_w",
-        "clock_sm_mhz",
-        "clock_memory_mhz",
-        "pcie_rx_bytes_per_s",
-        "pcie_tx_bytes_per_s",
-        "sm_activity_pct",
-        "sm_occupancy_pct",
-    )
-
-    timestamp_s: float
-    utilization_gpu_pct: float | None = None
-    utilization_memory_pct: float | None = None
-    memory_used_bytes: int | None = None
-    memory_total_bytes: int | None = None
-    temperature_c: float | None = None
-    power_draw_w: float | None = None
-    power_limit_w: float | None = None
-    clock_sm_mhz: int | None = None
-    clock_memory_mhz: int | None = None
-    pcie_rx_bytes_per_s: float | None = None  # host -> GPU
-    pcie_tx_bytes_per_s: float | None = None  # GPU -> host
-    sm_activity_pct: float | None = None  # NVML GPM: share of SMs busy since the last reading
-    sm_occupancy_pct: float | None = None  # NVML GPM: share of warp slots in use since then
-    unavailable: FieldReasons = field(default_factory=FieldReasons)
-
-    def __post_init__(self) -> None:
-        # a fresh FieldReasons each time, so a record made by dataclasses.replace shares none with its original
-        self.unavailable = FieldReasons(dict(self.unavailable.items())).bind(type(self))
-
-    @classmethod
-    def failed(cls, timestamp_s: float, reason: str) -> LiveReading:
-        """A reading in which no sensor could be read, each one saying why."""
-        reading = cls(timestamp_s=timestamp_s)
-        for name in cls.SENSORS:
-            reading.unavailable.mark(name, reason)
-        return reading
-
-    def to_dict(self) -> dict[str, Any]:
-        data = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
-        data["unavailable"] = self.unavailable.to_dict()
-        return data
 
 
 @dataclass(kw_only=True, init=False, repr=False, eq=False)  # a base: the kinds make their own
@@ -434,7 +351,7 @@ class _Gpu(_Record):
 
 #: why a GPU that NVML lists is not usable from CUDA here
 HIDDEN_BY_CUDA_VISIBLE_DEVICES = "hidden by CUDA_VISIBLE_DEVICES: not usable for benchmarks here"
-#: how ``Discovery.why_no_gpu`` begins when no probe found a GPU; the reasons follow it (a workload's
+#: how ``explorer.devices.discovery.Discovery.why_no_gpu`` begins when no probe found a GPU; the reasons follow it (a workload's
 #: refusal quotes the first of them after this head)
 NO_GPU_FOUND = "No NVIDIA GPU was found on this machine."
 
@@ -569,89 +486,3 @@ def import_failure(module: str, exc: BaseException) -> str:
     if isinstance(exc, SystemExit):
         return f"{module} is installed but ended the program while being imported (sys.exit({exc.code!r}))"
     return f"{module} is installed but failed to import: {exc}"
-
-
-@dataclass
-class ProbeReport:
-    """What one probe found, and in plain words why it found nothing when it did not."""
-
-    probe: str  # "cpu", "nvml", "driver" (the CUDA driver API), "torch", "numba", "catalog"
-    ok: bool
-    message: str
-    devices_found: int = 0
-    #: the probe was given up on at its deadline (a hung driver): it may have had GPUs to report
-    timed_out: bool = False
-
-
-@dataclass
-class Discovery:
-    devices: list[Device]
-    reports: list[ProbeReport]
-    #: probes still running (progressive discovery shows what the finished ones found)
-    pending: list[str] = field(default_factory=list)
-
-    @property
-    def present_gpus(self) -> list[CudaGpu]:
-        """The GPUs CUDA can use here, by CUDA index: what benchmarks may be offered."""
-        return [d for d in self.devices if d.kind == "cuda" and d.usable]
-
-    @property
-    def hidden_gpus(self) -> list[CudaGpu]:
-        """GPUs in this machine that NVML lists but CUDA cannot use here (``CUDA_VISIBLE_DEVICES``)."""
-        return [d for d in self.devices if d.kind == "cuda" and not d.usable]
-
-    @property
-    def installed_gpus(self) -> list[CudaGpu]:
-        """Every GPU in this machine: the usable ones, then the hidden ones."""
-        return [d for d in self.devices if d.kind == "cuda"]
-
-    @property
-    def catalog(self) -> list[CatalogGpu]:
-        return [d for d in self.devices if d.kind == "catalog"]
-
-    @property
-    def cpu(self) -> CpuDevice | None:
-        return next((d for d in self.devices if d.kind == "cpu"), None)
-
-    def report(self, probe: str) -> ProbeReport | None:
-        return next((r for r in self.reports if r.probe == probe), None)
-
-    def why_no_gpu(self) -> str | None:
-        """One paragraph for the no-GPU banner; ``None`` when a usable GPU is present, or while
-        probes that could still find one are running.
-
-        GPUs that NVML lists but ``CUDA_VISIBLE_DEVICES`` hides are named as such: the banner
-        never claims there is no GPU when there is one.
-        """
-        if self.present_gpus:
-            return None
-        if self.pending and not self.installed_gpus:
-            return None  # torch or numba may still find one: no banner until they have answered
-        hidden = self.hidden_gpus
-        if hidden:
-            names = ", ".join(d.name for d in hidden)
-            return (
-                f"No GPU is usable from CUDA here: this machine has {count(len(hidden), 'NVIDIA GPU')} "
-                f"({names}), {HIDDEN_BY_CUDA_VISIBLE_DEVICES}. "
-                "Unset CUDA_VISIBLE_DEVICES, or list the GPU in it, to use it."
-            )
-        failed = [r for r in self.reports if r.probe in ("nvml", "driver", "torch", "numba") and not r.ok]
-        # torch and numba skipped for the same reason (a quick probe) say it once, not twice
-        reasons = list(dict.fromkeys(r.message for r in failed))
-        if any(r.timed_out for r in failed):
-            return (
-                "No NVIDIA GPU could be listed: a driver did not answer in time, so this machine may have "
-                "one that is not responding. " + " ".join(reasons)
-            )
-        return " ".join([NO_GPU_FOUND, *reasons])
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "devices": [d.to_dict() for d in self.devices],
-            "probes": [dataclasses.asdict(r) for r in self.reports],
-        }
-
-    def find(self, query: str) -> list[Device]:
-        """Devices ``query`` names exactly, else those whose key or name contains it, ignoring case,
-        spaces, dashes and underscores ("1650", "gtx1650", "h100", "cuda:0"): ``names.candidates``."""
-        return candidates(query, self.devices)

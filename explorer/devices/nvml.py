@@ -20,15 +20,10 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from explorer.devices.discovery import ProbeReport
 from explorer.devices.gpm import GPM_METRICS, NO_DATA_YET, GpmReader, GpmResult
-from explorer.devices.model import (
-    HIDDEN_BY_CUDA_VISIBLE_DEVICES,
-    CudaGpu,
-    GpuProcess,
-    LiveReading,
-    ProbeReport,
-    import_failure,
-)
+from explorer.devices.live import GpuProcess, LiveReading
+from explorer.devices.model import HIDDEN_BY_CUDA_VISIBLE_DEVICES, CudaGpu, import_failure
 from explorer.devices.nvml_errors import explain_field_error
 from explorer.words import count as count_of
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from explorer.devices.model import LiveReading
+from explorer.devices.live import LiveReading
 from explorer.launch.config import LaunchConfig, dims_text
 from explorer.launch.occupancy import RESOURCE_NAMES
 from explorer.launch.schedule import LaunchPlan

@@ -14,18 +14,16 @@ import typing
 from typing import Any
 
 from explorer.agent.protocol import ProtocolError
-from explorer.devices.model import (
-    CatalogGpu,
-    CpuDevice,
-    CudaGpu,
-    Device,
-    Discovery,
-    LiveReading,
-    ProbeReport,
-)
+from explorer.devices.caches import CpuCache
+from explorer.devices.discovery import Discovery, ProbeReport
+from explorer.devices.live import GpuProcess, LiveReading
+from explorer.devices.model import CatalogGpu, CpuDevice, CudaGpu, Device
 from explorer.schema import SchemaError, check_value
 
 _KINDS: dict[str, type] = {"cpu": CpuDevice, "cuda": CudaGpu, "catalog": CatalogGpu}
+#: records the device records hold whose modules ``explorer.devices.model`` imports for type
+#: checking only (so a launch on a spec sheet never loads them): their annotations name them
+_HELD_RECORDS: dict[str, Any] = {"CpuCache": CpuCache, "GpuProcess": GpuProcess, "LiveReading": LiveReading}
 _MAX_TEXT = 2000
 
 
@@ -74,7 +72,7 @@ def _convert(value: Any, hint: Any) -> Any:
 def _record(cls: type, data: Any) -> Any:
     if not isinstance(data, dict):
         raise ValueError(f"{cls.__name__} is not an object")
-    hints = typing.get_type_hints(cls)
+    hints = typing.get_type_hints(cls, localns=_HELD_RECORDS)
     kwargs: dict[str, Any] = {}
     dropped: dict[str, str] = {}
     for f in dataclasses.fields(cls):

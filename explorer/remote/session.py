@@ -30,7 +30,8 @@ from explorer import __version__
 from explorer.agent.build import build_id
 from explorer.agent.child import BEAT_EVERY_S, AgentGone, AgentMismatch, AgentProcess, AgentTimeout
 from explorer.agent.protocol import PACKAGE, PROTOCOL_VERSION, AgentError, Hello
-from explorer.devices.model import Discovery, LiveReading
+from explorer.devices.discovery import Discovery
+from explorer.devices.live import LiveReading
 from explorer.remote.faults import (
     explain,
     install_hint,

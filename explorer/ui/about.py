@@ -14,7 +14,7 @@ from PySide6.QtCore import Qt, qVersion
 from PySide6.QtWidgets import QDialog, QDialogButtonBox, QFormLayout, QLabel, QVBoxLayout, QWidget
 
 from explorer import __version__
-from explorer.devices.model import Discovery
+from explorer.devices.discovery import Discovery
 
 NOT_INSTALLED = "not installed"
 

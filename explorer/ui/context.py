@@ -16,7 +16,8 @@ from typing import TYPE_CHECKING
 from PySide6.QtCore import QObject, Signal
 
 from explorer.app_model import AppModel
-from explorer.devices.model import Device, Discovery, Gpu
+from explorer.devices.discovery import Discovery
+from explorer.devices.model import Device, Gpu
 from explorer.devices.roofs import RoofBook
 
 if TYPE_CHECKING:

@@ -34,7 +34,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from explorer.devices.model import Device, Discovery
+from explorer.devices.discovery import Discovery
+from explorer.devices.model import Device
 from explorer.errors import UserError
 from explorer.lessons.model import DevicesState, PanelState
 from explorer.lessons.resolve import devices_device

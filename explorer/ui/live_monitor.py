@@ -20,7 +20,8 @@ from typing import Any
 from PySide6.QtCore import QObject, QTimer, Signal
 
 from explorer.devices.deadline import ProbeTimedOut, call_with_deadline
-from explorer.devices.model import CudaGpu, LiveReading
+from explorer.devices.live import LiveReading
+from explorer.devices.model import CudaGpu
 
 HISTORY_SAMPLES = 60
 INTERVAL_MS = 1000

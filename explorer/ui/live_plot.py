@@ -14,7 +14,8 @@ import pyqtgraph as pg
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QBoxLayout, QGridLayout, QGroupBox, QLabel, QVBoxLayout, QWidget
 
-from explorer.devices.model import CudaGpu, LiveReading
+from explorer.devices.live import LiveReading
+from explorer.devices.model import CudaGpu
 from explorer.launch.occupancy_truth import PredictedOccupancy, occupancy_truth
 from explorer.ui import formatting as fmt
 from explorer.ui.live_monitor import HISTORY_SAMPLES, LiveHistory

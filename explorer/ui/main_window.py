@@ -41,7 +41,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from explorer.devices.model import Discovery
+from explorer.devices.discovery import Discovery
 from explorer.errors import UserError
 from explorer.prefs import Prefs
 from explorer.ui.about import AboutDialog

@@ -31,7 +31,8 @@ from typing import Literal
 from PySide6.QtCore import QObject, Signal
 
 from explorer.agent.protocol import AgentError
-from explorer.devices.model import CudaGpu, Device, LiveReading
+from explorer.devices.live import LiveReading
+from explorer.devices.model import CudaGpu, Device
 from explorer.remote.faults import launcher_name
 from explorer.remote.saved import (
     SavedRemote,

@@ -17,9 +17,9 @@ from explorer.bench.clock import CHAIN_OPS, chain_kernel, chain_reference, measu
 from explorer.bench.compare import peak_note, peak_share_text
 from explorer.bench.results import BenchPoint, read_csv, write_csv
 from explorer.bench.workloads import get_workload
+from explorer.devices.caches import CpuCache
 from explorer.devices.catalog import catalog_device
 from explorer.devices.isa import cpu_fp32_peak_gflops, flops_per_cycle
-from explorer.devices.model import CpuCache
 from explorer.devices.roofs import RoofBook, catalog_roof, fingerprint, record_roof
 from explorer.roofs import store
 from explorer.roofs.model import Ceiling

@@ -4,7 +4,8 @@ has exactly those: the CLI tests name GPUs without probing this one."""
 from __future__ import annotations
 
 from explorer.devices import find as find_module
-from explorer.devices.model import Device, Discovery
+from explorer.devices.discovery import Discovery
+from explorer.devices.model import Device
 from explorer.errors import UserError
 
 

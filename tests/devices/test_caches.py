@@ -7,8 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from explorer.devices.caches import caches_from_cpuinfo, parse_size, read_sysfs_caches
-from explorer.devices.model import CpuCache
+from explorer.devices.caches import CpuCache, caches_from_cpuinfo, parse_size, read_sysfs_caches
 
 
 def _index(root: Path, cpu: int, index: int, level: int, kind: str, size: str, shared: str) -> None:

@@ -158,7 +158,7 @@ def test_a_timed_out_probe_never_lets_the_banner_claim_there_is_no_gpu():
 def test_the_same_reason_from_two_probes_is_said_once():
     """A quick probe skips torch and numba for one reason; the banner (and a remote's, which lists
     with a quick probe) says it once."""
-    from explorer.devices.model import Discovery, ProbeReport
+    from explorer.devices.discovery import Discovery, ProbeReport
 
     skipped = "Not asked: NVML sees no GPU and the CUDA driver library cannot be loaded."
     disc = Discovery(

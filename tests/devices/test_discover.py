@@ -7,8 +7,9 @@ import types
 import pytest
 
 from explorer.devices.discover import discover
+from explorer.devices.discovery import Discovery
 from explorer.devices.find import find_device
-from explorer.devices.model import CatalogGpu, CudaGpu, Device, Discovery
+from explorer.devices.model import CatalogGpu, CudaGpu, Device
 from explorer.errors import UserError
 from tests.devices.fake_cuda import A100, make_fake_numba, make_fake_torch
 from tests.devices.fake_nvml import make_fake_nvml
@@ -142,8 +143,9 @@ def test_a_cuda_index_on_a_machine_without_cuda_says_so_in_one_line():
     import pytest
 
     from explorer.devices.catalog import load_catalog
+    from explorer.devices.discovery import Discovery, ProbeReport
     from explorer.devices.find import find_device
-    from explorer.devices.model import CpuDevice, CudaGpu, Discovery, ProbeReport
+    from explorer.devices.model import CpuDevice, CudaGpu
     from explorer.errors import UserError
 
     cpu = CpuDevice(name="Test CPU", key="cpu", source="test")

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from explorer.devices.gpm import NO_DATA_YET, NO_GPM_FUNCTIONS, GpmReader
-from explorer.devices.model import LiveReading
+from explorer.devices.live import LiveReading
 from explorer.devices.nvml import NvmlSession, probe_nvml, read_live
 from explorer.devices.nvml_errors import MISSING_QUERY
 from explorer.remote.records import live_from_dict

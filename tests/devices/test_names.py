@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from explorer.devices.discovery import Discovery
 from explorer.devices.find import find_device
-from explorer.devices.model import CatalogGpu, CpuDevice, CudaGpu, Discovery
+from explorer.devices.model import CatalogGpu, CpuDevice, CudaGpu
 from explorer.devices.names import best_match, candidates, normalise, suggestions
 from explorer.errors import UserError
 

@@ -9,7 +9,7 @@ import random
 
 import pytest
 
-from explorer.devices.model import LiveReading
+from explorer.devices.live import LiveReading
 from explorer.devices.nvml import NvmlSession
 from explorer.launch.config import Dim3, LaunchConfig
 from explorer.launch.occupancy_truth import (

@@ -107,7 +107,7 @@ def test_cli_measure_without_a_gpu_says_why_in_one_line(monkeypatch, capsys):
     from explorer import cli
     from explorer.devices import discover as discover_module
     from explorer.devices import find as find_module
-    from explorer.devices.model import Discovery
+    from explorer.devices.discovery import Discovery
 
     monkeypatch.setattr(find_module, "find_device", lambda query, discovery=None: GTX)
     monkeypatch.setattr(

@@ -334,7 +334,8 @@ def ready_remote(qtbot, within_ms: int = 90_000, python: str | None = None):
     """The window's context on a laptop with only its CPU, with the test sshd's remote (``ALIAS``)
     added and listed: (context, host). The caller has pointed SSH_CONFIG_ENV at the server's config;
     ``python`` is the remote's (default ``agent_python()``)."""
-    from explorer.devices.model import CpuDevice, Discovery
+    from explorer.devices.discovery import Discovery
+    from explorer.devices.model import CpuDevice
     from explorer.ui.context import AppContext
 
     context = AppContext(Discovery(devices=[CpuDevice(name="This laptop's CPU", key="cpu")], reports=[]))

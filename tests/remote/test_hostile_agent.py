@@ -194,7 +194,8 @@ def test_the_window_keeps_the_points_of_a_remote_whose_roof_overflows(sshd, tmp_
     """A hostile remote's overflowing roof, in the window: the run's thread died on the roof's OverflowError and the
     Benchmarks page kept 0 points."""
     from explorer.bench.runner import BenchPlan
-    from explorer.devices.model import CpuDevice, Discovery
+    from explorer.devices.discovery import Discovery
+    from explorer.devices.model import CpuDevice
     from explorer.remote.target import parse_remote
     from explorer.ui.bench_panel import BenchPanel
     from explorer.ui.context import AppContext

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from explorer.agent.protocol import ProtocolError
-from explorer.devices.model import CudaGpu, CudaLimits, GpuProcess, LiveReading
+from explorer.devices.live import GpuProcess, LiveReading
+from explorer.devices.model import CudaGpu, CudaLimits
 from explorer.remote.faults import explain, slurm_queued
 from explorer.remote.records import device_from_dict, discovery_from_dict, live_from_dict
 from explorer.remote.target import parse_remote

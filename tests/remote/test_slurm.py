@@ -329,7 +329,8 @@ def test_the_window_holds_no_job_for_live_readings_and_stop_and_close_cancel_its
     pytest.importorskip("pytestqt")
     import dataclasses
 
-    from explorer.devices.model import CpuDevice, Discovery
+    from explorer.devices.discovery import Discovery
+    from explorer.devices.model import CpuDevice
     from explorer.remote.target import SSH_CONFIG_ENV
     from explorer.ui.context import AppContext
     from explorer.ui.main_window import MainWindow

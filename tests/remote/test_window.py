@@ -9,7 +9,8 @@ import os
 
 import pytest
 
-from explorer.devices.model import CpuDevice, Discovery
+from explorer.devices.discovery import Discovery
+from explorer.devices.model import CpuDevice
 from explorer.remote import saved
 from explorer.remote.target import SSH_CONFIG_ENV
 from explorer.ui.context import AppContext

@@ -10,7 +10,8 @@ import pytest
 
 from explorer.bench.judge import judge, judged_roofs
 from explorer.bench.results import BenchPoint, points_from_csv, points_to_csv
-from explorer.devices.model import CpuCache, CpuDevice
+from explorer.devices.caches import CpuCache
+from explorer.devices.model import CpuDevice
 from explorer.devices.roofs import within_hardware
 from explorer.roofs.model import ABOVE_HARDWARE, INVALID_WORDS, Ceiling, Roof
 from explorer.roofs.placement import above_hardware, beyond_hardware

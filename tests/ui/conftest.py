@@ -22,7 +22,8 @@ _ROOT = str(Path(__file__).resolve().parents[2])
 if _ROOT not in sys.path:
     sys.path.insert(0, _ROOT)
 
-from explorer.devices.model import CatalogGpu, CpuDevice, CudaGpu, CudaLimits, Device, Discovery, ProbeReport  # noqa: E402
+from explorer.devices.discovery import Discovery, ProbeReport  # noqa: E402
+from explorer.devices.model import CatalogGpu, CpuDevice, CudaGpu, CudaLimits, Device  # noqa: E402
 
 GIB = 1 << 30
 

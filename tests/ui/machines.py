@@ -4,7 +4,8 @@ page has, no NVIDIA GPU, and every catalog GPU (the longest names a device box a
 from __future__ import annotations
 
 from explorer.devices.catalog import load_catalog
-from explorer.devices.model import CpuDevice, Discovery, ProbeReport
+from explorer.devices.discovery import Discovery, ProbeReport
+from explorer.devices.model import CpuDevice
 
 
 def lab_cpu() -> CpuDevice:

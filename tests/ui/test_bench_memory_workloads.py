@@ -7,7 +7,8 @@ import pytest
 from PySide6.QtCore import Qt
 
 from explorer.bench.results import BenchPoint, save_last
-from explorer.devices.model import CpuDevice, CudaGpu, Device, Discovery, ProbeReport
+from explorer.devices.discovery import Discovery, ProbeReport
+from explorer.devices.model import CpuDevice, CudaGpu, Device
 from explorer.ui.context import AppContext
 
 

@@ -11,7 +11,8 @@ import json
 
 import pytest
 
-from explorer.devices.model import CatalogGpu, CpuDevice, CudaGpu, Device, Discovery, ProbeReport
+from explorer.devices.discovery import Discovery, ProbeReport
+from explorer.devices.model import CatalogGpu, CpuDevice, CudaGpu, Device
 from explorer.errors import UserError
 from explorer.ui.context import AppContext
 from explorer.ui.settle import settle

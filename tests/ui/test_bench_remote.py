@@ -8,7 +8,8 @@ import pytest
 from PySide6.QtCore import Qt
 
 from explorer.bench.results import BenchPoint
-from explorer.devices.model import CpuDevice, Discovery
+from explorer.devices.discovery import Discovery
+from explorer.devices.model import CpuDevice
 from explorer.ui.context import AppContext
 
 

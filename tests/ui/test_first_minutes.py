@@ -14,7 +14,8 @@ from PySide6.QtWidgets import QAbstractSpinBox, QDoubleSpinBox, QLabel, QMenu, Q
 
 from explorer.bench import peaks
 from explorer.cli import build_parser
-from explorer.devices.model import CpuDevice, Discovery, ProbeReport
+from explorer.devices.discovery import Discovery, ProbeReport
+from explorer.devices.model import CpuDevice
 from explorer.devices.roofs import RoofBook, fingerprint
 from explorer.panels import PANELS
 from explorer.roofs import store

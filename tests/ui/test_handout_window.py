@@ -17,7 +17,8 @@ from PySide6.QtWidgets import QFileDialog, QInputDialog, QMessageBox
 
 from explorer import cli
 from explorer.devices.catalog import load_catalog
-from explorer.devices.model import CpuDevice, Discovery, ProbeReport
+from explorer.devices.discovery import Discovery, ProbeReport
+from explorer.devices.model import CpuDevice
 from explorer.lessons import FORMAT_NAME, load_lesson
 from explorer.lessons.builtin import open_lesson
 from explorer.ui import handout

@@ -7,7 +7,8 @@ from __future__ import annotations
 import pytest
 
 from explorer.devices import roofs as device_roofs
-from explorer.devices.model import CpuDevice, CudaGpu, CudaLimits, Discovery
+from explorer.devices.discovery import Discovery
+from explorer.devices.model import CpuDevice, CudaGpu, CudaLimits
 from explorer.launch.config import Dim3, LaunchConfig
 from explorer.launch.latency import MEASURED_PRESET_KEY, PRESETS
 from explorer.launch.session import LaunchSetup

@@ -10,7 +10,8 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QApplication
 
 from explorer.devices.catalog import load_catalog
-from explorer.devices.model import CpuDevice, Discovery, ProbeReport
+from explorer.devices.discovery import Discovery, ProbeReport
+from explorer.devices.model import CpuDevice
 from explorer.launch.presets import PRESETS
 from explorer.lessons import FORMAT_NAME, load_lesson
 from explorer.ui.context import AppContext

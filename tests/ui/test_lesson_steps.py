@@ -9,7 +9,8 @@ import pytest
 from PySide6.QtCore import QRect
 
 from explorer.devices.catalog import load_catalog
-from explorer.devices.model import CpuDevice, Discovery, ProbeReport
+from explorer.devices.discovery import Discovery, ProbeReport
+from explorer.devices.model import CpuDevice
 from explorer.lessons import load_lesson
 from explorer.lessons.builtin import builtin_paths
 from explorer.prefs import Prefs

@@ -9,7 +9,7 @@ import math
 import pytest
 from PySide6.QtWidgets import QBoxLayout
 
-from explorer.devices.model import Discovery, ProbeReport
+from explorer.devices.discovery import Discovery, ProbeReport
 from explorer.devices.nvml import probe_nvml
 from explorer.ui.context import AppContext
 from explorer.ui.devices_panel import DevicesPanel

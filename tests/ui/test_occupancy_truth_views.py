@@ -8,7 +8,9 @@ import time
 
 import numpy as np
 
-from explorer.devices.model import CudaGpu, CudaLimits, Discovery, LiveReading
+from explorer.devices.discovery import Discovery
+from explorer.devices.live import LiveReading
+from explorer.devices.model import CudaGpu, CudaLimits
 from explorer.launch.config import Dim3, LaunchConfig
 from explorer.launch.occupancy_truth import PredictedOccupancy
 from explorer.launch.schedule import plan_launch

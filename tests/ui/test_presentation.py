@@ -12,7 +12,7 @@ from PySide6.QtWidgets import QApplication, QLabel
 
 from explorer.cli import main as cli_main
 from explorer.commands.gui import parse_scale, run_screenshot
-from explorer.devices.model import Discovery
+from explorer.devices.discovery import Discovery
 from explorer.errors import UserError
 from explorer.prefs import Prefs
 from explorer.ui.context import AppContext

@@ -171,7 +171,8 @@ def test_a_damaged_list_is_named_once_and_the_window_opens_with_the_good_entries
 def test_a_remote_gpu_shows_the_same_details_and_its_live_readings(window, qtbot):
     """No GPU can exist here, so the host's thread is stood in for at the point where its answers
     reach the window (the listing, then the readings): what is drawn from them is the real panel."""
-    from explorer.devices.model import Discovery, LiveReading
+    from explorer.devices.discovery import Discovery
+    from explorer.devices.live import LiveReading
     from explorer.remote.saved import make_saved
     from explorer.remote.session import RemoteDevices
     from explorer.ui.device_details import DeviceDetails

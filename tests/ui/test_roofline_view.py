@@ -14,7 +14,7 @@ from explorer.bench import peaks
 from explorer.bench.results import BenchPoint
 from explorer.bench.workloads import get_workload
 from explorer.devices.catalog import load_catalog
-from explorer.devices.model import Discovery, ProbeReport
+from explorer.devices.discovery import Discovery, ProbeReport
 from explorer.devices.roofs import RoofBook, fingerprint
 from explorer.roofs import store
 from explorer.roofs.model import Ceiling

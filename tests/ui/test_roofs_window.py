@@ -13,7 +13,9 @@ from PySide6.QtCore import Qt
 from explorer.bench import peaks
 from explorer.bench.remeasure import Measured
 from explorer.bench.results import BenchPoint, save_last
-from explorer.devices.model import CpuCache, CpuDevice, Discovery, ProbeReport
+from explorer.devices.caches import CpuCache
+from explorer.devices.discovery import Discovery, ProbeReport
+from explorer.devices.model import CpuDevice
 from explorer.devices.roofs import RoofBook, fingerprint
 from explorer.roofs import store
 from explorer.roofs.model import Ceiling, Roof

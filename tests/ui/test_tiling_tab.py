@@ -8,8 +8,8 @@ from __future__ import annotations
 import pytest
 
 from explorer.devices.catalog import load_catalog
+from explorer.devices.discovery import Discovery
 from explorer.devices.limits import limits_for_device
-from explorer.devices.model import Discovery
 from explorer.launch.occupancy import occupancy
 from explorer.lessons import load_lesson
 from explorer.memory import tiling_texts as texts

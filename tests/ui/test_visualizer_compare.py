@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 from PySide6.QtCore import QPoint, Qt
 
 from explorer.devices.catalog import load_catalog
-from explorer.devices.model import Discovery
+from explorer.devices.discovery import Discovery
 from explorer.launch.animation import DISPATCH, RUN
 from explorer.launch.compare import compare
 from explorer.launch.config import Dim3, LaunchConfig, parse_launch

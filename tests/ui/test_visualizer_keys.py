@@ -11,7 +11,7 @@ from PySide6.QtCore import QEvent, QPoint, Qt
 from PySide6.QtWidgets import QApplication
 
 from explorer.devices.catalog import load_catalog
-from explorer.devices.model import Discovery
+from explorer.devices.discovery import Discovery
 from explorer.launch.animation import DISPATCH, RUN
 from explorer.launch.config import Dim3, LaunchConfig
 from explorer.launch.presets import PRESETS

@@ -7,7 +7,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QFontMetrics
 
 from explorer.devices.catalog import load_catalog
-from explorer.devices.model import Discovery
+from explorer.devices.discovery import Discovery
 from explorer.launch.animation import DISPATCH, RUN, SPEEDS_WAVES_PER_S
 from explorer.launch.config import Dim3
 from explorer.launch.presets import PRESETS
