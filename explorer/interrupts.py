@@ -64,11 +64,19 @@ Handlers = dict[int, object]
 
 def raise_on_termination() -> Handlers:
     """Make SIGTERM and SIGHUP raise ``Interrupted`` on the main thread (SIGINT already raises
-    KeyboardInterrupt); returns the handlers replaced, for ``restore_handlers``. Does nothing off
-    the main thread, where Python cannot set handlers."""
+    KeyboardInterrupt); returns every terminating signal's handler as it was, SIGINT's too (an
+    interrupted command ignores it on its way out), for ``restore_handlers``.
+
+    A signal this process ignores stays ignored: ``nohup`` ignores SIGHUP so that a closed ssh
+    session does not end a long benchmark, and a shell starts a background job ignoring SIGINT.
+    Does nothing off the main thread, where Python cannot set handlers."""
     if threading.current_thread() is not threading.main_thread():
         return {}
-    return {int(s): signal.signal(s, _raise) for s in TERMINATING if s != signal.SIGINT}
+    previous: Handlers = {int(s): signal.getsignal(s) for s in TERMINATING}
+    for s in TERMINATING:
+        if s != signal.SIGINT and previous[int(s)] != signal.SIG_IGN:
+            signal.signal(s, _raise)
+    return previous
 
 
 def restore_handlers(previous: Handlers) -> None:

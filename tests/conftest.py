@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gc
 import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -20,7 +21,21 @@ os.environ.setdefault(
 )
 
 
-import pytest
+def _deaf(signum: int, frame: object) -> None:
+    """Hears a signal and does nothing: this process stays as deaf as it was started."""
+
+
+# The commands the tests start stand for a terminal's foreground job, which hears Ctrl-C and a
+# hangup. A suite started under nohup, or as a non-interactive shell's background job, was
+# started ignoring SIGHUP or SIGINT, and every command a test starts would inherit that (a
+# Ctrl-C test's command would never hear its Ctrl-C, and rightly keep ignoring it). A handler of
+# our own keeps this process deaf to them, and the children start with the default, as exec
+# resets a handled signal.
+for _signal in (getattr(signal, "SIGINT", None), getattr(signal, "SIGHUP", None)):
+    if _signal is not None and signal.getsignal(_signal) == signal.SIG_IGN:
+        signal.signal(_signal, _deaf)
+
+import pytest  # noqa: E402
 
 
 @pytest.fixture

@@ -37,7 +37,10 @@ class SignalCloser(QObject):
         for end in (self._read, self._write):
             end.setblocking(False)
         self._previous_fd = signal.set_wakeup_fd(self._write.fileno(), warn_on_full_buffer=False)
-        self._previous = {int(s): signal.signal(s, _note) for s in TERMINATING}
+        # a signal the window was started ignoring (nohup's SIGHUP) stays ignored, as for a command
+        self._previous = {
+            int(s): signal.signal(s, _note) for s in TERMINATING if signal.getsignal(s) != signal.SIG_IGN
+        }
         self._notifier = QSocketNotifier(self._read.fileno(), QSocketNotifier.Type.Read, self)
         self._notifier.activated.connect(self._woken)
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import csv
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -31,14 +32,14 @@ pytestmark = [
 class BenchCommand:
     """``device-explorer bench _hang_test --sizes 1 2 3``: size 1 finishes, size 2 never does."""
 
-    def __init__(self, tmp_path: Path, *extra: str) -> None:
+    def __init__(self, tmp_path: Path, *extra: str, prefix: tuple[str, ...] = ()) -> None:
         self.csv = tmp_path / "points.csv"
         self.hanging = tmp_path / "hanging"
         env = dict(os.environ)
         env.pop("NUMBA_ENABLE_CUDASIM", None)
         env[HANG_MARK_ENV] = str(self.hanging)
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "explorer", "bench", "_hang_test", "--sizes", "1", "2", "3"]
+            [*prefix, sys.executable, "-m", "explorer", "bench", "_hang_test", "--sizes", "1", "2", "3"]
             + ["--csv", str(self.csv), *extra],
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
@@ -78,8 +79,8 @@ class BenchCommand:
 def bench(tmp_path):
     started: list[BenchCommand] = []
 
-    def start(*extra: str) -> BenchCommand:
-        command = BenchCommand(tmp_path, *extra)
+    def start(*extra: str, prefix: tuple[str, ...] = ()) -> BenchCommand:
+        command = BenchCommand(tmp_path, *extra, prefix=prefix)
         started.append(command)
         return command
 
@@ -133,6 +134,23 @@ def test_ctrl_c_to_the_group_prints_one_line_writes_what_finished_and_exits_130(
         import json
 
         assert [json.loads(ln)["size"] for ln in command.lines] == [1]
+
+
+def test_a_command_under_nohup_outlives_a_hangup_and_still_stops_for_sigterm(bench):
+    """``nohup device-explorer bench ...`` over ssh: nohup ignores SIGHUP so that closing the
+    session does not end the run, and the command must keep it ignored. Both signals are sent
+    at once: a SIGHUP it heard would end it with 129 and leave the SIGTERM ignored."""
+    nohup = shutil.which("nohup")
+    if nohup is None:
+        pytest.skip("no nohup on this machine")
+    command = bench(prefix=(nohup,))
+    worker = command.wait_for_hang()
+    command.proc.send_signal(signal.SIGHUP)
+    command.proc.send_signal(signal.SIGTERM)
+    code, stderr = command.finish()
+    assert code == 143, stderr
+    assert gone(worker)
+    assert stderr.strip().splitlines()[-1].startswith("interrupted by SIGTERM: 1 of 3 points finished")
 
 
 def test_sigkill_of_the_command_takes_the_worker_with_it(bench):
