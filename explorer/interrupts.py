@@ -73,10 +73,16 @@ def raise_on_termination() -> Handlers:
     if threading.current_thread() is not threading.main_thread():
         return {}
     previous: Handlers = {int(s): signal.getsignal(s) for s in TERMINATING}
-    for s in TERMINATING:
-        if s != signal.SIGINT and previous[int(s)] != signal.SIG_IGN:
+    for s in heard():
+        if s != signal.SIGINT:
             signal.signal(s, _raise)
     return previous
+
+
+def heard() -> tuple[signal.Signals, ...]:
+    """The terminating signals this process does not ignore: the ones a command (and the window)
+    may handle. One it was started ignoring stays ignored, whoever installs handlers."""
+    return tuple(s for s in TERMINATING if signal.getsignal(s) != signal.SIG_IGN)
 
 
 def restore_handlers(previous: Handlers) -> None:

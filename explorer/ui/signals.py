@@ -18,7 +18,7 @@ from types import FrameType
 from PySide6.QtCore import QObject, QSocketNotifier
 from PySide6.QtWidgets import QApplication
 
-from explorer.interrupts import TERMINATING
+from explorer.interrupts import TERMINATING, heard
 
 
 def _note(signum: int, frame: FrameType | None) -> None:
@@ -38,9 +38,7 @@ class SignalCloser(QObject):
             end.setblocking(False)
         self._previous_fd = signal.set_wakeup_fd(self._write.fileno(), warn_on_full_buffer=False)
         # a signal the window was started ignoring (nohup's SIGHUP) stays ignored, as for a command
-        self._previous = {
-            int(s): signal.signal(s, _note) for s in TERMINATING if signal.getsignal(s) != signal.SIG_IGN
-        }
+        self._previous = {int(s): signal.signal(s, _note) for s in heard()}
         self._notifier = QSocketNotifier(self._read.fileno(), QSocketNotifier.Type.Read, self)
         self._notifier.activated.connect(self._woken)
 
