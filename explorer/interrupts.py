@@ -14,7 +14,7 @@ Children are not this module's job: an agent dies with its parent whatever happe
 from __future__ import annotations
 
 import signal
-import threading
+import sys
 from types import FrameType
 
 #: The signals that end a command: Ctrl-C (SIGINT), a polite kill (SIGTERM), a closed terminal or
@@ -53,6 +53,14 @@ def describe(exc: KeyboardInterrupt) -> str:
         return f"interrupted by signal {signum}"
 
 
+def _on_main_thread() -> bool:
+    """Python sets signal handlers only on the main thread. A process that never imported
+    ``threading`` has started no thread through it, so this is the main thread; not importing
+    ``threading`` just to ask keeps a command such as ``launch`` quick to answer."""
+    threading = sys.modules.get("threading")
+    return threading is None or threading.current_thread() is threading.main_thread()
+
+
 def _raise(signum: int, frame: FrameType | None) -> None:
     # Once is enough: the command is stopping; a second signal must not break its clean-up.
     ignore_further()
@@ -70,7 +78,7 @@ def raise_on_termination() -> Handlers:
     A signal this process ignores stays ignored: ``nohup`` ignores SIGHUP so that a closed ssh
     session does not end a long benchmark, and a shell starts a background job ignoring SIGINT.
     Does nothing off the main thread, where Python cannot set handlers."""
-    if threading.current_thread() is not threading.main_thread():
+    if not _on_main_thread():
         return {}
     previous: Handlers = {int(s): signal.getsignal(s) for s in TERMINATING}
     for s in heard():
@@ -87,7 +95,7 @@ def heard() -> tuple[signal.Signals, ...]:
 
 def restore_handlers(previous: Handlers) -> None:
     """Put back what ``raise_on_termination`` (or ``ignore_further``) replaced."""
-    if threading.current_thread() is not threading.main_thread():
+    if not _on_main_thread():
         return
     for signum, handler in previous.items():
         if handler is not None:
@@ -97,6 +105,6 @@ def restore_handlers(previous: Handlers) -> None:
 def ignore_further() -> Handlers:
     """Ignore the terminating signals from now on (the process is already on its way out);
     returns the handlers replaced."""
-    if threading.current_thread() is not threading.main_thread():
+    if not _on_main_thread():
         return {}
     return {int(s): signal.signal(s, signal.SIG_IGN) for s in TERMINATING}
