@@ -125,12 +125,18 @@ def _device_from_entry(raw: Any) -> CatalogGpu:
 
 
 @lru_cache(maxsize=1)
-def _sheets() -> tuple[CatalogGpu, ...]:
+def _entries() -> tuple[Any, ...]:
+    """The file's entries as JSON, read once per process, not yet checked."""
     data = load_json(CATALOG_FILE)
     entries = data.get("devices") if isinstance(data, dict) else None
     if not isinstance(entries, list) or not entries:
         raise CatalogError(f"{CATALOG_FILE} has no 'devices' list")
-    sheets = tuple(_device_from_entry(e) for e in entries)
+    return tuple(entries)
+
+
+@lru_cache(maxsize=1)
+def _sheets() -> tuple[CatalogGpu, ...]:
+    sheets = tuple(_device_from_entry(e) for e in _entries())
     keys = [s.key for s in sheets]
     duplicates = sorted({k for k in keys if keys.count(k) > 1})
     if duplicates:
@@ -138,10 +144,19 @@ def _sheets() -> tuple[CatalogGpu, ...]:
     return sheets
 
 
-def shared_sheets() -> tuple[CatalogGpu, ...]:
-    """The catalog's records as loaded once, shared: for finding one (never change them);
-    ``catalog_device`` then gives a copy to keep, and ``load_catalog`` copies every one."""
-    return _sheets()
+def sheet_names() -> tuple[CatalogGpu, ...] | None:
+    """Every sheet with only its key and name filled: what matching a typed name needs
+    (``explorer.devices.names``), made without checking all seventeen entries, so that
+    ``launch --device 1650`` checks only the sheet it names (``catalog_device``). ``None`` when
+    an entry has no text slug and name; the full load then says what is wrong."""
+    named = []
+    for raw in _entries():
+        slug = raw.get("slug") if isinstance(raw, dict) else None
+        name = raw.get("name") if isinstance(raw, dict) else None
+        if not (isinstance(slug, str) and isinstance(name, str) and slug and name):
+            return None
+        named.append(CatalogGpu(name=name, key=f"catalog:{slug}"))
+    return tuple(named)
 
 
 def load_catalog() -> list[CatalogGpu]:
@@ -150,11 +165,12 @@ def load_catalog() -> list[CatalogGpu]:
 
 
 def catalog_device(slug_or_key: str) -> CatalogGpu:
-    """One catalog GPU by slug (``"h100-sxm5"``) or key (``"catalog:h100-sxm5"``)."""
-    key = slug_or_key if slug_or_key.startswith("catalog:") else f"catalog:{slug_or_key}"
-    for sheet in _sheets():
-        if sheet.key == key:
-            return copy.deepcopy(sheet)
+    """One catalog GPU by slug (``"h100-sxm5"``) or key (``"catalog:h100-sxm5"``): a record of
+    its own, built from its entry alone (the others are not checked for it)."""
+    slug = slug_or_key.removeprefix("catalog:")
+    for raw in _entries():
+        if isinstance(raw, dict) and raw.get("slug") == slug:
+            return _device_from_entry(raw)
     raise KeyError(slug_or_key)
 
 

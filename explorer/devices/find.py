@@ -73,18 +73,24 @@ def catalog_match_without_probing(query: str, *, proc_dir: str = PROC_NVIDIA_GPU
     if names is None:
         return None
     try:
-        from explorer.devices.catalog import catalog_device, shared_sheets
+        from explorer.devices.catalog import catalog_device, sheet_names
 
-        sheets: list[Device] = list(shared_sheets())
+        named = sheet_names()
     except Exception:
+        return None
+    if named is None:
         return None
     here: list[Device] = [CudaGpu(name=name, key=f"installed:{i}") for i, name in enumerate(names)]
     try:
-        found = _one_of(query, here + sheets, None)
+        found = _one_of(query, [*here, *named], None)
     except UserError:
         return None
-    # Matched on the shared records; the caller gets a copy of its own (a few ms for all 17).
-    return catalog_device(found.key) if found.kind == "catalog" else None
+    if found.kind != "catalog":
+        return None
+    try:  # only the sheet named is checked and built; a damaged one goes to the full probe
+        return catalog_device(found.key)
+    except Exception:
+        return None
 
 
 def _no_such_cuda_device(index: int, disc: Discovery) -> str:

@@ -76,3 +76,31 @@ def test_each_call_returns_independent_copies():
     first[0].notes.append("edited")
     second = load_catalog()
     assert second[0].sm_count != 1 and "edited" not in second[0].notes
+
+
+@pytest.mark.parametrize("device", load_catalog(), ids=lambda d: d.key)
+def test_a_sheet_built_on_its_own_is_the_sheet_of_the_whole_catalog(device):
+    # a launch builds only the sheet it names; it must be the record the device list shows
+    alone = catalog_device(device.key)
+    assert alone == device
+    assert alone.unavailable == device.unavailable
+    alone.notes.append("edited")
+    assert "edited" not in catalog_device(device.key).notes
+
+
+def test_a_damaged_sheet_stops_the_list_but_not_a_launch_on_another(monkeypatch):
+    import copy
+
+    from explorer.devices import catalog
+    from explorer.devices.find import catalog_match_without_probing
+
+    entries = copy.deepcopy(list(catalog._entries()))
+    damaged = next(e for e in entries if e["slug"] == "h100-sxm5")
+    damaged["sm_count"] = "lots"
+    monkeypatch.setattr(catalog, "_entries", lambda: tuple(entries))
+    monkeypatch.setattr(catalog, "_sheets", catalog._sheets.__wrapped__)
+    found = catalog_match_without_probing("1650", proc_dir="/nonexistent")
+    assert found is not None and found.key == "catalog:gtx-1650-laptop"
+    assert catalog_match_without_probing("h100", proc_dir="/nonexistent") is None  # the probe will say why
+    with pytest.raises(catalog.CatalogError, match="h100-sxm5.*sm_count"):
+        catalog.load_catalog()
