@@ -33,6 +33,10 @@ RESOURCE_NAMES = {
 
 @dataclass(frozen=True)
 class Occupancy:
+    """How many blocks of one launch fit on an SM at once, per limit and in all, and the share
+    of its warp slots they fill: the occupancy calculator's answer, with the allocation
+    granularities it rounded by, so each figure can be shown with how it was reached."""
+
     threads_per_block: int
     warps_per_block: int
     regs_per_thread: int

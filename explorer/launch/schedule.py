@@ -93,6 +93,10 @@ def _inside(extent: int, block_dim: int, block_coord: int) -> int:
 
 @dataclass(frozen=True)
 class LaunchPlan:
+    """A whole launch on one device, in closed form: its blocks, warps and idle threads, how
+    many blocks run at once, and the waves they take. The window, the CLI and the lessons all
+    read these numbers, so each page describes the same launch the same way."""
+
     config: LaunchConfig
     device_name: str
     sm_count: int
