@@ -15,6 +15,9 @@ minimum and the median are printed (on a shared machine the minimum is the least
    (``tests/devices/hung_nvml`` first on ``PYTHONPATH``).
    Target: NVML's deadline (3 s) plus the rest of discovery, not 60 s.
 
+Beside them, the same interpreter doing nothing (``python -c pass``), timed in the same rounds:
+what no code of ours can go below, and a gauge of how fast the machine was while it ran.
+
     .venv/bin/python benchmarks/probe_times.py [--runs 5]
 """
 
@@ -123,13 +126,14 @@ def main() -> int:
     _window(env)  # warm the disk cache
     _timed(launch, env)
     first_rows, full_merge, paint = [], [], []
-    launches, devices_ok, devices_hung = [], [], []
+    launches, devices_ok, devices_hung, bare = [], [], [], []
     for _ in range(args.runs):
         marks = _window(env)
         paint.append(marks["PAINT"])
         first_rows.append(marks["FIRST"] - marks["PAINT"])
         full_merge.append(marks["FULL"] - marks["PAINT"])
         launches.append(_timed(launch, env)[0])
+        bare.append(_timed([sys.executable, "-c", "pass"], env)[0])
         devices_ok.append(_timed([*cli, "devices"], env)[0])
     for _ in range(min(args.runs, 3)):  # each costs the 3 s deadline
         took, done = _timed([*cli, "devices"], hung_env)
@@ -146,6 +150,7 @@ def main() -> int:
     )
     print(_summary("device list: torch/numba merged after first paint", full_merge) + "   target < 1000 ms")
     print(_summary("launch --device 1650 --grid 98 --block 1024", launches) + "   target < 100 ms")
+    print(_summary("bare interpreter (python -c pass), for scale", bare))
     print(_summary("devices (healthy or absent driver)", devices_ok) + "   target < 600 ms")
     print(_summary("devices with nvmlInit asleep for 60 s", devices_hung, "s"))
     ok = max(full_merge) < 1.0 and min(launches) < 0.1 and min(devices_ok) < 0.6
