@@ -146,7 +146,7 @@ def _sheets() -> tuple[CatalogGpu, ...]:
 
 def sheet_names() -> tuple[CatalogGpu, ...] | None:
     """Every sheet with only its key and name filled: what matching a typed name needs
-    (``explorer.devices.names``), made without checking all seventeen entries, so that
+    (``explorer.devices.names``), made without checking every entry, so that
     ``launch --device 1650`` checks only the sheet it names (``catalog_device``). ``None`` when
     an entry has no text slug and name; the full load then says what is wrong."""
     named = []
