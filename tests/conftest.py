@@ -43,14 +43,13 @@ def pytest_xdist_auto_num_workers(config):
     daemons (Slurm counts time limits in whole minutes; sshd, agents and heartbeats answer in
     seconds), so with one worker per core about a third of the cores' time went idle: on 2 cores
     the full loop took 14 min 43 s with 2 workers and 12 min 2 s with 4, all green.
-    ``PYTEST_XDIST_AUTO_NUM_WORKERS`` still sets the number (pytest-xdist reads it)."""
+    ``PYTEST_XDIST_AUTO_NUM_WORKERS`` still sets the number: pytest-xdist's own count answers then,
+    and it counts the cores otherwise (``-n logical`` included)."""
+    from xdist.plugin import pytest_xdist_auto_num_workers as xdist_count
+
     if os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS"):
         return None
-    try:
-        cores = len(os.sched_getaffinity(0))
-    except AttributeError:  # macOS has no affinity
-        cores = os.cpu_count() or 1
-    return cores + 2
+    return xdist_count(config) + 2
 
 
 @pytest.fixture
