@@ -52,6 +52,37 @@ def pytest_xdist_auto_num_workers(config):
     return xdist_count(config) + 2
 
 
+#: The least time any of pytest-qt's waits here gives its event before calling it "never". A
+#: wait ends as soon as its event comes, so a quick machine never spends this; a shared CI machine
+#: under load may take seconds to lay out a window or to reap a process, and a deadline it
+#: overran would fail a landing by chance. A test's own ``timeout=`` counts when it is longer.
+QT_WAIT_FLOOR_MS = 30_000
+
+
+@pytest.fixture
+def qtbot(qtbot):
+    """pytest-qt's ``qtbot``, whose waits give up no sooner than ``QT_WAIT_FLOOR_MS``."""
+    qtbot.waitUntil = _patient(qtbot.waitUntil)
+    qtbot.waitSignal = _patient(qtbot.waitSignal)
+    qtbot.waitSignals = _patient(qtbot.waitSignals)
+    qtbot.waitExposed = _patient(qtbot.waitExposed)
+    qtbot.waitActive = _patient(qtbot.waitActive)
+    qtbot.waitCallback = _patient(qtbot.waitCallback)
+    return qtbot
+
+
+def _patient(wait):
+    import functools
+
+    @functools.wraps(wait)
+    def patient(*args, timeout=5000, **kwargs):
+        if timeout is not None and timeout > 0:  # None or 0: waits for ever already
+            timeout = max(timeout, QT_WAIT_FLOOR_MS)
+        return wait(*args, timeout=timeout, **kwargs)
+
+    return patient
+
+
 @pytest.fixture
 def cpu_record(monkeypatch):
     """A 2-core AVX-512 CPU record (its reported clock gives the old estimate), which the bench's

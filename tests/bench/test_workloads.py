@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import importlib
+
 import pytest
 
 from explorer.bench.execute import PointSpec, run_point
@@ -124,7 +126,7 @@ def test_the_pcie_link_is_read_now_and_a_hung_nvml_costs_only_the_deadline(monke
     t0 = time.monotonic()
     try:
         assert peaks.pcie_link("cuda:0", hung, deadline_s=0.3) == (1, 16)
-        assert time.monotonic() - t0 < 3
+        assert time.monotonic() - t0 < 15  # the stand-in hangs for 30 s
     finally:
         hung.release.set()
 
@@ -163,12 +165,15 @@ def test_every_cpu_variant_gives_a_sane_point(name, key):
         repeats=3,
         budget_s=0.2,
     )
+    for module in w.preload:  # what the worker imports for this workload before its first point
+        importlib.import_module(module)
     p, fatal = run_point(spec, get_workload(spec.workload))
     assert p.error is None, p.error
     assert not fatal
     assert p.median_s > 0 and p.min_s <= p.median_s and p.spread_s >= 0 and p.repeats == 3
     assert p.variant == variant and p.device == "cpu" and p.size == TINY[name]
-    assert p.versions["torch"] and p.versions["python"]
+    # the versions of what measured it, whichever tests ran before in this process
+    assert p.versions["python"] and all(p.versions[m] for m in w.preload)
     if p.throughput_unit == "GFLOP/s":
         assert p.throughput == pytest.approx(w.flops(p.size) / p.median_s / 1e9)
     elif name == "strided_copy":  # the CPU copies fewer elements than the GPU (its own byte count)

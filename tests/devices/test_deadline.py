@@ -39,13 +39,13 @@ def test_a_blocked_call_times_out_and_a_second_one_is_not_queued_behind_it():
         ProbeTimedOut, match=r"^NVML did not answer within 0.2 s: the driver or a GPU may be hung"
     ):
         call_with_deadline("nvml", lambda: release.wait(HANG_S), 0.2, key="t1")
-    assert time.monotonic() - started < 5
+    assert time.monotonic() - started < HANG_S / 2
     assert "nvml" in still_stuck()
-    # Refresh while it is still stuck: told at once, no second call piles up in the driver
-    started = time.monotonic()
+    # Refresh while it is still stuck: told at once, no second call piles up in the driver. Its
+    # own deadline is the hang's length: a call that waited for it would be told "did not answer
+    # within 60 s", not "has not answered for", so the words prove it, with no clock to break.
     with pytest.raises(ProbeTimedOut, match="has not answered for"):
-        call_with_deadline("nvml", lambda: pytest.fail("asked again while stuck"), 5.0, key="t1")
-    assert time.monotonic() - started < 1
+        call_with_deadline("nvml", lambda: pytest.fail("asked again while stuck"), HANG_S, key="t1")
     release.set()
     deadline = time.monotonic() + 5
     while "nvml" in still_stuck() and time.monotonic() < deadline:

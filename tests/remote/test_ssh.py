@@ -7,7 +7,6 @@ import os
 import subprocess
 import sys
 import threading
-import time
 
 import pytest
 
@@ -151,10 +150,10 @@ def test_a_key_the_server_does_not_accept_is_permission_denied(sshd, tmp_path):
 @pytest.mark.slow
 def test_nothing_listening_is_said_in_words():
     remote = parse_remote(f"127.0.0.1:{_closed_port()}", None, agent_python(), ssh_config=os.devnull)
-    started = time.monotonic()
+    # refused at once: a connection that waited out ssh's ConnectTimeout would be told it
+    # "did not answer within 10 s", so the words say which it was, with no clock to break
     with pytest.raises(RemoteGone, match="refused the connection: no ssh server listens"):
         open_agent(remote)
-    assert time.monotonic() - started < 15
 
 
 def test_a_remote_without_the_package_says_what_to_install(sshd):
