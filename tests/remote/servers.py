@@ -282,6 +282,23 @@ class LoopbackSlurm:
     def __exit__(self, *exc: object) -> None:
         for proc in reversed(self.procs):
             _stop(proc)
+        self._kill_strays()
+
+    def _kill_strays(self) -> None:
+        """Kill what the daemons left: a step daemon (``slurmstepd``) outlives slurmd by design, so
+        a job still ending when slurmd stopped kept one alive after its test (seen under load).
+        Every process of this cluster carries its ``SLURM_CONF`` (the daemons start with it, and
+        their steps and jobs inherit it), so that finds them, and nothing of another test's."""
+        import psutil
+
+        entry = f"\0SLURM_CONF={self.conf}\0".encode()
+        for proc in psutil.process_iter():
+            try:
+                with open(f"/proc/{proc.pid}/environ", "rb") as env:
+                    if entry in b"\0" + env.read() and proc.pid != os.getpid():
+                        proc.kill()
+            except (OSError, psutil.Error):
+                pass  # gone already, or not ours to read
 
 
 def _sbin(name: str) -> str:
