@@ -52,6 +52,17 @@ def pytest_xdist_auto_num_workers(config):
     return xdist_count(config) + 2
 
 
+@pytest.fixture(autouse=True)
+def _no_store_notice_left_over():
+    """The stored ceilings' notice (a damaged file moved aside) waits in the process until a
+    window takes it: one test's planted file must not put a banner on a later test's window."""
+    from explorer.roofs import store
+
+    store.take_notice()
+    yield
+    store.take_notice()
+
+
 #: The least time any of pytest-qt's waits here gives its event before calling it "never". A
 #: wait ends as soon as its event comes, so a quick machine never spends this; a shared CI machine
 #: under load may take seconds to lay out a window or to reap a process, and a deadline it

@@ -93,6 +93,24 @@ def test_an_earlier_versions_file_is_measured_again_not_called_damaged():
     assert store.take_notice() == "" and path.exists()
 
 
+def test_a_damaged_file_that_cannot_be_moved_aside_is_said_once_not_at_every_read(monkeypatch):
+    from explorer import statefile
+
+    def refused(path, now=None):  # a folder this user may read but not write (root writes any)
+        raise PermissionError(13, "Permission denied", str(path))
+
+    monkeypatch.setattr(statefile, "move_aside", refused)
+    path = store.store_path()
+    path.parent.mkdir(parents=True)
+    path.write_text("{ damaged")
+    for _ in range(5):  # the app reads the store once per device, per roof, per refresh
+        assert store.load("cpu", FP) == ("absent", None)
+    notice = store.take_notice()
+    assert notice.count("could not be used") == 1 and "could not be moved aside" in notice
+    assert path.exists()  # never deleted
+    assert store.load("cpu", FP) == ("absent", None) and store.take_notice() == ""  # said once
+
+
 def _good_file() -> dict:
     return {"format_version": store.STORE_FORMAT, "roofs": {"cpu": measured().to_dict()}}
 
