@@ -47,7 +47,7 @@ def test_a_blocked_call_times_out_and_a_second_one_is_not_queued_behind_it():
     with pytest.raises(ProbeTimedOut, match="has not answered for"):
         call_with_deadline("nvml", lambda: pytest.fail("asked again while stuck"), HANG_S, key="t1")
     release.set()
-    deadline = time.monotonic() + 5
+    deadline = time.monotonic() + 60
     while "nvml" in still_stuck() and time.monotonic() < deadline:
         time.sleep(0.01)
     assert call_with_deadline("nvml", lambda: 42, 1.0, key="t1") == 42
