@@ -205,18 +205,15 @@ def test_only_present_devices_are_offered(qtbot):
 
 @pytest.mark.slow
 def test_shutdown_cancels_a_running_benchmark_and_ends_its_worker(panel, qtbot):
-    import psutil
+    from tests.processes import gone
 
     _start_hanging_run(panel, qtbot)
     stream = panel._stream
+    worker = stream._run.worker_pid  # the worker process, hanging in size 2
+    assert worker is not None
     panel.shutdown()  # waits for the run's thread, which the hanging point would hold for ever
     assert stream.cancelled and not stream._thread.is_alive()
-
-    def no_worker_left() -> bool:
-        kids = psutil.Process().children(recursive=True)
-        return not [k for k in kids if "spawn_main" in " ".join(k.cmdline())]
-
-    qtbot.waitUntil(no_worker_left, timeout=RUN_TIMEOUT_MS)
+    assert gone(worker), "the worker outlived the shutdown"
 
 
 def test_a_workload_needing_two_gpus_says_so_instead_of_starting(panel):
