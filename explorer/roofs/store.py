@@ -187,9 +187,9 @@ def what_differs(stored: str, current: str) -> tuple[str, bool]:
 
 _notice_lock = threading.Lock()
 _pending_notice: list[str] = []
-#: every sentence already handed out: a damaged file that could not be moved aside is read, and
-#: found damaged, again at every read, and its sentence is said once, not once per read
-_said_notices: set[str] = set()
+#: every sentence ever queued: a damaged file that could not be moved aside is read, and found
+#: damaged, again at every read, and its sentence is said once, not once per read
+_queued_notices: set[str] = set()
 
 
 def store_path() -> Path:
@@ -230,7 +230,8 @@ def read_all() -> dict[str, MeasuredRoof]:
     )
     if loaded.notice:
         with _notice_lock:
-            if loaded.notice not in _said_notices and loaded.notice not in _pending_notice:
+            if loaded.notice not in _queued_notices:
+                _queued_notices.add(loaded.notice)
                 _pending_notice.append(loaded.notice)
     return loaded.value or {}
 
@@ -239,7 +240,6 @@ def take_notice() -> str:
     """The sentence saying the stored ceilings were damaged and moved aside, once ("" when none)."""
     with _notice_lock:
         text = " ".join(_pending_notice)
-        _said_notices.update(_pending_notice)
         _pending_notice.clear()
     return text
 
