@@ -86,7 +86,7 @@ def _patient(wait):
     import functools
 
     @functools.wraps(wait)
-    def patient(*args, timeout=5000, **kwargs):
+    def patient(*args, timeout=QT_WAIT_FLOOR_MS, **kwargs):
         if timeout is not None and timeout > 0:  # None or 0: waits for ever already
             timeout = max(timeout, QT_WAIT_FLOOR_MS)
         return wait(*args, timeout=timeout, **kwargs)

@@ -159,9 +159,7 @@ def test_stray_prints_in_the_agent_reach_stderr_not_the_protocol():
     with AgentProcess([sys.executable, "-c", code], env=env) as agent:
         agent.start()
         assert agent.request("ping", timeout_s=30) == {"ok": True}
-        deadline = time.monotonic() + 60  # the outer bound of an event: a loaded machine may take seconds
-        while "raw write to fd 1" not in agent.stderr_text() and time.monotonic() < deadline:
-            time.sleep(0.02)
+        wait_until(lambda: "raw write to fd 1" in agent.stderr_text(), None, 60, "the raw write on stderr")
         assert "stray print" in agent.stderr_text() and "raw write to fd 1" in agent.stderr_text()
 
 
@@ -367,9 +365,7 @@ def test_cancel_from_another_thread_kills_the_whole_group_at_once():
         )
     )
     agent.start()
-    deadline = time.monotonic() + 60
-    while not agent.stderr_last_line() and time.monotonic() < deadline:
-        time.sleep(0.02)
+    wait_until(lambda: bool(agent.stderr_last_line()), None, 60, "the agent named its grandchild")
     grandchild = int(agent.stderr_last_line())
     cancelled: list[float] = []
 

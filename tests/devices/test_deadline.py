@@ -16,6 +16,7 @@ from explorer.devices.deadline import ProbeTimedOut, call_with_deadline, still_s
 from explorer.devices.discover import discover
 from tests.devices.fake_cuda import A100, GTX1650, make_fake_numba, make_fake_torch
 from tests.devices.fake_nvml import make_fake_nvml
+from tests.processes import wait_until
 
 HANG_S = 60.0
 
@@ -47,9 +48,7 @@ def test_a_blocked_call_times_out_and_a_second_one_is_not_queued_behind_it():
     with pytest.raises(ProbeTimedOut, match="has not answered for"):
         call_with_deadline("nvml", lambda: pytest.fail("asked again while stuck"), HANG_S, key="t1")
     release.set()
-    deadline = time.monotonic() + 60
-    while "nvml" in still_stuck() and time.monotonic() < deadline:
-        time.sleep(0.01)
+    wait_until(lambda: "nvml" not in still_stuck(), None, 60, "the released call was let go")
     assert call_with_deadline("nvml", lambda: 42, 1.0, key="t1") == 42
 
 
