@@ -303,6 +303,8 @@ class LoopbackSlurm:
         their steps and jobs inherit it), so that finds them, and nothing of another test's."""
         import psutil
 
+        # read as bytes, not with psutil's ``environ()``: slurmstepd writes its title over the start
+        # of its environment with NULs, and psutil's parser stops at the first empty entry
         entry = f"\0SLURM_CONF={self.conf}\0".encode()
         for proc in psutil.process_iter():
             try:
